@@ -1,0 +1,53 @@
+#include <cmath>
+
+#include "backends/cpu/activation_cpu.h"
+#include "backends/cpu/cpu_kernels.h"
+
+namespace dnnx {
+
+namespace {
+
+enum class Activation { Relu, Sigmoid, Tanh };
+
+class ActivationKernel final : public Kernel {
+ public:
+  ActivationKernel(Activation kind, int64_t n) : kind_(kind), n_(n) {}
+  void run(const KernelArgs& args) const override {
+    const float* x = args.in(0);
+    float* y = args.out(0);
+    switch (kind_) {
+      case Activation::Relu:
+        for (int64_t i = 0; i < n_; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        break;
+      case Activation::Sigmoid:
+        for (int64_t i = 0; i < n_; ++i) y[i] = sigmoidf(x[i]);
+        break;
+      case Activation::Tanh:
+        for (int64_t i = 0; i < n_; ++i) y[i] = std::tanh(x[i]);
+        break;
+    }
+  }
+
+ private:
+  Activation kind_;
+  int64_t n_;
+};
+
+KernelFactory activation_factory(Activation kind) {
+  return [kind](const Node&, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+    KernelChoice choice;
+    choice.kernel = std::make_unique<ActivationKernel>(kind, numel(inputs[0].info.shape));
+    choice.algorithm = "elementwise";
+    return choice;
+  };
+}
+
+}  // namespace
+
+void register_cpu_activation_kernels(KernelRegistry& r) {
+  r.add("Relu", activation_factory(Activation::Relu));
+  r.add("Sigmoid", activation_factory(Activation::Sigmoid));
+  r.add("Tanh", activation_factory(Activation::Tanh));
+}
+
+}  // namespace dnnx

@@ -1,0 +1,22 @@
+// The CPU backend: OpenBLAS for every GEMM, plain loops for the rest (NCHW, float32).
+#pragma once
+#include "core/backend.h"
+
+namespace dnnx {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend();
+  std::string name() const override { return "cpu"; }
+  std::string unsupported_reason(const Node& node) const override;
+  KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
+                         const std::vector<TensorInfo>& outputs) const override;
+
+ private:
+  KernelRegistry kernels_;
+};
+
+// The explicit list of CPU kernels (backends/cpu/cpu_kernels.cc).
+void register_cpu_kernels(KernelRegistry& registry);
+
+}  // namespace dnnx

@@ -1,0 +1,19 @@
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/cpu_kernels.h"
+
+namespace dnnx {
+
+void register_cpu_kernels(KernelRegistry& r) {
+  register_cpu_activation_kernels(r);
+  register_cpu_binary_kernels(r);
+  register_cpu_gemm_kernels(r);
+  register_cpu_matmul_kernels(r);
+  register_cpu_softmax_kernels(r);
+  register_cpu_transpose_kernels(r);
+  register_cpu_concat_kernels(r);
+  register_cpu_conv_kernels(r);
+  register_cpu_pool_kernels(r);
+  register_cpu_lstm_kernels(r);
+}
+
+}  // namespace dnnx

@@ -1,0 +1,74 @@
+// The interface every backend implements. The core never includes a device header: a backend
+// turns one node with fixed shapes into a Kernel plus the algorithm and workspace it needs.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+
+namespace dnnx {
+
+// The buffers of one kernel call. Shapes were fixed when the kernel was planned, so a call
+// carries only pointers: one per node input/output, nullptr where an optional one is omitted.
+struct KernelArgs {
+  const void* const* inputs;
+  void* const* outputs;
+  void* workspace;  // at least the kernel's workspace_bytes, shared by every layer
+
+  template <class T = float>
+  const T* in(size_t i) const { return static_cast<const T*>(inputs[i]); }
+  template <class T = float>
+  T* out(size_t i) const { return static_cast<T*>(outputs[i]); }
+};
+
+// A planned kernel: immutable after planning, so one may run from several threads at once.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void run(const KernelArgs& args) const = 0;
+};
+
+// An algorithm the backend considered and did not take, with the reason (for plan()).
+struct Rejected {
+  std::string algorithm;
+  std::string reason;
+};
+
+struct KernelChoice {
+  std::unique_ptr<Kernel> kernel;
+  std::string algorithm;  // e.g. "im2col+gemm", "gemm(1x1)", "direct"
+  size_t workspace_bytes = 0;
+  std::vector<Rejected> rejected;
+};
+
+// Builds the kernel for one node whose input and output types are now fixed.
+using KernelFactory = std::function<KernelChoice(const Node&, const std::vector<ValueInfo>& inputs,
+                                                 const std::vector<TensorInfo>& outputs)>;
+
+// Op type -> factory; each backend fills one with an explicit list (no static registration).
+class KernelRegistry {
+ public:
+  void add(const std::string& op_type, KernelFactory factory) { factories_[op_type] = std::move(factory); }
+  const KernelFactory* find(const std::string& op_type) const {
+    auto it = factories_.find(op_type);
+    return it == factories_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::map<std::string, KernelFactory> factories_;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // Why this backend cannot run the node ("" when it can): asked at load for every node.
+  virtual std::string unsupported_reason(const Node& node) const = 0;
+  virtual KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
+                                 const std::vector<TensorInfo>& outputs) const = 0;
+};
+
+}  // namespace dnnx

@@ -1,0 +1,77 @@
+#include "core/engine.h"
+
+namespace dnnx {
+
+Engine::Engine(Graph graph, std::unique_ptr<Backend> backend)
+    : graph_(std::move(graph)), backend_(std::move(backend)) {
+  validate_graph(graph_, *backend_);
+  plan_for(default_shapes());
+}
+
+std::vector<Shape> Engine::default_shapes() const {
+  std::vector<Shape> shapes;
+  for (const GraphInput& in : graph_.inputs) {
+    Shape s = in.dims;
+    for (int64_t& d : s) d = d < 0 ? 1 : d;
+    shapes.push_back(s);
+  }
+  return shapes;
+}
+
+void Engine::check_inputs(const std::vector<TensorInfo>& given) const {
+  if (given.size() != graph_.inputs.size()) {
+    std::string names;
+    for (const GraphInput& in : graph_.inputs) names += (names.empty() ? "" : ", ") + in.name;
+    throw InputError("expected " + std::to_string(graph_.inputs.size()) + " input(s) (" + names +
+                     "), got " + std::to_string(given.size()));
+  }
+  for (size_t i = 0; i < given.size(); ++i) {
+    const GraphInput& in = graph_.inputs[i];
+    const TensorInfo& got = given[i];
+    const std::string expected = in.dims_str() + " " + dtype_name(in.dtype);
+    bool ok = got.dtype == in.dtype && got.shape.size() == in.dims.size();
+    for (size_t d = 0; ok && d < in.dims.size(); ++d) {
+      ok = in.dims[d] < 0 ? got.shape[d] >= 1 : got.shape[d] == in.dims[d];
+    }
+    if (!ok) {
+      throw InputError("input '" + in.name + "': expected " + expected + ", got " + got.str());
+    }
+  }
+}
+
+std::shared_ptr<const Plan> Engine::plan_for(const std::vector<Shape>& shapes) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(shapes);
+    if (it != plans_.end()) return it->second;
+  }
+  std::shared_ptr<const Plan> plan = build_plan(graph_, *backend_, shapes);
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plans_.emplace(shapes, plan).first->second;  // a racing thread's plan wins; same content
+}
+
+std::unique_ptr<RunScratch> Engine::acquire_scratch() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (free_scratch_.empty()) return std::make_unique<RunScratch>();
+  std::unique_ptr<RunScratch> s = std::move(free_scratch_.back());
+  free_scratch_.pop_back();
+  return s;
+}
+
+void Engine::release_scratch(std::unique_ptr<RunScratch> scratch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_scratch_.push_back(std::move(scratch));
+}
+
+void Engine::run(const Plan& plan, const void* const* inputs, void* const* outputs) {
+  std::unique_ptr<RunScratch> scratch = acquire_scratch();
+  try {
+    execute(plan, inputs, outputs, *scratch);
+  } catch (...) {
+    release_scratch(std::move(scratch));
+    throw;
+  }
+  release_scratch(std::move(scratch));
+}
+
+}  // namespace dnnx

@@ -1,0 +1,44 @@
+// One loaded model on one backend: the validated graph, its plans (one per input-shape set,
+// built on first use and cached) and a pool of run scratch so that several threads may run it.
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/executor.h"
+#include "core/planner.h"
+
+namespace dnnx {
+
+class Engine {
+ public:
+  // Validates every node (UnsupportedModelError at load) and plans the declared shapes
+  // (symbolic dims taken as 1), so that shape errors show at load too.
+  Engine(Graph graph, std::unique_ptr<Backend> backend);
+
+  const Graph& graph() const { return graph_; }
+  const Backend& backend() const { return *backend_; }
+
+  // The declared input shapes with every symbolic dim set to 1.
+  std::vector<Shape> default_shapes() const;
+  // Raises InputError naming the input when count, dtype, rank or a fixed dim is wrong.
+  void check_inputs(const std::vector<TensorInfo>& given) const;
+  std::shared_ptr<const Plan> plan_for(const std::vector<Shape>& shapes);
+
+  // inputs: graph-input buffers in graph order; outputs: buffers sized for plan.outputs.
+  // Safe to call from several threads at once.
+  void run(const Plan& plan, const void* const* inputs, void* const* outputs);
+
+ private:
+  std::unique_ptr<RunScratch> acquire_scratch();
+  void release_scratch(std::unique_ptr<RunScratch> scratch);
+
+  Graph graph_;
+  std::unique_ptr<Backend> backend_;
+  std::mutex mutex_;  // guards plans_ and free_scratch_
+  std::map<std::vector<Shape>, std::shared_ptr<const Plan>> plans_;
+  std::vector<std::unique_ptr<RunScratch>> free_scratch_;
+};
+
+}  // namespace dnnx

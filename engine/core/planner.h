@@ -1,0 +1,53 @@
+// The planner: for fixed input shapes, infer every tensor's type, ask the backend for each
+// layer's kernel (algorithm + workspace), then place all activations in one arena by liveness.
+// The Plan is data: printable (Model.plan()), and immutable once built, so it may serve several
+// threads at once; each run brings its own arena.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/graph.h"
+
+namespace dnnx {
+
+enum class Storage { Arena, GraphInput, Constant, Absent };
+
+struct PlannedValue {
+  std::string name;
+  TensorInfo info;
+  Storage storage = Storage::Absent;
+  size_t offset = 0;          // Arena: byte offset (a view shares its source's offset)
+  int input_index = -1;       // GraphInput: position among the graph inputs
+  const ConstTensor* constant = nullptr;  // Constant
+};
+
+struct PlannedLayer {
+  const Node* node = nullptr;
+  std::vector<int> inputs;   // value ids; -1 for an omitted optional input
+  std::vector<int> outputs;  // value ids; -1 for an omitted optional output
+  std::unique_ptr<Kernel> kernel;  // null for a view (Reshape, Flatten, ...): nothing runs
+  std::string algorithm;
+  size_t workspace_bytes = 0;
+  std::vector<Rejected> rejected;
+};
+
+struct Plan {
+  std::vector<Shape> input_shapes;
+  std::vector<PlannedValue> values;
+  std::vector<PlannedLayer> layers;
+  std::vector<int> outputs;  // value ids of the graph outputs, in graph order
+  size_t arena_bytes = 0;      // the arena after liveness placement
+  size_t naive_bytes = 0;      // the sum of every activation's size (what no reuse would need)
+  size_t workspace_bytes = 0;  // one workspace for all layers: the largest single need
+};
+
+// Validates every node against the op registry and the backend; throws UnsupportedModelError
+// naming the first node that cannot run, with the op and what is supported.
+void validate_graph(const Graph& graph, const Backend& backend);
+
+std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
+                                 const std::vector<Shape>& input_shapes);
+
+}  // namespace dnnx

@@ -1,0 +1,59 @@
+// The op registry: one OpDef per ONNX op type holds its meaning, independent of any backend —
+// attribute validation, output-shape inference and whether outputs may alias input 0.
+// Adding an op: one file in ops/ with a register_<family>_ops(OpRegistry&) function, one line in
+// ops/registry.cc, one kernel per backend (backends/cpu/), one test file.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+
+namespace dnnx {
+
+// What the planner knows about one node input: type, shape and, for constants, the data.
+// An omitted optional input has present == false.
+struct ValueInfo {
+  TensorInfo info;
+  const ConstTensor* constant = nullptr;
+  bool present = true;
+};
+
+struct OpDef {
+  // Checks attributes and opset once at load; throws UnsupportedModelError naming the node.
+  std::function<void(const Node&)> validate;
+  // Output types from input types (one entry per node output, omitted ones included);
+  // throws InvalidModelError for shapes that cannot agree, with the shapes in the message.
+  std::function<std::vector<TensorInfo>(const Node&, const std::vector<ValueInfo>&)> infer;
+  // Output 0 is input 0's bytes under a new shape (Reshape, Flatten, Identity, ...): no copy.
+  bool aliases_input0 = false;
+  // Opset range this definition implements (inclusive).
+  int min_opset = 7;
+};
+
+class OpRegistry {
+ public:
+  void add(const std::string& op_type, OpDef def);
+  const OpDef* find(const std::string& op_type) const;
+  std::vector<std::string> names() const;  // sorted
+  std::string names_joined() const;        // "Add, Concat, ..."
+
+ private:
+  std::map<std::string, OpDef> defs_;
+};
+
+// The whole registry, built once (an explicit list: ops/registry.cc).
+const OpRegistry& op_registry();
+
+// Shape helpers shared by op files.
+// Normalises a possibly negative axis into [0, rank); throws InvalidModelError naming the node.
+int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank);
+// The input's type, refusing an absent one and checking its dtype.
+const TensorInfo& require_input(const Node& node, const std::vector<ValueInfo>& inputs, size_t i,
+                                const char* what);
+void require_float(const Node& node, const TensorInfo& info, const char* what);
+// numpy-style multidirectional broadcast of two shapes.
+Shape broadcast_shapes(const Node& node, const Shape& a, const Shape& b);
+
+}  // namespace dnnx

@@ -1,0 +1,24 @@
+#include "ops/families.h"
+
+namespace dnnx {
+
+const OpRegistry& op_registry() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    register_activation_ops(r);
+    register_binary_ops(r);
+    register_gemm_ops(r);
+    register_matmul_ops(r);
+    register_softmax_ops(r);
+    register_view_ops(r);
+    register_transpose_ops(r);
+    register_concat_ops(r);
+    register_conv_ops(r);
+    register_pool_ops(r);
+    register_lstm_ops(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace dnnx
