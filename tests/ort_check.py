@@ -26,6 +26,7 @@ def make_model(nodes, inputs, outputs, initializers=(), opset=17):
                               initializer=list(initializers))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = min(model.ir_version, 10)  # onnxruntime may lag the onnx package
+    model = onnx.shape_inference.infer_shapes(model)  # fills outputs given with shape None
     onnx.checker.check_model(model)
     return model
 

@@ -1,0 +1,171 @@
+// Ops whose output is input 0's bytes under another shape: Reshape, Flatten, Squeeze, Unsqueeze,
+// Identity and Dropout (identity at inference). The planner aliases their output (no copy).
+#include <algorithm>
+
+#include "ops/families.h"
+
+namespace dnnx {
+
+namespace {
+
+// The data of a shape/axes input, which must be known at load (an initializer or folded Constant).
+std::vector<int64_t> constant_ints(const Node& node, const std::vector<ValueInfo>& inputs, size_t i,
+                                   const char* what) {
+  require_input(node, inputs, i, what);
+  if (!inputs[i].constant) {
+    node_fail<UnsupportedModelError>(node, std::string(what) +
+                                               " must be a constant (an initializer or Constant node)");
+  }
+  return inputs[i].constant->to_int64();
+}
+
+std::vector<TensorInfo> infer_reshape(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_input(node, inputs, 0, "data");
+  const std::vector<int64_t> spec = constant_ints(node, inputs, 1, "input 'shape'");
+  const bool allow_zero = node.attr_int("allowzero", 0) != 0;
+  Shape out(spec.size());
+  int infer_at = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    if (spec[i] == -1) {
+      if (infer_at >= 0) node_fail<InvalidModelError>(node, "shape " + shape_str(spec) + " has two -1");
+      infer_at = static_cast<int>(i);
+      continue;
+    }
+    if (spec[i] == 0 && !allow_zero) {
+      if (i >= x.shape.size()) {
+        node_fail<InvalidModelError>(node, "shape " + shape_str(spec) + " copies dim " + std::to_string(i) +
+                                               " of " + shape_str(x.shape) + ", which has no such dim");
+      }
+      out[i] = x.shape[i];
+    } else if (spec[i] < 0) {
+      node_fail<InvalidModelError>(node, "shape " + shape_str(spec) + " has a negative dim");
+    } else {
+      out[i] = spec[i];
+    }
+    known *= out[i];
+  }
+  const int64_t total = numel(x.shape);
+  if (infer_at >= 0) {
+    if (known == 0 || total % known != 0) {
+      node_fail<InvalidModelError>(node, "cannot reshape " + shape_str(x.shape) + " to " + shape_str(spec));
+    }
+    out[infer_at] = total / known;
+  }
+  if (numel(out) != total) {
+    node_fail<InvalidModelError>(node, "cannot reshape " + shape_str(x.shape) + " (" + std::to_string(total) +
+                                           " elements) to " + shape_str(out));
+  }
+  return {TensorInfo{out, x.dtype}};
+}
+
+std::vector<TensorInfo> infer_flatten(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_input(node, inputs, 0, "input");
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = node.attr_int("axis", 1);
+  if (axis < -rank || axis > rank) {
+    node_fail<InvalidModelError>(node, "axis " + std::to_string(axis) + " is out of range for rank " +
+                                           std::to_string(rank));
+  }
+  if (axis < 0) axis += rank;
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x.shape[i];
+  return {TensorInfo{{outer, numel(x.shape) / std::max<int64_t>(outer, 1)}, x.dtype}};
+}
+
+// Squeeze/Unsqueeze axes: an attribute before opset 13, an input from 13 on.
+std::vector<int64_t> axes_of(const Node& node, const std::vector<ValueInfo>& inputs, bool required) {
+  if (node.opset < 13) {
+    if (required && !node.has_attr("axes")) node_fail<InvalidModelError>(node, "attribute 'axes' is required");
+    return node.attr_ints("axes", {});
+  }
+  if (inputs.size() < 2 || !inputs[1].present) {
+    if (required) node_fail<InvalidModelError>(node, "input 'axes' is required");
+    return {};
+  }
+  return constant_ints(node, inputs, 1, "input 'axes'");
+}
+
+std::vector<TensorInfo> infer_squeeze(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_input(node, inputs, 0, "data");
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  std::vector<int64_t> axes = axes_of(node, inputs, false);
+  std::vector<bool> drop(rank, false);
+  if (axes.empty()) {
+    for (int64_t i = 0; i < rank; ++i) drop[i] = x.shape[i] == 1;
+  }
+  for (int64_t a : axes) {
+    const int64_t axis = normalize_axis(node, a, rank);
+    if (x.shape[axis] != 1) {
+      node_fail<InvalidModelError>(node, "cannot squeeze axis " + std::to_string(a) + " of " +
+                                             shape_str(x.shape) + ": its size is not 1");
+    }
+    drop[axis] = true;
+  }
+  Shape out;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!drop[i]) out.push_back(x.shape[i]);
+  }
+  return {TensorInfo{out, x.dtype}};
+}
+
+std::vector<TensorInfo> infer_unsqueeze(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_input(node, inputs, 0, "data");
+  const std::vector<int64_t> axes = axes_of(node, inputs, true);
+  const int64_t out_rank = static_cast<int64_t>(x.shape.size() + axes.size());
+  std::vector<bool> inserted(out_rank, false);
+  for (int64_t a : axes) {
+    const int64_t axis = normalize_axis(node, a, out_rank);
+    if (inserted[axis]) node_fail<InvalidModelError>(node, "axis " + std::to_string(a) + " is repeated");
+    inserted[axis] = true;
+  }
+  Shape out;
+  size_t next = 0;
+  for (int64_t i = 0; i < out_rank; ++i) out.push_back(inserted[i] ? 1 : x.shape[next++]);
+  return {TensorInfo{out, x.dtype}};
+}
+
+std::vector<TensorInfo> infer_identity(const Node& node, const std::vector<ValueInfo>& inputs) {
+  return {require_input(node, inputs, 0, "input")};
+}
+
+void validate_dropout(const Node& node) {
+  node.expect_only_attrs({"ratio", "seed", "is_test"});
+  if (node.has_output(1)) {
+    node_fail<UnsupportedModelError>(node, "the optional 'mask' output is not supported (inference only)");
+  }
+}
+
+std::vector<TensorInfo> infer_dropout(const Node& node, const std::vector<ValueInfo>& inputs) {
+  if (inputs.size() > 2 && inputs[2].present) {
+    const ValueInfo& mode = inputs[2];
+    if (!mode.constant || mode.constant->data.empty() || mode.constant->data[0] != 0) {
+      node_fail<UnsupportedModelError>(node, "training_mode must be a constant false (inference only)");
+    }
+  }
+  return {require_input(node, inputs, 0, "data")};
+}
+
+OpDef view_op(std::vector<std::string> attrs,
+              std::function<std::vector<TensorInfo>(const Node&, const std::vector<ValueInfo>&)> infer) {
+  OpDef def;
+  def.validate = [attrs](const Node& node) { node.expect_only_attrs(attrs); };
+  def.infer = std::move(infer);
+  def.aliases_input0 = true;
+  return def;
+}
+
+}  // namespace
+
+void register_view_ops(OpRegistry& r) {
+  r.add("Reshape", view_op({"allowzero"}, infer_reshape));
+  r.add("Flatten", view_op({"axis"}, infer_flatten));
+  r.add("Squeeze", view_op({"axes"}, infer_squeeze));
+  r.add("Unsqueeze", view_op({"axes"}, infer_unsqueeze));
+  r.add("Identity", view_op({}, infer_identity));
+  OpDef dropout = view_op({}, infer_dropout);
+  dropout.validate = validate_dropout;
+  r.add("Dropout", dropout);
+}
+
+}  // namespace dnnx

@@ -1,0 +1,127 @@
+// _core.Engine: load a Graph on a backend, run numpy arrays through it, show its plan.
+#include <pybind11/stl.h>
+
+#include "backends/cpu/cpu_backend.h"
+#include "bindings.h"
+#include "core/engine.h"
+
+namespace dnnx {
+
+namespace {
+
+std::unique_ptr<Backend> make_backend(const std::string& device) {
+  if (device == "cpu") return std::make_unique<CpuBackend>();
+  throw DeviceError("device '" + device + "' is not available in this build (only 'cpu')");
+}
+
+py::list shapes_list(const std::vector<const TensorInfo*>& infos) {
+  py::list out;
+  for (const TensorInfo* t : infos) out.append(t ? py::cast(t->shape) : py::none());
+  return out;
+}
+
+py::list plan_rows(const Plan& plan) {
+  py::list rows;
+  for (const PlannedLayer& layer : plan.layers) {
+    std::vector<const TensorInfo*> ins, outs;
+    for (int id : layer.inputs) ins.push_back(id < 0 ? nullptr : &plan.values[id].info);
+    for (int id : layer.outputs) outs.push_back(id < 0 ? nullptr : &plan.values[id].info);
+    py::list rejected;
+    for (const Rejected& r : layer.rejected) rejected.append(py::make_tuple(r.algorithm, r.reason));
+    py::dict row;
+    row["name"] = layer.node->name;
+    row["op"] = layer.node->op_type;
+    row["inputs"] = shapes_list(ins);
+    row["outputs"] = shapes_list(outs);
+    row["algorithm"] = layer.algorithm;
+    row["workspace"] = layer.workspace_bytes;
+    row["rejected"] = rejected;
+    rows.append(row);
+  }
+  return rows;
+}
+
+class PyEngine {
+ public:
+  PyEngine(const py::dict& ir, const std::string& device)
+      : engine_(graph_from_ir(ir), make_backend(device)) {}
+
+  py::list run(const py::list& arrays) {
+    std::vector<py::array> inputs;
+    std::vector<TensorInfo> infos;
+    const auto& declared = engine_.graph().inputs;
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      const std::string what = i < declared.size() ? "input '" + declared[i].name + "'" : "input " + std::to_string(i);
+      py::array a = py::array::ensure(arrays[i], py::array::c_style);
+      if (!a) throw InputError(what + ": expected a numpy array");
+      TensorInfo info;
+      if (i < declared.size() && !a.dtype().is(numpy_dtype(declared[i].dtype))) {
+        throw InputError(what + ": expected dtype " + dtype_name(declared[i].dtype) + ", got " +
+                         std::string(py::str(a.dtype())));
+      }
+      info.dtype = dtype_from_numpy(a.dtype(), what);
+      for (py::ssize_t d = 0; d < a.ndim(); ++d) info.shape.push_back(a.shape(d));
+      infos.push_back(info);
+      inputs.push_back(std::move(a));
+    }
+    engine_.check_inputs(infos);
+    std::vector<Shape> shapes;
+    for (const TensorInfo& t : infos) shapes.push_back(t.shape);
+    std::shared_ptr<const Plan> plan;
+    {
+      py::gil_scoped_release release;
+      plan = engine_.plan_for(shapes);
+    }
+    std::vector<const void*> in_ptrs;
+    for (const py::array& a : inputs) in_ptrs.push_back(a.data());
+    py::list outputs;
+    std::vector<void*> out_ptrs;
+    for (int id : plan->outputs) {
+      const TensorInfo& info = plan->values[id].info;
+      py::array out(numpy_dtype(info.dtype), info.shape);
+      out_ptrs.push_back(out.mutable_data());
+      outputs.append(out);
+    }
+    {
+      py::gil_scoped_release release;
+      engine_.run(*plan, in_ptrs.data(), out_ptrs.data());
+    }
+    return outputs;
+  }
+
+  std::shared_ptr<const Plan> plan_or_default(const py::object& shapes) {
+    if (shapes.is_none()) return engine_.plan_for(engine_.default_shapes());
+    return engine_.plan_for(shapes.cast<std::vector<Shape>>());
+  }
+
+  py::list plan(const py::object& shapes) { return plan_rows(*plan_or_default(shapes)); }
+
+  py::dict memory(const py::object& shapes) {
+    auto plan = plan_or_default(shapes);
+    py::dict d;
+    d["arena_bytes"] = plan->arena_bytes;
+    d["naive_bytes"] = plan->naive_bytes;
+    d["workspace_bytes"] = plan->workspace_bytes;
+    return d;
+  }
+
+  std::vector<Shape> default_shapes() const { return engine_.default_shapes(); }
+
+ private:
+  Engine engine_;
+};
+
+}  // namespace
+
+void bind_engine(py::module_& m) {
+  py::class_<PyEngine>(m, "Engine")
+      .def(py::init<const py::dict&, const std::string&>(), py::arg("ir"), py::arg("device") = "cpu")
+      .def("run", &PyEngine::run, py::arg("inputs"),
+           "Runs the graph on numpy arrays (graph-input order); returns the outputs in graph order.")
+      .def("plan", &PyEngine::plan, py::arg("shapes") = py::none(),
+           "One dict per layer: name, op, inputs, outputs, algorithm, workspace, rejected.")
+      .def("memory", &PyEngine::memory, py::arg("shapes") = py::none())
+      .def("default_shapes", &PyEngine::default_shapes);
+}
+
+}  // namespace dnnx

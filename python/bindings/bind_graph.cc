@@ -1,0 +1,102 @@
+// The importer's plain-value IR (a dict built by python/dnnx/_importer.py) -> the engine's Graph.
+#include <cstring>
+
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+
+namespace dnnx {
+
+DType dtype_from_numpy(const py::dtype& dt, const std::string& what) {
+  if (dt.is(py::dtype::of<float>())) return DType::Float32;
+  if (dt.is(py::dtype::of<int32_t>())) return DType::Int32;
+  if (dt.is(py::dtype::of<int64_t>())) return DType::Int64;
+  throw InputError(what + ": dtype " + std::string(py::str(dt)) +
+                   " is not supported (float32, int32 or int64 expected)");
+}
+
+py::dtype numpy_dtype(DType t) {
+  switch (t) {
+    case DType::Float32: return py::dtype::of<float>();
+    case DType::Int32: return py::dtype::of<int32_t>();
+    case DType::Int64: return py::dtype::of<int64_t>();
+  }
+  return py::dtype::of<float>();
+}
+
+namespace {
+
+DType dtype_from_name(const std::string& name, const std::string& what) {
+  if (name == "float32") return DType::Float32;
+  if (name == "int32") return DType::Int32;
+  if (name == "int64") return DType::Int64;
+  throw UnsupportedModelError(what + ": element type " + name + " is not supported (float32, int32, int64)");
+}
+
+ConstTensorPtr tensor_from_array(const py::array& source, const std::string& what) {
+  auto array = py::array::ensure(source, py::array::c_style);
+  auto t = std::make_shared<ConstTensor>();
+  t->info.dtype = dtype_from_numpy(array.dtype(), what);
+  for (py::ssize_t d = 0; d < array.ndim(); ++d) t->info.shape.push_back(array.shape(d));
+  t->data.resize(t->info.bytes());
+  if (!t->data.empty()) std::memcpy(t->data.data(), array.data(), t->data.size());
+  return t;
+}
+
+Attribute attribute_from_ir(const py::tuple& kind_value, const std::string& what) {
+  const std::string kind = kind_value[0].cast<std::string>();
+  const py::object value = kind_value[1];
+  if (kind == "int") return value.cast<int64_t>();
+  if (kind == "float") return value.cast<float>();
+  if (kind == "string") return value.cast<std::string>();
+  if (kind == "ints") return value.cast<std::vector<int64_t>>();
+  if (kind == "floats") return value.cast<std::vector<float>>();
+  if (kind == "strings") return value.cast<std::vector<std::string>>();
+  if (kind == "tensor") return tensor_from_array(value.cast<py::array>(), what);
+  throw UnsupportedModelError(what + ": attributes of kind " + kind + " are not supported");
+}
+
+}  // namespace
+
+Graph graph_from_ir(const py::dict& ir) {
+  Graph g;
+  g.opset = ir["opset"].cast<int>();
+  for (auto item : ir["constants"].cast<py::dict>()) {
+    const std::string name = item.first.cast<std::string>();
+    g.constants[name] = tensor_from_array(item.second.cast<py::array>(), "initializer '" + name + "'");
+  }
+  for (auto item : ir["inputs"].cast<py::list>()) {
+    auto spec = item.cast<py::tuple>();
+    GraphInput in;
+    in.name = spec[0].cast<std::string>();
+    for (auto dim : spec[1].cast<py::list>()) {
+      if (py::isinstance<py::int_>(dim)) {
+        in.dims.push_back(dim.cast<int64_t>());
+        in.symbols.emplace_back();
+      } else {
+        in.dims.push_back(-1);
+        in.symbols.push_back(py::str(dim).cast<std::string>());
+      }
+    }
+    in.dtype = dtype_from_name(spec[2].cast<std::string>(), "graph input '" + in.name + "'");
+    g.inputs.push_back(std::move(in));
+  }
+  for (auto item : ir["outputs"].cast<py::list>()) g.outputs.push_back(item.cast<std::string>());
+  for (auto item : ir["nodes"].cast<py::list>()) {
+    auto spec = item.cast<py::tuple>();
+    Node node;
+    node.op_type = spec[0].cast<std::string>();
+    node.name = spec[1].cast<std::string>();
+    node.inputs = spec[2].cast<std::vector<std::string>>();
+    node.outputs = spec[3].cast<std::vector<std::string>>();
+    node.opset = g.opset;
+    for (auto attr : spec[4].cast<py::dict>()) {
+      const std::string key = attr.first.cast<std::string>();
+      node.attrs[key] = attribute_from_ir(attr.second.cast<py::tuple>(), node.where() + " attribute '" + key + "'");
+    }
+    g.nodes.push_back(std::move(node));
+  }
+  return g;
+}
+
+}  // namespace dnnx

@@ -1,0 +1,14 @@
+// The _core extension module: the engine's C++ API as seen from python/dnnx.
+#include "bindings.h"
+#include "ops/op.h"
+
+namespace dnnx {
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "dnnx C++ core: graph, planner, executor and the CPU backend";
+  bind_errors(m);
+  bind_engine(m);
+  m.def("supported_ops", [] { return op_registry().names(); }, "Op types the registry knows, sorted.");
+}
+
+}  // namespace dnnx

@@ -1,0 +1,22 @@
+// Declarations shared by the bind_*.cc files of the _core module.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "core/graph.h"
+
+namespace dnnx {
+
+namespace py = pybind11;
+
+void bind_errors(py::module_& m);
+void bind_engine(py::module_& m);
+
+// numpy dtype <-> DType; anything else is an InputError naming `what`.
+DType dtype_from_numpy(const py::dtype& dt, const std::string& what);
+py::dtype numpy_dtype(DType t);
+
+// The IR dict from python/dnnx/_importer.py -> Graph.
+Graph graph_from_ir(const py::dict& ir);
+
+}  // namespace dnnx

@@ -1,0 +1,21 @@
+"""dnnx: an ONNX-importing inference engine with a C++17 core (OpenBLAS on the CPU).
+
+    import dnnx
+    model = dnnx.load("lenet.onnx")
+    y = model.run(x)
+    print(model.plan())
+"""
+from .errors import DeviceError, DnnxError, InvalidModelError, UnsupportedModelError
+from .model import Model, TensorSpec, load
+from ._native import core as _core
+
+__version__ = "0.1.0"
+
+
+def supported_ops() -> list:
+    """The ONNX op types the engine runs (Constant is folded at import and not listed)."""
+    return list(_core.supported_ops())
+
+
+__all__ = ["load", "Model", "TensorSpec", "supported_ops", "DnnxError", "UnsupportedModelError",
+           "InvalidModelError", "DeviceError", "__version__"]

@@ -1,0 +1,19 @@
+"""The exceptions dnnx raises. They are defined by the C++ core so that both sides raise the same
+classes:
+
+- ``DnnxError``: the base of every dnnx-specific error.
+- ``UnsupportedModelError`` (also a ``ValueError``): an op, attribute, dtype or opset that dnnx does
+  not support, raised at load and naming the node.
+- ``InvalidModelError`` (also a ``ValueError``): a malformed or inconsistent model file.
+- ``DeviceError``: no such device, out of memory, a backend library failure.
+
+Wrong inputs to ``Model.run`` raise plain ``ValueError`` naming the input.
+"""
+from ._native import core
+
+DnnxError = core.DnnxError
+UnsupportedModelError = core.UnsupportedModelError
+InvalidModelError = core.InvalidModelError
+DeviceError = core.DeviceError
+
+__all__ = ["DnnxError", "UnsupportedModelError", "InvalidModelError", "DeviceError"]

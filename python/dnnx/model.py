@@ -1,0 +1,107 @@
+"""The user-facing Model: load an ONNX model, run numpy arrays through it, show its plan."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+
+from ._importer import import_model
+from ._native import core
+from .plan import PlanTable
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A graph input or output: symbolic dims are strings (e.g. 'N')."""
+
+    name: str
+    shape: tuple
+    dtype: str
+
+
+_ONNX_DTYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.INT32: "int32",
+                onnx.TensorProto.INT64: "int64"}
+
+
+def _output_specs(model: onnx.ModelProto) -> list:
+    specs = []
+    for vi in model.graph.output:
+        tt = vi.type.tensor_type
+        dims = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim)
+        specs.append(TensorSpec(vi.name, dims, _ONNX_DTYPES.get(tt.elem_type, "float32")))
+    return specs
+
+
+class Model:
+    """A loaded model. ``run`` may be called from several threads at once (it releases the GIL)."""
+
+    def __init__(self, src, *, batch_size=None, device="cpu"):
+        imported = import_model(src, batch_size=batch_size)
+        self.device = device
+        self.opset = imported.opset
+        self.proto = imported.proto
+        self._engine = core.Engine(imported.ir, device)
+        self.inputs = [TensorSpec(name, tuple(dims), dtype) for name, dims, dtype in imported.ir["inputs"]]
+        self.outputs = _output_specs(imported.proto)
+
+    # --- running -------------------------------------------------------------------------------
+    def _ordered_inputs(self, args, kwargs) -> list:
+        names = [spec.name for spec in self.inputs]
+        if len(args) == 1 and isinstance(args[0], dict) and not kwargs:
+            feeds = args[0]
+        elif kwargs and not args:
+            feeds = kwargs
+        else:
+            if kwargs:
+                raise ValueError("pass inputs either positionally or by name, not both")
+            if len(args) != len(names):
+                raise ValueError(f"expected {len(names)} input(s) ({', '.join(names)}), got {len(args)}")
+            return [np.asarray(a) for a in args]
+        unknown = sorted(set(feeds) - set(names))
+        missing = [n for n in names if n not in feeds]
+        if unknown or missing:
+            raise ValueError(f"inputs by name: expected {names}; missing {missing}, unknown {unknown}")
+        return [np.asarray(feeds[n]) for n in names]
+
+    def run_dict(self, *args, **kwargs) -> dict:
+        """Runs the model; always returns {output name: array}."""
+        outputs = self._engine.run(self._ordered_inputs(args, kwargs))
+        return {spec.name: out for spec, out in zip(self.outputs, outputs)}
+
+    def run(self, *args, **kwargs):
+        """One positional array per graph input, or one dict by input name. Returns an array for a
+        single-output model, else a tuple in graph-output order."""
+        outputs = self._engine.run(self._ordered_inputs(args, kwargs))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    __call__ = run
+
+    # --- introspection -------------------------------------------------------------------------
+    def _shapes(self, batch_size):
+        if batch_size is None:
+            return None
+        return [[batch_size] + list(s[1:]) if s else s for s in self._engine.default_shapes()]
+
+    def plan(self, batch_size=None) -> PlanTable:
+        """One row per layer: name, op, input and output shapes, algorithm, workspace bytes.
+        Symbolic dims are taken as 1 unless ``batch_size`` says otherwise."""
+        return PlanTable(self._engine.plan(self._shapes(batch_size)))
+
+    def memory(self, batch_size=None) -> dict:
+        """Arena bytes after liveness placement against the naive sum of all activations."""
+        return self._engine.memory(self._shapes(batch_size))
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"{s.name}{list(s.shape)}" for s in self.inputs)
+        outs = ", ".join(f"{s.name}{list(s.shape)}" for s in self.outputs)
+        return f"<dnnx.Model device={self.device} opset={self.opset} inputs=({ins}) outputs=({outs})>"
+
+
+def load(src, batch_size=None, device="cpu") -> Model:
+    """Loads an ONNX model from a path, bytes or ``onnx.ModelProto``.
+
+    ``batch_size=N`` overrides the leading dim of every graph input whose first dim is 1 or
+    symbolic. Unsupported ops or attributes raise ``UnsupportedModelError`` here, not at run time.
+    """
+    return Model(src, batch_size=batch_size, device=device)

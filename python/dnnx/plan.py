@@ -1,0 +1,32 @@
+"""The plan as data: a list of per-layer rows that prints as a table."""
+from __future__ import annotations
+
+
+def _shape(s) -> str:
+    return "-" if s is None else "x".join(str(d) for d in s) or "scalar"
+
+
+def format_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+class PlanTable(list):
+    """Rows (dicts): name, op, inputs, outputs, algorithm, workspace, rejected."""
+
+    def __str__(self) -> str:
+        header = ("layer", "op", "inputs", "outputs", "algorithm", "workspace")
+        rows = [header]
+        for r in self:
+            rows.append((r["name"], r["op"], ", ".join(_shape(s) for s in r["inputs"]),
+                         ", ".join(_shape(s) for s in r["outputs"]), r["algorithm"], format_bytes(r["workspace"])))
+        widths = [max(len(str(row[i])) for row in rows) for i in range(len(header))]
+        lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        for r in self:
+            for algo, why in r["rejected"]:
+                lines.append(f"  {r['name']}: not {algo}: {why}")
+        return "\n".join(lines)
