@@ -1,0 +1,180 @@
+"""Every failure a user can cause is a clear Python exception naming what went wrong."""
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import dnnx
+from ort_check import make_model, rand
+
+
+def relu_model():
+    return make_model([helper.make_node("Relu", ["x"], ["y"], name="act")], [("x", ["N", 3])], [("y", ["N", 3])])
+
+
+def test_unsupported_op_names_node_op_and_supported_list():
+    model = make_model([helper.make_node("Erf", ["x"], ["y"], name="my_erf")], [("x", [2])], [("y", [2])])
+    with pytest.raises(dnnx.UnsupportedModelError, match=r"node 'my_erf' \(Erf\).*not supported.*Conv"):
+        dnnx.load(model)
+
+
+def test_attribute_unknown_to_onnx_is_invalid_and_named():
+    node = helper.make_node("Gemm", ["a", "b"], ["y"], name="fc", bogus=3)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", 1, [2, 2]),
+                                             helper.make_tensor_value_info("b", 1, [2, 2])],
+                              [helper.make_tensor_value_info("y", 1, [2, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(dnnx.InvalidModelError, match="bogus"):
+        dnnx.load(model)
+
+
+def test_unsupported_output_is_refused_at_load():
+    node = helper.make_node("Dropout", ["x"], ["y", "mask"], name="drop")
+    model = make_model([node], [("x", [2])], [("y", [2]), ("mask", [2], TensorProto.BOOL)])
+    with pytest.raises(dnnx.UnsupportedModelError, match=r"node 'drop' \(Dropout\).*'mask'"):
+        dnnx.load(model)
+
+
+def test_custom_domain_is_refused():
+    node = helper.make_node("Foo", ["x"], ["y"], name="custom", domain="com.example")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", 1, [2])],
+                              [helper.make_tensor_value_info("y", 1, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.example", 1)])
+    with pytest.raises(dnnx.UnsupportedModelError, match="custom.*com.example"):
+        dnnx.load(model)
+
+
+def test_unsupported_input_dtype():
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [2], TensorProto.DOUBLE)],
+                       [("y", [2], TensorProto.DOUBLE)])
+    with pytest.raises(dnnx.UnsupportedModelError, match="graph input 'x'.*DOUBLE"):
+        dnnx.load(model)
+
+
+def test_shape_mismatch_at_load_names_node_and_shapes():
+    model = make_model([helper.make_node("Gemm", ["x", "w"], ["y"], name="fc")], [("x", [2, 3])], [("y", [2, 5])],
+                       {"w": rand(4, 5)})
+    with pytest.raises(dnnx.InvalidModelError, match=r"node 'fc' \(Gemm\).*\[2,3\].*\[4,5\]"):
+        dnnx.load(model)
+
+
+def test_wrong_input_count():
+    m = dnnx.load(relu_model())
+    with pytest.raises(ValueError, match=r"expected 1 input\(s\) \(x\), got 2"):
+        m.run(rand(1, 3), rand(1, 3))
+
+
+def test_wrong_input_shape_names_input_expected_and_got():
+    m = dnnx.load(relu_model())
+    with pytest.raises(ValueError, match=r"input 'x': expected \[N,3\] float32, got \[2,4\] float32"):
+        m.run(rand(2, 4))
+    with pytest.raises(ValueError, match=r"input 'x'.*got \[3\]"):
+        m.run(rand(3))
+
+
+def test_wrong_input_dtype_names_input():
+    m = dnnx.load(relu_model())
+    with pytest.raises(ValueError, match="input 'x': expected dtype float32, got float64"):
+        m.run(np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="input 'x': expected dtype float32, got int64"):
+        m.run(np.zeros((1, 3), dtype=np.int64))
+
+
+def test_wrong_input_names():
+    m = dnnx.load(relu_model())
+    with pytest.raises(ValueError, match=r"missing \['x'\], unknown \['z'\]"):
+        m.run({"z": rand(1, 3)})
+
+
+def test_model_stays_usable_after_an_input_error():
+    m = dnnx.load(relu_model())
+    with pytest.raises(ValueError):
+        m.run(rand(2, 4))
+    x = rand(2, 3)
+    np.testing.assert_array_equal(m.run(x), np.maximum(x, 0))
+
+
+@pytest.mark.parametrize("payload", [b"", b"\x00", b"garbage bytes that are not protobuf \xff\xfe",
+                                     bytes(range(256)) * 4])
+def test_garbage_bytes_raise_invalid_model_error(payload):
+    with pytest.raises(dnnx.InvalidModelError):
+        dnnx.load(payload)
+
+
+def test_truncated_files_never_crash(tmp_path):
+    data = relu_model().SerializeToString()
+    for cut in range(1, len(data)):
+        path = tmp_path / "cut.onnx"
+        path.write_bytes(data[:cut])
+        with pytest.raises(dnnx.DnnxError):
+            dnnx.load(path)
+
+
+def test_missing_file():
+    with pytest.raises(FileNotFoundError, match="nope.onnx"):
+        dnnx.load("/nonexistent/nope.onnx")
+
+
+def test_wrong_source_type():
+    with pytest.raises(TypeError, match="path, bytes or onnx.ModelProto"):
+        dnnx.load(42)
+
+
+def _model_with_external_weight(location):
+    w = numpy_helper.from_array(rand(3, 3), "w")
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", location), ("offset", "0"), ("length", str(9 * 4))):
+        entry = w.external_data.add()
+        entry.key, entry.value = key, value
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", 1, [1, 3])],
+                              [helper.make_tensor_value_info("y", 1, [1, 3])], initializer=[w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_external_data_leaving_the_model_folder_is_refused(tmp_path):
+    (tmp_path / "secret.bin").write_bytes(rand(3, 3).tobytes())
+    folder = tmp_path / "model"
+    folder.mkdir()
+    path = folder / "m.onnx"
+    path.write_bytes(_model_with_external_weight("../secret.bin").SerializeToString())
+    with pytest.raises(dnnx.InvalidModelError, match="leaves the model's folder"):
+        dnnx.load(path)
+    path.write_bytes(_model_with_external_weight("/etc/passwd").SerializeToString())
+    with pytest.raises(dnnx.InvalidModelError):
+        dnnx.load(path)
+
+
+def test_external_data_inside_the_folder_loads(tmp_path):
+    w = rand(3, 3)
+    (tmp_path / "w.bin").write_bytes(w.tobytes())
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_model_with_external_weight("w.bin").SerializeToString())
+    x = rand(1, 3)
+    np.testing.assert_allclose(dnnx.load(path).run(x), x @ w, rtol=1e-5)
+
+
+def test_external_data_file_missing(tmp_path):
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_model_with_external_weight("absent.bin").SerializeToString())
+    with pytest.raises(dnnx.InvalidModelError, match="not found"):
+        dnnx.load(path)
+
+
+def test_checker_failure_is_invalid_model_error():
+    model = relu_model()
+    model.graph.node[0].input[0] = "undefined_tensor"
+    with pytest.raises(dnnx.InvalidModelError):
+        dnnx.load(model.SerializeToString())
+
+
+def test_bad_batch_size():
+    with pytest.raises(ValueError, match="batch_size"):
+        dnnx.load(relu_model(), batch_size=0)
+
+
+def test_unknown_device():
+    with pytest.raises(dnnx.DeviceError, match="device 'tpu'"):
+        dnnx.load(relu_model(), device="tpu")
