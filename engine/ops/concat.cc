@@ -1,0 +1,61 @@
+// Concat (opsets 1, 4, 11, 13): any number of inputs of one dtype (any dtype) and one rank,
+// equal in every dim but `axis`; the output's `axis` dim is the sum of theirs.
+#include "ops/concat.h"
+
+#include "ops/families.h"
+
+namespace dnnx {
+
+namespace {
+
+// From opset 4 on, `axis` has no default.
+constexpr int kAxisRequiredOpset = 4;
+constexpr int64_t kLegacyDefaultAxis = 1;
+
+}  // namespace
+
+int64_t concat_axis(const Node& node, int64_t rank) {
+  if (!node.has_attr("axis") && node.opset >= kAxisRequiredOpset) {
+    node_fail<InvalidModelError>(node, "attribute 'axis' is required");
+  }
+  return normalize_axis(node, node.attr_int("axis", kLegacyDefaultAxis), rank);
+}
+
+namespace {
+
+std::vector<TensorInfo> infer_concat(const Node& node, const std::vector<ValueInfo>& inputs) {
+  if (inputs.empty()) node_fail<InvalidModelError>(node, "needs at least one input");
+  const TensorInfo& first = require_input(node, inputs, 0, "inputs");
+  const int64_t axis = concat_axis(node, static_cast<int64_t>(first.shape.size()));
+  TensorInfo out = first;
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    const TensorInfo& x = require_input(node, inputs, i, "inputs");
+    if (x.dtype != first.dtype) {
+      node_fail<InvalidModelError>(node, "input " + std::to_string(i) + " is " + dtype_name(x.dtype) +
+                                             ", input 0 is " + dtype_name(first.dtype));
+    }
+    bool same = x.shape.size() == first.shape.size();
+    for (size_t d = 0; same && d < x.shape.size(); ++d) {
+      same = static_cast<int64_t>(d) == axis || x.shape[d] == first.shape[d];
+    }
+    if (!same) {
+      node_fail<InvalidModelError>(node, "input " + std::to_string(i) + " " + shape_str(x.shape) +
+                                             " does not match input 0 " + shape_str(first.shape) +
+                                             " outside axis " + std::to_string(axis));
+    }
+    out.shape[axis] += x.shape[axis];
+  }
+  return {out};
+}
+
+}  // namespace
+
+void register_concat_ops(OpRegistry& r) {
+  OpDef def;
+  def.validate = [](const Node& node) { node.expect_only_attrs({"axis"}); };
+  def.infer = infer_concat;
+  def.min_opset = 1;
+  r.add("Concat", std::move(def));
+}
+
+}  // namespace dnnx
