@@ -1,0 +1,15 @@
+"""Writes the LSTM sequence-classifier example model
+(python models/lstm_classifier.py [--out lstm_classifier.onnx] [--seed S]).
+The builder lives in the package (dnnx.examples), so `dnnx models lstm` writes the same file."""
+import argparse
+import sys
+
+from dnnx.cli import main
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default="lstm_classifier.onnx",
+                        help="where to write it (default lstm_classifier.onnx)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random weights (default 0)")
+    args = parser.parse_args()
+    sys.exit(main(["models", "lstm", "--out", args.out, "--seed", str(args.seed)]))

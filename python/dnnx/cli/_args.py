@@ -1,0 +1,31 @@
+"""Argument types and arguments shared by the commands."""
+from __future__ import annotations
+
+import argparse
+
+
+def _int_at_least(text: str, least: int, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got '{text}'") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    return _int_at_least(text, 1, "a positive integer")
+
+
+def non_negative_int(text: str) -> int:
+    return _int_at_least(text, 0, "an integer >= 0")
+
+
+def add_model(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", metavar="MODEL", help="an .onnx file")
+
+
+def add_batch(parser: argparse.ArgumentParser, required: bool = False, help_extra: str = "") -> None:
+    parser.add_argument("--batch", type=positive_int, required=required, metavar="N",
+                        help="batch size: replaces a symbolic or size-1 leading input dim" + help_extra)

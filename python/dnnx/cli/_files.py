@@ -1,0 +1,87 @@
+"""Files the CLI reads and writes: input arrays in, outputs and models out (always atomically)."""
+from __future__ import annotations
+
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path, write) -> None:
+    """Calls ``write(binary_file)`` on a temporary file in ``path``'s folder and renames it over
+    ``path``: a reader never sees half a file, and a failure leaves an existing file as it was."""
+    path = Path(path)
+    folder = path.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"output folder not found: {folder}")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        # mkstemp makes the file private (0600); give it the permissions a plain open() would.
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_npz(path, arrays: dict) -> None:
+    atomic_write(path, lambda f: np.savez(f, **arrays))
+
+
+def _load_array_file(path: Path):
+    if not path.is_file():
+        raise FileNotFoundError(f"input file not found: {path}")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{path} is not a readable .npy/.npz file ({e})") from None
+
+
+def _as_input(array: np.ndarray, spec) -> np.ndarray:
+    """Converts to the input's dtype when no kind changes (float64 -> float32, uint8 -> float32 pixels);
+    anything else goes to the engine unchanged, which names the input and the dtype it wants."""
+    want = np.dtype(spec.dtype)
+    if array.dtype != want and np.can_cast(array.dtype, want, casting="same_kind"):
+        return array.astype(want)
+    return array
+
+
+def read_feeds(path, specs) -> dict:
+    """{input name: array} from an .npy (the model's single input) or an .npz whose keys are input
+    names, or arr_0, arr_1, ... (np.savez's positional names) in graph-input order."""
+    path = Path(path)
+    names = [s.name for s in specs]
+    if path.suffix == ".npy":
+        if len(names) != 1:
+            raise ValueError(f"{path}: an .npy file feeds one input, but the model has {len(names)} "
+                             f"({', '.join(names)}); pass an .npz keyed by input name")
+        arrays = {names[0]: _load_array_file(path)}
+    elif path.suffix == ".npz":
+        with _load_array_file(path) as npz:
+            arrays = _match_npz_keys({k: npz[k] for k in npz.files}, names, path)
+    else:
+        raise ValueError(f"{path}: expected an .npy or .npz file")
+    return {s.name: _as_input(arrays[s.name], s) for s in specs}
+
+
+def _match_npz_keys(arrays: dict, names: list, path: Path) -> dict:
+    keys = list(arrays)
+    if set(keys) == set(names):
+        return arrays
+    positional = [f"arr_{i}" for i in range(len(names))]
+    if set(keys) == set(positional):
+        return {name: arrays[key] for name, key in zip(names, positional)}
+    raise ValueError(f"{path}: keys {keys} do not match the model's inputs {names} "
+                     f"(use the input names, or arr_0..arr_{len(names) - 1} in input order)")

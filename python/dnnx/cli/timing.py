@@ -1,0 +1,162 @@
+"""Latency of dnnx, and of onnxruntime beside it, on one model with the same inputs and threads.
+Used by ``dnnx bench`` and by bench/bench_cpu.py.
+
+    report = measure("lenet.onnx", batch=64, threads=2, compare=True)
+    print(format_report(report))
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model import load
+from ..threads import set_num_threads
+
+ORT = "onnxruntime"
+
+
+@dataclass
+class Timing:
+    """Wall-clock seconds of every timed call of one engine."""
+
+    engine: str
+    seconds: list
+    samples: int  # per call
+
+    @property
+    def median_s(self) -> float:
+        return float(np.median(self.seconds))
+
+    @property
+    def p90_s(self) -> float:
+        return float(np.percentile(self.seconds, 90))
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.samples / self.median_s
+
+
+@dataclass
+class Report:
+    model: str
+    batch: int
+    samples: int
+    threads: int
+    warmup: int
+    iters: int
+    timings: list = field(default_factory=list)
+    max_abs_diff: dict = field(default_factory=dict)  # output name -> |dnnx - onnxruntime| max
+    notes: list = field(default_factory=list)
+
+    def timing(self, engine: str):
+        return next((t for t in self.timings if t.engine == engine), None)
+
+    @property
+    def ratio(self):
+        """dnnx's median over onnxruntime's (below 1: dnnx is faster); None without onnxruntime."""
+        ours, theirs = self.timing("dnnx"), self.timing(ORT)
+        return ours.median_s / theirs.median_s if ours and theirs else None
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def random_inputs(specs, batch: int, seed: int = 0) -> tuple:
+    """({name: array}, samples per call). Symbolic dims become ``batch``; floats are standard normal
+    (zeros would hide wrong weights and let a kernel skip work), integers small and non-negative."""
+    rng = np.random.default_rng(seed)
+    feeds, symbolic = {}, False
+    for spec in specs:
+        shape = []
+        for d in spec.shape:
+            symbolic |= isinstance(d, str)
+            shape.append(batch if isinstance(d, str) else d)
+        if np.dtype(spec.dtype).kind == "f":
+            feeds[spec.name] = rng.standard_normal(shape).astype(spec.dtype)
+        else:
+            feeds[spec.name] = rng.integers(0, 4, size=shape).astype(spec.dtype)
+    first = next(iter(feeds.values()), None)
+    fixed = not symbolic and first is not None and batch not in first.shape
+    samples = (first.shape[0] if first.ndim else 1) if fixed else batch
+    return feeds, samples
+
+
+def ort_session(proto, threads: int):
+    """An onnxruntime CPU session on ``threads`` intra-op threads, one inter-op thread (dnnx runs
+    layers one after another, so that is the comparable setting), default graph optimizations."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def time_interleaved(runners: dict, warmup: int, iters: int) -> dict:
+    """{name: [seconds]}: the engines take turns call by call, so that load from other processes
+    on a shared machine falls on both alike rather than on whichever ran second."""
+    for _ in range(warmup):
+        for run in runners.values():
+            run()
+    seconds = {name: [] for name in runners}
+    for _ in range(iters):
+        for name, run in runners.items():
+            start = time.perf_counter()
+            run()
+            seconds[name].append(time.perf_counter() - start)
+    return seconds
+
+
+def measure(path, batch: int, threads=None, warmup: int = 10, iters: int = 100, compare: bool = False,
+            seed: int = 0) -> Report:
+    """Times dnnx (and onnxruntime when ``compare``) on one model and compares their outputs."""
+    threads = threads or available_cores()
+    model = load(path, batch_size=batch)
+    feeds, samples = random_inputs(model.inputs, batch, seed)
+    report = Report(str(path), batch, samples, threads, warmup, iters)
+    if samples != batch:
+        report.notes.append(f"the model's batch is fixed at {samples}; --batch {batch} does not apply")
+    set_num_threads(threads)
+    runners = {"dnnx": lambda: model.run_dict(feeds)}
+    session = None
+    if compare:
+        try:
+            session = ort_session(model.proto, threads)  # the same (batch-adjusted) graph dnnx runs
+        except ImportError:
+            report.notes.append("onnxruntime is not installed: dnnx timed alone")
+        else:
+            runners[ORT] = lambda: session.run(None, feeds)
+    seconds = time_interleaved(runners, warmup, iters)
+    report.timings = [Timing(name, s, samples) for name, s in seconds.items()]
+    if session is not None:
+        ours = model.run_dict(feeds)
+        theirs = dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
+        report.max_abs_diff = {name: float(np.max(np.abs(ours[name] - theirs[name]), initial=0.0))
+                               for name in ours}
+    return report
+
+
+def format_report(report: Report) -> str:
+    lines = [f"model {report.model}: batch {report.batch} ({report.samples} samples per call), "
+             f"{report.threads} thread(s), {report.warmup} warm-up + {report.iters} timed calls each"]
+    rows = [("engine", "median ms", "p90 ms", "samples/s")]
+    rows += [(t.engine, f"{1e3 * t.median_s:.3f}", f"{1e3 * t.p90_s:.3f}", f"{t.samples_per_s:,.0f}")
+             for t in report.timings]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for row in rows:
+        lines.append("  ".join([row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]))
+    if report.ratio is not None:
+        lines.append(f"dnnx / {ORT} median time: {report.ratio:.2f}x")
+    if report.max_abs_diff:
+        name, diff = max(report.max_abs_diff.items(), key=lambda kv: kv[1])
+        lines.append(f"outputs: max abs diff dnnx vs {ORT} {diff:.3g} ({name})")
+    lines += [f"note: {n}" for n in report.notes]
+    return "\n".join(lines)
