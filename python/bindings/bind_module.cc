@@ -1,4 +1,6 @@
 // The _core extension module: the engine's C++ API as seen from python/dnnx.
+#include <pybind11/stl.h>
+
 #include "bindings.h"
 #include "ops/op.h"
 
