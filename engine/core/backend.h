@@ -69,6 +69,21 @@ class Backend {
   virtual std::string unsupported_reason(const Node& node) const = 0;
   virtual KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                                  const std::vector<TensorInfo>& outputs) const = 0;
+
+  // Where the kernels' memory lives. A host backend (the CPU) reads the caller's arrays and
+  // the constants' bytes in place, and the hooks below are never called. A device backend's
+  // kernels see only its own memory: the engine uploads the constants once at load, places
+  // the graph inputs in the device arena (copied in at the start of a run) and copies the
+  // outputs back at the end (see Note [device memory] in core/executor.cc).
+  virtual bool uses_host_memory() const { return true; }
+  // Device memory of at least `bytes` (nullptr for 0); DeviceError when it cannot be had.
+  virtual void* allocate(size_t bytes) const;
+  virtual void release(void* ptr) const noexcept;
+  // Copies in the backend's stream order; copy_to_host returns when `dst` holds the bytes.
+  virtual void copy_to_device(void* dst, const void* src, size_t bytes) const;
+  virtual void copy_to_host(void* dst, const void* src, size_t bytes) const;
+  // Waits for every queued kernel; a failure that showed only now is a DeviceError.
+  virtual void synchronize() const {}
 };
 
 }  // namespace dnnx

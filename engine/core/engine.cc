@@ -5,6 +5,7 @@ namespace dnnx {
 Engine::Engine(Graph graph, std::unique_ptr<Backend> backend)
     : graph_(std::move(graph)), backend_(std::move(backend)) {
   validate_graph(graph_, *backend_);
+  if (!backend_->uses_host_memory()) device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);
   plan_for(default_shapes());
 }
 
@@ -45,7 +46,7 @@ std::shared_ptr<const Plan> Engine::plan_for(const std::vector<Shape>& shapes) {
     auto it = plans_.find(shapes);
     if (it != plans_.end()) return it->second;
   }
-  std::shared_ptr<const Plan> plan = build_plan(graph_, *backend_, shapes);
+  std::shared_ptr<const Plan> plan = build_plan(graph_, *backend_, shapes, device_constants_.get());
   std::lock_guard<std::mutex> lock(mutex_);
   return plans_.emplace(shapes, plan).first->second;  // a racing thread's plan wins; same content
 }
@@ -65,8 +66,10 @@ void Engine::release_scratch(std::unique_ptr<RunScratch> scratch) {
 
 void Engine::run(const Plan& plan, const void* const* inputs, void* const* outputs) {
   std::unique_ptr<RunScratch> scratch = acquire_scratch();
+  std::unique_lock<std::mutex> device_turn(device_mutex_, std::defer_lock);
+  if (plan.device) device_turn.lock();
   try {
-    execute(plan, inputs, outputs, *scratch);
+    execute(plan, *backend_, inputs, outputs, *scratch);
   } catch (...) {
     release_scratch(std::move(scratch));
     throw;

@@ -1,5 +1,7 @@
 // One loaded model on one backend: the validated graph, its plans (one per input-shape set,
 // built on first use and cached) and a pool of run scratch so that several threads may run it.
+// On a device backend the constants are uploaded once, here, and runs take turns (one stream
+// and one set of library handles per model).
 #pragma once
 #include <map>
 #include <memory>
@@ -36,7 +38,9 @@ class Engine {
 
   Graph graph_;
   std::unique_ptr<Backend> backend_;
-  std::mutex mutex_;  // guards plans_ and free_scratch_
+  std::unique_ptr<DeviceConstants> device_constants_;  // null on a host backend
+  std::mutex mutex_;         // guards plans_ and free_scratch_
+  std::mutex device_mutex_;  // held for a whole run on a device backend
   std::map<std::vector<Shape>, std::shared_ptr<const Plan>> plans_;
   std::vector<std::unique_ptr<RunScratch>> free_scratch_;
 };

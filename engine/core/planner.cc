@@ -51,19 +51,23 @@ class ValueTable {
 }  // namespace
 
 std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
-                                 const std::vector<Shape>& input_shapes) {
+                                 const std::vector<Shape>& input_shapes,
+                                 const DeviceConstants* device_constants) {
   auto plan = std::make_shared<Plan>();
   plan->input_shapes = input_shapes;
+  plan->device = !backend.uses_host_memory();
   ValueTable table;
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
-    PlannedValue v{graph.inputs[i].name, {input_shapes[i], graph.inputs[i].dtype}, Storage::GraphInput};
+    PlannedValue v{graph.inputs[i].name, {input_shapes[i], graph.inputs[i].dtype},
+                   plan->device ? Storage::Arena : Storage::GraphInput};
     v.input_index = static_cast<int>(i);
-    table.add(v);
+    plan->inputs.push_back(table.add(v));
   }
   for (const auto& kv : graph.constants) {
     if (table.find(kv.first) >= 0) continue;  // a graph input shadows an initializer default
     PlannedValue v{kv.first, kv.second->info, Storage::Constant};
     v.constant = kv.second.get();
+    v.data = device_constants ? device_constants->find(*v.constant) : v.constant->data.data();
     table.add(v);
   }
 
@@ -108,6 +112,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
         v.storage = src.storage;
         v.input_index = src.input_index;
         v.constant = src.constant;
+        v.data = src.data;
       }
       const int id = table.add(v);
       layer.outputs.push_back(id);
@@ -136,6 +141,11 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
   // Pass 2: liveness of every arena buffer (a view extends its source's life), then placement.
   const int n_layers = static_cast<int>(plan->layers.size());
   std::map<int, ArenaBlock> blocks;  // root value id -> block
+  for (int id : plan->inputs) {
+    if (plan->values[id].storage != Storage::Arena) continue;
+    blocks[id] = ArenaBlock{plan->values[id].info.bytes(), 0, 0};  // written before step 0
+    plan->naive_bytes += plan->values[id].info.bytes();
+  }
   for (int step = 0; step < n_layers; ++step) {
     const PlannedLayer& layer = plan->layers[step];
     for (int id : layer.outputs) {

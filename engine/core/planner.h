@@ -8,10 +8,13 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/device_memory.h"
 #include "core/graph.h"
 
 namespace dnnx {
 
+// Where a value's bytes are during a run. On a device backend the graph inputs are Arena
+// values too (copied in at the start of a run), and Constant values are the device copies.
 enum class Storage { Arena, GraphInput, Constant, Absent };
 
 struct PlannedValue {
@@ -20,7 +23,8 @@ struct PlannedValue {
   Storage storage = Storage::Absent;
   size_t offset = 0;          // Arena: byte offset (a view shares its source's offset)
   int input_index = -1;       // GraphInput: position among the graph inputs
-  const ConstTensor* constant = nullptr;  // Constant
+  const ConstTensor* constant = nullptr;  // Constant: the load-time tensor
+  const void* data = nullptr;             // Constant: where kernels read it (host or device)
 };
 
 struct PlannedLayer {
@@ -38,6 +42,8 @@ struct Plan {
   std::vector<PlannedValue> values;
   std::vector<PlannedLayer> layers;
   std::vector<int> outputs;  // value ids of the graph outputs, in graph order
+  std::vector<int> inputs;   // value ids of the graph inputs, in graph order
+  bool device = false;       // planned for a device backend (graph inputs live in the arena)
   size_t arena_bytes = 0;      // the arena after liveness placement
   size_t naive_bytes = 0;      // the sum of every activation's size (what no reuse would need)
   size_t workspace_bytes = 0;  // one workspace for all layers: the largest single need
@@ -47,7 +53,10 @@ struct Plan {
 // naming the first node that cannot run, with the op and what is supported.
 void validate_graph(const Graph& graph, const Backend& backend);
 
+// device_constants: the graph's constants on a device backend (nullptr on a host backend,
+// whose kernels read the constants' own bytes).
 std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
-                                 const std::vector<Shape>& input_shapes);
+                                 const std::vector<Shape>& input_shapes,
+                                 const DeviceConstants* device_constants = nullptr);
 
 }  // namespace dnnx
