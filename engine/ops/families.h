@@ -15,5 +15,18 @@ void register_concat_ops(OpRegistry& r);      // concat.cc: Concat
 void register_conv_ops(OpRegistry& r);        // conv.cc: Conv
 void register_pool_ops(OpRegistry& r);        // pool.cc: MaxPool
 void register_lstm_ops(OpRegistry& r);        // lstm.cc: LSTM
+void register_batchnorm_ops(OpRegistry& r);   // batchnorm.cc: BatchNormalization
+void register_global_pool_ops(OpRegistry& r); // global_pool.cc: GlobalAveragePool, GlobalMaxPool
+void register_lrn_ops(OpRegistry& r);         // lrn.cc: LRN
+void register_variadic_ops(OpRegistry& r);    // variadic.cc: Sum, Max, Min (broadcast)
+void register_param_activation_ops(OpRegistry& r);  // param_activation.cc: Clip, LeakyRelu, Elu
+void register_pad_ops(OpRegistry& r);         // pad.cc: Pad (constant mode)
+void register_shape_ops(OpRegistry& r);       // shape_ops.cc: Shape, ConstantOfShape
+void register_gather_ops(OpRegistry& r);      // gather.cc: Gather
+void register_slice_ops(OpRegistry& r);       // slice.cc: Slice
+void register_cast_ops(OpRegistry& r);        // cast.cc: Cast
+void register_expand_ops(OpRegistry& r);      // expand.cc: Expand
+void register_reduce_ops(OpRegistry& r);      // reduce.cc: ReduceMean
+void register_split_ops(OpRegistry& r);       // split.cc: Split
 
 }  // namespace dnnx

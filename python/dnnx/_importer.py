@@ -149,7 +149,7 @@ def _engine_array(array: np.ndarray) -> np.ndarray:
     """Constants in the engine's dtypes: bool becomes int32 (0/1); others are left for the core to refuse."""
     if array.dtype == np.bool_:
         return array.astype(np.int32)
-    return np.ascontiguousarray(array)
+    return np.asarray(array, order="C")  # not ascontiguousarray: it turns a scalar into shape [1]
 
 
 def _attribute(attr: onnx.AttributeProto, where: str):

@@ -1,0 +1,54 @@
+// GlobalAveragePool, GlobalMaxPool on the CPU: x [N*C planes, S] -> y [N*C], one pass per plane.
+#include <algorithm>
+
+#include "backends/cpu/cpu_kernels.h"
+
+namespace dnnx {
+
+namespace {
+
+enum class GlobalPool { Average, Max };
+
+class GlobalPoolKernel final : public Kernel {
+ public:
+  GlobalPoolKernel(GlobalPool kind, int64_t planes, int64_t plane)
+      : kind_(kind), planes_(planes), plane_(plane) {}
+
+  void run(const KernelArgs& args) const override {
+    const float* x = args.in(0);
+    float* y = args.out(0);
+    for (int64_t p = 0; p < planes_; ++p, x += plane_) {
+      if (kind_ == GlobalPool::Max) {
+        y[p] = *std::max_element(x, x + plane_);
+        continue;
+      }
+      float sum = 0.0f;
+      for (int64_t i = 0; i < plane_; ++i) sum += x[i];
+      y[p] = sum / static_cast<float>(plane_);
+    }
+  }
+
+ private:
+  GlobalPool kind_;
+  int64_t planes_, plane_;
+};
+
+KernelFactory global_pool_factory(GlobalPool kind) {
+  return [kind](const Node&, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+    const Shape& x = inputs[0].info.shape;
+    const int64_t planes = x[0] * x[1];
+    KernelChoice choice;
+    choice.algorithm = "plane reduction";
+    choice.kernel = std::make_unique<GlobalPoolKernel>(kind, planes, planes ? numel(x) / planes : 0);
+    return choice;
+  };
+}
+
+}  // namespace
+
+void register_cpu_global_pool_kernels(KernelRegistry& r) {
+  r.add("GlobalAveragePool", global_pool_factory(GlobalPool::Average));
+  r.add("GlobalMaxPool", global_pool_factory(GlobalPool::Max));
+}
+
+}  // namespace dnnx

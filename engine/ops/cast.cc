@@ -1,0 +1,68 @@
+// Cast between float32, int32 and int64 (float -> int truncates toward zero, as C++ and
+// onnxruntime do). Every other target type (bool, float16, double, 8/16-bit ints, strings, the
+// float8 family) is refused at load, naming it.
+#include "ops/cast.h"
+
+#include "ops/families.h"
+
+namespace dnnx {
+
+namespace {
+
+// onnx.TensorProto.DataType values.
+enum OnnxType : int64_t {
+  kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5, kInt32 = 6, kInt64 = 7, kString = 8,
+  kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13, kBfloat16 = 16,
+};
+
+std::string onnx_type_name(int64_t t) {
+  switch (t) {
+    case kUint8: return "UINT8";
+    case kInt8: return "INT8";
+    case kUint16: return "UINT16";
+    case kInt16: return "INT16";
+    case kString: return "STRING";
+    case kBool: return "BOOL";
+    case kFloat16: return "FLOAT16";
+    case kDouble: return "DOUBLE";
+    case kUint32: return "UINT32";
+    case kUint64: return "UINT64";
+    case kBfloat16: return "BFLOAT16";
+    default: return "type " + std::to_string(t);
+  }
+}
+
+void validate_cast(const Node& node) {
+  // `saturate` (opset 19) matters only for the float8 types, which are refused anyway.
+  node.expect_only_attrs({"to", "saturate"});
+  if (!node.has_attr("to")) node_fail<InvalidModelError>(node, "attribute 'to' is required");
+  cast_target(node);
+}
+
+std::vector<TensorInfo> infer_cast(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_input(node, inputs, 0, "input");
+  return {TensorInfo{x.shape, cast_target(node)}};
+}
+
+}  // namespace
+
+DType cast_target(const Node& node) {
+  const int64_t to = node.attr_int("to", kFloat);
+  switch (to) {
+    case kFloat: return DType::Float32;
+    case kInt32: return DType::Int32;
+    case kInt64: return DType::Int64;
+    default:
+      node_fail<UnsupportedModelError>(node, "cast to " + onnx_type_name(to) +
+                                                 " is not supported (FLOAT, INT32 and INT64 are)");
+  }
+}
+
+void register_cast_ops(OpRegistry& r) {
+  OpDef def;
+  def.validate = validate_cast;
+  def.infer = infer_cast;
+  r.add("Cast", std::move(def));
+}
+
+}  // namespace dnnx

@@ -1,0 +1,11 @@
+// Cast's target type, shared by the op file and every backend.
+#pragma once
+#include "ops/op.h"
+
+namespace dnnx {
+
+// The engine dtype of the `to` attribute; UnsupportedModelError naming the node and the type
+// for anything but FLOAT, INT32 and INT64.
+DType cast_target(const Node& node);
+
+}  // namespace dnnx
