@@ -1,0 +1,125 @@
+"""MaxPool against onnxruntime: 1-D, 2-D and 3-D; strides, asymmetric pads (padding is -inf),
+dilations, ceil_mode and every auto_pad mode; load-time errors."""
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import dnnx
+from ort_check import assert_matches_ort, make_model, rand
+
+
+def pool_model(x_shape, name="pool", outputs=(("y", None),), **attrs):
+    """outputs: (name, shape[, elem_type]) specs; shape None lets the importer infer it."""
+    node = helper.make_node("MaxPool", ["x"], [o[0] for o in outputs], name=name, **attrs)
+    return make_model([node], [("x", list(x_shape))], list(outputs))
+
+
+def check_pool(x_shape, **attrs):
+    x = rand(*x_shape)
+    return assert_matches_ort(pool_model(x_shape, **attrs), {"x": x})
+
+
+CASES = {
+    "lenet_pool1_batch1": ([1, 20, 24, 24], {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    "lenet_pool2": ([4, 50, 8, 8], {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    "overlapping": ([2, 3, 9, 7], {"kernel_shape": [3, 3], "strides": [2, 2]}),
+    "stride_1": ([1, 2, 6, 5], {"kernel_shape": [2, 3]}),
+    "asymmetric_pads": ([2, 3, 9, 7], {"kernel_shape": [3, 2], "pads": [1, 0, 2, 1]}),
+    "pads_strides": ([1, 4, 10, 11], {"kernel_shape": [3, 3], "strides": [2, 3], "pads": [1, 2, 0, 1]}),
+    "dilations": ([1, 2, 11, 10], {"kernel_shape": [3, 2], "dilations": [2, 3], "pads": [1, 1, 2, 0]}),
+    "dilation_stride": ([2, 3, 13, 12], {"kernel_shape": [2, 2], "dilations": [3, 2], "strides": [2, 3]}),
+    "ceil_mode": ([1, 3, 7, 8], {"kernel_shape": [2, 3], "strides": [2, 2], "ceil_mode": 1}),
+    "ceil_mode_pads": ([2, 2, 9, 6], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 0, 1, 2],
+                                      "ceil_mode": 1}),
+    # The last window would start inside the end padding: ceil_mode drops it.
+    "ceil_mode_drops_window": ([1, 1, 6, 6], {"kernel_shape": [3, 3], "strides": [3, 3],
+                                              "pads": [0, 0, 1, 1], "ceil_mode": 1}),
+    "ceil_mode_dilated": ([1, 2, 10, 9], {"kernel_shape": [2, 2], "strides": [3, 2], "dilations": [2, 2],
+                                          "ceil_mode": 1}),
+    "large_channels": ([1, 512, 5, 5], {"kernel_shape": [2, 2], "strides": [1, 1]}),
+    "window_covers_input": ([2, 3, 4, 5], {"kernel_shape": [4, 5]}),
+    "pool1d": ([2, 3, 17], {"kernel_shape": [3], "strides": [2], "pads": [1, 2], "dilations": [2]}),
+    "pool1d_ceil": ([1, 4, 10], {"kernel_shape": [3], "strides": [4], "ceil_mode": 1}),
+    "pool3d": ([1, 2, 5, 6, 7], {"kernel_shape": [2, 3, 2], "strides": [1, 2, 2], "pads": [1, 0, 1, 0, 1, 1]}),
+    "pool3d_ceil_dilated": ([2, 2, 7, 6, 8], {"kernel_shape": [2, 2, 3], "strides": [2, 2, 2],
+                                              "dilations": [1, 2, 1], "ceil_mode": 1}),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_max_pool_matches_ort(case):
+    x_shape, attrs = CASES[case]
+    check_pool(x_shape, **attrs)
+
+
+def test_padding_never_wins():
+    # Every input is negative: a zero-padded pool would return 0 at the borders.
+    x_shape = [1, 2, 5, 5]
+    x = -np.abs(rand(*x_shape)) - 1.0
+    model = pool_model(x_shape, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    got = assert_matches_ort(model, {"x": x.astype(np.float32)})
+    assert (got["y"] < 0).all()
+
+
+@pytest.mark.parametrize("auto_pad", ["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"])
+@pytest.mark.parametrize("x_shape,kernel,strides,ceil_mode", [
+    ([1, 3, 9, 8], [3, 3], [1, 1], 0),
+    ([2, 3, 10, 7], [2, 3], [2, 3], 0),  # SAME pads are asymmetric
+    ([1, 2, 11, 9], [3, 2], [2, 2], 1),
+    ([1, 2, 13], [4], [3], 0),
+])
+def test_max_pool_auto_pad(auto_pad, x_shape, kernel, strides, ceil_mode):
+    check_pool(x_shape, kernel_shape=kernel, strides=strides, auto_pad=auto_pad, ceil_mode=ceil_mode)
+
+
+def random_pool_case(rng):
+    """A random valid MaxPool: rank, kernel, strides, dilations, pads (< kernel) and ceil_mode."""
+    spatial = int(rng.integers(1, 4))
+    kernel = [int(k) for k in rng.integers(1, 4, spatial)]
+    dilations = [int(d) for d in rng.integers(1, 3, spatial)]
+    strides = [int(s) for s in rng.integers(1, 4, spatial)]
+    pads = [int(rng.integers(0, k)) for k in kernel + kernel]
+    size = [int(rng.integers((k - 1) * d + 1, (k - 1) * d + 9)) for k, d in zip(kernel, dilations)]
+    x_shape = [int(rng.integers(1, 4)), int(rng.integers(1, 6))] + size
+    attrs = {"kernel_shape": kernel, "dilations": dilations, "strides": strides, "pads": pads,
+             "ceil_mode": int(rng.integers(0, 2))}
+    return x_shape, attrs
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_max_pool_random(seed):
+    x_shape, attrs = random_pool_case(np.random.default_rng(seed))
+    check_pool(x_shape, **attrs)
+
+
+def test_max_pool_indices_output_is_refused():
+    outputs = (("y", [1, 1, 2, 2]), ("idx", [1, 1, 2, 2], TensorProto.INT64))
+    model = pool_model([1, 1, 4, 4], name="pool_idx", outputs=outputs, kernel_shape=[2, 2])
+    with pytest.raises(dnnx.UnsupportedModelError,
+                       match="pool_idx.*MaxPool Indices output is not supported"):
+        dnnx.load(model)
+
+
+def test_max_pool_storage_order_is_refused():
+    model = pool_model([1, 1, 4, 4], name="pool_col_major", kernel_shape=[2, 2], storage_order=1)
+    with pytest.raises(dnnx.UnsupportedModelError, match="pool_col_major.*storage_order 1"):
+        dnnx.load(model)
+
+
+def test_max_pool_pad_as_large_as_window():
+    model = pool_model([1, 1, 6, 6], name="pool_big_pad", kernel_shape=[2, 2], pads=[2, 0, 0, 0])
+    with pytest.raises(dnnx.InvalidModelError, match=r"pool_big_pad.*pads \[2,0,0,0\]"):
+        dnnx.load(model)
+
+
+def test_max_pool_kernel_rank_mismatch():
+    model = pool_model([1, 1, 6, 6], name="pool_rank", outputs=(("y", [1, 1, 5, 5]),),
+                       kernel_shape=[2, 2, 2])
+    with pytest.raises(dnnx.InvalidModelError, match=r"pool_rank.*kernel_shape \[2,2,2\]"):
+        dnnx.load(model)
+
+
+def test_max_pool_plan_row():
+    (row,) = dnnx.load(pool_model([2, 3, 8, 8], kernel_shape=[2, 2], strides=[2, 2])).plan()
+    assert row["algorithm"] == "direct"
+    assert row["outputs"] == [[2, 3, 4, 4]]
