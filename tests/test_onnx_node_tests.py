@@ -15,6 +15,7 @@ import dnnx.backend
 
 IN_SCOPE = [
     r"test_(add|sub|mul|div)(_.*)?_cpu$",
+    r"test_averagepool_.*_cpu$",
     r"test_batchnorm_.*_cpu$",
     r"test_cast_.*_cpu$",
     r"test_clip(_.*)?_cpu$",

@@ -16,6 +16,7 @@ void register_conv_ops(OpRegistry& r);        // conv.cc: Conv
 void register_pool_ops(OpRegistry& r);        // pool.cc: MaxPool
 void register_lstm_ops(OpRegistry& r);        // lstm.cc: LSTM
 void register_batchnorm_ops(OpRegistry& r);   // batchnorm.cc: BatchNormalization
+void register_avg_pool_ops(OpRegistry& r);    // avg_pool.cc: AveragePool
 void register_global_pool_ops(OpRegistry& r); // global_pool.cc: GlobalAveragePool, GlobalMaxPool
 void register_lrn_ops(OpRegistry& r);         // lrn.cc: LRN
 void register_variadic_ops(OpRegistry& r);    // variadic.cc: Sum, Max, Min (broadcast)

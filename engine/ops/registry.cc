@@ -17,6 +17,7 @@ const OpRegistry& op_registry() {
     register_pool_ops(r);
     register_lstm_ops(r);
     register_batchnorm_ops(r);
+    register_avg_pool_ops(r);
     register_global_pool_ops(r);
     register_lrn_ops(r);
     register_variadic_ops(r);

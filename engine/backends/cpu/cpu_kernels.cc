@@ -15,6 +15,7 @@ void register_cpu_kernels(KernelRegistry& r) {
   register_cpu_pool_kernels(r);
   register_cpu_lstm_kernels(r);
   register_cpu_batchnorm_kernels(r);
+  register_cpu_avg_pool_kernels(r);
   register_cpu_global_pool_kernels(r);
   register_cpu_lrn_kernels(r);
   register_cpu_variadic_kernels(r);

@@ -15,6 +15,7 @@ void register_cpu_conv_kernels(KernelRegistry& r);        // conv_cpu.cc
 void register_cpu_pool_kernels(KernelRegistry& r);        // pool_cpu.cc
 void register_cpu_lstm_kernels(KernelRegistry& r);        // lstm_cpu.cc
 void register_cpu_batchnorm_kernels(KernelRegistry& r);   // batchnorm_cpu.cc
+void register_cpu_avg_pool_kernels(KernelRegistry& r);    // avg_pool_cpu.cc
 void register_cpu_global_pool_kernels(KernelRegistry& r); // global_pool_cpu.cc
 void register_cpu_lrn_kernels(KernelRegistry& r);         // lrn_cpu.cc
 void register_cpu_variadic_kernels(KernelRegistry& r);    // variadic_cpu.cc

@@ -1,0 +1,52 @@
+// AveragePool: X [N, C, spatial...] -> Y [N, C, out...], 1-D, 2-D and 3-D, with strides, pads,
+// dilations (opset 19), ceil_mode, auto_pad and count_include_pad. The window geometry is
+// MaxPool's (ops/conv_geometry.h). The divisor of one window is the number of its taps inside
+// X, or with count_include_pad the number inside the padded X (taps that ceil_mode pushes past
+// the end padding never count).
+#include "ops/conv_geometry.h"
+#include "ops/families.h"
+
+namespace dnnx {
+
+namespace {
+
+constexpr size_t kMinSpatialRank = 1;
+constexpr size_t kMaxSpatialRank = 3;
+
+void validate_avg_pool(const Node& node) {
+  node.expect_only_attrs(
+      {"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"});
+  check_window_attrs(node, WindowOp::Pool);
+  const int64_t include_pad = node.attr_int("count_include_pad", 0);
+  if (include_pad != 0 && include_pad != 1) {
+    node_fail<InvalidModelError>(node, "count_include_pad " + std::to_string(include_pad) +
+                                           " must be 0 or 1");
+  }
+}
+
+std::vector<TensorInfo> infer_avg_pool(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_input(node, inputs, 0, "X");
+  require_float(node, x, "input X");
+  const size_t rank = x.shape.size();
+  if (rank < 2 + kMinSpatialRank || rank > 2 + kMaxSpatialRank) {
+    node_fail<UnsupportedModelError>(node, "X " + shape_str(x.shape) +
+                                               " must be [N, C, spatial...] with 1 to 3 spatial dims");
+  }
+  const Shape spatial(x.shape.begin() + 2, x.shape.end());
+  const ConvGeometry g =
+      make_conv_geometry(node, WindowOp::Pool, spatial, node.attr_ints("kernel_shape", {}));
+  Shape y{x.shape[0], x.shape[1]};
+  y.insert(y.end(), g.output.begin(), g.output.end());
+  return {TensorInfo{y, DType::Float32}};
+}
+
+}  // namespace
+
+void register_avg_pool_ops(OpRegistry& r) {
+  OpDef def;
+  def.validate = validate_avg_pool;
+  def.infer = infer_avg_pool;
+  r.add("AveragePool", std::move(def));
+}
+
+}  // namespace dnnx
