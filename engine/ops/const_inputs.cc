@@ -12,7 +12,9 @@ std::vector<int64_t> constant_ints(const Node& node, const std::vector<ValueInfo
   if (!inputs[i].constant) {
     node_fail<UnsupportedModelError>(node, std::string("input '") + what +
                                                "' must be a constant (an initializer, a Constant node or "
-                                               "a subgraph of static shapes): dnnx fixes shapes at load");
+                                               "a subgraph of static shapes): dnnx fixes shapes at load; "
+                                               "with a symbolic batch, dnnx.load(..., batch_size=N) lets "
+                                               "the importer fold shape arithmetic");
   }
   if (inputs[i].info.dtype == DType::Float32) {
     node_fail<InvalidModelError>(node, std::string("input '") + what + "' must be int32 or int64, got float32");

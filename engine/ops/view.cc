@@ -2,26 +2,16 @@
 // Identity and Dropout (identity at inference). The planner aliases their output (no copy).
 #include <algorithm>
 
+#include "ops/const_inputs.h"
 #include "ops/families.h"
 
 namespace dnnx {
 
 namespace {
 
-// The data of a shape/axes input, which must be known at load (an initializer or folded Constant).
-std::vector<int64_t> constant_ints(const Node& node, const std::vector<ValueInfo>& inputs, size_t i,
-                                   const char* what) {
-  require_input(node, inputs, i, what);
-  if (!inputs[i].constant) {
-    node_fail<UnsupportedModelError>(node, std::string(what) +
-                                               " must be a constant (an initializer or Constant node)");
-  }
-  return inputs[i].constant->to_int64();
-}
-
 std::vector<TensorInfo> infer_reshape(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& x = require_input(node, inputs, 0, "data");
-  const std::vector<int64_t> spec = constant_ints(node, inputs, 1, "input 'shape'");
+  const std::vector<int64_t> spec = constant_ints(node, inputs, 1, "shape");
   const bool allow_zero = node.attr_int("allowzero", 0) != 0;
   Shape out(spec.size());
   int infer_at = -1;
@@ -83,7 +73,7 @@ std::vector<int64_t> axes_of(const Node& node, const std::vector<ValueInfo>& inp
     if (required) node_fail<InvalidModelError>(node, "input 'axes' is required");
     return {};
   }
-  return constant_ints(node, inputs, 1, "input 'axes'");
+  return constant_ints(node, inputs, 1, "axes");
 }
 
 std::vector<TensorInfo> infer_squeeze(const Node& node, const std::vector<ValueInfo>& inputs) {

@@ -3,9 +3,11 @@ operators (the C++ op registry does). Steps:
 
 1. read the source (path, bytes or ModelProto) with external data confined to the model's folder;
 2. ``onnx.checker``; upgrade opsets older than 7 with onnx's version converter;
-3. apply ``batch_size`` to every graph input whose first dim is 1 or symbolic;
+3. apply ``batch_size`` to every graph input whose first dim is 1 or symbolic (and to the
+   Reshape targets that carry an exported batch of 1, see _rebatch.py);
 4. fold every node whose inputs are all constants (Constant nodes, initializer-only arithmetic)
-   with onnx's reference evaluator, so constant subgraphs cost nothing at run time;
+   with onnx's reference evaluator, and every ``Shape`` whose input's shape is fully known
+   (see _shapes.py), so constant subgraphs and PyTorch's shape arithmetic cost nothing at run time;
 5. emit the IR dict that ``_core.Engine`` takes.
 """
 from __future__ import annotations
@@ -18,6 +20,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from ._rebatch import rebatch_reshapes
+from ._shapes import fold_shape_node, static_shapes
 from .errors import InvalidModelError, UnsupportedModelError
 
 MIN_OPSET = 7  # older models are upgraded to UPGRADE_OPSET with onnx's version converter
@@ -116,23 +120,28 @@ def check_and_upgrade(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
-def set_batch_size(model: onnx.ModelProto, batch_size: int) -> None:
+def set_batch_size(model: onnx.ModelProto, batch_size: int) -> bool:
+    """Sets the leading dim of every graph input whose first dim is 1 or symbolic; returns
+    whether a fixed 1 was among them (the exporter's batch, which Reshapes may carry)."""
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     initializers = {t.name for t in model.graph.initializer}
+    fixed_one = False
     for vi in model.graph.input:
         if vi.name in initializers or not vi.type.tensor_type.shape.dim:
             continue
         first = vi.type.tensor_type.shape.dim[0]
         if not first.HasField("dim_value") or first.dim_value == 1:
+            fixed_one = fixed_one or first.HasField("dim_value")
             first.Clear()
             first.dim_value = batch_size
+    return fixed_one
 
 
 def import_model(src, batch_size=None) -> Imported:
     model = check_and_upgrade(read_model(src))
-    if batch_size is not None:
-        set_batch_size(model, batch_size)
+    if batch_size is not None and set_batch_size(model, batch_size):
+        rebatch_reshapes(model, batch_size)
     opset = onnx_opset(model)
     return Imported(proto=model, ir=_build_ir(model, opset), opset=opset)
 
@@ -211,6 +220,7 @@ def _build_ir(model: onnx.ModelProto, opset: int) -> dict:
         dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
         inputs.append((vi.name, dims, elem))
 
+    shapes = static_shapes(model)
     nodes, seen_names = [], set()
     for index, node in enumerate(graph.node):
         name = node.name if node.name and node.name not in seen_names else f"{node.op_type}_{index}"
@@ -219,6 +229,9 @@ def _build_ir(model: onnx.ModelProto, opset: int) -> dict:
         if node.domain not in ("", "ai.onnx"):
             raise UnsupportedModelError(f"{where}: domain '{node.domain}' is not supported (only ai.onnx)")
         real_inputs = [i for i in node.input if i]
+        if node.op_type == "Shape" and real_inputs and real_inputs[0] in shapes and node.output[0]:
+            constants[node.output[0]] = fold_shape_node(node, shapes[real_inputs[0]])
+            continue
         if node.op_type not in NON_FOLDABLE and all(i in constants for i in real_inputs):
             results = _fold(node, [constants[i] for i in real_inputs], opset, where)
             for out, value in zip([o for o in node.output if o], results):
