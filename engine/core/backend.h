@@ -40,6 +40,7 @@ struct Rejected {
 struct KernelChoice {
   std::unique_ptr<Kernel> kernel;
   std::string algorithm;  // e.g. "im2col+gemm", "gemm(1x1)", "direct"
+  std::string math;       // the arithmetic, where a library offers a choice: "fp32 (FMA)", ...
   size_t workspace_bytes = 0;
   std::vector<Rejected> rejected;
 };
@@ -76,6 +77,8 @@ class Backend {
   // the graph inputs in the device arena (copied in at the start of a run) and copies the
   // outputs back at the end (see Note [device memory] in core/executor.cc).
   virtual bool uses_host_memory() const { return true; }
+  // Makes the backend's device current on the calling thread (runs come from any thread).
+  virtual void activate() const {}
   // Device memory of at least `bytes` (nullptr for 0); DeviceError when it cannot be had.
   virtual void* allocate(size_t bytes) const;
   virtual void release(void* ptr) const noexcept;

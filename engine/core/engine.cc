@@ -2,9 +2,10 @@
 
 namespace dnnx {
 
-Engine::Engine(Graph graph, std::unique_ptr<Backend> backend)
+Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes)
     : graph_(std::move(graph)), backend_(std::move(backend)) {
   validate_graph(graph_, *backend_);
+  run_passes(graph_, passes.checked_by(*backend_));
   if (!backend_->uses_host_memory()) device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);
   plan_for(default_shapes());
 }
@@ -46,7 +47,13 @@ std::shared_ptr<const Plan> Engine::plan_for(const std::vector<Shape>& shapes) {
     auto it = plans_.find(shapes);
     if (it != plans_.end()) return it->second;
   }
-  std::shared_ptr<const Plan> plan = build_plan(graph_, *backend_, shapes, device_constants_.get());
+  std::shared_ptr<const Plan> plan;
+  {
+    // A device backend plans with the handles its runs use: one at a time.
+    std::unique_lock<std::mutex> device_turn(device_mutex_, std::defer_lock);
+    if (device_constants_) device_turn.lock();
+    plan = build_plan(graph_, *backend_, shapes, device_constants_.get());
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   return plans_.emplace(shapes, plan).first->second;  // a racing thread's plan wins; same content
 }

@@ -9,15 +9,17 @@
 #include <vector>
 
 #include "core/executor.h"
+#include "core/passes/passes.h"
 #include "core/planner.h"
 
 namespace dnnx {
 
 class Engine {
  public:
-  // Validates every node (UnsupportedModelError at load) and plans the declared shapes
-  // (symbolic dims taken as 1), so that shape errors show at load too.
-  Engine(Graph graph, std::unique_ptr<Backend> backend);
+  // Validates every node (UnsupportedModelError at load), runs the enabled rewrite passes
+  // (core/passes) and plans the declared shapes (symbolic dims taken as 1), so that shape
+  // errors show at load too.
+  Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes = {});
 
   const Graph& graph() const { return graph_; }
   const Backend& backend() const { return *backend_; }
@@ -40,7 +42,7 @@ class Engine {
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<DeviceConstants> device_constants_;  // null on a host backend
   std::mutex mutex_;         // guards plans_ and free_scratch_
-  std::mutex device_mutex_;  // held for a whole run on a device backend
+  std::mutex device_mutex_;  // held for a whole run or plan on a device backend
   std::map<std::vector<Shape>, std::shared_ptr<const Plan>> plans_;
   std::vector<std::unique_ptr<RunScratch>> free_scratch_;
 };

@@ -64,6 +64,7 @@ void execute_host(const Plan& plan, const void* const* inputs, void* const* outp
 // and that copy waits for the kernels. A kernel's DeviceError gains the layer's name here.
 void execute_device(const Plan& plan, const Backend& backend, const void* const* inputs,
                     void* const* outputs, RunScratch& scratch) {
+  backend.activate();
   scratch.device_arena.reserve(backend, plan.arena_bytes);
   scratch.device_workspace.reserve(backend, plan.workspace_bytes);
   std::vector<const void*>& ptrs = scratch.value_ptrs;

@@ -33,6 +33,7 @@ struct PlannedLayer {
   std::vector<int> outputs;  // value ids; -1 for an omitted optional output
   std::unique_ptr<Kernel> kernel;  // null for a view (Reshape, Flatten, ...): nothing runs
   std::string algorithm;
+  std::string math;
   size_t workspace_bytes = 0;
   std::vector<Rejected> rejected;
 };

@@ -3,15 +3,22 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "bindings.h"
+#include "core/device_library.h"
 #include "core/engine.h"
 
 namespace dnnx {
 
 namespace {
 
-std::unique_ptr<Backend> make_backend(const std::string& device) {
+// device: "cpu", or "cuda" with options["library"] (the path of libdnnx_cuda.so) and the
+// device options (bind_device.cc).
+std::unique_ptr<Backend> make_backend(const std::string& device, const py::dict& options) {
   if (device == "cpu") return std::make_unique<CpuBackend>();
-  throw DeviceError("device '" + device + "' is not available in this build (only 'cpu')");
+  if (device == "cuda") {
+    if (!options.contains("library")) throw DeviceError("device 'cuda': no backend library was given");
+    return create_device_backend(options["library"].cast<std::string>(), device_options_from_dict(options));
+  }
+  throw DeviceError("device '" + device + "' is not supported ('cpu' or 'cuda')");
 }
 
 py::list shapes_list(const std::vector<const TensorInfo*>& infos) {
@@ -34,6 +41,7 @@ py::list plan_rows(const Plan& plan) {
     row["inputs"] = shapes_list(ins);
     row["outputs"] = shapes_list(outs);
     row["algorithm"] = layer.algorithm;
+    row["math"] = layer.math;
     row["workspace"] = layer.workspace_bytes;
     row["rejected"] = rejected;
     rows.append(row);
@@ -43,8 +51,8 @@ py::list plan_rows(const Plan& plan) {
 
 class PyEngine {
  public:
-  PyEngine(const py::dict& ir, const std::string& device)
-      : engine_(graph_from_ir(ir), make_backend(device)) {}
+  PyEngine(const py::dict& ir, const std::string& device, const py::dict& options)
+      : engine_(graph_from_ir(ir), make_backend(device, options)) {}
 
   py::list run(const py::list& arrays) {
     std::vector<py::array> inputs;
@@ -115,11 +123,12 @@ class PyEngine {
 
 void bind_engine(py::module_& m) {
   py::class_<PyEngine>(m, "Engine")
-      .def(py::init<const py::dict&, const std::string&>(), py::arg("ir"), py::arg("device") = "cpu")
+      .def(py::init<const py::dict&, const std::string&, const py::dict&>(), py::arg("ir"),
+           py::arg("device") = "cpu", py::arg("options") = py::dict())
       .def("run", &PyEngine::run, py::arg("inputs"),
            "Runs the graph on numpy arrays (graph-input order); returns the outputs in graph order.")
       .def("plan", &PyEngine::plan, py::arg("shapes") = py::none(),
-           "One dict per layer: name, op, inputs, outputs, algorithm, workspace, rejected.")
+           "One dict per layer: name, op, inputs, outputs, algorithm, math, workspace, rejected.")
       .def("memory", &PyEngine::memory, py::arg("shapes") = py::none())
       .def("default_shapes", &PyEngine::default_shapes);
 }

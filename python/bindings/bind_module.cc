@@ -7,9 +7,10 @@
 namespace dnnx {
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "dnnx C++ core: graph, planner, executor and the CPU backend";
+  m.doc() = "dnnx C++ core: graph, planner, executor, the CPU backend and the device-library loader";
   bind_errors(m);
   bind_engine(m);
+  bind_device(m);
   m.def("supported_ops", [] { return op_registry().names(); }, "Op types the registry knows, sorted.");
 }
 

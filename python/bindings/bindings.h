@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include "core/device_options.h"
 #include "core/graph.h"
 
 namespace dnnx {
@@ -11,6 +12,7 @@ namespace py = pybind11;
 
 void bind_errors(py::module_& m);
 void bind_engine(py::module_& m);
+void bind_device(py::module_& m);
 
 // numpy dtype <-> DType; anything else is an InputError naming `what`.
 DType dtype_from_numpy(const py::dtype& dt, const std::string& what);
@@ -18,5 +20,8 @@ py::dtype numpy_dtype(DType t);
 
 // The IR dict from python/dnnx/_importer.py -> Graph.
 Graph graph_from_ir(const py::dict& ir);
+
+// The options dict python/dnnx/_device.py builds -> DeviceOptions (absent keys keep defaults).
+DeviceOptions device_options_from_dict(const py::dict& options);
 
 }  // namespace dnnx

@@ -4,7 +4,10 @@
     model = dnnx.load("lenet.onnx")
     y = model.run(x)
     print(model.plan())
+
+    gpu = dnnx.load("lenet.onnx", device="cuda", workspace_limit="256MiB")  # see dnnx.cuda_status()
 """
+from .cuda import cuda_available, cuda_status
 from .errors import DeviceError, DnnxError, InvalidModelError, UnsupportedModelError
 from .model import Model, TensorSpec, load
 from ._native import core as _core
@@ -17,5 +20,5 @@ def supported_ops() -> list:
     return list(_core.supported_ops())
 
 
-__all__ = ["load", "Model", "TensorSpec", "supported_ops", "DnnxError", "UnsupportedModelError",
-           "InvalidModelError", "DeviceError", "__version__"]
+__all__ = ["load", "Model", "TensorSpec", "supported_ops", "cuda_available", "cuda_status", "DnnxError",
+           "UnsupportedModelError", "InvalidModelError", "DeviceError", "__version__"]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
+from ._device import backend_options
 from ._importer import import_model
 from ._native import core
 from .plan import PlanTable
@@ -36,12 +37,14 @@ def _output_specs(model: onnx.ModelProto) -> list:
 class Model:
     """A loaded model. ``run`` may be called from several threads at once (it releases the GIL)."""
 
-    def __init__(self, src, *, batch_size=None, device="cpu"):
+    def __init__(self, src, *, batch_size=None, device="cpu", precision="fp32", workspace_limit=None,
+                 algo_search="heuristic", deterministic=False):
+        kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic)
         imported = import_model(src, batch_size=batch_size)
         self.device = device
         self.opset = imported.opset
         self.proto = imported.proto
-        self._engine = core.Engine(imported.ir, device)
+        self._engine = core.Engine(imported.ir, kind, options)
         self.inputs = [TensorSpec(name, tuple(dims), dtype) for name, dims, dtype in imported.ir["inputs"]]
         self.outputs = _output_specs(imported.proto)
 
@@ -84,7 +87,7 @@ class Model:
         return [[batch_size] + list(s[1:]) if s else s for s in self._engine.default_shapes()]
 
     def plan(self, batch_size=None) -> PlanTable:
-        """One row per layer: name, op, input and output shapes, algorithm, workspace bytes.
+        """One row per layer: name, op, input and output shapes, algorithm, math, workspace bytes.
         Symbolic dims are taken as 1 unless ``batch_size`` says otherwise."""
         return PlanTable(self._engine.plan(self._shapes(batch_size)))
 
@@ -98,10 +101,17 @@ class Model:
         return f"<dnnx.Model device={self.device} opset={self.opset} inputs=({ins}) outputs=({outs})>"
 
 
-def load(src, batch_size=None, device="cpu") -> Model:
+def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limit=None, algo_search="heuristic",
+         deterministic=False) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto``.
 
     ``batch_size=N`` overrides the leading dim of every graph input whose first dim is 1 or
     symbolic. Unsupported ops or attributes raise ``UnsupportedModelError`` here, not at run time.
+
+    ``device``: "cpu", "cuda" or "cuda:N". On CUDA: ``precision`` ("fp32": no TF32 anywhere),
+    ``workspace_limit`` (bytes, or a string such as "256MiB": no layer's workspace exceeds it),
+    ``algo_search`` ("heuristic") and ``deterministic`` (only algorithms cuDNN marks
+    deterministic). ``DeviceError`` when CUDA is not available (``dnnx.cuda_status()`` says why).
     """
-    return Model(src, batch_size=batch_size, device=device)
+    return Model(src, batch_size=batch_size, device=device, precision=precision, workspace_limit=workspace_limit,
+                 algo_search=algo_search, deterministic=deterministic)

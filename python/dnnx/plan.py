@@ -14,15 +14,19 @@ def format_bytes(n: int) -> str:
     return str(n)
 
 
+def _algorithm(row) -> str:
+    return f"{row['algorithm']} [{row['math']}]" if row.get("math") else row["algorithm"]
+
+
 class PlanTable(list):
-    """Rows (dicts): name, op, inputs, outputs, algorithm, workspace, rejected."""
+    """Rows (dicts): name, op, inputs, outputs, algorithm, math, workspace, rejected."""
 
     def __str__(self) -> str:
         header = ("layer", "op", "inputs", "outputs", "algorithm", "workspace")
         rows = [header]
         for r in self:
             rows.append((r["name"], r["op"], ", ".join(_shape(s) for s in r["inputs"]),
-                         ", ".join(_shape(s) for s in r["outputs"]), r["algorithm"], format_bytes(r["workspace"])))
+                         ", ".join(_shape(s) for s in r["outputs"]), _algorithm(r), format_bytes(r["workspace"])))
         widths = [max(len(str(row[i])) for row in rows) for i in range(len(header))]
         lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
         lines.insert(1, "  ".join("-" * w for w in widths))

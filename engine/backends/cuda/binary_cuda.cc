@@ -1,0 +1,85 @@
+// Add, Sub, Mul, Div on CUDA (binary_kernels.cu). The broadcast is analysed once, at plan
+// time, as on the CPU: output dims of size 1 are dropped and neighbouring dims that broadcast
+// the same way are merged, so a bias [C,1,1] over [N,C,H,W] becomes [N, C, H*W] with B's
+// strides (0, 1, 0). No broadcast at all takes the plain elementwise kernel.
+#include "backends/cuda/cuda_kernels.h"
+#include "backends/cuda/glue_kernels.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+// The broadcast of A and B to `out`, merged; rank 0 when neither side broadcasts.
+BroadcastDims plan_broadcast(const Node& node, const Shape& a, const Shape& b, const Shape& out) {
+  struct Dim {
+    int64_t size;
+    bool full_a, full_b;
+  };
+  std::vector<Dim> dims;
+  const size_t rank = out.size();
+  for (size_t d = 0; d < rank; ++d) {
+    if (out[d] == 1) continue;
+    const int64_t da = d < rank - a.size() ? 1 : a[d - (rank - a.size())];
+    const int64_t db = d < rank - b.size() ? 1 : b[d - (rank - b.size())];
+    const Dim dim{out[d], da == out[d], db == out[d]};
+    if (!dims.empty() && dims.back().full_a == dim.full_a && dims.back().full_b == dim.full_b) {
+      dims.back().size *= dim.size;
+    } else {
+      dims.push_back(dim);
+    }
+  }
+  BroadcastDims plan;
+  if (dims.empty() || (dims.size() == 1 && dims[0].full_a && dims[0].full_b)) return plan;  // elementwise
+  if (dims.size() > static_cast<size_t>(kMaxGlueDims)) {
+    node_fail<UnsupportedModelError>(node, "broadcast of " + shape_str(a) + " and " + shape_str(b) +
+                                               " needs more than " + std::to_string(kMaxGlueDims) + " dims");
+  }
+  plan.rank = static_cast<int>(dims.size());
+  int64_t step_a = 1, step_b = 1;  // contiguous strides, innermost first
+  for (int d = plan.rank - 1; d >= 0; --d) {
+    plan.size[d] = dims[d].size;
+    plan.stride_a[d] = dims[d].full_a ? step_a : 0;
+    plan.stride_b[d] = dims[d].full_b ? step_b : 0;
+    if (dims[d].full_a) step_a *= dims[d].size;
+    if (dims[d].full_b) step_b *= dims[d].size;
+  }
+  return plan;
+}
+
+class BinaryKernel final : public Kernel {
+ public:
+  BinaryKernel(const CudaContext& ctx, BinaryKind kind, int64_t n, BroadcastDims dims)
+      : ctx_(ctx), kind_(kind), n_(n), dims_(dims) {}
+
+  void run(const KernelArgs& args) const override {
+    launch_binary(kind_, args.in(0), args.in(1), args.out(0), n_, dims_, ctx_.stream);
+  }
+
+ private:
+  const CudaContext& ctx_;
+  BinaryKind kind_;
+  int64_t n_;
+  BroadcastDims dims_;
+};
+
+KernelFactory binary_factory(const CudaContext& ctx, BinaryKind kind) {
+  return [&ctx, kind](const Node& node, const std::vector<ValueInfo>& inputs,
+                      const std::vector<TensorInfo>& outputs) {
+    const BroadcastDims dims = plan_broadcast(node, inputs[0].info.shape, inputs[1].info.shape, outputs[0].shape);
+    KernelChoice choice;
+    choice.algorithm = dims.rank == 0 ? "elementwise kernel" : "broadcast kernel";
+    choice.kernel = std::make_unique<BinaryKernel>(ctx, kind, numel(outputs[0].shape), dims);
+    return choice;
+  };
+}
+
+}  // namespace
+
+void register_cuda_binary_kernels(KernelRegistry& r, const CudaContext& ctx) {
+  r.add("Add", binary_factory(ctx, BinaryKind::Add));
+  r.add("Sub", binary_factory(ctx, BinaryKind::Sub));
+  r.add("Mul", binary_factory(ctx, BinaryKind::Mul));
+  r.add("Div", binary_factory(ctx, BinaryKind::Div));
+}
+
+}  // namespace dnnx::cuda

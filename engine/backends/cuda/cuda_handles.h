@@ -1,0 +1,73 @@
+// RAII owners for every CUDA, cuDNN and cuBLAS handle and descriptor the backend creates:
+// each is created in its constructor (a failure is a DeviceError) and destroyed in its
+// destructor, so no error path leaks one. Move-only.
+#pragma once
+#include <utility>
+
+#include "backends/cuda/cuda_check.h"
+
+namespace dnnx::cuda {
+
+// Owns one handle of type T made by Create and released by Destroy.
+template <class T, class Status, Status (*Create)(T*), Status (*Destroy)(T)>
+class Owned {
+ public:
+  explicit Owned(const char* what) { check(Create(&handle_), what); }
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  Owned(Owned&& other) noexcept : handle_(std::exchange(other.handle_, T{})) {}
+  Owned& operator=(Owned&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, T{});
+    }
+    return *this;
+  }
+  ~Owned() { reset(); }
+
+  T get() const { return handle_; }
+  operator T() const { return handle_; }  // NOLINT: passes straight into the library calls
+
+ private:
+  void reset() noexcept {
+    if (handle_) Destroy(handle_);
+    handle_ = T{};
+  }
+  T handle_{};
+};
+
+// cuDNN descriptors and handles.
+template <class T, cudnnStatus_t (*Create)(T*), cudnnStatus_t (*Destroy)(T)>
+class CudnnOwned : public Owned<T, cudnnStatus_t, Create, Destroy> {
+ public:
+  CudnnOwned() : Owned<T, cudnnStatus_t, Create, Destroy>("cudnnCreate (handle or descriptor)") {}
+};
+
+using CudnnHandle = CudnnOwned<cudnnHandle_t, cudnnCreate, cudnnDestroy>;
+using TensorDescriptor = CudnnOwned<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
+                                    cudnnDestroyTensorDescriptor>;
+using FilterDescriptor = CudnnOwned<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
+                                    cudnnDestroyFilterDescriptor>;
+using ConvolutionDescriptor = CudnnOwned<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                                         cudnnDestroyConvolutionDescriptor>;
+using PoolingDescriptor = CudnnOwned<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
+                                     cudnnDestroyPoolingDescriptor>;
+using ActivationDescriptor = CudnnOwned<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
+                                        cudnnDestroyActivationDescriptor>;
+
+// The cuBLAS handle.
+class CublasHandle : public Owned<cublasHandle_t, cublasStatus_t, cublasCreate, cublasDestroy> {
+ public:
+  CublasHandle() : Owned("cublasCreate") {}
+};
+
+// A non-blocking stream: it never waits for work on the legacy default stream.
+inline cudaError_t create_stream(cudaStream_t* stream) {
+  return cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking);
+}
+class CudaStream : public Owned<cudaStream_t, cudaError_t, create_stream, cudaStreamDestroy> {
+ public:
+  CudaStream() : Owned("cudaStreamCreateWithFlags") {}
+};
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,21 @@
+// One registration function per CUDA kernel file (the explicit list is cuda_kernels.cc). Each
+// factory keeps a pointer to the model's CudaContext for its stream, handles and options.
+#pragma once
+#include "backends/cuda/cuda_context.h"
+#include "core/backend.h"
+
+namespace dnnx::cuda {
+
+void register_cuda_activation_kernels(KernelRegistry& r, const CudaContext& ctx);  // activation_cuda.cc
+void register_cuda_binary_kernels(KernelRegistry& r, const CudaContext& ctx);      // binary_cuda.cc
+void register_cuda_gemm_kernels(KernelRegistry& r, const CudaContext& ctx);        // gemm_cuda.cc
+void register_cuda_matmul_kernels(KernelRegistry& r, const CudaContext& ctx);      // matmul_cuda.cc
+void register_cuda_softmax_kernels(KernelRegistry& r, const CudaContext& ctx);     // softmax_cuda.cc
+void register_cuda_transpose_kernels(KernelRegistry& r, const CudaContext& ctx);   // transpose_cuda.cc
+void register_cuda_concat_kernels(KernelRegistry& r, const CudaContext& ctx);      // concat_cuda.cc
+void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx);        // conv_cuda.cc
+void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx);        // pool_cuda.cc
+
+void register_cuda_kernels(KernelRegistry& r, const CudaContext& ctx);
+
+}  // namespace dnnx::cuda

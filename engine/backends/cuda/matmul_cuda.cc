@@ -1,0 +1,131 @@
+// MatMul on cuBLAS (fp32 math, no TF32), numpy semantics (ops/matmul.h):
+//   gemm            B has no batch (or only 1s): A [batch..., M, K] is one [batch*M, K] matrix
+//   strided batched A and B have the same batch dims, or A has none: one batched call
+//                   (A's stride 0 repeats it)
+//   gemm per batch  any other broadcast: one call per output batch, at offsets fixed at plan time
+#include <climits>
+#include <utility>
+
+#include "backends/cuda/blas.h"
+#include "backends/cuda/cuda_kernels.h"
+#include "ops/matmul.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+enum class MatMulPath { Gemm, StridedBatched, GemmPerBatch };
+
+// Element offsets of A's and B's matrices for every output batch, in output order.
+std::vector<std::pair<int64_t, int64_t>> batch_offsets(const MatMulGeometry& g) {
+  const size_t rank = g.batch.size();
+  std::vector<int64_t> stride_a(rank, 0), stride_b(rank, 0);
+  int64_t step_a = g.m * g.k, step_b = g.k * g.n;
+  for (size_t d = rank; d-- > 0;) {
+    if (g.batch_a[d] != 1) stride_a[d] = step_a;
+    if (g.batch_b[d] != 1) stride_b[d] = step_b;
+    step_a *= g.batch_a[d];
+    step_b *= g.batch_b[d];
+  }
+  std::vector<std::pair<int64_t, int64_t>> offsets;
+  std::vector<int64_t> index(rank, 0);
+  int64_t off_a = 0, off_b = 0;
+  for (int64_t i = 0; i < numel(g.batch); ++i) {
+    offsets.emplace_back(off_a, off_b);
+    for (size_t d = rank; d-- > 0;) {
+      off_a += stride_a[d];
+      off_b += stride_b[d];
+      if (++index[d] < g.batch[d]) break;
+      off_a -= stride_a[d] * g.batch[d];
+      off_b -= stride_b[d] * g.batch[d];
+      index[d] = 0;
+    }
+  }
+  return offsets;
+}
+
+class MatMulKernel final : public Kernel {
+ public:
+  // offsets: GemmPerBatch only, one pair per output batch.
+  MatMulKernel(const CudaContext& ctx, MatMulPath path, GemmCall call, int64_t y_elems,
+               std::vector<std::pair<int64_t, int64_t>> offsets)
+      : ctx_(ctx), path_(path), call_(call), y_elems_(y_elems), offsets_(std::move(offsets)) {}
+
+  void run(const KernelArgs& args) const override {
+    const float* a = args.in(0);
+    const float* b = args.in(1);
+    float* y = args.out(0);
+    if (y_elems_ == 0) return;
+    if (call_.k == 0) {  // an empty sum: zeros
+      check(cudaMemsetAsync(y, 0, static_cast<size_t>(y_elems_) * sizeof(float), ctx_.stream), "cudaMemsetAsync");
+      return;
+    }
+    if (path_ != MatMulPath::GemmPerBatch) {
+      row_major_gemm(ctx_, call_, a, b, y);
+      return;
+    }
+    const int64_t y_step = int64_t{call_.m} * call_.n;
+    for (size_t i = 0; i < offsets_.size(); ++i) {
+      row_major_gemm(ctx_, call_, a + offsets_[i].first, b + offsets_[i].second, y + static_cast<int64_t>(i) * y_step);
+    }
+  }
+
+ private:
+  const CudaContext& ctx_;
+  MatMulPath path_;
+  GemmCall call_;
+  int64_t y_elems_;
+  std::vector<std::pair<int64_t, int64_t>> offsets_;
+};
+
+KernelChoice matmul_factory(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs) {
+  const MatMulGeometry g = matmul_geometry(node, inputs[0].info.shape, inputs[1].info.shape);
+  const int64_t batches = numel(g.batch);
+  MatMulPath path = MatMulPath::GemmPerBatch;
+  if (numel(g.batch_b) == 1) {
+    path = MatMulPath::Gemm;
+  } else if (g.batch_a == g.batch_b || numel(g.batch_a) == 1) {
+    path = MatMulPath::StridedBatched;
+  }
+  const int64_t rows = path == MatMulPath::Gemm ? batches * g.m : g.m;
+  if (rows > INT_MAX || g.k > INT_MAX || g.n > INT_MAX || batches > INT_MAX) {
+    node_fail<UnsupportedModelError>(node, "matrix dims M=" + std::to_string(rows) + ", K=" + std::to_string(g.k) +
+                                               ", N=" + std::to_string(g.n) + " exceed cuBLAS's 2^31-1");
+  }
+  GemmCall call;
+  call.m = static_cast<int>(rows);
+  call.k = static_cast<int>(g.k);
+  call.n = static_cast<int>(g.n);
+  KernelChoice choice;
+  choice.math = "fp32 (CUBLAS_DEFAULT_MATH, no TF32)";
+  std::vector<std::pair<int64_t, int64_t>> offsets;
+  switch (path) {
+    case MatMulPath::Gemm: choice.algorithm = "cublasSgemm"; break;
+    case MatMulPath::StridedBatched:
+      choice.algorithm = "cublasSgemmStridedBatched";
+      call.batch = static_cast<int>(batches);
+      call.stride_a = numel(g.batch_a) == 1 ? 0 : g.m * g.k;
+      call.stride_b = g.k * g.n;
+      call.stride_y = g.m * g.n;
+      choice.rejected.push_back({"cublasSgemm", "B has batch dims " + shape_str(g.batch_b) +
+                                                    ", so the batch cannot fold into M"});
+      break;
+    case MatMulPath::GemmPerBatch:
+      choice.algorithm = "cublasSgemm per batch";
+      offsets = batch_offsets(g);
+      choice.rejected.push_back({"cublasSgemmStridedBatched", "batch dims " + shape_str(g.batch_a) + " and " +
+                                                                  shape_str(g.batch_b) + " broadcast unevenly"});
+      break;
+  }
+  choice.kernel = std::make_unique<MatMulKernel>(ctx, path, call, numel(g.out), std::move(offsets));
+  return choice;
+}
+
+}  // namespace
+
+void register_cuda_matmul_kernels(KernelRegistry& r, const CudaContext& ctx) {
+  r.add("MatMul", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
+                         const std::vector<TensorInfo>&) { return matmul_factory(ctx, node, inputs); });
+}
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,124 @@
+// MaxPool on CUDA, NCHW (NCDHW) float32. cudnnPoolingForward where cuDNN means what ONNX means:
+// no dilations, the same pads at both ends, and cuDNN's (floor) output size equal to ONNX's
+// (ceil_mode can differ). Otherwise the direct max-pool kernel (window_kernels.cu), which
+// follows ONNX exactly; the plan says which and why. 1-D pools run as 2-D with a unit height.
+#include <algorithm>
+
+#include "backends/cuda/cuda_kernels.h"
+#include "backends/cuda/glue_kernels.h"
+#include "backends/cuda/tensor_desc.h"
+#include "ops/conv_geometry.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+constexpr size_t kMinSpatialRank = 2;
+
+// Its descriptors are filled by try_cudnn at plan time and never change after.
+struct CudnnMaxPoolKernel final : Kernel {
+  explicit CudnnMaxPoolKernel(const CudaContext& context) : ctx(context) {}
+
+  void run(const KernelArgs& args) const override {
+    const float one = 1.0f, zero = 0.0f;
+    check(cudnnPoolingForward(ctx.cudnn, pool, &one, x, args.in(0), &zero, y, args.out(0)), "cudnnPoolingForward");
+  }
+
+  const CudaContext& ctx;
+  PoolingDescriptor pool;
+  TensorDescriptor x;
+  TensorDescriptor y;
+};
+
+class DirectMaxPoolKernel final : public Kernel {
+ public:
+  DirectMaxPoolKernel(const CudaContext& ctx, Window3d w) : ctx_(ctx), w_(w) {}
+
+  void run(const KernelArgs& args) const override { launch_max_pool(args.in(0), args.out(0), w_, ctx_.stream); }
+
+ private:
+  const CudaContext& ctx_;
+  Window3d w_;
+};
+
+// Why cuDNN cannot pool this window as ONNX means it ("" when it can); fills the kernel's
+// descriptors when it can.
+std::string try_cudnn(const ConvGeometry& g, const Shape& x, CudnnMaxPoolKernel& kernel) {
+  for (size_t i = 0; i < g.rank(); ++i) {
+    if (g.dilations[i] != 1) return "dilations " + shape_str(g.dilations) + " (cuDNN pooling has none)";
+    if (g.pads_begin[i] != g.pads_end[i]) {
+      return "pads " + shape_str(g.pads_begin) + " / " + shape_str(g.pads_end) + " differ (cuDNN pads symmetrically)";
+    }
+  }
+  const std::vector<int> window = to_int(g.kernel), pads = to_int(g.pads_begin), strides = to_int(g.strides);
+  const cudnnStatus_t status = cudnnSetPoolingNdDescriptor(kernel.pool, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN,
+                                                           static_cast<int>(g.rank()), window.data(), pads.data(),
+                                                           strides.data());
+  if (status != CUDNN_STATUS_SUCCESS) return std::string("cudnnSetPoolingNdDescriptor: ") + status_name(status);
+  Shape x_dims{x[0], x[1]}, y_dims{x[0], x[1]};
+  for (size_t i = 0; i < g.rank(); ++i) {
+    x_dims.push_back(g.input[i]);
+    y_dims.push_back(g.output[i]);
+  }
+  set_tensor(kernel.x, x_dims);
+  std::vector<int> cudnn_y(y_dims.size());
+  check(cudnnGetPoolingNdForwardOutputDim(kernel.pool, kernel.x, static_cast<int>(cudnn_y.size()), cudnn_y.data()),
+        "cudnnGetPoolingNdForwardOutputDim");
+  if (cudnn_y != to_int(y_dims)) {
+    return "cuDNN's output " + shape_str(Shape(cudnn_y.begin(), cudnn_y.end())) + " differs from ONNX's " +
+           shape_str(y_dims) + " (ceil_mode)";
+  }
+  set_tensor(kernel.y, y_dims);
+  return "";
+}
+
+Window3d direct_window(const ConvGeometry& onnx, const Shape& x) {
+  const ConvGeometry g = onnx.expanded_to(3);
+  Window3d w;
+  w.planes = x[0] * x[1];
+  for (size_t i = 0; i < 3; ++i) {
+    w.in[i] = g.input[i];
+    w.out[i] = g.output[i];
+    w.kernel[i] = g.kernel[i];
+    w.stride[i] = g.strides[i];
+    w.dilation[i] = g.dilations[i];
+    w.pad_begin[i] = g.pads_begin[i];
+  }
+  return w;
+}
+
+KernelChoice plan_max_pool(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
+                           const std::vector<TensorInfo>& outputs) {
+  const Shape& x = inputs[0].info.shape;
+  const ConvGeometry onnx = make_conv_geometry(node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
+                                               node.attr_ints("kernel_shape", {}));
+  KernelChoice choice;
+  std::string why_not;
+  if (numel(outputs[0].shape) == 0) {
+    why_not = "empty output";
+  } else if (!fits_int(x)) {
+    why_not = "X " + shape_str(x) + " has more than 2^31-1 elements";
+  } else {
+    auto kernel = std::make_unique<CudnnMaxPoolKernel>(ctx);
+    why_not = try_cudnn(onnx.expanded_to(std::max(kMinSpatialRank, onnx.rank())), x, *kernel);
+    if (why_not.empty()) {
+      choice.algorithm = "cudnnPoolingForward (max)";
+      choice.rejected.push_back({"direct kernel", "cuDNN covers this window"});
+      choice.kernel = std::move(kernel);
+      return choice;
+    }
+  }
+  choice.algorithm = "direct kernel";
+  choice.rejected.push_back({"cudnnPoolingForward", why_not});
+  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, direct_window(onnx, x));
+  return choice;
+}
+
+}  // namespace
+
+void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
+  r.add("MaxPool", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
+                          const std::vector<TensorInfo>& outputs) { return plan_max_pool(ctx, node, inputs, outputs); });
+}
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,41 @@
+#include "backends/cuda/tensor_desc.h"
+
+#include <climits>
+
+namespace dnnx::cuda {
+
+namespace {
+constexpr size_t kMinDims = 4;
+}  // namespace
+
+std::vector<int> to_int(const Shape& dims) {
+  std::vector<int> out;
+  for (int64_t d : dims) out.push_back(static_cast<int>(d));
+  return out;
+}
+
+bool fits_int(const Shape& dims) {
+  for (int64_t d : dims) {
+    if (d > INT_MAX) return false;
+  }
+  return numel(dims) <= INT_MAX;
+}
+
+void set_tensor(const TensorDescriptor& desc, const Shape& dims) {
+  std::vector<int> d = to_int(dims);
+  while (d.size() < kMinDims) d.push_back(1);
+  std::vector<int> strides(d.size(), 1);
+  for (size_t i = d.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * d[i + 1];
+  check(cudnnSetTensorNdDescriptor(desc, CUDNN_DATA_FLOAT, static_cast<int>(d.size()), d.data(),
+                                   strides.data()),
+        "cudnnSetTensorNdDescriptor");
+}
+
+void set_filter(const FilterDescriptor& desc, const Shape& dims) {
+  std::vector<int> d = to_int(dims);
+  check(cudnnSetFilterNdDescriptor(desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(d.size()),
+                                   d.data()),
+        "cudnnSetFilterNdDescriptor");
+}
+
+}  // namespace dnnx::cuda

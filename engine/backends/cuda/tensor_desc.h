@@ -1,0 +1,21 @@
+// cuDNN tensor and filter descriptors from the engine's shapes: fully packed NCHW (NCDHW)
+// float32. cuDNN wants at least 4 dims, so shorter shapes get unit dims appended.
+#pragma once
+#include <vector>
+
+#include "backends/cuda/cuda_handles.h"
+#include "core/tensor.h"
+
+namespace dnnx::cuda {
+
+// A packed tensor of `dims` (at least 4 after padding with trailing 1s).
+void set_tensor(const TensorDescriptor& desc, const Shape& dims);
+// A packed KCRS (KCTRS) filter of `dims`.
+void set_filter(const FilterDescriptor& desc, const Shape& dims);
+
+// The dims as the ints cuDNN takes (check fits_int first).
+std::vector<int> to_int(const Shape& dims);
+// Whether every dim (and the element count) fits the int cuDNN and cuBLAS take.
+bool fits_int(const Shape& dims);
+
+}  // namespace dnnx::cuda
