@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The whole CUDA check on a GPU machine, in one call (see /work/shared/GPU.md for what is there):
+#   1. install scipy-openblas32 from .whl/ if the machine lacks it (nothing can be downloaded)
+#   2. build dnnx with its CUDA backend: pip install --no-build-isolation --no-deps . (DNNX_CUDA=ON)
+#   3. pytest tests/cuda and the CPU-side CUDA checks, then the whole suite
+#   4. bench/bench_cuda.py: LeNet, dnnx vs PyTorch (separate process)
+#   5. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time)
+# Full logs go to $OUT (default ./gpu-check-out); a short summary is printed last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-check-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
+command -v nvcc >/dev/null || export PATH=$PATH:/usr/local/cuda/bin
+summary=()
+step() {  # step NAME LOG COMMAND...: runs, logs, records pass/fail and the log's last line
+  local name=$1 log=$OUT/$2
+  shift 2
+  local start=$SECONDS
+  "$@" >"$log" 2>&1
+  local rc=$?
+  summary+=("$(printf '%-10s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - start))" "$(grep -v '^\s*$' "$log" | tail -1)")")
+  return $rc
+}
+
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  nvcc --version | tail -2
+  python3 -c "import sys, torch, numpy; print(sys.version.split()[0], 'torch', torch.__version__, 'numpy', numpy.__version__)"
+  python3 -c "import nvidia.cudnn, nvidia.cu13; print('wheels:', nvidia.cudnn.__path__, nvidia.cu13.__path__)"
+} >"$OUT/machine.txt" 2>&1
+
+if ! python3 -c "import scipy_openblas32" 2>/dev/null; then
+  step openblas openblas.log python3 -m pip install --no-index --no-deps --no-compile --no-cache-dir .whl/scipy_openblas32-*.whl
+fi
+# The package metadata names README.md; a checkout without one gets a stub so that pip builds.
+[ -f README.md ] || echo "# dnnx" >README.md
+
+if step build build.log env DNNX_CUDA=ON python3 -m pip install -v --no-build-isolation --no-deps .; then
+  cd /tmp  # import the installed package, not the source folder
+  step status status.log python3 -c "import dnnx; print(dnnx.cuda_status())"
+  step cuda-tests pytest-cuda.log python3 -m pytest -q -rs -p no:cacheprovider \
+    "$OLDPWD/tests/cuda" "$OLDPWD/tests/test_cuda_status.py"
+  step all-tests pytest-all.log python3 -m pytest -q -p no:cacheprovider "$OLDPWD/tests"
+  step bench bench.log python3 "$OLDPWD/bench/bench_cuda.py" --out "$OUT/RESULTS_CUDA.md"
+  step memcheck memcheck.log timeout "${MEMCHECK_TIMEOUT:-150}" compute-sanitizer --tool memcheck \
+    --error-exitcode 9 python3 -m pytest -q -x -p no:cacheprovider "$OLDPWD/tests/cuda/test_cuda_ops.py" \
+    -k "binary or transpose or concat or max_pool or asymmetric"
+  cd "$OLDPWD"
+fi
+
+echo
+echo "== logs in $OUT"
+cat "$OUT/machine.txt"
+grep -E "dnnx: CUDA|DNNX_CUDA" "$OUT/build.log" | head -3
+printf '%s\n' "${summary[@]}"
+[ -f "$OUT/RESULTS_CUDA.md" ] && grep "^|" "$OUT/RESULTS_CUDA.md"
+grep -E "^(FAILED|ERROR)" "$OUT/pytest-cuda.log" 2>/dev/null | head -15

@@ -1,0 +1,77 @@
+"""The CUDA backend's availability checks and device options: everything that needs no GPU, so
+that it runs in CI (tests/cuda needs a GPU)."""
+import pytest
+
+import dnnx
+from dnnx import _device, cuda
+from dnnx.examples import build
+
+
+def test_status_is_one_line_that_says_available_or_why_not():
+    status = dnnx.cuda_status()
+    assert status.startswith("available: " if dnnx.cuda_available() else "unavailable: ")
+    assert "\n" not in status and len(status) > len("unavailable: ")
+
+
+def test_cuda_load_without_cuda_is_a_device_error_with_the_reason():
+    if dnnx.cuda_available():
+        pytest.skip("CUDA is available here")
+    with pytest.raises(dnnx.DeviceError, match="not available"):
+        dnnx.load(build("lenet"), device="cuda")
+
+
+def test_cpu_still_works_whatever_the_cuda_status():
+    model = dnnx.load(build("lenet"))
+    assert model.run(__import__("numpy").ones((1, 1, 28, 28), "float32")).shape == (1, 10)
+
+
+def test_missing_library_is_reported_as_not_built(monkeypatch, tmp_path):
+    monkeypatch.setenv("DNNX_DEV_BUILD", str(tmp_path))
+    assert cuda.library_path() == str(tmp_path / cuda.LIBRARY_NAME)
+    assert dnnx.cuda_status().startswith("unavailable: not built")
+    assert not dnnx.cuda_available()
+
+
+def test_unloadable_library_is_reported_with_the_loader_message(monkeypatch, tmp_path):
+    (tmp_path / cuda.LIBRARY_NAME).write_bytes(b"not an ELF file")
+    monkeypatch.setenv("DNNX_DEV_BUILD", str(tmp_path))
+    status = dnnx.cuda_status()
+    assert status.startswith("unavailable: cannot load") and cuda.LIBRARY_NAME in status
+
+
+@pytest.mark.parametrize("device,parsed", [("cpu", ("cpu", 0)), ("cuda", ("cuda", 0)), ("cuda:3", ("cuda", 3)),
+                                           ("CUDA:1", ("cuda", 1))])
+def test_parse_device(device, parsed):
+    assert _device.parse_device(device) == parsed
+
+
+@pytest.mark.parametrize("device", ["tpu", "cuda:", "cuda:-1", "cpu:1", "", None])
+def test_unknown_devices_are_device_errors(device):
+    with pytest.raises(dnnx.DeviceError, match="not supported"):
+        _device.parse_device(device)
+
+
+@pytest.mark.parametrize("text,expected", [(0, 0), (1024, 1024), ("256MiB", 256 << 20), ("1.5 GiB", 3 << 29),
+                                           ("64 KB", 64000), ("0", 0)])
+def test_parse_bytes(text, expected):
+    assert _device.parse_bytes(text) == expected
+
+
+@pytest.mark.parametrize("bad", [-1, "lots", "12 XB", True, 1.5])
+def test_parse_bytes_rejects(bad):
+    with pytest.raises(ValueError, match="workspace_limit"):
+        _device.parse_bytes(bad)
+
+
+def test_cuda_options_are_checked_before_the_device():
+    with pytest.raises(ValueError, match="precision"):
+        dnnx.load(build("lenet"), device="cuda", precision="fp64")
+    with pytest.raises(ValueError, match="algo_search"):
+        dnnx.load(build("lenet"), device="cuda", algo_search="guess")
+    with pytest.raises(ValueError, match="CPU backend runs fp32"):
+        dnnx.load(build("lenet"), precision="fp16")
+
+
+def test_plan_rows_carry_a_math_field():
+    row = dnnx.load(build("lenet")).plan()[0]
+    assert "math" in row
