@@ -2,10 +2,9 @@
 
 namespace dnnx {
 
-Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes)
+Engine::Engine(Graph graph, std::unique_ptr<Backend> backend)
     : graph_(std::move(graph)), backend_(std::move(backend)) {
   validate_graph(graph_, *backend_);
-  run_passes(graph_, passes.checked_by(*backend_));
   if (!backend_->uses_host_memory()) device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);
   plan_for(default_shapes());
 }
