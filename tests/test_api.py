@@ -71,7 +71,7 @@ def test_batch_size_override_fixes_first_dim():
 
 
 def test_plan_rows_and_table():
-    m = dnnx.load(two_io_model())
+    m = dnnx.load(two_io_model(), optimize=False)  # one row per node (the passes fuse fc+act)
     rows = m.plan(batch_size=6)
     assert [r["name"] for r in rows] == ["fc", "act", "sig"]
     assert rows[0]["op"] == "Gemm" and rows[0]["inputs"][0] == [6, 4] and rows[0]["outputs"] == [[6, 5]]

@@ -2,9 +2,10 @@
 
 namespace dnnx {
 
-Engine::Engine(Graph graph, std::unique_ptr<Backend> backend)
+Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes)
     : graph_(std::move(graph)), backend_(std::move(backend)) {
   validate_graph(graph_, *backend_);
+  run_passes(graph_, passes.checked_by(*backend_));
   if (!backend_->uses_host_memory()) device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);
   plan_for(default_shapes());
 }

@@ -9,15 +9,17 @@
 #include <vector>
 
 #include "core/executor.h"
+#include "core/passes/passes.h"
 #include "core/planner.h"
 
 namespace dnnx {
 
 class Engine {
  public:
-  // Validates every node (UnsupportedModelError at load) and plans the declared shapes
-  // (symbolic dims taken as 1), so that shape errors show at load too.
-  Engine(Graph graph, std::unique_ptr<Backend> backend);
+  // Validates every node (UnsupportedModelError at load), runs the enabled rewrite passes
+  // (core/passes) and plans the declared shapes (symbolic dims taken as 1), so that shape
+  // errors show at load too.
+  Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes = {});
 
   const Graph& graph() const { return graph_; }
   const Backend& backend() const { return *backend_; }

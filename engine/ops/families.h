@@ -29,5 +29,6 @@ void register_cast_ops(OpRegistry& r);        // cast.cc: Cast
 void register_expand_ops(OpRegistry& r);      // expand.cc: Expand
 void register_reduce_ops(OpRegistry& r);      // reduce.cc: ReduceMean
 void register_split_ops(OpRegistry& r);       // split.cc: Split
+void register_fused_ops(OpRegistry& r);       // fused.cc: Conv+Relu, Gemm+Relu (made by core/passes; last)
 
 }  // namespace dnnx

@@ -11,13 +11,15 @@ const OpDef* OpRegistry::find(const std::string& op_type) const {
 
 std::vector<std::string> OpRegistry::names() const {
   std::vector<std::string> out;
-  for (const auto& kv : defs_) out.push_back(kv.first);
+  for (const auto& kv : defs_) {
+    if (!kv.second.fused) out.push_back(kv.first);
+  }
   return out;
 }
 
 std::string OpRegistry::names_joined() const {
   std::string out;
-  for (const auto& kv : defs_) out += (out.empty() ? "" : ", ") + kv.first;
+  for (const std::string& name : names()) out += (out.empty() ? "" : ", ") + name;
   return out;
 }
 

@@ -30,13 +30,15 @@ struct OpDef {
   bool aliases_input0 = false;
   // Opset range this definition implements (inclusive).
   int min_opset = 7;
+  // Made by a rewrite pass (Conv+Relu, ...), never read from a model: not listed as supported.
+  bool fused = false;
 };
 
 class OpRegistry {
  public:
   void add(const std::string& op_type, OpDef def);
   const OpDef* find(const std::string& op_type) const;
-  std::vector<std::string> names() const;  // sorted
+  std::vector<std::string> names() const;  // sorted, fused ops left out
   std::string names_joined() const;        // "Add, Concat, ..."
 
  private:

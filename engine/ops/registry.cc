@@ -30,6 +30,7 @@ const OpRegistry& op_registry() {
     register_expand_ops(r);
     register_reduce_ops(r);
     register_split_ops(r);
+    register_fused_ops(r);  // copies Conv's and Gemm's definitions: after them
     return r;
   }();
   return registry;

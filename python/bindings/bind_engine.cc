@@ -5,6 +5,7 @@
 #include "bindings.h"
 #include "core/device_library.h"
 #include "core/engine.h"
+#include "core/passes/passes.h"
 
 namespace dnnx {
 
@@ -49,10 +50,17 @@ py::list plan_rows(const Plan& plan) {
   return rows;
 }
 
+// {pass name: on} -> PassOptions; unnamed passes stay on. An unknown name is a ValueError.
+PassOptions pass_options(const py::dict& switches) {
+  PassOptions options;
+  for (auto item : switches) set_pass(options, item.first.cast<std::string>(), item.second.cast<bool>());
+  return options;
+}
+
 class PyEngine {
  public:
-  PyEngine(const py::dict& ir, const std::string& device, const py::dict& options)
-      : engine_(graph_from_ir(ir), make_backend(device, options)) {}
+  PyEngine(const py::dict& ir, const std::string& device, const py::dict& options, const py::dict& passes)
+      : engine_(graph_from_ir(ir), make_backend(device, options), pass_options(passes)) {}
 
   py::list run(const py::list& arrays) {
     std::vector<py::array> inputs;
@@ -123,14 +131,15 @@ class PyEngine {
 
 void bind_engine(py::module_& m) {
   py::class_<PyEngine>(m, "Engine")
-      .def(py::init<const py::dict&, const std::string&, const py::dict&>(), py::arg("ir"),
-           py::arg("device") = "cpu", py::arg("options") = py::dict())
+      .def(py::init<const py::dict&, const std::string&, const py::dict&, const py::dict&>(), py::arg("ir"),
+           py::arg("device") = "cpu", py::arg("options") = py::dict(), py::arg("passes") = py::dict())
       .def("run", &PyEngine::run, py::arg("inputs"),
            "Runs the graph on numpy arrays (graph-input order); returns the outputs in graph order.")
       .def("plan", &PyEngine::plan, py::arg("shapes") = py::none(),
            "One dict per layer: name, op, inputs, outputs, algorithm, math, workspace, rejected.")
       .def("memory", &PyEngine::memory, py::arg("shapes") = py::none())
       .def("default_shapes", &PyEngine::default_shapes);
+  m.def("pass_names", &pass_names, "The rewrite passes, in the order they run.");
 }
 
 }  // namespace dnnx

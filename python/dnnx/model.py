@@ -8,6 +8,7 @@ import onnx
 
 from ._device import backend_options
 from ._importer import import_model
+from ._passes import pass_switches
 from ._native import core
 from .plan import PlanTable
 
@@ -38,13 +39,14 @@ class Model:
     """A loaded model. ``run`` may be called from several threads at once (it releases the GIL)."""
 
     def __init__(self, src, *, batch_size=None, device="cpu", precision="fp32", workspace_limit=None,
-                 algo_search="heuristic", deterministic=False):
+                 algo_search="heuristic", deterministic=False, passes=None, optimize=True):
         kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic)
         imported = import_model(src, batch_size=batch_size)
         self.device = device
         self.opset = imported.opset
         self.proto = imported.proto
-        self._engine = core.Engine(imported.ir, kind, options)
+        self.passes = pass_switches(passes, optimize)
+        self._engine = core.Engine(imported.ir, kind, options, passes=self.passes)
         self.inputs = [TensorSpec(name, tuple(dims), dtype) for name, dims, dtype in imported.ir["inputs"]]
         self.outputs = _output_specs(imported.proto)
 
@@ -102,7 +104,7 @@ class Model:
 
 
 def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limit=None, algo_search="heuristic",
-         deterministic=False) -> Model:
+         deterministic=False, passes=None, optimize=True) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto``.
 
     ``batch_size=N`` overrides the leading dim of every graph input whose first dim is 1 or
@@ -112,6 +114,10 @@ def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limi
     ``workspace_limit`` (bytes, or a string such as "256MiB": no layer's workspace exceeds it),
     ``algo_search`` ("heuristic") and ``deterministic`` (only algorithms cuDNN marks
     deterministic). ``DeviceError`` when CUDA is not available (``dnnx.cuda_status()`` says why).
+
+    Load-time rewrites (``dnnx.pass_names()``: fold_batchnorm, fuse_matmul_add, fuse_conv_relu,
+    fuse_gemm_relu) are on by default; ``passes={"fold_batchnorm": False}`` switches single ones
+    off, ``optimize=False`` all of them. ``plan()`` shows fused layers (op "Conv+Relu", ...).
     """
     return Model(src, batch_size=batch_size, device=device, precision=precision, workspace_limit=workspace_limit,
-                 algo_search=algo_search, deterministic=deterministic)
+                 algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize)

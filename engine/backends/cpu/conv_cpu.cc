@@ -1,10 +1,12 @@
 // Conv on the CPU, NCHW float32: per batch item and per group, Y_g = W_g x col, one sgemm each.
 // col is X_g itself for a pointwise (1x1, stride 1, unpadded) conv ("gemm(1x1)"), otherwise
 // X_g unrolled by im2col into the planner's workspace ("im2col+gemm"). Every spatial rank runs
-// as 3-D, with unit dims prepended (ConvGeometry::expanded_to).
+// as 3-D, with unit dims prepended (ConvGeometry::expanded_to). "Conv+Relu" (made by the
+// fuse_conv_relu pass) is the same kernel with the Relu applied after the bias, per output tile.
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/activation_cpu.h"
 #include "backends/cpu/blas.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "ops/conv_geometry.h"
@@ -17,6 +19,8 @@ constexpr size_t kKernelRank = 3;  // D, H, W
 enum Dim { kD = 0, kH = 1, kW = 2 };
 
 enum class ConvAlgo { Pointwise, Im2colGemm };
+// The activation the kernel applies to Y_g after the bias, while Y_g is still in cache.
+enum class ConvActivation { None, Relu };
 
 // The sizes of one conv, fixed at plan time.
 struct ConvShape {
@@ -78,8 +82,8 @@ void im2col(const ConvShape& s, const float* x, float* col) {
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(ConvShape shape, ConvAlgo algo, bool has_bias)
-      : s_(std::move(shape)), algo_(algo), has_bias_(has_bias) {}
+  ConvKernel(ConvShape shape, ConvAlgo algo, bool has_bias, ConvActivation activation)
+      : s_(std::move(shape)), algo_(algo), has_bias_(has_bias), activation_(activation) {}
 
   // x [N, C, in...], w [M, C/group, k...], b [M], y [N, M, out...]; workspace holds col.
   void run(const KernelArgs& args) const override {
@@ -99,12 +103,13 @@ class ConvKernel final : public Kernel {
           im2col(s_, x_g, col);
           cols = col;
         }
-        // Y_g [Mg, OSP] = W_g [Mg, Cg*K] x cols [Cg*K, OSP], then + B_g while Y_g is in cache.
+        // Y_g [Mg, OSP] = W_g [Mg, Cg*K] x cols [Cg*K, OSP], then + B_g (and Relu) while Y_g is in cache.
         float* y_g = y + (n * s_.filters + grp * mg) * out_size;
         sgemm(false, false, static_cast<int>(mg), static_cast<int>(out_size), static_cast<int>(rows),
               1.0f, w + grp * mg * rows, static_cast<int>(rows), cols, static_cast<int>(out_size),
               0.0f, y_g, static_cast<int>(out_size));
         if (bias) add_bias(bias + grp * mg, y_g);
+        if (activation_ == ConvActivation::Relu) relu_inplace(y_g, mg * out_size);
       }
     }
   }
@@ -122,6 +127,7 @@ class ConvKernel final : public Kernel {
   ConvShape s_;
   ConvAlgo algo_;
   bool has_bias_;
+  ConvActivation activation_;
 };
 
 // Why a conv is not a plain GEMM over X (for the plan's rejected list).
@@ -131,8 +137,7 @@ std::string why_not_pointwise(const ConvGeometry& g) {
   return "strides are " + shape_str(g.strides);
 }
 
-KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs,
-                       const std::vector<TensorInfo>&) {
+KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, ConvActivation activation) {
   const Shape& x = inputs[0].info.shape;
   const Shape& w = inputs[1].info.shape;
   const ConvGeometry g = make_conv_geometry(node, WindowOp::Conv, Shape(x.begin() + 2, x.end()),
@@ -143,19 +148,28 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs,
   if (g.is_pointwise()) {
     choice.algorithm = "gemm(1x1)";
     choice.rejected.push_back({"im2col+gemm", "not needed: 1x1 kernel, stride 1, no padding"});
-    choice.kernel = std::make_unique<ConvKernel>(std::move(s), ConvAlgo::Pointwise, has_bias);
+    choice.kernel = std::make_unique<ConvKernel>(std::move(s), ConvAlgo::Pointwise, has_bias, activation);
     return choice;
   }
   choice.algorithm = "im2col+gemm";
   choice.rejected.push_back({"gemm(1x1)", why_not_pointwise(g)});
   // col is [Cg*K, OSP]: one group of one image.
   choice.workspace_bytes = static_cast<size_t>(s.col_rows() * s.g.output_size()) * sizeof(float);
-  choice.kernel = std::make_unique<ConvKernel>(std::move(s), ConvAlgo::Im2colGemm, has_bias);
+  choice.kernel = std::make_unique<ConvKernel>(std::move(s), ConvAlgo::Im2colGemm, has_bias, activation);
   return choice;
+}
+
+KernelFactory conv_factory(ConvActivation activation) {
+  return [activation](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+    return plan_conv(node, inputs, activation);
+  };
 }
 
 }  // namespace
 
-void register_cpu_conv_kernels(KernelRegistry& r) { r.add("Conv", plan_conv); }
+void register_cpu_conv_kernels(KernelRegistry& r) {
+  r.add("Conv", conv_factory(ConvActivation::None));
+  r.add("Conv+Relu", conv_factory(ConvActivation::Relu));
+}
 
 }  // namespace dnnx

@@ -1,4 +1,6 @@
 // Gemm on OpenBLAS: Y is first filled with beta * C (broadcast), then sgemm accumulates into it.
+// "Gemm+Relu" (made by the fuse_gemm_relu pass) applies the Relu to Y right after.
+#include "backends/cpu/activation_cpu.h"
 #include "backends/cpu/blas.h"
 #include "backends/cpu/cpu_kernels.h"
 
@@ -12,6 +14,7 @@ struct GemmShape {
   float alpha, beta;
   Shape c_shape;  // empty when C is absent
   bool has_c;
+  bool relu = false;
 };
 
 class GemmKernel final : public Kernel {
@@ -29,6 +32,7 @@ class GemmKernel final : public Kernel {
     const int ldb = s_.trans_b ? s_.k : s_.n;
     sgemm(s_.trans_a, s_.trans_b, s_.m, s_.n, s_.k, s_.alpha, args.in(0), lda, args.in(1), ldb, beta,
           y, s_.n);
+    if (s_.relu) relu_inplace(y, static_cast<int64_t>(s_.m) * s_.n);
   }
 
  private:
@@ -54,6 +58,7 @@ class GemmKernel final : public Kernel {
 KernelChoice make_gemm(const Node& node, const std::vector<ValueInfo>& inputs,
                        const std::vector<TensorInfo>& outputs) {
   GemmShape s;
+  s.relu = node.op_type == "Gemm+Relu";
   s.trans_a = node.attr_int("transA", 0) != 0;
   s.trans_b = node.attr_int("transB", 0) != 0;
   s.alpha = node.attr_float("alpha", 1.0f);
@@ -71,6 +76,9 @@ KernelChoice make_gemm(const Node& node, const std::vector<ValueInfo>& inputs,
 
 }  // namespace
 
-void register_cpu_gemm_kernels(KernelRegistry& r) { r.add("Gemm", make_gemm); }
+void register_cpu_gemm_kernels(KernelRegistry& r) {
+  r.add("Gemm", make_gemm);
+  r.add("Gemm+Relu", make_gemm);
+}
 
 }  // namespace dnnx

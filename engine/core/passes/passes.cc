@@ -1,0 +1,57 @@
+#include "core/passes/passes.h"
+
+namespace dnnx {
+
+namespace {
+
+struct PassEntry {
+  const char* name;
+  bool PassOptions::*enabled;
+  int (*run)(Graph&, const PassOptions&);
+};
+
+// BatchNormalization folds before Conv+Relu fuses, so Conv -> BN -> Relu ends as one Conv+Relu;
+// MatMul+Add becomes a Gemm before Gemm+Relu looks for Gemms.
+const PassEntry kPasses[] = {
+    {"fold_batchnorm", &PassOptions::fold_batchnorm, fold_batchnorm},
+    {"fuse_matmul_add", &PassOptions::fuse_matmul_add, fuse_matmul_add},
+    {"fuse_conv_relu", &PassOptions::fuse_conv_relu, fuse_conv_relu},
+    {"fuse_gemm_relu", &PassOptions::fuse_gemm_relu, fuse_gemm_relu},
+};
+
+}  // namespace
+
+PassOptions PassOptions::checked_by(const Backend& backend) const {
+  PassOptions out = *this;
+  out.can_run = [&backend](const Node& node) { return backend.unsupported_reason(node).empty(); };
+  return out;
+}
+
+const std::vector<std::string>& pass_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const PassEntry& p : kPasses) out.push_back(p.name);
+    return out;
+  }();
+  return names;
+}
+
+void set_pass(PassOptions& options, const std::string& name, bool enabled) {
+  for (const PassEntry& p : kPasses) {
+    if (name == p.name) {
+      options.*p.enabled = enabled;
+      return;
+    }
+  }
+  std::string known;
+  for (const PassEntry& p : kPasses) known += (known.empty() ? "" : ", ") + std::string(p.name);
+  throw InputError("unknown pass '" + name + "' (passes: " + known + ")");
+}
+
+void run_passes(Graph& graph, const PassOptions& options) {
+  for (const PassEntry& p : kPasses) {
+    if (options.*p.enabled) p.run(graph, options);
+  }
+}
+
+}  // namespace dnnx

@@ -1,0 +1,41 @@
+// Inference-time rewrites of the Graph, run once at load: after validation, before planning.
+// Each pass is small, named and can be switched off (from Python: dnnx.load(..., passes={...})
+// or optimize=False). A pass that creates a fused op (Conv+Relu, Gemm+Relu) first asks whether
+// the backend can run it, so a backend without that kernel keeps the pair apart.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/graph.h"
+
+namespace dnnx {
+
+struct PassOptions {
+  bool fold_batchnorm = true;   // Conv -> BatchNormalization: the BN folded into W and B
+  bool fuse_matmul_add = true;  // MatMul(2-D A, constant 2-D B) -> Add(constant bias) => Gemm
+  bool fuse_conv_relu = true;   // Conv -> Relu => Conv+Relu (Relu in the conv kernel's epilogue)
+  bool fuse_gemm_relu = true;   // Gemm -> Relu => Gemm+Relu
+  // Whether the backend can run a node a pass wants to create; unset: any node.
+  std::function<bool(const Node&)> can_run;
+
+  // A copy whose can_run asks `backend` (which must outlive the run_passes call).
+  PassOptions checked_by(const Backend& backend) const;
+};
+
+// The pass names in the order they run: "fold_batchnorm", "fuse_matmul_add", ...
+const std::vector<std::string>& pass_names();
+// Switches one pass by name; InputError naming the known passes for an unknown name.
+void set_pass(PassOptions& options, const std::string& name, bool enabled);
+
+// Runs every enabled pass, in pass_names() order.
+void run_passes(Graph& graph, const PassOptions& options);
+
+// The passes one by one; each returns how many rewrites it made.
+int fold_batchnorm(Graph& graph, const PassOptions& options);   // fold_batchnorm.cc
+int fuse_matmul_add(Graph& graph, const PassOptions& options);  // fuse_matmul_add.cc
+int fuse_conv_relu(Graph& graph, const PassOptions& options);   // fuse_conv_relu.cc
+int fuse_gemm_relu(Graph& graph, const PassOptions& options);   // fuse_gemm_relu.cc
+
+}  // namespace dnnx

@@ -1,0 +1,116 @@
+#include "core/passes/rewrite.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ops/op.h"
+
+namespace dnnx {
+
+int sole_consumer(const Graph& graph, const std::string& value) {
+  if (std::find(graph.outputs.begin(), graph.outputs.end(), value) != graph.outputs.end()) return -1;
+  int found = -1;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const auto& ins = graph.nodes[i].inputs;
+    const auto uses = std::count(ins.begin(), ins.end(), value);
+    if (uses == 0) continue;
+    if (found >= 0 || uses > 1) return -1;
+    found = static_cast<int>(i);
+  }
+  return found;
+}
+
+const ConstTensor* find_constant(const Graph& graph, const std::string& name) {
+  for (const GraphInput& in : graph.inputs) {
+    if (in.name == name) return nullptr;
+  }
+  auto it = graph.constants.find(name);
+  return it == graph.constants.end() ? nullptr : it->second.get();
+}
+
+namespace {
+
+bool name_taken(const Graph& graph, const std::string& name) {
+  if (graph.constants.count(name)) return true;
+  for (const GraphInput& in : graph.inputs) {
+    if (in.name == name) return true;
+  }
+  for (const Node& node : graph.nodes) {
+    if (std::find(node.outputs.begin(), node.outputs.end(), name) != node.outputs.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string add_constant(Graph& graph, const std::string& base, const Shape& shape, std::vector<float> values) {
+  std::string name = base;
+  for (int i = 1; name_taken(graph, name); ++i) name = base + "_" + std::to_string(i);
+  auto t = std::make_shared<ConstTensor>();
+  t->info = TensorInfo{shape, DType::Float32};
+  t->data.resize(values.size() * sizeof(float));
+  if (!values.empty()) std::memcpy(t->data.data(), values.data(), t->data.size());
+  graph.constants[name] = std::move(t);
+  return name;
+}
+
+std::map<std::string, TensorInfo> value_types(const Graph& graph) {
+  std::map<std::string, TensorInfo> types;
+  for (const auto& kv : graph.constants) types[kv.first] = kv.second->info;
+  for (const GraphInput& in : graph.inputs) {
+    Shape dims = in.dims;
+    for (int64_t& d : dims) d = d < 0 ? 1 : d;
+    types[in.name] = TensorInfo{dims, in.dtype};
+  }
+  const OpRegistry& registry = op_registry();
+  for (const Node& node : graph.nodes) {
+    std::vector<ValueInfo> inputs;
+    for (const std::string& name : node.inputs) {
+      auto it = types.find(name);
+      if (name.empty() || it == types.end()) {
+        inputs.push_back(ValueInfo{{}, nullptr, false});
+        continue;
+      }
+      inputs.push_back(ValueInfo{it->second, find_constant(graph, name), true});
+    }
+    const std::vector<TensorInfo> outs = registry.find(node.op_type)->infer(node, inputs);
+    for (size_t o = 0; o < node.outputs.size() && o < outs.size(); ++o) {
+      if (!node.outputs[o].empty()) types[node.outputs[o]] = outs[o];
+    }
+  }
+  return types;
+}
+
+void erase_nodes(Graph& graph, const std::vector<bool>& dead) {
+  std::vector<Node> kept;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (!dead[i]) kept.push_back(std::move(graph.nodes[i]));
+  }
+  graph.nodes = std::move(kept);
+}
+
+bool backend_can_run(const PassOptions& options, const Node& node) {
+  return !options.can_run || options.can_run(node);
+}
+
+int fuse_with_relu(Graph& graph, const PassOptions& options, const std::string& producer_op) {
+  std::vector<bool> dead(graph.nodes.size(), false);
+  int fused = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& producer = graph.nodes[i];
+    if (producer.op_type != producer_op || !producer.has_output(0) || producer.outputs.size() != 1) continue;
+    const int c = sole_consumer(graph, producer.outputs[0]);
+    if (c < 0 || graph.nodes[c].op_type != "Relu" || dead[c]) continue;
+    Node merged = producer;
+    merged.op_type = producer_op + "+Relu";
+    merged.outputs = graph.nodes[c].outputs;
+    if (!backend_can_run(options, merged)) continue;
+    graph.nodes[i] = std::move(merged);
+    dead[c] = true;
+    ++fused;
+  }
+  erase_nodes(graph, dead);
+  return fused;
+}
+
+}  // namespace dnnx

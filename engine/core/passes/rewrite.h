@@ -1,0 +1,36 @@
+// Small queries and edits on a Graph, shared by the passes.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/passes/passes.h"
+
+namespace dnnx {
+
+// The index of the one node that reads `value`, or -1 when none or several do, or when it is
+// a graph output (a fused-away value must not be visible outside).
+int sole_consumer(const Graph& graph, const std::string& value);
+
+// The constant called `name`, or nullptr (graph inputs shadow initializers, as in the planner).
+const ConstTensor* find_constant(const Graph& graph, const std::string& name);
+
+// Adds a float32 constant under a name no tensor uses yet (derived from `base`); returns it.
+std::string add_constant(Graph& graph, const std::string& base, const Shape& shape, std::vector<float> values);
+
+// Every value's type for the declared input shapes, symbolic dims taken as 1 (ranks and the
+// fixed dims are what the passes look at), by the op registry's shape inference.
+std::map<std::string, TensorInfo> value_types(const Graph& graph);
+
+// Drops the nodes whose flag is set, keeping the order of the rest.
+void erase_nodes(Graph& graph, const std::vector<bool>& dead);
+
+// Whether the backend can run `node` (always, without a can_run check).
+bool backend_can_run(const PassOptions& options, const Node& node);
+
+// producer -> Relu pairs become one node "<op>+Relu" at the producer's place (producer_op is
+// "Conv" or "Gemm"): the producer's inputs and attributes, the Relu's outputs.
+int fuse_with_relu(Graph& graph, const PassOptions& options, const std::string& producer_op);
+
+}  // namespace dnnx

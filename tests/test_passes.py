@@ -1,0 +1,176 @@
+"""The load-time rewrite passes (engine/core/passes): each one changes the plan as it should,
+leaves the results as they were (within fp32 rounding) and can be switched off alone or with
+the rest (optimize=False); where a pass must not fire, it does not."""
+import numpy as np
+import pytest
+from onnx import helper
+
+import dnnx
+from ort_check import assert_matches_ort, make_model, rand
+
+ALL_OFF = {"optimize": False}
+
+
+def ops(model, **load_kwargs):
+    return [row["op"] for row in dnnx.load(model, **load_kwargs).plan()]
+
+
+def check_same_results(model, feeds, **switches):
+    """dnnx with the passes as given == dnnx with none == onnxruntime (fp32 tolerance)."""
+    fused = assert_matches_ort(model, feeds, **switches)
+    plain = dnnx.load(model, optimize=False).run_dict(feeds)
+    for name in fused:
+        np.testing.assert_allclose(fused[name], plain[name], rtol=1e-5, atol=1e-5)
+
+
+def weights(*shape, seed=1, scale=0.3):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+def bn_stats(channels, seed=2):
+    rng = np.random.default_rng(seed)
+    return {"s": rng.uniform(0.5, 1.5, channels).astype(np.float32), "bb": weights(channels, seed=seed + 1),
+            "m": weights(channels, seed=seed + 2), "v": rng.uniform(0.2, 2.0, channels).astype(np.float32)}
+
+
+def conv_bn_relu(bias=True, group=1, relu=True):
+    inputs = ["x", "w", "b"] if bias else ["x", "w"]
+    nodes = [helper.make_node("Conv", inputs, ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=group),
+             helper.make_node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["n"], name="bn", epsilon=1e-3)]
+    if relu:
+        nodes.append(helper.make_node("Relu", ["n"], ["y"], name="relu"))
+    inits = {"w": weights(8, 8 // group, 3, 3), **bn_stats(8)}
+    if bias:
+        inits["b"] = weights(8, seed=9)
+    return make_model(nodes, [("x", ["N", 8, 6, 6])], [("y" if relu else "n", None)], inits)
+
+
+# --- fold_batchnorm ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("group", [1, 8])
+@pytest.mark.parametrize("batch", [1, 8])
+def test_fold_batchnorm(bias, group, batch):
+    model = conv_bn_relu(bias, group)
+    check_same_results(model, {"x": rand(batch, 8, 6, 6)})
+    assert ops(model) == ["Conv+Relu"]
+    assert ops(model, passes={"fold_batchnorm": False}) == ["Conv", "BatchNormalization", "Relu"]
+    assert ops(model, passes={"fuse_conv_relu": False}) == ["Conv", "Relu"]
+
+
+def test_fold_batchnorm_keeps_a_shared_weight_intact():
+    # Two convs share W; only the first feeds a BN. The second must still see the original W.
+    model = conv_bn_relu(relu=False)
+    graph = model.graph
+    graph.node.append(helper.make_node("Conv", ["x", "w"], ["c2"], name="conv2", kernel_shape=[3, 3],
+                                       pads=[1, 1, 1, 1]))
+    graph.node.append(helper.make_node("Add", ["n", "c2"], ["y"], name="add"))
+    graph.output[0].name = "y"
+    check_same_results(model, {"x": rand(2, 8, 6, 6)})
+    assert ops(model) == ["Conv", "Conv", "Add"]
+
+
+def test_batchnorm_after_a_conv_whose_output_is_also_used_stays():
+    model = conv_bn_relu(relu=False)
+    model.graph.node.append(helper.make_node("Add", ["n", "c"], ["y"], name="residual"))
+    model.graph.output[0].name = "y"
+    check_same_results(model, {"x": rand(2, 8, 6, 6)})
+    assert ops(model) == ["Conv", "BatchNormalization", "Add"]
+
+
+# --- fuse_conv_relu ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kernel", [1, 3])
+def test_fuse_conv_relu(kernel):
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[kernel, kernel]),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    model = make_model(nodes, [("x", ["N", 4, 7, 7])], [("y", None)],
+                       {"w": weights(6, 4, kernel, kernel), "b": weights(6, seed=3)})
+    for batch in (1, 8):
+        check_same_results(model, {"x": rand(batch, 4, 7, 7)})
+    (row,) = dnnx.load(model).plan()
+    assert row["op"] == "Conv+Relu" and row["name"] == "conv"
+    assert row["algorithm"] == ("gemm(1x1)" if kernel == 1 else "im2col+gemm")
+    assert ops(model, passes={"fuse_conv_relu": False}) == ["Conv", "Relu"]
+
+
+def test_conv_whose_output_is_a_graph_output_is_not_fused():
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[1, 1]), helper.make_node("Relu", ["c"], ["y"])]
+    model = make_model(nodes, [("x", [1, 2, 3, 3])], [("c", None), ("y", None)], {"w": weights(2, 2, 1, 1)})
+    check_same_results(model, {"x": rand(1, 2, 3, 3)})
+    assert ops(model) == ["Conv", "Relu"]
+
+
+# --- fuse_gemm_relu and fuse_matmul_add ----------------------------------------------------------
+
+def test_fuse_gemm_relu():
+    nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["g"], name="fc", transB=1, alpha=0.5),
+             helper.make_node("Relu", ["g"], ["y"], name="relu")]
+    model = make_model(nodes, [("x", ["N", 6])], [("y", None)], {"w": weights(5, 6), "b": weights(5, seed=4)})
+    for batch in (1, 8):
+        check_same_results(model, {"x": rand(batch, 6)})
+    assert ops(model) == ["Gemm+Relu"]
+    assert ops(model, passes={"fuse_gemm_relu": False}) == ["Gemm", "Relu"]
+
+
+def matmul_add(bias_shape, a_shape=("N", 6), bias_first=False, relu=False):
+    add_inputs = ["bias", "mm"] if bias_first else ["mm", "bias"]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"], name="matmul"),
+             helper.make_node("Add", add_inputs, ["y" if not relu else "z"], name="add")]
+    if relu:
+        nodes.append(helper.make_node("Relu", ["z"], ["y"], name="relu"))
+    inits = {"w": weights(6, 5), "bias": weights(*bias_shape, seed=5)}
+    return make_model(nodes, [("x", list(a_shape))], [("y", None)], inits)
+
+
+@pytest.mark.parametrize("bias_shape", [[5], [1, 5], [1], []])
+@pytest.mark.parametrize("bias_first", [False, True])
+def test_fuse_matmul_add(bias_shape, bias_first):
+    model = matmul_add(bias_shape, bias_first=bias_first)
+    for batch in (1, 8):
+        check_same_results(model, {"x": rand(batch, 6)})
+    (row,) = dnnx.load(model).plan()
+    assert row["op"] == "Gemm" and row["name"] == "matmul"
+    assert ops(model, passes={"fuse_matmul_add": False}) == ["MatMul", "Add"]
+
+
+def test_matmul_add_then_relu_becomes_one_gemm_relu():
+    model = matmul_add([5], relu=True)
+    check_same_results(model, {"x": rand(4, 6)})
+    assert ops(model) == ["Gemm+Relu"]
+    assert ops(model, **ALL_OFF) == ["MatMul", "Add", "Relu"]
+
+
+@pytest.mark.parametrize("bias_shape,a_shape", [
+    ([5], [2, 3, 6]),     # A is 3-D: no Gemm
+    ([4, 5], [4, 6]),     # a bias per row: not broadcastable to [N]
+    ([3, 1, 5], [4, 6]),  # the bias grows the result to [3, 4, 5]
+])
+def test_matmul_add_that_is_no_gemm_stays(bias_shape, a_shape):
+    model = matmul_add(bias_shape, a_shape=a_shape)
+    check_same_results(model, {"x": rand(*a_shape)})
+    assert ops(model) == ["MatMul", "Add"]
+
+
+# --- switches ------------------------------------------------------------------------------------
+
+def test_pass_switches():
+    model = conv_bn_relu()
+    assert dnnx.load(model).passes == {"fold_batchnorm": True, "fuse_matmul_add": True, "fuse_conv_relu": True,
+                                       "fuse_gemm_relu": True}
+    assert set(dnnx.load(model, optimize=False).passes.values()) == {False}
+    only_fold = dnnx.load(model, optimize=False, passes={"fold_batchnorm": True})
+    assert [row["op"] for row in only_fold.plan()] == ["Conv", "Relu"]
+    with pytest.raises(ValueError, match="unknown pass 'fold_bn'.*fold_batchnorm"):
+        dnnx.load(model, passes={"fold_bn": False})
+    with pytest.raises(ValueError, match="must be True or False"):
+        dnnx.load(model, passes={"fold_batchnorm": 0})
+
+
+def test_fused_ops_are_not_listed_as_supported():
+    supported = dnnx.supported_ops()
+    assert "Conv" in supported and not [op for op in supported if "+" in op]
+
+
+def test_pass_names_in_run_order():
+    assert dnnx.pass_names() == ["fold_batchnorm", "fuse_matmul_add", "fuse_conv_relu", "fuse_gemm_relu"]
