@@ -1,5 +1,7 @@
 #include "core/passes/passes.h"
 
+#include "core/passes/rewrite.h"
+
 namespace dnnx {
 
 namespace {
@@ -49,9 +51,11 @@ void set_pass(PassOptions& options, const std::string& name, bool enabled) {
 }
 
 void run_passes(Graph& graph, const PassOptions& options) {
+  int rewrites = 0;
   for (const PassEntry& p : kPasses) {
-    if (options.*p.enabled) p.run(graph, options);
+    if (options.*p.enabled) rewrites += p.run(graph, options);
   }
+  if (rewrites > 0) drop_unused_constants(graph);
 }
 
 }  // namespace dnnx

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "ops/op.h"
 
@@ -87,6 +88,14 @@ void erase_nodes(Graph& graph, const std::vector<bool>& dead) {
     if (!dead[i]) kept.push_back(std::move(graph.nodes[i]));
   }
   graph.nodes = std::move(kept);
+}
+
+void drop_unused_constants(Graph& graph) {
+  std::set<std::string> used(graph.outputs.begin(), graph.outputs.end());
+  for (const Node& node : graph.nodes) used.insert(node.inputs.begin(), node.inputs.end());
+  for (auto it = graph.constants.begin(); it != graph.constants.end();) {
+    it = used.count(it->first) ? std::next(it) : graph.constants.erase(it);
+  }
 }
 
 bool backend_can_run(const PassOptions& options, const Node& node) {

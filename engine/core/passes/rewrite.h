@@ -26,6 +26,10 @@ std::map<std::string, TensorInfo> value_types(const Graph& graph);
 // Drops the nodes whose flag is set, keeping the order of the rest.
 void erase_nodes(Graph& graph, const std::vector<bool>& dead);
 
+// Drops the constants no node reads and no graph output names (e.g. a Conv's W and the BN
+// statistics once fold_batchnorm has made new weights).
+void drop_unused_constants(Graph& graph);
+
 // Whether the backend can run `node` (always, without a can_run check).
 bool backend_can_run(const PassOptions& options, const Node& node);
 
