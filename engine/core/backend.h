@@ -42,6 +42,7 @@ struct KernelChoice {
   std::string algorithm;  // e.g. "im2col+gemm", "gemm(1x1)", "direct"
   std::string math;       // the arithmetic, where a library offers a choice: "fp32 (FMA)", ...
   size_t workspace_bytes = 0;
+  double time_ms = -1;    // measured by an exhaustive search; -1 when not measured
   std::vector<Rejected> rejected;
 };
 

@@ -126,6 +126,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
       layer.kernel = std::move(choice.kernel);
       layer.algorithm = std::move(choice.algorithm);
       layer.math = std::move(choice.math);
+      layer.time_ms = choice.time_ms;
       layer.workspace_bytes = choice.workspace_bytes;
       layer.rejected = std::move(choice.rejected);
       plan->workspace_bytes = std::max(plan->workspace_bytes, layer.workspace_bytes);

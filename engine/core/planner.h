@@ -35,6 +35,7 @@ struct PlannedLayer {
   std::string algorithm;
   std::string math;
   size_t workspace_bytes = 0;
+  double time_ms = -1;
   std::vector<Rejected> rejected;
 };
 

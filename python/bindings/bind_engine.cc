@@ -43,6 +43,7 @@ py::list plan_rows(const Plan& plan) {
     row["outputs"] = shapes_list(outs);
     row["algorithm"] = layer.algorithm;
     row["math"] = layer.math;
+    row["time_ms"] = layer.time_ms < 0 ? py::object(py::none()) : py::object(py::float_(layer.time_ms));
     row["workspace"] = layer.workspace_bytes;
     row["rejected"] = rejected;
     rows.append(row);
@@ -136,7 +137,8 @@ void bind_engine(py::module_& m) {
       .def("run", &PyEngine::run, py::arg("inputs"),
            "Runs the graph on numpy arrays (graph-input order); returns the outputs in graph order.")
       .def("plan", &PyEngine::plan, py::arg("shapes") = py::none(),
-           "One dict per layer: name, op, inputs, outputs, algorithm, math, workspace, rejected.")
+           "One dict per layer: name, op, inputs, outputs, algorithm, math, workspace, time_ms "
+           "(measured, or None), rejected.")
       .def("memory", &PyEngine::memory, py::arg("shapes") = py::none())
       .def("default_shapes", &PyEngine::default_shapes);
   m.def("pass_names", &pass_names, "The rewrite passes, in the order they run.");

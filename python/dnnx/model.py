@@ -112,8 +112,10 @@ def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limi
 
     ``device``: "cpu", "cuda" or "cuda:N". On CUDA: ``precision`` ("fp32": no TF32 anywhere),
     ``workspace_limit`` (bytes, or a string such as "256MiB": no layer's workspace exceeds it),
-    ``algo_search`` ("heuristic") and ``deterministic`` (only algorithms cuDNN marks
-    deterministic). ``DeviceError`` when CUDA is not available (``dnnx.cuda_status()`` says why).
+    ``algo_search`` ("heuristic": cuDNN's ranking; "exhaustive": every convolution algorithm
+    timed at plan time, the fastest that fits kept, times in ``plan()``) and ``deterministic``
+    (only algorithms cuDNN marks deterministic). ``DeviceError`` when CUDA is not available
+    (``dnnx.cuda_status()`` says why).
 
     Load-time rewrites (``dnnx.pass_names()``: fold_batchnorm, fuse_matmul_add, fuse_conv_relu,
     fuse_gemm_relu) are on by default; ``passes={"fold_batchnorm": False}`` switches single ones

@@ -15,11 +15,12 @@ def format_bytes(n: int) -> str:
 
 
 def _algorithm(row) -> str:
-    return f"{row['algorithm']} [{row['math']}]" if row.get("math") else row["algorithm"]
+    text = f"{row['algorithm']} [{row['math']}]" if row.get("math") else row["algorithm"]
+    return text + (f" {row['time_ms']:.4f} ms" if row.get("time_ms") is not None else "")
 
 
 class PlanTable(list):
-    """Rows (dicts): name, op, inputs, outputs, algorithm, math, workspace, rejected."""
+    """Rows (dicts): name, op, inputs, outputs, algorithm, math, workspace, time_ms, rejected."""
 
     def __str__(self) -> str:
         header = ("layer", "op", "inputs", "outputs", "algorithm", "workspace")

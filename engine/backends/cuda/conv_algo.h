@@ -1,8 +1,10 @@
-// Choosing cuDNN's forward-convolution algorithm for one layer (the planner's "heuristic"
-// policy, DESIGN.md): cuDNN's ranked heuristic list (cudnnGetConvolutionForwardAlgorithm_v7),
-// and the first candidate that cuDNN can run on these descriptors, whose workspace fits the
-// limit, whose math is allowed at the model's precision and, when asked, that is
-// deterministic. Every other candidate is kept with the reason it lost.
+// Choosing cuDNN's forward-convolution algorithm for one layer (DESIGN.md, "The planner"):
+//   heuristic   cuDNN's ranked list (cudnnGetConvolutionForwardAlgorithm_v7), instant
+//   exhaustive  every candidate timed on the planner's own scratch buffers
+//               (cudnnFindConvolutionForwardAlgorithmEx), fastest first
+// and, in that order, the first candidate that cuDNN can run on these descriptors, whose
+// workspace fits the limit, whose math is allowed at the model's precision and, when asked,
+// that is deterministic. Every other candidate is kept with the reason it lost.
 #pragma once
 #include <string>
 #include <vector>
@@ -23,6 +25,7 @@ struct ConvDescriptors {
 struct ConvAlgoChoice {
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_bytes = 0;
+  double time_ms = -1;  // measured (exhaustive); -1 when only ranked
   std::vector<Rejected> rejected;
 };
 

@@ -1,5 +1,7 @@
 // Conv on cuDNN, NCHW (NCDHW) float32: cudnnConvolutionForward with the algorithm that
-// conv_algo.h picks, then cudnnAddTensor for the bias. 1-D convs run as 2-D with a unit height
+// conv_algo.h picks, then cudnnAddTensor for the bias. "Conv+Relu" (made by the fuse_conv_relu
+// pass) is one cudnnConvolutionBiasActivationForward: bias and Relu in the conv's epilogue (a
+// conv without B gets a zero bias). 1-D convs run as 2-D with a unit height
 // (cuDNN wants at least two spatial dims). cuDNN pads symmetrically; where ONNX's pads differ
 // between the two ends (explicit pads or SAME_* auto_pad), the excess is zero-filled by the
 // pad kernel into the workspace first and cuDNN pads the common part.
@@ -29,16 +31,25 @@ struct ExplicitPad {
   size_t bytes = 0;                                    // of the padded X, aligned
 };
 
+enum class Epilogue { None, BiasRelu };
+
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(const CudaContext& ctx, std::unique_ptr<ConvDescriptors> d, ConvAlgoChoice algo, ExplicitPad pad,
-             bool has_bias, int64_t filters, size_t y_rank)
+             bool has_bias, Epilogue epilogue, int64_t filters, size_t y_rank)
       : ctx_(ctx), d_(std::move(d)), algo_(algo.algo), algo_workspace_(algo.workspace_bytes), pad_(pad),
-        has_bias_(has_bias) {
-    if (has_bias_) {
-      Shape b(y_rank, 1);  // [1, M, 1, 1(, 1)]
-      b[1] = filters;
-      set_tensor(bias_, b);
+        has_bias_(has_bias), epilogue_(epilogue) {
+    Shape b(y_rank, 1);  // [1, M, 1, 1(, 1)]
+    b[1] = filters;
+    set_tensor(bias_, b);
+    if (epilogue_ == Epilogue::BiasRelu) {
+      check(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
+            "cudnnSetActivationDescriptor");
+      if (!has_bias_) {
+        const size_t bytes = static_cast<size_t>(filters) * sizeof(float);
+        zero_bias_ = device_alloc(bytes, "cudaMalloc (zero bias)");
+        check(cudaMemsetAsync(zero_bias_.get(), 0, bytes, ctx_.stream), "cudaMemsetAsync");
+      }
     }
   }
 
@@ -54,8 +65,18 @@ class ConvKernel final : public Kernel {
       workspace += pad_.bytes;
     }
     const float one = 1.0f, zero = 0.0f;
-    check(cudnnConvolutionForward(ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_,
-                                  algo_workspace_ ? workspace : nullptr, algo_workspace_, &zero, d_->y, args.out(0)),
+    void* algo_workspace = algo_workspace_ ? workspace : nullptr;
+    if (epilogue_ == Epilogue::BiasRelu) {
+      // y = relu(conv(x) + 0 * z + b); z must be a valid tensor, and with alpha2 = 0 it is y.
+      const void* bias = has_bias_ ? args.in(2) : zero_bias_.get();
+      check(cudnnConvolutionBiasActivationForward(ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_,
+                                                  algo_workspace, algo_workspace_, &zero, d_->y, args.out(0), bias_,
+                                                  bias, relu_, d_->y, args.out(0)),
+            "cudnnConvolutionBiasActivationForward");
+      return;
+    }
+    check(cudnnConvolutionForward(ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_, algo_workspace,
+                                  algo_workspace_, &zero, d_->y, args.out(0)),
           "cudnnConvolutionForward");
     if (has_bias_) check(cudnnAddTensor(ctx_.cudnn, &one, bias_, args.in(2), &one, d_->y, args.out(0)), "cudnnAddTensor");
   }
@@ -67,7 +88,10 @@ class ConvKernel final : public Kernel {
   size_t algo_workspace_;
   ExplicitPad pad_;
   bool has_bias_;
-  TensorDescriptor bias_;
+  Epilogue epilogue_;
+  TensorDescriptor bias_;      // [1, M, 1, 1(, 1)]
+  ActivationDescriptor relu_;  // BiasRelu only
+  DeviceMemory zero_bias_;     // BiasRelu without B: M zeros
 };
 
 // Does nothing: an output with no elements.
@@ -93,8 +117,8 @@ ExplicitPad plan_padding(const ConvGeometry& g, int64_t planes, std::vector<int>
   return pad;
 }
 
-KernelChoice plan_conv(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
-                       const std::vector<TensorInfo>& outputs) {
+KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& node,
+                       const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
   const Shape& xs = inputs[0].info.shape;
   const Shape& ws = inputs[1].info.shape;
   KernelChoice choice;
@@ -143,20 +167,30 @@ KernelChoice plan_conv(const CudaContext& ctx, const Node& node, const std::vect
                       "over the workspace limit of " + std::to_string(limit));
   }
   ConvAlgoChoice algo = choose_conv_algorithm(ctx, *d, limit - pad.bytes);
-  choice.algorithm = (pad.needed ? "pad kernel + " : "") + conv_algo_name(algo.algo);
+  choice.algorithm = (pad.needed ? "pad kernel + " : "") + conv_algo_name(algo.algo) +
+                     (epilogue == Epilogue::BiasRelu ? " (bias+relu fused)" : "");
   choice.math = "fp32 (CUDNN_FMA_MATH)";
   choice.workspace_bytes = pad.bytes + algo.workspace_bytes;
+  choice.time_ms = algo.time_ms;
   choice.rejected = algo.rejected;
   const bool has_bias = inputs.size() > 2 && inputs[2].present;
-  choice.kernel = std::make_unique<ConvKernel>(ctx, std::move(d), std::move(algo), pad, has_bias, ws[0], y_dims.size());
+  choice.kernel = std::make_unique<ConvKernel>(ctx, std::move(d), std::move(algo), pad, has_bias, epilogue, ws[0],
+                                               y_dims.size());
   return choice;
 }
 
 }  // namespace
 
+KernelFactory conv_factory(const CudaContext& ctx, Epilogue epilogue) {
+  return [&ctx, epilogue](const Node& node, const std::vector<ValueInfo>& inputs,
+                          const std::vector<TensorInfo>& outputs) {
+    return plan_conv(ctx, epilogue, node, inputs, outputs);
+  };
+}
+
 void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Conv", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
-                       const std::vector<TensorInfo>& outputs) { return plan_conv(ctx, node, inputs, outputs); });
+  r.add("Conv", conv_factory(ctx, Epilogue::None));
+  r.add("Conv+Relu", conv_factory(ctx, Epilogue::BiasRelu));
 }
 
 }  // namespace dnnx::cuda

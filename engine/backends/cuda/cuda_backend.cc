@@ -34,9 +34,6 @@ std::string unsupported_options(const DeviceOptions& options) {
   if (options.precision != Precision::Fp32) {
     return "precision other than fp32 is not implemented on CUDA yet (tf32 and fp16 are planned)";
   }
-  if (options.algo_search != AlgoSearch::Heuristic) {
-    return "algo_search='exhaustive' is not implemented on CUDA yet (use 'heuristic')";
-  }
   return "";
 }
 

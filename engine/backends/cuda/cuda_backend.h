@@ -32,7 +32,7 @@ class CudaBackend final : public Backend {
   KernelRegistry kernels_;
 };
 
-// Why `options` cannot be served ("" when they can): precisions and searches not built yet.
+// Why `options` cannot be served ("" when they can): the precisions not built yet.
 std::string unsupported_options(const DeviceOptions& options);
 
 }  // namespace dnnx::cuda

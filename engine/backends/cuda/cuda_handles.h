@@ -2,6 +2,7 @@
 // each is created in its constructor (a failure is a DeviceError) and destroyed in its
 // destructor, so no error path leaks one. Move-only.
 #pragma once
+#include <memory>
 #include <utility>
 
 #include "backends/cuda/cuda_check.h"
@@ -69,5 +70,17 @@ class CudaStream : public Owned<cudaStream_t, cudaError_t, create_stream, cudaSt
  public:
   CudaStream() : Owned("cudaStreamCreateWithFlags") {}
 };
+
+// Device memory the backend keeps for itself (the planner's search buffers), freed on scope exit.
+struct CudaFree {
+  void operator()(void* ptr) const noexcept { cudaFree(ptr); }
+};
+using DeviceMemory = std::unique_ptr<void, CudaFree>;
+
+inline DeviceMemory device_alloc(size_t bytes, const char* what) {
+  void* ptr = nullptr;
+  if (bytes > 0) check(cudaMalloc(&ptr, bytes), what);
+  return DeviceMemory(ptr);
+}
 
 }  // namespace dnnx::cuda
