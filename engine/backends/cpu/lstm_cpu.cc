@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 #include <limits>
 
 #include "backends/cpu/activation_cpu.h"
@@ -29,7 +30,7 @@ struct CellParams {
   int64_t hidden = 0;
   float clip = 0.0f;               // +inf when the node has no clip
   bool input_forget = false;
-  const float* peephole = nullptr;  // [3H] in order i, o, f, or nullptr
+  const float* peephole = nullptr;  // [3H] in order i, o, f (zeros when the node has no P)
 };
 
 inline float clamp(float x, float limit) { return std::min(std::max(x, -limit), limit); }
@@ -41,7 +42,12 @@ inline float tanh_via_sigmoid(float x) { return 2.0f * sigmoidf(2.0f * x) - 1.0f
 
 // One cell update of one batch row. xg is X_t·W^T + Wb + Rb and hg is H_{t-1}·R^T, each [4H] in
 // gate order i, o, f, c; c is the cell state [H], updated in place; h [H] receives H_t.
-void cell_step(const CellParams& p, const float* xg, const float* hg, float* c, float* h) {
+// The loop is branch-free so that it vectorises (absent peepholes are zeros, input_forget is a
+// 0/1 blend): with branches it ran scalar and took 80% of a small LSTM's time.
+// Every buffer is distinct (restrict): without it the alias checks outnumber what GCC versions.
+DNNX_VECTOR_CLONES
+void cell_step(const CellParams& p, const float* __restrict xg, const float* __restrict hg,
+               float* __restrict c, float* __restrict h) {
   const int64_t n = p.hidden;
   const float* xi = xg;
   const float* xo = xg + n;
@@ -51,22 +57,20 @@ void cell_step(const CellParams& p, const float* xg, const float* hg, float* c, 
   const float* ho = hg + n;
   const float* hf = hg + 2 * n;
   const float* hc = hg + 3 * n;
+  const float* pi = p.peephole;  // [3H]: i, o, f
+  const float* po = p.peephole + n;
+  const float* pf = p.peephole + 2 * n;
+  const float coupled = p.input_forget ? 1.0f : 0.0f;
+  const float clip = p.clip;
   for (int64_t j = 0; j < n; ++j) {
     const float c_prev = c[j];
-    float pre_i = xi[j] + hi[j];
-    float pre_f = xf[j] + hf[j];
-    float pre_o = xo[j] + ho[j];
-    if (p.peephole) {
-      pre_i += p.peephole[j] * c_prev;
-      pre_f += p.peephole[2 * n + j] * c_prev;
-    }
-    const float i = sigmoidf(clamp(pre_i, p.clip));
-    const float f = p.input_forget ? 1.0f - i : sigmoidf(clamp(pre_f, p.clip));
-    const float g = tanh_via_sigmoid(clamp(xc[j] + hc[j], p.clip));
+    const float i = sigmoidf(clamp(xi[j] + hi[j] + pi[j] * c_prev, clip));
+    const float f_own = sigmoidf(clamp(xf[j] + hf[j] + pf[j] * c_prev, clip));
+    const float f = coupled * (1.0f - i) + (1.0f - coupled) * f_own;
+    const float g = tanh_via_sigmoid(clamp(xc[j] + hc[j], clip));
     const float c_new = f * c_prev + i * g;
     // The output gate's peephole looks at the new cell state.
-    if (p.peephole) pre_o += p.peephole[n + j] * c_new;
-    const float o = sigmoidf(clamp(pre_o, p.clip));
+    const float o = sigmoidf(clamp(xo[j] + ho[j] + po[j] * c_new, clip));
     c[j] = c_new;
     h[j] = o * tanh_via_sigmoid(c_new);
   }
@@ -76,7 +80,8 @@ class LstmKernel final : public Kernel {
  public:
   LstmKernel(std::string where, const LstmAttributes& attrs, const LstmDims& dims,
              const LstmPresence& has)
-      : where_(std::move(where)), attrs_(attrs), d_(dims), has_(has) {}
+      : where_(std::move(where)), attrs_(attrs), d_(dims), has_(has),
+        no_peephole_(static_cast<size_t>(3 * dims.hidden), 0.0f) {}
 
   // The sum of the Buffers below.
   static size_t workspace_floats(const LstmDims& d) {
@@ -203,7 +208,7 @@ class LstmKernel final : public Kernel {
     cell.hidden = h;
     cell.clip = attrs_.has_clip ? attrs_.clip : std::numeric_limits<float>::infinity();
     cell.input_forget = attrs_.input_forget;
-    cell.peephole = has_.p ? args.in(kLstmP) + dir * 3 * h : nullptr;
+    cell.peephole = has_.p ? args.in(kLstmP) + dir * 3 * h : no_peephole_.data();
     const float* r = args.in(kLstmR) + dir * four_h * h;  // [4H, H]
     float* y = has_.y ? args.out(kLstmY) : nullptr;
 
@@ -241,6 +246,7 @@ class LstmKernel final : public Kernel {
   LstmAttributes attrs_;
   LstmDims d_;
   LstmPresence has_;
+  std::vector<float> no_peephole_;  // [3H] zeros: the peephole terms of a node without P
 };
 
 KernelChoice plan_lstm(const Node& node, const std::vector<ValueInfo>& inputs,

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/fast_math.h"
 #include "ops/softmax.h"
 
 namespace dnnx {
@@ -41,13 +42,13 @@ class SoftmaxKernel final : public Kernel {
     float sum = 0.0f;
     if (kind_ == SoftmaxKind::Softmax) {
       for (int64_t j = 0; j < n; ++j) {
-        y[j] = std::exp(x[j] - max);
+        y[j] = fast_expf(x[j] - max);
         sum += y[j];
       }
       const float scale = 1.0f / sum;
       for (int64_t j = 0; j < n; ++j) y[j] *= scale;
     } else {
-      for (int64_t j = 0; j < n; ++j) sum += std::exp(x[j] - max);
+      for (int64_t j = 0; j < n; ++j) sum += fast_expf(x[j] - max);
       // (x - max) first: exact for close large logits, where max + log(sum) would round.
       const float log_sum = std::log(sum);
       for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - max) - log_sum;
@@ -70,7 +71,7 @@ class SoftmaxKernel final : public Kernel {
       const float* xj = x + j * inner;
       float* yj = y + j * inner;
       for (int64_t i = 0; i < inner; ++i) {
-        yj[i] = std::exp(xj[i] - max[i]);
+        yj[i] = fast_expf(xj[i] - max[i]);
         sum[i] += yj[i];
       }
     }

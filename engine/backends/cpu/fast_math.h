@@ -1,0 +1,43 @@
+// exp for the CPU kernels' inner loops. std::exp is a scalar libm call that the compiler cannot
+// vectorise; this one is branch-free float arithmetic, so a loop over it compiles to SIMD code
+// (SSE2 at least). Cody-Waite range reduction x = n*ln2 + r, |r| <= ln2/2, then the Cephes
+// degree-6 polynomial for e^r and 2^n built in the exponent bits. Relative error <= 2 ulp over
+// the whole float range (checked against std::exp in tests/test_activations.py through Sigmoid).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+// Compiles a hot loop twice, for AVX2+FMA (x86-64-v3) and for the baseline, and picks one at
+// load time (GCC/Clang function multiversioning), so the wheel runs anywhere and uses 8-wide
+// vectors where the CPU has them.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define DNNX_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define DNNX_VECTOR_CLONES
+#endif
+
+namespace dnnx {
+
+inline float fast_expf(float x) {
+  // Above 88.72 e^x overflows float; below -86.6 it is within 2.4e-38 of zero, and clamping
+  // there keeps n >= -125 so that 2^(n-1) below stays a normal float.
+  x = std::min(std::max(x, -86.6f), 88.72283f);
+  const float t = x * 1.44269504088896341f;               // x / ln2
+  const float n = (t + 12582912.0f) - 12582912.0f;        // round to nearest (1.5 * 2^23 trick)
+  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;  // x - n*ln2 in two steps
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float er = p * r * r + r + 1.0f;
+  // 2^n: n in [-125, 128]; 2^128 overflows the exponent, so split it as 2^(n-1) * 2.
+  const int32_t bits = (static_cast<int32_t>(n) + 126) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return er * scale * 2.0f;
+}
+
+}  // namespace dnnx
