@@ -43,6 +43,10 @@ if step build build.log env DNNX_CUDA=ON python3 -m pip install -v --no-build-is
   step cuda-tests pytest-cuda.log python3 -m pytest -q -rs -p no:cacheprovider \
     "$OLDPWD/tests/cuda" "$OLDPWD/tests/test_cuda_status.py"
   step all-tests pytest-all.log python3 -m pytest -q -p no:cacheprovider "$OLDPWD/tests"
+  step plan plan.txt python3 -c "import dnnx; from dnnx.examples import build
+for search in ('heuristic', 'exhaustive'):
+    print('LeNet batch 256, algo_search=' + search)
+    print(dnnx.load(build('lenet'), device='cuda', algo_search=search).plan(batch_size=256))"
   step bench bench.log python3 "$OLDPWD/bench/bench_cuda.py" --out "$OUT/RESULTS_CUDA.md"
   step memcheck memcheck.log timeout "${MEMCHECK_TIMEOUT:-150}" compute-sanitizer --tool memcheck \
     --error-exitcode 9 python3 -m pytest -q -x -p no:cacheprovider "$OLDPWD/tests/cuda/test_cuda_ops.py" \
@@ -55,5 +59,6 @@ echo "== logs in $OUT"
 cat "$OUT/machine.txt"
 grep -E "dnnx: CUDA|DNNX_CUDA" "$OUT/build.log" | head -3
 printf '%s\n' "${summary[@]}"
+[ -f "$OUT/plan.txt" ] && cat "$OUT/plan.txt"
 [ -f "$OUT/RESULTS_CUDA.md" ] && grep "^|" "$OUT/RESULTS_CUDA.md"
 grep -E "^(FAILED|ERROR)" "$OUT/pytest-cuda.log" 2>/dev/null | head -15
