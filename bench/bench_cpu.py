@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import platform
 import shlex
 import subprocess
@@ -44,14 +45,15 @@ def versions() -> str:
            f"numpy {numpy.__version__}, Python {platform.python_version()}"
 
 
-def markdown(reports: list, threads: int, command: str) -> str:
-    """reports: [(model name, dnnx.cli.timing.Report)]."""
+def markdown(reports: list, threads: int, command: str, load: float) -> str:
+    """reports: [(model name, dnnx.cli.timing.Report)]; load: the 1-minute load average at the start."""
     first = reports[0][1]
     lines = [
         "# dnnx vs onnxruntime on the CPU",
         "",
         f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
         f"- machine: {cpu_name()}, {available_cores()} cores available, {platform.system()} {platform.release()}",
+        f"- load average (1 min) when the run began: {load:.2f} (other processes share these cores)",
         f"- threads: {threads} for each engine (OpenBLAS threads for dnnx; intra-op {threads}, "
         "inter-op 1 for onnxruntime)",
         f"- versions: {versions()}",
@@ -80,7 +82,10 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=20, help="untimed calls first")
     parser.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")), help="the report")
     args = parser.parse_args()
-    command = shlex.join(["python", *sys.argv])
+    # A developer build (scripts/dev-build.sh) is found through the environment: part of the command.
+    env = [f"{k}={os.environ[k]}" for k in ("DNNX_DEV_BUILD", "PYTHONPATH") if os.environ.get(k)]
+    command = shlex.join([*env, "python", *sys.argv])
+    load = os.getloadavg()[0]
     reports = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, batch in CASES:
@@ -91,7 +96,7 @@ def main() -> int:
                              compare=True)
             print(format_report(report).replace(str(path), name), flush=True)
             reports.append((name, report))
-    text = markdown(reports, args.threads, command)
+    text = markdown(reports, args.threads, command, load)
     atomic_write(args.out, lambda f: f.write(text.encode()))
     print(f"wrote {args.out}")
     return 0
