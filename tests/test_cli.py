@@ -174,6 +174,14 @@ def test_run_with_batch(capsys, tmp_path, lenet):
     assert status == 0 and "probs  float32  [4, 10]" in out
 
 
+def test_run_random_inputs(capsys, lenet):
+    status, out, _ = cli(capsys, "run", lenet, "--random", "--batch", 5)
+    feeds, _ = random_inputs(dnnx.load(lenet).inputs, 5)
+    want = dnnx.load(lenet).run(feeds["x"])
+    assert status == 0 and "probs  float32  [5, 10]" in out
+    assert f"argmax per row: {want.argmax(axis=1).tolist()}" in out
+
+
 def test_run_errors(capsys, tmp_path, lenet):
     np.save(tmp_path / "x.npy", rand(1, 1, 28, 28))
     np.save(tmp_path / "wrong.npy", rand(1, 3, 28, 28))

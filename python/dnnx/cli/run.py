@@ -1,4 +1,4 @@
-"""``dnnx run MODEL --input x.npy|x.npz [--output y.npz] [--batch N]``: inference from the shell."""
+"""``dnnx run MODEL --input x.npy|x.npz|--random [--output y.npz] [--batch N]``: inference from the shell."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,6 +6,7 @@ import numpy as np
 from ..model import load
 from ._args import add_batch, add_model
 from ._files import read_feeds, write_npz
+from .timing import random_inputs
 
 NAME = "run"
 HELP = "run a model on arrays from an .npy/.npz file and print (and optionally save) the outputs"
@@ -14,8 +15,11 @@ SHOWN = 8  # how many rows or values the summary shows before eliding the rest
 
 def add_arguments(parser) -> None:
     add_model(parser)
-    parser.add_argument("--input", required=True, metavar="FILE",
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--input", metavar="FILE",
                         help=".npy (a single-input model) or .npz keyed by input name (or arr_0, arr_1, ...)")
+    source.add_argument("--random", action="store_true",
+                        help="feed seeded standard-normal inputs (symbolic dims take --batch, default 1)")
     parser.add_argument("--output", metavar="FILE.npz", help="save the outputs here, keyed by output name")
     add_batch(parser)
 
@@ -41,7 +45,11 @@ def summarize(name: str, array: np.ndarray) -> list:
 
 def main(args) -> int:
     model = load(args.model, batch_size=args.batch)
-    outputs = model.run_dict(read_feeds(args.input, model.inputs))
+    if args.random:
+        feeds, _ = random_inputs(model.inputs, args.batch or 1)
+    else:
+        feeds = read_feeds(args.input, model.inputs)
+    outputs = model.run_dict(feeds)
     for name, array in outputs.items():
         print("\n".join(summarize(name, array)))
     if args.output:
