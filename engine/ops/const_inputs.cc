@@ -19,6 +19,7 @@ std::vector<int64_t> constant_ints(const Node& node, const std::vector<ValueInfo
   if (inputs[i].info.dtype == DType::Float32) {
     node_fail<InvalidModelError>(node, std::string("input '") + what + "' must be int32 or int64, got float32");
   }
+  if (numel(inputs[i].info.shape) == 0) return {};  // e.g. empty axes: nothing to read
   return inputs[i].constant->to_int64();
 }
 
