@@ -54,7 +54,8 @@ void execute_host(const Plan& plan, const void* const* inputs, void* const* outp
   }
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     const PlannedValue& v = plan.values[plan.outputs[o]];
-    std::memcpy(outputs[o], ptrs[plan.outputs[o]], v.info.bytes());
+    // An empty output may have null pointers on both sides: memcpy must not see them.
+    if (v.info.bytes() != 0) std::memcpy(outputs[o], ptrs[plan.outputs[o]], v.info.bytes());
   }
 }
 
