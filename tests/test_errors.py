@@ -1,6 +1,5 @@
 """Every failure a user can cause is a clear Python exception naming what went wrong."""
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
