@@ -7,7 +7,7 @@ Concat, transition with AveragePool), a SqueezeNet fire module with a GlobalAver
 and a PyTorch-style export whose flatten is a Shape/Gather/Unsqueeze/Concat/Reshape chain."""
 import numpy as np
 import pytest
-from onnx import helper, numpy_helper
+from onnx import helper
 
 import dnnx
 from ort_check import assert_matches_ort, make_model, rand
