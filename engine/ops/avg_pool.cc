@@ -3,15 +3,12 @@
 // MaxPool's (ops/conv_geometry.h). The divisor of one window is the number of its taps inside
 // X, or with count_include_pad the number inside the padded X (taps that ceil_mode pushes past
 // the end padding never count).
-#include "ops/conv_geometry.h"
 #include "ops/families.h"
+#include "ops/pool.h"
 
 namespace dnnx {
 
 namespace {
-
-constexpr size_t kMinSpatialRank = 1;
-constexpr size_t kMaxSpatialRank = 3;
 
 void validate_avg_pool(const Node& node) {
   node.expect_only_attrs(
@@ -24,28 +21,12 @@ void validate_avg_pool(const Node& node) {
   }
 }
 
-std::vector<TensorInfo> infer_avg_pool(const Node& node, const std::vector<ValueInfo>& inputs) {
-  const TensorInfo& x = require_input(node, inputs, 0, "X");
-  require_float(node, x, "input X");
-  const size_t rank = x.shape.size();
-  if (rank < 2 + kMinSpatialRank || rank > 2 + kMaxSpatialRank) {
-    node_fail<UnsupportedModelError>(node, "X " + shape_str(x.shape) +
-                                               " must be [N, C, spatial...] with 1 to 3 spatial dims");
-  }
-  const Shape spatial(x.shape.begin() + 2, x.shape.end());
-  const ConvGeometry g =
-      make_conv_geometry(node, WindowOp::Pool, spatial, node.attr_ints("kernel_shape", {}));
-  Shape y{x.shape[0], x.shape[1]};
-  y.insert(y.end(), g.output.begin(), g.output.end());
-  return {TensorInfo{y, DType::Float32}};
-}
-
 }  // namespace
 
 void register_avg_pool_ops(OpRegistry& r) {
   OpDef def;
   def.validate = validate_avg_pool;
-  def.infer = infer_avg_pool;
+  def.infer = infer_pool_window;
   r.add("AveragePool", std::move(def));
 }
 

@@ -1,7 +1,8 @@
 // MaxPool: X [N, C, spatial...] -> Y [N, C, out...], 1-D, 2-D and 3-D, with strides, pads
 // (padding counts as -inf), dilations, ceil_mode and auto_pad. The optional Indices output and
 // a column-major storage_order are refused at load.
-#include "ops/conv_geometry.h"
+#include "ops/pool.h"
+
 #include "ops/families.h"
 
 namespace dnnx {
@@ -26,7 +27,9 @@ void validate_max_pool(const Node& node) {
   check_window_attrs(node, WindowOp::Pool);
 }
 
-std::vector<TensorInfo> infer_max_pool(const Node& node, const std::vector<ValueInfo>& inputs) {
+}  // namespace
+
+std::vector<TensorInfo> infer_pool_window(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& x = require_input(node, inputs, 0, "X");
   require_float(node, x, "input X");
   const size_t rank = x.shape.size();
@@ -42,12 +45,10 @@ std::vector<TensorInfo> infer_max_pool(const Node& node, const std::vector<Value
   return {TensorInfo{y, DType::Float32}};
 }
 
-}  // namespace
-
 void register_pool_ops(OpRegistry& r) {
   OpDef def;
   def.validate = validate_max_pool;
-  def.infer = infer_max_pool;
+  def.infer = infer_pool_window;
   r.add("MaxPool", std::move(def));
 }
 
