@@ -177,3 +177,41 @@ def test_bad_batch_size():
 def test_unknown_device():
     with pytest.raises(dnnx.DeviceError, match="device 'tpu'"):
         dnnx.load(relu_model(), device="tpu")
+
+
+def _small_mixed_model():
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Flatten", ["p1"], ["f"]),
+             helper.make_node("Gemm", ["f", "w2", "b2"], ["g"], transB=1),
+             helper.make_node("Reshape", ["g", "s"], ["rs"]),
+             helper.make_node("Softmax", ["rs"], ["y"], axis=-1),
+             helper.make_node("LSTM", ["xs", "W", "R"], ["Y", "Yh"], hidden_size=3)]
+    weights = {"w1": rand(2, 1, 3, 3), "b1": rand(2), "w2": rand(4, 2 * 4 * 4), "b2": rand(4),
+               "s": np.array([-1, 4], np.int64), "W": rand(1, 12, 2), "R": rand(1, 12, 3)}
+    return make_model(nodes, [("x", ["N", 1, 8, 8]), ("xs", [4, 2, 2])], [("y", None), ("Yh", None)], weights)
+
+
+def test_mutated_files_raise_or_run_but_never_crash():
+    """Seeded byte mutations of a small model (conv, pool, gemm, reshape, softmax, LSTM): every
+    one either loads and runs or raises a Python exception; none may crash the process."""
+    data = _small_mixed_model().SerializeToString()
+    rng = np.random.default_rng(1234)
+    inputs = (rand(2, 1, 8, 8), rand(4, 2, 2, seed=1))
+    outcomes = {"ran": 0, "refused": 0}
+    for _ in range(400):
+        mutated = bytearray(data)
+        for _ in range(rng.integers(1, 4)):
+            mutated[rng.integers(0, len(mutated))] = rng.integers(0, 256)
+        try:
+            model = dnnx.load(bytes(mutated))
+        except (dnnx.DnnxError, ValueError, MemoryError):
+            outcomes["refused"] += 1
+            continue
+        try:
+            model.run(*inputs)
+        except (dnnx.DnnxError, ValueError, MemoryError):
+            pass
+        outcomes["ran"] += 1
+    assert outcomes["refused"] > 0 and outcomes["ran"] > 0, outcomes
