@@ -11,6 +11,7 @@ PYBIND11_MODULE(_core, m) {
   bind_errors(m);
   bind_engine(m);
   bind_device(m);
+  bind_train(m);
   m.def("supported_ops", [] { return op_registry().names(); }, "Op types the registry knows, sorted.");
 }
 

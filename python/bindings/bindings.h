@@ -13,6 +13,7 @@ namespace py = pybind11;
 void bind_errors(py::module_& m);
 void bind_engine(py::module_& m);
 void bind_device(py::module_& m);
+void bind_train(py::module_& m);  // bind_train.cc: fine-tuning (after bind_errors)
 
 // numpy dtype <-> DType; anything else is an InputError naming `what`.
 DType dtype_from_numpy(const py::dtype& dt, const std::string& what);

@@ -10,6 +10,7 @@
 from .cuda import cuda_available, cuda_status
 from .errors import DeviceError, DnnxError, InvalidModelError, UnsupportedModelError
 from .model import Model, TensorSpec, load
+from .finetune import NonFiniteLossError, Tuner
 from ._passes import pass_names
 from ._native import core as _core
 
@@ -21,5 +22,5 @@ def supported_ops() -> list:
     return list(_core.supported_ops())
 
 
-__all__ = ["load", "Model", "TensorSpec", "supported_ops", "pass_names", "cuda_available", "cuda_status", "DnnxError",
+__all__ = ["load", "Model", "TensorSpec", "Tuner", "NonFiniteLossError", "supported_ops", "pass_names", "cuda_available", "cuda_status", "DnnxError",
            "UnsupportedModelError", "InvalidModelError", "DeviceError", "__version__"]

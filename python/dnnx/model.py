@@ -7,6 +7,7 @@ import numpy as np
 import onnx
 
 from ._device import backend_options
+from . import finetune as _finetune
 from ._importer import import_model
 from ._passes import pass_switches
 from ._native import core
@@ -46,7 +47,11 @@ class Model:
         self.opset = imported.opset
         self.proto = imported.proto
         self.passes = pass_switches(passes, optimize)
+        self._backend = (kind, options)
+        self._ir = imported.ir
         self._engine = core.Engine(imported.ir, kind, options, passes=self.passes)
+        self._tuner = None     # the Tuner whose weights the engine has not loaded yet
+        self._tuned = set()    # parameter names any tuner has changed (what save() writes back)
         self.inputs = [TensorSpec(name, tuple(dims), dtype) for name, dims, dtype in imported.ir["inputs"]]
         self.outputs = _output_specs(imported.proto)
 
@@ -71,16 +76,50 @@ class Model:
 
     def run_dict(self, *args, **kwargs) -> dict:
         """Runs the model; always returns {output name: array}."""
-        outputs = self._engine.run(self._ordered_inputs(args, kwargs))
+        outputs = self._current_engine().run(self._ordered_inputs(args, kwargs))
         return {spec.name: out for spec, out in zip(self.outputs, outputs)}
 
     def run(self, *args, **kwargs):
         """One positional array per graph input, or one dict by input name. Returns an array for a
         single-output model, else a tuple in graph-output order."""
-        outputs = self._engine.run(self._ordered_inputs(args, kwargs))
+        outputs = self._current_engine().run(self._ordered_inputs(args, kwargs))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     __call__ = run
+
+    # --- fine-tuning -------------------------------------------------------------------------
+    def finetune(self, trainable="last:2", loss="cross_entropy", lr=0.01, momentum=0.9, nesterov=False,
+                 weight_decay=0.0, schedule=None, deterministic=False, seed=0, total_steps=None):
+        """A Tuner that trains ``trainable`` ("last:N": the parameters of the last N Conv, Gemm,
+        MatMul or LSTM layers; "all"; or a list of initializer names) with SGD on ``loss``
+        ("cross_entropy": integer labels, fused with a final Softmax; "mse": float targets).
+        ``schedule`` ("step", "cosine") needs ``total_steps``. ``run()`` and ``save()`` see the
+        tuned weights. See dnnx/finetune.py."""
+        self._current_engine()  # a previous tuner's weights first
+        return _finetune.Tuner(self, trainable=trainable, loss=loss, lr=lr, momentum=momentum, nesterov=nesterov,
+                               weight_decay=weight_decay, schedule=schedule, deterministic=deterministic,
+                               seed=seed, total_steps=total_steps)
+
+    def save(self, path) -> None:
+        """Writes the original ONNX graph (``self.proto``: before folding and rewrites) with the
+        tuned initializers (atomically: a temporary file renamed over ``path``)."""
+        self._current_engine()
+        weights = {name: self._ir["constants"][name] for name in self._tuned}
+        _finetune.atomic_write_bytes(path, _finetune.tuned_proto(self.proto, weights).SerializeToString())
+
+    def _weights_changed(self, tuner) -> None:
+        self._tuner = tuner
+
+    def _current_engine(self):
+        """The engine, rebuilt with a tuner's weights when they changed since the last run."""
+        if self._tuner is not None:
+            weights = self._tuner.weights()
+            self._ir = dict(self._ir, constants={**self._ir["constants"], **weights})
+            self._tuned.update(weights)
+            kind, options = self._backend
+            self._engine = core.Engine(self._ir, kind, options, passes=self.passes)
+            self._tuner = None
+        return self._engine
 
     # --- introspection -------------------------------------------------------------------------
     def _shapes(self, batch_size):
@@ -91,7 +130,7 @@ class Model:
     def plan(self, batch_size=None) -> PlanTable:
         """One row per layer: name, op, input and output shapes, algorithm, math, workspace bytes.
         Symbolic dims are taken as 1 unless ``batch_size`` says otherwise."""
-        return PlanTable(self._engine.plan(self._shapes(batch_size)))
+        return PlanTable(self._current_engine().plan(self._shapes(batch_size)))
 
     def memory(self, batch_size=None) -> dict:
         """Arena bytes after liveness placement against the naive sum of all activations."""

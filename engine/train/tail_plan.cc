@@ -1,0 +1,211 @@
+#include "train/tail_plan.h"
+
+#include <algorithm>
+#include <set>
+
+namespace dnnx {
+
+namespace {
+
+constexpr size_t kAlign = 64;  // bytes: every buffer starts on a cache line
+
+size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+bool is_float(const PlannedValue& v) { return v.info.dtype == DType::Float32; }
+
+}  // namespace
+
+TailPlan::TailPlan(const Graph& tail, const Backend& backend, const GradRegistry& grads,
+                   const std::vector<Shape>& input_shapes, const TailOptions& options)
+    : plan_(build_plan(tail, backend, input_shapes)) {
+  const size_t n_values = plan_->values.size();
+  root_.resize(n_values);
+  for (size_t id = 0; id < n_values; ++id) root_[id] = static_cast<int>(id);
+  for (const PlannedLayer& layer : plan_->layers) {
+    if (!layer.kernel && !layer.outputs.empty() && layer.outputs[0] >= 0) {
+      root_[layer.outputs[0]] = root_[layer.inputs[0]];
+    }
+  }
+  loss_value_ = value_id(options.loss_value);
+  place_activations();
+  schedule_backward(grads, backend, options);
+}
+
+int TailPlan::value_id(const std::string& name) const {
+  for (size_t id = 0; id < plan_->values.size(); ++id) {
+    if (plan_->values[id].name == name) return static_cast<int>(id);
+  }
+  throw InvalidModelError("tensor '" + name + "' is not a value of the trainable tail");
+}
+
+void TailPlan::place_activations() {
+  const size_t n_values = plan_->values.size();
+  activation_offset_.assign(n_values, 0);
+  for (size_t id = 0; id < n_values; ++id) {
+    const PlannedValue& v = plan_->values[id];
+    if (v.storage != Storage::Arena || root_[id] != static_cast<int>(id)) continue;
+    activation_offset_[id] = activation_bytes_;
+    activation_bytes_ += aligned(v.info.bytes());
+  }
+  activations_.reserve(activation_bytes_);
+  ptrs_.assign(n_values, nullptr);
+  for (size_t id = 0; id < n_values; ++id) {
+    const PlannedValue& v = plan_->values[id];
+    if (v.storage == Storage::Arena) ptrs_[id] = activations_.data() + activation_offset_[root_[id]];
+    if (v.storage == Storage::Constant) ptrs_[id] = v.data;
+  }
+}
+
+// Note [gradient fan-in]: a value read by several layers (or twice by one) receives one
+// gradient contribution from each. Backward visits layers in reverse, so the first visit to
+// a value's gradient (or the loss's seed) writes it, and each later one writes to scratch and
+// is added in. Gradient kernels therefore always overwrite, and no buffer is ever zeroed.
+void TailPlan::schedule_backward(const GradRegistry& grads, const Backend& backend, const TailOptions& options) {
+  const size_t n_values = plan_->values.size();
+  const std::vector<PlannedValue>& values = plan_->values;
+  // needs: depends on a parameter; reaches: the loss depends on it.
+  std::vector<bool> needs(n_values, false), reaches(n_values, false);
+  for (const std::string& p : options.params) {
+    for (size_t id = 0; id < n_values; ++id) {
+      if (values[id].name == p && values[id].storage == Storage::Constant) needs[id] = true;
+    }
+  }
+  for (const PlannedLayer& layer : plan_->layers) {
+    const bool any = std::any_of(layer.inputs.begin(), layer.inputs.end(), [&](int id) { return id >= 0 && needs[id]; });
+    for (int id : layer.outputs) {
+      if (id >= 0 && any && is_float(values[id])) needs[id] = true;
+    }
+  }
+  reaches[loss_value_] = true;
+  for (size_t l = plan_->layers.size(); l-- > 0;) {
+    if (static_cast<int>(l) == options.skip_layer) continue;
+    const PlannedLayer& layer = plan_->layers[l];
+    const bool any = std::any_of(layer.outputs.begin(), layer.outputs.end(), [&](int id) { return id >= 0 && reaches[id]; });
+    for (int id : layer.inputs) {
+      if (id >= 0 && any) reaches[id] = true;
+    }
+  }
+  if (!needs[loss_value_]) {
+    throw InputError("trainable: the loss (on '" + values[loss_value_].name +
+                     "') does not depend on any selected parameter");
+  }
+  std::vector<bool> has_grad(n_values, false);
+  for (size_t id = 0; id < n_values; ++id) has_grad[id] = needs[id] && reaches[id] && is_float(values[id]);
+
+  grad_offset_.assign(n_values, -1);
+  for (size_t id = 0; id < n_values; ++id) {
+    const int r = root_[id];
+    if (!has_grad[id] || grad_offset_[r] >= 0) continue;
+    grad_offset_[r] = static_cast<int64_t>(grad_floats_);
+    grad_floats_ += aligned(values[r].info.bytes()) / sizeof(float);
+  }
+  grads_.reserve(grad_floats_ * sizeof(float));
+  grad_buf_ = reinterpret_cast<float*>(grads_.data());
+
+  workspace_bytes_ = plan_->workspace_bytes;
+  std::set<int> written{root_[loss_value_]};
+  for (size_t l = plan_->layers.size(); l-- > 0;) {
+    const PlannedLayer& layer = plan_->layers[l];
+    if (static_cast<int>(l) == options.skip_layer || !layer.kernel) continue;
+    if (std::none_of(layer.outputs.begin(), layer.outputs.end(), [&](int id) { return id >= 0 && has_grad[id]; })) {
+      continue;
+    }
+    const Node& node = *layer.node;
+    const GradFactory* factory = grads.find(node.op_type);
+    if (!factory) {
+      node_fail<UnsupportedModelError>(node, "training through " + node.op_type + " is not supported on the " +
+                                                 backend.name() + " yet (gradients exist for: " +
+                                                 grads.names_joined() + ", and the views)");
+    }
+    std::vector<ValueInfo> in_infos;
+    std::vector<bool> needs_grad;
+    for (int id : layer.inputs) {
+      in_infos.push_back(id < 0 ? ValueInfo{{}, nullptr, false} : ValueInfo{values[id].info, values[id].constant, true});
+      needs_grad.push_back(id >= 0 && has_grad[id]);
+    }
+    std::vector<TensorInfo> out_infos;
+    for (int id : layer.outputs) out_infos.push_back(id < 0 ? TensorInfo{} : values[id].info);
+    GradChoice choice = (*factory)(GradRequest{node, in_infos, out_infos, needs_grad, backend});
+    GradStep step;
+    step.layer = static_cast<int>(l);
+    step.kernel = std::move(choice.kernel);
+    step.algorithm = std::move(choice.algorithm);
+    workspace_bytes_ = std::max(workspace_bytes_, choice.workspace_bytes);
+    size_t temp = 0;
+    for (size_t i = 0; i < layer.inputs.size(); ++i) {
+      const int id = layer.inputs[i];
+      step.d_inputs.push_back(needs_grad[i] ? root_[id] : -1);
+      const bool fan_in = needs_grad[i] && !written.insert(root_[id]).second;
+      step.via_temp.push_back(fan_in);
+      step.temp_offsets.push_back(temp);
+      if (fan_in) temp += aligned(values[id].info.bytes()) / sizeof(float);
+    }
+    temp_floats_ = std::max(temp_floats_, temp);
+    steps_.push_back(std::move(step));
+  }
+  workspace_.reserve(workspace_bytes_);
+  temp_.reserve(temp_floats_ * sizeof(float));
+}
+
+void TailPlan::run_layer_forward(const PlannedLayer& layer) {
+  call_in_.clear();
+  call_out_.clear();
+  for (int id : layer.inputs) call_in_.push_back(id < 0 ? nullptr : ptrs_[id]);
+  // Outputs are activations this plan owns.
+  for (int id : layer.outputs) call_out_.push_back(id < 0 ? nullptr : const_cast<void*>(ptrs_[id]));
+  layer.kernel->run(KernelArgs{call_in_.data(), call_out_.data(), workspace_.data()});
+}
+
+void TailPlan::forward(const void* const* inputs) {
+  for (size_t id = 0; id < plan_->values.size(); ++id) {
+    const PlannedValue& v = plan_->values[id];
+    if (v.storage == Storage::GraphInput) ptrs_[id] = inputs[v.input_index];
+  }
+  for (const PlannedLayer& layer : plan_->layers) {
+    if (layer.kernel) run_layer_forward(layer);
+  }
+}
+
+void TailPlan::backward() {
+  std::vector<const float*> d_out;
+  std::vector<float*> d_in;
+  float* temp = reinterpret_cast<float*>(temp_.data());
+  for (const GradStep& step : steps_) {
+    const PlannedLayer& layer = plan_->layers[step.layer];
+    call_in_.clear();
+    call_out_.clear();
+    d_out.clear();
+    d_in.clear();
+    for (int id : layer.inputs) call_in_.push_back(id < 0 ? nullptr : ptrs_[id]);
+    for (int id : layer.outputs) {
+      call_out_.push_back(id < 0 ? nullptr : const_cast<void*>(ptrs_[id]));
+      d_out.push_back(id < 0 ? nullptr : grad_ptr(id));
+    }
+    for (size_t i = 0; i < layer.inputs.size(); ++i) {
+      if (step.d_inputs[i] < 0) {
+        d_in.push_back(nullptr);
+      } else {
+        d_in.push_back(step.via_temp[i] ? temp + step.temp_offsets[i] : grad_ptr(step.d_inputs[i]));
+      }
+    }
+    step.kernel->run(GradArgs{call_in_.data(), const_cast<const void* const*>(call_out_.data()), d_out.data(),
+                              d_in.data(), workspace_.data()});
+    for (size_t i = 0; i < layer.inputs.size(); ++i) {
+      if (!step.via_temp[i]) continue;
+      float* g = grad_ptr(step.d_inputs[i]);
+      const float* t = temp + step.temp_offsets[i];
+      const int64_t n = numel(plan_->values[layer.inputs[i]].info.shape);
+      for (int64_t k = 0; k < n; ++k) g[k] += t[k];
+    }
+  }
+}
+
+TailMemory TailPlan::memory() const {
+  TailMemory m;
+  m.activation_bytes = activation_bytes_;
+  m.gradient_bytes = grad_floats_ * sizeof(float);
+  m.workspace_bytes = workspace_bytes_ + temp_floats_ * sizeof(float);
+  return m;
+}
+
+}  // namespace dnnx

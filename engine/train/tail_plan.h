@@ -1,0 +1,87 @@
+// The trainable tail of a model for one set of input shapes: its forward plan (the backend's
+// kernels, as for inference), a buffer for every activation (kept for backward: no arena reuse
+// here), and the backward schedule — the gradient kernels of the layers between the parameters
+// and the loss, in reverse order, with a gradient buffer for every value on that path.
+// Views (Reshape, Flatten, ...) share their source's activation and gradient buffers.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/executor.h"
+#include "core/planner.h"
+#include "train/grad_kernel.h"
+
+namespace dnnx {
+
+struct TailOptions {
+  std::vector<std::string> params;  // the trainable constants
+  std::string loss_value;           // the value the loss reads (the seed of backward)
+  int skip_layer = -1;              // a layer fused into the loss: forward only (the final Softmax)
+};
+
+// One layer's backward step.
+struct GradStep {
+  int layer = -1;                    // index into plan->layers
+  std::unique_ptr<GradKernel> kernel;
+  std::string algorithm;
+  std::vector<int> d_inputs;         // per node input: the gradient root it feeds, -1 for none
+  std::vector<bool> via_temp;        // per node input: written to scratch and added (fan-in)
+  std::vector<size_t> temp_offsets;  // per node input: float offset in the scratch, when via_temp
+};
+
+struct TailMemory {
+  size_t activation_bytes = 0;  // every tail activation, kept for backward
+  size_t gradient_bytes = 0;    // the gradient buffers (parameters included)
+  size_t workspace_bytes = 0;   // forward and backward kernels' shared workspace, fan-in scratch
+};
+
+class TailPlan {
+ public:
+  // UnsupportedModelError naming the first layer on the gradient path without a gradient kernel.
+  TailPlan(const Graph& tail, const Backend& backend, const GradRegistry& grads,
+           const std::vector<Shape>& input_shapes, const TailOptions& options);
+
+  const Plan& plan() const { return *plan_; }
+  // Runs every layer forward; the tail's graph inputs are read from `inputs` (tail order).
+  void forward(const void* const* inputs);
+  // Runs the backward schedule; the loss value's gradient must be written first (seed()).
+  void backward();
+
+  int value_id(const std::string& name) const;
+  const float* value(int id) const { return static_cast<const float*>(ptrs_[id]); }
+  float* grad(int id) { return grad_ptr(id); }
+  float* seed() { return grad_ptr(loss_value_); }
+  int loss_value() const { return loss_value_; }
+  int output_value() const { return plan_->outputs[0]; }
+  TailMemory memory() const;
+  // The backward schedule in run order: (layer name, op, algorithm), for plan().
+  const std::vector<GradStep>& steps() const { return steps_; }
+
+ private:
+  float* grad_ptr(int id) { return grad_offset_[root_[id]] < 0 ? nullptr : grad_buf_ + grad_offset_[root_[id]]; }
+  void place_activations();
+  void schedule_backward(const GradRegistry& grads, const Backend& backend, const TailOptions& options);
+  void run_layer_forward(const PlannedLayer& layer);
+
+  std::shared_ptr<Plan> plan_;
+  std::vector<int> root_;  // value id -> the value whose buffers it shares (itself unless a view)
+  int loss_value_ = -1;
+  HostBuffer activations_;
+  std::vector<size_t> activation_offset_;  // per root arena value, bytes
+  size_t activation_bytes_ = 0;
+  HostBuffer grads_;
+  float* grad_buf_ = nullptr;
+  std::vector<int64_t> grad_offset_;  // per root value, floats; -1 without a gradient
+  size_t grad_floats_ = 0;
+  HostBuffer workspace_;
+  size_t workspace_bytes_ = 0;
+  HostBuffer temp_;
+  size_t temp_floats_ = 0;
+  std::vector<GradStep> steps_;
+  std::vector<const void*> ptrs_;
+  std::vector<const void*> call_in_;
+  std::vector<void*> call_out_;
+};
+
+}  // namespace dnnx

@@ -1,0 +1,212 @@
+// _core.Trainer: fine-tuning the last layers of a model on the CPU (engine/train), numpy in and out.
+// python/dnnx/finetune.py wraps it as Model.finetune()'s Tuner.
+#include <cstring>
+
+#include <pybind11/stl.h>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/cpu_grad_kernels.h"
+#include "bindings.h"
+#include "core/passes/passes.h"
+#include "train/trainable.h"
+#include "train/trainer.h"
+
+namespace dnnx {
+
+namespace {
+
+// The arrays of one call; kept alive (and contiguous) for as long as the Batch is used.
+struct PyBatch {
+  std::vector<py::array> arrays;
+  Batch batch;
+};
+
+py::array contiguous(const py::handle& obj, const std::string& what) {
+  py::array a = py::array::ensure(obj, py::array::c_style);
+  if (!a) throw InputError(what + ": expected a numpy array");
+  return a;
+}
+
+TensorInfo info_of(const py::array& a, const std::string& what) {
+  TensorInfo info;
+  info.dtype = dtype_from_numpy(a.dtype(), what);
+  for (py::ssize_t d = 0; d < a.ndim(); ++d) info.shape.push_back(a.shape(d));
+  return info;
+}
+
+PyBatch make_batch(const py::list& inputs, const py::object& target) {
+  PyBatch b;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string what = "x[" + std::to_string(i) + "]";
+    py::array a = contiguous(inputs[i], what);
+    b.batch.inputs.push_back(a.data());
+    b.batch.infos.push_back(info_of(a, what));
+    b.arrays.push_back(std::move(a));
+  }
+  py::array t = contiguous(target, "y");
+  b.batch.target = t.data();
+  b.batch.target_info = info_of(t, "y");
+  b.arrays.push_back(std::move(t));
+  return b;
+}
+
+py::array to_numpy(const Shape& shape, const float* data) {
+  py::array_t<float> out(shape);
+  std::memcpy(out.mutable_data(), data, static_cast<size_t>(numel(shape)) * sizeof(float));
+  return std::move(out);
+}
+
+TrainerOptions trainer_options(const Graph& graph, const py::object& trainable, const std::string& loss,
+                               const py::dict& sgd, const py::dict& passes) {
+  TrainerOptions o;
+  if (py::isinstance<py::str>(trainable)) {
+    o.params = select_parameters(graph, trainable.cast<std::string>());
+  } else {
+    o.params = check_parameters(graph, trainable.cast<std::vector<std::string>>());
+  }
+  o.loss = loss_from_name(loss);
+  if (sgd.contains("momentum")) o.sgd.momentum = sgd["momentum"].cast<float>();
+  if (sgd.contains("weight_decay")) o.sgd.weight_decay = sgd["weight_decay"].cast<float>();
+  if (sgd.contains("nesterov")) o.sgd.nesterov = sgd["nesterov"].cast<bool>();
+  for (auto item : passes) set_pass(o.head_passes, item.first.cast<std::string>(), item.second.cast<bool>());
+  return o;
+}
+
+class PyTrainer {
+ public:
+  PyTrainer(const py::dict& ir, const py::object& trainable, const std::string& loss, const py::dict& sgd,
+            const py::dict& passes) {
+    Graph graph = graph_from_ir(ir);
+    TrainerOptions options = trainer_options(graph, trainable, loss, sgd, passes);
+    auto grads = std::make_unique<GradRegistry>();
+    register_cpu_grad_kernels(*grads);
+    trainer_ = std::make_unique<Trainer>(graph, std::move(options), std::make_unique<CpuBackend>(),
+                                         std::make_unique<CpuBackend>(), std::move(grads));
+  }
+
+  std::vector<std::string> parameters() const { return trainer_->parameters(); }
+
+  double step(const py::list& inputs, const py::object& target, float lr) {
+    PyBatch b = make_batch(inputs, target);
+    py::gil_scoped_release release;
+    return trainer_->step(b.batch, lr);
+  }
+
+  py::tuple gradients(const py::list& inputs, const py::object& target) {
+    PyBatch b = make_batch(inputs, target);
+    double loss;
+    {
+      py::gil_scoped_release release;
+      loss = trainer_->compute_gradients(b.batch);
+    }
+    py::dict grads;
+    for (const std::string& name : trainer_->parameters()) {
+      grads[py::str(name)] = to_numpy(trainer_->weight(name).info.shape, trainer_->gradient(name).data());
+    }
+    return py::make_tuple(loss, grads);
+  }
+
+  py::tuple evaluate(const py::list& inputs, const py::object& target) {
+    PyBatch b = make_batch(inputs, target);
+    LossValue v;
+    {
+      py::gil_scoped_release release;
+      v = trainer_->evaluate(b.batch);
+    }
+    return py::make_tuple(v.loss, v.correct);
+  }
+
+  py::dict weights() const {
+    py::dict out;
+    for (const std::string& name : trainer_->parameters()) {
+      const ConstTensor& w = trainer_->weight(name);
+      out[py::str(name)] = to_numpy(w.info.shape, w.as<float>());
+    }
+    return out;
+  }
+
+  py::dict velocity() const {
+    py::dict out;
+    for (const std::string& name : trainer_->parameters()) {
+      out[py::str(name)] = to_numpy(trainer_->weight(name).info.shape, trainer_->velocity(name).data());
+    }
+    return out;
+  }
+
+  void set_weight(const std::string& name, const py::array_t<float, py::array::c_style | py::array::forcecast>& a) {
+    trainer_->set_weight(name, a.data(), static_cast<size_t>(a.size()));
+  }
+
+  void set_velocity(const std::string& name, const py::array_t<float, py::array::c_style | py::array::forcecast>& a) {
+    trainer_->set_velocity(name, a.data(), static_cast<size_t>(a.size()));
+  }
+
+  py::dict memory(const py::object& shapes) {
+    const std::vector<Shape> s = shapes.is_none() ? trainer_->default_shapes() : shapes.cast<std::vector<Shape>>();
+    TrainerMemory m;
+    {
+      py::gil_scoped_release release;
+      m = trainer_->memory(s);
+    }
+    py::dict d;
+    d["head_arena_bytes"] = m.head_arena_bytes;
+    d["tail_activation_bytes"] = m.tail.activation_bytes;
+    d["gradient_bytes"] = m.tail.gradient_bytes;
+    d["workspace_bytes"] = m.tail.workspace_bytes;
+    d["optimizer_bytes"] = m.optimizer_bytes;
+    d["keep_everything_bytes"] = m.keep_everything_bytes;
+    return d;
+  }
+
+  py::dict layout() const {
+    const GraphSplit& s = trainer_->split();
+    std::vector<std::string> head, tail;
+    for (const Node& n : s.head.nodes) head.push_back(n.name);
+    for (const Node& n : s.tail.nodes) tail.push_back(n.name);
+    py::dict d;
+    d["frozen"] = head;
+    d["trained"] = tail;
+    return d;
+  }
+
+ private:
+  std::unique_ptr<Trainer> trainer_;
+};
+
+}  // namespace
+
+void bind_train(py::module_& m) {
+  static py::handle non_finite = [&] {
+    py::tuple bases = py::make_tuple(m.attr("DnnxError"), py::handle(PyExc_FloatingPointError));
+    PyObject* cls = PyErr_NewException("dnnx.NonFiniteLossError", bases.ptr(), nullptr);
+    m.attr("NonFiniteLossError") = py::handle(cls);
+    return py::handle(cls);
+  }();
+  // Registered after bind_errors' translator, so it is tried first.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const NonFiniteLossError& e) {
+      PyErr_SetString(non_finite.ptr(), e.what());
+    }
+  });
+  py::class_<PyTrainer>(m, "Trainer")
+      .def(py::init<const py::dict&, const py::object&, const std::string&, const py::dict&, const py::dict&>(),
+           py::arg("ir"), py::arg("trainable"), py::arg("loss"), py::arg("sgd") = py::dict(),
+           py::arg("passes") = py::dict())
+      .def("parameters", &PyTrainer::parameters, "The trained parameters' names.")
+      .def("step", &PyTrainer::step, py::arg("inputs"), py::arg("target"), py::arg("lr"),
+           "One SGD step; returns the batch loss.")
+      .def("gradients", &PyTrainer::gradients, py::arg("inputs"), py::arg("target"),
+           "(loss, {name: gradient}) without an update.")
+      .def("evaluate", &PyTrainer::evaluate, py::arg("inputs"), py::arg("target"),
+           "(loss, rows classified right), forward only.")
+      .def("weights", &PyTrainer::weights)
+      .def("velocity", &PyTrainer::velocity)
+      .def("set_weight", &PyTrainer::set_weight, py::arg("name"), py::arg("value"))
+      .def("set_velocity", &PyTrainer::set_velocity, py::arg("name"), py::arg("value"))
+      .def("memory", &PyTrainer::memory, py::arg("shapes") = py::none())
+      .def("layout", &PyTrainer::layout, "{'frozen': head node names, 'trained': tail node names}");
+}
+
+}  // namespace dnnx

@@ -1,0 +1,223 @@
+"""Fine-tuning: ``Model.finetune()`` returns a ``Tuner`` that trains the last layers of a model
+with SGD on the CPU (engine/train), and ``Model.save()`` writes the tuned weights back into the
+original ONNX graph.
+
+How a step runs: the layers before the first trainable one form a frozen head, run as plain
+inference (rewrite passes on, activations reused by liveness: nothing is kept for backward).
+The rest, the tail, runs without rewrite passes, so that every trained parameter is the model's
+own initializer (a BatchNormalization after a trainable Conv is not folded into it, and a
+trainable MatMul is not fused with its Add): what is trained is exactly what is saved. The tail
+keeps its activations, the loss seeds its gradient, backward runs over the tail only, and SGD
+updates the parameters in place.
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from ._native import core
+from .errors import DeviceError, UnsupportedModelError
+
+NonFiniteLossError = core.NonFiniteLossError  # also a FloatingPointError
+
+LOSSES = ("cross_entropy", "mse")
+SCHEDULES = (None, "step", "cosine")
+STEP_DECAY = 0.1      # "step": the lr is multiplied by this ...
+STEP_DECAY_PHASES = 3  # ... at each third of total_steps
+EVAL_BATCH = 256       # evaluate() runs the data in chunks of this many rows
+
+
+def _check_number(value, what: str, low: float, low_inclusive: bool = True, high=None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{what}: expected a finite number, got {value!r}")
+    if value < low or (not low_inclusive and value == low) or (high is not None and value >= high):
+        bound = f"{'>=' if low_inclusive else '>'} {low}" + (f" and < {high}" if high is not None else "")
+        raise ValueError(f"{what}: expected a value {bound}, got {value!r}")
+    return float(value)
+
+
+def scheduled_lr(base: float, schedule, step: int, total_steps) -> float:
+    """The learning rate of step ``step`` (0-based): constant (None); "step": multiplied by 0.1 at
+    each third of ``total_steps``; "cosine": from ``base`` down to 0 over ``total_steps``."""
+    if schedule is None:
+        return base
+    t = min(step, total_steps)
+    if schedule == "step":
+        phase = max(1, math.ceil(total_steps / STEP_DECAY_PHASES))
+        return base * STEP_DECAY ** (t // phase)
+    return base * 0.5 * (1.0 + math.cos(math.pi * t / total_steps))
+
+
+def atomic_write_bytes(path, data: bytes) -> None:
+    """Writes ``data`` to a temporary file in ``path``'s folder and renames it over ``path``."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"output folder not found: {path.parent}")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def tuned_proto(proto: onnx.ModelProto, weights: dict) -> onnx.ModelProto:
+    """A copy of ``proto`` whose initializers named in ``weights`` hold the new values; every
+    other node, attribute, name and initializer is left as it was."""
+    out = onnx.ModelProto()
+    out.CopyFrom(proto)
+    for tensor in out.graph.initializer:
+        if tensor.name in weights:
+            value = np.asarray(weights[tensor.name]).astype(numpy_helper.to_array(tensor).dtype, copy=False)
+            tensor.CopyFrom(numpy_helper.from_array(value, tensor.name))
+    return out
+
+
+class Tuner:
+    """Trains the selected parameters of a model; ``Model.finetune()`` makes one."""
+
+    def __init__(self, model, trainable="last:2", loss="cross_entropy", lr=0.01, momentum=0.9, nesterov=False,
+                 weight_decay=0.0, schedule=None, deterministic=False, seed=0, total_steps=None):
+        if model.device != "cpu":
+            raise DeviceError(f"finetune: training runs on the CPU so far; load the model with device='cpu' "
+                              f"(it was loaded for {model.device!r})")
+        if loss not in LOSSES:
+            raise ValueError(f"loss: expected one of {', '.join(LOSSES)}, got {loss!r}")
+        if schedule not in SCHEDULES:
+            raise ValueError(f"schedule: expected None, 'step' or 'cosine', got {schedule!r}")
+        if schedule is not None and (not isinstance(total_steps, int) or total_steps < 1):
+            raise ValueError(f"schedule {schedule!r} needs total_steps (a positive int), got {total_steps!r}")
+        if not isinstance(trainable, str):
+            if isinstance(trainable, (bytes, dict)) or not all(isinstance(n, str) for n in trainable):
+                raise ValueError(f"trainable: expected 'last:N', 'all' or a list of parameter names, got {trainable!r}")
+            trainable = list(trainable)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ValueError(f"seed: expected an int, got {seed!r}")
+        self.lr = _check_number(lr, "lr", 0.0, low_inclusive=False)
+        sgd = {"momentum": _check_number(momentum, "momentum", 0.0, high=1.0),
+               "weight_decay": _check_number(weight_decay, "weight_decay", 0.0), "nesterov": bool(nesterov)}
+        self.loss = loss
+        self.schedule = schedule
+        self.total_steps = total_steps
+        self.deterministic = bool(deterministic)  # the CPU kernels are deterministic already
+        self.seed = seed
+        self.steps = 0
+        self._model = model
+        self._core = core.Trainer(model._ir, trainable, loss, sgd, model.passes)
+        self.parameters = list(self._core.parameters())
+        self._check_initializers(model.proto)
+
+    def _check_initializers(self, proto: onnx.ModelProto) -> None:
+        names = {t.name for t in proto.graph.initializer}
+        for name in self.parameters:
+            if name not in names:
+                raise UnsupportedModelError(
+                    f"parameter '{name}' is computed at import (constant folding), not an initializer of the "
+                    f"ONNX file, so a tuned value could not be saved; choose the initializers it is made from")
+
+    # --- data --------------------------------------------------------------------------------
+    def _inputs(self, x) -> list:
+        arrays = list(x) if isinstance(x, (list, tuple)) else [x]
+        specs = self._model.inputs
+        if len(arrays) != len(specs):
+            raise ValueError(f"x: the model has {len(specs)} input(s) ({', '.join(s.name for s in specs)}), "
+                             f"got {len(arrays)} array(s)")
+        out = []
+        for a, spec in zip(arrays, specs):
+            a = np.asarray(a)
+            if a.dtype != np.dtype(spec.dtype) and np.can_cast(a.dtype, spec.dtype, casting="same_kind"):
+                a = a.astype(spec.dtype)
+            out.append(np.ascontiguousarray(a))
+        return out
+
+    def _target(self, y) -> np.ndarray:
+        y = np.asarray(y)
+        if self.loss == "cross_entropy":
+            if y.dtype.kind not in "iu":
+                raise ValueError(f"y: cross_entropy takes integer class labels, got dtype {y.dtype}")
+            return np.ascontiguousarray(y, dtype=np.int64)
+        if y.dtype.kind not in "fiu":
+            raise ValueError(f"y: mse takes float targets, got dtype {y.dtype}")
+        return np.ascontiguousarray(y, dtype=np.float32)
+
+    # --- training ----------------------------------------------------------------------------
+    def current_lr(self) -> float:
+        return scheduled_lr(self.lr, self.schedule, self.steps, self.total_steps)
+
+    def step(self, x, y) -> float:
+        """One SGD step on the batch (x, y); returns the batch loss before the update.
+        ``NonFiniteLossError`` when the loss or a gradient is not finite: nothing is updated."""
+        loss = self._core.step(self._inputs(x), self._target(y), self.current_lr())
+        self.steps += 1
+        self._model._weights_changed(self)
+        return loss
+
+    def gradients(self, x, y) -> tuple:
+        """(loss, {parameter name: dLoss/dparameter}) for the batch, without an update."""
+        return self._core.gradients(self._inputs(x), self._target(y))
+
+    def evaluate(self, x, y, batch_size: int = EVAL_BATCH) -> dict:
+        """{"loss": mean loss, "accuracy": share of rows whose highest score is the label (for mse:
+        matches the target's argmax)}, forward only, in chunks of ``batch_size`` rows."""
+        inputs = self._inputs(x)
+        target = self._target(y)
+        n = len(target)
+        if n == 0:
+            raise ValueError("y: no rows to evaluate")
+        total, correct = 0.0, 0
+        for start in range(0, n, batch_size):
+            part = slice(start, start + batch_size)
+            loss, right = self._core.evaluate([a[part] for a in inputs], target[part])
+            total += loss * len(target[part])
+            correct += right
+        return {"loss": total / n, "accuracy": correct / n}
+
+    def weights(self) -> dict:
+        """{parameter name: current value} (copies)."""
+        return dict(self._core.weights())
+
+    def layout(self) -> dict:
+        """{"frozen": the head's node names, "trained": the tail's}."""
+        return dict(self._core.layout())
+
+    def memory(self, batch_size=None) -> dict:
+        """Bytes for one step at ``batch_size`` (symbolic dims 1 when None): the frozen head's arena,
+        the tail's kept activations, gradients, workspace and the optimizer state, against what
+        keeping every activation of the model would cost; ``saved_bytes`` is the difference."""
+        report = dict(self._core.memory(self._model._shapes(batch_size)))
+        report["saved_bytes"] = max(0, report["keep_everything_bytes"] - report["tail_activation_bytes"])
+        return report
+
+    # --- checkpoints -------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """Everything a resumed run needs: weights, momentum buffers and the step count."""
+        return {"weights": self.weights(), "velocity": dict(self._core.velocity()), "steps": self.steps}
+
+    def load_state_dict(self, state: dict) -> None:
+        for key in ("weights", "velocity", "steps"):
+            if key not in state:
+                raise ValueError(f"state: missing {key!r}")
+        for name in self.parameters:
+            if name not in state["weights"] or name not in state["velocity"]:
+                raise ValueError(f"state: no value for parameter '{name}'")
+            self._core.set_weight(name, np.asarray(state["weights"][name], dtype=np.float32))
+            self._core.set_velocity(name, np.asarray(state["velocity"][name], dtype=np.float32))
+        self.steps = int(state["steps"])
+        self._model._weights_changed(self)
+
+    def __repr__(self) -> str:
+        return (f"<dnnx.Tuner loss={self.loss} lr={self.lr} steps={self.steps} "
+                f"parameters={self.parameters}>")

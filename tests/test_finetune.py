@@ -1,0 +1,172 @@
+"""Model.finetune / Tuner / Model.save on the CPU: LeNet's last two layers learn scikit-learn's
+digits, the saved file runs in onnxruntime with dnnx's outputs, a non-finite step changes nothing,
+and every wrong argument is an error naming it."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+import dnnx
+from dnnx.examples.lenet import build_lenet
+from ort_check import make_model, run_ort
+
+pytest.importorskip("sklearn")
+from dnnx._digits import load_digits  # noqa: E402
+
+BATCH = 64
+TARGET_ACCURACY = 0.90
+MAX_EPOCHS = 4
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return load_digits([1, 1, 28, 28], seed=0)
+
+
+def train_epochs(tuner, x, y, epochs, seed=0):
+    rng = np.random.default_rng(seed)
+    for _ in range(epochs):
+        order = rng.permutation(len(y))
+        for start in range(0, len(y), BATCH):
+            b = order[start:start + BATCH]
+            tuner.step(x[b], y[b])
+
+
+def test_lenet_last_two_layers_learn_digits(digits):
+    x_train, y_train, x_val, y_val = digits
+    model = dnnx.load(build_lenet(seed=0))
+    tuner = model.finetune(trainable="last:2", lr=0.05, momentum=0.9)
+    assert tuner.parameters == ["fc1.w", "fc1.b", "fc2.w", "fc2.b"]
+    assert tuner.layout()["trained"] == ["fc1", "relu1", "fc2", "softmax"]
+    before = tuner.evaluate(x_val, y_val)["accuracy"]
+    accuracy = before
+    for epoch in range(MAX_EPOCHS):
+        train_epochs(tuner, x_train, y_train, 1, seed=epoch)
+        accuracy = tuner.evaluate(x_val, y_val)["accuracy"]
+        if accuracy >= TARGET_ACCURACY:
+            break
+    assert accuracy >= TARGET_ACCURACY, f"validation accuracy {accuracy:.3f} after {MAX_EPOCHS} epochs (before {before:.3f})"
+    # Model.run sees the tuned weights: its predictions give the same accuracy.
+    predicted = model.run(x_val).argmax(axis=1)
+    assert np.mean(predicted == y_val) == pytest.approx(accuracy)
+
+
+def test_save_runs_in_onnxruntime_with_dnnx_outputs(tmp_path, digits):
+    x_train, y_train, x_val, _ = digits
+    proto = build_lenet(seed=1)
+    model = dnnx.load(proto)
+    tuner = model.finetune(trainable="last:2", lr=0.05)
+    train_epochs(tuner, x_train[:256], y_train[:256], 1)
+    path = tmp_path / "tuned.onnx"
+    model.save(path)
+    saved = onnx.load(path)
+    # Same graph: nodes, names and attributes unchanged; only the trained initializers differ.
+    assert saved.graph.node == proto.graph.node
+    original = {t.name: numpy_helper.to_array(t) for t in proto.graph.initializer}
+    tuned = {t.name: numpy_helper.to_array(t) for t in saved.graph.initializer}
+    assert list(original) == list(tuned)
+    for name in original:
+        changed = not np.array_equal(original[name], tuned[name])
+        assert changed == (name in tuner.parameters), name
+        np.testing.assert_array_equal(tuned[name], tuner.weights()[name] if changed else original[name])
+    want = run_ort(saved, {"x": x_val[:32]})["probs"]
+    np.testing.assert_allclose(model.run(x_val[:32]), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dnnx.load(path).run(x_val[:32]), want, rtol=1e-4, atol=1e-5)
+    assert not list(tmp_path.glob(".*.tmp")), "the temporary file was left behind"
+
+
+def test_non_finite_loss_leaves_weights_unchanged(digits):
+    x_train, y_train, _, _ = digits
+    model = dnnx.load(build_lenet(seed=2))
+    tuner = model.finetune(trainable="last:2", lr=0.01)
+    tuner.step(x_train[:BATCH], y_train[:BATCH])
+    before = tuner.weights()
+    velocity = tuner.state_dict()["velocity"]
+    bad = x_train[:BATCH].copy()
+    bad[3, 0, 10, 10] = np.nan
+    with pytest.raises(dnnx.NonFiniteLossError, match="left as they were"):
+        tuner.step(bad, y_train[:BATCH])
+    with pytest.raises(FloatingPointError):
+        tuner.step(np.full_like(bad, np.inf), y_train[:BATCH])
+    after = tuner.state_dict()
+    for name in tuner.parameters:
+        np.testing.assert_array_equal(after["weights"][name], before[name])
+        np.testing.assert_array_equal(after["velocity"][name], velocity[name])
+    assert after["steps"] == 1
+    tuner.step(x_train[:BATCH], y_train[:BATCH])  # still usable
+
+
+def test_memory_reports_what_the_frozen_head_saves():
+    model = dnnx.load(build_lenet())
+    report = model.finetune(trainable="last:2").memory(batch_size=64)
+    # The tail keeps fc1, relu1, fc2 and softmax at batch 64; the head keeps nothing.
+    assert report["tail_activation_bytes"] < 64 * (500 + 500 + 10 + 10) * 4 + 4 * 64
+    assert report["keep_everything_bytes"] > 10 * report["tail_activation_bytes"]
+    assert report["saved_bytes"] == report["keep_everything_bytes"] - report["tail_activation_bytes"]
+
+
+def test_mse_trains_a_regression():
+    rng = np.random.default_rng(3)
+    w_true = rng.standard_normal((4, 2)).astype(np.float32)
+    model = make_model([helper.make_node("Gemm", ["x", "w", "b"], ["y"])], [("x", ["N", 4])], [("y", ["N", 2])],
+                       {"w": np.zeros((4, 2), np.float32), "b": np.zeros(2, np.float32)})
+    m = dnnx.load(model)
+    tuner = m.finetune(trainable="all", loss="mse", lr=0.1, momentum=0.5, nesterov=True, weight_decay=1e-4)
+    x = rng.standard_normal((256, 4)).astype(np.float32)
+    y = x @ w_true
+    for _ in range(200):
+        loss = tuner.step(x, y)
+    assert loss < 1e-3
+    np.testing.assert_allclose(tuner.weights()["w"], w_true, atol=0.02)
+
+
+def test_schedules_lower_the_learning_rate():
+    from dnnx.finetune import scheduled_lr
+
+    assert scheduled_lr(0.1, None, 50, None) == 0.1
+    assert [round(scheduled_lr(0.1, "step", s, 9), 6) for s in (0, 2, 3, 6, 9)] == [0.1, 0.1, 0.01, 0.001, 0.0001]
+    assert scheduled_lr(0.1, "cosine", 0, 10) == pytest.approx(0.1)
+    assert scheduled_lr(0.1, "cosine", 5, 10) == pytest.approx(0.05)
+    assert scheduled_lr(0.1, "cosine", 10, 10) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"trainable": "last:0"}, "trainable"),
+    ({"trainable": "last:9"}, "only 4 parameterised"),
+    ({"trainable": "first:2"}, "trainable"),
+    ({"trainable": ["nope"]}, "'nope'"),
+    ({"loss": "hinge"}, "loss"),
+    ({"lr": -1}, "lr"),
+    ({"momentum": 1.0}, "momentum"),
+    ({"nesterov": True, "momentum": 0.0}, "nesterov"),
+    ({"weight_decay": -0.1}, "weight_decay"),
+    ({"schedule": "cosine"}, "total_steps"),
+    ({"schedule": "linear"}, "schedule"),
+])
+def test_bad_arguments_name_themselves(kwargs, message):
+    model = dnnx.load(build_lenet())
+    with pytest.raises(ValueError, match=message):
+        model.finetune(**kwargs)
+
+
+def test_bad_batches_name_x_or_y():
+    model = dnnx.load(build_lenet())
+    tuner = model.finetune()
+    x = np.zeros((4, 1, 28, 28), np.float32)
+    with pytest.raises(ValueError, match="y: cross_entropy takes integer"):
+        tuner.step(x, np.zeros(4, np.float32))
+    with pytest.raises(ValueError, match="label 10"):
+        tuner.step(x, np.array([0, 1, 2, 10]))
+    with pytest.raises(ValueError, match=r"y: expected integer labels \[4\]"):
+        tuner.step(x, np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="x: input 'x'"):
+        tuner.step(np.zeros((4, 1, 20, 20), np.float32), np.array([0, 1, 2, 3]))
+
+
+def test_cuda_models_are_refused_for_now():
+    model = dnnx.load(build_lenet())
+    model.device = "cuda"  # what a CUDA model reports; training it is the issue's second half
+    with pytest.raises(dnnx.DeviceError, match="CPU"):
+        model.finetune()
