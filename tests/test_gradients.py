@@ -9,6 +9,8 @@ from onnx import helper
 from grad_check import check_gradients
 from ort_check import make_model
 
+import dnnx
+
 RNG = np.random.default_rng(7)
 
 
@@ -83,3 +85,200 @@ def test_flatten_and_shared_weight_fan_in():
              helper.make_node("Tanh", ["h"], ["t"]), helper.make_node("Gemm", ["t", "w"], ["y"])]
     model = make_model(nodes, [("x", [4, 2, 3])], [("y", None)], inits)
     check_gradients(model, ["w"], {"x": rand(4, 2, 3)}, mse_target((4, 6)))
+
+
+# --- Conv -------------------------------------------------------------------------------------
+CONV_CASES = [
+    dict(kernel_shape=[3, 3]),
+    dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 0, 1]),
+    dict(kernel_shape=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1]),
+    dict(kernel_shape=[3, 3], group=2, pads=[1, 1, 1, 1]),
+    dict(kernel_shape=[1, 1]),
+    dict(kernel_shape=[3, 3], auto_pad="SAME_UPPER", strides=[2, 2]),
+]
+
+
+@pytest.mark.parametrize("attrs", CONV_CASES, ids=lambda a: "-".join(f"{k}{v}" for k, v in a.items()))
+@pytest.mark.parametrize("bias", [True, False])
+def test_conv2d(attrs, bias):
+    # x [2,3,7,7] -> Conv1 (3x3, pad 1) -> Relu -> Conv2 (the case) -> mse: conv2's data gradient
+    # is checked through conv1's weights, its filter and bias gradients directly.
+    group = attrs.get("group", 1)
+    kh, kw = attrs["kernel_shape"]
+    inits = {"w1": rand(4, 3, 3, 3, scale=0.3), "b1": rand(4, scale=0.1), "w2": rand(6, 4 // group, kh, kw, scale=0.3)}
+    conv2_inputs = ["r", "w2"]
+    if bias:
+        inits["b2"] = rand(6, scale=0.1)
+        conv2_inputs.append("b2")
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r"]), helper.make_node("Conv", conv2_inputs, ["y"], **attrs)]
+    model = make_model(nodes, [("x", [2, 3, 7, 7])], [("y", None)], inits)
+    out_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    check_gradients(model, list(inits), {"x": rand(2, 3, 7, 7)}, mse_target(out_shape))
+
+
+def test_conv3d():
+    inits = {"w1": rand(2, 1, 2, 2, 2, scale=0.5), "w2": rand(3, 2, 2, 3, 2, scale=0.5), "b2": rand(3)}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], kernel_shape=[2, 2, 2], pads=[1, 0, 1, 0, 1, 0]),
+             helper.make_node("Conv", ["c1", "w2", "b2"], ["y"], kernel_shape=[2, 3, 2], strides=[1, 2, 1])]
+    model = make_model(nodes, [("x", [2, 1, 4, 5, 4])], [("y", None)], inits)
+    out_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    check_gradients(model, list(inits), {"x": rand(2, 1, 4, 5, 4)}, mse_target(out_shape))
+
+
+@pytest.mark.parametrize("pad", [0, 1, 2])
+def test_conv1d_time_batch_channel_formulas(pad):
+    """A [T, B, C] sequence model written as Transpose -> Conv (1-D) -> Transpose, checked against
+    the closed forms (x_p is x padded by `pad` steps on both ends, w[k, ci, co] = W[co, ci, k]):
+        y[t, b, co]      = b[co] + sum_k sum_ci x_p[t + k, b, ci] w[k, ci, co],  T_out = T + 2 pad - K + 1
+        dL/dx_p[t, b, ci] = sum_k sum_co dL/dy[t - k, b, co] w[k, ci, co]
+        dL/dw[k, ci, co] = sum_b sum_t x_p[t + k, b, ci] dL/dy[t, b, co]
+        dL/db[co]        = sum_b sum_t dL/dy[t, b, co]
+    The input is an initializer (x0, added to a zero graph input) so that dL/dx is a parameter gradient."""
+    T, B, CI, CO, K = 9, 3, 4, 5, 3
+    x = rand(T, B, CI)
+    W = rand(CO, CI, K, scale=0.4)
+    bias = rand(CO, scale=0.1)
+    nodes = [helper.make_node("Add", ["z", "x0"], ["xs"]),
+             helper.make_node("Transpose", ["xs"], ["xt"], perm=[1, 2, 0]),                    # [B, CI, T]
+             helper.make_node("Conv", ["xt", "W", "bias"], ["c"], kernel_shape=[K], pads=[pad, pad]),
+             helper.make_node("Transpose", ["c"], ["y"], perm=[2, 0, 1])]                      # [T_out, B, CO]
+    model = make_model(nodes, [("z", [T, B, CI])], [("y", None)], {"x0": x, "W": W, "bias": bias})
+    t_out = T + 2 * pad - K + 1
+    target = rand(t_out, B, CO)
+
+    xp = np.zeros((T + 2 * pad, B, CI))
+    xp[pad:pad + T] = x
+    w = W.astype(np.float64).transpose(2, 1, 0)  # [K, CI, CO]
+    y = bias.astype(np.float64) + sum(np.einsum("tbi,io->tbo", xp[k:k + t_out], w[k]) for k in range(K))
+    dy = 2 * (y - target) / y.size
+    dxp = np.zeros_like(xp)
+    for k in range(K):
+        dxp[k:k + t_out] += np.einsum("tbo,io->tbi", dy, w[k])
+    dw = np.stack([np.einsum("tbi,tbo->io", xp[k:k + t_out], dy) for k in range(K)])
+    db = dy.sum(axis=(0, 1))
+
+    m = dnnx.load(model, optimize=False)
+    _, grads = m.finetune(trainable=["x0", "W", "bias"], loss="mse").gradients(np.zeros((T, B, CI), np.float32), target)
+    np.testing.assert_allclose(m.run(np.zeros((T, B, CI), np.float32)), y, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(grads["x0"], dxp[pad:pad + T], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(grads["W"].transpose(2, 1, 0), dw, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(grads["bias"], db, rtol=1e-4, atol=1e-6)
+
+
+# --- MaxPool ----------------------------------------------------------------------------------
+POOL_CASES = [
+    dict(kernel_shape=[2, 2], strides=[2, 2]),
+    dict(kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]),
+    dict(kernel_shape=[3, 2], strides=[2, 2], ceil_mode=1),
+    dict(kernel_shape=[2, 2], dilations=[2, 2]),
+]
+
+
+@pytest.mark.parametrize("attrs", POOL_CASES, ids=lambda a: "-".join(f"{k}{v}" for k, v in a.items()))
+def test_max_pool(attrs):
+    inits = {"w": rand(3, 2, 3, 3, scale=0.5), "b": rand(3, scale=0.1)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["c"], ["y"], **attrs)]
+    model = make_model(nodes, [("x", [2, 2, 7, 7])], [("y", None)], inits)
+    out_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    check_gradients(model, list(inits), {"x": rand(2, 2, 7, 7)}, mse_target(out_shape))
+
+
+def test_max_pool_1d():
+    inits = {"w": rand(2, 1, 3, scale=0.5)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[3]),
+             helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[2], strides=[2])]
+    model = make_model(nodes, [("x", [3, 1, 10])], [("y", None)], inits)
+    check_gradients(model, ["w"], {"x": rand(3, 1, 10)}, mse_target((3, 2, 4)))
+
+
+# --- broadcast binary ops ---------------------------------------------------------------------
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
+@pytest.mark.parametrize("p_shape", [(4,), (3, 1), (1, 3, 4), (2, 1, 1), (2, 3, 4), ()])
+@pytest.mark.parametrize("p_first", [False, True])
+def test_broadcast_binary(op, p_shape, p_first):
+    # h = x * q (q [2,3,4] trainable), y = op(h, p) or op(p, h): both sides' gradients flow.
+    q = rand(2, 3, 4)
+    p = rand(*p_shape) if p_shape else np.float32(RNG.standard_normal())
+    if op == "Div":  # keep denominators away from 0
+        if p_first:
+            q = (np.abs(q) + 0.5).astype(np.float32)
+        else:
+            p = (np.abs(p) + 0.5).astype(np.float32)
+    inits = {"q": q, "p": np.asarray(p, dtype=np.float32)}
+    x = rand(2, 3, 4)
+    if op == "Div" and p_first:
+        x = (np.abs(x) + 0.5).astype(np.float32)
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]),
+             helper.make_node(op, ["p", "h"] if p_first else ["h", "p"], ["y"])]
+    model = make_model(nodes, [("x", [2, 3, 4])], [("y", None)], inits)
+    check_gradients(model, ["q", "p"], {"x": x}, mse_target((2, 3, 4)))
+
+
+# --- MatMul -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("x_shape, w_shape", [
+    ((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((3, 4), (2, 4, 5)),
+    ((2, 1, 3, 4), (3, 4, 5)), ((4,), (4, 5)), ((3, 4), (4,)),
+])
+def test_matmul(x_shape, w_shape):
+    # h = x * q (trainable q of x's shape), y = MatMul(h, w): both operands' gradients.
+    inits = {"q": rand(*x_shape), "w": rand(*w_shape)}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node("MatMul", ["h", "w"], ["y"])]
+    model = make_model(nodes, [("x", list(x_shape))], [("y", None)], inits)
+    out_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    check_gradients(model, list(inits), {"x": rand(*x_shape)}, mse_target(out_shape))
+
+
+def test_matmul_add_linear_layer_is_one_parameterised_layer():
+    # PyTorch's Linear export: MatMul + Add(bias); "last:1" takes both, and the tail is not fused.
+    inits = {"w1": rand(4, 6), "b1": rand(6), "w2": rand(6, 3), "b2": rand(3)}
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["m1"]), helper.make_node("Add", ["m1", "b1"], ["a1"]),
+             helper.make_node("Relu", ["a1"], ["r"]), helper.make_node("MatMul", ["r", "w2"], ["m2"]),
+             helper.make_node("Add", ["m2", "b2"], ["y"])]
+    model = make_model(nodes, [("x", [5, 4])], [("y", None)], inits)
+    m = dnnx.load(model)
+    assert m.finetune(trainable="last:1").parameters == ["w2", "b2"]
+    check_gradients(model, list(inits), {"x": rand(5, 4)}, mse_target((5, 3)))
+
+
+# --- Transpose, Concat, Reshape, BatchNormalization -------------------------------------------
+@pytest.mark.parametrize("perm", [[0, 2, 1], [2, 0, 1], [1, 0, 2]])
+def test_transpose(perm):
+    inits = {"q": rand(2, 3, 4)}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node("Transpose", ["h"], ["y"], perm=perm)]
+    model = make_model(nodes, [("x", [2, 3, 4])], [("y", None)], inits)
+    check_gradients(model, ["q"], {"x": rand(2, 3, 4)}, mse_target([[2, 3, 4][p] for p in perm]))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_concat(axis):
+    # Two branches of one trainable weight and one constant-free input: fan-in through Concat.
+    inits = {"q": rand(2, 3, 4), "p": rand(2, 3, 4)}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h1"]), helper.make_node("Tanh", ["h1"], ["h2"]),
+             helper.make_node("Mul", ["h2", "p"], ["h3"]),
+             helper.make_node("Concat", ["h1", "x", "h3"], ["y"], axis=axis)]
+    model = make_model(nodes, [("x", [2, 3, 4])], [("y", None)], inits)
+    out_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    check_gradients(model, list(inits), {"x": rand(2, 3, 4)}, mse_target(out_shape))
+
+
+def test_reshape_squeeze_unsqueeze_views():
+    inits = {"w": rand(6, 8), "s1": np.array([4, 2, 4], np.int64), "ax": np.array([1], np.int64)}
+    nodes = [helper.make_node("Gemm", ["x", "w"], ["h"]), helper.make_node("Reshape", ["h", "s1"], ["r"]),
+             helper.make_node("Unsqueeze", ["r", "ax"], ["u"]), helper.make_node("Sigmoid", ["u"], ["s"]),
+             helper.make_node("Squeeze", ["s", "ax"], ["y"])]
+    model = make_model(nodes, [("x", [4, 6])], [("y", None)], inits)
+    check_gradients(model, ["w"], {"x": rand(4, 6)}, mse_target((4, 2, 4)))
+
+
+def test_batchnorm_after_trainable_conv_is_not_folded():
+    inits = {"w": rand(3, 2, 3, 3, scale=0.5), "scale": rand(3), "bias": rand(3),
+             "mean": rand(3, scale=0.1), "var": (np.abs(rand(3)) + 0.5).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[3, 3]),
+             helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["y"], epsilon=1e-3)]
+    model = make_model(nodes, [("x", [2, 2, 6, 6])], [("y", None)], inits)
+    check_gradients(model, ["w", "scale", "bias"], {"x": rand(2, 2, 6, 6)}, mse_target((2, 3, 4, 4)))
+    with pytest.raises(dnnx.UnsupportedModelError, match="running mean"):
+        dnnx.load(model).finetune(trainable=["mean"], loss="mse")

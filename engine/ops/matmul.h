@@ -1,5 +1,8 @@
 // The ONNX meaning of MatMul, written once for the op registry and every backend.
 #pragma once
+#include <utility>
+#include <vector>
+
 #include "ops/op.h"
 
 namespace dnnx {
@@ -16,5 +19,9 @@ struct MatMulGeometry {
 
 // Throws InvalidModelError naming the node when K differs or the batch dims cannot broadcast.
 MatMulGeometry matmul_geometry(const Node& node, const Shape& a, const Shape& b);
+
+// Element offsets of A's and B's matrices for every output batch, in output order (a batch dim
+// of size 1 on one side repeats that side's matrix): shared by the forward and the gradient.
+std::vector<std::pair<int64_t, int64_t>> matmul_batch_offsets(const MatMulGeometry& g);
 
 }  // namespace dnnx

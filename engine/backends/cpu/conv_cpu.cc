@@ -9,76 +9,15 @@
 #include "backends/cpu/activation_cpu.h"
 #include "backends/cpu/blas.h"
 #include "backends/cpu/cpu_kernels.h"
-#include "ops/conv_geometry.h"
+#include "backends/cpu/im2col_cpu.h"
 
 namespace dnnx {
 
 namespace {
 
-constexpr size_t kKernelRank = 3;  // D, H, W
-enum Dim { kD = 0, kH = 1, kW = 2 };
-
 enum class ConvAlgo { Pointwise, Im2colGemm };
 // The activation the kernel applies to Y_g after the bias, while Y_g is still in cache.
 enum class ConvActivation { None, Relu };
-
-// The sizes of one conv, fixed at plan time.
-struct ConvShape {
-  int64_t batch = 0;
-  int64_t channels = 0;  // C
-  int64_t filters = 0;   // M
-  ConvGeometry g;        // expanded to 3 spatial dims
-  int64_t group_channels() const { return channels / g.group; }
-  int64_t group_filters() const { return filters / g.group; }
-  int64_t col_rows() const { return group_channels() * g.kernel_size(); }
-};
-
-// One row of col: what every output position [OD, OH, OW] of channel xc [D, H, W] sees
-// through tap (kd, kh, kw), 0 where the tap falls in the padding.
-void im2col_tap(const ConvGeometry& g, const float* xc, int64_t kd, int64_t kh, int64_t kw,
-                float* dst) {
-  const int64_t in_d = g.input[kD], in_h = g.input[kH], in_w = g.input[kW];
-  const int64_t out_w = g.output[kW], stride_w = g.strides[kW];
-  // Output column ow reads input column ow * stride_w + w0, inside the row for ow in [lo, hi).
-  const int64_t w0 = kw * g.dilations[kW] - g.pads_begin[kW];
-  const IndexRange inside = g.outputs_inside(kW, kw);
-  const int64_t lo = inside.lo, hi = inside.hi;
-  for (int64_t od = 0; od < g.output[kD]; ++od) {
-    const int64_t id = g.window_start(kD, od) + kd * g.dilations[kD];
-    for (int64_t oh = 0; oh < g.output[kH]; ++oh, dst += out_w) {
-      const int64_t ih = g.window_start(kH, oh) + kh * g.dilations[kH];
-      if (id < 0 || id >= in_d || ih < 0 || ih >= in_h) {
-        std::fill(dst, dst + out_w, 0.0f);
-        continue;
-      }
-      const float* src = xc + (id * in_h + ih) * in_w;
-      std::fill(dst, dst + lo, 0.0f);
-      if (stride_w == 1) {
-        std::memcpy(dst + lo, src + lo + w0, static_cast<size_t>(hi - lo) * sizeof(float));
-      } else {
-        for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * stride_w + w0];
-      }
-      std::fill(dst + hi, dst + out_w, 0.0f);
-    }
-  }
-}
-
-// Unrolls one group of one image: x is [Cg, D, H, W]; col is [Cg*KD*KH*KW, OD*OH*OW], row
-// ((c*KD + kd)*KH + kh)*KW + kw for tap (kd, kh, kw) of channel c, matching W_g's layout.
-void im2col(const ConvShape& s, const float* x, float* col) {
-  const ConvGeometry& g = s.g;
-  float* row = col;
-  for (int64_t c = 0; c < s.group_channels(); ++c) {
-    const float* xc = x + c * g.input_size();
-    for (int64_t kd = 0; kd < g.kernel[kD]; ++kd) {
-      for (int64_t kh = 0; kh < g.kernel[kH]; ++kh) {
-        for (int64_t kw = 0; kw < g.kernel[kW]; ++kw, row += g.output_size()) {
-          im2col_tap(g, xc, kd, kh, kw, row);
-        }
-      }
-    }
-  }
-}
 
 class ConvKernel final : public Kernel {
  public:
@@ -142,7 +81,7 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
   const Shape& w = inputs[1].info.shape;
   const ConvGeometry g = make_conv_geometry(node, WindowOp::Conv, Shape(x.begin() + 2, x.end()),
                                             Shape(w.begin() + 2, w.end()));
-  ConvShape s{x[0], x[1], w[0], g.expanded_to(kKernelRank)};
+  ConvShape s{x[0], x[1], w[0], g.expanded_to(kConvKernelRank)};
   const bool has_bias = inputs.size() > 2 && inputs[2].present;
   KernelChoice choice;
   if (g.is_pointwise()) {

@@ -18,36 +18,6 @@ namespace {
 
 enum class MatMulPath { Gemm, BatchedGemm };
 
-// Element offsets of A's and B's matrices for every output batch, in output order.
-std::vector<std::pair<int64_t, int64_t>> batch_offsets(const MatMulGeometry& g) {
-  const size_t rank = g.batch.size();
-  std::vector<int64_t> stride_a(rank, 0), stride_b(rank, 0);
-  int64_t step_a = g.m * g.k, step_b = g.k * g.n;
-  for (size_t d = rank; d-- > 0;) {
-    if (g.batch_a[d] != 1) stride_a[d] = step_a;
-    if (g.batch_b[d] != 1) stride_b[d] = step_b;
-    step_a *= g.batch_a[d];
-    step_b *= g.batch_b[d];
-  }
-  std::vector<std::pair<int64_t, int64_t>> offsets;
-  const int64_t count = numel(g.batch);
-  offsets.reserve(static_cast<size_t>(count));
-  std::vector<int64_t> index(rank, 0);
-  int64_t off_a = 0, off_b = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    offsets.emplace_back(off_a, off_b);
-    for (size_t d = rank; d-- > 0;) {
-      off_a += stride_a[d];
-      off_b += stride_b[d];
-      if (++index[d] < g.batch[d]) break;
-      off_a -= stride_a[d] * g.batch[d];
-      off_b -= stride_b[d] * g.batch[d];
-      index[d] = 0;
-    }
-  }
-  return offsets;
-}
-
 class MatMulKernel final : public Kernel {
  public:
   // Gemm: rows = batch*M, no offsets. BatchedGemm: rows = M, one offset pair per output batch.
@@ -100,7 +70,7 @@ KernelChoice matmul_factory(const Node& node, const std::vector<ValueInfo>& inpu
                                                    std::vector<std::pair<int64_t, int64_t>>{});
   } else {
     choice.algorithm = "batched gemm";
-    choice.kernel = std::make_unique<MatMulKernel>(path, rows, g.k, g.n, batch_offsets(g));
+    choice.kernel = std::make_unique<MatMulKernel>(path, rows, g.k, g.n, matmul_batch_offsets(g));
     choice.rejected.push_back({"gemm", "B has batch dims " + shape_str(g.batch_b) +
                                            ", so the batch cannot fold into M"});
   }
