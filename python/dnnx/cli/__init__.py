@@ -1,4 +1,4 @@
-"""The ``dnnx`` command line: ``dnnx info|run|plan|bench|models``; ``dnnx COMMAND --help`` for each.
+"""The ``dnnx`` command line: ``dnnx info|run|plan|bench|profile|models|finetune``; ``dnnx COMMAND --help`` for each.
 
 Errors a user can cause (a missing or malformed file, an unsupported model, a wrong input) print
 one line to stderr and exit with status 2; a traceback means a bug in dnnx.
@@ -9,9 +9,9 @@ import argparse
 import sys
 
 from ..errors import DnnxError
-from . import bench, info, models, plan, run
+from . import bench, finetune, info, models, plan, profile, run
 
-COMMANDS = (info, run, plan, bench, models)  # each: NAME, HELP, add_arguments(parser), main(args)
+COMMANDS = (info, run, plan, bench, profile, models, finetune)  # each: NAME, HELP, add_arguments(parser), main(args)
 USER_ERROR = 2  # the status argparse uses for a bad command line; dnnx uses it for every user error
 
 
