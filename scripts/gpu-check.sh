@@ -3,8 +3,10 @@
 #   1. install scipy-openblas32 from .whl/ if the machine lacks it (nothing can be downloaded)
 #   2. build dnnx with its CUDA backend: pip install --no-build-isolation --no-deps . (DNNX_CUDA=ON)
 #   3. pytest tests/cuda and the CPU-side CUDA checks, then the whole suite
-#   4. bench/bench_cuda.py: LeNet, dnnx vs PyTorch (separate process)
-#   5. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time)
+#   4. bench/bench_cuda.py: LeNet, dnnx vs PyTorch (separate process); bench_cuda_planner.py:
+#      heuristic vs exhaustive planning and run times; bench_cuda_lstm.py: 4-layer LSTM vs PyTorch
+#   5. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time;
+#      MEMCHECK_TIMEOUT=0 skips it)
 # Full logs go to $OUT (default ./gpu-check-out); a short summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -48,9 +50,12 @@ for search in ('heuristic', 'exhaustive'):
     print('LeNet batch 256, algo_search=' + search)
     print(dnnx.load(build('lenet'), device='cuda', algo_search=search).plan(batch_size=256))"
   step bench bench.log python3 "$OLDPWD/bench/bench_cuda.py" --out "$OUT/RESULTS_CUDA.md"
-  step memcheck memcheck.log timeout "${MEMCHECK_TIMEOUT:-150}" compute-sanitizer --tool memcheck \
-    --error-exitcode 9 python3 -m pytest -q -x -p no:cacheprovider "$OLDPWD/tests/cuda/test_cuda_ops.py" \
-    -k "binary or transpose or concat or max_pool or asymmetric"
+  step planner bench-planner.log python3 "$OLDPWD/bench/bench_cuda_planner.py" --out "$OUT/RESULTS_CUDA_PLANNER.md"
+  step lstm bench-lstm.log python3 "$OLDPWD/bench/bench_cuda_lstm.py" --out "$OUT/RESULTS_CUDA_LSTM.md"
+  [ "${MEMCHECK_TIMEOUT:-150}" -gt 0 ] && step memcheck memcheck.log timeout "${MEMCHECK_TIMEOUT:-150}" \
+    compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m pytest -q -x -p no:cacheprovider \
+    "$OLDPWD/tests/cuda/test_cuda_ops.py" "$OLDPWD/tests/cuda/test_cuda_lstm.py" \
+    -k "binary or transpose or concat or max_pool or asymmetric or zero_length or layouts"
   cd "$OLDPWD"
 fi
 
@@ -60,5 +65,7 @@ cat "$OUT/machine.txt"
 grep -E "dnnx: CUDA|DNNX_CUDA" "$OUT/build.log" | head -3
 printf '%s\n' "${summary[@]}"
 [ -f "$OUT/plan.txt" ] && cat "$OUT/plan.txt"
-[ -f "$OUT/RESULTS_CUDA.md" ] && grep "^|" "$OUT/RESULTS_CUDA.md"
+for results in RESULTS_CUDA RESULTS_CUDA_PLANNER RESULTS_CUDA_LSTM; do
+  [ -f "$OUT/$results.md" ] && grep "^|" "$OUT/$results.md"
+done
 grep -E "^(FAILED|ERROR)" "$OUT/pytest-cuda.log" 2>/dev/null | head -15

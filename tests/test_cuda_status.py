@@ -1,5 +1,7 @@
 """The CUDA backend's availability checks and device options: everything that needs no GPU, so
 that it runs in CI (tests/cuda needs a GPU)."""
+import os
+
 import pytest
 
 import dnnx
@@ -75,3 +77,20 @@ def test_cuda_options_are_checked_before_the_device():
 def test_plan_rows_carry_a_math_field():
     row = dnnx.load(build("lenet")).plan()[0]
     assert "math" in row
+
+
+def test_plan_cache_option(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert _device.plan_cache_path(True) == str(tmp_path / "dnnx" / "plan-cache.json")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert _device.plan_cache_path(True).endswith(os.path.join(".cache", "dnnx", "plan-cache.json"))
+    assert _device.plan_cache_path(False) == "" and _device.plan_cache_path(None) == ""
+    assert _device.plan_cache_path(tmp_path / "p.json") == str(tmp_path / "p.json")
+    with pytest.raises(ValueError, match="plan_cache"):
+        _device.plan_cache_path(3)
+
+
+def test_cpu_planner_stats_are_zero():
+    stats = dnnx.load(build("lenet"), plan_cache=False).planner_stats()
+    assert stats == {"timing_runs": 0, "cache_hits": 0, "cache_misses": 0, "cache_stale": 0, "cache_writes": 0,
+                     "search_seconds": 0, "plan_cache": None}

@@ -37,6 +37,16 @@ struct Rejected {
   std::string reason;
 };
 
+// What the planner did on one backend: counters ("timing_runs": exhaustive searches that timed
+// candidates on the GPU, "cache_hits": choices read from the persistent plan cache, ...) and the
+// warnings not shown yet (a stale cache entry that was dropped, a cache file that could not be
+// written). The CPU backend has nothing to report.
+struct PlannerReport {
+  std::map<std::string, double> counters;
+  std::vector<std::string> warnings;
+  std::string cache_path;  // "" when no plan cache is used
+};
+
 struct KernelChoice {
   std::unique_ptr<Kernel> kernel;
   std::string algorithm;  // e.g. "im2col+gemm", "gemm(1x1)", "direct"
@@ -88,6 +98,9 @@ class Backend {
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) const;
   // Waits for every queued kernel; a failure that showed only now is a DeviceError.
   virtual void synchronize() const {}
+
+  // The planner's counters so far; its warnings are handed out once (the next call has none).
+  virtual PlannerReport planner_report() const { return {}; }
 };
 
 }  // namespace dnnx

@@ -1,12 +1,13 @@
 // What a model asks of a device backend, and the C entry points a device backend library
-// exports (see core/device_library.h). Plain data: no device header is needed to read it.
+// exports (see core/device_library.h). No device header is needed to read it.
 #pragma once
 #include <cstddef>
+#include <string>
 
 namespace dnnx {
 
 // Bumped whenever DeviceOptions or the entry points change, so that a stale library is refused.
-constexpr int kDeviceAbiVersion = 1;
+constexpr int kDeviceAbiVersion = 2;
 
 enum class Precision { Fp32, Tf32, Fp16 };
 
@@ -19,6 +20,8 @@ struct DeviceOptions {
   Precision precision = Precision::Fp32;
   AlgoSearch algo_search = AlgoSearch::Heuristic;
   bool deterministic = false;
+  // The persistent plan cache (a JSON file, see backends/cuda/plan_cache.h); "" disables it.
+  std::string plan_cache_path;
 };
 
 }  // namespace dnnx

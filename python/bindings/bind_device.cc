@@ -30,6 +30,7 @@ DeviceOptions device_options_from_dict(const py::dict& options) {
   if (options.contains("precision")) o.precision = precision_from_name(options["precision"].cast<std::string>());
   if (options.contains("algo_search")) o.algo_search = algo_search_from_name(options["algo_search"].cast<std::string>());
   if (options.contains("deterministic")) o.deterministic = options["deterministic"].cast<bool>();
+  if (options.contains("plan_cache")) o.plan_cache_path = options["plan_cache"].cast<std::string>();
   return o;
 }
 

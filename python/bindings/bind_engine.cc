@@ -124,6 +124,16 @@ class PyEngine {
 
   std::vector<Shape> default_shapes() const { return engine_.default_shapes(); }
 
+  // {counter: value, ..., "plan_cache": path or None, "warnings": [...]}; warnings once each.
+  py::dict planner_report() const {
+    const PlannerReport report = engine_.backend().planner_report();
+    py::dict d;
+    for (const auto& kv : report.counters) d[py::str(kv.first)] = kv.second;
+    d["plan_cache"] = report.cache_path.empty() ? py::object(py::none()) : py::object(py::str(report.cache_path));
+    d["warnings"] = py::cast(report.warnings);
+    return d;
+  }
+
  private:
   Engine engine_;
 };
@@ -140,7 +150,10 @@ void bind_engine(py::module_& m) {
            "One dict per layer: name, op, inputs, outputs, algorithm, math, workspace, time_ms "
            "(measured, or None), rejected.")
       .def("memory", &PyEngine::memory, py::arg("shapes") = py::none())
-      .def("default_shapes", &PyEngine::default_shapes);
+      .def("default_shapes", &PyEngine::default_shapes)
+      .def("planner_report", &PyEngine::planner_report,
+           "The planner's counters (timing_runs, cache_hits, ...), the plan cache file and the "
+           "warnings not reported before.");
   m.def("pass_names", &pass_names, "The rewrite passes, in the order they run.");
 }
 

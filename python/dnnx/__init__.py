@@ -8,7 +8,7 @@
     gpu = dnnx.load("lenet.onnx", device="cuda", workspace_limit="256MiB")  # see dnnx.cuda_status()
 """
 from .cuda import cuda_available, cuda_status
-from .errors import DeviceError, DnnxError, InvalidModelError, UnsupportedModelError
+from .errors import DeviceError, DnnxError, InvalidModelError, PlanCacheWarning, UnsupportedModelError
 from .model import Model, TensorSpec, load
 from .finetune import NonFiniteLossError, Tuner
 from ._passes import pass_names
@@ -23,4 +23,4 @@ def supported_ops() -> list:
 
 
 __all__ = ["load", "Model", "TensorSpec", "Tuner", "NonFiniteLossError", "supported_ops", "pass_names", "cuda_available", "cuda_status", "DnnxError",
-           "UnsupportedModelError", "InvalidModelError", "DeviceError", "__version__"]
+           "UnsupportedModelError", "InvalidModelError", "DeviceError", "PlanCacheWarning", "__version__"]

@@ -1,8 +1,9 @@
 """The device a model runs on, and the options its backend takes, from ``dnnx.load``'s
 arguments: ``device`` ("cpu", "cuda" or "cuda:N"), ``precision``, ``workspace_limit``,
-``algo_search`` and ``deterministic``."""
+``algo_search``, ``deterministic`` and ``plan_cache``."""
 from __future__ import annotations
 
+import os
 import re
 
 from . import cuda
@@ -30,6 +31,27 @@ def parse_bytes(value, what: str = "workspace_limit") -> int:
     raise ValueError(f"{what}: expected bytes as an int or a string like '256MiB', got {value!r}")
 
 
+def default_plan_cache() -> str:
+    """The plan cache file when ``plan_cache`` is not given: $XDG_CACHE_HOME/dnnx/plan-cache.json,
+    or ~/.cache/dnnx/plan-cache.json."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "dnnx", "plan-cache.json")
+
+
+def plan_cache_path(plan_cache) -> str:
+    """The file the backend keeps exhaustive choices in; "" when the cache is off (False/None)."""
+    if plan_cache is None or plan_cache is False:
+        return ""
+    if plan_cache is True:
+        return default_plan_cache()
+    if isinstance(plan_cache, (str, os.PathLike)):
+        path = os.fspath(plan_cache)
+        if path:
+            return os.path.abspath(os.path.expanduser(path))
+    raise ValueError(f"plan_cache: expected a file path, True (the default file) or False/None (off), got "
+                     f"{plan_cache!r}")
+
+
 def parse_device(device: str) -> tuple:
     """("cpu", 0) or ("cuda", N); DeviceError for any other device."""
     match = re.fullmatch(r"(cpu|cuda)(?::(\d+))?", device.strip().lower()) if isinstance(device, str) else None
@@ -39,7 +61,7 @@ def parse_device(device: str) -> tuple:
 
 
 def backend_options(device: str, precision: str = "fp32", workspace_limit=None, algo_search: str = "heuristic",
-                    deterministic: bool = False) -> tuple:
+                    deterministic: bool = False, plan_cache=True) -> tuple:
     """(kind, options) for ``_core.Engine``. DeviceError when CUDA is asked for but unavailable."""
     kind, index = parse_device(device)
     if precision not in PRECISIONS:
@@ -47,6 +69,7 @@ def backend_options(device: str, precision: str = "fp32", workspace_limit=None, 
     if algo_search not in ALGO_SEARCHES:
         raise ValueError(f"algo_search must be one of {', '.join(ALGO_SEARCHES)}, got {algo_search!r}")
     limit = DEFAULT_WORKSPACE_LIMIT if workspace_limit is None else parse_bytes(workspace_limit)
+    cache = plan_cache_path(plan_cache)
     if kind == "cpu":
         if precision != "fp32":
             raise ValueError(f"precision={precision!r} applies to device='cuda'; the CPU backend runs fp32")
@@ -55,4 +78,5 @@ def backend_options(device: str, precision: str = "fp32", workspace_limit=None, 
     if not available:
         raise DeviceError(f"device {device!r} is not available: {message}")
     return kind, {"library": cuda.library_path(), "device": index, "precision": precision,
-                  "workspace_limit": limit, "algo_search": algo_search, "deterministic": bool(deterministic)}
+                  "workspace_limit": limit, "algo_search": algo_search, "deterministic": bool(deterministic),
+                  "plan_cache": cache}

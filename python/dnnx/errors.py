@@ -8,6 +8,9 @@ classes:
 - ``DeviceError``: no such device, out of memory, a backend library failure.
 
 Wrong inputs to ``Model.run`` raise plain ``ValueError`` naming the input.
+
+``PlanCacheWarning`` (a ``UserWarning``) says that the CUDA planner dropped a stale entry of the
+persistent plan cache, or could not read or write the cache file; planning goes on without it.
 """
 from ._native import core
 
@@ -16,4 +19,9 @@ UnsupportedModelError = core.UnsupportedModelError
 InvalidModelError = core.InvalidModelError
 DeviceError = core.DeviceError
 
-__all__ = ["DnnxError", "UnsupportedModelError", "InvalidModelError", "DeviceError"]
+
+class PlanCacheWarning(UserWarning):
+    """A plan-cache entry was stale and dropped, or the cache file could not be read or written."""
+
+
+__all__ = ["DnnxError", "UnsupportedModelError", "InvalidModelError", "DeviceError", "PlanCacheWarning"]

@@ -1,12 +1,14 @@
 """The user-facing Model: load an ONNX model, run numpy arrays through it, show its plan."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import onnx
 
 from ._device import backend_options
+from .errors import PlanCacheWarning
 from . import finetune as _finetune
 from ._importer import import_model
 from ._passes import pass_switches
@@ -27,6 +29,9 @@ _ONNX_DTYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.INT32: "int3
                 onnx.TensorProto.INT64: "int64"}
 
 
+_PLANNER_COUNTERS = ("timing_runs", "cache_hits", "cache_misses", "cache_stale", "cache_writes", "search_seconds")
+
+
 def _output_specs(model: onnx.ModelProto) -> list:
     specs = []
     for vi in model.graph.output:
@@ -40,8 +45,8 @@ class Model:
     """A loaded model. ``run`` may be called from several threads at once (it releases the GIL)."""
 
     def __init__(self, src, *, batch_size=None, device="cpu", precision="fp32", workspace_limit=None,
-                 algo_search="heuristic", deterministic=False, passes=None, optimize=True):
-        kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic)
+                 algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True):
+        kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic, plan_cache)
         imported = import_model(src, batch_size=batch_size)
         self.device = device
         self.opset = imported.opset
@@ -54,6 +59,7 @@ class Model:
         self._tuned = set()    # parameter names any tuner has changed (what save() writes back)
         self.inputs = [TensorSpec(name, tuple(dims), dtype) for name, dims, dtype in imported.ir["inputs"]]
         self.outputs = _output_specs(imported.proto)
+        self._planner_stats()  # shows the warnings of the load's own plan
 
     # --- running -------------------------------------------------------------------------------
     def _ordered_inputs(self, args, kwargs) -> list:
@@ -127,10 +133,28 @@ class Model:
             return None
         return [[batch_size] + list(s[1:]) if s else s for s in self._engine.default_shapes()]
 
+    def _planner_stats(self) -> dict:
+        report = self._engine.planner_report()
+        for message in report.pop("warnings"):
+            warnings.warn(message, PlanCacheWarning, stacklevel=3)
+        for counter in _PLANNER_COUNTERS:  # a backend without a search reports none
+            report.setdefault(counter, 0)
+        return report
+
+    def planner_stats(self) -> dict:
+        """What the planner did for this model so far: ``timing_runs`` (exhaustive searches that
+        timed cuDNN's candidates on the GPU), ``cache_hits`` (choices taken from the persistent plan
+        cache after re-validation), ``cache_misses``, ``cache_stale`` (entries dropped, each with a
+        ``PlanCacheWarning``), ``cache_writes``, ``search_seconds`` and ``plan_cache`` (the file, or
+        None). All zero on the CPU, which has no algorithm search."""
+        return self._planner_stats()
+
     def plan(self, batch_size=None) -> PlanTable:
         """One row per layer: name, op, input and output shapes, algorithm, math, workspace bytes.
         Symbolic dims are taken as 1 unless ``batch_size`` says otherwise."""
-        return PlanTable(self._current_engine().plan(self._shapes(batch_size)))
+        table = PlanTable(self._current_engine().plan(self._shapes(batch_size)))
+        self._planner_stats()  # a new batch size plans anew: its warnings show here
+        return table
 
     def memory(self, batch_size=None) -> dict:
         """Arena bytes after liveness placement against the naive sum of all activations."""
@@ -143,22 +167,33 @@ class Model:
 
 
 def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limit=None, algo_search="heuristic",
-         deterministic=False, passes=None, optimize=True) -> Model:
+         deterministic=False, passes=None, optimize=True, plan_cache=True) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto``.
 
     ``batch_size=N`` overrides the leading dim of every graph input whose first dim is 1 or
     symbolic. Unsupported ops or attributes raise ``UnsupportedModelError`` here, not at run time.
 
-    ``device``: "cpu", "cuda" or "cuda:N". On CUDA: ``precision`` ("fp32": no TF32 anywhere),
-    ``workspace_limit`` (bytes, or a string such as "256MiB": no layer's workspace exceeds it),
-    ``algo_search`` ("heuristic": cuDNN's ranking; "exhaustive": every convolution algorithm
-    timed at plan time, the fastest that fits kept, times in ``plan()``) and ``deterministic``
-    (only algorithms cuDNN marks deterministic). ``DeviceError`` when CUDA is not available
-    (``dnnx.cuda_status()`` says why).
+    ``device``: "cpu", "cuda" or "cuda:N". On CUDA: ``precision`` ("fp32": FMA math, no TF32
+    anywhere; "tf32": TF32 tensor ops for convolutions, GEMMs and LSTMs, about 3 significant digits
+    per product, fp32 accumulation; "fp16" is not implemented yet), ``workspace_limit`` (bytes, or
+    a string such as "256MiB": no layer's workspace exceeds it), ``algo_search`` ("heuristic":
+    cuDNN's ranking; "exhaustive": every convolution algorithm timed at plan time, the fastest
+    that fits kept, times in ``plan()``) and ``deterministic`` (only algorithms cuDNN marks
+    deterministic). An algorithm that fails at plan time (not supported, its workspace cannot be
+    allocated) gives way to the next candidate, with the reason in ``plan()``. ``DeviceError``
+    when CUDA is not available (``dnnx.cuda_status()`` says why).
+
+    ``plan_cache``: where exhaustive choices persist, so that another process loading the same
+    model times nothing (``planner_stats()`` counts). True (default): $XDG_CACHE_HOME/dnnx/
+    plan-cache.json or ~/.cache/dnnx/plan-cache.json; a path: that file; False or None: off.
+    Entries are keyed by GPU, compute capability, cuDNN version and the layer's full signature
+    (a new batch size is a new key) and re-validated before use; a stale one is dropped with a
+    ``PlanCacheWarning``. Heuristic plans never use the cache (they cost nothing to redo).
 
     Load-time rewrites (``dnnx.pass_names()``: fold_batchnorm, fuse_matmul_add, fuse_conv_relu,
     fuse_gemm_relu) are on by default; ``passes={"fold_batchnorm": False}`` switches single ones
     off, ``optimize=False`` all of them. ``plan()`` shows fused layers (op "Conv+Relu", ...).
     """
     return Model(src, batch_size=batch_size, device=device, precision=precision, workspace_limit=workspace_limit,
-                 algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize)
+                 algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,
+                 plan_cache=plan_cache)

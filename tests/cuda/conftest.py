@@ -3,6 +3,7 @@ with dnnx.cuda_status()'s reason, on a machine without one (CI). The helpers sha
 tests (tests/ort_check.py) are imported from the folder above."""
 import os
 import sys
+import tempfile
 
 import pytest
 
@@ -11,6 +12,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import dnnx  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Exhaustive plans write the persistent plan cache; these tests keep theirs in a folder of their
+# own, never in the user's ~/.cache (test_cuda_plan_cache.py points single models elsewhere).
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="dnnx-test-cache-")
 
 
 def pytest_collection_modifyitems(config, items):

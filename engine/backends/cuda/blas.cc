@@ -18,4 +18,13 @@ void row_major_gemm(const CudaContext& ctx, const GemmCall& c, const float* a, c
         "cublasSgemmStridedBatched");
 }
 
+cublasMath_t blas_math_mode(Precision precision) {
+  return precision == Precision::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
+}
+
+std::string blas_math_name(const CudaContext& ctx) {
+  return ctx.options.precision == Precision::Tf32 ? "tf32 (CUBLAS_TF32_TENSOR_OP_MATH)"
+                                                  : "fp32 (CUBLAS_DEFAULT_MATH, no TF32)";
+}
+
 }  // namespace dnnx::cuda

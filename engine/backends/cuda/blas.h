@@ -2,6 +2,8 @@
 // them. cuBLAS is column-major, and a row-major [M,N] matrix is its column-major transpose, so
 // Y = op(A) op(B) is computed as Y^T = op(B)^T op(A)^T with the operands swapped.
 #pragma once
+#include <string>
+
 #include "backends/cuda/cuda_context.h"
 
 namespace dnnx::cuda {
@@ -17,5 +19,12 @@ struct GemmCall {
 };
 
 void row_major_gemm(const CudaContext& ctx, const GemmCall& call, const float* a, const float* b, float* y);
+
+// The cuBLAS math mode for the model's precision, set once on the handle when the model opens:
+// fp32 CUBLAS_DEFAULT_MATH (FMA, never TF32), tf32 CUBLAS_TF32_TENSOR_OP_MATH (the SGEMMs run on
+// TF32 tensor cores, accumulating in fp32).
+cublasMath_t blas_math_mode(Precision precision);
+// What the plan shows for a cuBLAS layer: "fp32 (CUBLAS_DEFAULT_MATH, no TF32)", ...
+std::string blas_math_name(const CudaContext& ctx);
 
 }  // namespace dnnx::cuda

@@ -1,42 +1,15 @@
 #include "backends/cuda/conv_algo.h"
 
-#include <algorithm>
-#include <cstdio>
+#include <chrono>
+
+#include "backends/cuda/conv_cache_key.h"
+#include "backends/cuda/conv_candidates.h"
 
 namespace dnnx::cuda {
 
-namespace {
-
-std::string mib(size_t bytes) {
-  const double m = static_cast<double>(bytes) / (1 << 20);
-  char text[32];
-  std::snprintf(text, sizeof(text), m < 10 ? "%.2f MiB" : "%.0f MiB", m);
-  return text;
+cudnnMathType_t conv_math_type(Precision precision) {
+  return precision == Precision::Tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
 }
-
-// Why this candidate cannot be taken ("" when it can); `workspace` gets its exact need.
-std::string disqualify(const CudaContext& ctx, const ConvDescriptors& d, const cudnnConvolutionFwdAlgoPerf_t& perf,
-                       size_t workspace_limit, size_t& workspace) {
-  const cudnnStatus_t query = cudnnGetConvolutionForwardWorkspaceSize(ctx.cudnn, d.x, d.w, d.conv, d.y, perf.algo,
-                                                                      &workspace);
-  // First the limit: an exhaustive search does not even try a candidate that needs more.
-  if (query == CUDNN_STATUS_SUCCESS && workspace > workspace_limit) {
-    return "needs " + mib(workspace) + " of workspace, over the limit of " + mib(workspace_limit);
-  }
-  if (perf.status != CUDNN_STATUS_SUCCESS) return std::string("cuDNN: ") + status_name(perf.status);
-  if (query != CUDNN_STATUS_SUCCESS) return std::string("cuDNN workspace query: ") + status_name(query);
-  // The descriptor's math is FMA at fp32, and that is what runs; a candidate ranked for
-  // tensor-op math would be a different kernel from the one cuDNN ranked.
-  if (perf.mathType == CUDNN_TENSOR_OP_MATH || perf.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
-    return "tensor-op math (TF32); precision fp32 allows FMA math only";
-  }
-  if (ctx.options.deterministic && perf.determinism == CUDNN_NON_DETERMINISTIC) {
-    return "not deterministic (deterministic=True)";
-  }
-  return "";
-}
-
-}  // namespace
 
 std::string conv_algo_name(cudnnConvolutionFwdAlgo_t algo) {
   switch (algo) {
@@ -52,87 +25,148 @@ std::string conv_algo_name(cudnnConvolutionFwdAlgo_t algo) {
   }
 }
 
+std::string conv_math_name(cudnnMathType_t math) {
+  switch (math) {
+    case CUDNN_FMA_MATH: return "fp32 (CUDNN_FMA_MATH)";
+    case CUDNN_TENSOR_OP_MATH: return "tf32 (CUDNN_TENSOR_OP_MATH)";
+    case CUDNN_DEFAULT_MATH: return "fp32, TF32 permitted (CUDNN_DEFAULT_MATH)";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "fp16 conversion (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)";
+    default: return "math type " + std::to_string(static_cast<int>(math));
+  }
+}
+
 namespace {
 
-// cuDNN's ranked heuristic list.
-std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked_candidates(const CudaContext& ctx, const ConvDescriptors& d) {
-  int max_count = 0;
-  check(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.cudnn, &max_count), "cudnnGetConvolutionForwardAlgorithmMaxCount");
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs(static_cast<size_t>(max_count));
-  int returned = 0;
-  check(cudnnGetConvolutionForwardAlgorithm_v7(ctx.cudnn, d.x, d.w, d.conv, d.y, max_count, &returned, perfs.data()),
-        "cudnnGetConvolutionForwardAlgorithm_v7");
-  perfs.resize(static_cast<size_t>(returned));
-  return perfs;
+// Why the model's precision forbids this math type ("" when it allows it). fp32 runs FMA
+// kernels only; tf32 adds TF32 tensor ops but never a down-conversion to fp16.
+std::string math_forbidden(Precision precision, cudnnMathType_t math) {
+  if (math == CUDNN_FMA_MATH) return "";
+  if (precision == Precision::Fp32) return "tensor-op math (TF32); precision fp32 allows FMA math only";
+  if (math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return "down-converts to fp16; precision tf32 allows TF32 at most";
+  return "";
 }
 
-// Every candidate timed by cuDNN, fastest first, on scratch X, W and Y filled with a non-zero
-// pattern (timing on zeros can flatter a kernel) and a workspace as large as the largest need
-// that fits the limit. The buffers are freed before the plan goes on.
-std::vector<cudnnConvolutionFwdAlgoPerf_t> timed_candidates(const CudaContext& ctx, const ConvDescriptors& d,
-                                                            size_t workspace_limit) {
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked = ranked_candidates(ctx, d);
-  size_t search_workspace = 0;
-  for (const cudnnConvolutionFwdAlgoPerf_t& perf : ranked) {
-    size_t need = 0;
-    if (cudnnGetConvolutionForwardWorkspaceSize(ctx.cudnn, d.x, d.w, d.conv, d.y, perf.algo, &need) ==
-            CUDNN_STATUS_SUCCESS &&
-        need <= workspace_limit) {
-      search_workspace = std::max(search_workspace, need);
-    }
+// The descriptor's math type while a candidate is looked at: fp32 keeps FMA (no candidate may
+// widen it); tf32 takes the candidate's own, as the kernel would run it.
+void set_candidate_math(const CudaContext& ctx, const ConvDescriptors& d, cudnnMathType_t math) {
+  if (ctx.options.precision == Precision::Fp32) return;
+  check(cudnnSetConvolutionMathType(d.conv, math), "cudnnSetConvolutionMathType");
+}
+
+// Why this candidate cannot be taken ("" when it can); `workspace` gets its exact need.
+std::string disqualify(const CudaContext& ctx, const ConvDescriptors& d, const cudnnConvolutionFwdAlgoPerf_t& perf,
+                       size_t workspace_limit, size_t& workspace) {
+  const std::string name = conv_algo_name(perf.algo);
+  if (ctx.hooks.failure_of(name) == ForcedFailure::NotSupported) {
+    return "not supported (failure forced by DNNX_TEST_FAIL_ALGO)";
   }
-  size_t x_bytes = 0, w_bytes = 0, y_bytes = 0;
-  check(cudnnGetTensorSizeInBytes(d.x, &x_bytes), "cudnnGetTensorSizeInBytes");
-  check(cudnnGetFilterSizeInBytes(d.w, &w_bytes), "cudnnGetFilterSizeInBytes");
-  check(cudnnGetTensorSizeInBytes(d.y, &y_bytes), "cudnnGetTensorSizeInBytes");
-  const DeviceMemory x = device_alloc(x_bytes, "cudaMalloc (search X)");
-  const DeviceMemory w = device_alloc(w_bytes, "cudaMalloc (search W)");
-  const DeviceMemory y = device_alloc(y_bytes, "cudaMalloc (search Y)");
-  const DeviceMemory workspace = device_alloc(search_workspace, "cudaMalloc (search workspace)");
-  constexpr int kPattern = 0x3c;  // every float 0x3c3c3c3c, about 0.0115
-  check(cudaMemsetAsync(x.get(), kPattern, x_bytes, ctx.stream), "cudaMemsetAsync");
-  check(cudaMemsetAsync(w.get(), kPattern, w_bytes, ctx.stream), "cudaMemsetAsync");
-  check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs(ranked.size());
-  int returned = 0;
-  check(cudnnFindConvolutionForwardAlgorithmEx(ctx.cudnn, d.x, x.get(), d.w, w.get(), d.conv, d.y, y.get(),
-                                               static_cast<int>(perfs.size()), &returned, perfs.data(),
-                                               workspace.get(), search_workspace),
-        "cudnnFindConvolutionForwardAlgorithmEx");
-  perfs.resize(static_cast<size_t>(returned));
-  return perfs;
+  const std::string math = math_forbidden(ctx.options.precision, perf.mathType);
+  if (!math.empty()) return math;
+  set_candidate_math(ctx, d, perf.mathType);
+  const cudnnStatus_t query = cudnnGetConvolutionForwardWorkspaceSize(ctx.cudnn, d.x, d.w, d.conv, d.y, perf.algo,
+                                                                      &workspace);
+  // First the limit: an exhaustive search does not even try a candidate that needs more.
+  if (query == CUDNN_STATUS_SUCCESS && workspace > workspace_limit) {
+    return "needs " + mib_text(workspace) + " of workspace, over the limit of " + mib_text(workspace_limit);
+  }
+  if (perf.status != CUDNN_STATUS_SUCCESS) return std::string("cuDNN: ") + status_name(perf.status);
+  if (query != CUDNN_STATUS_SUCCESS) return std::string("cuDNN workspace query: ") + status_name(query);
+  if (ctx.options.deterministic && perf.determinism == CUDNN_NON_DETERMINISTIC) {
+    return "not deterministic (deterministic=True)";
+  }
+  return "";
 }
 
-std::string ms(double t) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4f ms", t);
-  return text;
+// Whether the candidate's workspace can be allocated now (then freed): the fallback's second
+// test, after cuDNN's own answer. An out-of-memory candidate gives way to the next, which
+// usually needs less.
+bool workspace_allocates(const CudaContext& ctx, const std::string& name, size_t workspace) {
+  if (ctx.hooks.failure_of(name) == ForcedFailure::OutOfMemory) return false;
+  DeviceMemory probe;
+  return try_plan_alloc(ctx, workspace, probe);
 }
 
-}  // namespace
+// Why a cached choice may not be used for `d` ("" when it may): cuDNN must still accept its
+// algorithm for these descriptors with the same workspace, within the limit, at this precision.
+std::string revalidate(const CudaContext& ctx, const ConvDescriptors& d, const CachedConvAlgo& cached,
+                       size_t workspace_limit) {
+  const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(cached.algo);
+  const auto math = static_cast<cudnnMathType_t>(cached.math_type);
+  if (ctx.hooks.failure_of(conv_algo_name(algo)) != ForcedFailure::None) {
+    return conv_algo_name(algo) + " fails (forced by DNNX_TEST_FAIL_ALGO)";
+  }
+  const std::string forbidden = math_forbidden(ctx.options.precision, math);
+  if (!forbidden.empty()) return forbidden;
+  set_candidate_math(ctx, d, math);
+  size_t workspace = 0;
+  const cudnnStatus_t query = cudnnGetConvolutionForwardWorkspaceSize(ctx.cudnn, d.x, d.w, d.conv, d.y, algo,
+                                                                      &workspace);
+  if (query != CUDNN_STATUS_SUCCESS) {
+    return conv_algo_name(algo) + " is refused now (cuDNN: " + status_name(query) + ")";
+  }
+  if (workspace != cached.workspace_bytes) {
+    return conv_algo_name(algo) + " now needs " + std::to_string(workspace) + " bytes of workspace, the entry says " +
+           std::to_string(cached.workspace_bytes);
+  }
+  if (workspace > workspace_limit) return "its workspace is over the limit";
+  return "";
+}
 
-ConvAlgoChoice choose_conv_algorithm(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit) {
-  const bool timed = ctx.options.algo_search == AlgoSearch::Exhaustive;
-  const std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs =
-      timed ? timed_candidates(ctx, d, workspace_limit) : ranked_candidates(ctx, d);
+ConvAlgoChoice choice_from_cache(const CachedConvAlgo& cached) {
   ConvAlgoChoice choice;
+  choice.algo = static_cast<cudnnConvolutionFwdAlgo_t>(cached.algo);
+  choice.math_type = static_cast<cudnnMathType_t>(cached.math_type);
+  choice.workspace_bytes = cached.workspace_bytes;
+  choice.time_ms = cached.time_ms;
+  choice.from_cache = true;
+  choice.rejected = cached.rejected;
+  return choice;
+}
+
+CachedConvAlgo cache_entry(const ConvAlgoChoice& choice) {
+  CachedConvAlgo e;
+  e.algo = static_cast<int>(choice.algo);
+  e.math_type = static_cast<int>(choice.math_type);
+  e.workspace_bytes = choice.workspace_bytes;
+  e.time_ms = choice.time_ms;
+  e.algorithm = conv_algo_name(choice.algo);
+  e.math = conv_math_name(choice.math_type);
+  e.rejected = choice.rejected;
+  return e;
+}
+
+// Takes the first candidate that qualifies; `fell_back` tells whether one failed for want of
+// memory or by a forced failure (such a choice is not cached: it reflects this moment).
+ConvAlgoChoice select(const CudaContext& ctx, const ConvDescriptors& d, bool timed,
+                      const std::vector<cudnnConvolutionFwdAlgoPerf_t>& perfs, size_t workspace_limit,
+                      std::vector<Rejected> rejected, bool& fell_back) {
+  ConvAlgoChoice choice;
+  choice.rejected = std::move(rejected);
   bool chosen = false;
   for (const cudnnConvolutionFwdAlgoPerf_t& perf : perfs) {
     const std::string name = conv_algo_name(perf.algo);
     if (chosen) {
       if (perf.status != CUDNN_STATUS_SUCCESS) continue;
-      choice.rejected.push_back(
-          {name, timed ? ms(perf.time) + ", slower than " + conv_algo_name(choice.algo) + " (" + ms(choice.time_ms) + ")"
-                       : "ranked below " + conv_algo_name(choice.algo) + " by cuDNN's heuristic"});
+      choice.rejected.push_back({name, timed ? ms_text(perf.time) + ", slower than " + conv_algo_name(choice.algo) +
+                                                   " (" + ms_text(choice.time_ms) + ")"
+                                             : "ranked below " + conv_algo_name(choice.algo) + " by cuDNN's heuristic"});
       continue;
     }
     size_t workspace = 0;
     const std::string why = disqualify(ctx, d, perf, workspace_limit, workspace);
     if (!why.empty()) {
+      fell_back = fell_back || why.find("DNNX_TEST_FAIL_ALGO") != std::string::npos;
       choice.rejected.push_back({name, why});
       continue;
     }
+    if (!workspace_allocates(ctx, name, workspace)) {
+      fell_back = true;
+      choice.rejected.push_back({name, "its workspace of " + mib_text(workspace) +
+                                           " could not be allocated at plan time (out of memory)"});
+      continue;
+    }
     choice.algo = perf.algo;
+    choice.math_type = ctx.options.precision == Precision::Fp32 ? CUDNN_FMA_MATH : perf.mathType;
     choice.workspace_bytes = workspace;
     if (timed) choice.time_ms = perf.time;
     chosen = true;
@@ -140,9 +174,56 @@ ConvAlgoChoice choose_conv_algorithm(const CudaContext& ctx, const ConvDescripto
   if (!chosen) {
     std::string reasons;
     for (const Rejected& r : choice.rejected) reasons += "; " + r.algorithm + ": " + r.reason;
-    throw DeviceError("no cuDNN convolution algorithm qualifies (workspace limit " + mib(workspace_limit) + ")" +
+    throw DeviceError("no cuDNN convolution algorithm qualifies (workspace limit " + mib_text(workspace_limit) + ")" +
                       reasons);
   }
+  return choice;
+}
+
+}  // namespace
+
+ConvAlgoChoice choose_conv_algorithm(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit,
+                                     const std::string& layer) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool timed = ctx.options.algo_search == AlgoSearch::Exhaustive;
+  PlanCache* cache = timed ? ctx.plan_cache.get() : nullptr;  // heuristic choices cost nothing to redo
+  const std::string key = cache ? conv_cache_key(ctx, d, workspace_limit) : "";
+  ConvAlgoChoice choice;
+  bool found = false;
+  if (cache) {
+    if (const std::optional<CachedConvAlgo> cached = cache->find(key)) {
+      const std::string why = revalidate(ctx, d, *cached, workspace_limit);
+      if (why.empty() && workspace_allocates(ctx, cached->algorithm, cached->workspace_bytes)) {
+        choice = choice_from_cache(*cached);
+        found = true;
+        ctx.stats->count("cache_hits");
+      } else if (!why.empty()) {
+        cache->drop(key);
+        ctx.stats->count("cache_stale");
+        ctx.stats->warn(layer + ": a stale plan-cache entry (" + cached->algorithm + ") was dropped: " + why +
+                        "; the algorithm was searched again");
+      }
+    } else {
+      ctx.stats->count("cache_misses");
+    }
+  }
+  if (!found) {
+    bool fell_back = false;
+    if (timed) {
+      TimedCandidates timed_perfs = timed_candidates(ctx, d, workspace_limit);
+      fell_back = !timed_perfs.notes.empty();
+      choice = select(ctx, d, true, timed_perfs.perfs, workspace_limit, std::move(timed_perfs.notes), fell_back);
+    } else {
+      choice = select(ctx, d, false, ranked_candidates(ctx, d), workspace_limit, {}, fell_back);
+    }
+    if (cache && !fell_back) {
+      cache->store(key, cache_entry(choice));
+      ctx.stats->count("cache_writes");
+    }
+  }
+  set_candidate_math(ctx, d, choice.math_type);
+  ctx.stats->count("search_seconds",
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return choice;
 }
 

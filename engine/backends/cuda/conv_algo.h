@@ -1,10 +1,13 @@
 // Choosing cuDNN's forward-convolution algorithm for one layer (DESIGN.md, "The planner"):
-//   heuristic   cuDNN's ranked list (cudnnGetConvolutionForwardAlgorithm_v7), instant
-//   exhaustive  every candidate timed on the planner's own scratch buffers
-//               (cudnnFindConvolutionForwardAlgorithmEx), fastest first
+//   heuristic   cuDNN's ranked list, instant
+//   exhaustive  every candidate timed on the planner's own scratch buffers, fastest first; the
+//               choice is kept in the persistent plan cache (plan_cache.h), and a later plan of
+//               the same signature re-validates the cached choice instead of timing again
 // and, in that order, the first candidate that cuDNN can run on these descriptors, whose
-// workspace fits the limit, whose math is allowed at the model's precision and, when asked,
-// that is deterministic. Every other candidate is kept with the reason it lost.
+// workspace fits the limit, whose math the model's precision allows, that is deterministic when
+// asked, and whose workspace can be allocated now. A candidate that fails moves the choice to
+// the next one (the fallback), never to another math type: the precision bounds every
+// candidate. Every candidate that lost is kept with its reason.
 #pragma once
 #include <string>
 #include <vector>
@@ -24,15 +27,26 @@ struct ConvDescriptors {
 
 struct ConvAlgoChoice {
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnMathType_t math_type = CUDNN_FMA_MATH;  // what the algorithm runs with (set on d.conv)
   size_t workspace_bytes = 0;
   double time_ms = -1;  // measured (exhaustive); -1 when only ranked
+  bool from_cache = false;
   std::vector<Rejected> rejected;
 };
 
-// Throws DeviceError listing every candidate and its reason when none qualifies.
-ConvAlgoChoice choose_conv_algorithm(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit);
+// The math type a convolution descriptor asks for at `precision`: CUDNN_FMA_MATH for fp32 (no
+// TF32), CUDNN_TENSOR_OP_MATH for tf32.
+cudnnMathType_t conv_math_type(Precision precision);
+
+// Chooses for `d` (whose conv descriptor carries conv_math_type) and sets the chosen math type
+// on d.conv. `layer` names the node in warnings. Throws DeviceError listing every candidate and
+// its reason when none qualifies.
+ConvAlgoChoice choose_conv_algorithm(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit,
+                                     const std::string& layer);
 
 // "IMPLICIT_PRECOMP_GEMM", as the plan shows it.
 std::string conv_algo_name(cudnnConvolutionFwdAlgo_t algo);
+// "fp32 (CUDNN_FMA_MATH)", "tf32 (CUDNN_TENSOR_OP_MATH)", as the plan shows it.
+std::string conv_math_name(cudnnMathType_t math);
 
 }  // namespace dnnx::cuda

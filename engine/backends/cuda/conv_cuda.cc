@@ -1,10 +1,11 @@
-// Conv on cuDNN, NCHW (NCDHW) float32: cudnnConvolutionForward with the algorithm that
-// conv_algo.h picks, then cudnnAddTensor for the bias. "Conv+Relu" (made by the fuse_conv_relu
-// pass) is one cudnnConvolutionBiasActivationForward: bias and Relu in the conv's epilogue (a
-// conv without B gets a zero bias). 1-D convs run as 2-D with a unit height
-// (cuDNN wants at least two spatial dims). cuDNN pads symmetrically; where ONNX's pads differ
-// between the two ends (explicit pads or SAME_* auto_pad), the excess is zero-filled by the
-// pad kernel into the workspace first and cuDNN pads the common part.
+// Conv on cuDNN, NCHW (NCDHW) float32: cudnnConvolutionForward with the algorithm and math type
+// that conv_algo.h picks (FMA at fp32, TF32 tensor ops allowed at tf32), then cudnnAddTensor for
+// the bias. "Conv+Relu" (made by the fuse_conv_relu pass) is one
+// cudnnConvolutionBiasActivationForward: bias and Relu in the conv's epilogue (a conv without B
+// gets a zero bias). 1-D convs run as 2-D with a unit height (cuDNN wants at least two spatial
+// dims). cuDNN pads symmetrically; where ONNX's pads differ between the two ends (explicit pads
+// or SAME_* auto_pad), the excess is zero-filled by the pad kernel into the workspace first and
+// cuDNN pads the common part.
 #include <algorithm>
 #include <cstdlib>
 
@@ -152,7 +153,7 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
                                         dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
         "cudnnSetConvolutionNdDescriptor");
   check(cudnnSetConvolutionGroupCount(d->conv, static_cast<int>(g.group)), "cudnnSetConvolutionGroupCount");
-  check(cudnnSetConvolutionMathType(d->conv, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+  check(cudnnSetConvolutionMathType(d->conv, conv_math_type(ctx.options.precision)), "cudnnSetConvolutionMathType");
 
   std::vector<int> cudnn_y(y_dims.size());
   check(cudnnGetConvolutionNdForwardOutputDim(d->conv, d->x, d->w, static_cast<int>(cudnn_y.size()), cudnn_y.data()),
@@ -166,10 +167,11 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
     throw DeviceError("asymmetric padding needs " + std::to_string(pad.bytes) + " bytes of workspace for the padded X, "
                       "over the workspace limit of " + std::to_string(limit));
   }
-  ConvAlgoChoice algo = choose_conv_algorithm(ctx, *d, limit - pad.bytes);
+  ConvAlgoChoice algo = choose_conv_algorithm(ctx, *d, limit - pad.bytes, node.where());
   choice.algorithm = (pad.needed ? "pad kernel + " : "") + conv_algo_name(algo.algo) +
-                     (epilogue == Epilogue::BiasRelu ? " (bias+relu fused)" : "");
-  choice.math = "fp32 (CUDNN_FMA_MATH)";
+                     (epilogue == Epilogue::BiasRelu ? " (bias+relu fused)" : "") +
+                     (algo.from_cache ? " (plan cache)" : "");
+  choice.math = conv_math_name(algo.math_type);
   choice.workspace_bytes = pad.bytes + algo.workspace_bytes;
   choice.time_ms = algo.time_ms;
   choice.rejected = algo.rejected;

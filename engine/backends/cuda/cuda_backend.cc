@@ -1,5 +1,6 @@
 #include "backends/cuda/cuda_backend.h"
 
+#include "backends/cuda/blas.h"
 #include "backends/cuda/cuda_kernels.h"
 
 namespace dnnx::cuda {
@@ -23,16 +24,19 @@ std::unique_ptr<CudaContext> open_device(const DeviceOptions& options) {
   context->compute_capability = prop.major * 10 + prop.minor;
   check(cudnnSetStream(context->cudnn, context->stream), "cudnnSetStream");
   check(cublasSetStream(context->cublas, context->stream), "cublasSetStream");
-  // fp32: plain FMA math; CUBLAS_DEFAULT_MATH never uses TF32 tensor cores.
-  check(cublasSetMathMode(context->cublas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  check(cublasSetMathMode(context->cublas, blas_math_mode(options.precision)), "cublasSetMathMode");
+  context->hooks = TestHooks::from_environment();
+  if (!options.plan_cache_path.empty()) {
+    context->plan_cache = std::make_unique<PlanCache>(options.plan_cache_path, *context->stats);
+  }
   return context;
 }
 
 }  // namespace
 
 std::string unsupported_options(const DeviceOptions& options) {
-  if (options.precision != Precision::Fp32) {
-    return "precision other than fp32 is not implemented on CUDA yet (tf32 and fp16 are planned)";
+  if (options.precision == Precision::Fp16) {
+    return "precision 'fp16' is not implemented on CUDA yet (half storage is planned); 'fp32' and 'tf32' are";
   }
   return "";
 }
@@ -51,7 +55,9 @@ CudaBackend::~CudaBackend() {
 std::string CudaBackend::unsupported_reason(const Node& node) const {
   const OpDef* def = op_registry().find(node.op_type);
   if (def && def->aliases_input0) return "";  // a view: no kernel needed
-  return kernels_.find(node.op_type) ? "" : "the CUDA backend has no kernel for " + node.op_type + " yet";
+  if (!kernels_.find(node.op_type)) return "the CUDA backend has no kernel for " + node.op_type + " yet";
+  if (node.op_type == "LSTM") return lstm_unsupported_reason(node);
+  return "";
 }
 
 KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
@@ -100,6 +106,10 @@ void CudaBackend::copy_to_host(void* dst, const void* src, size_t bytes) const {
   if (bytes == 0) return;
   check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, context_->stream), "cudaMemcpyAsync (to host)");
   synchronize();
+}
+
+PlannerReport CudaBackend::planner_report() const {
+  return context_->stats->take_report(context_->plan_cache ? context_->plan_cache->path() : "");
 }
 
 void CudaBackend::synchronize() const { check(cudaStreamSynchronize(context_->stream), "cudaStreamSynchronize"); }

@@ -26,13 +26,14 @@ class CudaBackend final : public Backend {
   void copy_to_device(void* dst, const void* src, size_t bytes) const override;
   void copy_to_host(void* dst, const void* src, size_t bytes) const override;
   void synchronize() const override;
+  PlannerReport planner_report() const override;
 
  private:
   std::unique_ptr<CudaContext> context_;  // a fixed address: kernels point at it
   KernelRegistry kernels_;
 };
 
-// Why `options` cannot be served ("" when they can): the precisions not built yet.
+// Why `options` cannot be served ("" when they can): the precision not built yet (fp16).
 std::string unsupported_options(const DeviceOptions& options);
 
 }  // namespace dnnx::cuda

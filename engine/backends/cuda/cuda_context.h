@@ -2,9 +2,13 @@
 // the model's options. Owned by the CudaBackend; kernels keep a pointer to it (the backend
 // outlives every plan of its engine).
 #pragma once
+#include <memory>
 #include <string>
 
 #include "backends/cuda/cuda_handles.h"
+#include "backends/cuda/plan_cache.h"
+#include "backends/cuda/planner_stats.h"
+#include "backends/cuda/test_hooks.h"
 #include "core/device_options.h"
 
 namespace dnnx::cuda {
@@ -15,7 +19,11 @@ struct CudaContext {
   int compute_capability = 0;  // 90 for sm_90
   CudaStream stream;            // every kernel and copy of the model is queued here
   CudnnHandle cudnn;            // bound to `stream`
-  CublasHandle cublas;          // bound to `stream`, fp32 math (no TF32)
+  CublasHandle cublas;          // bound to `stream`; math mode from options.precision (blas.h)
+  // The planner's bookkeeping. Kernels hold a const context; planning writes through these.
+  std::unique_ptr<PlannerStats> stats = std::make_unique<PlannerStats>();
+  std::unique_ptr<PlanCache> plan_cache;  // null when options.plan_cache_path is ""
+  TestHooks hooks;
 };
 
 }  // namespace dnnx::cuda

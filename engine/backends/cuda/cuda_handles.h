@@ -55,6 +55,11 @@ using PoolingDescriptor = CudnnOwned<cudnnPoolingDescriptor_t, cudnnCreatePoolin
                                      cudnnDestroyPoolingDescriptor>;
 using ActivationDescriptor = CudnnOwned<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
                                         cudnnDestroyActivationDescriptor>;
+using RnnDescriptor = CudnnOwned<cudnnRNNDescriptor_t, cudnnCreateRNNDescriptor, cudnnDestroyRNNDescriptor>;
+using RnnDataDescriptor = CudnnOwned<cudnnRNNDataDescriptor_t, cudnnCreateRNNDataDescriptor,
+                                     cudnnDestroyRNNDataDescriptor>;
+using DropoutDescriptor = CudnnOwned<cudnnDropoutDescriptor_t, cudnnCreateDropoutDescriptor,
+                                     cudnnDestroyDropoutDescriptor>;
 
 // The cuBLAS handle.
 class CublasHandle : public Owned<cublasHandle_t, cublasStatus_t, cublasCreate, cublasDestroy> {

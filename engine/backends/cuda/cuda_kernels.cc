@@ -2,7 +2,6 @@
 
 namespace dnnx::cuda {
 
-// LSTM has no CUDA kernel yet: a model with one fails at load, naming the node.
 void register_cuda_kernels(KernelRegistry& r, const CudaContext& ctx) {
   register_cuda_activation_kernels(r, ctx);
   register_cuda_binary_kernels(r, ctx);
@@ -13,6 +12,7 @@ void register_cuda_kernels(KernelRegistry& r, const CudaContext& ctx) {
   register_cuda_concat_kernels(r, ctx);
   register_cuda_conv_kernels(r, ctx);
   register_cuda_pool_kernels(r, ctx);
+  register_cuda_lstm_kernels(r, ctx);
 }
 
 }  // namespace dnnx::cuda

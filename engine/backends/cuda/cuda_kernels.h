@@ -15,6 +15,10 @@ void register_cuda_transpose_kernels(KernelRegistry& r, const CudaContext& ctx);
 void register_cuda_concat_kernels(KernelRegistry& r, const CudaContext& ctx);      // concat_cuda.cc
 void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx);        // conv_cuda.cc
 void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx);        // pool_cuda.cc
+void register_cuda_lstm_kernels(KernelRegistry& r, const CudaContext& ctx);        // lstm_cuda.cc
+
+// What of an LSTM node cuDNN cannot run ("" when it can): clip and input_forget, asked at load.
+std::string lstm_unsupported_reason(const Node& node);
 
 void register_cuda_kernels(KernelRegistry& r, const CudaContext& ctx);
 

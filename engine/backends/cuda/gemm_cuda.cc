@@ -1,6 +1,6 @@
-// Gemm on cuBLAS (fp32 math, no TF32): Y is first filled with C broadcast to [M,N] (a copy,
-// or the gather kernel when C is [N], [M,1], [1,1] or a scalar), then one SGEMM accumulates
-// alpha * op(A) * op(B) onto beta * Y.
+// Gemm on cuBLAS (math mode from the precision, blas.h): Y is first filled with C broadcast to
+// [M,N] (a copy, or the gather kernel when C is [N], [M,1], [1,1] or a scalar), then one SGEMM
+// accumulates alpha * op(A) * op(B) onto beta * Y.
 #include <climits>
 
 #include "backends/cuda/blas.h"
@@ -73,7 +73,7 @@ KernelChoice make_gemm(const CudaContext& ctx, const Node& node, const std::vect
   }
   KernelChoice choice;
   choice.algorithm = fill == BiasFill::Broadcast ? "cublasSgemm (C broadcast by kernel)" : "cublasSgemm";
-  choice.math = "fp32 (CUBLAS_DEFAULT_MATH, no TF32)";
+  choice.math = blas_math_name(ctx);
   choice.kernel = std::make_unique<GemmKernel>(ctx, call, fill, c_dims);
   return choice;
 }

@@ -1,4 +1,4 @@
-// MatMul on cuBLAS (fp32 math, no TF32), numpy semantics (ops/matmul.h):
+// MatMul on cuBLAS (math mode from the precision, blas.h), numpy semantics (ops/matmul.h):
 //   gemm            B has no batch (or only 1s): A [batch..., M, K] is one [batch*M, K] matrix
 //   strided batched A and B have the same batch dims, or A has none: one batched call
 //                   (A's stride 0 repeats it)
@@ -97,7 +97,7 @@ KernelChoice matmul_factory(const CudaContext& ctx, const Node& node, const std:
   call.k = static_cast<int>(g.k);
   call.n = static_cast<int>(g.n);
   KernelChoice choice;
-  choice.math = "fp32 (CUBLAS_DEFAULT_MATH, no TF32)";
+  choice.math = blas_math_name(ctx);
   std::vector<std::pair<int64_t, int64_t>> offsets;
   switch (path) {
     case MatMulPath::Gemm: choice.algorithm = "cublasSgemm"; break;

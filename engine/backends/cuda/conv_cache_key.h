@@ -1,0 +1,16 @@
+// The plan-cache key of one forward convolution (plan_cache.h): read back from the descriptors
+// the search will use, so that nothing the choice depends on can be left out of it.
+#pragma once
+#include <string>
+
+#include "backends/cuda/conv_algo.h"
+
+namespace dnnx::cuda {
+
+// "conv fwd | NVIDIA H200 sm_90 cuDNN 91900 | x float 64x1x28x28/784x784x28x1 | w float NCHW
+//  20x1x5x5 | y ... | pad 0,0 stride 1,1 dilation 1,1 groups 1 cross-correlation compute float
+//  | math FMA | search exhaustive deterministic 0 | workspace limit 268435456"
+// Call before the search changes the descriptor's math type: the key holds the one asked for.
+std::string conv_cache_key(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit);
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,82 @@
+#include "backends/cuda/lstm_weights.h"
+
+#include <cstring>
+
+namespace dnnx::cuda {
+
+namespace {
+
+constexpr int kLinearLayers = 8;  // 4 gates x (W, R)
+// ONNX's gate block (i=0, o=1, f=2, c=3) for cuDNN's gate (i, f, c, o).
+constexpr size_t kOnnxGateOf[4] = {0, 2, 3, 1};
+
+size_t element_count(const TensorDescriptor& desc) {
+  cudnnDataType_t type{};
+  int n = 0, dims[4] = {}, strides[4] = {};
+  check(cudnnGetTensorNdDescriptor(desc, 4, &type, &n, dims, strides), "cudnnGetTensorNdDescriptor");
+  size_t count = 1;
+  for (int i = 0; i < n; ++i) count *= static_cast<size_t>(dims[i]);
+  return count;
+}
+
+}  // namespace
+
+LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
+                                    bool has_bias) {
+  LstmWeightLayout layout;
+  check(cudnnGetRNNWeightSpaceSize(ctx.cudnn, rnn, &layout.bytes), "cudnnGetRNNWeightSpaceSize");
+  // cuDNN answers with addresses inside a weight space, so a scratch one is needed to ask.
+  const DeviceMemory scratch = device_alloc(layout.bytes, "cudaMalloc (LSTM weight layout)");
+  const auto* base = static_cast<const float*>(scratch.get());
+  const size_t h = static_cast<size_t>(d.hidden), in = static_cast<size_t>(d.input);
+  TensorDescriptor m_desc, b_desc;
+  for (int dir = 0; dir < d.num_dir; ++dir) {
+    for (int lin = 0; lin < kLinearLayers; ++lin) {
+      void* m_addr = nullptr;
+      void* b_addr = nullptr;
+      check(cudnnGetRNNWeightParams(ctx.cudnn, rnn, dir, layout.bytes, scratch.get(), lin, m_desc, &m_addr, b_desc,
+                                    &b_addr),
+            "cudnnGetRNNWeightParams");
+      const bool recurrent = lin >= 4;
+      const size_t gate = kOnnxGateOf[lin % 4];
+      const size_t cols = recurrent ? h : in;
+      if (!m_addr || element_count(m_desc) != h * cols || (has_bias && (!b_addr || element_count(b_desc) != h))) {
+        throw DeviceError("cuDNN's LSTM weight layout is not the one expected (linear layer " + std::to_string(lin) +
+                          " of direction " + std::to_string(dir) + ")");
+      }
+      const size_t dir_block = static_cast<size_t>(dir) * 4 * h * cols;  // W or R of this direction
+      layout.copies.push_back({recurrent ? kLstmR : kLstmW, dir_block + gate * h * cols,
+                               static_cast<size_t>(static_cast<const float*>(m_addr) - base), h * cols});
+      if (has_bias) {
+        // B [D, 8H]: this direction's Wb (4H) then its Rb (4H).
+        const size_t src = static_cast<size_t>(dir) * 8 * h + (recurrent ? 4 * h : 0) + gate * h;
+        layout.copies.push_back({kLstmB, src, static_cast<size_t>(static_cast<const float*>(b_addr) - base), h});
+      }
+    }
+  }
+  return layout;
+}
+
+void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const float* const host[],
+                            void* space) {
+  std::vector<float> packed(layout.bytes / sizeof(float), 0.0f);
+  for (const WeightCopy& c : layout.copies) {
+    std::memcpy(packed.data() + c.dst, host[c.input] + c.src, c.count * sizeof(float));
+  }
+  check(cudaMemcpyAsync(space, packed.data(), layout.bytes, cudaMemcpyHostToDevice, ctx.stream),
+        "cudaMemcpyAsync (LSTM weights)");
+  check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");  // `packed` dies here
+}
+
+void pack_weights_on_device(const CudaContext& ctx, const LstmWeightLayout& layout, const void* const* inputs,
+                            void* space) {
+  check(cudaMemsetAsync(space, 0, layout.bytes, ctx.stream), "cudaMemsetAsync (LSTM weights)");
+  auto* dst = static_cast<float*>(space);
+  for (const WeightCopy& c : layout.copies) {
+    check(cudaMemcpyAsync(dst + c.dst, static_cast<const float*>(inputs[c.input]) + c.src, c.count * sizeof(float),
+                          cudaMemcpyDeviceToDevice, ctx.stream),
+          "cudaMemcpyAsync (LSTM weights)");
+  }
+}
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,45 @@
+// ONNX's LSTM weights in cuDNN's weight space (lstm_cuda.cc).
+//
+// ONNX: W [D, 4H, I] and R [D, 4H, H], gate blocks in the order i, o, f, c; B [D, 8H], the W
+// biases (i, o, f, c) then the R biases. cuDNN: per direction ("pseudo layer" 0 forward, 1
+// backward) eight linear layers, 0-3 for the input (W) and 4-7 for the recurrent (R) matrices,
+// gates in the order i, f, c, o, each a row-major [H, I] or [H, H] matrix (the same bytes as
+// ONNX's gate block) with its own bias of H (CUDNN_RNN_DOUBLE_BIAS: Wb and Rb stay separate, as
+// ONNX has them). Where each block goes is asked of cuDNN (cudnnGetRNNWeightParams), never
+// assumed; what results is a list of copies.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "backends/cuda/cuda_context.h"
+#include "ops/lstm_attrs.h"
+
+namespace dnnx::cuda {
+
+// One block: `count` floats of ONNX input `input` (kLstmW, kLstmR or kLstmB) from element
+// `src`, to element `dst` of the weight space.
+struct WeightCopy {
+  size_t input = 0;
+  size_t src = 0;
+  size_t dst = 0;
+  size_t count = 0;
+};
+
+struct LstmWeightLayout {
+  size_t bytes = 0;  // cuDNN's weight space (cudnnGetRNNWeightSpaceSize)
+  std::vector<WeightCopy> copies;  // the biases only when the node has B; the rest stays zero
+};
+
+LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
+                                    bool has_bias);
+
+// Packs constant weights once: `host[i]` is input i's data (index kLstmW, kLstmR, kLstmB), and the
+// packed space is uploaded to `space` (layout.bytes, device).
+void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const float* const host[],
+                            void* space);
+
+// Packs weights that live on the device (graph inputs) into `space`, queued on the stream.
+void pack_weights_on_device(const CudaContext& ctx, const LstmWeightLayout& layout, const void* const* inputs,
+                            void* space);
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,50 @@
+// The CUDA planner's counters and pending warnings for one model (Backend::planner_report):
+//   timing_runs     exhaustive searches that timed candidates on the GPU
+//                   (cudnnFindConvolutionForwardAlgorithmEx calls)
+//   cache_hits      choices taken from the persistent plan cache, re-validated
+//   cache_misses    exhaustive choices the cache did not hold
+//   cache_stale     cache entries that failed re-validation and were dropped (with a warning)
+//   cache_writes    choices written to the cache file
+//   search_seconds  wall time spent choosing convolution algorithms
+// Planning runs one layer at a time, but Python may read the report from another thread.
+#pragma once
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+
+namespace dnnx::cuda {
+
+class PlannerStats {
+ public:
+  void count(const std::string& name, double delta = 1) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    counters_[name] += delta;
+  }
+  void warn(std::string message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    warnings_.push_back(std::move(message));
+  }
+  // The counters (every one named above, zeros included) and the warnings, which are cleared.
+  PlannerReport take_report(const std::string& cache_path) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    PlannerReport report;
+    for (const char* name : {"timing_runs", "cache_hits", "cache_misses", "cache_stale", "cache_writes",
+                             "search_seconds"}) {
+      report.counters[name] = 0;
+    }
+    for (const auto& kv : counters_) report.counters[kv.first] = kv.second;
+    report.warnings.swap(warnings_);
+    report.cache_path = cache_path;
+    return report;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, double> counters_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,26 @@
+// Launchers of the small CUDA kernels around cuDNN's LSTM (lstm_cuda.cc), in rnn_kernels.cu.
+// Sequence data is [seq, batch, width] (seq-major) or [batch, seq, width] (batch-major); `lens`
+// is the device array of each batch entry's length, each in [1, seq].
+#pragma once
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+namespace dnnx::cuda {
+
+struct SequenceDims {
+  int64_t seq = 0, batch = 0, width = 0;
+  bool batch_major = false;
+};
+
+// y[t, b] = x[len_b - 1 - t, b] for t < len_b, and x[t, b] past the length (padding stays put),
+// so that a forward pass over y is a reverse pass over x. Applied twice it is the identity.
+void launch_reverse_sequences(const float* x, float* y, const int32_t* lens, const SequenceDims& dims,
+                              cudaStream_t stream);
+
+// Zeroes t[i] wherever the batch entry of element i has length 0: t has n elements and its batch
+// index is (i / inner) % batch (inner: the elements after the batch axis, one batch entry's run).
+void launch_zero_empty_sequences(float* t, int64_t n, int64_t inner, int64_t batch, const int32_t* lens,
+                                 cudaStream_t stream);
+
+}  // namespace dnnx::cuda
