@@ -282,3 +282,49 @@ def test_batchnorm_after_trainable_conv_is_not_folded():
     check_gradients(model, ["w", "scale", "bias"], {"x": rand(2, 2, 6, 6)}, mse_target((2, 3, 4, 4)))
     with pytest.raises(dnnx.UnsupportedModelError, match="running mean"):
         dnnx.load(model).finetune(trainable=["mean"], loss="mse")
+
+
+# --- LSTM (back-propagation through time) -----------------------------------------------------
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("layout", [0, 1])
+@pytest.mark.parametrize("peepholes", [False, True])
+def test_lstm(direction, layout, peepholes):
+    S, B, I, H = 4, 3, 5, 4
+    D = 2 if direction == "bidirectional" else 1
+    x_shape = (S, B, I) if layout == 0 else (B, S, I)
+    state_shape = (D, B, H) if layout == 0 else (B, D, H)
+    inits = {"q": rand(*x_shape), "W": rand(D, 4 * H, I, scale=0.4), "R": rand(D, 4 * H, H, scale=0.4),
+             "Bias": rand(D, 8 * H, scale=0.2), "h0": rand(*state_shape, scale=0.5), "c0": rand(*state_shape, scale=0.5)}
+    inputs = ["xq", "W", "R", "Bias", "", "h0", "c0"]
+    if peepholes:
+        inits["P"] = rand(D, 3 * H, scale=0.4)
+        inputs.append("P")
+    nodes = [helper.make_node("Mul", ["x", "q"], ["xq"]),
+             helper.make_node("LSTM", inputs, ["y", "yh"], hidden_size=H, direction=direction, layout=layout)]
+    model = make_model(nodes, [("x", list(x_shape))], [("y", None)], inits)
+    y_shape = (S, D, B, H) if layout == 0 else (B, S, D, H)
+    check_gradients(model, list(inits), {"x": rand(*x_shape)}, mse_target(y_shape))
+
+
+def test_lstm_loss_on_the_last_hidden_state():
+    # Y_h alone reaches the loss: BPTT starts from dY_h, and no dY is given.
+    S, B, I, H = 5, 2, 3, 4
+    inits = {"W": rand(1, 4 * H, I, scale=0.5), "R": rand(1, 4 * H, H, scale=0.5), "Bias": rand(1, 8 * H, scale=0.2),
+             "w_out": rand(H, 3)}
+    nodes = [helper.make_node("LSTM", ["x", "W", "R", "Bias"], ["", "yh"], hidden_size=H),
+             helper.make_node("Squeeze", ["yh", "axes"], ["h"]), helper.make_node("Gemm", ["h", "w_out"], ["y"])]
+    model = make_model(nodes, [("x", [S, B, I])], [("y", None)], {**inits, "axes": np.array([0], np.int64)})
+    check_gradients(model, list(inits), {"x": rand(S, B, I)}, RNG.integers(0, 3, size=B), loss="cross_entropy")
+
+
+def test_lstm_training_refuses_clip_and_sequence_lens():
+    S, B, I, H = 3, 2, 3, 2
+    inits = {"W": rand(1, 4 * H, I), "R": rand(1, 4 * H, H)}
+    clipped = make_model([helper.make_node("LSTM", ["x", "W", "R"], ["y"], hidden_size=H, clip=1.0)],
+                         [("x", [S, B, I])], [("y", None)], inits)
+    with pytest.raises(dnnx.UnsupportedModelError, match="clip"):
+        dnnx.load(clipped).finetune(trainable="all", loss="mse")
+    lens = make_model([helper.make_node("LSTM", ["x", "W", "R", "", "lens"], ["y"], hidden_size=H)],
+                      [("x", [S, B, I]), ("lens", [B], 6)], [("y", None)], inits)
+    with pytest.raises(dnnx.UnsupportedModelError, match="sequence_lens"):
+        dnnx.load(lens).finetune(trainable="all", loss="mse")

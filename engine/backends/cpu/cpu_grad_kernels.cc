@@ -13,6 +13,7 @@ void register_cpu_grad_kernels(GradRegistry& r) {
   register_cpu_transpose_grad_kernels(r);
   register_cpu_concat_grad_kernels(r);
   register_cpu_batchnorm_grad_kernels(r);
+  register_cpu_lstm_grad_kernels(r);
 }
 
 }  // namespace dnnx

@@ -18,5 +18,6 @@ void register_cpu_matmul_grad_kernels(GradRegistry& r);      // matmul_grad_cpu.
 void register_cpu_transpose_grad_kernels(GradRegistry& r);   // transpose_grad_cpu.cc: Transpose
 void register_cpu_concat_grad_kernels(GradRegistry& r);      // concat_grad_cpu.cc: Concat
 void register_cpu_batchnorm_grad_kernels(GradRegistry& r);   // batchnorm_grad_cpu.cc: BatchNormalization
+void register_cpu_lstm_grad_kernels(GradRegistry& r);        // lstm_grad_cpu.cc: LSTM (BPTT)
 
 }  // namespace dnnx
