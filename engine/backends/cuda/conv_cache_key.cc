@@ -4,7 +4,8 @@ namespace dnnx::cuda {
 
 namespace {
 
-constexpr int kMaxDims = 8;
+constexpr int kMaxDims = CUDNN_DIM_MAX;               // tensor and filter dims
+constexpr int kMaxConvDims = CUDNN_DIM_MAX - 2;        // spatial dims: cuDNN refuses a longer request
 
 std::string joined(const int* v, int n, const char* sep) {
   std::string out;
@@ -48,11 +49,11 @@ std::string filter_text(const FilterDescriptor& desc) {
 }
 
 std::string conv_text(const ConvolutionDescriptor& desc) {
-  int n = 0, pads[kMaxDims] = {}, strides[kMaxDims] = {}, dilations[kMaxDims] = {}, groups = 0;
+  int n = 0, pads[kMaxConvDims] = {}, strides[kMaxConvDims] = {}, dilations[kMaxConvDims] = {}, groups = 0;
   cudnnConvolutionMode_t mode{};
   cudnnDataType_t compute{};
   cudnnMathType_t math{};
-  check(cudnnGetConvolutionNdDescriptor(desc, kMaxDims, &n, pads, strides, dilations, &mode, &compute),
+  check(cudnnGetConvolutionNdDescriptor(desc, kMaxConvDims, &n, pads, strides, dilations, &mode, &compute),
         "cudnnGetConvolutionNdDescriptor");
   check(cudnnGetConvolutionGroupCount(desc, &groups), "cudnnGetConvolutionGroupCount");
   check(cudnnGetConvolutionMathType(desc, &math), "cudnnGetConvolutionMathType");
