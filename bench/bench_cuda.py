@@ -4,14 +4,18 @@ bench/RESULTS_CUDA.md (or --out).
     python bench/bench_cuda.py [--iters K] [--warmup W] [--out FILE]
 
 PyTorch runs in a separate process (`--worker torch`): it loads its own cuDNN, and only one
-libcudnn.so.9 can live in a process. Both sides use fp32 with TF32 off and cuDNN's heuristic
-algorithm choice (torch.backends.cudnn.benchmark = False), on the same weights and the same
-seeded random inputs; the worker also returns its outputs, so that the report shows the
-largest difference. Times are wall-clock medians over K calls after W warm-up calls:
-- dnnx: Model.run, numpy in and numpy out (copies to and from the GPU included; dnnx has no
-  device-resident inputs or CUDA graphs yet);
-- torch host: the same numpy in/out work (tensor to the GPU, forward, back to numpy);
-- torch device: input already on the GPU, synchronize after the forward (eager);
+libcudnn.so.9 can live in a process. Both sides use fp32 with TF32 off, on the same weights and
+the same seeded random inputs; the worker also returns its outputs, so that the report shows the
+largest difference. Times are wall-clock medians over K calls after W warm-up calls, each call
+complete when it returns (dnnx's run returns with its outputs written; PyTorch synchronizes):
+- dnnx numpy: Model.run, numpy in and numpy out (copies to and from the GPU included);
+- dnnx device: the input already on the GPU (a dnnx.DeviceArray) and output="device": a copy
+  into the arena, one CUDA graph replay, a copy out (cuda_graph=True, the default). "eager" is
+  the same with cuda_graph=False (layers queued one by one), "exhaustive" with
+  algo_search="exhaustive" (every convolution algorithm timed at load, the fastest kept);
+- torch numpy: the same numpy in/out work (tensor to the GPU, forward, back to numpy);
+- torch eager: input already on the GPU, synchronize after the forward (cudnn.benchmark off:
+  cuDNN's heuristic, as dnnx's default);
 - torch graph: one CUDA graph replay of the forward on a static input, then synchronize.
 """
 from __future__ import annotations
@@ -102,8 +106,46 @@ def torch_worker(model_path: str, out_dir: str, warmup: int, iters: int) -> None
 
 
 # --- dnnx and the report (the main process: never imports torch) ------------------------------
-def median_ms(seconds: list) -> float:
-    return 1e3 * float(np.median(seconds))
+# (column, dnnx.load options, device-resident input and output)
+DNNX_CASES = (
+    ("numpy", {}, False),
+    ("device", {}, True),
+    ("device eager", {"cuda_graph": False}, True),
+    ("device exhaustive", {"algo_search": "exhaustive"}, True),
+)
+TARGETS_US = {1: 30.0, 1024: 250.0}  # issue #3: dnnx device-resident with CUDA graphs, on an H200
+
+
+def median_us(seconds: list) -> float:
+    return 1e6 * float(np.median(seconds))
+
+
+def time_dnnx(model_path: str, batch: int, warmup: int, iters: int) -> tuple:
+    """({column: seconds per call}, {column: output}) for every case of DNNX_CASES."""
+    import dnnx
+
+    x = inputs_for(batch)
+    times, outputs = {}, {}
+    for column, options, on_device in DNNX_CASES:
+        model = dnnx.load(model_path, device="cuda", batch_size=batch, **options)
+        if on_device:
+            x_dev = model.to_device(x)
+            outputs[column] = model.run(x_dev, output="device").numpy()
+            times[column] = time_calls(lambda: model.run(x_dev, output="device"), warmup, iters)
+        else:
+            outputs[column] = model.run(x)
+            times[column] = time_calls(lambda: model.run(x), warmup, iters)
+    return times, outputs
+
+
+def targets_line(dnnx_times: dict) -> str:
+    parts = []
+    for batch, limit in TARGETS_US.items():
+        got = median_us(dnnx_times[batch]["device"])
+        best = min(median_us(dnnx_times[batch][c]) for c in ("device", "device exhaustive"))
+        verdict = "met" if best <= limit else "NOT met"
+        parts.append(f"batch {batch} <= {limit:.0f} us: {verdict} (device {got:.1f} us, best {best:.1f} us)")
+    return "- targets (device-resident, CUDA graphs): " + "; ".join(parts)
 
 
 def report(dnnx_times: dict, torch_results: dict, diffs: dict, status: str, command: str, warmup: int,
@@ -118,18 +160,26 @@ def report(dnnx_times: dict, torch_results: dict, diffs: dict, status: str, comm
         f"- PyTorch {torch_results['torch']} (cuDNN {torch_results['cudnn']}), in its own process; "
         f"Python {platform.python_version()}",
         f"- command: `{command}`",
-        f"- method: wall-clock median of {iters} calls after {warmup} warm-up calls; same weights and seeded "
-        "inputs; cuDNN heuristic algorithms on both sides (see bench/bench_cuda.py)",
+        f"- method: wall-clock median of {iters} calls after {warmup} warm-up calls, each call complete when it "
+        "returns; same weights and seeded inputs; cuDNN heuristic algorithms on both sides unless marked "
+        "exhaustive (see bench/bench_cuda.py)",
+        targets_line(dnnx_times),
         "",
-        "| batch | dnnx ms (numpy in/out) | torch ms (numpy in/out) | dnnx/torch | torch eager ms (on GPU) | "
-        "torch CUDA graph ms (on GPU) | dnnx samples/s | max abs diff |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "All times in microseconds per call.",
+        "",
+        "| batch | dnnx numpy in/out | torch numpy in/out | dnnx device, graph | dnnx device, eager | "
+        "dnnx device, graph, exhaustive | torch eager (on GPU) | torch CUDA graph (on GPU) | "
+        "dnnx graph / torch graph | dnnx samples/s (device, graph) | max abs diff vs torch |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for batch in BATCHES:
-        t = torch_results["cases"][str(batch)]
-        ours, host = median_ms(dnnx_times[batch]), median_ms(t["host"])
-        lines.append(f"| {batch} | {ours:.3f} | {host:.3f} | {ours / host:.2f} | {median_ms(t['device']):.3f} | "
-                     f"{median_ms(t['graph']):.3f} | {batch / ours * 1e3:,.0f} | {diffs[batch]:.2g} |")
+        t, d = torch_results["cases"][str(batch)], dnnx_times[batch]
+        ours = {column: median_us(d[column]) for column, _, _ in DNNX_CASES}
+        graph = median_us(t["graph"])
+        lines.append(
+            f"| {batch} | {ours['numpy']:.1f} | {median_us(t['host']):.1f} | {ours['device']:.1f} | "
+            f"{ours['device eager']:.1f} | {ours['device exhaustive']:.1f} | {median_us(t['device']):.1f} | "
+            f"{graph:.1f} | {ours['device'] / graph:.2f} | {batch / ours['device'] * 1e6:,.0f} | {diffs[batch]:.2g} |")
     return "\n".join(lines) + "\n"
 
 
@@ -157,10 +207,9 @@ def main() -> int:
         torch_results = json.loads((Path(tmp) / "torch.json").read_text())
         dnnx_times, diffs = {}, {}
         for batch in BATCHES:
-            x = inputs_for(batch)
-            model = dnnx.load(model_path, device="cuda", batch_size=batch)
-            diffs[batch] = float(np.abs(model.run(x) - np.load(Path(tmp) / f"torch_{batch}.npy")).max())
-            dnnx_times[batch] = time_calls(lambda: model.run(x), args.warmup, args.iters)
+            dnnx_times[batch], outputs = time_dnnx(model_path, batch, args.warmup, args.iters)
+            want = np.load(Path(tmp) / f"torch_{batch}.npy")
+            diffs[batch] = max(float(np.abs(out - want).max()) for out in outputs.values())
     text = report(dnnx_times, torch_results, diffs, dnnx.cuda_status(), shlex.join(["python", *sys.argv]),
                   args.warmup, args.iters)
     Path(args.out).write_text(text)

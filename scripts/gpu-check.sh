@@ -2,10 +2,13 @@
 # The whole CUDA check on a GPU machine, in one call (see /work/shared/GPU.md for what is there):
 #   1. install scipy-openblas32 from .whl/ if the machine lacks it (nothing can be downloaded)
 #   2. build dnnx with its CUDA backend: pip install --no-build-isolation --no-deps . (DNNX_CUDA=ON)
-#   3. pytest tests/cuda and the CPU-side CUDA checks, then the whole suite
-#   4. bench/bench_cuda.py: LeNet, dnnx vs PyTorch (separate process); bench_cuda_planner.py:
+#   3. pytest tests/cuda and the CPU-side CUDA checks, then the whole suite (GPU_CHECK_SUITE=0
+#      skips the whole suite)
+#   4. LeNet's CUDA plans, and its per-layer GPU times (dnnx profile) at batch 1 and 1024
+#   5. bench/bench_cuda.py: LeNet, dnnx vs PyTorch (separate process); bench_cuda_planner.py:
 #      heuristic vs exhaustive planning and run times; bench_cuda_lstm.py: 4-layer LSTM vs PyTorch
-#   5. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time;
+#      (GPU_CHECK_BENCHES="cuda planner lstm" names the ones to run; default all three)
+#   6. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time;
 #      MEMCHECK_TIMEOUT=0 skips it)
 # Full logs go to $OUT (default ./gpu-check-out); a short summary is printed last.
 set -uo pipefail
@@ -44,14 +47,20 @@ if step build build.log env DNNX_CUDA=ON python3 -m pip install -v --no-build-is
   step status status.log python3 -c "import dnnx; print(dnnx.cuda_status())"
   step cuda-tests pytest-cuda.log python3 -m pytest -q -rs -p no:cacheprovider \
     "$OLDPWD/tests/cuda" "$OLDPWD/tests/test_cuda_status.py"
-  step all-tests pytest-all.log python3 -m pytest -q -p no:cacheprovider "$OLDPWD/tests"
+  [ "${GPU_CHECK_SUITE:-1}" != 0 ] && step all-tests pytest-all.log python3 -m pytest -q -p no:cacheprovider "$OLDPWD/tests"
   step plan plan.txt python3 -c "import dnnx; from dnnx.examples import build
 for search in ('heuristic', 'exhaustive'):
     print('LeNet batch 256, algo_search=' + search)
     print(dnnx.load(build('lenet'), device='cuda', algo_search=search).plan(batch_size=256))"
-  step bench bench.log python3 "$OLDPWD/bench/bench_cuda.py" --out "$OUT/RESULTS_CUDA.md"
-  step planner bench-planner.log python3 "$OLDPWD/bench/bench_cuda_planner.py" --out "$OUT/RESULTS_CUDA_PLANNER.md"
-  step lstm bench-lstm.log python3 "$OLDPWD/bench/bench_cuda_lstm.py" --out "$OUT/RESULTS_CUDA_LSTM.md"
+  python3 -m dnnx.cli models lenet --out "$OUT/lenet.onnx" >/dev/null
+  step profile profile.txt sh -c "for b in 1 1024; do echo \"LeNet batch \$b\"; \
+    python3 -m dnnx.cli profile '$OUT/lenet.onnx' --device cuda --batch \$b --repeat 50 || exit; done"
+  benches=" ${GPU_CHECK_BENCHES:-cuda planner lstm} "
+  [[ $benches == *" cuda "* ]] && step bench bench.log python3 "$OLDPWD/bench/bench_cuda.py" --out "$OUT/RESULTS_CUDA.md"
+  [[ $benches == *" planner "* ]] && step planner bench-planner.log python3 "$OLDPWD/bench/bench_cuda_planner.py" \
+    --out "$OUT/RESULTS_CUDA_PLANNER.md"
+  [[ $benches == *" lstm "* ]] && step lstm bench-lstm.log python3 "$OLDPWD/bench/bench_cuda_lstm.py" \
+    --out "$OUT/RESULTS_CUDA_LSTM.md"
   [ "${MEMCHECK_TIMEOUT:-150}" -gt 0 ] && step memcheck memcheck.log timeout "${MEMCHECK_TIMEOUT:-150}" \
     compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m pytest -q -x -p no:cacheprovider \
     "$OLDPWD/tests/cuda/test_cuda_ops.py" "$OLDPWD/tests/cuda/test_cuda_lstm.py" \
@@ -65,7 +74,9 @@ cat "$OUT/machine.txt"
 grep -E "dnnx: CUDA|DNNX_CUDA" "$OUT/build.log" | head -3
 printf '%s\n' "${summary[@]}"
 [ -f "$OUT/plan.txt" ] && cat "$OUT/plan.txt"
+[ -f "$OUT/profile.txt" ] && cat "$OUT/profile.txt"
 for results in RESULTS_CUDA RESULTS_CUDA_PLANNER RESULTS_CUDA_LSTM; do
-  [ -f "$OUT/$results.md" ] && grep "^|" "$OUT/$results.md"
+  [ -f "$OUT/$results.md" ] && grep -E "^\||^- targets" "$OUT/$results.md"
 done
 grep -E "^(FAILED|ERROR)" "$OUT/pytest-cuda.log" 2>/dev/null | head -15
+grep -E "^=* ?[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)" "$OUT/pytest-cuda.log" 2>/dev/null | tail -1

@@ -1,6 +1,7 @@
 // The interface every backend implements. The core never includes a device header: a backend
 // turns one node with fixed shapes into a Kernel plus the algorithm and workspace it needs.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -73,6 +74,23 @@ class KernelRegistry {
   std::map<std::string, KernelFactory> factories_;
 };
 
+// Work recorded once and replayed as one launch (a CUDA graph). A replay reads and writes the
+// very addresses the recording used, so it is valid only while those buffers stay where they were.
+class DeviceGraph {
+ public:
+  virtual ~DeviceGraph() = default;
+  virtual void launch() const = 0;  // queues one replay on the backend's stream
+};
+
+// Times the work queued between marks: mark(i) before layer i and mark(n) after the last one;
+// read elapsed_ms once that work has finished (after synchronize() on a device backend).
+class LayerTimer {
+ public:
+  virtual ~LayerTimer() = default;
+  virtual void mark(size_t i) = 0;
+  virtual double elapsed_ms(size_t i) const = 0;  // from mark i to mark i + 1
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -98,6 +116,31 @@ class Backend {
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) const;
   // Waits for every queued kernel; a failure that showed only now is a DeviceError.
   virtual void synchronize() const {}
+
+  // Device runs (Note [device runs] in core/device_runner.cc). The defaults suit a host
+  // backend: no graphs, no device arrays, the host clock for timing.
+  // Records what `enqueue` queues without running it; nullptr where the backend has no graphs.
+  virtual std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue) const;
+  // A timer with `marks` marks (one per layer, and one after the last).
+  virtual std::unique_ptr<LayerTimer> layer_timer(size_t marks) const;
+  // The device ordinal the backend runs on; -1 for a host backend.
+  virtual int device_index() const { return -1; }
+  // The device ordinal `ptr` points into; -1 when it is not device memory.
+  virtual int device_of(const void* ptr) const;
+  virtual void copy_on_device(void* dst, const void* src, size_t bytes) const;
+  // External streams are CUDA stream handles as integers, as DLPack and __cuda_array_interface__
+  // pass them (1: the legacy default stream, 2: the per-thread default stream).
+  // Makes the backend's later work wait for what is queued now on `stream`.
+  virtual void wait_for_stream(uintptr_t stream) const;
+  // The stream a producer of device inputs is asked to order its writes before (DLPack's
+  // __dlpack__(stream=...)); every run waits for it first. 0 on a host backend.
+  virtual uintptr_t import_stream() const { return 0; }
+  // Memory for arrays handed to the caller (Model.run(output="device")), taken in the stream's
+  // order from a pool, so that a run pays neither cudaMalloc nor cudaFree (which waits for the
+  // whole device). release_array frees it once the backend's queued work and the work queued
+  // now on each of `readers` (external streams) are done.
+  virtual void* allocate_array(size_t bytes) const;
+  virtual void release_array(void* ptr, const std::vector<uintptr_t>& readers) const noexcept;
 
   // The planner's counters so far; its warnings are handed out once (the next call has none).
   virtual PlannerReport planner_report() const { return {}; }

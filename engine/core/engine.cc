@@ -2,11 +2,15 @@
 
 namespace dnnx {
 
-Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes)
+Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes,
+               const EngineOptions& options)
     : graph_(std::move(graph)), backend_(std::move(backend)) {
   validate_graph(graph_, *backend_);
   run_passes(graph_, passes.checked_by(*backend_));
-  if (!backend_->uses_host_memory()) device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);
+  if (!backend_->uses_host_memory()) {
+    device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);
+    device_ = std::make_unique<DeviceRunner>(*backend_, options.device_graphs);
+  }
   plan_for(default_shapes());
 }
 
@@ -50,8 +54,8 @@ std::shared_ptr<const Plan> Engine::plan_for(const std::vector<Shape>& shapes) {
   std::shared_ptr<const Plan> plan;
   {
     // A device backend plans with the handles its runs use: one at a time.
-    std::unique_lock<std::mutex> device_turn(device_mutex_, std::defer_lock);
-    if (device_constants_) device_turn.lock();
+    std::unique_lock<std::mutex> device_turn;
+    if (device_) device_turn = device_->turn();
     plan = build_plan(graph_, *backend_, shapes, device_constants_.get());
   }
   std::lock_guard<std::mutex> lock(mutex_);
@@ -72,16 +76,53 @@ void Engine::release_scratch(std::unique_ptr<RunScratch> scratch) {
 }
 
 void Engine::run(const Plan& plan, const void* const* inputs, void* const* outputs) {
+  run(plan, RunIO::host(plan.inputs.size(), inputs, plan.outputs.size(), outputs));
+}
+
+void Engine::run(const Plan& plan, const RunIO& io) {
+  if (device_) {
+    device_->run(plan, io);
+    return;
+  }
   std::unique_ptr<RunScratch> scratch = acquire_scratch();
-  std::unique_lock<std::mutex> device_turn(device_mutex_, std::defer_lock);
-  if (plan.device) device_turn.lock();
   try {
-    execute(plan, *backend_, inputs, outputs, *scratch);
+    execute_host(plan, io, *scratch);
   } catch (...) {
     release_scratch(std::move(scratch));
     throw;
   }
   release_scratch(std::move(scratch));
 }
+
+LayerTimes Engine::profile(const Plan& plan, const RunIO& io, int repeat) {
+  if (device_) return device_->profile(plan, io, repeat);
+  std::unique_ptr<LayerTimer> timer = backend_->layer_timer(plan.layers.size() + 1);
+  std::unique_ptr<RunScratch> scratch = acquire_scratch();
+  LayerTimes times;
+  times.ms.assign(plan.layers.size(), {});
+  // Outputs go to the scratch: the caller asked for times only.
+  std::vector<HostBuffer> sink(plan.outputs.size());
+  RunIO to_sink = io;
+  to_sink.outputs.clear();
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    sink[o].reserve(plan.values[plan.outputs[o]].info.bytes());
+    to_sink.outputs.push_back(sink[o].data());
+  }
+  try {
+    for (int r = 0; r < repeat; ++r) {
+      execute_host(plan, to_sink, *scratch, timer.get());
+      for (size_t i = 0; i < plan.layers.size(); ++i) {
+        times.ms[i].push_back(plan.layers[i].kernel ? timer->elapsed_ms(i) : 0.0);
+      }
+    }
+  } catch (...) {
+    release_scratch(std::move(scratch));
+    throw;
+  }
+  release_scratch(std::move(scratch));
+  return times;
+}
+
+std::vector<GraphStatus> Engine::graphs() { return device_ ? device_->graphs() : std::vector<GraphStatus>{}; }
 
 }  // namespace dnnx

@@ -1,25 +1,32 @@
 // One loaded model on one backend: the validated graph, its plans (one per input-shape set,
 // built on first use and cached) and a pool of run scratch so that several threads may run it.
-// On a device backend the constants are uploaded once, here, and runs take turns (one stream
-// and one set of library handles per model).
+// On a device backend the constants are uploaded once, here, and runs take turns through the
+// DeviceRunner (one stream and one set of library handles per model; core/device_runner.h).
 #pragma once
 #include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "core/device_runner.h"
 #include "core/executor.h"
 #include "core/passes/passes.h"
 #include "core/planner.h"
 
 namespace dnnx {
 
+struct EngineOptions {
+  // On a device backend: from a plan's second run on, replay its layers as one captured graph.
+  bool device_graphs = true;
+};
+
 class Engine {
  public:
   // Validates every node (UnsupportedModelError at load), runs the enabled rewrite passes
   // (core/passes) and plans the declared shapes (symbolic dims taken as 1), so that shape
   // errors show at load too.
-  Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes = {});
+  Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes = {},
+         const EngineOptions& options = {});
 
   const Graph& graph() const { return graph_; }
   const Backend& backend() const { return *backend_; }
@@ -33,6 +40,15 @@ class Engine {
   // inputs: graph-input buffers in graph order; outputs: buffers sized for plan.outputs.
   // Safe to call from several threads at once.
   void run(const Plan& plan, const void* const* inputs, void* const* outputs);
+  // The same with device memory allowed on either side (a device backend only; the caller has
+  // checked that device inputs are on the backend's device). Returns with the outputs complete.
+  void run(const Plan& plan, const RunIO& io);
+  // Per-layer times of `repeat` runs on these inputs (outputs are not written).
+  LayerTimes profile(const Plan& plan, const RunIO& io, int repeat);
+  // How each plan's layers run on a device backend (empty on a host backend).
+  std::vector<GraphStatus> graphs();
+  // Arrays handed to the caller; null on a host backend (device arrays exist only on a device).
+  DeviceRunner* device() { return device_.get(); }
 
  private:
   std::unique_ptr<RunScratch> acquire_scratch();
@@ -41,8 +57,8 @@ class Engine {
   Graph graph_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<DeviceConstants> device_constants_;  // null on a host backend
+  std::unique_ptr<DeviceRunner> device_;               // null on a host backend
   std::mutex mutex_;         // guards plans_ and free_scratch_
-  std::mutex device_mutex_;  // held for a whole run or plan on a device backend
   std::map<std::vector<Shape>, std::shared_ptr<const Plan>> plans_;
   std::vector<std::unique_ptr<RunScratch>> free_scratch_;
 };

@@ -17,10 +17,14 @@ void HostBuffer::reserve(size_t bytes) {
   capacity_ = rounded;
 }
 
-namespace {
+RunIO RunIO::host(size_t n_inputs, const void* const* inputs, size_t n_outputs, void* const* outputs) {
+  RunIO io;
+  io.inputs.assign(inputs, inputs + n_inputs);
+  io.input_memory.assign(n_inputs, Memory::Host);
+  io.outputs.assign(outputs, outputs + n_outputs);
+  return io;
+}
 
-// Every value's address for this run: arena values at their offsets, graph inputs where the
-// caller's arrays are (host plans only), constants where the plan says.
 void bind_values(const Plan& plan, uint8_t* arena, const void* const* inputs, std::vector<const void*>& ptrs) {
   ptrs.assign(plan.values.size(), nullptr);
   for (size_t id = 0; id < plan.values.size(); ++id) {
@@ -34,69 +38,44 @@ void bind_values(const Plan& plan, uint8_t* arena, const void* const* inputs, st
   }
 }
 
-void run_layer(const PlannedLayer& layer, const std::vector<const void*>& ptrs, void* workspace,
-               RunScratch& scratch) {
-  scratch.call_inputs.clear();
-  scratch.call_outputs.clear();
-  for (int id : layer.inputs) scratch.call_inputs.push_back(id < 0 ? nullptr : ptrs[id]);
+namespace {
+
+void run_layer(const PlannedLayer& layer, void* workspace, CallScratch& call) {
+  const std::vector<const void*>& ptrs = call.value_ptrs;
+  call.call_inputs.clear();
+  call.call_outputs.clear();
+  for (int id : layer.inputs) call.call_inputs.push_back(id < 0 ? nullptr : ptrs[id]);
   // Outputs are always arena values, so the const_cast returns memory we own.
-  for (int id : layer.outputs) scratch.call_outputs.push_back(id < 0 ? nullptr : const_cast<void*>(ptrs[id]));
-  layer.kernel->run(KernelArgs{scratch.call_inputs.data(), scratch.call_outputs.data(), workspace});
-}
-
-void execute_host(const Plan& plan, const void* const* inputs, void* const* outputs, RunScratch& scratch) {
-  scratch.arena.reserve(plan.arena_bytes);
-  scratch.workspace.reserve(plan.workspace_bytes);
-  std::vector<const void*>& ptrs = scratch.value_ptrs;
-  bind_values(plan, scratch.arena.data(), inputs, ptrs);
-  for (const PlannedLayer& layer : plan.layers) {
-    if (layer.kernel) run_layer(layer, ptrs, scratch.workspace.data(), scratch);  // no kernel: a view
-  }
-  for (size_t o = 0; o < plan.outputs.size(); ++o) {
-    const PlannedValue& v = plan.values[plan.outputs[o]];
-    // An empty output may have null pointers on both sides: memcpy must not see them.
-    if (v.info.bytes() != 0) std::memcpy(outputs[o], ptrs[plan.outputs[o]], v.info.bytes());
-  }
-}
-
-// Note [device memory]: a device plan keeps every value the kernels touch in device memory.
-// The graph inputs are arena values, copied in from the caller's host arrays first; the
-// constants were uploaded once at load (DeviceConstants); the outputs are copied back last,
-// and that copy waits for the kernels. A kernel's DeviceError gains the layer's name here.
-void execute_device(const Plan& plan, const Backend& backend, const void* const* inputs,
-                    void* const* outputs, RunScratch& scratch) {
-  backend.activate();
-  scratch.device_arena.reserve(backend, plan.arena_bytes);
-  scratch.device_workspace.reserve(backend, plan.workspace_bytes);
-  std::vector<const void*>& ptrs = scratch.value_ptrs;
-  bind_values(plan, static_cast<uint8_t*>(scratch.device_arena.data()), inputs, ptrs);
-  for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    const int id = plan.inputs[i];
-    backend.copy_to_device(const_cast<void*>(ptrs[id]), inputs[i], plan.values[id].info.bytes());
-  }
-  for (const PlannedLayer& layer : plan.layers) {
-    if (!layer.kernel) continue;
-    try {
-      run_layer(layer, ptrs, scratch.device_workspace.data(), scratch);
-    } catch (const DeviceError& e) {
-      throw DeviceError(layer.node->where() + ": " + e.what());
-    }
-  }
-  for (size_t o = 0; o < plan.outputs.size(); ++o) {
-    const int id = plan.outputs[o];
-    backend.copy_to_host(outputs[o], ptrs[id], plan.values[id].info.bytes());
-  }
-  backend.synchronize();
+  for (int id : layer.outputs) call.call_outputs.push_back(id < 0 ? nullptr : const_cast<void*>(ptrs[id]));
+  layer.kernel->run(KernelArgs{call.call_inputs.data(), call.call_outputs.data(), workspace});
 }
 
 }  // namespace
 
-void execute(const Plan& plan, const Backend& backend, const void* const* inputs, void* const* outputs,
-             RunScratch& scratch) {
-  if (plan.device) {
-    execute_device(plan, backend, inputs, outputs, scratch);
-  } else {
-    execute_host(plan, inputs, outputs, scratch);
+void run_layers(const Plan& plan, void* workspace, CallScratch& call, LayerTimer* timer) {
+  for (size_t i = 0; i < plan.layers.size(); ++i) {
+    const PlannedLayer& layer = plan.layers[i];
+    if (timer) timer->mark(i);
+    if (!layer.kernel) continue;  // a view: nothing runs
+    try {
+      run_layer(layer, workspace, call);
+    } catch (const DeviceError& e) {
+      throw DeviceError(layer.node->where() + ": " + e.what());
+    }
+  }
+  if (timer) timer->mark(plan.layers.size());
+}
+
+void execute_host(const Plan& plan, const RunIO& io, RunScratch& scratch, LayerTimer* timer) {
+  scratch.arena.reserve(plan.arena_bytes);
+  scratch.workspace.reserve(plan.workspace_bytes);
+  std::vector<const void*>& ptrs = scratch.call.value_ptrs;
+  bind_values(plan, scratch.arena.data(), io.inputs.data(), ptrs);
+  run_layers(plan, scratch.workspace.data(), scratch.call, timer);
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    const PlannedValue& v = plan.values[plan.outputs[o]];
+    // An empty output may have null pointers on both sides: memcpy must not see them.
+    if (v.info.bytes() != 0) std::memcpy(io.outputs[o], ptrs[plan.outputs[o]], v.info.bytes());
   }
 }
 

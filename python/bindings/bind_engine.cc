@@ -1,8 +1,11 @@
-// _core.Engine: load a Graph on a backend, run numpy arrays through it, show its plan.
+// _core.Engine: load a Graph on a backend, run host or device arrays through it, show its plan,
+// profile its layers.
 #include <pybind11/stl.h>
 
 #include "backends/cpu/cpu_backend.h"
 #include "bindings.h"
+#include "device_array.h"
+#include "run_inputs.h"
 #include "core/device_library.h"
 #include "core/engine.h"
 #include "core/passes/passes.h"
@@ -58,57 +61,113 @@ PassOptions pass_options(const py::dict& switches) {
   return options;
 }
 
+EngineOptions engine_options(const py::dict& options) {
+  EngineOptions o;
+  if (options.contains("cuda_graph")) o.device_graphs = options["cuda_graph"].cast<bool>();
+  return o;
+}
+
+// Where Model.run puts its outputs.
+enum class OutputKind { Numpy, Device };
+
+OutputKind output_kind(const std::string& name) {
+  if (name == "numpy") return OutputKind::Numpy;
+  if (name == "device") return OutputKind::Device;
+  throw InputError("output must be 'numpy' or 'device', got '" + name + "'");
+}
+
+py::list graph_rows(const std::vector<GraphStatus>& graphs) {
+  py::list rows;
+  for (const GraphStatus& g : graphs) {
+    py::dict row;
+    row["input_shapes"] = g.input_shapes;
+    row["state"] = g.state;
+    row["captures"] = g.captures;
+    row["replays"] = g.replays;
+    row["eager_runs"] = g.eager_runs;
+    rows.append(row);
+  }
+  return rows;
+}
+
 class PyEngine {
  public:
   PyEngine(const py::dict& ir, const std::string& device, const py::dict& options, const py::dict& passes)
-      : engine_(graph_from_ir(ir), make_backend(device, options), pass_options(passes)) {}
+      : engine_(std::make_shared<Engine>(graph_from_ir(ir), make_backend(device, options), pass_options(passes),
+                                         engine_options(options))) {}
 
-  py::list run(const py::list& arrays) {
-    std::vector<py::array> inputs;
-    std::vector<TensorInfo> infos;
-    const auto& declared = engine_.graph().inputs;
-    for (size_t i = 0; i < arrays.size(); ++i) {
-      const std::string what = i < declared.size() ? "input '" + declared[i].name + "'" : "input " + std::to_string(i);
-      py::array a = py::array::ensure(arrays[i], py::array::c_style);
-      if (!a) throw InputError(what + ": expected a numpy array");
-      TensorInfo info;
-      if (i < declared.size() && !a.dtype().is(numpy_dtype(declared[i].dtype))) {
-        throw InputError(what + ": expected dtype " + dtype_name(declared[i].dtype) + ", got " +
-                         std::string(py::str(a.dtype())));
-      }
-      info.dtype = dtype_from_numpy(a.dtype(), what);
-      for (py::ssize_t d = 0; d < a.ndim(); ++d) info.shape.push_back(a.shape(d));
-      infos.push_back(info);
-      inputs.push_back(std::move(a));
-    }
-    engine_.check_inputs(infos);
-    std::vector<Shape> shapes;
-    for (const TensorInfo& t : infos) shapes.push_back(t.shape);
-    std::shared_ptr<const Plan> plan;
-    {
-      py::gil_scoped_release release;
-      plan = engine_.plan_for(shapes);
-    }
-    std::vector<const void*> in_ptrs;
-    for (const py::array& a : inputs) in_ptrs.push_back(a.data());
+  // arrays: host or device arrays (run_inputs.h); output: "numpy" or "device" (DeviceArrays).
+  py::list run(const py::list& arrays, const std::string& output) {
+    const OutputKind kind = output_kind(output);
+    const RunInputs inputs = read_inputs(arrays, *engine_);
+    std::shared_ptr<const Plan> plan = plan_checked(inputs);
+    RunIO io = inputs.io();
     py::list outputs;
-    std::vector<void*> out_ptrs;
     for (int id : plan->outputs) {
       const TensorInfo& info = plan->values[id].info;
-      py::array out(numpy_dtype(info.dtype), info.shape);
-      out_ptrs.push_back(out.mutable_data());
-      outputs.append(out);
+      if (kind == OutputKind::Device) {
+        auto array = std::make_shared<DeviceArray>(engine_, info);
+        io.outputs.push_back(array->data());
+        outputs.append(py::cast(array));
+      } else {
+        py::array out(numpy_dtype(info.dtype), info.shape);
+        io.outputs.push_back(out.mutable_data());
+        outputs.append(out);
+      }
     }
+    io.output_memory = kind == OutputKind::Device ? Memory::Device : Memory::Host;
     {
       py::gil_scoped_release release;
-      engine_.run(*plan, in_ptrs.data(), out_ptrs.data());
+      engine_->run(*plan, io);
     }
     return outputs;
   }
 
+  // {"layers": [{name, op, algorithm, times_ms: [per repeat]}], "graph": measured on a graph}.
+  py::dict profile(const py::list& arrays, int repeat) {
+    if (repeat < 1) throw InputError("repeat must be at least 1, got " + std::to_string(repeat));
+    const RunInputs inputs = read_inputs(arrays, *engine_);
+    std::shared_ptr<const Plan> plan = plan_checked(inputs);
+    LayerTimes times;
+    {
+      py::gil_scoped_release release;
+      times = engine_->profile(*plan, inputs.io(), repeat);
+    }
+    py::list layers;
+    for (size_t i = 0; i < plan->layers.size(); ++i) {
+      const PlannedLayer& layer = plan->layers[i];
+      py::dict row;
+      row["name"] = layer.node->name;
+      row["op"] = layer.node->op_type;
+      row["algorithm"] = layer.algorithm;
+      row["times_ms"] = times.ms[i];
+      layers.append(row);
+    }
+    py::dict result;
+    result["layers"] = layers;
+    result["graph"] = times.graph;
+    return result;
+  }
+
+  py::list graphs() { return graph_rows(engine_->graphs()); }
+
+  std::shared_ptr<DeviceArray> to_device(const py::object& obj) {
+    py::array a = py::array::ensure(obj, py::array::c_style);
+    if (!a) throw InputError("to_device: expected an array");
+    TensorInfo info;
+    info.dtype = dtype_from_numpy(a.dtype(), "to_device");
+    for (py::ssize_t d = 0; d < a.ndim(); ++d) info.shape.push_back(a.shape(d));
+    auto array = std::make_shared<DeviceArray>(engine_, info);
+    if (info.bytes() != 0) {
+      py::gil_scoped_release release;
+      engine_->device()->array_from_host(array->data(), a.data(), info.bytes());
+    }
+    return array;
+  }
+
   std::shared_ptr<const Plan> plan_or_default(const py::object& shapes) {
-    if (shapes.is_none()) return engine_.plan_for(engine_.default_shapes());
-    return engine_.plan_for(shapes.cast<std::vector<Shape>>());
+    if (shapes.is_none()) return engine_->plan_for(engine_->default_shapes());
+    return engine_->plan_for(shapes.cast<std::vector<Shape>>());
   }
 
   py::list plan(const py::object& shapes) { return plan_rows(*plan_or_default(shapes)); }
@@ -122,11 +181,10 @@ class PyEngine {
     return d;
   }
 
-  std::vector<Shape> default_shapes() const { return engine_.default_shapes(); }
+  std::vector<Shape> default_shapes() const { return engine_->default_shapes(); }
 
-  // {counter: value, ..., "plan_cache": path or None, "warnings": [...]}; warnings once each.
   py::dict planner_report() const {
-    const PlannerReport report = engine_.backend().planner_report();
+    const PlannerReport report = engine_->backend().planner_report();
     py::dict d;
     for (const auto& kv : report.counters) d[py::str(kv.first)] = kv.second;
     d["plan_cache"] = report.cache_path.empty() ? py::object(py::none()) : py::object(py::str(report.cache_path));
@@ -135,17 +193,34 @@ class PyEngine {
   }
 
  private:
-  Engine engine_;
+  // The plan for these inputs, after the engine checked their count and shapes.
+  std::shared_ptr<const Plan> plan_checked(const RunInputs& inputs) {
+    engine_->check_inputs(inputs.infos());
+    std::vector<Shape> shapes;
+    for (const InputArg& a : inputs.args) shapes.push_back(a.info.shape);
+    py::gil_scoped_release release;
+    return engine_->plan_for(shapes);
+  }
+
+  // Shared with the DeviceArrays it hands out, which keep it alive.
+  std::shared_ptr<Engine> engine_;
 };
 
 }  // namespace
 
 void bind_engine(py::module_& m) {
+  bind_device_array(m);
   py::class_<PyEngine>(m, "Engine")
       .def(py::init<const py::dict&, const std::string&, const py::dict&, const py::dict&>(), py::arg("ir"),
            py::arg("device") = "cpu", py::arg("options") = py::dict(), py::arg("passes") = py::dict())
-      .def("run", &PyEngine::run, py::arg("inputs"),
-           "Runs the graph on numpy arrays (graph-input order); returns the outputs in graph order.")
+      .def("run", &PyEngine::run, py::arg("inputs"), py::arg("output") = "numpy",
+           "Runs the graph on host or device arrays (graph-input order); returns the outputs in graph "
+           "order, as numpy arrays or (output='device') DeviceArrays.")
+      .def("profile", &PyEngine::profile, py::arg("inputs"), py::arg("repeat"),
+           "Per-layer times (ms) of `repeat` runs: {'layers': [{name, op, algorithm, times_ms}], 'graph': bool}.")
+      .def("graphs", &PyEngine::graphs,
+           "Per plan run so far on a device: input_shapes, state, captures, replays, eager_runs.")
+      .def("to_device", &PyEngine::to_device, py::arg("array"), "A DeviceArray copy of a host array.")
       .def("plan", &PyEngine::plan, py::arg("shapes") = py::none(),
            "One dict per layer: name, op, inputs, outputs, algorithm, math, workspace, time_ms "
            "(measured, or None), rejected.")

@@ -8,6 +8,7 @@
     gpu = dnnx.load("lenet.onnx", device="cuda", workspace_limit="256MiB")  # see dnnx.cuda_status()
 """
 from .cuda import cuda_available, cuda_status
+from .device_array import DeviceArray
 from .errors import DeviceError, DnnxError, InvalidModelError, PlanCacheWarning, UnsupportedModelError
 from .model import Model, TensorSpec, load
 from .finetune import NonFiniteLossError, Tuner
@@ -22,5 +23,5 @@ def supported_ops() -> list:
     return list(_core.supported_ops())
 
 
-__all__ = ["load", "Model", "TensorSpec", "Tuner", "NonFiniteLossError", "supported_ops", "pass_names", "cuda_available", "cuda_status", "DnnxError",
+__all__ = ["load", "Model", "TensorSpec", "DeviceArray", "Tuner", "NonFiniteLossError", "supported_ops", "pass_names", "cuda_available", "cuda_status", "DnnxError",
            "UnsupportedModelError", "InvalidModelError", "DeviceError", "PlanCacheWarning", "__version__"]

@@ -14,6 +14,7 @@ from ._importer import import_model
 from ._passes import pass_switches
 from ._native import core
 from .plan import PlanTable
+from .profile import ProfileTable, profile_table
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,10 @@ class Model:
     """A loaded model. ``run`` may be called from several threads at once (it releases the GIL)."""
 
     def __init__(self, src, *, batch_size=None, device="cpu", precision="fp32", workspace_limit=None,
-                 algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True):
+                 algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True,
+                 cuda_graph=True):
         kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic, plan_cache)
+        options = dict(options, cuda_graph=bool(cuda_graph))  # read by the engine, not the backend
         imported = import_model(src, batch_size=batch_size)
         self.device = device
         self.opset = imported.opset
@@ -73,25 +76,53 @@ class Model:
                 raise ValueError("pass inputs either positionally or by name, not both")
             if len(args) != len(names):
                 raise ValueError(f"expected {len(names)} input(s) ({', '.join(names)}), got {len(args)}")
-            return [np.asarray(a) for a in args]
+            return list(args)  # host or device arrays: the engine reads either (python/bindings/run_inputs.h)
         unknown = sorted(set(feeds) - set(names))
         missing = [n for n in names if n not in feeds]
         if unknown or missing:
             raise ValueError(f"inputs by name: expected {names}; missing {missing}, unknown {unknown}")
-        return [np.asarray(feeds[n]) for n in names]
+        return [feeds[n] for n in names]
 
-    def run_dict(self, *args, **kwargs) -> dict:
+    def run_dict(self, *args, output="numpy", **kwargs) -> dict:
         """Runs the model; always returns {output name: array}."""
-        outputs = self._current_engine().run(self._ordered_inputs(args, kwargs))
+        outputs = self._current_engine().run(self._ordered_inputs(args, kwargs), output)
         return {spec.name: out for spec, out in zip(self.outputs, outputs)}
 
-    def run(self, *args, **kwargs):
+    def run(self, *args, output="numpy", **kwargs):
         """One positional array per graph input, or one dict by input name. Returns an array for a
-        single-output model, else a tuple in graph-output order."""
-        outputs = self._current_engine().run(self._ordered_inputs(args, kwargs))
+        single-output model, else a tuple in graph-output order.
+
+        Inputs are numpy arrays, or on a CUDA model device arrays read in place without a host
+        copy: anything with ``__dlpack__`` on the model's GPU (PyTorch CUDA tensors, CuPy), with
+        ``__cuda_array_interface__``, or a ``dnnx.DeviceArray``. They must be C-contiguous; a wrong
+        dtype, shape or device is a ValueError naming the input. ``output="device"`` (CUDA only)
+        returns ``dnnx.DeviceArray``s in GPU memory instead of numpy arrays (their lifetime rules
+        are in ``help(dnnx.DeviceArray)``); an input named "output" must then be passed in a dict.
+        A run returns when its outputs are complete; runs from several threads take turns on the
+        model's CUDA stream."""
+        outputs = self._current_engine().run(self._ordered_inputs(args, kwargs), output)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     __call__ = run
+
+    def to_device(self, array) -> "core.DeviceArray":
+        """A copy of a host array in this model's GPU memory (CUDA models only), to run on
+        without a host-to-device copy per call."""
+        return self._current_engine().to_device(np.asarray(array))
+
+    def profile(self, *args, repeat=20, **kwargs) -> ProfileTable:
+        """Per-layer times over ``repeat`` runs on these inputs (passed as to ``run``): rows of
+        (name, op, algorithm, median_ms), printable as a table. On CUDA, GPU times from CUDA
+        events (see dnnx/profile.py); on the CPU, host wall-clock times."""
+        result = self._current_engine().profile(self._ordered_inputs(args, kwargs), int(repeat))
+        return profile_table(result, self.device, int(repeat))
+
+    def graphs(self) -> list:
+        """How the layers of each input shape run so far on CUDA: one dict per plan with
+        ``input_shapes``, ``state`` ("pending": its first run was eager, the next one captures;
+        "captured": runs replay one CUDA graph; "off": ``cuda_graph=False``; "failed: why": eager
+        for good), and the counts ``captures``, ``replays`` and ``eager_runs``. Empty on the CPU."""
+        return self._current_engine().graphs()
 
     # --- fine-tuning -------------------------------------------------------------------------
     def finetune(self, trainable="last:2", loss="cross_entropy", lr=0.01, momentum=0.9, nesterov=False,
@@ -167,7 +198,7 @@ class Model:
 
 
 def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limit=None, algo_search="heuristic",
-         deterministic=False, passes=None, optimize=True, plan_cache=True) -> Model:
+         deterministic=False, passes=None, optimize=True, plan_cache=True, cuda_graph=True) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto``.
 
     ``batch_size=N`` overrides the leading dim of every graph input whose first dim is 1 or
@@ -190,10 +221,16 @@ def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limi
     (a new batch size is a new key) and re-validated before use; a stale one is dropped with a
     ``PlanCacheWarning``. Heuristic plans never use the cache (they cost nothing to redo).
 
+    ``cuda_graph`` (CUDA): the first run of an input shape queues its layers one by one, the
+    second records them as a CUDA graph, and later runs replay it with one launch (copies of
+    the inputs in and outputs out stay outside the graph). A new shape is planned and recorded
+    anew (one graph per plan); ``Model.graphs()`` shows them. ``cuda_graph=False`` queues the
+    layers one by one on every run (Nsight Systems then shows every layer's NVTX range).
+
     Load-time rewrites (``dnnx.pass_names()``: fold_batchnorm, fuse_matmul_add, fuse_conv_relu,
     fuse_gemm_relu) are on by default; ``passes={"fold_batchnorm": False}`` switches single ones
     off, ``optimize=False`` all of them. ``plan()`` shows fused layers (op "Conv+Relu", ...).
     """
     return Model(src, batch_size=batch_size, device=device, precision=precision, workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,
-                 plan_cache=plan_cache)
+                 plan_cache=plan_cache, cuda_graph=cuda_graph)

@@ -45,6 +45,8 @@ CudaBackend::CudaBackend(const DeviceOptions& options) {
   const std::string why = unsupported_options(options);
   if (!why.empty()) throw DeviceError(why);
   context_ = open_device(options);
+  streams_ = std::make_unique<StreamJoiner>();
+  arrays_ = std::make_unique<ArrayPool>(options.device, context_->stream, *streams_);
   register_cuda_kernels(kernels_, *context_);
 }
 
@@ -66,7 +68,9 @@ KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInf
   if (!factory) node_fail<UnsupportedModelError>(node, unsupported_reason(node));
   activate();
   try {
-    return (*factory)(node, inputs, outputs);
+    KernelChoice choice = (*factory)(node, inputs, outputs);
+    choice.kernel = in_nvtx_range(nvtx_, node, std::move(choice.kernel));
+    return choice;
   } catch (const DeviceError& e) {
     node_fail<DeviceError>(node, e.what());
   }
@@ -78,7 +82,12 @@ void* CudaBackend::allocate(size_t bytes) const {
   if (bytes == 0) return nullptr;
   activate();
   void* ptr = nullptr;
-  const cudaError_t status = cudaMalloc(&ptr, bytes);
+  cudaError_t status = cudaMalloc(&ptr, bytes);
+  if (status == cudaErrorMemoryAllocation && arrays_) {
+    cudaGetLastError();
+    arrays_->trim();  // memory the output pool keeps, given back; then once more
+    status = cudaMalloc(&ptr, bytes);
+  }
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     size_t free_bytes = 0, total_bytes = 0;

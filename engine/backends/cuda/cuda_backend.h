@@ -3,7 +3,9 @@
 // opens only when a model asks for device="cuda" (core/device_library.h). One stream, one
 // cuDNN and one cuBLAS handle per model; descriptors are built when a layer is planned.
 #pragma once
+#include "backends/cuda/array_pool.h"
 #include "backends/cuda/cuda_context.h"
+#include "backends/cuda/nvtx_layers.h"
 #include "core/backend.h"
 
 namespace dnnx::cuda {
@@ -26,11 +28,25 @@ class CudaBackend final : public Backend {
   void copy_to_device(void* dst, const void* src, size_t bytes) const override;
   void copy_to_host(void* dst, const void* src, size_t bytes) const override;
   void synchronize() const override;
+
+  // Device runs: graphs, timers, stream joins and caller-owned arrays (cuda_backend_runs.cc).
+  std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue) const override;
+  std::unique_ptr<LayerTimer> layer_timer(size_t marks) const override;
+  int device_index() const override { return context_->options.device; }
+  int device_of(const void* ptr) const override;
+  void copy_on_device(void* dst, const void* src, size_t bytes) const override;
+  void wait_for_stream(uintptr_t stream) const override;
+  uintptr_t import_stream() const override { return streams_->import_stream(); }
+  void* allocate_array(size_t bytes) const override;
+  void release_array(void* ptr, const std::vector<uintptr_t>& readers) const noexcept override;
   PlannerReport planner_report() const override;
 
  private:
   std::unique_ptr<CudaContext> context_;  // a fixed address: kernels point at it
   KernelRegistry kernels_;
+  NvtxDomain nvtx_;                       // names every planned kernel (nvtx_layers.h)
+  std::unique_ptr<StreamJoiner> streams_;  // made on the model's device, after context_
+  std::unique_ptr<ArrayPool> arrays_;
 };
 
 // Why `options` cannot be served ("" when they can): the precision not built yet (fp16).
