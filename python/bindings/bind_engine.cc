@@ -103,19 +103,25 @@ class PyEngine {
     std::shared_ptr<const Plan> plan = plan_checked(inputs);
     RunIO io = inputs.io();
     py::list outputs;
-    for (int id : plan->outputs) {
-      const TensorInfo& info = plan->values[id].info;
-      if (kind == OutputKind::Device) {
-        auto array = std::make_shared<DeviceArray>(engine_, info);
+    if (kind == OutputKind::Device) {
+      std::vector<std::shared_ptr<DeviceArray>> arrays;
+      {
+        py::gil_scoped_release release;  // allocating waits for the device turn
+        for (int id : plan->outputs) arrays.push_back(std::make_shared<DeviceArray>(engine_, plan->values[id].info));
+      }
+      for (const auto& array : arrays) {
         io.outputs.push_back(array->data());
         outputs.append(py::cast(array));
-      } else {
+      }
+      io.output_memory = Memory::Device;
+    } else {
+      for (int id : plan->outputs) {
+        const TensorInfo& info = plan->values[id].info;
         py::array out(numpy_dtype(info.dtype), info.shape);
         io.outputs.push_back(out.mutable_data());
         outputs.append(out);
       }
     }
-    io.output_memory = kind == OutputKind::Device ? Memory::Device : Memory::Host;
     {
       py::gil_scoped_release release;
       engine_->run(*plan, io);

@@ -14,7 +14,28 @@ DeviceArray::DeviceArray(std::shared_ptr<Engine> engine, TensorInfo info)
   data_ = engine_->device()->allocate_array(info_.bytes());
 }
 
-DeviceArray::~DeviceArray() { engine_->device()->release_array(data_, readers_); }
+namespace {
+
+bool python_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
+}  // namespace
+
+DeviceArray::~DeviceArray() {
+  // Freeing waits for the device turn (a run of another thread); a Python thread lets the
+  // others run meanwhile. A DLPack consumer may drop the last reference without the GIL.
+  if (PyGILState_Check() && !python_finalizing()) {
+    py::gil_scoped_release release;
+    engine_->device()->release_array(data_, readers_);
+  } else {
+    engine_->device()->release_array(data_, readers_);
+  }
+}
 
 void DeviceArray::add_reader(uintptr_t stream) {
   if (std::find(readers_.begin(), readers_.end(), stream) == readers_.end()) readers_.push_back(stream);

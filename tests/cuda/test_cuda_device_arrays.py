@@ -82,8 +82,8 @@ def test_torch_input_through_cuda_array_interface_only(lenet, torch):
 
 
 def test_input_written_on_a_torch_side_stream_is_waited_for(lenet, torch):
-    # The producer's kernels are still queued when run() is called: the DLPack stream handshake
-    # must order them before dnnx's copy into the arena.
+    # The producer's kernels are still queued on its current stream when run() is called: the
+    # DLPack handshake (__dlpack__(stream=...)) must order them before dnnx's copy into the arena.
     x = rand(256, 1, 28, 28)
     want = lenet.run(x)
     side = torch.cuda.Stream()
@@ -95,7 +95,7 @@ def test_input_written_on_a_torch_side_stream_is_waited_for(lenet, torch):
             for _ in range(20):  # milliseconds of work ahead of the write that matters
                 big = big @ big * 1e-3
             xt = base + big[0, 0] * 0  # written last, on the side stream
-        np.testing.assert_array_equal(lenet.run(xt), want, err_msg=f"trial {trial}")
+            np.testing.assert_array_equal(lenet.run(xt), want, err_msg=f"trial {trial}")
     torch.cuda.synchronize()
 
 

@@ -58,8 +58,8 @@ def test_new_batch_size_recaptures(lenet):
     assert set(g) == {(4, 1, 28, 28), (64, 1, 28, 28), (1, 1, 28, 28)}
     assert all(s["state"] == "captured" for s in g.values()), g
     # batch 64 grew the arena after batch 4 was captured: batch 4 was recorded again
-    assert g[(4, 1, 28, 28)]["captures"] == 2 and g[(64, 1, 28, 28)]["captures"] == 1, g
-    assert g[(64, 1, 28, 28)]["replays"] == 2
+    assert g[(4, 1, 28, 28)]["captures"] >= 2 and g[(64, 1, 28, 28)]["captures"] >= 1, g
+    assert g[(64, 1, 28, 28)]["replays"] == 2 and g[(64, 1, 28, 28)]["eager_runs"] == 1, g
 
 
 def test_runs_from_many_threads_with_graphs_and_several_shapes(lenet):
