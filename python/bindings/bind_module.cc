@@ -12,6 +12,7 @@ PYBIND11_MODULE(_core, m) {
   bind_engine(m);
   bind_device(m);
   bind_train(m);
+  bind_threads(m);
   m.def("supported_ops", [] { return op_registry().names(); }, "Op types the registry knows, sorted.");
 }
 

@@ -14,6 +14,7 @@ void bind_errors(py::module_& m);
 void bind_engine(py::module_& m);
 void bind_device(py::module_& m);
 void bind_train(py::module_& m);  // bind_train.cc: fine-tuning (after bind_errors)
+void bind_threads(py::module_& m);  // bind_threads.cc: the CPU thread pool's size
 
 // numpy dtype <-> DType; anything else is an InputError naming `what`.
 DType dtype_from_numpy(const py::dtype& dt, const std::string& what);

@@ -2,10 +2,12 @@
 // Per dim and output index a table, built at plan time, holds the taps inside X and how many
 // taps the divisor counts; a window's divisor is the product of its dims' counts (the window is
 // a box). Every spatial rank runs as 3-D, with unit dims prepended (ConvGeometry::expanded_to).
+// The planes are split across the CPU thread pool.
 #include <algorithm>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/thread_pool.h"
 #include "ops/conv_geometry.h"
 
 namespace dnnx {
@@ -43,8 +45,8 @@ std::vector<WindowTaps> window_table(const ConvGeometry& g, int dim, bool count_
 
 class AvgPoolKernel final : public Kernel {
  public:
-  AvgPoolKernel(ConvGeometry g, int64_t planes, bool count_include_pad)
-      : g_(std::move(g)), planes_(planes), taps_{window_table(g_, kD, count_include_pad),
+  AvgPoolKernel(ConvGeometry g, int64_t planes, bool count_include_pad, int workers)
+      : g_(std::move(g)), planes_(planes), workers_(workers), taps_{window_table(g_, kD, count_include_pad),
                                                  window_table(g_, kH, count_include_pad),
                                                  window_table(g_, kW, count_include_pad)} {}
 
@@ -52,7 +54,9 @@ class AvgPoolKernel final : public Kernel {
   void run(const KernelArgs& args) const override {
     const float* x = args.in(0);
     float* y = args.out(0);
-    for (int64_t p = 0; p < planes_; ++p) pool_plane(x + p * g_.input_size(), y + p * g_.output_size());
+    cpu_thread_pool().parallel_for(planes_, [&](int64_t begin, int64_t end, int) {
+      for (int64_t p = begin; p < end; ++p) pool_plane(x + p * g_.input_size(), y + p * g_.output_size());
+    }, workers_);
   }
 
  private:
@@ -78,6 +82,7 @@ class AvgPoolKernel final : public Kernel {
 
   ConvGeometry g_;  // expanded to 3 spatial dims
   int64_t planes_;  // N * C
+  int workers_;     // the most the planes are split across
   std::vector<WindowTaps> taps_[kKernelRank];  // per dim, per output index
 };
 
@@ -86,10 +91,12 @@ KernelChoice plan_avg_pool(const Node& node, const std::vector<ValueInfo>& input
   const Shape& x = inputs[0].info.shape;
   const ConvGeometry g = make_conv_geometry(node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
                                             node.attr_ints("kernel_shape", {}));
+  const ConvGeometry g3 = g.expanded_to(kKernelRank);
+  const int workers = plan_workers(x[0] * x[1], g3.output_size() * g3.kernel_size());
   KernelChoice choice;
-  choice.algorithm = "direct";
-  choice.kernel = std::make_unique<AvgPoolKernel>(g.expanded_to(kKernelRank), x[0] * x[1],
-                                                  node.attr_int("count_include_pad", 0) != 0);
+  choice.algorithm = with_threads("direct", workers);
+  choice.kernel = std::make_unique<AvgPoolKernel>(g3, x[0] * x[1], node.attr_int("count_include_pad", 0) != 0,
+                                                  workers);
   return choice;
 }
 

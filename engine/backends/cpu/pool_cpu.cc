@@ -1,11 +1,12 @@
 // MaxPool on the CPU, NCHW float32: a direct loop over each output position's window. Taps in
-// the padding count as -inf, so they never win. Every spatial rank runs as 3-D, with unit dims
+// the padding count as -inf, so they never win. The planes are split across the CPU thread pool. Every spatial rank runs as 3-D, with unit dims
 // prepended (ConvGeometry::expanded_to).
 #include <algorithm>
 #include <limits>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/thread_pool.h"
 #include "ops/conv_geometry.h"
 
 namespace dnnx {
@@ -44,17 +45,17 @@ std::vector<ColumnRange> column_table(const ConvGeometry& g) {
 
 class MaxPoolKernel final : public Kernel {
  public:
-  MaxPoolKernel(ConvGeometry g, int64_t planes)
-      : g_(std::move(g)), planes_(planes), taps_d_(tap_table(g_, kD)), taps_h_(tap_table(g_, kH)),
-        columns_(column_table(g_)) {}
+  MaxPoolKernel(ConvGeometry g, int64_t planes, int workers)
+      : g_(std::move(g)), planes_(planes), workers_(workers), taps_d_(tap_table(g_, kD)),
+        taps_h_(tap_table(g_, kH)), columns_(column_table(g_)) {}
 
   // x [N*C planes, D, H, W] -> y [N*C planes, OD, OH, OW].
   void run(const KernelArgs& args) const override {
     const float* x = args.in(0);
     float* y = args.out(0);
-    for (int64_t p = 0; p < planes_; ++p) {
-      pool_plane(x + p * g_.input_size(), y + p * g_.output_size());
-    }
+    cpu_thread_pool().parallel_for(planes_, [&](int64_t begin, int64_t end, int) {
+      for (int64_t p = begin; p < end; ++p) pool_plane(x + p * g_.input_size(), y + p * g_.output_size());
+    }, workers_);
   }
 
  private:
@@ -83,6 +84,7 @@ class MaxPoolKernel final : public Kernel {
 
   ConvGeometry g_;  // expanded to 3 spatial dims
   int64_t planes_;  // N * C
+  int workers_;     // the most the planes are split across
   std::vector<TapRange> taps_d_;  // per output depth index
   std::vector<TapRange> taps_h_;  // per output row
   std::vector<ColumnRange> columns_;  // per kernel column
@@ -93,9 +95,11 @@ KernelChoice plan_max_pool(const Node& node, const std::vector<ValueInfo>& input
   const Shape& x = inputs[0].info.shape;
   const ConvGeometry g = make_conv_geometry(node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
                                             node.attr_ints("kernel_shape", {}));
+  const ConvGeometry g3 = g.expanded_to(kKernelRank);
+  const int workers = plan_workers(x[0] * x[1], g3.output_size() * g3.kernel_size());
   KernelChoice choice;
-  choice.algorithm = "direct";
-  choice.kernel = std::make_unique<MaxPoolKernel>(g.expanded_to(kKernelRank), x[0] * x[1]);
+  choice.algorithm = with_threads("direct", workers);
+  choice.kernel = std::make_unique<MaxPoolKernel>(g3, x[0] * x[1], workers);
   return choice;
 }
 

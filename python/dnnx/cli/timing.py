@@ -119,12 +119,12 @@ def measure(path, batch: int, threads=None, warmup: int = 10, iters: int = 100, 
             seed: int = 0) -> Report:
     """Times dnnx (and onnxruntime when ``compare``) on one model and compares their outputs."""
     threads = threads or available_cores()
+    set_num_threads(threads)  # before load: the CPU kernels are split for the threads at plan time
     model = load(path, batch_size=batch)
     feeds, samples = random_inputs(model.inputs, batch, seed)
     report = Report(str(path), batch, samples, threads, warmup, iters)
     if samples != batch:
         report.notes.append(f"the model's batch is fixed at {samples}; --batch {batch} does not apply")
-    set_num_threads(threads)
     runners = {"dnnx": lambda: model.run_dict(feeds)}
     session = None
     if compare:

@@ -1,0 +1,176 @@
+// Note [cpu threads]
+// dnnx's pool owns the CPU parallelism and OpenBLAS runs single-threaded: OpenBLAS's own threads
+// cost more than they gain on the small per-image GEMMs of a conv ([20x25]x[25x576] in LeNet),
+// and the pthreads build of scipy-openblas32 has no per-thread setting (its header declares
+// openblas_set_num_threads_local, but only the OpenMP build exports it), so pool workers cannot
+// run it single-threaded while other callers keep its threads. So:
+// - Conv splits the batch across the pool, each worker unrolling into its own workspace slice;
+//   MaxPool and AveragePool split the N*C planes;
+// - every other GEMM (Gemm, MatMul, LSTM, the gradients) goes through sgemm (blas.cc), which
+//   splits a large one into column or row blocks across the pool.
+// Each output element is computed by the same single-threaded code whatever the thread count,
+// so results do not depend on it. The pool is process-wide, like OpenBLAS's setting it
+// replaces: several loaded models share the cores instead of each starting its own threads.
+// Workers sleep on a condition variable between jobs (no spinning).
+#include "backends/cpu/thread_pool.h"
+
+#include <cblas.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace dnnx {
+
+namespace {
+
+// Set while this thread runs a job's range: a nested parallel_for runs inline.
+thread_local bool t_in_job = false;
+
+struct InJob {
+  InJob() { t_in_job = true; }
+  ~InJob() { t_in_job = false; }
+};
+
+int available_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) { start(threads); }
+
+ThreadPool::~ThreadPool() { stop(); }
+
+int ThreadPool::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return threads_;
+}
+
+void ThreadPool::resize(int threads) {
+  std::lock_guard<std::mutex> job(job_mutex_);
+  stop();
+  start(threads);
+}
+
+void ThreadPool::start(int threads) {
+  // The workers join jobs after this generation. Read here, not in the new thread: a job may
+  // start before that thread runs, and a worker that took its generation as seen would never join.
+  uint64_t seen = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    threads_ = std::max(1, threads);
+    owner_pid_ = static_cast<int>(getpid());
+    stopping_ = false;
+    seen = generation_;
+  }
+  for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w, seen] { worker_loop(w, seen); });
+}
+
+void ThreadPool::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+}
+
+void ThreadPool::parallel_for(int64_t n, const RangeFn& fn, int max_workers) {
+  if (n <= 0) return;
+  std::unique_lock<std::mutex> job(job_mutex_, std::defer_lock);
+  int workers = 1;
+  if (n > 1 && max_workers > 1 && !t_in_job && job.try_lock()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (static_cast<int>(getpid()) == owner_pid_) workers = static_cast<int>(std::min<int64_t>({threads_, max_workers, n}));
+  }
+  if (workers <= 1) {
+    if (job.owns_lock()) job.unlock();  // let another thread's call have the workers meanwhile
+    fn(0, n, 0);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fn_ = &fn;
+    n_ = n;
+    // A few ranges per worker, so a worker slowed by another process's load takes fewer.
+    grain_ = std::max<int64_t>(1, n / (4 * workers));
+    participants_ = workers;
+    busy_ = workers - 1;
+    next_ = 0;
+    error_ = nullptr;
+    ++generation_;
+  }
+  wake_.notify_all();
+  run_ranges(0);
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [this] { return busy_ == 0; });
+  fn_ = nullptr;
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+}
+
+void ThreadPool::worker_loop(int worker, uint64_t seen) {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+      if (worker >= participants_) continue;  // a job capped below the pool's size
+    }
+    run_ranges(worker);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--busy_ == 0) done_.notify_one();
+  }
+}
+
+void ThreadPool::run_ranges(int worker) {
+  InJob in_job;
+  for (;;) {
+    int64_t begin = 0, end = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (next_ >= n_ || error_) return;
+      begin = next_;
+      end = next_ = std::min(n_, next_ + grain_);
+    }
+    try {
+      (*fn_)(begin, end, worker);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+}
+
+ThreadPool& cpu_thread_pool() {
+  static ThreadPool pool([] {
+    scipy_openblas_set_num_threads(1);  // Note [cpu threads]: the pool owns the parallelism
+    return available_cores();
+  }());
+  return pool;
+}
+
+void set_cpu_threads(int threads) {
+  ThreadPool& pool = cpu_thread_pool();
+  scipy_openblas_set_num_threads(1);  // in case something else changed it since
+  if (pool.size() != threads) pool.resize(threads);
+}
+
+int cpu_threads() { return cpu_thread_pool().size(); }
+
+int plan_workers(int64_t items, int64_t work_per_item) {
+  constexpr int64_t kMinWorkPerWorker = int64_t{1} << 15;
+  const int64_t by_work = items * std::max<int64_t>(1, work_per_item) / kMinWorkPerWorker;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({cpu_threads(), items, by_work})));
+}
+
+std::string with_threads(const std::string& algorithm, int workers) {
+  return workers > 1 ? algorithm + " x" + std::to_string(workers) + " threads" : algorithm;
+}
+
+}  // namespace dnnx

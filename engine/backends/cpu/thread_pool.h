@@ -1,0 +1,73 @@
+// The CPU backend's intra-op threads (Note [cpu threads] in thread_pool.cc): a fixed set of
+// workers that split one kernel's loop with the calling thread.
+#pragma once
+#include <climits>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace dnnx {
+
+// fn(begin, end, worker): items [begin, end) on worker `worker`, in [0, workers of the call).
+// One worker runs one range at a time, so a kernel may give each worker its own scratch slice.
+using RangeFn = std::function<void(int64_t begin, int64_t end, int worker)>;
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);  // the caller plus threads - 1 workers
+  ~ThreadPool();                     // wakes the workers and joins them
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const;     // threads, the caller included
+  void resize(int threads);  // waits for the job in flight, then restarts the workers
+
+  // Runs fn over [0, n) on at most max_workers threads, the caller among them; returns when
+  // every range is done and rethrows the first exception a range threw. One job runs at a time:
+  // a call made while another thread's job holds the pool (or from inside a job) runs all of
+  // [0, n) on the caller as worker 0, which is correct and does not oversubscribe the cores.
+  void parallel_for(int64_t n, const RangeFn& fn, int max_workers = INT_MAX);
+
+ private:
+  void start(int threads);
+  void stop();
+  void worker_loop(int worker, uint64_t seen);  // seen: the last generation before it started
+  void run_ranges(int worker);  // takes ranges of the current job until none is left
+
+  std::mutex job_mutex_;  // held by the job in flight (and by resize)
+  mutable std::mutex mutex_;  // guards the fields below
+  std::condition_variable wake_;  // a new job, or stop
+  std::condition_variable done_;  // the last worker left the job
+  std::vector<std::thread> workers_;
+  int threads_ = 1;
+  int owner_pid_ = 0;  // a forked child has none of the workers: it runs every job alone
+  bool stopping_ = false;
+  uint64_t generation_ = 0;  // bumped per job, so a worker joins each job once
+  // The job in flight: written under mutex_ before wake_, read by the workers it woke.
+  const RangeFn* fn_ = nullptr;
+  int64_t n_ = 0, grain_ = 1;
+  int participants_ = 1;  // the workers the job may use, the caller included
+  int busy_ = 0;          // workers (not the caller) still inside the job
+  int64_t next_ = 0;      // the first item no range has taken yet
+  std::exception_ptr error_;
+};
+
+// The process's pool (Note [cpu threads]); created on first use with the available cores.
+ThreadPool& cpu_thread_pool();
+// dnnx.threads.set_num_threads: resizes the pool (OpenBLAS stays single-threaded).
+void set_cpu_threads(int threads);
+int cpu_threads();
+
+// At plan time: the threads a kernel splits `items` independent items across, each costing
+// about `work_per_item` inner-loop steps; at least 1, and one per ~32k steps at most, since a
+// worker's share must outweigh waking it (tens of microseconds).
+int plan_workers(int64_t items, int64_t work_per_item);
+// The plan's algorithm name: "im2col+gemm x2 threads", or the bare name for one thread.
+std::string with_threads(const std::string& algorithm, int workers);
+
+}  // namespace dnnx

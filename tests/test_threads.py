@@ -1,0 +1,121 @@
+"""The CPU thread pool (engine/backends/cpu/thread_pool.cc): results do not depend on the thread
+count, runs from several Python threads at once, and dnnx.threads.set_num_threads."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import dnnx
+from dnnx.examples import build
+from dnnx.threads import get_num_threads, set_num_threads
+from ort_check import make_model, rand
+
+THREAD_COUNTS = (1, 2, 3)
+
+
+@pytest.fixture(autouse=True)
+def restore_threads():
+    before = get_num_threads()
+    yield
+    set_num_threads(before)
+
+
+def load_with_threads(model, threads, **kwargs):
+    set_num_threads(threads)  # kernels are split for the threads at plan time
+    return dnnx.load(model, **kwargs)
+
+
+def grouped_conv_model():
+    # Every threaded kernel: a grouped, padded conv (batch split), MaxPool and AveragePool (planes),
+    # and a Gemm large enough for sgemm to split.
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=2),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["m"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("AveragePool", ["m"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Flatten", ["a"], ["f"]),
+             helper.make_node("Gemm", ["f", "g"], ["y"], transB=1)]
+    return make_model(nodes, [("x", [24, 8, 32, 32])], [("y", None)],
+                      {"w": rand(16, 4, 3, 3, seed=1), "b": rand(16, seed=2), "g": rand(300, 16 * 16 * 16, seed=3)})
+
+
+@pytest.mark.parametrize("name, make, shape", [
+    ("lenet", lambda: build("lenet", seed=0), (64, 1, 28, 28)),
+    ("grouped", grouped_conv_model, (24, 8, 32, 32)),
+])
+def test_results_equal_across_thread_counts(name, make, shape):
+    model, x = make(), rand(*shape, seed=5)
+    results = []
+    for threads in THREAD_COUNTS:
+        m = load_with_threads(model, threads, batch_size=shape[0]) if name == "lenet" else \
+            load_with_threads(model, threads)
+        results.append(m.run(x))
+    for other in results[1:]:
+        np.testing.assert_array_equal(other, results[0])  # bit-identical, not merely close
+
+
+def test_plan_names_threads_and_workspace_per_worker():
+    model = build("lenet", seed=0)
+    one = {r["name"]: r for r in load_with_threads(model, 1, batch_size=64).plan()}
+    two = {r["name"]: r for r in load_with_threads(model, 2, batch_size=64).plan()}
+    assert one["conv2"]["algorithm"] == "im2col+gemm"
+    assert two["conv2"]["algorithm"] == "im2col+gemm x2 threads"
+    assert two["conv2"]["workspace"] == 2 * one["conv2"]["workspace"]  # one col per worker
+    assert two["pool1"]["algorithm"] == "direct x2 threads"
+    # One image is not split (and its conv needs one col).
+    single = {r["name"]: r for r in load_with_threads(model, 2, batch_size=1).plan()}
+    assert single["conv2"]["algorithm"] == "im2col+gemm"
+    assert single["conv2"]["workspace"] == one["conv2"]["workspace"]
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_concurrent_runs_from_python_threads(threads):
+    # Several runs share one pool: one holds it, the others run on their own threads; every
+    # result must still be the serial one.
+    lenet = load_with_threads(build("lenet", seed=0), threads, batch_size=32)
+    grouped = load_with_threads(grouped_conv_model(), threads)
+    cases = [(lenet, rand(32, 1, 28, 28, seed=s)) for s in range(3)] + \
+            [(grouped, rand(24, 8, 32, 32, seed=s)) for s in range(3)]
+    expected = [m.run(x) for m, x in cases]
+    errors = []
+
+    def worker(i):
+        try:
+            m, x = cases[i % len(cases)]
+            for _ in range(5):
+                np.testing.assert_array_equal(m.run(x), expected[i % len(cases)])
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    pool = [threading.Thread(target=worker, args=(i,)) for i in range(2 * len(cases))]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    assert not errors, errors
+
+
+def test_set_num_threads_round_trip_while_models_run():
+    model = load_with_threads(build("lenet", seed=0), 2, batch_size=16)
+    x = rand(16, 1, 28, 28)
+    expected = model.run(x)
+    for threads in (1, 4, 2, 3, 1):
+        set_num_threads(threads)
+        assert get_num_threads() == threads
+        np.testing.assert_array_equal(model.run(x), expected)  # planned for 2, run on any
+
+
+def test_default_is_the_available_cores():
+    code = "import dnnx.threads as t; print(t.get_num_threads())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=os.environ.copy()).stdout
+    assert int(out) == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_set_num_threads_rejects(bad):
+    with pytest.raises(ValueError, match="positive int"):
+        set_num_threads(bad)
