@@ -55,18 +55,20 @@ def test_new_batch_size_recaptures(lenet):
         x = rand(batch, 1, 28, 28, seed=batch)
         np.testing.assert_allclose(model.run(x), cpu.run(x), rtol=1e-4, atol=1e-6, err_msg=f"batch {batch}")
     g = states(model)
-    assert set(g) == {(4, 1, 28, 28), (64, 1, 28, 28), (1, 1, 28, 28)}
-    assert all(s["state"] == "captured" for s in g.values()), g
-    # batch 64 grew the arena after batch 4 was captured: batch 4 was recorded again
-    assert g[(4, 1, 28, 28)]["captures"] >= 2 and g[(64, 1, 28, 28)]["captures"] >= 1, g
-    assert g[(64, 1, 28, 28)]["replays"] == 2 and g[(64, 1, 28, 28)]["eager_runs"] == 1, g
+    assert set(g) == {(4, 1, 28, 28), (64, 1, 28, 28), (1, 1, 28, 28)}  # one graph per plan
+    assert all(s["state"] == "captured" and s["eager_runs"] == 1 for s in g.values()), g
+    # Batch 64 grew the arena after batch 4 was captured. Where the larger arena got another
+    # address, batch 4 was recorded again (2 captures); where the allocator handed back the same
+    # address, its graph stayed valid (1). Either way every run after a plan's first replayed.
+    assert g[(4, 1, 28, 28)]["captures"] in (1, 2) and g[(64, 1, 28, 28)]["captures"] in (1, 2), g
+    assert (g[(4, 1, 28, 28)]["replays"], g[(64, 1, 28, 28)]["replays"], g[(1, 1, 28, 28)]["replays"]) == (3, 2, 1), g
 
 
 def test_runs_from_many_threads_with_graphs_and_several_shapes(lenet):
     model = dnnx.load(lenet, device="cuda")
     xs = [rand(b, 1, 28, 28, seed=s) for s, b in enumerate([1, 8, 32, 8, 1, 32, 8, 1] * 4)]
     eager = dnnx.load(lenet, device="cuda", cuda_graph=False)
-    want = [eager.run(x) for x in xs[:8]] * 4
+    want = [eager.run(x) for x in xs]
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(model.run, xs))
     for i, (g, w) in enumerate(zip(got, want)):
