@@ -54,8 +54,8 @@ def markdown(reports: list, threads: int, command: str, load: float) -> str:
         f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
         f"- machine: {cpu_name()}, {available_cores()} cores available, {platform.system()} {platform.release()}",
         f"- load average (1 min) when the run began: {load:.2f} (other processes share these cores)",
-        f"- threads: {threads} for each engine (OpenBLAS threads for dnnx; intra-op {threads}, "
-        "inter-op 1 for onnxruntime)",
+        f"- threads: {threads} for each engine (the CPU thread pool for dnnx, OpenBLAS single-threaded "
+        f"under it; intra-op {threads}, inter-op 1 for onnxruntime)",
         f"- versions: {versions()}",
         f"- command: `{command}`",
         "- method: same seeded random inputs for both engines; calls alternate between the engines "
