@@ -36,14 +36,20 @@ def test_plan_rows_show_cudnn_algorithm_math_and_workspace():
     plan = dnnx.load(build("lenet"), device="cuda", workspace_limit="64MiB").plan(batch_size=64)
     convs = [row for row in plan if row["op"] == "Conv"]
     assert len(convs) == 2
+    direct = "direct (1 input channel)"  # conv1's one input channel: the direct kernel, bias fused
+    assert convs[0]["algorithm"] == direct + " (bias fused)", convs[0]
     for row in convs:
-        assert row["algorithm"] in CUDNN_ALGOS, row
+        assert row["algorithm"] in CUDNN_ALGOS or row["algorithm"].startswith(direct), row
         assert "FMA" in row["math"], row
         assert 0 <= row["workspace"] <= 64 << 20
         for algo, why in row["rejected"]:
-            assert algo in CUDNN_ALGOS and why, row
-    gemms = [row for row in plan if row["op"] == "Gemm"]
-    assert all(row["algorithm"].startswith("cublasSgemm") and "no TF32" in row["math"] for row in gemms)
+            assert (algo in CUDNN_ALGOS or algo == direct) and why, row
+    # fc1 -> relu1 is one Gemm+Relu (cuBLASLt's bias+relu epilogue), fc2 one Gemm (bias epilogue)
+    gemms = [row for row in plan if row["op"].startswith("Gemm")]
+    assert [row["op"] for row in gemms] == ["Gemm+Relu", "Gemm"], gemms
+    assert gemms[0]["algorithm"] == "cublasLtMatmul (bias+relu epilogue)", gemms[0]
+    assert gemms[1]["algorithm"] == "cublasLtMatmul (bias epilogue)", gemms[1]
+    assert all("no TF32" in row["math"] for row in gemms)
     assert "cudnnPoolingForward" in [row["algorithm"] for row in plan if row["op"] == "MaxPool"][0]
     text = str(plan)
     assert "conv1" in text and "FMA" in text

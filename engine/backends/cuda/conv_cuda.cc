@@ -1,16 +1,27 @@
-// Conv on cuDNN, NCHW (NCDHW) float32: cudnnConvolutionForward with the algorithm and math type
-// that conv_algo.h picks (FMA at fp32, TF32 tensor ops allowed at tf32), then cudnnAddTensor for
-// the bias. "Conv+Relu" (made by the fuse_conv_relu pass) is one
-// cudnnConvolutionBiasActivationForward: bias and Relu in the conv's epilogue (a conv without B
-// gets a zero bias). 1-D convs run as 2-D with a unit height (cuDNN wants at least two spatial
-// dims). cuDNN pads symmetrically; where ONNX's pads differ between the two ends (explicit pads
-// or SAME_* auto_pad), the excess is zero-filled by the pad kernel into the workspace first and
-// cuDNN pads the common part.
+// Conv on cuDNN, NCHW (NCDHW) float32: the algorithm and math type that conv_algo.h picks (FMA at
+// fp32, TF32 tensor ops allowed at tf32). The bias: with IMPLICIT_PRECOMP_GEMM (the one algorithm
+// cuDNN allows CUDNN_ACTIVATION_IDENTITY with) one cudnnConvolutionBiasActivationForward adds it
+// in the conv's epilogue; with any other algorithm cudnnConvolutionForward, then cudnnAddTensor.
+// "Conv+Relu" (made by the fuse_conv_relu pass) is one cudnnConvolutionBiasActivationForward:
+// bias and Relu in the conv's epilogue (a conv without B gets a zero bias). 1-D convs run as 2-D
+// with a unit height (cuDNN wants at least two spatial dims). cuDNN pads symmetrically; where
+// ONNX's pads differ between the two ends (explicit pads or SAME_* auto_pad), the excess is
+// zero-filled by the pad kernel into the workspace first and cuDNN pads the common part.
+// A 2-D conv of one input channel (3x3 or 5x5) may instead run as the direct kernel
+// (direct_conv.h, bias and Relu included, any pads): taken by the heuristic planner, and by the
+// exhaustive one when its measured time beats cuDNN's best.
 #include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "backends/cuda/conv_algo.h"
+#include "backends/cuda/conv_cache_key.h"
+#include "backends/cuda/conv_candidates.h"
 #include "backends/cuda/cuda_kernels.h"
+#include "backends/cuda/direct_conv.h"
 #include "backends/cuda/glue_kernels.h"
 #include "backends/cuda/tensor_desc.h"
 #include "ops/conv_geometry.h"
@@ -34,6 +45,113 @@ struct ExplicitPad {
 
 enum class Epilogue { None, BiasRelu };
 
+// The direct kernel's arithmetic at every precision: fp32 FMAs.
+constexpr const char* kDirectMath = "fp32 (FMA, direct kernel)";
+constexpr const char* kDirectName = "direct (1 input channel)";
+
+// "0.00844480023 ms": a measured time with the digits to read it back exactly.
+std::string exact_ms_text(double ms) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%.9g ms", ms);
+  return text;
+}
+
+// The time a reason starts with ("0.0123 ms, slower than ..."), or -1.
+double leading_ms(const std::string& reason) {
+  char* end = nullptr;
+  const double ms = std::strtod(reason.c_str(), &end);
+  return end != reason.c_str() && ms >= 0 ? ms : -1;
+}
+
+// cuDNN runs cudnnConvolutionBiasActivationForward with CUDNN_ACTIVATION_IDENTITY only with this
+// algorithm.
+bool bias_fusable(cudnnConvolutionFwdAlgo_t algo) { return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM; }
+
+// x [N, 1, H, W] -> y [N, M, OH, OW] by the direct kernel (direct_conv.h), bias and Relu included.
+class DirectConvKernel final : public Kernel {
+ public:
+  DirectConvKernel(const CudaContext& ctx, DirectConv2d shape, bool has_bias, bool relu)
+      : ctx_(ctx), shape_(shape), has_bias_(has_bias), relu_(relu) {}
+
+  void run(const KernelArgs& args) const override {
+    launch_direct_conv(args.in(0), args.in(1), has_bias_ ? args.in(2) : nullptr, args.out(0), shape_, relu_,
+                       ctx_.stream);
+  }
+
+ private:
+  const CudaContext& ctx_;
+  DirectConv2d shape_;
+  bool has_bias_, relu_;
+};
+
+// The direct kernel's shape for this conv, when it takes it (n == 0 when not).
+DirectConv2d direct_shape(const ConvGeometry& g, const Shape& xs, const Shape& ws) {
+  DirectConv2d c;
+  if (g.rank() != 2 || g.group != 1 || xs[1] != 1 || ws[1] != 1) return c;
+  const int64_t dims[] = {g.input[0], g.input[1], g.output[0], g.output[1], ws[0], g.kernel[0], g.kernel[1],
+                          g.strides[0], g.strides[1], g.dilations[0], g.dilations[1], g.pads_begin[0],
+                          g.pads_begin[1]};
+  for (int64_t v : dims) {
+    if (v < 0 || v > INT_MAX / 64) return c;
+  }
+  c.h = static_cast<int>(g.input[0]);
+  c.w = static_cast<int>(g.input[1]);
+  c.oh = static_cast<int>(g.output[0]);
+  c.ow = static_cast<int>(g.output[1]);
+  c.m = static_cast<int>(ws[0]);
+  c.kh = static_cast<int>(g.kernel[0]);
+  c.kw = static_cast<int>(g.kernel[1]);
+  c.sh = static_cast<int>(g.strides[0]);
+  c.sw = static_cast<int>(g.strides[1]);
+  c.dh = static_cast<int>(g.dilations[0]);
+  c.dw = static_cast<int>(g.dilations[1]);
+  c.ph = static_cast<int>(g.pads_begin[0]);
+  c.pw = static_cast<int>(g.pads_begin[1]);
+  c.n = xs[0];
+  if (!direct_conv_supported(c)) c.n = 0;
+  return c;
+}
+
+// The direct kernel's time on scratch buffers (CUDA events, mean of several runs after a warm-up),
+// or -1 when the buffers cannot be had.
+double time_direct(const CudaContext& ctx, const DirectConv2d& c, bool relu) {
+  const size_t x_bytes = static_cast<size_t>(c.n) * c.h * c.w * sizeof(float);
+  const size_t w_bytes = static_cast<size_t>(c.m) * c.kh * c.kw * sizeof(float);
+  const size_t b_bytes = static_cast<size_t>(c.m) * sizeof(float);
+  const size_t y_bytes = static_cast<size_t>(c.n) * c.m * c.oh * c.ow * sizeof(float);
+  DeviceMemory x, w, b, y;
+  if (!try_plan_alloc(ctx, x_bytes, x) || !try_plan_alloc(ctx, w_bytes, w) || !try_plan_alloc(ctx, b_bytes, b) ||
+      !try_plan_alloc(ctx, y_bytes, y)) {
+    return -1;
+  }
+  constexpr int kPattern = 0x3c;  // every float 0x3c3c3c3c, about 0.0115 (never time on zeros)
+  check(cudaMemsetAsync(x.get(), kPattern, x_bytes, ctx.stream), "cudaMemsetAsync");
+  check(cudaMemsetAsync(w.get(), kPattern, w_bytes, ctx.stream), "cudaMemsetAsync");
+  check(cudaMemsetAsync(b.get(), kPattern, b_bytes, ctx.stream), "cudaMemsetAsync");
+  auto run = [&] {
+    launch_direct_conv(static_cast<const float*>(x.get()), static_cast<const float*>(w.get()),
+                       static_cast<const float*>(b.get()), static_cast<float*>(y.get()), c, relu, ctx.stream);
+  };
+  run();  // warm-up
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  if (cudaEventCreate(&stop) != cudaSuccess) {
+    cudaEventDestroy(start);
+    check(cudaErrorUnknown, "cudaEventCreate");
+  }
+  constexpr int kRuns = 10;
+  float ms = 0;
+  cudaError_t status = cudaEventRecord(start, ctx.stream);
+  for (int i = 0; i < kRuns && status == cudaSuccess; ++i) run();
+  if (status == cudaSuccess) status = cudaEventRecord(stop, ctx.stream);
+  if (status == cudaSuccess) status = cudaEventSynchronize(stop);
+  if (status == cudaSuccess) status = cudaEventElapsedTime(&ms, start, stop);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  check(status, "timing the direct convolution");
+  return static_cast<double>(ms) / kRuns;
+}
+
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(const CudaContext& ctx, std::unique_ptr<ConvDescriptors> d, ConvAlgoChoice algo, ExplicitPad pad,
@@ -43,6 +161,10 @@ class ConvKernel final : public Kernel {
     Shape b(y_rank, 1);  // [1, M, 1, 1(, 1)]
     b[1] = filters;
     set_tensor(bias_, b);
+    if (epilogue_ == Epilogue::None && has_bias_ && bias_fusable(algo_)) {
+      check(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0),
+            "cudnnSetActivationDescriptor");
+    }
     if (epilogue_ == Epilogue::BiasRelu) {
       check(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
             "cudnnSetActivationDescriptor");
@@ -76,6 +198,16 @@ class ConvKernel final : public Kernel {
             "cudnnConvolutionBiasActivationForward");
       return;
     }
+    if (has_bias_ && bias_fusable(algo_) && fused_bias_ok_.load(std::memory_order_relaxed)) {
+      // y = identity(conv(x) + 0 * z + b) in one call; should cuDNN refuse the shapes, the
+      // separate add below takes over from then on.
+      const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
+          ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_, algo_workspace, algo_workspace_, &zero,
+          d_->y, args.out(0), bias_, args.in(2), relu_, d_->y, args.out(0));
+      if (status == CUDNN_STATUS_SUCCESS) return;
+      if (status != CUDNN_STATUS_NOT_SUPPORTED) check(status, "cudnnConvolutionBiasActivationForward (identity)");
+      fused_bias_ok_.store(false, std::memory_order_relaxed);
+    }
     check(cudnnConvolutionForward(ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_, algo_workspace,
                                   algo_workspace_, &zero, d_->y, args.out(0)),
           "cudnnConvolutionForward");
@@ -91,7 +223,8 @@ class ConvKernel final : public Kernel {
   bool has_bias_;
   Epilogue epilogue_;
   TensorDescriptor bias_;      // [1, M, 1, 1(, 1)]
-  ActivationDescriptor relu_;  // BiasRelu only
+  ActivationDescriptor relu_;  // BiasRelu: Relu; None with a fusable bias: identity
+  mutable std::atomic<bool> fused_bias_ok_{true};
   DeviceMemory zero_bias_;     // BiasRelu without B: M zeros
 };
 
@@ -167,6 +300,12 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
     throw DeviceError("asymmetric padding needs " + std::to_string(pad.bytes) + " bytes of workspace for the padded X, "
                       "over the workspace limit of " + std::to_string(limit));
   }
+  // The direct kernel's candidacy, and the plan-cache key its measured time is kept under (taken
+  // before cuDNN's choice sets its math type on the descriptor).
+  const DirectConv2d direct = direct_shape(onnx.rank() == 2 ? onnx : ConvGeometry{}, xs, ws);
+  const std::string cache_key = direct.n > 0 && ctx.options.algo_search == AlgoSearch::Exhaustive && ctx.plan_cache
+                                    ? conv_cache_key(ctx, *d, limit - pad.bytes)
+                                    : "";
   ConvAlgoChoice algo = choose_conv_algorithm(ctx, *d, limit - pad.bytes, node.where());
   choice.algorithm = (pad.needed ? "pad kernel + " : "") + conv_algo_name(algo.algo) +
                      (epilogue == Epilogue::BiasRelu ? " (bias+relu fused)" : "") +
@@ -176,6 +315,61 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
   choice.time_ms = algo.time_ms;
   choice.rejected = algo.rejected;
   const bool has_bias = inputs.size() > 2 && inputs[2].present;
+
+  if (direct.n > 0) {
+    const bool relu = epilogue == Epilogue::BiasRelu;
+    const std::string cudnn_name = conv_algo_name(algo.algo);
+    bool take = true;
+    double direct_ms = -1;
+    if (ctx.options.algo_search == AlgoSearch::Exhaustive) {
+      // The direct kernel's time: from the plan-cache entry of cuDNN's choice where the process
+      // that searched recorded it there, else measured now (and recorded in that entry).
+      bool cached = false;
+      if (algo.from_cache) {
+        for (auto it = algo.rejected.begin(); it != algo.rejected.end(); ++it) {
+          if (it->algorithm != kDirectName) continue;
+          direct_ms = leading_ms(it->reason);
+          cached = direct_ms >= 0;
+          algo.rejected.erase(it);
+          break;
+        }
+      }
+      if (!cached) {
+        direct_ms = time_direct(ctx, direct, relu);
+        if (direct_ms >= 0) direct_ms = leading_ms(exact_ms_text(direct_ms));  // as a cached entry reads back
+      }
+      if (direct_ms < 0) {
+        take = false;
+        algo.rejected.push_back({kDirectName, "its scratch buffers could not be allocated at plan time (out of memory)"});
+      } else {
+        take = algo.time_ms < 0 || direct_ms < algo.time_ms;
+        const Rejected note{kDirectName, exact_ms_text(direct_ms) + (take ? ", faster than " : ", slower than ") +
+                                             cudnn_name};
+        if (!cached && !cache_key.empty() && !algo.from_cache) {
+          if (std::optional<CachedConvAlgo> entry = ctx.plan_cache->find(cache_key)) {
+            entry->rejected.push_back(note);
+            ctx.plan_cache->store(cache_key, *entry);
+          }
+        }
+        if (!take) algo.rejected.push_back(note);
+      }
+      choice.rejected = algo.rejected;
+    }
+    if (take) {
+      KernelChoice d_choice;
+      d_choice.algorithm = std::string(kDirectName) + (relu ? " (bias+relu fused)" : has_bias ? " (bias fused)" : "") +
+                           (algo.from_cache ? " (plan cache)" : "");
+      d_choice.math = kDirectMath;
+      d_choice.time_ms = direct_ms;
+      d_choice.rejected = std::move(choice.rejected);
+      d_choice.rejected.push_back(
+          {cudnn_name, algo.time_ms >= 0 && direct_ms >= 0
+                           ? exact_ms_text(algo.time_ms) + ", slower than " + kDirectName
+                           : "cuDNN's pick, ranked below the direct kernel for one input channel"});
+      d_choice.kernel = std::make_unique<DirectConvKernel>(ctx, direct, has_bias, relu);
+      return d_choice;
+    }
+  }
   choice.kernel = std::make_unique<ConvKernel>(ctx, std::move(d), std::move(algo), pad, has_bias, epilogue, ws[0],
                                                y_dims.size());
   return choice;

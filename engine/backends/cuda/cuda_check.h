@@ -2,6 +2,7 @@
 // naming the call and the library's own status text. The executor prefixes the layer's name
 // (core/executor.cc), so a kernel names only the call.
 #pragma once
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>

@@ -20,6 +20,7 @@ struct CudaContext {
   CudaStream stream;            // every kernel and copy of the model is queued here
   CudnnHandle cudnn;            // bound to `stream`
   CublasHandle cublas;          // bound to `stream`; math mode from options.precision (blas.h)
+  CublasLtHandle cublas_lt;     // Gemm's fused epilogues; compute type from options.precision
   // The planner's bookkeeping. Kernels hold a const context; planning writes through these.
   std::unique_ptr<PlannerStats> stats = std::make_unique<PlannerStats>();
   std::unique_ptr<PlanCache> plan_cache;  // null when options.plan_cache_path is ""

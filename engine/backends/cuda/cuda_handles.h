@@ -67,6 +67,12 @@ class CublasHandle : public Owned<cublasHandle_t, cublasStatus_t, cublasCreate, 
   CublasHandle() : Owned("cublasCreate") {}
 };
 
+// The cuBLASLt handle (Gemm with its bias / ReLU epilogues, gemm_cuda.cc).
+class CublasLtHandle : public Owned<cublasLtHandle_t, cublasStatus_t, cublasLtCreate, cublasLtDestroy> {
+ public:
+  CublasLtHandle() : Owned("cublasLtCreate") {}
+};
+
 // A non-blocking stream: it never waits for work on the legacy default stream.
 inline cudaError_t create_stream(cudaStream_t* stream) {
   return cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking);

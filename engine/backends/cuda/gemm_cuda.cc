@@ -1,11 +1,18 @@
-// Gemm on cuBLAS (math mode from the precision, blas.h): Y is first filled with C broadcast to
-// [M,N] (a copy, or the gather kernel when C is [N], [M,1], [1,1] or a scalar), then one SGEMM
-// accumulates alpha * op(A) * op(B) onto beta * Y.
+// Gemm and Gemm+Relu on cuBLAS (math from the precision, blas.h). Two paths:
+//   cuBLASLt   one cublasLtMatmul whose epilogue adds C as a bias and applies the Relu
+//              (CUBLASLT_EPILOGUE_BIAS, _RELU_BIAS, _RELU), fp32 compute CUBLAS_COMPUTE_32F (no
+//              TF32; CUBLAS_COMPUTE_32F_FAST_TF32 at precision tf32): when C is absent, or is a
+//              row vector ([N] or [1,N]) with beta = 1, and K > 0
+//   SGEMM      Y is first filled with C broadcast to [M,N] (a copy, or the gather kernel when C is
+//              [M,1], [1,1] or a scalar), then one SGEMM accumulates alpha * op(A) * op(B) onto
+//              beta * Y, then (Gemm+Relu) cudnnActivationForward in place
+// The SGEMM path also takes over when cuBLASLt offers no algorithm for the shapes.
 #include <climits>
 
 #include "backends/cuda/blas.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/glue_kernels.h"
+#include "backends/cuda/tensor_desc.h"
 
 namespace dnnx::cuda {
 
@@ -13,10 +20,108 @@ namespace {
 
 enum class BiasFill { None, Copy, Broadcast };
 
+constexpr size_t kLtWorkspaceLimit = size_t{4} << 20;
+
+// The descriptors of one cublasLtMatmul, row-major as blas.h explains: cuBLASLt computes
+// Y^T[N,M] = op(B)^T op(A)^T column-major, so its "A" is the engine's B and its bias (one value
+// per row of its D, i.e. per column N of Y) is ONNX's C of shape [N].
+class LtMatmul {
+ public:
+  LtMatmul() = default;
+  LtMatmul(const LtMatmul&) = delete;
+  LtMatmul& operator=(const LtMatmul&) = delete;
+  ~LtMatmul() {
+    if (a_) cublasLtMatrixLayoutDestroy(a_);
+    if (b_) cublasLtMatrixLayoutDestroy(b_);
+    if (y_) cublasLtMatrixLayoutDestroy(y_);
+    if (op_) cublasLtMatmulDescDestroy(op_);
+  }
+
+  // false when cuBLASLt has no algorithm for these shapes within `workspace_limit`.
+  bool plan(const CudaContext& ctx, const GemmCall& c, cublasLtEpilogue_t epilogue, size_t workspace_limit) {
+    const cublasComputeType_t compute =
+        ctx.options.precision == Precision::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    check(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    const cublasOperation_t op_a = c.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt's A: our B
+    const cublasOperation_t op_b = c.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt's B: our A
+    check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)),
+          "cublasLtMatmulDescSetAttribute (transa)");
+    check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b)),
+          "cublasLtMatmulDescSetAttribute (transb)");
+    check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)),
+          "cublasLtMatmulDescSetAttribute (epilogue)");
+    // As stored, column-major: our B is [N,K] (ld N), or [K,N] (ld K) when transposed.
+    check(cublasLtMatrixLayoutCreate(&a_, CUDA_R_32F, c.trans_b ? c.k : c.n, c.trans_b ? c.n : c.k,
+                                     c.trans_b ? c.k : c.n),
+          "cublasLtMatrixLayoutCreate (B)");
+    check(cublasLtMatrixLayoutCreate(&b_, CUDA_R_32F, c.trans_a ? c.m : c.k, c.trans_a ? c.k : c.m,
+                                     c.trans_a ? c.m : c.k),
+          "cublasLtMatrixLayoutCreate (A)");
+    check(cublasLtMatrixLayoutCreate(&y_, CUDA_R_32F, c.n, c.m, c.n), "cublasLtMatrixLayoutCreate (Y)");
+    cublasLtMatmulPreference_t pref = nullptr;
+    check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+    const size_t limit = workspace_limit;
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit));
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    const cublasStatus_t status =
+        cublasLtMatmulAlgoGetHeuristic(ctx.cublas_lt, op_, a_, b_, y_, y_, pref, 1, &result, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (status != CUBLAS_STATUS_SUCCESS || found == 0 || result.state != CUBLAS_STATUS_SUCCESS) return false;
+    algo_ = result.algo;
+    workspace_bytes_ = result.workspaceSize;
+    return true;
+  }
+
+  size_t workspace_bytes() const { return workspace_bytes_; }
+
+  void run(const CudaContext& ctx, const GemmCall& c, const float* a, const float* b, const float* bias, float* y,
+           void* workspace) const {
+    if (bias) {
+      check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+            "cublasLtMatmulDescSetAttribute (bias)");
+    }
+    const float zero = 0.0f;
+    check(cublasLtMatmul(ctx.cublas_lt, op_, &c.alpha, b, a_, a, b_, &zero, y, y_, y, y_, &algo_,
+                         workspace_bytes_ ? workspace : nullptr, workspace_bytes_, ctx.stream),
+          "cublasLtMatmul");
+  }
+
+ private:
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, y_ = nullptr;
+  cublasLtMatmulAlgo_t algo_{};
+  size_t workspace_bytes_ = 0;
+};
+
+class LtGemmKernel final : public Kernel {
+ public:
+  LtGemmKernel(const CudaContext& ctx, GemmCall call, std::unique_ptr<LtMatmul> lt, bool has_bias)
+      : ctx_(ctx), call_(call), lt_(std::move(lt)), has_bias_(has_bias) {}
+
+  void run(const KernelArgs& args) const override {
+    if (call_.m == 0 || call_.n == 0) return;
+    lt_->run(ctx_, call_, args.in(0), args.in(1), has_bias_ ? args.in(2) : nullptr, args.out(0), args.workspace);
+  }
+
+ private:
+  const CudaContext& ctx_;
+  GemmCall call_;
+  std::unique_ptr<LtMatmul> lt_;
+  bool has_bias_;
+};
+
 class GemmKernel final : public Kernel {
  public:
-  GemmKernel(const CudaContext& ctx, GemmCall call, BiasFill fill, BroadcastDims c_dims)
-      : ctx_(ctx), call_(call), fill_(fill), c_dims_(c_dims) {}
+  GemmKernel(const CudaContext& ctx, GemmCall call, BiasFill fill, BroadcastDims c_dims, bool relu)
+      : ctx_(ctx), call_(call), fill_(fill), c_dims_(c_dims), relu_(relu) {
+    const int64_t n = static_cast<int64_t>(call.m) * call.n;
+    if (relu_ && n > 0) {
+      check(cudnnSetActivationDescriptor(activation_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
+            "cudnnSetActivationDescriptor");
+      set_tensor(tensor_, {1, n, 1, 1});
+    }
+  }
 
   void run(const KernelArgs& args) const override {
     float* y = args.out(0);
@@ -29,9 +134,14 @@ class GemmKernel final : public Kernel {
       launch_gather(args.in(2), y, sizeof(float), static_cast<int64_t>(y_elems), c_dims_, ctx_.stream);
     } else if (call_.k == 0) {  // an empty sum; cuBLAS may return without writing Y
       check(cudaMemsetAsync(y, 0, y_elems * sizeof(float), ctx_.stream), "cudaMemsetAsync");
-      return;
+      return;  // relu(0) = 0
     }
     row_major_gemm(ctx_, call_, args.in(0), args.in(1), y);
+    if (relu_) {
+      const float one = 1.0f, zero = 0.0f;
+      check(cudnnActivationForward(ctx_.cudnn, activation_, &one, tensor_, y, &zero, tensor_, y),
+            "cudnnActivationForward");
+    }
   }
 
  private:
@@ -39,9 +149,12 @@ class GemmKernel final : public Kernel {
   GemmCall call_;  // beta is 0 without a bias fill
   BiasFill fill_;
   BroadcastDims c_dims_;  // [M, N] with C's strides (0 along a broadcast dim)
+  bool relu_;
+  ActivationDescriptor activation_;
+  TensorDescriptor tensor_;
 };
 
-KernelChoice make_gemm(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
+KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, const std::vector<ValueInfo>& inputs,
                        const std::vector<TensorInfo>& outputs) {
   GemmCall call;
   call.trans_a = node.attr_int("transA", 0) != 0;
@@ -59,11 +172,14 @@ KernelChoice make_gemm(const CudaContext& ctx, const Node& node, const std::vect
   BiasFill fill = BiasFill::None;
   BroadcastDims c_dims;
   const float beta = node.attr_float("beta", 1.0f);
-  if (inputs.size() > 2 && inputs[2].present && beta != 0.0f) {
+  const bool has_c = inputs.size() > 2 && inputs[2].present && beta != 0.0f;
+  bool row_bias = false;  // C is [N] or [1,N] with beta 1: cuBLASLt's bias epilogue
+  if (has_c) {
     call.beta = beta;
     const Shape& c = inputs[2].info.shape;  // [], [N], [1,N], [M,1], [M,N] or [1,1]
     const int64_t c_rows = c.size() == 2 ? c[0] : 1;
     const int64_t c_cols = c.empty() ? 1 : c.back();
+    row_bias = beta == 1.0f && !c.empty() && c_rows == 1 && c_cols == n;
     fill = c_rows == m && c_cols == n ? BiasFill::Copy : BiasFill::Broadcast;
     c_dims.rank = 2;
     c_dims.size[0] = m;
@@ -72,9 +188,29 @@ KernelChoice make_gemm(const CudaContext& ctx, const Node& node, const std::vect
     c_dims.stride_a[1] = c_cols == 1 ? 0 : 1;
   }
   KernelChoice choice;
-  choice.algorithm = fill == BiasFill::Broadcast ? "cublasSgemm (C broadcast by kernel)" : "cublasSgemm";
   choice.math = blas_math_name(ctx);
-  choice.kernel = std::make_unique<GemmKernel>(ctx, call, fill, c_dims);
+  if (m > 0 && n > 0 && k > 0 && (!has_c || row_bias)) {
+    const cublasLtEpilogue_t epilogue = has_c ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                              : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+    auto lt = std::make_unique<LtMatmul>();
+    GemmCall lt_call = call;
+    lt_call.beta = 0.0f;
+    if (lt->plan(ctx, lt_call, epilogue, std::min(kLtWorkspaceLimit, ctx.options.workspace_limit))) {
+      choice.algorithm = std::string("cublasLtMatmul") +
+                         (has_c ? (relu ? " (bias+relu epilogue)" : " (bias epilogue)") : (relu ? " (relu epilogue)" : ""));
+      choice.workspace_bytes = lt->workspace_bytes();
+      choice.kernel = std::make_unique<LtGemmKernel>(ctx, lt_call, std::move(lt), has_c);
+      return choice;
+    }
+    choice.rejected.push_back({"cublasLtMatmul", "cuBLASLt has no algorithm for these shapes"});
+  }
+  choice.algorithm = std::string(fill == BiasFill::Broadcast ? "cublasSgemm (C broadcast by kernel)" : "cublasSgemm") +
+                     (relu ? " + cudnnActivationForward (relu)" : "");
+  if (!has_c) call.beta = 0.0f;
+  if (relu && m * n > INT_MAX) {
+    node_fail<UnsupportedModelError>(node, "Y has more than 2^31-1 elements (cuDNN's Relu limit)");
+  }
+  choice.kernel = std::make_unique<GemmKernel>(ctx, call, fill, c_dims, relu);
   return choice;
 }
 
@@ -82,7 +218,11 @@ KernelChoice make_gemm(const CudaContext& ctx, const Node& node, const std::vect
 
 void register_cuda_gemm_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("Gemm", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
-                       const std::vector<TensorInfo>& outputs) { return make_gemm(ctx, node, inputs, outputs); });
+                       const std::vector<TensorInfo>& outputs) { return make_gemm(ctx, false, node, inputs, outputs); });
+  r.add("Gemm+Relu", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
+                            const std::vector<TensorInfo>& outputs) {
+    return make_gemm(ctx, true, node, inputs, outputs);
+  });
 }
 
 }  // namespace dnnx::cuda
