@@ -16,34 +16,6 @@ namespace {
 
 enum class MatMulPath { Gemm, StridedBatched, GemmPerBatch };
 
-// Element offsets of A's and B's matrices for every output batch, in output order.
-std::vector<std::pair<int64_t, int64_t>> batch_offsets(const MatMulGeometry& g) {
-  const size_t rank = g.batch.size();
-  std::vector<int64_t> stride_a(rank, 0), stride_b(rank, 0);
-  int64_t step_a = g.m * g.k, step_b = g.k * g.n;
-  for (size_t d = rank; d-- > 0;) {
-    if (g.batch_a[d] != 1) stride_a[d] = step_a;
-    if (g.batch_b[d] != 1) stride_b[d] = step_b;
-    step_a *= g.batch_a[d];
-    step_b *= g.batch_b[d];
-  }
-  std::vector<std::pair<int64_t, int64_t>> offsets;
-  std::vector<int64_t> index(rank, 0);
-  int64_t off_a = 0, off_b = 0;
-  for (int64_t i = 0; i < numel(g.batch); ++i) {
-    offsets.emplace_back(off_a, off_b);
-    for (size_t d = rank; d-- > 0;) {
-      off_a += stride_a[d];
-      off_b += stride_b[d];
-      if (++index[d] < g.batch[d]) break;
-      off_a -= stride_a[d] * g.batch[d];
-      off_b -= stride_b[d] * g.batch[d];
-      index[d] = 0;
-    }
-  }
-  return offsets;
-}
-
 class MatMulKernel final : public Kernel {
  public:
   // offsets: GemmPerBatch only, one pair per output batch.
@@ -112,7 +84,7 @@ KernelChoice matmul_factory(const CudaContext& ctx, const Node& node, const std:
       break;
     case MatMulPath::GemmPerBatch:
       choice.algorithm = "cublasSgemm per batch";
-      offsets = batch_offsets(g);
+      offsets = matmul_batch_offsets(g);
       choice.rejected.push_back({"cublasSgemmStridedBatched", "batch dims " + shape_str(g.batch_a) + " and " +
                                                                   shape_str(g.batch_b) + " broadcast unevenly"});
       break;
