@@ -170,3 +170,26 @@ def test_cuda_models_are_refused_for_now():
     model.device = "cuda"  # what a CUDA model reports; training it is the second half
     with pytest.raises(dnnx.DeviceError, match="CPU"):
         model.finetune()
+
+
+def test_lstm_classifier_learns_a_separable_task(tmp_path):
+    # The example LSTM classifier, LSTM and Gemm trained ("last:2"): the class is which feature is
+    # switched on over the sequence, which one LSTM layer learns in a few dozen steps.
+    from dnnx.examples.lstm_classifier import CLASSES, FEATURES, STEPS, build_lstm_classifier
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, FEATURES, size=128)
+    x = rng.normal(0, 0.3, size=(STEPS, 128, FEATURES)).astype(np.float32)
+    x[:, np.arange(128), y] += 1.0
+    proto = build_lstm_classifier(seed=0)
+    model = dnnx.load(proto)
+    tuner = model.finetune(trainable="last:2", lr=0.1, momentum=0.9)
+    assert tuner.parameters == ["lstm.W", "lstm.R", "lstm.B", "fc.w", "fc.b"]
+    assert tuner.evaluate(x, y)["accuracy"] < 0.5
+    for _ in range(60):
+        tuner.step(x, y)
+    assert tuner.evaluate(x, y)["accuracy"] >= 0.9
+    model.save(tmp_path / "lstm.onnx")
+    np.testing.assert_allclose(run_ort(onnx.load(tmp_path / "lstm.onnx"), {"x": x})["probs"], model.run(x),
+                               rtol=1e-4, atol=1e-5)
+    assert CLASSES == 10

@@ -13,6 +13,7 @@ import hashlib
 import math
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -85,14 +86,17 @@ class _StopFlag:
         self._previous = None
 
     def __enter__(self):
-        self._previous = signal.signal(signal.SIGINT, self._handle)
+        # Python lets only the main thread install handlers; elsewhere Ctrl-C is not ours to catch.
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
         return self
 
     def _handle(self, signum, frame):
         self.set = True
 
     def __exit__(self, *exc):
-        signal.signal(signal.SIGINT, self._previous)
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
 
 
 class _Progress:
