@@ -1,4 +1,4 @@
-// Add, Sub, Mul, Div on CUDA (binary_kernels.cu). The broadcast is analysed once, at plan
+// Add, Sub, Mul, Div (and Sum, Max, Min pairwise) on CUDA (binary_kernels.cu). The broadcast is analysed once, at plan
 // time, as on the CPU: output dims of size 1 are dropped and neighbouring dims that broadcast
 // the same way are merged, so a bias [C,1,1] over [N,C,H,W] becomes [N, C, H*W] with B's
 // strides (0, 1, 0). No broadcast at all takes the plain elementwise kernel.
@@ -73,6 +73,71 @@ KernelFactory binary_factory(const CudaContext& ctx, BinaryKind kind) {
   };
 }
 
+// Sum, Max, Min (float32, 1 or more inputs) as pairwise binary kernels into Y: Y = X0 op X1,
+// then Y = Y op Xi for each further input, each pair with its own broadcast plan. One input is
+// a broadcast copy of it. Y never aliases an input (the executor gives it its own buffer).
+class VariadicKernel final : public Kernel {
+ public:
+  VariadicKernel(const CudaContext& ctx, BinaryKind kind, int64_t n, std::vector<BroadcastDims> steps, BroadcastDims copy)
+      : ctx_(ctx), kind_(kind), n_(n), steps_(std::move(steps)), copy_(copy) {}
+
+  void run(const KernelArgs& args) const override {
+    if (n_ == 0) return;
+    if (steps_.empty()) {
+      launch_gather(args.in<void>(0), args.out<void>(0), sizeof(float), n_, copy_, ctx_.stream);
+      return;
+    }
+    launch_binary(kind_, args.in(0), args.in(1), args.out(0), n_, steps_[0], ctx_.stream);
+    for (size_t i = 1; i < steps_.size(); ++i) {
+      launch_binary(kind_, args.out(0), args.in(i + 1), args.out(0), n_, steps_[i], ctx_.stream);
+    }
+  }
+
+ private:
+  const CudaContext& ctx_;
+  BinaryKind kind_;
+  int64_t n_;
+  std::vector<BroadcastDims> steps_;
+  BroadcastDims copy_;
+};
+
+KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind) {
+  return [&ctx, kind](const Node& node, const std::vector<ValueInfo>& inputs,
+                      const std::vector<TensorInfo>& outputs) {
+    const Shape& out = outputs[0].shape;
+    for (const ValueInfo& v : inputs) {
+      if (v.info.dtype != DType::Float32) {
+        node_fail<UnsupportedModelError>(node, std::string("the CUDA kernel takes float32 inputs, not ") +
+                                                   dtype_name(v.info.dtype));
+      }
+    }
+    std::vector<BroadcastDims> steps;
+    BroadcastDims copy;
+    if (inputs.size() == 1) {
+      // The copy as a gather: B's strides of a broadcast of X0 against itself are X0's own.
+      const BroadcastDims self = plan_broadcast(node, out, inputs[0].info.shape, out);
+      if (self.rank == 0) {
+        copy.rank = 1;
+        copy.size[0] = numel(out);
+        copy.stride_a[0] = 1;
+      } else {
+        copy.rank = self.rank;
+        for (int d = 0; d < self.rank; ++d) {
+          copy.size[d] = self.size[d];
+          copy.stride_a[d] = self.stride_b[d];
+        }
+      }
+    } else {
+      steps.push_back(plan_broadcast(node, inputs[0].info.shape, inputs[1].info.shape, out));
+      for (size_t i = 2; i < inputs.size(); ++i) steps.push_back(plan_broadcast(node, out, inputs[i].info.shape, out));
+    }
+    KernelChoice choice;
+    choice.algorithm = inputs.size() == 1 ? "copy kernel" : "pairwise binary kernels";
+    choice.kernel = std::make_unique<VariadicKernel>(ctx, kind, numel(out), std::move(steps), copy);
+    return choice;
+  };
+}
+
 }  // namespace
 
 void register_cuda_binary_kernels(KernelRegistry& r, const CudaContext& ctx) {
@@ -80,6 +145,9 @@ void register_cuda_binary_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("Sub", binary_factory(ctx, BinaryKind::Sub));
   r.add("Mul", binary_factory(ctx, BinaryKind::Mul));
   r.add("Div", binary_factory(ctx, BinaryKind::Div));
+  r.add("Sum", variadic_factory(ctx, BinaryKind::Add));
+  r.add("Max", variadic_factory(ctx, BinaryKind::Max));
+  r.add("Min", variadic_factory(ctx, BinaryKind::Min));
 }
 
 }  // namespace dnnx::cuda

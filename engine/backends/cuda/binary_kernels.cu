@@ -13,6 +13,8 @@ __device__ __forceinline__ float apply(float a, float b) {
   if constexpr (Kind == BinaryKind::Add) return a + b;
   if constexpr (Kind == BinaryKind::Sub) return a - b;
   if constexpr (Kind == BinaryKind::Mul) return a * b;
+  if constexpr (Kind == BinaryKind::Max) return (b > a || isnan(b)) ? b : a;  // NaN propagates, as on the CPU
+  if constexpr (Kind == BinaryKind::Min) return (b < a || isnan(b)) ? b : a;
   return a / b;
 }
 
@@ -58,6 +60,8 @@ void launch_binary(BinaryKind kind, const float* a, const float* b, float* y, in
     case BinaryKind::Sub: launch<BinaryKind::Sub>(a, b, y, n, dims, stream); break;
     case BinaryKind::Mul: launch<BinaryKind::Mul>(a, b, y, n, dims, stream); break;
     case BinaryKind::Div: launch<BinaryKind::Div>(a, b, y, n, dims, stream); break;
+    case BinaryKind::Max: launch<BinaryKind::Max>(a, b, y, n, dims, stream); break;
+    case BinaryKind::Min: launch<BinaryKind::Min>(a, b, y, n, dims, stream); break;
   }
   check_launch("binary kernel");
 }

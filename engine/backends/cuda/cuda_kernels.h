@@ -16,6 +16,7 @@ void register_cuda_concat_kernels(KernelRegistry& r, const CudaContext& ctx);   
 void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx);        // conv_cuda.cc
 void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx);        // pool_cuda.cc
 void register_cuda_lstm_kernels(KernelRegistry& r, const CudaContext& ctx);        // lstm_cuda.cc
+void register_cuda_real_ops_kernels(KernelRegistry& r, const CudaContext& ctx);    // real_ops_cuda.cc
 
 // What of an LSTM node cuDNN cannot run ("" when it can): clip and input_forget, asked at load.
 std::string lstm_unsupported_reason(const Node& node);

@@ -21,7 +21,7 @@ struct BroadcastDims {
   int64_t stride_b[kMaxGlueDims] = {};
 };
 
-enum class BinaryKind { Add, Sub, Mul, Div };
+enum class BinaryKind { Add, Sub, Mul, Div, Max, Min };
 
 // y[i] = a[.] op b[.] for i < n. rank 0: a, b and y have n elements each (no broadcast).
 void launch_binary(BinaryKind kind, const float* a, const float* b, float* y, int64_t n,
@@ -47,5 +47,59 @@ void launch_max_pool(const float* x, float* y, const Window3d& w, cudaStream_t s
 // (d + begin[0], h + begin[1], w + begin[2]) and zeros around it.
 void launch_pad(const float* x, float* y, int64_t planes, const int64_t in[3], const int64_t out[3],
                 const int64_t begin[3], cudaStream_t stream);
+
+// --- The real-world ops (real_ops_kernels.cu) ---
+
+// BatchNormalization (inference): x, y [batch, channels, plane]; scale, bias, mean, var [C],
+// read on the device (they may be computed tensors).
+void launch_batchnorm(const float* x, const float* scale, const float* bias, const float* mean, const float* var,
+                      float* y, int64_t batch, int64_t channels, int64_t plane, float epsilon, cudaStream_t stream);
+
+enum class AlphaKind { LeakyRelu, Elu };
+void launch_alpha_activation(AlphaKind kind, const float* x, float* y, int64_t n, float alpha, cudaStream_t stream);
+
+// y = min(max(x, lo), hi); lo_ptr / hi_ptr (device scalars) replace lo / hi when not null.
+void launch_clip(const float* x, float* y, int64_t n, float lo, float hi, const float* lo_ptr, const float* hi_ptr,
+                 cudaStream_t stream);
+
+// Average pooling as the CPU computes it: the divisor is the product over dims of the taps
+// inside X (count_include_pad: inside the padded X, [-pads_begin, in + pads_end)).
+void launch_avg_pool(const float* x, float* y, const Window3d& w, const int64_t pad_end[3], bool count_include_pad,
+                     cudaStream_t stream);
+
+// One value per plane: the mean (or the max) of its `plane` elements.
+void launch_global_pool(const float* x, float* y, int64_t planes, int64_t plane, bool max, cudaStream_t stream);
+
+// LRN across channels, x, y [batch, channels, plane]: y = x * (bias + alpha / size * sum)^-beta,
+// sum over channels [c - floor((size-1)/2), c + ceil((size-1)/2)] of x^2.
+void launch_lrn(const float* x, float* y, int64_t batch, int64_t channels, int64_t plane, int64_t size, float alpha,
+                float beta, float bias, cudaStream_t stream);
+
+// y[i] = mean over the `red` dims of x, where output i walks `out` (size, stride_a: strides
+// in x) and the reduced elements walk `red` (size, stride_a). count: the reduced elements.
+void launch_reduce_mean(const float* x, float* y, int64_t n, const BroadcastDims& out, const BroadcastDims& red,
+                        int64_t count, cudaStream_t stream);
+
+// Element type conversion between float32 (0), int32 (1) and int64 (2).
+void launch_cast(const void* x, int from, void* y, int to, int64_t n, cudaStream_t stream);
+
+// Gather along one axis: x [outer, size, inner] -> y [outer, count, inner] with y's (o, j, i)
+// = x's (o, idx[j], i); negative indices count from the end; an index out of range gives
+// zeros (it cannot be reported from the device). idx_int64: int64 indices, else int32.
+void launch_gather_axis(const void* x, void* y, size_t elem, const void* idx, bool idx_int64, int64_t outer,
+                        int64_t size, int64_t count, int64_t inner, cudaStream_t stream);
+
+// Constant padding (or cropping, for negative amounts) of any rank up to kMaxGlueDims: y's
+// element at index o reads x at o - begin in every dim, or is the value when that is outside
+// x. The value: the element-sized one at `value` (a device pointer), or `bits` when null.
+struct PadDims {
+  int rank = 0;
+  int64_t out[kMaxGlueDims] = {}, in[kMaxGlueDims] = {}, begin[kMaxGlueDims] = {};
+};
+void launch_pad_nd(const void* x, void* y, size_t elem, int64_t n, const PadDims& dims, const void* value,
+                   uint64_t bits, cudaStream_t stream);
+
+// Fills y[0..n) with the element-sized value at `value` (a device pointer) or `bits` when null.
+void launch_fill(void* y, size_t elem, int64_t n, const void* value, uint64_t bits, cudaStream_t stream);
 
 }  // namespace dnnx::cuda
