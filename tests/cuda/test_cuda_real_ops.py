@@ -8,8 +8,8 @@ import pytest
 from onnx import TensorProto, helper
 
 import dnnx
-from cuda_check import check_cuda
-from ort_check import make_model, rand
+from cuda_check import assert_close, check_cuda
+from ort_check import make_model, rand, run_ort
 from test_model_families import FAMILIES
 
 
@@ -107,7 +107,8 @@ def test_global_pool(op, shape):
 @pytest.mark.parametrize("shape", [[2, 8, 5, 5], [1, 3, 4]])
 def test_lrn(size, shape):
     model = unary("LRN", shape, size=size, alpha=1e-2, beta=0.75, bias=2.0)
-    check_cuda(model, {"x": 3 * rand(*shape)})
+    # onnxruntime runs odd windows over 4-D inputs only; the rest is checked against the CPU.
+    check_cuda(model, {"x": 3 * rand(*shape)}, ort=size % 2 == 1 and len(shape) == 4)
 
 
 # --- Sum, Max, Min ---
@@ -161,8 +162,8 @@ def test_pad_constant(pads, value):
     check_cuda(model, {"x": rand(2, 3, 4, 5)})
 
 
-def test_pad_attribute_opset_2():
-    model = unary("Pad", [3, 4], opset=2, pads=[1, 0, 0, 2], value=-1.0)
+def test_pad_attributes_before_opset_11():
+    model = unary("Pad", [3, 4], opset=10, pads=[1, 0, 0, 2], value=-1.0)
     check_cuda(model, {"x": rand(3, 4)})
 
 
@@ -247,7 +248,7 @@ CAST_TYPES = {"float": (TensorProto.FLOAT, np.float32), "int32": (TensorProto.IN
 def test_cast(src, dst):
     src_proto, src_np = CAST_TYPES[src]
     node = helper.make_node("Cast", ["x"], ["y"], name="cast", to=CAST_TYPES[dst][0])
-    model = make_model([node], [("x", [3, 8], src_proto)], [("y", None)], opset=13)
+    model = make_model([node], [("x", [3, 8], src_proto)], [("y", None, CAST_TYPES[dst][0])], opset=13)
     x = (10 * rand(3, 8)).astype(src_np)
     check_cuda(model, {"x": x})
 
@@ -258,5 +259,12 @@ def test_cast(src, dst):
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_family_on_cuda(family, batch, optimize):
     build, x_shape = FAMILIES[family]
-    x = rand(batch, *x_shape, seed=batch)
-    check_cuda(build(), {"x": x}, batch_size=batch, optimize=optimize)
+    feeds = {"x": rand(batch, *x_shape, seed=batch)}
+    # Both backends load with the batch (the PyTorch export's flatten folds only then).
+    gpu = dnnx.load(build(), device="cuda", batch_size=batch, optimize=optimize).run_dict(feeds)
+    cpu = dnnx.load(build(), batch_size=batch, optimize=optimize).run_dict(feeds)
+    assert set(gpu) == set(cpu)
+    for name in cpu:
+        assert_close(gpu[name], cpu[name], f"{family} {name} (cuda vs cpu)")
+    for name, want in run_ort(build(), feeds).items():
+        assert_close(gpu[name], want, f"{family} {name} (cuda vs onnxruntime)")
