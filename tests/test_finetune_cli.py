@@ -132,3 +132,13 @@ def test_bad_data_files(capsys, lenet, tmp_path):
     status, _, err = cli(capsys, "finetune", lenet, "--data", tmp_path / "d.npz", "--y-key", "labels",
                          "--out", tmp_path / "t.onnx")
     assert status == 2 and "no array 'labels'" in err
+
+
+def test_help_lists_the_options(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["finetune", "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    for option in ("--data", "--val", "--x-key", "--trainable", "--epochs", "--batch-size", "--lr", "--momentum",
+                   "--device", "--out", "--seed", "--checkpoint-dir", "--resume"):
+        assert option in out
