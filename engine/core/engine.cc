@@ -15,13 +15,7 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
 }
 
 std::vector<Shape> Engine::default_shapes() const {
-  std::vector<Shape> shapes;
-  for (const GraphInput& in : graph_.inputs) {
-    Shape s = in.dims;
-    for (int64_t& d : s) d = d < 0 ? 1 : d;
-    shapes.push_back(s);
-  }
-  return shapes;
+  return default_input_shapes(graph_);
 }
 
 void Engine::check_inputs(const std::vector<TensorInfo>& given) const {

@@ -79,4 +79,14 @@ std::string GraphInput::dims_str() const {
   return out + "]";
 }
 
+std::vector<Shape> default_input_shapes(const Graph& graph) {
+  std::vector<Shape> shapes;
+  for (const GraphInput& in : graph.inputs) {
+    Shape s = in.dims;
+    for (int64_t& d : s) d = d < 0 ? 1 : d;
+    shapes.push_back(s);
+  }
+  return shapes;
+}
+
 }  // namespace dnnx

@@ -59,6 +59,10 @@ struct Graph {
   std::vector<std::string> outputs;
 };
 
+// The graph inputs' declared shapes with every symbolic dim taken as 1: what load-time
+// planning checks before any real input arrives.
+std::vector<Shape> default_input_shapes(const Graph& graph);
+
 template <class E>
 [[noreturn]] void node_fail(const Node& node, const std::string& message) {
   throw E(node.where() + ": " + message);

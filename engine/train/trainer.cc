@@ -70,13 +70,7 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
 Trainer::~Trainer() = default;
 
 std::vector<Shape> Trainer::default_shapes() const {
-  std::vector<Shape> shapes;
-  for (const GraphInput& in : graph_.inputs) {
-    Shape s = in.dims;
-    for (int64_t& d : s) d = d < 0 ? 1 : d;
-    shapes.push_back(s);
-  }
-  return shapes;
+  return default_input_shapes(graph_);
 }
 
 Trainer::ShapePlan& Trainer::plan_for(const std::vector<Shape>& shapes) {
