@@ -1,0 +1,275 @@
+"""dnnx on CUDA against PyTorch on a ResNet-50-shaped model (bench/resnet50.py), batch 256 by
+default (issue #5, GPU part); prints a markdown section and appends it to --out if given.
+
+NOT RUN YET: written on 2026-11-30 on a CPU-only machine, for the GPU machine; no numbers from
+it exist in bench/. Expect to fix small things on its first run.
+
+    python bench/bench_resnet_cuda.py [--batch 256] [--iters K] [--warmup W] [--out bench/RESULTS_CUDA.md]
+
+dnnx (device="cuda", input already on the GPU, output="device", CUDA graphs on, the default):
+  precision fp32 (no TF32) and tf32, each with algo_search "heuristic" and "exhaustive" (the
+  exhaustive plan is timed at load; a temporary plan cache is used, so nothing is reused from a
+  previous run and ~/.cache is left alone; the load time is reported).
+  dnnx precision "fp16" is NOT implemented (dnnx.load documents it as such): there is no dnnx
+  fp16 row; the script tries it once and records the error it gives.
+PyTorch (in a separate process, `--worker torch`: it loads its own cuDNN, and only one
+libcudnn.so.9 can live in a process): torchvision's resnet50 if torchvision is importable, else a
+torch model built here to the same shape; both get the same weights as the ONNX model (BN
+statistics included), eval mode, torch.inference_mode, cudnn.benchmark = True, input already on
+the GPU, synchronize after each forward. Rows: fp32 (TF32 off), tf32 (TF32 on for cuDNN and
+matmul), and channels-last fp16 (model and input .half(), torch.channels_last) as a reference
+only: dnnx has no fp16 to compare with.
+Outputs: max abs diff of each dnnx case against torch fp32, and relative to max |torch fp32|.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from resnet50 import STAGES, build_resnet50  # noqa: E402
+
+
+def time_calls(fn, warmup: int, iters: int) -> list:
+    for _ in range(warmup):
+        fn()
+    seconds = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        fn()
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
+def inputs_for(batch: int) -> np.ndarray:
+    return np.random.default_rng(batch).standard_normal((batch, 3, 224, 224)).astype(np.float32)
+
+
+# --- the PyTorch worker (its own process) ------------------------------------------------------
+def torch_state_dict(model_path: str) -> dict:
+    """The ONNX initialisers under torchvision's resnet50 parameter names."""
+    import torch
+
+    w = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()) for t in onnx.load(model_path).graph.initializer}
+    sd = {}
+
+    def conv_bn(onnx_name: str, conv: str, bn: str) -> None:
+        sd[f"{conv}.weight"] = w[f"{onnx_name}.w"]
+        sd[f"{bn}.weight"] = w[f"{onnx_name}.gamma"]
+        sd[f"{bn}.bias"] = w[f"{onnx_name}.beta"]
+        sd[f"{bn}.running_mean"] = w[f"{onnx_name}.mean"]
+        sd[f"{bn}.running_var"] = w[f"{onnx_name}.var"]
+        sd[f"{bn}.num_batches_tracked"] = torch.tensor(0)
+
+    conv_bn("stem", "conv1", "bn1")
+    for s, (_, blocks, _) in enumerate(STAGES, start=1):
+        for i in range(blocks):
+            p, t = f"layer{s}.{i}", f"layer{s}.{i}"
+            for part, n in (("a", 1), ("b", 2), ("c", 3)):
+                conv_bn(f"{p}.{part}", f"{t}.conv{n}", f"{t}.bn{n}")
+            if i == 0:
+                conv_bn(f"{p}.proj", f"{t}.downsample.0", f"{t}.downsample.1")
+    sd["fc.weight"], sd["fc.bias"] = w["fc.w"], w["fc.b"]
+    return sd
+
+
+def torch_resnet50():
+    """(model, source): torchvision's resnet50, or the same shape built here."""
+    try:
+        import torchvision
+
+        return torchvision.models.resnet50(weights=None), f"torchvision {torchvision.__version__} resnet50"
+    except ImportError:
+        pass
+    import torch.nn as nn
+
+    class Bottleneck(nn.Module):  # torchvision's v1.5 layout and parameter names
+        def __init__(self, cin, width, stride):
+            super().__init__()
+            cout = width * 4
+            self.conv1, self.bn1 = nn.Conv2d(cin, width, 1, bias=False), nn.BatchNorm2d(width)
+            self.conv2, self.bn2 = nn.Conv2d(width, width, 3, stride, 1, bias=False), nn.BatchNorm2d(width)
+            self.conv3, self.bn3 = nn.Conv2d(width, cout, 1, bias=False), nn.BatchNorm2d(cout)
+            self.relu = nn.ReLU(inplace=True)
+            self.downsample = None
+            if stride != 1 or cin != cout:
+                self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            h = self.relu(self.bn1(self.conv1(x)))
+            h = self.relu(self.bn2(self.conv2(h)))
+            h = self.bn3(self.conv3(h))
+            return self.relu(h + (self.downsample(x) if self.downsample is not None else x))
+
+    class ResNet50(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.bn1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64)
+            self.relu, self.maxpool = nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)
+            cin = 64
+            for s, (width, blocks, stride) in enumerate(STAGES, start=1):
+                layer = []
+                for i in range(blocks):
+                    layer.append(Bottleneck(cin, width, stride if i == 0 else 1))
+                    cin = width * 4
+                setattr(self, f"layer{s}", nn.Sequential(*layer))
+            self.avgpool, self.fc = nn.AdaptiveAvgPool2d(1), nn.Linear(cin, 1000)
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+            return self.fc(self.avgpool(x).flatten(1))
+
+    return ResNet50(), "a torch.nn ResNet-50 built in bench/bench_resnet_cuda.py (torchvision not importable)"
+
+
+def torch_worker(model_path: str, out_dir: str, batch: int, warmup: int, iters: int) -> None:
+    import torch
+
+    torch.backends.cudnn.benchmark = True
+    net, source = torch_resnet50()
+    net.load_state_dict(torch_state_dict(model_path))
+    net = net.cuda().eval()
+    x = torch.from_numpy(inputs_for(batch)).cuda()
+    results = {"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(), "source": source,
+               "gpu": torch.cuda.get_device_name(0), "cases": {}}
+    cases = (("fp32", False, None), ("tf32", True, None), ("fp16 channels-last (reference)", True, torch.float16))
+    with torch.inference_mode():
+        for name, tf32, dtype in cases:
+            torch.backends.cudnn.allow_tf32 = tf32
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            m, inp = net, x
+            if dtype is not None:
+                m = net.to(dtype=dtype, memory_format=torch.channels_last)
+                inp = x.to(dtype=dtype, memory_format=torch.channels_last)
+
+            def call():
+                m(inp)
+                torch.cuda.synchronize()
+
+            out = m(inp).float().cpu().numpy()
+            np.save(Path(out_dir) / f"torch_{len(results['cases'])}.npy", out)
+            results["cases"][name] = time_calls(call, warmup, iters)
+    (Path(out_dir) / "torch.json").write_text(json.dumps(results))
+
+
+# --- dnnx and the report (the main process: never imports torch) ------------------------------
+DNNX_CASES = [(p, a) for p in ("fp32", "tf32") for a in ("heuristic", "exhaustive")]
+
+
+def time_dnnx(model_path: str, batch: int, warmup: int, iters: int, cache_dir: str) -> dict:
+    """{(precision, algo_search): (seconds per call, load seconds, output)}, plus the fp16 error."""
+    import dnnx
+
+    x = inputs_for(batch)
+    results = {}
+    for precision, algo in DNNX_CASES:
+        start = time.perf_counter()
+        model = dnnx.load(model_path, device="cuda", batch_size=batch, precision=precision, algo_search=algo,
+                          plan_cache=str(Path(cache_dir) / f"plan-{precision}-{algo}.json"))
+        x_dev = model.to_device(x)
+        out = model.run(x_dev, output="device").numpy()
+        loaded = time.perf_counter() - start
+        results[(precision, algo)] = (time_calls(lambda: model.run(x_dev, output="device"), warmup, iters),
+                                      loaded, out)
+        model = x_dev = None  # free this plan's GPU memory before the next load
+    try:
+        dnnx.load(model_path, device="cuda", batch_size=batch, precision="fp16")
+        fp16 = "dnnx.load(precision='fp16') succeeded: fp16 may be implemented now; time it"
+    except Exception as e:  # noqa: BLE001 (any refusal is what is recorded)
+        fp16 = f"{type(e).__name__}: {e}"
+    return results, fp16
+
+
+def ms(seconds: list) -> tuple:
+    return 1e3 * float(np.median(seconds)), 1e3 * float(np.percentile(seconds, 90))
+
+
+def report(batch, ours, fp16_error, theirs, torch_outs, status, command, warmup, iters) -> str:
+    import dnnx
+
+    ref = torch_outs[0]
+    scale = float(np.max(np.abs(ref)))
+    torch_fp32 = ms(theirs["cases"]["fp32"])[0]
+    lines = [
+        "",
+        f"# dnnx CUDA vs PyTorch: ResNet-50 (bench/resnet50.py), batch {batch}",
+        "",
+        f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
+        f"- GPU: {theirs['gpu']}; dnnx {dnnx.__version__}: {status}",
+        f"- PyTorch {theirs['torch']} (cuDNN {theirs['cudnn']}), {theirs['source']}, in its own process, "
+        f"cudnn.benchmark = True; Python {platform.python_version()}",
+        f"- command: `{command}`",
+        f"- method: wall-clock median and p90 of {iters} calls after {warmup} warm-up calls, input on the GPU, "
+        "each call complete when it returns (dnnx: output=\"device\", CUDA graph replay; torch: synchronize); "
+        "same weights and seeded inputs",
+        f"- dnnx fp16: not implemented ({fp16_error})",
+        f"- diffs against torch fp32; output scale max |torch fp32| = {scale:.3g}",
+        "",
+        "| engine | precision | algorithms | median ms | p90 ms | images/s | vs torch fp32 | load s | "
+        "max abs diff | rel diff |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for (precision, algo), (seconds, loaded, out) in ours.items():
+        med, p90 = ms(seconds)
+        diff = float(np.max(np.abs(out - ref)))
+        lines.append(f"| dnnx | {precision} | {algo} | {med:.2f} | {p90:.2f} | {batch / med * 1e3:,.0f} | "
+                     f"{med / torch_fp32:.2f} | {loaded:.1f} | {diff:.2g} | {diff / scale:.2g} |")
+    for i, (name, seconds) in enumerate(theirs["cases"].items()):
+        med, p90 = ms(seconds)
+        diff = float(np.max(np.abs(torch_outs[i] - ref)))
+        lines.append(f"| torch | {name} | cudnn.benchmark | {med:.2f} | {p90:.2f} | {batch / med * 1e3:,.0f} | "
+                     f"{med / torch_fp32:.2f} | | {diff:.2g} | {diff / scale:.2g} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--iters", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--out", help="a markdown file to append the section to (printed either way)")
+    parser.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
+    parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--dir", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        torch_worker(args.model, args.dir, args.batch, args.warmup, args.iters)
+        return 0
+
+    import dnnx
+
+    status = dnnx.cuda_status()
+    command = shlex.join(["python", *sys.argv])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "resnet50.onnx"
+        onnx.save(build_resnet50(seed=0), path)
+        subprocess.run([sys.executable, __file__, "--worker", "torch", "--model", str(path), "--dir", tmp,
+                        "--batch", str(args.batch), "--warmup", str(args.warmup), "--iters", str(args.iters)],
+                       check=True)
+        theirs = json.loads((Path(tmp) / "torch.json").read_text())
+        torch_outs = [np.load(Path(tmp) / f"torch_{i}.npy") for i in range(len(theirs["cases"]))]
+        ours, fp16_error = time_dnnx(str(path), args.batch, args.warmup, args.iters, tmp)
+    text = report(args.batch, ours, fp16_error, theirs, torch_outs, status, command, args.warmup, args.iters)
+    print(text)
+    if args.out:
+        with open(args.out, "a") as f:
+            f.write(text)
+        print(f"appended to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
