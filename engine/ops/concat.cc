@@ -21,6 +21,19 @@ int64_t concat_axis(const Node& node, int64_t rank) {
   return normalize_axis(node, node.attr_int("axis", kLegacyDefaultAxis), rank);
 }
 
+ConcatLayout concat_layout(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const Shape& first = inputs[0].info.shape;
+  const int64_t axis = concat_axis(node, static_cast<int64_t>(first.size()));
+  ConcatLayout layout;
+  for (int64_t d = 0; d < axis; ++d) layout.outer *= first[d];
+  for (const ValueInfo& v : inputs) {
+    int64_t chunk = 1;
+    for (size_t d = static_cast<size_t>(axis); d < v.info.shape.size(); ++d) chunk *= v.info.shape[d];
+    layout.chunk_bytes.push_back(static_cast<size_t>(chunk) * dtype_size(v.info.dtype));
+  }
+  return layout;
+}
+
 namespace {
 
 std::vector<TensorInfo> infer_concat(const Node& node, const std::vector<ValueInfo>& inputs) {

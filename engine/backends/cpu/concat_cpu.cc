@@ -40,19 +40,10 @@ class ConcatKernel final : public Kernel {
 
 KernelChoice concat_factory(const Node& node, const std::vector<ValueInfo>& inputs,
                             const std::vector<TensorInfo>&) {
-  const Shape& first = inputs[0].info.shape;
-  const int64_t axis = concat_axis(node, static_cast<int64_t>(first.size()));
-  int64_t outer = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= first[d];
-  std::vector<size_t> chunks;
-  for (const ValueInfo& v : inputs) {
-    int64_t chunk = 1;
-    for (size_t d = static_cast<size_t>(axis); d < v.info.shape.size(); ++d) chunk *= v.info.shape[d];
-    chunks.push_back(static_cast<size_t>(chunk) * dtype_size(v.info.dtype));
-  }
+  ConcatLayout layout = concat_layout(node, inputs);
   KernelChoice choice;
-  choice.algorithm = outer == 1 ? "copy" : "strided copy";
-  choice.kernel = std::make_unique<ConcatKernel>(outer, std::move(chunks));
+  choice.algorithm = layout.outer == 1 ? "copy" : "strided copy";
+  choice.kernel = std::make_unique<ConcatKernel>(layout.outer, std::move(layout.chunk_bytes));
   return choice;
 }
 
