@@ -6,6 +6,7 @@ import pytest
 from onnx import helper
 
 import dnnx
+from dnnx.examples import build
 from ort_check import assert_matches_ort, make_model, rand
 
 ALL_OFF = {"optimize": False}
@@ -157,7 +158,7 @@ def test_matmul_add_that_is_no_gemm_stays(bias_shape, a_shape):
 def test_pass_switches():
     model = conv_bn_relu()
     assert dnnx.load(model).passes == {"fold_batchnorm": True, "fuse_matmul_add": True, "fuse_conv_relu": True,
-                                       "fuse_gemm_relu": True}
+                                       "fuse_gemm_relu": True, "fuse_conv_pool": True}
     assert set(dnnx.load(model, optimize=False).passes.values()) == {False}
     only_fold = dnnx.load(model, optimize=False, passes={"fold_batchnorm": True})
     assert [row["op"] for row in only_fold.plan()] == ["Conv", "Relu"]
@@ -167,10 +168,17 @@ def test_pass_switches():
         dnnx.load(model, passes={"fold_batchnorm": 0})
 
 
+def test_conv_pool_stays_two_layers_on_the_cpu():
+    # fuse_conv_pool fires only where the backend has the fused kernel (CUDA); the CPU keeps the pair
+    ops = [row["op"] for row in dnnx.load(build("lenet")).plan()]
+    assert ops[:4] == ["Conv", "MaxPool", "Conv", "MaxPool"], ops
+
+
 def test_fused_ops_are_not_listed_as_supported():
     supported = dnnx.supported_ops()
     assert "Conv" in supported and not [op for op in supported if "+" in op]
 
 
 def test_pass_names_in_run_order():
-    assert dnnx.pass_names() == ["fold_batchnorm", "fuse_matmul_add", "fuse_conv_relu", "fuse_gemm_relu"]
+    assert dnnx.pass_names() == ["fold_batchnorm", "fuse_matmul_add", "fuse_conv_relu", "fuse_gemm_relu",
+                                 "fuse_conv_pool"]

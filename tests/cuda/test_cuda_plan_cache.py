@@ -13,13 +13,17 @@ from cuda_check import check_cuda
 from dnnx.examples import build
 from ort_check import rand
 
-# One process: load LeNet with an exhaustive search and this cache; print its stats and conv rows.
+# LeNet's convolutions as layers of their own: their cache entries are the ones counted here
+# (test_cuda_conv_pool.py covers the conv+pool entries).
+UNFUSED = {"fuse_conv_pool": False}
+
+# One process: load LeNet (unfused) with an exhaustive search and this cache; print its stats and conv rows.
 PROCESS = """
 import json, sys
 import dnnx
 from dnnx.examples import build
 m = dnnx.load(build("lenet"), device="cuda", algo_search="exhaustive", batch_size=int(sys.argv[2]),
-              plan_cache=sys.argv[1])
+              plan_cache=sys.argv[1], passes={"fuse_conv_pool": False})
 rows = [[r["name"], r["algorithm"], r["math"], r["workspace"], r["time_ms"]] for r in m.plan()
         if r["op"].startswith("Conv")]
 print(json.dumps({"stats": m.planner_stats(), "rows": rows}))
@@ -70,7 +74,8 @@ def test_stale_entries_are_dropped_with_a_warning_and_searched_again(tmp_path):
         entry["workspace"] += 4096  # cuDNN will not report this workspace for the algorithm
     cache.write_text(json.dumps(doc))
     with pytest.warns(dnnx.PlanCacheWarning, match="stale plan-cache entry.*workspace"):
-        gpu = dnnx.load(build("lenet"), device="cuda", algo_search="exhaustive", batch_size=16, plan_cache=cache)
+        gpu = dnnx.load(build("lenet"), device="cuda", algo_search="exhaustive", batch_size=16, plan_cache=cache,
+                        passes=UNFUSED)
     stats = gpu.planner_stats()
     assert stats["cache_stale"] == 2 and stats["timing_runs"] == 2 and stats["cache_hits"] == 0, stats
     fresh = entries(cache)
@@ -83,17 +88,19 @@ def test_an_unreadable_cache_file_is_a_warning_and_is_rewritten(tmp_path):
     cache = tmp_path / "plan-cache.json"
     cache.write_text("{ not json")
     with pytest.warns(dnnx.PlanCacheWarning, match="ignored"):
-        gpu = dnnx.load(build("lenet"), device="cuda", algo_search="exhaustive", batch_size=8, plan_cache=cache)
+        gpu = dnnx.load(build("lenet"), device="cuda", algo_search="exhaustive", batch_size=8, plan_cache=cache,
+                        passes=UNFUSED)
     assert gpu.planner_stats()["timing_runs"] == 2
     assert len(entries(cache)) == 2
 
 
 def test_heuristic_plans_and_a_disabled_cache_write_nothing(tmp_path):
     cache = tmp_path / "plan-cache.json"
-    heuristic = dnnx.load(build("lenet"), device="cuda", plan_cache=cache)
+    heuristic = dnnx.load(build("lenet"), device="cuda", plan_cache=cache,
+                        passes=UNFUSED)
     stats = heuristic.planner_stats()
     assert stats["timing_runs"] == 0 and stats["cache_hits"] == 0 and stats["cache_misses"] == 0
-    off = dnnx.load(build("lenet"), device="cuda", algo_search="exhaustive", plan_cache=False)
+    off = dnnx.load(build("lenet"), device="cuda", algo_search="exhaustive", plan_cache=False, passes=UNFUSED)
     stats = off.planner_stats()
     assert stats["plan_cache"] is None and stats["timing_runs"] == 2 and stats["cache_writes"] == 0
     assert not cache.exists()

@@ -21,6 +21,7 @@
 #include "backends/cuda/conv_cache_key.h"
 #include "backends/cuda/conv_candidates.h"
 #include "backends/cuda/cuda_kernels.h"
+#include "backends/cuda/device_timing.h"
 #include "backends/cuda/direct_conv.h"
 #include "backends/cuda/glue_kernels.h"
 #include "backends/cuda/tensor_desc.h"
@@ -115,41 +116,11 @@ DirectConv2d direct_shape(const ConvGeometry& g, const Shape& xs, const Shape& w
 // The direct kernel's time on scratch buffers (CUDA events, mean of several runs after a warm-up),
 // or -1 when the buffers cannot be had.
 double time_direct(const CudaContext& ctx, const DirectConv2d& c, bool relu) {
-  const size_t x_bytes = static_cast<size_t>(c.n) * c.h * c.w * sizeof(float);
-  const size_t w_bytes = static_cast<size_t>(c.m) * c.kh * c.kw * sizeof(float);
-  const size_t b_bytes = static_cast<size_t>(c.m) * sizeof(float);
-  const size_t y_bytes = static_cast<size_t>(c.n) * c.m * c.oh * c.ow * sizeof(float);
-  DeviceMemory x, w, b, y;
-  if (!try_plan_alloc(ctx, x_bytes, x) || !try_plan_alloc(ctx, w_bytes, w) || !try_plan_alloc(ctx, b_bytes, b) ||
-      !try_plan_alloc(ctx, y_bytes, y)) {
-    return -1;
-  }
-  constexpr int kPattern = 0x3c;  // every float 0x3c3c3c3c, about 0.0115 (never time on zeros)
-  check(cudaMemsetAsync(x.get(), kPattern, x_bytes, ctx.stream), "cudaMemsetAsync");
-  check(cudaMemsetAsync(w.get(), kPattern, w_bytes, ctx.stream), "cudaMemsetAsync");
-  check(cudaMemsetAsync(b.get(), kPattern, b_bytes, ctx.stream), "cudaMemsetAsync");
-  auto run = [&] {
-    launch_direct_conv(static_cast<const float*>(x.get()), static_cast<const float*>(w.get()),
-                       static_cast<const float*>(b.get()), static_cast<float*>(y.get()), c, relu, ctx.stream);
-  };
-  run();  // warm-up
-  cudaEvent_t start = nullptr, stop = nullptr;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  if (cudaEventCreate(&stop) != cudaSuccess) {
-    cudaEventDestroy(start);
-    check(cudaErrorUnknown, "cudaEventCreate");
-  }
-  constexpr int kRuns = 10;
-  float ms = 0;
-  cudaError_t status = cudaEventRecord(start, ctx.stream);
-  for (int i = 0; i < kRuns && status == cudaSuccess; ++i) run();
-  if (status == cudaSuccess) status = cudaEventRecord(stop, ctx.stream);
-  if (status == cudaSuccess) status = cudaEventSynchronize(stop);
-  if (status == cudaSuccess) status = cudaEventElapsedTime(&ms, start, stop);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  check(status, "timing the direct convolution");
-  return static_cast<double>(ms) / kRuns;
+  const size_t f = sizeof(float);
+  const DirectConvKernel kernel(ctx, c, true, relu);
+  return time_kernel_on_scratch(ctx, kernel, {static_cast<size_t>(c.n) * c.h * c.w * f, size_t{1} * c.m * c.kh * c.kw * f,
+                                              size_t{1} * c.m * f},
+                                {static_cast<size_t>(c.n) * c.m * c.oh * c.ow * f}, 0, "timing the direct convolution");
 }
 
 class ConvKernel final : public Kernel {

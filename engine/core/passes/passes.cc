@@ -13,12 +13,14 @@ struct PassEntry {
 };
 
 // BatchNormalization folds before Conv+Relu fuses, so Conv -> BN -> Relu ends as one Conv+Relu;
-// MatMul+Add becomes a Gemm before Gemm+Relu looks for Gemms.
+// MatMul+Add becomes a Gemm before Gemm+Relu looks for Gemms; Conv+Relu forms before a MaxPool
+// joins it.
 const PassEntry kPasses[] = {
     {"fold_batchnorm", &PassOptions::fold_batchnorm, fold_batchnorm},
     {"fuse_matmul_add", &PassOptions::fuse_matmul_add, fuse_matmul_add},
     {"fuse_conv_relu", &PassOptions::fuse_conv_relu, fuse_conv_relu},
     {"fuse_gemm_relu", &PassOptions::fuse_gemm_relu, fuse_gemm_relu},
+    {"fuse_conv_pool", &PassOptions::fuse_conv_pool, fuse_conv_pool},
 };
 
 }  // namespace

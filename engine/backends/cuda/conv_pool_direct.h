@@ -1,0 +1,37 @@
+// A direct Conv -> (Relu) -> MaxPool for small problems (conv_pool_cuda.cc offers it beside the
+// cuDNN conv + pool pair): x [N, C, H, W], w [M, C, KH, KW], b [M] -> y [N, M, PH, PW], 2-D,
+// group 1; the pool without pads or dilations, floor rounding. One block per (image, filter):
+// the filter in shared memory, the conv outputs the pool reads computed in shared memory (the
+// input channels split over the threads and the partial sums added in a fixed order, so the
+// result is deterministic), then the bias, the Relu and the max. Plain fp32 FMAs (no TF32). It
+// exists for latency: at batch 1, LeNet's conv2 + pool2 are two cuDNN calls of 17 and 4 us.
+#pragma once
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+namespace dnnx::cuda {
+
+struct DirectConvPool {
+  int64_t n = 0;               // images (0: the shape is not taken)
+  int c = 0, h = 0, w = 0;     // input channels and plane
+  int m = 0;                   // filters
+  int kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;  // conv window, pads before
+  int pkh = 0, pkw = 0, psh = 1, psw = 1;  // pool window and strides
+  int poh = 0, pow = 0;        // pooled output plane
+
+  // The conv outputs the pool reads: rows [0, region_h), columns [0, region_w).
+  int region_h() const { return (poh - 1) * psh + pkh; }
+  int region_w() const { return (pow - 1) * psw + pkw; }
+  // Multiply-adds of the convolution part (what the heuristic planner weighs).
+  double macs() const;
+};
+
+// Whether the kernel takes this shape: the filter and the region's partial sums fit in shared memory.
+bool direct_conv_pool_supported(const DirectConvPool& p);
+
+// b may be null (no bias).
+void launch_direct_conv_pool(const float* x, const float* w, const float* b, float* y, const DirectConvPool& p,
+                             bool relu, cudaStream_t stream);
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,66 @@
+#include "backends/cuda/device_timing.h"
+
+#include "backends/cuda/conv_candidates.h"
+#include "backends/cuda/cuda_check.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+// Both events of one measurement, destroyed on every path.
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    if (cudaEventCreate(&stop) != cudaSuccess) {
+      cudaEventDestroy(start);
+      check(cudaErrorUnknown, "cudaEventCreate");
+    }
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+};
+
+}  // namespace
+
+double mean_device_ms(const CudaContext& ctx, const std::function<void()>& run, const char* what, int runs) {
+  run();  // warm-up
+  EventPair events;
+  float ms = 0;
+  cudaError_t status = cudaEventRecord(events.start, ctx.stream);
+  for (int i = 0; i < runs && status == cudaSuccess; ++i) run();
+  if (status == cudaSuccess) status = cudaEventRecord(events.stop, ctx.stream);
+  if (status == cudaSuccess) status = cudaEventSynchronize(events.stop);
+  if (status == cudaSuccess) status = cudaEventElapsedTime(&ms, events.start, events.stop);
+  check(status, what);
+  return static_cast<double>(ms) / runs;
+}
+
+double time_kernel_on_scratch(const CudaContext& ctx, const Kernel& kernel, const std::vector<size_t>& input_bytes,
+                              const std::vector<size_t>& output_bytes, size_t workspace_bytes, const char* what) {
+  constexpr int kPattern = 0x3c;  // every float 0x3c3c3c3c, about 0.0115
+  std::vector<DeviceMemory> buffers(input_bytes.size() + output_bytes.size());
+  std::vector<const void*> ins;
+  std::vector<void*> outs;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const bool input = i < input_bytes.size();
+    const size_t bytes = input ? input_bytes[i] : output_bytes[i - input_bytes.size()];
+    if (!try_plan_alloc(ctx, bytes, buffers[i])) return -1;
+    if (input) {
+      check(cudaMemsetAsync(buffers[i].get(), kPattern, bytes, ctx.stream), "cudaMemsetAsync");
+      ins.push_back(buffers[i].get());
+    } else {
+      outs.push_back(buffers[i].get());
+    }
+  }
+  DeviceMemory workspace;
+  if (!try_plan_alloc(ctx, workspace_bytes, workspace)) return -1;
+  const KernelArgs args{ins.data(), outs.data(), workspace.get()};
+  return mean_device_ms(ctx, [&] { kernel.run(args); }, what);
+}
+
+}  // namespace dnnx::cuda

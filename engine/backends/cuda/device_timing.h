@@ -1,0 +1,21 @@
+// Timing work on the model's stream at plan time (exhaustive search of the planner's own
+// candidates: the direct kernels beside cuDNN's algorithms).
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "backends/cuda/cuda_context.h"
+#include "core/backend.h"
+
+namespace dnnx::cuda {
+
+// The mean device time of `run` (which queues work on ctx.stream): one warm-up call, then `runs`
+// calls between two CUDA events. A failure is a DeviceError naming `what`.
+double mean_device_ms(const CudaContext& ctx, const std::function<void()>& run, const char* what, int runs = 10);
+
+// The mean device time of a planned kernel run on scratch buffers of these sizes (inputs filled
+// with a non-zero pattern: never time on zeros), or -1 when the buffers cannot be had.
+double time_kernel_on_scratch(const CudaContext& ctx, const Kernel& kernel, const std::vector<size_t>& input_bytes,
+                              const std::vector<size_t>& output_bytes, size_t workspace_bytes, const char* what);
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,137 @@
+"""Conv(+Relu) -> MaxPool as one layer on CUDA (the fuse_conv_pool pass, backends/cuda/conv_pool_cuda.cc):
+the direct kernel for small problems, the cuDNN conv + pool pair otherwise, both against the CPU
+backend and onnxruntime with the fp32 tolerances of cuda_check.py (the direct kernel sums in
+another order than cuDNN: well inside RTOL 1e-4 / L2 2e-5 for these sizes); the pass switched off
+gives the same results; the exhaustive planner times both and a second process reads its choice
+from the plan cache."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import dnnx
+from cuda_check import assert_close, check_cuda
+from dnnx.examples import build
+from ort_check import make_model, rand
+
+DIRECT = "direct conv+pool kernel"
+UNFUSED = {"fuse_conv_pool": False}
+
+
+def conv_pool_model(x_shape, w_shape, relu=False, bias=True, conv=None, pool=None):
+    w = (rand(*w_shape, seed=1) / np.sqrt(np.prod(w_shape[1:]))).astype(np.float32)
+    inits, inputs = {"w": w}, ["x", "w"]
+    if bias:
+        inits["b"] = rand(w_shape[0], seed=2)
+        inputs.append("b")
+    nodes = [helper.make_node("Conv", inputs, ["c"], name="conv", **(conv or {}))]
+    if relu:
+        nodes.append(helper.make_node("Relu", ["c"], ["r"], name="relu"))
+    pool_attrs = pool or {"kernel_shape": [2, 2], "strides": [2, 2]}
+    nodes.append(helper.make_node("MaxPool", ["r" if relu else "c"], ["y"], name="pool", **pool_attrs))
+    return make_model(nodes, [("x", x_shape)], [("y", None)], inits)
+
+
+CASES = {
+    "lenet_conv1": ([1, 1, 28, 28], [20, 1, 5, 5], {}, None),
+    "lenet_conv2": ([1, 20, 12, 12], [50, 20, 5, 5], {}, None),
+    "lenet_conv2_batch8": ([8, 20, 12, 12], [50, 20, 5, 5], {}, None),
+    "pads_strides": ([2, 3, 15, 13], [6, 3, 3, 3], {"pads": [1, 0, 2, 1], "strides": [1, 2]}, None),
+    "dilations": ([2, 4, 16, 16], [5, 4, 3, 3], {"dilations": [2, 2], "pads": [2, 2, 2, 2]}, None),
+    "overlapping_pool": ([2, 3, 17, 17], [8, 3, 3, 3], {}, {"kernel_shape": [3, 3], "strides": [2, 2]}),
+    "odd_plane_floor": ([1, 2, 11, 9], [4, 2, 2, 2], {}, None),
+}
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("case", list(CASES))
+def test_small_conv_pool_runs_as_one_direct_kernel(case, relu, bias):
+    x_shape, w_shape, conv, pool = CASES[case]
+    model = conv_pool_model(x_shape, w_shape, relu=relu, bias=bias, conv=conv, pool=pool)
+    (row,) = dnnx.load(model, device="cuda").plan()
+    assert row["op"] == ("Conv+Relu+MaxPool" if relu else "Conv+MaxPool"), row
+    assert row["algorithm"].startswith(DIRECT) and row["math"] == "fp32 (FMA, direct kernel)", row
+    assert row["workspace"] == 0 and any("within the direct kernel's bound" in why for _, why in row["rejected"]), row
+    x = rand(*x_shape, seed=3)
+    check_cuda(model, {"x": x})
+    unfused = dnnx.load(model, device="cuda", passes=UNFUSED)
+    assert [r["op"] for r in unfused.plan()][-1] == "MaxPool"
+    assert_close(dnnx.load(model, device="cuda").run(x), unfused.run(x), "fused vs unfused")
+
+
+def test_large_batches_run_the_cudnn_pair():
+    model = conv_pool_model([256, 20, 12, 12], [50, 20, 5, 5], relu=True)
+    (row,) = dnnx.load(model, device="cuda").plan()
+    assert ", then cudnnPoolingForward" in row["algorithm"], row
+    assert [why for algo, why in row["rejected"] if algo == DIRECT and "over the direct kernel's bound" in why], row
+    assert row["workspace"] >= 256 * 50 * 8 * 8 * 4  # the conv's output lives in the workspace
+    check_cuda(model, {"x": rand(256, 20, 12, 12)})
+
+
+@pytest.mark.parametrize("pool, why", [
+    ({"kernel_shape": [2, 2], "strides": [2, 2], "pads": [1, 1, 1, 1]}, "pads"),
+    ({"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}, "ceil_mode"),
+])
+def test_pools_the_direct_kernel_does_not_take_run_as_the_pair(pool, why):
+    model = conv_pool_model([2, 3, 13, 13], [4, 3, 3, 3], pool=pool)
+    (row,) = dnnx.load(model, device="cuda").plan()
+    assert row["op"] == "Conv+MaxPool" and ", then " in row["algorithm"], row
+    assert [w for algo, w in row["rejected"] if algo == DIRECT and why in w], row
+    check_cuda(model, {"x": rand(2, 3, 13, 13)})
+
+
+def test_a_conv_output_read_elsewhere_is_not_fused():
+    w = rand(4, 3, 3, 3, seed=1)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+             helper.make_node("MaxPool", ["c"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("ReduceMean", ["c"], ["m"], name="mean", keepdims=1)]
+    model = make_model(nodes, [("x", [1, 3, 10, 10])], [("p", None), ("m", None)], {"w": w})
+    assert [r["op"] for r in dnnx.load(model, device="cuda").plan()] == ["Conv", "MaxPool", "ReduceMean"]
+    check_cuda(model, {"x": rand(1, 3, 10, 10)})
+
+
+@pytest.mark.parametrize("batch", [1, 16, 256])
+def test_lenet_layers_and_results(batch):
+    gpu = dnnx.load(build("lenet"), device="cuda", batch_size=batch)
+    ops = [row["op"] for row in gpu.plan()]
+    assert ops[:2] == ["Conv+MaxPool", "Conv+MaxPool"] and "MaxPool" not in ops, ops
+    if batch == 1:
+        assert all(row["algorithm"].startswith(DIRECT) for row in gpu.plan()[:2])
+    x = rand(batch, 1, 28, 28, seed=batch)
+    check_cuda(build("lenet"), {"x": x}, ort=False)
+    np.testing.assert_array_equal(gpu.run(x), gpu.run(x))  # deterministic: a fixed summation order
+
+
+PROCESS = """
+import json, sys
+import dnnx
+from dnnx.examples import build
+m = dnnx.load(build("lenet"), device="cuda", algo_search="exhaustive", batch_size=4, plan_cache=sys.argv[1])
+rows = [[r["op"], r["algorithm"], r["time_ms"]] for r in m.plan() if "MaxPool" in r["op"]]
+print(json.dumps({"stats": m.planner_stats(), "rows": rows}))
+"""
+
+
+def test_exhaustive_search_times_both_and_a_second_process_times_nothing(tmp_path):
+    cache = tmp_path / "plan-cache.json"
+
+    def process():
+        done = subprocess.run([sys.executable, "-c", PROCESS, str(cache)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    first = process()
+    assert first["stats"]["timing_runs"] >= 2, first  # each conv+pool layer timed both ways
+    assert len(first["rows"]) == 2 and all(time is not None and time > 0 for _, _, time in first["rows"]), first
+    keys = [k for k in json.loads(cache.read_text())["entries"] if k.startswith("conv+pool fwd")]
+    assert len(keys) == 2, keys
+    second = process()
+    assert second["stats"]["timing_runs"] == 0, second
+    assert [r[2] for r in second["rows"]] == [r[2] for r in first["rows"]], (first, second)
+    x = rand(4, 1, 28, 28)
+    gpu = dnnx.load(build("lenet"), device="cuda", algo_search="exhaustive", batch_size=4, plan_cache=cache)
+    assert_close(gpu.run(x), dnnx.load(build("lenet")).run(x), "exhaustive lenet vs cpu")
