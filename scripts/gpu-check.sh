@@ -5,9 +5,11 @@
 #   3. pytest tests/cuda and the CPU-side CUDA checks, then the whole suite (GPU_CHECK_SUITE=0
 #      skips the whole suite)
 #   4. LeNet's CUDA plans, and its per-layer GPU times (dnnx profile) at batch 1 and 1024
-#   5. bench/bench_cuda.py: LeNet, dnnx vs PyTorch (separate process); bench_cuda_planner.py:
-#      heuristic vs exhaustive planning and run times; bench_cuda_lstm.py: 4-layer LSTM vs PyTorch
-#      (GPU_CHECK_BENCHES="cuda planner lstm" names the ones to run; default all three)
+#   5. the benchmarks GPU_CHECK_BENCHES names (default "cuda planner lstm"; "none" for none):
+#      cuda: bench_cuda.py, LeNet, dnnx vs PyTorch (separate process); planner: bench_cuda_planner.py,
+#      heuristic vs exhaustive; lstm: bench_cuda_lstm.py, 4-layer LSTM vs PyTorch; finetune:
+#      bench_cuda_finetune.py, fine-tune steps vs PyTorch; finetune_lstm: bench_cuda_finetune_lstm.py;
+#      resnet: bench_resnet_cuda.py, ResNet-50 vs torchvision
 #   6. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time;
 #      MEMCHECK_TIMEOUT=0 skips it)
 # Full logs go to $OUT (default ./gpu-check-out); a short summary is printed last.
@@ -57,11 +59,16 @@ for search in ('heuristic', 'exhaustive'):
   step profile profile.txt sh -c "for b in 1 1024; do echo \"LeNet batch \$b\"; \
     python3 -m dnnx.cli profile '$lenet' --device cuda --batch \$b --repeat 50 || exit; done"
   benches=" ${GPU_CHECK_BENCHES:-cuda planner lstm} "
-  [[ $benches == *" cuda "* ]] && step bench bench.log python3 "$OLDPWD/bench/bench_cuda.py" --out "$OUT/RESULTS_CUDA.md"
-  [[ $benches == *" planner "* ]] && step planner bench-planner.log python3 "$OLDPWD/bench/bench_cuda_planner.py" \
-    --out "$OUT/RESULTS_CUDA_PLANNER.md"
-  [[ $benches == *" lstm "* ]] && step lstm bench-lstm.log python3 "$OLDPWD/bench/bench_cuda_lstm.py" \
-    --out "$OUT/RESULTS_CUDA_LSTM.md"
+  # name -> script; each writes $OUT/RESULTS_<NAME>.md (the section to paste into bench/RESULTS*.md)
+  for name in cuda planner lstm finetune finetune_lstm resnet; do
+    [[ $benches == *" $name "* ]] || continue
+    case $name in
+      cuda) script=bench_cuda.py ;;
+      resnet) script=bench_resnet_cuda.py ;;
+      *) script=bench_cuda_$name.py ;;
+    esac
+    step "$name" "bench-$name.log" python3 "$OLDPWD/bench/$script" --out "$OUT/RESULTS_${name^^}.md"
+  done
   [ "${MEMCHECK_TIMEOUT:-150}" -gt 0 ] && step memcheck memcheck.log timeout "${MEMCHECK_TIMEOUT:-150}" \
     compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m pytest -q -x -p no:cacheprovider \
     "$OLDPWD/tests/cuda/test_cuda_ops.py" "$OLDPWD/tests/cuda/test_cuda_lstm.py" "$OLDPWD/tests/cuda/test_cuda_graphs.py" \
@@ -76,10 +83,13 @@ grep -E "dnnx: CUDA|DNNX_CUDA" "$OUT/build.log" | head -3
 printf '%s\n' "${summary[@]}"
 [ -f "$OUT/plan.txt" ] && cat "$OUT/plan.txt"
 [ -f "$OUT/profile.txt" ] && cat "$OUT/profile.txt"
-for results in RESULTS_CUDA RESULTS_CUDA_PLANNER RESULTS_CUDA_LSTM; do
-  [ -f "$OUT/$results.md" ] && grep -E "^\||^- targets" "$OUT/$results.md"
+for results in "$OUT"/RESULTS_*.md; do
+  [ -f "$results" ] && grep -E "^\||^- targets" "$results"
 done
 grep -E "^(FAILED|ERROR)" "$OUT/pytest-cuda.log" 2>/dev/null | head -15
 # the tracebacks of failures, shortened, so that the reply's tail shows why
 sed -n '/^=* FAILURES =*$/,/short test summary/p' "$OUT/pytest-cuda.log" 2>/dev/null | grep -E "^(___|E |tests/|[^ ].*:[0-9]+: )" | head -60
 grep -E "^=* ?[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)" "$OUT/pytest-cuda.log" 2>/dev/null | tail -1
+# Only a few files come back from the device tool's $OUT: the logs travel as one archive beside
+# the RESULTS_*.md sections.
+(cd "$OUT" && ls | grep -v -e '^RESULTS_.*\.md$' -e '^logs\.tgz$' | tar czf logs.tgz --remove-files -T -) 2>/dev/null
