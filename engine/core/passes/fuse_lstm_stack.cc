@@ -146,7 +146,9 @@ Node stack_node(const Graph& graph, const std::vector<size_t>& layers) {
   std::vector<std::string> names;
   for (size_t i : layers) {
     const Node& lstm = graph.nodes[i];
-    for (LstmInput which : {kLstmW, kLstmR, kLstmB}) stack.inputs.push_back(lstm.has_input(which) ? lstm.inputs[which] : "");
+    for (LstmInput which : {kLstmW, kLstmR, kLstmB}) {
+      stack.inputs.push_back(lstm.has_input(which) ? lstm.inputs[which] : "");
+    }
     names.push_back(lstm.name);
   }
   stack.outputs = graph.nodes[layers.back()].outputs;
@@ -168,8 +170,8 @@ TypesTwice types_twice(const Graph& graph) {
 }  // namespace
 
 int fuse_lstm_stack(Graph& graph, const PassOptions& options) {
-  const bool any = std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) { return n.op_type == "LSTM"; });
-  if (!any) return 0;
+  const auto is_lstm = [](const Node& n) { return n.op_type == "LSTM"; };
+  if (std::count_if(graph.nodes.begin(), graph.nodes.end(), is_lstm) < 2) return 0;
   const TypesTwice types = types_twice(graph);
   std::vector<bool> dead(graph.nodes.size(), false);
   int fused = 0;
