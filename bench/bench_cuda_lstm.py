@@ -171,7 +171,8 @@ def main() -> int:
         f"Python {platform.python_version()}",
         f"- command: `{shlex.join(['python', *sys.argv])}`",
         f"- method: wall-clock median of {args.iters} calls after {args.warmup} warm-up calls; same weights and "
-        "seeded inputs; dnnx runs one cudnnRNNForward per ONNX LSTM node, PyTorch one call for all four layers; "
+        "seeded inputs; dnnx runs the four ONNX LSTM nodes as one LSTMStack (the fuse_lstm_stack pass: one "
+        "cudnnRNNForward with numLayers=4), PyTorch one call for all four layers; "
         "target (issue #3): dnnx on GPU within 5% of torch on GPU (ratio <= 1.05)",
         "",
         "| precision | batch | dnnx ms (numpy in/out) | torch ms (numpy in/out) | dnnx/torch (numpy) | "

@@ -31,5 +31,6 @@ void register_reduce_ops(OpRegistry& r);      // reduce.cc: ReduceMean
 void register_split_ops(OpRegistry& r);       // split.cc: Split
 void register_fused_ops(OpRegistry& r);       // fused.cc: Conv+Relu, Gemm+Relu (made by core/passes; last)
 void register_conv_pool_ops(OpRegistry& r);   // conv_pool.cc: Conv+MaxPool, Conv+Relu+MaxPool (core/passes)
+void register_lstm_stack_ops(OpRegistry& r);  // lstm_stack.cc: LSTMStack (made by core/passes; from fused.cc)
 
 }  // namespace dnnx

@@ -228,8 +228,9 @@ def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limi
     layers one by one on every run (Nsight Systems then shows every layer's NVTX range).
 
     Load-time rewrites (``dnnx.pass_names()``: fold_batchnorm, fuse_matmul_add, fuse_conv_relu,
-    fuse_gemm_relu, fuse_conv_pool) are on by default; ``passes={"fold_batchnorm": False}`` switches single ones
-    off, ``optimize=False`` all of them. ``plan()`` shows fused layers (op "Conv+Relu", ...).
+    fuse_gemm_relu, fuse_conv_pool, fuse_lstm_stack) are on by default; ``passes={"fold_batchnorm": False}``
+    switches single ones off, ``optimize=False`` all of them. ``plan()`` shows fused layers (op
+    "Conv+Relu", "Conv+MaxPool", "LSTMStack", ...).
     """
     return Model(src, batch_size=batch_size, device=device, precision=precision, workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,

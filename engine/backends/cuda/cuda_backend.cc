@@ -2,6 +2,7 @@
 
 #include "backends/cuda/blas.h"
 #include "backends/cuda/cuda_kernels.h"
+#include "ops/lstm_stack.h"
 
 namespace dnnx::cuda {
 
@@ -59,6 +60,7 @@ std::string CudaBackend::unsupported_reason(const Node& node) const {
   if (def && def->aliases_input0) return "";  // a view: no kernel needed
   if (!kernels_.find(node.op_type)) return "the CUDA backend has no kernel for " + node.op_type + " yet";
   if (node.op_type == "LSTM") return lstm_unsupported_reason(node);
+  if (node.op_type == kLstmStackOp) return lstm_stack_unsupported_reason(*context_);
   return "";
 }
 

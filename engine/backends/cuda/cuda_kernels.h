@@ -16,6 +16,7 @@ void register_cuda_concat_kernels(KernelRegistry& r, const CudaContext& ctx);   
 void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx);        // conv_cuda.cc
 void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx);        // pool_cuda.cc
 void register_cuda_lstm_kernels(KernelRegistry& r, const CudaContext& ctx);        // lstm_cuda.cc
+void register_cuda_lstm_stack_kernels(KernelRegistry& r, const CudaContext& ctx);  // lstm_stack_cuda.cc
 void register_cuda_real_ops_kernels(KernelRegistry& r, const CudaContext& ctx);    // real_ops_cuda.cc
 // conv_pool_cuda.cc: Conv(+Relu)+MaxPool; its factories plan the halves through `r`, so `r` must
 // outlive them (the backend's own registry).
@@ -23,6 +24,9 @@ void register_cuda_conv_pool_kernels(KernelRegistry& r, const CudaContext& ctx);
 
 // What of an LSTM node cuDNN cannot run ("" when it can): clip and input_forget, asked at load.
 std::string lstm_unsupported_reason(const Node& node);
+// Why the backend cannot run an LSTMStack under these options ("" when it can), asked by the
+// fuse_lstm_stack pass: fp16 is left to the single-layer kernel.
+std::string lstm_stack_unsupported_reason(const CudaContext& ctx);
 
 void register_cuda_kernels(KernelRegistry& r, const CudaContext& ctx);
 

@@ -22,7 +22,7 @@ size_t element_count(const TensorDescriptor& desc) {
 }  // namespace
 
 LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
-                                    bool has_bias) {
+                                    bool has_bias, int layer) {
   LstmWeightLayout layout;
   check(cudnnGetRNNWeightSpaceSize(ctx.cudnn, rnn, &layout.bytes), "cudnnGetRNNWeightSpaceSize");
   // cuDNN answers with addresses inside a weight space, so a scratch one is needed to ask.
@@ -34,15 +34,16 @@ LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor&
     for (int lin = 0; lin < kLinearLayers; ++lin) {
       void* m_addr = nullptr;
       void* b_addr = nullptr;
-      check(cudnnGetRNNWeightParams(ctx.cudnn, rnn, dir, layout.bytes, scratch.get(), lin, m_desc, &m_addr, b_desc,
-                                    &b_addr),
+      const int pseudo_layer = layer * static_cast<int>(d.num_dir) + dir;
+      check(cudnnGetRNNWeightParams(ctx.cudnn, rnn, pseudo_layer, layout.bytes, scratch.get(), lin, m_desc, &m_addr,
+                                    b_desc, &b_addr),
             "cudnnGetRNNWeightParams");
       const bool recurrent = lin >= 4;
       const size_t gate = kOnnxGateOf[lin % 4];
       const size_t cols = recurrent ? h : in;
       if (!m_addr || element_count(m_desc) != h * cols || (has_bias && (!b_addr || element_count(b_desc) != h))) {
         throw DeviceError("cuDNN's LSTM weight layout is not the one expected (linear layer " + std::to_string(lin) +
-                          " of direction " + std::to_string(dir) + ")");
+                          " of direction " + std::to_string(dir) + ", layer " + std::to_string(layer) + ")");
       }
       const size_t dir_block = static_cast<size_t>(dir) * 4 * h * cols;  // W or R of this direction
       layout.copies.push_back({recurrent ? kLstmR : kLstmW, dir_block + gate * h * cols,

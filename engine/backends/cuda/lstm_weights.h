@@ -30,8 +30,10 @@ struct LstmWeightLayout {
   std::vector<WeightCopy> copies;  // the biases only when the node has B; the rest stays zero
 };
 
+// Layer `layer` of a multi-layer RNN (lstm_stack_cuda.cc): cuDNN's pseudo layers layer * D + dir;
+// `d.input` is that layer's input width (the previous layer's D * H after layer 0).
 LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
-                                    bool has_bias);
+                                    bool has_bias, int layer = 0);
 
 // Packs constant weights once: `host[i]` is input i's data (index kLstmW, kLstmR, kLstmB), and the
 // packed space is uploaded to `space` (layout.bytes, device).

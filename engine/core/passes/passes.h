@@ -1,7 +1,7 @@
 // Inference-time rewrites of the Graph, run once at load: after validation, before planning.
 // Each pass is small, named and can be switched off (from Python: dnnx.load(..., passes={...})
-// or optimize=False). A pass that creates a fused op (Conv+Relu, Gemm+Relu) first asks whether
-// the backend can run it, so a backend without that kernel keeps the pair apart.
+// or optimize=False). A pass that creates a fused op (Conv+Relu, Gemm+Relu, LSTMStack) first asks
+// whether the backend can run it, so a backend without that kernel keeps the nodes apart.
 #pragma once
 #include <functional>
 #include <string>
@@ -18,6 +18,7 @@ struct PassOptions {
   bool fuse_conv_relu = true;   // Conv -> Relu => Conv+Relu (Relu in the conv kernel's epilogue)
   bool fuse_gemm_relu = true;   // Gemm -> Relu => Gemm+Relu
   bool fuse_conv_pool = true;   // Conv(+Relu) -> MaxPool => Conv(+Relu)+MaxPool (where the backend has it)
+  bool fuse_lstm_stack = true;  // LSTM -> drop the direction axis -> LSTM ... => LSTMStack (one call)
   // Whether the backend can run a node a pass wants to create; unset: any node.
   std::function<bool(const Node&)> can_run;
 
@@ -39,5 +40,6 @@ int fuse_matmul_add(Graph& graph, const PassOptions& options);  // fuse_matmul_a
 int fuse_conv_relu(Graph& graph, const PassOptions& options);   // fuse_conv_relu.cc
 int fuse_gemm_relu(Graph& graph, const PassOptions& options);   // fuse_gemm_relu.cc
 int fuse_conv_pool(Graph& graph, const PassOptions& options);   // fuse_conv_pool.cc
+int fuse_lstm_stack(Graph& graph, const PassOptions& options);  // fuse_lstm_stack.cc
 
 }  // namespace dnnx

@@ -55,12 +55,12 @@ std::string add_constant(Graph& graph, const std::string& base, const Shape& sha
   return name;
 }
 
-std::map<std::string, TensorInfo> value_types(const Graph& graph) {
+std::map<std::string, TensorInfo> value_types(const Graph& graph, int64_t symbolic_dim) {
   std::map<std::string, TensorInfo> types;
   for (const auto& kv : graph.constants) types[kv.first] = kv.second->info;
   for (const GraphInput& in : graph.inputs) {
     Shape dims = in.dims;
-    for (int64_t& d : dims) d = d < 0 ? 1 : d;
+    for (int64_t& d : dims) d = d < 0 ? symbolic_dim : d;
     types[in.name] = TensorInfo{dims, in.dtype};
   }
   const OpRegistry& registry = op_registry();

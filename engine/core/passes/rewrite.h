@@ -19,9 +19,10 @@ const ConstTensor* find_constant(const Graph& graph, const std::string& name);
 // Adds a float32 constant under a name no tensor uses yet (derived from `base`); returns it.
 std::string add_constant(Graph& graph, const std::string& base, const Shape& shape, std::vector<float> values);
 
-// Every value's type for the declared input shapes, symbolic dims taken as 1 (ranks and the
-// fixed dims are what the passes look at), by the op registry's shape inference.
-std::map<std::string, TensorInfo> value_types(const Graph& graph);
+// Every value's type for the declared input shapes, symbolic dims taken as `symbolic_dim` (ranks
+// and the fixed dims are what the passes look at), by the op registry's shape inference. Two
+// calls with different `symbolic_dim` tell the dims that follow the inputs' symbolic ones.
+std::map<std::string, TensorInfo> value_types(const Graph& graph, int64_t symbolic_dim = 1);
 
 // Drops the nodes whose flag is set, keeping the order of the rest.
 void erase_nodes(Graph& graph, const std::vector<bool>& dead);
