@@ -24,8 +24,14 @@ struct BroadcastDims {
 enum class BinaryKind { Add, Sub, Mul, Div, Max, Min };
 
 // y[i] = a[.] op b[.] for i < n. rank 0: a, b and y have n elements each (no broadcast).
-void launch_binary(BinaryKind kind, const float* a, const float* b, float* y, int64_t n,
-                   const BroadcastDims& dims, cudaStream_t stream);
+// float32, or float16 when `half` (the arithmetic in float, one rounding to half per result).
+void launch_binary(BinaryKind kind, const void* a, const void* b, void* y, int64_t n,
+                   const BroadcastDims& dims, bool half, cudaStream_t stream);
+// The float32 form.
+inline void launch_binary(BinaryKind kind, const float* a, const float* b, float* y, int64_t n,
+                          const BroadcastDims& dims, cudaStream_t stream) {
+  launch_binary(kind, a, b, y, n, dims, false, stream);
+}
 
 // y[i] = x[offset(i)] for i < n, where offset walks the output dims with x's strides (a
 // transpose, or a broadcast when a stride is 0). elem: bytes per element (1, 2, 4 or 8).
@@ -68,7 +74,8 @@ void launch_avg_pool(const float* x, float* y, const Window3d& w, const int64_t 
                      cudaStream_t stream);
 
 // One value per plane: the mean (or the max) of its `plane` elements.
-void launch_global_pool(const float* x, float* y, int64_t planes, int64_t plane, bool max, cudaStream_t stream);
+void launch_global_pool(const void* x, void* y, int64_t planes, int64_t plane, bool max, bool half,
+                        cudaStream_t stream);
 
 // LRN across channels, x, y [batch, channels, plane]: y = x * (bias + alpha / size * sum)^-beta,
 // sum over channels [c - floor((size-1)/2), c + ceil((size-1)/2)] of x^2.
@@ -80,7 +87,8 @@ void launch_lrn(const float* x, float* y, int64_t batch, int64_t channels, int64
 void launch_reduce_mean(const float* x, float* y, int64_t n, const BroadcastDims& out, const BroadcastDims& red,
                         int64_t count, cudaStream_t stream);
 
-// Element type conversion between float32 (0), int32 (1) and int64 (2).
+// Element type conversion between float32 (0), int32 (1), int64 (2) and float16 (3; through float,
+// round to nearest even).
 void launch_cast(const void* x, int from, void* y, int to, int64_t n, cudaStream_t stream);
 
 // Gather along one axis: x [outer, size, inner] -> y [outer, count, inner] with y's (o, j, i)

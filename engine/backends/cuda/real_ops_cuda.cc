@@ -134,13 +134,15 @@ KernelChoice plan_avg_pool(const CudaContext& ctx, const Node& node, const std::
 
 Factory global_pool_factory(const CudaContext& ctx, bool max) {
   return [&ctx, max](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
-    require_cuda_float(node, inputs[0].info, "X");
+    const bool half = inputs[0].info.dtype == DType::Float16;  // float sums either way
+    if (!half) require_cuda_float(node, inputs[0].info, "X");
     const Shape& x = inputs[0].info.shape;
     const int64_t planes = x.size() >= 2 ? x[0] * x[1] : 0;
     const int64_t plane = planes ? numel(x) / planes : 0;
     const CudaContext* c = &ctx;
-    return make_choice("block reduction kernel",
-                       [=](const KernelArgs& a) { launch_global_pool(a.in(0), a.out(0), planes, plane, max, c->stream); });
+    return make_choice("block reduction kernel", [=](const KernelArgs& a) {
+      launch_global_pool(a.in<void>(0), a.out<void>(0), planes, plane, max, half, c->stream);
+    });
   };
 }
 
@@ -220,6 +222,8 @@ KernelChoice plan_pad(const CudaContext& ctx, const Node& node, const std::vecto
     const float v = node.opset < kPadsAsInputOpset ? node.attr_float("value", 0.0f) : 0.0f;
     if (dtype == DType::Float32) {
       std::memcpy(&bits, &v, sizeof(float));
+    } else if (dtype == DType::Float16) {
+      bits = float_to_half(v);
     } else if (dtype == DType::Int32) {
       const int32_t i = static_cast<int32_t>(v);
       std::memcpy(&bits, &i, sizeof(i));
@@ -355,7 +359,16 @@ KernelChoice plan_gather(const CudaContext& ctx, const Node& node, const std::ve
   return choice;
 }
 
-int dtype_code(DType t) { return t == DType::Float32 ? 0 : t == DType::Int32 ? 1 : 2; }
+// launch_cast's codes (glue_kernels.h).
+int dtype_code(DType t) {
+  switch (t) {
+    case DType::Float32: return 0;
+    case DType::Int32: return 1;
+    case DType::Int64: return 2;
+    case DType::Float16: return 3;
+  }
+  return 0;
+}
 
 KernelChoice plan_cast(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                        const std::vector<TensorInfo>& outputs) {
@@ -372,7 +385,15 @@ KernelChoice plan_cast(const CudaContext& ctx, const Node& node, const std::vect
     });
   }
   const int f = dtype_code(from), t = dtype_code(to);
-  return make_choice("cast kernel", [=](const KernelArgs& a) { launch_cast(a.in<void>(0), f, a.out<void>(0), t, n, c->stream); });
+  const bool convert = from == DType::Float16 || to == DType::Float16;  // the edges of half storage
+  KernelChoice choice = make_choice(convert ? "convert kernel" : "cast kernel", [=](const KernelArgs& a) {
+    launch_cast(a.in<void>(0), f, a.out<void>(0), t, n, c->stream);
+  });
+  if (convert) {
+    choice.math = std::string(dtype_name(from)) + " -> " + dtype_name(to) +
+                  (to == DType::Float16 ? " (round to nearest even)" : " (exact)");
+  }
+  return choice;
 }
 
 template <class Plan>

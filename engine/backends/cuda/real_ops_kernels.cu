@@ -3,6 +3,9 @@
 // ReduceMean, Cast, Gather and a fill. One thread per output element, grid-stride loops,
 // arithmetic as the CPU kernels do it.
 #include <cmath>
+#include <type_traits>
+
+#include <cuda_fp16.h>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/glue_kernels.h"
@@ -88,14 +91,14 @@ __global__ void avg_pool(const float* __restrict__ x, float* __restrict__ y, Win
 }
 
 // One block per plane: a block-wide sum (or max) in shared memory.
-__global__ void global_pool(const float* __restrict__ x, float* __restrict__ y, int64_t planes, int64_t plane,
-                            bool max) {
+template <class T>
+__global__ void global_pool(const T* __restrict__ x, T* __restrict__ y, int64_t planes, int64_t plane, bool max) {
   __shared__ float partial[kBlock];
   for (int64_t p = blockIdx.x; p < planes; p += gridDim.x) {
-    const float* src = x + p * plane;
+    const T* src = x + p * plane;
     float acc = max ? -INFINITY : 0.0f;
     for (int64_t j = threadIdx.x; j < plane; j += blockDim.x) {
-      const float v = src[j];
+      const float v = float(src[j]);
       acc = max ? ((v > acc || isnan(v)) ? v : acc) : acc + v;
     }
     partial[threadIdx.x] = acc;
@@ -107,7 +110,7 @@ __global__ void global_pool(const float* __restrict__ x, float* __restrict__ y, 
       }
       __syncthreads();
     }
-    if (threadIdx.x == 0) y[p] = max ? partial[0] : partial[0] / static_cast<float>(plane);
+    if (threadIdx.x == 0) y[p] = T(max ? partial[0] : partial[0] / static_cast<float>(plane));
     __syncthreads();
   }
 }
@@ -147,9 +150,21 @@ __global__ void reduce_mean(const float* __restrict__ x, float* __restrict__ y, 
   }
 }
 
+// One element converted; float16 goes through float (to half: round to nearest even).
+template <class To, class From>
+__device__ __forceinline__ To convert(From v) {
+  if constexpr (std::is_same_v<From, __half>) {
+    return static_cast<To>(__half2float(v));
+  } else if constexpr (std::is_same_v<To, __half>) {
+    return __float2half_rn(static_cast<float>(v));
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
 template <class From, class To>
 __global__ void cast(const From* __restrict__ x, To* __restrict__ y, int64_t n) {
-  DNNX_GRID_LOOP(i, n) { y[i] = static_cast<To>(x[i]); }
+  DNNX_GRID_LOOP(i, n) { y[i] = convert<To>(x[i]); }
 }
 
 template <class T, class I>
@@ -193,6 +208,7 @@ void cast_from(const void* x, void* y, int to, int64_t n, cudaStream_t stream) {
   switch (to) {
     case 0: cast<From, float><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<float*>(y), n); break;
     case 1: cast<From, int32_t><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<int32_t*>(y), n); break;
+    case 3: cast<From, __half><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<__half*>(y), n); break;
     default: cast<From, int64_t><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<int64_t*>(y), n); break;
   }
 }
@@ -244,10 +260,17 @@ void launch_avg_pool(const float* x, float* y, const Window3d& w, const int64_t 
   check_launch("average pool kernel");
 }
 
-void launch_global_pool(const float* x, float* y, int64_t planes, int64_t plane, bool max, cudaStream_t stream) {
+void launch_global_pool(const void* x, void* y, int64_t planes, int64_t plane, bool max, bool half,
+                        cudaStream_t stream) {
   if (planes == 0) return;
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(planes, kMaxBlocks));
-  global_pool<<<grid, kBlock, 0, stream>>>(x, y, planes, plane, max);
+  if (half) {
+    global_pool<__half><<<grid, kBlock, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), planes,
+                                                     plane, max);
+  } else {
+    global_pool<float><<<grid, kBlock, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), planes,
+                                                    plane, max);
+  }
   check_launch("global pool kernel");
 }
 
@@ -272,6 +295,7 @@ void launch_cast(const void* x, int from, void* y, int to, int64_t n, cudaStream
   switch (from) {
     case 0: cast_from<float>(x, y, to, n, stream); break;
     case 1: cast_from<int32_t>(x, y, to, n, stream); break;
+    case 3: cast_from<__half>(x, y, to, n, stream); break;
     default: cast_from<int64_t>(x, y, to, n, stream); break;
   }
   check_launch("cast kernel");
@@ -282,6 +306,7 @@ void launch_gather_axis(const void* x, void* y, size_t elem, const void* idx, bo
   const int64_t n = outer * count * inner;
   if (n == 0) return;
   switch (elem) {
+    case 2: gather_typed<uint16_t>(x, y, idx, idx_int64, n, size, count, inner, stream); break;
     case 4: gather_typed<uint32_t>(x, y, idx, idx_int64, n, size, count, inner, stream); break;
     case 8: gather_typed<uint64_t>(x, y, idx, idx_int64, n, size, count, inner, stream); break;
     default: throw DeviceError("gather kernel: element size " + std::to_string(elem) + " is not supported");
@@ -299,6 +324,10 @@ void launch_pad_nd(const void* x, void* y, size_t elem, int64_t n, const PadDims
     pad_nd<uint32_t><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const uint32_t*>(x), static_cast<uint32_t*>(y),
                                                           n, dims, static_cast<const uint32_t*>(value),
                                                           static_cast<uint32_t>(bits));
+  } else if (elem == 2) {
+    pad_nd<uint16_t><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const uint16_t*>(x), static_cast<uint16_t*>(y),
+                                                          n, dims, static_cast<const uint16_t*>(value),
+                                                          static_cast<uint16_t>(bits));
   } else {
     throw DeviceError("pad kernel: element size " + std::to_string(elem) + " is not supported");
   }
