@@ -148,3 +148,17 @@ def test_cpu_refuses_reduced_precisions(precision):
 def test_unknown_precision_is_refused_before_the_device():
     with pytest.raises(ValueError, match="precision must be one of fp32, tf32, fp16"):
         dnnx.load(build("lenet"), device="cuda", precision="half")
+
+
+def test_lstm_example_rewrite_types_every_output_float16_inside():
+    out = rewrite(build("lstm"), ["LSTM", "Squeeze", "Gemm", "Softmax"])
+    ops = [n["op"] for n in out["nodes"]]
+    assert ops == ["Cast", "LSTM", "Squeeze", "Gemm", "Softmax", "Cast"], ops
+    lstm = out["nodes"][1]
+    for name in lstm["outputs"]:
+        if name:
+            assert out["types"][name] == "float16", name
+    for name in lstm["inputs"][1:4]:  # W, R, B: float16 copies made at load
+        if name:
+            assert out["types"][name] == "float16" and name in out["constants"], name
+    assert all(out["types"][name] == "float32" for name in out["outputs"])

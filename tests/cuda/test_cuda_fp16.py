@@ -24,6 +24,8 @@ import dnnx
 from cuda_check import L2 as FP32_L2
 from dnnx.examples import build
 from ort_check import make_model, rand, run_ort
+from test_cuda_lstm import to_graph_input
+from test_lstm import lstm_case
 from test_model_families import FAMILIES
 
 OP_RTOL, OP_ATOL, OP_L2 = 1e-2, 1e-2, 5e-3
@@ -246,9 +248,39 @@ def test_lstm_example_in_fp16():
     x = rand(16, 4, 8)
     gpu = dnnx.load(model, device="cuda", precision="fp16")
     plan = gpu.plan()
-    row = layer(plan, "LSTM")
-    assert row["math"].startswith("fp32") and "no fp16 kernel" in row["math"], row
+    assert layer(plan, "LSTM")["math"] == HALF_CONV, plan  # cuDNN RNN: the same math words as a conv
+    assert not [r for r in plan if r["math"].startswith("fp32")], plan
     assert_fp16_close(gpu.run(x), dnnx.load(model).run(x), "lstm fp16 vs cpu", MODEL_RTOL, MODEL_ATOL, MODEL_L2)
+
+
+def check_lstm_fp16(model, feeds):
+    """LSTM in fp16 against the CPU backend (onnxruntime has no layout-1 LSTM; the CPU backend is
+    checked against it in tests/test_lstm.py). A recurrence compounds the rounding step by step:
+    the model tolerances."""
+    gpu = dnnx.load(model, device="cuda", precision="fp16")
+    got, want = gpu.run_dict(feeds), dnnx.load(model).run_dict(feeds)
+    assert set(got) == set(want)
+    for name, w in want.items():
+        assert_fp16_close(got[name], w, f"{name} fp16 vs cpu", MODEL_RTOL, MODEL_ATOL, MODEL_L2)
+    assert layer(gpu.plan(), "LSTM")["math"] == HALF_CONV
+    return got
+
+
+@pytest.mark.parametrize("layout", [0, 1])
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+def test_lstm_in_fp16(layout, direction):
+    model, feeds = lstm_case(6, 4, 8, 16, direction=direction, layout=layout, lens=[6, 1, 4, 0], initial_h=True,
+                             initial_c=True)
+    got = check_lstm_fp16(model, feeds)
+    y = got["Y"] if layout == 0 else got["Y"].transpose(1, 2, 0, 3)  # [seq, D, batch, H]
+    assert np.all(y[1:, :, 1] == 0.0) and np.all(y[:, :, 3] == 0.0)  # past each length: zeros
+
+
+def test_lstm_weights_as_graph_inputs_in_fp16():
+    model, feeds = lstm_case(5, 3, 8, 8, direction="bidirectional")
+    for name in ("W", "R", "B"):
+        model, feeds = to_graph_input(model, feeds, name)
+    check_lstm_fp16(model, feeds)
 
 
 @pytest.mark.parametrize("batch", [1, 8])

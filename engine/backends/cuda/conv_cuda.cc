@@ -217,11 +217,21 @@ class ConvKernel final : public Kernel {
     void* algo_workspace = algo_workspace_ ? workspace : nullptr;
     if (epilogue_ == Epilogue::BiasRelu) {
       // y = relu(conv(x) + 0 * z + b); z must be a valid tensor, and with alpha2 = 0 it is y.
-      const void* bias = has_bias_ ? args.in(2) : zero_bias_.get();
-      check(cudnnConvolutionBiasActivationForward(ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_,
-                                                  algo_workspace, algo_workspace_, &zero, d_->y, args.out(0), bias_,
-                                                  bias, relu_, d_->y, args.out(0)),
-            "cudnnConvolutionBiasActivationForward");
+      const void* bias = has_bias_ ? args.in<void>(2) : zero_bias_.get();
+      if (fused_bias_ok_.load(std::memory_order_relaxed)) {
+        const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
+            ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_, algo_workspace, algo_workspace_, &zero,
+            d_->y, args.out(0), bias_, bias, relu_, d_->y, args.out(0));
+        if (status == CUDNN_STATUS_SUCCESS) return;
+        if (status != CUDNN_STATUS_NOT_SUPPORTED) check(status, "cudnnConvolutionBiasActivationForward");
+        fused_bias_ok_.store(false, std::memory_order_relaxed);  // the same three steps, one by one
+      }
+      check(cudnnConvolutionForward(ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_, algo_workspace,
+                                    algo_workspace_, &zero, d_->y, args.out(0)),
+            "cudnnConvolutionForward");
+      check(cudnnAddTensor(ctx_.cudnn, &one, bias_, bias, &one, d_->y, args.out(0)), "cudnnAddTensor");
+      check(cudnnActivationForward(ctx_.cudnn, relu_, &one, d_->y, args.out(0), &zero, d_->y, args.out(0)),
+            "cudnnActivationForward (relu)");
       return;
     }
     if (has_bias_ && bias_fusable(algo_) && fused_bias_ok_.load(std::memory_order_relaxed)) {
@@ -250,7 +260,7 @@ class ConvKernel final : public Kernel {
   Epilogue epilogue_;
   TensorDescriptor bias_;      // [1, M, 1, 1(, 1)]
   ActivationDescriptor relu_;  // BiasRelu: Relu; None with a fusable bias: identity
-  mutable std::atomic<bool> fused_bias_ok_{true};
+  mutable std::atomic<bool> fused_bias_ok_{true};  // false once cuDNN refused the fused call
   DeviceMemory zero_bias_;     // BiasRelu without B: M zeros
 };
 

@@ -45,7 +45,7 @@ namespace {
 // or moving bytes. Views need no kernel. Every other op keeps float32 (between conversions).
 const std::set<std::string>& half_ops() {
   static const std::set<std::string> ops = {
-      "Conv", "Conv+Relu", "Gemm", "Gemm+Relu", "MatMul",                       // tensor ops, fp32 accumulation
+      "Conv", "Conv+Relu", "Gemm", "Gemm+Relu", "MatMul", "LSTM",               // tensor ops, fp32 accumulation
       "Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "MaxPool",           // cuDNN, half descriptors
       "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "GlobalAveragePool",     // float arithmetic, half storage
       "GlobalMaxPool", "Transpose", "Concat", "Slice", "Expand", "Split", "Gather", "Pad"};  // bytes
