@@ -82,7 +82,7 @@ def weights(*shape, seed=1):
 
 X4 = [2, 3, 8, 8]
 
-# name: (model, feeds, ops with an fp16 kernel in it). Every op the CUDA backend runs is here.
+# name: () -> (model, feeds). Every op the CUDA backend runs has a float16 kernel but Cast.
 CASES = {
     "conv": lambda: (node_model("Conv", [("x", [2, 8, 10, 10])], inits={"w": weights(16, 8, 3, 3), "b": rand(16)},
                                 pads=[1, 1, 1, 1]), {"x": rand(2, 8, 10, 10)}),
@@ -143,10 +143,6 @@ CASES = {
     "reshape": lambda: (node_model("Reshape", [("x", [2, 12])], inits={"shape": np.array([4, 6], np.int64)}),
                         {"x": rand(2, 12)}),
     "flatten": lambda: (node_model("Flatten", [("x", X4)]), {"x": rand(*X4)}),
-}
-
-# Ops that keep fp32 in an fp16 model (no float16 kernel): they run between conversions.
-FALLBACK_CASES = {
     "batchnorm": lambda: (node_model("BatchNormalization", [("x", X4)],
                                      inits={"s": rand(3, seed=2), "b": rand(3, seed=3), "m": rand(3, seed=4),
                                             "v": np.abs(rand(3, seed=5)) + 0.5}), {"x": rand(*X4)}),
@@ -155,14 +151,24 @@ FALLBACK_CASES = {
     "clip": lambda: (node_model("Clip", [("x", [4, 5])], inits={"lo": np.array(-0.3, np.float32),
                                                                "hi": np.array(0.8, np.float32)}),
                      {"x": rand(4, 5)}),
+    "clip_attributes": lambda: (node_model("Clip", [("x", [4, 5])], opset=6, min=-0.5, max=0.25), {"x": rand(4, 5)}),
     "average_pool": lambda: (node_model("AveragePool", [("x", X4)], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
                              {"x": rand(*X4)}),
     "maxpool_ceil": lambda: (node_model("MaxPool", [("x", [1, 2, 7, 7])], kernel_shape=[2, 2], strides=[2, 2],
                                         ceil_mode=1), {"x": rand(1, 2, 7, 7)}),
+    "maxpool_dilations": lambda: (node_model("MaxPool", [("x", X4)], kernel_shape=[2, 2], dilations=[2, 2]),
+                                  {"x": rand(*X4)}),
     "lrn": lambda: (node_model("LRN", [("x", X4)], size=3), {"x": rand(*X4)}),
     "reduce_mean": lambda: (node_model("ReduceMean", [("x", X4)], axes=[2, 3], opset=13), {"x": rand(*X4)}),
-    "cast_to_int": lambda: (node_model("Cast", [("x", [4, 5])], to=TensorProto.INT32), {"x": 4 * rand(4, 5)}),
 }
+
+# The one op without a float16 kernel: Cast (it keeps its declared target type), so it runs fp32
+# in an fp16 model, between conversions.
+FALLBACK_CASES = {
+    "cast_to_int": lambda: (node_model("Cast", [("x", [4, 5])], to=TensorProto.INT32), {"x": 4 * rand(4, 5)}),
+    "cast_to_float": lambda: (node_model("Cast", [("x", [4, 5])], to=TensorProto.FLOAT), {"x": rand(4, 5)}),
+}
+
 
 
 def layer(plan, op):
@@ -196,24 +202,30 @@ def test_op_in_fp16(case):
 @pytest.mark.parametrize("case", list(FALLBACK_CASES))
 def test_op_without_a_half_kernel_runs_fp32_visibly(case):
     model, feeds = FALLBACK_CASES[case]()
-    gpu = check_fp16(model, feeds, optimize=False)
+    gpu = check_fp16(model, feeds)
     op = model.graph.node[0].op_type
     row = layer(gpu.plan(), op)
     assert row["math"].startswith("fp32") and "no fp16 kernel" in row["math"], row
 
 
 def test_fallback_between_half_layers_is_bracketed_by_conversions():
+    """Conv (half) -> Cast to INT32 -> Cast to FLOAT (both fp32: Cast has no half kernel) -> Relu
+    (half). The conv output is scaled to about +-1000 so that the half rounding (a spacing of 0.5
+    there) and the truncation move a value by about 1 at most: a relative 1e-3."""
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-             helper.make_node("LeakyRelu", ["c"], ["l"], name="leaky", alpha=0.1),
-             helper.make_node("Relu", ["l"], ["y"], name="relu")]
-    model = make_model(nodes, [("x", [2, 4, 6, 6])], [("y", None)], {"w": weights(4, 4, 3, 3)})
-    gpu = check_fp16(model, {"x": rand(2, 4, 6, 6)})
+             helper.make_node("Cast", ["c"], ["i"], name="to_int", to=TensorProto.INT32),
+             helper.make_node("Cast", ["i"], ["f"], name="to_float", to=TensorProto.FLOAT),
+             helper.make_node("Relu", ["f"], ["y"], name="relu")]
+    model = make_model(nodes, [("x", [2, 4, 6, 6])], [("y", None)], {"w": 1000 * weights(4, 4, 3, 3)})
+    gpu = check_fp16(model, {"x": rand(2, 4, 6, 6)}, MODEL_RTOL, MODEL_ATOL, MODEL_L2)
     plan = gpu.plan()
-    ops = [r["op"] for r in plan]
-    assert ops == ["Cast", "Conv", "Cast", "LeakyRelu", "Cast", "Relu", "Cast"], ops
-    assert [r["math"] for r in plan if r["op"] == "Cast"] == [TO_HALF, TO_FLOAT, TO_HALF, TO_FLOAT]
-    assert layer(plan, "LeakyRelu")["math"].startswith("fp32 (no fp16 kernel"), plan
-    assert "fp16" in layer(plan, "Relu")["math"]
+    assert [r["op"] for r in plan] == ["Cast", "Conv", "Cast", "Cast", "Cast", "Cast", "Relu", "Cast"], plan
+    by_name = {r["name"]: r for r in plan}
+    for name in ("to_int", "to_float"):
+        assert by_name[name]["math"].startswith("fp32 (no fp16 kernel"), by_name[name]
+    converts = [r["math"] for r in plan if r["op"] == "Cast" and r["name"] not in ("to_int", "to_float")]
+    assert converts == [TO_HALF, TO_FLOAT, TO_HALF, TO_FLOAT], plan
+    assert "fp16" in by_name["conv"]["math"] and "fp16" in by_name["relu"]["math"]
 
 
 @pytest.mark.parametrize("search", ["heuristic", "exhaustive"])

@@ -48,24 +48,9 @@ const std::set<std::string>& half_ops() {
       "Conv", "Conv+Relu", "Gemm", "Gemm+Relu", "MatMul", "LSTM",               // tensor ops, fp32 accumulation
       "Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "MaxPool",           // cuDNN, half descriptors
       "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "GlobalAveragePool",     // float arithmetic, half storage
-      "GlobalMaxPool", "Transpose", "Concat", "Slice", "Expand", "Split", "Gather", "Pad"};  // bytes
+      "GlobalMaxPool", "BatchNormalization", "LeakyRelu", "Elu", "Clip", "AveragePool", "LRN", "ReduceMean",
+      "Transpose", "Concat", "Slice", "Expand", "Split", "Gather", "Pad"};     // data movement by size
   return ops;
-}
-
-// MaxPool runs in half through cuDNN only: no dilations, the same pads at both ends and floor
-// rounding (the float32-only direct kernel covers the rest, see pool_cuda.cc).
-std::string max_pool_half_reason(const Node& node) {
-  for (int64_t d : node.attr_ints("dilations", {})) {
-    if (d != 1) return "dilations (the direct max-pool kernel is float32 only)";
-  }
-  if (node.attr_int("ceil_mode", 0) != 0) return "ceil_mode (the direct max-pool kernel is float32 only)";
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return "auto_pad SAME_* (the direct max-pool kernel is float32 only)";
-  const std::vector<int64_t> pads = node.attr_ints("pads", {});
-  for (size_t i = 0; i < pads.size() / 2; ++i) {
-    if (pads[i] != pads[i + pads.size() / 2]) return "asymmetric pads (the direct max-pool kernel is float32 only)";
-  }
-  return "";
 }
 
 // The math of a layer in a precision="fp16" model, where the kernel did not name one.
@@ -107,7 +92,6 @@ std::string CudaBackend::half_unsupported_reason(const Node& node) const {
   const OpDef* def = op_registry().find(node.op_type);
   if (def && def->aliases_input0) return "";  // a view: no kernel, any element type
   if (!half_ops().count(node.op_type)) return "the CUDA backend has no float16 kernel for " + node.op_type;
-  if (node.op_type == "MaxPool") return max_pool_half_reason(node);
   return "";
 }
 

@@ -1,4 +1,4 @@
-// MaxPool on CUDA, NCHW (NCDHW) float32 (or float16: cuDNN only, see max_pool_half_reason).
+// MaxPool on CUDA, NCHW (NCDHW), float32 or float16 (either path).
 // cudnnPoolingForward where cuDNN means what ONNX means:
 // no dilations, the same pads at both ends, and cuDNN's (floor) output size equal to ONNX's
 // (ceil_mode can differ). Otherwise the direct max-pool kernel (window_kernels.cu), which
@@ -33,13 +33,16 @@ struct CudnnMaxPoolKernel final : Kernel {
 
 class DirectMaxPoolKernel final : public Kernel {
  public:
-  DirectMaxPoolKernel(const CudaContext& ctx, Window3d w) : ctx_(ctx), w_(w) {}
+  DirectMaxPoolKernel(const CudaContext& ctx, Window3d w, bool half) : ctx_(ctx), w_(w), half_(half) {}
 
-  void run(const KernelArgs& args) const override { launch_max_pool(args.in(0), args.out(0), w_, ctx_.stream); }
+  void run(const KernelArgs& args) const override {
+    launch_max_pool(args.in<void>(0), args.out<void>(0), w_, half_, ctx_.stream);
+  }
 
  private:
   const CudaContext& ctx_;
   Window3d w_;
+  bool half_;  // float16 elements (compared in float)
 };
 
 // Why cuDNN cannot pool this window as ONNX means it ("" when it can); fills the kernel's
@@ -109,13 +112,10 @@ KernelChoice plan_max_pool(const CudaContext& ctx, const Node& node, const std::
       return choice;
     }
   }
-  if (inputs[0].info.dtype != DType::Float32 && numel(outputs[0].shape) > 0) {  // half_unsupported_reason keeps these fp32
-    node_fail<DeviceError>(node, "the direct max-pool kernel is float32 only, and cuDNN cannot pool this window: " +
-                                     why_not);
-  }
   choice.algorithm = "direct kernel";
   choice.rejected.push_back({"cudnnPoolingForward", why_not});
-  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, direct_window(onnx, x));
+  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, direct_window(onnx, x),
+                                                        inputs[0].info.dtype == DType::Float16);
   return choice;
 }
 

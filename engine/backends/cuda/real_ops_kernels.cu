@@ -1,13 +1,15 @@
 // The elementwise and small window kernels behind the real-world ops (real_ops_cuda.cc):
 // BatchNormalization, LeakyRelu / Elu / Clip, AveragePool, GlobalAverage/MaxPool, LRN,
 // ReduceMean, Cast, Gather and a fill. One thread per output element, grid-stride loops,
-// arithmetic as the CPU kernels do it.
+// arithmetic as the CPU kernels do it. The float kernels take float32 or float16 elements
+// (element_dispatch.cuh: float arithmetic either way).
 #include <cmath>
 #include <type_traits>
 
 #include <cuda_fp16.h>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/element_dispatch.cuh"
 #include "backends/cuda/glue_kernels.h"
 #include "backends/cuda/launch.cuh"
 
@@ -18,33 +20,43 @@ namespace {
 #define DNNX_GRID_LOOP(i, n) \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{gridDim.x} * blockDim.x)
 
-__global__ void batchnorm(const float* __restrict__ x, const float* __restrict__ scale,
-                          const float* __restrict__ bias, const float* __restrict__ mean,
-                          const float* __restrict__ var, float* __restrict__ y, int64_t n, int64_t channels,
-                          int64_t plane, float epsilon) {
+template <class T>
+__global__ void batchnorm(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
+                          const T* __restrict__ mean, const T* __restrict__ var, T* __restrict__ y, int64_t n,
+                          int64_t channels, int64_t plane, float epsilon) {
   DNNX_GRID_LOOP(i, n) {
     const int64_t c = i / plane % channels;
-    const float s = scale[c] / sqrtf(var[c] + epsilon);
-    const float t = bias[c] - mean[c] * s;
-    y[i] = x[i] * s + t;
+    const float s = float(scale[c]) / sqrtf(float(var[c]) + epsilon);
+    const float t = float(bias[c]) - float(mean[c]) * s;
+    y[i] = T(float(x[i]) * s + t);
   }
 }
 
-__global__ void leaky_relu(const float* __restrict__ x, float* __restrict__ y, int64_t n, float alpha) {
-  DNNX_GRID_LOOP(i, n) { y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i]; }
-}
-
-__global__ void elu(const float* __restrict__ x, float* __restrict__ y, int64_t n, float alpha) {
-  DNNX_GRID_LOOP(i, n) { y[i] = x[i] >= 0.0f ? x[i] : alpha * expm1f(x[i]); }
-}
-
-__global__ void clip(const float* __restrict__ x, float* __restrict__ y, int64_t n, float lo, float hi,
-                     const float* lo_ptr, const float* hi_ptr) {
-  if (lo_ptr) lo = *lo_ptr;
-  if (hi_ptr) hi = *hi_ptr;
+template <class T>
+__global__ void leaky_relu(const T* __restrict__ x, T* __restrict__ y, int64_t n, float alpha) {
   DNNX_GRID_LOOP(i, n) {
-    const float v = x[i] < lo ? lo : x[i];  // max first, then min: lo > hi gives hi
-    y[i] = v > hi ? hi : v;
+    const float v = float(x[i]);
+    y[i] = T(v >= 0.0f ? v : alpha * v);
+  }
+}
+
+template <class T>
+__global__ void elu(const T* __restrict__ x, T* __restrict__ y, int64_t n, float alpha) {
+  DNNX_GRID_LOOP(i, n) {
+    const float v = float(x[i]);
+    y[i] = T(v >= 0.0f ? v : alpha * expm1f(v));
+  }
+}
+
+template <class T>
+__global__ void clip(const T* __restrict__ x, T* __restrict__ y, int64_t n, float lo, float hi, const T* lo_ptr,
+                     const T* hi_ptr) {
+  if (lo_ptr) lo = float(*lo_ptr);
+  if (hi_ptr) hi = float(*hi_ptr);
+  DNNX_GRID_LOOP(i, n) {
+    const float x_i = float(x[i]);
+    const float v = x_i < lo ? lo : x_i;  // max first, then min: lo > hi gives hi
+    y[i] = T(v > hi ? hi : v);
   }
 }
 
@@ -59,7 +71,8 @@ __device__ __forceinline__ void taps(int64_t o, int64_t in, int64_t k, int64_t s
   }
 }
 
-__global__ void avg_pool(const float* __restrict__ x, float* __restrict__ y, Window3d w, int64_t pe0, int64_t pe1,
+template <class T>
+__global__ void avg_pool(const T* __restrict__ x, T* __restrict__ y, Window3d w, int64_t pe0, int64_t pe1,
                          int64_t pe2, bool include_pad, int64_t n) {
   const int64_t out_plane = w.out[0] * w.out[1] * w.out[2];
   const int64_t in_plane = w.in[0] * w.in[1] * w.in[2];
@@ -71,7 +84,7 @@ __global__ void avg_pool(const float* __restrict__ x, float* __restrict__ y, Win
     taps(od, w.in[0], w.kernel[0], w.stride[0], w.dilation[0], w.pad_begin[0], pe0, include_pad, sd, cd);
     taps(oh, w.in[1], w.kernel[1], w.stride[1], w.dilation[1], w.pad_begin[1], pe1, include_pad, sh, ch);
     taps(ow, w.in[2], w.kernel[2], w.stride[2], w.dilation[2], w.pad_begin[2], pe2, include_pad, sw, cw);
-    const float* plane = x + p * in_plane;
+    const T* plane = x + p * in_plane;
     float sum = 0.0f;
     for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
       const int64_t id = sd + kd * w.dilation[0];
@@ -82,11 +95,11 @@ __global__ void avg_pool(const float* __restrict__ x, float* __restrict__ y, Win
         for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
           const int64_t iw = sw + kw * w.dilation[2];
           if (iw < 0 || iw >= w.in[2]) continue;
-          sum += plane[(id * w.in[1] + ih) * w.in[2] + iw];
+          sum += float(plane[(id * w.in[1] + ih) * w.in[2] + iw]);
         }
       }
     }
-    y[i] = sum / static_cast<float>(cd * ch * cw);
+    y[i] = T(sum / static_cast<float>(cd * ch * cw));
   }
 }
 
@@ -115,19 +128,20 @@ __global__ void global_pool(const T* __restrict__ x, T* __restrict__ y, int64_t 
   }
 }
 
-__global__ void lrn(const float* __restrict__ x, float* __restrict__ y, int64_t n, int64_t channels, int64_t plane,
+template <class T>
+__global__ void lrn(const T* __restrict__ x, T* __restrict__ y, int64_t n, int64_t channels, int64_t plane,
                     int64_t before, int64_t after, float scale, float beta, float bias) {
   DNNX_GRID_LOOP(i, n) {
     const int64_t s = i % plane, c = i / plane % channels, b = i / (plane * channels);
-    const float* image = x + b * channels * plane + s;
+    const T* image = x + b * channels * plane + s;
     const int64_t first = c - before < 0 ? 0 : c - before;
     const int64_t last = c + after > channels - 1 ? channels - 1 : c + after;
     float sum = 0.0f;
     for (int64_t k = first; k <= last; ++k) {
-      const float v = image[k * plane];
+      const float v = float(image[k * plane]);
       sum += v * v;
     }
-    y[i] = x[i] * powf(bias + scale * sum, -beta);
+    y[i] = T(float(x[i]) * powf(bias + scale * sum, -beta));
   }
 }
 
@@ -140,13 +154,14 @@ __device__ __forceinline__ int64_t walk(int64_t i, const BroadcastDims& dims) {
   return offset;
 }
 
-__global__ void reduce_mean(const float* __restrict__ x, float* __restrict__ y, int64_t n, BroadcastDims out,
+template <class T>
+__global__ void reduce_mean(const T* __restrict__ x, T* __restrict__ y, int64_t n, BroadcastDims out,
                             BroadcastDims red, int64_t count) {
   DNNX_GRID_LOOP(i, n) {
-    const float* base = x + walk(i, out);
+    const T* base = x + walk(i, out);
     float sum = 0.0f;
-    for (int64_t j = 0; j < count; ++j) sum += base[walk(j, red)];
-    y[i] = sum / static_cast<float>(count);
+    for (int64_t j = 0; j < count; ++j) sum += float(base[walk(j, red)]);
+    y[i] = T(sum / static_cast<float>(count));
   }
 }
 
@@ -227,36 +242,54 @@ void gather_typed(const void* x, void* y, const void* idx, bool idx_int64, int64
 
 }  // namespace
 
-void launch_batchnorm(const float* x, const float* scale, const float* bias, const float* mean, const float* var,
-                      float* y, int64_t batch, int64_t channels, int64_t plane, float epsilon, cudaStream_t stream) {
+void launch_batchnorm(const void* x, const void* scale, const void* bias, const void* mean, const void* var, void* y,
+                      int64_t batch, int64_t channels, int64_t plane, float epsilon, bool half, cudaStream_t stream) {
   const int64_t n = batch * channels * plane;
   if (n == 0) return;
-  batchnorm<<<grid_for(n), kBlock, 0, stream>>>(x, scale, bias, mean, var, y, n, channels, plane, epsilon);
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    batchnorm<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(scale),
+                                                      static_cast<const T*>(bias), static_cast<const T*>(mean),
+                                                      static_cast<const T*>(var), static_cast<T*>(y), n, channels,
+                                                      plane, epsilon);
+  });
   check_launch("batchnorm kernel");
 }
 
-void launch_alpha_activation(AlphaKind kind, const float* x, float* y, int64_t n, float alpha, cudaStream_t stream) {
+void launch_alpha_activation(AlphaKind kind, const void* x, void* y, int64_t n, float alpha, bool half,
+                             cudaStream_t stream) {
   if (n == 0) return;
-  if (kind == AlphaKind::LeakyRelu) {
-    leaky_relu<<<grid_for(n), kBlock, 0, stream>>>(x, y, n, alpha);
-  } else {
-    elu<<<grid_for(n), kBlock, 0, stream>>>(x, y, n, alpha);
-  }
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    if (kind == AlphaKind::LeakyRelu) {
+      leaky_relu<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, alpha);
+    } else {
+      elu<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, alpha);
+    }
+  });
   check_launch("activation kernel");
 }
 
-void launch_clip(const float* x, float* y, int64_t n, float lo, float hi, const float* lo_ptr, const float* hi_ptr,
-                 cudaStream_t stream) {
+void launch_clip(const void* x, void* y, int64_t n, float lo, float hi, const void* lo_ptr, const void* hi_ptr,
+                 bool half, cudaStream_t stream) {
   if (n == 0) return;
-  clip<<<grid_for(n), kBlock, 0, stream>>>(x, y, n, lo, hi, lo_ptr, hi_ptr);
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    clip<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, lo, hi,
+                                                 static_cast<const T*>(lo_ptr), static_cast<const T*>(hi_ptr));
+  });
   check_launch("clip kernel");
 }
 
-void launch_avg_pool(const float* x, float* y, const Window3d& w, const int64_t pad_end[3], bool count_include_pad,
-                     cudaStream_t stream) {
+void launch_avg_pool(const void* x, void* y, const Window3d& w, const int64_t pad_end[3], bool count_include_pad,
+                     bool half, cudaStream_t stream) {
   const int64_t n = w.planes * w.out[0] * w.out[1] * w.out[2];
   if (n == 0) return;
-  avg_pool<<<grid_for(n), kBlock, 0, stream>>>(x, y, w, pad_end[0], pad_end[1], pad_end[2], count_include_pad, n);
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    avg_pool<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), w, pad_end[0],
+                                                     pad_end[1], pad_end[2], count_include_pad, n);
+  });
   check_launch("average pool kernel");
 }
 
@@ -274,19 +307,27 @@ void launch_global_pool(const void* x, void* y, int64_t planes, int64_t plane, b
   check_launch("global pool kernel");
 }
 
-void launch_lrn(const float* x, float* y, int64_t batch, int64_t channels, int64_t plane, int64_t size, float alpha,
-                float beta, float bias, cudaStream_t stream) {
+void launch_lrn(const void* x, void* y, int64_t batch, int64_t channels, int64_t plane, int64_t size, float alpha,
+                float beta, float bias, bool half, cudaStream_t stream) {
   const int64_t n = batch * channels * plane;
   if (n == 0) return;
-  lrn<<<grid_for(n), kBlock, 0, stream>>>(x, y, n, channels, plane, (size - 1) / 2, size / 2,
-                                          alpha / static_cast<float>(size), beta, bias);
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    lrn<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, channels, plane,
+                                                (size - 1) / 2, size / 2, alpha / static_cast<float>(size), beta,
+                                                bias);
+  });
   check_launch("lrn kernel");
 }
 
-void launch_reduce_mean(const float* x, float* y, int64_t n, const BroadcastDims& out, const BroadcastDims& red,
-                        int64_t count, cudaStream_t stream) {
+void launch_reduce_mean(const void* x, void* y, int64_t n, const BroadcastDims& out, const BroadcastDims& red,
+                        int64_t count, bool half, cudaStream_t stream) {
   if (n == 0) return;
-  reduce_mean<<<grid_for(n), kBlock, 0, stream>>>(x, y, n, out, red, count);
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    reduce_mean<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, out, red,
+                                                        count);
+  });
   check_launch("reduce mean kernel");
 }
 
