@@ -165,7 +165,8 @@ CASES = {
 # The one op without a float16 kernel: Cast (it keeps its declared target type), so it runs fp32
 # in an fp16 model, between conversions.
 FALLBACK_CASES = {
-    "cast_to_int": lambda: (node_model("Cast", [("x", [4, 5])], to=TensorProto.INT32), {"x": 4 * rand(4, 5)}),
+    "cast_to_int": lambda: (make_model([helper.make_node("Cast", ["x"], ["y"], name="cast", to=TensorProto.INT32)],
+                                       [("x", [4, 5])], [("y", None, TensorProto.INT32)]), {"x": 4 * rand(4, 5)}),
     "cast_to_float": lambda: (node_model("Cast", [("x", [4, 5])], to=TensorProto.FLOAT), {"x": rand(4, 5)}),
 }
 
