@@ -103,6 +103,14 @@ inline void launch_alpha_activation(AlphaKind kind, const float* x, float* y, in
                                     cudaStream_t stream) {
   launch_alpha_activation(kind, x, y, n, alpha, false, stream);
 }
+inline void launch_clip(const float* x, float* y, int64_t n, float lo, float hi, const float* lo_ptr,
+                        const float* hi_ptr, cudaStream_t stream) {
+  launch_clip(x, y, n, lo, hi, lo_ptr, hi_ptr, false, stream);
+}
+inline void launch_lrn(const float* x, float* y, int64_t batch, int64_t channels, int64_t plane, int64_t size,
+                       float alpha, float beta, float bias, cudaStream_t stream) {
+  launch_lrn(x, y, batch, channels, plane, size, alpha, beta, bias, false, stream);
+}
 inline void launch_avg_pool(const float* x, float* y, const Window3d& w, const int64_t pad_end[3],
                             bool count_include_pad, cudaStream_t stream) {
   launch_avg_pool(x, y, w, pad_end, count_include_pad, false, stream);
