@@ -100,6 +100,15 @@ class Backend {
   virtual KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                                  const std::vector<TensorInfo>& outputs) const = 0;
 
+  // Half storage (precision="fp16" on a device): when true, the engine runs the half_storage
+  // pass after the other passes (core/passes/passes.h), so that every node the backend has a
+  // float16 kernel for reads and writes float16 values, and the rest stay float32 between
+  // conversions.
+  virtual bool half_storage() const { return false; }
+  // Why the backend has no float16 kernel for the node ("" when it has one): asked by the
+  // half_storage pass for every node, and shown in the plan for the nodes that stay float32.
+  virtual std::string half_unsupported_reason(const Node&) const { return "no fp16 kernel"; }
+
   // Where the kernels' memory lives. A host backend (the CPU) reads the caller's arrays and
   // the constants' bytes in place, and the hooks below are never called. A device backend's
   // kernels see only its own memory: the engine uploads the constants once at load, places

@@ -7,6 +7,9 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     : graph_(std::move(graph)), backend_(std::move(backend)) {
   validate_graph(graph_, *backend_);
   run_passes(graph_, passes.checked_by(*backend_));
+  if (backend_->half_storage()) {
+    half_storage(graph_, [this](const Node& node) { return backend_->half_unsupported_reason(node); });
+  }
   if (!backend_->uses_host_memory()) {
     device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);
     device_ = std::make_unique<DeviceRunner>(*backend_, options.device_graphs);

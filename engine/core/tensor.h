@@ -9,7 +9,16 @@
 
 namespace dnnx {
 
-enum class DType { Float32, Int32, Int64 };
+// Float16 (IEEE binary16) exists only inside models loaded with precision="fp16": the
+// half_storage pass (core/passes/half_storage.cc) makes such values; the importer never does.
+enum class DType { Float32, Int32, Int64, Float16 };
+
+// Whether `t` is a floating-point type (float32 or float16).
+inline bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float16; }
+
+// IEEE binary16 conversions on the host, round to nearest even (NaN stays NaN, overflow -> inf).
+uint16_t float_to_half(float value);
+float half_to_float(uint16_t bits);
 
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
@@ -35,7 +44,7 @@ struct ConstTensor {
   const T* as() const { return reinterpret_cast<const T*>(data.data()); }
   template <class T>
   T* as_mut() { return reinterpret_cast<T*>(data.data()); }
-  // Integer contents widened to int64 (Reshape shapes, axes, ...). Float32 is refused.
+  // Integer contents widened to int64 (Reshape shapes, axes, ...). Floating types are refused.
   std::vector<int64_t> to_int64() const;
 };
 using ConstTensorPtr = std::shared_ptr<ConstTensor>;

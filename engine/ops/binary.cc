@@ -25,7 +25,10 @@ std::vector<TensorInfo> infer_binary(const Node& node, const std::vector<ValueIn
   const TensorInfo& b = require_input(node, inputs, 1, "B");
   require_float(node, a, "input A");
   require_float(node, b, "input B");
-  return {TensorInfo{broadcast_shapes(node, a.shape, b.shape), DType::Float32}};
+  if (a.dtype != b.dtype) {
+    node_fail<InvalidModelError>(node, std::string("A is ") + dtype_name(a.dtype) + " but B is " + dtype_name(b.dtype));
+  }
+  return {TensorInfo{broadcast_shapes(node, a.shape, b.shape), a.dtype}};
 }
 
 OpDef binary_op() {

@@ -1,6 +1,8 @@
 // Cast between float32, int32 and int64 (float -> int truncates toward zero, as C++ and
 // onnxruntime do). Every other target type (bool, float16, double, 8/16-bit ints, strings, the
-// float8 family) is refused at load, naming it.
+// float8 family) is refused at load, naming it. FLOAT16 is refused in a model as loaded too: only
+// the half_storage pass (core/passes/half_storage.cc) makes float16 Casts, after validation, for
+// the edges of a precision="fp16" model on a device that runs half kernels.
 #include "ops/cast.h"
 
 #include "ops/families.h"
@@ -36,6 +38,10 @@ void validate_cast(const Node& node) {
   // `saturate` (opset 19) matters only for the float8 types, which are refused anyway.
   node.expect_only_attrs({"to", "saturate"});
   if (!node.has_attr("to")) node_fail<InvalidModelError>(node, "attribute 'to' is required");
+  if (node.attr_int("to", kFloat) == kFloat16) {
+    node_fail<UnsupportedModelError>(node, "cast to FLOAT16 is not supported (FLOAT, INT32 and INT64 are; "
+                                           "for half precision load the float32 model with precision='fp16')");
+  }
   cast_target(node);
 }
 
@@ -52,10 +58,21 @@ DType cast_target(const Node& node) {
     case kFloat: return DType::Float32;
     case kInt32: return DType::Int32;
     case kInt64: return DType::Int64;
+    case kFloat16: return DType::Float16;  // made by the half_storage pass only (validate_cast)
     default:
       node_fail<UnsupportedModelError>(node, "cast to " + onnx_type_name(to) +
                                                  " is not supported (FLOAT, INT32 and INT64 are)");
   }
+}
+
+int64_t onnx_type_code(DType t) {
+  switch (t) {
+    case DType::Float32: return kFloat;
+    case DType::Int32: return kInt32;
+    case DType::Int64: return kInt64;
+    case DType::Float16: return kFloat16;
+  }
+  return kFloat;
 }
 
 void register_cast_ops(OpRegistry& r) {

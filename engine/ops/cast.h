@@ -8,4 +8,7 @@ namespace dnnx {
 // for anything but FLOAT, INT32 and INT64.
 DType cast_target(const Node& node);
 
+// The onnx.TensorProto.DataType code of `t` (FLOAT 1, INT32 6, INT64 7, FLOAT16 10): Cast's `to`.
+int64_t onnx_type_code(DType t);
+
 }  // namespace dnnx

@@ -16,8 +16,9 @@ std::vector<int64_t> constant_ints(const Node& node, const std::vector<ValueInfo
                                                "with a symbolic batch, dnnx.load(..., batch_size=N) lets "
                                                "the importer fold shape arithmetic");
   }
-  if (inputs[i].info.dtype == DType::Float32) {
-    node_fail<InvalidModelError>(node, std::string("input '") + what + "' must be int32 or int64, got float32");
+  if (is_floating(inputs[i].info.dtype)) {
+    node_fail<InvalidModelError>(node, std::string("input '") + what + "' must be int32 or int64, got " +
+                                           dtype_name(inputs[i].info.dtype));
   }
   if (numel(inputs[i].info.shape) == 0) return {};  // e.g. empty axes: nothing to read
   return inputs[i].constant->to_int64();

@@ -57,7 +57,7 @@ std::vector<TensorInfo> infer_conv(const Node& node, const std::vector<ValueInfo
   const ConvGeometry g = make_conv_geometry(node, WindowOp::Conv, spatial, kernel);
   Shape y{x.shape[0], filters};
   y.insert(y.end(), g.output.begin(), g.output.end());
-  return {TensorInfo{y, DType::Float32}};
+  return {TensorInfo{y, x.dtype}};
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ std::vector<TensorInfo> infer_gemm(const Node& node, const std::vector<ValueInfo
                                              shape_str(target));
     }
   }
-  return {TensorInfo{{m, n}, DType::Float32}};
+  return {TensorInfo{{m, n}, a.dtype}};
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ std::vector<TensorInfo> infer_global_pool(const Node& node, const std::vector<Va
   }
   Shape y = x.shape;
   std::fill(y.begin() + 2, y.end(), 1);
-  return {TensorInfo{y, DType::Float32}};
+  return {TensorInfo{y, x.dtype}};
 }
 
 OpDef global_pool_op() {

@@ -165,7 +165,8 @@ void register_lstm_ops(OpRegistry& r) {
                                 : Shape{d.seq, d.num_dir, d.batch, d.hidden};
     const Shape state = batch_major ? Shape{d.batch, d.num_dir, d.hidden}
                                     : Shape{d.num_dir, d.batch, d.hidden};
-    return std::vector<TensorInfo>{{y, DType::Float32}, {state, DType::Float32}, {state, DType::Float32}};
+    const DType t = inputs[kLstmX].info.dtype;  // float32, or float16 under precision="fp16"
+    return std::vector<TensorInfo>{{y, t}, {state, t}, {state, t}};
   };
   def.min_opset = 7;
   r.add("LSTM", std::move(def));

@@ -51,7 +51,7 @@ std::vector<TensorInfo> infer_matmul(const Node& node, const std::vector<ValueIn
   const TensorInfo& b = require_input(node, inputs, 1, "B");
   require_float(node, a, "input A");
   require_float(node, b, "input B");
-  return {TensorInfo{matmul_geometry(node, a.shape, b.shape).out, DType::Float32}};
+  return {TensorInfo{matmul_geometry(node, a.shape, b.shape).out, a.dtype}};
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ const TensorInfo& require_input(const Node& node, const std::vector<ValueInfo>& 
 }
 
 void require_float(const Node& node, const TensorInfo& info, const char* what) {
-  if (info.dtype != DType::Float32) {
+  if (!is_floating(info.dtype)) {
     node_fail<UnsupportedModelError>(node, std::string(what) + " must be float32, got " +
                                                dtype_name(info.dtype));
   }

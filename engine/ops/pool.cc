@@ -42,7 +42,7 @@ std::vector<TensorInfo> infer_pool_window(const Node& node, const std::vector<Va
       make_conv_geometry(node, WindowOp::Pool, spatial, node.attr_ints("kernel_shape", {}));
   Shape y{x.shape[0], x.shape[1]};
   y.insert(y.end(), g.output.begin(), g.output.end());
-  return {TensorInfo{y, DType::Float32}};
+  return {TensorInfo{y, x.dtype}};
 }
 
 void register_pool_ops(OpRegistry& r) {

@@ -23,7 +23,7 @@ void validate_reduce(const Node& node) {
 std::vector<TensorInfo> infer_reduce(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& x = require_input(node, inputs, 0, "data");
   require_float(node, x, "input data");
-  return {TensorInfo{reduce_axes(node, inputs, x.shape).out, DType::Float32}};
+  return {TensorInfo{reduce_axes(node, inputs, x.shape).out, x.dtype}};
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ py::dtype numpy_dtype(DType t) {
     case DType::Float32: return py::dtype::of<float>();
     case DType::Int32: return py::dtype::of<int32_t>();
     case DType::Int64: return py::dtype::of<int64_t>();
+    case DType::Float16: return py::dtype("float16");
   }
   return py::dtype::of<float>();
 }

@@ -48,6 +48,7 @@ std::string typestr(DType t) {
     case DType::Float32: return "<f4";
     case DType::Int32: return "<i4";
     case DType::Int64: return "<i8";
+    case DType::Float16: return "<f2";
   }
   return "<f4";
 }

@@ -31,6 +31,7 @@ dlpack::DataType dlpack_dtype(DType t) {
     case DType::Float32: return {dlpack::kFloat, 32, 1};
     case DType::Int32: return {dlpack::kInt, 32, 1};
     case DType::Int64: return {dlpack::kInt, 64, 1};
+    case DType::Float16: return {dlpack::kFloat, 16, 1};
   }
   return {dlpack::kFloat, 32, 1};
 }

@@ -132,6 +132,9 @@ class Model:
         ("cross_entropy": integer labels, fused with a final Softmax; "mse": float targets).
         ``schedule`` ("step", "cosine") needs ``total_steps``. ``run()`` and ``save()`` see the
         tuned weights. See dnnx/finetune.py."""
+        if self._backend[1].get("precision") == "fp16":
+            raise ValueError("finetune: fine-tuning runs in fp32 or tf32, not fp16 (half storage is for inference); "
+                             "load the model with precision='fp32' or 'tf32' to fine-tune it")
         self._current_engine()  # a previous tuner's weights first
         return _finetune.Tuner(self, trainable=trainable, loss=loss, lr=lr, momentum=momentum, nesterov=nesterov,
                                weight_decay=weight_decay, schedule=schedule, deterministic=deterministic,
@@ -206,7 +209,10 @@ def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limi
 
     ``device``: "cpu", "cuda" or "cuda:N". On CUDA: ``precision`` ("fp32": FMA math, no TF32
     anywhere; "tf32": TF32 tensor ops for convolutions, GEMMs and LSTMs, about 3 significant digits
-    per product, fp32 accumulation; "fp16" is not implemented yet), ``workspace_limit`` (bytes, or
+    per product, fp32 accumulation; "fp16": half storage, tensor ops with fp32 accumulation, inputs
+    converted to fp16 at entry and outputs back to float32 at exit, about 3 significant digits per
+    stored value; a layer without an fp16 kernel runs fp32 between conversions and ``plan()``
+    says so; inference only), ``workspace_limit`` (bytes, or
     a string such as "256MiB": no layer's workspace exceeds it), ``algo_search`` ("heuristic":
     cuDNN's ranking; "exhaustive": every convolution algorithm timed at plan time, the fastest
     that fits kept, times in ``plan()``) and ``deterministic`` (only algorithms cuDNN marks

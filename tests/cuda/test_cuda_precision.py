@@ -103,7 +103,3 @@ def test_tf32_lstm_plan_and_tolerance():
     assert row["math"] == "tf32 permitted (CUDNN_DEFAULT_MATH)", row
     assert_tf32_close(gpu.run(x), dnnx.load(model).run(x), "lstm tf32 vs cpu")
 
-
-def test_fp16_is_not_implemented_yet():
-    with pytest.raises(dnnx.DeviceError, match="fp16.*not implemented"):
-        dnnx.load(build("lenet"), device="cuda", precision="fp16")

@@ -25,6 +25,7 @@ decltype(auto) with_dtype(DType dtype, Fn&& fn) {
     case DType::Int32: return fn(int32_t{});
     case DType::Int64: return fn(int64_t{});
     case DType::Float32: break;
+    case DType::Float16: throw UnsupportedModelError("the CPU backend has no float16 kernels");
   }
   return fn(float{});
 }

@@ -1,4 +1,5 @@
-// Relu, Sigmoid, Tanh through cudnnActivationForward, the tensor viewed as [1, n, 1, 1].
+// Relu, Sigmoid, Tanh through cudnnActivationForward, the tensor viewed as [1, n, 1, 1], float32
+// or float16 (fp32 arithmetic inside cuDNN; alpha/beta are floats for both).
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/tensor_desc.h"
 
@@ -8,10 +9,10 @@ namespace {
 
 class ActivationKernel final : public Kernel {
  public:
-  ActivationKernel(const CudaContext& ctx, cudnnActivationMode_t mode, int64_t n) : ctx_(ctx), n_(n) {
+  ActivationKernel(const CudaContext& ctx, cudnnActivationMode_t mode, int64_t n, DType dtype) : ctx_(ctx), n_(n) {
     check(cudnnSetActivationDescriptor(activation_, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0),
           "cudnnSetActivationDescriptor");
-    if (n > 0) set_tensor(tensor_, {1, n, 1, 1});
+    if (n > 0) set_tensor(tensor_, {1, n, 1, 1}, dtype);
   }
 
   void run(const KernelArgs& args) const override {
@@ -35,7 +36,7 @@ KernelFactory activation_factory(const CudaContext& ctx, cudnnActivationMode_t m
       node_fail<UnsupportedModelError>(node, "X " + shape_str(x) + " has more than 2^31-1 elements");
     }
     KernelChoice choice;
-    choice.kernel = std::make_unique<ActivationKernel>(ctx, mode, numel(x));
+    choice.kernel = std::make_unique<ActivationKernel>(ctx, mode, numel(x), inputs[0].info.dtype);
     choice.algorithm = "cudnnActivationForward";
     return choice;
   };

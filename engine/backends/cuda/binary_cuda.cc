@@ -48,11 +48,11 @@ BroadcastDims plan_broadcast(const Node& node, const Shape& a, const Shape& b, c
 
 class BinaryKernel final : public Kernel {
  public:
-  BinaryKernel(const CudaContext& ctx, BinaryKind kind, int64_t n, BroadcastDims dims)
-      : ctx_(ctx), kind_(kind), n_(n), dims_(dims) {}
+  BinaryKernel(const CudaContext& ctx, BinaryKind kind, int64_t n, BroadcastDims dims, bool half)
+      : ctx_(ctx), kind_(kind), n_(n), dims_(dims), half_(half) {}
 
   void run(const KernelArgs& args) const override {
-    launch_binary(kind_, args.in(0), args.in(1), args.out(0), n_, dims_, ctx_.stream);
+    launch_binary(kind_, args.in<void>(0), args.in<void>(1), args.out<void>(0), n_, dims_, half_, ctx_.stream);
   }
 
  private:
@@ -60,6 +60,7 @@ class BinaryKernel final : public Kernel {
   BinaryKind kind_;
   int64_t n_;
   BroadcastDims dims_;
+  bool half_;  // float16 elements (Note [half storage]); float32 otherwise
 };
 
 KernelFactory binary_factory(const CudaContext& ctx, BinaryKind kind) {
@@ -68,28 +69,31 @@ KernelFactory binary_factory(const CudaContext& ctx, BinaryKind kind) {
     const BroadcastDims dims = plan_broadcast(node, inputs[0].info.shape, inputs[1].info.shape, outputs[0].shape);
     KernelChoice choice;
     choice.algorithm = dims.rank == 0 ? "elementwise kernel" : "broadcast kernel";
-    choice.kernel = std::make_unique<BinaryKernel>(ctx, kind, numel(outputs[0].shape), dims);
+    choice.kernel = std::make_unique<BinaryKernel>(ctx, kind, numel(outputs[0].shape), dims,
+                                                   inputs[0].info.dtype == DType::Float16);
     return choice;
   };
 }
 
-// Sum, Max, Min (float32, 1 or more inputs) as pairwise binary kernels into Y: Y = X0 op X1,
+// Sum, Max, Min (float32 or float16, 1 or more inputs) as pairwise binary kernels into Y: Y = X0 op X1,
 // then Y = Y op Xi for each further input, each pair with its own broadcast plan. One input is
 // a broadcast copy of it. Y never aliases an input (the executor gives it its own buffer).
 class VariadicKernel final : public Kernel {
  public:
-  VariadicKernel(const CudaContext& ctx, BinaryKind kind, int64_t n, std::vector<BroadcastDims> steps, BroadcastDims copy)
-      : ctx_(ctx), kind_(kind), n_(n), steps_(std::move(steps)), copy_(copy) {}
+  VariadicKernel(const CudaContext& ctx, BinaryKind kind, int64_t n, std::vector<BroadcastDims> steps, BroadcastDims copy,
+                 bool half)
+      : ctx_(ctx), kind_(kind), n_(n), steps_(std::move(steps)), copy_(copy), half_(half) {}
 
   void run(const KernelArgs& args) const override {
     if (n_ == 0) return;
     if (steps_.empty()) {
-      launch_gather(args.in<void>(0), args.out<void>(0), sizeof(float), n_, copy_, ctx_.stream);
+      launch_gather(args.in<void>(0), args.out<void>(0), half_ ? 2 : sizeof(float), n_, copy_, ctx_.stream);
       return;
     }
-    launch_binary(kind_, args.in(0), args.in(1), args.out(0), n_, steps_[0], ctx_.stream);
+    launch_binary(kind_, args.in<void>(0), args.in<void>(1), args.out<void>(0), n_, steps_[0], half_, ctx_.stream);
     for (size_t i = 1; i < steps_.size(); ++i) {
-      launch_binary(kind_, args.out(0), args.in(i + 1), args.out(0), n_, steps_[i], ctx_.stream);
+      launch_binary(kind_, args.out<void>(0), args.in<void>(i + 1), args.out<void>(0), n_, steps_[i], half_,
+                    ctx_.stream);
     }
   }
 
@@ -99,6 +103,7 @@ class VariadicKernel final : public Kernel {
   int64_t n_;
   std::vector<BroadcastDims> steps_;
   BroadcastDims copy_;
+  bool half_;
 };
 
 KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind) {
@@ -106,8 +111,8 @@ KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind) {
                       const std::vector<TensorInfo>& outputs) {
     const Shape& out = outputs[0].shape;
     for (const ValueInfo& v : inputs) {
-      if (v.info.dtype != DType::Float32) {
-        node_fail<UnsupportedModelError>(node, std::string("the CUDA kernel takes float32 inputs, not ") +
+      if (v.info.dtype != inputs[0].info.dtype || !is_floating(v.info.dtype)) {
+        node_fail<UnsupportedModelError>(node, std::string("the CUDA kernel takes float32 (or all float16) inputs, not ") +
                                                    dtype_name(v.info.dtype));
       }
     }
@@ -133,7 +138,8 @@ KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind) {
     }
     KernelChoice choice;
     choice.algorithm = inputs.size() == 1 ? "copy kernel" : "pairwise binary kernels";
-    choice.kernel = std::make_unique<VariadicKernel>(ctx, kind, numel(out), std::move(steps), copy);
+    choice.kernel = std::make_unique<VariadicKernel>(ctx, kind, numel(out), std::move(steps), copy,
+                                                     inputs[0].info.dtype == DType::Float16);
     return choice;
   };
 }

@@ -8,7 +8,7 @@
 namespace dnnx::cuda {
 
 cudnnMathType_t conv_math_type(Precision precision) {
-  return precision == Precision::Tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+  return precision == Precision::Fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
 }
 
 std::string conv_algo_name(cudnnConvolutionFwdAlgo_t algo) {
@@ -25,7 +25,11 @@ std::string conv_algo_name(cudnnConvolutionFwdAlgo_t algo) {
   }
 }
 
-std::string conv_math_name(cudnnMathType_t math) {
+std::string conv_math_name(cudnnMathType_t math, Precision precision) {
+  if (precision == Precision::Fp16) {  // half data: the tensor ops take fp16 operands as stored
+    if (math == CUDNN_FMA_MATH) return "fp16 storage, fp32 arithmetic (CUDNN_FMA_MATH)";
+    return "fp16 storage, tensor ops, fp32 accumulation (CUDNN_TENSOR_OP_MATH)";
+  }
   switch (math) {
     case CUDNN_FMA_MATH: return "fp32 (CUDNN_FMA_MATH)";
     case CUDNN_TENSOR_OP_MATH: return "tf32 (CUDNN_TENSOR_OP_MATH)";
@@ -42,6 +46,7 @@ namespace {
 std::string math_forbidden(Precision precision, cudnnMathType_t math) {
   if (math == CUDNN_FMA_MATH) return "";
   if (precision == Precision::Fp32) return "tensor-op math (TF32); precision fp32 allows FMA math only";
+  if (precision == Precision::Fp16) return "";  // the data are half already: nothing narrows further
   if (math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return "down-converts to fp16; precision tf32 allows TF32 at most";
   return "";
 }
@@ -132,14 +137,14 @@ ConvAlgoChoice choice_from_cache(const CachedConvAlgo& cached) {
   return choice;
 }
 
-CachedConvAlgo cache_entry(const ConvAlgoChoice& choice) {
+CachedConvAlgo cache_entry(const ConvAlgoChoice& choice, Precision precision) {
   CachedConvAlgo e;
   e.algo = static_cast<int>(choice.algo);
   e.math_type = static_cast<int>(choice.math_type);
   e.workspace_bytes = choice.workspace_bytes;
   e.time_ms = choice.time_ms;
   e.algorithm = conv_algo_name(choice.algo);
-  e.math = conv_math_name(choice.math_type);
+  e.math = conv_math_name(choice.math_type, precision);
   e.rejected = choice.rejected;
   return e;
 }
@@ -226,7 +231,7 @@ ConvAlgoChoice choose_conv_algorithm(const CudaContext& ctx, const ConvDescripto
       choice = select(ctx, d, false, ranked_candidates(ctx, d), workspace_limit, {}, fell_back);
     }
     if (cache && !fell_back) {
-      cache->store(key, cache_entry(choice));
+      cache->store(key, cache_entry(choice, ctx.options.precision));
       ctx.stats->count("cache_writes");
     }
   }

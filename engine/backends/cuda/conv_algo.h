@@ -35,7 +35,7 @@ struct ConvAlgoChoice {
 };
 
 // The math type a convolution descriptor asks for at `precision`: CUDNN_FMA_MATH for fp32 (no
-// TF32), CUDNN_TENSOR_OP_MATH for tf32.
+// TF32), CUDNN_TENSOR_OP_MATH for tf32 and fp16 (half operands, fp32 accumulation).
 cudnnMathType_t conv_math_type(Precision precision);
 
 // Chooses for `d` (whose conv descriptor carries conv_math_type) and sets the chosen math type
@@ -46,7 +46,8 @@ ConvAlgoChoice choose_conv_algorithm(const CudaContext& ctx, const ConvDescripto
 
 // "IMPLICIT_PRECOMP_GEMM", as the plan shows it.
 std::string conv_algo_name(cudnnConvolutionFwdAlgo_t algo);
-// "fp32 (CUDNN_FMA_MATH)", "tf32 (CUDNN_TENSOR_OP_MATH)", as the plan shows it.
-std::string conv_math_name(cudnnMathType_t math);
+// "fp32 (CUDNN_FMA_MATH)", "tf32 (CUDNN_TENSOR_OP_MATH)", "fp16 storage, tensor ops, fp32
+// accumulation (CUDNN_TENSOR_OP_MATH)", as the plan shows it.
+std::string conv_math_name(cudnnMathType_t math, Precision precision);
 
 }  // namespace dnnx::cuda

@@ -10,6 +10,12 @@
 // A 2-D conv of one input channel (3x3 or 5x5) may instead run as the direct kernel
 // (direct_conv.h, bias and Relu included, any pads): taken by the heuristic planner, and by the
 // exhaustive one when its measured time beats cuDNN's best.
+// Float16 (precision="fp16", Note [half storage]): X, W, B and Y are CUDNN_DATA_HALF, the
+// convolution's compute type stays CUDNN_DATA_FLOAT (fp32 accumulation, cuDNN's
+// PSEUDO_HALF_CONFIG) with CUDNN_TENSOR_OP_MATH; cudnnConvolutionBiasActivationForward takes the
+// bias in the output's type for this configuration (only its INT8 configurations want a float
+// bias), so B is half too. The direct kernel is float32 only, so it is no candidate in half, and
+// asymmetric padding uses the element-size pad kernel (launch_pad_nd).
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -42,7 +48,28 @@ struct ExplicitPad {
   int64_t planes = 0;                                  // N * C
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, begin[3] = {0, 0, 0};  // D, H, W (unit dims first)
   size_t bytes = 0;                                    // of the padded X, aligned
+  bool half = false;                                   // float16 elements
 };
+
+// X [planes, D, H, W] -> the padded X, zeros around: float32 by launch_pad, float16 by the
+// element-size pad kernel.
+void run_explicit_pad(const ExplicitPad& pad, const void* x, void* padded, cudaStream_t stream) {
+  if (!pad.half) {
+    launch_pad(static_cast<const float*>(x), static_cast<float*>(padded), pad.planes, pad.in, pad.out, pad.begin,
+               stream);
+    return;
+  }
+  PadDims dims;
+  dims.rank = 4;
+  dims.in[0] = dims.out[0] = pad.planes;
+  for (int d = 0; d < 3; ++d) {
+    dims.in[d + 1] = pad.in[d];
+    dims.out[d + 1] = pad.out[d];
+    dims.begin[d + 1] = pad.begin[d];
+  }
+  const int64_t n = pad.planes * pad.out[0] * pad.out[1] * pad.out[2];
+  launch_pad_nd(x, padded, sizeof(uint16_t), n, dims, nullptr, 0, stream);
+}
 
 enum class Epilogue { None, BiasRelu };
 
@@ -126,12 +153,12 @@ double time_direct(const CudaContext& ctx, const DirectConv2d& c, bool relu) {
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(const CudaContext& ctx, std::unique_ptr<ConvDescriptors> d, ConvAlgoChoice algo, ExplicitPad pad,
-             bool has_bias, Epilogue epilogue, int64_t filters, size_t y_rank)
+             bool has_bias, Epilogue epilogue, int64_t filters, size_t y_rank, DType dtype)
       : ctx_(ctx), d_(std::move(d)), algo_(algo.algo), algo_workspace_(algo.workspace_bytes), pad_(pad),
         has_bias_(has_bias), epilogue_(epilogue) {
     Shape b(y_rank, 1);  // [1, M, 1, 1(, 1)]
     b[1] = filters;
-    set_tensor(bias_, b);
+    set_tensor(bias_, b, dtype);
     if (epilogue_ == Epilogue::None && has_bias_ && bias_fusable(algo_)) {
       check(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0),
             "cudnnSetActivationDescriptor");
@@ -140,7 +167,7 @@ class ConvKernel final : public Kernel {
       check(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
             "cudnnSetActivationDescriptor");
       if (!has_bias_) {
-        const size_t bytes = static_cast<size_t>(filters) * sizeof(float);
+        const size_t bytes = static_cast<size_t>(filters) * dtype_size(dtype);
         zero_bias_ = device_alloc(bytes, "cudaMalloc (zero bias)");
         check(cudaMemsetAsync(zero_bias_.get(), 0, bytes, ctx_.stream), "cudaMemsetAsync");
       }
@@ -150,23 +177,32 @@ class ConvKernel final : public Kernel {
   // x [N, C, in...], w [M, C/group, k...], b [M] -> y [N, M, out...]. Workspace: the padded X
   // (when needed), then the algorithm's own.
   void run(const KernelArgs& args) const override {
-    const float* x = args.in(0);
+    const void* x = args.in<void>(0);
     auto* workspace = static_cast<uint8_t*>(args.workspace);
     if (pad_.needed) {
-      auto* padded = reinterpret_cast<float*>(workspace);
-      launch_pad(x, padded, pad_.planes, pad_.in, pad_.out, pad_.begin, ctx_.stream);
-      x = padded;
+      run_explicit_pad(pad_, x, workspace, ctx_.stream);
+      x = workspace;
       workspace += pad_.bytes;
     }
     const float one = 1.0f, zero = 0.0f;
     void* algo_workspace = algo_workspace_ ? workspace : nullptr;
     if (epilogue_ == Epilogue::BiasRelu) {
       // y = relu(conv(x) + 0 * z + b); z must be a valid tensor, and with alpha2 = 0 it is y.
-      const void* bias = has_bias_ ? args.in(2) : zero_bias_.get();
-      check(cudnnConvolutionBiasActivationForward(ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_,
-                                                  algo_workspace, algo_workspace_, &zero, d_->y, args.out(0), bias_,
-                                                  bias, relu_, d_->y, args.out(0)),
-            "cudnnConvolutionBiasActivationForward");
+      const void* bias = has_bias_ ? args.in<void>(2) : zero_bias_.get();
+      if (fused_bias_ok_.load(std::memory_order_relaxed)) {
+        const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
+            ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_, algo_workspace, algo_workspace_, &zero,
+            d_->y, args.out(0), bias_, bias, relu_, d_->y, args.out(0));
+        if (status == CUDNN_STATUS_SUCCESS) return;
+        if (status != CUDNN_STATUS_NOT_SUPPORTED) check(status, "cudnnConvolutionBiasActivationForward");
+        fused_bias_ok_.store(false, std::memory_order_relaxed);  // the same three steps, one by one
+      }
+      check(cudnnConvolutionForward(ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_, algo_workspace,
+                                    algo_workspace_, &zero, d_->y, args.out(0)),
+            "cudnnConvolutionForward");
+      check(cudnnAddTensor(ctx_.cudnn, &one, bias_, bias, &one, d_->y, args.out(0)), "cudnnAddTensor");
+      check(cudnnActivationForward(ctx_.cudnn, relu_, &one, d_->y, args.out(0), &zero, d_->y, args.out(0)),
+            "cudnnActivationForward (relu)");
       return;
     }
     if (has_bias_ && bias_fusable(algo_) && fused_bias_ok_.load(std::memory_order_relaxed)) {
@@ -195,7 +231,7 @@ class ConvKernel final : public Kernel {
   Epilogue epilogue_;
   TensorDescriptor bias_;      // [1, M, 1, 1(, 1)]
   ActivationDescriptor relu_;  // BiasRelu: Relu; None with a fusable bias: identity
-  mutable std::atomic<bool> fused_bias_ok_{true};
+  mutable std::atomic<bool> fused_bias_ok_{true};  // false once cuDNN refused the fused call
   DeviceMemory zero_bias_;     // BiasRelu without B: M zeros
 };
 
@@ -206,9 +242,10 @@ class EmptyKernel final : public Kernel {
 };
 
 // Splits ONNX's pads into cuDNN's symmetric part and the excess the pad kernel fills.
-ExplicitPad plan_padding(const ConvGeometry& g, int64_t planes, std::vector<int>& symmetric) {
+ExplicitPad plan_padding(const ConvGeometry& g, int64_t planes, DType dtype, std::vector<int>& symmetric) {
   ExplicitPad pad;
   pad.planes = planes;
+  pad.half = dtype == DType::Float16;
   const size_t offset = 3 - g.rank();  // unit dims first in the pad kernel's 3-D view
   for (size_t i = 0; i < g.rank(); ++i) {
     const int64_t b = g.pads_begin[i], e = g.pads_end[i];
@@ -218,7 +255,9 @@ ExplicitPad plan_padding(const ConvGeometry& g, int64_t planes, std::vector<int>
     pad.out[offset + i] = g.input[i] + std::abs(b - e);
     pad.needed = pad.needed || b != e;
   }
-  if (pad.needed) pad.bytes = align_up(static_cast<size_t>(planes * pad.out[0] * pad.out[1] * pad.out[2]) * sizeof(float));
+  if (pad.needed) {
+    pad.bytes = align_up(static_cast<size_t>(planes * pad.out[0] * pad.out[1] * pad.out[2]) * dtype_size(dtype));
+  }
   return pad;
 }
 
@@ -240,7 +279,8 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
                                                Shape(ws.begin() + 2, ws.end()));
   const ConvGeometry g = onnx.expanded_to(std::max(kMinSpatialRank, onnx.rank()));
   std::vector<int> pads;
-  const ExplicitPad pad = plan_padding(g, xs[0] * xs[1], pads);
+  const DType dtype = inputs[0].info.dtype;  // float32, or float16 (then W and B too)
+  const ExplicitPad pad = plan_padding(g, xs[0] * xs[1], dtype, pads);
 
   auto d = std::make_unique<ConvDescriptors>();
   Shape x_dims{xs[0], xs[1]}, w_dims{ws[0], ws[1]}, y_dims{xs[0], ws[0]};
@@ -249,9 +289,9 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
     w_dims.push_back(g.kernel[i]);
     y_dims.push_back(g.output[i]);
   }
-  set_tensor(d->x, x_dims);
-  set_filter(d->w, w_dims);
-  set_tensor(d->y, y_dims);
+  set_tensor(d->x, x_dims, dtype);
+  set_filter(d->w, w_dims, dtype);
+  set_tensor(d->y, y_dims, dtype);
   const std::vector<int> strides = to_int(g.strides), dilations = to_int(g.dilations);
   check(cudnnSetConvolutionNdDescriptor(d->conv, static_cast<int>(g.rank()), pads.data(), strides.data(),
                                         dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
@@ -273,7 +313,8 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
   }
   // The direct kernel's candidacy, and the plan-cache key its measured time is kept under (taken
   // before cuDNN's choice sets its math type on the descriptor).
-  const DirectConv2d direct = direct_shape(onnx.rank() == 2 ? onnx : ConvGeometry{}, xs, ws);
+  const DirectConv2d direct =
+      dtype == DType::Float32 ? direct_shape(onnx.rank() == 2 ? onnx : ConvGeometry{}, xs, ws) : DirectConv2d{};
   const std::string cache_key = direct.n > 0 && ctx.options.algo_search == AlgoSearch::Exhaustive && ctx.plan_cache
                                     ? conv_cache_key(ctx, *d, limit - pad.bytes)
                                     : "";
@@ -281,7 +322,7 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
   choice.algorithm = (pad.needed ? "pad kernel + " : "") + conv_algo_name(algo.algo) +
                      (epilogue == Epilogue::BiasRelu ? " (bias+relu fused)" : "") +
                      (algo.from_cache ? " (plan cache)" : "");
-  choice.math = conv_math_name(algo.math_type);
+  choice.math = conv_math_name(algo.math_type, ctx.options.precision);
   choice.workspace_bytes = pad.bytes + algo.workspace_bytes;
   choice.time_ms = algo.time_ms;
   choice.rejected = algo.rejected;
@@ -342,7 +383,7 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
     }
   }
   choice.kernel = std::make_unique<ConvKernel>(ctx, std::move(d), std::move(algo), pad, has_bias, epilogue, ws[0],
-                                               y_dims.size());
+                                               y_dims.size(), dtype);
   return choice;
 }
 

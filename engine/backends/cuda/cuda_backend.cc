@@ -1,5 +1,7 @@
 #include "backends/cuda/cuda_backend.h"
 
+#include <set>
+
 #include "backends/cuda/blas.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "ops/lstm_stack.h"
@@ -35,12 +37,35 @@ std::unique_ptr<CudaContext> open_device(const DeviceOptions& options) {
 
 }  // namespace
 
-std::string unsupported_options(const DeviceOptions& options) {
-  if (options.precision == Precision::Fp16) {
-    return "precision 'fp16' is not implemented on CUDA yet (half storage is planned); 'fp32' and 'tf32' are";
-  }
-  return "";
+std::string unsupported_options(const DeviceOptions&) { return ""; }
+
+namespace {
+
+// The ops with a float16 kernel (Note [half storage] in core/passes/half_storage.cc): cuDNN's
+// and cuBLAS's calls with half descriptors, and the glue kernels templated on the element type
+// or moving bytes. Views need no kernel. Every other op keeps float32 (between conversions).
+const std::set<std::string>& half_ops() {
+  static const std::set<std::string> ops = {
+      "Conv", "Conv+Relu", "Gemm", "Gemm+Relu", "MatMul", "LSTM",               // tensor ops, fp32 accumulation
+      "Conv+MaxPool", "Conv+Relu+MaxPool",  // the conv + pool pair in half (the direct kernel is fp32 only)
+      "Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "MaxPool",           // cuDNN, half descriptors
+      "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "GlobalAveragePool",     // float arithmetic, half storage
+      "GlobalMaxPool", "BatchNormalization", "LeakyRelu", "Elu", "Clip", "AveragePool", "LRN", "ReduceMean",
+      "Transpose", "Concat", "Slice", "Expand", "Split", "Gather", "Pad"};     // data movement by size
+  return ops;
 }
+
+// The math of a layer in a precision="fp16" model, where the kernel did not name one.
+std::string half_model_math(const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs,
+                            const std::string& why_fp32) {
+  bool half = false;
+  for (const ValueInfo& v : inputs) half = half || (v.present && v.info.dtype == DType::Float16);
+  for (const TensorInfo& t : outputs) half = half || t.dtype == DType::Float16;
+  if (half) return "fp16 storage, fp32 arithmetic";
+  return "fp32 (no fp16 kernel: " + why_fp32 + ")";
+}
+
+}  // namespace
 
 CudaBackend::CudaBackend(const DeviceOptions& options) {
   const std::string why = unsupported_options(options);
@@ -64,6 +89,15 @@ std::string CudaBackend::unsupported_reason(const Node& node) const {
   return "";
 }
 
+bool CudaBackend::half_storage() const { return context_->options.precision == Precision::Fp16; }
+
+std::string CudaBackend::half_unsupported_reason(const Node& node) const {
+  const OpDef* def = op_registry().find(node.op_type);
+  if (def && def->aliases_input0) return "";  // a view: no kernel, any element type
+  if (!half_ops().count(node.op_type)) return "the CUDA backend has no float16 kernel for " + node.op_type;
+  return "";
+}
+
 KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                                     const std::vector<TensorInfo>& outputs) const {
   const KernelFactory* factory = kernels_.find(node.op_type);
@@ -71,6 +105,11 @@ KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInf
   activate();
   try {
     KernelChoice choice = (*factory)(node, inputs, outputs);
+    if (half_storage() && choice.math.empty()) {
+      choice.math = half_model_math(inputs, outputs, half_unsupported_reason(node));
+    } else if (half_storage() && !choice.math.empty() && choice.math.rfind("fp32", 0) == 0) {
+      choice.math += " (no fp16 kernel: " + half_unsupported_reason(node) + ")";
+    }
     choice.kernel = in_nvtx_range(nvtx_, node, std::move(choice.kernel));
     return choice;
   } catch (const DeviceError& e) {

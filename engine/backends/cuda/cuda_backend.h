@@ -18,6 +18,9 @@ class CudaBackend final : public Backend {
 
   std::string name() const override { return "cuda:" + std::to_string(context_->options.device); }
   std::string unsupported_reason(const Node& node) const override;
+  // precision="fp16": half storage where half_unsupported_reason is "" (Note [half storage]).
+  bool half_storage() const override;
+  std::string half_unsupported_reason(const Node& node) const override;
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
 
@@ -49,7 +52,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<ArrayPool> arrays_;
 };
 
-// Why `options` cannot be served ("" when they can): the precision not built yet (fp16).
+// Why `options` cannot be served ("" when they can; every precision is built now).
 std::string unsupported_options(const DeviceOptions& options);
 
 }  // namespace dnnx::cuda

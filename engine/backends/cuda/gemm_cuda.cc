@@ -7,6 +7,9 @@
 //              [M,1], [1,1] or a scalar), then one SGEMM accumulates alpha * op(A) * op(B) onto
 //              beta * Y, then (Gemm+Relu) cudnnActivationForward in place
 // The SGEMM path also takes over when cuBLASLt offers no algorithm for the shapes.
+// Float16 (precision="fp16"): A, B, C and Y are CUDA_R_16F on both paths, the compute type
+// CUBLAS_COMPUTE_32F (tensor ops, fp32 accumulation, float alpha/beta); the bias epilogue reads a
+// half bias (cuBLASLt's bias type defaults to Y's); the SGEMM path becomes cublasGemmEx.
 #include <climits>
 
 #include "backends/cuda/blas.h"
@@ -40,7 +43,8 @@ class LtMatmul {
   // false when cuBLASLt has no algorithm for these shapes within `workspace_limit`.
   bool plan(const CudaContext& ctx, const GemmCall& c, cublasLtEpilogue_t epilogue, size_t workspace_limit) {
     const cublasComputeType_t compute =
-        ctx.options.precision == Precision::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        ctx.options.precision == Precision::Tf32 && !c.half ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    const cudaDataType_t type = c.half ? CUDA_R_16F : CUDA_R_32F;
     check(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
     const cublasOperation_t op_a = c.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt's A: our B
     const cublasOperation_t op_b = c.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt's B: our A
@@ -51,13 +55,13 @@ class LtMatmul {
     check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)),
           "cublasLtMatmulDescSetAttribute (epilogue)");
     // As stored, column-major: our B is [N,K] (ld N), or [K,N] (ld K) when transposed.
-    check(cublasLtMatrixLayoutCreate(&a_, CUDA_R_32F, c.trans_b ? c.k : c.n, c.trans_b ? c.n : c.k,
+    check(cublasLtMatrixLayoutCreate(&a_, type, c.trans_b ? c.k : c.n, c.trans_b ? c.n : c.k,
                                      c.trans_b ? c.k : c.n),
           "cublasLtMatrixLayoutCreate (B)");
-    check(cublasLtMatrixLayoutCreate(&b_, CUDA_R_32F, c.trans_a ? c.m : c.k, c.trans_a ? c.k : c.m,
+    check(cublasLtMatrixLayoutCreate(&b_, type, c.trans_a ? c.m : c.k, c.trans_a ? c.k : c.m,
                                      c.trans_a ? c.m : c.k),
           "cublasLtMatrixLayoutCreate (A)");
-    check(cublasLtMatrixLayoutCreate(&y_, CUDA_R_32F, c.n, c.m, c.n), "cublasLtMatrixLayoutCreate (Y)");
+    check(cublasLtMatrixLayoutCreate(&y_, type, c.n, c.m, c.n), "cublasLtMatrixLayoutCreate (Y)");
     cublasLtMatmulPreference_t pref = nullptr;
     check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
     const size_t limit = workspace_limit;
@@ -75,7 +79,7 @@ class LtMatmul {
 
   size_t workspace_bytes() const { return workspace_bytes_; }
 
-  void run(const CudaContext& ctx, const GemmCall& c, const float* a, const float* b, const float* bias, float* y,
+  void run(const CudaContext& ctx, const GemmCall& c, const void* a, const void* b, const void* bias, void* y,
            void* workspace) const {
     if (bias) {
       check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
@@ -101,7 +105,8 @@ class LtGemmKernel final : public Kernel {
 
   void run(const KernelArgs& args) const override {
     if (call_.m == 0 || call_.n == 0) return;
-    lt_->run(ctx_, call_, args.in(0), args.in(1), has_bias_ ? args.in(2) : nullptr, args.out(0), args.workspace);
+    lt_->run(ctx_, call_, args.in<void>(0), args.in<void>(1), has_bias_ ? args.in<void>(2) : nullptr, args.out<void>(0),
+             args.workspace);
   }
 
  private:
@@ -119,24 +124,25 @@ class GemmKernel final : public Kernel {
     if (relu_ && n > 0) {
       check(cudnnSetActivationDescriptor(activation_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
             "cudnnSetActivationDescriptor");
-      set_tensor(tensor_, {1, n, 1, 1});
+      set_tensor(tensor_, {1, n, 1, 1}, call.half ? DType::Float16 : DType::Float32);
     }
   }
 
   void run(const KernelArgs& args) const override {
-    float* y = args.out(0);
+    void* y = args.out<void>(0);
     const size_t y_elems = static_cast<size_t>(call_.m) * static_cast<size_t>(call_.n);
+    const size_t elem = call_.half ? 2 : sizeof(float);
     if (y_elems == 0) return;
     if (fill_ == BiasFill::Copy) {
-      check(cudaMemcpyAsync(y, args.in(2), y_elems * sizeof(float), cudaMemcpyDeviceToDevice, ctx_.stream),
+      check(cudaMemcpyAsync(y, args.in<void>(2), y_elems * elem, cudaMemcpyDeviceToDevice, ctx_.stream),
             "cudaMemcpyAsync");
     } else if (fill_ == BiasFill::Broadcast) {
-      launch_gather(args.in(2), y, sizeof(float), static_cast<int64_t>(y_elems), c_dims_, ctx_.stream);
+      launch_gather(args.in<void>(2), y, elem, static_cast<int64_t>(y_elems), c_dims_, ctx_.stream);
     } else if (call_.k == 0) {  // an empty sum; cuBLAS may return without writing Y
-      check(cudaMemsetAsync(y, 0, y_elems * sizeof(float), ctx_.stream), "cudaMemsetAsync");
+      check(cudaMemsetAsync(y, 0, y_elems * elem, ctx_.stream), "cudaMemsetAsync");
       return;  // relu(0) = 0
     }
-    row_major_gemm(ctx_, call_, args.in(0), args.in(1), y);
+    row_major_gemm(ctx_, call_, args.in<void>(0), args.in<void>(1), y);
     if (relu_) {
       const float one = 1.0f, zero = 0.0f;
       check(cudnnActivationForward(ctx_.cudnn, activation_, &one, tensor_, y, &zero, tensor_, y),
@@ -160,6 +166,7 @@ KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, cons
   call.trans_a = node.attr_int("transA", 0) != 0;
   call.trans_b = node.attr_int("transB", 0) != 0;
   call.alpha = node.attr_float("alpha", 1.0f);
+  call.half = inputs[0].info.dtype == DType::Float16;
   const int64_t m = outputs[0].shape[0], n = outputs[0].shape[1];
   const int64_t k = call.trans_a ? inputs[0].info.shape[0] : inputs[0].info.shape[1];
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX) {
@@ -188,7 +195,7 @@ KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, cons
     c_dims.stride_a[1] = c_cols == 1 ? 0 : 1;
   }
   KernelChoice choice;
-  choice.math = blas_math_name(ctx);
+  choice.math = blas_math_name(ctx, call.half);
   if (m > 0 && n > 0 && k > 0 && (!has_c || row_bias)) {
     const cublasLtEpilogue_t epilogue = has_c ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
                                               : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
@@ -204,7 +211,8 @@ KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, cons
     }
     choice.rejected.push_back({"cublasLtMatmul", "cuBLASLt has no algorithm for these shapes"});
   }
-  choice.algorithm = std::string(fill == BiasFill::Broadcast ? "cublasSgemm (C broadcast by kernel)" : "cublasSgemm") +
+  const std::string gemm = call.half ? "cublasGemmEx" : "cublasSgemm";
+  choice.algorithm = (fill == BiasFill::Broadcast ? gemm + " (C broadcast by kernel)" : gemm) +
                      (relu ? " + cudnnActivationForward (relu)" : "");
   if (!has_c) call.beta = 0.0f;
   if (relu && m * n > INT_MAX) {

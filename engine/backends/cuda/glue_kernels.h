@@ -24,8 +24,14 @@ struct BroadcastDims {
 enum class BinaryKind { Add, Sub, Mul, Div, Max, Min };
 
 // y[i] = a[.] op b[.] for i < n. rank 0: a, b and y have n elements each (no broadcast).
-void launch_binary(BinaryKind kind, const float* a, const float* b, float* y, int64_t n,
-                   const BroadcastDims& dims, cudaStream_t stream);
+// float32, or float16 when `half` (the arithmetic in float, one rounding to half per result).
+void launch_binary(BinaryKind kind, const void* a, const void* b, void* y, int64_t n,
+                   const BroadcastDims& dims, bool half, cudaStream_t stream);
+// The float32 form.
+inline void launch_binary(BinaryKind kind, const float* a, const float* b, float* y, int64_t n,
+                          const BroadcastDims& dims, cudaStream_t stream) {
+  launch_binary(kind, a, b, y, n, dims, false, stream);
+}
 
 // y[i] = x[offset(i)] for i < n, where offset walks the output dims with x's strides (a
 // transpose, or a broadcast when a stride is 0). elem: bytes per element (1, 2, 4 or 8).
@@ -41,7 +47,10 @@ struct Window3d {
 
 // Max pooling, taps in the padding ignored (they count as -inf): x [planes, in...] ->
 // y [planes, out...].
-void launch_max_pool(const float* x, float* y, const Window3d& w, cudaStream_t stream);
+void launch_max_pool(const void* x, void* y, const Window3d& w, bool half, cudaStream_t stream);
+inline void launch_max_pool(const float* x, float* y, const Window3d& w, cudaStream_t stream) {
+  launch_max_pool(x, y, w, false, stream);
+}
 
 // Zero padding: x [planes, in...] -> y [planes, out...] with x's element (d, h, w) at
 // (d + begin[0], h + begin[1], w + begin[2]) and zeros around it.
@@ -49,38 +58,70 @@ void launch_pad(const float* x, float* y, int64_t planes, const int64_t in[3], c
                 const int64_t begin[3], cudaStream_t stream);
 
 // --- The real-world ops (real_ops_kernels.cu) ---
+// Each takes float32 elements, or float16 where `half` (float arithmetic; precision="fp16");
+// the float32-only forms below the list keep the callers that know nothing of half.
 
 // BatchNormalization (inference): x, y [batch, channels, plane]; scale, bias, mean, var [C],
 // read on the device (they may be computed tensors).
-void launch_batchnorm(const float* x, const float* scale, const float* bias, const float* mean, const float* var,
-                      float* y, int64_t batch, int64_t channels, int64_t plane, float epsilon, cudaStream_t stream);
+void launch_batchnorm(const void* x, const void* scale, const void* bias, const void* mean, const void* var, void* y,
+                      int64_t batch, int64_t channels, int64_t plane, float epsilon, bool half, cudaStream_t stream);
 
 enum class AlphaKind { LeakyRelu, Elu };
-void launch_alpha_activation(AlphaKind kind, const float* x, float* y, int64_t n, float alpha, cudaStream_t stream);
+void launch_alpha_activation(AlphaKind kind, const void* x, void* y, int64_t n, float alpha, bool half,
+                             cudaStream_t stream);
 
 // y = min(max(x, lo), hi); lo_ptr / hi_ptr (device scalars) replace lo / hi when not null.
-void launch_clip(const float* x, float* y, int64_t n, float lo, float hi, const float* lo_ptr, const float* hi_ptr,
-                 cudaStream_t stream);
+void launch_clip(const void* x, void* y, int64_t n, float lo, float hi, const void* lo_ptr, const void* hi_ptr,
+                 bool half, cudaStream_t stream);
 
 // Average pooling as the CPU computes it: the divisor is the product over dims of the taps
 // inside X (count_include_pad: inside the padded X, [-pads_begin, in + pads_end)).
-void launch_avg_pool(const float* x, float* y, const Window3d& w, const int64_t pad_end[3], bool count_include_pad,
-                     cudaStream_t stream);
+void launch_avg_pool(const void* x, void* y, const Window3d& w, const int64_t pad_end[3], bool count_include_pad,
+                     bool half, cudaStream_t stream);
 
 // One value per plane: the mean (or the max) of its `plane` elements.
-void launch_global_pool(const float* x, float* y, int64_t planes, int64_t plane, bool max, cudaStream_t stream);
+void launch_global_pool(const void* x, void* y, int64_t planes, int64_t plane, bool max, bool half,
+                        cudaStream_t stream);
 
 // LRN across channels, x, y [batch, channels, plane]: y = x * (bias + alpha / size * sum)^-beta,
 // sum over channels [c - floor((size-1)/2), c + ceil((size-1)/2)] of x^2.
-void launch_lrn(const float* x, float* y, int64_t batch, int64_t channels, int64_t plane, int64_t size, float alpha,
-                float beta, float bias, cudaStream_t stream);
+void launch_lrn(const void* x, void* y, int64_t batch, int64_t channels, int64_t plane, int64_t size, float alpha,
+                float beta, float bias, bool half, cudaStream_t stream);
 
 // y[i] = mean over the `red` dims of x, where output i walks `out` (size, stride_a: strides
 // in x) and the reduced elements walk `red` (size, stride_a). count: the reduced elements.
-void launch_reduce_mean(const float* x, float* y, int64_t n, const BroadcastDims& out, const BroadcastDims& red,
-                        int64_t count, cudaStream_t stream);
+void launch_reduce_mean(const void* x, void* y, int64_t n, const BroadcastDims& out, const BroadcastDims& red,
+                        int64_t count, bool half, cudaStream_t stream);
 
-// Element type conversion between float32 (0), int32 (1) and int64 (2).
+// The float32-only forms.
+inline void launch_batchnorm(const float* x, const float* scale, const float* bias, const float* mean,
+                             const float* var, float* y, int64_t batch, int64_t channels, int64_t plane, float epsilon,
+                             cudaStream_t stream) {
+  launch_batchnorm(x, scale, bias, mean, var, y, batch, channels, plane, epsilon, false, stream);
+}
+inline void launch_alpha_activation(AlphaKind kind, const float* x, float* y, int64_t n, float alpha,
+                                    cudaStream_t stream) {
+  launch_alpha_activation(kind, x, y, n, alpha, false, stream);
+}
+inline void launch_clip(const float* x, float* y, int64_t n, float lo, float hi, const float* lo_ptr,
+                        const float* hi_ptr, cudaStream_t stream) {
+  launch_clip(x, y, n, lo, hi, lo_ptr, hi_ptr, false, stream);
+}
+inline void launch_lrn(const float* x, float* y, int64_t batch, int64_t channels, int64_t plane, int64_t size,
+                       float alpha, float beta, float bias, cudaStream_t stream) {
+  launch_lrn(x, y, batch, channels, plane, size, alpha, beta, bias, false, stream);
+}
+inline void launch_avg_pool(const float* x, float* y, const Window3d& w, const int64_t pad_end[3],
+                            bool count_include_pad, cudaStream_t stream) {
+  launch_avg_pool(x, y, w, pad_end, count_include_pad, false, stream);
+}
+inline void launch_reduce_mean(const float* x, float* y, int64_t n, const BroadcastDims& out,
+                               const BroadcastDims& red, int64_t count, cudaStream_t stream) {
+  launch_reduce_mean(x, y, n, out, red, count, false, stream);
+}
+
+// Element type conversion between float32 (0), int32 (1), int64 (2) and float16 (3; through float,
+// round to nearest even).
 void launch_cast(const void* x, int from, void* y, int to, int64_t n, cudaStream_t stream);
 
 // Gather along one axis: x [outer, size, inner] -> y [outer, count, inner] with y's (o, j, i)

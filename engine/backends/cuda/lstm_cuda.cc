@@ -16,6 +16,10 @@
 //    it runs as 1 and the outputs of that entry are zeroed afterwards (ONNX: 0 there).
 // Peepholes, clip and input_forget have no cuDNN counterpart: such a node is refused at load
 // (UnsupportedModelError naming it); an all-zero constant P is no peephole at all and passes.
+// Float16 (precision="fp16", Note [half storage]): X, W, R, B, the states and Y are
+// CUDNN_DATA_HALF (W, R, B converted at load), the math precision CUDNN_DATA_FLOAT (fp32
+// accumulation and gate arithmetic) with CUDNN_TENSOR_OP_MATH; the glue kernels move elements
+// by size.
 #include <algorithm>
 #include <climits>
 #include <initializer_list>
@@ -92,27 +96,28 @@ bool clamp_lengths(std::vector<int>& lens, int64_t seq, const std::string& where
 class LstmKernel final : public Kernel {
  public:
   LstmKernel(const CudaContext& ctx, std::string where, const LstmAttributes& attrs, const LstmDims& d,
-             const LstmPresence& has)
-      : ctx_(ctx), where_(std::move(where)), attrs_(attrs), d_(d), has_(has) {}
+             const LstmPresence& has, DType dtype)
+      : ctx_(ctx), where_(std::move(where)), attrs_(attrs), d_(d), has_(has), dtype_(dtype),
+        elem_(dtype_size(dtype)) {}
 
   // The descriptors and the weight layout (before any length is known).
   void set_up(cudnnMathType_t math) {
     check(cudnnSetDropoutDescriptor(dropout_, ctx_.cudnn, 0.0f, nullptr, 0, 0), "cudnnSetDropoutDescriptor");
     const cudnnDirectionMode_t dir_mode = d_.num_dir == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL;
     check(cudnnSetRNNDescriptor_v8(rnn_, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
-                                   dir_mode, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
-                                   CUDNN_DATA_FLOAT, math, static_cast<int32_t>(d_.input),
+                                   dir_mode, CUDNN_LINEAR_INPUT, data_type(), CUDNN_DATA_FLOAT, math,
+                                   static_cast<int32_t>(d_.input),
                                    static_cast<int32_t>(d_.hidden), static_cast<int32_t>(d_.hidden), 1, dropout_,
                                    CUDNN_RNN_PADDED_IO_ENABLED),
           "cudnnSetRNNDescriptor_v8");
     const int dims[3] = {static_cast<int>(d_.num_dir), static_cast<int>(d_.batch), static_cast<int>(d_.hidden)};
     const int strides[3] = {dims[1] * dims[2], dims[2], 1};
-    check(cudnnSetTensorNdDescriptor(state_, CUDNN_DATA_FLOAT, 3, dims, strides), "cudnnSetTensorNdDescriptor");
-    weights_ = lstm_weight_layout(ctx_, rnn_, d_, has_.b);
+    check(cudnnSetTensorNdDescriptor(state_, data_type(), 3, dims, strides), "cudnnSetTensorNdDescriptor");
+    weights_ = lstm_weight_layout(ctx_, rnn_, d_, has_.b, elem_);
   }
 
   // Packs constant weights into a weight space of the kernel's own.
-  void pack_constant_weights(const float* const host[]) {
+  void pack_constant_weights(const void* const host[]) {
     packed_weights_ = device_alloc(weights_.bytes, "cudaMalloc (LSTM weights)");
     pack_weights_from_host(ctx_, weights_, host, packed_weights_.get());
   }
@@ -140,7 +145,7 @@ class LstmKernel final : public Kernel {
     size_t reserve = 0;
     check(cudnnGetRNNTempSpaceSizes(ctx_.cudnn, rnn_, CUDNN_FWD_MODE_INFERENCE, x, &parts_.cudnn_bytes, &reserve),
           "cudnnGetRNNTempSpaceSizes");
-    const size_t f = sizeof(float);
+    const size_t f = elem_;
     const size_t state_bytes = static_cast<size_t>(d_.num_dir * d_.batch * d_.hidden) * f;
     size_t at = 0;
     auto part = [&at](size_t bytes) {
@@ -171,9 +176,9 @@ class LstmKernel final : public Kernel {
   void run(const KernelArgs& args) const override {
     if (d_.batch == 0) return;
     if (d_.seq == 0) {  // no step at all: Y is empty, Y_h and Y_c are zeros (as on the CPU)
-      const size_t bytes = static_cast<size_t>(d_.num_dir * d_.batch * d_.hidden) * sizeof(float);
-      if (has_.y_h) check(cudaMemsetAsync(args.out(kLstmYH), 0, bytes, ctx_.stream), "cudaMemsetAsync");
-      if (has_.y_c) check(cudaMemsetAsync(args.out(kLstmYC), 0, bytes, ctx_.stream), "cudaMemsetAsync");
+      const size_t bytes = static_cast<size_t>(d_.num_dir * d_.batch * d_.hidden) * elem_;
+      if (has_.y_h) check(cudaMemsetAsync(args.out<void>(kLstmYH), 0, bytes, ctx_.stream), "cudaMemsetAsync");
+      if (has_.y_c) check(cudaMemsetAsync(args.out<void>(kLstmYC), 0, bytes, ctx_.stream), "cudaMemsetAsync");
       return;
     }
     auto* ws = static_cast<uint8_t*>(args.workspace);
@@ -196,39 +201,41 @@ class LstmKernel final : public Kernel {
       weights = ws + parts_.weights;
     }
     const SequenceDims x_dims{d_.seq, d_.batch, d_.input, batch_major()};
-    const float* x = args.in(kLstmX);
+    const void* x = args.in<void>(kLstmX);
     if (reversed()) {
-      auto* x_rev = reinterpret_cast<float*>(ws + parts_.x_reversed);
-      launch_reverse_sequences(x, x_rev, lens.device, x_dims, ctx_.stream);
+      void* x_rev = ws + parts_.x_reversed;
+      launch_reverse_sequences(x, x_rev, elem_, lens.device, x_dims, ctx_.stream);
       x = x_rev;
     }
-    const float* hx = state_in(args, kLstmInitialH, has_.initial_h, ws + parts_.hx);
-    const float* cx = state_in(args, kLstmInitialC, has_.initial_c, ws + parts_.cx);
-    float* y = y_staged() ? reinterpret_cast<float*>(ws + parts_.y_cudnn) : args.out(kLstmY);
-    float* hy = has_.y_h ? (states_transposed() ? reinterpret_cast<float*>(ws + parts_.hy) : args.out(kLstmYH)) : nullptr;
-    float* cy = has_.y_c ? (states_transposed() ? reinterpret_cast<float*>(ws + parts_.cy) : args.out(kLstmYC)) : nullptr;
+    const void* hx = state_in(args, kLstmInitialH, has_.initial_h, ws + parts_.hx);
+    const void* cx = state_in(args, kLstmInitialC, has_.initial_c, ws + parts_.cx);
+    void* y = y_staged() ? ws + parts_.y_cudnn : args.out<void>(kLstmY);
+    void* hy = has_.y_h ? (states_transposed() ? ws + parts_.hy : args.out<void>(kLstmYH)) : nullptr;
+    void* cy = has_.y_c ? (states_transposed() ? ws + parts_.cy : args.out<void>(kLstmYC)) : nullptr;
 
     check(cudnnRNNForward(ctx_.cudnn, rnn_, CUDNN_FWD_MODE_INFERENCE, lens.device, x_desc, x, y_desc, y, state_, hx,
                           hy, state_, cx, cy, weights_.bytes, weights, parts_.cudnn_bytes,
                           parts_.cudnn_bytes ? ws + parts_.cudnn : nullptr, 0, nullptr),
           "cudnnRNNForward");
 
-    if (has_.y && y_staged()) y_out(y, lens.device, args.out(kLstmY));
-    if (has_.y_h && states_transposed()) state_out(hy, args.out(kLstmYH));
-    if (has_.y_c && states_transposed()) state_out(cy, args.out(kLstmYC));
+    if (has_.y && y_staged()) y_out(y, lens.device, args.out<void>(kLstmY));
+    if (has_.y_h && states_transposed()) state_out(hy, args.out<void>(kLstmYH));
+    if (has_.y_c && states_transposed()) state_out(cy, args.out<void>(kLstmYC));
     if (lens.any_empty) zero_empty(args);
   }
 
  private:
+  cudnnDataType_t data_type() const { return dtype_ == DType::Float16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT; }
+
   // The data descriptors of x [.., I] and y [.., D*H] for these lengths; padding in y is 0.
   void set_data(const RnnDataDescriptor& x, const RnnDataDescriptor& y, const std::vector<int>& lens) const {
     const cudnnRNNDataLayout_t layout =
         batch_major() ? CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED : CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED;
-    float fill = 0.0f;
-    check(cudnnSetRNNDataDescriptor(x, CUDNN_DATA_FLOAT, layout, static_cast<int>(d_.seq), static_cast<int>(d_.batch),
+    double fill = 0.0;  // read as the data type: zero bits are 0 in float and half alike
+    check(cudnnSetRNNDataDescriptor(x, data_type(), layout, static_cast<int>(d_.seq), static_cast<int>(d_.batch),
                                     static_cast<int>(d_.input), lens.data(), &fill),
           "cudnnSetRNNDataDescriptor (x)");
-    check(cudnnSetRNNDataDescriptor(y, CUDNN_DATA_FLOAT, layout, static_cast<int>(d_.seq), static_cast<int>(d_.batch),
+    check(cudnnSetRNNDataDescriptor(y, data_type(), layout, static_cast<int>(d_.seq), static_cast<int>(d_.batch),
                                     static_cast<int>(d_.num_dir * d_.hidden), lens.data(), &fill),
           "cudnnSetRNNDataDescriptor (y)");
   }
@@ -258,30 +265,31 @@ class LstmKernel final : public Kernel {
   }
 
   // initial_h/c as cuDNN wants it ([D, batch, H]), or nullptr for zeros.
-  const float* state_in(const KernelArgs& args, size_t input, bool present, uint8_t* scratch) const {
+  const void* state_in(const KernelArgs& args, size_t input, bool present, uint8_t* scratch) const {
     if (!present) return nullptr;
-    if (!states_transposed()) return args.in(input);
+    if (!states_transposed()) return args.in<void>(input);
     // [batch, D, H] -> [D, batch, H]
     const BroadcastDims dims = walk({{d_.num_dir, d_.hidden}, {d_.batch, d_.num_dir * d_.hidden}, {d_.hidden, 1}});
-    launch_gather(args.in(input), scratch, sizeof(float), d_.num_dir * d_.batch * d_.hidden, dims, ctx_.stream);
-    return reinterpret_cast<const float*>(scratch);
+    launch_gather(args.in<void>(input), scratch, elem_, d_.num_dir * d_.batch * d_.hidden, dims, ctx_.stream);
+    return scratch;
   }
 
   // Y_h/Y_c [D, batch, H] -> ONNX's layout-1 [batch, D, H].
-  void state_out(const float* state, float* out) const {
+  void state_out(const void* state, void* out) const {
     const BroadcastDims dims = walk({{d_.batch, d_.hidden}, {d_.num_dir, d_.batch * d_.hidden}, {d_.hidden, 1}});
-    launch_gather(state, out, sizeof(float), d_.num_dir * d_.batch * d_.hidden, dims, ctx_.stream);
+    launch_gather(state, out, elem_, d_.num_dir * d_.batch * d_.hidden, dims, ctx_.stream);
   }
 
   // cuDNN's Y -> ONNX's Y: reversed back (reverse), or [seq, batch, D, H] -> [seq, D, batch, H].
-  void y_out(const float* y, const int32_t* lens, float* out) const {
+  void y_out(const void* y, const int32_t* lens, void* out) const {
     if (reversed()) {
-      launch_reverse_sequences(y, out, lens, SequenceDims{d_.seq, d_.batch, d_.hidden, batch_major()}, ctx_.stream);
+      launch_reverse_sequences(y, out, elem_, lens, SequenceDims{d_.seq, d_.batch, d_.hidden, batch_major()},
+                               ctx_.stream);
       return;
     }
     const int64_t h = d_.hidden, nd = d_.num_dir;
     const BroadcastDims dims = walk({{d_.seq, d_.batch * nd * h}, {nd, h}, {d_.batch, nd * h}, {h, 1}});
-    launch_gather(y, out, sizeof(float), d_.seq * d_.num_dir * d_.batch * d_.hidden, dims, ctx_.stream);
+    launch_gather(y, out, elem_, d_.seq * d_.num_dir * d_.batch * d_.hidden, dims, ctx_.stream);
   }
 
   // Zeroes every output of the batch entries whose length is 0 (they ran as 1 step). The
@@ -291,13 +299,14 @@ class LstmKernel final : public Kernel {
     const int64_t h = d_.hidden, nd = d_.num_dir;
     if (has_.y) {
       // Y [seq, D, batch, H]: one entry's run is H; [batch, seq, D, H]: seq * D * H.
-      launch_zero_empty_sequences(args.out(kLstmY), d_.seq * nd * d_.batch * h, batch_major() ? d_.seq * nd * h : h,
-                                  d_.batch, lens, ctx_.stream);
+      launch_zero_empty_sequences(args.out<void>(kLstmY), elem_, d_.seq * nd * d_.batch * h,
+                                  batch_major() ? d_.seq * nd * h : h, d_.batch, lens, ctx_.stream);
     }
     const int64_t state_inner = batch_major() ? nd * h : h;  // [batch, D, H] or [D, batch, H]
     for (size_t o : {size_t{kLstmYH}, size_t{kLstmYC}}) {
       if (o == kLstmYH ? has_.y_h : has_.y_c) {
-        launch_zero_empty_sequences(args.out(o), nd * d_.batch * h, state_inner, d_.batch, lens, ctx_.stream);
+        launch_zero_empty_sequences(args.out<void>(o), elem_, nd * d_.batch * h, state_inner, d_.batch, lens,
+                                    ctx_.stream);
       }
     }
   }
@@ -307,6 +316,8 @@ class LstmKernel final : public Kernel {
   LstmAttributes attrs_;
   LstmDims d_;
   LstmPresence has_;
+  DType dtype_;   // of X, W, R, B, the states and Y: float32, or float16
+  size_t elem_;   // its size in bytes
   DropoutDescriptor dropout_;  // no dropout: one layer (cuDNN applies it between layers only)
   RnnDescriptor rnn_;
   TensorDescriptor state_;  // [D, batch, H], for hx, cx, hy, cy
@@ -319,6 +330,10 @@ class LstmKernel final : public Kernel {
 };
 
 bool all_zero(const ConstTensor& t) {
+  if (t.info.dtype == DType::Float16) {  // 0x0000 and 0x8000 (-0)
+    const auto* p = t.as<uint16_t>();
+    return std::all_of(p, p + t.info.bytes() / 2, [](uint16_t v) { return (v & 0x7fffu) == 0; });
+  }
   const float* p = t.as<float>();
   return std::all_of(p, p + t.info.bytes() / sizeof(float), [](float v) { return v == 0.0f; });
 }
@@ -346,18 +361,21 @@ KernelChoice plan_lstm(const CudaContext& ctx, const Node& node, const std::vect
 
   // fp32: FMA only. tf32: cuDNN's default math, which lets fp32 RNNs use TF32 tensor cores
   // (CUDNN_TENSOR_OP_MATH is not what cuDNN documents for fp32 RNN data).
+  // fp16 (half data): tensor ops, fp32 math precision.
+  const DType dtype = inputs[kLstmX].info.dtype;
+  const bool half = dtype == DType::Float16;
   const bool tf32 = ctx.options.precision == Precision::Tf32;
-  const cudnnMathType_t math = tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
-  auto kernel = std::make_unique<LstmKernel>(ctx, node.where(), attrs, d, has);
+  const cudnnMathType_t math = half ? CUDNN_TENSOR_OP_MATH : tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  auto kernel = std::make_unique<LstmKernel>(ctx, node.where(), attrs, d, has, dtype);
   KernelChoice choice;
   if (d.batch > 0 && d.seq > 0) {
     kernel->set_up(math);
     const bool constant_weights = inputs[kLstmW].constant && inputs[kLstmR].constant &&
                                   (!has.b || inputs[kLstmB].constant);
     if (constant_weights) {
-      const float* host[kLstmB + 1] = {nullptr, inputs[kLstmW].constant->as<float>(),
-                                       inputs[kLstmR].constant->as<float>(),
-                                       has.b ? inputs[kLstmB].constant->as<float>() : nullptr};
+      const void* host[kLstmB + 1] = {nullptr, inputs[kLstmW].constant->data.data(),
+                                      inputs[kLstmR].constant->data.data(),
+                                      has.b ? inputs[kLstmB].constant->data.data() : nullptr};
       kernel->pack_constant_weights(host);
     }
     if (!has.sequence_lens || inputs[kLstmSequenceLens].constant) {
@@ -379,7 +397,9 @@ KernelChoice plan_lstm(const CudaContext& ctx, const Node& node, const std::vect
   } else {
     choice.algorithm = "none (empty sequence or batch)";
   }
-  choice.math = tf32 ? "tf32 permitted (CUDNN_DEFAULT_MATH)" : "fp32 (CUDNN_FMA_MATH)";
+  choice.math = half   ? "fp16 storage, tensor ops, fp32 accumulation (CUDNN_TENSOR_OP_MATH)"
+                : tf32 ? "tf32 permitted (CUDNN_DEFAULT_MATH)"
+                       : "fp32 (CUDNN_FMA_MATH)";
   choice.kernel = std::move(kernel);
   return choice;
 }

@@ -81,7 +81,7 @@ class LstmStackKernel final : public Kernel {
       LstmDims layer = d_;
       if (l > 0) layer.input = d_.hidden;  // layer l reads layer l-1's h
       const LstmWeightLayout one =
-          lstm_weight_layout(ctx_, rnn_, layer, has_bias[static_cast<size_t>(l)], static_cast<int>(l));
+          lstm_weight_layout(ctx_, rnn_, layer, has_bias[static_cast<size_t>(l)], sizeof(float), static_cast<int>(l));
       all.bytes = one.bytes;
       for (WeightCopy c : one.copies) {
         // c.input is an LSTM input position (kLstmW, kLstmR, kLstmB): the stack's own for layer l.

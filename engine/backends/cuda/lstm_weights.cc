@@ -22,12 +22,16 @@ size_t element_count(const TensorDescriptor& desc) {
 }  // namespace
 
 LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
-                                    bool has_bias, int layer) {
+                                    bool has_bias, size_t elem, int layer) {
   LstmWeightLayout layout;
+  layout.elem = elem;
   check(cudnnGetRNNWeightSpaceSize(ctx.cudnn, rnn, &layout.bytes), "cudnnGetRNNWeightSpaceSize");
   // cuDNN answers with addresses inside a weight space, so a scratch one is needed to ask.
   const DeviceMemory scratch = device_alloc(layout.bytes, "cudaMalloc (LSTM weight layout)");
-  const auto* base = static_cast<const float*>(scratch.get());
+  const auto* base = static_cast<const uint8_t*>(scratch.get());
+  auto element_at = [&](const void* addr) {
+    return static_cast<size_t>(static_cast<const uint8_t*>(addr) - base) / elem;
+  };
   const size_t h = static_cast<size_t>(d.hidden), in = static_cast<size_t>(d.input);
   TensorDescriptor m_desc, b_desc;
   for (int dir = 0; dir < d.num_dir; ++dir) {
@@ -47,22 +51,23 @@ LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor&
       }
       const size_t dir_block = static_cast<size_t>(dir) * 4 * h * cols;  // W or R of this direction
       layout.copies.push_back({recurrent ? kLstmR : kLstmW, dir_block + gate * h * cols,
-                               static_cast<size_t>(static_cast<const float*>(m_addr) - base), h * cols});
+                               element_at(m_addr), h * cols});
       if (has_bias) {
         // B [D, 8H]: this direction's Wb (4H) then its Rb (4H).
         const size_t src = static_cast<size_t>(dir) * 8 * h + (recurrent ? 4 * h : 0) + gate * h;
-        layout.copies.push_back({kLstmB, src, static_cast<size_t>(static_cast<const float*>(b_addr) - base), h});
+        layout.copies.push_back({kLstmB, src, element_at(b_addr), h});
       }
     }
   }
   return layout;
 }
 
-void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const float* const host[],
+void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const void* const host[],
                             void* space) {
-  std::vector<float> packed(layout.bytes / sizeof(float), 0.0f);
+  std::vector<uint8_t> packed(layout.bytes, 0);  // zero bits: 0.0 in either float type
+  const size_t e = layout.elem;
   for (const WeightCopy& c : layout.copies) {
-    std::memcpy(packed.data() + c.dst, host[c.input] + c.src, c.count * sizeof(float));
+    std::memcpy(packed.data() + c.dst * e, static_cast<const uint8_t*>(host[c.input]) + c.src * e, c.count * e);
   }
   check(cudaMemcpyAsync(space, packed.data(), layout.bytes, cudaMemcpyHostToDevice, ctx.stream),
         "cudaMemcpyAsync (LSTM weights)");
@@ -72,9 +77,10 @@ void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layo
 void pack_weights_on_device(const CudaContext& ctx, const LstmWeightLayout& layout, const void* const* inputs,
                             void* space) {
   check(cudaMemsetAsync(space, 0, layout.bytes, ctx.stream), "cudaMemsetAsync (LSTM weights)");
-  auto* dst = static_cast<float*>(space);
+  auto* dst = static_cast<uint8_t*>(space);
+  const size_t e = layout.elem;
   for (const WeightCopy& c : layout.copies) {
-    check(cudaMemcpyAsync(dst + c.dst, static_cast<const float*>(inputs[c.input]) + c.src, c.count * sizeof(float),
+    check(cudaMemcpyAsync(dst + c.dst * e, static_cast<const uint8_t*>(inputs[c.input]) + c.src * e, c.count * e,
                           cudaMemcpyDeviceToDevice, ctx.stream),
           "cudaMemcpyAsync (LSTM weights)");
   }

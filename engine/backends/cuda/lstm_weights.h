@@ -16,8 +16,9 @@
 
 namespace dnnx::cuda {
 
-// One block: `count` floats of ONNX input `input` (kLstmW, kLstmR or kLstmB) from element
-// `src`, to element `dst` of the weight space.
+// One block: `count` elements of ONNX input `input` (kLstmW, kLstmR or kLstmB) from element
+// `src`, to element `dst` of the weight space. Elements are float32, or float16 when the RNN's
+// data type is CUDNN_DATA_HALF (precision="fp16": the constants were converted at load).
 struct WeightCopy {
   size_t input = 0;
   size_t src = 0;
@@ -27,18 +28,25 @@ struct WeightCopy {
 
 struct LstmWeightLayout {
   size_t bytes = 0;  // cuDNN's weight space (cudnnGetRNNWeightSpaceSize)
+  size_t elem = sizeof(float);  // bytes per element: 4, or 2 for float16
   std::vector<WeightCopy> copies;  // the biases only when the node has B; the rest stays zero
 };
 
 // Layer `layer` of a multi-layer RNN (lstm_stack_cuda.cc): cuDNN's pseudo layers layer * D + dir;
 // `d.input` is that layer's input width (the previous layer's D * H after layer 0).
 LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
-                                    bool has_bias, int layer = 0);
+                                    bool has_bias, size_t elem = sizeof(float), int layer = 0);
 
 // Packs constant weights once: `host[i]` is input i's data (index kLstmW, kLstmR, kLstmB), and the
 // packed space is uploaded to `space` (layout.bytes, device).
-void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const float* const host[],
+void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const void* const host[],
                             void* space);
+// The float32 form.
+inline void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const float* const host[],
+                                   void* space) {
+  const void* const bytes[kLstmB + 1] = {host[kLstmX], host[kLstmW], host[kLstmR], host[kLstmB]};
+  pack_weights_from_host(ctx, layout, bytes, space);
+}
 
 // Packs weights that live on the device (graph inputs) into `space`, queued on the stream.
 void pack_weights_on_device(const CudaContext& ctx, const LstmWeightLayout& layout, const void* const* inputs,

@@ -1,4 +1,5 @@
-// MatMul on cuBLAS (math mode from the precision, blas.h), numpy semantics (ops/matmul.h):
+// MatMul on cuBLAS (math mode from the precision, blas.h; float16 through cublasGemmEx with fp32
+// accumulation), numpy semantics (ops/matmul.h):
 //   gemm            B has no batch (or only 1s): A [batch..., M, K] is one [batch*M, K] matrix
 //   strided batched A and B have the same batch dims, or A has none: one batched call
 //                   (A's stride 0 repeats it)
@@ -24,12 +25,13 @@ class MatMulKernel final : public Kernel {
       : ctx_(ctx), path_(path), call_(call), y_elems_(y_elems), offsets_(std::move(offsets)) {}
 
   void run(const KernelArgs& args) const override {
-    const float* a = args.in(0);
-    const float* b = args.in(1);
-    float* y = args.out(0);
+    const auto* a = args.in<uint8_t>(0);
+    const auto* b = args.in<uint8_t>(1);
+    auto* y = args.out<uint8_t>(0);
+    const size_t elem = call_.half ? 2 : sizeof(float);
     if (y_elems_ == 0) return;
     if (call_.k == 0) {  // an empty sum: zeros
-      check(cudaMemsetAsync(y, 0, static_cast<size_t>(y_elems_) * sizeof(float), ctx_.stream), "cudaMemsetAsync");
+      check(cudaMemsetAsync(y, 0, static_cast<size_t>(y_elems_) * elem, ctx_.stream), "cudaMemsetAsync");
       return;
     }
     if (path_ != MatMulPath::GemmPerBatch) {
@@ -38,7 +40,8 @@ class MatMulKernel final : public Kernel {
     }
     const int64_t y_step = int64_t{call_.m} * call_.n;
     for (size_t i = 0; i < offsets_.size(); ++i) {
-      row_major_gemm(ctx_, call_, a + offsets_[i].first, b + offsets_[i].second, y + static_cast<int64_t>(i) * y_step);
+      row_major_gemm(ctx_, call_, a + offsets_[i].first * elem, b + offsets_[i].second * elem,
+                     y + static_cast<int64_t>(i) * y_step * elem);
     }
   }
 
@@ -68,13 +71,14 @@ KernelChoice matmul_factory(const CudaContext& ctx, const Node& node, const std:
   call.m = static_cast<int>(rows);
   call.k = static_cast<int>(g.k);
   call.n = static_cast<int>(g.n);
+  call.half = inputs[0].info.dtype == DType::Float16;
   KernelChoice choice;
-  choice.math = blas_math_name(ctx);
+  choice.math = blas_math_name(ctx, call.half);
   std::vector<std::pair<int64_t, int64_t>> offsets;
   switch (path) {
-    case MatMulPath::Gemm: choice.algorithm = "cublasSgemm"; break;
+    case MatMulPath::Gemm: choice.algorithm = call.half ? "cublasGemmEx" : "cublasSgemm"; break;
     case MatMulPath::StridedBatched:
-      choice.algorithm = "cublasSgemmStridedBatched";
+      choice.algorithm = call.half ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched";
       call.batch = static_cast<int>(batches);
       call.stride_a = numel(g.batch_a) == 1 ? 0 : g.m * g.k;
       call.stride_b = g.k * g.n;

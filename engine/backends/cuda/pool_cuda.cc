@@ -1,4 +1,5 @@
-// MaxPool on CUDA, NCHW (NCDHW) float32. cudnnPoolingForward where cuDNN means what ONNX means:
+// MaxPool on CUDA, NCHW (NCDHW), float32 or float16 (either path).
+// cudnnPoolingForward where cuDNN means what ONNX means:
 // no dilations, the same pads at both ends, and cuDNN's (floor) output size equal to ONNX's
 // (ceil_mode can differ). Otherwise the direct max-pool kernel (window_kernels.cu), which
 // follows ONNX exactly; the plan says which and why. 1-D pools run as 2-D with a unit height.
@@ -32,18 +33,21 @@ struct CudnnMaxPoolKernel final : Kernel {
 
 class DirectMaxPoolKernel final : public Kernel {
  public:
-  DirectMaxPoolKernel(const CudaContext& ctx, Window3d w) : ctx_(ctx), w_(w) {}
+  DirectMaxPoolKernel(const CudaContext& ctx, Window3d w, bool half) : ctx_(ctx), w_(w), half_(half) {}
 
-  void run(const KernelArgs& args) const override { launch_max_pool(args.in(0), args.out(0), w_, ctx_.stream); }
+  void run(const KernelArgs& args) const override {
+    launch_max_pool(args.in<void>(0), args.out<void>(0), w_, half_, ctx_.stream);
+  }
 
  private:
   const CudaContext& ctx_;
   Window3d w_;
+  bool half_;  // float16 elements (compared in float)
 };
 
 // Why cuDNN cannot pool this window as ONNX means it ("" when it can); fills the kernel's
 // descriptors when it can.
-std::string try_cudnn(const ConvGeometry& g, const Shape& x, CudnnMaxPoolKernel& kernel) {
+std::string try_cudnn(const ConvGeometry& g, const Shape& x, DType dtype, CudnnMaxPoolKernel& kernel) {
   for (size_t i = 0; i < g.rank(); ++i) {
     if (g.dilations[i] != 1) return "dilations " + shape_str(g.dilations) + " (cuDNN pooling has none)";
     if (g.pads_begin[i] != g.pads_end[i]) {
@@ -60,7 +64,7 @@ std::string try_cudnn(const ConvGeometry& g, const Shape& x, CudnnMaxPoolKernel&
     x_dims.push_back(g.input[i]);
     y_dims.push_back(g.output[i]);
   }
-  set_tensor(kernel.x, x_dims);
+  set_tensor(kernel.x, x_dims, dtype);
   std::vector<int> cudnn_y(y_dims.size());
   check(cudnnGetPoolingNdForwardOutputDim(kernel.pool, kernel.x, static_cast<int>(cudnn_y.size()), cudnn_y.data()),
         "cudnnGetPoolingNdForwardOutputDim");
@@ -68,7 +72,7 @@ std::string try_cudnn(const ConvGeometry& g, const Shape& x, CudnnMaxPoolKernel&
     return "cuDNN's output " + shape_str(Shape(cudnn_y.begin(), cudnn_y.end())) + " differs from ONNX's " +
            shape_str(y_dims) + " (ceil_mode)";
   }
-  set_tensor(kernel.y, y_dims);
+  set_tensor(kernel.y, y_dims, dtype);
   return "";
 }
 
@@ -100,7 +104,7 @@ KernelChoice plan_max_pool(const CudaContext& ctx, const Node& node, const std::
     why_not = "X " + shape_str(x) + " has more than 2^31-1 elements";
   } else {
     auto kernel = std::make_unique<CudnnMaxPoolKernel>(ctx);
-    why_not = try_cudnn(onnx.expanded_to(std::max(kMinSpatialRank, onnx.rank())), x, *kernel);
+    why_not = try_cudnn(onnx.expanded_to(std::max(kMinSpatialRank, onnx.rank())), x, inputs[0].info.dtype, *kernel);
     if (why_not.empty()) {
       choice.algorithm = "cudnnPoolingForward (max)";
       choice.rejected.push_back({"direct kernel", "cuDNN covers this window"});
@@ -110,7 +114,8 @@ KernelChoice plan_max_pool(const CudaContext& ctx, const Node& node, const std::
   }
   choice.algorithm = "direct kernel";
   choice.rejected.push_back({"cudnnPoolingForward", why_not});
-  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, direct_window(onnx, x));
+  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, direct_window(onnx, x),
+                                                        inputs[0].info.dtype == DType::Float16);
   return choice;
 }
 

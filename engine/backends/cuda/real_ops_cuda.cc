@@ -36,6 +36,17 @@ void require_cuda_float(const Node& node, const TensorInfo& t, const char* what)
   }
 }
 
+// float32, or float16 (precision="fp16"), and `expected` (the node's first input's type: the
+// half_storage pass gives every float input of a half node float16).
+void require_cuda_floating(const Node& node, const TensorInfo& t, DType expected, const char* what) {
+  if (t.dtype != DType::Float16) {
+    require_cuda_float(node, t, what);
+  } else if (expected != DType::Float16) {
+    node_fail<UnsupportedModelError>(node, std::string("the CUDA kernel takes ") + what + " of one float type, not " +
+                                               dtype_name(t.dtype) + " with " + dtype_name(expected));
+  }
+}
+
 // A kernel that is one lambda over the call's buffers.
 class LambdaKernel final : public Kernel {
  public:
@@ -57,7 +68,8 @@ KernelChoice make_choice(const char* algorithm, std::function<void(const KernelA
 KernelChoice plan_batchnorm(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                             const std::vector<TensorInfo>& outputs) {
   if (outputs.size() > 1) node_fail<UnsupportedModelError>(node, "training mode (running mean/var outputs) is not supported on CUDA");
-  for (size_t i = 0; i < inputs.size(); ++i) require_cuda_float(node, inputs[i].info, "inputs");
+  const bool half = inputs[0].info.dtype == DType::Float16;  // then every input (half_storage)
+  for (size_t i = 0; i < inputs.size(); ++i) require_cuda_floating(node, inputs[i].info, inputs[0].info.dtype, "inputs");
   const Shape& x = inputs[0].info.shape;
   if (x.size() < 2) node_fail<UnsupportedModelError>(node, "X " + shape_str(x) + " has fewer than 2 dims");
   const int64_t batch = x[0], channels = x[1];
@@ -66,7 +78,8 @@ KernelChoice plan_batchnorm(const CudaContext& ctx, const Node& node, const std:
   if (node.attr_int("training_mode", 0) != 0) node_fail<UnsupportedModelError>(node, "training_mode=1 is not supported on CUDA");
   const CudaContext* c = &ctx;
   return make_choice("scale+shift kernel", [=](const KernelArgs& a) {
-    launch_batchnorm(a.in(0), a.in(1), a.in(2), a.in(3), a.in(4), a.out(0), batch, channels, plane, eps, c->stream);
+    launch_batchnorm(a.in<void>(0), a.in<void>(1), a.in<void>(2), a.in<void>(3), a.in<void>(4), a.out<void>(0), batch,
+                     channels, plane, eps, half, c->stream);
   });
 }
 
@@ -74,18 +87,21 @@ KernelChoice plan_batchnorm(const CudaContext& ctx, const Node& node, const std:
 Factory alpha_factory(const CudaContext& ctx, AlphaKind kind, float default_alpha) {
   return [&ctx, kind, default_alpha](const Node& node, const std::vector<ValueInfo>& inputs,
                                      const std::vector<TensorInfo>&) {
-    require_cuda_float(node, inputs[0].info, "X");
+    const bool half = inputs[0].info.dtype == DType::Float16;
+    require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
     const float alpha = node.attr_float("alpha", default_alpha);
     const int64_t n = numel(inputs[0].info.shape);
     const CudaContext* c = &ctx;
-    return make_choice("elementwise kernel",
-                       [=](const KernelArgs& a) { launch_alpha_activation(kind, a.in(0), a.out(0), n, alpha, c->stream); });
+    return make_choice("elementwise kernel", [=](const KernelArgs& a) {
+      launch_alpha_activation(kind, a.in<void>(0), a.out<void>(0), n, alpha, half, c->stream);
+    });
   };
 }
 
 KernelChoice plan_clip(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                        const std::vector<TensorInfo>& outputs) {
-  require_cuda_float(node, outputs[0], "input (int32/int64 Clip runs on the CPU only)");
+  require_cuda_floating(node, outputs[0], outputs[0].dtype, "input (int32/int64 Clip runs on the CPU only)");
+  const bool half = outputs[0].dtype == DType::Float16;  // then min and max too (half_storage)
   constexpr int kBoundsAsInputsOpset = 11;
   const bool attrs = node.opset < kBoundsAsInputsOpset;
   const bool min_input = !attrs && inputs.size() > 1 && inputs[1].present;
@@ -98,15 +114,16 @@ KernelChoice plan_clip(const CudaContext& ctx, const Node& node, const std::vect
   const int64_t n = numel(outputs[0].shape);
   const CudaContext* c = &ctx;
   return make_choice("elementwise kernel", [=](const KernelArgs& a) {
-    launch_clip(a.in(0), a.out(0), n, lo, hi, min_input ? a.in(1) : nullptr, max_input ? a.in(2) : nullptr,
-                c->stream);
+    launch_clip(a.in<void>(0), a.out<void>(0), n, lo, hi, min_input ? a.in<void>(1) : nullptr,
+                max_input ? a.in<void>(2) : nullptr, half, c->stream);
   });
 }
 
 // --- AveragePool, GlobalAveragePool, GlobalMaxPool, LRN ---
 KernelChoice plan_avg_pool(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                            const std::vector<TensorInfo>&) {
-  require_cuda_float(node, inputs[0].info, "X");
+  const bool half = inputs[0].info.dtype == DType::Float16;
+  require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
   const Shape& x = inputs[0].info.shape;
   const ConvGeometry g = make_conv_geometry(node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
                                             node.attr_ints("kernel_shape", {}))
@@ -126,7 +143,7 @@ KernelChoice plan_avg_pool(const CudaContext& ctx, const Node& node, const std::
   const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
   const CudaContext* c = &ctx;
   KernelChoice choice = make_choice("direct kernel", [=](const KernelArgs& a) {
-    launch_avg_pool(a.in(0), a.out(0), w, pad_end, include_pad, c->stream);
+    launch_avg_pool(a.in<void>(0), a.out<void>(0), w, pad_end, include_pad, half, c->stream);
   });
   choice.rejected.push_back({"cudnnPoolingForward", "the direct kernel follows ONNX's divisor for every geometry"});
   return choice;
@@ -134,19 +151,22 @@ KernelChoice plan_avg_pool(const CudaContext& ctx, const Node& node, const std::
 
 Factory global_pool_factory(const CudaContext& ctx, bool max) {
   return [&ctx, max](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
-    require_cuda_float(node, inputs[0].info, "X");
+    const bool half = inputs[0].info.dtype == DType::Float16;  // float sums either way
+    require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
     const Shape& x = inputs[0].info.shape;
     const int64_t planes = x.size() >= 2 ? x[0] * x[1] : 0;
     const int64_t plane = planes ? numel(x) / planes : 0;
     const CudaContext* c = &ctx;
-    return make_choice("block reduction kernel",
-                       [=](const KernelArgs& a) { launch_global_pool(a.in(0), a.out(0), planes, plane, max, c->stream); });
+    return make_choice("block reduction kernel", [=](const KernelArgs& a) {
+      launch_global_pool(a.in<void>(0), a.out<void>(0), planes, plane, max, half, c->stream);
+    });
   };
 }
 
 KernelChoice plan_lrn(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                       const std::vector<TensorInfo>&) {
-  require_cuda_float(node, inputs[0].info, "X");
+  const bool half = inputs[0].info.dtype == DType::Float16;
+  require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
   const Shape& x = inputs[0].info.shape;
   const int64_t batch = x[0], channels = x[1];
   const int64_t plane = batch * channels > 0 ? numel(x) / (batch * channels) : 0;
@@ -155,7 +175,7 @@ KernelChoice plan_lrn(const CudaContext& ctx, const Node& node, const std::vecto
               bias = node.attr_float("bias", 1.0f);
   const CudaContext* c = &ctx;
   KernelChoice choice = make_choice("direct kernel", [=](const KernelArgs& a) {
-    launch_lrn(a.in(0), a.out(0), batch, channels, plane, size, alpha, beta, bias, c->stream);
+    launch_lrn(a.in<void>(0), a.out<void>(0), batch, channels, plane, size, alpha, beta, bias, half, c->stream);
   });
   choice.rejected.push_back({"cudnnLRNCrossChannelForward", "cuDNN's window is centred (size odd only) and its size is limited to [1, 16]"});
   return choice;
@@ -170,7 +190,8 @@ std::vector<int64_t> packed_strides(const Shape& s) {
 
 KernelChoice plan_reduce_mean(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                               const std::vector<TensorInfo>& outputs) {
-  require_cuda_float(node, inputs[0].info, "X");
+  const bool half = inputs[0].info.dtype == DType::Float16;
+  require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
   const Shape& x = inputs[0].info.shape;
   const ReduceAxes axes = reduce_axes(node, inputs, x);
   const std::vector<int64_t> strides = packed_strides(x);
@@ -191,7 +212,7 @@ KernelChoice plan_reduce_mean(const CudaContext& ctx, const Node& node, const st
   const int64_t n = numel(outputs[0].shape);
   const CudaContext* c = &ctx;
   return make_choice("direct kernel", [=](const KernelArgs& a) {
-    launch_reduce_mean(a.in(0), a.out(0), n, out, red, count, c->stream);
+    launch_reduce_mean(a.in<void>(0), a.out<void>(0), n, out, red, count, half, c->stream);
   });
 }
 
@@ -220,6 +241,8 @@ KernelChoice plan_pad(const CudaContext& ctx, const Node& node, const std::vecto
     const float v = node.opset < kPadsAsInputOpset ? node.attr_float("value", 0.0f) : 0.0f;
     if (dtype == DType::Float32) {
       std::memcpy(&bits, &v, sizeof(float));
+    } else if (dtype == DType::Float16) {
+      bits = float_to_half(v);
     } else if (dtype == DType::Int32) {
       const int32_t i = static_cast<int32_t>(v);
       std::memcpy(&bits, &i, sizeof(i));
@@ -355,7 +378,16 @@ KernelChoice plan_gather(const CudaContext& ctx, const Node& node, const std::ve
   return choice;
 }
 
-int dtype_code(DType t) { return t == DType::Float32 ? 0 : t == DType::Int32 ? 1 : 2; }
+// launch_cast's codes (glue_kernels.h).
+int dtype_code(DType t) {
+  switch (t) {
+    case DType::Float32: return 0;
+    case DType::Int32: return 1;
+    case DType::Int64: return 2;
+    case DType::Float16: return 3;
+  }
+  return 0;
+}
 
 KernelChoice plan_cast(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                        const std::vector<TensorInfo>& outputs) {
@@ -372,7 +404,15 @@ KernelChoice plan_cast(const CudaContext& ctx, const Node& node, const std::vect
     });
   }
   const int f = dtype_code(from), t = dtype_code(to);
-  return make_choice("cast kernel", [=](const KernelArgs& a) { launch_cast(a.in<void>(0), f, a.out<void>(0), t, n, c->stream); });
+  const bool convert = from == DType::Float16 || to == DType::Float16;  // the edges of half storage
+  KernelChoice choice = make_choice(convert ? "convert kernel" : "cast kernel", [=](const KernelArgs& a) {
+    launch_cast(a.in<void>(0), f, a.out<void>(0), t, n, c->stream);
+  });
+  if (convert) {
+    choice.math = std::string(dtype_name(from)) + " -> " + dtype_name(to) +
+                  (to == DType::Float16 ? " (round to nearest even)" : " (exact)");
+  }
+  return choice;
 }
 
 template <class Plan>

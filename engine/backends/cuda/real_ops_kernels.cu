@@ -1,10 +1,15 @@
 // The elementwise and small window kernels behind the real-world ops (real_ops_cuda.cc):
 // BatchNormalization, LeakyRelu / Elu / Clip, AveragePool, GlobalAverage/MaxPool, LRN,
 // ReduceMean, Cast, Gather and a fill. One thread per output element, grid-stride loops,
-// arithmetic as the CPU kernels do it.
+// arithmetic as the CPU kernels do it. The float kernels take float32 or float16 elements
+// (element_dispatch.cuh: float arithmetic either way).
 #include <cmath>
+#include <type_traits>
+
+#include <cuda_fp16.h>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/element_dispatch.cuh"
 #include "backends/cuda/glue_kernels.h"
 #include "backends/cuda/launch.cuh"
 
@@ -15,33 +20,43 @@ namespace {
 #define DNNX_GRID_LOOP(i, n) \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{gridDim.x} * blockDim.x)
 
-__global__ void batchnorm(const float* __restrict__ x, const float* __restrict__ scale,
-                          const float* __restrict__ bias, const float* __restrict__ mean,
-                          const float* __restrict__ var, float* __restrict__ y, int64_t n, int64_t channels,
-                          int64_t plane, float epsilon) {
+template <class T>
+__global__ void batchnorm(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
+                          const T* __restrict__ mean, const T* __restrict__ var, T* __restrict__ y, int64_t n,
+                          int64_t channels, int64_t plane, float epsilon) {
   DNNX_GRID_LOOP(i, n) {
     const int64_t c = i / plane % channels;
-    const float s = scale[c] / sqrtf(var[c] + epsilon);
-    const float t = bias[c] - mean[c] * s;
-    y[i] = x[i] * s + t;
+    const float s = float(scale[c]) / sqrtf(float(var[c]) + epsilon);
+    const float t = float(bias[c]) - float(mean[c]) * s;
+    y[i] = T(float(x[i]) * s + t);
   }
 }
 
-__global__ void leaky_relu(const float* __restrict__ x, float* __restrict__ y, int64_t n, float alpha) {
-  DNNX_GRID_LOOP(i, n) { y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i]; }
-}
-
-__global__ void elu(const float* __restrict__ x, float* __restrict__ y, int64_t n, float alpha) {
-  DNNX_GRID_LOOP(i, n) { y[i] = x[i] >= 0.0f ? x[i] : alpha * expm1f(x[i]); }
-}
-
-__global__ void clip(const float* __restrict__ x, float* __restrict__ y, int64_t n, float lo, float hi,
-                     const float* lo_ptr, const float* hi_ptr) {
-  if (lo_ptr) lo = *lo_ptr;
-  if (hi_ptr) hi = *hi_ptr;
+template <class T>
+__global__ void leaky_relu(const T* __restrict__ x, T* __restrict__ y, int64_t n, float alpha) {
   DNNX_GRID_LOOP(i, n) {
-    const float v = x[i] < lo ? lo : x[i];  // max first, then min: lo > hi gives hi
-    y[i] = v > hi ? hi : v;
+    const float v = float(x[i]);
+    y[i] = T(v >= 0.0f ? v : alpha * v);
+  }
+}
+
+template <class T>
+__global__ void elu(const T* __restrict__ x, T* __restrict__ y, int64_t n, float alpha) {
+  DNNX_GRID_LOOP(i, n) {
+    const float v = float(x[i]);
+    y[i] = T(v >= 0.0f ? v : alpha * expm1f(v));
+  }
+}
+
+template <class T>
+__global__ void clip(const T* __restrict__ x, T* __restrict__ y, int64_t n, float lo, float hi, const T* lo_ptr,
+                     const T* hi_ptr) {
+  if (lo_ptr) lo = float(*lo_ptr);
+  if (hi_ptr) hi = float(*hi_ptr);
+  DNNX_GRID_LOOP(i, n) {
+    const float x_i = float(x[i]);
+    const float v = x_i < lo ? lo : x_i;  // max first, then min: lo > hi gives hi
+    y[i] = T(v > hi ? hi : v);
   }
 }
 
@@ -56,7 +71,8 @@ __device__ __forceinline__ void taps(int64_t o, int64_t in, int64_t k, int64_t s
   }
 }
 
-__global__ void avg_pool(const float* __restrict__ x, float* __restrict__ y, Window3d w, int64_t pe0, int64_t pe1,
+template <class T>
+__global__ void avg_pool(const T* __restrict__ x, T* __restrict__ y, Window3d w, int64_t pe0, int64_t pe1,
                          int64_t pe2, bool include_pad, int64_t n) {
   const int64_t out_plane = w.out[0] * w.out[1] * w.out[2];
   const int64_t in_plane = w.in[0] * w.in[1] * w.in[2];
@@ -68,7 +84,7 @@ __global__ void avg_pool(const float* __restrict__ x, float* __restrict__ y, Win
     taps(od, w.in[0], w.kernel[0], w.stride[0], w.dilation[0], w.pad_begin[0], pe0, include_pad, sd, cd);
     taps(oh, w.in[1], w.kernel[1], w.stride[1], w.dilation[1], w.pad_begin[1], pe1, include_pad, sh, ch);
     taps(ow, w.in[2], w.kernel[2], w.stride[2], w.dilation[2], w.pad_begin[2], pe2, include_pad, sw, cw);
-    const float* plane = x + p * in_plane;
+    const T* plane = x + p * in_plane;
     float sum = 0.0f;
     for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
       const int64_t id = sd + kd * w.dilation[0];
@@ -79,23 +95,23 @@ __global__ void avg_pool(const float* __restrict__ x, float* __restrict__ y, Win
         for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
           const int64_t iw = sw + kw * w.dilation[2];
           if (iw < 0 || iw >= w.in[2]) continue;
-          sum += plane[(id * w.in[1] + ih) * w.in[2] + iw];
+          sum += float(plane[(id * w.in[1] + ih) * w.in[2] + iw]);
         }
       }
     }
-    y[i] = sum / static_cast<float>(cd * ch * cw);
+    y[i] = T(sum / static_cast<float>(cd * ch * cw));
   }
 }
 
 // One block per plane: a block-wide sum (or max) in shared memory.
-__global__ void global_pool(const float* __restrict__ x, float* __restrict__ y, int64_t planes, int64_t plane,
-                            bool max) {
+template <class T>
+__global__ void global_pool(const T* __restrict__ x, T* __restrict__ y, int64_t planes, int64_t plane, bool max) {
   __shared__ float partial[kBlock];
   for (int64_t p = blockIdx.x; p < planes; p += gridDim.x) {
-    const float* src = x + p * plane;
+    const T* src = x + p * plane;
     float acc = max ? -INFINITY : 0.0f;
     for (int64_t j = threadIdx.x; j < plane; j += blockDim.x) {
-      const float v = src[j];
+      const float v = float(src[j]);
       acc = max ? ((v > acc || isnan(v)) ? v : acc) : acc + v;
     }
     partial[threadIdx.x] = acc;
@@ -107,24 +123,25 @@ __global__ void global_pool(const float* __restrict__ x, float* __restrict__ y, 
       }
       __syncthreads();
     }
-    if (threadIdx.x == 0) y[p] = max ? partial[0] : partial[0] / static_cast<float>(plane);
+    if (threadIdx.x == 0) y[p] = T(max ? partial[0] : partial[0] / static_cast<float>(plane));
     __syncthreads();
   }
 }
 
-__global__ void lrn(const float* __restrict__ x, float* __restrict__ y, int64_t n, int64_t channels, int64_t plane,
+template <class T>
+__global__ void lrn(const T* __restrict__ x, T* __restrict__ y, int64_t n, int64_t channels, int64_t plane,
                     int64_t before, int64_t after, float scale, float beta, float bias) {
   DNNX_GRID_LOOP(i, n) {
     const int64_t s = i % plane, c = i / plane % channels, b = i / (plane * channels);
-    const float* image = x + b * channels * plane + s;
+    const T* image = x + b * channels * plane + s;
     const int64_t first = c - before < 0 ? 0 : c - before;
     const int64_t last = c + after > channels - 1 ? channels - 1 : c + after;
     float sum = 0.0f;
     for (int64_t k = first; k <= last; ++k) {
-      const float v = image[k * plane];
+      const float v = float(image[k * plane]);
       sum += v * v;
     }
-    y[i] = x[i] * powf(bias + scale * sum, -beta);
+    y[i] = T(float(x[i]) * powf(bias + scale * sum, -beta));
   }
 }
 
@@ -137,19 +154,32 @@ __device__ __forceinline__ int64_t walk(int64_t i, const BroadcastDims& dims) {
   return offset;
 }
 
-__global__ void reduce_mean(const float* __restrict__ x, float* __restrict__ y, int64_t n, BroadcastDims out,
+template <class T>
+__global__ void reduce_mean(const T* __restrict__ x, T* __restrict__ y, int64_t n, BroadcastDims out,
                             BroadcastDims red, int64_t count) {
   DNNX_GRID_LOOP(i, n) {
-    const float* base = x + walk(i, out);
+    const T* base = x + walk(i, out);
     float sum = 0.0f;
-    for (int64_t j = 0; j < count; ++j) sum += base[walk(j, red)];
-    y[i] = sum / static_cast<float>(count);
+    for (int64_t j = 0; j < count; ++j) sum += float(base[walk(j, red)]);
+    y[i] = T(sum / static_cast<float>(count));
+  }
+}
+
+// One element converted; float16 goes through float (to half: round to nearest even).
+template <class To, class From>
+__device__ __forceinline__ To convert(From v) {
+  if constexpr (std::is_same_v<From, __half>) {
+    return static_cast<To>(__half2float(v));
+  } else if constexpr (std::is_same_v<To, __half>) {
+    return __float2half_rn(static_cast<float>(v));
+  } else {
+    return static_cast<To>(v);
   }
 }
 
 template <class From, class To>
 __global__ void cast(const From* __restrict__ x, To* __restrict__ y, int64_t n) {
-  DNNX_GRID_LOOP(i, n) { y[i] = static_cast<To>(x[i]); }
+  DNNX_GRID_LOOP(i, n) { y[i] = convert<To>(x[i]); }
 }
 
 template <class T, class I>
@@ -193,6 +223,7 @@ void cast_from(const void* x, void* y, int to, int64_t n, cudaStream_t stream) {
   switch (to) {
     case 0: cast<From, float><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<float*>(y), n); break;
     case 1: cast<From, int32_t><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<int32_t*>(y), n); break;
+    case 3: cast<From, __half><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<__half*>(y), n); break;
     default: cast<From, int64_t><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<int64_t*>(y), n); break;
   }
 }
@@ -211,59 +242,92 @@ void gather_typed(const void* x, void* y, const void* idx, bool idx_int64, int64
 
 }  // namespace
 
-void launch_batchnorm(const float* x, const float* scale, const float* bias, const float* mean, const float* var,
-                      float* y, int64_t batch, int64_t channels, int64_t plane, float epsilon, cudaStream_t stream) {
+void launch_batchnorm(const void* x, const void* scale, const void* bias, const void* mean, const void* var, void* y,
+                      int64_t batch, int64_t channels, int64_t plane, float epsilon, bool half, cudaStream_t stream) {
   const int64_t n = batch * channels * plane;
   if (n == 0) return;
-  batchnorm<<<grid_for(n), kBlock, 0, stream>>>(x, scale, bias, mean, var, y, n, channels, plane, epsilon);
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    batchnorm<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(scale),
+                                                      static_cast<const T*>(bias), static_cast<const T*>(mean),
+                                                      static_cast<const T*>(var), static_cast<T*>(y), n, channels,
+                                                      plane, epsilon);
+  });
   check_launch("batchnorm kernel");
 }
 
-void launch_alpha_activation(AlphaKind kind, const float* x, float* y, int64_t n, float alpha, cudaStream_t stream) {
+void launch_alpha_activation(AlphaKind kind, const void* x, void* y, int64_t n, float alpha, bool half,
+                             cudaStream_t stream) {
   if (n == 0) return;
-  if (kind == AlphaKind::LeakyRelu) {
-    leaky_relu<<<grid_for(n), kBlock, 0, stream>>>(x, y, n, alpha);
-  } else {
-    elu<<<grid_for(n), kBlock, 0, stream>>>(x, y, n, alpha);
-  }
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    if (kind == AlphaKind::LeakyRelu) {
+      leaky_relu<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, alpha);
+    } else {
+      elu<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, alpha);
+    }
+  });
   check_launch("activation kernel");
 }
 
-void launch_clip(const float* x, float* y, int64_t n, float lo, float hi, const float* lo_ptr, const float* hi_ptr,
-                 cudaStream_t stream) {
+void launch_clip(const void* x, void* y, int64_t n, float lo, float hi, const void* lo_ptr, const void* hi_ptr,
+                 bool half, cudaStream_t stream) {
   if (n == 0) return;
-  clip<<<grid_for(n), kBlock, 0, stream>>>(x, y, n, lo, hi, lo_ptr, hi_ptr);
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    clip<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, lo, hi,
+                                                 static_cast<const T*>(lo_ptr), static_cast<const T*>(hi_ptr));
+  });
   check_launch("clip kernel");
 }
 
-void launch_avg_pool(const float* x, float* y, const Window3d& w, const int64_t pad_end[3], bool count_include_pad,
-                     cudaStream_t stream) {
+void launch_avg_pool(const void* x, void* y, const Window3d& w, const int64_t pad_end[3], bool count_include_pad,
+                     bool half, cudaStream_t stream) {
   const int64_t n = w.planes * w.out[0] * w.out[1] * w.out[2];
   if (n == 0) return;
-  avg_pool<<<grid_for(n), kBlock, 0, stream>>>(x, y, w, pad_end[0], pad_end[1], pad_end[2], count_include_pad, n);
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    avg_pool<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), w, pad_end[0],
+                                                     pad_end[1], pad_end[2], count_include_pad, n);
+  });
   check_launch("average pool kernel");
 }
 
-void launch_global_pool(const float* x, float* y, int64_t planes, int64_t plane, bool max, cudaStream_t stream) {
+void launch_global_pool(const void* x, void* y, int64_t planes, int64_t plane, bool max, bool half,
+                        cudaStream_t stream) {
   if (planes == 0) return;
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(planes, kMaxBlocks));
-  global_pool<<<grid, kBlock, 0, stream>>>(x, y, planes, plane, max);
+  if (half) {
+    global_pool<__half><<<grid, kBlock, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), planes,
+                                                     plane, max);
+  } else {
+    global_pool<float><<<grid, kBlock, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), planes,
+                                                    plane, max);
+  }
   check_launch("global pool kernel");
 }
 
-void launch_lrn(const float* x, float* y, int64_t batch, int64_t channels, int64_t plane, int64_t size, float alpha,
-                float beta, float bias, cudaStream_t stream) {
+void launch_lrn(const void* x, void* y, int64_t batch, int64_t channels, int64_t plane, int64_t size, float alpha,
+                float beta, float bias, bool half, cudaStream_t stream) {
   const int64_t n = batch * channels * plane;
   if (n == 0) return;
-  lrn<<<grid_for(n), kBlock, 0, stream>>>(x, y, n, channels, plane, (size - 1) / 2, size / 2,
-                                          alpha / static_cast<float>(size), beta, bias);
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    lrn<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, channels, plane,
+                                                (size - 1) / 2, size / 2, alpha / static_cast<float>(size), beta,
+                                                bias);
+  });
   check_launch("lrn kernel");
 }
 
-void launch_reduce_mean(const float* x, float* y, int64_t n, const BroadcastDims& out, const BroadcastDims& red,
-                        int64_t count, cudaStream_t stream) {
+void launch_reduce_mean(const void* x, void* y, int64_t n, const BroadcastDims& out, const BroadcastDims& red,
+                        int64_t count, bool half, cudaStream_t stream) {
   if (n == 0) return;
-  reduce_mean<<<grid_for(n), kBlock, 0, stream>>>(x, y, n, out, red, count);
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    reduce_mean<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, out, red,
+                                                        count);
+  });
   check_launch("reduce mean kernel");
 }
 
@@ -272,6 +336,7 @@ void launch_cast(const void* x, int from, void* y, int to, int64_t n, cudaStream
   switch (from) {
     case 0: cast_from<float>(x, y, to, n, stream); break;
     case 1: cast_from<int32_t>(x, y, to, n, stream); break;
+    case 3: cast_from<__half>(x, y, to, n, stream); break;
     default: cast_from<int64_t>(x, y, to, n, stream); break;
   }
   check_launch("cast kernel");
@@ -282,6 +347,7 @@ void launch_gather_axis(const void* x, void* y, size_t elem, const void* idx, bo
   const int64_t n = outer * count * inner;
   if (n == 0) return;
   switch (elem) {
+    case 2: gather_typed<uint16_t>(x, y, idx, idx_int64, n, size, count, inner, stream); break;
     case 4: gather_typed<uint32_t>(x, y, idx, idx_int64, n, size, count, inner, stream); break;
     case 8: gather_typed<uint64_t>(x, y, idx, idx_int64, n, size, count, inner, stream); break;
     default: throw DeviceError("gather kernel: element size " + std::to_string(elem) + " is not supported");
@@ -299,6 +365,10 @@ void launch_pad_nd(const void* x, void* y, size_t elem, int64_t n, const PadDims
     pad_nd<uint32_t><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const uint32_t*>(x), static_cast<uint32_t*>(y),
                                                           n, dims, static_cast<const uint32_t*>(value),
                                                           static_cast<uint32_t>(bits));
+  } else if (elem == 2) {
+    pad_nd<uint16_t><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const uint16_t*>(x), static_cast<uint16_t*>(y),
+                                                          n, dims, static_cast<const uint16_t*>(value),
+                                                          static_cast<uint16_t>(bits));
   } else {
     throw DeviceError("pad kernel: element size " + std::to_string(elem) + " is not supported");
   }

@@ -7,8 +7,9 @@ namespace dnnx::cuda {
 
 namespace {
 
-__global__ void reverse_sequences(const float* __restrict__ x, float* __restrict__ y,
-                                  const int32_t* __restrict__ lens, SequenceDims d, int64_t n) {
+template <class T>
+__global__ void reverse_sequences(const T* __restrict__ x, T* __restrict__ y, const int32_t* __restrict__ lens,
+                                  SequenceDims d, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t k = i % d.width;
     const int64_t row = i / d.width;  // t * batch + b (seq-major) or b * seq + t (batch-major)
@@ -21,27 +22,40 @@ __global__ void reverse_sequences(const float* __restrict__ x, float* __restrict
   }
 }
 
-__global__ void zero_empty_sequences(float* __restrict__ t, int64_t n, int64_t inner, int64_t batch,
+template <class T>  // an unsigned type of the element's size: zero bits are 0.0 in either float type
+__global__ void zero_empty_sequences(T* __restrict__ t, int64_t n, int64_t inner, int64_t batch,
                                      const int32_t* __restrict__ lens) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    if (lens[i / inner % batch] == 0) t[i] = 0.0f;
+    if (lens[i / inner % batch] == 0) t[i] = 0;
   }
 }
 
 }  // namespace
 
-void launch_reverse_sequences(const float* x, float* y, const int32_t* lens, const SequenceDims& dims,
+void launch_reverse_sequences(const void* x, void* y, size_t elem, const int32_t* lens, const SequenceDims& dims,
                               cudaStream_t stream) {
   const int64_t n = dims.seq * dims.batch * dims.width;
   if (n == 0) return;
-  reverse_sequences<<<grid_for(n), kBlock, 0, stream>>>(x, y, lens, dims, n);
+  if (elem == 2) {
+    reverse_sequences<uint16_t><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const uint16_t*>(x),
+                                                                     static_cast<uint16_t*>(y), lens, dims, n);
+  } else {
+    reverse_sequences<uint32_t><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const uint32_t*>(x),
+                                                                     static_cast<uint32_t*>(y), lens, dims, n);
+  }
   check_launch("reverse_sequences kernel");
 }
 
-void launch_zero_empty_sequences(float* t, int64_t n, int64_t inner, int64_t batch, const int32_t* lens,
+void launch_zero_empty_sequences(void* t, size_t elem, int64_t n, int64_t inner, int64_t batch, const int32_t* lens,
                                  cudaStream_t stream) {
   if (n == 0) return;
-  zero_empty_sequences<<<grid_for(n), kBlock, 0, stream>>>(t, n, inner, batch, lens);
+  if (elem == 2) {
+    zero_empty_sequences<uint16_t><<<grid_for(n), kBlock, 0, stream>>>(static_cast<uint16_t*>(t), n, inner, batch,
+                                                                        lens);
+  } else {
+    zero_empty_sequences<uint32_t><<<grid_for(n), kBlock, 0, stream>>>(static_cast<uint32_t*>(t), n, inner, batch,
+                                                                        lens);
+  }
   check_launch("zero_empty_sequences kernel");
 }
 

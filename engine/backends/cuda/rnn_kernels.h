@@ -2,6 +2,7 @@
 // Sequence data is [seq, batch, width] (seq-major) or [batch, seq, width] (batch-major); `lens`
 // is the device array of each batch entry's length, each in [1, seq].
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include <cuda_runtime.h>
@@ -13,14 +14,25 @@ struct SequenceDims {
   bool batch_major = false;
 };
 
+// Elements of `elem` bytes: 4 (float32) or 2 (float16); the kernels only move or zero them.
 // y[t, b] = x[len_b - 1 - t, b] for t < len_b, and x[t, b] past the length (padding stays put),
 // so that a forward pass over y is a reverse pass over x. Applied twice it is the identity.
-void launch_reverse_sequences(const float* x, float* y, const int32_t* lens, const SequenceDims& dims,
+void launch_reverse_sequences(const void* x, void* y, size_t elem, const int32_t* lens, const SequenceDims& dims,
                               cudaStream_t stream);
 
 // Zeroes t[i] wherever the batch entry of element i has length 0: t has n elements and its batch
 // index is (i / inner) % batch (inner: the elements after the batch axis, one batch entry's run).
-void launch_zero_empty_sequences(float* t, int64_t n, int64_t inner, int64_t batch, const int32_t* lens,
+void launch_zero_empty_sequences(void* t, size_t elem, int64_t n, int64_t inner, int64_t batch, const int32_t* lens,
                                  cudaStream_t stream);
+
+// The float32 forms.
+inline void launch_reverse_sequences(const float* x, float* y, const int32_t* lens, const SequenceDims& dims,
+                                     cudaStream_t stream) {
+  launch_reverse_sequences(x, y, sizeof(float), lens, dims, stream);
+}
+inline void launch_zero_empty_sequences(float* t, int64_t n, int64_t inner, int64_t batch, const int32_t* lens,
+                                        cudaStream_t stream) {
+  launch_zero_empty_sequences(t, sizeof(float), n, inner, batch, lens, stream);
+}
 
 }  // namespace dnnx::cuda

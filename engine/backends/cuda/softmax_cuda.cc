@@ -11,9 +11,9 @@ namespace {
 
 class SoftmaxKernel final : public Kernel {
  public:
-  SoftmaxKernel(const CudaContext& ctx, cudnnSoftmaxAlgorithm_t algo, const SoftmaxGeometry& g)
+  SoftmaxKernel(const CudaContext& ctx, cudnnSoftmaxAlgorithm_t algo, const SoftmaxGeometry& g, DType dtype)
       : ctx_(ctx), algo_(algo), empty_(g.outer * g.n * g.inner == 0) {
-    if (!empty_) set_tensor(tensor_, {g.outer, g.n, g.inner, 1});
+    if (!empty_) set_tensor(tensor_, {g.outer, g.n, g.inner, 1}, dtype);
   }
 
   void run(const KernelArgs& args) const override {
@@ -39,7 +39,7 @@ KernelFactory softmax_factory(const CudaContext& ctx, cudnnSoftmaxAlgorithm_t al
                                                  " has more than 2^31-1 elements");
     }
     KernelChoice choice;
-    choice.kernel = std::make_unique<SoftmaxKernel>(ctx, algo, g);
+    choice.kernel = std::make_unique<SoftmaxKernel>(ctx, algo, g, inputs[0].info.dtype);
     choice.algorithm = algo == CUDNN_SOFTMAX_LOG ? "cudnnSoftmaxForward (log)" : "cudnnSoftmaxForward (accurate)";
     return choice;
   };

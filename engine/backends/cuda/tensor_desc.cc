@@ -21,19 +21,25 @@ bool fits_int(const Shape& dims) {
   return numel(dims) <= INT_MAX;
 }
 
-void set_tensor(const TensorDescriptor& desc, const Shape& dims) {
+cudnnDataType_t cudnn_type(DType dtype) {
+  if (dtype == DType::Float32) return CUDNN_DATA_FLOAT;
+  if (dtype == DType::Float16) return CUDNN_DATA_HALF;
+  throw DeviceError(std::string("no cuDNN tensor of ") + dtype_name(dtype));
+}
+
+void set_tensor(const TensorDescriptor& desc, const Shape& dims, DType dtype) {
   std::vector<int> d = to_int(dims);
   while (d.size() < kMinDims) d.push_back(1);
   std::vector<int> strides(d.size(), 1);
   for (size_t i = d.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * d[i + 1];
-  check(cudnnSetTensorNdDescriptor(desc, CUDNN_DATA_FLOAT, static_cast<int>(d.size()), d.data(),
+  check(cudnnSetTensorNdDescriptor(desc, cudnn_type(dtype), static_cast<int>(d.size()), d.data(),
                                    strides.data()),
         "cudnnSetTensorNdDescriptor");
 }
 
-void set_filter(const FilterDescriptor& desc, const Shape& dims) {
+void set_filter(const FilterDescriptor& desc, const Shape& dims, DType dtype) {
   std::vector<int> d = to_int(dims);
-  check(cudnnSetFilterNdDescriptor(desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(d.size()),
+  check(cudnnSetFilterNdDescriptor(desc, cudnn_type(dtype), CUDNN_TENSOR_NCHW, static_cast<int>(d.size()),
                                    d.data()),
         "cudnnSetFilterNdDescriptor");
 }

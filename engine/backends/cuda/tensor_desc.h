@@ -1,5 +1,6 @@
-// cuDNN tensor and filter descriptors from the engine's shapes: fully packed NCHW (NCDHW)
-// float32. cuDNN wants at least 4 dims, so shorter shapes get unit dims appended.
+// cuDNN tensor and filter descriptors from the engine's shapes: fully packed NCHW (NCDHW),
+// float32 or (precision="fp16", Note [half storage]) float16. cuDNN wants at least 4 dims, so
+// shorter shapes get unit dims appended.
 #pragma once
 #include <vector>
 
@@ -8,10 +9,13 @@
 
 namespace dnnx::cuda {
 
+// CUDNN_DATA_FLOAT or CUDNN_DATA_HALF (DeviceError for an integer type).
+cudnnDataType_t cudnn_type(DType dtype);
+
 // A packed tensor of `dims` (at least 4 after padding with trailing 1s).
-void set_tensor(const TensorDescriptor& desc, const Shape& dims);
+void set_tensor(const TensorDescriptor& desc, const Shape& dims, DType dtype = DType::Float32);
 // A packed KCRS (KCTRS) filter of `dims`.
-void set_filter(const FilterDescriptor& desc, const Shape& dims);
+void set_filter(const FilterDescriptor& desc, const Shape& dims, DType dtype = DType::Float32);
 
 // The dims as the ints cuDNN takes (check fits_int first).
 std::vector<int> to_int(const Shape& dims);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/element_dispatch.cuh"
 #include "backends/cuda/glue_kernels.h"
 #include "backends/cuda/launch.cuh"
 
@@ -11,14 +12,15 @@ namespace dnnx::cuda {
 
 namespace {
 
-__global__ void max_pool(const float* __restrict__ x, float* __restrict__ y, Window3d w, int64_t n) {
+template <class T>
+__global__ void max_pool(const T* __restrict__ x, T* __restrict__ y, Window3d w, int64_t n) {
   const int64_t out_plane = w.out[0] * w.out[1] * w.out[2];
   const int64_t in_plane = w.in[0] * w.in[1] * w.in[2];
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t p = i / out_plane;
     const int64_t o = i % out_plane;
     const int64_t od = o / (w.out[1] * w.out[2]), oh = o / w.out[2] % w.out[1], ow = o % w.out[2];
-    const float* plane = x + p * in_plane;
+    const T* plane = x + p * in_plane;
     float best = -INFINITY;  // a window wholly in the padding stays -inf, as on the CPU
     for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
       const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
@@ -29,11 +31,11 @@ __global__ void max_pool(const float* __restrict__ x, float* __restrict__ y, Win
         for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
           const int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
           if (iw < 0 || iw >= w.in[2]) continue;
-          best = fmaxf(best, plane[(id * w.in[1] + ih) * w.in[2] + iw]);
+          best = fmaxf(best, float(plane[(id * w.in[1] + ih) * w.in[2] + iw]));
         }
       }
     }
-    y[i] = best;
+    y[i] = T(best);
   }
 }
 
@@ -51,10 +53,13 @@ __global__ void pad(const float* __restrict__ x, float* __restrict__ y, int64_t 
 
 }  // namespace
 
-void launch_max_pool(const float* x, float* y, const Window3d& w, cudaStream_t stream) {
+void launch_max_pool(const void* x, void* y, const Window3d& w, bool half, cudaStream_t stream) {
   const int64_t n = w.planes * w.out[0] * w.out[1] * w.out[2];
   if (n == 0) return;
-  max_pool<<<grid_for(n), kBlock, 0, stream>>>(x, y, w, n);
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    max_pool<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), w, n);
+  });
   check_launch("max pool kernel");
 }
 

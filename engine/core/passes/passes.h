@@ -42,4 +42,14 @@ int fuse_gemm_relu(Graph& graph, const PassOptions& options);   // fuse_gemm_rel
 int fuse_conv_pool(Graph& graph, const PassOptions& options);   // fuse_conv_pool.cc
 int fuse_lstm_stack(Graph& graph, const PassOptions& options);  // fuse_lstm_stack.cc
 
+// Half storage (precision="fp16", half_storage.cc), run by the engine after the passes above
+// when the backend asks for it (Backend::half_storage). `half_reason` says why a node has no
+// float16 kernel ("" when it has one). Every node with one reads and writes float16 in place of
+// float32; its float32 initializers become float16 copies (round to nearest even, once, here).
+// Float32 graph inputs are converted at entry and float16 graph outputs back at exit by Cast
+// nodes (which the plan shows as layers); a node without a half kernel keeps float32, between
+// Casts. Integer values (shapes, indices, sequence_lens) are never touched. Returns the number
+// of nodes that run in half.
+int half_storage(Graph& graph, const std::function<std::string(const Node&)>& half_reason);
+
 }  // namespace dnnx

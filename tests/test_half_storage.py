@@ -1,0 +1,164 @@
+"""precision="fp16" pieces that need no GPU: the precision argument's checks, the float16 dtype in
+the IR and its refusal in models as loaded, and the half_storage pass (core/passes/half_storage.cc,
+Note [half storage]) run on its own with a stand-in backend that has float16 kernels for a chosen
+set of ops (_core.half_storage_rewrite)."""
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import dnnx
+from dnnx._importer import import_model
+from dnnx._native import core
+from dnnx.examples import build
+from ort_check import make_model, rand
+
+TO_FLOAT, TO_HALF = TensorProto.FLOAT, TensorProto.FLOAT16
+
+
+def rewrite(model, half_ops):
+    return core.half_storage_rewrite(import_model(model).ir, list(half_ops))
+
+
+def conv_relu_gemm():
+    """x -> Conv(w, b) -> Relu -> Flatten -> Gemm(g, c) -> LeakyRelu -> y"""
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c1"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu"),
+             helper.make_node("Flatten", ["r1"], ["f1"], name="flat"),
+             helper.make_node("Gemm", ["f1", "g", "c"], ["g1"], name="gemm", transB=1),
+             helper.make_node("LeakyRelu", ["g1"], ["y"], name="leaky")]
+    inits = {"w": rand(4, 2, 3, 3, seed=1), "b": rand(4, seed=2), "g": rand(5, 4 * 6 * 6, seed=3),
+             "c": rand(5, seed=4)}
+    return make_model(nodes, [("x", [1, 2, 6, 6])], [("y", None)], inits)
+
+
+def test_half_nodes_read_and_write_float16_with_casts_at_the_edges():
+    out = rewrite(conv_relu_gemm(), ["Conv", "Relu", "Flatten", "Gemm"])
+    nodes, types = out["nodes"], out["types"]
+    assert out["in_half"] == 4
+    assert [n["op"] for n in nodes] == ["Cast", "Conv", "Relu", "Flatten", "Gemm", "Cast", "LeakyRelu"]
+    entry, conv, gemm, back, leaky = nodes[0], nodes[1], nodes[4], nodes[5], nodes[6]
+    # The float32 graph input is converted once at entry; the conv reads the half copy.
+    assert entry["inputs"] == ["x"] and entry["to"] == TO_HALF and conv["inputs"][0] == entry["outputs"][0]
+    assert types["x"] == "float32"
+    for value in ("c1", "r1", "f1", "g1"):
+        assert types[value] == "float16", value
+    # Initializers of half nodes are float16 copies; the float32 originals are gone.
+    for name in conv["inputs"][1:] + gemm["inputs"][1:]:
+        assert types[name] == "float16", name
+    assert not {"w", "b", "g", "c"} & set(out["constants"])
+    # LeakyRelu has no half kernel here: float32 in between Casts, and the output stays float32.
+    assert back["inputs"] == ["g1"] and back["to"] == TO_FLOAT and leaky["inputs"] == back["outputs"]
+    assert types["y"] == "float32" and out["outputs"] == ["y"]
+
+
+def test_initializers_round_to_nearest_even():
+    values = np.array([1.0, 1 + 2**-11, 1 + 3 * 2**-11, 65504.0, 70000.0, 1e-8, -2.5e-5, 6.1e-5], np.float32)
+    node = helper.make_node("Add", ["x", "k"], ["y"], name="add")
+    out = rewrite(make_model([node], [("x", [8])], [("y", None)], {"k": values}), ["Add"])
+    (name,) = [n for n in out["constants"]]
+    got = np.frombuffer(out["constants"][name], np.float16)
+    with np.errstate(over="ignore"):  # 70000 -> inf is the point
+        want = values.astype(np.float16)
+    np.testing.assert_array_equal(got, want)  # numpy rounds to nearest even too
+    assert got[1] == 1.0 and got[2] == np.float16(1 + 2**-9) and np.isinf(got[4])
+
+
+def test_initializer_conversion_matches_numpy_over_the_whole_range():
+    rng = np.random.default_rng(7)
+    scales = np.float32(10.0) ** rng.uniform(-9, 5.5, 20000).astype(np.float32)
+    values = (rng.standard_normal(20000).astype(np.float32) * scales).astype(np.float32)
+    # exact ties between neighbouring halves, in the normal and the subnormal range
+    ties = np.array([(1 + (2 * k + 1) * 2**-11) * 2.0**e for k in range(4) for e in (-14, 0, 7)] +
+                    [(2 * k + 1) * 2.0**-25 for k in range(4)] + [np.nan, np.inf, -np.inf, -0.0], np.float32)
+    values = np.concatenate([values, ties])
+    node = helper.make_node("Mul", ["x", "k"], ["y"], name="mul")
+    out = rewrite(make_model([node], [("x", [values.size])], [("y", None)], {"k": values}), ["Mul"])
+    got = np.frombuffer(next(iter(out["constants"].values())), np.float16)
+    with np.errstate(over="ignore"):
+        want = values.astype(np.float16)
+    np.testing.assert_array_equal(got.view(np.uint16)[~np.isnan(want)], want.view(np.uint16)[~np.isnan(want)])
+    assert np.isnan(got[np.isnan(want)]).all()
+
+
+def test_a_half_graph_output_is_converted_back_under_its_own_name():
+    out = rewrite(conv_relu_gemm(), ["Conv", "Relu", "Flatten", "Gemm", "LeakyRelu"])
+    last = out["nodes"][-1]
+    assert last["op"] == "Cast" and last["to"] == TO_FLOAT and last["outputs"] == ["y"]
+    assert out["types"]["y"] == "float32" and out["types"][last["inputs"][0]] == "float16"
+    assert out["in_half"] == 5
+
+
+def test_a_value_read_by_both_kinds_is_converted_once_per_direction():
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+             helper.make_node("Sigmoid", ["a"], ["b"], name="sig"),
+             helper.make_node("Tanh", ["a"], ["c"], name="tanh"),
+             helper.make_node("Elu", ["a"], ["d"], name="elu"),
+             helper.make_node("LeakyRelu", ["a"], ["e"], name="leaky")]
+    model = make_model(nodes, [("x", [3, 4])], [("b", None), ("c", None), ("d", None), ("e", None)])
+    out = rewrite(model, ["Relu", "Sigmoid", "Tanh"])
+    casts = [n for n in out["nodes"] if n["op"] == "Cast"]
+    to_float_of_a = [c for c in casts if c["inputs"] == ["a"]]
+    assert len(to_float_of_a) == 1  # Elu and LeakyRelu share one conversion of `a`
+    assert {n["name"]: n["inputs"][0] for n in out["nodes"] if n["op"] in ("Elu", "LeakyRelu")} == {
+        "elu": to_float_of_a[0]["outputs"][0], "leaky": to_float_of_a[0]["outputs"][0]}
+    for name in ("b", "c", "d", "e"):
+        assert out["types"][name] == "float32", name
+
+
+def test_integer_values_are_untouched():
+    nodes = [helper.make_node("Gather", ["x", "idx"], ["g"], name="gather", axis=1),
+             helper.make_node("Reshape", ["g", "shape"], ["y"], name="reshape")]
+    model = make_model(nodes, [("x", [2, 5])], [("y", None)],
+                       {"idx": np.array([4, 0], np.int64), "shape": np.array([4], np.int64)})
+    out = rewrite(model, ["Gather", "Reshape"])
+    gather = [n for n in out["nodes"] if n["op"] == "Gather"][0]
+    assert gather["inputs"][1] == "idx" and out["types"]["idx"] == "int64"
+    assert out["types"]["shape"] == "int64" and out["types"]["g"] == "float16"
+
+
+def test_nothing_changes_without_half_kernels():
+    model = conv_relu_gemm()
+    out = rewrite(model, [])
+    assert out["in_half"] == 0
+    assert [n["op"] for n in out["nodes"]] == [n.op_type for n in model.graph.node]
+    assert all(t != "float16" for t in out["types"].values())
+
+
+def test_lenet_rewrite_keeps_its_outputs_float32():
+    model = build("lenet")
+    out = rewrite(model, ["Conv", "Relu", "MaxPool", "Gemm", "Reshape", "Flatten", "Softmax", "Add", "MatMul"])
+    assert out["nodes"][0]["op"] == "Cast" and out["nodes"][0]["to"] == TO_HALF
+    for name in out["outputs"]:
+        assert out["types"][name] == "float32"
+
+
+def test_float16_cast_in_a_model_is_refused_naming_the_node():
+    node = helper.make_node("Cast", ["x"], ["y"], name="to_half", to=TensorProto.FLOAT16)
+    model = make_model([node], [("x", [3])], [("y", None, TensorProto.FLOAT16)])
+    with pytest.raises(dnnx.UnsupportedModelError, match="to_half.*FLOAT16.*precision='fp16'"):
+        dnnx.load(model)
+
+
+@pytest.mark.parametrize("precision", ["fp16", "tf32"])
+def test_cpu_refuses_reduced_precisions(precision):
+    with pytest.raises(ValueError, match="CPU backend runs fp32"):
+        dnnx.load(build("lenet"), precision=precision)
+
+
+def test_unknown_precision_is_refused_before_the_device():
+    with pytest.raises(ValueError, match="precision must be one of fp32, tf32, fp16"):
+        dnnx.load(build("lenet"), device="cuda", precision="half")
+
+
+def test_lstm_example_rewrite_types_every_output_float16_inside():
+    out = rewrite(build("lstm"), ["LSTM", "Squeeze", "Gemm", "Softmax"])
+    ops = [n["op"] for n in out["nodes"]]
+    assert ops == ["Cast", "LSTM", "Squeeze", "Gemm", "Softmax", "Cast"], ops
+    lstm = out["nodes"][1]
+    for name in lstm["outputs"]:
+        if name:
+            assert out["types"][name] == "float16", name
+    for name in lstm["inputs"][1:4]:  # W, R, B: float16 copies made at load
+        if name:
+            assert out["types"][name] == "float16" and name in out["constants"], name
+    assert all(out["types"][name] == "float32" for name in out["outputs"])
