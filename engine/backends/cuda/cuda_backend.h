@@ -41,6 +41,9 @@ class CudaBackend final : public Backend {
   void release_array(void* ptr, const std::vector<uintptr_t>& readers) const noexcept override;
   PlannerReport planner_report() const override;
 
+  // The model's device, stream, handles and options (what gradient kernels plan against).
+  const CudaContext& context() const { return *context_; }
+
  private:
   std::unique_ptr<CudaContext> context_;  // a fixed address: kernels point at it
   KernelRegistry kernels_;
