@@ -7,7 +7,7 @@
 namespace dnnx {
 
 // Bumped whenever DeviceOptions or the entry points change, so that a stale library is refused.
-constexpr int kDeviceAbiVersion = 2;
+constexpr int kDeviceAbiVersion = 3;  // 3: Backend::training_ops()
 
 enum class Precision { Fp32, Tf32, Fp16 };
 

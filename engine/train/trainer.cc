@@ -10,43 +10,76 @@ namespace {
 
 std::string infos_str(const Shape& s, DType t) { return TensorInfo{s, t}.str(); }
 
-bool all_finite(const std::vector<float>& v) {
-  for (float x : v) {
-    if (!std::isfinite(x)) return false;
-  }
-  return true;
-}
+size_t float_bytes(const ConstTensor& t) { return static_cast<size_t>(numel(t.info.shape)) * sizeof(float); }
 
 }  // namespace
 
 struct Trainer::ShapePlan {
-  std::shared_ptr<const Plan> head;   // null without a head
-  std::vector<HostBuffer> boundary;   // one per head output
+  std::vector<Shape> shapes;
+  // The frozen head: its plan, arena and workspace (backend memory), and its value pointers.
+  std::shared_ptr<const Plan> head;
+  TrainBuffer head_arena, head_workspace;
+  CallScratch head_call;
+  // The batch in backend memory: on a device one buffer per model input and one for the
+  // targets (fixed addresses, so that a recorded step reads the next batch); on the host the
+  // caller's arrays, pointed at per call.
+  std::vector<TrainBuffer> staging;
+  TrainBuffer target_buffer;
+  std::vector<const void*> inputs;  // per model input, backend memory
+  const void* target = nullptr;
   std::unique_ptr<TailPlan> tail;
+  std::vector<const void*> tail_inputs;
+  std::vector<float*> param_grads;  // per parameter; a zeroed buffer where the loss does not reach it
+  std::vector<TrainBuffer> zero_grads;
+  int64_t rows = 0, cols = 0;       // the loss's [N, classes] view of its scores
+  // The recorded step (device only).
+  std::unique_ptr<DeviceGraph> graph;
+  std::string graph_failure;
+  GraphStatus status;
 };
 
-Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Backend> head_backend,
-                 std::unique_ptr<Backend> tail_backend, std::unique_ptr<GradRegistry> grads)
-    : graph_(graph), options_(std::move(options)), tail_backend_(std::move(tail_backend)), grads_(std::move(grads)) {
+Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Backend> backend)
+    : graph_(graph), options_(std::move(options)) {
   check_sgd_options(options_.sgd);
-  validate_graph(graph_, *tail_backend_);
+  ops_ = backend->training_ops();
+  if (!ops_) throw DeviceError("finetune: the " + backend->name() + " backend cannot train");
+  ops_->register_grad_kernels(grads_);
+  device_ = !backend->uses_host_memory();
+  validate_graph(graph_, *backend);
   split_ = split_at_first_trainable(graph_, std::set<std::string>(options_.params.begin(), options_.params.end()));
   // The tail trains private copies of the parameters; the head never reads them.
   for (const std::string& name : options_.params) {
     auto copy = std::make_shared<ConstTensor>(*graph_.constants.at(name));
     split_.tail.constants[name] = copy;
     params_[name] = copy;
-    velocity_[name].assign(static_cast<size_t>(numel(copy->info.shape)), 0.0f);
-    gradient_[name].assign(velocity_[name].size(), 0.0f);
+    gradient_[name].assign(static_cast<size_t>(numel(copy->info.shape)), 0.0f);
   }
   if (!split_.head.nodes.empty()) {
-    head_ = std::make_unique<Engine>(split_.head, std::move(head_backend), options_.head_passes);
+    // The head plans on the trainer's backend (one stream on a device); its runs are the
+    // trainer's own (enqueue_forward), never the Engine's, so it records no graphs itself.
+    EngineOptions head_options;
+    head_options.device_graphs = false;
+    head_ = std::make_unique<Engine>(split_.head, std::move(backend), options_.head_passes, head_options);
+    backend_ = &head_->backend();
     std::shared_ptr<const Plan> plan = head_->plan_for(head_->default_shapes());
     for (size_t i = 0; i < split_.tail.inputs.size(); ++i) {
       const int k = split_.tail_from_head_output[i];
       if (k >= 0) split_.tail.inputs[i].dtype = plan->values[plan->outputs[k]].info.dtype;
     }
+  } else {
+    owned_ = std::move(backend);
+    backend_ = owned_.get();
   }
+  if (device_) tail_constants_ = std::make_unique<DeviceConstants>(split_.tail, *backend_);
+  velocity_.resize(options_.params.size());
+  for (size_t i = 0; i < options_.params.size(); ++i) {
+    const size_t bytes = float_bytes(*params_[options_.params[i]]);
+    velocity_[i].reserve(*backend_, bytes);
+    zero_in_backend(*backend_, velocity_[i].data(), bytes);
+  }
+  stats_.reserve(*backend_, sizeof(StepStats));
+  zero_in_backend(*backend_, stats_.data(), sizeof(StepStats));
+  lr_.reserve(*backend_, sizeof(float));
   // The loss reads the final node's output, or a final Softmax's input (fused, stable).
   const Node& last = split_.tail.nodes.back();
   loss_value_ = graph_.outputs[0];
@@ -73,24 +106,62 @@ std::vector<Shape> Trainer::default_shapes() const {
   return default_input_shapes(graph_);
 }
 
+float* Trainer::param_ptr(size_t i) const {
+  const ConstTensor& t = *params_.at(options_.params[i]);
+  // On the host the tail reads the host copy in place; on a device its upload.
+  if (!device_) return const_cast<ConstTensor&>(t).as_mut<float>();
+  return static_cast<float*>(const_cast<void*>(tail_constants_->find(t)));
+}
+
 Trainer::ShapePlan& Trainer::plan_for(const std::vector<Shape>& shapes) {
   auto it = plans_.find(shapes);
   if (it != plans_.end()) return *it->second;
   auto sp = std::make_unique<ShapePlan>();
+  sp->shapes = shapes;
+  sp->status.input_shapes = shapes;
+  if (device_) {
+    sp->staging.resize(shapes.size());
+    for (size_t m = 0; m < shapes.size(); ++m) {
+      sp->staging[m].reserve(*backend_, TensorInfo{shapes[m], graph_.inputs[m].dtype}.bytes());
+    }
+  }
+  sp->inputs.assign(shapes.size(), nullptr);
   std::vector<Shape> tail_shapes(split_.tail.inputs.size());
   if (head_) {
     std::vector<Shape> head_shapes;
     for (int m : split_.head_from_model_input) head_shapes.push_back(shapes[m]);
     sp->head = head_->plan_for(head_shapes);
-    sp->boundary.resize(sp->head->outputs.size());
-    for (size_t k = 0; k < sp->boundary.size(); ++k) sp->boundary[k].reserve(sp->head->values[sp->head->outputs[k]].info.bytes());
+    sp->head_arena.reserve(*backend_, sp->head->arena_bytes);
+    sp->head_workspace.reserve(*backend_, sp->head->workspace_bytes);
   }
   for (size_t i = 0; i < tail_shapes.size(); ++i) {
     const int m = split_.tail_from_model_input[i];
     tail_shapes[i] = m >= 0 ? shapes[m] : sp->head->values[sp->head->outputs[split_.tail_from_head_output[i]]].info.shape;
   }
-  sp->tail = std::make_unique<TailPlan>(split_.tail, *tail_backend_, *grads_, tail_shapes,
+  sp->tail = std::make_unique<TailPlan>(split_.tail, *backend_, grads_, *ops_, tail_constants_.get(), tail_shapes,
                                         TailOptions{options_.params, loss_value_, skip_layer_});
+  sp->tail_inputs.assign(split_.tail.inputs.size(), nullptr);
+  const PlannedValue& scores = sp->tail->plan().values[sp->tail->loss_value()];
+  sp->rows = scores.info.shape.empty() ? 1 : scores.info.shape[0];
+  sp->cols = sp->rows > 0 ? numel(scores.info.shape) / sp->rows : 0;
+  if (options_.loss == LossKind::CrossEntropy && scores.info.shape.size() != 2) {
+    throw UnsupportedModelError("loss cross_entropy: the scores '" + scores.name + "' are " +
+                                shape_str(scores.info.shape) + "; expected [N, classes]");
+  }
+  const size_t target_bytes = options_.loss == LossKind::CrossEntropy ? sp->rows * sizeof(int64_t)
+                                                                        : scores.info.bytes();
+  if (device_) sp->target_buffer.reserve(*backend_, target_bytes);
+  sp->zero_grads.resize(options_.params.size());
+  for (size_t i = 0; i < options_.params.size(); ++i) {
+    float* g = sp->tail->grad(sp->tail->value_id(options_.params[i]));
+    if (!g) {  // the loss does not reach this parameter: its gradient is 0 (decay and momentum still act)
+      const size_t bytes = float_bytes(*params_[options_.params[i]]);
+      sp->zero_grads[i].reserve(*backend_, bytes);
+      zero_in_backend(*backend_, sp->zero_grads[i].data(), bytes);
+      g = sp->zero_grads[i].as<float>();
+    }
+    sp->param_grads.push_back(g);
+  }
   return *plans_.emplace(shapes, std::move(sp)).first->second;
 }
 
@@ -111,147 +182,270 @@ void Trainer::check_batch(const Batch& batch) const {
   }
 }
 
-LossValue Trainer::forward_and_loss(const Batch& batch, ShapePlan& sp, bool want_grad) {
-  if (head_) {
-    std::vector<const void*> in;
-    std::vector<void*> out;
-    for (int m : split_.head_from_model_input) in.push_back(batch.inputs[m]);
-    for (HostBuffer& b : sp.boundary) out.push_back(b.data());
-    head_->run(*sp.head, in.data(), out.data());
-  }
-  std::vector<const void*> tail_in;
-  for (size_t i = 0; i < split_.tail.inputs.size(); ++i) {
-    const int m = split_.tail_from_model_input[i];
-    tail_in.push_back(m >= 0 ? batch.inputs[m] : sp.boundary[split_.tail_from_head_output[i]].data());
-  }
-  sp.tail->forward(tail_in.data());
-
-  const int id = sp.tail->loss_value();
-  const Shape& shape = sp.tail->plan().values[id].info.shape;
-  const int64_t rows = shape.empty() ? 1 : shape[0];
-  const int64_t cols = rows > 0 ? numel(shape) / rows : 0;
-  float* d = want_grad ? sp.tail->seed() : nullptr;
+// On the host, before anything is queued: a device kernel could not report a bad label.
+void Trainer::check_target(const Batch& batch, const ShapePlan& sp) const {
   if (options_.loss == LossKind::CrossEntropy) {
-    if (shape.size() != 2) {
-      throw UnsupportedModelError("loss cross_entropy: the scores '" + sp.tail->plan().values[id].name + "' are " +
-                                  shape_str(shape) + "; expected [N, classes]");
-    }
-    if (batch.target_info.dtype != DType::Int64 || batch.target_info.shape != Shape{rows}) {
-      throw InputError("y: expected integer labels " + infos_str({rows}, DType::Int64) + ", got " +
+    if (batch.target_info.dtype != DType::Int64 || batch.target_info.shape != Shape{sp.rows}) {
+      throw InputError("y: expected integer labels " + infos_str({sp.rows}, DType::Int64) + ", got " +
                        batch.target_info.str());
     }
-    return cross_entropy(scores_, sp.tail->value(id), rows, cols, static_cast<const int64_t*>(batch.target), d);
+    const int64_t* labels = static_cast<const int64_t*>(batch.target);
+    for (int64_t i = 0; i < sp.rows; ++i) {
+      if (labels[i] < 0 || labels[i] >= sp.cols) {
+        throw InputError("y: label " + std::to_string(labels[i]) + " at row " + std::to_string(i) +
+                         " is outside [0, " + std::to_string(sp.cols) + ") (the model's output has " +
+                         std::to_string(sp.cols) + " classes)");
+      }
+    }
+    return;
   }
+  const Shape& shape = sp.tail->plan().values[sp.tail->loss_value()].info.shape;
   if (batch.target_info.dtype != DType::Float32 || batch.target_info.shape != shape) {
     throw InputError("y: expected float targets " + infos_str(shape, DType::Float32) + ", got " +
                      batch.target_info.str());
   }
-  return mean_squared_error(sp.tail->value(id), static_cast<const float*>(batch.target), rows, cols, d);
 }
 
-void Trainer::collect_gradients(ShapePlan& sp) {
-  for (const std::string& name : options_.params) {
-    std::vector<float>& g = gradient_[name];
-    const float* src = sp.tail->grad(sp.tail->value_id(name));
-    if (src) {
-      std::memcpy(g.data(), src, g.size() * sizeof(float));
+Trainer::ShapePlan& Trainer::prepare(const Batch& batch) {
+  check_batch(batch);
+  std::vector<Shape> shapes;
+  for (const TensorInfo& t : batch.infos) shapes.push_back(t.shape);
+  backend_->activate();
+  ShapePlan& sp = plan_for(shapes);
+  check_target(batch, sp);
+  for (size_t m = 0; m < shapes.size(); ++m) {
+    if (device_) {
+      copy_to_backend(*backend_, sp.staging[m].data(), batch.inputs[m], batch.infos[m].bytes());
+      sp.inputs[m] = sp.staging[m].data();
     } else {
-      std::fill(g.begin(), g.end(), 0.0f);  // the loss does not reach this parameter
+      sp.inputs[m] = batch.inputs[m];
     }
   }
+  if (device_) {
+    copy_to_backend(*backend_, sp.target_buffer.data(), batch.target, batch.target_info.bytes());
+    sp.target = sp.target_buffer.data();
+  } else {
+    sp.target = batch.target;
+  }
+  return sp;
+}
+
+void Trainer::enqueue_forward(ShapePlan& sp, bool want_grad) {
+  if (head_) {
+    const Plan& plan = *sp.head;
+    std::vector<const void*> head_in;
+    for (int m : split_.head_from_model_input) head_in.push_back(sp.inputs[m]);
+    bind_values(plan, sp.head_arena.data(), head_in.data(), sp.head_call.value_ptrs);
+    if (plan.device) {  // a device plan's inputs live in its arena
+      for (size_t i = 0; i < plan.inputs.size(); ++i) {
+        const int id = plan.inputs[i];
+        copy_in_backend(*backend_, const_cast<void*>(sp.head_call.value_ptrs[id]), head_in[i],
+                        plan.values[id].info.bytes());
+      }
+    }
+    run_layers(plan, sp.head_workspace.data(), sp.head_call);
+  }
+  for (size_t i = 0; i < split_.tail.inputs.size(); ++i) {
+    const int m = split_.tail_from_model_input[i];
+    // A head output is read in place from the head's arena (outputs stay live to its end).
+    sp.tail_inputs[i] = m >= 0 ? sp.inputs[m]
+                               : sp.head_call.value_ptrs[sp.head->outputs[split_.tail_from_head_output[i]]];
+  }
+  sp.tail->forward(sp.tail_inputs.data());
+  LossCall call;
+  call.kind = options_.loss;
+  call.scores = scores_;
+  call.y = sp.tail->value(sp.tail->loss_value());
+  call.n = sp.rows;
+  call.c = sp.cols;
+  call.target = sp.target;
+  call.d_y = want_grad ? sp.tail->seed() : nullptr;
+  ops_->loss(call, stats_.as<StepStats>());
+}
+
+void Trainer::enqueue_step(ShapePlan& sp) {
+  enqueue_forward(sp, true);
+  sp.tail->backward();
+  StepStats* stats = stats_.as<StepStats>();
+  // Every gradient is checked before any parameter changes (a failed step leaves them all).
+  for (size_t i = 0; i < options_.params.size(); ++i) {
+    ops_->check_finite(sp.param_grads[i], numel(params_[options_.params[i]]->info.shape),
+                       kFirstGradientCode + static_cast<int32_t>(i), stats);
+  }
+  for (size_t i = 0; i < options_.params.size(); ++i) {
+    ops_->sgd_update(options_.sgd, lr_.as<float>(), param_ptr(i), sp.param_grads[i], velocity_[i].as<float>(),
+                     numel(params_[options_.params[i]]->info.shape), stats);
+  }
+}
+
+void Trainer::run_step(ShapePlan& sp) {
+  // The first step of a shape runs eagerly (the libraries' lazy set-up happens outside any
+  // recording); the second records the step, and every later one replays it.
+  const bool record = device_ && options_.device_graphs && sp.graph_failure.empty() && sp.status.eager_runs > 0;
+  if (record && !sp.graph) {
+    try {
+      sp.graph = backend_->capture([&] { enqueue_step(sp); });
+      if (sp.graph) ++sp.status.captures;
+      else sp.graph_failure = "the " + backend_->name() + " backend records no graphs";
+    } catch (const DeviceError& e) {
+      sp.graph_failure = e.what();
+    }
+  }
+  if (sp.graph) {
+    sp.graph->launch();
+    ++sp.status.replays;
+    return;
+  }
+  enqueue_step(sp);
+  ++sp.status.eager_runs;
+}
+
+StepStats Trainer::read_stats() const {
+  StepStats s;
+  copy_to_host(*backend_, &s, stats_.data(), sizeof(s));  // waits for the step
+  return s;
 }
 
 double Trainer::compute_gradients(const Batch& batch) {
   std::lock_guard<std::mutex> lock(mutex_);
-  check_batch(batch);
-  std::vector<Shape> shapes;
-  for (const TensorInfo& t : batch.infos) shapes.push_back(t.shape);
-  ShapePlan& sp = plan_for(shapes);
-  const LossValue lv = forward_and_loss(batch, sp, true);
-  if (std::isfinite(lv.loss)) {
-    sp.tail->backward();
-    collect_gradients(sp);
+  ShapePlan& sp = prepare(batch);
+  enqueue_forward(sp, true);
+  sp.tail->backward();
+  const StepStats s = read_stats();
+  if (std::isfinite(s.loss)) {
+    for (size_t i = 0; i < options_.params.size(); ++i) {
+      std::vector<float>& g = gradient_[options_.params[i]];
+      copy_to_host(*backend_, g.data(), sp.param_grads[i], g.size() * sizeof(float));
+    }
   }
-  return lv.loss;
+  return s.loss;
 }
 
 double Trainer::step(const Batch& batch, float lr) {
   if (!(lr >= 0.0f) || !std::isfinite(lr)) throw InputError("lr: expected a finite value >= 0, got " + std::to_string(lr));
-  const double loss = compute_gradients(batch);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!std::isfinite(loss)) {
-    throw NonFiniteLossError("the loss is " + std::to_string(loss) +
+  ShapePlan& sp = prepare(batch);
+  copy_to_backend(*backend_, lr_.data(), &lr, sizeof(lr));
+  run_step(sp);
+  const StepStats s = read_stats();
+  host_stale_ = true;
+  if (s.non_finite == kLossNotFinite) {
+    throw NonFiniteLossError("the loss is " + std::to_string(s.loss) +
                              "; the parameters were left as they were before this step (try a lower lr)");
   }
-  for (const std::string& name : options_.params) {
-    if (!all_finite(gradient_[name])) {
-      throw NonFiniteLossError("the gradient of '" + name + "' is not finite (loss " + std::to_string(loss) +
-                               "); the parameters were left as they were before this step (try a lower lr)");
-    }
+  if (s.non_finite >= kFirstGradientCode) {
+    const std::string& name = options_.params.at(static_cast<size_t>(s.non_finite - kFirstGradientCode));
+    throw NonFiniteLossError("the gradient of '" + name + "' is not finite (loss " + std::to_string(s.loss) +
+                             "); the parameters were left as they were before this step (try a lower lr)");
   }
-  for (const std::string& name : options_.params) {
-    ConstTensor& w = *params_[name];
-    sgd_update(options_.sgd, lr, w.as_mut<float>(), gradient_[name].data(), velocity_[name].data(),
-               static_cast<int64_t>(gradient_[name].size()));
-  }
-  return loss;
+  return s.loss;
 }
 
 LossValue Trainer::evaluate(const Batch& batch) {
   std::lock_guard<std::mutex> lock(mutex_);
-  check_batch(batch);
-  std::vector<Shape> shapes;
-  for (const TensorInfo& t : batch.infos) shapes.push_back(t.shape);
-  return forward_and_loss(batch, plan_for(shapes), false);
+  ShapePlan& sp = prepare(batch);
+  enqueue_forward(sp, false);
+  const StepStats s = read_stats();
+  LossValue v;
+  v.loss = s.loss;
+  v.correct = s.correct;
+  return v;
 }
 
-const ConstTensor& Trainer::weight(const std::string& name) const {
+void Trainer::refresh_host_weights() {
+  if (!host_stale_) return;
+  if (device_) {
+    for (size_t i = 0; i < options_.params.size(); ++i) {
+      ConstTensor& t = *params_[options_.params[i]];
+      copy_to_host(*backend_, t.as_mut<float>(), param_ptr(i), float_bytes(t));
+    }
+  }
+  host_stale_ = false;
+}
+
+const ConstTensor& Trainer::weight(const std::string& name) {
   auto it = params_.find(name);
   if (it == params_.end()) throw InputError("parameter '" + name + "' is not trained by this tuner");
+  refresh_host_weights();
   return *it->second;
 }
 
-const std::vector<float>& Trainer::velocity(const std::string& name) const {
-  weight(name);
-  return velocity_.at(name);
+namespace {
+
+size_t index_of(const std::vector<std::string>& names, const std::string& name) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return i;
+  }
+  throw InputError("parameter '" + name + "' is not trained by this tuner");
 }
 
-const std::vector<float>& Trainer::gradient(const std::string& name) const {
-  weight(name);
+}  // namespace
+
+std::vector<float> Trainer::velocity(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const size_t i = index_of(options_.params, name);
+  std::vector<float> out(static_cast<size_t>(numel(params_[name]->info.shape)));
+  copy_to_host(*backend_, out.data(), velocity_[i].data(), out.size() * sizeof(float));
+  return out;
+}
+
+const std::vector<float>& Trainer::gradient(const std::string& name) {
+  index_of(options_.params, name);
   return gradient_.at(name);
 }
 
 void Trainer::set_weight(const std::string& name, const float* data, size_t count) {
   std::lock_guard<std::mutex> lock(mutex_);
-  weight(name);  // InputError for a name this tuner does not train
+  const size_t i = index_of(options_.params, name);
+  refresh_host_weights();
   ConstTensor& w = *params_.at(name);
   if (count != static_cast<size_t>(numel(w.info.shape))) {
     throw InputError("parameter '" + name + "': expected " + std::to_string(numel(w.info.shape)) + " values " +
                      shape_str(w.info.shape) + ", got " + std::to_string(count));
   }
   std::memcpy(w.as_mut<float>(), data, count * sizeof(float));
+  if (device_) {
+    copy_to_backend(*backend_, param_ptr(i), data, count * sizeof(float));
+    backend_->synchronize();
+  }
 }
 
 void Trainer::set_velocity(const std::string& name, const float* data, size_t count) {
   std::lock_guard<std::mutex> lock(mutex_);
-  weight(name);  // InputError for a name this tuner does not train
-  std::vector<float>& v = velocity_.at(name);
-  if (count != v.size()) {
-    throw InputError("momentum buffer of '" + name + "': expected " + std::to_string(v.size()) + " values, got " +
+  const size_t i = index_of(options_.params, name);
+  const size_t expected = static_cast<size_t>(numel(params_[name]->info.shape));
+  if (count != expected) {
+    throw InputError("momentum buffer of '" + name + "': expected " + std::to_string(expected) + " values, got " +
                      std::to_string(count));
   }
-  std::memcpy(v.data(), data, count * sizeof(float));
+  copy_to_backend(*backend_, velocity_[i].data(), data, count * sizeof(float));
+  backend_->synchronize();
 }
 
 TrainerMemory Trainer::memory(const std::vector<Shape>& shapes) {
   std::lock_guard<std::mutex> lock(mutex_);
+  backend_->activate();
   ShapePlan& sp = plan_for(shapes);
   TrainerMemory m;
   m.head_arena_bytes = sp.head ? sp.head->arena_bytes + sp.head->workspace_bytes : 0;
   m.tail = sp.tail->memory();
-  for (const auto& kv : velocity_) m.optimizer_bytes += 2 * kv.second.size() * sizeof(float);
-  m.keep_everything_bytes = build_plan(graph_, *tail_backend_, shapes)->naive_bytes;
+  for (const auto& kv : params_) m.optimizer_bytes += 2 * float_bytes(*kv.second);
+  m.keep_everything_bytes = build_plan(graph_, *backend_, shapes)->naive_bytes;
   return m;
+}
+
+std::vector<GraphStatus> Trainer::graphs() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<GraphStatus> out;
+  if (!device_) return out;
+  for (const auto& kv : plans_) {
+    GraphStatus s = kv.second->status;
+    if (!options_.device_graphs) s.state = "off";
+    else if (!kv.second->graph_failure.empty()) s.state = "failed: " + kv.second->graph_failure;
+    else s.state = kv.second->graph ? "captured" : "pending";
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 }  // namespace dnnx

@@ -1,6 +1,6 @@
 """Fine-tuning: ``Model.finetune()`` returns a ``Tuner`` that trains the last layers of a model
-with SGD on the CPU (engine/train), and ``Model.save()`` writes the tuned weights back into the
-original ONNX graph.
+with SGD on the model's device, the CPU or CUDA (engine/train), and ``Model.save()`` writes the
+tuned weights back into the original ONNX graph.
 
 How a step runs: the layers before the first trainable one form a frozen head, run as plain
 inference (rewrite passes on, activations reused by liveness: nothing is kept for backward).
@@ -9,6 +9,12 @@ own initializer (a BatchNormalization after a trainable Conv is not folded into 
 trainable MatMul is not fused with its Add): what is trained is exactly what is saved. The tail
 keeps its activations, the loss seeds its gradient, backward runs over the tail only, and SGD
 updates the parameters in place.
+
+On CUDA every buffer of a step (the head's arena, the tail's activations and gradients, the
+parameters and momentum buffers) is GPU memory, the batch is copied in once per step and the
+loss comes back as one scalar; from a batch shape's second step on the whole step is replayed
+as one CUDA graph (``cuda_graph=False`` on the model turns that off; ``Tuner.graphs()`` shows
+it). ``weights()`` and ``Model.save()`` copy the parameters back on demand.
 """
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ import onnx
 from onnx import numpy_helper
 
 from ._native import core
-from .errors import DeviceError, UnsupportedModelError
+from .errors import UnsupportedModelError
 
 NonFiniteLossError = core.NonFiniteLossError  # also a FloatingPointError
 
@@ -91,9 +97,6 @@ class Tuner:
 
     def __init__(self, model, trainable="last:2", loss="cross_entropy", lr=0.01, momentum=0.9, nesterov=False,
                  weight_decay=0.0, schedule=None, deterministic=False, seed=0, total_steps=None):
-        if model.device != "cpu":
-            raise DeviceError(f"finetune: training runs on the CPU so far; load the model with device='cpu' "
-                              f"(it was loaded for {model.device!r})")
         if loss not in LOSSES:
             raise ValueError(f"loss: expected one of {', '.join(LOSSES)}, got {loss!r}")
         if schedule not in SCHEDULES:
@@ -112,11 +115,16 @@ class Tuner:
         self.loss = loss
         self.schedule = schedule
         self.total_steps = total_steps
-        self.deterministic = bool(deterministic)  # the CPU kernels are deterministic already
+        # The CPU kernels are deterministic already; on CUDA the trainer's backend then plans only
+        # deterministic algorithms (whatever the model was loaded with).
+        self.deterministic = bool(deterministic)
         self.seed = seed
         self.steps = 0
         self._model = model
-        self._core = core.Trainer(model._ir, trainable, loss, sgd, model.passes)
+        kind, options = model._backend
+        if self.deterministic:
+            options = dict(options, deterministic=True)
+        self._core = core.Trainer(model._ir, trainable, loss, sgd, model.passes, kind, options)
         self.parameters = list(self._core.parameters())
         self._check_initializers(model.proto)
 
@@ -193,8 +201,16 @@ class Tuner:
         """{"frozen": the head's node names, "trained": the tail's}."""
         return dict(self._core.layout())
 
+    def graphs(self) -> list:
+        """How each batch shape's steps run on CUDA: dicts with ``input_shapes``, ``state``
+        ("pending": the first step was eager, the next records it; "captured": steps replay one
+        CUDA graph; "off": ``cuda_graph=False`` on the model; "failed: why": eager for good) and the
+        counts ``captures``, ``replays`` and ``eager_steps``. Empty on the CPU."""
+        return list(self._core.graphs())
+
     def memory(self, batch_size=None) -> dict:
-        """Bytes for one step at ``batch_size`` (symbolic dims 1 when None): the frozen head's arena,
+        """Bytes for one step at ``batch_size`` (symbolic dims 1 when None; device bytes on CUDA):
+        the frozen head's arena,
         the tail's kept activations, gradients, workspace and the optimizer state, against what
         keeping every activation of the model would cost; ``saved_bytes`` is the difference."""
         report = dict(self._core.memory(self._model._shapes(batch_size)))
