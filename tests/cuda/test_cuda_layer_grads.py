@@ -319,8 +319,9 @@ def test_lstm_peephole_training_is_refused_on_cuda():
     inits = {"W": rand(1, 4 * H, I), "R": rand(1, 4 * H, H), "P": np.zeros((1, 3 * H), np.float32)}
     model = make_model([helper.make_node("LSTM", ["x", "W", "R", "", "", "", "", "P"], ["y"], hidden_size=H)],
                        [("x", [S, B, I])], [("y", None)], inits)
-    with pytest.raises(dnnx.UnsupportedModelError, match="peephole"):
-        dnnx.load(model, device="cuda").finetune(trainable=["P"], loss="mse")
+    with pytest.raises(dnnx.UnsupportedModelError, match="peephole"):  # at finetune() or the first step
+        t = dnnx.load(model, device="cuda").finetune(trainable=["P"], loss="mse")
+        t.gradients(rand(S, B, I), rand(S, 1, B, H))
 
 
 # --- the backward planner ---------------------------------------------------------------------
@@ -365,6 +366,9 @@ def backward_entries(cache, direction):
 
 
 def test_exhaustive_backward_choices_are_cached_and_a_second_process_times_nothing(tmp_path):
+    # The tuner plans on a backend of its own (the model's options), so what it searched shows in
+    # the shared cache file: a search that found no entry writes one, a re-validated hit writes
+    # nothing. An unchanged file after a second process therefore means no backward search ran.
     cache = tmp_path / "plan-cache.json"
     first = in_new_process(cache)
     data, filt = backward_entries(cache, "bwd data"), backward_entries(cache, "bwd filter")
@@ -376,13 +380,14 @@ def test_exhaustive_backward_choices_are_cached_and_a_second_process_times_nothi
         assert e["math"] == "fp32 (CUDNN_FMA_MATH)" and e["time_ms"] > 0, e
         for name, why in e["rejected"]:  # every candidate that lost says why
             assert why, (name, e)
-    assert first["stats"]["timing_runs"] >= 3, first["stats"]  # at least the three backward searches
+    before = (cache.read_bytes(), cache.stat().st_mtime_ns)
     second = in_new_process(cache)
-    assert second["stats"]["timing_runs"] == 0, second["stats"]
-    assert second["stats"]["cache_stale"] == 0 and second["stats"]["cache_hits"] >= 3, second["stats"]
-    np.testing.assert_allclose(second["loss"], first["loss"], rtol=0)
-    for name, g in first["grads"].items():  # the same algorithms: the same bits
-        np.testing.assert_array_equal(np.asarray(second["grads"][name]), np.asarray(g), err_msg=name)
+    assert (cache.read_bytes(), cache.stat().st_mtime_ns) == before, "the second process searched again"
+    assert second["stats"]["timing_runs"] == 0 and second["stats"]["cache_stale"] == 0, second["stats"]
+    # The same algorithms come back (ALGO_0's atomics may still round differently run to run).
+    np.testing.assert_allclose(second["loss"], first["loss"], rtol=LOSS_RTOL)
+    for name, g in first["grads"].items():
+        assert_grad_close(np.asarray(second["grads"][name], np.float32), np.asarray(g, np.float32), f"d{name}")
 
 
 def test_stale_backward_entries_are_dropped_and_searched_again(tmp_path):
@@ -390,13 +395,17 @@ def test_stale_backward_entries_are_dropped_and_searched_again(tmp_path):
     in_new_process(cache)
     doc = json.loads(cache.read_text())
     stale = [k for k in doc["entries"] if k.startswith("conv bwd")]
+    assert stale
     for key in stale:
-        doc["entries"][key]["workspace"] += 4096  # cuDNN will not report this workspace
+        doc["entries"][key]["workspace"] += 4096  # cuDNN will not report this workspace for the algorithm
     cache.write_text(json.dumps(doc))
-    again = in_new_process(cache)
-    assert again["stats"]["cache_stale"] == len(stale) and again["stats"]["timing_runs"] == len(stale), again["stats"]
+    in_new_process(cache)
     fresh = entries(cache)
-    assert all(fresh[k]["workspace"] != doc["entries"][k]["workspace"] for k in stale)
+    assert set(stale) <= set(fresh)
+    assert all(fresh[k]["workspace"] != doc["entries"][k]["workspace"] for k in stale), "stale entries were used"
+    for k, e in doc["entries"].items():  # the forward entries were valid and stay as they were
+        if not k.startswith("conv bwd"):
+            assert fresh[k] == e, k
 
 
 def test_zero_workspace_limit_holds_for_backward(tmp_path):
