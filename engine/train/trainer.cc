@@ -213,13 +213,21 @@ Trainer::ShapePlan& Trainer::prepare(const Batch& batch) {
   backend_->activate();
   ShapePlan& sp = plan_for(shapes);
   check_target(batch, sp);
+  for (uintptr_t stream : batch.streams) backend_->wait_for_stream(stream);
   for (size_t m = 0; m < shapes.size(); ++m) {
-    if (device_) {
-      copy_to_backend(*backend_, sp.staging[m].data(), batch.inputs[m], batch.infos[m].bytes());
-      sp.inputs[m] = sp.staging[m].data();
-    } else {
+    const bool on_device = !batch.memory.empty() && batch.memory[m] == Memory::Device;
+    if (on_device && !device_) throw InputError("x[" + std::to_string(m) + "]: device memory on a host backend");
+    if (!device_) {
       sp.inputs[m] = batch.inputs[m];
+      continue;
     }
+    // Into the shape's staging buffer (a fixed address, which a recorded step reads).
+    if (on_device) {
+      copy_in_backend(*backend_, sp.staging[m].data(), batch.inputs[m], batch.infos[m].bytes());
+    } else {
+      copy_to_backend(*backend_, sp.staging[m].data(), batch.inputs[m], batch.infos[m].bytes());
+    }
+    sp.inputs[m] = sp.staging[m].data();
   }
   if (device_) {
     copy_to_backend(*backend_, sp.target_buffer.data(), batch.target, batch.target_info.bytes());

@@ -46,10 +46,14 @@ struct NonFiniteLossError : Error {
 };
 
 // The caller's arrays for one step: one pointer and shape per model input (model order), and
-// the target: int64 labels [N] (cross entropy) or float32 of the output's shape (mse).
+// the target (host memory): int64 labels [N] (cross entropy) or float32 of the output's shape
+// (mse). On a device backend an input may be device memory on the trainer's device (memory[i]
+// Device; the caller checked it), written on the external `streams` (waited for first).
 struct Batch {
   std::vector<const void*> inputs;
   std::vector<TensorInfo> infos;
+  std::vector<Memory> memory;  // per input; empty: all host
+  std::vector<uintptr_t> streams;
   const void* target = nullptr;
   TensorInfo target_info;
 };
@@ -95,6 +99,7 @@ class Trainer {
   // How each input shape's steps run on a device backend (empty on a host backend).
   std::vector<GraphStatus> graphs();
   const Backend& backend() const { return *backend_; }
+  const Graph& graph() const { return graph_; }
 
  private:
   struct ShapePlan;  // the head plan and buffers, the TailPlan and the step's graph for one shape

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "bindings.h"
+#include "run_inputs.h"
 #include "core/device_library.h"
 #include "core/passes/passes.h"
 #include "train/trainable.h"
@@ -18,7 +19,8 @@ namespace {
 
 // The arrays of one call; kept alive (and contiguous) for as long as the Batch is used.
 struct PyBatch {
-  std::vector<py::array> arrays;
+  RunInputs inputs;  // host arrays, or device arrays on a CUDA trainer's device (run_inputs.h)
+  py::array target;
   Batch batch;
 };
 
@@ -35,19 +37,22 @@ TensorInfo info_of(const py::array& a, const std::string& what) {
   return info;
 }
 
-PyBatch make_batch(const py::list& inputs, const py::object& target) {
+PyBatch make_batch(const Trainer& trainer, const py::list& inputs, const py::object& target) {
   PyBatch b;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::string what = "x[" + std::to_string(i) + "]";
-    py::array a = contiguous(inputs[i], what);
-    b.batch.inputs.push_back(a.data());
-    b.batch.infos.push_back(info_of(a, what));
-    b.arrays.push_back(std::move(a));
+  try {
+    b.inputs = read_inputs(inputs, trainer.backend(), trainer.graph().inputs);
+  } catch (const InputError& e) {
+    throw InputError(std::string("x: ") + e.what());
   }
-  py::array t = contiguous(target, "y");
-  b.batch.target = t.data();
-  b.batch.target_info = info_of(t, "y");
-  b.arrays.push_back(std::move(t));
+  for (const InputArg& a : b.inputs.args) {
+    b.batch.inputs.push_back(a.data);
+    b.batch.infos.push_back(a.info);
+    b.batch.memory.push_back(a.memory);
+  }
+  b.batch.streams = b.inputs.streams;
+  b.target = contiguous(target, "y");
+  b.batch.target = b.target.data();
+  b.batch.target_info = info_of(b.target, "y");
   return b;
 }
 
@@ -99,13 +104,13 @@ class PyTrainer {
   std::vector<std::string> parameters() const { return trainer_->parameters(); }
 
   double step(const py::list& inputs, const py::object& target, float lr) {
-    PyBatch b = make_batch(inputs, target);
+    PyBatch b = make_batch(*trainer_, inputs, target);
     py::gil_scoped_release release;
     return trainer_->step(b.batch, lr);
   }
 
   py::tuple gradients(const py::list& inputs, const py::object& target) {
-    PyBatch b = make_batch(inputs, target);
+    PyBatch b = make_batch(*trainer_, inputs, target);
     double loss;
     {
       py::gil_scoped_release release;
@@ -119,7 +124,7 @@ class PyTrainer {
   }
 
   py::tuple evaluate(const py::list& inputs, const py::object& target) {
-    PyBatch b = make_batch(inputs, target);
+    PyBatch b = make_batch(*trainer_, inputs, target);
     LossValue v;
     {
       py::gil_scoped_release release;

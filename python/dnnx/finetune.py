@@ -39,6 +39,17 @@ STEP_DECAY_PHASES = 3  # ... at each third of total_steps
 EVAL_BATCH = 256       # evaluate() runs the data in chunks of this many rows
 
 
+def _on_device(a) -> bool:
+    """A GPU array Model.run would read in place: a dnnx.DeviceArray, a DLPack producer on a CUDA
+    device (torch, CuPy, JAX) or an object with __cuda_array_interface__."""
+    if isinstance(a, core.DeviceArray) or hasattr(a, "__cuda_array_interface__"):
+        return True
+    try:
+        return hasattr(a, "__dlpack_device__") and a.__dlpack_device__()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
+    except Exception:  # noqa: BLE001 - a producer that cannot say is read as a host array
+        return False
+
+
 def _check_number(value, what: str, low: float, low_inclusive: bool = True, high=None) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ValueError(f"{what}: expected a finite number, got {value!r}")
@@ -145,6 +156,9 @@ class Tuner:
                              f"got {len(arrays)} array(s)")
         out = []
         for a, spec in zip(arrays, specs):
+            if _on_device(a):  # read in place on the GPU (checked by the trainer, as Model.run does)
+                out.append(a)
+                continue
             a = np.asarray(a)
             if a.dtype != np.dtype(spec.dtype) and np.can_cast(a.dtype, spec.dtype, casting="same_kind"):
                 a = a.astype(spec.dtype)
@@ -166,7 +180,9 @@ class Tuner:
         return scheduled_lr(self.lr, self.schedule, self.steps, self.total_steps)
 
     def step(self, x, y) -> float:
-        """One SGD step on the batch (x, y); returns the batch loss before the update.
+        """One SGD step on the batch (x, y); returns the batch loss before the update. ``x`` may be
+        numpy arrays or, on a CUDA model, GPU arrays (as ``Model.run`` takes them: copied on the
+        device, no host round trip); ``y`` is a host array.
         ``NonFiniteLossError`` when the loss or a gradient is not finite: nothing is updated."""
         loss = self._core.step(self._inputs(x), self._target(y), self.current_lr())
         self.steps += 1

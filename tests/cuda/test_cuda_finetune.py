@@ -212,3 +212,28 @@ def test_cli_finetune_on_cuda(tmp_path, capsys):
                    "--device", "cuda", "--out", str(out), "--checkpoint-dir", str(tmp_path / "ck"), "--resume"])
     stdout, err = capsys.readouterr()
     assert status == 0, err
+
+
+def test_device_resident_batches_give_the_numpy_weights(digits):
+    # x on the GPU already (a dnnx.DeviceArray, and a torch CUDA tensor where torch is installed):
+    # copied on the device into the step's staging buffer, the same steps as from numpy.
+    _, _, want_losses, want = train("cuda", digits)
+    x, y = digits[0], digits[1]
+    model = dnnx.load(build_lenet(seed=0), device="cuda")
+    tuner = model.finetune(trainable="last:2", lr=0.05, momentum=0.9)
+    losses = [tuner.step(model.to_device(xb), yb) for xb, yb in batches(x, y, STEPS)]
+    np.testing.assert_array_equal(losses, want_losses)
+    got = tuner.weights()
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+    torch = pytest.importorskip("torch")
+    tuner = dnnx.load(build_lenet(seed=0), device="cuda").finetune(trainable="last:2", lr=0.05, momentum=0.9)
+    losses = [tuner.step(torch.from_numpy(xb).cuda(), yb) for xb, yb in batches(x, y, STEPS)]
+    np.testing.assert_array_equal(losses, want_losses)
+
+
+def test_device_arrays_are_refused_on_the_cpu_with_a_clear_error(digits):
+    gpu = dnnx.load(build_lenet(seed=0), device="cuda")
+    tuner = dnnx.load(build_lenet(seed=0)).finetune()
+    with pytest.raises(ValueError, match="x: input 'x'"):
+        tuner.step(gpu.to_device(digits[0][:4]), digits[1][:4])
