@@ -189,29 +189,52 @@ def test_memory_reports_device_bytes():
     assert report["saved_bytes"] > 0
 
 
-def test_cli_finetune_on_cuda(tmp_path, capsys):
+def test_cli_finetune_on_cuda_and_resume(tmp_path, capsys, monkeypatch):
+    import signal
+
+    import dnnx.finetune
     from dnnx.cli import main
 
     src = tmp_path / "lenet.onnx"
     onnx.save(build_lenet(seed=0), src)
-    out = tmp_path / "tuned.onnx"
-    status = main(["finetune", str(src), "--data", "digits", "--batch-size", "64", "--lr", "0.05", "--momentum",
-                   "0.9", "--epochs", "2", "--device", "cuda", "--out", str(out), "--checkpoint-dir",
-                   str(tmp_path / "ck")])
+    common = ["finetune", str(src), "--data", "digits", "--batch-size", "64", "--lr", "0.05", "--momentum", "0.9",
+              "--epochs", "2", "--seed", "3", "--device", "cuda"]
+    straight = tmp_path / "straight.onnx"
+    status = main(common + ["--out", str(straight)])
     stdout, err = capsys.readouterr()
     assert status == 0, err
     epochs = [line for line in stdout.splitlines() if line.startswith("epoch ")]
     assert len(epochs) == 2
-    accuracy = float(epochs[-1].split("val accuracy ")[1].split()[0])
-    assert accuracy >= 0.90
+    assert float(epochs[-1].split("val accuracy ")[1].split()[0]) >= 0.90
     x = np.random.default_rng(0).random((4, 1, 28, 28), dtype=np.float32)
-    np.testing.assert_allclose(dnnx.load(out, device="cuda").run(x), run_ort(onnx.load(out), {"x": x})["probs"],
-                               rtol=1e-4, atol=1e-5)
-    # --resume continues from the checkpoint on CUDA too.
-    status = main(["finetune", str(src), "--data", "digits", "--batch-size", "64", "--lr", "0.05", "--epochs", "3",
-                   "--device", "cuda", "--out", str(out), "--checkpoint-dir", str(tmp_path / "ck"), "--resume"])
+    np.testing.assert_allclose(dnnx.load(straight, device="cuda").run(x),
+                               run_ort(onnx.load(straight), {"x": x})["probs"], rtol=1e-4, atol=1e-5)
+
+    # Ctrl-C in the second epoch, then --resume: the same weights as the run never stopped (the
+    # same kernels in the same order; a replayed step and an eager one give the same bits).
+    real_step = dnnx.finetune.Tuner.step
+    calls = {"n": 0}
+
+    def step_then_interrupt(self, xb, yb):
+        loss = real_step(self, xb, yb)
+        calls["n"] += 1
+        if calls["n"] == 30:
+            os.kill(os.getpid(), signal.SIGINT)
+        return loss
+
+    monkeypatch.setattr(dnnx.finetune.Tuner, "step", step_then_interrupt)
+    ck, resumed = tmp_path / "ck", tmp_path / "resumed.onnx"
+    status = main(common + ["--out", str(resumed), "--checkpoint-dir", str(ck)])
+    _, err = capsys.readouterr()
+    assert status == 130, err
+    monkeypatch.setattr(dnnx.finetune.Tuner, "step", real_step)
+    status = main(common + ["--out", str(resumed), "--checkpoint-dir", str(ck), "--resume"])
     stdout, err = capsys.readouterr()
-    assert status == 0, err
+    assert status == 0 and "resumed from" in stdout, err
+    want = {t.name: numpy_helper.to_array(t) for t in onnx.load(straight).graph.initializer}
+    got = {t.name: numpy_helper.to_array(t) for t in onnx.load(resumed).graph.initializer}
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
 
 
 def test_device_resident_batches_give_the_numpy_weights(digits):
