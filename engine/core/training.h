@@ -13,6 +13,7 @@
 // (loss, rows right, a non-finite flag) is written to a StepStats in backend memory and copied
 // back once per step. Adding a virtual changes the Backend vtable, hence kDeviceAbiVersion 3.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace dnnx {
@@ -68,6 +69,11 @@ class TrainingOps {
                           int64_t n, const StepStats* stats) const = 0;
   // dst[i] += src[i] (Note [gradient fan-in] in train/tail_plan.cc).
   virtual void accumulate(float* dst, const float* src, int64_t n) const = 0;
+  // Page-locked host memory for what a step copies in and out (the batch, the learning rate,
+  // the StepStats), so that those copies are asynchronous DMA; nullptr where the backend reads
+  // host memory in place (the CPU) or has none to give. Freed with release_host.
+  virtual void* allocate_host(size_t /*bytes*/) const { return nullptr; }
+  virtual void release_host(void* /*ptr*/) const noexcept {}
 };
 
 }  // namespace dnnx

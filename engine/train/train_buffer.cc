@@ -14,6 +14,20 @@ void TrainBuffer::reserve(const Backend& backend, size_t bytes) {
   }
 }
 
+void PinnedBuffer::reserve(const TrainingOps& ops, size_t bytes) {
+  if (bytes <= capacity_ && data_) return;
+  reset();
+  ops_ = &ops;
+  data_ = ops.allocate_host(bytes);
+  capacity_ = data_ ? bytes : 0;
+}
+
+void PinnedBuffer::reset() noexcept {
+  if (data_) ops_->release_host(data_);
+  data_ = nullptr;
+  capacity_ = 0;
+}
+
 void copy_to_backend(const Backend& backend, void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
   if (backend.uses_host_memory()) {

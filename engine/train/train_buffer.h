@@ -7,6 +7,7 @@
 
 #include "core/device_memory.h"
 #include "core/executor.h"
+#include "core/training.h"
 
 namespace dnnx {
 
@@ -21,6 +22,24 @@ class TrainBuffer {
   bool on_device_ = false;
   HostBuffer host_;
   DeviceBuffer device_;
+};
+
+// Page-locked host memory from TrainingOps::allocate_host (RAII); empty (data() null) where the
+// ops give none. Only grown; contents are lost when it grows.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  ~PinnedBuffer() { reset(); }
+  void reserve(const TrainingOps& ops, size_t bytes);
+  uint8_t* data() const { return static_cast<uint8_t*>(data_); }
+
+ private:
+  void reset() noexcept;
+  const TrainingOps* ops_ = nullptr;
+  void* data_ = nullptr;
+  size_t capacity_ = 0;
 };
 
 // Copies between the host and the backend's memory (a memcpy on a host backend). to_host

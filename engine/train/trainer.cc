@@ -12,6 +12,25 @@ std::string infos_str(const Shape& s, DType t) { return TensorInfo{s, t}.str(); 
 
 size_t float_bytes(const ConstTensor& t) { return static_cast<size_t>(numel(t.info.shape)) * sizeof(float); }
 
+constexpr size_t kPinnedAlign = 64;
+size_t pinned_aligned(size_t bytes) { return (bytes + kPinnedAlign - 1) / kPinnedAlign * kPinnedAlign; }
+
+// What a step hands over in page-locked memory besides the batch (Trainer::step_io_).
+struct StepIo {
+  StepStats stats;
+  float lr = 0;
+};
+
+// Copies `bytes` at `src` (host) to `dst` (backend memory) through `pinned` when there is one
+// (memcpy, then an asynchronous DMA), else directly (a pageable copy, which waits for itself).
+void upload(const Backend& backend, void* dst, const void* src, size_t bytes, uint8_t* pinned) {
+  if (pinned && bytes > 0) {
+    std::memcpy(pinned, src, bytes);
+    src = pinned;
+  }
+  copy_to_backend(backend, dst, src, bytes);
+}
+
 }  // namespace
 
 struct Trainer::ShapePlan {
@@ -25,6 +44,10 @@ struct Trainer::ShapePlan {
   // caller's arrays, pointed at per call.
   std::vector<TrainBuffer> staging;
   TrainBuffer target_buffer;
+  // Page-locked host copies of the host inputs and the targets (empty where the ops give none):
+  // input m at pinned_offsets[m], the targets at pinned_offsets.back().
+  PinnedBuffer pinned;
+  std::vector<size_t> pinned_offsets;
   std::vector<const void*> inputs;  // per model input, backend memory
   const void* target = nullptr;
   std::unique_ptr<TailPlan> tail;
@@ -80,6 +103,7 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
   stats_.reserve(*backend_, sizeof(StepStats));
   zero_in_backend(*backend_, stats_.data(), sizeof(StepStats));
   lr_.reserve(*backend_, sizeof(float));
+  if (device_) step_io_.reserve(*ops_, sizeof(StepIo));
   // The loss reads the final node's output, or a final Softmax's input (fused, stable).
   const Node& last = split_.tail.nodes.back();
   loss_value_ = graph_.outputs[0];
@@ -150,7 +174,16 @@ Trainer::ShapePlan& Trainer::plan_for(const std::vector<Shape>& shapes) {
   }
   const size_t target_bytes = options_.loss == LossKind::CrossEntropy ? sp->rows * sizeof(int64_t)
                                                                         : scores.info.bytes();
-  if (device_) sp->target_buffer.reserve(*backend_, target_bytes);
+  if (device_) {
+    sp->target_buffer.reserve(*backend_, target_bytes);
+    size_t pinned_bytes = 0;
+    for (size_t m = 0; m < shapes.size(); ++m) {
+      sp->pinned_offsets.push_back(pinned_bytes);
+      pinned_bytes += pinned_aligned(TensorInfo{shapes[m], graph_.inputs[m].dtype}.bytes());
+    }
+    sp->pinned_offsets.push_back(pinned_bytes);
+    sp->pinned.reserve(*ops_, pinned_bytes + target_bytes);
+  }
   sp->zero_grads.resize(options_.params.size());
   for (size_t i = 0; i < options_.params.size(); ++i) {
     float* g = sp->tail->grad(sp->tail->value_id(options_.params[i]));
@@ -225,12 +258,14 @@ Trainer::ShapePlan& Trainer::prepare(const Batch& batch) {
     if (on_device) {
       copy_in_backend(*backend_, sp.staging[m].data(), batch.inputs[m], batch.infos[m].bytes());
     } else {
-      copy_to_backend(*backend_, sp.staging[m].data(), batch.inputs[m], batch.infos[m].bytes());
+      upload(*backend_, sp.staging[m].data(), batch.inputs[m], batch.infos[m].bytes(),
+             sp.pinned.data() ? sp.pinned.data() + sp.pinned_offsets[m] : nullptr);
     }
     sp.inputs[m] = sp.staging[m].data();
   }
   if (device_) {
-    copy_to_backend(*backend_, sp.target_buffer.data(), batch.target, batch.target_info.bytes());
+    upload(*backend_, sp.target_buffer.data(), batch.target, batch.target_info.bytes(),
+           sp.pinned.data() ? sp.pinned.data() + sp.pinned_offsets.back() : nullptr);
     sp.target = sp.target_buffer.data();
   } else {
     sp.target = batch.target;
@@ -310,7 +345,12 @@ void Trainer::run_step(ShapePlan& sp) {
 
 StepStats Trainer::read_stats() const {
   StepStats s;
-  copy_to_host(*backend_, &s, stats_.data(), sizeof(s));  // waits for the step
+  if (StepIo* io = reinterpret_cast<StepIo*>(step_io_.data())) {
+    copy_to_host(*backend_, &io->stats, stats_.data(), sizeof(s));  // waits for the step
+    std::memcpy(&s, &io->stats, sizeof(s));
+  } else {
+    copy_to_host(*backend_, &s, stats_.data(), sizeof(s));  // waits for the step
+  }
   return s;
 }
 
@@ -333,7 +373,8 @@ double Trainer::step(const Batch& batch, float lr) {
   if (!(lr >= 0.0f) || !std::isfinite(lr)) throw InputError("lr: expected a finite value >= 0, got " + std::to_string(lr));
   std::lock_guard<std::mutex> lock(mutex_);
   ShapePlan& sp = prepare(batch);
-  copy_to_backend(*backend_, lr_.data(), &lr, sizeof(lr));
+  StepIo* io = reinterpret_cast<StepIo*>(step_io_.data());
+  upload(*backend_, lr_.data(), &lr, sizeof(lr), io ? reinterpret_cast<uint8_t*>(&io->lr) : nullptr);
   run_step(sp);
   const StepStats s = read_stats();
   host_stale_ = true;

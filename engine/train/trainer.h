@@ -133,6 +133,9 @@ class Trainer {
   std::map<std::string, std::vector<float>> gradient_;
   TrainBuffer stats_;  // one StepStats
   TrainBuffer lr_;     // one float, written before each step
+  // On a device: page-locked host copies of the StepStats and the lr (StepIo), so that a step's
+  // small copies are asynchronous and it waits for the device once, when the stats come back.
+  PinnedBuffer step_io_;
   bool host_stale_ = false;
   std::map<std::vector<Shape>, std::unique_ptr<ShapePlan>> plans_;
   std::mutex mutex_;

@@ -2,6 +2,7 @@
 // cuda_grad_kernels.cc and the loss, check and SGD kernels of training_kernels.cu, all queued
 // on the model's stream, so that a whole step can be recorded as one CUDA graph.
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_grad_kernels.h"
 #include "backends/cuda/training_kernels.h"
 
@@ -28,6 +29,18 @@ class CudaTrainingOps final : public TrainingOps {
 
   void accumulate(float* dst, const float* src, int64_t n) const override {
     launch_accumulate(dst, src, n, ctx_.stream);
+  }
+
+  // Portable: the pages stay locked for every device, whichever is current.
+  void* allocate_host(size_t bytes) const override {
+    if (bytes == 0) return nullptr;
+    void* ptr = nullptr;
+    check(cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable), "cudaHostAlloc");
+    return ptr;
+  }
+
+  void release_host(void* ptr) const noexcept override {
+    if (ptr) cudaFreeHost(ptr);
   }
 
  private:
