@@ -198,3 +198,18 @@ def test_lstm_classifier_learns_a_separable_task(tmp_path):
     np.testing.assert_allclose(run_ort(onnx.load(tmp_path / "lstm.onnx"), {"x": x})["probs"], model.run(x),
                                rtol=1e-4, atol=1e-5)
     assert CLASSES == 10
+
+
+def test_tuner_plan_shows_frozen_forward_and_backward_layers():
+    tuner = dnnx.load(build_lenet()).finetune(trainable="last:2")
+    rows = tuner.plan(batch_size=8)
+    stages = [(r["stage"], r["name"], r["op"]) for r in rows]
+    assert [s for s in stages if s[0] == "frozen"][0][1:] == ("conv1", "Conv")
+    assert [s[1:] for s in stages if s[0] == "forward"] == [("fc1", "Gemm"), ("relu1", "Relu"), ("fc2", "Gemm"),
+                                                          ("softmax", "Softmax")]
+    # Backward in run order; the final Softmax is fused into the loss, so it has no step.
+    assert [s[1:] for s in stages if s[0] == "backward"] == [("fc2", "Gemm backward"), ("relu1", "Relu backward"),
+                                                           ("fc1", "Gemm backward")]
+    assert rows[-1]["outputs"] == [[8, 500]]
+    assert "Gemm backward" in str(rows)
+    assert tuner.graphs() == []  # the CPU records no graphs

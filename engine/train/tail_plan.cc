@@ -132,6 +132,7 @@ void TailPlan::schedule_backward(const GradRegistry& grads, const Backend& backe
     step.layer = static_cast<int>(l);
     step.kernel = std::move(choice.kernel);
     step.algorithm = std::move(choice.algorithm);
+    step.workspace_bytes = choice.workspace_bytes;
     workspace_bytes_ = std::max(workspace_bytes_, choice.workspace_bytes);
     size_t temp = 0;
     for (size_t i = 0; i < layer.inputs.size(); ++i) {

@@ -29,6 +29,7 @@ struct GradStep {
   int layer = -1;                    // index into plan->layers
   std::unique_ptr<GradKernel> kernel;
   std::string algorithm;
+  size_t workspace_bytes = 0;
   std::vector<int> d_inputs;         // per node input: the gradient root it feeds, -1 for none
   std::vector<bool> via_temp;        // per node input: written to scratch and added (fan-in)
   std::vector<size_t> temp_offsets;  // per node input: float offset in the scratch, when via_temp

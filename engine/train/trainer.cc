@@ -483,11 +483,19 @@ TrainerMemory Trainer::memory(const std::vector<Shape>& shapes) {
   return m;
 }
 
+Trainer::Plans Trainer::plans(const std::vector<Shape>& shapes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  backend_->activate();
+  ShapePlan& sp = plan_for(shapes);
+  return Plans{sp.head.get(), sp.tail.get()};
+}
+
 std::vector<GraphStatus> Trainer::graphs() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<GraphStatus> out;
   if (!device_) return out;
   for (const auto& kv : plans_) {
+    if (kv.second->status.eager_runs + kv.second->status.replays == 0) continue;  // planned, never stepped
     GraphStatus s = kv.second->status;
     if (!options_.device_graphs) s.state = "off";
     else if (!kv.second->graph_failure.empty()) s.state = "failed: " + kv.second->graph_failure;

@@ -96,8 +96,16 @@ class Trainer {
   // Bytes in the backend's memory (device bytes on CUDA) for one step at these shapes.
   TrainerMemory memory(const std::vector<Shape>& shapes);
   std::vector<Shape> default_shapes() const;
-  // How each input shape's steps run on a device backend (empty on a host backend).
+  // How each input shape's steps run on a device backend (empty on a host backend): the
+  // shapes step() has run, in shape order.
   std::vector<GraphStatus> graphs();
+  // The plans of one input shape (planned now if new): the frozen head's (null without one)
+  // and the tail's, whose steps() are the backward schedule. Valid while the trainer lives.
+  struct Plans {
+    const Plan* head = nullptr;
+    const TailPlan* tail = nullptr;
+  };
+  Plans plans(const std::vector<Shape>& shapes);
   const Backend& backend() const { return *backend_; }
   const Graph& graph() const { return graph_; }
 

@@ -31,28 +31,6 @@ py::list shapes_list(const std::vector<const TensorInfo*>& infos) {
   return out;
 }
 
-py::list plan_rows(const Plan& plan) {
-  py::list rows;
-  for (const PlannedLayer& layer : plan.layers) {
-    std::vector<const TensorInfo*> ins, outs;
-    for (int id : layer.inputs) ins.push_back(id < 0 ? nullptr : &plan.values[id].info);
-    for (int id : layer.outputs) outs.push_back(id < 0 ? nullptr : &plan.values[id].info);
-    py::list rejected;
-    for (const Rejected& r : layer.rejected) rejected.append(py::make_tuple(r.algorithm, r.reason));
-    py::dict row;
-    row["name"] = layer.node->name;
-    row["op"] = layer.node->op_type;
-    row["inputs"] = shapes_list(ins);
-    row["outputs"] = shapes_list(outs);
-    row["algorithm"] = layer.algorithm;
-    row["math"] = layer.math;
-    row["time_ms"] = layer.time_ms < 0 ? py::object(py::none()) : py::object(py::float_(layer.time_ms));
-    row["workspace"] = layer.workspace_bytes;
-    row["rejected"] = rejected;
-    rows.append(row);
-  }
-  return rows;
-}
 
 // {pass name: on} -> PassOptions; unnamed passes stay on. An unknown name is a ValueError.
 PassOptions pass_options(const py::dict& switches) {
@@ -236,6 +214,30 @@ void bind_engine(py::module_& m) {
            "The planner's counters (timing_runs, cache_hits, ...), the plan cache file and the "
            "warnings not reported before.");
   m.def("pass_names", &pass_names, "The rewrite passes, in the order they run.");
+}
+
+// One row per layer (Model.plan(), Tuner.plan()).
+py::list plan_rows(const Plan& plan) {
+  py::list rows;
+  for (const PlannedLayer& layer : plan.layers) {
+    std::vector<const TensorInfo*> ins, outs;
+    for (int id : layer.inputs) ins.push_back(id < 0 ? nullptr : &plan.values[id].info);
+    for (int id : layer.outputs) outs.push_back(id < 0 ? nullptr : &plan.values[id].info);
+    py::list rejected;
+    for (const Rejected& r : layer.rejected) rejected.append(py::make_tuple(r.algorithm, r.reason));
+    py::dict row;
+    row["name"] = layer.node->name;
+    row["op"] = layer.node->op_type;
+    row["inputs"] = shapes_list(ins);
+    row["outputs"] = shapes_list(outs);
+    row["algorithm"] = layer.algorithm;
+    row["math"] = layer.math;
+    row["time_ms"] = layer.time_ms < 0 ? py::object(py::none()) : py::object(py::float_(layer.time_ms));
+    row["workspace"] = layer.workspace_bytes;
+    row["rejected"] = rejected;
+    rows.append(row);
+  }
+  return rows;
 }
 
 }  // namespace dnnx

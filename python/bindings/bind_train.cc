@@ -151,6 +151,40 @@ class PyTrainer {
     return out;
   }
 
+  // Model.plan()'s rows for the frozen head, the tail's forward layers and its backward steps
+  // (op "<Op> backward", in run order); "stage" says which.
+  py::list plan(const py::object& shapes) {
+    const std::vector<Shape> s = shapes.is_none() ? trainer_->default_shapes() : shapes.cast<std::vector<Shape>>();
+    Trainer::Plans p;
+    {
+      py::gil_scoped_release release;
+      p = trainer_->plans(s);
+    }
+    py::list rows;
+    auto add = [&rows](const py::list& part, const char* stage) {
+      for (const py::handle row : part) {
+        row["stage"] = stage;
+        rows.append(row);
+      }
+    };
+    if (p.head) add(plan_rows(*p.head), "frozen");
+    const Plan& tail = p.tail->plan();
+    add(plan_rows(tail), "forward");
+    const py::list forward = plan_rows(tail);
+    for (const GradStep& step : p.tail->steps()) {
+      py::dict row = forward[static_cast<size_t>(step.layer)].cast<py::dict>();
+      row["op"] = row["op"].cast<std::string>() + " backward";
+      row["algorithm"] = step.algorithm;
+      row["math"] = "";
+      row["time_ms"] = py::none();
+      row["workspace"] = step.workspace_bytes;
+      row["rejected"] = py::list();
+      row["stage"] = "backward";
+      rows.append(row);
+    }
+    return rows;
+  }
+
   py::list graphs() {
     py::list rows;
     for (const GraphStatus& g : trainer_->graphs()) {
@@ -239,6 +273,8 @@ void bind_train(py::module_& m) {
       .def("set_weight", &PyTrainer::set_weight, py::arg("name"), py::arg("value"))
       .def("set_velocity", &PyTrainer::set_velocity, py::arg("name"), py::arg("value"))
       .def("memory", &PyTrainer::memory, py::arg("shapes") = py::none())
+      .def("plan", &PyTrainer::plan, py::arg("shapes") = py::none(),
+           "Plan rows of the frozen head, the tail forward and the backward steps.")
       .def("graphs", &PyTrainer::graphs, "How each input shape's steps run on a device (empty on the CPU).")
       .def("layout", &PyTrainer::layout, "{'frozen': head node names, 'trained': tail node names}");
 }

@@ -29,6 +29,7 @@ from onnx import numpy_helper
 
 from ._native import core
 from .errors import UnsupportedModelError
+from .plan import PlanTable
 
 NonFiniteLossError = core.NonFiniteLossError  # also a FloatingPointError
 
@@ -216,6 +217,13 @@ class Tuner:
     def layout(self) -> dict:
         """{"frozen": the head's node names, "trained": the tail's}."""
         return dict(self._core.layout())
+
+    def plan(self, batch_size=None) -> PlanTable:
+        """The layers of one step at ``batch_size`` (symbolic dims 1 when None), as ``Model.plan()``
+        prints them: the frozen head's (forward only, rewrite passes on), the tail's forward
+        layers, then the backward steps in run order (op "<Op> backward", each with the algorithm
+        its gradient kernel planned); each row's ``stage`` is "frozen", "forward" or "backward"."""
+        return PlanTable(self._core.plan(self._model._shapes(batch_size)))
 
     def graphs(self) -> list:
         """How each batch shape's steps run on CUDA: dicts with ``input_shapes``, ``state``

@@ -6,9 +6,15 @@ leaving the weights as they were, save -> onnxruntime, tuner.memory() in device 
 
 Tolerance CUDA vs CPU (fp32, no TF32): one step's gradients agree to ~1e-6 relative (cuBLAS and
 OpenBLAS sum in different orders; tests/cuda/test_cuda_dense_grads.py), and SGD compounds that
-over the steps, so after STEPS steps at lr 0.05 the weights agree to WEIGHT_RTOL of their scale
-and each step's loss to LOSS_RTOL: far tighter than any learning difference, far looser than
-the ulp-level drift of 8 steps."""
+over the steps, so after STEPS steps each step's loss agrees to LOSS_RTOL (last:2) or
+LOSS_RTOL_ALL (all: two more layers, through cuDNN's implicit-GEMM convolutions against the
+CPU's im2col, seen at 1.2e-4 on an H200 at lr 0.05, where training diverges; this test uses
+lr 0.01). The weights agree to WEIGHT_L2 in relative L2 error, and elementwise to WEIGHT_ATOL
+of their scale except for at most OUTLIER_SHARE of the elements: a ReLU whose input lies within
+rounding of 0 can open on one device and stay shut on the other, which changes that unit's
+whole row of fc1's update by one sample's contribution (seen on an H200: 577 of fc1.w's 400000
+elements, 0.14%, off by up to 2.5e-4 after 8 Nesterov steps, every other element within 1e-5).
+"""
 from __future__ import annotations
 
 import os
@@ -30,7 +36,10 @@ from dnnx._digits import load_digits  # noqa: E402
 BATCH = 64
 STEPS = 8
 LOSS_RTOL = 1e-4
-WEIGHT_RTOL = 1e-4  # of max |w|, elementwise
+LOSS_RTOL_ALL = 3e-4
+WEIGHT_L2 = 1e-3
+WEIGHT_ATOL = 1e-4  # of max |w|
+OUTLIER_SHARE = 0.01
 
 
 @pytest.fixture(scope="module")
@@ -60,18 +69,23 @@ def train(device, digits, trainable="last:2", steps=STEPS, **kwargs):
     return model, tuner, np.array(losses), tuner.weights()
 
 
-def assert_weights_close(got: dict, want: dict, rtol=WEIGHT_RTOL):
+def assert_weights_close(got: dict, want: dict, atol=WEIGHT_ATOL):
     assert set(got) == set(want)
     for name in want:
-        scale = float(np.abs(want[name]).max())
-        np.testing.assert_allclose(got[name], want[name], rtol=0, atol=rtol * scale, err_msg=name)
+        g, w = got[name].astype(np.float64), want[name].astype(np.float64)
+        assert g.shape == w.shape and np.isfinite(g).all(), name
+        norm = float(np.linalg.norm(w))
+        assert float(np.linalg.norm(g - w)) <= WEIGHT_L2 * norm, f"{name}: relative L2 error"
+        outside = np.abs(g - w) > atol * float(np.abs(w).max())
+        assert outside.mean() <= OUTLIER_SHARE, f"{name}: {outside.sum()} of {w.size} elements differ"
 
 
 @pytest.mark.parametrize("trainable", ["last:2", "all"])
 def test_lenet_on_cuda_follows_the_cpu(digits, trainable):
-    _, _, cpu_losses, cpu_w = train("cpu", digits, trainable)
-    _, tuner, gpu_losses, gpu_w = train("cuda", digits, trainable)
-    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=LOSS_RTOL)
+    lr = 0.05 if trainable == "last:2" else 0.01
+    _, _, cpu_losses, cpu_w = train("cpu", digits, trainable, lr=lr)
+    _, tuner, gpu_losses, gpu_w = train("cuda", digits, trainable, lr=lr)
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=LOSS_RTOL if trainable == "last:2" else LOSS_RTOL_ALL)
     assert_weights_close(gpu_w, cpu_w)
     # The steps after the first replayed one recorded graph.
     (g,) = tuner.graphs()
@@ -175,7 +189,7 @@ def test_evaluate_and_gradients_match_the_cpu(digits):
     assert ge["accuracy"] == pytest.approx(ce["accuracy"], abs=1.01 / len(y_val))
     assert ge["loss"] == pytest.approx(ce["loss"], rel=1e-5)
     assert gl == pytest.approx(cl, rel=1e-5)
-    assert_weights_close(gg, cg, rtol=1e-4)
+    assert_weights_close(gg, cg)
 
 
 def test_memory_reports_device_bytes():
@@ -259,3 +273,10 @@ def test_device_arrays_are_refused_on_the_cpu_with_a_clear_error(digits):
     tuner = dnnx.load(build_lenet(seed=0)).finetune()
     with pytest.raises(ValueError, match="x: input 'x'"):
         tuner.step(gpu.to_device(digits[0][:4]), digits[1][:4])
+
+
+def test_tuner_plan_names_the_cuda_backward_algorithms():
+    tuner = dnnx.load(build_lenet(seed=0), device="cuda").finetune(trainable="last:2")
+    backward = {r["name"]: r["algorithm"] for r in tuner.plan(batch_size=64) if r["stage"] == "backward"}
+    assert backward == {"fc2": "cublasSgemm", "relu1": "cudnnActivationBackward", "fc1": "cublasSgemm"}
+    assert tuner.graphs() == []  # planned, never stepped
