@@ -205,10 +205,20 @@ class Tuner:
         total, correct = 0.0, 0
         for start in range(0, n, batch_size):
             part = slice(start, start + batch_size)
-            loss, right = self._core.evaluate([a[part] for a in inputs], target[part])
+            loss, right = self._core.evaluate([self._chunk(a, part, n, batch_size) for a in inputs], target[part])
             total += loss * len(target[part])
             correct += right
         return {"loss": total / n, "accuracy": correct / n}
+
+    @staticmethod
+    def _chunk(a, part: slice, n: int, batch_size: int):
+        if n <= batch_size:
+            return a  # one chunk: a GPU array is read whole, in place
+        try:
+            return a[part]
+        except TypeError:
+            raise ValueError(f"x: a {type(a).__name__} cannot be cut into chunks of {batch_size} rows; pass "
+                             f"batch_size >= {n}, or a numpy or torch array") from None
 
     def weights(self) -> dict:
         """{parameter name: current value} (copies)."""
