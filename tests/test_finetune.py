@@ -213,3 +213,20 @@ def test_tuner_plan_shows_frozen_forward_and_backward_layers():
     assert rows[-1]["outputs"] == [[8, 500]]
     assert "Gemm backward" in str(rows)
     assert tuner.graphs() == []  # the CPU records no graphs
+
+
+def test_gpu_arrays_are_named_errors_on_the_cpu():
+    # An object that says it lives on a GPU (__cuda_array_interface__) reaches the trainer as is;
+    # a CPU tuner refuses it naming the input, and evaluate() cannot cut one into chunks.
+    class FakeGpuArray:
+        __cuda_array_interface__ = {"shape": (4, 1, 28, 28), "typestr": "<f4", "data": (0, False), "version": 3}
+
+        def __len__(self):
+            return 4
+
+    tuner = dnnx.load(build_lenet()).finetune()
+    labels = np.array([0, 1, 2, 3])
+    with pytest.raises(ValueError, match="x: input 'x'"):
+        tuner.step(FakeGpuArray(), labels)
+    with pytest.raises(ValueError, match="cannot be cut into chunks of 2 rows"):
+        tuner.evaluate(FakeGpuArray(), labels, batch_size=2)
