@@ -165,11 +165,16 @@ def test_bad_batches_name_x_or_y():
         tuner.step(np.zeros((4, 1, 20, 20), np.float32), np.array([0, 1, 2, 3]))
 
 
-def test_cuda_models_are_refused_for_now():
+def test_the_trainer_names_a_device_it_cannot_train_on():
+    # The tuner trains on the model's backend (tests/cuda/test_cuda_finetune.py covers CUDA); an
+    # unknown device kind is a DeviceError naming it, not a crash.
+    from dnnx._native import core
+
     model = dnnx.load(build_lenet())
-    model.device = "cuda"  # what a CUDA model reports; training it is the second half
-    with pytest.raises(dnnx.DeviceError, match="CPU"):
-        model.finetune()
+    with pytest.raises(dnnx.DeviceError, match="device 'tpu'"):
+        core.Trainer(model._ir, "last:2", "cross_entropy", {}, model.passes, "tpu", {})
+    with pytest.raises(dnnx.DeviceError, match="no backend library"):
+        core.Trainer(model._ir, "last:2", "cross_entropy", {}, model.passes, "cuda", {})
 
 
 def test_lstm_classifier_learns_a_separable_task(tmp_path):
@@ -193,3 +198,35 @@ def test_lstm_classifier_learns_a_separable_task(tmp_path):
     np.testing.assert_allclose(run_ort(onnx.load(tmp_path / "lstm.onnx"), {"x": x})["probs"], model.run(x),
                                rtol=1e-4, atol=1e-5)
     assert CLASSES == 10
+
+
+def test_tuner_plan_shows_frozen_forward_and_backward_layers():
+    tuner = dnnx.load(build_lenet()).finetune(trainable="last:2")
+    rows = tuner.plan(batch_size=8)
+    stages = [(r["stage"], r["name"], r["op"]) for r in rows]
+    assert [s for s in stages if s[0] == "frozen"][0][1:] == ("conv1", "Conv")
+    assert [s[1:] for s in stages if s[0] == "forward"] == [("fc1", "Gemm"), ("relu1", "Relu"), ("fc2", "Gemm"),
+                                                          ("softmax", "Softmax")]
+    # Backward in run order; the final Softmax is fused into the loss, so it has no step.
+    assert [s[1:] for s in stages if s[0] == "backward"] == [("fc2", "Gemm backward"), ("relu1", "Relu backward"),
+                                                           ("fc1", "Gemm backward")]
+    assert rows[-1]["outputs"] == [[8, 500]]
+    assert "Gemm backward" in str(rows)
+    assert tuner.graphs() == []  # the CPU records no graphs
+
+
+def test_gpu_arrays_are_named_errors_on_the_cpu():
+    # An object that says it lives on a GPU (__cuda_array_interface__) reaches the trainer as is;
+    # a CPU tuner refuses it naming the input, and evaluate() cannot cut one into chunks.
+    class FakeGpuArray:
+        __cuda_array_interface__ = {"shape": (4, 1, 28, 28), "typestr": "<f4", "data": (0, False), "version": 3}
+
+        def __len__(self):
+            return 4
+
+    tuner = dnnx.load(build_lenet()).finetune()
+    labels = np.array([0, 1, 2, 3])
+    with pytest.raises(ValueError, match="x: input 'x'"):
+        tuner.step(FakeGpuArray(), labels)
+    with pytest.raises(ValueError, match="cannot be cut into chunks of 2 rows"):
+        tuner.evaluate(FakeGpuArray(), labels, batch_size=2)

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "core/training.h"
+
 namespace dnnx {
 
 // A host backend has no device memory; the engine never calls these hooks for one.
@@ -53,5 +55,7 @@ void* Backend::allocate_array(size_t) const {
 }
 
 void Backend::release_array(void*, const std::vector<uintptr_t>&) const noexcept {}
+
+std::unique_ptr<TrainingOps> Backend::training_ops() const { return nullptr; }
 
 }  // namespace dnnx

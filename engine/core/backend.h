@@ -12,6 +12,8 @@
 
 namespace dnnx {
 
+class TrainingOps;  // core/training.h
+
 // The buffers of one kernel call. Shapes were fixed when the kernel was planned, so a call
 // carries only pointers: one per node input/output, nullptr where an optional one is omitted.
 struct KernelArgs {
@@ -153,6 +155,10 @@ class Backend {
 
   // The planner's counters so far; its warnings are handed out once (the next call has none).
   virtual PlannerReport planner_report() const { return {}; }
+
+  // Fine-tuning on this backend: its gradient kernels, loss and SGD (Note [training ops] in
+  // core/training.h); nullptr where the backend cannot train.
+  virtual std::unique_ptr<TrainingOps> training_ops() const;
 };
 
 }  // namespace dnnx

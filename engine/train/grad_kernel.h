@@ -39,6 +39,7 @@ struct GradChoice {
   std::unique_ptr<GradKernel> kernel;
   std::string algorithm;
   size_t workspace_bytes = 0;
+  std::vector<Rejected> rejected;  // the algorithms not taken, with the reason (CUDA Conv's planner)
 };
 
 // What a gradient factory is told: the node, its input and output types (as for the forward

@@ -9,12 +9,9 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/training.h"  // LossKind, ScoreKind
 
 namespace dnnx {
-
-enum class LossKind { CrossEntropy, MeanSquaredError };
-// What the cross entropy reads: the scores before a softmax, or the log-probabilities.
-enum class ScoreKind { Logits, LogProbs };
 
 // "cross_entropy" or "mse"; InputError naming `loss` otherwise.
 LossKind loss_from_name(const std::string& name);

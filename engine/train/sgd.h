@@ -6,13 +6,9 @@
 #pragma once
 #include <cstdint>
 
-namespace dnnx {
+#include "core/training.h"  // SgdOptions
 
-struct SgdOptions {
-  float momentum = 0.0f;
-  float weight_decay = 0.0f;
-  bool nesterov = false;
-};
+namespace dnnx {
 
 // InputError naming the option when momentum is outside [0, 1), weight_decay is negative or
 // not finite, or nesterov is asked for without momentum.

@@ -15,9 +15,10 @@ bool is_float(const PlannedValue& v) { return v.info.dtype == DType::Float32; }
 
 }  // namespace
 
-TailPlan::TailPlan(const Graph& tail, const Backend& backend, const GradRegistry& grads,
-                   const std::vector<Shape>& input_shapes, const TailOptions& options)
-    : plan_(build_plan(tail, backend, input_shapes)) {
+TailPlan::TailPlan(const Graph& tail, const Backend& backend, const GradRegistry& grads, const TrainingOps& ops,
+                   const DeviceConstants* constants, const std::vector<Shape>& input_shapes,
+                   const TailOptions& options)
+    : ops_(ops), backend_(backend), plan_(build_plan(tail, backend, input_shapes, constants)) {
   const size_t n_values = plan_->values.size();
   root_.resize(n_values);
   for (size_t id = 0; id < n_values; ++id) root_[id] = static_cast<int>(id);
@@ -43,15 +44,16 @@ void TailPlan::place_activations() {
   activation_offset_.assign(n_values, 0);
   for (size_t id = 0; id < n_values; ++id) {
     const PlannedValue& v = plan_->values[id];
-    if (v.storage != Storage::Arena || root_[id] != static_cast<int>(id)) continue;
+    // The graph inputs (and their views) are read in place from the caller's buffers.
+    if (v.storage != Storage::Arena || root_[id] != static_cast<int>(id) || v.input_index >= 0) continue;
     activation_offset_[id] = activation_bytes_;
     activation_bytes_ += aligned(v.info.bytes());
   }
-  activations_.reserve(activation_bytes_);
+  activations_.reserve(backend_, activation_bytes_);
   ptrs_.assign(n_values, nullptr);
   for (size_t id = 0; id < n_values; ++id) {
     const PlannedValue& v = plan_->values[id];
-    if (v.storage == Storage::Arena) ptrs_[id] = activations_.data() + activation_offset_[root_[id]];
+    if (v.storage == Storage::Arena && v.input_index < 0) ptrs_[id] = activations_.data() + activation_offset_[root_[id]];
     if (v.storage == Storage::Constant) ptrs_[id] = v.data;
   }
 }
@@ -99,8 +101,8 @@ void TailPlan::schedule_backward(const GradRegistry& grads, const Backend& backe
     grad_offset_[r] = static_cast<int64_t>(grad_floats_);
     grad_floats_ += aligned(values[r].info.bytes()) / sizeof(float);
   }
-  grads_.reserve(grad_floats_ * sizeof(float));
-  grad_buf_ = reinterpret_cast<float*>(grads_.data());
+  grads_.reserve(backend_, grad_floats_ * sizeof(float));
+  grad_buf_ = grads_.as<float>();
 
   workspace_bytes_ = plan_->workspace_bytes;
   std::set<int> written{root_[loss_value_]};
@@ -130,6 +132,7 @@ void TailPlan::schedule_backward(const GradRegistry& grads, const Backend& backe
     step.layer = static_cast<int>(l);
     step.kernel = std::move(choice.kernel);
     step.algorithm = std::move(choice.algorithm);
+    step.workspace_bytes = choice.workspace_bytes;
     workspace_bytes_ = std::max(workspace_bytes_, choice.workspace_bytes);
     size_t temp = 0;
     for (size_t i = 0; i < layer.inputs.size(); ++i) {
@@ -143,8 +146,8 @@ void TailPlan::schedule_backward(const GradRegistry& grads, const Backend& backe
     temp_floats_ = std::max(temp_floats_, temp);
     steps_.push_back(std::move(step));
   }
-  workspace_.reserve(workspace_bytes_);
-  temp_.reserve(temp_floats_ * sizeof(float));
+  workspace_.reserve(backend_, workspace_bytes_);
+  temp_.reserve(backend_, temp_floats_ * sizeof(float));
 }
 
 void TailPlan::run_layer_forward(const PlannedLayer& layer) {
@@ -159,7 +162,7 @@ void TailPlan::run_layer_forward(const PlannedLayer& layer) {
 void TailPlan::forward(const void* const* inputs) {
   for (size_t id = 0; id < plan_->values.size(); ++id) {
     const PlannedValue& v = plan_->values[id];
-    if (v.storage == Storage::GraphInput) ptrs_[id] = inputs[v.input_index];
+    if (v.input_index >= 0) ptrs_[id] = inputs[v.input_index];  // a graph input or a view of one
   }
   for (const PlannedLayer& layer : plan_->layers) {
     if (layer.kernel) run_layer_forward(layer);
@@ -169,7 +172,7 @@ void TailPlan::forward(const void* const* inputs) {
 void TailPlan::backward() {
   std::vector<const float*> d_out;
   std::vector<float*> d_in;
-  float* temp = reinterpret_cast<float*>(temp_.data());
+  float* temp = temp_.as<float>();
   for (const GradStep& step : steps_) {
     const PlannedLayer& layer = plan_->layers[step.layer];
     call_in_.clear();
@@ -192,10 +195,8 @@ void TailPlan::backward() {
                               d_in.data(), workspace_.data()});
     for (size_t i = 0; i < layer.inputs.size(); ++i) {
       if (!step.via_temp[i]) continue;
-      float* g = grad_ptr(step.d_inputs[i]);
-      const float* t = temp + step.temp_offsets[i];
-      const int64_t n = numel(plan_->values[layer.inputs[i]].info.shape);
-      for (int64_t k = 0; k < n; ++k) g[k] += t[k];
+      ops_.accumulate(grad_ptr(step.d_inputs[i]), temp + step.temp_offsets[i],
+                      numel(plan_->values[layer.inputs[i]].info.shape));
     }
   }
 }

@@ -2,7 +2,9 @@
 // kernels, as for inference), a buffer for every activation (kept for backward: no arena reuse
 // here), and the backward schedule — the gradient kernels of the layers between the parameters
 // and the loss, in reverse order, with a gradient buffer for every value on that path.
-// Views (Reshape, Flatten, ...) share their source's activation and gradient buffers.
+// Views (Reshape, Flatten, ...) share their source's activation and gradient buffers. Every
+// buffer is in the backend's memory (train/train_buffer.h): on a device backend, forward and
+// backward only queue work, so that a step can be recorded as one device graph.
 #pragma once
 #include <memory>
 #include <string>
@@ -10,7 +12,9 @@
 
 #include "core/executor.h"
 #include "core/planner.h"
+#include "core/training.h"
 #include "train/grad_kernel.h"
+#include "train/train_buffer.h"
 
 namespace dnnx {
 
@@ -25,6 +29,7 @@ struct GradStep {
   int layer = -1;                    // index into plan->layers
   std::unique_ptr<GradKernel> kernel;
   std::string algorithm;
+  size_t workspace_bytes = 0;
   std::vector<int> d_inputs;         // per node input: the gradient root it feeds, -1 for none
   std::vector<bool> via_temp;        // per node input: written to scratch and added (fan-in)
   std::vector<size_t> temp_offsets;  // per node input: float offset in the scratch, when via_temp
@@ -39,11 +44,14 @@ struct TailMemory {
 class TailPlan {
  public:
   // UnsupportedModelError naming the first layer on the gradient path without a gradient kernel.
-  TailPlan(const Graph& tail, const Backend& backend, const GradRegistry& grads,
-           const std::vector<Shape>& input_shapes, const TailOptions& options);
+  // constants: the tail's constants in device memory (nullptr on a host backend); `ops` sums
+  // the fan-in. Both must outlive the plan.
+  TailPlan(const Graph& tail, const Backend& backend, const GradRegistry& grads, const TrainingOps& ops,
+           const DeviceConstants* constants, const std::vector<Shape>& input_shapes, const TailOptions& options);
 
   const Plan& plan() const { return *plan_; }
-  // Runs every layer forward; the tail's graph inputs are read from `inputs` (tail order).
+  // Runs every layer forward; the tail's graph inputs are read in place from `inputs` (tail
+  // order, backend memory).
   void forward(const void* const* inputs);
   // Runs the backward schedule; the loss value's gradient must be written first (seed()).
   void backward();
@@ -64,19 +72,21 @@ class TailPlan {
   void schedule_backward(const GradRegistry& grads, const Backend& backend, const TailOptions& options);
   void run_layer_forward(const PlannedLayer& layer);
 
+  const TrainingOps& ops_;
+  const Backend& backend_;
   std::shared_ptr<Plan> plan_;
   std::vector<int> root_;  // value id -> the value whose buffers it shares (itself unless a view)
   int loss_value_ = -1;
-  HostBuffer activations_;
+  TrainBuffer activations_;
   std::vector<size_t> activation_offset_;  // per root arena value, bytes
   size_t activation_bytes_ = 0;
-  HostBuffer grads_;
+  TrainBuffer grads_;
   float* grad_buf_ = nullptr;
   std::vector<int64_t> grad_offset_;  // per root value, floats; -1 without a gradient
   size_t grad_floats_ = 0;
-  HostBuffer workspace_;
+  TrainBuffer workspace_;
   size_t workspace_bytes_ = 0;
-  HostBuffer temp_;
+  TrainBuffer temp_;
   size_t temp_floats_ = 0;
   std::vector<GradStep> steps_;
   std::vector<const void*> ptrs_;

@@ -1,52 +1,58 @@
+// Trainer: construction, planning per input shape, and the training state (weights, momentum,
+// gradients, memory, plans, graphs); the step itself is in trainer_step.cc.
 #include "train/trainer.h"
 
 #include <cmath>
 #include <cstring>
 #include <set>
 
+#include "train/trainer_shape_plan.h"
+
 namespace dnnx {
 
-namespace {
-
-std::string infos_str(const Shape& s, DType t) { return TensorInfo{s, t}.str(); }
-
-bool all_finite(const std::vector<float>& v) {
-  for (float x : v) {
-    if (!std::isfinite(x)) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-struct Trainer::ShapePlan {
-  std::shared_ptr<const Plan> head;   // null without a head
-  std::vector<HostBuffer> boundary;   // one per head output
-  std::unique_ptr<TailPlan> tail;
-};
-
-Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Backend> head_backend,
-                 std::unique_ptr<Backend> tail_backend, std::unique_ptr<GradRegistry> grads)
-    : graph_(graph), options_(std::move(options)), tail_backend_(std::move(tail_backend)), grads_(std::move(grads)) {
+Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Backend> backend)
+    : graph_(graph), options_(std::move(options)) {
   check_sgd_options(options_.sgd);
-  validate_graph(graph_, *tail_backend_);
+  ops_ = backend->training_ops();
+  if (!ops_) throw DeviceError("finetune: the " + backend->name() + " backend cannot train");
+  ops_->register_grad_kernels(grads_);
+  device_ = !backend->uses_host_memory();
+  validate_graph(graph_, *backend);
   split_ = split_at_first_trainable(graph_, std::set<std::string>(options_.params.begin(), options_.params.end()));
   // The tail trains private copies of the parameters; the head never reads them.
   for (const std::string& name : options_.params) {
     auto copy = std::make_shared<ConstTensor>(*graph_.constants.at(name));
     split_.tail.constants[name] = copy;
     params_[name] = copy;
-    velocity_[name].assign(static_cast<size_t>(numel(copy->info.shape)), 0.0f);
-    gradient_[name].assign(velocity_[name].size(), 0.0f);
+    gradient_[name].assign(static_cast<size_t>(numel(copy->info.shape)), 0.0f);
   }
   if (!split_.head.nodes.empty()) {
-    head_ = std::make_unique<Engine>(split_.head, std::move(head_backend), options_.head_passes);
+    // The head plans on the trainer's backend (one stream on a device); its runs are the
+    // trainer's own (enqueue_forward), never the Engine's, so it records no graphs itself.
+    EngineOptions head_options;
+    head_options.device_graphs = false;
+    head_ = std::make_unique<Engine>(split_.head, std::move(backend), options_.head_passes, head_options);
+    backend_ = &head_->backend();
     std::shared_ptr<const Plan> plan = head_->plan_for(head_->default_shapes());
     for (size_t i = 0; i < split_.tail.inputs.size(); ++i) {
       const int k = split_.tail_from_head_output[i];
       if (k >= 0) split_.tail.inputs[i].dtype = plan->values[plan->outputs[k]].info.dtype;
     }
+  } else {
+    owned_ = std::move(backend);
+    backend_ = owned_.get();
   }
+  if (device_) tail_constants_ = std::make_unique<DeviceConstants>(split_.tail, *backend_);
+  velocity_.resize(options_.params.size());
+  for (size_t i = 0; i < options_.params.size(); ++i) {
+    const size_t bytes = float_bytes(*params_[options_.params[i]]);
+    velocity_[i].reserve(*backend_, bytes);
+    zero_in_backend(*backend_, velocity_[i].data(), bytes);
+  }
+  stats_.reserve(*backend_, sizeof(StepStats));
+  zero_in_backend(*backend_, stats_.data(), sizeof(StepStats));
+  lr_.reserve(*backend_, sizeof(float));
+  if (device_) step_io_.reserve(*ops_, sizeof(StepIo));
   // The loss reads the final node's output, or a final Softmax's input (fused, stable).
   const Node& last = split_.tail.nodes.back();
   loss_value_ = graph_.outputs[0];
@@ -73,185 +79,177 @@ std::vector<Shape> Trainer::default_shapes() const {
   return default_input_shapes(graph_);
 }
 
+float* Trainer::param_ptr(size_t i) const {
+  const ConstTensor& t = *params_.at(options_.params[i]);
+  // On the host the tail reads the host copy in place; on a device its upload.
+  if (!device_) return const_cast<ConstTensor&>(t).as_mut<float>();
+  return static_cast<float*>(const_cast<void*>(tail_constants_->find(t)));
+}
+
 Trainer::ShapePlan& Trainer::plan_for(const std::vector<Shape>& shapes) {
   auto it = plans_.find(shapes);
   if (it != plans_.end()) return *it->second;
   auto sp = std::make_unique<ShapePlan>();
+  sp->shapes = shapes;
+  sp->status.input_shapes = shapes;
+  if (device_) {
+    sp->staging.resize(shapes.size());
+    for (size_t m = 0; m < shapes.size(); ++m) {
+      sp->staging[m].reserve(*backend_, TensorInfo{shapes[m], graph_.inputs[m].dtype}.bytes());
+    }
+  }
+  sp->inputs.assign(shapes.size(), nullptr);
   std::vector<Shape> tail_shapes(split_.tail.inputs.size());
   if (head_) {
     std::vector<Shape> head_shapes;
     for (int m : split_.head_from_model_input) head_shapes.push_back(shapes[m]);
     sp->head = head_->plan_for(head_shapes);
-    sp->boundary.resize(sp->head->outputs.size());
-    for (size_t k = 0; k < sp->boundary.size(); ++k) sp->boundary[k].reserve(sp->head->values[sp->head->outputs[k]].info.bytes());
+    sp->head_arena.reserve(*backend_, sp->head->arena_bytes);
+    sp->head_workspace.reserve(*backend_, sp->head->workspace_bytes);
   }
   for (size_t i = 0; i < tail_shapes.size(); ++i) {
     const int m = split_.tail_from_model_input[i];
     tail_shapes[i] = m >= 0 ? shapes[m] : sp->head->values[sp->head->outputs[split_.tail_from_head_output[i]]].info.shape;
   }
-  sp->tail = std::make_unique<TailPlan>(split_.tail, *tail_backend_, *grads_, tail_shapes,
+  sp->tail = std::make_unique<TailPlan>(split_.tail, *backend_, grads_, *ops_, tail_constants_.get(), tail_shapes,
                                         TailOptions{options_.params, loss_value_, skip_layer_});
+  sp->tail_inputs.assign(split_.tail.inputs.size(), nullptr);
+  const PlannedValue& scores = sp->tail->plan().values[sp->tail->loss_value()];
+  sp->rows = scores.info.shape.empty() ? 1 : scores.info.shape[0];
+  sp->cols = sp->rows > 0 ? numel(scores.info.shape) / sp->rows : 0;
+  if (options_.loss == LossKind::CrossEntropy && scores.info.shape.size() != 2) {
+    throw UnsupportedModelError("loss cross_entropy: the scores '" + scores.name + "' are " +
+                                shape_str(scores.info.shape) + "; expected [N, classes]");
+  }
+  const size_t target_bytes = options_.loss == LossKind::CrossEntropy ? sp->rows * sizeof(int64_t)
+                                                                        : scores.info.bytes();
+  if (device_) {
+    sp->target_buffer.reserve(*backend_, target_bytes);
+    size_t pinned_bytes = 0;
+    for (size_t m = 0; m < shapes.size(); ++m) {
+      sp->pinned_offsets.push_back(pinned_bytes);
+      pinned_bytes += pinned_aligned(TensorInfo{shapes[m], graph_.inputs[m].dtype}.bytes());
+    }
+    sp->pinned_offsets.push_back(pinned_bytes);
+    sp->pinned.reserve(*ops_, pinned_bytes + target_bytes);
+  }
+  sp->zero_grads.resize(options_.params.size());
+  for (size_t i = 0; i < options_.params.size(); ++i) {
+    float* g = sp->tail->grad(sp->tail->value_id(options_.params[i]));
+    if (!g) {  // the loss does not reach this parameter: its gradient is 0 (decay and momentum still act)
+      const size_t bytes = float_bytes(*params_[options_.params[i]]);
+      sp->zero_grads[i].reserve(*backend_, bytes);
+      zero_in_backend(*backend_, sp->zero_grads[i].data(), bytes);
+      g = sp->zero_grads[i].as<float>();
+    }
+    sp->param_grads.push_back(g);
+  }
   return *plans_.emplace(shapes, std::move(sp)).first->second;
 }
 
-void Trainer::check_batch(const Batch& batch) const {
-  if (batch.infos.size() != graph_.inputs.size()) {
-    throw InputError("x: expected " + std::to_string(graph_.inputs.size()) + " input array(s), got " +
-                     std::to_string(batch.infos.size()));
-  }
-  for (size_t i = 0; i < batch.infos.size(); ++i) {
-    const GraphInput& in = graph_.inputs[i];
-    const TensorInfo& got = batch.infos[i];
-    bool ok = got.dtype == in.dtype && got.shape.size() == in.dims.size();
-    for (size_t d = 0; ok && d < in.dims.size(); ++d) ok = in.dims[d] < 0 ? got.shape[d] >= 1 : got.shape[d] == in.dims[d];
-    if (!ok) {
-      throw InputError("x: input '" + in.name + "': expected " + in.dims_str() + " " + dtype_name(in.dtype) +
-                       ", got " + got.str());
+
+void Trainer::refresh_host_weights() {
+  if (!host_stale_) return;
+  if (device_) {
+    for (size_t i = 0; i < options_.params.size(); ++i) {
+      ConstTensor& t = *params_[options_.params[i]];
+      copy_to_host(*backend_, t.as_mut<float>(), param_ptr(i), float_bytes(t));
     }
   }
+  host_stale_ = false;
 }
 
-LossValue Trainer::forward_and_loss(const Batch& batch, ShapePlan& sp, bool want_grad) {
-  if (head_) {
-    std::vector<const void*> in;
-    std::vector<void*> out;
-    for (int m : split_.head_from_model_input) in.push_back(batch.inputs[m]);
-    for (HostBuffer& b : sp.boundary) out.push_back(b.data());
-    head_->run(*sp.head, in.data(), out.data());
-  }
-  std::vector<const void*> tail_in;
-  for (size_t i = 0; i < split_.tail.inputs.size(); ++i) {
-    const int m = split_.tail_from_model_input[i];
-    tail_in.push_back(m >= 0 ? batch.inputs[m] : sp.boundary[split_.tail_from_head_output[i]].data());
-  }
-  sp.tail->forward(tail_in.data());
-
-  const int id = sp.tail->loss_value();
-  const Shape& shape = sp.tail->plan().values[id].info.shape;
-  const int64_t rows = shape.empty() ? 1 : shape[0];
-  const int64_t cols = rows > 0 ? numel(shape) / rows : 0;
-  float* d = want_grad ? sp.tail->seed() : nullptr;
-  if (options_.loss == LossKind::CrossEntropy) {
-    if (shape.size() != 2) {
-      throw UnsupportedModelError("loss cross_entropy: the scores '" + sp.tail->plan().values[id].name + "' are " +
-                                  shape_str(shape) + "; expected [N, classes]");
-    }
-    if (batch.target_info.dtype != DType::Int64 || batch.target_info.shape != Shape{rows}) {
-      throw InputError("y: expected integer labels " + infos_str({rows}, DType::Int64) + ", got " +
-                       batch.target_info.str());
-    }
-    return cross_entropy(scores_, sp.tail->value(id), rows, cols, static_cast<const int64_t*>(batch.target), d);
-  }
-  if (batch.target_info.dtype != DType::Float32 || batch.target_info.shape != shape) {
-    throw InputError("y: expected float targets " + infos_str(shape, DType::Float32) + ", got " +
-                     batch.target_info.str());
-  }
-  return mean_squared_error(sp.tail->value(id), static_cast<const float*>(batch.target), rows, cols, d);
-}
-
-void Trainer::collect_gradients(ShapePlan& sp) {
-  for (const std::string& name : options_.params) {
-    std::vector<float>& g = gradient_[name];
-    const float* src = sp.tail->grad(sp.tail->value_id(name));
-    if (src) {
-      std::memcpy(g.data(), src, g.size() * sizeof(float));
-    } else {
-      std::fill(g.begin(), g.end(), 0.0f);  // the loss does not reach this parameter
-    }
-  }
-}
-
-double Trainer::compute_gradients(const Batch& batch) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  check_batch(batch);
-  std::vector<Shape> shapes;
-  for (const TensorInfo& t : batch.infos) shapes.push_back(t.shape);
-  ShapePlan& sp = plan_for(shapes);
-  const LossValue lv = forward_and_loss(batch, sp, true);
-  if (std::isfinite(lv.loss)) {
-    sp.tail->backward();
-    collect_gradients(sp);
-  }
-  return lv.loss;
-}
-
-double Trainer::step(const Batch& batch, float lr) {
-  if (!(lr >= 0.0f) || !std::isfinite(lr)) throw InputError("lr: expected a finite value >= 0, got " + std::to_string(lr));
-  const double loss = compute_gradients(batch);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!std::isfinite(loss)) {
-    throw NonFiniteLossError("the loss is " + std::to_string(loss) +
-                             "; the parameters were left as they were before this step (try a lower lr)");
-  }
-  for (const std::string& name : options_.params) {
-    if (!all_finite(gradient_[name])) {
-      throw NonFiniteLossError("the gradient of '" + name + "' is not finite (loss " + std::to_string(loss) +
-                               "); the parameters were left as they were before this step (try a lower lr)");
-    }
-  }
-  for (const std::string& name : options_.params) {
-    ConstTensor& w = *params_[name];
-    sgd_update(options_.sgd, lr, w.as_mut<float>(), gradient_[name].data(), velocity_[name].data(),
-               static_cast<int64_t>(gradient_[name].size()));
-  }
-  return loss;
-}
-
-LossValue Trainer::evaluate(const Batch& batch) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  check_batch(batch);
-  std::vector<Shape> shapes;
-  for (const TensorInfo& t : batch.infos) shapes.push_back(t.shape);
-  return forward_and_loss(batch, plan_for(shapes), false);
-}
-
-const ConstTensor& Trainer::weight(const std::string& name) const {
+const ConstTensor& Trainer::weight(const std::string& name) {
   auto it = params_.find(name);
   if (it == params_.end()) throw InputError("parameter '" + name + "' is not trained by this tuner");
+  refresh_host_weights();
   return *it->second;
 }
 
-const std::vector<float>& Trainer::velocity(const std::string& name) const {
-  weight(name);
-  return velocity_.at(name);
+namespace {
+
+size_t index_of(const std::vector<std::string>& names, const std::string& name) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return i;
+  }
+  throw InputError("parameter '" + name + "' is not trained by this tuner");
 }
 
-const std::vector<float>& Trainer::gradient(const std::string& name) const {
-  weight(name);
+}  // namespace
+
+std::vector<float> Trainer::velocity(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const size_t i = index_of(options_.params, name);
+  std::vector<float> out(static_cast<size_t>(numel(params_[name]->info.shape)));
+  copy_to_host(*backend_, out.data(), velocity_[i].data(), out.size() * sizeof(float));
+  return out;
+}
+
+const std::vector<float>& Trainer::gradient(const std::string& name) {
+  index_of(options_.params, name);
   return gradient_.at(name);
 }
 
 void Trainer::set_weight(const std::string& name, const float* data, size_t count) {
   std::lock_guard<std::mutex> lock(mutex_);
-  weight(name);  // InputError for a name this tuner does not train
+  const size_t i = index_of(options_.params, name);
+  refresh_host_weights();
   ConstTensor& w = *params_.at(name);
   if (count != static_cast<size_t>(numel(w.info.shape))) {
     throw InputError("parameter '" + name + "': expected " + std::to_string(numel(w.info.shape)) + " values " +
                      shape_str(w.info.shape) + ", got " + std::to_string(count));
   }
   std::memcpy(w.as_mut<float>(), data, count * sizeof(float));
+  if (device_) {
+    copy_to_backend(*backend_, param_ptr(i), data, count * sizeof(float));
+    backend_->synchronize();
+  }
 }
 
 void Trainer::set_velocity(const std::string& name, const float* data, size_t count) {
   std::lock_guard<std::mutex> lock(mutex_);
-  weight(name);  // InputError for a name this tuner does not train
-  std::vector<float>& v = velocity_.at(name);
-  if (count != v.size()) {
-    throw InputError("momentum buffer of '" + name + "': expected " + std::to_string(v.size()) + " values, got " +
+  const size_t i = index_of(options_.params, name);
+  const size_t expected = static_cast<size_t>(numel(params_[name]->info.shape));
+  if (count != expected) {
+    throw InputError("momentum buffer of '" + name + "': expected " + std::to_string(expected) + " values, got " +
                      std::to_string(count));
   }
-  std::memcpy(v.data(), data, count * sizeof(float));
+  copy_to_backend(*backend_, velocity_[i].data(), data, count * sizeof(float));
+  backend_->synchronize();
 }
 
 TrainerMemory Trainer::memory(const std::vector<Shape>& shapes) {
   std::lock_guard<std::mutex> lock(mutex_);
+  backend_->activate();
   ShapePlan& sp = plan_for(shapes);
   TrainerMemory m;
   m.head_arena_bytes = sp.head ? sp.head->arena_bytes + sp.head->workspace_bytes : 0;
   m.tail = sp.tail->memory();
-  for (const auto& kv : velocity_) m.optimizer_bytes += 2 * kv.second.size() * sizeof(float);
-  m.keep_everything_bytes = build_plan(graph_, *tail_backend_, shapes)->naive_bytes;
+  for (const auto& kv : params_) m.optimizer_bytes += 2 * float_bytes(*kv.second);
+  m.keep_everything_bytes = build_plan(graph_, *backend_, shapes)->naive_bytes;
   return m;
+}
+
+Trainer::Plans Trainer::plans(const std::vector<Shape>& shapes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  backend_->activate();
+  ShapePlan& sp = plan_for(shapes);
+  return Plans{sp.head.get(), sp.tail.get()};
+}
+
+std::vector<GraphStatus> Trainer::graphs() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<GraphStatus> out;
+  if (!device_) return out;
+  for (const auto& kv : plans_) {
+    if (kv.second->status.eager_runs + kv.second->status.replays == 0) continue;  // planned, never stepped
+    GraphStatus s = kv.second->status;
+    if (!options_.device_graphs) s.state = "off";
+    else if (!kv.second->graph_failure.empty()) s.state = "failed: " + kv.second->graph_failure;
+    else s.state = kv.second->graph ? "captured" : "pending";
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 }  // namespace dnnx

@@ -1,9 +1,20 @@
-// Fine-tuning on the CPU: a frozen head (a plain inference Engine, passes on) feeds a trainable
-// tail (TailPlan: activations kept, gradient kernels, passes off so that every parameter is the
-// model's own initializer, unfolded and unfused). One step: head forward, tail forward, loss,
-// backward over the tail only, then SGD in place on the parameters. The training state (the
-// parameters' current values, the momentum buffers, one TailPlan per input shape) lives here;
-// the kernels stay immutable. One thread at a time.
+// Fine-tuning on any backend that has training ops (core/training.h): a frozen head (the
+// layers before the first trainable one, planned by a plain inference Engine with passes on,
+// keeping nothing for backward) feeds a trainable tail (TailPlan: activations kept, gradient
+// kernels, passes off so that every parameter is the model's own initializer, unfolded and
+// unfused). One step: head forward, tail forward, loss, backward over the tail only, the
+// non-finite check, then SGD in place on the parameters.
+//
+// Note [training memory]: everything a step touches lives in the backend's memory (train/
+// train_buffer.h): on CUDA the head's arena, the tail's activations and gradients, the
+// parameters, the momentum buffers, the learning rate and the step's StepStats are device
+// memory, and the head and the tail share one backend (one stream), so the head's outputs are
+// read in place by the tail. Per step the batch and the targets are copied in once and the
+// StepStats (loss, rows right, non-finite flag) copied back once. The parameters the user
+// reads (weight(), velocity(), gradient()) are copied back on demand. On a device backend the
+// whole step of one input shape is recorded as one device graph on its second step and
+// replayed from then on (the learning rate is read from device memory, so a schedule does not
+// invalidate it); a new shape plans and records anew. One thread at a time.
 #pragma once
 #include <map>
 #include <memory>
@@ -11,7 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "core/device_runner.h"
 #include "core/engine.h"
+#include "core/training.h"
 #include "train/loss.h"
 #include "train/sgd.h"
 #include "train/split.h"
@@ -24,6 +37,7 @@ struct TrainerOptions {
   LossKind loss = LossKind::CrossEntropy;
   SgdOptions sgd;
   PassOptions head_passes;          // the frozen head's rewrites
+  bool device_graphs = true;        // on a device backend: replay each step as one recorded graph
 };
 
 // A step whose loss or gradients are not finite: the parameters are left as they were.
@@ -32,10 +46,14 @@ struct NonFiniteLossError : Error {
 };
 
 // The caller's arrays for one step: one pointer and shape per model input (model order), and
-// the target: int64 labels [N] (cross entropy) or float32 of the output's shape (mse).
+// the target (host memory): int64 labels [N] (cross entropy) or float32 of the output's shape
+// (mse). On a device backend an input may be device memory on the trainer's device (memory[i]
+// Device; the caller checked it), written on the external `streams` (waited for first).
 struct Batch {
   std::vector<const void*> inputs;
   std::vector<TensorInfo> infos;
+  std::vector<Memory> memory;  // per input; empty: all host
+  std::vector<uintptr_t> streams;
   const void* target = nullptr;
   TensorInfo target_info;
 };
@@ -49,8 +67,8 @@ struct TrainerMemory {
 
 class Trainer {
  public:
-  Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Backend> head_backend,
-          std::unique_ptr<Backend> tail_backend, std::unique_ptr<GradRegistry> grads);
+  // DeviceError when `backend` has no training ops.
+  Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Backend> backend);
   ~Trainer();
 
   const std::vector<std::string>& parameters() const { return options_.params; }
@@ -65,36 +83,68 @@ class Trainer {
   // The loss and the number of rows classified right, forward only.
   LossValue evaluate(const Batch& batch);
 
-  const ConstTensor& weight(const std::string& name) const;
-  const std::vector<float>& velocity(const std::string& name) const;
-  const std::vector<float>& gradient(const std::string& name) const;
+  // The current values, copied back from the backend's memory when a step changed them.
+  const ConstTensor& weight(const std::string& name);
+  std::vector<float> velocity(const std::string& name);
+  // The gradients of the last compute_gradients().
+  const std::vector<float>& gradient(const std::string& name);
   // Replaces a parameter's value or momentum buffer (resume from a checkpoint); InputError
   // naming the parameter when the size differs.
   void set_weight(const std::string& name, const float* data, size_t count);
   void set_velocity(const std::string& name, const float* data, size_t count);
 
+  // Bytes in the backend's memory (device bytes on CUDA) for one step at these shapes.
   TrainerMemory memory(const std::vector<Shape>& shapes);
   std::vector<Shape> default_shapes() const;
+  // How each input shape's steps run on a device backend (empty on a host backend): the
+  // shapes step() has run, in shape order.
+  std::vector<GraphStatus> graphs();
+  // The plans of one input shape (planned now if new): the frozen head's (null without one)
+  // and the tail's, whose steps() are the backward schedule. Valid while the trainer lives.
+  struct Plans {
+    const Plan* head = nullptr;
+    const TailPlan* tail = nullptr;
+  };
+  Plans plans(const std::vector<Shape>& shapes);
+  const Backend& backend() const { return *backend_; }
+  const Graph& graph() const { return graph_; }
 
  private:
-  struct ShapePlan;  // the head plan, the boundary buffers and the TailPlan for one input shape
+  struct ShapePlan;  // the head plan and buffers, the TailPlan and the step's graph for one shape
   ShapePlan& plan_for(const std::vector<Shape>& shapes);
+  ShapePlan& prepare(const Batch& batch);  // checks the batch, plans, copies it in
   void check_batch(const Batch& batch) const;
-  LossValue forward_and_loss(const Batch& batch, ShapePlan& sp, bool want_grad);
-  void collect_gradients(ShapePlan& sp);
+  void check_target(const Batch& batch, const ShapePlan& sp) const;
+  // Queue the work of a step; nothing waits for the device.
+  void enqueue_forward(ShapePlan& sp, bool want_grad);
+  void enqueue_step(ShapePlan& sp);
+  void run_step(ShapePlan& sp);  // eager, or recorded once and replayed
+  StepStats read_stats() const;
+  void refresh_host_weights();
+  float* param_ptr(size_t i) const;
 
   Graph graph_;  // the model's graph; the tail's copies of the parameters are the live ones
   TrainerOptions options_;
   GraphSplit split_;
-  std::unique_ptr<Engine> head_;  // null when the first node is trainable
-  std::unique_ptr<Backend> tail_backend_;
-  std::unique_ptr<GradRegistry> grads_;
+  std::unique_ptr<Engine> head_;     // null when the first node is trainable
+  std::unique_ptr<Backend> owned_;   // the backend when there is no head (else the head owns it)
+  const Backend* backend_ = nullptr;
+  std::unique_ptr<TrainingOps> ops_;
+  GradRegistry grads_;
+  bool device_ = false;
   ScoreKind scores_ = ScoreKind::Logits;
   int skip_layer_ = -1;
   std::string loss_value_;
-  std::map<std::string, std::shared_ptr<ConstTensor>> params_;
-  std::map<std::string, std::vector<float>> velocity_;
+  std::map<std::string, std::shared_ptr<ConstTensor>> params_;  // host copies (stale after a device step)
+  std::unique_ptr<DeviceConstants> tail_constants_;  // the tail's constants on a device backend
+  std::vector<TrainBuffer> velocity_;                // per parameter, backend memory, zeroed at start
   std::map<std::string, std::vector<float>> gradient_;
+  TrainBuffer stats_;  // one StepStats
+  TrainBuffer lr_;     // one float, written before each step
+  // On a device: page-locked host copies of the StepStats and the lr (StepIo), so that a step's
+  // small copies are asynchronous and it waits for the device once, when the stats come back.
+  PinnedBuffer step_io_;
+  bool host_stale_ = false;
   std::map<std::vector<Shape>, std::unique_ptr<ShapePlan>> plans_;
   std::mutex mutex_;
 };

@@ -34,28 +34,6 @@ py::list shapes_list(const std::vector<const TensorInfo*>& infos) {
   return out;
 }
 
-py::list plan_rows(const Plan& plan) {
-  py::list rows;
-  for (const PlannedLayer& layer : plan.layers) {
-    std::vector<const TensorInfo*> ins, outs;
-    for (int id : layer.inputs) ins.push_back(id < 0 ? nullptr : &plan.values[id].info);
-    for (int id : layer.outputs) outs.push_back(id < 0 ? nullptr : &plan.values[id].info);
-    py::list rejected;
-    for (const Rejected& r : layer.rejected) rejected.append(py::make_tuple(r.algorithm, r.reason));
-    py::dict row;
-    row["name"] = layer.node->name;
-    row["op"] = layer.node->op_type;
-    row["inputs"] = shapes_list(ins);
-    row["outputs"] = shapes_list(outs);
-    row["algorithm"] = layer.algorithm;
-    row["math"] = layer.math;
-    row["time_ms"] = layer.time_ms < 0 ? py::object(py::none()) : py::object(py::float_(layer.time_ms));
-    row["workspace"] = layer.workspace_bytes;
-    row["rejected"] = rejected;
-    rows.append(row);
-  }
-  return rows;
-}
 
 // {pass name: on} -> PassOptions; unnamed passes stay on. An unknown name is a ValueError.
 PassOptions pass_options(const py::dict& switches) {
@@ -278,6 +256,30 @@ void bind_engine(py::module_& m) {
       py::arg("ir"), py::arg("half_ops"),
       "The half_storage pass (precision='fp16') on `ir` for a backend with float16 kernels for "
       "`half_ops`: {'in_half', 'nodes', 'types', 'constants' (raw bytes), 'outputs'}.");
+}
+
+// One row per layer (Model.plan(), Tuner.plan()).
+py::list plan_rows(const Plan& plan) {
+  py::list rows;
+  for (const PlannedLayer& layer : plan.layers) {
+    std::vector<const TensorInfo*> ins, outs;
+    for (int id : layer.inputs) ins.push_back(id < 0 ? nullptr : &plan.values[id].info);
+    for (int id : layer.outputs) outs.push_back(id < 0 ? nullptr : &plan.values[id].info);
+    py::list rejected;
+    for (const Rejected& r : layer.rejected) rejected.append(py::make_tuple(r.algorithm, r.reason));
+    py::dict row;
+    row["name"] = layer.node->name;
+    row["op"] = layer.node->op_type;
+    row["inputs"] = shapes_list(ins);
+    row["outputs"] = shapes_list(outs);
+    row["algorithm"] = layer.algorithm;
+    row["math"] = layer.math;
+    row["time_ms"] = layer.time_ms < 0 ? py::object(py::none()) : py::object(py::float_(layer.time_ms));
+    row["workspace"] = layer.workspace_bytes;
+    row["rejected"] = rejected;
+    rows.append(row);
+  }
+  return rows;
 }
 
 }  // namespace dnnx

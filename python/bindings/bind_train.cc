@@ -1,12 +1,14 @@
-// _core.Trainer: fine-tuning the last layers of a model on the CPU (engine/train), numpy in and out.
+// _core.Trainer: fine-tuning the last layers of a model on the CPU or a device backend
+// (engine/train), numpy in and out.
 // python/dnnx/finetune.py wraps it as Model.finetune()'s Tuner.
 #include <cstring>
 
 #include <pybind11/stl.h>
 
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cpu/cpu_grad_kernels.h"
 #include "bindings.h"
+#include "run_inputs.h"
+#include "core/device_library.h"
 #include "core/passes/passes.h"
 #include "train/trainable.h"
 #include "train/trainer.h"
@@ -17,7 +19,8 @@ namespace {
 
 // The arrays of one call; kept alive (and contiguous) for as long as the Batch is used.
 struct PyBatch {
-  std::vector<py::array> arrays;
+  RunInputs inputs;  // host arrays, or device arrays on a CUDA trainer's device (run_inputs.h)
+  py::array target;
   Batch batch;
 };
 
@@ -34,19 +37,22 @@ TensorInfo info_of(const py::array& a, const std::string& what) {
   return info;
 }
 
-PyBatch make_batch(const py::list& inputs, const py::object& target) {
+PyBatch make_batch(const Trainer& trainer, const py::list& inputs, const py::object& target) {
   PyBatch b;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::string what = "x[" + std::to_string(i) + "]";
-    py::array a = contiguous(inputs[i], what);
-    b.batch.inputs.push_back(a.data());
-    b.batch.infos.push_back(info_of(a, what));
-    b.arrays.push_back(std::move(a));
+  try {
+    b.inputs = read_inputs(inputs, trainer.backend(), trainer.graph().inputs);
+  } catch (const InputError& e) {
+    throw InputError(std::string("x: ") + e.what());
   }
-  py::array t = contiguous(target, "y");
-  b.batch.target = t.data();
-  b.batch.target_info = info_of(t, "y");
-  b.arrays.push_back(std::move(t));
+  for (const InputArg& a : b.inputs.args) {
+    b.batch.inputs.push_back(a.data);
+    b.batch.infos.push_back(a.info);
+    b.batch.memory.push_back(a.memory);
+  }
+  b.batch.streams = b.inputs.streams;
+  b.target = contiguous(target, "y");
+  b.batch.target = b.target.data();
+  b.batch.target_info = info_of(b.target, "y");
   return b;
 }
 
@@ -56,8 +62,19 @@ py::array to_numpy(const Shape& shape, const float* data) {
   return std::move(out);
 }
 
+// device: "cpu", or "cuda" with options["library"] and the device options (as a Model's
+// backend, bind_engine.cc); the trainer's backend is its own (its own stream and handles).
+std::unique_ptr<Backend> training_backend(const std::string& device, const py::dict& options) {
+  if (device == "cpu") return std::make_unique<CpuBackend>();
+  if (device == "cuda") {
+    if (!options.contains("library")) throw DeviceError("device 'cuda': no backend library was given");
+    return create_device_backend(options["library"].cast<std::string>(), device_options_from_dict(options));
+  }
+  throw DeviceError("finetune: device '" + device + "' is not supported ('cpu' or 'cuda')");
+}
+
 TrainerOptions trainer_options(const Graph& graph, const py::object& trainable, const std::string& loss,
-                               const py::dict& sgd, const py::dict& passes) {
+                               const py::dict& sgd, const py::dict& passes, const py::dict& device_options) {
   TrainerOptions o;
   if (py::isinstance<py::str>(trainable)) {
     o.params = select_parameters(graph, trainable.cast<std::string>());
@@ -69,31 +86,31 @@ TrainerOptions trainer_options(const Graph& graph, const py::object& trainable, 
   if (sgd.contains("weight_decay")) o.sgd.weight_decay = sgd["weight_decay"].cast<float>();
   if (sgd.contains("nesterov")) o.sgd.nesterov = sgd["nesterov"].cast<bool>();
   for (auto item : passes) set_pass(o.head_passes, item.first.cast<std::string>(), item.second.cast<bool>());
+  if (device_options.contains("cuda_graph")) o.device_graphs = device_options["cuda_graph"].cast<bool>();
   return o;
 }
 
 class PyTrainer {
  public:
   PyTrainer(const py::dict& ir, const py::object& trainable, const std::string& loss, const py::dict& sgd,
-            const py::dict& passes) {
+            const py::dict& passes, const std::string& device, const py::dict& device_options) {
     Graph graph = graph_from_ir(ir);
-    TrainerOptions options = trainer_options(graph, trainable, loss, sgd, passes);
-    auto grads = std::make_unique<GradRegistry>();
-    register_cpu_grad_kernels(*grads);
-    trainer_ = std::make_unique<Trainer>(graph, std::move(options), std::make_unique<CpuBackend>(),
-                                         std::make_unique<CpuBackend>(), std::move(grads));
+    TrainerOptions options = trainer_options(graph, trainable, loss, sgd, passes, device_options);
+    std::unique_ptr<Backend> backend = training_backend(device, device_options);
+    py::gil_scoped_release release;  // planning may time algorithms on the device
+    trainer_ = std::make_unique<Trainer>(graph, std::move(options), std::move(backend));
   }
 
   std::vector<std::string> parameters() const { return trainer_->parameters(); }
 
   double step(const py::list& inputs, const py::object& target, float lr) {
-    PyBatch b = make_batch(inputs, target);
+    PyBatch b = make_batch(*trainer_, inputs, target);
     py::gil_scoped_release release;
     return trainer_->step(b.batch, lr);
   }
 
   py::tuple gradients(const py::list& inputs, const py::object& target) {
-    PyBatch b = make_batch(inputs, target);
+    PyBatch b = make_batch(*trainer_, inputs, target);
     double loss;
     {
       py::gil_scoped_release release;
@@ -107,7 +124,7 @@ class PyTrainer {
   }
 
   py::tuple evaluate(const py::list& inputs, const py::object& target) {
-    PyBatch b = make_batch(inputs, target);
+    PyBatch b = make_batch(*trainer_, inputs, target);
     LossValue v;
     {
       py::gil_scoped_release release;
@@ -116,7 +133,8 @@ class PyTrainer {
     return py::make_tuple(v.loss, v.correct);
   }
 
-  py::dict weights() const {
+  // Copies: on a device, read back from device memory now.
+  py::dict weights() {
     py::dict out;
     for (const std::string& name : trainer_->parameters()) {
       const ConstTensor& w = trainer_->weight(name);
@@ -125,12 +143,60 @@ class PyTrainer {
     return out;
   }
 
-  py::dict velocity() const {
+  py::dict velocity() {
     py::dict out;
     for (const std::string& name : trainer_->parameters()) {
       out[py::str(name)] = to_numpy(trainer_->weight(name).info.shape, trainer_->velocity(name).data());
     }
     return out;
+  }
+
+  // Model.plan()'s rows for the frozen head, the tail's forward layers and its backward steps
+  // (op "<Op> backward", in run order); "stage" says which.
+  py::list plan(const py::object& shapes) {
+    const std::vector<Shape> s = shapes.is_none() ? trainer_->default_shapes() : shapes.cast<std::vector<Shape>>();
+    Trainer::Plans p;
+    {
+      py::gil_scoped_release release;
+      p = trainer_->plans(s);
+    }
+    py::list rows;
+    auto add = [&rows](const py::list& part, const char* stage) {
+      for (const py::handle row : part) {
+        row["stage"] = stage;
+        rows.append(row);
+      }
+    };
+    if (p.head) add(plan_rows(*p.head), "frozen");
+    const Plan& tail = p.tail->plan();
+    add(plan_rows(tail), "forward");
+    const py::list forward = plan_rows(tail);
+    for (const GradStep& step : p.tail->steps()) {
+      py::dict row = forward[static_cast<size_t>(step.layer)].cast<py::dict>();
+      row["op"] = row["op"].cast<std::string>() + " backward";
+      row["algorithm"] = step.algorithm;
+      row["math"] = "";
+      row["time_ms"] = py::none();
+      row["workspace"] = step.workspace_bytes;
+      row["rejected"] = py::list();
+      row["stage"] = "backward";
+      rows.append(row);
+    }
+    return rows;
+  }
+
+  py::list graphs() {
+    py::list rows;
+    for (const GraphStatus& g : trainer_->graphs()) {
+      py::dict row;
+      row["input_shapes"] = g.input_shapes;
+      row["state"] = g.state;
+      row["captures"] = g.captures;
+      row["replays"] = g.replays;
+      row["eager_steps"] = g.eager_runs;
+      rows.append(row);
+    }
+    return rows;
   }
 
   void set_weight(const std::string& name, const py::array_t<float, py::array::c_style | py::array::forcecast>& a) {
@@ -191,9 +257,10 @@ void bind_train(py::module_& m) {
     }
   });
   py::class_<PyTrainer>(m, "Trainer")
-      .def(py::init<const py::dict&, const py::object&, const std::string&, const py::dict&, const py::dict&>(),
+      .def(py::init<const py::dict&, const py::object&, const std::string&, const py::dict&, const py::dict&,
+                    const std::string&, const py::dict&>(),
            py::arg("ir"), py::arg("trainable"), py::arg("loss"), py::arg("sgd") = py::dict(),
-           py::arg("passes") = py::dict())
+           py::arg("passes") = py::dict(), py::arg("device") = "cpu", py::arg("device_options") = py::dict())
       .def("parameters", &PyTrainer::parameters, "The trained parameters' names.")
       .def("step", &PyTrainer::step, py::arg("inputs"), py::arg("target"), py::arg("lr"),
            "One SGD step; returns the batch loss.")
@@ -206,6 +273,9 @@ void bind_train(py::module_& m) {
       .def("set_weight", &PyTrainer::set_weight, py::arg("name"), py::arg("value"))
       .def("set_velocity", &PyTrainer::set_velocity, py::arg("name"), py::arg("value"))
       .def("memory", &PyTrainer::memory, py::arg("shapes") = py::none())
+      .def("plan", &PyTrainer::plan, py::arg("shapes") = py::none(),
+           "Plan rows of the frozen head, the tail forward and the backward steps.")
+      .def("graphs", &PyTrainer::graphs, "How each input shape's steps run on a device (empty on the CPU).")
       .def("layout", &PyTrainer::layout, "{'frozen': head node names, 'trained': tail node names}");
 }
 

@@ -20,6 +20,11 @@ void bind_threads(py::module_& m);  // bind_threads.cc: the CPU thread pool's si
 DType dtype_from_numpy(const py::dtype& dt, const std::string& what);
 py::dtype numpy_dtype(DType t);
 
+// One dict per layer of a plan: name, op, inputs, outputs, algorithm, math, workspace,
+// time_ms, rejected (python/dnnx/plan.py prints them).
+struct Plan;
+py::list plan_rows(const Plan& plan);
+
 // The IR dict from python/dnnx/_importer.py -> Graph.
 Graph graph_from_ir(const py::dict& ir);
 

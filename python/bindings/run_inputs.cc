@@ -48,15 +48,15 @@ bool c_contiguous(const Shape& shape, const std::vector<int64_t>& strides) {
   return true;
 }
 
-void check_device(const Expected& e, const Engine& engine, int device, const char* how) {
-  const int mine = engine.backend().device_index();
+void check_device(const Expected& e, const Backend& backend, int device, const char* how) {
+  const int mine = backend.device_index();
   if (mine < 0) {
     throw InputError(e.what + ": is CUDA device memory (" + how + "), but this model runs on " +
-                     engine.backend().name() + ": pass a host array, or load the model with device='cuda'");
+                     backend.name() + ": pass a host array, or load the model with device='cuda'");
   }
   if (device != mine) {
     throw InputError(e.what + ": is on " + (device < 0 ? std::string("no CUDA device") : "cuda:" + std::to_string(device)) +
-                     " (" + how + "), but this model runs on " + engine.backend().name());
+                     " (" + how + "), but this model runs on " + backend.name());
   }
 }
 
@@ -75,9 +75,9 @@ InputArg host_input(const py::handle& obj, const Expected& e) {
   return arg;
 }
 
-InputArg device_array_input(const py::handle& obj, const Expected& e, const Engine& engine) {
+InputArg device_array_input(const py::handle& obj, const Expected& e, const Backend& backend) {
   const DeviceArray& d = obj.cast<const DeviceArray&>();
-  check_device(e, engine, d.device(), "a dnnx.DeviceArray");
+  check_device(e, backend, d.device(), "a dnnx.DeviceArray");
   check_dtype(e, d.info().dtype, dtype_name(d.info().dtype));
   InputArg arg;
   arg.info = d.info();
@@ -87,9 +87,9 @@ InputArg device_array_input(const py::handle& obj, const Expected& e, const Engi
   return arg;
 }
 
-InputArg dlpack_input(const py::handle& obj, const Expected& e, const Engine& engine, RunInputs& out) {
-  if (engine.backend().device_index() < 0) check_device(e, engine, -1, "DLPack");
-  const auto stream = static_cast<int64_t>(engine.backend().import_stream());
+InputArg dlpack_input(const py::handle& obj, const Expected& e, const Backend& backend, RunInputs& out) {
+  if (backend.device_index() < 0) check_device(e, backend, -1, "DLPack");
+  const auto stream = static_cast<int64_t>(backend.import_stream());
   py::object capsule;
   try {
     capsule = obj.attr("__dlpack__")(py::arg("stream") = stream);
@@ -98,7 +98,7 @@ InputArg dlpack_input(const py::handle& obj, const Expected& e, const Engine& en
     capsule = obj.attr("__dlpack__")();  // an older producer without the stream keyword
   }
   const dlpack::Tensor& t = capsule_tensor(capsule, e.what);
-  check_device(e, engine, t.device.device_id, "DLPack");
+  check_device(e, backend, t.device.device_id, "DLPack");
   InputArg arg;
   if (!dtype_from_dlpack(t.dtype, arg.info.dtype)) {
     const std::string want = e.declared ? dtype_name(e.declared->dtype) : "float32, int32 or int64";
@@ -119,7 +119,7 @@ InputArg dlpack_input(const py::handle& obj, const Expected& e, const Engine& en
   return arg;
 }
 
-InputArg cuda_array_interface_input(const py::handle& obj, const Expected& e, const Engine& engine,
+InputArg cuda_array_interface_input(const py::handle& obj, const Expected& e, const Backend& backend,
                                     RunInputs& out) {
   const py::dict cai = obj.attr("__cuda_array_interface__");
   if (cai.contains("mask") && !cai["mask"].is_none()) {
@@ -143,8 +143,8 @@ InputArg cuda_array_interface_input(const py::handle& obj, const Expected& e, co
     }
   }
   arg.data = reinterpret_cast<const void*>(cai["data"].cast<py::tuple>()[0].cast<uintptr_t>());
-  if (numel(arg.info.shape) != 0) check_device(e, engine, engine.backend().device_of(arg.data), "__cuda_array_interface__");
-  else if (engine.backend().device_index() < 0) check_device(e, engine, -1, "__cuda_array_interface__");
+  if (numel(arg.info.shape) != 0) check_device(e, backend, backend.device_of(arg.data), "__cuda_array_interface__");
+  else if (backend.device_index() < 0) check_device(e, backend, -1, "__cuda_array_interface__");
   arg.memory = Memory::Device;
   arg.keep = py::reinterpret_borrow<py::object>(obj);
   if (cai.contains("stream") && !cai["stream"].is_none()) out.streams.push_back(cai["stream"].cast<uintptr_t>());
@@ -162,7 +162,10 @@ bool on_cuda_by_dlpack(const py::handle& obj) {
 }  // namespace
 
 RunInputs read_inputs(const py::list& objects, const Engine& engine) {
-  const std::vector<GraphInput>& declared = engine.graph().inputs;
+  return read_inputs(objects, engine.backend(), engine.graph().inputs);
+}
+
+RunInputs read_inputs(const py::list& objects, const Backend& backend, const std::vector<GraphInput>& declared) {
   RunInputs out;
   for (size_t i = 0; i < objects.size(); ++i) {
     Expected e;
@@ -172,11 +175,11 @@ RunInputs read_inputs(const py::list& objects, const Engine& engine) {
     if (py::isinstance<py::array>(obj)) {
       out.args.push_back(host_input(obj, e));
     } else if (py::isinstance<DeviceArray>(obj)) {
-      out.args.push_back(device_array_input(obj, e, engine));
+      out.args.push_back(device_array_input(obj, e, backend));
     } else if (on_cuda_by_dlpack(obj)) {
-      out.args.push_back(dlpack_input(obj, e, engine, out));
+      out.args.push_back(dlpack_input(obj, e, backend, out));
     } else if (py::hasattr(obj, "__cuda_array_interface__")) {
-      out.args.push_back(cuda_array_interface_input(obj, e, engine, out));
+      out.args.push_back(cuda_array_interface_input(obj, e, backend, out));
     } else {
       out.args.push_back(host_input(obj, e));
     }

@@ -36,5 +36,7 @@ struct RunInputs {
 // Reads `objects` (graph-input order) for `engine`. Shapes and the input count are checked by
 // the engine afterwards (Engine::check_inputs); dtype, layout and device here.
 RunInputs read_inputs(const py::list& objects, const Engine& engine);
+// The same for a backend and the graph inputs it runs (the fine-tuner's, bind_train.cc).
+RunInputs read_inputs(const py::list& objects, const Backend& backend, const std::vector<GraphInput>& declared);
 
 }  // namespace dnnx

@@ -1,6 +1,6 @@
 """Fine-tuning: ``Model.finetune()`` returns a ``Tuner`` that trains the last layers of a model
-with SGD on the CPU (engine/train), and ``Model.save()`` writes the tuned weights back into the
-original ONNX graph.
+with SGD on the model's device, the CPU or CUDA (engine/train), and ``Model.save()`` writes the
+tuned weights back into the original ONNX graph.
 
 How a step runs: the layers before the first trainable one form a frozen head, run as plain
 inference (rewrite passes on, activations reused by liveness: nothing is kept for backward).
@@ -9,6 +9,12 @@ own initializer (a BatchNormalization after a trainable Conv is not folded into 
 trainable MatMul is not fused with its Add): what is trained is exactly what is saved. The tail
 keeps its activations, the loss seeds its gradient, backward runs over the tail only, and SGD
 updates the parameters in place.
+
+On CUDA every buffer of a step (the head's arena, the tail's activations and gradients, the
+parameters and momentum buffers) is GPU memory, the batch is copied in once per step and the
+loss comes back as one scalar; from a batch shape's second step on the whole step is replayed
+as one CUDA graph (``cuda_graph=False`` on the model turns that off; ``Tuner.graphs()`` shows
+it). ``weights()`` and ``Model.save()`` copy the parameters back on demand.
 """
 from __future__ import annotations
 
@@ -22,7 +28,8 @@ import onnx
 from onnx import numpy_helper
 
 from ._native import core
-from .errors import DeviceError, UnsupportedModelError
+from .errors import UnsupportedModelError
+from .plan import PlanTable
 
 NonFiniteLossError = core.NonFiniteLossError  # also a FloatingPointError
 
@@ -31,6 +38,17 @@ SCHEDULES = (None, "step", "cosine")
 STEP_DECAY = 0.1      # "step": the lr is multiplied by this ...
 STEP_DECAY_PHASES = 3  # ... at each third of total_steps
 EVAL_BATCH = 256       # evaluate() runs the data in chunks of this many rows
+
+
+def _on_device(a) -> bool:
+    """A GPU array Model.run would read in place: a dnnx.DeviceArray, a DLPack producer on a CUDA
+    device (torch, CuPy, JAX) or an object with __cuda_array_interface__."""
+    if isinstance(a, core.DeviceArray) or hasattr(a, "__cuda_array_interface__"):
+        return True
+    try:
+        return hasattr(a, "__dlpack_device__") and a.__dlpack_device__()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
+    except Exception:  # noqa: BLE001 - a producer that cannot say is read as a host array
+        return False
 
 
 def _check_number(value, what: str, low: float, low_inclusive: bool = True, high=None) -> float:
@@ -91,9 +109,6 @@ class Tuner:
 
     def __init__(self, model, trainable="last:2", loss="cross_entropy", lr=0.01, momentum=0.9, nesterov=False,
                  weight_decay=0.0, schedule=None, deterministic=False, seed=0, total_steps=None):
-        if model.device != "cpu":
-            raise DeviceError(f"finetune: training runs on the CPU so far; load the model with device='cpu' "
-                              f"(it was loaded for {model.device!r})")
         if loss not in LOSSES:
             raise ValueError(f"loss: expected one of {', '.join(LOSSES)}, got {loss!r}")
         if schedule not in SCHEDULES:
@@ -112,11 +127,16 @@ class Tuner:
         self.loss = loss
         self.schedule = schedule
         self.total_steps = total_steps
-        self.deterministic = bool(deterministic)  # the CPU kernels are deterministic already
+        # The CPU kernels are deterministic already; on CUDA the trainer's backend then plans only
+        # deterministic algorithms (whatever the model was loaded with).
+        self.deterministic = bool(deterministic)
         self.seed = seed
         self.steps = 0
         self._model = model
-        self._core = core.Trainer(model._ir, trainable, loss, sgd, model.passes)
+        kind, options = model._backend
+        if self.deterministic:
+            options = dict(options, deterministic=True)
+        self._core = core.Trainer(model._ir, trainable, loss, sgd, model.passes, kind, options)
         self.parameters = list(self._core.parameters())
         self._check_initializers(model.proto)
 
@@ -137,6 +157,9 @@ class Tuner:
                              f"got {len(arrays)} array(s)")
         out = []
         for a, spec in zip(arrays, specs):
+            if _on_device(a):  # read in place on the GPU (checked by the trainer, as Model.run does)
+                out.append(a)
+                continue
             a = np.asarray(a)
             if a.dtype != np.dtype(spec.dtype) and np.can_cast(a.dtype, spec.dtype, casting="same_kind"):
                 a = a.astype(spec.dtype)
@@ -158,7 +181,9 @@ class Tuner:
         return scheduled_lr(self.lr, self.schedule, self.steps, self.total_steps)
 
     def step(self, x, y) -> float:
-        """One SGD step on the batch (x, y); returns the batch loss before the update.
+        """One SGD step on the batch (x, y); returns the batch loss before the update. ``x`` may be
+        numpy arrays or, on a CUDA model, GPU arrays (as ``Model.run`` takes them: copied on the
+        device, no host round trip); ``y`` is a host array.
         ``NonFiniteLossError`` when the loss or a gradient is not finite: nothing is updated."""
         loss = self._core.step(self._inputs(x), self._target(y), self.current_lr())
         self.steps += 1
@@ -180,10 +205,20 @@ class Tuner:
         total, correct = 0.0, 0
         for start in range(0, n, batch_size):
             part = slice(start, start + batch_size)
-            loss, right = self._core.evaluate([a[part] for a in inputs], target[part])
+            loss, right = self._core.evaluate([self._chunk(a, part, n, batch_size) for a in inputs], target[part])
             total += loss * len(target[part])
             correct += right
         return {"loss": total / n, "accuracy": correct / n}
+
+    @staticmethod
+    def _chunk(a, part: slice, n: int, batch_size: int):
+        if n <= batch_size:
+            return a  # one chunk: a GPU array is read whole, in place
+        try:
+            return a[part]
+        except TypeError:
+            raise ValueError(f"x: a {type(a).__name__} cannot be cut into chunks of {batch_size} rows; pass "
+                             f"batch_size >= {n}, or a numpy or torch array") from None
 
     def weights(self) -> dict:
         """{parameter name: current value} (copies)."""
@@ -193,8 +228,23 @@ class Tuner:
         """{"frozen": the head's node names, "trained": the tail's}."""
         return dict(self._core.layout())
 
+    def plan(self, batch_size=None) -> PlanTable:
+        """The layers of one step at ``batch_size`` (symbolic dims 1 when None), as ``Model.plan()``
+        prints them: the frozen head's (forward only, rewrite passes on), the tail's forward
+        layers, then the backward steps in run order (op "<Op> backward", each with the algorithm
+        its gradient kernel planned); each row's ``stage`` is "frozen", "forward" or "backward"."""
+        return PlanTable(self._core.plan(self._model._shapes(batch_size)))
+
+    def graphs(self) -> list:
+        """How each batch shape's steps run on CUDA: dicts with ``input_shapes``, ``state``
+        ("pending": the first step was eager, the next records it; "captured": steps replay one
+        CUDA graph; "off": ``cuda_graph=False`` on the model; "failed: why": eager for good) and the
+        counts ``captures``, ``replays`` and ``eager_steps``. Empty on the CPU."""
+        return list(self._core.graphs())
+
     def memory(self, batch_size=None) -> dict:
-        """Bytes for one step at ``batch_size`` (symbolic dims 1 when None): the frozen head's arena,
+        """Bytes for one step at ``batch_size`` (symbolic dims 1 when None; device bytes on CUDA):
+        the frozen head's arena,
         the tail's kept activations, gradients, workspace and the optimizer state, against what
         keeping every activation of the model would cost; ``saved_bytes`` is the difference."""
         report = dict(self._core.memory(self._model._shapes(batch_size)))

@@ -1,6 +1,7 @@
 // The CPU backend: OpenBLAS for every GEMM, plain loops for the rest (NCHW, float32).
 #pragma once
 #include "core/backend.h"
+#include "core/training.h"
 
 namespace dnnx {
 
@@ -11,6 +12,8 @@ class CpuBackend final : public Backend {
   std::string unsupported_reason(const Node& node) const override;
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
+  // The host loss and SGD of engine/train and the CPU gradient kernels (training_cpu.cc).
+  std::unique_ptr<TrainingOps> training_ops() const override;
 
  private:
   KernelRegistry kernels_;

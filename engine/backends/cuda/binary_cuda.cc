@@ -2,14 +2,12 @@
 // time, as on the CPU: output dims of size 1 are dropped and neighbouring dims that broadcast
 // the same way are merged, so a bias [C,1,1] over [N,C,H,W] becomes [N, C, H*W] with B's
 // strides (0, 1, 0). No broadcast at all takes the plain elementwise kernel.
+#include "backends/cuda/broadcast_plan.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/glue_kernels.h"
 
 namespace dnnx::cuda {
 
-namespace {
-
-// The broadcast of A and B to `out`, merged; rank 0 when neither side broadcasts.
 BroadcastDims plan_broadcast(const Node& node, const Shape& a, const Shape& b, const Shape& out) {
   struct Dim {
     int64_t size;
@@ -45,6 +43,8 @@ BroadcastDims plan_broadcast(const Node& node, const Shape& a, const Shape& b, c
   }
   return plan;
 }
+
+namespace {
 
 class BinaryKernel final : public Kernel {
  public:

@@ -68,17 +68,16 @@ void set_candidate_math(const CudaContext& ctx, const ConvDescriptors& d, cudnnM
 }
 
 // Why this candidate cannot be taken ("" when it can); `workspace` gets its exact need.
-std::string disqualify(const CudaContext& ctx, const ConvDescriptors& d, const cudnnConvolutionFwdAlgoPerf_t& perf,
+std::string disqualify(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, const ConvCandidate& perf,
                        size_t workspace_limit, size_t& workspace) {
-  const std::string name = conv_algo_name(perf.algo);
+  const std::string name = conv_algo_name(dir, perf.algo);
   if (ctx.hooks.failure_of(name) == ForcedFailure::NotSupported) {
     return "not supported (failure forced by DNNX_TEST_FAIL_ALGO)";
   }
-  const std::string math = math_forbidden(ctx.options.precision, perf.mathType);
+  const std::string math = math_forbidden(ctx.options.precision, perf.math_type);
   if (!math.empty()) return math;
-  set_candidate_math(ctx, d, perf.mathType);
-  const cudnnStatus_t query = cudnnGetConvolutionForwardWorkspaceSize(ctx.cudnn, d.x, d.w, d.conv, d.y, perf.algo,
-                                                                      &workspace);
+  set_candidate_math(ctx, d, perf.math_type);
+  const cudnnStatus_t query = conv_workspace_size(ctx, dir, d, perf.algo, &workspace);
   // First the limit: an exhaustive search does not even try a candidate that needs more.
   if (query == CUDNN_STATUS_SUCCESS && workspace > workspace_limit) {
     return "needs " + mib_text(workspace) + " of workspace, over the limit of " + mib_text(workspace_limit);
@@ -102,33 +101,29 @@ bool workspace_allocates(const CudaContext& ctx, const std::string& name, size_t
 
 // Why a cached choice may not be used for `d` ("" when it may): cuDNN must still accept its
 // algorithm for these descriptors with the same workspace, within the limit, at this precision.
-std::string revalidate(const CudaContext& ctx, const ConvDescriptors& d, const CachedConvAlgo& cached,
-                       size_t workspace_limit) {
-  const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(cached.algo);
+std::string revalidate(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
+                       const CachedConvAlgo& cached, size_t workspace_limit) {
+  const int algo = cached.algo;
+  const std::string name = conv_algo_name(dir, algo);
   const auto math = static_cast<cudnnMathType_t>(cached.math_type);
-  if (ctx.hooks.failure_of(conv_algo_name(algo)) != ForcedFailure::None) {
-    return conv_algo_name(algo) + " fails (forced by DNNX_TEST_FAIL_ALGO)";
-  }
+  if (ctx.hooks.failure_of(name) != ForcedFailure::None) return name + " fails (forced by DNNX_TEST_FAIL_ALGO)";
   const std::string forbidden = math_forbidden(ctx.options.precision, math);
   if (!forbidden.empty()) return forbidden;
   set_candidate_math(ctx, d, math);
   size_t workspace = 0;
-  const cudnnStatus_t query = cudnnGetConvolutionForwardWorkspaceSize(ctx.cudnn, d.x, d.w, d.conv, d.y, algo,
-                                                                      &workspace);
-  if (query != CUDNN_STATUS_SUCCESS) {
-    return conv_algo_name(algo) + " is refused now (cuDNN: " + status_name(query) + ")";
-  }
+  const cudnnStatus_t query = conv_workspace_size(ctx, dir, d, algo, &workspace);
+  if (query != CUDNN_STATUS_SUCCESS) return name + " is refused now (cuDNN: " + status_name(query) + ")";
   if (workspace != cached.workspace_bytes) {
-    return conv_algo_name(algo) + " now needs " + std::to_string(workspace) + " bytes of workspace, the entry says " +
+    return name + " now needs " + std::to_string(workspace) + " bytes of workspace, the entry says " +
            std::to_string(cached.workspace_bytes);
   }
   if (workspace > workspace_limit) return "its workspace is over the limit";
   return "";
 }
 
-ConvAlgoChoice choice_from_cache(const CachedConvAlgo& cached) {
-  ConvAlgoChoice choice;
-  choice.algo = static_cast<cudnnConvolutionFwdAlgo_t>(cached.algo);
+ConvSearchChoice choice_from_cache(const CachedConvAlgo& cached) {
+  ConvSearchChoice choice;
+  choice.algo = cached.algo;
   choice.math_type = static_cast<cudnnMathType_t>(cached.math_type);
   choice.workspace_bytes = cached.workspace_bytes;
   choice.time_ms = cached.time_ms;
@@ -137,13 +132,13 @@ ConvAlgoChoice choice_from_cache(const CachedConvAlgo& cached) {
   return choice;
 }
 
-CachedConvAlgo cache_entry(const ConvAlgoChoice& choice, Precision precision) {
+CachedConvAlgo cache_entry(ConvDirection dir, const ConvSearchChoice& choice, Precision precision) {
   CachedConvAlgo e;
-  e.algo = static_cast<int>(choice.algo);
+  e.algo = choice.algo;
   e.math_type = static_cast<int>(choice.math_type);
   e.workspace_bytes = choice.workspace_bytes;
   e.time_ms = choice.time_ms;
-  e.algorithm = conv_algo_name(choice.algo);
+  e.algorithm = conv_algo_name(dir, choice.algo);
   e.math = conv_math_name(choice.math_type, precision);
   e.rejected = choice.rejected;
   return e;
@@ -151,23 +146,24 @@ CachedConvAlgo cache_entry(const ConvAlgoChoice& choice, Precision precision) {
 
 // Takes the first candidate that qualifies; `fell_back` tells whether one failed for want of
 // memory or by a forced failure (such a choice is not cached: it reflects this moment).
-ConvAlgoChoice select(const CudaContext& ctx, const ConvDescriptors& d, bool timed,
-                      const std::vector<cudnnConvolutionFwdAlgoPerf_t>& perfs, size_t workspace_limit,
-                      std::vector<Rejected> rejected, bool& fell_back) {
-  ConvAlgoChoice choice;
+ConvSearchChoice select(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, bool timed,
+                        const std::vector<ConvCandidate>& perfs, size_t workspace_limit, std::vector<Rejected> rejected,
+                        bool& fell_back) {
+  ConvSearchChoice choice;
   choice.rejected = std::move(rejected);
   bool chosen = false;
-  for (const cudnnConvolutionFwdAlgoPerf_t& perf : perfs) {
-    const std::string name = conv_algo_name(perf.algo);
+  for (const ConvCandidate& perf : perfs) {
+    const std::string name = conv_algo_name(dir, perf.algo);
     if (chosen) {
       if (perf.status != CUDNN_STATUS_SUCCESS) continue;
-      choice.rejected.push_back({name, timed ? ms_text(perf.time) + ", slower than " + conv_algo_name(choice.algo) +
-                                                   " (" + ms_text(choice.time_ms) + ")"
-                                             : "ranked below " + conv_algo_name(choice.algo) + " by cuDNN's heuristic"});
+      const std::string winner = conv_algo_name(dir, choice.algo);
+      choice.rejected.push_back({name, timed ? ms_text(perf.time) + ", slower than " + winner + " (" +
+                                                   ms_text(choice.time_ms) + ")"
+                                             : "ranked below " + winner + " by cuDNN's heuristic"});
       continue;
     }
     size_t workspace = 0;
-    const std::string why = disqualify(ctx, d, perf, workspace_limit, workspace);
+    const std::string why = disqualify(ctx, dir, d, perf, workspace_limit, workspace);
     if (!why.empty()) {
       fell_back = fell_back || why.find("DNNX_TEST_FAIL_ALGO") != std::string::npos;
       choice.rejected.push_back({name, why});
@@ -180,7 +176,7 @@ ConvAlgoChoice select(const CudaContext& ctx, const ConvDescriptors& d, bool tim
       continue;
     }
     choice.algo = perf.algo;
-    choice.math_type = run_math(ctx.options.precision, perf.mathType);
+    choice.math_type = run_math(ctx.options.precision, perf.math_type);
     choice.workspace_bytes = workspace;
     if (timed) choice.time_ms = perf.time;
     chosen = true;
@@ -188,7 +184,8 @@ ConvAlgoChoice select(const CudaContext& ctx, const ConvDescriptors& d, bool tim
   if (!chosen) {
     std::string reasons;
     for (const Rejected& r : choice.rejected) reasons += "; " + r.algorithm + ": " + r.reason;
-    throw DeviceError("no cuDNN convolution algorithm qualifies (workspace limit " + mib_text(workspace_limit) + ")" +
+    throw DeviceError(std::string("no cuDNN convolution algorithm qualifies for the ") + direction_text(dir) +
+                      " direction (workspace limit " + mib_text(workspace_limit) + ")" +
                       reasons);
   }
   return choice;
@@ -196,17 +193,17 @@ ConvAlgoChoice select(const CudaContext& ctx, const ConvDescriptors& d, bool tim
 
 }  // namespace
 
-ConvAlgoChoice choose_conv_algorithm(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit,
-                                     const std::string& layer) {
+ConvSearchChoice choose_conv_algorithm(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
+                                       size_t workspace_limit, const std::string& layer) {
   const auto start = std::chrono::steady_clock::now();
   const bool timed = ctx.options.algo_search == AlgoSearch::Exhaustive;
   PlanCache* cache = timed ? ctx.plan_cache.get() : nullptr;  // heuristic choices cost nothing to redo
-  const std::string key = cache ? conv_cache_key(ctx, d, workspace_limit) : "";
-  ConvAlgoChoice choice;
+  const std::string key = cache ? conv_cache_key(ctx, d, workspace_limit, dir) : "";
+  ConvSearchChoice choice;
   bool found = false;
   if (cache) {
     if (const std::optional<CachedConvAlgo> cached = cache->find(key)) {
-      const std::string why = revalidate(ctx, d, *cached, workspace_limit);
+      const std::string why = revalidate(ctx, dir, d, *cached, workspace_limit);
       if (why.empty() && workspace_allocates(ctx, cached->algorithm, cached->workspace_bytes)) {
         choice = choice_from_cache(*cached);
         found = true;
@@ -224,20 +221,33 @@ ConvAlgoChoice choose_conv_algorithm(const CudaContext& ctx, const ConvDescripto
   if (!found) {
     bool fell_back = false;
     if (timed) {
-      TimedCandidates timed_perfs = timed_candidates(ctx, d, workspace_limit);
+      TimedCandidates timed_perfs = timed_candidates(ctx, dir, d, workspace_limit);
       fell_back = !timed_perfs.notes.empty();
-      choice = select(ctx, d, true, timed_perfs.perfs, workspace_limit, std::move(timed_perfs.notes), fell_back);
+      choice = select(ctx, dir, d, true, timed_perfs.perfs, workspace_limit, std::move(timed_perfs.notes), fell_back);
     } else {
-      choice = select(ctx, d, false, ranked_candidates(ctx, d), workspace_limit, {}, fell_back);
+      choice = select(ctx, dir, d, false, heuristic_candidates(ctx, dir, d), workspace_limit, {}, fell_back);
     }
     if (cache && !fell_back) {
-      cache->store(key, cache_entry(choice, ctx.options.precision));
+      cache->store(key, cache_entry(dir, choice, ctx.options.precision));
       ctx.stats->count("cache_writes");
     }
   }
   set_candidate_math(ctx, d, choice.math_type);
   ctx.stats->count("search_seconds",
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return choice;
+}
+
+ConvAlgoChoice choose_conv_algorithm(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit,
+                                     const std::string& layer) {
+  ConvSearchChoice c = choose_conv_algorithm(ctx, ConvDirection::Forward, d, workspace_limit, layer);
+  ConvAlgoChoice choice;
+  choice.algo = static_cast<cudnnConvolutionFwdAlgo_t>(c.algo);
+  choice.math_type = c.math_type;
+  choice.workspace_bytes = c.workspace_bytes;
+  choice.time_ms = c.time_ms;
+  choice.from_cache = c.from_cache;
+  choice.rejected = std::move(c.rejected);
   return choice;
 }
 

@@ -1,4 +1,5 @@
-// Choosing cuDNN's forward-convolution algorithm for one layer (DESIGN.md, "The planner"):
+// Choosing cuDNN's convolution algorithm for one layer and one direction (forward, backward data,
+// backward filter: conv_direction.h) by one policy (DESIGN.md, "The planner"):
 //   heuristic   cuDNN's ranked list, instant
 //   exhaustive  every candidate timed on the planner's own scratch buffers, fastest first; the
 //               choice is kept in the persistent plan cache (plan_cache.h), and a later plan of
@@ -12,12 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/conv_direction.h"
 #include "backends/cuda/cuda_context.h"
 #include "core/backend.h"
 
 namespace dnnx::cuda {
 
-// The descriptors of one forward convolution, as the kernel will run it.
+// The descriptors of one convolution, as the kernel will run it (backward: dX, dW, dY have the
+// shapes of x, w, y).
 struct ConvDescriptors {
   TensorDescriptor x;
   FilterDescriptor w;
@@ -34,6 +37,16 @@ struct ConvAlgoChoice {
   std::vector<Rejected> rejected;
 };
 
+// The choice in any direction: `algo` is that direction's cuDNN enum as an int.
+struct ConvSearchChoice {
+  int algo = 0;
+  cudnnMathType_t math_type = CUDNN_FMA_MATH;
+  size_t workspace_bytes = 0;
+  double time_ms = -1;
+  bool from_cache = false;
+  std::vector<Rejected> rejected;
+};
+
 // The math type a convolution descriptor asks for at `precision`: CUDNN_FMA_MATH for fp32 (no
 // TF32), CUDNN_TENSOR_OP_MATH for tf32 and fp16 (half operands, fp32 accumulation).
 cudnnMathType_t conv_math_type(Precision precision);
@@ -43,6 +56,11 @@ cudnnMathType_t conv_math_type(Precision precision);
 // its reason when none qualifies.
 ConvAlgoChoice choose_conv_algorithm(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit,
                                      const std::string& layer);
+
+// The same policy in `dir`: the candidates, workspace queries and timed search of that direction,
+// plan-cache keys that name it.
+ConvSearchChoice choose_conv_algorithm(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
+                                       size_t workspace_limit, const std::string& layer);
 
 // "IMPLICIT_PRECOMP_GEMM", as the plan shows it.
 std::string conv_algo_name(cudnnConvolutionFwdAlgo_t algo);

@@ -65,9 +65,10 @@ std::string conv_text(const ConvolutionDescriptor& desc) {
 
 }  // namespace
 
-std::string conv_cache_key(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit) {
+std::string conv_cache_key(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit,
+                           ConvDirection dir) {
   const bool exhaustive = ctx.options.algo_search == AlgoSearch::Exhaustive;
-  return "conv fwd | " + ctx.device_name + " sm_" + std::to_string(ctx.compute_capability) + " cuDNN " +
+  return std::string("conv ") + direction_text(dir) + " | " + ctx.device_name + " sm_" + std::to_string(ctx.compute_capability) + " cuDNN " +
          std::to_string(cudnnGetVersion()) + " | x " + tensor_text(d.x) + " | w " + filter_text(d.w) + " | y " +
          tensor_text(d.y) + " | " + conv_text(d.conv) + " | search " + (exhaustive ? "exhaustive" : "heuristic") +
          " deterministic " + (ctx.options.deterministic ? "1" : "0") + " | workspace limit " +

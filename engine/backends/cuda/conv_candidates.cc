@@ -33,26 +33,15 @@ bool try_plan_alloc(const CudaContext& ctx, size_t bytes, DeviceMemory& out) {
   return true;
 }
 
-std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked_candidates(const CudaContext& ctx, const ConvDescriptors& d) {
-  int max_count = 0;
-  check(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.cudnn, &max_count), "cudnnGetConvolutionForwardAlgorithmMaxCount");
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs(static_cast<size_t>(max_count));
-  int returned = 0;
-  check(cudnnGetConvolutionForwardAlgorithm_v7(ctx.cudnn, d.x, d.w, d.conv, d.y, max_count, &returned, perfs.data()),
-        "cudnnGetConvolutionForwardAlgorithm_v7");
-  perfs.resize(static_cast<size_t>(returned));
-  return perfs;
-}
-
 // Scratch X, W and Y are filled with a non-zero pattern (timing on zeros can flatter a kernel);
 // every buffer is freed before the plan goes on.
-TimedCandidates timed_candidates(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit) {
-  const std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked = ranked_candidates(ctx, d);
+TimedCandidates timed_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
+                                 size_t workspace_limit) {
+  const std::vector<ConvCandidate> ranked = heuristic_candidates(ctx, dir, d);
   std::vector<size_t> needs;  // each candidate's workspace within the limit
-  for (const cudnnConvolutionFwdAlgoPerf_t& perf : ranked) {
+  for (const ConvCandidate& perf : ranked) {
     size_t need = 0;
-    if (cudnnGetConvolutionForwardWorkspaceSize(ctx.cudnn, d.x, d.w, d.conv, d.y, perf.algo, &need) ==
-            CUDNN_STATUS_SUCCESS &&
+    if (conv_workspace_size(ctx, dir, d, perf.algo, &need) == CUDNN_STATUS_SUCCESS &&
         need <= workspace_limit) {
       needs.push_back(need);
     }
@@ -82,14 +71,9 @@ TimedCandidates timed_candidates(const CudaContext& ctx, const ConvDescriptors& 
   constexpr int kPattern = 0x3c;  // every float 0x3c3c3c3c, about 0.0115
   check(cudaMemsetAsync(x.get(), kPattern, x_bytes, ctx.stream), "cudaMemsetAsync");
   check(cudaMemsetAsync(w.get(), kPattern, w_bytes, ctx.stream), "cudaMemsetAsync");
+  check(cudaMemsetAsync(y.get(), kPattern, y_bytes, ctx.stream), "cudaMemsetAsync");  // dY backward
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
-  out.perfs.resize(ranked.size());
-  int returned = 0;
-  check(cudnnFindConvolutionForwardAlgorithmEx(ctx.cudnn, d.x, x.get(), d.w, w.get(), d.conv, d.y, y.get(),
-                                               static_cast<int>(out.perfs.size()), &returned, out.perfs.data(),
-                                               workspace.get(), out.search_workspace),
-        "cudnnFindConvolutionForwardAlgorithmEx");
-  out.perfs.resize(static_cast<size_t>(returned));
+  out.perfs = find_candidates(ctx, dir, d, x.get(), w.get(), y.get(), workspace.get(), out.search_workspace);
   ctx.stats->count("timing_runs");
   return out;
 }

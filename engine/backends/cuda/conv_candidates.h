@@ -1,7 +1,8 @@
-// Where the convolution planner's candidates come from (conv_algo.h chooses among them):
-//   ranked  cuDNN's heuristic list (cudnnGetConvolutionForwardAlgorithm_v7), instant
-//   timed   every candidate run by cudnnFindConvolutionForwardAlgorithmEx on scratch buffers,
-//           fastest first (one "timing run" in the planner's stats)
+// Where the convolution planner's candidates come from (conv_algo.h chooses among them), in any
+// direction (conv_direction.h):
+//   ranked  cuDNN's heuristic list (heuristic_candidates, conv_direction.h), instant
+//   timed   every candidate run by cudnnFind*AlgorithmEx on scratch buffers, fastest first (one
+//           "timing run" in the planner's stats)
 // and the plan-time allocations both need, which may fail for want of memory.
 #pragma once
 #include <string>
@@ -11,10 +12,8 @@
 
 namespace dnnx::cuda {
 
-std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked_candidates(const CudaContext& ctx, const ConvDescriptors& d);
-
 struct TimedCandidates {
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs;
+  std::vector<ConvCandidate> perfs;
   // The workspace the search ran with: the largest need within the limit, or less where that
   // could not be allocated (then a candidate needing more was not timed).
   size_t search_workspace = 0;
@@ -23,7 +22,8 @@ struct TimedCandidates {
 
 // An out-of-memory search workspace retries with the next smaller need (down to none) before
 // the search gives up; scratch X, W and Y that cannot be allocated are a DeviceError.
-TimedCandidates timed_candidates(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit);
+TimedCandidates timed_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
+                                 size_t workspace_limit);
 
 // Device memory for planning: false (and `out` empty) when it cannot be had for want of memory,
 // for real or by DNNX_TEST_OOM_ABOVE; any other failure is a DeviceError.

@@ -26,6 +26,7 @@
 #include "backends/cuda/conv_algo.h"
 #include "backends/cuda/conv_cache_key.h"
 #include "backends/cuda/conv_candidates.h"
+#include "backends/cuda/conv_layout.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/device_timing.h"
 #include "backends/cuda/direct_conv.h"
@@ -36,20 +37,6 @@
 namespace dnnx::cuda {
 
 namespace {
-
-constexpr size_t kMinSpatialRank = 2;
-constexpr size_t kWorkspaceAlignment = 256;
-
-size_t align_up(size_t n) { return (n + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
-
-// The explicit padding of X for an asymmetric conv: X [N, C, in...] -> [N, C, padded...].
-struct ExplicitPad {
-  bool needed = false;
-  int64_t planes = 0;                                  // N * C
-  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, begin[3] = {0, 0, 0};  // D, H, W (unit dims first)
-  size_t bytes = 0;                                    // of the padded X, aligned
-  bool half = false;                                   // float16 elements
-};
 
 // X [planes, D, H, W] -> the padded X, zeros around: float32 by launch_pad, float16 by the
 // element-size pad kernel.
@@ -241,26 +228,6 @@ class EmptyKernel final : public Kernel {
   void run(const KernelArgs&) const override {}
 };
 
-// Splits ONNX's pads into cuDNN's symmetric part and the excess the pad kernel fills.
-ExplicitPad plan_padding(const ConvGeometry& g, int64_t planes, DType dtype, std::vector<int>& symmetric) {
-  ExplicitPad pad;
-  pad.planes = planes;
-  pad.half = dtype == DType::Float16;
-  const size_t offset = 3 - g.rank();  // unit dims first in the pad kernel's 3-D view
-  for (size_t i = 0; i < g.rank(); ++i) {
-    const int64_t b = g.pads_begin[i], e = g.pads_end[i];
-    symmetric.push_back(static_cast<int>(std::min(b, e)));
-    pad.in[offset + i] = g.input[i];
-    pad.begin[offset + i] = std::max<int64_t>(0, b - e);
-    pad.out[offset + i] = g.input[i] + std::abs(b - e);
-    pad.needed = pad.needed || b != e;
-  }
-  if (pad.needed) {
-    pad.bytes = align_up(static_cast<size_t>(planes * pad.out[0] * pad.out[1] * pad.out[2]) * dtype_size(dtype));
-  }
-  return pad;
-}
-
 KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& node,
                        const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
   const Shape& xs = inputs[0].info.shape;
@@ -275,36 +242,13 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
     node_fail<UnsupportedModelError>(node, "X " + shape_str(xs) + " or Y " + shape_str(outputs[0].shape) +
                                                " has more than 2^31-1 elements (cuDNN's legacy API limit)");
   }
-  const ConvGeometry onnx = make_conv_geometry(node, WindowOp::Conv, Shape(xs.begin() + 2, xs.end()),
-                                               Shape(ws.begin() + 2, ws.end()));
-  const ConvGeometry g = onnx.expanded_to(std::max(kMinSpatialRank, onnx.rank()));
-  std::vector<int> pads;
-  const DType dtype = inputs[0].info.dtype;  // float32, or float16 (then W and B too)
-  const ExplicitPad pad = plan_padding(g, xs[0] * xs[1], dtype, pads);
-
+  const ConvLayout layout = plan_conv_layout(node, xs, ws, inputs[0].info.dtype);
+  const ConvGeometry& onnx = layout.onnx;
+  const ExplicitPad& pad = layout.pad;
   auto d = std::make_unique<ConvDescriptors>();
-  Shape x_dims{xs[0], xs[1]}, w_dims{ws[0], ws[1]}, y_dims{xs[0], ws[0]};
-  for (size_t i = 0; i < g.rank(); ++i) {
-    x_dims.push_back(pad.needed ? pad.out[3 - g.rank() + i] : g.input[i]);
-    w_dims.push_back(g.kernel[i]);
-    y_dims.push_back(g.output[i]);
-  }
-  set_tensor(d->x, x_dims, dtype);
-  set_filter(d->w, w_dims, dtype);
-  set_tensor(d->y, y_dims, dtype);
-  const std::vector<int> strides = to_int(g.strides), dilations = to_int(g.dilations);
-  check(cudnnSetConvolutionNdDescriptor(d->conv, static_cast<int>(g.rank()), pads.data(), strides.data(),
-                                        dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-        "cudnnSetConvolutionNdDescriptor");
-  check(cudnnSetConvolutionGroupCount(d->conv, static_cast<int>(g.group)), "cudnnSetConvolutionGroupCount");
-  check(cudnnSetConvolutionMathType(d->conv, conv_math_type(ctx.options.precision)), "cudnnSetConvolutionMathType");
-
-  std::vector<int> cudnn_y(y_dims.size());
-  check(cudnnGetConvolutionNdForwardOutputDim(d->conv, d->x, d->w, static_cast<int>(cudnn_y.size()), cudnn_y.data()),
-        "cudnnGetConvolutionNdForwardOutputDim");
-  if (cudnn_y != to_int(y_dims)) {
-    throw DeviceError("cuDNN's output dims differ from ONNX's " + shape_str(y_dims));
-  }
+  set_conv_descriptors(ctx, layout, *d);
+  const Shape& y_dims = layout.y_dims;
+  const DType dtype = layout.dtype;  // float32, or float16 (then W and B too)
 
   const size_t limit = ctx.options.workspace_limit;
   if (pad.bytes > limit) {

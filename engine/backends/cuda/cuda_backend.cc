@@ -28,6 +28,10 @@ std::unique_ptr<CudaContext> open_device(const DeviceOptions& options) {
   check(cudnnSetStream(context->cudnn, context->stream), "cudnnSetStream");
   check(cublasSetStream(context->cublas, context->stream), "cublasSetStream");
   check(cublasSetMathMode(context->cublas, blas_math_mode(options.precision)), "cublasSetMathMode");
+  // cuBLAS gives the same bits run to run on one GPU model except in routines that use atomics,
+  // which it does only when this mode allows them (deterministic training relies on it; see
+  // docs/finetune.md). It is cuBLAS's default; set here so that nothing turns it on unnoticed.
+  check(cublasSetAtomicsMode(context->cublas, CUBLAS_ATOMICS_NOT_ALLOWED), "cublasSetAtomicsMode");
   context->hooks = TestHooks::from_environment();
   if (!options.plan_cache_path.empty()) {
     context->plan_cache = std::make_unique<PlanCache>(options.plan_cache_path, *context->stats);

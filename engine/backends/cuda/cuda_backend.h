@@ -7,6 +7,7 @@
 #include "backends/cuda/cuda_context.h"
 #include "backends/cuda/nvtx_layers.h"
 #include "core/backend.h"
+#include "core/training.h"
 
 namespace dnnx::cuda {
 
@@ -43,6 +44,11 @@ class CudaBackend final : public Backend {
   void* allocate_array(size_t bytes) const override;
   void release_array(void* ptr, const std::vector<uintptr_t>& readers) const noexcept override;
   PlannerReport planner_report() const override;
+  // The loss, SGD and gradient kernels on this model's stream (training_cuda.cc).
+  std::unique_ptr<TrainingOps> training_ops() const override;
+
+  // The model's device, stream, handles and options (what gradient kernels plan against).
+  const CudaContext& context() const { return *context_; }
 
  private:
   std::unique_ptr<CudaContext> context_;  // a fixed address: kernels point at it

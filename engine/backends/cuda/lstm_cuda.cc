@@ -102,14 +102,7 @@ class LstmKernel final : public Kernel {
 
   // The descriptors and the weight layout (before any length is known).
   void set_up(cudnnMathType_t math) {
-    check(cudnnSetDropoutDescriptor(dropout_, ctx_.cudnn, 0.0f, nullptr, 0, 0), "cudnnSetDropoutDescriptor");
-    const cudnnDirectionMode_t dir_mode = d_.num_dir == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL;
-    check(cudnnSetRNNDescriptor_v8(rnn_, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
-                                   dir_mode, CUDNN_LINEAR_INPUT, data_type(), CUDNN_DATA_FLOAT, math,
-                                   static_cast<int32_t>(d_.input),
-                                   static_cast<int32_t>(d_.hidden), static_cast<int32_t>(d_.hidden), 1, dropout_,
-                                   CUDNN_RNN_PADDED_IO_ENABLED),
-          "cudnnSetRNNDescriptor_v8");
+    set_lstm_descriptor(ctx_, d_, math, rnn_, dropout_, data_type());
     const int dims[3] = {static_cast<int>(d_.num_dir), static_cast<int>(d_.batch), static_cast<int>(d_.hidden)};
     const int strides[3] = {dims[1] * dims[2], dims[2], 1};
     check(cudnnSetTensorNdDescriptor(state_, data_type(), 3, dims, strides), "cudnnSetTensorNdDescriptor");

@@ -21,6 +21,17 @@ size_t element_count(const TensorDescriptor& desc) {
 
 }  // namespace
 
+void set_lstm_descriptor(const CudaContext& ctx, const LstmDims& d, cudnnMathType_t math, RnnDescriptor& rnn,
+                         DropoutDescriptor& dropout, cudnnDataType_t data_type) {
+  check(cudnnSetDropoutDescriptor(dropout, ctx.cudnn, 0.0f, nullptr, 0, 0), "cudnnSetDropoutDescriptor");
+  const cudnnDirectionMode_t dir_mode = d.num_dir == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL;
+  check(cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, dir_mode,
+                                 CUDNN_LINEAR_INPUT, data_type, CUDNN_DATA_FLOAT, math,
+                                 static_cast<int32_t>(d.input), static_cast<int32_t>(d.hidden),
+                                 static_cast<int32_t>(d.hidden), 1, dropout, CUDNN_RNN_PADDED_IO_ENABLED),
+        "cudnnSetRNNDescriptor_v8");
+}
+
 LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
                                     bool has_bias, size_t elem, int layer) {
   LstmWeightLayout layout;
@@ -83,6 +94,17 @@ void pack_weights_on_device(const CudaContext& ctx, const LstmWeightLayout& layo
     check(cudaMemcpyAsync(dst + c.dst * e, static_cast<const uint8_t*>(inputs[c.input]) + c.src * e, c.count * e,
                           cudaMemcpyDeviceToDevice, ctx.stream),
           "cudaMemcpyAsync (LSTM weights)");
+  }
+}
+
+void unpack_weights_on_device(const CudaContext& ctx, const LstmWeightLayout& layout, const void* space,
+                              float* const* d_inputs) {
+  const auto* src = static_cast<const float*>(space);
+  for (const WeightCopy& c : layout.copies) {
+    if (!d_inputs[c.input]) continue;
+    check(cudaMemcpyAsync(d_inputs[c.input] + c.src, src + c.dst, c.count * sizeof(float), cudaMemcpyDeviceToDevice,
+                          ctx.stream),
+          "cudaMemcpyAsync (LSTM weight gradients)");
   }
 }
 

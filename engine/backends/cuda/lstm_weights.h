@@ -32,6 +32,13 @@ struct LstmWeightLayout {
   std::vector<WeightCopy> copies;  // the biases only when the node has B; the rest stays zero
 };
 
+// The RNN descriptor of one LSTM layer as dnnx runs it, forward and backward (lstm_cuda.cc,
+// lstm_grad_cuda.cc): standard algorithm, double bias, linear input, `data_type` data (float, or
+// half with precision="fp16") and float compute, padded I/O, no dropout (one layer: cuDNN applies
+// dropout between layers only).
+void set_lstm_descriptor(const CudaContext& ctx, const LstmDims& d, cudnnMathType_t math, RnnDescriptor& rnn,
+                         DropoutDescriptor& dropout, cudnnDataType_t data_type = CUDNN_DATA_FLOAT);
+
 // Layer `layer` of a multi-layer RNN (lstm_stack_cuda.cc): cuDNN's pseudo layers layer * D + dir;
 // `d.input` is that layer's input width (the previous layer's D * H after layer 0).
 LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
@@ -51,5 +58,11 @@ inline void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayou
 // Packs weights that live on the device (graph inputs) into `space`, queued on the stream.
 void pack_weights_on_device(const CudaContext& ctx, const LstmWeightLayout& layout, const void* const* inputs,
                             void* space);
+
+// The inverse of packing, for gradients: the blocks of a (dweight) space on the device copied
+// out to ONNX's layout, d_inputs[i] for input i (kLstmW, kLstmR, kLstmB); a null d_inputs[i] is
+// skipped. Every element of each non-null target is written (the blocks tile W, R and B).
+void unpack_weights_on_device(const CudaContext& ctx, const LstmWeightLayout& layout, const void* space,
+                              float* const* d_inputs);
 
 }  // namespace dnnx::cuda

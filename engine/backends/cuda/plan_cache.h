@@ -27,7 +27,7 @@
 namespace dnnx::cuda {
 
 struct CachedConvAlgo {
-  int algo = 0;       // cudnnConvolutionFwdAlgo_t
+  int algo = 0;       // the cuDNN algorithm enum of the key's direction (fwd, bwd data, bwd filter)
   int math_type = 0;  // cudnnMathType_t the algorithm ran with
   size_t workspace_bytes = 0;
   double time_ms = -1;

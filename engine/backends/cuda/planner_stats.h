@@ -1,6 +1,6 @@
 // The CUDA planner's counters and pending warnings for one model (Backend::planner_report):
 //   timing_runs     exhaustive searches that timed candidates on the GPU
-//                   (cudnnFindConvolutionForwardAlgorithmEx calls)
+//                   (cudnnFind*AlgorithmEx calls, forward and backward)
 //   cache_hits      choices taken from the persistent plan cache, re-validated
 //   cache_misses    exhaustive choices the cache did not hold
 //   cache_stale     cache entries that failed re-validation and were dropped (with a warning)

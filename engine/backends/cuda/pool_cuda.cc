@@ -1,5 +1,5 @@
-// MaxPool on CUDA, NCHW (NCDHW), float32 or float16 (either path).
-// cudnnPoolingForward where cuDNN means what ONNX means:
+// MaxPool on CUDA, NCHW (NCDHW), float32 or float16 (either path). cudnnPoolingForward where cuDNN
+// means what ONNX means:
 // no dilations, the same pads at both ends, and cuDNN's (floor) output size equal to ONNX's
 // (ceil_mode can differ). Otherwise the direct max-pool kernel (window_kernels.cu), which
 // follows ONNX exactly; the plan says which and why. 1-D pools run as 2-D with a unit height.
@@ -7,6 +7,7 @@
 
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/glue_kernels.h"
+#include "backends/cuda/max_pool_layout.h"
 #include "backends/cuda/tensor_desc.h"
 #include "ops/conv_geometry.h"
 
@@ -45,52 +46,6 @@ class DirectMaxPoolKernel final : public Kernel {
   bool half_;  // float16 elements (compared in float)
 };
 
-// Why cuDNN cannot pool this window as ONNX means it ("" when it can); fills the kernel's
-// descriptors when it can.
-std::string try_cudnn(const ConvGeometry& g, const Shape& x, DType dtype, CudnnMaxPoolKernel& kernel) {
-  for (size_t i = 0; i < g.rank(); ++i) {
-    if (g.dilations[i] != 1) return "dilations " + shape_str(g.dilations) + " (cuDNN pooling has none)";
-    if (g.pads_begin[i] != g.pads_end[i]) {
-      return "pads " + shape_str(g.pads_begin) + " / " + shape_str(g.pads_end) + " differ (cuDNN pads symmetrically)";
-    }
-  }
-  const std::vector<int> window = to_int(g.kernel), pads = to_int(g.pads_begin), strides = to_int(g.strides);
-  const cudnnStatus_t status = cudnnSetPoolingNdDescriptor(kernel.pool, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN,
-                                                           static_cast<int>(g.rank()), window.data(), pads.data(),
-                                                           strides.data());
-  if (status != CUDNN_STATUS_SUCCESS) return std::string("cudnnSetPoolingNdDescriptor: ") + status_name(status);
-  Shape x_dims{x[0], x[1]}, y_dims{x[0], x[1]};
-  for (size_t i = 0; i < g.rank(); ++i) {
-    x_dims.push_back(g.input[i]);
-    y_dims.push_back(g.output[i]);
-  }
-  set_tensor(kernel.x, x_dims, dtype);
-  std::vector<int> cudnn_y(y_dims.size());
-  check(cudnnGetPoolingNdForwardOutputDim(kernel.pool, kernel.x, static_cast<int>(cudnn_y.size()), cudnn_y.data()),
-        "cudnnGetPoolingNdForwardOutputDim");
-  if (cudnn_y != to_int(y_dims)) {
-    return "cuDNN's output " + shape_str(Shape(cudnn_y.begin(), cudnn_y.end())) + " differs from ONNX's " +
-           shape_str(y_dims) + " (ceil_mode)";
-  }
-  set_tensor(kernel.y, y_dims, dtype);
-  return "";
-}
-
-Window3d direct_window(const ConvGeometry& onnx, const Shape& x) {
-  const ConvGeometry g = onnx.expanded_to(3);
-  Window3d w;
-  w.planes = x[0] * x[1];
-  for (size_t i = 0; i < 3; ++i) {
-    w.in[i] = g.input[i];
-    w.out[i] = g.output[i];
-    w.kernel[i] = g.kernel[i];
-    w.stride[i] = g.strides[i];
-    w.dilation[i] = g.dilations[i];
-    w.pad_begin[i] = g.pads_begin[i];
-  }
-  return w;
-}
-
 KernelChoice plan_max_pool(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                            const std::vector<TensorInfo>& outputs) {
   const Shape& x = inputs[0].info.shape;
@@ -104,7 +59,8 @@ KernelChoice plan_max_pool(const CudaContext& ctx, const Node& node, const std::
     why_not = "X " + shape_str(x) + " has more than 2^31-1 elements";
   } else {
     auto kernel = std::make_unique<CudnnMaxPoolKernel>(ctx);
-    why_not = try_cudnn(onnx.expanded_to(std::max(kMinSpatialRank, onnx.rank())), x, inputs[0].info.dtype, *kernel);
+    why_not = set_cudnn_max_pool(onnx.expanded_to(std::max(kMinSpatialRank, onnx.rank())), x, CUDNN_POOLING_MAX,
+                                 kernel->pool, kernel->x, kernel->y, inputs[0].info.dtype);
     if (why_not.empty()) {
       choice.algorithm = "cudnnPoolingForward (max)";
       choice.rejected.push_back({"direct kernel", "cuDNN covers this window"});
@@ -114,12 +70,57 @@ KernelChoice plan_max_pool(const CudaContext& ctx, const Node& node, const std::
   }
   choice.algorithm = "direct kernel";
   choice.rejected.push_back({"cudnnPoolingForward", why_not});
-  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, direct_window(onnx, x),
+  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, max_pool_window(onnx, x),
                                                         inputs[0].info.dtype == DType::Float16);
   return choice;
 }
 
 }  // namespace
+
+std::string set_cudnn_max_pool(const ConvGeometry& g, const Shape& x, cudnnPoolingMode_t mode, PoolingDescriptor& pool,
+                               TensorDescriptor& x_desc, TensorDescriptor& y_desc, DType dtype) {
+  for (size_t i = 0; i < g.rank(); ++i) {
+    if (g.dilations[i] != 1) return "dilations " + shape_str(g.dilations) + " (cuDNN pooling has none)";
+    if (g.pads_begin[i] != g.pads_end[i]) {
+      return "pads " + shape_str(g.pads_begin) + " / " + shape_str(g.pads_end) + " differ (cuDNN pads symmetrically)";
+    }
+  }
+  const std::vector<int> window = to_int(g.kernel), pads = to_int(g.pads_begin), strides = to_int(g.strides);
+  const cudnnStatus_t status = cudnnSetPoolingNdDescriptor(pool, mode, CUDNN_NOT_PROPAGATE_NAN,
+                                                           static_cast<int>(g.rank()), window.data(), pads.data(),
+                                                           strides.data());
+  if (status != CUDNN_STATUS_SUCCESS) return std::string("cudnnSetPoolingNdDescriptor: ") + status_name(status);
+  Shape x_dims{x[0], x[1]}, y_dims{x[0], x[1]};
+  for (size_t i = 0; i < g.rank(); ++i) {
+    x_dims.push_back(g.input[i]);
+    y_dims.push_back(g.output[i]);
+  }
+  set_tensor(x_desc, x_dims, dtype);
+  std::vector<int> cudnn_y(y_dims.size());
+  check(cudnnGetPoolingNdForwardOutputDim(pool, x_desc, static_cast<int>(cudnn_y.size()), cudnn_y.data()),
+        "cudnnGetPoolingNdForwardOutputDim");
+  if (cudnn_y != to_int(y_dims)) {
+    return "cuDNN's output " + shape_str(Shape(cudnn_y.begin(), cudnn_y.end())) + " differs from ONNX's " +
+           shape_str(y_dims) + " (ceil_mode)";
+  }
+  set_tensor(y_desc, y_dims, dtype);
+  return "";
+}
+
+Window3d max_pool_window(const ConvGeometry& onnx, const Shape& x) {
+  const ConvGeometry g = onnx.expanded_to(3);
+  Window3d w;
+  w.planes = x[0] * x[1];
+  for (size_t i = 0; i < 3; ++i) {
+    w.in[i] = g.input[i];
+    w.out[i] = g.output[i];
+    w.kernel[i] = g.kernel[i];
+    w.stride[i] = g.strides[i];
+    w.dilation[i] = g.dilations[i];
+    w.pad_begin[i] = g.pads_begin[i];
+  }
+  return w;
+}
 
 void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("MaxPool", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,

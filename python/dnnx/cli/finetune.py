@@ -59,7 +59,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--nesterov", action="store_true")
     parser.add_argument("--weight-decay", type=float, default=0.0)
     parser.add_argument("--schedule", choices=["step", "cosine"], help="learning-rate schedule over the whole run")
-    parser.add_argument("--device", default="cpu", help="where to train (cpu; CUDA training is not there yet)")
+    parser.add_argument("--device", default="cpu", help="where to train: cpu (default), cuda or cuda:N")
     parser.add_argument("--out", required=True, metavar="FILE.onnx", help="the tuned model")
     parser.add_argument("--seed", type=int, default=0, help="the data order (and the digits split)")
     parser.add_argument("--checkpoint-dir", metavar="DIR", help="write a checkpoint here after every epoch")

@@ -1,0 +1,157 @@
+#include "backends/cuda/conv_direction.h"
+
+#include "backends/cuda/conv_algo.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+template <class Perf>
+ConvCandidate candidate_of(const Perf& p) {
+  ConvCandidate c;
+  c.algo = static_cast<int>(p.algo);
+  c.status = p.status;
+  c.time = p.time;
+  c.determinism = p.determinism;
+  c.math_type = p.mathType;
+  return c;
+}
+
+template <class Perf>
+std::vector<ConvCandidate> candidates_of(const std::vector<Perf>& perfs, int returned) {
+  std::vector<ConvCandidate> out;
+  for (int i = 0; i < returned; ++i) out.push_back(candidate_of(perfs[static_cast<size_t>(i)]));
+  return out;
+}
+
+std::string bwd_data_name(int algo) {
+  switch (static_cast<cudnnConvolutionBwdDataAlgo_t>(algo)) {
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0: return "BWD_DATA_ALGO_0";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1: return "BWD_DATA_ALGO_1";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT: return "BWD_DATA_FFT";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING: return "BWD_DATA_FFT_TILING";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD: return "BWD_DATA_WINOGRAD";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED: return "BWD_DATA_WINOGRAD_NONFUSED";
+    default: return "bwd data algo " + std::to_string(algo);
+  }
+}
+
+std::string bwd_filter_name(int algo) {
+  switch (static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo)) {
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0: return "BWD_FILTER_ALGO_0";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1: return "BWD_FILTER_ALGO_1";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT: return "BWD_FILTER_FFT";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3: return "BWD_FILTER_ALGO_3";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD: return "BWD_FILTER_WINOGRAD";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED: return "BWD_FILTER_WINOGRAD_NONFUSED";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING: return "BWD_FILTER_FFT_TILING";
+    default: return "bwd filter algo " + std::to_string(algo);
+  }
+}
+
+}  // namespace
+
+const char* direction_text(ConvDirection dir) {
+  switch (dir) {
+    case ConvDirection::Forward: return "fwd";
+    case ConvDirection::BackwardData: return "bwd data";
+    case ConvDirection::BackwardFilter: return "bwd filter";
+  }
+  return "?";
+}
+
+std::string conv_algo_name(ConvDirection dir, int algo) {
+  switch (dir) {
+    case ConvDirection::Forward: return conv_algo_name(static_cast<cudnnConvolutionFwdAlgo_t>(algo));
+    case ConvDirection::BackwardData: return bwd_data_name(algo);
+    case ConvDirection::BackwardFilter: return bwd_filter_name(algo);
+  }
+  return "?";
+}
+
+cudnnStatus_t conv_workspace_size(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, int algo,
+                                  size_t* bytes) {
+  switch (dir) {
+    case ConvDirection::Forward:
+      return cudnnGetConvolutionForwardWorkspaceSize(ctx.cudnn, d.x, d.w, d.conv, d.y,
+                                                     static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
+    case ConvDirection::BackwardData:
+      return cudnnGetConvolutionBackwardDataWorkspaceSize(ctx.cudnn, d.w, d.y, d.conv, d.x,
+                                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
+    case ConvDirection::BackwardFilter:
+      return cudnnGetConvolutionBackwardFilterWorkspaceSize(ctx.cudnn, d.x, d.y, d.conv, d.w,
+                                                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
+  }
+  return CUDNN_STATUS_BAD_PARAM;
+}
+
+std::vector<ConvCandidate> heuristic_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d) {
+  int max_count = 0, returned = 0;
+  switch (dir) {
+    case ConvDirection::Forward: {
+      check(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.cudnn, &max_count),
+            "cudnnGetConvolutionForwardAlgorithmMaxCount");
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs(static_cast<size_t>(max_count));
+      check(cudnnGetConvolutionForwardAlgorithm_v7(ctx.cudnn, d.x, d.w, d.conv, d.y, max_count, &returned,
+                                                   perfs.data()),
+            "cudnnGetConvolutionForwardAlgorithm_v7");
+      return candidates_of(perfs, returned);
+    }
+    case ConvDirection::BackwardData: {
+      check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(ctx.cudnn, &max_count),
+            "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perfs(static_cast<size_t>(max_count));
+      check(cudnnGetConvolutionBackwardDataAlgorithm_v7(ctx.cudnn, d.w, d.y, d.conv, d.x, max_count, &returned,
+                                                        perfs.data()),
+            "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      return candidates_of(perfs, returned);
+    }
+    case ConvDirection::BackwardFilter: {
+      check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(ctx.cudnn, &max_count),
+            "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perfs(static_cast<size_t>(max_count));
+      check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(ctx.cudnn, d.x, d.y, d.conv, d.w, max_count, &returned,
+                                                          perfs.data()),
+            "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+      return candidates_of(perfs, returned);
+    }
+  }
+  return {};
+}
+
+std::vector<ConvCandidate> find_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
+                                           void* x, void* w, void* y, void* workspace, size_t workspace_bytes) {
+  int max_count = 0, returned = 0;
+  switch (dir) {
+    case ConvDirection::Forward: {
+      check(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.cudnn, &max_count),
+            "cudnnGetConvolutionForwardAlgorithmMaxCount");
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs(static_cast<size_t>(max_count));
+      check(cudnnFindConvolutionForwardAlgorithmEx(ctx.cudnn, d.x, x, d.w, w, d.conv, d.y, y, max_count, &returned,
+                                                   perfs.data(), workspace, workspace_bytes),
+            "cudnnFindConvolutionForwardAlgorithmEx");
+      return candidates_of(perfs, returned);
+    }
+    case ConvDirection::BackwardData: {  // reads w and dy (y), writes dx (x)
+      check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(ctx.cudnn, &max_count),
+            "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perfs(static_cast<size_t>(max_count));
+      check(cudnnFindConvolutionBackwardDataAlgorithmEx(ctx.cudnn, d.w, w, d.y, y, d.conv, d.x, x, max_count,
+                                                        &returned, perfs.data(), workspace, workspace_bytes),
+            "cudnnFindConvolutionBackwardDataAlgorithmEx");
+      return candidates_of(perfs, returned);
+    }
+    case ConvDirection::BackwardFilter: {  // reads x and dy (y), writes dw (w)
+      check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(ctx.cudnn, &max_count),
+            "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perfs(static_cast<size_t>(max_count));
+      check(cudnnFindConvolutionBackwardFilterAlgorithmEx(ctx.cudnn, d.x, x, d.y, y, d.conv, d.w, w, max_count,
+                                                          &returned, perfs.data(), workspace, workspace_bytes),
+            "cudnnFindConvolutionBackwardFilterAlgorithmEx");
+      return candidates_of(perfs, returned);
+    }
+  }
+  return {};
+}
+
+}  // namespace dnnx::cuda

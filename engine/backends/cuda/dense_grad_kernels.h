@@ -1,0 +1,16 @@
+// Launchers of the dense layers' own gradient kernels (dense_grad_kernels.cu): what cuBLAS
+// and cuDNN do not cover. Each queues its kernel on `stream` and checks the launch.
+#pragma once
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+namespace dnnx::cuda {
+
+// Gemm's bias gradient: C [c_rows, c_cols] was broadcast to Y [rows, cols] (c_rows is 1 or
+// rows, c_cols 1 or cols); dc[i, j] = beta * the sum of dy over the elements that read
+// C[i, j]. One block per element of C, a fixed reduction order (deterministic).
+void launch_broadcast_sum(const float* dy, float* dc, int64_t rows, int64_t cols, int64_t c_rows, int64_t c_cols,
+                          float beta, cudaStream_t stream);
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,113 @@
+// Gemm's gradient on cuBLAS, mirroring backends/cpu/gemm_grad_cpu.cc. Forward: Y [M,N] =
+// alpha * op(A) op(B) + beta * C, op(A) [M,K], op(B) [K,N], C broadcast to [M,N]. With dY [M,N]:
+//   d op(A) = alpha * dY op(B)^T   [M,K]   (dA is its transpose when transA)
+//   d op(B) = alpha * op(A)^T dY   [K,N]   (dB is its transpose when transB)
+//   dC      = beta * dY summed over the dims C broadcasts along (launch_broadcast_sum)
+// Each product is one row-major SGEMM (blas.h) whose transpose flags absorb transA/transB, so
+// nothing is copied; beta 0, so dA and dB are overwritten. cuBLAS's GEMMs give bit-identical
+// results run to run on one GPU model (no atomics unless cublasSetAtomicsMode allows them,
+// which dnnx never does), so this kernel is deterministic as it stands.
+#include "backends/cuda/blas.h"
+#include "backends/cuda/cuda_grad_kernels.h"
+#include "backends/cuda/dense_grad_kernels.h"
+#include "backends/cuda/tensor_desc.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+enum GemmInput : size_t { kA = 0, kB = 1, kC = 2 };
+
+// One product of the backward: y = op(first) op(second), where first/second name the operands.
+enum class Operand { A, B, DY };
+struct GradProduct {
+  GemmCall call;
+  Operand first = Operand::DY, second = Operand::DY;
+};
+
+struct GemmGradPlan {
+  GradProduct da, db;
+  bool has_c = false;
+  int64_t rows = 0, cols = 0, c_rows = 1, c_cols = 1;  // Y [rows, cols]; C right-aligned to [c_rows, c_cols]
+  float beta = 1.0f;
+  bool empty = false;  // M, N or K is 0: cuBLAS is not called
+};
+
+GradProduct product(bool ta, bool tb, int m, int n, int k, float alpha, Operand first, Operand second) {
+  GradProduct p;
+  p.call.trans_a = ta;
+  p.call.trans_b = tb;
+  p.call.m = m;
+  p.call.n = n;
+  p.call.k = k;
+  p.call.alpha = alpha;
+  p.call.beta = 0.0f;
+  p.first = first;
+  p.second = second;
+  return p;
+}
+
+class GemmGradKernel final : public GradKernel {
+ public:
+  GemmGradKernel(const CudaContext& ctx, GemmGradPlan p) : ctx_(ctx), p_(p) {}
+
+  void run(const GradArgs& args) const override {
+    const float* ops[] = {args.in(kA), args.in(kB), args.d_outputs[0]};
+    auto operand = [&](Operand o) { return ops[static_cast<int>(o)]; };
+    if (!p_.empty) {
+      if (args.d_inputs[kA]) {
+        row_major_gemm(ctx_, p_.da.call, operand(p_.da.first), operand(p_.da.second), args.d_inputs[kA]);
+      }
+      if (args.d_inputs[kB]) {
+        row_major_gemm(ctx_, p_.db.call, operand(p_.db.first), operand(p_.db.second), args.d_inputs[kB]);
+      }
+    }
+    if (p_.has_c && args.d_inputs[kC]) {
+      launch_broadcast_sum(args.d_outputs[0], args.d_inputs[kC], p_.rows, p_.cols, p_.c_rows, p_.c_cols, p_.beta,
+                           ctx_.stream);
+    }
+  }
+
+ private:
+  const CudaContext& ctx_;
+  GemmGradPlan p_;
+};
+
+GradChoice plan_gemm_grad(const GradRequest& r) {
+  const bool ta = r.node.attr_int("transA", 0) != 0;
+  const bool tb = r.node.attr_int("transB", 0) != 0;
+  const float alpha = r.node.attr_float("alpha", 1.0f);
+  const Shape& a = r.inputs[kA].info.shape;
+  const Shape& y = r.outputs[0].shape;
+  if (!fits_int(a) || !fits_int(r.inputs[kB].info.shape) || !fits_int(y)) {
+    node_fail<UnsupportedModelError>(r.node, "an operand has more than 2^31-1 elements");
+  }
+  const int m = static_cast<int>(y[0]), n = static_cast<int>(y[1]);
+  const int k = static_cast<int>(ta ? a[0] : a[1]);
+  GemmGradPlan p;
+  p.empty = m == 0 || n == 0 || k == 0;
+  // The CPU's sgemm calls, one for one (gemm_grad_cpu.cc).
+  p.da = !ta ? product(false, !tb, m, k, n, alpha, Operand::DY, Operand::B)
+             : product(tb, true, k, m, n, alpha, Operand::B, Operand::DY);
+  p.db = !tb ? product(!ta, false, k, n, m, alpha, Operand::A, Operand::DY)
+             : product(true, ta, n, k, m, alpha, Operand::DY, Operand::A);
+  p.has_c = r.inputs.size() > kC && r.inputs[kC].present;
+  if (p.has_c) {
+    const Shape& c = r.inputs[kC].info.shape;
+    p.rows = m;
+    p.cols = n;
+    p.c_rows = c.size() == 2 ? c[0] : 1;
+    p.c_cols = c.empty() ? 1 : c.back();
+    p.beta = r.node.attr_float("beta", 1.0f);
+  }
+  GradChoice choice;
+  choice.algorithm = "cublasSgemm";
+  choice.kernel = std::make_unique<GemmGradKernel>(cuda_context_of(r), p);
+  return choice;
+}
+
+}  // namespace
+
+void register_cuda_gemm_grad_kernels(GradRegistry& r) { r.add("Gemm", plan_gemm_grad); }
+
+}  // namespace dnnx::cuda

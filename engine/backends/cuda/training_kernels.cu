@@ -1,0 +1,169 @@
+// The training kernels: the losses of train/loss.h and the SGD of train/sgd.h, written to give
+// the CPU's results (double sums for the loss, unfused float arithmetic for the update).
+#include <cmath>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/launch.cuh"
+#include "backends/cuda/training_kernels.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+constexpr int kLossThreads = 256;
+
+// The first index of the row's maximum, as std::max_element finds it.
+__device__ int64_t row_argmax(const float* row, int64_t c) {
+  int64_t best = 0;
+  for (int64_t j = 1; j < c; ++j) {
+    if (row[j] > row[best]) best = j;
+  }
+  return best;
+}
+
+// Sums every thread's (loss, correct) in a fixed tree order; thread 0 writes *stats.
+__device__ void reduce_to_stats(double loss, long long correct, double scale, StepStats* stats) {
+  __shared__ double loss_part[kLossThreads];
+  __shared__ long long correct_part[kLossThreads];
+  const int t = threadIdx.x;
+  loss_part[t] = loss;
+  correct_part[t] = correct;
+  __syncthreads();
+  for (int half = kLossThreads / 2; half > 0; half /= 2) {
+    if (t < half) {
+      loss_part[t] += loss_part[t + half];
+      correct_part[t] += correct_part[t + half];
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    const double total = loss_part[0] * scale;
+    stats->loss = total;
+    stats->correct = correct_part[0];
+    stats->non_finite = isfinite(total) ? 0 : kLossNotFinite;
+    stats->unused = 0;
+  }
+}
+
+// scores y [n, c], labels [n] in [0, c) (checked on the host). d_y [n, c] or null.
+__global__ void cross_entropy_kernel(const float* y, int64_t n, int64_t c, const int64_t* labels, bool log_probs,
+                                     float* d_y, StepStats* stats) {
+  const double inv_n = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
+  double loss = 0;
+  long long correct = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const float* row = y + i * c;
+    const int64_t label = labels[i];
+    const int64_t best = row_argmax(row, c);
+    correct += best == label ? 1 : 0;
+    float* d_row = d_y ? d_y + i * c : nullptr;
+    if (log_probs) {
+      loss -= row[label];
+      if (d_row) {
+        for (int64_t j = 0; j < c; ++j) d_row[j] = j == label ? static_cast<float>(-inv_n) : 0.0f;
+      }
+      continue;
+    }
+    // log softmax(x)[j] = (x[j] - max) - log(sum exp(x - max)), summed in double.
+    const float max = row[best];
+    double sum = 0;
+    for (int64_t j = 0; j < c; ++j) sum += exp(static_cast<double>(row[j] - max));
+    const double log_sum = log(sum);
+    loss += log_sum - static_cast<double>(row[label] - max);
+    if (d_row) {
+      for (int64_t j = 0; j < c; ++j) {
+        const double p = exp(static_cast<double>(row[j] - max) - log_sum);
+        d_row[j] = static_cast<float>((p - (j == label ? 1.0 : 0.0)) * inv_n);
+      }
+    }
+  }
+  reduce_to_stats(loss, correct, inv_n, stats);
+}
+
+// y, target [n, c]; the mean of the squared differences over every element.
+__global__ void mse_kernel(const float* y, const float* target, int64_t n, int64_t c, float* d_y, StepStats* stats) {
+  const int64_t count = n * c;
+  const double inv = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+  double loss = 0;
+  long long correct = 0;
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
+    const double diff = static_cast<double>(y[i]) - target[i];
+    loss += diff * diff;
+    if (d_y) d_y[i] = static_cast<float>(2.0 * diff * inv);
+  }
+  for (int64_t r = threadIdx.x; c > 0 && r < n; r += blockDim.x) {
+    correct += row_argmax(y + r * c, c) == row_argmax(target + r * c, c) ? 1 : 0;
+  }
+  reduce_to_stats(loss, correct, inv, stats);
+}
+
+__global__ void check_finite_kernel(const float* x, int64_t n, int32_t code, StepStats* stats) {
+  if (stats->non_finite != 0) return;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    if (!isfinite(x[i])) {
+      stats->non_finite = code;  // every writer writes the same code
+      return;
+    }
+  }
+}
+
+// train/sgd.h, in the CPU's order of float operations (no fused multiply-adds).
+__global__ void sgd_kernel(SgdOptions o, const float* lr_ptr, float* w, const float* grad, float* velocity, int64_t n,
+                           const StepStats* stats) {
+  if (stats->non_finite != 0) return;
+  const float lr = *lr_ptr, mu = o.momentum, wd = o.weight_decay;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float g = __fadd_rn(grad[i], __fmul_rn(wd, w[i]));
+    if (mu == 0.0f) {
+      w[i] = __fsub_rn(w[i], __fmul_rn(lr, g));
+      continue;
+    }
+    const float v = __fadd_rn(__fmul_rn(mu, velocity[i]), g);
+    velocity[i] = v;
+    w[i] = __fsub_rn(w[i], __fmul_rn(lr, o.nesterov ? __fadd_rn(g, __fmul_rn(mu, v)) : v));
+  }
+}
+
+__global__ void accumulate_kernel(float* dst, const float* src, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    dst[i] += src[i];
+  }
+}
+
+}  // namespace
+
+void launch_loss(const LossCall& call, StepStats* stats, cudaStream_t stream) {
+  if (call.kind == LossKind::CrossEntropy) {
+    cross_entropy_kernel<<<1, kLossThreads, 0, stream>>>(call.y, call.n, call.c,
+                                                          static_cast<const int64_t*>(call.target),
+                                                          call.scores == ScoreKind::LogProbs, call.d_y, stats);
+  } else {
+    mse_kernel<<<1, kLossThreads, 0, stream>>>(call.y, static_cast<const float*>(call.target), call.n, call.c,
+                                                call.d_y, stats);
+  }
+  check_launch("loss");
+}
+
+void launch_check_finite(const float* x, int64_t n, int32_t code, StepStats* stats, cudaStream_t stream) {
+  if (n == 0) return;
+  check_finite_kernel<<<grid_for(n), kBlock, 0, stream>>>(x, n, code, stats);
+  check_launch("check_finite");
+}
+
+void launch_sgd(const SgdOptions& options, const float* lr, float* w, const float* grad, float* velocity, int64_t n,
+                const StepStats* stats, cudaStream_t stream) {
+  if (n == 0) return;
+  sgd_kernel<<<grid_for(n), kBlock, 0, stream>>>(options, lr, w, grad, velocity, n, stats);
+  check_launch("sgd");
+}
+
+void launch_accumulate(float* dst, const float* src, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  accumulate_kernel<<<grid_for(n), kBlock, 0, stream>>>(dst, src, n);
+  check_launch("accumulate");
+}
+
+}  // namespace dnnx::cuda

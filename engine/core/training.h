@@ -1,0 +1,79 @@
+// The ops fine-tuning needs from the backend it trains on, besides the kernels: the gradient
+// kernels' registry, the loss with its gradient, the non-finite check, the SGD update and the
+// fan-in sum (engine/train runs them; see Note [training ops]).
+//
+// Note [training ops]: a backend hands these out through one virtual, Backend::training_ops(),
+// rather than a new dlsym entry point: the trainer always holds the backend it trains on, a
+// device library already builds that backend, and a virtual keeps the CPU and CUDA paths one
+// code path (the CPU's ops run on the host: backends/cpu/training_cpu.cc; CUDA's are kernels
+// on the model's stream: backends/cuda/training_cuda.cc). The core includes no device header:
+// every pointer below is backend memory (host memory on the CPU, device memory on CUDA), and
+// every op is queued in the backend's order, so that a whole step can be recorded as one
+// device graph (Backend::capture). Nothing here waits for the device: the step's outcome
+// (loss, rows right, a non-finite flag) is written to a StepStats in backend memory and copied
+// back once per step. Adding a virtual changes the Backend vtable, hence kDeviceAbiVersion 3.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace dnnx {
+
+class GradRegistry;  // train/grad_kernel.h
+
+enum class LossKind { CrossEntropy, MeanSquaredError };
+// What the cross entropy reads: the scores before a softmax, or the log-probabilities.
+enum class ScoreKind { Logits, LogProbs };
+
+// SGD with momentum, Nesterov momentum and weight decay (train/sgd.h gives the formula).
+struct SgdOptions {
+  float momentum = 0.0f;
+  float weight_decay = 0.0f;
+  bool nesterov = false;
+};
+
+// What one step reports, in backend memory (plain data: the same bytes on host and device).
+// non_finite: 0 when every value checked was finite; 1 when the loss was not; 2 + i when
+// check_finite(..., code = 2 + i) found the first non-finite value (parameter i's gradient).
+struct StepStats {
+  double loss = 0;
+  int64_t correct = 0;  // rows whose highest score is the label (or, for mse, the target's argmax)
+  int32_t non_finite = 0;
+  int32_t unused = 0;
+};
+constexpr int32_t kLossNotFinite = 1;
+constexpr int32_t kFirstGradientCode = 2;
+
+// One loss call: scores y [n, c]; target int64 labels [n] (already checked to lie in [0, c))
+// or float [n, c]; d_y (nullptr: forward only) receives dLoss/dy, the batch mean's gradient.
+struct LossCall {
+  LossKind kind = LossKind::CrossEntropy;
+  ScoreKind scores = ScoreKind::Logits;
+  const float* y = nullptr;
+  int64_t n = 0, c = 0;
+  const void* target = nullptr;
+  float* d_y = nullptr;
+};
+
+class TrainingOps {
+ public:
+  virtual ~TrainingOps() = default;
+  // The backend's gradient kernels (one factory per op type).
+  virtual void register_grad_kernels(GradRegistry& registry) const = 0;
+  // Writes every field of *stats: the loss, the rows right, and non_finite (0 or kLossNotFinite).
+  virtual void loss(const LossCall& call, StepStats* stats) const = 0;
+  // Sets stats->non_finite to `code` when it is still 0 and some x[i] is not finite.
+  virtual void check_finite(const float* x, int64_t n, int32_t code, StepStats* stats) const = 0;
+  // w, grad, velocity [n] (velocity unused without momentum); *lr read when the update runs.
+  // Does nothing when stats->non_finite is set, so that a failed step leaves w and velocity be.
+  virtual void sgd_update(const SgdOptions& options, const float* lr, float* w, const float* grad, float* velocity,
+                          int64_t n, const StepStats* stats) const = 0;
+  // dst[i] += src[i] (Note [gradient fan-in] in train/tail_plan.cc).
+  virtual void accumulate(float* dst, const float* src, int64_t n) const = 0;
+  // Page-locked host memory for what a step copies in and out (the batch, the learning rate,
+  // the StepStats), so that those copies are asynchronous DMA; nullptr where the backend reads
+  // host memory in place (the CPU) or has none to give. Freed with release_host.
+  virtual void* allocate_host(size_t /*bytes*/) const { return nullptr; }
+  virtual void release_host(void* /*ptr*/) const noexcept {}
+};
+
+}  // namespace dnnx

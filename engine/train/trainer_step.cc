@@ -1,0 +1,231 @@
+// Trainer's step: the batch checked and copied in, the work queued (eagerly, or recorded once
+// per input shape and replayed: Note [training memory] in train/trainer.h), the StepStats read
+// back. Planning and the training state are in trainer.cc.
+#include <cmath>
+#include <cstring>
+
+#include "train/trainer.h"
+#include "train/trainer_shape_plan.h"
+
+namespace dnnx {
+
+namespace {
+
+std::string infos_str(const Shape& s, DType t) { return TensorInfo{s, t}.str(); }
+
+// Copies `bytes` at `src` (host) to `dst` (backend memory) through `pinned` when there is one
+// (memcpy, then an asynchronous DMA), else directly (a pageable copy, which waits for itself).
+void upload(const Backend& backend, void* dst, const void* src, size_t bytes, uint8_t* pinned) {
+  if (pinned && bytes > 0) {
+    std::memcpy(pinned, src, bytes);
+    src = pinned;
+  }
+  copy_to_backend(backend, dst, src, bytes);
+}
+
+}  // namespace
+
+void Trainer::check_batch(const Batch& batch) const {
+  if (batch.infos.size() != graph_.inputs.size()) {
+    throw InputError("x: expected " + std::to_string(graph_.inputs.size()) + " input array(s), got " +
+                     std::to_string(batch.infos.size()));
+  }
+  for (size_t i = 0; i < batch.infos.size(); ++i) {
+    const GraphInput& in = graph_.inputs[i];
+    const TensorInfo& got = batch.infos[i];
+    bool ok = got.dtype == in.dtype && got.shape.size() == in.dims.size();
+    for (size_t d = 0; ok && d < in.dims.size(); ++d) ok = in.dims[d] < 0 ? got.shape[d] >= 1 : got.shape[d] == in.dims[d];
+    if (!ok) {
+      throw InputError("x: input '" + in.name + "': expected " + in.dims_str() + " " + dtype_name(in.dtype) +
+                       ", got " + got.str());
+    }
+  }
+}
+
+// On the host, before anything is queued: a device kernel could not report a bad label.
+void Trainer::check_target(const Batch& batch, const ShapePlan& sp) const {
+  if (options_.loss == LossKind::CrossEntropy) {
+    if (batch.target_info.dtype != DType::Int64 || batch.target_info.shape != Shape{sp.rows}) {
+      throw InputError("y: expected integer labels " + infos_str({sp.rows}, DType::Int64) + ", got " +
+                       batch.target_info.str());
+    }
+    const int64_t* labels = static_cast<const int64_t*>(batch.target);
+    for (int64_t i = 0; i < sp.rows; ++i) {
+      if (labels[i] < 0 || labels[i] >= sp.cols) {
+        throw InputError("y: label " + std::to_string(labels[i]) + " at row " + std::to_string(i) +
+                         " is outside [0, " + std::to_string(sp.cols) + ") (the model's output has " +
+                         std::to_string(sp.cols) + " classes)");
+      }
+    }
+    return;
+  }
+  const Shape& shape = sp.tail->plan().values[sp.tail->loss_value()].info.shape;
+  if (batch.target_info.dtype != DType::Float32 || batch.target_info.shape != shape) {
+    throw InputError("y: expected float targets " + infos_str(shape, DType::Float32) + ", got " +
+                     batch.target_info.str());
+  }
+}
+
+Trainer::ShapePlan& Trainer::prepare(const Batch& batch) {
+  check_batch(batch);
+  std::vector<Shape> shapes;
+  for (const TensorInfo& t : batch.infos) shapes.push_back(t.shape);
+  backend_->activate();
+  ShapePlan& sp = plan_for(shapes);
+  check_target(batch, sp);
+  for (uintptr_t stream : batch.streams) backend_->wait_for_stream(stream);
+  for (size_t m = 0; m < shapes.size(); ++m) {
+    const bool on_device = !batch.memory.empty() && batch.memory[m] == Memory::Device;
+    if (on_device && !device_) throw InputError("x[" + std::to_string(m) + "]: device memory on a host backend");
+    if (!device_) {
+      sp.inputs[m] = batch.inputs[m];
+      continue;
+    }
+    // Into the shape's staging buffer (a fixed address, which a recorded step reads).
+    if (on_device) {
+      copy_in_backend(*backend_, sp.staging[m].data(), batch.inputs[m], batch.infos[m].bytes());
+    } else {
+      upload(*backend_, sp.staging[m].data(), batch.inputs[m], batch.infos[m].bytes(),
+             sp.pinned.data() ? sp.pinned.data() + sp.pinned_offsets[m] : nullptr);
+    }
+    sp.inputs[m] = sp.staging[m].data();
+  }
+  if (device_) {
+    upload(*backend_, sp.target_buffer.data(), batch.target, batch.target_info.bytes(),
+           sp.pinned.data() ? sp.pinned.data() + sp.pinned_offsets.back() : nullptr);
+    sp.target = sp.target_buffer.data();
+  } else {
+    sp.target = batch.target;
+  }
+  return sp;
+}
+
+void Trainer::enqueue_forward(ShapePlan& sp, bool want_grad) {
+  if (head_) {
+    const Plan& plan = *sp.head;
+    std::vector<const void*> head_in;
+    for (int m : split_.head_from_model_input) head_in.push_back(sp.inputs[m]);
+    bind_values(plan, sp.head_arena.data(), head_in.data(), sp.head_call.value_ptrs);
+    if (plan.device) {  // a device plan's inputs live in its arena
+      for (size_t i = 0; i < plan.inputs.size(); ++i) {
+        const int id = plan.inputs[i];
+        copy_in_backend(*backend_, const_cast<void*>(sp.head_call.value_ptrs[id]), head_in[i],
+                        plan.values[id].info.bytes());
+      }
+    }
+    run_layers(plan, sp.head_workspace.data(), sp.head_call);
+  }
+  for (size_t i = 0; i < split_.tail.inputs.size(); ++i) {
+    const int m = split_.tail_from_model_input[i];
+    // A head output is read in place from the head's arena (outputs stay live to its end).
+    sp.tail_inputs[i] = m >= 0 ? sp.inputs[m]
+                               : sp.head_call.value_ptrs[sp.head->outputs[split_.tail_from_head_output[i]]];
+  }
+  sp.tail->forward(sp.tail_inputs.data());
+  LossCall call;
+  call.kind = options_.loss;
+  call.scores = scores_;
+  call.y = sp.tail->value(sp.tail->loss_value());
+  call.n = sp.rows;
+  call.c = sp.cols;
+  call.target = sp.target;
+  call.d_y = want_grad ? sp.tail->seed() : nullptr;
+  ops_->loss(call, stats_.as<StepStats>());
+}
+
+void Trainer::enqueue_step(ShapePlan& sp) {
+  enqueue_forward(sp, true);
+  sp.tail->backward();
+  StepStats* stats = stats_.as<StepStats>();
+  // Every gradient is checked before any parameter changes (a failed step leaves them all).
+  for (size_t i = 0; i < options_.params.size(); ++i) {
+    ops_->check_finite(sp.param_grads[i], numel(params_[options_.params[i]]->info.shape),
+                       kFirstGradientCode + static_cast<int32_t>(i), stats);
+  }
+  for (size_t i = 0; i < options_.params.size(); ++i) {
+    ops_->sgd_update(options_.sgd, lr_.as<float>(), param_ptr(i), sp.param_grads[i], velocity_[i].as<float>(),
+                     numel(params_[options_.params[i]]->info.shape), stats);
+  }
+}
+
+void Trainer::run_step(ShapePlan& sp) {
+  // The first step of a shape runs eagerly (the libraries' lazy set-up happens outside any
+  // recording); the second records the step, and every later one replays it.
+  const bool record = device_ && options_.device_graphs && sp.graph_failure.empty() && sp.status.eager_runs > 0;
+  if (record && !sp.graph) {
+    try {
+      sp.graph = backend_->capture([&] { enqueue_step(sp); });
+      if (sp.graph) ++sp.status.captures;
+      else sp.graph_failure = "the " + backend_->name() + " backend records no graphs";
+    } catch (const DeviceError& e) {
+      sp.graph_failure = e.what();
+    }
+  }
+  if (sp.graph) {
+    sp.graph->launch();
+    ++sp.status.replays;
+    return;
+  }
+  enqueue_step(sp);
+  ++sp.status.eager_runs;
+}
+
+StepStats Trainer::read_stats() const {
+  StepStats s;
+  if (StepIo* io = reinterpret_cast<StepIo*>(step_io_.data())) {
+    copy_to_host(*backend_, &io->stats, stats_.data(), sizeof(s));  // waits for the step
+    std::memcpy(&s, &io->stats, sizeof(s));
+  } else {
+    copy_to_host(*backend_, &s, stats_.data(), sizeof(s));  // waits for the step
+  }
+  return s;
+}
+
+double Trainer::compute_gradients(const Batch& batch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ShapePlan& sp = prepare(batch);
+  enqueue_forward(sp, true);
+  sp.tail->backward();
+  const StepStats s = read_stats();
+  if (std::isfinite(s.loss)) {
+    for (size_t i = 0; i < options_.params.size(); ++i) {
+      std::vector<float>& g = gradient_[options_.params[i]];
+      copy_to_host(*backend_, g.data(), sp.param_grads[i], g.size() * sizeof(float));
+    }
+  }
+  return s.loss;
+}
+
+double Trainer::step(const Batch& batch, float lr) {
+  if (!(lr >= 0.0f) || !std::isfinite(lr)) throw InputError("lr: expected a finite value >= 0, got " + std::to_string(lr));
+  std::lock_guard<std::mutex> lock(mutex_);
+  ShapePlan& sp = prepare(batch);
+  StepIo* io = reinterpret_cast<StepIo*>(step_io_.data());
+  upload(*backend_, lr_.data(), &lr, sizeof(lr), io ? reinterpret_cast<uint8_t*>(&io->lr) : nullptr);
+  run_step(sp);
+  const StepStats s = read_stats();
+  host_stale_ = true;
+  if (s.non_finite == kLossNotFinite) {
+    throw NonFiniteLossError("the loss is " + std::to_string(s.loss) +
+                             "; the parameters were left as they were before this step (try a lower lr)");
+  }
+  if (s.non_finite >= kFirstGradientCode) {
+    const std::string& name = options_.params.at(static_cast<size_t>(s.non_finite - kFirstGradientCode));
+    throw NonFiniteLossError("the gradient of '" + name + "' is not finite (loss " + std::to_string(s.loss) +
+                             "); the parameters were left as they were before this step (try a lower lr)");
+  }
+  return s.loss;
+}
+
+LossValue Trainer::evaluate(const Batch& batch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ShapePlan& sp = prepare(batch);
+  enqueue_forward(sp, false);
+  const StepStats s = read_stats();
+  LossValue v;
+  v.loss = s.loss;
+  v.correct = s.correct;
+  return v;
+}
+
+}  // namespace dnnx
