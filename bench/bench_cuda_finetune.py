@@ -1,8 +1,8 @@
 """One fine-tuning step on CUDA, dnnx against PyTorch on the same GPU: LeNet's last two layers
 (fc1, fc2) at batch 64, 256 and 1024, and the whole model at 256. Prints a markdown table
-(machine, date, command); it writes no file.
+(machine, date, command), also to --out.
 
-    python bench/bench_cuda_finetune.py [--iters K] [--warmup W]
+    python bench/bench_cuda_finetune.py [--iters K] [--warmup W] [--out FILE]
 
 A step: the batch copied to the GPU (from numpy, or already there: "x on GPU"), forward,
 cross-entropy loss (fused with the final Softmax), backward over the trained layers only, SGD
@@ -20,7 +20,9 @@ batch 256 on an H200.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
+import io
 import json
 import platform
 import shlex
@@ -144,6 +146,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--out", help="also write the markdown section to this file")
     parser.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
@@ -174,32 +177,37 @@ def main() -> int:
             torch_results = json.loads(result.read_text())
         except (subprocess.SubprocessError, OSError) as e:
             status, torch_results = f"PyTorch worker failed: {e}", {"cases": {}}
-    command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
-    print(f"## Fine-tuning step on CUDA: dnnx vs PyTorch ({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC)")
-    print()
-    print(f"- machine: {platform.node()}, {torch_results.get('gpu', '?')}; dnnx {dnnx.__version__}, "
-          f"torch {torch_results.get('torch', '?')}; {dnnx.cuda_status()}")
-    print(f"- command: `{command}` (median of {args.iters} steps after {args.warmup} warm-up steps)")
-    print(f"- PyTorch worker: {status}")
-    print()
-    print("| trained | batch | dnnx graph (us) | dnnx graph, x on GPU (us) | dnnx eager (us) | torch eager (us) "
-          "| torch eager, x on GPU (us) | torch graph (us) | dnnx vs torch eager |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for (trainable, batch), r in rows.items():
-        t = torch_results["cases"].get(f"{trainable}@{batch}", {})
-        eager = median_us(t["eager"]) if "eager" in t else float("nan")
-        eager_dev = median_us(t["eager device"]) if "eager device" in t else float("nan")
-        graph = f"{median_us(t['graph']):.0f}" if "graph" in t else ("failed" if "graph_error" in t else "n/a")
-        print(f"| {trainable} | {batch} | {r['dnnx']:.0f} | {r['dnnx device']:.0f} | {r['dnnx eager']:.0f} | "
-              f"{eager:.0f} | {eager_dev:.0f} | {graph} | {eager / r['dnnx']:.1f}x |")
-    last2, last2_dev = rows[("last:2", 256)]["dnnx"], rows[("last:2", 256)]["dnnx device"]
-    print()
-    print(f"Target: last:2 step at batch 256 <= {TARGET_US:.0f} us: {last2:.0f} us from numpy "
-          f"({'met' if last2 <= TARGET_US else 'NOT met'}), {last2_dev:.0f} us with x on the GPU "
-          f"({'met' if last2_dev <= TARGET_US else 'NOT met'}).")
-    for key, t in torch_results["cases"].items():
-        if "graph_error" in t:
-            print(f"- torch graph {key}: {t['graph_error']}")
+    report = io.StringIO()
+    with contextlib.redirect_stdout(report):
+        command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
+        print(f"## Fine-tuning step on CUDA: dnnx vs PyTorch ({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC)")
+        print()
+        print(f"- machine: {platform.node()}, {torch_results.get('gpu', '?')}; dnnx {dnnx.__version__}, "
+              f"torch {torch_results.get('torch', '?')}; {dnnx.cuda_status()}")
+        print(f"- command: `{command}` (median of {args.iters} steps after {args.warmup} warm-up steps)")
+        print(f"- PyTorch worker: {status}")
+        print()
+        print("| trained | batch | dnnx graph (us) | dnnx graph, x on GPU (us) | dnnx eager (us) | torch eager (us) "
+              "| torch eager, x on GPU (us) | torch graph (us) | dnnx vs torch eager |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for (trainable, batch), r in rows.items():
+            t = torch_results["cases"].get(f"{trainable}@{batch}", {})
+            eager = median_us(t["eager"]) if "eager" in t else float("nan")
+            eager_dev = median_us(t["eager device"]) if "eager device" in t else float("nan")
+            graph = f"{median_us(t['graph']):.0f}" if "graph" in t else ("failed" if "graph_error" in t else "n/a")
+            print(f"| {trainable} | {batch} | {r['dnnx']:.0f} | {r['dnnx device']:.0f} | {r['dnnx eager']:.0f} | "
+                  f"{eager:.0f} | {eager_dev:.0f} | {graph} | {eager / r['dnnx']:.1f}x |")
+        last2, last2_dev = rows[("last:2", 256)]["dnnx"], rows[("last:2", 256)]["dnnx device"]
+        print()
+        print(f"Target: last:2 step at batch 256 <= {TARGET_US:.0f} us: {last2:.0f} us from numpy "
+              f"({'met' if last2 <= TARGET_US else 'NOT met'}), {last2_dev:.0f} us with x on the GPU "
+              f"({'met' if last2_dev <= TARGET_US else 'NOT met'}).")
+        for key, t in torch_results["cases"].items():
+            if "graph_error" in t:
+                print(f"- torch graph {key}: {t['graph_error']}")
+    print(report.getvalue(), end="")
+    if args.out:
+        Path(args.out).write_text(report.getvalue())
     return 0
 
 
