@@ -84,7 +84,7 @@ printf '%s\n' "${summary[@]}"
 [ -f "$OUT/plan.txt" ] && cat "$OUT/plan.txt"
 [ -f "$OUT/profile.txt" ] && cat "$OUT/profile.txt"
 for results in "$OUT"/RESULTS_*.md; do
-  [ -f "$results" ] && grep -E "^\||^- targets" "$results"
+  [ -f "$results" ] && grep -E "^\||^- targets|^Target" "$results"
 done
 grep -E "^(FAILED|ERROR)" "$OUT/pytest-cuda.log" 2>/dev/null | head -15
 # the tracebacks of failures, shortened, so that the reply's tail shows why
