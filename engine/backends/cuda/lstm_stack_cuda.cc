@@ -91,7 +91,8 @@ class LstmStackKernel final : public Kernel {
     }
     weight_bytes_ = all.bytes;
     weights_ = device_alloc(all.bytes, "cudaMalloc (LSTM weights)");
-    pack_weights_from_host(ctx_, all, host.data(), weights_.get());
+    const std::vector<const void*> bytes(host.begin(), host.end());  // every layer's inputs, not 4
+    pack_weights_from_host(ctx_, all, bytes.data(), weights_.get());
   }
 
   size_t plan_workspace() {

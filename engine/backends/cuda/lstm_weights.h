@@ -48,7 +48,8 @@ LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor&
 // packed space is uploaded to `space` (layout.bytes, device).
 void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const void* const host[],
                             void* space);
-// The float32 form.
+// The float32 form, for one LSTM node's inputs (X, W, R, B; a stack of layers has more: use the
+// form above).
 inline void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const float* const host[],
                                    void* space) {
   const void* const bytes[kLstmB + 1] = {host[kLstmX], host[kLstmW], host[kLstmR], host[kLstmB]};
