@@ -135,17 +135,27 @@ std::string ms_exact(double ms) {
   return text;
 }
 
+// `algorithm` without the " (plan cache)" its conv half carries when read from the cache, so that a
+// process reading the cache makes the same key as the one that wrote it.
+std::string without_cache_note(std::string algorithm) {
+  const std::string note = " (plan cache)";
+  for (size_t at = algorithm.find(note); at != std::string::npos; at = algorithm.find(note)) {
+    algorithm.erase(at, note.size());
+  }
+  return algorithm;
+}
+
 // The plan-cache key of the direct-or-pair choice: the GPU and cuDNN, the shapes, the Relu, the
 // precision, and the pair's conv algorithm (its time depends on it).
 std::string choice_key(const CudaContext& ctx, const DirectConvPool& p, bool relu, const KernelChoice& pair) {
   char text[512];
   std::snprintf(text, sizeof(text),
                 "conv+pool fwd | %s sm_%d cuDNN %zu | x %lldx%dx%dx%d | w %dx%dx%dx%d stride %d,%d dilation %d,%d "
-                "pad %d,%d | pool %dx%d stride %d,%d -> %dx%d | relu %d | precision %d | pair %s",
+                "pad %d,%d | pool %dx%d stride %d,%d -> %dx%d | relu %d | precision %d | pair ",
                 ctx.device_name.c_str(), ctx.compute_capability, cudnnGetVersion(), static_cast<long long>(p.n), p.c,
                 p.h, p.w, p.m, p.c, p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, p.ph, p.pw, p.pkh, p.pkw, p.psh, p.psw, p.poh,
-                p.pow, relu ? 1 : 0, static_cast<int>(ctx.options.precision), pair.algorithm.c_str());
-  return text;
+                p.pow, relu ? 1 : 0, static_cast<int>(ctx.options.precision));
+  return text + without_cache_note(pair.algorithm);
 }
 
 struct Timed {
