@@ -158,7 +158,8 @@ def test_matmul_add_that_is_no_gemm_stays(bias_shape, a_shape):
 def test_pass_switches():
     model = conv_bn_relu()
     assert dnnx.load(model).passes == {"fold_batchnorm": True, "fuse_matmul_add": True, "fuse_conv_relu": True,
-                                       "fuse_gemm_relu": True, "fuse_conv_pool": True, "fuse_lstm_stack": True}
+                                       "fuse_gemm_relu": True, "fuse_conv_add_relu": True, "fuse_conv_pool": True,
+                                       "fuse_lstm_stack": True}
     assert set(dnnx.load(model, optimize=False).passes.values()) == {False}
     only_fold = dnnx.load(model, optimize=False, passes={"fold_batchnorm": True})
     assert [row["op"] for row in only_fold.plan()] == ["Conv", "Relu"]
@@ -181,4 +182,4 @@ def test_fused_ops_are_not_listed_as_supported():
 
 def test_pass_names_in_run_order():
     assert dnnx.pass_names() == ["fold_batchnorm", "fuse_matmul_add", "fuse_conv_relu", "fuse_gemm_relu",
-                                 "fuse_conv_pool", "fuse_lstm_stack"]
+                                 "fuse_conv_add_relu", "fuse_conv_pool", "fuse_lstm_stack"]

@@ -3,7 +3,8 @@
 // cuDNN allows CUDNN_ACTIVATION_IDENTITY with) one cudnnConvolutionBiasActivationForward adds it
 // in the conv's epilogue; with any other algorithm cudnnConvolutionForward, then cudnnAddTensor.
 // "Conv+Relu" (made by the fuse_conv_relu pass) is one cudnnConvolutionBiasActivationForward:
-// bias and Relu in the conv's epilogue (a conv without B gets a zero bias). 1-D convs run as 2-D
+// bias and Relu in the conv's epilogue (a conv without B gets a zero bias); so is "Conv+Add+Relu"
+// (fuse_conv_add_relu: a residual join), with the residual as cuDNN's z input (alpha2 = 1). 1-D convs run as 2-D
 // with a unit height (cuDNN wants at least two spatial dims). cuDNN pads symmetrically; where
 // ONNX's pads differ between the two ends (explicit pads or SAME_* auto_pad), the excess is
 // zero-filled by the pad kernel into the workspace first and cuDNN pads the common part.
@@ -58,7 +59,10 @@ void run_explicit_pad(const ExplicitPad& pad, const void* x, void* padded, cudaS
   launch_pad_nd(x, padded, sizeof(uint16_t), n, dims, nullptr, 0, stream);
 }
 
-enum class Epilogue { None, BiasRelu };
+// None: y = conv(x) + b. BiasRelu (Conv+Relu): relu(conv(x) + b). BiasAddRelu (Conv+Add+Relu, a
+// residual join): relu(conv(x) + z + b), z the node's input 3.
+enum class Epilogue { None, BiasRelu, BiasAddRelu };
+constexpr size_t kResidualInput = 3;
 
 // The direct kernel's arithmetic at every precision: fp32 FMAs.
 constexpr const char* kDirectMath = "fp32 (FMA, direct kernel)";
@@ -150,7 +154,7 @@ class ConvKernel final : public Kernel {
       check(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0),
             "cudnnSetActivationDescriptor");
     }
-    if (epilogue_ == Epilogue::BiasRelu) {
+    if (epilogue_ != Epilogue::None) {
       check(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
             "cudnnSetActivationDescriptor");
       if (!has_bias_) {
@@ -173,13 +177,18 @@ class ConvKernel final : public Kernel {
     }
     const float one = 1.0f, zero = 0.0f;
     void* algo_workspace = algo_workspace_ ? workspace : nullptr;
-    if (epilogue_ == Epilogue::BiasRelu) {
-      // y = relu(conv(x) + 0 * z + b); z must be a valid tensor, and with alpha2 = 0 it is y.
+    if (epilogue_ != Epilogue::None) {
+      // y = relu(conv(x) + alpha2 * z + b): Conv+Relu passes y as z with alpha2 = 0 (z must be a
+      // valid tensor), Conv+Add+Relu the residual with alpha2 = 1 (z never shares y's memory:
+      // both are live at this layer).
+      const bool residual = epilogue_ == Epilogue::BiasAddRelu;
+      const void* z = residual ? args.in<void>(kResidualInput) : args.out<void>(0);
+      const float alpha2 = residual ? 1.0f : 0.0f;
       const void* bias = has_bias_ ? args.in<void>(2) : zero_bias_.get();
       if (fused_bias_ok_.load(std::memory_order_relaxed)) {
         const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
-            ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_, algo_workspace, algo_workspace_, &zero,
-            d_->y, args.out(0), bias_, bias, relu_, d_->y, args.out(0));
+            ctx_.cudnn, &one, d_->x, x, d_->w, args.in(1), d_->conv, algo_, algo_workspace, algo_workspace_, &alpha2,
+            d_->y, z, bias_, bias, relu_, d_->y, args.out(0));
         if (status == CUDNN_STATUS_SUCCESS) return;
         if (status != CUDNN_STATUS_NOT_SUPPORTED) check(status, "cudnnConvolutionBiasActivationForward");
         fused_bias_ok_.store(false, std::memory_order_relaxed);  // the same three steps, one by one
@@ -188,6 +197,7 @@ class ConvKernel final : public Kernel {
                                     algo_workspace_, &zero, d_->y, args.out(0)),
             "cudnnConvolutionForward");
       check(cudnnAddTensor(ctx_.cudnn, &one, bias_, bias, &one, d_->y, args.out(0)), "cudnnAddTensor");
+      if (residual) check(cudnnAddTensor(ctx_.cudnn, &one, d_->y, z, &one, d_->y, args.out(0)), "cudnnAddTensor (z)");
       check(cudnnActivationForward(ctx_.cudnn, relu_, &one, d_->y, args.out(0), &zero, d_->y, args.out(0)),
             "cudnnActivationForward (relu)");
       return;
@@ -258,19 +268,22 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
   // The direct kernel's candidacy, and the plan-cache key its measured time is kept under (taken
   // before cuDNN's choice sets its math type on the descriptor).
   const DirectConv2d direct =
-      dtype == DType::Float32 ? direct_shape(onnx.rank() == 2 ? onnx : ConvGeometry{}, xs, ws) : DirectConv2d{};
+      dtype == DType::Float32 && epilogue != Epilogue::BiasAddRelu  // the direct kernel adds no residual
+          ? direct_shape(onnx.rank() == 2 ? onnx : ConvGeometry{}, xs, ws)
+          : DirectConv2d{};
   const std::string cache_key = direct.n > 0 && ctx.options.algo_search == AlgoSearch::Exhaustive && ctx.plan_cache
                                     ? conv_cache_key(ctx, *d, limit - pad.bytes)
                                     : "";
   ConvAlgoChoice algo = choose_conv_algorithm(ctx, *d, limit - pad.bytes, node.where());
   choice.algorithm = (pad.needed ? "pad kernel + " : "") + conv_algo_name(algo.algo) +
                      (epilogue == Epilogue::BiasRelu ? " (bias+relu fused)" : "") +
+                     (epilogue == Epilogue::BiasAddRelu ? " (bias+residual+relu fused)" : "") +
                      (algo.from_cache ? " (plan cache)" : "");
   choice.math = conv_math_name(algo.math_type, ctx.options.precision);
   choice.workspace_bytes = pad.bytes + algo.workspace_bytes;
   choice.time_ms = algo.time_ms;
   choice.rejected = algo.rejected;
-  const bool has_bias = inputs.size() > 2 && inputs[2].present;
+  const bool has_bias = inputs.size() > 2 && inputs[2].present;  // Conv+Add+Relu: "" when the Conv had none
 
   if (direct.n > 0) {
     const bool relu = epilogue == Epilogue::BiasRelu;
@@ -343,6 +356,7 @@ KernelFactory conv_factory(const CudaContext& ctx, Epilogue epilogue) {
 void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("Conv", conv_factory(ctx, Epilogue::None));
   r.add("Conv+Relu", conv_factory(ctx, Epilogue::BiasRelu));
+  r.add("Conv+Add+Relu", conv_factory(ctx, Epilogue::BiasAddRelu));
 }
 
 }  // namespace dnnx::cuda
