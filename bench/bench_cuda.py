@@ -21,32 +21,20 @@ complete when it returns (dnnx's run returns with its outputs written; PyTorch s
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import platform
 import shlex
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from _timing import median_us, time_calls
+from _torch_worker import machine_lines, run_torch_worker
+
 BATCHES = (1, 64, 256, 1024)
-
-
-def time_calls(fn, warmup: int, iters: int) -> list:
-    for _ in range(warmup):
-        fn()
-    seconds = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        fn()
-        seconds.append(time.perf_counter() - start)
-    return seconds
 
 
 def inputs_for(batch: int) -> np.ndarray:
@@ -116,10 +104,6 @@ DNNX_CASES = (
 TARGETS_US = {1: 30.0, 1024: 250.0}  # issue #3: dnnx device-resident with CUDA graphs, on an H200
 
 
-def median_us(seconds: list) -> float:
-    return 1e6 * float(np.median(seconds))
-
-
 def time_dnnx(model_path: str, batch: int, warmup: int, iters: int) -> tuple:
     """({column: seconds per call}, {column: output}) for every case of DNNX_CASES."""
     import dnnx
@@ -150,15 +134,10 @@ def targets_line(dnnx_times: dict) -> str:
 
 def report(dnnx_times: dict, torch_results: dict, diffs: dict, status: str, command: str, warmup: int,
            iters: int) -> str:
-    import dnnx
-
     lines = [
         "# dnnx CUDA vs PyTorch: LeNet, fp32 (no TF32)",
         "",
-        f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
-        f"- GPU: {torch_results['gpu']}; dnnx {dnnx.__version__}: {status}",
-        f"- PyTorch {torch_results['torch']} (cuDNN {torch_results['cudnn']}), in its own process; "
-        f"Python {platform.python_version()}",
+        *machine_lines(torch_results, status),
         f"- command: `{command}`",
         f"- method: wall-clock median of {iters} calls after {warmup} warm-up calls, each call complete when it "
         "returns; same weights and seeded inputs; cuDNN heuristic algorithms on both sides unless marked "
@@ -202,8 +181,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         model_path = str(Path(tmp) / "lenet.onnx")
         onnx.save(build("lenet", seed=0), model_path)
-        subprocess.run([sys.executable, __file__, "--worker", "torch", "--model", model_path, "--dir", tmp,
-                        "--warmup", str(args.warmup), "--iters", str(args.iters)], check=True)
+        run_torch_worker(__file__, "--model", model_path, "--dir", tmp, "--warmup", str(args.warmup),
+                         "--iters", str(args.iters))
         torch_results = json.loads((Path(tmp) / "torch.json").read_text())
         dnnx_times, diffs = {}, {}
         for batch in BATCHES:

@@ -29,12 +29,14 @@ import shlex
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
+
+from _timing import median_us, time_calls
+from _torch_worker import run_torch_worker
 
 CASES = (("last:2", 64), ("last:2", 256), ("last:2", 1024), ("all", 256))
 TARGET_US = 150.0  # last:2 at batch 256
@@ -43,24 +45,9 @@ TARGET_US = 150.0  # last:2 at batch 256
 LR = {"last:2": 0.01, "all": 0.001}
 
 
-def time_calls(fn, warmup: int, iters: int) -> list:
-    for _ in range(warmup):
-        fn()
-    seconds = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        fn()
-        seconds.append(time.perf_counter() - start)
-    return seconds
-
-
 def batch_for(batch: int):
     rng = np.random.default_rng(batch)
     return rng.standard_normal((batch, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, size=batch)
-
-
-def median_us(seconds) -> float:
-    return float(np.median(seconds)) * 1e6
 
 
 # --- the PyTorch worker (its own process) ------------------------------------------------------
@@ -174,9 +161,8 @@ def main() -> int:
         result = Path(tmp) / "torch.json"
         status = "ok"
         try:
-            subprocess.run([sys.executable, __file__, "--worker", "torch", "--model", model_path, "--result",
-                            str(result), "--iters", str(args.iters), "--warmup", str(args.warmup)],
-                           check=True, timeout=900)
+            run_torch_worker(__file__, "--model", model_path, "--result", str(result), "--iters", str(args.iters),
+                             "--warmup", str(args.warmup), timeout=900)
             torch_results = json.loads(result.read_text())
         except (subprocess.SubprocessError, OSError) as e:
             status, torch_results = f"PyTorch worker failed: {e}", {"cases": {}}

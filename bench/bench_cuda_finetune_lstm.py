@@ -21,10 +21,7 @@ The report goes to stdout (and --out, never bench/RESULTS*.md by default).
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +30,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cuda_lstm import FEATURES, HIDDEN, LAYERS, SEQ, inputs_for, onnx_model, weights  # noqa: E402
+from _timing import median_ms  # noqa: E402
+from _torch_worker import machine_lines, run_torch_worker  # noqa: E402
+from bench_cuda_lstm import FEATURES, HIDDEN, LAYERS, SEQ, copy_weights_to_torch, inputs_for, onnx_model  # noqa: E402
 
 BATCHES = (32, 256)
 LR = 0.01
@@ -64,20 +63,9 @@ def torch_worker(out_dir: str, warmup: int, iters: int, batches: list) -> None:
     torch.backends.cudnn.benchmark = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    onnx_to_torch = [0, 2, 3, 1]  # torch's gate k (i, f, g, o) is ONNX's block onnx_to_torch[k]
-
-    def reorder(a):
-        blocks = np.split(a, 4, axis=0)
-        return np.concatenate([blocks[g] for g in onnx_to_torch], axis=0)
-
     def fresh_lstm():
         lstm = torch.nn.LSTM(FEATURES, HIDDEN, num_layers=LAYERS).cuda().train()
-        with torch.no_grad():
-            for layer, (w, r, b) in enumerate(weights()):
-                getattr(lstm, f"weight_ih_l{layer}").copy_(torch.from_numpy(reorder(w[0])))
-                getattr(lstm, f"weight_hh_l{layer}").copy_(torch.from_numpy(reorder(r[0])))
-                getattr(lstm, f"bias_ih_l{layer}").copy_(torch.from_numpy(reorder(b[0, :4 * HIDDEN])))
-                getattr(lstm, f"bias_hh_l{layer}").copy_(torch.from_numpy(reorder(b[0, 4 * HIDDEN:])))
+        copy_weights_to_torch(lstm)
         return lstm
 
     results = {"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
@@ -108,10 +96,6 @@ def torch_worker(out_dir: str, warmup: int, iters: int, batches: list) -> None:
 
 
 # --- dnnx and the report (the main process: never imports torch) ------------------------------
-def median_ms(seconds: list) -> float:
-    return 1e3 * float(np.median(seconds))
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iters", type=int, default=10)
@@ -128,8 +112,8 @@ def main() -> int:
     import dnnx
 
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, __file__, "--worker", "torch", "--dir", tmp, "--warmup", str(args.warmup),
-                        "--iters", str(args.iters), "--batches", *map(str, args.batches)], check=True)
+        run_torch_worker(__file__, "--dir", tmp, "--warmup", str(args.warmup), "--iters", str(args.iters),
+                         "--batches", *map(str, args.batches))
         torch_results = json.loads((Path(tmp) / "torch.json").read_text())
     rows = []
     for batch in args.batches:
@@ -148,10 +132,7 @@ def main() -> int:
         f"## LSTM training step: {LAYERS} layers, sequence {SEQ}, input and hidden {HIDDEN}, all layers trained, "
         "MSE + SGD (dnnx vs PyTorch, cuDNN both, fp32)",
         "",
-        f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
-        f"- GPU: {torch_results['gpu']}; dnnx {dnnx.__version__}: {dnnx.cuda_status()}",
-        f"- PyTorch {torch_results['torch']} (cuDNN {torch_results['cudnn']}), in its own process; "
-        f"Python {platform.python_version()}",
+        *machine_lines(torch_results, dnnx.cuda_status()),
         f"- method: wall-clock median of {args.iters} steps after {args.warmup} warm-up steps (one untimed step "
         "first); same weights, inputs and targets",
         "",

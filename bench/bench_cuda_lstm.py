@@ -17,17 +17,16 @@ medians of K calls after W warm-up calls:
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import platform
 import shlex
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+
+from _timing import median_ms, time_calls
+from _torch_worker import machine_lines, run_torch_worker
 
 SEQ, FEATURES, HIDDEN, LAYERS = 512, 512, 512, 4
 BATCHES = (32, 64, 128, 256)
@@ -51,15 +50,22 @@ def inputs_for(batch: int) -> np.ndarray:
     return np.random.default_rng(batch).standard_normal((SEQ, batch, FEATURES)).astype(np.float32)
 
 
-def time_calls(fn, warmup: int, iters: int) -> list:
-    for _ in range(warmup):
-        fn()
-    seconds = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        fn()
-        seconds.append(time.perf_counter() - start)
-    return seconds
+def copy_weights_to_torch(lstm) -> None:
+    """weights() into a torch.nn.LSTM(FEATURES, HIDDEN, num_layers=LAYERS), in the PyTorch worker."""
+    import torch
+
+    onnx_to_torch = [0, 2, 3, 1]  # torch's gate k (i, f, g, o) is ONNX's block onnx_to_torch[k]
+
+    def reorder(a):  # [4H, ...] in ONNX's gate order -> PyTorch's
+        blocks = np.split(a, 4, axis=0)
+        return np.concatenate([blocks[g] for g in onnx_to_torch], axis=0)
+
+    with torch.no_grad():
+        for layer, (w, r, b) in enumerate(weights()):
+            getattr(lstm, f"weight_ih_l{layer}").copy_(torch.from_numpy(reorder(w[0])))
+            getattr(lstm, f"weight_hh_l{layer}").copy_(torch.from_numpy(reorder(r[0])))
+            getattr(lstm, f"bias_ih_l{layer}").copy_(torch.from_numpy(reorder(b[0, :4 * HIDDEN])))
+            getattr(lstm, f"bias_hh_l{layer}").copy_(torch.from_numpy(reorder(b[0, 4 * HIDDEN:])))
 
 
 def onnx_model(batch: int):
@@ -88,18 +94,7 @@ def torch_worker(out_dir: str, warmup: int, iters: int) -> None:
 
     torch.backends.cudnn.benchmark = False
     lstm = torch.nn.LSTM(FEATURES, HIDDEN, num_layers=LAYERS).cuda().eval()
-    onnx_to_torch = [0, 2, 3, 1]  # torch's gate k (i, f, g, o) is ONNX's block onnx_to_torch[k]
-
-    def reorder(a):  # [4H, ...] in ONNX's gate order -> PyTorch's
-        blocks = np.split(a, 4, axis=0)
-        return np.concatenate([blocks[g] for g in onnx_to_torch], axis=0)
-
-    with torch.no_grad():
-        for layer, (w, r, b) in enumerate(weights()):
-            getattr(lstm, f"weight_ih_l{layer}").copy_(torch.from_numpy(reorder(w[0])))
-            getattr(lstm, f"weight_hh_l{layer}").copy_(torch.from_numpy(reorder(r[0])))
-            getattr(lstm, f"bias_ih_l{layer}").copy_(torch.from_numpy(reorder(b[0, :4 * HIDDEN])))
-            getattr(lstm, f"bias_hh_l{layer}").copy_(torch.from_numpy(reorder(b[0, 4 * HIDDEN:])))
+    copy_weights_to_torch(lstm)
     results = {"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
                "gpu": torch.cuda.get_device_name(0), "cases": {}}
     with torch.inference_mode():
@@ -125,10 +120,6 @@ def torch_worker(out_dir: str, warmup: int, iters: int) -> None:
 
 
 # --- dnnx and the report (the main process: never imports torch) ------------------------------
-def median_ms(seconds: list) -> float:
-    return 1e3 * float(np.median(seconds))
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iters", type=int, default=10)
@@ -144,8 +135,7 @@ def main() -> int:
     import dnnx
 
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, __file__, "--worker", "torch", "--dir", tmp, "--warmup", str(args.warmup),
-                        "--iters", str(args.iters)], check=True)
+        run_torch_worker(__file__, "--dir", tmp, "--warmup", str(args.warmup), "--iters", str(args.iters))
         torch_results = json.loads((Path(tmp) / "torch.json").read_text())
         rows = []
         for precision in PRECISIONS:
@@ -165,10 +155,7 @@ def main() -> int:
     lines = [
         f"## LSTM: {LAYERS} stacked layers, sequence {SEQ}, input and hidden {HIDDEN} (dnnx vs PyTorch, cuDNN both)",
         "",
-        f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
-        f"- GPU: {torch_results['gpu']}; dnnx {dnnx.__version__}: {dnnx.cuda_status()}",
-        f"- PyTorch {torch_results['torch']} (cuDNN {torch_results['cudnn']}), in its own process; "
-        f"Python {platform.python_version()}",
+        *machine_lines(torch_results, dnnx.cuda_status()),
         f"- command: `{shlex.join(['python', *sys.argv])}`",
         f"- method: wall-clock median of {args.iters} calls after {args.warmup} warm-up calls; same weights and "
         "seeded inputs; dnnx runs the four ONNX LSTM nodes as one LSTMStack (the fuse_lstm_stack pass: one "

@@ -7,8 +7,6 @@ and of the head's forward alone (what the frozen layers cost), with the tuner's 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
@@ -17,19 +15,10 @@ from dnnx.examples.lenet import build_lenet
 from dnnx.plan import format_bytes
 from dnnx.threads import set_num_threads
 
+from _timing import median_ms, time_calls
+
 BATCHES = (64, 256)
 TRAINABLE = "last:2"
-
-
-def median_ms(fn, steps: int, warmup: int) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
 
 
 def main() -> None:
@@ -48,8 +37,8 @@ def main() -> None:
         tuner = model.finetune(trainable=TRAINABLE, lr=0.01, momentum=0.9)
         x = rng.random((batch, 1, 28, 28), dtype=np.float32)
         y = rng.integers(0, 10, size=batch)
-        step = median_ms(lambda: tuner.step(x, y), args.steps, args.warmup)
-        forward = median_ms(lambda: model.run(x), args.steps, args.warmup)
+        step = median_ms(time_calls(lambda: tuner.step(x, y), args.warmup, args.steps))
+        forward = median_ms(time_calls(lambda: model.run(x), args.warmup, args.steps))
         memory = tuner.memory(batch_size=batch)
         print(f"{batch:>5}  {step:>8.2f}  {forward:>10.2f}  {batch / step * 1e3:>9.0f}  "
               f"{format_bytes(memory['tail_activation_bytes']):>17}  {format_bytes(memory['saved_bytes']):>20}")

@@ -27,11 +27,8 @@ from __future__ import annotations
 
 import argparse
 import copy
-import datetime
 import json
-import platform
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,18 +39,9 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import time_calls  # noqa: E402
+from _torch_worker import machine_lines, run_torch_worker  # noqa: E402
 from resnet50 import STAGES, build_resnet50  # noqa: E402
-
-
-def time_calls(fn, warmup: int, iters: int) -> list:
-    for _ in range(warmup):
-        fn()
-    seconds = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        fn()
-        seconds.append(time.perf_counter() - start)
-    return seconds
 
 
 def inputs_for(batch: int) -> np.ndarray:
@@ -198,8 +186,6 @@ def ms(seconds: list) -> tuple:
 
 
 def report(batch, ours, theirs, torch_outs, status, command, warmup, iters) -> str:
-    import dnnx
-
     ref = torch_outs[0]
     scale = float(np.max(np.abs(ref)))
     torch_fp32 = ms(theirs["cases"]["fp32"])[0]
@@ -207,10 +193,7 @@ def report(batch, ours, theirs, torch_outs, status, command, warmup, iters) -> s
         "",
         f"# dnnx CUDA vs PyTorch: ResNet-50 (bench/resnet50.py), batch {batch}",
         "",
-        f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
-        f"- GPU: {theirs['gpu']}; dnnx {dnnx.__version__}: {status}",
-        f"- PyTorch {theirs['torch']} (cuDNN {theirs['cudnn']}), {theirs['source']}, in its own process, "
-        f"cudnn.benchmark = True; Python {platform.python_version()}",
+        *machine_lines(theirs, status, f", {theirs['source']}, in its own process, cudnn.benchmark = True"),
         f"- command: `{command}`",
         f"- method: wall-clock median and p90 of {iters} calls after {warmup} warm-up calls, input on the GPU, "
         "each call complete when it returns (dnnx: output=\"device\", CUDA graph replay; torch: synchronize); "
@@ -256,9 +239,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "resnet50.onnx"
         onnx.save(build_resnet50(seed=0), path)
-        subprocess.run([sys.executable, __file__, "--worker", "torch", "--model", str(path), "--dir", tmp,
-                        "--batch", str(args.batch), "--warmup", str(args.warmup), "--iters", str(args.iters)],
-                       check=True)
+        run_torch_worker(__file__, "--model", str(path), "--dir", tmp, "--batch", str(args.batch),
+                         "--warmup", str(args.warmup), "--iters", str(args.iters))
         theirs = json.loads((Path(tmp) / "torch.json").read_text())
         torch_outs = [np.load(Path(tmp) / f"torch_{i}.npy") for i in range(len(theirs["cases"]))]
         ours = time_dnnx(str(path), args.batch, args.warmup, args.iters, tmp)

@@ -1,0 +1,28 @@
+"""The PyTorch side of the CUDA benches, run in its own process: PyTorch loads its own cuDNN, and
+only one libcudnn.so.9 can live in a process. A script re-runs itself with `--worker torch`; the
+worker writes its times (and the torch/cuDNN versions and GPU name) to a torch.json that the main
+process reads back. The main process never imports torch."""
+from __future__ import annotations
+
+import datetime
+import platform
+import subprocess
+import sys
+
+
+def run_torch_worker(script: str, *args: str, **run_kwargs) -> None:
+    """`python script --worker torch args...`; raises CalledProcessError when the worker fails."""
+    subprocess.run([sys.executable, script, "--worker", "torch", *args], check=True, **run_kwargs)
+
+
+def machine_lines(torch_results: dict, status: str, torch_note: str = ", in its own process") -> list:
+    """The report's date, GPU and PyTorch lines. torch_results: the worker's torch.json ("gpu",
+    "torch", "cudnn"); status: dnnx.cuda_status(); torch_note: what follows the PyTorch version."""
+    import dnnx
+
+    return [
+        f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
+        f"- GPU: {torch_results['gpu']}; dnnx {dnnx.__version__}: {status}",
+        f"- PyTorch {torch_results['torch']} (cuDNN {torch_results['cudnn']}){torch_note}; "
+        f"Python {platform.python_version()}",
+    ]
