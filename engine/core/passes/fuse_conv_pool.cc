@@ -10,25 +10,13 @@
 namespace dnnx {
 
 int fuse_conv_pool(Graph& graph, const PassOptions& options) {
-  std::vector<bool> dead(graph.nodes.size(), false);
-  int fused = 0;
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    const Node& conv = graph.nodes[i];
-    if ((conv.op_type != "Conv" && conv.op_type != "Conv+Relu") || conv.outputs.size() != 1 || !conv.has_output(0)) {
-      continue;
-    }
-    const int c = sole_consumer(graph, conv.outputs[0]);
-    if (c < 0 || dead[c]) continue;
-    const Node& pool = graph.nodes[c];
-    if (pool.op_type != "MaxPool" || pool.inputs.size() != 1 || pool.has_output(1)) continue;
-    Node merged = join_conv_pool(conv, pool);
-    if (!backend_can_run(options, merged)) continue;
-    graph.nodes[i] = std::move(merged);
-    dead[c] = true;
-    ++fused;
-  }
-  erase_nodes(graph, dead);
-  return fused;
+  return fuse_with_sole_consumer(
+      graph, options, [](const Node& n) { return n.op_type == "Conv" || n.op_type == "Conv+Relu"; },
+      [](const Node& conv, const Node& pool) -> std::optional<Node> {
+        // MaxPool's optional Indices output has no place in the fused node
+        if (pool.op_type != "MaxPool" || pool.inputs.size() != 1 || pool.has_output(1)) return std::nullopt;
+        return join_conv_pool(conv, pool);
+      });
 }
 
 }  // namespace dnnx

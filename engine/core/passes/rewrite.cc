@@ -102,24 +102,35 @@ bool backend_can_run(const PassOptions& options, const Node& node) {
   return !options.can_run || options.can_run(node);
 }
 
-int fuse_with_relu(Graph& graph, const PassOptions& options, const std::string& producer_op) {
+int fuse_with_sole_consumer(Graph& graph, const PassOptions& options, const NodeTest& is_producer,
+                            const PairMerge& merge) {
   std::vector<bool> dead(graph.nodes.size(), false);
   int fused = 0;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& producer = graph.nodes[i];
-    if (producer.op_type != producer_op || !producer.has_output(0) || producer.outputs.size() != 1) continue;
+    if (!is_producer(producer) || producer.outputs.size() != 1 || !producer.has_output(0)) continue;
     const int c = sole_consumer(graph, producer.outputs[0]);
-    if (c < 0 || graph.nodes[c].op_type != "Relu" || dead[c]) continue;
-    Node merged = producer;
-    merged.op_type = producer_op + "+Relu";
-    merged.outputs = graph.nodes[c].outputs;
-    if (!backend_can_run(options, merged)) continue;
-    graph.nodes[i] = std::move(merged);
+    if (c < 0 || dead[c]) continue;
+    std::optional<Node> merged = merge(producer, graph.nodes[c]);
+    if (!merged || !backend_can_run(options, *merged)) continue;
+    graph.nodes[i] = std::move(*merged);
     dead[c] = true;
     ++fused;
   }
   erase_nodes(graph, dead);
   return fused;
+}
+
+int fuse_with_relu(Graph& graph, const PassOptions& options, const std::string& producer_op) {
+  return fuse_with_sole_consumer(
+      graph, options, [&](const Node& n) { return n.op_type == producer_op; },
+      [&](const Node& producer, const Node& consumer) -> std::optional<Node> {
+        if (consumer.op_type != "Relu") return std::nullopt;
+        Node merged = producer;
+        merged.op_type = producer_op + "+Relu";
+        merged.outputs = consumer.outputs;
+        return merged;
+      });
 }
 
 }  // namespace dnnx

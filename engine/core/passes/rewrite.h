@@ -1,6 +1,8 @@
 // Small queries and edits on a Graph, shared by the passes.
 #pragma once
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,16 @@ void drop_unused_constants(Graph& graph);
 
 // Whether the backend can run `node` (always, without a can_run check).
 bool backend_can_run(const PassOptions& options, const Node& node);
+
+// Producer -> sole consumer pairs become one node at the producer's place: for each node that
+// `is_producer` accepts and that has exactly one output, read by one node alone (sole_consumer)
+// not yet merged, `merge(producer, consumer)` gives the merged node (nullopt: leave the pair);
+// when the backend can run it, it replaces the producer and the consumer is dropped. Returns the
+// number of pairs merged.
+using NodeTest = std::function<bool(const Node&)>;
+using PairMerge = std::function<std::optional<Node>(const Node& producer, const Node& consumer)>;
+int fuse_with_sole_consumer(Graph& graph, const PassOptions& options, const NodeTest& is_producer,
+                            const PairMerge& merge);
 
 // producer -> Relu pairs become one node "<op>+Relu" at the producer's place (producer_op is
 // "Conv" or "Gemm"): the producer's inputs and attributes, the Relu's outputs.
