@@ -16,6 +16,7 @@
 #include "backends/cuda/conv_layout.h"
 #include "backends/cuda/glue_kernels.h"
 #include "backends/cuda/tensor_desc.h"
+#include "backends/cuda/zero_grad_kernel.h"
 
 namespace dnnx::cuda {
 
@@ -102,23 +103,6 @@ class ConvGradKernel final : public GradKernel {
   int64_t crop_offset_ = 0, crop_count_ = 0;
 };
 
-// Zeros for every gradient asked for: an empty Y (nothing reaches X, W or B).
-class ZeroGradKernel final : public GradKernel {
- public:
-  ZeroGradKernel(const CudaContext& ctx, std::vector<size_t> bytes) : ctx_(ctx), bytes_(std::move(bytes)) {}
-  void run(const GradArgs& args) const override {
-    for (size_t i = 0; i < bytes_.size(); ++i) {
-      if (args.d_inputs[i] && bytes_[i]) {
-        check(cudaMemsetAsync(args.d_inputs[i], 0, bytes_[i], ctx_.stream), "cudaMemsetAsync");
-      }
-    }
-  }
-
- private:
-  const CudaContext& ctx_;
-  std::vector<size_t> bytes_;
-};
-
 std::unique_ptr<PlannedDirection> plan_direction(const CudaContext& ctx, ConvDirection dir, const ConvLayout& layout,
                                                  size_t limit, const Node& node) {
   auto p = std::make_unique<PlannedDirection>();
@@ -146,14 +130,9 @@ GradChoice plan_conv_grad(const GradRequest& r) {
   const Shape& ws = r.inputs[kW].info.shape;
   const bool has_bias = r.inputs.size() > kB && r.inputs[kB].present;
   const bool want_x = r.needs_grad[kX], want_w = r.needs_grad[kW], want_b = has_bias && r.needs_grad[kB];
+  // An empty Y: nothing reaches X, W or B.
+  if (numel(r.outputs[0].shape) == 0) return zero_grad_choice(ctx, r, "zeros (empty output)");
   GradChoice choice;
-  if (numel(r.outputs[0].shape) == 0) {
-    std::vector<size_t> bytes;
-    for (const ValueInfo& in : r.inputs) bytes.push_back(in.present ? in.info.bytes() : 0);
-    choice.algorithm = "zeros (empty output)";
-    choice.kernel = std::make_unique<ZeroGradKernel>(ctx, std::move(bytes));
-    return choice;
-  }
   if (!fits_int(xs) || !fits_int(r.outputs[0].shape)) {
     node_fail<UnsupportedModelError>(r.node, "X " + shape_str(xs) + " or Y " + shape_str(r.outputs[0].shape) +
                                                  " has more than 2^31-1 elements (cuDNN's legacy API limit)");
