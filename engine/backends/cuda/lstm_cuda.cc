@@ -28,16 +28,15 @@
 
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/glue_kernels.h"
+#include "backends/cuda/lstm_layouts.h"
 #include "backends/cuda/lstm_weights.h"
 #include "backends/cuda/rnn_kernels.h"
+#include "backends/cuda/workspace_carver.h"
 #include "ops/lstm_attrs.h"
 
 namespace dnnx::cuda {
 
 namespace {
-
-constexpr size_t kAlignment = 256;
-size_t align_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 
 // Which optional inputs and outputs the node has.
 struct LstmPresence {
@@ -65,17 +64,6 @@ struct Lengths {
 };
 
 // Validates lengths (each in [0, seq]) and raises zeros to 1 for cuDNN.
-// The gather kernel's walk: output dims outermost first, each (size, stride in the source).
-BroadcastDims walk(std::initializer_list<std::pair<int64_t, int64_t>> dims) {
-  BroadcastDims out;
-  for (const auto& dim : dims) {
-    out.size[out.rank] = dim.first;
-    out.stride_a[out.rank] = dim.second;
-    ++out.rank;
-  }
-  return out;
-}
-
 bool clamp_lengths(std::vector<int>& lens, int64_t seq, const std::string& where, bool input) {
   bool any_empty = false;
   for (size_t b = 0; b < lens.size(); ++b) {
@@ -140,23 +128,18 @@ class LstmKernel final : public Kernel {
           "cudnnGetRNNTempSpaceSizes");
     const size_t f = elem_;
     const size_t state_bytes = static_cast<size_t>(d_.num_dir * d_.batch * d_.hidden) * f;
-    size_t at = 0;
-    auto part = [&at](size_t bytes) {
-      const size_t offset = at;
-      at += align_up(bytes);
-      return offset;
-    };
-    parts_.cudnn = part(parts_.cudnn_bytes);
-    parts_.x_reversed = part(reversed() ? static_cast<size_t>(d_.seq * d_.batch * d_.input) * f : 0);
-    parts_.y_cudnn = part(y_staged() ? static_cast<size_t>(d_.seq * d_.batch * d_.num_dir * d_.hidden) * f : 0);
-    parts_.hx = part(states_transposed() && has_.initial_h ? state_bytes : 0);
-    parts_.cx = part(states_transposed() && has_.initial_c ? state_bytes : 0);
-    parts_.hy = part(states_transposed() && has_.y_h ? state_bytes : 0);
-    parts_.cy = part(states_transposed() && has_.y_c ? state_bytes : 0);
-    parts_.weights = part(packed_weights_ ? 0 : weights_.bytes);
-    parts_.lens = part(fixed_ ? 0 : static_cast<size_t>(d_.batch) * sizeof(int32_t));
-    parts_.total = at;
-    return at;
+    WorkspaceCarver ws;
+    parts_.cudnn = ws.part(parts_.cudnn_bytes);
+    parts_.x_reversed = ws.part(reversed() ? static_cast<size_t>(d_.seq * d_.batch * d_.input) * f : 0);
+    parts_.y_cudnn = ws.part(y_staged() ? static_cast<size_t>(d_.seq * d_.batch * d_.num_dir * d_.hidden) * f : 0);
+    parts_.hx = ws.part(states_transposed() && has_.initial_h ? state_bytes : 0);
+    parts_.cx = ws.part(states_transposed() && has_.initial_c ? state_bytes : 0);
+    parts_.hy = ws.part(states_transposed() && has_.y_h ? state_bytes : 0);
+    parts_.cy = ws.part(states_transposed() && has_.y_c ? state_bytes : 0);
+    parts_.weights = ws.part(packed_weights_ ? 0 : weights_.bytes);
+    parts_.lens = ws.part(fixed_ ? 0 : static_cast<size_t>(d_.batch) * sizeof(int32_t));
+    parts_.total = ws.total();
+    return parts_.total;
   }
 
   bool reversed() const { return attrs_.direction == LstmDirection::Reverse; }
@@ -261,17 +244,12 @@ class LstmKernel final : public Kernel {
   const void* state_in(const KernelArgs& args, size_t input, bool present, uint8_t* scratch) const {
     if (!present) return nullptr;
     if (!states_transposed()) return args.in<void>(input);
-    // [batch, D, H] -> [D, batch, H]
-    const BroadcastDims dims = walk({{d_.num_dir, d_.hidden}, {d_.batch, d_.num_dir * d_.hidden}, {d_.hidden, 1}});
-    launch_gather(args.in<void>(input), scratch, elem_, d_.num_dir * d_.batch * d_.hidden, dims, ctx_.stream);
+    state_to_cudnn(d_, args.in<void>(input), scratch, elem_, ctx_.stream);
     return scratch;
   }
 
   // Y_h/Y_c [D, batch, H] -> ONNX's layout-1 [batch, D, H].
-  void state_out(const void* state, void* out) const {
-    const BroadcastDims dims = walk({{d_.batch, d_.hidden}, {d_.num_dir, d_.batch * d_.hidden}, {d_.hidden, 1}});
-    launch_gather(state, out, elem_, d_.num_dir * d_.batch * d_.hidden, dims, ctx_.stream);
-  }
+  void state_out(const void* state, void* out) const { state_from_cudnn(d_, state, out, elem_, ctx_.stream); }
 
   // cuDNN's Y -> ONNX's Y: reversed back (reverse), or [seq, batch, D, H] -> [seq, D, batch, H].
   void y_out(const void* y, const int32_t* lens, void* out) const {

@@ -22,27 +22,16 @@
 
 #include "backends/cuda/glue_kernels.h"
 #include "backends/cuda/layer_grad_kernels.h"
+#include "backends/cuda/lstm_layouts.h"
 #include "backends/cuda/lstm_weights.h"
 #include "backends/cuda/rnn_kernels.h"
+#include "backends/cuda/workspace_carver.h"
+#include "backends/cuda/zero_grad_kernel.h"
 #include "ops/lstm_attrs.h"
 
 namespace dnnx::cuda {
 
 namespace {
-
-constexpr size_t kAlignment = 256;
-size_t align_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
-
-// The gather kernel's walk: output dims outermost first, each (size, stride in the source).
-BroadcastDims walk(std::initializer_list<std::pair<int64_t, int64_t>> dims) {
-  BroadcastDims out;
-  for (const auto& dim : dims) {
-    out.size[out.rank] = dim.first;
-    out.stride_a[out.rank] = dim.second;
-    ++out.rank;
-  }
-  return out;
-}
 
 // Which optional inputs and outputs the node has (the call's pointer arrays are only as long as
 // the node's lists).
@@ -181,28 +170,23 @@ class LstmGradKernel final : public GradKernel {
     const size_t state_bytes = static_cast<size_t>(d_.num_dir * d_.batch * d_.hidden) * f;
     const size_t x_bytes = static_cast<size_t>(d_.seq * d_.batch * d_.input) * f;
     const size_t y_bytes = static_cast<size_t>(d_.seq * d_.batch * d_.num_dir * d_.hidden) * f;
-    size_t at = 0;
-    auto part = [&at](size_t bytes) {
-      const size_t offset = at;
-      at += align_up(bytes);
-      return offset;
-    };
-    parts_.cudnn = part(parts_.cudnn_bytes);
-    parts_.reserve = part(parts_.reserve_bytes);
-    parts_.weights = part(weights_.bytes);
-    parts_.dweights = part(weights_.bytes);
-    parts_.x = part(reversed() ? x_bytes : 0);
-    parts_.y = part(y_bytes);
-    parts_.dy = part(y_bytes);
-    parts_.dx = part(x_bytes);  // also where dX goes when it is not asked for (cuDNN writes it anyway)
+    WorkspaceCarver ws;
+    parts_.cudnn = ws.part(parts_.cudnn_bytes);
+    parts_.reserve = ws.part(parts_.reserve_bytes);
+    parts_.weights = ws.part(weights_.bytes);
+    parts_.dweights = ws.part(weights_.bytes);
+    parts_.x = ws.part(reversed() ? x_bytes : 0);
+    parts_.y = ws.part(y_bytes);
+    parts_.dy = ws.part(y_bytes);
+    parts_.dx = ws.part(x_bytes);  // also where dX goes when it is not asked for (cuDNN writes it anyway)
     const bool t = states_transposed();
-    parts_.hx = part(t && has_.initial_h ? state_bytes : 0);
-    parts_.cx = part(t && has_.initial_c ? state_bytes : 0);
-    parts_.dhy = part(t && has_.y_h ? state_bytes : 0);
-    parts_.dcy = part(t && has_.y_c ? state_bytes : 0);
-    parts_.dhx = part(t && has_.initial_h ? state_bytes : 0);
-    parts_.dcx = part(t && has_.initial_c ? state_bytes : 0);
-    parts_.total = at;
+    parts_.hx = ws.part(t && has_.initial_h ? state_bytes : 0);
+    parts_.cx = ws.part(t && has_.initial_c ? state_bytes : 0);
+    parts_.dhy = ws.part(t && has_.y_h ? state_bytes : 0);
+    parts_.dcy = ws.part(t && has_.y_c ? state_bytes : 0);
+    parts_.dhx = ws.part(t && has_.initial_h ? state_bytes : 0);
+    parts_.dcx = ws.part(t && has_.initial_c ? state_bytes : 0);
+    parts_.total = ws.total();
   }
 
   void* cudnn_space(uint8_t* ws) const { return parts_.cudnn_bytes ? ws + parts_.cudnn : nullptr; }
@@ -213,16 +197,13 @@ class LstmGradKernel final : public GradKernel {
     if (!present) return nullptr;
     const auto* state = static_cast<const float*>(pointers[index]);
     if (!states_transposed()) return state;
-    // [batch, D, H] -> [D, batch, H]
-    const BroadcastDims dims = walk({{d_.num_dir, d_.hidden}, {d_.batch, d_.num_dir * d_.hidden}, {d_.hidden, 1}});
-    launch_gather(state, scratch, sizeof(float), d_.num_dir * d_.batch * d_.hidden, dims, ctx_.stream);
+    state_to_cudnn(d_, state, scratch, sizeof(float), ctx_.stream);
     return scratch;
   }
 
   // [D, batch, H] -> ONNX's layout-1 [batch, D, H].
   void state_out(const float* state, float* out) const {
-    const BroadcastDims dims = walk({{d_.batch, d_.hidden}, {d_.num_dir, d_.batch * d_.hidden}, {d_.hidden, 1}});
-    launch_gather(state, out, sizeof(float), d_.num_dir * d_.batch * d_.hidden, dims, ctx_.stream);
+    state_from_cudnn(d_, state, out, sizeof(float), ctx_.stream);
   }
 
   const CudaContext& ctx_;
@@ -236,23 +217,6 @@ class LstmGradKernel final : public GradKernel {
   LstmWeightLayout weights_;
   DeviceMemory lens_;  // [batch] int32, every entry seq
   Parts parts_;
-};
-
-// Zeros for every gradient asked for: an empty batch or sequence.
-class EmptyLstmGradKernel final : public GradKernel {
- public:
-  EmptyLstmGradKernel(const CudaContext& ctx, std::vector<size_t> bytes) : ctx_(ctx), bytes_(std::move(bytes)) {}
-  void run(const GradArgs& args) const override {
-    for (size_t i = 0; i < bytes_.size(); ++i) {
-      if (args.d_inputs[i] && bytes_[i]) {
-        check(cudaMemsetAsync(args.d_inputs[i], 0, bytes_[i], ctx_.stream), "cudaMemsetAsync");
-      }
-    }
-  }
-
- private:
-  const CudaContext& ctx_;
-  std::vector<size_t> bytes_;
 };
 
 GradChoice plan_lstm_grad(const GradRequest& r) {
@@ -281,14 +245,10 @@ GradChoice plan_lstm_grad(const GradRequest& r) {
   has.y = out(kLstmY);
   has.y_h = out(kLstmYH);
   has.y_c = out(kLstmYC);
-  GradChoice choice;
   if (d.batch == 0 || d.seq == 0 || d.input == 0) {
-    std::vector<size_t> bytes;
-    for (const ValueInfo& v : r.inputs) bytes.push_back(v.present ? v.info.bytes() : 0);
-    choice.algorithm = "zeros (empty sequence, batch or input)";
-    choice.kernel = std::make_unique<EmptyLstmGradKernel>(ctx, std::move(bytes));
-    return choice;
+    return zero_grad_choice(ctx, r, "zeros (empty sequence, batch or input)");
   }
+  GradChoice choice;
   // The forward kernel's math: fp32 FMA only; tf32 cuDNN's default math (TF32 permitted).
   const cudnnMathType_t math = ctx.options.precision == Precision::Tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
   auto kernel = std::make_unique<LstmGradKernel>(ctx, attrs, d, has, math);

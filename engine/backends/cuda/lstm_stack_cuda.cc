@@ -20,14 +20,12 @@
 
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/lstm_weights.h"
+#include "backends/cuda/workspace_carver.h"
 #include "ops/lstm_stack.h"
 
 namespace dnnx::cuda {
 
 namespace {
-
-constexpr size_t kAlignment = 256;
-size_t align_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 
 struct StackOutputs {
   bool y = false, y_h = false, y_c = false;
@@ -101,17 +99,12 @@ class LstmStackKernel final : public Kernel {
           "cudnnGetRNNTempSpaceSizes");
     const size_t f = sizeof(float);
     const size_t states = static_cast<size_t>(layers_ * d_.batch * d_.hidden) * f;
-    size_t at = 0;
-    auto part = [&at](size_t bytes) {
-      const size_t offset = at;
-      at += align_up(bytes);
-      return offset;
-    };
-    parts_.cudnn = part(parts_.cudnn_bytes);
-    parts_.y = part(has_.y ? 0 : static_cast<size_t>(d_.seq * d_.batch * d_.hidden) * f);
-    parts_.hy = part(has_.y_h ? states : 0);
-    parts_.cy = part(has_.y_c ? states : 0);
-    return at;
+    WorkspaceCarver ws;
+    parts_.cudnn = ws.part(parts_.cudnn_bytes);
+    parts_.y = ws.part(has_.y ? 0 : static_cast<size_t>(d_.seq * d_.batch * d_.hidden) * f);
+    parts_.hy = ws.part(has_.y_h ? states : 0);
+    parts_.cy = ws.part(has_.y_c ? states : 0);
+    return ws.total();
   }
 
   // x [seq, batch, I]; Y [seq, 1, batch, H]; Y_h, Y_c [1, batch, H] (the last layer's).
