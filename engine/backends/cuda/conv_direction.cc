@@ -24,6 +24,37 @@ std::vector<ConvCandidate> candidates_of(const std::vector<Perf>& perfs, int ret
   return out;
 }
 
+// How many algorithms cuDNN knows for `dir`: the size of the perf array its queries fill.
+int algo_max_count(const CudaContext& ctx, ConvDirection dir) {
+  int max_count = 0;
+  switch (dir) {
+    case ConvDirection::Forward:
+      check(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.cudnn, &max_count),
+            "cudnnGetConvolutionForwardAlgorithmMaxCount");
+      break;
+    case ConvDirection::BackwardData:
+      check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(ctx.cudnn, &max_count),
+            "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
+      break;
+    case ConvDirection::BackwardFilter:
+      check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(ctx.cudnn, &max_count),
+            "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
+      break;
+  }
+  return max_count;
+}
+
+// One cuDNN Get (heuristic) or Find (timed) algorithm query for `dir`, best first: `query(max_count,
+// &returned, perfs)` makes the call into a Perf array of algo_max_count entries.
+template <class Perf, class Query>
+std::vector<ConvCandidate> ranked_candidates(const CudaContext& ctx, ConvDirection dir, const Query& query) {
+  const int max_count = algo_max_count(ctx, dir);
+  std::vector<Perf> perfs(static_cast<size_t>(max_count));
+  int returned = 0;
+  query(max_count, &returned, perfs.data());
+  return candidates_of(perfs, returned);
+}
+
 std::string bwd_data_name(int algo) {
   switch (static_cast<cudnnConvolutionBwdDataAlgo_t>(algo)) {
     case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0: return "BWD_DATA_ALGO_0";
@@ -86,34 +117,28 @@ cudnnStatus_t conv_workspace_size(const CudaContext& ctx, ConvDirection dir, con
 }
 
 std::vector<ConvCandidate> heuristic_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d) {
-  int max_count = 0, returned = 0;
   switch (dir) {
     case ConvDirection::Forward: {
-      check(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.cudnn, &max_count),
-            "cudnnGetConvolutionForwardAlgorithmMaxCount");
-      std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs(static_cast<size_t>(max_count));
-      check(cudnnGetConvolutionForwardAlgorithm_v7(ctx.cudnn, d.x, d.w, d.conv, d.y, max_count, &returned,
-                                                   perfs.data()),
-            "cudnnGetConvolutionForwardAlgorithm_v7");
-      return candidates_of(perfs, returned);
+      auto query = [&](int max_count, int* returned, cudnnConvolutionFwdAlgoPerf_t* perfs) {
+        check(cudnnGetConvolutionForwardAlgorithm_v7(ctx.cudnn, d.x, d.w, d.conv, d.y, max_count, returned, perfs),
+              "cudnnGetConvolutionForwardAlgorithm_v7");
+      };
+      return ranked_candidates<cudnnConvolutionFwdAlgoPerf_t>(ctx, dir, query);
     }
     case ConvDirection::BackwardData: {
-      check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(ctx.cudnn, &max_count),
-            "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
-      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perfs(static_cast<size_t>(max_count));
-      check(cudnnGetConvolutionBackwardDataAlgorithm_v7(ctx.cudnn, d.w, d.y, d.conv, d.x, max_count, &returned,
-                                                        perfs.data()),
-            "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-      return candidates_of(perfs, returned);
+      auto query = [&](int max_count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perfs) {
+        check(cudnnGetConvolutionBackwardDataAlgorithm_v7(ctx.cudnn, d.w, d.y, d.conv, d.x, max_count, returned, perfs),
+              "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      };
+      return ranked_candidates<cudnnConvolutionBwdDataAlgoPerf_t>(ctx, dir, query);
     }
     case ConvDirection::BackwardFilter: {
-      check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(ctx.cudnn, &max_count),
-            "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
-      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perfs(static_cast<size_t>(max_count));
-      check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(ctx.cudnn, d.x, d.y, d.conv, d.w, max_count, &returned,
-                                                          perfs.data()),
-            "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-      return candidates_of(perfs, returned);
+      auto query = [&](int max_count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perfs) {
+        check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(ctx.cudnn, d.x, d.y, d.conv, d.w, max_count, returned,
+                                                            perfs),
+              "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+      };
+      return ranked_candidates<cudnnConvolutionBwdFilterAlgoPerf_t>(ctx, dir, query);
     }
   }
   return {};
@@ -121,34 +146,30 @@ std::vector<ConvCandidate> heuristic_candidates(const CudaContext& ctx, ConvDire
 
 std::vector<ConvCandidate> find_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
                                            void* x, void* w, void* y, void* workspace, size_t workspace_bytes) {
-  int max_count = 0, returned = 0;
   switch (dir) {
     case ConvDirection::Forward: {
-      check(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.cudnn, &max_count),
-            "cudnnGetConvolutionForwardAlgorithmMaxCount");
-      std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs(static_cast<size_t>(max_count));
-      check(cudnnFindConvolutionForwardAlgorithmEx(ctx.cudnn, d.x, x, d.w, w, d.conv, d.y, y, max_count, &returned,
-                                                   perfs.data(), workspace, workspace_bytes),
-            "cudnnFindConvolutionForwardAlgorithmEx");
-      return candidates_of(perfs, returned);
+      auto query = [&](int max_count, int* returned, cudnnConvolutionFwdAlgoPerf_t* perfs) {
+        check(cudnnFindConvolutionForwardAlgorithmEx(ctx.cudnn, d.x, x, d.w, w, d.conv, d.y, y, max_count, returned,
+                                                     perfs, workspace, workspace_bytes),
+              "cudnnFindConvolutionForwardAlgorithmEx");
+      };
+      return ranked_candidates<cudnnConvolutionFwdAlgoPerf_t>(ctx, dir, query);
     }
     case ConvDirection::BackwardData: {  // reads w and dy (y), writes dx (x)
-      check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(ctx.cudnn, &max_count),
-            "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
-      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perfs(static_cast<size_t>(max_count));
-      check(cudnnFindConvolutionBackwardDataAlgorithmEx(ctx.cudnn, d.w, w, d.y, y, d.conv, d.x, x, max_count,
-                                                        &returned, perfs.data(), workspace, workspace_bytes),
-            "cudnnFindConvolutionBackwardDataAlgorithmEx");
-      return candidates_of(perfs, returned);
+      auto query = [&](int max_count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perfs) {
+        check(cudnnFindConvolutionBackwardDataAlgorithmEx(ctx.cudnn, d.w, w, d.y, y, d.conv, d.x, x, max_count,
+                                                          returned, perfs, workspace, workspace_bytes),
+              "cudnnFindConvolutionBackwardDataAlgorithmEx");
+      };
+      return ranked_candidates<cudnnConvolutionBwdDataAlgoPerf_t>(ctx, dir, query);
     }
     case ConvDirection::BackwardFilter: {  // reads x and dy (y), writes dw (w)
-      check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(ctx.cudnn, &max_count),
-            "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
-      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perfs(static_cast<size_t>(max_count));
-      check(cudnnFindConvolutionBackwardFilterAlgorithmEx(ctx.cudnn, d.x, x, d.y, y, d.conv, d.w, w, max_count,
-                                                          &returned, perfs.data(), workspace, workspace_bytes),
-            "cudnnFindConvolutionBackwardFilterAlgorithmEx");
-      return candidates_of(perfs, returned);
+      auto query = [&](int max_count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perfs) {
+        check(cudnnFindConvolutionBackwardFilterAlgorithmEx(ctx.cudnn, d.x, x, d.y, y, d.conv, d.w, w, max_count,
+                                                            returned, perfs, workspace, workspace_bytes),
+              "cudnnFindConvolutionBackwardFilterAlgorithmEx");
+      };
+      return ranked_candidates<cudnnConvolutionBwdFilterAlgoPerf_t>(ctx, dir, query);
     }
   }
   return {};
