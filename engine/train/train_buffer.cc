@@ -28,31 +28,31 @@ void PinnedBuffer::reset() noexcept {
   capacity_ = 0;
 }
 
-void copy_to_backend(const Backend& backend, void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
+namespace {
+
+// A copy of `bytes`: memcpy where the backend computes in host memory, else the backend's own
+// `device_copy` (Backend::copy_to_device, copy_to_host or copy_on_device).
+using BackendCopy = void (Backend::*)(void* dst, const void* src, size_t bytes) const;
+void copy_with(const Backend& backend, BackendCopy device_copy, void* dst, const void* src, size_t bytes) {
   if (backend.uses_host_memory()) {
     std::memcpy(dst, src, bytes);
   } else {
-    backend.copy_to_device(dst, src, bytes);
+    (backend.*device_copy)(dst, src, bytes);
   }
+}
+
+}  // namespace
+
+void copy_to_backend(const Backend& backend, void* dst, const void* src, size_t bytes) {
+  if (bytes != 0) copy_with(backend, &Backend::copy_to_device, dst, src, bytes);
 }
 
 void copy_to_host(const Backend& backend, void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  if (backend.uses_host_memory()) {
-    std::memcpy(dst, src, bytes);
-  } else {
-    backend.copy_to_host(dst, src, bytes);
-  }
+  if (bytes != 0) copy_with(backend, &Backend::copy_to_host, dst, src, bytes);
 }
 
 void copy_in_backend(const Backend& backend, void* dst, const void* src, size_t bytes) {
-  if (bytes == 0 || dst == src) return;
-  if (backend.uses_host_memory()) {
-    std::memcpy(dst, src, bytes);
-  } else {
-    backend.copy_on_device(dst, src, bytes);
-  }
+  if (bytes != 0 && dst != src) copy_with(backend, &Backend::copy_on_device, dst, src, bytes);
 }
 
 void zero_in_backend(const Backend& backend, void* dst, size_t bytes) {
