@@ -7,6 +7,7 @@ import pytest
 from onnx import helper
 
 from grad_check import check_gradients
+from grad_models import GEMM_C_SHAPES, assert_conv1d_formulas, conv1d_time_batch_channel, gemm_chain
 from ort_check import make_model
 
 import dnnx
@@ -23,26 +24,11 @@ def mse_target(shape):
 
 
 # --- Gemm -----------------------------------------------------------------------------------
-GEMM_C_SHAPES = [None, (5,), (1, 5), (3, 1), (3, 5), ()]
-
-
 @pytest.mark.parametrize("trans_a", [0, 1])
 @pytest.mark.parametrize("trans_b", [0, 1])
 @pytest.mark.parametrize("c_shape", GEMM_C_SHAPES)
 def test_gemm(trans_a, trans_b, c_shape):
-    # x [3,4] -> Gemm(W1 [4,6]) -> h [3,6] -> Gemm(op(A) = h or h^T, op(B), C) -> [3 or 6, 5]
-    a_rows = 6 if trans_a else 3
-    c_shape = None if (trans_a and c_shape in [(3, 1), (3, 5)]) else c_shape
-    w2 = rand(5, 6 if not trans_a else 3) if trans_b else rand(6 if not trans_a else 3, 5)
-    inits = {"w1": rand(4, 6), "w2": w2}
-    inputs = ["h", "w2"]
-    if c_shape is not None:
-        inits["c"] = rand(*c_shape)
-        inputs.append("c")
-    nodes = [helper.make_node("Gemm", ["x", "w1"], ["h"]),
-             helper.make_node("Gemm", inputs, ["y"], transA=trans_a, transB=trans_b, alpha=0.7, beta=1.3)]
-    model = make_model(nodes, [("x", [3, 4])], [("y", None)], inits)
-    check_gradients(model, list(inits), {"x": rand(3, 4)}, mse_target((a_rows, 5)))
+    check_gradients(*gemm_chain(rand, trans_a, trans_b, c_shape))
 
 
 # --- activations ------------------------------------------------------------------------------
@@ -129,42 +115,11 @@ def test_conv3d():
 
 @pytest.mark.parametrize("pad", [0, 1, 2])
 def test_conv1d_time_batch_channel_formulas(pad):
-    """A [T, B, C] sequence model written as Transpose -> Conv (1-D) -> Transpose, checked against
-    the closed forms (x_p is x padded by `pad` steps on both ends, w[k, ci, co] = W[co, ci, k]):
-        y[t, b, co]      = b[co] + sum_k sum_ci x_p[t + k, b, ci] w[k, ci, co],  T_out = T + 2 pad - K + 1
-        dL/dx_p[t, b, ci] = sum_k sum_co dL/dy[t - k, b, co] w[k, ci, co]
-        dL/dw[k, ci, co] = sum_b sum_t x_p[t + k, b, ci] dL/dy[t, b, co]
-        dL/db[co]        = sum_b sum_t dL/dy[t, b, co]
-    The input is an initializer (x0, added to a zero graph input) so that dL/dx is a parameter gradient."""
-    T, B, CI, CO, K = 9, 3, 4, 5, 3
-    x = rand(T, B, CI)
-    W = rand(CO, CI, K, scale=0.4)
-    bias = rand(CO, scale=0.1)
-    nodes = [helper.make_node("Add", ["z", "x0"], ["xs"]),
-             helper.make_node("Transpose", ["xs"], ["xt"], perm=[1, 2, 0]),                    # [B, CI, T]
-             helper.make_node("Conv", ["xt", "W", "bias"], ["c"], kernel_shape=[K], pads=[pad, pad]),
-             helper.make_node("Transpose", ["c"], ["y"], perm=[2, 0, 1])]                      # [T_out, B, CO]
-    model = make_model(nodes, [("z", [T, B, CI])], [("y", None)], {"x0": x, "W": W, "bias": bias})
-    t_out = T + 2 * pad - K + 1
-    target = rand(t_out, B, CO)
-
-    xp = np.zeros((T + 2 * pad, B, CI))
-    xp[pad:pad + T] = x
-    w = W.astype(np.float64).transpose(2, 1, 0)  # [K, CI, CO]
-    y = bias.astype(np.float64) + sum(np.einsum("tbi,io->tbo", xp[k:k + t_out], w[k]) for k in range(K))
-    dy = 2 * (y - target) / y.size
-    dxp = np.zeros_like(xp)
-    for k in range(K):
-        dxp[k:k + t_out] += np.einsum("tbo,io->tbi", dy, w[k])
-    dw = np.stack([np.einsum("tbi,tbo->io", xp[k:k + t_out], dy) for k in range(K)])
-    db = dy.sum(axis=(0, 1))
-
-    m = dnnx.load(model, optimize=False)
-    _, grads = m.finetune(trainable=["x0", "W", "bias"], loss="mse").gradients(np.zeros((T, B, CI), np.float32), target)
-    np.testing.assert_allclose(m.run(np.zeros((T, B, CI), np.float32)), y, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(grads["x0"], dxp[pad:pad + T], rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(grads["W"].transpose(2, 1, 0), dw, rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(grads["bias"], db, rtol=1e-4, atol=1e-6)
+    """Issue #4's [T, B, C] 1-D conv against its closed forms (tests/grad_models.py)."""
+    case = conv1d_time_batch_channel(rand, pad)
+    m = dnnx.load(case.model, optimize=False)
+    _, grads = m.finetune(trainable=["x0", "W", "bias"], loss="mse").gradients(case.zeros, case.target)
+    assert_conv1d_formulas(case, m.run(case.zeros), grads)
 
 
 # --- MaxPool ----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import pytest
 from onnx import helper
 
 import dnnx
+from grad_models import GEMM_C_SHAPES, gemm_chain
 from ort_check import make_model
 
 RTOL = 1e-4
@@ -51,25 +52,11 @@ def compare(model, trainable, feeds, target, loss="mse"):
         assert_grad_close(gpu[name], cpu[name], f"d{name} (cuda vs cpu)")
 
 
-GEMM_C_SHAPES = [None, (5,), (1, 5), (3, 1), (3, 5), ()]
-
-
 @pytest.mark.parametrize("trans_a", [0, 1])
 @pytest.mark.parametrize("trans_b", [0, 1])
 @pytest.mark.parametrize("c_shape", GEMM_C_SHAPES)
 def test_gemm(trans_a, trans_b, c_shape):
-    a_rows = 6 if trans_a else 3
-    c_shape = None if (trans_a and c_shape in [(3, 1), (3, 5)]) else c_shape
-    w2 = rand(5, 6 if not trans_a else 3) if trans_b else rand(6 if not trans_a else 3, 5)
-    inits = {"w1": rand(4, 6), "w2": w2}
-    inputs = ["h", "w2"]
-    if c_shape is not None:
-        inits["c"] = rand(*c_shape)
-        inputs.append("c")
-    nodes = [helper.make_node("Gemm", ["x", "w1"], ["h"]),
-             helper.make_node("Gemm", inputs, ["y"], transA=trans_a, transB=trans_b, alpha=0.7, beta=1.3)]
-    model = make_model(nodes, [("x", [3, 4])], [("y", None)], inits)
-    compare(model, list(inits), {"x": rand(3, 4)}, rand(a_rows, 5))
+    compare(*gemm_chain(rand, trans_a, trans_b, c_shape))
 
 
 def test_gemm_large_batch_bias():

@@ -26,6 +26,7 @@ import pytest
 from onnx import helper
 
 import dnnx
+from grad_models import assert_conv1d_formulas, conv1d_time_batch_channel
 from ort_check import make_model
 
 RTOL = 1e-4
@@ -132,39 +133,12 @@ def test_conv3d_and_a_trainable_input():
 
 @pytest.mark.parametrize("pad", [0, 1, 2])
 def test_conv1d_time_batch_channel_formulas_on_cuda(pad):
-    """Issue #4's 1-D conv, a [T, B, C] model written as Transpose -> Conv -> Transpose, on CUDA
-    against the closed forms (x_p: x padded by `pad` steps at both ends, w[k, ci, co] = W[co, ci, k]):
-        dL/dx_p[t, b, ci] = sum_k sum_co dL/dy[t - k, b, co] w[k, ci, co]
-        dL/dw[k, ci, co] = sum_b sum_t x_p[t + k, b, ci] dL/dy[t, b, co]
-        dL/db[co]        = sum_b sum_t dL/dy[t, b, co]
+    """Issue #4's [T, B, C] 1-D conv on CUDA against its closed forms (tests/grad_models.py),
     evaluated in float64 (fp32 tolerances as the CPU test of the same formulas)."""
-    T, B, CI, CO, K = 9, 3, 4, 5, 3
-    x, W, bias = rand(T, B, CI), rand(CO, CI, K, scale=0.4), rand(CO, scale=0.1)
-    nodes = [helper.make_node("Add", ["z", "x0"], ["xs"]),
-             helper.make_node("Transpose", ["xs"], ["xt"], perm=[1, 2, 0]),
-             helper.make_node("Conv", ["xt", "W", "bias"], ["c"], kernel_shape=[K], pads=[pad, pad]),
-             helper.make_node("Transpose", ["c"], ["y"], perm=[2, 0, 1])]
-    model = make_model(nodes, [("z", [T, B, CI])], [("y", None)], {"x0": x, "W": W, "bias": bias})
-    t_out = T + 2 * pad - K + 1
-    target = rand(t_out, B, CO)
-    xp = np.zeros((T + 2 * pad, B, CI))
-    xp[pad:pad + T] = x
-    w = W.astype(np.float64).transpose(2, 1, 0)  # [K, CI, CO]
-    y = bias.astype(np.float64) + sum(np.einsum("tbi,io->tbo", xp[k:k + t_out], w[k]) for k in range(K))
-    dy = 2 * (y - target) / y.size
-    dxp = np.zeros_like(xp)
-    for k in range(K):
-        dxp[k:k + t_out] += np.einsum("tbo,io->tbi", dy, w[k])
-    dw = np.stack([np.einsum("tbi,tbo->io", xp[k:k + t_out], dy) for k in range(K)])
-    db = dy.sum(axis=(0, 1))
-
-    m = dnnx.load(model, device="cuda", optimize=False)
-    zeros = np.zeros((T, B, CI), np.float32)
-    _, grads = m.finetune(trainable=["x0", "W", "bias"], loss="mse", momentum=0.0).gradients(zeros, target)
-    np.testing.assert_allclose(m.run(zeros), y, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(grads["x0"], dxp[pad:pad + T], rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(grads["W"].transpose(2, 1, 0), dw, rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(grads["bias"], db, rtol=1e-4, atol=1e-6)
+    case = conv1d_time_batch_channel(rand, pad)
+    m = dnnx.load(case.model, device="cuda", optimize=False)
+    _, grads = m.finetune(trainable=["x0", "W", "bias"], loss="mse", momentum=0.0).gradients(case.zeros, case.target)
+    assert_conv1d_formulas(case, m.run(case.zeros), grads)
 
 
 def test_conv1d_asymmetric_pads_and_stride():
@@ -331,6 +305,16 @@ def planner_model():
     return model, list(inits)
 
 
+def cpu_planner_gradients():
+    """(trainable, the CPU's gradients) of planner_model() on the inputs PROCESS uses (seed 0)."""
+    model, trainable = planner_model()
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
+    y = rng.standard_normal((2, 6, 9, 9)).astype(np.float32)
+    _, want = dnnx.load(model, optimize=False).finetune(trainable=trainable, loss="mse", momentum=0.0).gradients(x, y)
+    return trainable, want
+
+
 # One process: an exhaustive plan with this cache, the tuner's gradients; prints stats and grads.
 PROCESS = """
 import json, sys
@@ -417,11 +401,7 @@ def test_zero_workspace_limit_holds_for_backward(tmp_path):
     for e in bwd.values():
         for name, why in e["rejected"]:
             assert "over the limit" in why or "slower than" in why or "cuDNN" in why or "not" in why, (name, why)
-    model, trainable = planner_model()
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
-    y = rng.standard_normal((2, 6, 9, 9)).astype(np.float32)
-    _, want = dnnx.load(model, optimize=False).finetune(trainable=trainable, loss="mse", momentum=0.0).gradients(x, y)
+    trainable, want = cpu_planner_gradients()
     for name in trainable:
         assert_grad_close(np.asarray(out["grads"][name], np.float32), want[name], f"d{name} (limit 0)")
 
@@ -457,11 +437,7 @@ def test_a_forced_failure_of_the_backward_choice_falls_back(tmp_path):
     failed = in_new_process(tmp_path / "other.json", env={"DNNX_TEST_FAIL_ALGO": ",".join(chosen)})
     other = entries(tmp_path / "other.json") if (tmp_path / "other.json").exists() else {}
     assert all(e["algorithm"] not in chosen for k, e in other.items() if k.startswith("conv bwd"))
-    model, trainable = planner_model()
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
-    y = rng.standard_normal((2, 6, 9, 9)).astype(np.float32)
-    _, want = dnnx.load(model, optimize=False).finetune(trainable=trainable, loss="mse", momentum=0.0).gradients(x, y)
+    trainable, want = cpu_planner_gradients()
     for name in trainable:
         assert_grad_close(np.asarray(failed["grads"][name], np.float32), want[name], f"d{name} (fallback)")
 
