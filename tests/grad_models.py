@@ -74,3 +74,36 @@ def assert_conv1d_formulas(case: SimpleNamespace, y, grads: dict) -> None:
     np.testing.assert_allclose(grads["x0"], case.grads["x0"], rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(grads["W"].transpose(2, 1, 0), case.grads["W"], rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(grads["bias"], case.grads["bias"], rtol=1e-4, atol=1e-6)
+
+
+def activation_chain(rand, op: str):
+    """x [5,4] -> Gemm(W1, b1) -> op (Relu, Sigmoid, Tanh) -> Gemm(W2) -> [5,3]: (model, trainable,
+    feeds, MSE target)."""
+    inits = {"w1": rand(4, 8), "b1": rand(8, scale=0.1), "w2": rand(8, 3)}
+    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"]), helper.make_node(op, ["h"], ["a"]),
+             helper.make_node("Gemm", ["a", "w2"], ["y"])]
+    model = make_model(nodes, [("x", [5, 4])], [("y", None)], inits)
+    return model, list(inits), {"x": rand(5, 4)}, rand(5, 3)
+
+
+def softmax_inside(rand, op: str, axis: int):
+    """x [4,3] -> Gemm -> [4,6] -> Reshape [4,2,3] -> op (Softmax, LogSoftmax) over `axis`:
+    (model, trainable, feeds, MSE target)."""
+    inits = {"w": rand(3, 6), "shape": np.array([4, 2, 3], dtype=np.int64)}
+    nodes = [helper.make_node("Gemm", ["x", "w"], ["h"]), helper.make_node("Reshape", ["h", "shape"], ["r"]),
+             helper.make_node(op, ["r"], ["y"], axis=axis)]
+    model = make_model(nodes, [("x", [4, 3])], [("y", None)], inits)
+    return model, ["w"], {"x": rand(4, 3)}, rand(4, 2, 3)
+
+
+
+def lstm_last_hidden_state(rand, S: int, B: int, H: int):
+    """x [S, B, 3] -> LSTM -> Y_h alone -> Squeeze -> Gemm -> [B, 3] logits (for a cross-entropy
+    loss): BPTT starts from dY_h, and no dY is given. (model, trainable, feeds)."""
+    I = 3
+    inits = {"W": rand(1, 4 * H, I, scale=0.5), "R": rand(1, 4 * H, H, scale=0.5), "Bias": rand(1, 8 * H, scale=0.2),
+             "w_out": rand(H, 3)}
+    nodes = [helper.make_node("LSTM", ["x", "W", "R", "Bias"], ["", "yh"], hidden_size=H),
+             helper.make_node("Squeeze", ["yh", "axes"], ["h"]), helper.make_node("Gemm", ["h", "w_out"], ["y"])]
+    model = make_model(nodes, [("x", [S, B, I])], [("y", None)], {**inits, "axes": np.array([0], np.int64)})
+    return model, list(inits), {"x": rand(S, B, I)}

@@ -7,7 +7,8 @@ import pytest
 from onnx import helper
 
 from grad_check import check_gradients
-from grad_models import GEMM_C_SHAPES, assert_conv1d_formulas, conv1d_time_batch_channel, gemm_chain
+from grad_models import (GEMM_C_SHAPES, activation_chain, assert_conv1d_formulas, conv1d_time_batch_channel,
+                         gemm_chain, lstm_last_hidden_state, softmax_inside)
 from ort_check import make_model
 
 import dnnx
@@ -34,23 +35,14 @@ def test_gemm(trans_a, trans_b, c_shape):
 # --- activations ------------------------------------------------------------------------------
 @pytest.mark.parametrize("op", ["Relu", "Sigmoid", "Tanh"])
 def test_activation(op):
-    inits = {"w1": rand(4, 8), "b1": rand(8, scale=0.1), "w2": rand(8, 3)}
-    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"]), helper.make_node(op, ["h"], ["a"]),
-             helper.make_node("Gemm", ["a", "w2"], ["y"])]
-    model = make_model(nodes, [("x", [5, 4])], [("y", None)], inits)
-    check_gradients(model, list(inits), {"x": rand(5, 4)}, mse_target((5, 3)))
+    check_gradients(*activation_chain(rand, op))
 
 
 # --- Softmax / LogSoftmax ---------------------------------------------------------------------
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
 @pytest.mark.parametrize("axis", [1, -1, 0])
 def test_softmax_inside(op, axis):
-    # x [4,3] -> Gemm -> [4,6] -> Reshape [4,2,3] -> softmax(axis) -> mse
-    inits = {"w": rand(3, 6), "shape": np.array([4, 2, 3], dtype=np.int64)}
-    nodes = [helper.make_node("Gemm", ["x", "w"], ["h"]), helper.make_node("Reshape", ["h", "shape"], ["r"]),
-             helper.make_node(op, ["r"], ["y"], axis=axis)]
-    model = make_model(nodes, [("x", [4, 3])], [("y", None)], inits)
-    check_gradients(model, ["w"], {"x": rand(4, 3)}, mse_target((4, 2, 3)))
+    check_gradients(*softmax_inside(rand, op, axis))
 
 
 @pytest.mark.parametrize("final, scores", [("Softmax", "probs"), ("LogSoftmax", "log_probs"), (None, "logits")])
@@ -262,14 +254,8 @@ def test_lstm(direction, layout, peepholes):
 
 
 def test_lstm_loss_on_the_last_hidden_state():
-    # Y_h alone reaches the loss: BPTT starts from dY_h, and no dY is given.
-    S, B, I, H = 5, 2, 3, 4
-    inits = {"W": rand(1, 4 * H, I, scale=0.5), "R": rand(1, 4 * H, H, scale=0.5), "Bias": rand(1, 8 * H, scale=0.2),
-             "w_out": rand(H, 3)}
-    nodes = [helper.make_node("LSTM", ["x", "W", "R", "Bias"], ["", "yh"], hidden_size=H),
-             helper.make_node("Squeeze", ["yh", "axes"], ["h"]), helper.make_node("Gemm", ["h", "w_out"], ["y"])]
-    model = make_model(nodes, [("x", [S, B, I])], [("y", None)], {**inits, "axes": np.array([0], np.int64)})
-    check_gradients(model, list(inits), {"x": rand(S, B, I)}, RNG.integers(0, 3, size=B), loss="cross_entropy")
+    B = 2
+    check_gradients(*lstm_last_hidden_state(rand, S=5, B=B, H=4), RNG.integers(0, 3, size=B), loss="cross_entropy")
 
 
 def test_lstm_training_refuses_clip_and_sequence_lens():

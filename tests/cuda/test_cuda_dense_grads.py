@@ -14,7 +14,7 @@ import pytest
 from onnx import helper
 
 import dnnx
-from grad_models import GEMM_C_SHAPES, gemm_chain
+from grad_models import GEMM_C_SHAPES, activation_chain, gemm_chain, softmax_inside
 from ort_check import make_model
 
 RTOL = 1e-4
@@ -68,21 +68,13 @@ def test_gemm_large_batch_bias():
 
 @pytest.mark.parametrize("op", ["Relu", "Sigmoid", "Tanh"])
 def test_activation(op):
-    inits = {"w1": rand(4, 8), "b1": rand(8, scale=0.1), "w2": rand(8, 3)}
-    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"]), helper.make_node(op, ["h"], ["a"]),
-             helper.make_node("Gemm", ["a", "w2"], ["y"])]
-    model = make_model(nodes, [("x", [5, 4])], [("y", None)], inits)
-    compare(model, list(inits), {"x": rand(5, 4)}, rand(5, 3))
+    compare(*activation_chain(rand, op))
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
 @pytest.mark.parametrize("axis", [1, -1, 0])
 def test_softmax_inside(op, axis):
-    inits = {"w": rand(3, 6), "shape": np.array([4, 2, 3], dtype=np.int64)}
-    nodes = [helper.make_node("Gemm", ["x", "w"], ["h"]), helper.make_node("Reshape", ["h", "shape"], ["r"]),
-             helper.make_node(op, ["r"], ["y"], axis=axis)]
-    model = make_model(nodes, [("x", [4, 3])], [("y", None)], inits)
-    compare(model, ["w"], {"x": rand(4, 3)}, rand(4, 2, 3))
+    compare(*softmax_inside(rand, op, axis))
 
 
 @pytest.mark.parametrize("final", ["Softmax", "LogSoftmax", None])

@@ -26,7 +26,7 @@ import pytest
 from onnx import helper
 
 import dnnx
-from grad_models import assert_conv1d_formulas, conv1d_time_batch_channel
+from grad_models import assert_conv1d_formulas, conv1d_time_batch_channel, lstm_last_hidden_state
 from ort_check import make_model
 
 RTOL = 1e-4
@@ -271,13 +271,9 @@ def test_lstm(direction, layout):
 
 
 def test_lstm_loss_on_the_last_hidden_state():
-    S, B, I, H = 6, 4, 3, 5
-    inits = {"W": rand(1, 4 * H, I, scale=0.5), "R": rand(1, 4 * H, H, scale=0.5), "Bias": rand(1, 8 * H, scale=0.2),
-             "w_out": rand(H, 3)}
-    nodes = [helper.make_node("LSTM", ["x", "W", "R", "Bias"], ["", "yh"], hidden_size=H),
-             helper.make_node("Squeeze", ["yh", "axes"], ["h"]), helper.make_node("Gemm", ["h", "w_out"], ["y"])]
-    model = make_model(nodes, [("x", [S, B, I])], [("y", None)], {**inits, "axes": np.array([0], np.int64)})
-    check_cuda_gradients(model, list(inits), {"x": rand(S, B, I)}, RNG.integers(0, 3, size=B), loss="cross_entropy")
+    B = 4
+    check_cuda_gradients(*lstm_last_hidden_state(rand, S=6, B=B, H=5), RNG.integers(0, 3, size=B),
+                         loss="cross_entropy")
 
 
 def test_lstm_without_bias_trains_w_and_r():
