@@ -107,3 +107,23 @@ def lstm_last_hidden_state(rand, S: int, B: int, H: int):
              helper.make_node("Squeeze", ["yh", "axes"], ["h"]), helper.make_node("Gemm", ["h", "w_out"], ["y"])]
     model = make_model(nodes, [("x", [S, B, I])], [("y", None)], {**inits, "axes": np.array([0], np.int64)})
     return model, list(inits), {"x": rand(S, B, I)}
+
+
+def transpose_chain(rand, perm: list):
+    """x [2,3,4] * q -> Transpose(perm): (model, trainable, feeds, MSE target)."""
+    inits = {"q": rand(2, 3, 4)}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node("Transpose", ["h"], ["y"], perm=perm)]
+    model = make_model(nodes, [("x", [2, 3, 4])], [("y", None)], inits)
+    return model, ["q"], {"x": rand(2, 3, 4)}, rand(*[[2, 3, 4][p] for p in perm])
+
+
+def concat_branches(rand, axis: int):
+    """Two branches of trainable weights and the plain input x [2,3,4], joined by Concat(axis):
+    fan-in through Concat. (model, trainable, feeds, MSE target)."""
+    inits = {"q": rand(2, 3, 4), "p": rand(2, 3, 4)}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h1"]), helper.make_node("Tanh", ["h1"], ["h2"]),
+             helper.make_node("Mul", ["h2", "p"], ["h3"]),
+             helper.make_node("Concat", ["h1", "x", "h3"], ["y"], axis=axis)]
+    model = make_model(nodes, [("x", [2, 3, 4])], [("y", None)], inits)
+    out_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    return model, list(inits), {"x": rand(2, 3, 4)}, rand(*out_shape)

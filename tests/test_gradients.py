@@ -7,8 +7,9 @@ import pytest
 from onnx import helper
 
 from grad_check import check_gradients
-from grad_models import (GEMM_C_SHAPES, activation_chain, assert_conv1d_formulas, conv1d_time_batch_channel,
-                         gemm_chain, lstm_last_hidden_state, softmax_inside)
+from grad_models import (GEMM_C_SHAPES, activation_chain, assert_conv1d_formulas, concat_branches,
+                         conv1d_time_batch_channel, gemm_chain, lstm_last_hidden_state, softmax_inside,
+                         transpose_chain)
 from ort_check import make_model
 
 import dnnx
@@ -193,22 +194,12 @@ def test_matmul_add_linear_layer_is_one_parameterised_layer():
 # --- Transpose, Concat, Reshape, BatchNormalization -------------------------------------------
 @pytest.mark.parametrize("perm", [[0, 2, 1], [2, 0, 1], [1, 0, 2]])
 def test_transpose(perm):
-    inits = {"q": rand(2, 3, 4)}
-    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node("Transpose", ["h"], ["y"], perm=perm)]
-    model = make_model(nodes, [("x", [2, 3, 4])], [("y", None)], inits)
-    check_gradients(model, ["q"], {"x": rand(2, 3, 4)}, mse_target([[2, 3, 4][p] for p in perm]))
+    check_gradients(*transpose_chain(rand, perm))
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_concat(axis):
-    # Two branches of one trainable weight and one constant-free input: fan-in through Concat.
-    inits = {"q": rand(2, 3, 4), "p": rand(2, 3, 4)}
-    nodes = [helper.make_node("Mul", ["x", "q"], ["h1"]), helper.make_node("Tanh", ["h1"], ["h2"]),
-             helper.make_node("Mul", ["h2", "p"], ["h3"]),
-             helper.make_node("Concat", ["h1", "x", "h3"], ["y"], axis=axis)]
-    model = make_model(nodes, [("x", [2, 3, 4])], [("y", None)], inits)
-    out_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
-    check_gradients(model, list(inits), {"x": rand(2, 3, 4)}, mse_target(out_shape))
+    check_gradients(*concat_branches(rand, axis))
 
 
 def test_reshape_squeeze_unsqueeze_views():

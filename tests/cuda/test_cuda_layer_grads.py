@@ -26,7 +26,8 @@ import pytest
 from onnx import helper
 
 import dnnx
-from grad_models import assert_conv1d_formulas, conv1d_time_batch_channel, lstm_last_hidden_state
+from grad_models import (assert_conv1d_formulas, concat_branches, conv1d_time_batch_channel, lstm_last_hidden_state,
+                         transpose_chain)
 from ort_check import make_model
 
 RTOL = 1e-4
@@ -216,20 +217,12 @@ def test_broadcast_over_a_large_reduction():
 # --- Transpose, Concat, BatchNormalization ----------------------------------------------------
 @pytest.mark.parametrize("perm", [[0, 2, 1], [2, 0, 1], [1, 0, 2]])
 def test_transpose(perm):
-    inits = {"q": rand(2, 3, 4)}
-    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node("Transpose", ["h"], ["y"], perm=perm)]
-    model = make_model(nodes, [("x", [2, 3, 4])], [("y", None)], inits)
-    check_cuda_gradients(model, ["q"], {"x": rand(2, 3, 4)}, rand(*[[2, 3, 4][p] for p in perm]))
+    check_cuda_gradients(*transpose_chain(rand, perm))
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_concat(axis):
-    inits = {"q": rand(2, 3, 4), "p": rand(2, 3, 4)}
-    nodes = [helper.make_node("Mul", ["x", "q"], ["h1"]), helper.make_node("Tanh", ["h1"], ["h2"]),
-             helper.make_node("Mul", ["h2", "p"], ["h3"]),
-             helper.make_node("Concat", ["h1", "x", "h3"], ["y"], axis=axis)]
-    model = make_model(nodes, [("x", [2, 3, 4])], [("y", None)], inits)
-    check_cuda_gradients(model, list(inits), {"x": rand(2, 3, 4)}, rand(*out_shape(model)))
+    check_cuda_gradients(*concat_branches(rand, axis))
 
 
 def test_batchnorm_after_a_trainable_conv():
