@@ -4,10 +4,18 @@ worker writes its times (and the torch/cuDNN versions and GPU name) to a torch.j
 process reads back. The main process never imports torch."""
 from __future__ import annotations
 
+import argparse
 import datetime
 import platform
 import subprocess
 import sys
+
+
+def add_worker_arguments(parser: argparse.ArgumentParser, *paths: str) -> None:
+    """The hidden options of the re-run: --worker, and the paths it is handed (e.g. "--model", "--dir")."""
+    parser.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
+    for name in paths:
+        parser.add_argument(name, help=argparse.SUPPRESS)
 
 
 def run_torch_worker(script: str, *args: str, **run_kwargs) -> None:

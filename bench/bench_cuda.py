@@ -32,7 +32,7 @@ import onnx
 from onnx import numpy_helper
 
 from _timing import median_us, time_calls
-from _torch_worker import machine_lines, run_torch_worker
+from _torch_worker import add_worker_arguments, machine_lines, run_torch_worker
 
 BATCHES = (1, 64, 256, 1024)
 
@@ -167,9 +167,7 @@ def main() -> int:
     parser.add_argument("--iters", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--out", default=str(Path(__file__).with_name("RESULTS_CUDA.md")))
-    parser.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
-    parser.add_argument("--model", help=argparse.SUPPRESS)
-    parser.add_argument("--dir", help=argparse.SUPPRESS)
+    add_worker_arguments(parser, "--model", "--dir")
     args = parser.parse_args()
     if args.worker:
         torch_worker(args.model, args.dir, args.warmup, args.iters)

@@ -36,7 +36,7 @@ import onnx
 from onnx import numpy_helper
 
 from _timing import median_us, time_calls
-from _torch_worker import run_torch_worker
+from _torch_worker import add_worker_arguments, run_torch_worker
 
 CASES = (("last:2", 64), ("last:2", 256), ("last:2", 1024), ("all", 256))
 TARGET_US = 150.0  # last:2 at batch 256
@@ -137,9 +137,7 @@ def main() -> int:
     parser.add_argument("--iters", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--out", help="also write the markdown section to this file")
-    parser.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
-    parser.add_argument("--model", help=argparse.SUPPRESS)
-    parser.add_argument("--result", help=argparse.SUPPRESS)
+    add_worker_arguments(parser, "--model", "--result")
     args = parser.parse_args()
     if args.worker:
         torch_worker(args.model, args.result, args.warmup, args.iters)

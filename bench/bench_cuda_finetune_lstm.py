@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import median_ms  # noqa: E402
-from _torch_worker import machine_lines, run_torch_worker  # noqa: E402
+from _torch_worker import add_worker_arguments, machine_lines, run_torch_worker  # noqa: E402
 from bench_cuda_lstm import FEATURES, HIDDEN, LAYERS, SEQ, copy_weights_to_torch, inputs_for, onnx_model  # noqa: E402
 
 BATCHES = (32, 256)
@@ -102,8 +102,7 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--batches", type=int, nargs="+", default=list(BATCHES))
     parser.add_argument("--out", help="also write the markdown report here")
-    parser.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
-    parser.add_argument("--dir", help=argparse.SUPPRESS)
+    add_worker_arguments(parser, "--dir")
     args = parser.parse_args()
     if args.worker:
         torch_worker(args.dir, args.warmup, args.iters, args.batches)

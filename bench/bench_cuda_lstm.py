@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from _timing import median_ms, time_calls
-from _torch_worker import machine_lines, run_torch_worker
+from _torch_worker import add_worker_arguments, machine_lines, run_torch_worker
 
 SEQ, FEATURES, HIDDEN, LAYERS = 512, 512, 512, 4
 BATCHES = (32, 64, 128, 256)
@@ -125,8 +125,7 @@ def main() -> int:
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--out", default=str(Path(__file__).with_name("RESULTS_CUDA_LSTM.md")))
-    parser.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
-    parser.add_argument("--dir", help=argparse.SUPPRESS)
+    add_worker_arguments(parser, "--dir")
     args = parser.parse_args()
     if args.worker:
         torch_worker(args.dir, args.warmup, args.iters)

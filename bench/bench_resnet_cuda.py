@@ -40,7 +40,7 @@ from onnx import numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import time_calls  # noqa: E402
-from _torch_worker import machine_lines, run_torch_worker  # noqa: E402
+from _torch_worker import add_worker_arguments, machine_lines, run_torch_worker  # noqa: E402
 from resnet50 import STAGES, build_resnet50  # noqa: E402
 
 
@@ -224,9 +224,7 @@ def main() -> int:
     parser.add_argument("--iters", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--out", help="a markdown file to append the section to (printed either way)")
-    parser.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
-    parser.add_argument("--model", help=argparse.SUPPRESS)
-    parser.add_argument("--dir", help=argparse.SUPPRESS)
+    add_worker_arguments(parser, "--model", "--dir")
     args = parser.parse_args()
     if args.worker:
         torch_worker(args.model, args.dir, args.batch, args.warmup, args.iters)
