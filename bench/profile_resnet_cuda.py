@@ -1,0 +1,29 @@
+"""Where ResNet-50's time goes on CUDA at batch 256: per-op-type GPU time from m.profile (CUDA events in a
+replayed graph), fp32 / tf32 / fp16, heuristic algorithms; prints two lines per precision.
+
+    python bench/profile_resnet_cuda.py bench      (the argument: the folder holding resnet50.py)
+"""
+import sys
+from collections import defaultdict
+import numpy as np
+import dnnx
+
+sys.path.insert(0, sys.argv[1])
+from resnet50 import build_resnet50  # noqa: E402
+
+model = build_resnet50()
+x = np.random.default_rng(0).standard_normal((256, 3, 224, 224)).astype(np.float32)
+for precision in ("fp32", "tf32", "fp16"):
+    m = dnnx.load(model, device="cuda", precision=precision, batch_size=256)
+    rows = m.profile(x, repeat=5)
+    by_op = defaultdict(float)
+    algos = defaultdict(int)
+    for r in rows:
+        by_op[r.op] += r.median_ms
+    plan = m.plan(batch_size=256)
+    for row in plan:
+        if row["op"].startswith("Conv"):
+            algos[row["algorithm"].split(" ")[0]] += 1
+    total = sum(by_op.values())
+    print(f"{precision}: total {total:.2f} ms; " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(by_op.items(), key=lambda kv: -kv[1])))
+    print(f"  conv algorithms: {dict(algos)}", flush=True)
