@@ -163,3 +163,47 @@ def test_conv_wrong_strides_length():
                        strides=[1, 1, 1])
     with pytest.raises(dnnx.InvalidModelError, match=r"conv_strides.*strides \[1,1,1\]"):
         dnnx.load(model)
+
+
+# --- 1x1 convs with a stride: a strided gather, then the pointwise GEMM ---------------------------
+
+@pytest.mark.parametrize("stride", [2, 3])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("x_shape", [[1, 16, 14, 14], [8, 5, 13, 11], [3, 7, 9, 10]])
+def test_strided_pointwise_conv_gathers_then_gemms(x_shape, bias, stride):
+    model = conv_model(x_shape, [6, x_shape[1], 1, 1], bias=bias, strides=[stride, stride])
+    row = plan_row(model)
+    assert row["algorithm"] == "gather+gemm(1x1)"
+    assert ("im2col+gemm", "not needed: 1x1 kernel, no padding, one group") in [tuple(r) for r in row["rejected"]]
+    oh, ow = (x_shape[2] - 1) // stride + 1, (x_shape[3] - 1) // stride + 1
+    assert row["workspace"] == x_shape[1] * oh * ow * 4  # one gathered image [C, OH*OW] float32
+    assert_matches_ort(model, {"x": rand(*x_shape, seed=stride)})
+
+
+@pytest.mark.parametrize("x_shape, w_shape, strides", [
+    ([2, 3, 17], [4, 3, 1], [2]),                      # 1-D
+    ([2, 3, 5, 7, 9], [4, 3, 1, 1, 1], [2, 3, 2]),     # 3-D, a stride per axis
+    ([2, 4, 9, 9], [5, 4, 1, 1], [1, 2]),              # strided along W only
+])
+def test_strided_pointwise_conv_of_other_ranks(x_shape, w_shape, strides):
+    model = conv_model(x_shape, w_shape, strides=strides)
+    assert plan_row(model)["algorithm"] == "gather+gemm(1x1)"
+    assert_matches_ort(model, {"x": rand(*x_shape)})
+
+
+@pytest.mark.parametrize("stride", [2, 3])
+def test_strided_pointwise_conv_with_the_relu_epilogue(stride):
+    w = (rand(8, 6, 1, 1, seed=3) / np.sqrt(6)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", strides=[stride, stride]),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    model = make_model(nodes, [("x", [4, 6, 11, 13])], [("y", None)], {"w": w, "b": rand(8, seed=4)})
+    (row,) = dnnx.load(model).plan()
+    assert (row["op"], row["algorithm"]) == ("Conv+Relu", "gather+gemm(1x1)")
+    assert_matches_ort(model, {"x": rand(4, 6, 11, 13)})
+
+
+@pytest.mark.parametrize("attrs", [{"group": 2}, {"pads": [1, 1, 1, 1]}])
+def test_strided_pointwise_conv_with_groups_or_padding_takes_im2col(attrs):
+    model = conv_model([2, 4, 9, 9], [6, 4 // attrs.get("group", 1), 1, 1], strides=[2, 2], **attrs)
+    assert plan_row(model)["algorithm"] == "im2col+gemm"
+    assert_matches_ort(model, {"x": rand(2, 4, 9, 9)})

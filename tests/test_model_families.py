@@ -173,7 +173,11 @@ def plan_ops(family, **load_kwargs):
 def test_resnet_block_plan_after_the_passes():
     ops = plan_ops("resnet_downsample_block")
     assert "BatchNormalization" not in ops  # all three follow a Conv: folded
-    assert ops.count("Conv+Relu") == 1 and ops.count("Conv") == 2 and ops[-2:] == ["Add", "Relu"]
+    # conv_a + BN + Relu, the downsample conv + BN, then conv_b + BN + the residual Add + Relu as
+    # one layer (fuse_conv_add_relu), placed after the downsample conv whose output it adds
+    assert ops == ["Conv+Relu", "Conv", "Conv+Add+Relu"], ops
+    assert plan_ops("resnet_basic_block") == ["Conv+Relu", "Conv+Add+Relu"]
+    assert plan_ops("resnet_downsample_block", passes={"fuse_conv_add_relu": False})[-2:] == ["Add", "Relu"]
     assert plan_ops("resnet_downsample_block", optimize=False).count("BatchNormalization") == 3
 
 

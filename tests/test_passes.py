@@ -102,6 +102,39 @@ def test_conv_whose_output_is_a_graph_output_is_not_fused():
     assert ops(model) == ["Conv", "Relu"]
 
 
+# --- fuse_conv_add_relu (more in test_conv_add_relu.py) ---------------------------------------------
+
+def conv_bn_add_relu(z_first=False):
+    """Conv -> BN -> Add(x) -> Relu: a ResNet identity join; the BN folds first, then the rest fuses."""
+    model = conv_bn_relu(relu=False)
+    model.graph.node.append(helper.make_node("Add", ["x", "n"] if z_first else ["n", "x"], ["sum"], name="add"))
+    model.graph.node.append(helper.make_node("Relu", ["sum"], ["y"], name="relu"))
+    model.graph.output[0].name = "y"
+    return model
+
+
+@pytest.mark.parametrize("z_first", [False, True])
+@pytest.mark.parametrize("batch", [1, 8])
+def test_fuse_conv_add_relu_on_the_cpu(z_first, batch):
+    model = conv_bn_add_relu(z_first)
+    check_same_results(model, {"x": rand(batch, 8, 6, 6)})
+    (row,) = dnnx.load(model).plan()
+    assert (row["op"], row["name"]) == ("Conv+Add+Relu", "conv")
+    assert ops(model, passes={"fuse_conv_add_relu": False}) == ["Conv", "Add", "Relu"]
+    assert ops(model, passes={"fold_batchnorm": False}) == ["Conv", "BatchNormalization", "Add", "Relu"]
+
+
+def test_conv_relu_then_add_relu_is_not_fused_again():
+    # Conv -> Relu -> Add -> Relu: fuse_conv_relu takes the first pair; the join stays apart
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu_c"),
+             helper.make_node("Add", ["r", "x"], ["s"], name="add"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu")]
+    model = make_model(nodes, [("x", ["N", 4, 5, 5])], [("y", None)], {"w": weights(4, 4, 3, 3)})
+    check_same_results(model, {"x": rand(2, 4, 5, 5)})
+    assert ops(model) == ["Conv+Relu", "Add", "Relu"]
+
+
 # --- fuse_gemm_relu and fuse_matmul_add ----------------------------------------------------------
 
 def test_fuse_gemm_relu():

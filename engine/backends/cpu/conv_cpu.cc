@@ -1,15 +1,17 @@
 // Conv on the CPU, NCHW float32: per batch item and per group, Y_g = W_g x col, one sgemm each.
-// col is X_g itself for a pointwise (1x1, stride 1, unpadded) conv ("gemm(1x1)"), otherwise
-// X_g unrolled by im2col into the planner's workspace ("im2col+gemm"). The images are split
-// across the CPU thread pool, each worker with its own col slice (Note [cpu threads] in
-// thread_pool.cc); the plan says "x2 threads" when it does. Every spatial rank runs
-// as 3-D, with unit dims prepended (ConvGeometry::expanded_to). "Conv+Relu" (made by the
-// fuse_conv_relu pass) is the same kernel with the Relu applied after the bias, per output tile.
+// col is X_g itself for a pointwise (1x1, stride 1, unpadded) conv ("gemm(1x1)"), X_g gathered
+// at the strides for a 1x1 unpadded strided conv of one group ("gather+gemm(1x1)": ResNet's
+// downsample projections), otherwise X_g unrolled by im2col ("im2col+gemm"); the last two into
+// the planner's workspace. The images are split across the CPU thread pool, each worker with
+// its own col slice (Note [cpu threads] in thread_pool.cc); the plan says "x2 threads" when it
+// does. Every spatial rank runs as 3-D, with unit dims prepended (ConvGeometry::expanded_to).
+// "Conv+Relu" (the fuse_conv_relu pass) and "Conv+Add+Relu" (fuse_conv_add_relu: z is input 3)
+// are the same kernel with more epilogue (conv_epilogue_cpu.h), applied per output tile.
 #include <algorithm>
 #include <cstring>
 
-#include "backends/cpu/activation_cpu.h"
 #include "backends/cpu/blas.h"
+#include "backends/cpu/conv_epilogue_cpu.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/im2col_cpu.h"
 #include "backends/cpu/thread_pool.h"
@@ -18,20 +20,23 @@ namespace dnnx {
 
 namespace {
 
-enum class ConvAlgo { Pointwise, Im2colGemm };
-// The activation the kernel applies to Y_g after the bias, while Y_g is still in cache.
-enum class ConvActivation { None, Relu };
+enum class ConvAlgo { Pointwise, GatherPointwise, Im2colGemm };
+// What the kernel fuses after the GEMM, while Y_g is still in cache: nothing ("Conv"), a Relu
+// ("Conv+Relu"), or the residual Add and a Relu ("Conv+Add+Relu").
+enum class ConvFusion { None, Relu, AddRelu };
+
+constexpr size_t kResidualInput = 3;  // Conv+Add+Relu's z
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(ConvShape shape, ConvAlgo algo, bool has_bias, ConvActivation activation, int workers)
-      : s_(std::move(shape)), algo_(algo), has_bias_(has_bias), activation_(activation), workers_(workers) {}
+  ConvKernel(ConvShape shape, ConvAlgo algo, bool has_bias, ConvFusion fusion, int workers)
+      : s_(std::move(shape)), algo_(algo), has_bias_(has_bias), fusion_(fusion), workers_(workers) {}
 
-  // x [N, C, in...], w [M, C/group, k...], b [M], y [N, M, out...]; workspace holds one col
-  // [Cg*K, OSP] per worker. The workers planned bound the slices, whatever the pool has now.
+  // x [N, C, in...], w [M, C/group, k...], b [M], z and y [N, M, out...]; workspace holds one
+  // col [Cg*K, OSP] per worker. The workers planned bound the slices, whatever the pool has now.
   void run(const KernelArgs& args) const override {
     float* cols = static_cast<float*>(args.workspace);
-    const int64_t col_elems = algo_ == ConvAlgo::Im2colGemm ? s_.col_rows() * s_.g.output_size() : 0;
+    const int64_t col_elems = algo_ == ConvAlgo::Pointwise ? 0 : s_.col_rows() * s_.g.output_size();
     cpu_thread_pool().parallel_for(s_.batch, [&](int64_t begin, int64_t end, int worker) {
       run_images(args, begin, end, cols + worker * col_elems);
     }, workers_);
@@ -46,39 +51,38 @@ class ConvKernel final : public Kernel {
     const float* w = args.in(1);
     float* y = args.out(0);
     const float* bias = has_bias_ ? args.in(2) : nullptr;
+    const float* z = fusion_ == ConvFusion::AddRelu ? args.in(kResidualInput) : nullptr;
     const int64_t mg = s_.group_filters(), rows = s_.col_rows(), out_size = s_.g.output_size();
     for (int64_t n = begin; n < end; ++n) {
       for (int64_t grp = 0; grp < s_.g.group; ++grp) {
         const float* x_g = x + (n * s_.channels + grp * s_.group_channels()) * s_.g.input_size();
         const float* cols = x_g;  // pointwise: X_g [Cg, H*W] is already the column matrix
-        if (algo_ == ConvAlgo::Im2colGemm) {
+        if (algo_ == ConvAlgo::GatherPointwise) {
+          gather_strided(s_, x_g, col);
+          cols = col;
+        } else if (algo_ == ConvAlgo::Im2colGemm) {
           im2col(s_, x_g, col);
           cols = col;
         }
-        // Y_g [Mg, OSP] = W_g [Mg, Cg*K] x cols [Cg*K, OSP], then + B_g (and Relu) while Y_g is in cache.
-        float* y_g = y + (n * s_.filters + grp * mg) * out_size;
+        // Y_g [Mg, OSP] = W_g [Mg, Cg*K] x cols [Cg*K, OSP], then the epilogue while Y_g is in cache.
+        const int64_t y_offset = (n * s_.filters + grp * mg) * out_size;
+        float* y_g = y + y_offset;
         sgemm(false, false, static_cast<int>(mg), static_cast<int>(out_size), static_cast<int>(rows),
               1.0f, w + grp * mg * rows, static_cast<int>(rows), cols, static_cast<int>(out_size),
               0.0f, y_g, static_cast<int>(out_size));
-        if (bias) add_bias(bias + grp * mg, y_g);
-        if (activation_ == ConvActivation::Relu) relu_inplace(y_g, mg * out_size);
+        ConvEpilogue epilogue;
+        epilogue.bias = bias ? bias + grp * mg : nullptr;
+        epilogue.residual = z ? z + y_offset : nullptr;
+        epilogue.relu = fusion_ != ConvFusion::None;
+        apply_conv_epilogue(epilogue, mg, out_size, y_g);
       }
-    }
-  }
-
-  // y_g [Mg, OSP] += b_g [Mg] per row.
-  void add_bias(const float* b_g, float* y_g) const {
-    const int64_t out_size = s_.g.output_size();
-    for (int64_t m = 0; m < s_.group_filters(); ++m, y_g += out_size) {
-      const float bm = b_g[m];
-      for (int64_t i = 0; i < out_size; ++i) y_g[i] += bm;
     }
   }
 
   ConvShape s_;
   ConvAlgo algo_;
   bool has_bias_;
-  ConvActivation activation_;
+  ConvFusion fusion_;
   int workers_;  // the most the images are split across
 };
 
@@ -89,7 +93,12 @@ std::string why_not_pointwise(const ConvGeometry& g) {
   return "strides are " + shape_str(g.strides);
 }
 
-KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, ConvActivation activation) {
+// A 1x1 unpadded conv of one group with a stride > 1: its col is X gathered at the strides.
+bool is_gather_pointwise(const ConvGeometry& g) {
+  return g.kernel_size() == 1 && !g.has_padding() && g.group == 1 && !g.is_pointwise();
+}
+
+KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, ConvFusion fusion) {
   const Shape& x = inputs[0].info.shape;
   const Shape& w = inputs[1].info.shape;
   const ConvGeometry g = make_conv_geometry(node, WindowOp::Conv, Shape(x.begin() + 2, x.end()),
@@ -102,28 +111,36 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
   if (g.is_pointwise()) {
     choice.algorithm = with_threads("gemm(1x1)", workers);
     choice.rejected.push_back({"im2col+gemm", "not needed: 1x1 kernel, stride 1, no padding"});
-    choice.kernel = std::make_unique<ConvKernel>(std::move(s), ConvAlgo::Pointwise, has_bias, activation, workers);
+    choice.kernel = std::make_unique<ConvKernel>(std::move(s), ConvAlgo::Pointwise, has_bias, fusion, workers);
     return choice;
   }
-  choice.algorithm = with_threads("im2col+gemm", workers);
+  ConvAlgo algo = ConvAlgo::Im2colGemm;
   choice.rejected.push_back({"gemm(1x1)", why_not_pointwise(g)});
+  if (is_gather_pointwise(g)) {
+    algo = ConvAlgo::GatherPointwise;
+    choice.algorithm = with_threads("gather+gemm(1x1)", workers);
+    choice.rejected.push_back({"im2col+gemm", "not needed: 1x1 kernel, no padding, one group"});
+  } else {
+    choice.algorithm = with_threads("im2col+gemm", workers);
+  }
   // One col [Cg*K, OSP] (one group of one image) per worker.
   choice.workspace_bytes = static_cast<size_t>(workers * s.col_rows() * s.g.output_size()) * sizeof(float);
-  choice.kernel = std::make_unique<ConvKernel>(std::move(s), ConvAlgo::Im2colGemm, has_bias, activation, workers);
+  choice.kernel = std::make_unique<ConvKernel>(std::move(s), algo, has_bias, fusion, workers);
   return choice;
 }
 
-KernelFactory conv_factory(ConvActivation activation) {
-  return [activation](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
-    return plan_conv(node, inputs, activation);
+KernelFactory conv_factory(ConvFusion fusion) {
+  return [fusion](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+    return plan_conv(node, inputs, fusion);
   };
 }
 
 }  // namespace
 
 void register_cpu_conv_kernels(KernelRegistry& r) {
-  r.add("Conv", conv_factory(ConvActivation::None));
-  r.add("Conv+Relu", conv_factory(ConvActivation::Relu));
+  r.add("Conv", conv_factory(ConvFusion::None));
+  r.add("Conv+Relu", conv_factory(ConvFusion::Relu));
+  r.add("Conv+Add+Relu", conv_factory(ConvFusion::AddRelu));
 }
 
 }  // namespace dnnx

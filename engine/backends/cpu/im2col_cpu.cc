@@ -76,6 +76,22 @@ void im2col(const ConvShape& s, const float* x, float* col) {
   }
 }
 
+void gather_strided(const ConvShape& s, const float* x, float* col) {
+  const ConvGeometry& g = s.g;
+  const int64_t in_h = g.input[kH], in_w = g.input[kW];
+  const int64_t step_d = g.strides[kD] * in_h * in_w, step_h = g.strides[kH] * in_w, step_w = g.strides[kW];
+  const int64_t out_w = g.output[kW];
+  for (int64_t c = 0; c < s.group_channels(); ++c) {
+    const float* xc = x + c * g.input_size();
+    for (int64_t od = 0; od < g.output[kD]; ++od) {
+      for (int64_t oh = 0; oh < g.output[kH]; ++oh, col += out_w) {
+        const float* src = xc + od * step_d + oh * step_h;
+        for (int64_t ow = 0; ow < out_w; ++ow) col[ow] = src[ow * step_w];
+      }
+    }
+  }
+}
+
 void col2im(const ConvShape& s, const float* col, float* x) {
   const ConvGeometry& g = s.g;
   std::fill(x, x + s.group_channels() * g.input_size(), 0.0f);

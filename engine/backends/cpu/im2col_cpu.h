@@ -25,6 +25,11 @@ struct ConvShape {
 // taps that fall in the padding read 0.
 void im2col(const ConvShape& s, const float* x, float* col);
 
+// im2col of a 1x1, unpadded, strided conv: a strided gather, col [Cg, OD*OH*OW] with
+// col[c, (od, oh, ow)] = x[c, od*SD, oh*SH, ow*SW]. No tap can fall in the padding, so there is
+// nothing to test per row (what the general im2col does).
+void gather_strided(const ConvShape& s, const float* x, float* col);
+
 // The adjoint of im2col: x [Cg, D, H, W] = the sum, over every col entry, of the entry added at
 // the input position it was read from (padding taps dropped). x is overwritten.
 void col2im(const ConvShape& s, const float* col, float* x);

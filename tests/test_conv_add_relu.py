@@ -1,0 +1,115 @@
+"""A residual join, Conv -> Add(z) -> Relu, as one layer on the CPU (the fuse_conv_add_relu pass:
+the conv kernel adds z and applies the Relu in its epilogue, engine/backends/cpu/conv_epilogue_cpu.h),
+against onnxruntime and against the same model with the pass off; the cases the pass must leave
+alone keep their three layers."""
+import numpy as np
+import pytest
+from onnx import helper
+
+import dnnx
+from dnnx.threads import get_num_threads, set_num_threads
+from ort_check import assert_matches_ort, make_model, rand
+
+FUSED = "Conv+Add+Relu"
+
+
+def weights(*shape, seed):
+    return (rand(*shape, seed=seed) / np.sqrt(np.prod(shape[1:]))).astype(np.float32)
+
+
+def residual_block(bias=True, z_first=False, downsample=False, channels=8, stride=1):
+    """x -> conv_a + relu -> conv_b (-> Add with x, or with a downsample conv of x, placed after
+    conv_b in the node order) -> relu."""
+    c = channels
+    inits = {"wa": weights(c, c, 3, 3, seed=1), "wb": weights(c, c, 3, 3, seed=2)}
+    b_inputs = ["a", "wb"]
+    if bias:
+        inits["bb"] = rand(c, seed=3)
+        b_inputs.append("bb")
+    nodes = [helper.make_node("Conv", ["x", "wa"], ["ca"], name="conv_a", pads=[1, 1, 1, 1], strides=[stride] * 2),
+             helper.make_node("Relu", ["ca"], ["a"], name="relu_a"),
+             helper.make_node("Conv", b_inputs, ["cb"], name="conv_b", pads=[1, 1, 1, 1])]
+    z = "x"
+    if downsample:
+        inits["wd"] = weights(c, c, 1, 1, seed=4)
+        nodes.append(helper.make_node("Conv", ["x", "wd"], ["d"], name="down", strides=[stride] * 2))
+        z = "d"
+    nodes.append(helper.make_node("Add", [z, "cb"] if z_first else ["cb", z], ["s"], name="add"))
+    nodes.append(helper.make_node("Relu", ["s"], ["y"], name="relu"))
+    return make_model(nodes, [("x", ["N", c, 11, 11])], [("y", None)], inits)
+
+
+def plan_ops(model, **load_kwargs):
+    return [row["op"] for row in dnnx.load(model, **load_kwargs).plan()]
+
+
+@pytest.mark.parametrize("batch", [1, 8])
+@pytest.mark.parametrize("bias, z_first, downsample, stride", [
+    (True, False, False, 1), (False, False, False, 1), (True, True, False, 1), (True, False, True, 2),
+    (False, True, True, 2),
+])
+def test_residual_join_is_one_layer(bias, z_first, downsample, stride, batch):
+    model = residual_block(bias=bias, z_first=z_first, downsample=downsample, stride=stride)
+    cpu = dnnx.load(model, batch_size=batch)
+    ops = [row["op"] for row in cpu.plan()]
+    assert ops.count(FUSED) == 1 and "Add" not in ops and "Relu" not in ops, ops
+    assert ops[-1] == FUSED  # it takes the Add's place: after the downsample conv it reads
+    x = rand(batch, 8, 11, 11, seed=batch)
+    fused = assert_matches_ort(model, {"x": x}, batch_size=batch)["y"]
+    unfused = dnnx.load(model, batch_size=batch, passes={"fuse_conv_add_relu": False})
+    assert "Add" in [row["op"] for row in unfused.plan()]
+    np.testing.assert_allclose(fused, unfused.run(x), rtol=1e-6, atol=1e-6, err_msg="fused vs unfused")
+
+
+def test_the_fused_layer_keeps_the_conv_algorithm():
+    rows = {row["name"]: row for row in dnnx.load(residual_block(downsample=True, stride=2), batch_size=2).plan()}
+    fused = next(row for row in rows.values() if row["op"] == FUSED)
+    assert fused["algorithm"].startswith("im2col+gemm"), fused
+    assert rows["down"]["algorithm"].startswith("gather+gemm(1x1)"), rows["down"]
+
+
+def test_a_pointwise_conv_fuses_too():
+    # a 1x1 conv (gemm(1x1), no col) with the residual: the bottleneck's last conv in ResNet-50
+    inits = {"w": weights(6, 6, 1, 1, seed=1), "b": rand(6, seed=2)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv"),
+             helper.make_node("Add", ["x", "c"], ["s"], name="add"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu")]
+    model = make_model(nodes, [("x", ["N", 6, 7, 5])], [("y", None)], inits)
+    assert plan_ops(model) == [FUSED]
+    assert_matches_ort(model, {"x": rand(3, 6, 7, 5)}, batch_size=3)
+
+
+def test_a_broadcast_residual_is_not_fused():
+    inits = {"w": weights(4, 4, 3, 3, seed=1), "z": rand(1, 4, 1, 1, seed=2)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "z"], ["s"], name="add"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu")]
+    model = make_model(nodes, [("x", [2, 4, 6, 6])], [("y", None)], inits)
+    assert plan_ops(model) == ["Conv", "Add", "Relu"]
+    assert_matches_ort(model, {"x": rand(2, 4, 6, 6)})
+
+
+def test_a_sum_read_elsewhere_is_not_fused():
+    inits = {"w": weights(4, 4, 3, 3, seed=1)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "x"], ["s"], name="add"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu"),
+             helper.make_node("Sigmoid", ["s"], ["t"], name="other")]
+    model = make_model(nodes, [("x", [2, 4, 6, 6])], [("y", None), ("t", None)], inits)
+    assert plan_ops(model) == ["Conv", "Add", "Relu", "Sigmoid"]
+    assert_matches_ort(model, {"x": rand(2, 4, 6, 6)})
+
+
+def test_two_threads_split_the_fused_layer_like_the_conv():
+    model = residual_block(downsample=True, stride=2)
+    x = rand(4, 8, 11, 11, seed=5)
+    one = dnnx.load(model, batch_size=4, passes={"fuse_conv_add_relu": False}).run(x)
+    before = get_num_threads()
+    set_num_threads(2)  # kernels are split at load
+    try:
+        two = dnnx.load(model, batch_size=4)
+    finally:
+        set_num_threads(before)
+    fused = next(row for row in two.plan() if row["op"] == FUSED)
+    assert fused["algorithm"].endswith("x2 threads"), fused
+    np.testing.assert_allclose(two.run(x), one, rtol=1e-6, atol=1e-6)
