@@ -1,7 +1,8 @@
 // "Conv+Add+Relu", made by the fuse_conv_add_relu pass (core/passes): a residual block's
 // Relu(Conv(x, w, b) + z), where z has the conv output's shape. Inputs [x, w, b or "", z]; the
 // conv's attributes; the Relu's output. On CUDA one cudnnConvolutionBiasActivationForward
-// (y = relu(conv(x) + z + b)) instead of three passes over the block's output.
+// (y = relu(conv(x) + z + b)), on the CPU the conv kernel's epilogue, instead of three passes
+// over the block's output.
 #include "ops/families.h"
 
 namespace dnnx {

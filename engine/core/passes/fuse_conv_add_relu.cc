@@ -1,9 +1,9 @@
 // Conv -> Add(z) -> Relu => Conv+Add+Relu: the residual join of a ResNet block as one layer, so
 // that a backend may add the residual and apply the Relu in the conv's epilogue (CUDA: one
-// cudnnConvolutionBiasActivationForward, y = relu(conv(x) + z + b)). Only when the Conv's output
-// feeds the Add alone, the Add's feeds the Relu alone, neither is a graph output, z has the
-// conv output's shape for every size of the symbolic dims (no broadcast), and the backend
-// registers the fused op (the CPU does not: its graph keeps the three nodes). The fused node
+// cudnnConvolutionBiasActivationForward, y = relu(conv(x) + z + b); CPU: the conv kernel's
+// epilogue, per output tile). Only when the Conv's output feeds the Add alone, the Add's feeds
+// the Relu alone, neither is a graph output, z has the conv output's shape for every size of the
+// symbolic dims (no broadcast), and the backend registers the fused op. The fused node
 // takes the Add's place in the order: z may be computed after the Conv (a downsample branch).
 #include "core/passes/rewrite.h"
 
