@@ -9,34 +9,9 @@ from onnx import helper
 import dnnx
 from dnnx.threads import get_num_threads, set_num_threads
 from ort_check import assert_matches_ort, make_model, rand
+from residual_models import broadcast_residual, residual_block, sum_read_elsewhere, weights
 
 FUSED = "Conv+Add+Relu"
-
-
-def weights(*shape, seed):
-    return (rand(*shape, seed=seed) / np.sqrt(np.prod(shape[1:]))).astype(np.float32)
-
-
-def residual_block(bias=True, z_first=False, downsample=False, channels=8, stride=1):
-    """x -> conv_a + relu -> conv_b (-> Add with x, or with a downsample conv of x, placed after
-    conv_b in the node order) -> relu."""
-    c = channels
-    inits = {"wa": weights(c, c, 3, 3, seed=1), "wb": weights(c, c, 3, 3, seed=2)}
-    b_inputs = ["a", "wb"]
-    if bias:
-        inits["bb"] = rand(c, seed=3)
-        b_inputs.append("bb")
-    nodes = [helper.make_node("Conv", ["x", "wa"], ["ca"], name="conv_a", pads=[1, 1, 1, 1], strides=[stride] * 2),
-             helper.make_node("Relu", ["ca"], ["a"], name="relu_a"),
-             helper.make_node("Conv", b_inputs, ["cb"], name="conv_b", pads=[1, 1, 1, 1])]
-    z = "x"
-    if downsample:
-        inits["wd"] = weights(c, c, 1, 1, seed=4)
-        nodes.append(helper.make_node("Conv", ["x", "wd"], ["d"], name="down", strides=[stride] * 2))
-        z = "d"
-    nodes.append(helper.make_node("Add", [z, "cb"] if z_first else ["cb", z], ["s"], name="add"))
-    nodes.append(helper.make_node("Relu", ["s"], ["y"], name="relu"))
-    return make_model(nodes, [("x", ["N", c, 11, 11])], [("y", None)], inits)
 
 
 def plan_ops(model, **load_kwargs):
@@ -80,22 +55,13 @@ def test_a_pointwise_conv_fuses_too():
 
 
 def test_a_broadcast_residual_is_not_fused():
-    inits = {"w": weights(4, 4, 3, 3, seed=1), "z": rand(1, 4, 1, 1, seed=2)}
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-             helper.make_node("Add", ["c", "z"], ["s"], name="add"),
-             helper.make_node("Relu", ["s"], ["y"], name="relu")]
-    model = make_model(nodes, [("x", [2, 4, 6, 6])], [("y", None)], inits)
+    model = broadcast_residual()
     assert plan_ops(model) == ["Conv", "Add", "Relu"]
     assert_matches_ort(model, {"x": rand(2, 4, 6, 6)})
 
 
 def test_a_sum_read_elsewhere_is_not_fused():
-    inits = {"w": weights(4, 4, 3, 3, seed=1)}
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-             helper.make_node("Add", ["c", "x"], ["s"], name="add"),
-             helper.make_node("Relu", ["s"], ["y"], name="relu"),
-             helper.make_node("Sigmoid", ["s"], ["t"], name="other")]
-    model = make_model(nodes, [("x", [2, 4, 6, 6])], [("y", None), ("t", None)], inits)
+    model = sum_read_elsewhere()
     assert plan_ops(model) == ["Conv", "Add", "Relu", "Sigmoid"]
     assert_matches_ort(model, {"x": rand(2, 4, 6, 6)})
 
