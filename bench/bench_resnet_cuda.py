@@ -1,8 +1,7 @@
 """dnnx on CUDA against PyTorch on a ResNet-50-shaped model (bench/resnet50.py), batch 256 by
 default (issue #5, GPU part); prints a markdown section and appends it to --out if given.
 
-NOT RUN YET: written on 2026-11-30 on a CPU-only machine, for the GPU machine; no numbers from
-it exist in bench/. Expect to fix small things on its first run.
+Results: bench/RESULTS_CUDA.md, "ResNet-50 at batch 256" (H200, 2026-11-30).
 
     python bench/bench_resnet_cuda.py [--batch 256] [--iters K] [--warmup W] [--out bench/RESULTS_CUDA.md]
 
