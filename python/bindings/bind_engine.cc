@@ -57,20 +57,6 @@ OutputKind output_kind(const std::string& name) {
   throw InputError("output must be 'numpy' or 'device', got '" + name + "'");
 }
 
-py::list graph_rows(const std::vector<GraphStatus>& graphs) {
-  py::list rows;
-  for (const GraphStatus& g : graphs) {
-    py::dict row;
-    row["input_shapes"] = g.input_shapes;
-    row["state"] = g.state;
-    row["captures"] = g.captures;
-    row["replays"] = g.replays;
-    row["eager_runs"] = g.eager_runs;
-    rows.append(row);
-  }
-  return rows;
-}
-
 class PyEngine {
  public:
   PyEngine(const py::dict& ir, const std::string& device, const py::dict& options, const py::dict& passes)
@@ -136,7 +122,7 @@ class PyEngine {
     return result;
   }
 
-  py::list graphs() { return graph_rows(engine_->graphs()); }
+  py::list graphs() { return graph_rows(engine_->graphs(), "eager_runs"); }
 
   std::shared_ptr<DeviceArray> to_device(const py::object& obj) {
     py::array a = py::array::ensure(obj, py::array::c_style);
@@ -194,6 +180,20 @@ class PyEngine {
 };
 
 }  // namespace
+
+py::list graph_rows(const std::vector<GraphStatus>& graphs, const char* eager_key) {
+  py::list rows;
+  for (const GraphStatus& g : graphs) {
+    py::dict row;
+    row["input_shapes"] = g.input_shapes;
+    row["state"] = g.state;
+    row["captures"] = g.captures;
+    row["replays"] = g.replays;
+    row[eager_key] = g.eager_runs;
+    rows.append(row);
+  }
+  return rows;
+}
 
 void bind_engine(py::module_& m) {
   bind_device_array(m);

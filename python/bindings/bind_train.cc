@@ -185,19 +185,7 @@ class PyTrainer {
     return rows;
   }
 
-  py::list graphs() {
-    py::list rows;
-    for (const GraphStatus& g : trainer_->graphs()) {
-      py::dict row;
-      row["input_shapes"] = g.input_shapes;
-      row["state"] = g.state;
-      row["captures"] = g.captures;
-      row["replays"] = g.replays;
-      row["eager_steps"] = g.eager_runs;
-      rows.append(row);
-    }
-    return rows;
-  }
+  py::list graphs() { return graph_rows(trainer_->graphs(), "eager_steps"); }
 
   void set_weight(const std::string& name, const py::array_t<float, py::array::c_style | py::array::forcecast>& a) {
     trainer_->set_weight(name, a.data(), static_cast<size_t>(a.size()));

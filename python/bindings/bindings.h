@@ -3,6 +3,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <vector>
+
 #include "core/device_options.h"
 #include "core/graph.h"
 
@@ -24,6 +26,11 @@ py::dtype numpy_dtype(DType t);
 // time_ms, rejected (python/dnnx/plan.py prints them).
 struct Plan;
 py::list plan_rows(const Plan& plan);
+
+// One dict per recorded plan (Model.graphs(), Tuner.graphs()): input_shapes, state, captures,
+// replays, and the eager count under `eager_key` ("eager_runs" for a model, "eager_steps" for a tuner).
+struct GraphStatus;
+py::list graph_rows(const std::vector<GraphStatus>& graphs, const char* eager_key);
 
 // The IR dict from python/dnnx/_importer.py -> Graph.
 Graph graph_from_ir(const py::dict& ir);
