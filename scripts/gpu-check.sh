@@ -10,7 +10,8 @@
 #      heuristic vs exhaustive; lstm: bench_cuda_lstm.py, 4-layer LSTM vs PyTorch; finetune:
 #      bench_cuda_finetune.py, fine-tune steps vs PyTorch; finetune_lstm: bench_cuda_finetune_lstm.py;
 #      resnet: bench_resnet_cuda.py, ResNet-50 vs torchvision
-#   6. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time;
+#   6. GPU_CHECK_EXTRA, a command of your own (its output: extra.log, whose tail is printed)
+#   7. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time;
 #      MEMCHECK_TIMEOUT=0 skips it)
 # Full logs go to $OUT (default ./gpu-check-out); a short summary is printed last.
 set -uo pipefail
@@ -47,8 +48,10 @@ fi
 if step build build.log env DNNX_CUDA=ON python3 -m pip install -v --no-build-isolation --no-deps .; then
   cd /tmp  # import the installed package, not the source folder
   step status status.log python3 -c "import dnnx; print(dnnx.cuda_status())"
-  step cuda-tests pytest-cuda.log python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider \
-    "$OLDPWD/tests/cuda" "$OLDPWD/tests/test_cuda_status.py"
+  # GPU_CHECK_TESTS: the test paths (relative to the checkout) to run instead of all of tests/cuda
+  tests=()
+  for t in ${GPU_CHECK_TESTS:-tests/cuda tests/test_cuda_status.py}; do tests+=("$OLDPWD/$t"); done
+  step cuda-tests pytest-cuda.log python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider "${tests[@]}"
   [ "${GPU_CHECK_SUITE:-1}" != 0 ] && step all-tests pytest-all.log python3 -m pytest -q -p no:cacheprovider "$OLDPWD/tests"
   step plan plan.txt python3 -c "import dnnx; from dnnx.examples import build
 for search in ('heuristic', 'exhaustive'):
@@ -69,6 +72,8 @@ for search in ('heuristic', 'exhaustive'):
     esac
     step "$name" "bench-$name.log" python3 "$OLDPWD/bench/$script" --out "$OUT/RESULTS_${name^^}.md"
   done
+  # GPU_CHECK_EXTRA: one more command (a probe), run from the checkout, its output in extra.log
+  [ -n "${GPU_CHECK_EXTRA:-}" ] && step extra extra.log sh -c "cd '$OLDPWD' && $GPU_CHECK_EXTRA"
   [ "${MEMCHECK_TIMEOUT:-150}" -gt 0 ] && step memcheck memcheck.log timeout "${MEMCHECK_TIMEOUT:-150}" \
     compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m pytest -q -x -p no:cacheprovider \
     "$OLDPWD/tests/cuda/test_cuda_ops.py" "$OLDPWD/tests/cuda/test_cuda_lstm.py" "$OLDPWD/tests/cuda/test_cuda_graphs.py" \
@@ -86,6 +91,7 @@ printf '%s\n' "${summary[@]}"
 for results in "$OUT"/RESULTS_*.md; do
   [ -f "$results" ] && grep -E "^\||^- targets|^Target" "$results"
 done
+[ -f "$OUT/extra.log" ] && tail -n "${GPU_CHECK_EXTRA_TAIL:-40}" "$OUT/extra.log"
 grep -E "^(FAILED|ERROR)" "$OUT/pytest-cuda.log" 2>/dev/null | head -15
 # the tracebacks of failures, shortened, so that the reply's tail shows why
 sed -n '/^=* FAILURES =*$/,/short test summary/p' "$OUT/pytest-cuda.log" 2>/dev/null | grep -E "^(___|E |tests/|[^ ].*:[0-9]+: )" | head -60
