@@ -11,9 +11,9 @@ def weights(*shape, seed):
     return (rand(*shape, seed=seed) / np.sqrt(np.prod(shape[1:]))).astype(np.float32)
 
 
-def residual_block(bias=True, z_first=False, downsample=False, channels=8, stride=1, size=11):
+def residual_block(bias=True, z_first=False, downsample=False, channels=8, stride=1, size=11, down_bias=False):
     """x [N, channels, size, size] -> conv_a + relu -> conv_b (-> Add with x, or with a downsample
-    conv of x placed after conv_b in the node order) -> relu."""
+    conv of x, with a bias when down_bias, placed after conv_b in the node order) -> relu."""
     c = channels
     inits = {"wa": weights(c, c, 3, 3, seed=1), "wb": weights(c, c, 3, 3, seed=2)}
     b_inputs = ["a", "wb"]
@@ -26,7 +26,11 @@ def residual_block(bias=True, z_first=False, downsample=False, channels=8, strid
     z = "x"
     if downsample:
         inits["wd"] = weights(c, c, 1, 1, seed=4)
-        nodes.append(helper.make_node("Conv", ["x", "wd"], ["d"], name="down", strides=[stride] * 2))
+        down_inputs = ["x", "wd"]
+        if down_bias:
+            inits["bd"] = rand(c, seed=5)
+            down_inputs.append("bd")
+        nodes.append(helper.make_node("Conv", down_inputs, ["d"], name="down", strides=[stride] * 2))
         z = "d"
     nodes.append(helper.make_node("Add", [z, "cb"] if z_first else ["cb", z], ["s"], name="add"))
     nodes.append(helper.make_node("Relu", ["s"], ["y"], name="relu"))

@@ -36,6 +36,21 @@ def test_residual_join_is_one_layer(bias, z_first, downsample, stride, batch):
     np.testing.assert_allclose(fused, unfused.run(x), rtol=1e-6, atol=1e-6, err_msg="fused vs unfused")
 
 
+@pytest.mark.parametrize("bias", [True, False])
+def test_the_downsample_bias_moves_into_the_join(bias):
+    # relu(conv_b + bb + (down + bd)) = relu(conv_b + down + (bb + bd)): the downsample conv
+    # loses its bias input (one pass over its output less), the join adds the sum
+    model = residual_block(bias=bias, downsample=True, down_bias=True, stride=2)
+    rows = {row["name"]: row for row in dnnx.load(model, batch_size=2).plan()}
+    assert len(rows["down"]["inputs"]) == 2, rows["down"]
+    fused = next(row for row in rows.values() if row["op"] == FUSED)
+    assert len(fused["inputs"]) == 4, fused
+    x = rand(2, 8, 11, 11, seed=7)
+    folded = assert_matches_ort(model, {"x": x}, batch_size=2)["y"]
+    unfused = dnnx.load(model, batch_size=2, passes={"fuse_conv_add_relu": False})
+    np.testing.assert_allclose(folded, unfused.run(x), rtol=1e-6, atol=1e-6, err_msg="folded vs unfused")
+
+
 def test_the_fused_layer_keeps_the_conv_algorithm():
     rows = {row["name"]: row for row in dnnx.load(residual_block(downsample=True, stride=2), batch_size=2).plan()}
     fused = next(row for row in rows.values() if row["op"] == FUSED)

@@ -111,6 +111,11 @@ class Backend {
   // half_storage pass for every node, and shown in the plan for the nodes that stay float32.
   virtual std::string half_unsupported_reason(const Node&) const { return "no fp16 kernel"; }
 
+  // Channels last (Note [channels last] in core/passes/channels_last.cc): when true, the engine
+  // runs the channels_last pass after the other passes (before half storage), so that the 4-D
+  // window ops with a "<op>@NHWC" kernel here read and write [N, H, W, C] data.
+  virtual bool channels_last() const { return false; }
+
   // Where the kernels' memory lives. A host backend (the CPU) reads the caller's arrays and
   // the constants' bytes in place, and the hooks below are never called. A device backend's
   // kernels see only its own memory: the engine uploads the constants once at load, places

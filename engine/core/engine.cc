@@ -7,6 +7,9 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     : graph_(std::move(graph)), backend_(std::move(backend)) {
   validate_graph(graph_, *backend_);
   run_passes(graph_, passes.checked_by(*backend_));
+  if (passes.channels_last && backend_->channels_last()) {
+    channels_last(graph_, [this](const Node& node) { return backend_->unsupported_reason(node).empty(); });
+  }
   if (backend_->half_storage()) {
     half_storage(graph_, [this](const Node& node) { return backend_->half_unsupported_reason(node); });
   }

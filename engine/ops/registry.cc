@@ -33,6 +33,7 @@ const OpRegistry& op_registry() {
     register_fused_ops(r);  // copies Conv's and Gemm's definitions: after them
     register_conv_add_relu_ops(r);  // reads Conv: after it
     register_conv_pool_ops(r);  // reads Conv, Conv+Relu and MaxPool: after the fused ops
+    register_channels_last_ops(r);  // wraps the window ops above: last
     return r;
   }();
   return registry;

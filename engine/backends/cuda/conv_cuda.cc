@@ -11,6 +11,10 @@
 // A 2-D conv of one input channel (3x3 or 5x5) may instead run as the direct kernel
 // (direct_conv.h, bias and Relu included, any pads): taken by the heuristic planner, and by the
 // exhaustive one when its measured time beats cuDNN's best.
+// "<op>@NHWC" (the channels_last pass, Note [channels last]): the same three ops on NHWC data and
+// KRSC filters (cuDNN's NHWC descriptors, where its tensor-core kernels need no layout
+// conversion); a 1x1 one with stride 1 and no pads is instead one cuBLASLt GEMM with bias, Relu
+// and residual in the epilogue (conv_gemm.h), taken the way the direct kernel is (below).
 // Float16 (precision="fp16", Note [half storage]): X, W, B and Y are CUDNN_DATA_HALF, the
 // convolution's compute type stays CUDNN_DATA_FLOAT (fp32 accumulation, cuDNN's
 // PSEUDO_HALF_CONFIG) with CUDNN_TENSOR_OP_MATH; cudnnConvolutionBiasActivationForward takes the
@@ -22,17 +26,21 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 
 #include "backends/cuda/conv_algo.h"
 #include "backends/cuda/conv_cache_key.h"
+#include "backends/cuda/blas.h"
 #include "backends/cuda/conv_candidates.h"
+#include "backends/cuda/conv_gemm.h"
 #include "backends/cuda/conv_layout.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/device_timing.h"
 #include "backends/cuda/direct_conv.h"
 #include "backends/cuda/glue_kernels.h"
 #include "backends/cuda/tensor_desc.h"
+#include "ops/channels_last.h"
 #include "ops/conv_geometry.h"
 
 namespace dnnx::cuda {
@@ -67,6 +75,7 @@ constexpr size_t kResidualInput = 3;
 // The direct kernel's arithmetic at every precision: fp32 FMAs.
 constexpr const char* kDirectMath = "fp32 (FMA, direct kernel)";
 constexpr const char* kDirectName = "direct (1 input channel)";
+constexpr const char* kGemmName = "cublasLtMatmul (1x1 conv as a GEMM)";
 
 // "0.00844480023 ms": a measured time with the digits to read it back exactly.
 std::string exact_ms_text(double ms) {
@@ -144,12 +153,12 @@ double time_direct(const CudaContext& ctx, const DirectConv2d& c, bool relu) {
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(const CudaContext& ctx, std::unique_ptr<ConvDescriptors> d, ConvAlgoChoice algo, ExplicitPad pad,
-             bool has_bias, Epilogue epilogue, int64_t filters, size_t y_rank, DType dtype)
+             bool has_bias, Epilogue epilogue, int64_t filters, size_t y_rank, DType dtype, bool channels_last)
       : ctx_(ctx), d_(std::move(d)), algo_(algo.algo), algo_workspace_(algo.workspace_bytes), pad_(pad),
         has_bias_(has_bias), epilogue_(epilogue) {
     Shape b(y_rank, 1);  // [1, M, 1, 1(, 1)]
     b[1] = filters;
-    set_tensor(bias_, b, dtype);
+    set_tensor(bias_, b, dtype, channels_last);
     if (epilogue_ == Epilogue::None && has_bias_ && bias_fusable(algo_)) {
       check(cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0),
             "cudnnSetActivationDescriptor");
@@ -238,10 +247,54 @@ class EmptyKernel final : public Kernel {
   void run(const KernelArgs&) const override {}
 };
 
-KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& node,
+// A kernel of the planner's own beside cuDNN's algorithms: the direct one-channel kernel, or the
+// channels-last 1x1 conv as a GEMM. The heuristic planner takes it; the exhaustive one times it
+// against cuDNN's best and takes the faster, the time kept in the plan-cache entry of cuDNN's
+// choice (so that a second process times nothing).
+struct OwnCandidate {
+  std::string name;       // e.g. kDirectName
+  std::string algorithm;  // as the plan shows it when taken
+  std::string math;
+  std::unique_ptr<Kernel> kernel;
+  std::function<double()> time;  // its device time on scratch buffers (-1: none)
+};
+
+OwnCandidate direct_candidate(const CudaContext& ctx, const DirectConv2d& direct, bool has_bias, bool relu) {
+  OwnCandidate own;
+  own.name = kDirectName;
+  own.algorithm = std::string(kDirectName) + (relu ? " (bias+relu fused)" : has_bias ? " (bias fused)" : "");
+  own.math = kDirectMath;
+  own.kernel = std::make_unique<DirectConvKernel>(ctx, direct, has_bias, relu);
+  own.time = [&ctx, direct, relu] { return time_direct(ctx, direct, relu); };
+  return own;
+}
+
+OwnCandidate gemm_candidate(const CudaContext& ctx, const ConvGemm& shape, size_t limit, size_t& workspace) {
+  OwnCandidate own;
+  own.kernel = plan_conv_gemm(ctx, shape, limit, workspace);
+  if (!own.kernel) return own;
+  own.name = kGemmName;
+  own.algorithm = std::string(kGemmName) + (shape.residual ? " (bias+residual+relu epilogue)"
+                                            : shape.relu   ? " (bias+relu epilogue)"
+                                            : shape.has_bias ? " (bias epilogue)"
+                                                             : "");
+  own.math = blas_math_name(ctx, shape.half);
+  const Kernel* kernel = own.kernel.get();
+  own.time = [&ctx, shape, kernel, workspace] {
+    const size_t e = shape.half ? 2 : 4;
+    const size_t x = shape.rows * shape.channels * e, y = shape.rows * shape.filters * e;
+    std::vector<size_t> inputs = {x, size_t(shape.filters * shape.channels) * e, size_t(shape.filters) * e};
+    if (shape.residual) inputs.push_back(y);
+    return time_kernel_on_scratch(ctx, *kernel, inputs, {y}, workspace, "timing the 1x1 conv as a GEMM");
+  };
+  return own;
+}
+
+KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_last, const Node& node,
                        const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
-  const Shape& xs = inputs[0].info.shape;
-  const Shape& ws = inputs[1].info.shape;
+  // ONNX's dims; channels-last inputs arrive as [N, H, W, C] and [K, R, S, C] (Note [channels last])
+  const Shape xs = channels_last ? to_channels_first(inputs[0].info.shape) : inputs[0].info.shape;
+  const Shape ws = channels_last ? to_channels_first(inputs[1].info.shape) : inputs[1].info.shape;
   KernelChoice choice;
   if (numel(outputs[0].shape) == 0) {
     choice.algorithm = "none (empty output)";
@@ -252,7 +305,7 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
     node_fail<UnsupportedModelError>(node, "X " + shape_str(xs) + " or Y " + shape_str(outputs[0].shape) +
                                                " has more than 2^31-1 elements (cuDNN's legacy API limit)");
   }
-  const ConvLayout layout = plan_conv_layout(node, xs, ws, inputs[0].info.dtype);
+  const ConvLayout layout = plan_conv_layout(node, xs, ws, inputs[0].info.dtype, channels_last);
   const ConvGeometry& onnx = layout.onnx;
   const ExplicitPad& pad = layout.pad;
   auto d = std::make_unique<ConvDescriptors>();
@@ -265,13 +318,29 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
     throw DeviceError("asymmetric padding needs " + std::to_string(pad.bytes) + " bytes of workspace for the padded X, "
                       "over the workspace limit of " + std::to_string(limit));
   }
-  // The direct kernel's candidacy, and the plan-cache key its measured time is kept under (taken
+  const bool has_bias = inputs.size() > 2 && inputs[2].present;  // Conv+Add+Relu: "" when the Conv had none
+  // The planner's own candidate, and the plan-cache key its measured time is kept under (taken
   // before cuDNN's choice sets its math type on the descriptor).
   const DirectConv2d direct =
-      dtype == DType::Float32 && epilogue != Epilogue::BiasAddRelu  // the direct kernel adds no residual
+      dtype == DType::Float32 && epilogue != Epilogue::BiasAddRelu && !channels_last  // no residual, NCHW
           ? direct_shape(onnx.rank() == 2 ? onnx : ConvGeometry{}, xs, ws)
           : DirectConv2d{};
-  const std::string cache_key = direct.n > 0 && ctx.options.algo_search == AlgoSearch::Exhaustive && ctx.plan_cache
+  OwnCandidate own;
+  size_t own_workspace = 0;
+  if (direct.n > 0) {
+    own = direct_candidate(ctx, direct, has_bias, epilogue == Epilogue::BiasRelu);
+  } else if (conv_gemm_unsupported(onnx, xs, channels_last).empty()) {
+    ConvGemm shape;
+    shape.rows = xs[0] * xs[2] * xs[3];
+    shape.channels = xs[1];
+    shape.filters = ws[0];
+    shape.half = dtype == DType::Float16;
+    shape.has_bias = has_bias;
+    shape.relu = epilogue != Epilogue::None;
+    shape.residual = epilogue == Epilogue::BiasAddRelu;
+    own = gemm_candidate(ctx, shape, limit, own_workspace);
+  }
+  const std::string cache_key = own.kernel && ctx.options.algo_search == AlgoSearch::Exhaustive && ctx.plan_cache
                                     ? conv_cache_key(ctx, *d, limit - pad.bytes)
                                     : "";
   ConvAlgoChoice algo = choose_conv_algorithm(ctx, *d, limit - pad.bytes, node.where());
@@ -283,37 +352,34 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
   choice.workspace_bytes = pad.bytes + algo.workspace_bytes;
   choice.time_ms = algo.time_ms;
   choice.rejected = algo.rejected;
-  const bool has_bias = inputs.size() > 2 && inputs[2].present;  // Conv+Add+Relu: "" when the Conv had none
 
-  if (direct.n > 0) {
-    const bool relu = epilogue == Epilogue::BiasRelu;
+  if (own.kernel) {
     const std::string cudnn_name = conv_algo_name(algo.algo);
     bool take = true;
-    double direct_ms = -1;
+    double own_ms = -1;
     if (ctx.options.algo_search == AlgoSearch::Exhaustive) {
-      // The direct kernel's time: from the plan-cache entry of cuDNN's choice where the process
-      // that searched recorded it there, else measured now (and recorded in that entry).
+      // The candidate's time: from the plan-cache entry of cuDNN's choice where the process that
+      // searched recorded it there, else measured now (and recorded in that entry).
       bool cached = false;
       if (algo.from_cache) {
         for (auto it = algo.rejected.begin(); it != algo.rejected.end(); ++it) {
-          if (it->algorithm != kDirectName) continue;
-          direct_ms = leading_ms(it->reason);
-          cached = direct_ms >= 0;
+          if (it->algorithm != own.name) continue;
+          own_ms = leading_ms(it->reason);
+          cached = own_ms >= 0;
           algo.rejected.erase(it);
           break;
         }
       }
       if (!cached) {
-        direct_ms = time_direct(ctx, direct, relu);
-        if (direct_ms >= 0) direct_ms = leading_ms(exact_ms_text(direct_ms));  // as a cached entry reads back
+        own_ms = own.time();
+        if (own_ms >= 0) own_ms = leading_ms(exact_ms_text(own_ms));  // as a cached entry reads back
       }
-      if (direct_ms < 0) {
+      if (own_ms < 0) {
         take = false;
-        algo.rejected.push_back({kDirectName, "its scratch buffers could not be allocated at plan time (out of memory)"});
+        algo.rejected.push_back({own.name, "its scratch buffers could not be allocated at plan time (out of memory)"});
       } else {
-        take = algo.time_ms < 0 || direct_ms < algo.time_ms;
-        const Rejected note{kDirectName, exact_ms_text(direct_ms) + (take ? ", faster than " : ", slower than ") +
-                                             cudnn_name};
+        take = algo.time_ms < 0 || own_ms < algo.time_ms;
+        const Rejected note{own.name, exact_ms_text(own_ms) + (take ? ", faster than " : ", slower than ") + cudnn_name};
         if (!cached && !cache_key.empty() && !algo.from_cache) {
           if (std::optional<CachedConvAlgo> entry = ctx.plan_cache->find(cache_key)) {
             entry->rejected.push_back(note);
@@ -325,38 +391,41 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, const Node& no
       choice.rejected = algo.rejected;
     }
     if (take) {
-      KernelChoice d_choice;
-      d_choice.algorithm = std::string(kDirectName) + (relu ? " (bias+relu fused)" : has_bias ? " (bias fused)" : "") +
-                           (algo.from_cache ? " (plan cache)" : "");
-      d_choice.math = kDirectMath;
-      d_choice.time_ms = direct_ms;
-      d_choice.rejected = std::move(choice.rejected);
-      d_choice.rejected.push_back(
-          {cudnn_name, algo.time_ms >= 0 && direct_ms >= 0
-                           ? exact_ms_text(algo.time_ms) + ", slower than " + kDirectName
-                           : "cuDNN's pick, ranked below the direct kernel for one input channel"});
-      d_choice.kernel = std::make_unique<DirectConvKernel>(ctx, direct, has_bias, relu);
-      return d_choice;
+      KernelChoice own_choice;
+      own_choice.algorithm = own.algorithm + (algo.from_cache ? " (plan cache)" : "");
+      own_choice.math = own.math;
+      own_choice.time_ms = own_ms;
+      own_choice.workspace_bytes = own_workspace;
+      own_choice.rejected = std::move(choice.rejected);
+      own_choice.rejected.push_back(
+          {cudnn_name, algo.time_ms >= 0 && own_ms >= 0 ? exact_ms_text(algo.time_ms) + ", slower than " + own.name
+                       : direct.n > 0 ? "cuDNN's pick, ranked below the direct kernel for one input channel"
+                                      : "cuDNN's pick, ranked below the GEMM for a channels-last 1x1 conv"});
+      own_choice.kernel = std::move(own.kernel);
+      return own_choice;
     }
   }
   choice.kernel = std::make_unique<ConvKernel>(ctx, std::move(d), std::move(algo), pad, has_bias, epilogue, ws[0],
-                                               y_dims.size(), dtype);
+                                               y_dims.size(), dtype, channels_last);
   return choice;
 }
 
 }  // namespace
 
-KernelFactory conv_factory(const CudaContext& ctx, Epilogue epilogue) {
-  return [&ctx, epilogue](const Node& node, const std::vector<ValueInfo>& inputs,
-                          const std::vector<TensorInfo>& outputs) {
-    return plan_conv(ctx, epilogue, node, inputs, outputs);
+KernelFactory conv_factory(const CudaContext& ctx, Epilogue epilogue, bool channels_last) {
+  return [&ctx, epilogue, channels_last](const Node& node, const std::vector<ValueInfo>& inputs,
+                                         const std::vector<TensorInfo>& outputs) {
+    return plan_conv(ctx, epilogue, channels_last, node, inputs, outputs);
   };
 }
 
 void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Conv", conv_factory(ctx, Epilogue::None));
-  r.add("Conv+Relu", conv_factory(ctx, Epilogue::BiasRelu));
-  r.add("Conv+Add+Relu", conv_factory(ctx, Epilogue::BiasAddRelu));
+  const std::pair<const char*, Epilogue> ops[] = {
+      {"Conv", Epilogue::None}, {"Conv+Relu", Epilogue::BiasRelu}, {"Conv+Add+Relu", Epilogue::BiasAddRelu}};
+  for (const auto& [op, epilogue] : ops) {
+    r.add(op, conv_factory(ctx, epilogue, false));
+    r.add(std::string(op) + kChannelsLastSuffix, conv_factory(ctx, epilogue, true));
+  }
 }
 
 }  // namespace dnnx::cuda

@@ -34,9 +34,10 @@ ExplicitPad plan_padding(const ConvGeometry& g, int64_t planes, DType dtype, std
 
 }  // namespace
 
-ConvLayout plan_conv_layout(const Node& node, const Shape& xs, const Shape& ws, DType dtype) {
+ConvLayout plan_conv_layout(const Node& node, const Shape& xs, const Shape& ws, DType dtype, bool channels_last) {
   ConvLayout l;
   l.dtype = dtype;
+  l.channels_last = channels_last;
   l.onnx = make_conv_geometry(node, WindowOp::Conv, Shape(xs.begin() + 2, xs.end()), Shape(ws.begin() + 2, ws.end()));
   l.g = l.onnx.expanded_to(std::max(kMinSpatialRank, l.onnx.rank()));
   l.pad = plan_padding(l.g, xs[0] * xs[1], dtype, l.symmetric_pads);
@@ -48,13 +49,16 @@ ConvLayout plan_conv_layout(const Node& node, const Shape& xs, const Shape& ws, 
     l.w_dims.push_back(l.g.kernel[i]);
     l.y_dims.push_back(l.g.output[i]);
   }
+  if (channels_last && (l.pad.needed || l.g.rank() != 2)) {
+    node_fail<DeviceError>(node, "a channels-last conv needs 2 spatial dims and the same pads at both ends");
+  }
   return l;
 }
 
 void set_conv_descriptors(const CudaContext& ctx, const ConvLayout& l, ConvDescriptors& d) {
-  set_tensor(d.x, l.x_dims, l.dtype);
-  set_filter(d.w, l.w_dims, l.dtype);
-  set_tensor(d.y, l.y_dims, l.dtype);
+  set_tensor(d.x, l.x_dims, l.dtype, l.channels_last);
+  set_filter(d.w, l.w_dims, l.dtype, l.channels_last);
+  set_tensor(d.y, l.y_dims, l.dtype, l.channels_last);
   const std::vector<int> strides = to_int(l.g.strides), dilations = to_int(l.g.dilations);
   check(cudnnSetConvolutionNdDescriptor(d.conv, static_cast<int>(l.g.rank()), l.symmetric_pads.data(), strides.data(),
                                         dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),

@@ -33,10 +33,13 @@ struct ConvLayout {
   std::vector<int> symmetric_pads;  // what cuDNN pads, per spatial dim
   Shape x_dims, w_dims, y_dims;     // as cuDNN sees them (x padded when pad.needed)
   DType dtype = DType::Float32;     // of X, W, B and Y (float16 with precision="fp16")
+  bool channels_last = false;       // X, W, Y (and z) stored NHWC / KRSC (Note [channels last]); dims above stay NCHW
 };
 
-// The layout of Conv `node` for X of shape xs and W of shape ws, elements of `dtype`.
-ConvLayout plan_conv_layout(const Node& node, const Shape& xs, const Shape& ws, DType dtype = DType::Float32);
+// The layout of Conv `node` for X of shape xs and W of shape ws (ONNX's NCHW / KCRS dims),
+// elements of `dtype`; `channels_last`: stored NHWC / KRSC (symmetric pads only).
+ConvLayout plan_conv_layout(const Node& node, const Shape& xs, const Shape& ws, DType dtype = DType::Float32,
+                            bool channels_last = false);
 
 // Fills d's tensors, filter and convolution (with the precision's math type, conv_math_type) and
 // checks that cuDNN computes ONNX's output dims (DeviceError otherwise).

@@ -16,6 +16,7 @@
 #include "backends/cuda/conv_pool_direct.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/device_timing.h"
+#include "ops/channels_last.h"
 #include "ops/conv_geometry.h"
 #include "ops/conv_pool.h"
 
@@ -209,7 +210,7 @@ KernelChoice plan_pair(const KernelRegistry& registry, const ConvPoolParts& part
   KernelChoice conv = (*registry.find(parts.conv.op_type))(parts.conv, inputs, {inner});
   ValueInfo pool_in;
   pool_in.info = inner;
-  KernelChoice pool = (*registry.find("MaxPool"))(parts.pool, {pool_in}, outputs);
+  KernelChoice pool = (*registry.find(parts.pool.op_type))(parts.pool, {pool_in}, outputs);
   KernelChoice pair;
   pair.algorithm = conv.algorithm + ", then " + pool.algorithm;
   pair.math = conv.math;
@@ -218,6 +219,20 @@ KernelChoice plan_pair(const KernelRegistry& registry, const ConvPoolParts& part
   pair.rejected = std::move(conv.rejected);
   for (Rejected& r : pool.rejected) pair.rejected.push_back(std::move(r));
   pair.kernel = std::make_unique<PairKernel>(std::move(conv.kernel), std::move(pool.kernel), inner.bytes());
+  return pair;
+}
+
+// "Conv(+Relu)+MaxPool@NHWC" (Note [channels last]): the pair of channels-last kernels.
+KernelChoice plan_conv_pool_nhwc(const KernelRegistry& registry, const Node& node, const std::vector<ValueInfo>& inputs,
+                                 const std::vector<TensorInfo>& outputs) {
+  Node base = node;
+  base.op_type = channels_first_op(node.op_type);
+  ConvPoolParts parts = split_conv_pool(base);
+  parts.conv.op_type += kChannelsLastSuffix;
+  parts.pool.op_type += kChannelsLastSuffix;
+  const TensorInfo inner = op_registry().find(parts.conv.op_type)->infer(parts.conv, inputs)[0];
+  KernelChoice pair = plan_pair(registry, parts, inputs, inner, outputs);
+  pair.rejected.push_back({kDirectName, "the data is channels-last (the direct kernel reads NCHW)"});
   return pair;
 }
 
@@ -277,6 +292,10 @@ void register_cuda_conv_pool_kernels(KernelRegistry& r, const CudaContext& ctx) 
     r.add(op, [&r, &ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
       return plan_conv_pool(r, ctx, node, inputs, outputs);
     });
+    r.add(std::string(op) + kChannelsLastSuffix,
+          [&r](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+            return plan_conv_pool_nhwc(r, node, inputs, outputs);
+          });
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include "backends/cuda/blas.h"
 #include "backends/cuda/cuda_kernels.h"
+#include "backends/cuda/channels_last_support.h"
+#include "ops/channels_last.h"
 #include "ops/lstm_stack.h"
 
 namespace dnnx::cuda {
@@ -91,15 +93,24 @@ std::string CudaBackend::unsupported_reason(const Node& node) const {
   if (!kernels_.find(node.op_type)) return "the CUDA backend has no kernel for " + node.op_type + " yet";
   if (node.op_type == "LSTM") return lstm_unsupported_reason(node);
   if (node.op_type == kLstmStackOp) return lstm_stack_unsupported_reason(*context_);
+  if (is_channels_last_op(node.op_type)) return channels_last_unsupported_reason(node);
   return "";
 }
 
 bool CudaBackend::half_storage() const { return context_->options.precision == Precision::Fp16; }
 
+// tf32 and fp16 run on tensor cores, whose cuDNN kernels read NHWC (an NCHW conv pays for a layout
+// conversion inside cuDNN); fp32 FMA convs are fastest NCHW (FFT and Winograd are NCHW-only), so
+// an fp32 model keeps ONNX's layout.
+bool CudaBackend::channels_last() const { return context_->options.precision != Precision::Fp32; }
+
 std::string CudaBackend::half_unsupported_reason(const Node& node) const {
   const OpDef* def = op_registry().find(node.op_type);
   if (def && def->aliases_input0) return "";  // a view: no kernel, any element type
-  if (!half_ops().count(node.op_type)) return "the CUDA backend has no float16 kernel for " + node.op_type;
+  // every channels-last kernel has a float16 form (Note [channels last])
+  if (!half_ops().count(channels_first_op(node.op_type))) {
+    return "the CUDA backend has no float16 kernel for " + node.op_type;
+  }
   return "";
 }
 

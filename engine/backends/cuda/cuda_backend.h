@@ -22,6 +22,8 @@ class CudaBackend final : public Backend {
   // precision="fp16": half storage where half_unsupported_reason is "" (Note [half storage]).
   bool half_storage() const override;
   std::string half_unsupported_reason(const Node& node) const override;
+  // tf32 and fp16: the window ops run channels-last (Note [channels last]).
+  bool channels_last() const override;
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
 

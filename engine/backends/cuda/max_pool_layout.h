@@ -12,9 +12,10 @@ namespace dnnx::cuda {
 
 // Why cuDNN cannot pool this window as ONNX means it ("" when it can: no dilations, the same
 // pads at both ends, cuDNN's floor output size equal to ONNX's). When it can, fills `pool`
-// (with `mode`), and the packed X and Y descriptors of `dtype`. `g` has at least 2 spatial dims.
+// (with `mode`), and the packed X and Y descriptors of `dtype` (NHWC with `channels_last`). `g` has at least 2 spatial dims.
 std::string set_cudnn_max_pool(const ConvGeometry& g, const Shape& x, cudnnPoolingMode_t mode, PoolingDescriptor& pool,
-                               TensorDescriptor& x_desc, TensorDescriptor& y_desc, DType dtype = DType::Float32);
+                               TensorDescriptor& x_desc, TensorDescriptor& y_desc, DType dtype = DType::Float32,
+                               bool channels_last = false);
 
 // The direct kernels' 3-D window (unit dims first) for ONNX's geometry over X [N, C, ...].
 Window3d max_pool_window(const ConvGeometry& onnx, const Shape& x);

@@ -1,4 +1,5 @@
-// MaxPool on CUDA, NCHW (NCDHW), float32 or float16 (either path). cudnnPoolingForward where cuDNN
+// MaxPool on CUDA, NCHW (NCDHW), float32 or float16 (either path); "MaxPool@NHWC" and
+// "GlobalAveragePool@NHWC" (Note [channels last]) on cuDNN's NHWC descriptors. cudnnPoolingForward where cuDNN
 // means what ONNX means:
 // no dilations, the same pads at both ends, and cuDNN's (floor) output size equal to ONNX's
 // (ceil_mode can differ). Otherwise the direct max-pool kernel (window_kernels.cu), which
@@ -9,6 +10,7 @@
 #include "backends/cuda/glue_kernels.h"
 #include "backends/cuda/max_pool_layout.h"
 #include "backends/cuda/tensor_desc.h"
+#include "ops/channels_last.h"
 #include "ops/conv_geometry.h"
 
 namespace dnnx::cuda {
@@ -17,9 +19,10 @@ namespace {
 
 constexpr size_t kMinSpatialRank = 2;
 
-// Its descriptors are filled by try_cudnn at plan time and never change after.
-struct CudnnMaxPoolKernel final : Kernel {
-  explicit CudnnMaxPoolKernel(const CudaContext& context) : ctx(context) {}
+// One cudnnPoolingForward (max, or the channels-last global average); its descriptors are filled at
+// plan time and never change after.
+struct CudnnPoolKernel final : Kernel {
+  explicit CudnnPoolKernel(const CudaContext& context) : ctx(context) {}
 
   void run(const KernelArgs& args) const override {
     const float one = 1.0f, zero = 0.0f;
@@ -46,9 +49,10 @@ class DirectMaxPoolKernel final : public Kernel {
   bool half_;  // float16 elements (compared in float)
 };
 
-KernelChoice plan_max_pool(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
-                           const std::vector<TensorInfo>& outputs) {
-  const Shape& x = inputs[0].info.shape;
+KernelChoice plan_max_pool(const CudaContext& ctx, bool channels_last, const Node& node,
+                           const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+  // ONNX's dims; a channels-last X arrives as [N, H, W, C] (Note [channels last])
+  const Shape x = channels_last ? to_channels_first(inputs[0].info.shape) : inputs[0].info.shape;
   const ConvGeometry onnx = make_conv_geometry(node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
                                                node.attr_ints("kernel_shape", {}));
   KernelChoice choice;
@@ -58,9 +62,9 @@ KernelChoice plan_max_pool(const CudaContext& ctx, const Node& node, const std::
   } else if (!fits_int(x)) {
     why_not = "X " + shape_str(x) + " has more than 2^31-1 elements";
   } else {
-    auto kernel = std::make_unique<CudnnMaxPoolKernel>(ctx);
+    auto kernel = std::make_unique<CudnnPoolKernel>(ctx);
     why_not = set_cudnn_max_pool(onnx.expanded_to(std::max(kMinSpatialRank, onnx.rank())), x, CUDNN_POOLING_MAX,
-                                 kernel->pool, kernel->x, kernel->y, inputs[0].info.dtype);
+                                 kernel->pool, kernel->x, kernel->y, inputs[0].info.dtype, channels_last);
     if (why_not.empty()) {
       choice.algorithm = "cudnnPoolingForward (max)";
       choice.rejected.push_back({"direct kernel", "cuDNN covers this window"});
@@ -68,6 +72,7 @@ KernelChoice plan_max_pool(const CudaContext& ctx, const Node& node, const std::
       return choice;
     }
   }
+  if (channels_last) node_fail<DeviceError>(node, "no channels-last max pool for this window: " + why_not);
   choice.algorithm = "direct kernel";
   choice.rejected.push_back({"cudnnPoolingForward", why_not});
   choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, max_pool_window(onnx, x),
@@ -75,10 +80,30 @@ KernelChoice plan_max_pool(const CudaContext& ctx, const Node& node, const std::
   return choice;
 }
 
+// GlobalAveragePool@NHWC: X [N, H, W, C] -> Y [N, 1, 1, C] (the same bytes as ONNX's [N, C, 1, 1])
+// as one cudnnPoolingForward averaging an H x W window.
+KernelChoice plan_global_average_pool_nhwc(const CudaContext& ctx, const Node& node,
+                                           const std::vector<ValueInfo>& inputs) {
+  const Shape x = to_channels_first(inputs[0].info.shape);  // [N, C, H, W]
+  if (!fits_int(x)) node_fail<UnsupportedModelError>(node, "X " + shape_str(x) + " has more than 2^31-1 elements");
+  auto kernel = std::make_unique<CudnnPoolKernel>(ctx);
+  const DType dtype = inputs[0].info.dtype;
+  const int window[2] = {static_cast<int>(x[2]), static_cast<int>(x[3])}, pads[2] = {0, 0};
+  check(cudnnSetPoolingNdDescriptor(kernel->pool, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, CUDNN_NOT_PROPAGATE_NAN,
+                                    2, window, pads, window),
+        "cudnnSetPoolingNdDescriptor");
+  set_tensor(kernel->x, x, dtype, true);
+  set_tensor(kernel->y, {x[0], x[1], 1, 1}, dtype, true);
+  KernelChoice choice;
+  choice.algorithm = "cudnnPoolingForward (average over the whole window)";
+  choice.kernel = std::move(kernel);
+  return choice;
+}
+
 }  // namespace
 
 std::string set_cudnn_max_pool(const ConvGeometry& g, const Shape& x, cudnnPoolingMode_t mode, PoolingDescriptor& pool,
-                               TensorDescriptor& x_desc, TensorDescriptor& y_desc, DType dtype) {
+                               TensorDescriptor& x_desc, TensorDescriptor& y_desc, DType dtype, bool channels_last) {
   for (size_t i = 0; i < g.rank(); ++i) {
     if (g.dilations[i] != 1) return "dilations " + shape_str(g.dilations) + " (cuDNN pooling has none)";
     if (g.pads_begin[i] != g.pads_end[i]) {
@@ -95,7 +120,7 @@ std::string set_cudnn_max_pool(const ConvGeometry& g, const Shape& x, cudnnPooli
     x_dims.push_back(g.input[i]);
     y_dims.push_back(g.output[i]);
   }
-  set_tensor(x_desc, x_dims, dtype);
+  set_tensor(x_desc, x_dims, dtype, channels_last);
   std::vector<int> cudnn_y(y_dims.size());
   check(cudnnGetPoolingNdForwardOutputDim(pool, x_desc, static_cast<int>(cudnn_y.size()), cudnn_y.data()),
         "cudnnGetPoolingNdForwardOutputDim");
@@ -103,7 +128,7 @@ std::string set_cudnn_max_pool(const ConvGeometry& g, const Shape& x, cudnnPooli
     return "cuDNN's output " + shape_str(Shape(cudnn_y.begin(), cudnn_y.end())) + " differs from ONNX's " +
            shape_str(y_dims) + " (ceil_mode)";
   }
-  set_tensor(y_desc, y_dims, dtype);
+  set_tensor(y_desc, y_dims, dtype, channels_last);
   return "";
 }
 
@@ -123,8 +148,17 @@ Window3d max_pool_window(const ConvGeometry& onnx, const Shape& x) {
 }
 
 void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("MaxPool", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
-                          const std::vector<TensorInfo>& outputs) { return plan_max_pool(ctx, node, inputs, outputs); });
+  for (const bool channels_last : {false, true}) {
+    r.add(channels_last ? std::string("MaxPool") + kChannelsLastSuffix : "MaxPool",
+          [&ctx, channels_last](const Node& node, const std::vector<ValueInfo>& inputs,
+                                const std::vector<TensorInfo>& outputs) {
+            return plan_max_pool(ctx, channels_last, node, inputs, outputs);
+          });
+  }
+  r.add(std::string("GlobalAveragePool") + kChannelsLastSuffix,
+        [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+          return plan_global_average_pool_nhwc(ctx, node, inputs);
+        });
 }
 
 }  // namespace dnnx::cuda

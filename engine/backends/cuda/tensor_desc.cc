@@ -27,9 +27,15 @@ cudnnDataType_t cudnn_type(DType dtype) {
   throw DeviceError(std::string("no cuDNN tensor of ") + dtype_name(dtype));
 }
 
-void set_tensor(const TensorDescriptor& desc, const Shape& dims, DType dtype) {
+void set_tensor(const TensorDescriptor& desc, const Shape& dims, DType dtype, bool channels_last) {
   std::vector<int> d = to_int(dims);
   while (d.size() < kMinDims) d.push_back(1);
+  if (channels_last) {
+    if (d.size() != kMinDims) throw DeviceError("a channels-last tensor must be 4-D, got " + shape_str(dims));
+    check(cudnnSetTensorNdDescriptorEx(desc, CUDNN_TENSOR_NHWC, cudnn_type(dtype), static_cast<int>(d.size()), d.data()),
+          "cudnnSetTensorNdDescriptorEx (NHWC)");
+    return;
+  }
   std::vector<int> strides(d.size(), 1);
   for (size_t i = d.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * d[i + 1];
   check(cudnnSetTensorNdDescriptor(desc, cudnn_type(dtype), static_cast<int>(d.size()), d.data(),
@@ -37,9 +43,10 @@ void set_tensor(const TensorDescriptor& desc, const Shape& dims, DType dtype) {
         "cudnnSetTensorNdDescriptor");
 }
 
-void set_filter(const FilterDescriptor& desc, const Shape& dims, DType dtype) {
+void set_filter(const FilterDescriptor& desc, const Shape& dims, DType dtype, bool channels_last) {
   std::vector<int> d = to_int(dims);
-  check(cudnnSetFilterNdDescriptor(desc, cudnn_type(dtype), CUDNN_TENSOR_NCHW, static_cast<int>(d.size()),
+  check(cudnnSetFilterNdDescriptor(desc, cudnn_type(dtype), channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                   static_cast<int>(d.size()),
                                    d.data()),
         "cudnnSetFilterNdDescriptor");
 }

@@ -1,4 +1,4 @@
-// cuDNN tensor and filter descriptors from the engine's shapes: fully packed NCHW (NCDHW),
+// cuDNN tensor and filter descriptors from the engine's shapes: fully packed NCHW (NCDHW) or NHWC,
 // float32 or (precision="fp16", Note [half storage]) float16. cuDNN wants at least 4 dims, so
 // shorter shapes get unit dims appended.
 #pragma once
@@ -12,10 +12,13 @@ namespace dnnx::cuda {
 // CUDNN_DATA_FLOAT or CUDNN_DATA_HALF (DeviceError for an integer type).
 cudnnDataType_t cudnn_type(DType dtype);
 
-// A packed tensor of `dims` (at least 4 after padding with trailing 1s).
-void set_tensor(const TensorDescriptor& desc, const Shape& dims, DType dtype = DType::Float32);
-// A packed KCRS (KCTRS) filter of `dims`.
-void set_filter(const FilterDescriptor& desc, const Shape& dims, DType dtype = DType::Float32);
+// A packed tensor of `dims` (at least 4 after padding with trailing 1s). With `channels_last`
+// (4-D only, Note [channels last]) `dims` are still [N, C, H, W], stored as [N, H, W, C].
+void set_tensor(const TensorDescriptor& desc, const Shape& dims, DType dtype = DType::Float32,
+                bool channels_last = false);
+// A packed KCRS (KCTRS) filter of `dims`; with `channels_last` stored as KRSC.
+void set_filter(const FilterDescriptor& desc, const Shape& dims, DType dtype = DType::Float32,
+                bool channels_last = false);
 
 // The dims as the ints cuDNN takes (check fits_int first).
 std::vector<int> to_int(const Shape& dims);

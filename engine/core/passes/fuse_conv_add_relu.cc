@@ -5,6 +5,10 @@
 // the Relu alone, neither is a graph output, z has the conv output's shape for every size of the
 // symbolic dims (no broadcast), and the backend registers the fused op. The fused node
 // takes the Add's place in the order: z may be computed after the Conv (a downsample branch).
+// Then, where z is a plain Conv's output read by the join alone (ResNet's downsample branch), that
+// Conv's bias moves into the join's: relu(conv1 + b1 + (conv2 + b2)) = relu(conv1 + conv2 +
+// (b1 + b2)), summed once here, so the downsample conv writes its output once instead of adding
+// its bias in a second pass (which cuDNN needs outside IMPLICIT_PRECOMP_GEMM).
 #include "core/passes/rewrite.h"
 
 namespace dnnx {
@@ -12,6 +16,7 @@ namespace dnnx {
 namespace {
 
 constexpr size_t kBiasInput = 2;
+constexpr size_t kResidualInput = 3;
 
 // Whether `a` and `b` have one shape however the symbolic dims are sized (tried at 1 and 2).
 bool same_shape(const std::map<std::string, TensorInfo>& at1, const std::map<std::string, TensorInfo>& at2,
@@ -24,6 +29,36 @@ bool same_shape(const std::map<std::string, TensorInfo>& at1, const std::map<std
     }
   }
   return true;
+}
+
+const ConstTensor* float_vector(const Graph& graph, const Node& node, size_t i) {
+  if (!node.has_input(i)) return nullptr;
+  const ConstTensor* c = find_constant(graph, node.inputs[i]);
+  return c && c->info.dtype == DType::Float32 && c->info.shape.size() == 1 ? c : nullptr;
+}
+
+// The downsample bias moved into the join (see above); returns how many moved.
+int fold_residual_biases(Graph& graph) {
+  int folded = 0;
+  for (size_t j = 0; j < graph.nodes.size(); ++j) {
+    if (graph.nodes[j].op_type != "Conv+Add+Relu") continue;
+    const std::string z = graph.nodes[j].inputs[kResidualInput];
+    if (sole_consumer(graph, z) != static_cast<int>(j)) continue;
+    for (Node& producer : graph.nodes) {
+      if (producer.op_type != "Conv" || producer.outputs.size() != 1 || producer.outputs[0] != z) continue;
+      const ConstTensor* b2 = float_vector(graph, producer, kBiasInput);
+      Node& join = graph.nodes[j];
+      const ConstTensor* b1 = float_vector(graph, join, kBiasInput);
+      if (!b2 || (join.has_input(kBiasInput) && (!b1 || b1->info.shape != b2->info.shape))) break;
+      std::vector<float> sum(b2->as<float>(), b2->as<float>() + b2->info.shape[0]);
+      for (size_t k = 0; b1 && k < sum.size(); ++k) sum[k] += b1->as<float>()[k];
+      join.inputs[kBiasInput] = add_constant(graph, join.name + "/residual_bias", b2->info.shape, std::move(sum));
+      producer.inputs.resize(kBiasInput);
+      ++folded;
+      break;
+    }
+  }
+  return folded;
 }
 
 }  // namespace
@@ -60,7 +95,7 @@ int fuse_conv_add_relu(Graph& graph, const PassOptions& options) {
     ++fused;
   }
   erase_nodes(graph, dead);
-  return fused;
+  return fused + (fused > 0 ? fold_residual_biases(graph) : 0);
 }
 
 }  // namespace dnnx

@@ -33,10 +33,14 @@ PassOptions PassOptions::checked_by(const Backend& backend) const {
   return out;
 }
 
+// channels_last is a switch like the others, but the engine runs it (when the backend asks).
+constexpr const char* kChannelsLast = "channels_last";
+
 const std::vector<std::string>& pass_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
     for (const PassEntry& p : kPasses) out.push_back(p.name);
+    out.push_back(kChannelsLast);
     return out;
   }();
   return names;
@@ -49,8 +53,12 @@ void set_pass(PassOptions& options, const std::string& name, bool enabled) {
       return;
     }
   }
+  if (name == kChannelsLast) {
+    options.channels_last = enabled;
+    return;
+  }
   std::string known;
-  for (const PassEntry& p : kPasses) known += (known.empty() ? "" : ", ") + std::string(p.name);
+  for (const std::string& p : pass_names()) known += (known.empty() ? "" : ", ") + p;
   throw InputError("unknown pass '" + name + "' (passes: " + known + ")");
 }
 

@@ -20,6 +20,9 @@ struct PassOptions {
   bool fuse_conv_add_relu = true;  // Conv -> Add(z) -> Relu => Conv+Add+Relu (where the backend has it)
   bool fuse_conv_pool = true;   // Conv(+Relu) -> MaxPool => Conv(+Relu)+MaxPool (where the backend has it)
   bool fuse_lstm_stack = true;  // LSTM -> drop the direction axis -> LSTM ... => LSTMStack (one call)
+  // 4-D window ops channels-last between the model's edges, where the backend asks for it
+  // (Backend::channels_last: CUDA at tf32 and fp16); run by the engine after the passes above.
+  bool channels_last = true;
   // Whether the backend can run a node a pass wants to create; unset: any node.
   std::function<bool(const Node&)> can_run;
 
@@ -43,6 +46,12 @@ int fuse_gemm_relu(Graph& graph, const PassOptions& options);   // fuse_gemm_rel
 int fuse_conv_add_relu(Graph& graph, const PassOptions& options);  // fuse_conv_add_relu.cc
 int fuse_conv_pool(Graph& graph, const PassOptions& options);   // fuse_conv_pool.cc
 int fuse_lstm_stack(Graph& graph, const PassOptions& options);  // fuse_lstm_stack.cc
+
+// Channels last (channels_last.cc, Note [channels last]), run by the engine after the passes
+// above when the backend asks for it (Backend::channels_last) and before half storage.
+// `can_run` says whether the backend has a kernel for a node. Returns the number of window ops
+// that run channels-last (0: the graph is unchanged).
+int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run);
 
 // Half storage (precision="fp16", half_storage.cc), run by the engine after the passes above
 // when the backend asks for it (Backend::half_storage). `half_reason` says why a node has no

@@ -1,0 +1,58 @@
+#include "backends/cuda/lt_matmul.h"
+
+namespace dnnx::cuda {
+
+LtMatmul::~LtMatmul() {
+  if (a_) cublasLtMatrixLayoutDestroy(a_);
+  if (b_) cublasLtMatrixLayoutDestroy(b_);
+  if (y_) cublasLtMatrixLayoutDestroy(y_);
+  if (op_) cublasLtMatmulDescDestroy(op_);
+}
+
+bool LtMatmul::plan(const CudaContext& ctx, const GemmCall& c, cublasLtEpilogue_t epilogue, size_t workspace_limit) {
+  const cublasComputeType_t compute =
+      ctx.options.precision == Precision::Tf32 && !c.half ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  const cudaDataType_t type = c.half ? CUDA_R_16F : CUDA_R_32F;
+  check(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  const cublasOperation_t op_a = c.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt's A: our B
+  const cublasOperation_t op_b = c.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt's B: our A
+  check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)),
+        "cublasLtMatmulDescSetAttribute (transa)");
+  check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b)),
+        "cublasLtMatmulDescSetAttribute (transb)");
+  check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)),
+        "cublasLtMatmulDescSetAttribute (epilogue)");
+  // As stored, column-major: our B is [N,K] (ld N), or [K,N] (ld K) when transposed.
+  check(cublasLtMatrixLayoutCreate(&a_, type, c.trans_b ? c.k : c.n, c.trans_b ? c.n : c.k, c.trans_b ? c.k : c.n),
+        "cublasLtMatrixLayoutCreate (B)");
+  check(cublasLtMatrixLayoutCreate(&b_, type, c.trans_a ? c.m : c.k, c.trans_a ? c.k : c.m, c.trans_a ? c.m : c.k),
+        "cublasLtMatrixLayoutCreate (A)");
+  check(cublasLtMatrixLayoutCreate(&y_, type, c.n, c.m, c.n), "cublasLtMatrixLayoutCreate (Y)");
+  cublasLtMatmulPreference_t pref = nullptr;
+  check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  const size_t limit = workspace_limit;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(ctx.cublas_lt, op_, a_, b_, y_, y_, pref, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (status != CUBLAS_STATUS_SUCCESS || found == 0 || result.state != CUBLAS_STATUS_SUCCESS) return false;
+  algo_ = result.algo;
+  workspace_bytes_ = result.workspaceSize;
+  return true;
+}
+
+void LtMatmul::run(const CudaContext& ctx, const GemmCall& c, const void* a, const void* b, const void* bias, void* y,
+                   void* workspace, const void* c_in) const {
+  if (bias) {
+    check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+          "cublasLtMatmulDescSetAttribute (bias)");
+  }
+  const float zero = 0.0f, one = 1.0f;
+  check(cublasLtMatmul(ctx.cublas_lt, op_, &c.alpha, b, a_, a, b_, c_in ? &one : &zero, c_in ? c_in : y, y_, y, y_,
+                       &algo_, workspace_bytes_ ? workspace : nullptr, workspace_bytes_, ctx.stream),
+        "cublasLtMatmul");
+}
+
+}  // namespace dnnx::cuda

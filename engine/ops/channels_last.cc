@@ -1,0 +1,75 @@
+// "<op>@NHWC": the definitions wrap the base op's. Validation is the base op's (plus rank 4 for
+// the permuted inputs); shape inference permutes the channels-last inputs back, asks the base op
+// and permutes output 0 forward again (Note in ops/channels_last.h).
+#include "ops/channels_last.h"
+
+#include <map>
+
+#include "ops/families.h"
+
+namespace dnnx {
+
+namespace {
+
+const std::map<std::string, std::vector<size_t>>& channels_last_table() {
+  static const std::map<std::string, std::vector<size_t>> table = {
+      {"Conv", {0, 1}},         {"Conv+Relu", {0, 1}},          {"Conv+Add+Relu", {0, 1, 3}},
+      {"Conv+MaxPool", {0, 1}}, {"Conv+Relu+MaxPool", {0, 1}}, {"MaxPool", {0}},
+      {"GlobalAveragePool", {0}},
+  };
+  return table;
+}
+
+Node base_node(const Node& node) {
+  Node base = node;
+  base.op_type = channels_first_op(node.op_type);
+  return base;
+}
+
+}  // namespace
+
+const std::vector<size_t>* channels_last_inputs(const std::string& base_op) {
+  auto it = channels_last_table().find(base_op);
+  return it == channels_last_table().end() ? nullptr : &it->second;
+}
+
+bool is_channels_last_op(const std::string& op_type) {
+  const std::string suffix = kChannelsLastSuffix;
+  return op_type.size() > suffix.size() && op_type.compare(op_type.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string channels_first_op(const std::string& op_type) {
+  if (!is_channels_last_op(op_type)) return op_type;
+  return op_type.substr(0, op_type.size() - std::string(kChannelsLastSuffix).size());
+}
+
+Shape to_channels_last(const Shape& s) { return {s[0], s[2], s[3], s[1]}; }
+Shape to_channels_first(const Shape& s) { return {s[0], s[3], s[1], s[2]}; }
+
+void register_channels_last_ops(OpRegistry& r) {
+  for (const auto& kv : channels_last_table()) {
+    const OpDef* base = r.find(kv.first);
+    const std::vector<size_t> permuted = kv.second;
+    OpDef def;
+    def.fused = true;
+    def.validate = [base](const Node& node) { base->validate(base_node(node)); };
+    def.infer = [base, permuted](const Node& node, const std::vector<ValueInfo>& inputs) {
+      std::vector<ValueInfo> nchw = inputs;
+      for (size_t i : permuted) {
+        if (i >= nchw.size() || !nchw[i].present) continue;
+        if (nchw[i].info.shape.size() != 4) {
+          node_fail<InvalidModelError>(node, "input " + std::to_string(i) + " must be 4-D (channels last), got " +
+                                                 nchw[i].info.str());
+        }
+        nchw[i].info.shape = to_channels_first(nchw[i].info.shape);
+        nchw[i].constant = nullptr;  // its bytes are in the other order
+      }
+      std::vector<TensorInfo> out = base->infer(base_node(node), nchw);
+      out[0].shape = to_channels_last(out[0].shape);
+      return out;
+    };
+    r.add(kv.first + kChannelsLastSuffix, std::move(def));
+  }
+}
+
+}  // namespace dnnx

@@ -1,0 +1,33 @@
+// Channels-last forms of the 4-D window ops: "<op>@NHWC" (made by the channels_last pass,
+// core/passes/channels_last.cc) means <op> with some inputs and its output stored as
+// [N, H, W, C] instead of ONNX's [N, C, H, W] (a filter as [K, R, S, C] instead of [K, C, R, S]:
+// the same permutation). The value's shape in the graph is the stored one, so the arena, the
+// planner and the plan all see what is in memory; the op's meaning is the base op's on the
+// permuted-back tensors.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace dnnx {
+
+constexpr const char* kChannelsLastSuffix = "@NHWC";
+
+// The ops that have a channels-last form, and which of their inputs are stored channels-last
+// (output 0 always is): nullptr for any other op. Conv family: x, w and the residual z;
+// Conv+MaxPool: x and w; MaxPool, GlobalAveragePool: x.
+const std::vector<size_t>* channels_last_inputs(const std::string& base_op);
+
+// "Conv+Relu@NHWC" -> "Conv+Relu"; any other name is returned as it is.
+std::string channels_first_op(const std::string& op_type);
+bool is_channels_last_op(const std::string& op_type);
+
+// [N, C, H, W] -> [N, H, W, C] (rank 4 only) and back.
+Shape to_channels_last(const Shape& nchw);
+Shape to_channels_first(const Shape& nhwc);
+// The transpose perms that do the same to a tensor's data.
+inline std::vector<int64_t> channels_last_perm() { return {0, 2, 3, 1}; }
+inline std::vector<int64_t> channels_first_perm() { return {0, 3, 1, 2}; }
+
+}  // namespace dnnx

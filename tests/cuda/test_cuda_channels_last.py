@@ -1,0 +1,148 @@
+"""Channels last on CUDA (Note [channels last] in engine/core/passes/channels_last.cc): at tf32 and
+fp16 the 4-D window ops run on NHWC data ("<op>@NHWC" layers, cuDNN's NHWC descriptors, a 1x1 conv
+as one cuBLASLt GEMM), with Transposes at the model's edges; fp32 keeps ONNX's layout. Checked
+against onnxruntime with the tolerances of each precision (test_cuda_precision.py for tf32,
+test_cuda_fp16.py for fp16, where they are derived), and against the same model loaded with the
+pass off, which runs NCHW kernels: the two layouts must agree within the same bounds."""
+import numpy as np
+import pytest
+from onnx import helper
+
+import dnnx
+from dnnx.examples import build
+from ort_check import make_model, rand, run_ort
+from residual_models import residual_block, weights
+from test_cuda_fp16 import MODEL_ATOL, MODEL_L2, MODEL_RTOL, assert_fp16_close
+from test_cuda_precision import assert_tf32_close
+
+GEMM = "cublasLtMatmul (1x1 conv as a GEMM)"
+
+
+def assert_close(precision, got, want, what):
+    if precision == "tf32":
+        assert_tf32_close(got, want, what)
+    else:
+        assert_fp16_close(got, want, what, MODEL_RTOL, MODEL_ATOL, MODEL_L2)
+
+
+def ops(model, **kwargs):
+    return [row["op"] for row in model.plan(**kwargs)]
+
+
+def check(model, feeds, precision, **kwargs):
+    """Loads `model` channels-last and NCHW; both against onnxruntime. Returns the plan rows."""
+    want = run_ort(model, feeds)
+    last = dnnx.load(model, device="cuda", precision=precision, plan_cache=False, **kwargs)
+    first = dnnx.load(model, device="cuda", precision=precision, plan_cache=False,
+                      passes={"channels_last": False}, **kwargs)
+    assert not [op for op in ops(first) if op.endswith("@NHWC")]
+    for name, w in want.items():
+        got_last, got_first = last.run_dict(feeds)[name], first.run_dict(feeds)[name]
+        assert_close(precision, got_last, w, f"{name}: channels last vs onnxruntime")
+        assert_close(precision, got_first, w, f"{name}: NCHW vs onnxruntime")
+    return last.plan()
+
+
+@pytest.mark.parametrize("precision", ["tf32", "fp16"])
+@pytest.mark.parametrize("bias, downsample, stride", [(True, False, 1), (False, True, 2), (True, True, 2)])
+def test_a_residual_block_runs_channels_last(precision, bias, downsample, stride):
+    model = residual_block(bias=bias, downsample=downsample, stride=stride, channels=16, size=10, down_bias=True)
+    rows = check(model, {"x": rand(4, 16, 10, 10)}, precision)
+    names = [row["op"] for row in rows]
+    assert "Conv+Relu@NHWC" in names and "Conv+Add+Relu@NHWC" in names, names
+    # one Transpose in (after the fp16 Cast), one out: nothing between the convs
+    assert names.count("Transpose") == 2, names
+    if downsample:  # the 1x1 downsample conv has stride 2: cuDNN, not the GEMM
+        assert "Conv@NHWC" in names
+
+
+@pytest.mark.parametrize("precision", ["tf32", "fp16"])
+@pytest.mark.parametrize("search", ["heuristic", "exhaustive"])
+def test_a_1x1_conv_is_one_gemm_with_bias_relu_and_residual(precision, search):
+    # a bottleneck's end: 1x1 conv + bias + the block input, then Relu; and a 1x1 conv + Relu
+    inits = {"w1": weights(32, 16, 1, 1, seed=1), "b1": rand(32, seed=2), "w2": weights(16, 32, 1, 1, seed=3),
+             "b2": rand(16, seed=4)}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="expand"),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="reduce"),
+             helper.make_node("Add", ["c2", "x"], ["s"], name="add"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu")]
+    model = make_model(nodes, [("x", ["N", 16, 7, 9])], [("y", None)], inits)
+    rows = {row["name"]: row for row in check(model, {"x": rand(3, 16, 7, 9)}, precision, algo_search=search,
+                                               batch_size=3)}
+    assert rows["expand"]["op"] == "Conv+Relu@NHWC" and rows["add"]["op"] == "Conv+Add+Relu@NHWC", rows
+    for name in ("expand", "add"):
+        row = rows[name]
+        if search == "heuristic":
+            assert row["algorithm"].startswith(GEMM), row
+        else:  # whichever was faster, with both times in the plan
+            assert GEMM in row["algorithm"] + str(row["rejected"]), row
+    assert "residual" in rows["add"]["algorithm"] or not rows["add"]["algorithm"].startswith(GEMM)
+
+
+@pytest.mark.parametrize("precision", ["tf32", "fp16"])
+def test_the_pooled_head_keeps_views_at_its_end(precision):
+    # stem conv + relu + max pool, a conv, global average pool -> flatten -> gemm: the pooled
+    # [N, 1, 1, C] is the same bytes in both layouts, so a Reshape (a view) replaces the Transpose
+    inits = {"w0": weights(16, 3, 7, 7, seed=1), "b0": rand(16, seed=2), "w1": weights(16, 16, 3, 3, seed=3),
+             "wf": weights(10, 16, seed=4), "bf": rand(10, seed=5)}
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], name="stem", strides=[2, 2], pads=[3, 3, 3, 3]),
+             helper.make_node("Relu", ["c0"], ["r0"], name="stem_relu"),
+             helper.make_node("MaxPool", ["r0"], ["p0"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["p0", "w1"], ["c1"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalAveragePool", ["c1"], ["g"], name="gap"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
+             helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], name="fc", transB=1)]
+    model = make_model(nodes, [("x", ["N", 3, 32, 32])], [("y", None)], inits)
+    rows = check(model, {"x": rand(2, 3, 32, 32)}, precision, batch_size=2)
+    names = [row["op"] for row in rows]
+    assert "Conv+Relu+MaxPool@NHWC" in names and "GlobalAveragePool@NHWC" in names, names
+    assert names.count("Transpose") == 1 and "Reshape" in names, names
+
+
+@pytest.mark.parametrize("precision", ["tf32", "fp16"])
+def test_windows_cudnn_cannot_pad_stay_nchw(precision):
+    # asymmetric pads and a ceil_mode pool have no NHWC kernel: they keep ONNX's layout
+    inits = {"w": weights(8, 4, 3, 3, seed=1), "w2": weights(8, 8, 3, 3, seed=2)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="asym", pads=[0, 1, 2, 0]),
+             helper.make_node("Conv", ["c", "w2"], ["d"], name="sym", pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["d"], ["y"], name="ceil", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)]
+    model = make_model(nodes, [("x", [2, 4, 9, 9])], [("y", None)], inits)
+    rows = {row["name"]: row["op"] for row in check(model, {"x": rand(2, 4, 9, 9)}, precision)}
+    assert rows["asym"] == "Conv" and rows["sym"] == "Conv@NHWC" and rows["ceil"] == "MaxPool", rows
+
+
+@pytest.mark.parametrize("precision", ["tf32", "fp16"])
+def test_grouped_and_strided_convs(precision):
+    inits = {"w": weights(16, 4, 3, 3, seed=1), "b": rand(16, seed=2), "w2": weights(8, 16, 1, 1, seed=3)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="grouped", group=2, strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["c"], ["s"], name="sigmoid"),  # elementwise: stays channels-last
+             helper.make_node("Conv", ["s", "w2"], ["y"], name="pointwise")]
+    model = make_model(nodes, [("x", [3, 8, 11, 11])], [("y", None)], inits)
+    rows = {row["name"]: row for row in check(model, {"x": rand(3, 8, 11, 11)}, precision)}
+    assert rows["grouped"]["op"] == "Conv@NHWC" and rows["pointwise"]["op"] == "Conv@NHWC", rows
+    assert rows["pointwise"]["algorithm"].startswith(GEMM), rows["pointwise"]
+    assert [row["op"] for row in rows.values()].count("Transpose") == 2
+
+
+def test_fp32_keeps_onnx_layout():
+    model = dnnx.load(residual_block(downsample=True, stride=2), device="cuda")
+    assert not [op for op in ops(model) if op.endswith("@NHWC") or op == "Transpose"]
+
+
+@pytest.mark.parametrize("precision", ["tf32", "fp16"])
+def test_lenet_channels_last(precision):
+    model = build("lenet")
+    rows = check(model, {"x": rand(16, 1, 28, 28)}, precision, batch_size=16)
+    assert [row["op"] for row in rows].count("Conv+Relu+MaxPool@NHWC") + \
+        [row["op"] for row in rows].count("Conv+MaxPool@NHWC") == 2, [row["op"] for row in rows]
+
+
+def test_device_outputs_are_in_onnx_layout():
+    model = residual_block(channels=8, size=6)
+    x = rand(2, 8, 6, 6)
+    gpu = dnnx.load(model, device="cuda", precision="tf32")
+    on_device = gpu.run(x, output="device")
+    assert on_device.shape == (2, 8, 6, 6)
+    assert_tf32_close(np.asarray(on_device.numpy()), run_ort(model, {"x": x})["y"], "device output")
