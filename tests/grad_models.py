@@ -127,3 +127,20 @@ def concat_branches(rand, axis: int):
     model = make_model(nodes, [("x", [2, 3, 4])], [("y", None)], inits)
     out_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
     return model, list(inits), {"x": rand(2, 3, 4)}, rand(*out_shape)
+
+
+def overflowing_gradients():
+    """x [8, 4] -> Gemm(w1, b1) -> h [8, 3] -> Gemm(w2, b2) -> y [8, 2], every value positive, and
+    an MSE target of -3e38: the loss (summed in float64) stays finite, but dL/dy is ~3.75e37 per
+    element (2 (y - t) / 16), so dL/dw2 = h^T dL/dy (h ~ 100s, 8 rows) and dL/dw1 overflow float32
+    while dL/db1 and dL/db2 (~3e38) do not. The first parameter with a non-finite gradient is
+    w1. Returns (model, x, a finite target, the overflowing target)."""
+    rng = np.random.default_rng(7)
+    inits = {"w1": np.abs(rng.standard_normal((4, 3))).astype(np.float32) + 0.1,
+             "b1": np.full(3, 0.5, np.float32),
+             "w2": np.abs(rng.standard_normal((3, 2))).astype(np.float32) + 0.1,
+             "b2": np.full(2, 0.5, np.float32)}
+    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"]), helper.make_node("Gemm", ["h", "w2", "b2"], ["y"])]
+    model = make_model(nodes, [("x", [8, 4])], [("y", [8, 2])], inits)
+    x = (100.0 + rng.random((8, 4))).astype(np.float32)
+    return model, x, rng.standard_normal((8, 2)).astype(np.float32), np.full((8, 2), -3e38, np.float32)

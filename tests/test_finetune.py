@@ -10,6 +10,7 @@ from onnx import helper, numpy_helper
 
 import dnnx
 from dnnx.examples.lenet import build_lenet
+from grad_models import overflowing_gradients
 from ort_check import make_model, run_ort
 
 pytest.importorskip("sklearn")
@@ -96,6 +97,50 @@ def test_non_finite_loss_leaves_weights_unchanged(digits):
         np.testing.assert_array_equal(after["velocity"][name], velocity[name])
     assert after["steps"] == 1
     tuner.step(x_train[:BATCH], y_train[:BATCH])  # still usable
+
+
+def test_a_non_finite_gradient_names_the_first_such_parameter():
+    # The loss is finite; the gradients of w1 and w2 overflow (grad_models.overflowing_gradients).
+    model, x, target, overflowing = overflowing_gradients()
+    tuner = dnnx.load(model).finetune(trainable="all", loss="mse", lr=0.01, momentum=0.9)
+    assert tuner.parameters == ["w1", "b1", "w2", "b2"]
+    tuner.step(x, target)
+    before, velocity = tuner.weights(), tuner.state_dict()["velocity"]
+    with pytest.raises(dnnx.NonFiniteLossError, match="the gradient of 'w1' is not finite"):
+        tuner.step(x, overflowing)
+    for name in tuner.parameters:
+        np.testing.assert_array_equal(tuner.weights()[name], before[name], err_msg=name)
+        np.testing.assert_array_equal(tuner.state_dict()["velocity"][name], velocity[name], err_msg=name)
+
+
+def test_profile_times_every_part_of_a_step_and_changes_nothing(digits):
+    x, y = digits[0][:BATCH], digits[1][:BATCH]
+    tuner = dnnx.load(build_lenet(seed=0)).finetune(trainable="last:2", lr=0.05, momentum=0.9)
+    tuner.step(x, y)
+    before, velocity = tuner.weights(), tuner.state_dict()["velocity"]
+    table = tuner.profile(x, y, repeat=3)
+    names = [(r.name, r.op) for r in table]
+    assert names[0] == ("copy in", "lr and targets to the device") and names[-1][0] == "copy out"
+    assert names[1:6] == [("conv1", "Conv"), ("pool1", "MaxPool"), ("conv2", "Conv"), ("pool2", "MaxPool"),
+                          ("flatten", "Flatten")]
+    assert names[6:] == [("fc1", "Gemm"), ("relu1", "Relu"), ("fc2", "Gemm"), ("softmax", "Softmax"),
+                         ("loss", "cross_entropy"), ("fc2", "Gemm backward"), ("relu1", "Relu backward"),
+                         ("fc1", "Gemm backward"), ("check", "non-finite check"), ("sgd", "SGD update"),
+                         ("copy out", "loss and flags to the host")]
+    softmax = next(r for r in table if r.name == "softmax")
+    assert softmax.algorithm == "not run (fused into the loss)"
+    for r in table:
+        assert r.median_ms >= 0, r
+        if r.name in ("conv1", "conv2", "fc1", "loss", "sgd"):
+            assert r.median_ms > 0, r
+    assert not table.graph and table.repeat == 3 and "host wall-clock" in str(table)
+    # The timed steps are undone: weights, momentum and the step count are as they were.
+    assert tuner.steps == 1
+    for name in before:
+        np.testing.assert_array_equal(tuner.weights()[name], before[name], err_msg=name)
+        np.testing.assert_array_equal(tuner.state_dict()["velocity"][name], velocity[name], err_msg=name)
+    with pytest.raises(ValueError, match="repeat"):
+        tuner.profile(x, y, repeat=0)
 
 
 def test_memory_reports_what_the_frozen_head_saves():

@@ -7,7 +7,8 @@
 namespace dnnx {
 
 // Bumped whenever DeviceOptions or the entry points change, so that a stale library is refused.
-constexpr int kDeviceAbiVersion = 5;  // 3: Backend::half_storage, half_unsupported_reason; 4: training_ops(); 5: channels_last()
+constexpr int kDeviceAbiVersion = 6;  // 3: Backend::half_storage, half_unsupported_reason; 4: training_ops();
+                                      // 5: channels_last(); 6: TrainingOps::plan_update, copy_to_pinned
 
 enum class Precision { Fp32, Tf32, Fp16 };
 

@@ -11,10 +11,13 @@
 // every op is queued in the backend's order, so that a whole step can be recorded as one
 // device graph (Backend::capture). Nothing here waits for the device: the step's outcome
 // (loss, rows right, a non-finite flag) is written to a StepStats in backend memory and copied
-// back once per step. Adding a virtual changes the Backend vtable, hence kDeviceAbiVersion 3.
+// back once per step. Adding a virtual changes the Backend vtable, hence kDeviceAbiVersion 3;
+// the multi-tensor ParamUpdate and copy_to_pinned changed TrainingOps, hence 6.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace dnnx {
 
@@ -33,7 +36,7 @@ struct SgdOptions {
 
 // What one step reports, in backend memory (plain data: the same bytes on host and device).
 // non_finite: 0 when every value checked was finite; 1 when the loss was not; 2 + i when
-// check_finite(..., code = 2 + i) found the first non-finite value (parameter i's gradient).
+// parameter i's gradient is the first (in parameter order) holding a non-finite value.
 struct StepStats {
   double loss = 0;
   int64_t correct = 0;  // rows whose highest score is the label (or, for mse, the target's argmax)
@@ -54,6 +57,29 @@ struct LossCall {
   float* d_y = nullptr;
 };
 
+// One trained parameter as the update sees it: w, its gradient and its momentum buffer, [n]
+// each, in backend memory (velocity unused without momentum).
+struct ParamSlot {
+  float* w = nullptr;
+  const float* grad = nullptr;
+  float* velocity = nullptr;
+  int64_t n = 0;
+};
+
+// The end of a step over every trained parameter at once (Note [multi-tensor update]): planned
+// once per input shape, since the gradients live in that shape's TailPlan, so that a device
+// queues two launches per step whatever the number of parameters.
+class ParamUpdate {
+ public:
+  virtual ~ParamUpdate() = default;
+  // When stats->non_finite is 0 and some parameter's gradient holds a non-finite value, sets
+  // it to kFirstGradientCode + i for the first such parameter i (slot order).
+  virtual void check_finite(StepStats* stats) const = 0;
+  // SGD (train/sgd.h) on every slot at learning rate *lr (read when the update runs). Does
+  // nothing when stats->non_finite is set, so that a failed step leaves every w and velocity be.
+  virtual void sgd(const float* lr, const StepStats* stats) const = 0;
+};
+
 class TrainingOps {
  public:
   virtual ~TrainingOps() = default;
@@ -61,12 +87,9 @@ class TrainingOps {
   virtual void register_grad_kernels(GradRegistry& registry) const = 0;
   // Writes every field of *stats: the loss, the rows right, and non_finite (0 or kLossNotFinite).
   virtual void loss(const LossCall& call, StepStats* stats) const = 0;
-  // Sets stats->non_finite to `code` when it is still 0 and some x[i] is not finite.
-  virtual void check_finite(const float* x, int64_t n, int32_t code, StepStats* stats) const = 0;
-  // w, grad, velocity [n] (velocity unused without momentum); *lr read when the update runs.
-  // Does nothing when stats->non_finite is set, so that a failed step leaves w and velocity be.
-  virtual void sgd_update(const SgdOptions& options, const float* lr, float* w, const float* grad, float* velocity,
-                          int64_t n, const StepStats* stats) const = 0;
+  // The check and update of `params` (their memory outlives the returned object).
+  virtual std::unique_ptr<ParamUpdate> plan_update(const SgdOptions& options,
+                                                   const std::vector<ParamSlot>& params) const = 0;
   // dst[i] += src[i] (Note [gradient fan-in] in train/tail_plan.cc).
   virtual void accumulate(float* dst, const float* src, int64_t n) const = 0;
   // Page-locked host memory for what a step copies in and out (the batch, the learning rate,
@@ -74,6 +97,10 @@ class TrainingOps {
   // host memory in place (the CPU) or has none to give. Freed with release_host.
   virtual void* allocate_host(size_t /*bytes*/) const { return nullptr; }
   virtual void release_host(void* /*ptr*/) const noexcept {}
+  // Queues a copy of `bytes` from backend memory to `host` (memory from allocate_host, or any
+  // host memory where the backend computes on the host), in the backend's order and without
+  // waiting for it: a recorded step ends with it, and the caller waits once (Backend::synchronize).
+  virtual void copy_to_pinned(void* host, const void* src, size_t bytes) const = 0;
 };
 
 }  // namespace dnnx

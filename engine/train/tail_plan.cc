@@ -28,6 +28,7 @@ TailPlan::TailPlan(const Graph& tail, const Backend& backend, const GradRegistry
     }
   }
   loss_value_ = value_id(options.loss_value);
+  skip_layer_ = options.skip_layer;
   place_activations();
   schedule_backward(grads, backend, options);
 }
@@ -159,21 +160,27 @@ void TailPlan::run_layer_forward(const PlannedLayer& layer) {
   layer.kernel->run(KernelArgs{call_in_.data(), call_out_.data(), workspace_.data()});
 }
 
-void TailPlan::forward(const void* const* inputs) {
+void TailPlan::forward(const void* const* inputs, LayerTimer* timer) {
   for (size_t id = 0; id < plan_->values.size(); ++id) {
     const PlannedValue& v = plan_->values[id];
     if (v.input_index >= 0) ptrs_[id] = inputs[v.input_index];  // a graph input or a view of one
   }
-  for (const PlannedLayer& layer : plan_->layers) {
-    if (layer.kernel) run_layer_forward(layer);
+  const size_t n = plan_->layers.size();
+  for (size_t l = 0; l < n; ++l) {
+    if (timer) timer->mark(l);
+    // The final Softmax the loss fuses (skip_layer): the loss reads its input, nothing its output.
+    if (plan_->layers[l].kernel && static_cast<int>(l) != skip_layer_) run_layer_forward(plan_->layers[l]);
   }
+  if (timer) timer->mark(n);
 }
 
-void TailPlan::backward() {
+void TailPlan::backward(LayerTimer* timer) {
   std::vector<const float*> d_out;
   std::vector<float*> d_in;
   float* temp = temp_.as<float>();
-  for (const GradStep& step : steps_) {
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    if (timer) timer->mark(k);
+    const GradStep& step = steps_[k];
     const PlannedLayer& layer = plan_->layers[step.layer];
     call_in_.clear();
     call_out_.clear();
@@ -199,6 +206,7 @@ void TailPlan::backward() {
                       numel(plan_->values[layer.inputs[i]].info.shape));
     }
   }
+  if (timer) timer->mark(steps_.size());
 }
 
 TailMemory TailPlan::memory() const {

@@ -21,7 +21,7 @@ namespace dnnx {
 struct TailOptions {
   std::vector<std::string> params;  // the trainable constants
   std::string loss_value;           // the value the loss reads (the seed of backward)
-  int skip_layer = -1;              // a layer fused into the loss: forward only (the final Softmax)
+  int skip_layer = -1;              // a layer fused into the loss, never run (the final Softmax)
 };
 
 // One layer's backward step.
@@ -50,18 +50,19 @@ class TailPlan {
            const DeviceConstants* constants, const std::vector<Shape>& input_shapes, const TailOptions& options);
 
   const Plan& plan() const { return *plan_; }
-  // Runs every layer forward; the tail's graph inputs are read in place from `inputs` (tail
-  // order, backend memory).
-  void forward(const void* const* inputs);
-  // Runs the backward schedule; the loss value's gradient must be written first (seed()).
-  void backward();
+  // Runs every layer forward but the one fused into the loss (its output is read by nothing);
+  // the tail's graph inputs are read in place from `inputs` (tail order, backend memory). With
+  // a timer: mark(i) before layer i, mark(layers) after the last (as run_layers).
+  void forward(const void* const* inputs, LayerTimer* timer = nullptr);
+  // Runs the backward schedule; the loss value's gradient must be written first (seed()). With
+  // a timer: mark(k) before step k, mark(steps) after the last.
+  void backward(LayerTimer* timer = nullptr);
 
   int value_id(const std::string& name) const;
   const float* value(int id) const { return static_cast<const float*>(ptrs_[id]); }
   float* grad(int id) { return grad_ptr(id); }
   float* seed() { return grad_ptr(loss_value_); }
   int loss_value() const { return loss_value_; }
-  int output_value() const { return plan_->outputs[0]; }
   TailMemory memory() const;
   // The backward schedule in run order: (layer name, op, algorithm), for plan().
   const std::vector<GradStep>& steps() const { return steps_; }
@@ -77,6 +78,7 @@ class TailPlan {
   std::shared_ptr<Plan> plan_;
   std::vector<int> root_;  // value id -> the value whose buffers it shares (itself unless a view)
   int loss_value_ = -1;
+  int skip_layer_ = -1;  // TailOptions::skip_layer
   TrainBuffer activations_;
   std::vector<size_t> activation_offset_;  // per root arena value, bytes
   size_t activation_bytes_ = 0;

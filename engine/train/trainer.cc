@@ -2,6 +2,7 @@
 // gradients, memory, plans, graphs); the step itself is in trainer_step.cc.
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -51,8 +52,7 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
   }
   stats_.reserve(*backend_, sizeof(StepStats));
   zero_in_backend(*backend_, stats_.data(), sizeof(StepStats));
-  lr_.reserve(*backend_, sizeof(float));
-  if (device_) step_io_.reserve(*ops_, sizeof(StepIo));
+  if (!device_) lr_.reserve(*backend_, sizeof(float));
   // The loss reads the final node's output, or a final Softmax's input (fused, stable).
   const Node& last = split_.tail.nodes.back();
   loss_value_ = graph_.outputs[0];
@@ -92,12 +92,6 @@ Trainer::ShapePlan& Trainer::plan_for(const std::vector<Shape>& shapes) {
   auto sp = std::make_unique<ShapePlan>();
   sp->shapes = shapes;
   sp->status.input_shapes = shapes;
-  if (device_) {
-    sp->staging.resize(shapes.size());
-    for (size_t m = 0; m < shapes.size(); ++m) {
-      sp->staging[m].reserve(*backend_, TensorInfo{shapes[m], graph_.inputs[m].dtype}.bytes());
-    }
-  }
   sp->inputs.assign(shapes.size(), nullptr);
   std::vector<Shape> tail_shapes(split_.tail.inputs.size());
   if (head_) {
@@ -123,30 +117,66 @@ Trainer::ShapePlan& Trainer::plan_for(const std::vector<Shape>& shapes) {
   }
   const size_t target_bytes = options_.loss == LossKind::CrossEntropy ? sp->rows * sizeof(int64_t)
                                                                         : scores.info.bytes();
-  if (device_) {
-    sp->target_buffer.reserve(*backend_, target_bytes);
-    size_t pinned_bytes = 0;
-    for (size_t m = 0; m < shapes.size(); ++m) {
-      sp->pinned_offsets.push_back(pinned_bytes);
-      pinned_bytes += pinned_aligned(TensorInfo{shapes[m], graph_.inputs[m].dtype}.bytes());
-    }
-    sp->pinned_offsets.push_back(pinned_bytes);
-    sp->pinned.reserve(*ops_, pinned_bytes + target_bytes);
-  }
+  if (device_) plan_device_io(*sp, target_bytes);
+  else sp->lr = lr_.as<float>();
   sp->zero_grads.resize(options_.params.size());
+  std::vector<ParamSlot> slots;
   for (size_t i = 0; i < options_.params.size(); ++i) {
     float* g = sp->tail->grad(sp->tail->value_id(options_.params[i]));
+    const size_t bytes = float_bytes(*params_[options_.params[i]]);
     if (!g) {  // the loss does not reach this parameter: its gradient is 0 (decay and momentum still act)
-      const size_t bytes = float_bytes(*params_[options_.params[i]]);
       sp->zero_grads[i].reserve(*backend_, bytes);
       zero_in_backend(*backend_, sp->zero_grads[i].data(), bytes);
       g = sp->zero_grads[i].as<float>();
     }
     sp->param_grads.push_back(g);
+    slots.push_back(ParamSlot{param_ptr(i), g, velocity_[i].as<float>(), static_cast<int64_t>(bytes / sizeof(float))});
   }
+  sp->update = ops_->plan_update(options_.sgd, slots);
   return *plans_.emplace(shapes, std::move(sp)).first->second;
 }
 
+// Note [step io] in train/trainer_shape_plan.h: where each input goes, step_in and the pinned
+// mirror. A model input only the head reads is copied straight into its slot of the head's
+// arena (bound here, once: a device plan keeps its inputs in its arena).
+void Trainer::plan_device_io(ShapePlan& sp, size_t target_bytes) {
+  const size_t n_inputs = sp.shapes.size();
+  sp.staging.resize(n_inputs);
+  sp.input_dst.assign(n_inputs, nullptr);
+  if (head_) {
+    const Plan& plan = *sp.head;
+    const std::vector<const void*> no_host_inputs(plan.inputs.size(), nullptr);
+    bind_values(plan, sp.head_arena.data(), no_host_inputs.data(), sp.head_call.value_ptrs);
+    sp.head_input_direct.assign(plan.inputs.size(), false);
+    for (size_t i = 0; i < plan.inputs.size(); ++i) {
+      const int m = split_.head_from_model_input[i];
+      const auto& heads = split_.head_from_model_input;
+      const auto& tails = split_.tail_from_model_input;
+      const bool head_only = std::count(heads.begin(), heads.end(), m) == 1 &&
+                             std::find(tails.begin(), tails.end(), m) == tails.end();
+      if (!head_only) continue;
+      sp.head_input_direct[i] = true;
+      sp.input_dst[m] = const_cast<void*>(sp.head_call.value_ptrs[plan.inputs[i]]);  // an arena value
+    }
+  }
+  size_t pinned_bytes = pinned_aligned(kPinnedStepIn + kStepInTarget + target_bytes);
+  for (size_t m = 0; m < n_inputs; ++m) {
+    const size_t bytes = TensorInfo{sp.shapes[m], graph_.inputs[m].dtype}.bytes();
+    if (!sp.input_dst[m]) {
+      sp.staging[m].reserve(*backend_, bytes);
+      sp.input_dst[m] = sp.staging[m].data();
+    }
+    sp.inputs[m] = sp.input_dst[m];
+    sp.input_offsets.push_back(pinned_bytes);
+    pinned_bytes += pinned_aligned(bytes);
+  }
+  sp.step_in_bytes = kStepInTarget + target_bytes;
+  sp.step_in.reserve(*backend_, sp.step_in_bytes);
+  sp.lr = sp.step_in.as<float>();
+  sp.target = sp.step_in.data() + kStepInTarget;
+  sp.pinned.reserve(*ops_, pinned_bytes);
+  if (!sp.pinned.data()) throw DeviceError("finetune: the " + backend_->name() + " backend gave no page-locked memory");
+}
 
 void Trainer::refresh_host_weights() {
   if (!host_stale_) return;

@@ -14,7 +14,8 @@
 // reads (weight(), velocity(), gradient()) are copied back on demand. On a device backend the
 // whole step of one input shape is recorded as one device graph on its second step and
 // replayed from then on (the learning rate is read from device memory, so a schedule does not
-// invalidate it); a new shape plans and records anew. One thread at a time.
+// invalidate it; Note [step io] in train/trainer_shape_plan.h); a new shape plans and records
+// anew. One thread at a time.
 #pragma once
 #include <map>
 #include <memory>
@@ -31,6 +32,8 @@
 #include "train/tail_plan.h"
 
 namespace dnnx {
+
+class PartMarks;  // train/part_marks.h
 
 struct TrainerOptions {
   std::vector<std::string> params;  // the trainable constants (train/trainable.h selects them)
@@ -58,6 +61,21 @@ struct Batch {
   TensorInfo target_info;
 };
 
+// One timed part of a step (Trainer::profile): a layer of the head or the tail, the loss, a
+// backward step, the update, or one of the step's copies.
+struct StepPart {
+  std::string name;       // the layer's name, or what the part is ("loss", "check", "sgd", ...)
+  std::string op;         // the layer's op ("<Op> backward" for a backward step), or what runs
+  std::string algorithm;
+  std::string stage;      // "copy in", "frozen", "forward", "loss", "backward", "update", "copy out"
+  std::vector<double> ms;  // per repeat
+};
+
+struct StepProfile {
+  std::vector<StepPart> parts;  // in run order
+  bool graph = false;           // measured on a replayed device graph (no launch gaps)
+};
+
 struct TrainerMemory {
   size_t head_arena_bytes = 0;       // the frozen head's activations (reused by liveness)
   TailMemory tail;
@@ -82,6 +100,11 @@ class Trainer {
   double compute_gradients(const Batch& batch);
   // The loss and the number of rows classified right, forward only.
   LossValue evaluate(const Batch& batch);
+  // The time of each part of a step at learning rate `lr` on this batch, over `repeat` steps
+  // (device: GPU time between events recorded in the step, replayed as a graph of its own
+  // where graphs are on; host: wall-clock time). The parameters and momentum buffers are put
+  // back as they were before; a non-finite step is timed like any other.
+  StepProfile profile(const Batch& batch, float lr, int repeat);
 
   // The current values, copied back from the backend's memory when a step changed them.
   const ConstTensor& weight(const std::string& name);
@@ -112,14 +135,20 @@ class Trainer {
  private:
   struct ShapePlan;  // the head plan and buffers, the TailPlan and the step's graph for one shape
   ShapePlan& plan_for(const std::vector<Shape>& shapes);
+  void plan_device_io(ShapePlan& sp, size_t target_bytes);
   ShapePlan& prepare(const Batch& batch);  // checks the batch, plans, copies it in
   void check_batch(const Batch& batch) const;
   void check_target(const Batch& batch, const ShapePlan& sp) const;
-  // Queue the work of a step; nothing waits for the device.
-  void enqueue_forward(ShapePlan& sp, bool want_grad);
-  void enqueue_step(ShapePlan& sp);
+  void set_lr(ShapePlan& sp, float lr);
+  // Queue the work of a step; nothing waits for the device. With a timer, each part of the step
+  // is marked in order (profile_parts names them).
+  void enqueue_copy_in(ShapePlan& sp) const;
+  void enqueue_forward(ShapePlan& sp, bool want_grad, PartMarks* marks = nullptr);
+  void enqueue_step(ShapePlan& sp, PartMarks* marks = nullptr);
+  void enqueue_copy_out(ShapePlan& sp) const;
   void run_step(ShapePlan& sp);  // eager, or recorded once and replayed
-  StepStats read_stats() const;
+  StepStats read_stats(const ShapePlan& sp) const;  // waits for the queued work
+  std::vector<StepPart> profile_parts(const ShapePlan& sp) const;
   void refresh_host_weights();
   float* param_ptr(size_t i) const;
 
@@ -140,10 +169,7 @@ class Trainer {
   std::vector<TrainBuffer> velocity_;                // per parameter, backend memory, zeroed at start
   std::map<std::string, std::vector<float>> gradient_;
   TrainBuffer stats_;  // one StepStats
-  TrainBuffer lr_;     // one float, written before each step
-  // On a device: page-locked host copies of the StepStats and the lr (StepIo), so that a step's
-  // small copies are asynchronous and it waits for the device once, when the stats come back.
-  PinnedBuffer step_io_;
+  TrainBuffer lr_;     // host backends: one float, written before each step (a device's is per shape)
   bool host_stale_ = false;
   std::map<std::vector<Shape>, std::unique_ptr<ShapePlan>> plans_;
   std::mutex mutex_;

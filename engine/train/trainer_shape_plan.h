@@ -14,35 +14,50 @@ namespace dnnx {
 inline size_t float_bytes(const ConstTensor& t) { return static_cast<size_t>(numel(t.info.shape)) * sizeof(float); }
 
 constexpr size_t kPinnedAlign = 64;
-inline size_t pinned_aligned(size_t bytes) { return (bytes + kPinnedAlign - 1) / kPinnedAlign * kPinnedAlign; }
+constexpr size_t pinned_aligned(size_t bytes) { return (bytes + kPinnedAlign - 1) / kPinnedAlign * kPinnedAlign; }
 
-// What a step hands over in page-locked memory besides the batch (Trainer::step_io_).
-struct StepIo {
-  StepStats stats;
-  float lr = 0;
-};
+// Note [step io]: on a device a step moves little besides the batch: the learning rate and the
+// targets in, the StepStats out. The page-locked buffer of a shape (ShapePlan::pinned) holds
+//   [kPinnedStats]   the StepStats, which the step's last copy writes (TrainingOps::copy_to_pinned);
+//   [kPinnedStepIn]  the lr, then at kStepInTarget further the targets: the step's first copy
+//                    moves these kStepInTarget + target bytes, one copy, into step_in;
+//   [input_offsets]  each host input, copied to the device before the step (its own copy, since
+//                    a device input takes a device-to-device copy instead).
+// Both copies are part of the recorded step, so a replayed step costs the host a memcpy of the
+// lr and targets into page-locked memory, the batch's copy, one graph launch and one wait.
+constexpr size_t kPinnedStats = 0;
+constexpr size_t kPinnedStepIn = pinned_aligned(sizeof(StepStats));
+constexpr size_t kStepInTarget = kPinnedAlign;  // the targets' offset after the lr
+static_assert(sizeof(float) <= kStepInTarget, "the lr fits before the targets");
 
 struct Trainer::ShapePlan {
   std::vector<Shape> shapes;
-  // The frozen head: its plan, arena and workspace (backend memory), and its value pointers.
+  // The frozen head: its plan, arena and workspace (backend memory), and its value pointers
+  // (bound once at plan time on a device, whose plans keep their inputs in the arena).
   std::shared_ptr<const Plan> head;
   TrainBuffer head_arena, head_workspace;
   CallScratch head_call;
-  // The batch in backend memory: on a device one buffer per model input and one for the
-  // targets (fixed addresses, so that a recorded step reads the next batch); on the host the
-  // caller's arrays, pointed at per call.
+  // The batch in backend memory. On a device each model input is copied to a fixed address
+  // (which a recorded step reads), input_dst[m]: the head arena's slot of that input when only
+  // the head reads it (head_input_direct), else staging[m], from which the step copies it into
+  // the head's arena. On the host the caller's arrays are read in place, pointed at per call.
   std::vector<TrainBuffer> staging;
-  TrainBuffer target_buffer;
-  // Page-locked host copies of the host inputs and the targets (empty where the ops give none):
-  // input m at pinned_offsets[m], the targets at pinned_offsets.back().
+  std::vector<void*> input_dst;         // per model input (device)
+  std::vector<bool> head_input_direct;  // per head input (device)
+  std::vector<const void*> inputs;      // per model input, backend memory
+  // Note [step io]: the lr and the targets in backend memory (device: step_in, [lr | targets];
+  // host: the trainer's lr and the caller's targets) and their page-locked mirror.
+  TrainBuffer step_in;
+  size_t step_in_bytes = 0;
   PinnedBuffer pinned;
-  std::vector<size_t> pinned_offsets;
-  std::vector<const void*> inputs;  // per model input, backend memory
+  std::vector<size_t> input_offsets;  // per model input, in `pinned`
+  const float* lr = nullptr;
   const void* target = nullptr;
   std::unique_ptr<TailPlan> tail;
   std::vector<const void*> tail_inputs;
   std::vector<float*> param_grads;  // per parameter; a zeroed buffer where the loss does not reach it
   std::vector<TrainBuffer> zero_grads;
+  std::unique_ptr<ParamUpdate> update;  // the check and SGD over every parameter
   int64_t rows = 0, cols = 0;       // the loss's [N, classes] view of its scores
   // The recorded step (device only).
   std::unique_ptr<DeviceGraph> graph;

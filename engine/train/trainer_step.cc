@@ -1,9 +1,11 @@
 // Trainer's step: the batch checked and copied in, the work queued (eagerly, or recorded once
 // per input shape and replayed: Note [training memory] in train/trainer.h), the StepStats read
 // back. Planning and the training state are in trainer.cc.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "train/part_marks.h"
 #include "train/trainer.h"
 #include "train/trainer_shape_plan.h"
 
@@ -13,14 +15,17 @@ namespace {
 
 std::string infos_str(const Shape& s, DType t) { return TensorInfo{s, t}.str(); }
 
-// Copies `bytes` at `src` (host) to `dst` (backend memory) through `pinned` when there is one
-// (memcpy, then an asynchronous DMA), else directly (a pageable copy, which waits for itself).
-void upload(const Backend& backend, void* dst, const void* src, size_t bytes, uint8_t* pinned) {
-  if (pinned && bytes > 0) {
-    std::memcpy(pinned, src, bytes);
-    src = pinned;
+// A host input goes through page-locked memory in pieces of this size: each piece's DMA runs
+// while the host copies the next one in (LeNet at batch 256: 800 KB, four pieces).
+constexpr size_t kUploadPiece = size_t{256} << 10;
+
+// `bytes` at `src` (host) to `dst` (device) through `pinned`, piece by piece.
+void upload_through(const Backend& backend, void* dst, const void* src, size_t bytes, uint8_t* pinned) {
+  for (size_t at = 0; at < bytes; at += kUploadPiece) {
+    const size_t piece = std::min(kUploadPiece, bytes - at);
+    std::memcpy(pinned + at, static_cast<const uint8_t*>(src) + at, piece);
+    copy_to_backend(backend, static_cast<uint8_t*>(dst) + at, pinned + at, piece);
   }
-  copy_to_backend(backend, dst, src, bytes);
 }
 
 }  // namespace
@@ -81,39 +86,67 @@ Trainer::ShapePlan& Trainer::prepare(const Batch& batch) {
       sp.inputs[m] = batch.inputs[m];
       continue;
     }
-    // Into the shape's staging buffer (a fixed address, which a recorded step reads).
+    // To the input's fixed address (Note [step io]); a host input through page-locked memory.
+    const size_t bytes = batch.infos[m].bytes();
     if (on_device) {
-      copy_in_backend(*backend_, sp.staging[m].data(), batch.inputs[m], batch.infos[m].bytes());
+      copy_in_backend(*backend_, sp.input_dst[m], batch.inputs[m], bytes);
     } else {
-      upload(*backend_, sp.staging[m].data(), batch.inputs[m], batch.infos[m].bytes(),
-             sp.pinned.data() ? sp.pinned.data() + sp.pinned_offsets[m] : nullptr);
+      upload_through(*backend_, sp.input_dst[m], batch.inputs[m], bytes, sp.pinned.data() + sp.input_offsets[m]);
     }
-    sp.inputs[m] = sp.staging[m].data();
   }
   if (device_) {
-    upload(*backend_, sp.target_buffer.data(), batch.target, batch.target_info.bytes(),
-           sp.pinned.data() ? sp.pinned.data() + sp.pinned_offsets.back() : nullptr);
-    sp.target = sp.target_buffer.data();
+    // Moved by the step's first copy (enqueue_copy_in).
+    const size_t bytes = batch.target_info.bytes();
+    if (bytes > 0) std::memcpy(sp.pinned.data() + kPinnedStepIn + kStepInTarget, batch.target, bytes);
   } else {
     sp.target = batch.target;
   }
   return sp;
 }
 
-void Trainer::enqueue_forward(ShapePlan& sp, bool want_grad) {
+void Trainer::set_lr(ShapePlan& sp, float lr) {
+  if (device_) {
+    std::memcpy(sp.pinned.data() + kPinnedStepIn, &lr, sizeof(lr));  // moved by enqueue_copy_in
+  } else {
+    *lr_.as<float>() = lr;
+  }
+}
+
+void Trainer::enqueue_copy_in(ShapePlan& sp) const {
+  if (device_) copy_to_backend(*backend_, sp.step_in.data(), sp.pinned.data() + kPinnedStepIn, sp.step_in_bytes);
+}
+
+void Trainer::enqueue_copy_out(ShapePlan& sp) const {
+  if (device_) ops_->copy_to_pinned(sp.pinned.data() + kPinnedStats, stats_.data(), sizeof(StepStats));
+}
+
+StepStats Trainer::read_stats(const ShapePlan& sp) const {
+  StepStats s;
+  if (device_) {
+    backend_->synchronize();
+    std::memcpy(&s, sp.pinned.data() + kPinnedStats, sizeof(s));
+  } else {
+    std::memcpy(&s, stats_.data(), sizeof(s));
+  }
+  return s;
+}
+
+void Trainer::enqueue_forward(ShapePlan& sp, bool want_grad, PartMarks* marks) {
   if (head_) {
     const Plan& plan = *sp.head;
-    std::vector<const void*> head_in;
-    for (int m : split_.head_from_model_input) head_in.push_back(sp.inputs[m]);
-    bind_values(plan, sp.head_arena.data(), head_in.data(), sp.head_call.value_ptrs);
-    if (plan.device) {  // a device plan's inputs live in its arena
+    if (!plan.device) {  // the caller's arrays, read in place
+      std::vector<const void*> head_in;
+      for (int m : split_.head_from_model_input) head_in.push_back(sp.inputs[m]);
+      bind_values(plan, sp.head_arena.data(), head_in.data(), sp.head_call.value_ptrs);
+    } else {  // bound at plan time; an input the tail reads too comes from its staging buffer
       for (size_t i = 0; i < plan.inputs.size(); ++i) {
+        if (sp.head_input_direct[i]) continue;
         const int id = plan.inputs[i];
-        copy_in_backend(*backend_, const_cast<void*>(sp.head_call.value_ptrs[id]), head_in[i],
-                        plan.values[id].info.bytes());
+        copy_in_backend(*backend_, const_cast<void*>(sp.head_call.value_ptrs[id]),
+                        sp.inputs[split_.head_from_model_input[i]], plan.values[id].info.bytes());
       }
     }
-    run_layers(plan, sp.head_workspace.data(), sp.head_call);
+    run_layers(plan, sp.head_workspace.data(), sp.head_call, marks ? marks->parts(plan.layers.size()) : nullptr);
   }
   for (size_t i = 0; i < split_.tail.inputs.size(); ++i) {
     const int m = split_.tail_from_model_input[i];
@@ -121,7 +154,8 @@ void Trainer::enqueue_forward(ShapePlan& sp, bool want_grad) {
     sp.tail_inputs[i] = m >= 0 ? sp.inputs[m]
                                : sp.head_call.value_ptrs[sp.head->outputs[split_.tail_from_head_output[i]]];
   }
-  sp.tail->forward(sp.tail_inputs.data());
+  sp.tail->forward(sp.tail_inputs.data(), marks ? marks->parts(sp.tail->plan().layers.size()) : nullptr);
+  if (marks) marks->next();
   LossCall call;
   call.kind = options_.loss;
   call.scores = scores_;
@@ -133,19 +167,20 @@ void Trainer::enqueue_forward(ShapePlan& sp, bool want_grad) {
   ops_->loss(call, stats_.as<StepStats>());
 }
 
-void Trainer::enqueue_step(ShapePlan& sp) {
-  enqueue_forward(sp, true);
-  sp.tail->backward();
-  StepStats* stats = stats_.as<StepStats>();
+void Trainer::enqueue_step(ShapePlan& sp, PartMarks* marks) {
+  if (marks) marks->next();
+  enqueue_copy_in(sp);
+  enqueue_forward(sp, true, marks);
+  sp.tail->backward(marks ? marks->parts(sp.tail->steps().size()) : nullptr);
   // Every gradient is checked before any parameter changes (a failed step leaves them all).
-  for (size_t i = 0; i < options_.params.size(); ++i) {
-    ops_->check_finite(sp.param_grads[i], numel(params_[options_.params[i]]->info.shape),
-                       kFirstGradientCode + static_cast<int32_t>(i), stats);
-  }
-  for (size_t i = 0; i < options_.params.size(); ++i) {
-    ops_->sgd_update(options_.sgd, lr_.as<float>(), param_ptr(i), sp.param_grads[i], velocity_[i].as<float>(),
-                     numel(params_[options_.params[i]]->info.shape), stats);
-  }
+  StepStats* stats = stats_.as<StepStats>();
+  if (marks) marks->next();
+  sp.update->check_finite(stats);
+  if (marks) marks->next();
+  sp.update->sgd(sp.lr, stats);
+  if (marks) marks->next();
+  enqueue_copy_out(sp);
+  if (marks) marks->next();
 }
 
 void Trainer::run_step(ShapePlan& sp) {
@@ -170,23 +205,14 @@ void Trainer::run_step(ShapePlan& sp) {
   ++sp.status.eager_runs;
 }
 
-StepStats Trainer::read_stats() const {
-  StepStats s;
-  if (StepIo* io = reinterpret_cast<StepIo*>(step_io_.data())) {
-    copy_to_host(*backend_, &io->stats, stats_.data(), sizeof(s));  // waits for the step
-    std::memcpy(&s, &io->stats, sizeof(s));
-  } else {
-    copy_to_host(*backend_, &s, stats_.data(), sizeof(s));  // waits for the step
-  }
-  return s;
-}
-
 double Trainer::compute_gradients(const Batch& batch) {
   std::lock_guard<std::mutex> lock(mutex_);
   ShapePlan& sp = prepare(batch);
+  enqueue_copy_in(sp);
   enqueue_forward(sp, true);
   sp.tail->backward();
-  const StepStats s = read_stats();
+  enqueue_copy_out(sp);
+  const StepStats s = read_stats(sp);
   if (std::isfinite(s.loss)) {
     for (size_t i = 0; i < options_.params.size(); ++i) {
       std::vector<float>& g = gradient_[options_.params[i]];
@@ -200,10 +226,9 @@ double Trainer::step(const Batch& batch, float lr) {
   if (!(lr >= 0.0f) || !std::isfinite(lr)) throw InputError("lr: expected a finite value >= 0, got " + std::to_string(lr));
   std::lock_guard<std::mutex> lock(mutex_);
   ShapePlan& sp = prepare(batch);
-  StepIo* io = reinterpret_cast<StepIo*>(step_io_.data());
-  upload(*backend_, lr_.data(), &lr, sizeof(lr), io ? reinterpret_cast<uint8_t*>(&io->lr) : nullptr);
+  set_lr(sp, lr);
   run_step(sp);
-  const StepStats s = read_stats();
+  const StepStats s = read_stats(sp);
   host_stale_ = true;
   if (s.non_finite == kLossNotFinite) {
     throw NonFiniteLossError("the loss is " + std::to_string(s.loss) +
@@ -220,8 +245,10 @@ double Trainer::step(const Batch& batch, float lr) {
 LossValue Trainer::evaluate(const Batch& batch) {
   std::lock_guard<std::mutex> lock(mutex_);
   ShapePlan& sp = prepare(batch);
+  enqueue_copy_in(sp);
   enqueue_forward(sp, false);
-  const StepStats s = read_stats();
+  enqueue_copy_out(sp);
+  const StepStats s = read_stats(sp);
   LossValue v;
   v.loss = s.loss;
   v.correct = s.correct;

@@ -133,6 +133,31 @@ class PyTrainer {
     return py::make_tuple(v.loss, v.correct);
   }
 
+  // {"layers": [{name, op, algorithm, stage, times_ms: [per repeat]}], "graph": measured on a
+  // graph}: the parts of one step (Trainer::profile), as Engine.profile gives a run's layers.
+  py::dict profile(const py::list& inputs, const py::object& target, float lr, int repeat) {
+    PyBatch b = make_batch(*trainer_, inputs, target);
+    StepProfile p;
+    {
+      py::gil_scoped_release release;
+      p = trainer_->profile(b.batch, lr, repeat);
+    }
+    py::list layers;
+    for (const StepPart& part : p.parts) {
+      py::dict row;
+      row["name"] = part.name;
+      row["op"] = part.op;
+      row["algorithm"] = part.algorithm;
+      row["stage"] = part.stage;
+      row["times_ms"] = part.ms;
+      layers.append(row);
+    }
+    py::dict result;
+    result["layers"] = layers;
+    result["graph"] = p.graph;
+    return result;
+  }
+
   // Copies: on a device, read back from device memory now.
   py::dict weights() {
     py::dict out;
@@ -256,6 +281,8 @@ void bind_train(py::module_& m) {
            "(loss, {name: gradient}) without an update.")
       .def("evaluate", &PyTrainer::evaluate, py::arg("inputs"), py::arg("target"),
            "(loss, rows classified right), forward only.")
+      .def("profile", &PyTrainer::profile, py::arg("inputs"), py::arg("target"), py::arg("lr"), py::arg("repeat"),
+           "Per-part times of one step over `repeat` steps; the weights are put back.")
       .def("weights", &PyTrainer::weights)
       .def("velocity", &PyTrainer::velocity)
       .def("set_weight", &PyTrainer::set_weight, py::arg("name"), py::arg("value"))

@@ -30,6 +30,7 @@ from onnx import numpy_helper
 from ._native import core
 from .errors import UnsupportedModelError
 from .plan import PlanTable
+from .profile import ProfileTable, profile_table
 
 NonFiniteLossError = core.NonFiniteLossError  # also a FloatingPointError
 
@@ -189,6 +190,18 @@ class Tuner:
         self.steps += 1
         self._model._weights_changed(self)
         return loss
+
+    def profile(self, x, y, repeat: int = 20) -> ProfileTable:
+        """Where one step's time goes: rows (name, op, algorithm, median_ms) for the copy of the lr
+        and targets in, every layer of the frozen head and of the tail's forward, the loss, every
+        backward step ("<Op> backward"), the non-finite check, SGD, and the copy of the loss out,
+        over ``repeat`` steps on (x, y) at the current lr. On CUDA, GPU times from CUDA events
+        recorded between the parts of a step replayed as a graph of its own (see dnnx/profile.py);
+        the batch's own copy in, made before the step, is not among them. On the CPU, host
+        wall-clock times. The weights and momentum buffers are put back as they were, and
+        ``steps`` does not count these."""
+        result = self._core.profile(self._inputs(x), self._target(y), self.current_lr(), int(repeat))
+        return profile_table(result, self._model.device, int(repeat))
 
     def gradients(self, x, y) -> tuple:
         """(loss, {parameter name: dLoss/dparameter}) for the batch, without an update."""

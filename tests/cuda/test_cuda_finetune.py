@@ -1,8 +1,9 @@
 """Fine-tuning on CUDA (engine/train on the CUDA backend): LeNet's last two layers and the whole
 model against the CPU (loss curve and weights), the step replayed as a CUDA graph against eager
 steps, deterministic=True bit-identical (in one process and across two), a non-finite step
-leaving the weights as they were, save -> onnxruntime, tuner.memory() in device bytes and
-`dnnx finetune --device cuda` on the digits.
+leaving the weights as they were (a non-finite gradient named as on the CPU), a model input read
+by both the frozen head and the tail, Tuner.profile's GPU times, save -> onnxruntime,
+tuner.memory() in device bytes and `dnnx finetune --device cuda` on the digits.
 
 Tolerance CUDA vs CPU (fp32, no TF32): one step's gradients agree to ~1e-6 relative (cuBLAS and
 OpenBLAS sum in different orders; tests/cuda/test_cuda_dense_grads.py), and SGD compounds that
@@ -28,7 +29,9 @@ from onnx import numpy_helper
 
 import dnnx
 from dnnx.examples.lenet import build_lenet
-from ort_check import run_ort
+from grad_models import overflowing_gradients
+from onnx import helper
+from ort_check import make_model, run_ort
 
 pytest.importorskip("sklearn")
 from dnnx._digits import load_digits  # noqa: E402
@@ -163,6 +166,74 @@ def test_non_finite_step_leaves_weights_and_momentum_unchanged(digits):
         np.testing.assert_array_equal(tuner.state_dict()["velocity"][name], velocity[name], err_msg=name)
     tuner.step(x, y)  # still usable
     assert tuner.graphs()[0]["state"] == "captured"
+
+
+def test_a_non_finite_gradient_is_named_as_on_the_cpu():
+    # A finite loss whose w1 and w2 gradients overflow: the multi-tensor check, whichever of its
+    # blocks finds one first, names the first such parameter in order, as the CPU does, and
+    # SGD leaves every parameter and momentum buffer as it was.
+    model, x, target, overflowing = overflowing_gradients()
+    for device in ("cpu", "cuda"):
+        tuner = dnnx.load(model, device=device).finetune(trainable="all", loss="mse", lr=0.01, momentum=0.9)
+        tuner.step(x, target)
+        tuner.step(x, target)  # recorded: the failing step below is a replay on CUDA
+        before, velocity = tuner.weights(), tuner.state_dict()["velocity"]
+        with pytest.raises(dnnx.NonFiniteLossError, match="the gradient of 'w1' is not finite"):
+            tuner.step(x, overflowing)
+        for name in tuner.parameters:
+            np.testing.assert_array_equal(tuner.weights()[name], before[name], err_msg=f"{device} {name}")
+            np.testing.assert_array_equal(tuner.state_dict()["velocity"][name], velocity[name],
+                                          err_msg=f"{device} {name}")
+    assert tuner.graphs()[0]["state"] == "captured"
+
+
+def test_an_input_read_by_the_head_and_the_tail():
+    # x feeds the frozen Relu and the tail's Add: it goes to its staging buffer and is copied
+    # into the head's arena inside the step (an input only the head reads goes straight there).
+    # Numpy and device batches alternate.
+    rng = np.random.default_rng(5)
+    nodes = [helper.make_node("Relu", ["x"], ["h"], name="relu"),
+             helper.make_node("Gemm", ["h", "w", "b"], ["g"], name="gemm"),
+             helper.make_node("Add", ["g", "x"], ["y"], name="add")]
+    model = make_model(nodes, [("x", ["N", 6])], [("y", ["N", 6])],
+                       {"w": rng.standard_normal((6, 6)).astype(np.float32), "b": np.zeros(6, np.float32)})
+    x = rng.standard_normal((16, 6)).astype(np.float32)
+    t = rng.standard_normal((16, 6)).astype(np.float32)
+    results = {}
+    for device in ("cpu", "cuda"):
+        m = dnnx.load(model, device=device)
+        tuner = m.finetune(trainable=["w", "b"], loss="mse", lr=0.1, momentum=0.9)
+        assert tuner.layout() == {"frozen": ["relu"], "trained": ["gemm", "add"]}
+        batches = [m.to_device(x) if device == "cuda" and s % 2 else x for s in range(6)]
+        results[device] = (np.array([tuner.step(b, t) for b in batches]), tuner.weights())
+    np.testing.assert_allclose(results["cuda"][0], results["cpu"][0], rtol=1e-5)
+    assert_weights_close(results["cuda"][1], results["cpu"][1])
+
+
+def test_profile_gives_gpu_times_of_every_part_and_changes_nothing(digits):
+    x, y = digits[0][:256], digits[1][:256]
+    tuner = dnnx.load(build_lenet(seed=0), device="cuda").finetune(trainable="last:2", lr=0.05, momentum=0.9)
+    tuner.step(x, y)
+    tuner.step(x, y)
+    before, velocity, graphs = tuner.weights(), tuner.state_dict()["velocity"], tuner.graphs()
+    table = tuner.profile(x, y, repeat=5)
+    assert table.graph and table.device == "cuda" and "replayed graph" in str(table)
+    keys = [(r.name, r.op) for r in table]
+    assert keys[0][0] == "copy in" and keys[-1][0] == "copy out"
+    first_tail = keys.index(("fc1", "Gemm"))
+    head = [r for r in table[1:first_tail] if r.op != "Flatten"]
+    assert head and all(r.median_ms > 0 for r in head), head
+    for key in [("fc1", "Gemm"), ("fc2", "Gemm"), ("loss", "cross_entropy"), ("fc1", "Gemm backward"),
+                ("check", "non-finite check"), ("sgd", "SGD update")]:
+        assert table[keys.index(key)].median_ms > 0, key
+    assert table[keys.index(("softmax", "Softmax"))].median_ms < 0.005  # not run: two event marks only
+    assert 0.01 < table.total_ms < 10
+    assert tuner.graphs() == graphs and tuner.steps == 2
+    for name in before:
+        np.testing.assert_array_equal(tuner.weights()[name], before[name], err_msg=name)
+        np.testing.assert_array_equal(tuner.state_dict()["velocity"][name], velocity[name], err_msg=name)
+    tuner.step(x, y)  # the recorded step still replays
+    assert tuner.graphs()[0]["replays"] == graphs[0]["replays"] + 1
 
 
 def test_save_runs_in_onnxruntime_with_dnnx_outputs(tmp_path, digits):

@@ -1,6 +1,7 @@
 // The CPU's training ops (core/training.h): the host loss and SGD of engine/train, and the CPU
 // gradient kernels. Every pointer is host memory; each op has finished when it returns.
 #include <cmath>
+#include <cstring>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/cpu_grad_kernels.h"
@@ -10,6 +11,33 @@
 namespace dnnx {
 
 namespace {
+
+// The CPU's ParamUpdate: the parameters one after the other, in slot order.
+class CpuParamUpdate final : public ParamUpdate {
+ public:
+  CpuParamUpdate(const SgdOptions& options, std::vector<ParamSlot> params) : options_(options), params_(std::move(params)) {}
+
+  void check_finite(StepStats* stats) const override {
+    for (size_t i = 0; i < params_.size() && stats->non_finite == 0; ++i) {
+      const ParamSlot& p = params_[i];
+      for (int64_t j = 0; j < p.n; ++j) {
+        if (!std::isfinite(p.grad[j])) {
+          stats->non_finite = kFirstGradientCode + static_cast<int32_t>(i);
+          break;
+        }
+      }
+    }
+  }
+
+  void sgd(const float* lr, const StepStats* stats) const override {
+    if (stats->non_finite != 0) return;
+    for (const ParamSlot& p : params_) sgd_update(options_, *lr, p.w, p.grad, p.velocity, p.n);
+  }
+
+ private:
+  SgdOptions options_;
+  std::vector<ParamSlot> params_;
+};
 
 class CpuTrainingOps final : public TrainingOps {
  public:
@@ -27,23 +55,17 @@ class CpuTrainingOps final : public TrainingOps {
     stats->non_finite = std::isfinite(v.loss) ? 0 : kLossNotFinite;
   }
 
-  void check_finite(const float* x, int64_t n, int32_t code, StepStats* stats) const override {
-    if (stats->non_finite != 0) return;
-    for (int64_t i = 0; i < n; ++i) {
-      if (!std::isfinite(x[i])) {
-        stats->non_finite = code;
-        return;
-      }
-    }
-  }
-
-  void sgd_update(const SgdOptions& options, const float* lr, float* w, const float* grad, float* velocity,
-                  int64_t n, const StepStats* stats) const override {
-    if (stats->non_finite == 0) dnnx::sgd_update(options, *lr, w, grad, velocity, n);
+  std::unique_ptr<ParamUpdate> plan_update(const SgdOptions& options,
+                                           const std::vector<ParamSlot>& params) const override {
+    return std::make_unique<CpuParamUpdate>(options, params);
   }
 
   void accumulate(float* dst, const float* src, int64_t n) const override {
     for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+  }
+
+  void copy_to_pinned(void* host, const void* src, size_t bytes) const override {
+    if (bytes != 0) std::memcpy(host, src, bytes);
   }
 };
 

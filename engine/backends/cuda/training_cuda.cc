@@ -1,9 +1,11 @@
 // CUDA's training ops (core/training.h, Note [training ops]): the gradient kernels of
-// cuda_grad_kernels.cc and the loss, check and SGD kernels of training_kernels.cu, all queued
-// on the model's stream, so that a whole step can be recorded as one CUDA graph.
+// cuda_grad_kernels.cc, the loss kernel of training_kernels.cu and the multi-tensor check and
+// SGD of param_update_cuda.cc, all queued on the model's stream, so that a whole step can be
+// recorded as one CUDA graph.
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_grad_kernels.h"
+#include "backends/cuda/param_update_cuda.h"
 #include "backends/cuda/training_kernels.h"
 
 namespace dnnx::cuda {
@@ -18,13 +20,9 @@ class CudaTrainingOps final : public TrainingOps {
 
   void loss(const LossCall& call, StepStats* stats) const override { launch_loss(call, stats, ctx_.stream); }
 
-  void check_finite(const float* x, int64_t n, int32_t code, StepStats* stats) const override {
-    launch_check_finite(x, n, code, stats, ctx_.stream);
-  }
-
-  void sgd_update(const SgdOptions& options, const float* lr, float* w, const float* grad, float* velocity,
-                  int64_t n, const StepStats* stats) const override {
-    launch_sgd(options, lr, w, grad, velocity, n, stats, ctx_.stream);
+  std::unique_ptr<ParamUpdate> plan_update(const SgdOptions& options,
+                                           const std::vector<ParamSlot>& params) const override {
+    return make_cuda_param_update(ctx_, options, params);
   }
 
   void accumulate(float* dst, const float* src, int64_t n) const override {
@@ -41,6 +39,11 @@ class CudaTrainingOps final : public TrainingOps {
 
   void release_host(void* ptr) const noexcept override {
     if (ptr) cudaFreeHost(ptr);
+  }
+
+  void copy_to_pinned(void* host, const void* src, size_t bytes) const override {
+    if (bytes == 0) return;
+    check(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, ctx_.stream), "cudaMemcpyAsync (to pinned)");
   }
 
  private:

@@ -97,32 +97,40 @@ __global__ void mse_kernel(const float* y, const float* target, int64_t n, int64
   reduce_to_stats(loss, correct, inv, stats);
 }
 
-__global__ void check_finite_kernel(const float* x, int64_t n, int32_t code, StepStats* stats) {
-  if (stats->non_finite != 0) return;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    if (!isfinite(x[i])) {
-      stats->non_finite = code;  // every writer writes the same code
-      return;
-    }
+// Sets *flag to `code` unless it holds a smaller non-zero code already (0: nothing found yet), so
+// that whichever block finds one first, the flag ends at the first parameter's code.
+__device__ void record_first_code(int32_t* flag, int32_t code) {
+  int32_t seen = *flag;
+  while (seen == 0 || seen > code) {
+    const int32_t before = atomicCAS(flag, seen, code);
+    if (before == seen) return;
+    seen = before;
   }
 }
 
+// One block per chunk (Note [multi-tensor update] in param_update_cuda.cc).
+__global__ void check_finite_chunks(const UpdateChunk* chunks, StepStats* stats) {
+  if (stats->non_finite == kLossNotFinite) return;  // the step fails anyway; nothing is updated
+  const UpdateChunk c = chunks[blockIdx.x];
+  int bad = 0;
+  for (int i = threadIdx.x; i < c.n; i += blockDim.x) bad |= !isfinite(c.grad[i]);
+  if (__syncthreads_or(bad) && threadIdx.x == 0) record_first_code(&stats->non_finite, c.code);
+}
+
 // train/sgd.h, in the CPU's order of float operations (no fused multiply-adds).
-__global__ void sgd_kernel(SgdOptions o, const float* lr_ptr, float* w, const float* grad, float* velocity, int64_t n,
-                           const StepStats* stats) {
+__global__ void sgd_chunks(const UpdateChunk* chunks, SgdOptions o, const float* lr_ptr, const StepStats* stats) {
   if (stats->non_finite != 0) return;
+  const UpdateChunk c = chunks[blockIdx.x];
   const float lr = *lr_ptr, mu = o.momentum, wd = o.weight_decay;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const float g = __fadd_rn(grad[i], __fmul_rn(wd, w[i]));
+  for (int i = threadIdx.x; i < c.n; i += blockDim.x) {
+    const float g = __fadd_rn(c.grad[i], __fmul_rn(wd, c.w[i]));
     if (mu == 0.0f) {
-      w[i] = __fsub_rn(w[i], __fmul_rn(lr, g));
+      c.w[i] = __fsub_rn(c.w[i], __fmul_rn(lr, g));
       continue;
     }
-    const float v = __fadd_rn(__fmul_rn(mu, velocity[i]), g);
-    velocity[i] = v;
-    w[i] = __fsub_rn(w[i], __fmul_rn(lr, o.nesterov ? __fadd_rn(g, __fmul_rn(mu, v)) : v));
+    const float v = __fadd_rn(__fmul_rn(mu, c.velocity[i]), g);
+    c.velocity[i] = v;
+    c.w[i] = __fsub_rn(c.w[i], __fmul_rn(lr, o.nesterov ? __fadd_rn(g, __fmul_rn(mu, v)) : v));
   }
 }
 
@@ -147,16 +155,16 @@ void launch_loss(const LossCall& call, StepStats* stats, cudaStream_t stream) {
   check_launch("loss");
 }
 
-void launch_check_finite(const float* x, int64_t n, int32_t code, StepStats* stats, cudaStream_t stream) {
-  if (n == 0) return;
-  check_finite_kernel<<<grid_for(n), kBlock, 0, stream>>>(x, n, code, stats);
+void launch_check_finite(const UpdateChunk* chunks, int64_t count, StepStats* stats, cudaStream_t stream) {
+  if (count == 0) return;
+  check_finite_chunks<<<static_cast<unsigned>(count), kChunkThreads, 0, stream>>>(chunks, stats);
   check_launch("check_finite");
 }
 
-void launch_sgd(const SgdOptions& options, const float* lr, float* w, const float* grad, float* velocity, int64_t n,
+void launch_sgd(const UpdateChunk* chunks, int64_t count, const SgdOptions& options, const float* lr,
                 const StepStats* stats, cudaStream_t stream) {
-  if (n == 0) return;
-  sgd_kernel<<<grid_for(n), kBlock, 0, stream>>>(options, lr, w, grad, velocity, n, stats);
+  if (count == 0) return;
+  sgd_chunks<<<static_cast<unsigned>(count), kChunkThreads, 0, stream>>>(chunks, options, lr, stats);
   check_launch("sgd");
 }
 

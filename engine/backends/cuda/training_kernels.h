@@ -1,6 +1,7 @@
 // Launchers of the training kernels (training_kernels.cu): the loss with its gradient, the
-// non-finite check, SGD and the gradient fan-in sum, as core/training.h defines them. Each
-// queues its kernel on `stream` and checks the launch. Every pointer is device memory.
+// multi-tensor non-finite check and SGD, and the gradient fan-in sum, as core/training.h
+// defines them. Each queues its kernel on `stream` and checks the launch. Every pointer is
+// device memory.
 #pragma once
 #include <cstdint>
 
@@ -12,8 +13,22 @@ namespace dnnx::cuda {
 
 // One block, a fixed reduction order: the loss is bit-identical from run to run.
 void launch_loss(const LossCall& call, StepStats* stats, cudaStream_t stream);
-void launch_check_finite(const float* x, int64_t n, int32_t code, StepStats* stats, cudaStream_t stream);
-void launch_sgd(const SgdOptions& options, const float* lr, float* w, const float* grad, float* velocity, int64_t n,
+
+// A piece of one parameter that one block of the multi-tensor check and SGD covers (Note
+// [multi-tensor update] in param_update_cuda.cc): pointers already offset to the piece.
+struct UpdateChunk {
+  float* w = nullptr;
+  const float* grad = nullptr;
+  float* velocity = nullptr;
+  int32_t n = 0;     // elements, at most kChunkElements
+  int32_t code = 0;  // kFirstGradientCode + the parameter's index
+};
+constexpr int kChunkElements = 2048;
+constexpr int kChunkThreads = 256;
+
+// chunks: `count` UpdateChunks in device memory; one block each.
+void launch_check_finite(const UpdateChunk* chunks, int64_t count, StepStats* stats, cudaStream_t stream);
+void launch_sgd(const UpdateChunk* chunks, int64_t count, const SgdOptions& options, const float* lr,
                 const StepStats* stats, cudaStream_t stream);
 void launch_accumulate(float* dst, const float* src, int64_t n, cudaStream_t stream);
 

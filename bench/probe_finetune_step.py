@@ -1,0 +1,138 @@
+"""Where one CUDA fine-tuning step's time goes (issue #4: LeNet last:2 at batch 256 <= 150 us):
+for each case, the wall time of Tuner.step with the batch on the GPU and from numpy, of the
+binding's step alone (without the Python wrapper), the GPU time of each part of the step
+(Tuner.profile: events between the parts of a replayed graph), and the kernels of one replayed
+step under Nsight Compute (--ncu: their names and GPU times, clocks and caches left alone).
+
+    python bench/probe_finetune_step.py [--ncu] [--iters K]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import ctypes
+import io
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+from _timing import median_us, time_calls
+
+CASES = (  # (label, batch, load options)
+    ("fp32 heuristic", 256, {}),
+    ("fp32 exhaustive", 256, {"algo_search": "exhaustive"}),
+    ("tf32 heuristic (information only)", 256, {"precision": "tf32"}),
+    ("fp32 heuristic", 64, {}),
+    ("fp32 heuristic", 1024, {}),
+)
+
+
+def batch_for(batch: int):
+    rng = np.random.default_rng(batch)
+    return rng.standard_normal((batch, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, size=batch)
+
+
+def make_tuner(batch: int, options: dict):
+    import dnnx
+    from dnnx.examples.lenet import build_lenet
+
+    model = dnnx.load(build_lenet(seed=0), device="cuda", **options)
+    tuner = model.finetune(trainable="last:2", lr=0.01, momentum=0.9)
+    x, y = batch_for(batch)
+    return model, tuner, x, y
+
+
+def probe_case(label: str, batch: int, options: dict, iters: int) -> None:
+    model, tuner, x, y = make_tuner(batch, options)
+    x_dev = model.to_device(x)
+    device_us = median_us(time_calls(lambda: tuner.step(x_dev, y), 50, iters))
+    numpy_us = median_us(time_calls(lambda: tuner.step(x, y), 50, iters))
+    inputs, target, lr = tuner._inputs(x_dev), tuner._target(y), tuner.current_lr()
+    core_us = median_us(time_calls(lambda: tuner._core.step(inputs, target, lr), 50, iters))
+    wrapper_us = median_us(time_calls(lambda: (tuner._inputs(x_dev), tuner._target(y), tuner.current_lr()), 50, iters))
+    pinned_like = np.empty_like(x)
+    memcpy_us = median_us(time_calls(lambda: np.copyto(pinned_like, x), 50, iters))
+    table = tuner.profile(x_dev, y, repeat=50)
+    print(f"### {label}, batch {batch}: step {device_us:.1f} us (x on GPU), {numpy_us:.1f} us (numpy x); "
+          f"binding's step alone {core_us:.1f} us, Python wrapper's argument handling {wrapper_us:.1f} us; "
+          f"GPU time of the step's parts {1000 * table.total_ms:.1f} us; a host memcpy of x {memcpy_us:.1f} us")
+    print(table)
+    print()
+
+
+def ncu_target(batch: int) -> None:
+    """Run under ncu: warm up, then two replayed steps between cuProfilerStart and cuProfilerStop."""
+    model, tuner, x, y = make_tuner(batch, {})
+    x_dev = model.to_device(x)
+    for _ in range(20):
+        tuner.step(x_dev, y)
+    cuda = ctypes.CDLL("libcuda.so.1")
+    started = cuda.cuProfilerStart()
+    for _ in range(2):
+        tuner.step(x_dev, y)
+    cuda.cuProfilerStop()
+    print(f"cuProfilerStart returned {started}", file=sys.stderr)
+
+
+def find_ncu():
+    for candidate in (shutil.which("ncu"), "/usr/local/cuda/bin/ncu"):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def run_ncu(batch: int, out_dir: str) -> None:
+    ncu = find_ncu()
+    if not ncu:
+        print("ncu: not found")
+        return
+    command = [ncu, "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "none",
+               "--metrics", "gpu__time_duration.sum", "--csv", "--print-units", "base",
+               sys.executable, os.path.abspath(__file__), "--ncu-target", str(batch)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    except subprocess.TimeoutExpired:
+        print("ncu: timed out")
+        return
+    with open(os.path.join(out_dir, f"ncu_step_{batch}.txt"), "w") as f:
+        f.write(done.stdout + "\n--- stderr\n" + done.stderr)
+    lines = [line for line in done.stdout.splitlines() if line.startswith('"')]
+    rows = [r for r in csv.DictReader(io.StringIO("\n".join(lines))) if r.get("Metric Name") == "gpu__time_duration.sum"]
+    if not rows:
+        print(f"ncu: no kernels (rc {done.returncode}); stderr tail:\n{done.stderr[-1500:]}")
+        return
+    per_step = len(rows) // 2
+    print(f"### ncu, batch {batch}: {len(rows)} kernels in two replayed steps; the second step's {per_step}:")
+    total = 0.0
+    for r in rows[per_step:]:
+        us = float(r["Metric Value"]) / 1000.0
+        total += us
+        print(f"{us:8.2f} us  grid {r.get('Grid Size', '?'):>14} block {r.get('Block Size', '?'):>12}  "
+              f"{r['Kernel Name'][:110]}")
+    print(f"{total:8.2f} us  sum of the kernels' GPU times (no gaps between them)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iters", type=int, default=300)
+    parser.add_argument("--ncu", action="store_true", help="also list one step's kernels under Nsight Compute")
+    parser.add_argument("--ncu-target", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.ncu_target:
+        ncu_target(args.ncu_target)
+        return 0
+    import dnnx
+
+    print(dnnx.cuda_status())
+    for label, batch, options in CASES:
+        probe_case(label, batch, options, args.iters)
+    if args.ncu:
+        run_ncu(256, os.environ.get("OUT", "."))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
