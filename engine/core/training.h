@@ -77,7 +77,9 @@ class ParamUpdate {
   virtual void check_finite(StepStats* stats) const = 0;
   // SGD (train/sgd.h) on every slot at learning rate *lr (read when the update runs). Does
   // nothing when stats->non_finite is set, so that a failed step leaves every w and velocity be.
-  virtual void sgd(const float* lr, const StepStats* stats) const = 0;
+  // Either way it then writes *stats to *report (host memory from allocate_host, or any host
+  // memory on a host backend; null: nothing is written), so that a step ends without a copy.
+  virtual void sgd(const float* lr, const StepStats* stats, StepStats* report) const = 0;
 };
 
 class TrainingOps {
@@ -92,9 +94,11 @@ class TrainingOps {
                                                    const std::vector<ParamSlot>& params) const = 0;
   // dst[i] += src[i] (Note [gradient fan-in] in train/tail_plan.cc).
   virtual void accumulate(float* dst, const float* src, int64_t n) const = 0;
-  // Page-locked host memory for what a step copies in and out (the batch, the learning rate,
-  // the StepStats), so that those copies are asynchronous DMA; nullptr where the backend reads
-  // host memory in place (the CPU) or has none to give. Freed with release_host.
+  // Page-locked host memory for what a step moves in and out (the batch, the learning rate, the
+  // targets, the StepStats), mapped into the device's address space at the same address: the
+  // batch is copied from it by asynchronous DMA, and kernels read the lr and the targets and
+  // write the StepStats in place (Note [step io] in train/trainer_shape_plan.h). nullptr where
+  // the backend reads host memory in place (the CPU) or has none to give. Freed with release_host.
   virtual void* allocate_host(size_t /*bytes*/) const { return nullptr; }
   virtual void release_host(void* /*ptr*/) const noexcept {}
   // Queues a copy of `bytes` from backend memory to `host` (memory from allocate_host, or any

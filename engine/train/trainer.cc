@@ -117,8 +117,11 @@ Trainer::ShapePlan& Trainer::plan_for(const std::vector<Shape>& shapes) {
   }
   const size_t target_bytes = options_.loss == LossKind::CrossEntropy ? sp->rows * sizeof(int64_t)
                                                                         : scores.info.bytes();
-  if (device_) plan_device_io(*sp, target_bytes);
-  else sp->lr = lr_.as<float>();
+  if (device_) {
+    plan_device_io(*sp, target_bytes);
+  } else {
+    sp->lr = lr_.as<float>();  // the targets are the caller's, the StepStats read where they are
+  }
   sp->zero_grads.resize(options_.params.size());
   std::vector<ParamSlot> slots;
   for (size_t i = 0; i < options_.params.size(); ++i) {
@@ -136,8 +139,8 @@ Trainer::ShapePlan& Trainer::plan_for(const std::vector<Shape>& shapes) {
   return *plans_.emplace(shapes, std::move(sp)).first->second;
 }
 
-// Note [step io] in train/trainer_shape_plan.h: where each input goes, step_in and the pinned
-// mirror. A model input only the head reads is copied straight into its slot of the head's
+// Note [step io] in train/trainer_shape_plan.h: where each input goes, and the page-locked
+// buffer. A model input only the head reads is copied straight into its slot of the head's
 // arena (bound here, once: a device plan keeps its inputs in its arena).
 void Trainer::plan_device_io(ShapePlan& sp, size_t target_bytes) {
   const size_t n_inputs = sp.shapes.size();
@@ -159,7 +162,7 @@ void Trainer::plan_device_io(ShapePlan& sp, size_t target_bytes) {
       sp.input_dst[m] = const_cast<void*>(sp.head_call.value_ptrs[plan.inputs[i]]);  // an arena value
     }
   }
-  size_t pinned_bytes = pinned_aligned(kPinnedStepIn + kStepInTarget + target_bytes);
+  size_t pinned_bytes = pinned_aligned(kPinnedTarget + target_bytes);
   for (size_t m = 0; m < n_inputs; ++m) {
     const size_t bytes = TensorInfo{sp.shapes[m], graph_.inputs[m].dtype}.bytes();
     if (!sp.input_dst[m]) {
@@ -170,12 +173,11 @@ void Trainer::plan_device_io(ShapePlan& sp, size_t target_bytes) {
     sp.input_offsets.push_back(pinned_bytes);
     pinned_bytes += pinned_aligned(bytes);
   }
-  sp.step_in_bytes = kStepInTarget + target_bytes;
-  sp.step_in.reserve(*backend_, sp.step_in_bytes);
-  sp.lr = sp.step_in.as<float>();
-  sp.target = sp.step_in.data() + kStepInTarget;
   sp.pinned.reserve(*ops_, pinned_bytes);
   if (!sp.pinned.data()) throw DeviceError("finetune: the " + backend_->name() + " backend gave no page-locked memory");
+  sp.lr = reinterpret_cast<float*>(sp.pinned.data() + kPinnedLr);
+  sp.target = sp.pinned.data() + kPinnedTarget;
+  sp.report = reinterpret_cast<StepStats*>(sp.pinned.data() + kPinnedStats);
 }
 
 void Trainer::refresh_host_weights() {

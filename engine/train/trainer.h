@@ -62,12 +62,12 @@ struct Batch {
 };
 
 // One timed part of a step (Trainer::profile): a layer of the head or the tail, the loss, a
-// backward step, the update, or one of the step's copies.
+// backward step, the check or SGD.
 struct StepPart {
   std::string name;       // the layer's name, or what the part is ("loss", "check", "sgd", ...)
   std::string op;         // the layer's op ("<Op> backward" for a backward step), or what runs
   std::string algorithm;
-  std::string stage;      // "copy in", "frozen", "forward", "loss", "backward", "update", "copy out"
+  std::string stage;      // "frozen", "forward", "loss", "backward" or "update"
   std::vector<double> ms;  // per repeat
 };
 
@@ -142,7 +142,6 @@ class Trainer {
   void set_lr(ShapePlan& sp, float lr);
   // Queue the work of a step; nothing waits for the device. With a timer, each part of the step
   // is marked in order (profile_parts names them).
-  void enqueue_copy_in(ShapePlan& sp) const;
   void enqueue_forward(ShapePlan& sp, bool want_grad, PartMarks* marks = nullptr);
   void enqueue_step(ShapePlan& sp, PartMarks* marks = nullptr);
   void enqueue_copy_out(ShapePlan& sp) const;

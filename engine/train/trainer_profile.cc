@@ -1,5 +1,5 @@
-// Trainer::profile: the time of each part of a step (the copies, every layer of the frozen head
-// and of the tail, the loss, every backward step, the check and SGD), from a timer marked
+// Trainer::profile: the time of each part of a step (every layer of the frozen head and of the
+// tail, the loss, every backward step, the check and SGD), from a timer marked
 // between the parts (train/part_marks.h). On a device the marked step is recorded as a graph of
 // its own and replayed, so that each part's time is its kernels' and not the host's launch gaps.
 #include <cmath>
@@ -14,9 +14,6 @@ std::vector<StepPart> Trainer::profile_parts(const ShapePlan& sp) const {
   std::vector<StepPart> parts;
   auto add = [&parts](const std::string& name, const std::string& op, const std::string& algorithm,
                       const char* stage) { parts.push_back(StepPart{name, op, algorithm, stage, {}}); };
-  // On a host backend the copies are none (the kernels read host memory) and time nothing.
-  const char* copy = device_ ? "one copy (page-locked memory)" : "none (host memory)";
-  add("copy in", "lr and targets to the device", copy, "copy in");
   if (sp.head) {
     for (const PlannedLayer& layer : sp.head->layers) add(layer.node->name, layer.node->op_type, layer.algorithm, "frozen");
   }
@@ -31,9 +28,9 @@ std::vector<StepPart> Trainer::profile_parts(const ShapePlan& sp) const {
     const Node& node = *tail.layers[step.layer].node;
     add(node.name, node.op_type + " backward", step.algorithm, "backward");
   }
-  add("check", "non-finite check", "every gradient at once", "update");
-  add("sgd", "SGD update", "every parameter at once", "update");
-  add("copy out", "loss and flags to the host", copy, "copy out");
+  add("check", "non-finite check", device_ ? "every gradient at once" : "every gradient", "update");
+  add("sgd", "SGD update", device_ ? "every parameter at once, then the loss and flags to the host"
+                                    : "every parameter", "update");
   return parts;
 }
 

@@ -17,18 +17,20 @@ constexpr size_t kPinnedAlign = 64;
 constexpr size_t pinned_aligned(size_t bytes) { return (bytes + kPinnedAlign - 1) / kPinnedAlign * kPinnedAlign; }
 
 // Note [step io]: on a device a step moves little besides the batch: the learning rate and the
-// targets in, the StepStats out. The page-locked buffer of a shape (ShapePlan::pinned) holds
-//   [kPinnedStats]   the StepStats, which the step's last copy writes (TrainingOps::copy_to_pinned);
-//   [kPinnedStepIn]  the lr, then at kStepInTarget further the targets: the step's first copy
-//                    moves these kStepInTarget + target bytes, one copy, into step_in;
-//   [input_offsets]  each host input, copied to the device before the step (its own copy, since
-//                    a device input takes a device-to-device copy instead).
-// Both copies are part of the recorded step, so a replayed step costs the host a memcpy of the
-// lr and targets into page-locked memory, the batch's copy, one graph launch and one wait.
+// targets in, the StepStats out. Each shape has a page-locked buffer (ShapePlan::pinned), mapped
+// into the device's address space (TrainingOps::allocate_host), laid out as
+//   [kPinnedStats]   the StepStats, written there by the step's last kernel (ParamUpdate::sgd);
+//   [kPinnedLr]      the lr, which the SGD kernel reads in place;
+//   [kPinnedTarget]  the targets, which the loss kernel reads in place;
+//   [input_offsets]  each host input, copied from there to the device before the step by DMA
+//                    (a device input takes a device-to-device copy instead).
+// So a replayed step costs the host a memcpy of the lr and targets, the batch's copy, one graph
+// launch and one wait, and the graph holds no copy nodes (each cost ~4 us on an H200, as much
+// as the reads over the bus they replace). evaluate() and gradients(), which run no SGD, copy
+// the StepStats back with TrainingOps::copy_to_pinned.
 constexpr size_t kPinnedStats = 0;
-constexpr size_t kPinnedStepIn = pinned_aligned(sizeof(StepStats));
-constexpr size_t kStepInTarget = kPinnedAlign;  // the targets' offset after the lr
-static_assert(sizeof(float) <= kStepInTarget, "the lr fits before the targets");
+constexpr size_t kPinnedLr = pinned_aligned(sizeof(StepStats));
+constexpr size_t kPinnedTarget = kPinnedLr + kPinnedAlign;
 
 struct Trainer::ShapePlan {
   std::vector<Shape> shapes;
@@ -45,14 +47,14 @@ struct Trainer::ShapePlan {
   std::vector<void*> input_dst;         // per model input (device)
   std::vector<bool> head_input_direct;  // per head input (device)
   std::vector<const void*> inputs;      // per model input, backend memory
-  // Note [step io]: the lr and the targets in backend memory (device: step_in, [lr | targets];
-  // host: the trainer's lr and the caller's targets) and their page-locked mirror.
-  TrainBuffer step_in;
-  size_t step_in_bytes = 0;
+  // Note [step io]: the page-locked buffer (device only), and where the kernels read the lr and
+  // the targets and the step's StepStats go (device: in `pinned`; host: the trainer's lr, the
+  // caller's targets, the trainer's StepStats).
   PinnedBuffer pinned;
   std::vector<size_t> input_offsets;  // per model input, in `pinned`
-  const float* lr = nullptr;
+  float* lr = nullptr;
   const void* target = nullptr;
+  StepStats* report = nullptr;
   std::unique_ptr<TailPlan> tail;
   std::vector<const void*> tail_inputs;
   std::vector<float*> param_grads;  // per parameter; a zeroed buffer where the loss does not reach it

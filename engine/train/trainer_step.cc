@@ -95,9 +95,8 @@ Trainer::ShapePlan& Trainer::prepare(const Batch& batch) {
     }
   }
   if (device_) {
-    // Moved by the step's first copy (enqueue_copy_in).
-    const size_t bytes = batch.target_info.bytes();
-    if (bytes > 0) std::memcpy(sp.pinned.data() + kPinnedStepIn + kStepInTarget, batch.target, bytes);
+    const size_t bytes = batch.target_info.bytes();  // read there by the loss kernel
+    if (bytes > 0) std::memcpy(sp.pinned.data() + kPinnedTarget, batch.target, bytes);
   } else {
     sp.target = batch.target;
   }
@@ -105,26 +104,18 @@ Trainer::ShapePlan& Trainer::prepare(const Batch& batch) {
 }
 
 void Trainer::set_lr(ShapePlan& sp, float lr) {
-  if (device_) {
-    std::memcpy(sp.pinned.data() + kPinnedStepIn, &lr, sizeof(lr));  // moved by enqueue_copy_in
-  } else {
-    *lr_.as<float>() = lr;
-  }
-}
-
-void Trainer::enqueue_copy_in(ShapePlan& sp) const {
-  if (device_) copy_to_backend(*backend_, sp.step_in.data(), sp.pinned.data() + kPinnedStepIn, sp.step_in_bytes);
+  *sp.lr = lr;  // host memory either way: the trainer's, or page-locked (read there by SGD)
 }
 
 void Trainer::enqueue_copy_out(ShapePlan& sp) const {
-  if (device_) ops_->copy_to_pinned(sp.pinned.data() + kPinnedStats, stats_.data(), sizeof(StepStats));
+  if (sp.report) ops_->copy_to_pinned(sp.report, stats_.data(), sizeof(StepStats));
 }
 
 StepStats Trainer::read_stats(const ShapePlan& sp) const {
   StepStats s;
-  if (device_) {
+  if (sp.report) {
     backend_->synchronize();
-    std::memcpy(&s, sp.pinned.data() + kPinnedStats, sizeof(s));
+    std::memcpy(&s, sp.report, sizeof(s));
   } else {
     std::memcpy(&s, stats_.data(), sizeof(s));
   }
@@ -168,8 +159,6 @@ void Trainer::enqueue_forward(ShapePlan& sp, bool want_grad, PartMarks* marks) {
 }
 
 void Trainer::enqueue_step(ShapePlan& sp, PartMarks* marks) {
-  if (marks) marks->next();
-  enqueue_copy_in(sp);
   enqueue_forward(sp, true, marks);
   sp.tail->backward(marks ? marks->parts(sp.tail->steps().size()) : nullptr);
   // Every gradient is checked before any parameter changes (a failed step leaves them all).
@@ -177,9 +166,7 @@ void Trainer::enqueue_step(ShapePlan& sp, PartMarks* marks) {
   if (marks) marks->next();
   sp.update->check_finite(stats);
   if (marks) marks->next();
-  sp.update->sgd(sp.lr, stats);
-  if (marks) marks->next();
-  enqueue_copy_out(sp);
+  sp.update->sgd(sp.lr, stats, sp.report);  // the step's last kernel, which also reports
   if (marks) marks->next();
 }
 
@@ -208,7 +195,6 @@ void Trainer::run_step(ShapePlan& sp) {
 double Trainer::compute_gradients(const Batch& batch) {
   std::lock_guard<std::mutex> lock(mutex_);
   ShapePlan& sp = prepare(batch);
-  enqueue_copy_in(sp);
   enqueue_forward(sp, true);
   sp.tail->backward();
   enqueue_copy_out(sp);
@@ -245,7 +231,6 @@ double Trainer::step(const Batch& batch, float lr) {
 LossValue Trainer::evaluate(const Batch& batch) {
   std::lock_guard<std::mutex> lock(mutex_);
   ShapePlan& sp = prepare(batch);
-  enqueue_copy_in(sp);
   enqueue_forward(sp, false);
   enqueue_copy_out(sp);
   const StepStats s = read_stats(sp);

@@ -192,14 +192,14 @@ class Tuner:
         return loss
 
     def profile(self, x, y, repeat: int = 20) -> ProfileTable:
-        """Where one step's time goes: rows (name, op, algorithm, median_ms) for the copy of the lr
-        and targets in, every layer of the frozen head and of the tail's forward, the loss, every
-        backward step ("<Op> backward"), the non-finite check, SGD, and the copy of the loss out,
-        over ``repeat`` steps on (x, y) at the current lr. On CUDA, GPU times from CUDA events
-        recorded between the parts of a step replayed as a graph of its own (see dnnx/profile.py);
-        the batch's own copy in, made before the step, is not among them. On the CPU, host
-        wall-clock times. The weights and momentum buffers are put back as they were, and
-        ``steps`` does not count these."""
+        """Where one step's time goes: rows (name, op, algorithm, median_ms) for every layer of the
+        frozen head and of the tail's forward, the loss, every backward step ("<Op> backward"),
+        the non-finite check and SGD, over ``repeat`` steps on (x, y) at the current lr. On CUDA,
+        GPU times from CUDA events recorded between the parts of a step replayed as a graph of its
+        own (see dnnx/profile.py); the copy of the batch in, made before the step, is not among
+        them (the lr and targets are read, and the loss written, in page-locked host memory). On
+        the CPU, host wall-clock times. The weights and momentum buffers are put back as they were,
+        and ``steps`` does not count these."""
         result = self._core.profile(self._inputs(x), self._target(y), self.current_lr(), int(repeat))
         return profile_table(result, self._model.device, int(repeat))
 

@@ -29,9 +29,11 @@ class CpuParamUpdate final : public ParamUpdate {
     }
   }
 
-  void sgd(const float* lr, const StepStats* stats) const override {
-    if (stats->non_finite != 0) return;
-    for (const ParamSlot& p : params_) sgd_update(options_, *lr, p.w, p.grad, p.velocity, p.n);
+  void sgd(const float* lr, const StepStats* stats, StepStats* report) const override {
+    if (stats->non_finite == 0) {
+      for (const ParamSlot& p : params_) sgd_update(options_, *lr, p.w, p.grad, p.velocity, p.n);
+    }
+    if (report) *report = *stats;
   }
 
  private:

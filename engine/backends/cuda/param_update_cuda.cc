@@ -7,7 +7,8 @@
 // and the parameter's code) is uploaded once, and one block covers one chunk. The check keeps
 // the first failing parameter in slot order whatever the blocks' order (record_first_code),
 // so the error names the same parameter as the CPU's. SGD's arithmetic is the CPU's, element
-// for element (training_kernels.cu), so the chunking changes no bit.
+// for element (training_kernels.cu), so the chunking changes no bit. The SGD launch's first
+// block also writes the step's StepStats to the caller's page-locked report (Note [step io]).
 #include "backends/cuda/param_update_cuda.h"
 
 #include <algorithm>
@@ -49,8 +50,8 @@ class CudaParamUpdate final : public ParamUpdate {
     launch_check_finite(chunks(), count_, stats, ctx_.stream);
   }
 
-  void sgd(const float* lr, const StepStats* stats) const override {
-    launch_sgd(chunks(), count_, options_, lr, stats, ctx_.stream);
+  void sgd(const float* lr, const StepStats* stats, StepStats* report) const override {
+    launch_sgd(chunks(), count_, options_, lr, stats, report, ctx_.stream);
   }
 
  private:

@@ -29,11 +29,13 @@ class CudaTrainingOps final : public TrainingOps {
     launch_accumulate(dst, src, n, ctx_.stream);
   }
 
-  // Portable: the pages stay locked for every device, whichever is current.
+  // Portable: the pages stay locked for every device, whichever is current. Mapped: kernels
+  // read and write them at the same address (unified addressing, every 64-bit platform CUDA
+  // supports).
   void* allocate_host(size_t bytes) const override {
     if (bytes == 0) return nullptr;
     void* ptr = nullptr;
-    check(cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable), "cudaHostAlloc");
+    check(cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable | cudaHostAllocMapped), "cudaHostAlloc");
     return ptr;
   }
 

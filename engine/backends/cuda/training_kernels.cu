@@ -118,8 +118,10 @@ __global__ void check_finite_chunks(const UpdateChunk* chunks, StepStats* stats)
 }
 
 // train/sgd.h, in the CPU's order of float operations (no fused multiply-adds).
-__global__ void sgd_chunks(const UpdateChunk* chunks, SgdOptions o, const float* lr_ptr, const StepStats* stats) {
-  if (stats->non_finite != 0) return;
+__global__ void sgd_chunks(const UpdateChunk* chunks, int64_t count, SgdOptions o, const float* lr_ptr,
+                           const StepStats* stats, StepStats* report) {
+  if (report && blockIdx.x == 0 && threadIdx.x == 0) *report = *stats;  // no block changes *stats
+  if (stats->non_finite != 0 || blockIdx.x >= count) return;
   const UpdateChunk c = chunks[blockIdx.x];
   const float lr = *lr_ptr, mu = o.momentum, wd = o.weight_decay;
   for (int i = threadIdx.x; i < c.n; i += blockDim.x) {
@@ -162,9 +164,10 @@ void launch_check_finite(const UpdateChunk* chunks, int64_t count, StepStats* st
 }
 
 void launch_sgd(const UpdateChunk* chunks, int64_t count, const SgdOptions& options, const float* lr,
-                const StepStats* stats, cudaStream_t stream) {
-  if (count == 0) return;
-  sgd_chunks<<<static_cast<unsigned>(count), kChunkThreads, 0, stream>>>(chunks, options, lr, stats);
+                const StepStats* stats, StepStats* report, cudaStream_t stream) {
+  // One block at least, so that the report is written when there is nothing to update.
+  sgd_chunks<<<static_cast<unsigned>(std::max<int64_t>(count, 1)), kChunkThreads, 0, stream>>>(chunks, count, options,
+                                                                                               lr, stats, report);
   check_launch("sgd");
 }
 
