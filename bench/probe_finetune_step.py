@@ -100,7 +100,8 @@ def run_ncu(batch: int, out_dir: str) -> None:
     with open(os.path.join(out_dir, f"ncu_step_{batch}.txt"), "w") as f:
         f.write(done.stdout + "\n--- stderr\n" + done.stderr)
     lines = [line for line in done.stdout.splitlines() if line.startswith('"')]
-    rows = [r for r in csv.DictReader(io.StringIO("\n".join(lines))) if r.get("Metric Name") == "gpu__time_duration.sum"]
+    rows = [r for r in csv.DictReader(io.StringIO("\n".join(lines)))
+            if r.get("Metric Name") == "gpu__time_duration.sum"]
     if not rows:
         print(f"ncu: no kernels (rc {done.returncode}); stderr tail:\n{done.stderr[-1500:]}")
         return
@@ -108,7 +109,7 @@ def run_ncu(batch: int, out_dir: str) -> None:
     print(f"### ncu, batch {batch}: {len(rows)} kernels in two replayed steps; the second step's {per_step}:")
     total = 0.0
     for r in rows[per_step:]:
-        us = float(r["Metric Value"]) / 1000.0
+        us = float(r["Metric Value"].replace(",", "")) / 1000.0  # ncu writes thousands separators
         total += us
         print(f"{us:8.2f} us  grid {r.get('Grid Size', '?'):>14} block {r.get('Block Size', '?'):>12}  "
               f"{r['Kernel Name'][:110]}")

@@ -122,9 +122,10 @@ def test_profile_times_every_part_of_a_step_and_changes_nothing(digits):
     names = [(r.name, r.op) for r in table]
     assert names[:5] == [("conv1", "Conv"), ("pool1", "MaxPool"), ("conv2", "Conv"), ("pool2", "MaxPool"),
                          ("flatten", "Flatten")]
-    assert names[5:] == [("fc1", "Gemm"), ("relu1", "Relu"), ("fc2", "Gemm"), ("softmax", "Softmax"),
-                         ("loss", "cross_entropy"), ("fc2", "Gemm backward"), ("relu1", "Relu backward"),
-                         ("fc1", "Gemm backward"), ("check", "non-finite check"), ("sgd", "SGD update")]
+    # fc1 -> relu1 is one Gemm+Relu in the tail (Note [tail fusion] in train/trainer.cc)
+    assert names[5:] == [("fc1", "Gemm+Relu"), ("fc2", "Gemm"), ("softmax", "Softmax"), ("loss", "cross_entropy"),
+                         ("fc2", "Gemm backward"), ("fc1", "Gemm+Relu backward"), ("check", "non-finite check"),
+                         ("sgd", "SGD update")]
     softmax = next(r for r in table if r.name == "softmax")
     assert softmax.algorithm == "not run (fused into the loss)"
     for r in table:
@@ -248,14 +249,46 @@ def test_tuner_plan_shows_frozen_forward_and_backward_layers():
     rows = tuner.plan(batch_size=8)
     stages = [(r["stage"], r["name"], r["op"]) for r in rows]
     assert [s for s in stages if s[0] == "frozen"][0][1:] == ("conv1", "Conv")
-    assert [s[1:] for s in stages if s[0] == "forward"] == [("fc1", "Gemm"), ("relu1", "Relu"), ("fc2", "Gemm"),
+    # fc1 -> relu1 runs as one Gemm+Relu (a fusion that keeps every parameter as it is).
+    assert [s[1:] for s in stages if s[0] == "forward"] == [("fc1", "Gemm+Relu"), ("fc2", "Gemm"),
                                                           ("softmax", "Softmax")]
     # Backward in run order; the final Softmax is fused into the loss, so it has no step.
-    assert [s[1:] for s in stages if s[0] == "backward"] == [("fc2", "Gemm backward"), ("relu1", "Relu backward"),
-                                                           ("fc1", "Gemm backward")]
+    assert [s[1:] for s in stages if s[0] == "backward"] == [("fc2", "Gemm backward"), ("fc1", "Gemm+Relu backward")]
     assert rows[-1]["outputs"] == [[8, 500]]
     assert "Gemm backward" in str(rows)
     assert tuner.graphs() == []  # the CPU records no graphs
+    # The split is the model's own nodes; fuse_gemm_relu off keeps them apart in the tail too.
+    assert tuner.layout()["trained"] == ["fc1", "relu1", "fc2", "softmax"]
+    apart = dnnx.load(build_lenet(), passes={"fuse_gemm_relu": False}).finetune(trainable="last:2")
+    assert [r["op"] for r in apart.plan(batch_size=8) if r["stage"] == "backward"] == [
+        "Gemm backward", "Relu backward", "Gemm backward"]
+
+
+@pytest.mark.parametrize("c_shape", [None, (5,), (1, 5), (6, 5)])
+def test_fused_gemm_relu_gradients_equal_the_unfused_ones(c_shape):
+    # x [6,4] -> Gemm(w1 [4,5], c) -> Relu -> Gemm(w2 [5,3]) -> y: the tail's Gemm+Relu gradient
+    # (the Relu's mask, then Gemm's) against the two layers' own, every parameter.
+    rng = np.random.default_rng(4)
+    inits = {"w1": rng.standard_normal((4, 5)).astype(np.float32), "w2": rng.standard_normal((5, 3)).astype(np.float32)}
+    first = ["x", "w1"]
+    if c_shape is not None:
+        inits["c"] = rng.standard_normal(c_shape).astype(np.float32)
+        first.append("c")
+    nodes = [helper.make_node("Gemm", first, ["g"], name="gemm1", beta=0.5), helper.make_node("Relu", ["g"], ["h"]),
+             helper.make_node("Gemm", ["h", "w2"], ["y"], name="gemm2")]
+    model = make_model(nodes, [("x", [6, 4])], [("y", [6, 3])], inits)
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+    t = rng.standard_normal((6, 3)).astype(np.float32)
+    results = []
+    for fuse in (True, False):
+        tuner = dnnx.load(model, passes={"fuse_gemm_relu": fuse}).finetune(trainable="all", loss="mse")
+        ops = [r["op"] for r in tuner.plan() if r["stage"] == "forward"]
+        assert ops == (["Gemm+Relu", "Gemm"] if fuse else ["Gemm", "Relu", "Gemm"])
+        results.append(tuner.gradients(x, t))
+    (fused_loss, fused), (loss, grads) = results
+    assert fused_loss == loss
+    for name in inits:
+        np.testing.assert_allclose(fused[name], grads[name], rtol=1e-6, atol=1e-7, err_msg=name)
 
 
 def test_gpu_arrays_are_named_errors_on_the_cpu():

@@ -134,6 +134,7 @@ class Trainer {
 
  private:
   struct ShapePlan;  // the head plan and buffers, the TailPlan and the step's graph for one shape
+  void plan_tail_graph();  // tail_graph_ from split_.tail (Note [tail fusion] in trainer.cc)
   ShapePlan& plan_for(const std::vector<Shape>& shapes);
   void plan_device_io(ShapePlan& sp, size_t target_bytes);
   ShapePlan& prepare(const Batch& batch);  // checks the batch, plans, copies it in
@@ -154,6 +155,7 @@ class Trainer {
   Graph graph_;  // the model's graph; the tail's copies of the parameters are the live ones
   TrainerOptions options_;
   GraphSplit split_;
+  Graph tail_graph_;  // what the tail plans: split_.tail with the parameter-keeping fusions
   std::unique_ptr<Engine> head_;     // null when the first node is trainable
   std::unique_ptr<Backend> owned_;   // the backend when there is no head (else the head owns it)
   const Backend* backend_ = nullptr;

@@ -15,7 +15,9 @@ std::vector<StepPart> Trainer::profile_parts(const ShapePlan& sp) const {
   auto add = [&parts](const std::string& name, const std::string& op, const std::string& algorithm,
                       const char* stage) { parts.push_back(StepPart{name, op, algorithm, stage, {}}); };
   if (sp.head) {
-    for (const PlannedLayer& layer : sp.head->layers) add(layer.node->name, layer.node->op_type, layer.algorithm, "frozen");
+    for (const PlannedLayer& layer : sp.head->layers) {
+      add(layer.node->name, layer.node->op_type, layer.algorithm, "frozen");
+    }
   }
   const Plan& tail = sp.tail->plan();
   for (size_t l = 0; l < tail.layers.size(); ++l) {
@@ -36,7 +38,9 @@ std::vector<StepPart> Trainer::profile_parts(const ShapePlan& sp) const {
 
 StepProfile Trainer::profile(const Batch& batch, float lr, int repeat) {
   if (repeat < 1) throw InputError("repeat: expected at least 1, got " + std::to_string(repeat));
-  if (!(lr >= 0.0f) || !std::isfinite(lr)) throw InputError("lr: expected a finite value >= 0, got " + std::to_string(lr));
+  if (!(lr >= 0.0f) || !std::isfinite(lr)) {
+    throw InputError("lr: expected a finite value >= 0, got " + std::to_string(lr));
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   ShapePlan& sp = prepare(batch);
   set_lr(sp, lr);

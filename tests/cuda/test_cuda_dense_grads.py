@@ -1,5 +1,6 @@
-"""CUDA's dense gradient kernels (Gemm, MatMul on cuBLAS; Relu, Sigmoid, Tanh, Softmax,
-LogSoftmax on cuDNN) and the CUDA loss, against the CPU's (the CPU ones are checked against
+"""CUDA's dense gradient kernels (Gemm, MatMul on cuBLAS, Gemm of up to 16 output columns on the
+narrow kernels, the tail's Gemm+Relu; Relu, Sigmoid, Tanh, Softmax, LogSoftmax on cuDNN) and the
+CUDA loss, against the CPU's (the CPU ones are checked against
 float64 finite differences in tests/test_gradients.py): the same small models as there, the
 gradients read through the Tuner's gradient hook (Tuner.gradients) on each device.
 
@@ -37,11 +38,11 @@ def assert_grad_close(got, want, what):
         assert float(np.linalg.norm(got - want)) / norm <= L2, what
 
 
-def compare(model, trainable, feeds, target, loss="mse"):
-    """The loss and every parameter's gradient on CUDA against the CPU."""
+def compare(model, trainable, feeds, target, loss="mse", optimize=False):
+    """The loss and every parameter's gradient on CUDA against the CPU; returns CUDA's Tuner."""
     results = []
     for device in ("cpu", "cuda"):
-        m = dnnx.load(model, device=device, optimize=False)
+        m = dnnx.load(model, device=device, optimize=optimize)
         tuner = m.finetune(trainable=trainable, loss=loss, momentum=0.0)
         results.append(tuner.gradients([feeds[s.name] for s in m.inputs], target))
     (cpu_loss, cpu), (gpu_loss, gpu) = results
@@ -50,6 +51,7 @@ def compare(model, trainable, feeds, target, loss="mse"):
     assert set(gpu) == set(cpu) == set(trainable)
     for name in trainable:
         assert_grad_close(gpu[name], cpu[name], f"d{name} (cuda vs cpu)")
+    return tuner
 
 
 @pytest.mark.parametrize("trans_a", [0, 1])
@@ -64,6 +66,40 @@ def test_gemm_large_batch_bias():
     inits = {"w": rand(32, 10, scale=0.2), "b": rand(10)}
     model = make_model([helper.make_node("Gemm", ["x", "w", "b"], ["y"])], [("x", [512, 32])], [("y", None)], inits)
     compare(model, list(inits), {"x": rand(512, 32)}, rand(512, 10))
+
+
+@pytest.mark.parametrize("m, k, n, trans_b", [(250, 501, 10, 1), (37, 40, 16, 0), (64, 33, 1, 1), (9, 70, 17, 1)])
+def test_gemm_narrow_columns(m, k, n, trans_b):
+    # x [m, 8] -> Gemm(w0 [8, k]) -> h -> Gemm(w, b [n]) -> y [m, n]: up to 16 output columns the
+    # narrow kernels run both ways (dA for w0's gradient, dB and the bias's sum in one launch);
+    # rows not a multiple of the warps per block, K not of the warp; 17 columns go to cuBLAS.
+    inits = {"w0": rand(8, k, scale=0.3), "w": rand(n, k, scale=0.1) if trans_b else rand(k, n, scale=0.1),
+             "b": rand(n)}
+    nodes = [helper.make_node("Gemm", ["x", "w0"], ["h"]),
+             helper.make_node("Gemm", ["h", "w", "b"], ["y"], transB=trans_b)]
+    model = make_model(nodes, [("x", [m, 8])], [("y", None)], inits)
+    tuner = compare(model, list(inits), {"x": rand(m, 8)}, rand(m, n))
+    backward = [r["algorithm"] for r in tuner.plan() if r["stage"] == "backward"]
+    assert backward[0] == ("narrow gemm kernels" if n <= 16 else "cublasSgemm"), backward
+
+
+@pytest.mark.parametrize("rows, c_shape", [(12, None), (12, (40,)), (12, (1, 40)), (12, (12, 40)), (8200, (40,))])
+def test_gemm_relu_fused_in_the_tail(rows, c_shape):
+    # x -> Gemm(w1 [6, 40], c, beta 0.5) -> Relu -> Gemm(w2 [40, 3]) with the passes on: the tail's
+    # Gemm+Relu, whose mask kernel sums a row-vector C's gradient (up to 8192 rows) or leaves C's
+    # gradient to Gemm's own.
+    inits = {"w1": rand(6, 40), "w2": rand(40, 3, scale=0.3)}
+    first = ["x", "w1"]
+    if c_shape is not None:
+        inits["c"] = rand(*c_shape)
+        first.append("c")
+    nodes = [helper.make_node("Gemm", first, ["g"], beta=0.5), helper.make_node("Relu", ["g"], ["h"]),
+             helper.make_node("Gemm", ["h", "w2"], ["y"])]
+    model = make_model(nodes, [("x", [rows, 6])], [("y", None)], inits)
+    tuner = compare(model, list(inits), {"x": rand(rows, 6)}, rand(rows, 3), optimize=True)
+    (fused,) = [r for r in tuner.plan() if r["op"] == "Gemm+Relu backward"]
+    summed = c_shape in [(40,), (1, 40)] and rows <= 8192
+    assert fused["algorithm"].startswith("relu mask with the bias's sum" if summed else "relu mask, "), fused
 
 
 @pytest.mark.parametrize("op", ["Relu", "Sigmoid", "Tanh"])

@@ -9,7 +9,7 @@ namespace dnnx {
 void register_cpu_grad_kernels(GradRegistry& registry);
 
 void register_cpu_activation_grad_kernels(GradRegistry& r);  // activation_grad_cpu.cc: Relu, Sigmoid, Tanh
-void register_cpu_gemm_grad_kernels(GradRegistry& r);        // gemm_grad_cpu.cc: Gemm
+void register_cpu_gemm_grad_kernels(GradRegistry& r);        // gemm_grad_cpu.cc: Gemm, Gemm+Relu
 void register_cpu_softmax_grad_kernels(GradRegistry& r);     // softmax_grad_cpu.cc: Softmax, LogSoftmax
 void register_cpu_conv_grad_kernels(GradRegistry& r);        // conv_grad_cpu.cc: Conv (1-D, 2-D, 3-D)
 void register_cpu_pool_grad_kernels(GradRegistry& r);        // pool_grad_cpu.cc: MaxPool

@@ -4,6 +4,8 @@
 //   d op(B) = alpha * op(A)^T dY   [K,N]   (dB is its transpose when transB)
 //   dC      = beta * dY summed over the dims C broadcasts along
 // Each product is one sgemm whose transpose flags absorb transA/transB, so nothing is copied.
+// Gemm+Relu (the fuse_gemm_relu pass, which the trainer runs on its tail too) first masks dY
+// with the Relu's derivative, read from its output (Y > 0), into the workspace: dZ, then Gemm's.
 #include <algorithm>
 
 #include "backends/cpu/blas.h"
@@ -96,8 +98,40 @@ GradChoice plan_gemm_grad(const GradRequest& r) {
   return choice;
 }
 
+// dZ = dY where Y > 0, else 0 ([M,N], in the workspace), then Gemm's gradient with dZ.
+class GemmReluGradKernel final : public GradKernel {
+ public:
+  GemmReluGradKernel(std::unique_ptr<GradKernel> gemm, int64_t count) : gemm_(std::move(gemm)), count_(count) {}
+
+  void run(const GradArgs& args) const override {
+    float* dz = static_cast<float*>(args.workspace);
+    const float* dy = args.d_outputs[0];
+    const float* y = args.out(0);
+    for (int64_t i = 0; i < count_; ++i) dz[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    const float* d_out = dz;
+    gemm_->run(GradArgs{args.inputs, args.outputs, &d_out, args.d_inputs, nullptr});
+  }
+
+ private:
+  std::unique_ptr<GradKernel> gemm_;
+  int64_t count_;
+};
+
+GradChoice plan_gemm_relu_grad(const GradRequest& r) {
+  GradChoice gemm = plan_gemm_grad(r);
+  const int64_t count = numel(r.outputs[0].shape);
+  GradChoice choice;
+  choice.algorithm = "relu mask, then " + gemm.algorithm;
+  choice.workspace_bytes = static_cast<size_t>(count) * sizeof(float);
+  choice.kernel = std::make_unique<GemmReluGradKernel>(std::move(gemm.kernel), count);
+  return choice;
+}
+
 }  // namespace
 
-void register_cpu_gemm_grad_kernels(GradRegistry& r) { r.add("Gemm", plan_gemm_grad); }
+void register_cpu_gemm_grad_kernels(GradRegistry& r) {
+  r.add("Gemm", plan_gemm_grad);
+  r.add("Gemm+Relu", plan_gemm_relu_grad);
+}
 
 }  // namespace dnnx

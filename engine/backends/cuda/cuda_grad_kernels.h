@@ -19,7 +19,7 @@ inline const CudaContext& cuda_context_of(const GradRequest& request) {
 // Dense layers and pointwise ops (dense_grad_kernels_cuda.cc): Gemm, MatMul, Relu, Sigmoid,
 // Tanh, Softmax, LogSoftmax.
 void register_cuda_dense_grad_kernels(GradRegistry& r);
-void register_cuda_gemm_grad_kernels(GradRegistry& r);    // gemm_grad_cuda.cc: Gemm (cuBLAS)
+void register_cuda_gemm_grad_kernels(GradRegistry& r);    // gemm_grad_cuda.cc: Gemm, Gemm+Relu
 void register_cuda_matmul_grad_kernels(GradRegistry& r);  // matmul_grad_cuda.cc: MatMul (cuBLAS)
 // Layers with planned algorithms or their own layouts (layer_grad_kernels_cuda.cc): Conv,
 // MaxPool, LSTM, Add/Sub/Mul/Div, Transpose, Concat, BatchNormalization.

@@ -13,4 +13,11 @@ namespace dnnx::cuda {
 void launch_broadcast_sum(const float* dy, float* dc, int64_t rows, int64_t cols, int64_t c_rows, int64_t c_cols,
                           float beta, cudaStream_t stream);
 
+// Gemm+Relu's mask: dz[r, c] = dy[r, c] where y[r, c] > 0, else 0 ([rows, cols]), and, when dc
+// is given, dc[c] = beta * the column sums of dz (the row-vector bias's gradient) in the same
+// pass. A block per 32 columns, its warps over the rows (all of them when dc is summed, so keep
+// rows modest then), added in a fixed order (deterministic).
+void launch_relu_mask(const float* dy, const float* y, float* dz, int64_t rows, int64_t cols, float* dc, float beta,
+                      cudaStream_t stream);
+
 }  // namespace dnnx::cuda

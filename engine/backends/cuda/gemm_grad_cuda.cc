@@ -6,10 +6,18 @@
 // Each product is one row-major SGEMM (blas.h) whose transpose flags absorb transA/transB, so
 // nothing is copied; beta 0, so dA and dB are overwritten. cuBLAS's GEMMs give bit-identical
 // results run to run on one GPU model (no atomics unless cublasSetAtomicsMode allows them,
-// which dnnx never does), so this kernel is deterministic as it stands.
+// which dnnx never does), so this kernel is deterministic as it stands. A Gemm whose forward
+// takes the narrow kernel (few output columns, gemm_narrow.h) takes the narrow gradient kernels
+// too: dA in one launch, dB and a row-vector C's gradient in another (deterministic as well).
+// Gemm+Relu (fuse_gemm_relu, which the trainer runs on its tail too) first masks dY with the
+// Relu's derivative from its output (launch_relu_mask, into the workspace), summing a row-vector
+// C's gradient in the same pass, then runs Gemm's gradient on the masked dZ.
+#include <cstdint>
+
 #include "backends/cuda/blas.h"
 #include "backends/cuda/cuda_grad_kernels.h"
 #include "backends/cuda/dense_grad_kernels.h"
+#include "backends/cuda/gemm_narrow.h"
 #include "backends/cuda/tensor_desc.h"
 
 namespace dnnx::cuda {
@@ -73,6 +81,36 @@ class GemmGradKernel final : public GradKernel {
   GemmGradPlan p_;
 };
 
+// Few output columns (the forward's narrow path, gemm_cuda.cc): dA, then dB with dC when C is a
+// row vector; any other C's gradient by launch_broadcast_sum.
+class NarrowGemmGradKernel final : public GradKernel {
+ public:
+  NarrowGemmGradKernel(const CudaContext& ctx, NarrowGemm g, GemmGradPlan p, bool row_vector_c)
+      : ctx_(ctx), g_(g), p_(p), row_vector_c_(row_vector_c) {}
+
+  void run(const GradArgs& args) const override {
+    const float* dy = args.d_outputs[0];
+    if (args.d_inputs[kA]) launch_narrow_gemm_da(g_, dy, args.in(kB), args.d_inputs[kA], ctx_.stream);
+    float* dc = p_.has_c ? args.d_inputs[kC] : nullptr;
+    launch_narrow_gemm_db_dc(g_, args.in(kA), dy, args.d_inputs[kB], row_vector_c_ ? dc : nullptr, ctx_.stream);
+    if (dc && !row_vector_c_) {
+      launch_broadcast_sum(dy, dc, p_.rows, p_.cols, p_.c_rows, p_.c_cols, p_.beta, ctx_.stream);
+    }
+  }
+
+ private:
+  const CudaContext& ctx_;
+  NarrowGemm g_;
+  GemmGradPlan p_;
+  bool row_vector_c_;
+};
+
+// Where the forward Gemm takes the narrow kernel (gemm_cuda.cc's rule, but any C here).
+bool narrow(const GradRequest& r, int m, int n, int k, bool ta) {
+  return r.inputs[kA].info.dtype == DType::Float32 && !ta && m > 0 && n > 0 && n <= kNarrowColumns && k > 0 &&
+         k <= (1 << 14);
+}
+
 GradChoice plan_gemm_grad(const GradRequest& r) {
   const bool ta = r.node.attr_int("transA", 0) != 0;
   const bool tb = r.node.attr_int("transB", 0) != 0;
@@ -101,13 +139,75 @@ GradChoice plan_gemm_grad(const GradRequest& r) {
     p.beta = r.node.attr_float("beta", 1.0f);
   }
   GradChoice choice;
+  if (narrow(r, m, n, k, ta)) {
+    NarrowGemm g;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.trans_b = tb;
+    g.alpha = alpha;
+    g.beta = p.beta;
+    const bool row_vector_c = p.has_c && p.c_rows == 1 && p.c_cols == n;
+    choice.algorithm = "narrow gemm kernels";
+    choice.kernel = std::make_unique<NarrowGemmGradKernel>(cuda_context_of(r), g, p, row_vector_c);
+    return choice;
+  }
   choice.algorithm = "cublasSgemm";
   choice.kernel = std::make_unique<GemmGradKernel>(cuda_context_of(r), p);
   return choice;
 }
 
+// The mask's column sums serve a row-vector C of a Gemm of up to this many rows (one block
+// column walks all of them); beyond, Gemm's own gradient sums C's from dZ.
+constexpr int64_t kMaskSumRows = 8192;
+
+class GemmReluGradKernel final : public GradKernel {
+ public:
+  GemmReluGradKernel(const CudaContext& ctx, std::unique_ptr<GradKernel> gemm, int64_t rows, int64_t cols,
+                     bool sum_c, float beta)
+      : ctx_(ctx), gemm_(std::move(gemm)), rows_(rows), cols_(cols), sum_c_(sum_c), beta_(beta) {}
+
+  void run(const GradArgs& args) const override {
+    auto* dz = static_cast<float*>(args.workspace);
+    void* rest = static_cast<uint8_t*>(args.workspace) + dz_bytes(rows_, cols_);
+    float* dc = sum_c_ ? args.d_inputs[kC] : nullptr;
+    launch_relu_mask(args.d_outputs[0], args.out(0), dz, rows_, cols_, dc, beta_, ctx_.stream);
+    float* d_in[] = {args.d_inputs[kA], args.d_inputs[kB], sum_c_ ? nullptr : args.d_inputs[kC]};
+    const float* d_out = dz;
+    gemm_->run(GradArgs{args.inputs, args.outputs, &d_out, d_in, rest});
+  }
+
+  static size_t dz_bytes(int64_t rows, int64_t cols) {
+    return (static_cast<size_t>(rows * cols) * sizeof(float) + 255) / 256 * 256;
+  }
+
+ private:
+  const CudaContext& ctx_;
+  std::unique_ptr<GradKernel> gemm_;
+  int64_t rows_, cols_;
+  bool sum_c_;
+  float beta_;
+};
+
+GradChoice plan_gemm_relu_grad(const GradRequest& r) {
+  GradChoice gemm = plan_gemm_grad(r);
+  const int64_t rows = r.outputs[0].shape[0], cols = r.outputs[0].shape[1];
+  const bool has_c = r.inputs.size() > kC && r.inputs[kC].present;
+  const Shape& c = has_c ? r.inputs[kC].info.shape : Shape{};
+  const bool sum_c = has_c && !c.empty() && (c.size() == 1 || c[0] == 1) && c.back() == cols && rows <= kMaskSumRows;
+  GradChoice choice;
+  choice.algorithm = std::string("relu mask") + (sum_c ? " with the bias's sum" : "") + ", then " + gemm.algorithm;
+  choice.workspace_bytes = GemmReluGradKernel::dz_bytes(rows, cols) + gemm.workspace_bytes;
+  choice.kernel = std::make_unique<GemmReluGradKernel>(cuda_context_of(r), std::move(gemm.kernel), rows, cols, sum_c,
+                                                       r.node.attr_float("beta", 1.0f));
+  return choice;
+}
+
 }  // namespace
 
-void register_cuda_gemm_grad_kernels(GradRegistry& r) { r.add("Gemm", plan_gemm_grad); }
+void register_cuda_gemm_grad_kernels(GradRegistry& r) {
+  r.add("Gemm", plan_gemm_grad);
+  r.add("Gemm+Relu", plan_gemm_relu_grad);
+}
 
 }  // namespace dnnx::cuda
