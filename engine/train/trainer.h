@@ -1,9 +1,9 @@
 // Fine-tuning on any backend that has training ops (core/training.h): a frozen head (the
 // layers before the first trainable one, planned by a plain inference Engine with passes on,
 // keeping nothing for backward) feeds a trainable tail (TailPlan: activations kept, gradient
-// kernels, passes off so that every parameter is the model's own initializer, unfolded and
-// unfused). One step: head forward, tail forward, loss, backward over the tail only, the
-// non-finite check, then SGD in place on the parameters.
+// kernels, no pass that changes a parameter, so that every parameter is the model's own
+// initializer: Note [tail fusion] in trainer.cc). One step: head forward, tail forward, loss,
+// backward over the tail only, the non-finite check, then SGD in place on the parameters.
 //
 // Note [training memory]: everything a step touches lives in the backend's memory (train/
 // train_buffer.h): on CUDA the head's arena, the tail's activations and gradients, the

@@ -4,9 +4,10 @@ tuned weights back into the original ONNX graph.
 
 How a step runs: the layers before the first trainable one form a frozen head, run as plain
 inference (rewrite passes on, activations reused by liveness: nothing is kept for backward).
-The rest, the tail, runs without rewrite passes, so that every trained parameter is the model's
-own initializer (a BatchNormalization after a trainable Conv is not folded into it, and a
-trainable MatMul is not fused with its Add): what is trained is exactly what is saved. The tail
+The rest, the tail, runs without the rewrite passes that change parameters, so that every
+trained parameter is the model's own initializer (a BatchNormalization after a trainable Conv is
+not folded into it, and a trainable MatMul is not fused with its Add): what is trained is exactly
+what is saved; only Gemm -> Relu becomes one Gemm+Relu, which keeps its parameters. The tail
 keeps its activations, the loss seeds its gradient, backward runs over the tail only, and SGD
 updates the parameters in place.
 

@@ -28,9 +28,6 @@ namespace {
 
 enum class BiasFill { None, Copy, Broadcast };
 
-// The narrow kernel loops over K in each warp: a bound on that serial work.
-constexpr int kNarrowMaxK = 1 << 14;
-
 class NarrowGemmKernel final : public Kernel {
  public:
   NarrowGemmKernel(const CudaContext& ctx, NarrowGemm g, bool has_c, bool relu)
@@ -143,7 +140,9 @@ KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, cons
     c_dims.stride_a[1] = c_cols == 1 ? 0 : 1;
   }
   KernelChoice choice;
-  const bool row_vector_c = has_c && !inputs[2].info.shape.empty() && numel(inputs[2].info.shape) == n;
+  const Shape& c_shape = has_c ? inputs[2].info.shape : Shape{};  // [N] or [1,N]: one value per column
+  const bool row_vector_c = (c_shape.size() == 1 && c_shape[0] == n) ||
+                            (c_shape.size() == 2 && c_shape[0] == 1 && c_shape[1] == n);
   if (!call.half && !call.trans_a && m > 0 && n > 0 && n <= kNarrowColumns && k > 0 && k <= kNarrowMaxK &&
       (!has_c || row_vector_c)) {
     NarrowGemm g;

@@ -108,7 +108,7 @@ class NarrowGemmGradKernel final : public GradKernel {
 // Where the forward Gemm takes the narrow kernel (gemm_cuda.cc's rule, but any C here).
 bool narrow(const GradRequest& r, int m, int n, int k, bool ta) {
   return r.inputs[kA].info.dtype == DType::Float32 && !ta && m > 0 && n > 0 && n <= kNarrowColumns && k > 0 &&
-         k <= (1 << 14);
+         k <= kNarrowMaxK;
 }
 
 GradChoice plan_gemm_grad(const GradRequest& r) {

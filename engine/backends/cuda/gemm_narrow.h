@@ -20,6 +20,7 @@
 namespace dnnx::cuda {
 
 constexpr int kNarrowColumns = 16;
+constexpr int kNarrowMaxK = 1 << 14;  // each warp loops over K: a bound on that serial work
 
 struct NarrowGemm {
   int m = 0, n = 0, k = 0;   // Y [m, n], A [m, k]; 1 <= n <= kNarrowColumns
