@@ -1,6 +1,5 @@
-"""CUDA's dense gradient kernels (Gemm, MatMul on cuBLAS, Gemm of up to 16 output columns on the
-narrow kernels, the tail's Gemm+Relu; Relu, Sigmoid, Tanh, Softmax, LogSoftmax on cuDNN) and the
-CUDA loss, against the CPU's (the CPU ones are checked against
+"""CUDA's dense gradient kernels (Gemm, MatMul on cuBLAS, the tail's Gemm+Relu; Relu, Sigmoid,
+Tanh, Softmax, LogSoftmax on cuDNN) and the CUDA loss, against the CPU's (the CPU ones are checked against
 float64 finite differences in tests/test_gradients.py): the same small models as there, the
 gradients read through the Tuner's gradient hook (Tuner.gradients) on each device.
 
@@ -66,21 +65,6 @@ def test_gemm_large_batch_bias():
     inits = {"w": rand(32, 10, scale=0.2), "b": rand(10)}
     model = make_model([helper.make_node("Gemm", ["x", "w", "b"], ["y"])], [("x", [512, 32])], [("y", None)], inits)
     compare(model, list(inits), {"x": rand(512, 32)}, rand(512, 10))
-
-
-@pytest.mark.parametrize("m, k, n, trans_b", [(250, 501, 10, 1), (37, 40, 16, 0), (64, 33, 1, 1), (9, 70, 17, 1)])
-def test_gemm_narrow_columns(m, k, n, trans_b):
-    # x [m, 8] -> Gemm(w0 [8, k]) -> h -> Gemm(w, b [n]) -> y [m, n]: up to 16 output columns the
-    # narrow kernels run both ways (dA for w0's gradient, dB and the bias's sum in one launch);
-    # rows not a multiple of the warps per block, K not of the warp; 17 columns go to cuBLAS.
-    inits = {"w0": rand(8, k, scale=0.3), "w": rand(n, k, scale=0.1) if trans_b else rand(k, n, scale=0.1),
-             "b": rand(n)}
-    nodes = [helper.make_node("Gemm", ["x", "w0"], ["h"]),
-             helper.make_node("Gemm", ["h", "w", "b"], ["y"], transB=trans_b)]
-    model = make_model(nodes, [("x", [m, 8])], [("y", None)], inits)
-    tuner = compare(model, list(inits), {"x": rand(m, 8)}, rand(m, n))
-    backward = [r["algorithm"] for r in tuner.plan() if r["stage"] == "backward"]
-    assert backward[0] == ("narrow gemm kernels" if n <= 16 else "cublasSgemm"), backward
 
 
 @pytest.mark.parametrize("rows, c_shape", [(12, None), (12, (40,)), (12, (1, 40)), (12, (12, 40)), (8200, (40,))])

@@ -220,10 +220,10 @@ def test_profile_gives_gpu_times_of_every_part_and_changes_nothing(digits):
     assert table.graph and table.device == "cuda" and "replayed graph" in str(table)
     keys = [(r.name, r.op) for r in table]
     assert keys[-2:] == [("check", "non-finite check"), ("sgd", "SGD update")]
-    first_tail = keys.index(("fc1", "Gemm"))
+    first_tail = keys.index(("fc1", "Gemm+Relu"))
     head = [r for r in table[:first_tail] if r.op != "Flatten"]
     assert head and all(r.median_ms > 0 for r in head), head
-    for key in [("fc1", "Gemm"), ("fc2", "Gemm"), ("loss", "cross_entropy"), ("fc1", "Gemm backward"),
+    for key in [("fc1", "Gemm+Relu"), ("fc2", "Gemm"), ("loss", "cross_entropy"), ("fc1", "Gemm+Relu backward"),
                 ("check", "non-finite check"), ("sgd", "SGD update")]:
         assert table[keys.index(key)].median_ms > 0, key
     assert table[keys.index(("softmax", "Softmax"))].median_ms < 0.005  # not run: two event marks only
@@ -349,7 +349,6 @@ def test_device_arrays_are_refused_on_the_cpu_with_a_clear_error(digits):
 def test_tuner_plan_names_the_cuda_backward_algorithms():
     tuner = dnnx.load(build_lenet(seed=0), device="cuda").finetune(trainable="last:2")
     backward = {r["name"]: r["algorithm"] for r in tuner.plan(batch_size=64) if r["stage"] == "backward"}
-    # fc2 (10 outputs) on the narrow kernels; fc1 -> relu1 one Gemm+Relu: the mask (summing the
-    # bias's gradient), then cuBLAS
-    assert backward == {"fc2": "narrow gemm kernels", "fc1": "relu mask with the bias's sum, then cublasSgemm"}
+    # fc1 -> relu1 one Gemm+Relu in the tail: the mask (summing the bias's gradient), then cuBLAS
+    assert backward == {"fc2": "cublasSgemm", "fc1": "relu mask with the bias's sum, then cublasSgemm"}
     assert tuner.graphs() == []  # planned, never stepped

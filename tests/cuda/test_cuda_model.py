@@ -44,12 +44,11 @@ def test_plan_rows_show_cudnn_algorithm_math_and_workspace():
         assert 0 <= row["workspace"] <= 64 << 20
         for algo, why in row["rejected"]:
             assert (algo in CUDNN_ALGOS or algo == direct) and why, row
-    # fc1 -> relu1 is one Gemm+Relu (cuBLASLt's bias+relu epilogue), fc2 one Gemm of 10 output
-    # columns (the narrow kernel, bias fused)
+    # fc1 -> relu1 is one Gemm+Relu (cuBLASLt's bias+relu epilogue), fc2 one Gemm (bias epilogue)
     gemms = [row for row in plan if row["op"].startswith("Gemm")]
     assert [row["op"] for row in gemms] == ["Gemm+Relu", "Gemm"], gemms
     assert gemms[0]["algorithm"] == "cublasLtMatmul (bias+relu epilogue)", gemms[0]
-    assert gemms[1]["algorithm"] == "narrow gemm kernel (bias fused)", gemms[1]
+    assert gemms[1]["algorithm"] == "cublasLtMatmul (bias epilogue)", gemms[1]
     assert all("no TF32" in row["math"] for row in gemms)
     assert "cudnnPoolingForward" in [row["algorithm"] for row in plan if row["op"] == "MaxPool"][0]
     text = str(plan)

@@ -48,8 +48,8 @@ def test_fp32_plans_fma_math_everywhere():
     for row in plan:
         if row["op"].startswith("Conv"):  # conv1 (one input channel) may run as the direct kernel
             assert row["math"] in ("fp32 (CUDNN_FMA_MATH)", "fp32 (FMA, direct kernel)"), row
-        if row["op"].startswith("Gemm"):  # fc2 (10 output columns) runs as the narrow kernel
-            assert row["math"] in ("fp32 (CUBLAS_DEFAULT_MATH, no TF32)", "fp32 (FMA, narrow kernel, no TF32)"), row
+        if row["op"].startswith("Gemm"):
+            assert row["math"] == "fp32 (CUBLAS_DEFAULT_MATH, no TF32)", row
 
 
 @pytest.mark.parametrize("search", ["heuristic", "exhaustive"])
@@ -62,8 +62,8 @@ def test_tf32_lenet_within_the_tf32_tolerance(search):
         if row["op"].startswith("Conv"):
             assert row["math"] in ("tf32 (CUDNN_TENSOR_OP_MATH)", "fp32 (CUDNN_FMA_MATH)",
                                    "fp32 (FMA, direct kernel)"), row
-        if row["op"].startswith("Gemm"):  # the narrow kernel (fc2) stays fp32, as the direct convs
-            assert row["math"] in ("tf32 (CUBLAS_TF32_TENSOR_OP_MATH)", "fp32 (FMA, narrow kernel, no TF32)"), row
+        if row["op"].startswith("Gemm"):
+            assert row["math"] == "tf32 (CUBLAS_TF32_TENSOR_OP_MATH)", row
     assert_tf32_close(gpu.run(x), dnnx.load(model).run(x), "lenet tf32 vs cpu")
 
 

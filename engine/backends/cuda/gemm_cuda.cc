@@ -1,7 +1,4 @@
-// Gemm and Gemm+Relu on cuBLAS (math from the precision, blas.h), or for a few output columns
-// on the narrow kernel. Three paths, the first that applies:
-//   narrow     fp32, A not transposed, N <= kNarrowColumns, K <= kNarrowMaxK, C absent or a row
-//              vector: one kernel with the bias and Relu (gemm_narrow.h says why not cuBLAS)
+// Gemm and Gemm+Relu on cuBLAS (math from the precision, blas.h). Two paths:
 //   cuBLASLt   one cublasLtMatmul whose epilogue adds C as a bias and applies the Relu
 //              (CUBLASLT_EPILOGUE_BIAS, _RELU_BIAS, _RELU), fp32 compute CUBLAS_COMPUTE_32F (no
 //              TF32; CUBLAS_COMPUTE_32F_FAST_TF32 at precision tf32): when C is absent, or is a
@@ -17,7 +14,6 @@
 
 #include "backends/cuda/blas.h"
 #include "backends/cuda/cuda_kernels.h"
-#include "backends/cuda/gemm_narrow.h"
 #include "backends/cuda/glue_kernels.h"
 #include "backends/cuda/lt_matmul.h"
 #include "backends/cuda/tensor_desc.h"
@@ -27,21 +23,6 @@ namespace dnnx::cuda {
 namespace {
 
 enum class BiasFill { None, Copy, Broadcast };
-
-class NarrowGemmKernel final : public Kernel {
- public:
-  NarrowGemmKernel(const CudaContext& ctx, NarrowGemm g, bool has_c, bool relu)
-      : ctx_(ctx), g_(g), has_c_(has_c), relu_(relu) {}
-
-  void run(const KernelArgs& args) const override {
-    launch_narrow_gemm(g_, args.in(0), args.in(1), has_c_ ? args.in(2) : nullptr, relu_, args.out(0), ctx_.stream);
-  }
-
- private:
-  const CudaContext& ctx_;
-  NarrowGemm g_;
-  bool has_c_, relu_;
-};
 
 class LtGemmKernel final : public Kernel {
  public:
@@ -140,26 +121,6 @@ KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, cons
     c_dims.stride_a[1] = c_cols == 1 ? 0 : 1;
   }
   KernelChoice choice;
-  const Shape& c_shape = has_c ? inputs[2].info.shape : Shape{};  // [N] or [1,N]: one value per column
-  const bool row_vector_c = (c_shape.size() == 1 && c_shape[0] == n) ||
-                            (c_shape.size() == 2 && c_shape[0] == 1 && c_shape[1] == n);
-  if (!call.half && !call.trans_a && m > 0 && n > 0 && n <= kNarrowColumns && k > 0 && k <= kNarrowMaxK &&
-      (!has_c || row_vector_c)) {
-    NarrowGemm g;
-    g.m = call.m;
-    g.n = call.n;
-    g.k = call.k;
-    g.trans_b = call.trans_b;
-    g.alpha = call.alpha;
-    g.beta = has_c ? beta : 0.0f;
-    choice.algorithm = std::string("narrow gemm kernel") +
-                       (has_c ? (relu ? " (bias+relu fused)" : " (bias fused)") : (relu ? " (relu fused)" : ""));
-    choice.math = "fp32 (FMA, narrow kernel, no TF32)";
-    choice.rejected.push_back({"cublasLtMatmul", std::to_string(n) + " output columns: the narrow kernel's (up to " +
-                                                     std::to_string(kNarrowColumns) + ")"});
-    choice.kernel = std::make_unique<NarrowGemmKernel>(ctx, g, has_c, relu);
-    return choice;
-  }
   choice.math = blas_math_name(ctx, call.half);
   if (m > 0 && n > 0 && k > 0 && (!has_c || row_bias)) {
     const cublasLtEpilogue_t epilogue = has_c ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)

@@ -6,9 +6,7 @@
 // Each product is one row-major SGEMM (blas.h) whose transpose flags absorb transA/transB, so
 // nothing is copied; beta 0, so dA and dB are overwritten. cuBLAS's GEMMs give bit-identical
 // results run to run on one GPU model (no atomics unless cublasSetAtomicsMode allows them,
-// which dnnx never does), so this kernel is deterministic as it stands. A Gemm whose forward
-// takes the narrow kernel (few output columns, gemm_narrow.h) takes the narrow gradient kernels
-// too: dA in one launch, dB and a row-vector C's gradient in another (deterministic as well).
+// which dnnx never does), so this kernel is deterministic as it stands.
 // Gemm+Relu (fuse_gemm_relu, which the trainer runs on its tail too) first masks dY with the
 // Relu's derivative from its output (launch_relu_mask, into the workspace), summing a row-vector
 // C's gradient in the same pass, then runs Gemm's gradient on the masked dZ.
@@ -17,7 +15,6 @@
 #include "backends/cuda/blas.h"
 #include "backends/cuda/cuda_grad_kernels.h"
 #include "backends/cuda/dense_grad_kernels.h"
-#include "backends/cuda/gemm_narrow.h"
 #include "backends/cuda/tensor_desc.h"
 
 namespace dnnx::cuda {
@@ -81,36 +78,6 @@ class GemmGradKernel final : public GradKernel {
   GemmGradPlan p_;
 };
 
-// Few output columns (the forward's narrow path, gemm_cuda.cc): dA, then dB with dC when C is a
-// row vector; any other C's gradient by launch_broadcast_sum.
-class NarrowGemmGradKernel final : public GradKernel {
- public:
-  NarrowGemmGradKernel(const CudaContext& ctx, NarrowGemm g, GemmGradPlan p, bool row_vector_c)
-      : ctx_(ctx), g_(g), p_(p), row_vector_c_(row_vector_c) {}
-
-  void run(const GradArgs& args) const override {
-    const float* dy = args.d_outputs[0];
-    if (args.d_inputs[kA]) launch_narrow_gemm_da(g_, dy, args.in(kB), args.d_inputs[kA], ctx_.stream);
-    float* dc = p_.has_c ? args.d_inputs[kC] : nullptr;
-    launch_narrow_gemm_db_dc(g_, args.in(kA), dy, args.d_inputs[kB], row_vector_c_ ? dc : nullptr, ctx_.stream);
-    if (dc && !row_vector_c_) {
-      launch_broadcast_sum(dy, dc, p_.rows, p_.cols, p_.c_rows, p_.c_cols, p_.beta, ctx_.stream);
-    }
-  }
-
- private:
-  const CudaContext& ctx_;
-  NarrowGemm g_;
-  GemmGradPlan p_;
-  bool row_vector_c_;
-};
-
-// Where the forward Gemm takes the narrow kernel (gemm_cuda.cc's rule, but any C here).
-bool narrow(const GradRequest& r, int m, int n, int k, bool ta) {
-  return r.inputs[kA].info.dtype == DType::Float32 && !ta && m > 0 && n > 0 && n <= kNarrowColumns && k > 0 &&
-         k <= kNarrowMaxK;
-}
-
 GradChoice plan_gemm_grad(const GradRequest& r) {
   const bool ta = r.node.attr_int("transA", 0) != 0;
   const bool tb = r.node.attr_int("transB", 0) != 0;
@@ -139,19 +106,6 @@ GradChoice plan_gemm_grad(const GradRequest& r) {
     p.beta = r.node.attr_float("beta", 1.0f);
   }
   GradChoice choice;
-  if (narrow(r, m, n, k, ta)) {
-    NarrowGemm g;
-    g.m = m;
-    g.n = n;
-    g.k = k;
-    g.trans_b = tb;
-    g.alpha = alpha;
-    g.beta = p.beta;
-    const bool row_vector_c = p.has_c && p.c_rows == 1 && p.c_cols == n;
-    choice.algorithm = "narrow gemm kernels";
-    choice.kernel = std::make_unique<NarrowGemmGradKernel>(cuda_context_of(r), g, p, row_vector_c);
-    return choice;
-  }
   choice.algorithm = "cublasSgemm";
   choice.kernel = std::make_unique<GemmGradKernel>(cuda_context_of(r), p);
   return choice;

@@ -121,9 +121,14 @@ __global__ void check_finite_chunks(const UpdateChunk* chunks, StepStats* stats)
 __global__ void sgd_chunks(const UpdateChunk* chunks, int64_t count, SgdOptions o, const float* lr_ptr,
                            const StepStats* stats, StepStats* report) {
   if (report && blockIdx.x == 0 && threadIdx.x == 0) *report = *stats;  // no block changes *stats
-  if (stats->non_finite != 0 || blockIdx.x >= count) return;
+  if (stats->non_finite != 0 || blockIdx.x >= count) return;  // the whole block
+  // The lr lives in page-locked host memory: one read over the bus per block, not one per warp
+  // (with one per warp the H200 measured this kernel at 14 us instead of 6 for LeNet's last:2).
+  __shared__ float lr_shared;
+  if (threadIdx.x == 0) lr_shared = *lr_ptr;
+  __syncthreads();
   const UpdateChunk c = chunks[blockIdx.x];
-  const float lr = *lr_ptr, mu = o.momentum, wd = o.weight_decay;
+  const float lr = lr_shared, mu = o.momentum, wd = o.weight_decay;
   for (int i = threadIdx.x; i < c.n; i += blockDim.x) {
     const float g = __fadd_rn(c.grad[i], __fmul_rn(wd, c.w[i]));
     if (mu == 0.0f) {
