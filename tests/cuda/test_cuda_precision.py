@@ -71,7 +71,7 @@ def test_tf32_convolution_runs_on_tensor_ops():
     model = conv_model()
     x = rand(8, 64, 32, 32)
     gpu = dnnx.load(model, device="cuda", precision="tf32")
-    (row,) = gpu.plan()
+    (row,) = [r for r in gpu.plan() if r["op"].startswith("Conv")]  # between Transposes: channels last
     assert row["math"] == "tf32 (CUDNN_TENSOR_OP_MATH)", row
     want = dnnx.load(model).run(x)
     got = gpu.run(x)
