@@ -21,7 +21,7 @@ void Backend::copy_to_host(void*, const void*, size_t) const {
   throw DeviceError("the " + name() + " backend has no device memory");
 }
 
-std::unique_ptr<DeviceGraph> Backend::capture(const std::function<void()>&) const { return nullptr; }
+std::unique_ptr<DeviceGraph> Backend::capture(const std::function<void()>&, GraphEdges) const { return nullptr; }
 
 namespace {
 

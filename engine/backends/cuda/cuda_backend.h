@@ -34,7 +34,8 @@ class CudaBackend final : public Backend {
   void synchronize() const override;
 
   // Device runs: graphs, timers, stream joins and caller-owned arrays (cuda_backend_runs.cc).
-  std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue) const override;
+  using Backend::capture;
+  std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue, GraphEdges edges) const override;
   std::unique_ptr<LayerTimer> layer_timer(size_t marks) const override;
   int device_index() const override { return context_->options.device; }
   int device_of(const void* ptr) const override;

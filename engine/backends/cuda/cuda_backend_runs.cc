@@ -6,8 +6,8 @@
 
 namespace dnnx::cuda {
 
-std::unique_ptr<DeviceGraph> CudaBackend::capture(const std::function<void()>& enqueue) const {
-  return capture_graph(context_->stream, enqueue);
+std::unique_ptr<DeviceGraph> CudaBackend::capture(const std::function<void()>& enqueue, GraphEdges edges) const {
+  return capture_graph(context_->stream, enqueue, edges);
 }
 
 std::unique_ptr<LayerTimer> CudaBackend::layer_timer(size_t marks) const {
