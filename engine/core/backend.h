@@ -168,10 +168,10 @@ class Backend {
   virtual uintptr_t import_stream() const { return 0; }
   // Memory for arrays handed to the caller (Model.run(output="device")), taken in the stream's
   // order from a pool, so that a run pays neither cudaMalloc nor cudaFree (which waits for the
-  // whole device). release_array frees it once the backend's queued work and the work queued
-  // now on each of `readers` (external streams) are done.
+  // whole device). release_array (given the size allocate_array was asked for) frees it once the
+  // backend's queued work and the work queued now on each of `readers` (external streams) are done.
   virtual void* allocate_array(size_t bytes) const;
-  virtual void release_array(void* ptr, const std::vector<uintptr_t>& readers) const noexcept;
+  virtual void release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) const noexcept;
 
   // The planner's counters so far; its warnings are handed out once (the next call has none).
   virtual PlannerReport planner_report() const { return {}; }

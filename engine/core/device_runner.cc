@@ -182,9 +182,9 @@ void* DeviceRunner::allocate_array(size_t bytes) {
   return backend_.allocate_array(bytes);
 }
 
-void DeviceRunner::release_array(void* ptr, const std::vector<uintptr_t>& readers) noexcept {
+void DeviceRunner::release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
-  backend_.release_array(ptr, readers);
+  backend_.release_array(ptr, bytes, readers);
 }
 
 void DeviceRunner::array_to_host(void* dst, const void* src, size_t bytes, const std::vector<uintptr_t>& readers) {

@@ -38,7 +38,7 @@ class DeviceRunner {
 
   // Arrays handed to the caller (Backend::allocate_array); to_host waits for `readers` first.
   void* allocate_array(size_t bytes);
-  void release_array(void* ptr, const std::vector<uintptr_t>& readers) noexcept;
+  void release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) noexcept;
   void array_to_host(void* dst, const void* src, size_t bytes, const std::vector<uintptr_t>& readers);
   void array_from_host(void* dst, const void* src, size_t bytes);
   void copy_array(void* dst, const void* src, size_t bytes);

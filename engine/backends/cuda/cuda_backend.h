@@ -43,7 +43,7 @@ class CudaBackend final : public Backend {
   void wait_for_stream(uintptr_t stream) const override;
   uintptr_t import_stream() const override { return streams_->import_stream(); }
   void* allocate_array(size_t bytes) const override;
-  void release_array(void* ptr, const std::vector<uintptr_t>& readers) const noexcept override;
+  void release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) const noexcept override;
   PlannerReport planner_report() const override;
   // The loss, SGD and gradient kernels on this model's stream (training_cuda.cc).
   std::unique_ptr<TrainingOps> training_ops() const override;
