@@ -9,13 +9,20 @@ namespace dnnx::cuda {
 namespace {
 
 constexpr int kThreads = 256;
+// With few blocks (batch 1: one per filter, 20 or 50 for LeNet) most SMs idle and each block's
+// threads wait on their loads one after another: a block of kFewBlocksThreads splits the input
+// channels four times as finely, so that each thread's serial chain is a quarter as long.
+constexpr int kFewBlocksThreads = 1024;
+constexpr int64_t kFewBlocks = 512;
 constexpr size_t kMaxSharedFloats = (48 << 10) / sizeof(float);
 constexpr int kMaxRegion = 4096;  // conv outputs per (image, filter) the kernel holds
+
+int threads_for(const DirectConvPool& p) { return p.n * p.m < kFewBlocks ? kFewBlocksThreads : kThreads; }
 
 // Input channels are split over `splits` groups of threads so that small planes still fill the block.
 int channel_splits(const DirectConvPool& p) {
   const int region = p.region_h() * p.region_w();
-  return std::max(1, std::min(p.c, kThreads / std::max(1, region)));
+  return std::max(1, std::min(p.c, threads_for(p) / std::max(1, region)));
 }
 
 size_t shared_floats(const DirectConvPool& p) {
@@ -24,7 +31,7 @@ size_t shared_floats(const DirectConvPool& p) {
 
 // Block (image, filter) = blockIdx.x / m, % m. Shared: the filter [c, kh, kw], then the partial
 // sums [splits, region]; after the reduction, partial[0][q] holds conv output q (bias, Relu applied).
-__global__ void direct_conv_pool(const float* __restrict__ x, const float* __restrict__ w,
+__global__ void __launch_bounds__(kFewBlocksThreads) direct_conv_pool(const float* __restrict__ x, const float* __restrict__ w,
                                  const float* __restrict__ b, float* __restrict__ y, DirectConvPool p, int splits,
                                  bool relu) {
   extern __shared__ float smem[];
@@ -96,8 +103,8 @@ bool direct_conv_pool_supported(const DirectConvPool& p) {
 void launch_direct_conv_pool(const float* x, const float* w, const float* b, float* y, const DirectConvPool& p,
                              bool relu, cudaStream_t stream) {
   const unsigned blocks = static_cast<unsigned>(p.n * p.m);
-  direct_conv_pool<<<blocks, kThreads, shared_floats(p) * sizeof(float), stream>>>(x, w, b, y, p, channel_splits(p),
-                                                                                     relu);
+  direct_conv_pool<<<blocks, threads_for(p), shared_floats(p) * sizeof(float), stream>>>(x, w, b, y, p,
+                                                                                         channel_splits(p), relu);
   check_launch("direct conv+pool kernel");
 }
 
