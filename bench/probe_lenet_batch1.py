@@ -103,7 +103,9 @@ def ncu_table(variant: str, batch: int) -> None:
         print(f"ncu failed ({out.returncode}): {out.stderr[-800:]} {out.stdout[-800:]}")
         return
     rows = list(csv.DictReader(io.StringIO(text)))
-    kernels = [(r["Kernel Name"], float(r["Metric Value"]) / 1e3) for r in rows if r.get("Metric Name") == "gpu__time_duration.sum"]
+    # gpu__time_duration in ns; ncu may print thousands separators ("6,592")
+    kernels = [(r["Kernel Name"], float(r["Metric Value"].replace(",", "")) / 1e3) for r in rows
+               if r.get("Metric Name") == "gpu__time_duration.sum"]
     per_run = len(kernels) // 3
     print(f"ncu, LeNet batch {batch}, {variant}: {len(kernels)} kernels in 3 eager runs; the last run (us):")
     for name, us in kernels[-per_run:]:

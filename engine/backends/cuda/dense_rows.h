@@ -3,8 +3,10 @@
 // Relu, or a Softmax over each row (Gemm+Softmax: cuBLAS has no softmax epilogue, so the pair is
 // a GEMM and a cudnnSoftmaxForward, two launches for a few dozen values at batch 1).
 // One warp per output column n of a group of up to kDenseRows rows: its lanes walk K (coalesced
-// for B stored [N,K], transB=1, the layout of PyTorch's Linear), the per-lane sums are added by
-// shuffles in a fixed order (deterministic), plain fp32 FMAs (no TF32). With the Softmax one
+// for B stored [N,K], transB=1, the layout of PyTorch's Linear; as float4 where K and the
+// pointers allow), each lane keeping several loads in flight (at batch 1 the time is the memory
+// latency, not the arithmetic), the per-lane sums added by shuffles in a fixed order
+// (deterministic), plain fp32 FMAs (no TF32). With the Softmax one
 // block holds a row group's N values in shared memory and normalises each row (max first, as
 // the CPU backend does). C is broadcast by strides (0 along a broadcast dim). fp32 storage only.
 #pragma once

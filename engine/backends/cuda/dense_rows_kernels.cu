@@ -1,4 +1,5 @@
 #include <cfloat>
+#include <cstdint>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/dense_rows.h"
@@ -7,7 +8,9 @@ namespace dnnx::cuda {
 
 namespace {
 
-constexpr int kWarps = 8;
+constexpr int kWarps = 16;  // per block: columns computed at once
+constexpr int kUnroll = 4;  // loads each lane has in flight per operand row: at batch 1 the time is
+                            // the L2's latency, paid once per kUnroll loads instead of per load
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kMaxRowGroups = 65535;  // gridDim.y
 
@@ -23,11 +26,76 @@ __device__ float warp_max(float v) {
   return v;
 }
 
+// lane_dots for any layout (transA, transB) and any K, one float at a time.
+__device__ void lane_dots_scalar(const float* __restrict__ a, const float* __restrict__ b, const DenseRows& d, int col,
+                                 int row0, int rows, int lane, float (&acc)[kDenseRows]) {
+  for (int k0 = lane; k0 < d.k; k0 += 32 * kUnroll) {
+    float bv[kUnroll], av[kDenseRows][kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int k = k0 + 32 * u;
+      const bool in = k < d.k;
+      bv[u] = in ? __ldg(d.trans_b ? b + static_cast<int64_t>(col) * d.k + k : b + static_cast<int64_t>(k) * d.n + col)
+                 : 0.0f;
+#pragma unroll
+      for (int r = 0; r < kDenseRows; ++r) {
+        const int64_t row = row0 + r;
+        av[r][u] = in && r < rows ? __ldg(d.trans_a ? a + static_cast<int64_t>(k) * d.m + row : a + row * d.k + k) : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int r = 0; r < kDenseRows; ++r) acc[r] = fmaf(av[r][u], bv[u], acc[r]);
+    }
+  }
+}
+
+// This lane's part of the dot products of column `col` with rows [row0, row0 + rows): acc[r]
+// gathers A[row0 + r, k] * B[k, col] over the lane's k. kVec: B stored [N,K] and A [M,K] (transB,
+// no transA), K a multiple of 4 and both 16-byte aligned, read as float4.
+template <bool kVec>
+__device__ void lane_dots(const float* __restrict__ a, const float* __restrict__ b, const DenseRows& d, int col,
+                          int row0, int rows, int lane, float (&acc)[kDenseRows]) {
+  if constexpr (kVec) {
+    const int k4 = d.k / 4;
+    const float4* b4 = reinterpret_cast<const float4*>(b + static_cast<int64_t>(col) * d.k);
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int j0 = lane; j0 < k4; j0 += 32 * kUnroll) {
+      float4 bv[kUnroll], av[kDenseRows][kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int j = j0 + 32 * u;
+        bv[u] = j < k4 ? __ldg(b4 + j) : zero;
+#pragma unroll
+        for (int r = 0; r < kDenseRows; ++r) {
+          const float4* a4 = reinterpret_cast<const float4*>(a + static_cast<int64_t>(row0 + r) * d.k);
+          av[r][u] = r < rows && j < k4 ? __ldg(a4 + j) : zero;
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+        for (int r = 0; r < kDenseRows; ++r) {
+          acc[r] = fmaf(av[r][u].x, bv[u].x, acc[r]);
+          acc[r] = fmaf(av[r][u].y, bv[u].y, acc[r]);
+          acc[r] = fmaf(av[r][u].z, bv[u].z, acc[r]);
+          acc[r] = fmaf(av[r][u].w, bv[u].w, acc[r]);
+        }
+      }
+    }
+  } else {
+    lane_dots_scalar(a, b, d, col, row0, rows, lane, acc);
+  }
+}
+
 // Block (column tile blockIdx.x, row group blockIdx.y). Without the softmax a block's warps take
 // one column each; with it, the single column tile is all N columns, the warps striding over
 // them, and the values wait in shared memory [rows][N] for the row-wise softmax.
-__global__ void dense_rows(const float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c,
-                           float* __restrict__ y, DenseRows d) {
+template <bool kVec>
+__global__ void __launch_bounds__(kWarps * 32) dense_rows(const float* __restrict__ a, const float* __restrict__ b,
+                                                           const float* __restrict__ c, float* __restrict__ y,
+                                                           DenseRows d) {
   extern __shared__ float row_values[];
   const bool softmax = d.epilogue == DenseEpilogue::Softmax;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -37,17 +105,7 @@ __global__ void dense_rows(const float* __restrict__ a, const float* __restrict_
   const int end = softmax ? d.n : min(d.n, first + 1);
   for (int col = first; col < end; col += kWarps) {
     float acc[kDenseRows] = {};
-#pragma unroll 4
-    for (int kk = lane; kk < d.k; kk += 32) {
-      const float bv = d.trans_b ? b[static_cast<int64_t>(col) * d.k + kk] : b[static_cast<int64_t>(kk) * d.n + col];
-#pragma unroll
-      for (int r = 0; r < kDenseRows; ++r) {
-        if (r >= rows) break;
-        const int64_t row = row0 + r;
-        const float av = d.trans_a ? a[static_cast<int64_t>(kk) * d.m + row] : a[row * d.k + kk];
-        acc[r] = fmaf(av, bv, acc[r]);
-      }
-    }
+    lane_dots<kVec>(a, b, d, col, row0, rows, lane, acc);
 #pragma unroll
     for (int r = 0; r < kDenseRows; ++r) {
       if (r >= rows) break;
@@ -78,6 +136,8 @@ __global__ void dense_rows(const float* __restrict__ a, const float* __restrict_
 
 int row_groups(const DenseRows& d) { return (d.m + kDenseRows - 1) / kDenseRows; }
 
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 }  // namespace
 
 bool dense_rows_supported(const DenseRows& d) {
@@ -91,7 +151,12 @@ void launch_dense_rows(const float* a, const float* b, const float* c, float* y,
   const bool softmax = d.epilogue == DenseEpilogue::Softmax;
   const dim3 grid(softmax ? 1u : static_cast<unsigned>((d.n + kWarps - 1) / kWarps), static_cast<unsigned>(row_groups(d)));
   const size_t shared = softmax ? sizeof(float) * kDenseRows * d.n : 0;
-  dense_rows<<<grid, kWarps * 32, shared, stream>>>(a, b, c, y, d);
+  const bool vec = d.trans_b && !d.trans_a && d.k % 4 == 0 && aligned16(a) && aligned16(b);
+  if (vec) {
+    dense_rows<true><<<grid, kWarps * 32, shared, stream>>>(a, b, c, y, d);
+  } else {
+    dense_rows<false><<<grid, kWarps * 32, shared, stream>>>(a, b, c, y, d);
+  }
   check_launch("dense rows kernel");
 }
 
