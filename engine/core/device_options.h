@@ -7,7 +7,8 @@
 namespace dnnx {
 
 // Bumped whenever DeviceOptions or the entry points change, so that a stale library is refused.
-constexpr int kDeviceAbiVersion = 4;  // 3: Backend::half_storage, half_unsupported_reason; 4: training_ops()
+// 3: Backend::half_storage, half_unsupported_reason; 4: training_ops(); 5: GradKernel::forward, GradArgs::kept
+constexpr int kDeviceAbiVersion = 5;
 
 enum class Precision { Fp32, Tf32, Fp16 };
 
