@@ -105,6 +105,7 @@ def test_memory_reports_what_the_frozen_head_saves():
     assert report["tail_activation_bytes"] < 64 * (500 + 500 + 10 + 10) * 4 + 4 * 64
     assert report["keep_everything_bytes"] > 10 * report["tail_activation_bytes"]
     assert report["saved_bytes"] == report["keep_everything_bytes"] - report["tail_activation_bytes"]
+    assert report["kept_bytes"] == 0  # no CPU gradient keeps anything of its forward but the activations
 
 
 def test_mse_trains_a_regression():

@@ -7,7 +7,9 @@
 namespace dnnx {
 
 // Bumped whenever DeviceOptions or the entry points change, so that a stale library is refused.
-constexpr int kDeviceAbiVersion = 5;  // 3: Backend::half_storage, half_unsupported_reason; 4: training_ops(); 5: channels_last()
+// 3: Backend::half_storage, half_unsupported_reason; 4: training_ops(); 5: Backend::channels_last,
+// the capture overload with edge copies, GradKernel::forward and GradArgs::kept (all this session)
+constexpr int kDeviceAbiVersion = 5;
 
 enum class Precision { Fp32, Tf32, Fp16 };
 

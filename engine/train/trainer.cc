@@ -112,7 +112,8 @@ Trainer::ShapePlan& Trainer::plan_for(const std::vector<Shape>& shapes) {
     tail_shapes[i] = m >= 0 ? shapes[m] : sp->head->values[sp->head->outputs[split_.tail_from_head_output[i]]].info.shape;
   }
   sp->tail = std::make_unique<TailPlan>(split_.tail, *backend_, grads_, *ops_, tail_constants_.get(), tail_shapes,
-                                        TailOptions{options_.params, loss_value_, skip_layer_});
+                                        TailOptions{options_.params, loss_value_, skip_layer_,
+                                                    options_.head_passes.fuse_lstm_stack});
   sp->tail_inputs.assign(split_.tail.inputs.size(), nullptr);
   const PlannedValue& scores = sp->tail->plan().values[sp->tail->loss_value()];
   sp->rows = scores.info.shape.empty() ? 1 : scores.info.shape[0];

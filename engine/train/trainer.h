@@ -2,7 +2,8 @@
 // layers before the first trainable one, planned by a plain inference Engine with passes on,
 // keeping nothing for backward) feeds a trainable tail (TailPlan: activations kept, gradient
 // kernels, passes off so that every parameter is the model's own initializer, unfolded and
-// unfused). One step: head forward, tail forward, loss, backward over the tail only, the
+// unfused; only stacked LSTM layers become one node, which reads each layer's own initializers:
+// Note [stacked LSTMs in training] in train/tail_fusion.h, switched with the fuse_lstm_stack pass). One step: head forward, tail forward, loss, backward over the tail only, the
 // non-finite check, then SGD in place on the parameters.
 //
 // Note [training memory]: everything a step touches lives in the backend's memory (train/
@@ -36,7 +37,7 @@ struct TrainerOptions {
   std::vector<std::string> params;  // the trainable constants (train/trainable.h selects them)
   LossKind loss = LossKind::CrossEntropy;
   SgdOptions sgd;
-  PassOptions head_passes;          // the frozen head's rewrites
+  PassOptions head_passes;          // the frozen head's rewrites (fuse_lstm_stack: the tail's too)
   bool device_graphs = true;        // on a device backend: replay each step as one recorded graph
 };
 

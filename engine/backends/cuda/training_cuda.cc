@@ -12,11 +12,17 @@ namespace {
 
 class CudaTrainingOps final : public TrainingOps {
  public:
-  explicit CudaTrainingOps(const CudaContext& ctx) : ctx_(ctx) {}
+  explicit CudaTrainingOps(const CudaContext& ctx)
+      : ctx_(ctx),
+        scratch_memory_(device_alloc(kLossScratchBlocks * sizeof(double) + sizeof(unsigned long long),
+                                     "cudaMalloc (loss scratch)")) {
+    scratch_.partial = static_cast<double*>(scratch_memory_.get());
+    scratch_.right = reinterpret_cast<unsigned long long*>(scratch_.partial + kLossScratchBlocks);
+  }
 
   void register_grad_kernels(GradRegistry& registry) const override { register_cuda_grad_kernels(registry); }
 
-  void loss(const LossCall& call, StepStats* stats) const override { launch_loss(call, stats, ctx_.stream); }
+  void loss(const LossCall& call, StepStats* stats) const override { launch_loss(call, stats, scratch_, ctx_.stream); }
 
   void check_finite(const float* x, int64_t n, int32_t code, StepStats* stats) const override {
     launch_check_finite(x, n, code, stats, ctx_.stream);
@@ -45,6 +51,8 @@ class CudaTrainingOps final : public TrainingOps {
 
  private:
   const CudaContext& ctx_;
+  DeviceMemory scratch_memory_;  // the loss's reduction scratch (one step at a time: stream order)
+  LossScratch scratch_;
 };
 
 }  // namespace

@@ -10,8 +10,17 @@
 
 namespace dnnx::cuda {
 
-// One block, a fixed reduction order: the loss is bit-identical from run to run.
-void launch_loss(const LossCall& call, StepStats* stats, cudaStream_t stream);
+// Device memory the mean squared error reduces through (Note [mse reduction] in
+// training_kernels.cu): kLossScratchBlocks partial sums and a counter of rows right.
+constexpr int kLossScratchBlocks = 1024;
+struct LossScratch {
+  double* partial = nullptr;  // [kLossScratchBlocks]
+  unsigned long long* right = nullptr;
+};
+
+// A fixed reduction order: the loss is bit-identical from run to run. Cross entropy: one block;
+// mean squared error: many, through `scratch` (one loss at a time per scratch: stream order).
+void launch_loss(const LossCall& call, StepStats* stats, const LossScratch& scratch, cudaStream_t stream);
 void launch_check_finite(const float* x, int64_t n, int32_t code, StepStats* stats, cudaStream_t stream);
 void launch_sgd(const SgdOptions& options, const float* lr, float* w, const float* grad, float* velocity, int64_t n,
                 const StepStats* stats, cudaStream_t stream);
