@@ -235,10 +235,12 @@ def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limi
     layers one by one on every run (Nsight Systems then shows every layer's NVTX range).
 
     Load-time rewrites (``dnnx.pass_names()``: fold_batchnorm, fuse_matmul_add, fuse_conv_relu,
-    fuse_gemm_relu, fuse_gemm_softmax, fuse_conv_add_relu, fuse_conv_pool, fuse_lstm_stack) are on by
-    default; ``passes={"fold_batchnorm": False}``
+    fuse_gemm_relu, fuse_gemm_softmax, fuse_conv_add_relu, fuse_conv_pool, fuse_lstm_stack,
+    channels_last) are on by default; ``passes={"fold_batchnorm": False}``
     switches single ones off, ``optimize=False`` all of them. ``plan()`` shows fused layers (op
-    "Conv+Relu", "Conv+MaxPool", "Gemm+Softmax", "LSTMStack", ...).
+    "Conv+Relu", "Conv+MaxPool", "Gemm+Softmax", "LSTMStack", ...). channels_last applies on CUDA
+    at tf32 and fp16 only: the convs and pools run on NHWC data ("Conv+Relu@NHWC", ...) between
+    Transposes at the model's edges (docs/operators.md).
     """
     return Model(src, batch_size=batch_size, device=device, precision=precision, workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,
