@@ -7,9 +7,11 @@ momentum), at batch 32 and 256, fp32 (FMA only on both sides: TF32 off).
 
 One step is forward, loss, backward and the weight update:
 - dnnx: Tuner.step(x, y) with numpy x and y (their copies to the GPU included), which returns the
-  loss as a float (so the step has finished). dnnx's LSTM gradient recomputes the forward in
-  cuDNN's training mode inside the backward (Note [LSTM backward recomputes its forward]), one
-  extra forward per layer that PyTorch does not run.
+  loss as a float (so the step has finished). The four layers train as one multi-layer cuDNN RNN
+  (Note [stacked LSTMs in training]: one training-mode forward whose reserve space the backward
+  reads, one backward-data and one backward-weights call). Also timed: x already on the GPU
+  (Model.to_device; y still numpy), and the four layers trained one call each (the fuse_lstm_stack
+  pass off: the per-layer path, still without a second forward).
 - PyTorch (its own process: it loads its own cuDNN, and only one libcudnn.so.9 can live in a
   process): nn.LSTM(512, 512, num_layers=4) forward, F.mse_loss, backward, torch.optim.SGD step,
   loss.item(); "host" starts from numpy (the same copies as dnnx), "device" from tensors already
@@ -117,16 +119,22 @@ def main() -> int:
     rows = []
     for batch in args.batches:
         x, y = inputs_for(batch), targets_for(batch)
-        model = dnnx.load(onnx_model(batch), device="cuda", precision="fp32")
-        tuner = model.finetune(trainable="all", loss="mse", lr=LR, momentum=0.0)
-        first = tuner.step(x, y)
-        seconds, last = time_steps(lambda: tuner.step(x, y), args.warmup, args.iters)
-        ours = median_ms(seconds)
+        times = {}
+        for mode in ("fused", "device", "per_layer"):
+            passes = {"fuse_lstm_stack": False} if mode == "per_layer" else None
+            model = dnnx.load(onnx_model(batch), device="cuda", precision="fp32", passes=passes)
+            tuner = model.finetune(trainable="all", loss="mse", lr=LR, momentum=0.0)
+            xs = model.to_device(x) if mode == "device" else x
+            first = tuner.step(xs, y)
+            seconds, last = time_steps(lambda: tuner.step(xs, y), args.warmup, args.iters)
+            times[mode] = (median_ms(seconds), first, last)
+            del tuner, model
+        ours, first, last = times["fused"]
         t = torch_results["cases"][str(batch)]
         host, device = median_ms(t["host"]["seconds"]), median_ms(t["device"]["seconds"])
-        rows.append(f"| {batch} | {ours:.1f} | {host:.1f} | {ours / host:.2f} | {device:.1f} | "
+        rows.append(f"| {batch} | {ours:.1f} | {host:.1f} | {ours / host:.2f} | {times['device'][0]:.1f} | "
+                    f"{device:.1f} | {times['per_layer'][0]:.1f} | "
                     f"{first:.6g} / {t['host']['first_loss']:.6g} | {last:.6g} / {t['host']['last_loss']:.6g} |")
-        del tuner, model
     lines = [
         f"## LSTM training step: {LAYERS} layers, sequence {SEQ}, input and hidden {HIDDEN}, all layers trained, "
         "MSE + SGD (dnnx vs PyTorch, cuDNN both, fp32)",
@@ -135,9 +143,10 @@ def main() -> int:
         f"- method: wall-clock median of {args.iters} steps after {args.warmup} warm-up steps (one untimed step "
         "first); same weights, inputs and targets",
         "",
-        "| batch | dnnx ms/step (numpy in) | torch ms/step (numpy in) | dnnx/torch | torch ms/step (on GPU) | "
-        "first loss dnnx / torch | last loss dnnx / torch |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| batch | dnnx ms/step (numpy in) | torch ms/step (numpy in) | dnnx/torch | dnnx ms/step (x on GPU) | "
+        "torch ms/step (on GPU) | dnnx one call per layer (numpy in) | first loss dnnx / torch | "
+        "last loss dnnx / torch |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         *rows,
     ]
     text = "\n".join(lines) + "\n"

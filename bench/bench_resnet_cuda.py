@@ -6,9 +6,11 @@ Results: bench/RESULTS_CUDA.md, "ResNet-50 at batch 256" (H200, 2026-11-30).
     python bench/bench_resnet_cuda.py [--batch 256] [--iters K] [--warmup W] [--out bench/RESULTS_CUDA.md]
 
 dnnx (device="cuda", input already on the GPU, output="device", CUDA graphs on, the default):
-  precision fp32 (no TF32), tf32 and fp16 (half storage, tensor ops, fp32 accumulation, NCHW;
-  the input converted to half and the output back to float32 on the GPU, inside the timed run),
-  each with algo_search "heuristic" and "exhaustive" (the exhaustive plan is timed at load; a
+  precision fp32 (no TF32, NCHW), tf32 and fp16 (half storage, tensor ops, fp32 accumulation; the
+  input converted to half and the output back to float32 on the GPU, inside the timed run); tf32
+  and fp16 run their convs channels-last (the channels_last pass, Transposes at the edges, timed);
+  each with algo_search "heuristic" and "exhaustive", and fp32 exhaustive also with a 4 GiB
+  workspace limit (the default is 256 MiB) (the exhaustive plan is timed at load; a
   temporary plan cache is used, so nothing is reused from a previous run and ~/.cache is left
   alone; the load time is reported).
 PyTorch (in a separate process, `--worker torch`: it loads its own cuDNN, and only one
@@ -16,8 +18,7 @@ libcudnn.so.9 can live in a process): torchvision's resnet50 if torchvision is i
 torch model built here to the same shape; both get the same weights as the ONNX model (BN
 statistics included), eval mode, torch.inference_mode, cudnn.benchmark = True, input already on
 the GPU, synchronize after each forward. Rows: fp32 (TF32 off), tf32 (TF32 on for cuDNN and
-matmul), fp16 NCHW (model and input .half(), the layout dnnx runs: the like-for-like comparison)
-and fp16 channels-last (torch.channels_last as well: PyTorch's fastest fp16, the issue's
+matmul), fp16 NCHW (model and input .half()) and fp16 channels-last (torch.channels_last as well: PyTorch's fastest fp16, the issue's
 reference); the fp16 inputs are converted before timing, so torch's fp16 rows exclude the
 conversion dnnx's include.
 Outputs: max abs diff of each dnnx case against torch fp32, and relative to max |torch fp32|.
@@ -158,7 +159,15 @@ def torch_worker(model_path: str, out_dir: str, batch: int, warmup: int, iters: 
 
 
 # --- dnnx and the report (the main process: never imports torch) ------------------------------
-DNNX_CASES = [(p, a) for p in ("fp32", "tf32", "fp16") for a in ("heuristic", "exhaustive")]
+# (precision, algo_search, workspace_limit): the default 256 MiB limit, and for fp32 also 4 GiB,
+# where cuDNN's FFT and Winograd algorithms for the large 3x3 layers fit (PyTorch's cudnn.benchmark
+# takes whatever workspace it can allocate)
+DNNX_CASES = [(p, a, None) for p in ("fp32", "tf32", "fp16") for a in ("heuristic", "exhaustive")] + [
+    ("fp32", "exhaustive", "4GiB")]
+
+
+def case_label(algo: str, workspace) -> str:
+    return algo if workspace is None else f"{algo}, {workspace} workspace"
 
 
 def time_dnnx(model_path: str, batch: int, warmup: int, iters: int, cache_dir: str) -> dict:
@@ -167,14 +176,15 @@ def time_dnnx(model_path: str, batch: int, warmup: int, iters: int, cache_dir: s
 
     x = inputs_for(batch)
     results = {}
-    for precision, algo in DNNX_CASES:
+    for precision, algo, workspace in DNNX_CASES:
         start = time.perf_counter()
         model = dnnx.load(model_path, device="cuda", batch_size=batch, precision=precision, algo_search=algo,
-                          plan_cache=str(Path(cache_dir) / f"plan-{precision}-{algo}.json"))
+                          workspace_limit=workspace,
+                          plan_cache=str(Path(cache_dir) / f"plan-{precision}-{algo}-{workspace}.json"))
         x_dev = model.to_device(x)
         out = model.run(x_dev, output="device").numpy()
         loaded = time.perf_counter() - start
-        results[(precision, algo)] = (time_calls(lambda: model.run(x_dev, output="device"), warmup, iters),
+        results[(precision, case_label(algo, workspace))] = (time_calls(lambda: model.run(x_dev, output="device"), warmup, iters),
                                       loaded, out)
         model = x_dev = None  # free this plan's GPU memory before the next load
     return results
@@ -197,7 +207,8 @@ def report(batch, ours, theirs, torch_outs, status, command, warmup, iters) -> s
         f"- method: wall-clock median and p90 of {iters} calls after {warmup} warm-up calls, input on the GPU, "
         "each call complete when it returns (dnnx: output=\"device\", CUDA graph replay; torch: synchronize); "
         "same weights and seeded inputs",
-        "- dnnx fp16: float32 input and output, converted on the GPU inside the run (NCHW throughout)",
+        "- dnnx fp16: float32 input and output, converted on the GPU inside the run; tf32 and fp16 run the convs "
+        "channels-last (NHWC) between Transposes at the edges (the channels_last pass), fp32 NCHW",
         f"- diffs against torch fp32; output scale max |torch fp32| = {scale:.3g}",
         "",
         "| engine | precision | algorithms | median ms | p90 ms | images/s | vs torch fp32 | load s | "

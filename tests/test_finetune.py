@@ -122,7 +122,7 @@ def test_profile_times_every_part_of_a_step_and_changes_nothing(digits):
     names = [(r.name, r.op) for r in table]
     assert names[:5] == [("conv1", "Conv"), ("pool1", "MaxPool"), ("conv2", "Conv"), ("pool2", "MaxPool"),
                          ("flatten", "Flatten")]
-    # fc1 -> relu1 is one Gemm+Relu in the tail (Note [tail fusion] in train/trainer.cc)
+    # fc1 -> relu1 is one Gemm+Relu in the tail (Note [Gemm+Relu in training], train/tail_fusion.h)
     assert names[5:] == [("fc1", "Gemm+Relu"), ("fc2", "Gemm"), ("softmax", "Softmax"), ("loss", "cross_entropy"),
                          ("fc2", "Gemm backward"), ("fc1", "Gemm+Relu backward"), ("check", "non-finite check"),
                          ("sgd", "SGD update")]
@@ -149,6 +149,7 @@ def test_memory_reports_what_the_frozen_head_saves():
     assert report["tail_activation_bytes"] < 64 * (500 + 500 + 10 + 10) * 4 + 4 * 64
     assert report["keep_everything_bytes"] > 10 * report["tail_activation_bytes"]
     assert report["saved_bytes"] == report["keep_everything_bytes"] - report["tail_activation_bytes"]
+    assert report["kept_bytes"] == 0  # no CPU gradient keeps anything of its forward but the activations
 
 
 def test_mse_trains_a_regression():

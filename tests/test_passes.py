@@ -191,8 +191,8 @@ def test_matmul_add_that_is_no_gemm_stays(bias_shape, a_shape):
 def test_pass_switches():
     model = conv_bn_relu()
     assert dnnx.load(model).passes == {"fold_batchnorm": True, "fuse_matmul_add": True, "fuse_conv_relu": True,
-                                       "fuse_gemm_relu": True, "fuse_conv_add_relu": True, "fuse_conv_pool": True,
-                                       "fuse_lstm_stack": True, "channels_last": True}
+                                       "fuse_gemm_relu": True, "fuse_gemm_softmax": True, "fuse_conv_add_relu": True,
+                                       "fuse_conv_pool": True, "fuse_lstm_stack": True, "channels_last": True}
     assert set(dnnx.load(model, optimize=False).passes.values()) == {False}
     only_fold = dnnx.load(model, optimize=False, passes={"fold_batchnorm": True})
     assert [row["op"] for row in only_fold.plan()] == ["Conv", "Relu"]
@@ -202,10 +202,12 @@ def test_pass_switches():
         dnnx.load(model, passes={"fold_batchnorm": 0})
 
 
-def test_conv_pool_stays_two_layers_on_the_cpu():
-    # fuse_conv_pool fires only where the backend has the fused kernel (CUDA); the CPU keeps the pair
+def test_conv_pool_and_gemm_softmax_stay_two_layers_on_the_cpu():
+    # fuse_conv_pool and fuse_gemm_softmax fire only where the backend has the fused kernel (CUDA);
+    # the CPU keeps the pairs
     ops = [row["op"] for row in dnnx.load(build("lenet")).plan()]
     assert ops[:4] == ["Conv", "MaxPool", "Conv", "MaxPool"], ops
+    assert ops[-2:] == ["Gemm", "Softmax"], ops
 
 
 def test_fused_ops_are_not_listed_as_supported():
@@ -215,4 +217,5 @@ def test_fused_ops_are_not_listed_as_supported():
 
 def test_pass_names_in_run_order():
     assert dnnx.pass_names() == ["fold_batchnorm", "fuse_matmul_add", "fuse_conv_relu", "fuse_gemm_relu",
-                                 "fuse_conv_add_relu", "fuse_conv_pool", "fuse_lstm_stack", "channels_last"]
+                                 "fuse_gemm_softmax", "fuse_conv_add_relu", "fuse_conv_pool", "fuse_lstm_stack",
+                                 "channels_last"]

@@ -21,7 +21,7 @@ void Backend::copy_to_host(void*, const void*, size_t) const {
   throw DeviceError("the " + name() + " backend has no device memory");
 }
 
-std::unique_ptr<DeviceGraph> Backend::capture(const std::function<void()>&) const { return nullptr; }
+std::unique_ptr<DeviceGraph> Backend::capture(const std::function<void()>&, GraphEdges) const { return nullptr; }
 
 namespace {
 
@@ -54,7 +54,7 @@ void* Backend::allocate_array(size_t) const {
   throw DeviceError("the " + name() + " backend has no device memory");
 }
 
-void Backend::release_array(void*, const std::vector<uintptr_t>&) const noexcept {}
+void Backend::release_array(void*, size_t, const std::vector<uintptr_t>&) const noexcept {}
 
 std::unique_ptr<TrainingOps> Backend::training_ops() const { return nullptr; }
 

@@ -76,12 +76,30 @@ class KernelRegistry {
   std::map<std::string, KernelFactory> factories_;
 };
 
+// A device-to-device copy at the edge of a recorded graph (Note [edge copies] in
+// core/device_runner.cc): one input of a run into the arena, or one output into the caller's array.
+struct EdgeCopy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t bytes = 0;
+};
+
+// How many edge copies a graph records room for: before its work (`in`) and after it (`out`).
+struct GraphEdges {
+  size_t in = 0;
+  size_t out = 0;
+};
+
 // Work recorded once and replayed as one launch (a CUDA graph). A replay reads and writes the
-// very addresses the recording used, so it is valid only while those buffers stay where they were.
+// very addresses the recording used, so it is valid only while those buffers stay where they were;
+// only its edge copies take new addresses at each replay.
 class DeviceGraph {
  public:
   virtual ~DeviceGraph() = default;
   virtual void launch() const = 0;  // queues one replay on the backend's stream
+  // Queues one replay whose edge copies are `in` (before the recorded work) and `out` (after it):
+  // at most the GraphEdges the graph was recorded with. Not thread-safe (the caller's turn).
+  virtual void launch(const std::vector<EdgeCopy>& in, const std::vector<EdgeCopy>& out) = 0;
 };
 
 // Times the work queued between marks: mark(i) before layer i and mark(n) after the last one;
@@ -136,7 +154,9 @@ class Backend {
   // Device runs (Note [device runs] in core/device_runner.cc). The defaults suit a host
   // backend: no graphs, no device arrays, the host clock for timing.
   // Records what `enqueue` queues without running it; nullptr where the backend has no graphs.
-  virtual std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue) const;
+  // With `edges`, room for that many edge copies before and after it (DeviceGraph::launch).
+  virtual std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue, GraphEdges edges) const;
+  std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue) const { return capture(enqueue, {}); }
   // A timer with `marks` marks (one per layer, and one after the last).
   virtual std::unique_ptr<LayerTimer> layer_timer(size_t marks) const;
   // The device ordinal the backend runs on; -1 for a host backend.
@@ -153,10 +173,10 @@ class Backend {
   virtual uintptr_t import_stream() const { return 0; }
   // Memory for arrays handed to the caller (Model.run(output="device")), taken in the stream's
   // order from a pool, so that a run pays neither cudaMalloc nor cudaFree (which waits for the
-  // whole device). release_array frees it once the backend's queued work and the work queued
-  // now on each of `readers` (external streams) are done.
+  // whole device). release_array (given the size allocate_array was asked for) frees it once the
+  // backend's queued work and the work queued now on each of `readers` (external streams) are done.
   virtual void* allocate_array(size_t bytes) const;
-  virtual void release_array(void* ptr, const std::vector<uintptr_t>& readers) const noexcept;
+  virtual void release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) const noexcept;
 
   // The planner's counters so far; its warnings are handed out once (the next call has none).
   virtual PlannerReport planner_report() const { return {}; }

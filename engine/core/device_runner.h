@@ -38,7 +38,7 @@ class DeviceRunner {
 
   // Arrays handed to the caller (Backend::allocate_array); to_host waits for `readers` first.
   void* allocate_array(size_t bytes);
-  void release_array(void* ptr, const std::vector<uintptr_t>& readers) noexcept;
+  void release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) noexcept;
   void array_to_host(void* dst, const void* src, size_t bytes, const std::vector<uintptr_t>& readers);
   void array_from_host(void* dst, const void* src, size_t bytes);
   void copy_array(void* dst, const void* src, size_t bytes);
@@ -50,9 +50,11 @@ class DeviceRunner {
     GraphStatus status;   // shapes and counters (state is filled in by graphs())
   };
 
-  void prepare(const Plan& plan, const RunIO& io);  // arena, bindings, input streams, inputs
-  void run_layers_of(const Plan& plan);             // replay, capture or queue one by one
-  void finish(const Plan& plan, const RunIO& io);   // outputs, then wait for the stream
+  void prepare(const Plan& plan, const RunIO& io);  // arena, bindings, input streams, host inputs
+  // The graph this run of `plan` replays (recorded now on its second run); null: run eagerly.
+  DeviceGraph* graph_for(const Plan& plan, GraphSlot& slot);
+  void collect_edge_copies(const Plan& plan, const RunIO& io);  // the device inputs and outputs
+  void finish(const Plan& plan, const RunIO& io);   // host outputs, then wait for the stream
 
   const Backend& backend_;
   const bool use_graphs_;
@@ -60,6 +62,9 @@ class DeviceRunner {
   DeviceBuffer arena_;
   DeviceBuffer workspace_;
   CallScratch call_;
+  // This run's device-to-device copies (Note [edge copies]): device inputs into the arena,
+  // arena values out to device outputs; one entry per plan input / output (empty for host ones).
+  std::vector<EdgeCopy> copies_in_, copies_out_;
   // One slot per plan the engine has run (plans live as long as the engine).
   std::map<const Plan*, GraphSlot> slots_;
   // The arena and workspace the current graphs were recorded with.

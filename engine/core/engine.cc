@@ -34,13 +34,13 @@ void Engine::check_inputs(const std::vector<TensorInfo>& given) const {
   for (size_t i = 0; i < given.size(); ++i) {
     const GraphInput& in = graph_.inputs[i];
     const TensorInfo& got = given[i];
-    const std::string expected = in.dims_str() + " " + dtype_name(in.dtype);
     bool ok = got.dtype == in.dtype && got.shape.size() == in.dims.size();
     for (size_t d = 0; ok && d < in.dims.size(); ++d) {
       ok = in.dims[d] < 0 ? got.shape[d] >= 1 : got.shape[d] == in.dims[d];
     }
     if (!ok) {
-      throw InputError("input '" + in.name + "': expected " + expected + ", got " + got.str());
+      throw InputError("input '" + in.name + "': expected " + in.dims_str() + " " + dtype_name(in.dtype) + ", got " +
+                       got.str());
     }
   }
 }

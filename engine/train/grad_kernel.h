@@ -24,6 +24,7 @@ struct GradArgs {
   const float* const* d_outputs;
   float* const* d_inputs;
   void* workspace;
+  void* kept;  // the layer's kept memory (Note [training forward]); nullptr when it keeps none
 
   const float* in(size_t i) const { return static_cast<const float*>(inputs[i]); }
   const float* out(size_t i) const { return static_cast<const float*>(outputs[i]); }
@@ -33,13 +34,22 @@ class GradKernel {
  public:
   virtual ~GradKernel() = default;
   virtual void run(const GradArgs& args) const = 0;
+  // The layer's forward in training mode, for a kernel whose choice says runs_forward (Note
+  // [training forward]): the node's inputs and outputs as the inference kernel gets them, the
+  // shared workspace, and the kept memory the backward then reads.
+  virtual void forward(const KernelArgs& /*args*/, void* /*kept*/) const {}
 };
 
 struct GradChoice {
   std::unique_ptr<GradKernel> kernel;
   std::string algorithm;
-  size_t workspace_bytes = 0;
+  size_t workspace_bytes = 0;  // the forward's (when runs_forward) and the backward's alike
   std::vector<Rejected> rejected;  // the algorithms not taken, with the reason (CUDA Conv's planner)
+  // Note [training forward]: the kernel runs the layer's forward (what it runs, for the plan),
+  // keeping kept_bytes of backend memory from the forward to the backward.
+  bool runs_forward = false;
+  std::string forward_algorithm;
+  size_t kept_bytes = 0;
 };
 
 // What a gradient factory is told: the node, its input and output types (as for the forward

@@ -3,22 +3,41 @@
 #include <algorithm>
 #include <set>
 
+#include "train/tail_fusion.h"
+
 namespace dnnx {
 
 namespace {
 
 constexpr size_t kAlign = 64;  // bytes: every buffer starts on a cache line
 
-size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+size_t aligned(size_t bytes, size_t alignment = kAlign) { return (bytes + alignment - 1) / alignment * alignment; }
+// Kept memory holds what libraries write (cuDNN's reserve space): each layer's starts on 256 bytes.
+constexpr size_t kKeptAlign = 256;
 
 bool is_float(const PlannedValue& v) { return v.info.dtype == DType::Float32; }
+
+// The index in `planned` of node `index` of `tail` (-1 stays -1): the node that writes the same
+// first output, since fusing LSTM stacks removes nodes (Note [stacked LSTMs in training]).
+int planned_index(const Graph& tail, const Graph& planned, int index) {
+  if (index < 0) return -1;
+  const std::string& output = tail.nodes.at(static_cast<size_t>(index)).outputs.at(0);
+  for (size_t i = 0; i < planned.nodes.size(); ++i) {
+    if (!planned.nodes[i].outputs.empty() && planned.nodes[i].outputs[0] == output) return static_cast<int>(i);
+  }
+  throw InvalidModelError("tensor '" + output + "' is not a value of the trainable tail");
+}
 
 }  // namespace
 
 TailPlan::TailPlan(const Graph& tail, const Backend& backend, const GradRegistry& grads, const TrainingOps& ops,
                    const DeviceConstants* constants, const std::vector<Shape>& input_shapes,
                    const TailOptions& options)
-    : ops_(ops), backend_(backend), plan_(build_plan(tail, backend, input_shapes, constants)) {
+    : ops_(ops),
+      backend_(backend),
+      graph_(tail_graph_for(tail, input_shapes, backend, grads, TailFusions{options.fuse_lstm_stacks,
+                                                                          options.fuse_gemm_relu})),
+      plan_(build_plan(graph_, backend, input_shapes, constants)) {
   const size_t n_values = plan_->values.size();
   root_.resize(n_values);
   for (size_t id = 0; id < n_values; ++id) root_[id] = static_cast<int>(id);
@@ -28,7 +47,7 @@ TailPlan::TailPlan(const Graph& tail, const Backend& backend, const GradRegistry
     }
   }
   loss_value_ = value_id(options.loss_value);
-  skip_layer_ = options.skip_layer;
+  skip_layer_ = planned_index(tail, graph_, options.skip_layer);
   place_activations();
   schedule_backward(grads, backend, options);
 }
@@ -81,7 +100,7 @@ void TailPlan::schedule_backward(const GradRegistry& grads, const Backend& backe
   }
   reaches[loss_value_] = true;
   for (size_t l = plan_->layers.size(); l-- > 0;) {
-    if (static_cast<int>(l) == options.skip_layer) continue;
+    if (static_cast<int>(l) == skip_layer_) continue;
     const PlannedLayer& layer = plan_->layers[l];
     const bool any = std::any_of(layer.outputs.begin(), layer.outputs.end(), [&](int id) { return id >= 0 && reaches[id]; });
     for (int id : layer.inputs) {
@@ -106,10 +125,11 @@ void TailPlan::schedule_backward(const GradRegistry& grads, const Backend& backe
   grad_buf_ = grads_.as<float>();
 
   workspace_bytes_ = plan_->workspace_bytes;
+  forward_step_.assign(plan_->layers.size(), -1);
   std::set<int> written{root_[loss_value_]};
   for (size_t l = plan_->layers.size(); l-- > 0;) {
     const PlannedLayer& layer = plan_->layers[l];
-    if (static_cast<int>(l) == options.skip_layer || !layer.kernel) continue;
+    if (static_cast<int>(l) == skip_layer_ || !layer.kernel) continue;
     if (std::none_of(layer.outputs.begin(), layer.outputs.end(), [&](int id) { return id >= 0 && has_grad[id]; })) {
       continue;
     }
@@ -135,6 +155,17 @@ void TailPlan::schedule_backward(const GradRegistry& grads, const Backend& backe
     step.algorithm = std::move(choice.algorithm);
     step.workspace_bytes = choice.workspace_bytes;
     workspace_bytes_ = std::max(workspace_bytes_, choice.workspace_bytes);
+    if (choice.runs_forward) {  // Note [training forward]: the plan shows what the forward runs now
+      step.runs_forward = true;
+      step.kept_offset = kept_bytes_;
+      kept_bytes_ += aligned(choice.kept_bytes, kKeptAlign);
+      forward_step_[l] = static_cast<int>(steps_.size());
+      PlannedLayer& planned = plan_->layers[l];
+      planned.algorithm = std::move(choice.forward_algorithm);
+      planned.workspace_bytes = choice.workspace_bytes;
+      planned.time_ms = -1;
+      planned.rejected.clear();
+    }
     size_t temp = 0;
     for (size_t i = 0; i < layer.inputs.size(); ++i) {
       const int id = layer.inputs[i];
@@ -149,15 +180,23 @@ void TailPlan::schedule_backward(const GradRegistry& grads, const Backend& backe
   }
   workspace_.reserve(backend_, workspace_bytes_);
   temp_.reserve(backend_, temp_floats_ * sizeof(float));
+  kept_.reserve(backend_, kept_bytes_);
 }
 
-void TailPlan::run_layer_forward(const PlannedLayer& layer) {
+void TailPlan::run_layer_forward(size_t l) {
+  const PlannedLayer& layer = plan_->layers[l];
   call_in_.clear();
   call_out_.clear();
   for (int id : layer.inputs) call_in_.push_back(id < 0 ? nullptr : ptrs_[id]);
   // Outputs are activations this plan owns.
   for (int id : layer.outputs) call_out_.push_back(id < 0 ? nullptr : const_cast<void*>(ptrs_[id]));
-  layer.kernel->run(KernelArgs{call_in_.data(), call_out_.data(), workspace_.data()});
+  const KernelArgs args{call_in_.data(), call_out_.data(), workspace_.data()};
+  if (forward_step_[l] >= 0) {
+    const GradStep& step = steps_[static_cast<size_t>(forward_step_[l])];
+    step.kernel->forward(args, kept(step));
+  } else {
+    layer.kernel->run(args);
+  }
 }
 
 void TailPlan::forward(const void* const* inputs, LayerTimer* timer) {
@@ -169,7 +208,7 @@ void TailPlan::forward(const void* const* inputs, LayerTimer* timer) {
   for (size_t l = 0; l < n; ++l) {
     if (timer) timer->mark(l);
     // The final Softmax the loss fuses (skip_layer): the loss reads its input, nothing its output.
-    if (plan_->layers[l].kernel && static_cast<int>(l) != skip_layer_) run_layer_forward(plan_->layers[l]);
+    if (plan_->layers[l].kernel && static_cast<int>(l) != skip_layer_) run_layer_forward(l);
   }
   if (timer) timer->mark(n);
 }
@@ -199,7 +238,7 @@ void TailPlan::backward(LayerTimer* timer) {
       }
     }
     step.kernel->run(GradArgs{call_in_.data(), const_cast<const void* const*>(call_out_.data()), d_out.data(),
-                              d_in.data(), workspace_.data()});
+                              d_in.data(), workspace_.data(), kept(step)});
     for (size_t i = 0; i < layer.inputs.size(); ++i) {
       if (!step.via_temp[i]) continue;
       ops_.accumulate(grad_ptr(step.d_inputs[i]), temp + step.temp_offsets[i],
@@ -214,6 +253,7 @@ TailMemory TailPlan::memory() const {
   m.activation_bytes = activation_bytes_;
   m.gradient_bytes = grad_floats_ * sizeof(float);
   m.workspace_bytes = workspace_bytes_ + temp_floats_ * sizeof(float);
+  m.kept_bytes = kept_bytes_;
   return m;
 }
 

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <set>
 
-#include "core/passes/passes.h"
 #include "train/trainer_shape_plan.h"
 
 namespace dnnx {
@@ -44,8 +43,7 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
     owned_ = std::move(backend);
     backend_ = owned_.get();
   }
-  plan_tail_graph();
-  if (device_) tail_constants_ = std::make_unique<DeviceConstants>(tail_graph_, *backend_);
+  if (device_) tail_constants_ = std::make_unique<DeviceConstants>(split_.tail, *backend_);
   velocity_.resize(options_.params.size());
   for (size_t i = 0; i < options_.params.size(); ++i) {
     const size_t bytes = float_bytes(*params_[options_.params[i]]);
@@ -56,7 +54,7 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
   zero_in_backend(*backend_, stats_.data(), sizeof(StepStats));
   if (!device_) lr_.reserve(*backend_, sizeof(float));
   // The loss reads the final node's output, or a final Softmax's input (fused, stable).
-  const Node& last = tail_graph_.nodes.back();
+  const Node& last = split_.tail.nodes.back();
   loss_value_ = graph_.outputs[0];
   const bool ends_in_output = last.has_output(0) && last.outputs[0] == graph_.outputs[0];
   if (options_.loss == LossKind::CrossEntropy && ends_in_output) {
@@ -67,7 +65,7 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
                                                    std::to_string(axis) + " is not supported (1 or -1)");
       }
       loss_value_ = last.inputs[0];
-      skip_layer_ = static_cast<int>(tail_graph_.nodes.size()) - 1;
+      skip_layer_ = static_cast<int>(split_.tail.nodes.size()) - 1;
     } else if (last.op_type == "LogSoftmax") {
       scores_ = ScoreKind::LogProbs;
     }
@@ -77,18 +75,6 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
 
 Trainer::~Trainer() = default;
 
-// Note [tail fusion]: the tail runs the model's own nodes, so that every parameter trained is an
-// initializer of the file (no BatchNormalization folded into a trained Conv, no MatMul + Add
-// made a Gemm). A fusion that keeps every parameter as it is may run: Gemm -> Relu as one
-// Gemm+Relu (the Relu in the forward GEMM's epilogue, its derivative a mask in the gradient
-// kernel), where the user left fuse_gemm_relu on and the backend has both the kernel and its
-// gradient. The split (layout(), the head/tail boundary) stays in the model's own nodes.
-void Trainer::plan_tail_graph() {
-  tail_graph_ = split_.tail;
-  if (!options_.head_passes.fuse_gemm_relu || !grads_.find("Gemm+Relu")) return;
-  PassOptions fuse = PassOptions{}.checked_by(*backend_);
-  fuse_gemm_relu(tail_graph_, fuse);
-}
 
 std::vector<Shape> Trainer::default_shapes() const {
   return default_input_shapes(graph_);
@@ -120,8 +106,10 @@ Trainer::ShapePlan& Trainer::plan_for(const std::vector<Shape>& shapes) {
     const int m = split_.tail_from_model_input[i];
     tail_shapes[i] = m >= 0 ? shapes[m] : sp->head->values[sp->head->outputs[split_.tail_from_head_output[i]]].info.shape;
   }
-  sp->tail = std::make_unique<TailPlan>(tail_graph_, *backend_, grads_, *ops_, tail_constants_.get(), tail_shapes,
-                                        TailOptions{options_.params, loss_value_, skip_layer_});
+  sp->tail = std::make_unique<TailPlan>(split_.tail, *backend_, grads_, *ops_, tail_constants_.get(), tail_shapes,
+                                        TailOptions{options_.params, loss_value_, skip_layer_,
+                                                    options_.head_passes.fuse_lstm_stack,
+                                                    options_.head_passes.fuse_gemm_relu});
   sp->tail_inputs.assign(split_.tail.inputs.size(), nullptr);
   const PlannedValue& scores = sp->tail->plan().values[sp->tail->loss_value()];
   sp->rows = scores.info.shape.empty() ? 1 : scores.info.shape[0];

@@ -2,8 +2,10 @@
 // layers before the first trainable one, planned by a plain inference Engine with passes on,
 // keeping nothing for backward) feeds a trainable tail (TailPlan: activations kept, gradient
 // kernels, no pass that changes a parameter, so that every parameter is the model's own
-// initializer: Note [tail fusion] in trainer.cc). One step: head forward, tail forward, loss,
-// backward over the tail only, the non-finite check, then SGD in place on the parameters.
+// initializer; only stacked LSTM layers become one node and Gemm -> Relu one Gemm+Relu, which
+// read each layer's own initializers: train/tail_fusion.h, switched with the fuse_lstm_stack
+// and fuse_gemm_relu passes). One step: head forward, tail forward, loss, backward over the
+// tail only, the non-finite check, then SGD in place on the parameters.
 //
 // Note [training memory]: everything a step touches lives in the backend's memory (train/
 // train_buffer.h): on CUDA the head's arena, the tail's activations and gradients, the
@@ -39,7 +41,7 @@ struct TrainerOptions {
   std::vector<std::string> params;  // the trainable constants (train/trainable.h selects them)
   LossKind loss = LossKind::CrossEntropy;
   SgdOptions sgd;
-  PassOptions head_passes;          // the frozen head's rewrites
+  PassOptions head_passes;          // the frozen head's rewrites (fuse_lstm_stack: the tail's too)
   bool device_graphs = true;        // on a device backend: replay each step as one recorded graph
 };
 
@@ -134,7 +136,6 @@ class Trainer {
 
  private:
   struct ShapePlan;  // the head plan and buffers, the TailPlan and the step's graph for one shape
-  void plan_tail_graph();  // tail_graph_ from split_.tail (Note [tail fusion] in trainer.cc)
   ShapePlan& plan_for(const std::vector<Shape>& shapes);
   void plan_device_io(ShapePlan& sp, size_t target_bytes);
   ShapePlan& prepare(const Batch& batch);  // checks the batch, plans, copies it in
@@ -155,7 +156,6 @@ class Trainer {
   Graph graph_;  // the model's graph; the tail's copies of the parameters are the live ones
   TrainerOptions options_;
   GraphSplit split_;
-  Graph tail_graph_;  // what the tail plans: split_.tail with the parameter-keeping fusions
   std::unique_ptr<Engine> head_;     // null when the first node is trainable
   std::unique_ptr<Backend> owned_;   // the backend when there is no head (else the head owns it)
   const Backend* backend_ = nullptr;

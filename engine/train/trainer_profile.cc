@@ -23,7 +23,7 @@ std::vector<StepPart> Trainer::profile_parts(const ShapePlan& sp) const {
   for (size_t l = 0; l < tail.layers.size(); ++l) {
     const PlannedLayer& layer = tail.layers[l];
     add(layer.node->name, layer.node->op_type,
-        static_cast<int>(l) == skip_layer_ ? "not run (fused into the loss)" : layer.algorithm, "forward");
+        static_cast<int>(l) == sp.tail->skip_layer() ? "not run (fused into the loss)" : layer.algorithm, "forward");
   }
   add("loss", options_.loss == LossKind::CrossEntropy ? "cross_entropy" : "mse", "loss kernel", "loss");
   for (const GradStep& step : sp.tail->steps()) {

@@ -72,22 +72,23 @@ class PyEngine {
     py::list outputs;
     if (kind == OutputKind::Device) {
       std::vector<std::shared_ptr<DeviceArray>> arrays;
-      {
-        py::gil_scoped_release release;  // allocating waits for the device turn
-        for (int id : plan->outputs) arrays.push_back(std::make_shared<DeviceArray>(engine_, plan->values[id].info));
-      }
-      for (const auto& array : arrays) {
-        io.outputs.push_back(array->data());
-        outputs.append(py::cast(array));
-      }
       io.output_memory = Memory::Device;
-    } else {
-      for (int id : plan->outputs) {
-        const TensorInfo& info = plan->values[id].info;
-        py::array out(numpy_dtype(info.dtype), info.shape);
-        io.outputs.push_back(out.mutable_data());
-        outputs.append(out);
+      {
+        py::gil_scoped_release release;  // allocating and running wait for the device turn
+        for (int id : plan->outputs) {
+          arrays.push_back(std::make_shared<DeviceArray>(engine_, plan->values[id].info));
+          io.outputs.push_back(arrays.back()->data());
+        }
+        engine_->run(*plan, io);
       }
+      for (const auto& array : arrays) outputs.append(py::cast(array));
+      return outputs;
+    }
+    for (int id : plan->outputs) {
+      const TensorInfo& info = plan->values[id].info;
+      py::array out(numpy_dtype(info.dtype), info.shape);
+      io.outputs.push_back(out.mutable_data());
+      outputs.append(out);
     }
     {
       py::gil_scoped_release release;

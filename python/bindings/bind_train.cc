@@ -232,6 +232,7 @@ class PyTrainer {
     d["tail_activation_bytes"] = m.tail.activation_bytes;
     d["gradient_bytes"] = m.tail.gradient_bytes;
     d["workspace_bytes"] = m.tail.workspace_bytes;
+    d["kept_bytes"] = m.tail.kept_bytes;
     d["optimizer_bytes"] = m.optimizer_bytes;
     d["keep_everything_bytes"] = m.keep_everything_bytes;
     return d;

@@ -31,9 +31,9 @@ DeviceArray::~DeviceArray() {
   // others run meanwhile. A DLPack consumer may drop the last reference without the GIL.
   if (PyGILState_Check() && !python_finalizing()) {
     py::gil_scoped_release release;
-    engine_->device()->release_array(data_, readers_);
+    engine_->device()->release_array(data_, info_.bytes(), readers_);
   } else {
-    engine_->device()->release_array(data_, readers_);
+    engine_->device()->release_array(data_, info_.bytes(), readers_);
   }
 }
 

@@ -9,7 +9,9 @@ trained parameter is the model's own initializer (a BatchNormalization after a t
 not folded into it, and a trainable MatMul is not fused with its Add): what is trained is exactly
 what is saved; only Gemm -> Relu becomes one Gemm+Relu, which keeps its parameters. The tail
 keeps its activations, the loss seeds its gradient, backward runs over the tail only, and SGD
-updates the parameters in place.
+updates the parameters in place. The one rewrite the tail does take is the stacking of LSTM layers
+(fuse_lstm_stack, on CUDA): the stack reads each layer's own initializers, and trains as one
+multi-layer cuDNN RNN.
 
 On CUDA every buffer of a step (the head's arena, the tail's activations and gradients, the
 parameters and momentum buffers) is GPU memory, the batch is copied in once per step and the
@@ -259,8 +261,10 @@ class Tuner:
     def memory(self, batch_size=None) -> dict:
         """Bytes for one step at ``batch_size`` (symbolic dims 1 when None; device bytes on CUDA):
         the frozen head's arena,
-        the tail's kept activations, gradients, workspace and the optimizer state, against what
-        keeping every activation of the model would cost; ``saved_bytes`` is the difference."""
+        the tail's kept activations, gradients, workspace, what gradient kernels keep from their
+        forward (``kept_bytes``: cuDNN's LSTM reserve space and packed weights; 0 on the CPU) and the
+        optimizer state, against what keeping every activation of the model would cost;
+        ``saved_bytes`` is the difference."""
         report = dict(self._core.memory(self._model._shapes(batch_size)))
         report["saved_bytes"] = max(0, report["keep_everything_bytes"] - report["tail_activation_bytes"])
         return report

@@ -228,15 +228,19 @@ def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limi
     ``PlanCacheWarning``. Heuristic plans never use the cache (they cost nothing to redo).
 
     ``cuda_graph`` (CUDA): the first run of an input shape queues its layers one by one, the
-    second records them as a CUDA graph, and later runs replay it with one launch (copies of
-    the inputs in and outputs out stay outside the graph). A new shape is planned and recorded
+    second records them as a CUDA graph, and later runs replay it with one launch (device inputs
+    and ``output="device"`` arrays are copied in and out by nodes of that graph, at each run's
+    addresses; host arrays are copied outside it). A new shape is planned and recorded
     anew (one graph per plan); ``Model.graphs()`` shows them. ``cuda_graph=False`` queues the
     layers one by one on every run (Nsight Systems then shows every layer's NVTX range).
 
     Load-time rewrites (``dnnx.pass_names()``: fold_batchnorm, fuse_matmul_add, fuse_conv_relu,
-    fuse_gemm_relu, fuse_conv_pool, fuse_lstm_stack) are on by default; ``passes={"fold_batchnorm": False}``
+    fuse_gemm_relu, fuse_gemm_softmax, fuse_conv_add_relu, fuse_conv_pool, fuse_lstm_stack,
+    channels_last) are on by default; ``passes={"fold_batchnorm": False}``
     switches single ones off, ``optimize=False`` all of them. ``plan()`` shows fused layers (op
-    "Conv+Relu", "Conv+MaxPool", "LSTMStack", ...).
+    "Conv+Relu", "Conv+MaxPool", "Gemm+Softmax", "LSTMStack", ...). channels_last applies on CUDA
+    at tf32 and fp16 only: the convs and pools run on NHWC data ("Conv+Relu@NHWC", ...) between
+    Transposes at the model's edges (docs/operators.md).
     """
     return Model(src, batch_size=batch_size, device=device, precision=precision, workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,

@@ -43,6 +43,11 @@ CASES = {
     "dilations": ([2, 4, 16, 16], [5, 4, 3, 3], {"dilations": [2, 2], "pads": [2, 2, 2, 2]}, None),
     "overlapping_pool": ([2, 3, 17, 17], [8, 3, 3, 3], {}, {"kernel_shape": [3, 3], "strides": [2, 2]}),
     "odd_plane_floor": ([1, 2, 11, 9], [4, 2, 2, 2], {}, None),
+    # the kernel's launch forms (conv_pool_kernels.cu): few blocks stage the input in shared memory
+    # (above), many blocks do not (below), nor does a plane too large to stage
+    "pads_strides_many_blocks": ([40, 3, 15, 13], [8, 3, 3, 3], {"pads": [1, 0, 2, 1], "strides": [1, 2]}, None),
+    "odd_plane_many_blocks": ([64, 2, 11, 9], [4, 2, 2, 2], {}, None),
+    "plane_too_large_to_stage": ([1, 16, 40, 40], [4, 16, 3, 3], {}, None),
 }
 
 

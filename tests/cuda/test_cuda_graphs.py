@@ -98,3 +98,67 @@ def test_out_of_memory_is_a_device_error_and_the_model_stays_usable():
         want = (x.astype(np.float64) @ w.astype(np.float64)) @ v.astype(np.float64)
         np.testing.assert_allclose(model.run(x), want, rtol=1e-4, atol=1e-6)
     assert states(model)[(5, 1)]["state"] == "captured"
+
+
+# --- edge copies (Note [edge copies] in engine/core/device_runner.cc) ------------------------------
+# A replayed run copies its device inputs in and its device outputs out inside the graph, at the
+# addresses of that run: inputs and outputs that move between calls must still be read and
+# written where they are now.
+
+def test_device_inputs_and_outputs_that_move_between_replays(lenet):
+    model = dnnx.load(lenet, device="cuda")
+    cpu = dnnx.load(lenet)
+    xs = [rand(4, 1, 28, 28, seed=s) for s in range(6)]
+    devs = [model.to_device(x) for x in xs]  # all alive: six input addresses
+    kept = []  # every output kept alive, so that each run writes a fresh address
+    for round_ in range(2):
+        for x, xd in zip(xs, devs):
+            y = model.run(xd, output="device")
+            kept.append(y)
+            np.testing.assert_allclose(y.numpy(), cpu.run(x), rtol=1e-4, atol=1e-6, err_msg=f"round {round_}")
+    assert len({y.data_ptr for y in kept}) == len(kept)
+    g = states(model)[(4, 1, 28, 28)]
+    assert (g["state"], g["eager_runs"], g["captures"], g["replays"]) == ("captured", 1, 1, 11), g
+    # the same input array rewritten between calls: read anew by each replay
+    xd = model.to_device(xs[0])
+    for x in xs[1:]:
+        xd = model.to_device(x)  # a fresh array each time; the pool may hand back the same address
+        np.testing.assert_allclose(model.run(xd, output="device").numpy(), cpu.run(x), rtol=1e-4, atol=1e-6)
+
+
+def many_io_model(n=11):
+    """n inputs, each through its own Relu to its own output, and one sum of all: more edge copies
+    than one copy launch carries (8), so that a graph records several copy nodes each way."""
+    nodes = [helper.make_node("Relu", [f"x{i}"], [f"y{i}"], name=f"relu{i}") for i in range(n)]
+    nodes.append(helper.make_node("Sum", [f"x{i}" for i in range(n)], ["total"], name="sum"))
+    return make_model(nodes, [(f"x{i}", [2, 5]) for i in range(n)], [(f"y{i}", None) for i in range(n)] + [("total", None)])
+
+
+def test_more_inputs_and_outputs_than_one_copy_node_holds_and_mixed_host_and_device_inputs():
+    n = 11
+    model = dnnx.load(many_io_model(n), device="cuda")
+    for trial in range(5):  # eager, capture, replays
+        xs = [rand(2, 5, seed=10 * trial + i) for i in range(n)]
+        # host and device inputs mixed, differently on each call: host ones are copied outside the graph
+        feeds = [model.to_device(x) if (i + trial) % 3 else x for i, x in enumerate(xs)]
+        outs = model.run(*feeds, output="device" if trial % 2 else "numpy")
+        got = [o.numpy() if trial % 2 else o for o in outs]
+        for i in range(n):
+            np.testing.assert_array_equal(got[i], np.maximum(xs[i], 0), err_msg=f"trial {trial}, y{i}")
+        np.testing.assert_allclose(got[n], np.sum(xs, axis=0), rtol=1e-6, atol=1e-6, err_msg=f"trial {trial}, total")
+    g = model.graphs()[0]
+    assert (g["state"], g["eager_runs"], g["replays"]) == ("captured", 1, 4), g
+
+
+def test_unaligned_device_inputs_are_copied_exactly(lenet):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    model = dnnx.load(lenet, device="cuda")
+    cpu = dnnx.load(lenet)
+    base = torch.from_numpy(rand(3 * 784 + 3, seed=5)).cuda()
+    for offset in (1, 2, 3, 0, 1):  # 4-byte aligned only, then 16-byte aligned, then not again
+        xt = base[offset:offset + 3 * 784].view(3, 1, 28, 28)
+        want = cpu.run(xt.cpu().numpy())
+        np.testing.assert_allclose(model.run(xt), want, rtol=1e-4, atol=1e-6, err_msg=f"offset {offset}")
+    assert states(model)[(3, 1, 28, 28)]["replays"] == 4

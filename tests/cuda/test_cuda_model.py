@@ -44,11 +44,12 @@ def test_plan_rows_show_cudnn_algorithm_math_and_workspace():
         assert 0 <= row["workspace"] <= 64 << 20
         for algo, why in row["rejected"]:
             assert (algo in CUDNN_ALGOS or algo == direct) and why, row
-    # fc1 -> relu1 is one Gemm+Relu (cuBLASLt's bias+relu epilogue), fc2 one Gemm (bias epilogue)
+    # fc1 -> relu1 is one Gemm+Relu (cuBLASLt's bias+relu epilogue); fc2 -> softmax one Gemm+Softmax
+    # (the dense rows kernel, bias and softmax fused)
     gemms = [row for row in plan if row["op"].startswith("Gemm")]
-    assert [row["op"] for row in gemms] == ["Gemm+Relu", "Gemm"], gemms
+    assert [row["op"] for row in gemms] == ["Gemm+Relu", "Gemm+Softmax"], gemms
     assert gemms[0]["algorithm"] == "cublasLtMatmul (bias+relu epilogue)", gemms[0]
-    assert gemms[1]["algorithm"] == "cublasLtMatmul (bias epilogue)", gemms[1]
+    assert gemms[1]["algorithm"] == "dense rows kernel (bias+softmax fused)", gemms[1]
     assert all("no TF32" in row["math"] for row in gemms)
     assert "cudnnPoolingForward" in [row["algorithm"] for row in plan if row["op"] == "MaxPool"][0]
     text = str(plan)

@@ -109,7 +109,7 @@ class GemmReluGradKernel final : public GradKernel {
     const float* y = args.out(0);
     for (int64_t i = 0; i < count_; ++i) dz[i] = y[i] > 0.0f ? dy[i] : 0.0f;
     const float* d_out = dz;
-    gemm_->run(GradArgs{args.inputs, args.outputs, &d_out, args.d_inputs, nullptr});
+    gemm_->run(GradArgs{args.inputs, args.outputs, &d_out, args.d_inputs, nullptr, args.kept});
   }
 
  private:

@@ -21,8 +21,21 @@ ArrayPool::ArrayPool(int device, cudaStream_t stream, const StreamJoiner& joiner
   check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
 }
 
+ArrayPool::~ArrayPool() {
+  for (const Block& b : recycled_) free_now(b.ptr);
+}
+
 void* ArrayPool::allocate(size_t bytes) const {
   if (bytes == 0) return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(recycled_mutex_);
+    for (auto it = recycled_.begin(); it != recycled_.end(); ++it) {
+      if (it->bytes != bytes) continue;
+      void* ptr = it->ptr;
+      recycled_.erase(it);
+      return ptr;
+    }
+  }
   void* ptr = nullptr;
   const cudaError_t status =
       pool_ ? cudaMallocFromPoolAsync(&ptr, bytes, pool_.get(), stream_) : cudaMalloc(&ptr, bytes);
@@ -34,13 +47,24 @@ void* ArrayPool::allocate(size_t bytes) const {
   return ptr;
 }
 
-void ArrayPool::release(void* ptr, const std::vector<uintptr_t>& readers) const noexcept {
+void ArrayPool::release(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) const noexcept {
   if (!ptr) return;
   try {
     for (uintptr_t reader : readers) joiner_.join(reader, stream_);
   } catch (const DeviceError&) {
     cudaDeviceSynchronize();  // a reader we cannot order after: free after everything
   }
+  {
+    std::lock_guard<std::mutex> lock(recycled_mutex_);
+    if (bytes <= kRecycledBytes && recycled_.size() < kRecycledArrays) {
+      recycled_.push_back(Block{ptr, bytes});
+      return;
+    }
+  }
+  free_now(ptr);
+}
+
+void ArrayPool::free_now(void* ptr) const noexcept {
   if (pool_) {
     cudaFreeAsync(ptr, stream_);
   } else {
@@ -50,6 +74,12 @@ void ArrayPool::release(void* ptr, const std::vector<uintptr_t>& readers) const 
 }
 
 void ArrayPool::trim() const noexcept {
+  std::vector<Block> kept;
+  {
+    std::lock_guard<std::mutex> lock(recycled_mutex_);
+    kept.swap(recycled_);
+  }
+  for (const Block& b : kept) free_now(b.ptr);
   if (!pool_) return;
   cudaStreamSynchronize(stream_);  // frees queued on the stream count once they have run
   cudaMemPoolTrimTo(pool_.get(), 0);

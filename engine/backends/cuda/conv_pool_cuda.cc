@@ -16,6 +16,7 @@
 #include "backends/cuda/conv_pool_direct.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/device_timing.h"
+#include "backends/cuda/kernel_pair.h"
 #include "ops/channels_last.h"
 #include "ops/conv_geometry.h"
 #include "ops/conv_pool.h"
@@ -27,28 +28,6 @@ namespace {
 constexpr double kDirectMacs = 1 << 24;  // the heuristic's bound for the direct kernel
 constexpr const char* kDirectName = "direct conv+pool kernel";
 constexpr const char* kDirectMath = "fp32 (FMA, direct kernel)";
-constexpr size_t kInnerAlign = 256;  // bytes: the conv's output buffer, then the halves' workspace
-
-size_t aligned(size_t bytes) { return (bytes + kInnerAlign - 1) / kInnerAlign * kInnerAlign; }
-
-class PairKernel final : public Kernel {
- public:
-  PairKernel(std::unique_ptr<Kernel> conv, std::unique_ptr<Kernel> pool, size_t inner_bytes)
-      : conv_(std::move(conv)), pool_(std::move(pool)), inner_bytes_(aligned(inner_bytes)) {}
-
-  void run(const KernelArgs& args) const override {
-    auto* ws = static_cast<uint8_t*>(args.workspace);
-    void* inner = ws;
-    void* rest = inner_bytes_ ? ws + inner_bytes_ : nullptr;
-    conv_->run(KernelArgs{args.inputs, &inner, rest});
-    const void* pool_in = inner;
-    pool_->run(KernelArgs{&pool_in, args.outputs, rest});
-  }
-
- private:
-  std::unique_ptr<Kernel> conv_, pool_;
-  size_t inner_bytes_;
-};
 
 class DirectKernel final : public Kernel {
  public:
@@ -214,11 +193,11 @@ KernelChoice plan_pair(const KernelRegistry& registry, const ConvPoolParts& part
   KernelChoice pair;
   pair.algorithm = conv.algorithm + ", then " + pool.algorithm;
   pair.math = conv.math;
-  pair.workspace_bytes = aligned(inner.bytes()) + std::max(conv.workspace_bytes, pool.workspace_bytes);
+  pair.workspace_bytes = pair_workspace_bytes(inner.bytes(), conv.workspace_bytes, pool.workspace_bytes);
   pair.time_ms = -1;
   pair.rejected = std::move(conv.rejected);
   for (Rejected& r : pool.rejected) pair.rejected.push_back(std::move(r));
-  pair.kernel = std::make_unique<PairKernel>(std::move(conv.kernel), std::move(pool.kernel), inner.bytes());
+  pair.kernel = std::make_unique<KernelPair>(std::move(conv.kernel), std::move(pool.kernel), inner.bytes());
   return pair;
 }
 

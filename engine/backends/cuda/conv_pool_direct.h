@@ -3,8 +3,10 @@
 // group 1; the pool without pads or dilations, floor rounding. One block per (image, filter):
 // the filter in shared memory, the conv outputs the pool reads computed in shared memory (the
 // input channels split over the threads and the partial sums added in a fixed order, so the
-// result is deterministic), then the bias, the Relu and the max. Plain fp32 FMAs (no TF32). It
-// exists for latency: at batch 1, LeNet's conv2 + pool2 are two cuDNN calls of 17 and 4 us.
+// result is deterministic), then the bias, the Relu and the max. With few blocks (small batches)
+// a block has up to 1024 threads and first stages the image's input in shared memory
+// (conv_pool_kernels.cu says why). Plain fp32 FMAs (no TF32). It exists for latency: at batch 1,
+// LeNet's conv2 + pool2 are two cuDNN calls of 17 and 4 us.
 #pragma once
 #include <cstdint>
 

@@ -55,6 +55,7 @@ const std::set<std::string>& half_ops() {
       "Conv", "Conv+Relu", "Gemm", "Gemm+Relu", "MatMul", "LSTM",               // tensor ops, fp32 accumulation
       "Conv+Add+Relu",                      // cuDNN's fused call, half z like x and y
       "Conv+MaxPool", "Conv+Relu+MaxPool",  // the conv + pool pair in half (the direct kernel is fp32 only)
+      "Gemm+Softmax",                       // the Gemm + Softmax pair in half (the fused kernel is fp32 only)
       "Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "MaxPool",           // cuDNN, half descriptors
       "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "GlobalAveragePool",     // float arithmetic, half storage
       "GlobalMaxPool", "BatchNormalization", "LeakyRelu", "Elu", "Clip", "AveragePool", "LRN", "ReduceMean",

@@ -36,7 +36,8 @@ class CudaBackend final : public Backend {
   void synchronize() const override;
 
   // Device runs: graphs, timers, stream joins and caller-owned arrays (cuda_backend_runs.cc).
-  std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue) const override;
+  using Backend::capture;
+  std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue, GraphEdges edges) const override;
   std::unique_ptr<LayerTimer> layer_timer(size_t marks) const override;
   int device_index() const override { return context_->options.device; }
   int device_of(const void* ptr) const override;
@@ -44,7 +45,7 @@ class CudaBackend final : public Backend {
   void wait_for_stream(uintptr_t stream) const override;
   uintptr_t import_stream() const override { return streams_->import_stream(); }
   void* allocate_array(size_t bytes) const override;
-  void release_array(void* ptr, const std::vector<uintptr_t>& readers) const noexcept override;
+  void release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) const noexcept override;
   PlannerReport planner_report() const override;
   // The loss, SGD and gradient kernels on this model's stream (training_cuda.cc).
   std::unique_ptr<TrainingOps> training_ops() const override;

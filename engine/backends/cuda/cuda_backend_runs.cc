@@ -6,8 +6,8 @@
 
 namespace dnnx::cuda {
 
-std::unique_ptr<DeviceGraph> CudaBackend::capture(const std::function<void()>& enqueue) const {
-  return capture_graph(context_->stream, enqueue);
+std::unique_ptr<DeviceGraph> CudaBackend::capture(const std::function<void()>& enqueue, GraphEdges edges) const {
+  return capture_graph(context_->stream, enqueue, edges);
 }
 
 std::unique_ptr<LayerTimer> CudaBackend::layer_timer(size_t marks) const {
@@ -45,9 +45,9 @@ void* CudaBackend::allocate_array(size_t bytes) const {
   }
 }
 
-void CudaBackend::release_array(void* ptr, const std::vector<uintptr_t>& readers) const noexcept {
+void CudaBackend::release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) const noexcept {
   cudaSetDevice(context_->options.device);
-  arrays_->release(ptr, readers);
+  arrays_->release(ptr, bytes, readers);
 }
 
 }  // namespace dnnx::cuda

@@ -22,7 +22,7 @@ void register_cuda_dense_grad_kernels(GradRegistry& r);
 void register_cuda_gemm_grad_kernels(GradRegistry& r);    // gemm_grad_cuda.cc: Gemm, Gemm+Relu
 void register_cuda_matmul_grad_kernels(GradRegistry& r);  // matmul_grad_cuda.cc: MatMul (cuBLAS)
 // Layers with planned algorithms or their own layouts (layer_grad_kernels_cuda.cc): Conv,
-// MaxPool, LSTM, Add/Sub/Mul/Div, Transpose, Concat, BatchNormalization.
+// MaxPool, LSTM, LSTMStack, Add/Sub/Mul/Div, Transpose, Concat, BatchNormalization.
 void register_cuda_layer_grad_kernels(GradRegistry& r);
 
 }  // namespace dnnx::cuda

@@ -16,6 +16,7 @@ void register_cuda_kernels(KernelRegistry& r, const CudaContext& ctx) {
   register_cuda_lstm_stack_kernels(r, ctx);
   register_cuda_real_ops_kernels(r, ctx);
   register_cuda_conv_pool_kernels(r, ctx);
+  register_cuda_gemm_softmax_kernels(r, ctx);
 }
 
 }  // namespace dnnx::cuda

@@ -21,6 +21,8 @@ void register_cuda_real_ops_kernels(KernelRegistry& r, const CudaContext& ctx); 
 // conv_pool_cuda.cc: Conv(+Relu)+MaxPool; its factories plan the halves through `r`, so `r` must
 // outlive them (the backend's own registry).
 void register_cuda_conv_pool_kernels(KernelRegistry& r, const CudaContext& ctx);
+// gemm_softmax_cuda.cc: Gemm+Softmax; its pair plans the Gemm and the Softmax through `r` likewise.
+void register_cuda_gemm_softmax_kernels(KernelRegistry& r, const CudaContext& ctx);
 
 // What of an LSTM node cuDNN cannot run ("" when it can): clip and input_forget, asked at load.
 std::string lstm_unsupported_reason(const Node& node);

@@ -7,6 +7,9 @@
 //              [M,1], [1,1] or a scalar), then one SGEMM accumulates alpha * op(A) * op(B) onto
 //              beta * Y, then (Gemm+Relu) cudnnActivationForward in place
 // The SGEMM path also takes over when cuBLASLt offers no algorithm for the shapes.
+// Before both, a Gemm of a few rows (batch 1) in fp32 storage runs as the dense rows kernel
+// (gemm_dense_rows.h): one warp per output column with the bias and Relu applied, one launch
+// where cuBLAS's tiles would sit mostly idle over M = 1.
 // Float16 (precision="fp16"): A, B, C and Y are CUDA_R_16F on both paths, the compute type
 // CUBLAS_COMPUTE_32F (tensor ops, fp32 accumulation, float alpha/beta); the bias epilogue reads a
 // half bias (cuBLASLt's bias type defaults to Y's); the SGEMM path becomes cublasGemmEx.
@@ -14,6 +17,7 @@
 
 #include "backends/cuda/blas.h"
 #include "backends/cuda/cuda_kernels.h"
+#include "backends/cuda/gemm_dense_rows.h"
 #include "backends/cuda/glue_kernels.h"
 #include "backends/cuda/lt_matmul.h"
 #include "backends/cuda/tensor_desc.h"
@@ -23,6 +27,34 @@ namespace dnnx::cuda {
 namespace {
 
 enum class BiasFill { None, Copy, Broadcast };
+
+// The dense rows kernel's share: up to kDenseRows rows (one row group) and this many multiply-adds.
+constexpr double kDenseRowsMacs = 1 << 22;
+
+// Takes the dense rows kernel into `choice` for a Gemm of a few rows; false (the reason in
+// `choice.rejected`) otherwise.
+bool take_dense_rows(const CudaContext& ctx, bool relu, const Node& node, const std::vector<ValueInfo>& inputs,
+                     const TensorInfo& y, KernelChoice& choice) {
+  DenseRows shape;
+  std::string why_not;
+  std::unique_ptr<Kernel> kernel =
+      plan_dense_rows(ctx, node, inputs, y, relu ? DenseEpilogue::Relu : DenseEpilogue::None, shape, why_not);
+  if (kernel && (shape.m > kDenseRows || shape.macs() > kDenseRowsMacs)) {
+    why_not = std::to_string(shape.m) + " rows and " + std::to_string(static_cast<long long>(shape.macs())) +
+              " multiply-adds: over the small-batch bounds (" + std::to_string(kDenseRows) + " rows, 2^22)";
+    kernel.reset();
+  }
+  if (!kernel) {
+    choice.rejected.push_back({kDenseRowsName, why_not});
+    return false;
+  }
+  const bool has_c = inputs.size() > 2 && inputs[2].present && shape.beta != 0.0f;
+  choice.kernel = std::move(kernel);
+  choice.algorithm = std::string(kDenseRowsName) + (has_c ? (relu ? " (bias+relu fused)" : " (bias fused)") : (relu ? " (relu fused)" : ""));
+  choice.math = kDenseRowsMath;
+  choice.rejected.push_back({"cublasLtMatmul", std::to_string(shape.m) + " row(s): the dense rows kernel serves small batches"});
+  return true;
+}
 
 class LtGemmKernel final : public Kernel {
  public:
@@ -121,6 +153,7 @@ KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, cons
     c_dims.stride_a[1] = c_cols == 1 ? 0 : 1;
   }
   KernelChoice choice;
+  if (take_dense_rows(ctx, relu, node, inputs, outputs[0], choice)) return choice;
   choice.math = blas_math_name(ctx, call.half);
   if (m > 0 && n > 0 && k > 0 && (!has_c || row_bias)) {
     const cublasLtEpilogue_t epilogue = has_c ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)

@@ -128,7 +128,7 @@ class GemmReluGradKernel final : public GradKernel {
     launch_relu_mask(args.d_outputs[0], args.out(0), dz, rows_, cols_, dc, beta_, ctx_.stream);
     float* d_in[] = {args.d_inputs[kA], args.d_inputs[kB], sum_c_ ? nullptr : args.d_inputs[kC]};
     const float* d_out = dz;
-    gemm_->run(GradArgs{args.inputs, args.outputs, &d_out, d_in, rest});
+    gemm_->run(GradArgs{args.inputs, args.outputs, &d_out, d_in, rest, args.kept});
   }
 
   static size_t dz_bytes(int64_t rows, int64_t cols) {

@@ -11,5 +11,6 @@ void register_cuda_binary_grad_kernels(GradRegistry& r);     // binary_grad_cuda
 void register_cuda_layout_grad_kernels(GradRegistry& r);     // layout_grad_cuda.cc: Transpose, Concat
 void register_cuda_batchnorm_grad_kernels(GradRegistry& r);  // batchnorm_grad_cuda.cc: BatchNormalization
 void register_cuda_lstm_grad_kernels(GradRegistry& r);       // lstm_grad_cuda.cc: LSTM
+void register_cuda_lstm_stack_grad_kernels(GradRegistry& r); // lstm_stack_grad_cuda.cc: LSTMStack
 
 }  // namespace dnnx::cuda

@@ -2,8 +2,8 @@
 
 namespace dnnx::cuda {
 
-// Layers with planned algorithms or their own layouts: Conv, MaxPool, LSTM, Add/Sub/Mul/Div,
-// Transpose, Concat, BatchNormalization.
+// Layers with planned algorithms or their own layouts: Conv, MaxPool, LSTM, LSTMStack,
+// Add/Sub/Mul/Div, Transpose, Concat, BatchNormalization.
 void register_cuda_layer_grad_kernels(GradRegistry& r) {
   register_cuda_conv_grad_kernels(r);
   register_cuda_pool_grad_kernels(r);
@@ -11,6 +11,7 @@ void register_cuda_layer_grad_kernels(GradRegistry& r) {
   register_cuda_layout_grad_kernels(r);
   register_cuda_batchnorm_grad_kernels(r);
   register_cuda_lstm_grad_kernels(r);
+  register_cuda_lstm_stack_grad_kernels(r);
 }
 
 }  // namespace dnnx::cuda

@@ -103,6 +103,9 @@ class LstmKernel final : public Kernel {
     pack_weights_from_host(ctx_, weights_, host, packed_weights_.get());
   }
 
+  // Weights that are graph inputs: packed into the workspace on every run.
+  void pack_weights_per_run() { copier_ = WeightCopier(ctx_, weights_); }
+
   // Fixes the lengths at plan time: all seq, or a constant sequence_lens.
   void fix_lengths(std::vector<int> lens) {
     fixed_.emplace();
@@ -145,7 +148,7 @@ class LstmKernel final : public Kernel {
   bool reversed() const { return attrs_.direction == LstmDirection::Reverse; }
   bool batch_major() const { return attrs_.layout == RnnLayout::BatchMajor; }
   // cuDNN's Y goes to the workspace unless it is ONNX's Y byte for byte.
-  bool y_staged() const { return !has_.y || reversed() || (d_.num_dir == 2 && !batch_major()); }
+  bool y_staged() const { return !has_.y || y_differs(attrs_, d_); }
   bool states_transposed() const { return batch_major() && d_.num_dir == 2; }
 
   // x [seq, batch, I] (layout 0) or [batch, seq, I] (layout 1); outputs as in ops/lstm_attrs.h.
@@ -173,7 +176,7 @@ class LstmKernel final : public Kernel {
 
     const void* weights = packed_weights_.get();
     if (!weights) {
-      pack_weights_on_device(ctx_, weights_, args.inputs, ws + parts_.weights);
+      copier_.pack(args.inputs, ws + parts_.weights);
       weights = ws + parts_.weights;
     }
     const SequenceDims x_dims{d_.seq, d_.batch, d_.input, batch_major()};
@@ -194,7 +197,7 @@ class LstmKernel final : public Kernel {
                           parts_.cudnn_bytes ? ws + parts_.cudnn : nullptr, 0, nullptr),
           "cudnnRNNForward");
 
-    if (has_.y && y_staged()) y_out(y, lens.device, args.out<void>(kLstmY));
+    if (has_.y && y_staged()) y_from_cudnn(attrs_, d_, y, lens.device, args.out<void>(kLstmY), elem_, ctx_.stream);
     if (has_.y_h && states_transposed()) state_out(hy, args.out<void>(kLstmYH));
     if (has_.y_c && states_transposed()) state_out(cy, args.out<void>(kLstmYC));
     if (lens.any_empty) zero_empty(args);
@@ -251,18 +254,6 @@ class LstmKernel final : public Kernel {
   // Y_h/Y_c [D, batch, H] -> ONNX's layout-1 [batch, D, H].
   void state_out(const void* state, void* out) const { state_from_cudnn(d_, state, out, elem_, ctx_.stream); }
 
-  // cuDNN's Y -> ONNX's Y: reversed back (reverse), or [seq, batch, D, H] -> [seq, D, batch, H].
-  void y_out(const void* y, const int32_t* lens, void* out) const {
-    if (reversed()) {
-      launch_reverse_sequences(y, out, elem_, lens, SequenceDims{d_.seq, d_.batch, d_.hidden, batch_major()},
-                               ctx_.stream);
-      return;
-    }
-    const int64_t h = d_.hidden, nd = d_.num_dir;
-    const BroadcastDims dims = walk({{d_.seq, d_.batch * nd * h}, {nd, h}, {d_.batch, nd * h}, {h, 1}});
-    launch_gather(y, out, elem_, d_.seq * d_.num_dir * d_.batch * d_.hidden, dims, ctx_.stream);
-  }
-
   // Zeroes every output of the batch entries whose length is 0 (they ran as 1 step). The
   // original lengths are the node's input, on the device.
   void zero_empty(const KernelArgs& args) const {
@@ -294,6 +285,7 @@ class LstmKernel final : public Kernel {
   TensorDescriptor state_;  // [D, batch, H], for hx, cx, hy, cy
   LstmWeightLayout weights_;
   DeviceMemory packed_weights_;  // constant W, R, B packed at plan time; null otherwise
+  WeightCopier copier_;          // otherwise: W, R, B packed on every run
   std::optional<Lengths> fixed_;  // the lengths, when known at plan time
   DeviceMemory fixed_lens_;
   RnnDataDescriptor x_fixed_, y_fixed_;
@@ -348,6 +340,8 @@ KernelChoice plan_lstm(const CudaContext& ctx, const Node& node, const std::vect
                                       inputs[kLstmR].constant->data.data(),
                                       has.b ? inputs[kLstmB].constant->data.data() : nullptr};
       kernel->pack_constant_weights(host);
+    } else {
+      kernel->pack_weights_per_run();
     }
     if (!has.sequence_lens || inputs[kLstmSequenceLens].constant) {
       std::vector<int> lens(static_cast<size_t>(d.batch), static_cast<int>(d.seq));

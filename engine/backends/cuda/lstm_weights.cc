@@ -1,6 +1,10 @@
 #include "backends/cuda/lstm_weights.h"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
+
+#include "ops/lstm_stack.h"
 
 namespace dnnx::cuda {
 
@@ -22,13 +26,15 @@ size_t element_count(const TensorDescriptor& desc) {
 }  // namespace
 
 void set_lstm_descriptor(const CudaContext& ctx, const LstmDims& d, cudnnMathType_t math, RnnDescriptor& rnn,
-                         DropoutDescriptor& dropout, cudnnDataType_t data_type) {
+                         DropoutDescriptor& dropout, cudnnDataType_t data_type, int32_t layers) {
+  // No dropout: no random states are needed (cuDNN draws nothing at probability 0).
   check(cudnnSetDropoutDescriptor(dropout, ctx.cudnn, 0.0f, nullptr, 0, 0), "cudnnSetDropoutDescriptor");
   const cudnnDirectionMode_t dir_mode = d.num_dir == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL;
   check(cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, dir_mode,
                                  CUDNN_LINEAR_INPUT, data_type, CUDNN_DATA_FLOAT, math,
                                  static_cast<int32_t>(d.input), static_cast<int32_t>(d.hidden),
-                                 static_cast<int32_t>(d.hidden), 1, dropout, CUDNN_RNN_PADDED_IO_ENABLED),
+                                 static_cast<int32_t>(d.hidden), layers, dropout,
+                                 layers == 1 ? CUDNN_RNN_PADDED_IO_ENABLED : CUDNN_RNN_PADDED_IO_DISABLED),
         "cudnnSetRNNDescriptor_v8");
 }
 
@@ -73,6 +79,23 @@ LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor&
   return layout;
 }
 
+LstmWeightLayout lstm_stack_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
+                                          const std::vector<bool>& has_bias) {
+  LstmWeightLayout all;
+  for (size_t l = 0; l < has_bias.size(); ++l) {
+    LstmDims layer = d;
+    if (l > 0) layer.input = d.hidden;  // layer l reads layer l-1's h
+    const LstmWeightLayout one = lstm_weight_layout(ctx, rnn, layer, has_bias[l], sizeof(float), static_cast<int>(l));
+    all.bytes = one.bytes;  // the whole stack's space
+    for (WeightCopy c : one.copies) {
+      // c.input is an LSTM input position (kLstmW, kLstmR, kLstmB): the stack's own for layer l.
+      c.input = lstm_stack_input(l, static_cast<LstmInput>(c.input));
+      all.copies.push_back(c);
+    }
+  }
+  return all;
+}
+
 void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const void* const host[],
                             void* space) {
   std::vector<uint8_t> packed(layout.bytes, 0);  // zero bits: 0.0 in either float type
@@ -85,26 +108,53 @@ void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layo
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");  // `packed` dies here
 }
 
-void pack_weights_on_device(const CudaContext& ctx, const LstmWeightLayout& layout, const void* const* inputs,
-                            void* space) {
-  check(cudaMemsetAsync(space, 0, layout.bytes, ctx.stream), "cudaMemsetAsync (LSTM weights)");
-  auto* dst = static_cast<uint8_t*>(space);
-  const size_t e = layout.elem;
+WeightCopier::WeightCopier(const CudaContext& ctx, const LstmWeightLayout& layout)
+    : ctx_(&ctx), bytes_(layout.bytes), elem_(layout.elem) {
+  // Inputs in order, kCopySlots to a launch; each launch's entries contiguous in the table.
+  std::map<size_t, std::vector<const WeightCopy*>> by_input;
+  size_t covered = 0;
   for (const WeightCopy& c : layout.copies) {
-    check(cudaMemcpyAsync(dst + c.dst * e, static_cast<const uint8_t*>(inputs[c.input]) + c.src * e, c.count * e,
-                          cudaMemcpyDeviceToDevice, ctx.stream),
-          "cudaMemcpyAsync (LSTM weights)");
+    by_input[c.input].push_back(&c);
+    covered += c.count * elem_;
   }
+  tiles_space_ = covered == bytes_;
+  std::vector<BlockCopy> table;
+  for (const auto& kv : by_input) {
+    if (launches_.empty() || launches_.back().inputs.size() == static_cast<size_t>(kCopySlots)) {
+      launches_.push_back(Launch{{}, table.size(), 0, 0});
+    }
+    Launch& l = launches_.back();
+    const int32_t slot = static_cast<int32_t>(l.inputs.size());
+    l.inputs.push_back(kv.first);
+    for (const WeightCopy* c : kv.second) {
+      table.push_back(BlockCopy{slot, static_cast<int64_t>(c->src), static_cast<int64_t>(c->dst),
+                                static_cast<int64_t>(c->count)});
+      l.longest = std::max(l.longest, static_cast<int64_t>(c->count));
+      ++l.blocks;
+    }
+  }
+  table_ = device_alloc(table.size() * sizeof(BlockCopy), "cudaMalloc (LSTM weight copies)");
+  check(cudaMemcpyAsync(table_.get(), table.data(), table.size() * sizeof(BlockCopy), cudaMemcpyHostToDevice,
+                        ctx.stream),
+        "cudaMemcpyAsync (LSTM weight copies)");
+  check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");  // `table` dies here
 }
 
-void unpack_weights_on_device(const CudaContext& ctx, const LstmWeightLayout& layout, const void* space,
-                              float* const* d_inputs) {
-  const auto* src = static_cast<const float*>(space);
-  for (const WeightCopy& c : layout.copies) {
-    if (!d_inputs[c.input]) continue;
-    check(cudaMemcpyAsync(d_inputs[c.input] + c.src, src + c.dst, c.count * sizeof(float), cudaMemcpyDeviceToDevice,
-                          ctx.stream),
-          "cudaMemcpyAsync (LSTM weight gradients)");
+void WeightCopier::launch(const Launch& l, const void* const* tensors, void* space, bool into_space) const {
+  CopySlots slots;
+  for (size_t s = 0; s < l.inputs.size(); ++s) slots.ptr[s] = const_cast<void*>(tensors[l.inputs[s]]);
+  launch_block_copies(static_cast<const BlockCopy*>(table_.get()) + l.first, static_cast<int64_t>(l.blocks),
+                      l.longest, slots, space, elem_, into_space, ctx_->stream);
+}
+
+void WeightCopier::pack(const void* const* tensors, void* space) const {
+  if (!tiles_space_) check(cudaMemsetAsync(space, 0, bytes_, ctx_->stream), "cudaMemsetAsync (LSTM weights)");
+  for (const Launch& l : launches_) launch(l, tensors, space, true);
+}
+
+void WeightCopier::unpack(const void* space, float* const* tensors) const {
+  for (const Launch& l : launches_) {
+    launch(l, reinterpret_cast<const void* const*>(tensors), const_cast<void*>(space), false);
   }
 }
 

@@ -30,7 +30,35 @@ __global__ void zero_empty_sequences(T* __restrict__ t, int64_t n, int64_t inner
   }
 }
 
+// One block row (blockIdx.y) per table entry; its blocks stride over the entry's elements.
+template <class T>
+__global__ void block_copies(const BlockCopy* __restrict__ table, CopySlots slots, T* space, bool into_space) {
+  const BlockCopy c = table[blockIdx.y];
+  T* tensor = static_cast<T*>(slots.ptr[c.slot]);
+  if (!tensor) return;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < c.count; i += int64_t{gridDim.x} * blockDim.x) {
+    if (into_space) {
+      space[c.space + i] = tensor[c.tensor + i];
+    } else {
+      tensor[c.tensor + i] = space[c.space + i];
+    }
+  }
+}
+
 }  // namespace
+
+void launch_block_copies(const BlockCopy* table, int64_t blocks, int64_t longest, const CopySlots& slots, void* space,
+                         size_t elem, bool into_space, cudaStream_t stream) {
+  if (blocks == 0 || longest == 0) return;
+  // A few thousand threads per entry cover a weight matrix in a handful of strides.
+  const dim3 grid(std::min<unsigned>(grid_for(longest), 64), static_cast<unsigned>(blocks));
+  if (elem == 2) {
+    block_copies<uint16_t><<<grid, kBlock, 0, stream>>>(table, slots, static_cast<uint16_t*>(space), into_space);
+  } else {
+    block_copies<uint32_t><<<grid, kBlock, 0, stream>>>(table, slots, static_cast<uint32_t*>(space), into_space);
+  }
+  check_launch("block_copies kernel");
+}
 
 void launch_reverse_sequences(const void* x, void* y, size_t elem, const int32_t* lens, const SequenceDims& dims,
                               cudaStream_t stream) {

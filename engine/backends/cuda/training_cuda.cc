@@ -14,11 +14,17 @@ namespace {
 
 class CudaTrainingOps final : public TrainingOps {
  public:
-  explicit CudaTrainingOps(const CudaContext& ctx) : ctx_(ctx) {}
+  explicit CudaTrainingOps(const CudaContext& ctx)
+      : ctx_(ctx),
+        scratch_memory_(device_alloc(kLossScratchBlocks * sizeof(double) + sizeof(unsigned long long),
+                                     "cudaMalloc (loss scratch)")) {
+    scratch_.partial = static_cast<double*>(scratch_memory_.get());
+    scratch_.right = reinterpret_cast<unsigned long long*>(scratch_.partial + kLossScratchBlocks);
+  }
 
   void register_grad_kernels(GradRegistry& registry) const override { register_cuda_grad_kernels(registry); }
 
-  void loss(const LossCall& call, StepStats* stats) const override { launch_loss(call, stats, ctx_.stream); }
+  void loss(const LossCall& call, StepStats* stats) const override { launch_loss(call, stats, scratch_, ctx_.stream); }
 
   std::unique_ptr<ParamUpdate> plan_update(const SgdOptions& options,
                                            const std::vector<ParamSlot>& params) const override {
@@ -50,6 +56,8 @@ class CudaTrainingOps final : public TrainingOps {
 
  private:
   const CudaContext& ctx_;
+  DeviceMemory scratch_memory_;  // the loss's reduction scratch (one step at a time: stream order)
+  LossScratch scratch_;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The training kernels: the losses of train/loss.h and the SGD of train/sgd.h, written to give
 // the CPU's results (double sums for the loss, unfused float arithmetic for the update).
+#include <algorithm>
 #include <cmath>
 
 #include "backends/cuda/cuda_check.h"
@@ -80,21 +81,87 @@ __global__ void cross_entropy_kernel(const float* y, int64_t n, int64_t c, const
   reduce_to_stats(loss, correct, inv_n, stats);
 }
 
-// y, target [n, c]; the mean of the squared differences over every element.
-__global__ void mse_kernel(const float* y, const float* target, int64_t n, int64_t c, float* d_y, StepStats* stats) {
-  const int64_t count = n * c;
-  const double inv = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+// Note [mse reduction]: the mean squared error reads y and the target and writes d_y, n * c
+// elements each (at the LSTM bench's batch 256, 67M: one block took a large part of the step),
+// so it runs on many blocks and stays bit-identical from run to run: kLossScratchBlocks blocks
+// each sum a fixed contiguous chunk in a fixed tree order (double, as the CPU sums), then one
+// block adds the partial sums in block order. The rows counted right (y's argmax is the
+// target's, per row of c) take one block per row, counted with integer atomics, exact in any
+// order; in a row holding NaN the first-maximum rule may pick another index than the CPU's scan
+// (the loss is NaN then, and the step fails anyway).
+
+// The block's double sum, in a fixed tree order (every thread gets it).
+__device__ double block_sum(double v) {
+  __shared__ double part[kLossThreads];
+  const int t = threadIdx.x;
+  part[t] = v;
+  __syncthreads();
+  for (int half = kLossThreads / 2; half > 0; half /= 2) {
+    if (t < half) part[t] += part[t + half];
+    __syncthreads();
+  }
+  const double total = part[0];
+  __syncthreads();  // part may be reused by the caller
+  return total;
+}
+
+// Block b sums (y - target)^2 over [b * chunk, (b + 1) * chunk) into partial[b]; d_y (or null).
+__global__ void mse_partials(const float* y, const float* target, int64_t count, int64_t chunk, double inv,
+                             float* d_y, double* partial) {
+  const int64_t begin = blockIdx.x * chunk;
+  const int64_t end = begin + chunk < count ? begin + chunk : count;
   double loss = 0;
-  long long correct = 0;
-  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     const double diff = static_cast<double>(y[i]) - target[i];
     loss += diff * diff;
     if (d_y) d_y[i] = static_cast<float>(2.0 * diff * inv);
   }
-  for (int64_t r = threadIdx.x; c > 0 && r < n; r += blockDim.x) {
-    correct += row_argmax(y + r * c, c) == row_argmax(target + r * c, c) ? 1 : 0;
+  loss = block_sum(loss);
+  if (threadIdx.x == 0) partial[blockIdx.x] = loss;
+}
+
+// The first index of a row's maximum (row_argmax's answer for a row without NaN), by one block.
+__device__ int64_t block_argmax(const float* row, int64_t c) {
+  __shared__ float best_value[kLossThreads];
+  __shared__ int64_t best_index[kLossThreads];
+  const int t = threadIdx.x;
+  int64_t best = t < c ? t : 0;
+  for (int64_t j = t + blockDim.x; j < c; j += blockDim.x) {
+    if (row[j] > row[best]) best = j;
   }
-  reduce_to_stats(loss, correct, inv, stats);
+  best_value[t] = row[best];
+  best_index[t] = best;
+  __syncthreads();
+  for (int half = kLossThreads / 2; half > 0; half /= 2) {
+    if (t < half) {
+      const float v = best_value[t + half];
+      const int64_t i = best_index[t + half];
+      if (v > best_value[t] || (v == best_value[t] && i < best_index[t])) {
+        best_value[t] = v;
+        best_index[t] = i;
+      }
+    }
+    __syncthreads();
+  }
+  const int64_t answer = best_index[0];
+  __syncthreads();
+  return answer;
+}
+
+// One block per row of c: *right += 1 where y's and the target's argmax agree.
+__global__ void mse_rows_right(const float* y, const float* target, int64_t c, unsigned long long* right) {
+  const int64_t row = blockIdx.x;
+  const int64_t a = block_argmax(y + row * c, c);
+  const int64_t b = block_argmax(target + row * c, c);
+  if (threadIdx.x == 0 && a == b) atomicAdd(right, 1ULL);
+}
+
+// One block: the partial sums in block order, then *stats.
+__global__ void mse_finish(const double* partial, int blocks, double inv, const unsigned long long* right,
+                           StepStats* stats) {
+  double loss = 0;
+  for (int b = threadIdx.x; b < blocks; b += blockDim.x) loss += partial[b];
+  reduce_to_stats(loss, threadIdx.x == 0 ? static_cast<long long>(*right) : 0, inv, stats);
 }
 
 // Sets *flag to `code` unless it holds a smaller non-zero code already (0: nothing found yet), so
@@ -150,16 +217,31 @@ __global__ void accumulate_kernel(float* dst, const float* src, int64_t n) {
 
 }  // namespace
 
-void launch_loss(const LossCall& call, StepStats* stats, cudaStream_t stream) {
+void launch_loss(const LossCall& call, StepStats* stats, const LossScratch& scratch, cudaStream_t stream) {
   if (call.kind == LossKind::CrossEntropy) {
     cross_entropy_kernel<<<1, kLossThreads, 0, stream>>>(call.y, call.n, call.c,
                                                           static_cast<const int64_t*>(call.target),
                                                           call.scores == ScoreKind::LogProbs, call.d_y, stats);
-  } else {
-    mse_kernel<<<1, kLossThreads, 0, stream>>>(call.y, static_cast<const float*>(call.target), call.n, call.c,
-                                                call.d_y, stats);
+    check_launch("loss");
+    return;
   }
-  check_launch("loss");
+  // Note [mse reduction]
+  const auto* target = static_cast<const float*>(call.target);
+  const int64_t count = call.n * call.c;
+  const double inv = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+  const int64_t chunk = std::max<int64_t>(1, (count + kLossScratchBlocks - 1) / kLossScratchBlocks);
+  const int blocks = static_cast<int>((count + chunk - 1) / chunk);
+  check(cudaMemsetAsync(scratch.right, 0, sizeof(*scratch.right), stream), "cudaMemsetAsync (loss)");
+  if (blocks > 0) {
+    mse_partials<<<blocks, kLossThreads, 0, stream>>>(call.y, target, count, chunk, inv, call.d_y, scratch.partial);
+    check_launch("mse loss");
+  }
+  if (call.n > 0 && call.c > 0) {
+    mse_rows_right<<<static_cast<unsigned>(call.n), kLossThreads, 0, stream>>>(call.y, target, call.c, scratch.right);
+    check_launch("mse rows right");
+  }
+  mse_finish<<<1, kLossThreads, 0, stream>>>(scratch.partial, blocks, inv, scratch.right, stats);
+  check_launch("mse loss");
 }
 
 void launch_check_finite(const UpdateChunk* chunks, int64_t count, StepStats* stats, cudaStream_t stream) {

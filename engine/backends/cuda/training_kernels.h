@@ -11,8 +11,17 @@
 
 namespace dnnx::cuda {
 
-// One block, a fixed reduction order: the loss is bit-identical from run to run.
-void launch_loss(const LossCall& call, StepStats* stats, cudaStream_t stream);
+// Device memory the mean squared error reduces through (Note [mse reduction] in
+// training_kernels.cu): kLossScratchBlocks partial sums and a counter of rows right.
+constexpr int kLossScratchBlocks = 1024;
+struct LossScratch {
+  double* partial = nullptr;  // [kLossScratchBlocks]
+  unsigned long long* right = nullptr;
+};
+
+// A fixed reduction order: the loss is bit-identical from run to run. Cross entropy: one block;
+// mean squared error: many, through `scratch` (one loss at a time per scratch: stream order).
+void launch_loss(const LossCall& call, StepStats* stats, const LossScratch& scratch, cudaStream_t stream);
 
 // A piece of one parameter that one block of the multi-tensor check and SGD covers (Note
 // [multi-tensor update] in param_update_cuda.cc): pointers already offset to the piece.

@@ -71,7 +71,10 @@ class ChannelsLastRewrite {
     const size_t data_inputs = unary ? 1 : node.inputs.size();
     if (node.inputs.size() < data_inputs || data_inputs == 0) return false;
     for (size_t i = 0; i < data_inputs; ++i) {
-      if (!last_.count(node.inputs[i]) || types_[node.inputs[i]].shape != types_[node.inputs[0]].shape) return false;
+      if (!last_.count(node.inputs[i])) return false;
+      for (const auto* types : {&types_, &types2_}) {  // the same shape for every size of the symbolic dims
+        if (types->at(node.inputs[i]).shape != types->at(node.inputs[0]).shape) return false;
+      }
     }
     for (size_t i = data_inputs; i < node.inputs.size(); ++i) {
       if (last_.count(node.inputs[i])) return false;  // e.g. Clip's bounds: scalars, never 4-D values
@@ -141,10 +144,11 @@ class ChannelsLastRewrite {
     auto memo = to_first_.find(name);
     if (memo != to_first_.end()) return memo->second;
     const std::string out = fresh(name + "/nchw");
-    const Shape& s = types_[name].shape;  // stored [N, H, W, C]
-    const bool unit_window = s[1] == 1 && s[2] == 1 && types2_[name].shape[1] == 1 && types2_[name].shape[2] == 1;
+    const Shape& s = types_[name].shape;  // ONNX's [N, C, H, W] (stored [N, H, W, C])
+    const Shape& s2 = types2_[name].shape;
+    const bool unit_window = s[2] == 1 && s[3] == 1 && s2[2] == 1 && s2[3] == 1 && s[1] == s2[1];
     if (unit_window && graph_.opset >= 5) {
-      nodes_.push_back(reshape(name, out, s[3]));
+      nodes_.push_back(reshape(name, out, s[1]));
     } else {
       nodes_.push_back(transpose(name, out, channels_first_perm()));
     }

@@ -20,6 +20,7 @@ const PassEntry kPasses[] = {
     {"fuse_matmul_add", &PassOptions::fuse_matmul_add, fuse_matmul_add},
     {"fuse_conv_relu", &PassOptions::fuse_conv_relu, fuse_conv_relu},
     {"fuse_gemm_relu", &PassOptions::fuse_gemm_relu, fuse_gemm_relu},
+    {"fuse_gemm_softmax", &PassOptions::fuse_gemm_softmax, fuse_gemm_softmax},
     {"fuse_conv_add_relu", &PassOptions::fuse_conv_add_relu, fuse_conv_add_relu},
     {"fuse_conv_pool", &PassOptions::fuse_conv_pool, fuse_conv_pool},
     {"fuse_lstm_stack", &PassOptions::fuse_lstm_stack, fuse_lstm_stack},

@@ -17,6 +17,7 @@ struct PassOptions {
   bool fuse_matmul_add = true;  // MatMul(2-D A, constant 2-D B) -> Add(constant bias) => Gemm
   bool fuse_conv_relu = true;   // Conv -> Relu => Conv+Relu (Relu in the conv kernel's epilogue)
   bool fuse_gemm_relu = true;   // Gemm -> Relu => Gemm+Relu
+  bool fuse_gemm_softmax = true;  // Gemm -> Softmax (last axis) => Gemm+Softmax (where the backend has it)
   bool fuse_conv_add_relu = true;  // Conv -> Add(z) -> Relu => Conv+Add+Relu (where the backend has it)
   bool fuse_conv_pool = true;   // Conv(+Relu) -> MaxPool => Conv(+Relu)+MaxPool (where the backend has it)
   bool fuse_lstm_stack = true;  // LSTM -> drop the direction axis -> LSTM ... => LSTMStack (one call)
@@ -43,6 +44,7 @@ int fold_batchnorm(Graph& graph, const PassOptions& options);   // fold_batchnor
 int fuse_matmul_add(Graph& graph, const PassOptions& options);  // fuse_matmul_add.cc
 int fuse_conv_relu(Graph& graph, const PassOptions& options);   // fuse_conv_relu.cc
 int fuse_gemm_relu(Graph& graph, const PassOptions& options);   // fuse_gemm_relu.cc
+int fuse_gemm_softmax(Graph& graph, const PassOptions& options);  // fuse_gemm_softmax.cc
 int fuse_conv_add_relu(Graph& graph, const PassOptions& options);  // fuse_conv_add_relu.cc
 int fuse_conv_pool(Graph& graph, const PassOptions& options);   // fuse_conv_pool.cc
 int fuse_lstm_stack(Graph& graph, const PassOptions& options);  // fuse_lstm_stack.cc
