@@ -180,6 +180,10 @@ void Trainer::plan_device_io(ShapePlan& sp, size_t target_bytes) {
   if (!sp.pinned.data()) throw DeviceError("finetune: the " + backend_->name() + " backend gave no page-locked memory");
   sp.lr = reinterpret_cast<float*>(sp.pinned.data() + kPinnedLr);
   sp.target = sp.pinned.data() + kPinnedTarget;
+  if (target_bytes > kMappedTargetBytes) {
+    sp.target_buffer.reserve(*backend_, target_bytes);
+    sp.target = sp.target_buffer.data();
+  }
   sp.report = reinterpret_cast<StepStats*>(sp.pinned.data() + kPinnedStats);
 }
 

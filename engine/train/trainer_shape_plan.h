@@ -21,7 +21,11 @@ constexpr size_t pinned_aligned(size_t bytes) { return (bytes + kPinnedAlign - 1
 // into the device's address space (TrainingOps::allocate_host), laid out as
 //   [kPinnedStats]   the StepStats, written there by the step's last kernel (ParamUpdate::sgd);
 //   [kPinnedLr]      the lr, which the SGD kernel reads in place;
-//   [kPinnedTarget]  the targets, which the loss kernel reads in place;
+//   [kPinnedTarget]  the targets, which the loss kernel reads in place when they are small (up to
+//                    kMappedTargetBytes: LeNet's 256 labels are 2 KB); larger ones (an LSTM's mse
+//                    targets, [T, N, H]) are copied from there to a device buffer before the step,
+//                    as a host input is, since every loss kernel reading them over the bus (the
+//                    mse reads them twice) would cost more than one DMA;
 //   [input_offsets]  each host input, copied from there to the device before the step by DMA
 //                    (a device input takes a device-to-device copy instead).
 // So a replayed step costs the host a memcpy of the lr and targets, the batch's copy, one graph
@@ -31,6 +35,7 @@ constexpr size_t pinned_aligned(size_t bytes) { return (bytes + kPinnedAlign - 1
 constexpr size_t kPinnedStats = 0;
 constexpr size_t kPinnedLr = pinned_aligned(sizeof(StepStats));
 constexpr size_t kPinnedTarget = kPinnedLr + kPinnedAlign;
+constexpr size_t kMappedTargetBytes = size_t{64} << 10;
 
 struct Trainer::ShapePlan {
   std::vector<Shape> shapes;
@@ -52,6 +57,7 @@ struct Trainer::ShapePlan {
   // caller's targets, the trainer's StepStats).
   PinnedBuffer pinned;
   std::vector<size_t> input_offsets;  // per model input, in `pinned`
+  TrainBuffer target_buffer;          // device: targets over kMappedTargetBytes
   float* lr = nullptr;
   const void* target = nullptr;
   StepStats* report = nullptr;

@@ -95,8 +95,13 @@ Trainer::ShapePlan& Trainer::prepare(const Batch& batch) {
     }
   }
   if (device_) {
-    const size_t bytes = batch.target_info.bytes();  // read there by the loss kernel
-    if (bytes > 0) std::memcpy(sp.pinned.data() + kPinnedTarget, batch.target, bytes);
+    const size_t bytes = batch.target_info.bytes();
+    uint8_t* pinned = sp.pinned.data() + kPinnedTarget;
+    if (sp.target == pinned) {
+      if (bytes > 0) std::memcpy(pinned, batch.target, bytes);  // read there by the loss kernel
+    } else {
+      upload_through(*backend_, sp.target_buffer.data(), batch.target, bytes, pinned);
+    }
   } else {
     sp.target = batch.target;
   }
