@@ -238,6 +238,7 @@ py::list plan_rows(const Plan& plan) {
     row["math"] = layer.math;
     row["time_ms"] = layer.time_ms < 0 ? py::object(py::none()) : py::object(py::float_(layer.time_ms));
     row["workspace"] = layer.workspace_bytes;
+    row["scratch"] = layer.scratch_bytes;
     row["rejected"] = rejected;
     rows.append(row);
   }
