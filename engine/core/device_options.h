@@ -8,8 +8,9 @@ namespace dnnx {
 
 // Bumped whenever DeviceOptions or the entry points change, so that a stale library is refused.
 // 3: Backend::half_storage, half_unsupported_reason; 4: training_ops(); 5: Backend::channels_last,
-// the capture overload with edge copies, GradKernel::forward and GradArgs::kept (all this session)
-constexpr int kDeviceAbiVersion = 5;
+// the capture overload with edge copies, GradKernel::forward and GradArgs::kept; 6:
+// KernelChoice::scratch_bytes
+constexpr int kDeviceAbiVersion = 6;
 
 enum class Precision { Fp32, Tf32, Fp16 };
 
