@@ -76,6 +76,7 @@ def test_plan_rows_and_table():
     assert [r["name"] for r in rows] == ["fc", "act", "sig"]
     assert rows[0]["op"] == "Gemm" and rows[0]["inputs"][0] == [6, 4] and rows[0]["outputs"] == [[6, 5]]
     assert rows[0]["algorithm"] == "sgemm"
+    assert all(r["scratch"] == 0 for r in rows)  # only a device backend's fused pairs keep scratch
     text = str(rows)
     assert "fc" in text and "6x4" in text and "algorithm" in text
 

@@ -19,7 +19,7 @@ class TrainingOps;  // core/training.h
 struct KernelArgs {
   const void* const* inputs;
   void* const* outputs;
-  void* workspace;  // at least the kernel's workspace_bytes, shared by every layer
+  void* workspace;  // at least the kernel's scratch_bytes + workspace_bytes, shared by every layer
 
   template <class T = float>
   const T* in(size_t i) const { return static_cast<const T*>(inputs[i]); }
@@ -54,7 +54,11 @@ struct KernelChoice {
   std::unique_ptr<Kernel> kernel;
   std::string algorithm;  // e.g. "im2col+gemm", "gemm(1x1)", "direct"
   std::string math;       // the arithmetic, where a library offers a choice: "fp32 (FMA)", ...
-  size_t workspace_bytes = 0;
+  size_t workspace_bytes = 0;  // what the algorithms ask for: bounded by the backend's workspace limit
+  // A fused layer's own activation between its two halves (the conv's output in Conv+MaxPool):
+  // it sits in the shared workspace buffer ahead of the workspace, which KernelArgs::workspace
+  // points at; not bounded by the workspace limit (unfused, the arena would hold it).
+  size_t scratch_bytes = 0;
   double time_ms = -1;    // measured by an exhaustive search; -1 when not measured
   std::vector<Rejected> rejected;
 };

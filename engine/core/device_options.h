@@ -8,9 +8,10 @@ namespace dnnx {
 
 // Bumped whenever DeviceOptions or the entry points change, so that a stale library is refused.
 // 3: Backend::half_storage, half_unsupported_reason; 4: training_ops(); 5: Backend::channels_last,
-// the capture overload with edge copies, GradKernel::forward and GradArgs::kept (all this session);
-// 6: TrainingOps::plan_update (the multi-tensor check and SGD) and copy_to_pinned
-constexpr int kDeviceAbiVersion = 6;
+// the capture overload with edge copies, GradKernel::forward and GradArgs::kept; 6:
+// KernelChoice::scratch_bytes; 7: TrainingOps::plan_update (the multi-tensor check and SGD) and
+// copy_to_pinned
+constexpr int kDeviceAbiVersion = 7;
 
 enum class Precision { Fp32, Tf32, Fp16 };
 

@@ -128,8 +128,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
       layer.math = std::move(choice.math);
       layer.time_ms = choice.time_ms;
       layer.workspace_bytes = choice.workspace_bytes;
+      layer.scratch_bytes = choice.scratch_bytes;
       layer.rejected = std::move(choice.rejected);
-      plan->workspace_bytes = std::max(plan->workspace_bytes, layer.workspace_bytes);
+      plan->workspace_bytes = std::max(plan->workspace_bytes, layer.scratch_bytes + layer.workspace_bytes);
     }
     plan->layers.push_back(std::move(layer));
   }

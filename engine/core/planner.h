@@ -35,6 +35,7 @@ struct PlannedLayer {
   std::string algorithm;
   std::string math;
   size_t workspace_bytes = 0;
+  size_t scratch_bytes = 0;  // KernelChoice::scratch_bytes
   double time_ms = -1;
   std::vector<Rejected> rejected;
 };
@@ -48,7 +49,7 @@ struct Plan {
   bool device = false;       // planned for a device backend (graph inputs live in the arena)
   size_t arena_bytes = 0;      // the arena after liveness placement
   size_t naive_bytes = 0;      // the sum of every activation's size (what no reuse would need)
-  size_t workspace_bytes = 0;  // one workspace for all layers: the largest single need
+  size_t workspace_bytes = 0;  // one workspace for all layers: the largest single need (scratch included)
 };
 
 // Validates every node against the op registry and the backend; throws UnsupportedModelError

@@ -218,45 +218,6 @@ void bind_engine(py::module_& m) {
            "The planner's counters (timing_runs, cache_hits, ...), the plan cache file and the "
            "warnings not reported before.");
   m.def("pass_names", &pass_names, "The rewrite passes, in the order they run.");
-  m.def(
-      "half_storage_rewrite",
-      [](const py::dict& ir, const std::vector<std::string>& half_ops) {
-        // The half_storage pass on its own, with a backend stand-in that has float16 kernels for
-        // exactly `half_ops`: lets the rewrite be checked where no GPU is.
-        Graph graph = graph_from_ir(ir);
-        const int in_half = half_storage(graph, [&half_ops](const Node& node) {
-          return std::find(half_ops.begin(), half_ops.end(), node.op_type) != half_ops.end()
-                     ? std::string()
-                     : "no fp16 kernel for " + node.op_type;
-        });
-        py::list nodes;
-        for (const Node& node : graph.nodes) {
-          py::dict d;
-          d["name"] = node.name;
-          d["op"] = node.op_type;
-          d["inputs"] = node.inputs;
-          d["outputs"] = node.outputs;
-          if (node.op_type == "Cast") d["to"] = node.attr_int("to", 1);
-          nodes.append(d);
-        }
-        py::dict types;
-        for (const auto& kv : value_types(graph)) types[py::str(kv.first)] = dtype_name(kv.second.dtype);
-        py::dict constants;
-        for (const auto& kv : graph.constants) {
-          constants[py::str(kv.first)] = py::bytes(reinterpret_cast<const char*>(kv.second->data.data()),
-                                                   kv.second->data.size());
-        }
-        py::dict out;
-        out["in_half"] = in_half;
-        out["nodes"] = nodes;
-        out["types"] = types;
-        out["constants"] = constants;
-        out["outputs"] = graph.outputs;
-        return out;
-      },
-      py::arg("ir"), py::arg("half_ops"),
-      "The half_storage pass (precision='fp16') on `ir` for a backend with float16 kernels for "
-      "`half_ops`: {'in_half', 'nodes', 'types', 'constants' (raw bytes), 'outputs'}.");
 }
 
 // One row per layer (Model.plan(), Tuner.plan()).
@@ -277,6 +238,7 @@ py::list plan_rows(const Plan& plan) {
     row["math"] = layer.math;
     row["time_ms"] = layer.time_ms < 0 ? py::object(py::none()) : py::object(py::float_(layer.time_ms));
     row["workspace"] = layer.workspace_bytes;
+    row["scratch"] = layer.scratch_bytes;
     row["rejected"] = rejected;
     rows.append(row);
   }

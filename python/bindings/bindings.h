@@ -14,6 +14,7 @@ namespace py = pybind11;
 
 void bind_errors(py::module_& m);
 void bind_engine(py::module_& m);
+void bind_pass_hooks(py::module_& m);  // bind_pass_hooks.cc: half_storage and channels_last on their own
 void bind_device(py::module_& m);
 void bind_train(py::module_& m);  // bind_train.cc: fine-tuning (after bind_errors)
 void bind_threads(py::module_& m);  // bind_threads.cc: the CPU thread pool's size

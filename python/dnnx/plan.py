@@ -19,15 +19,23 @@ def _algorithm(row) -> str:
     return text + (f" {row['time_ms']:.4f} ms" if row.get("time_ms") is not None else "")
 
 
+def _workspace(row) -> str:
+    text = format_bytes(row["workspace"])
+    return text + f" + {format_bytes(row['scratch'])} scratch" if row.get("scratch") else text
+
+
 class PlanTable(list):
-    """Rows (dicts): name, op, inputs, outputs, algorithm, math, workspace, time_ms, rejected."""
+    """Rows (dicts): name, op, inputs, outputs, algorithm, math, workspace, scratch, time_ms, rejected.
+    workspace is what the layer's algorithms take (within workspace_limit); scratch is a fused
+    layer's own activation between its two halves (e.g. the conv output in a Conv+MaxPool pair),
+    which shares the workspace buffer but is not bounded by the limit."""
 
     def __str__(self) -> str:
         header = ("layer", "op", "inputs", "outputs", "algorithm", "workspace")
         rows = [header]
         for r in self:
             rows.append((r["name"], r["op"], ", ".join(_shape(s) for s in r["inputs"]),
-                         ", ".join(_shape(s) for s in r["outputs"]), _algorithm(r), format_bytes(r["workspace"])))
+                         ", ".join(_shape(s) for s in r["outputs"]), _algorithm(r), _workspace(r)))
         widths = [max(len(str(row[i])) for row in rows) for i in range(len(header))]
         lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
         lines.insert(1, "  ".join("-" * w for w in widths))

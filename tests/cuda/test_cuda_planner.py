@@ -42,6 +42,18 @@ def test_exhaustive_search_within_a_zero_workspace_limit():
     check_cuda(model, {"x": rand(16, 1, 28, 28)}, algo_search="exhaustive", workspace_limit=0)
 
 
+def test_fused_pairs_keep_their_inner_value_as_scratch_within_a_zero_workspace_limit():
+    # at batch 256 conv2 + pool2 runs as the pair (conv, then pool): the conv's output between the
+    # two is the layer's scratch, an activation, not workspace; the algorithms take none
+    model = build("lenet")
+    plan = dnnx.load(model, device="cuda", workspace_limit=0).plan(batch_size=256)
+    assert all(row["workspace"] == 0 for row in plan), [(r["name"], r["workspace"]) for r in plan]
+    pairs = [row for row in plan if ", then " in row["algorithm"]]
+    assert pairs and all(row["scratch"] >= 256 * 50 * 8 * 8 * 4 for row in pairs), pairs
+    assert "scratch" in str(plan)
+    check_cuda(model, {"x": rand(256, 1, 28, 28)}, workspace_limit=0)
+
+
 def test_heuristic_plans_carry_no_time():
     plan = dnnx.load(build("lenet"), device="cuda").plan()
     assert all(row["time_ms"] is None for row in plan)

@@ -164,7 +164,7 @@ Timed time_both(const CudaContext& ctx, const Kernel& direct, const KernelChoice
   for (const ValueInfo& v : inputs) in_bytes.push_back(v.present ? v.info.bytes() : 0);
   ctx.stats->count("timing_runs");
   t.direct_ms = time_kernel_on_scratch(ctx, direct, in_bytes, {y.bytes()}, 0, "timing the direct conv+pool kernel");
-  t.pair_ms = time_kernel_on_scratch(ctx, *pair.kernel, in_bytes, {y.bytes()}, pair.workspace_bytes,
+  t.pair_ms = time_kernel_on_scratch(ctx, *pair.kernel, in_bytes, {y.bytes()}, pair.scratch_bytes + pair.workspace_bytes,
                                      "timing the conv+pool pair");
   // As a cached entry reads back (9 significant digits), so that a cache hit reproduces the plan.
   for (double* ms : {&t.direct_ms, &t.pair_ms}) {
@@ -193,7 +193,7 @@ KernelChoice plan_pair(const KernelRegistry& registry, const ConvPoolParts& part
   KernelChoice pair;
   pair.algorithm = conv.algorithm + ", then " + pool.algorithm;
   pair.math = conv.math;
-  pair.workspace_bytes = pair_workspace_bytes(inner.bytes(), conv.workspace_bytes, pool.workspace_bytes);
+  set_pair_buffers(pair, inner.bytes(), conv.workspace_bytes, pool.workspace_bytes);
   pair.time_ms = -1;
   pair.rejected = std::move(conv.rejected);
   for (Rejected& r : pool.rejected) pair.rejected.push_back(std::move(r));

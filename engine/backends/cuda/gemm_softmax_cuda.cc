@@ -37,7 +37,7 @@ KernelChoice plan_pair(const KernelRegistry& registry, const Node& node, const s
   KernelChoice pair;
   pair.algorithm = first.algorithm + ", then " + second.algorithm;
   pair.math = first.math;
-  pair.workspace_bytes = pair_workspace_bytes(outputs[0].bytes(), first.workspace_bytes, second.workspace_bytes);
+  set_pair_buffers(pair, outputs[0].bytes(), first.workspace_bytes, second.workspace_bytes);
   pair.rejected = std::move(first.rejected);
   for (Rejected& r : second.rejected) pair.rejected.push_back(std::move(r));
   pair.kernel = std::make_unique<KernelPair>(std::move(first.kernel), std::move(second.kernel), outputs[0].bytes());

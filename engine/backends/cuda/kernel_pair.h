@@ -1,6 +1,6 @@
 // Two planned kernels run as one layer, the first's single output kept in the workspace for the
 // second: what a fused node (Conv+MaxPool, Gemm+Softmax) runs where its one-kernel form does not
-// apply. The workspace holds [first's output, aligned][the larger of the halves' workspaces].
+// apply. The buffer holds [first's output, aligned: the layer's scratch][the larger of the halves' workspaces].
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -13,9 +13,11 @@ constexpr size_t kPairAlign = 256;  // bytes: the first's output, then the halve
 
 inline size_t pair_aligned(size_t bytes) { return (bytes + kPairAlign - 1) / kPairAlign * kPairAlign; }
 
-// The workspace a pair needs: the inner value, then the larger of the two kernels' own needs.
-inline size_t pair_workspace_bytes(size_t inner_bytes, size_t first_workspace, size_t second_workspace) {
-  return pair_aligned(inner_bytes) + (first_workspace > second_workspace ? first_workspace : second_workspace);
+// A pair's needs: the inner value as scratch (KernelChoice::scratch_bytes: an activation, not
+// bounded by the workspace limit), and the larger of the two kernels' own workspaces.
+inline void set_pair_buffers(KernelChoice& pair, size_t inner_bytes, size_t first_workspace, size_t second_workspace) {
+  pair.scratch_bytes = pair_aligned(inner_bytes);
+  pair.workspace_bytes = first_workspace > second_workspace ? first_workspace : second_workspace;
 }
 
 class KernelPair final : public Kernel {

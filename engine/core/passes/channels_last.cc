@@ -40,11 +40,8 @@ const std::set<std::string>& elementwise_binary() {
 class ChannelsLastRewrite {
  public:
   ChannelsLastRewrite(Graph& graph, const std::function<bool(const Node&)>& can_run)
-      : graph_(graph), can_run_(can_run), types_(value_types(graph, 1)), types2_(value_types(graph, 2)) {
-    for (const auto& kv : graph.constants) taken_.insert(kv.first);
-    for (const GraphInput& in : graph.inputs) taken_.insert(in.name);
-    for (const Node& node : graph.nodes) taken_.insert(node.outputs.begin(), node.outputs.end());
-  }
+      : graph_(graph), can_run_(can_run), types_(value_types(graph, 1)), types2_(value_types(graph, 2)),
+        fresh_(graph) {}
 
   // Whether `node` becomes "<op>@NHWC"; if so, adds it.
   bool add_window(const Node& node) {
@@ -101,15 +98,8 @@ class ChannelsLastRewrite {
   void finish() {
     for (const std::string& out : graph_.outputs) {
       if (!last_.count(out)) continue;
-      const std::string inner = fresh(out + "/nhwc");
-      for (Node& node : nodes_) {
-        for (std::string& in : node.inputs) {
-          if (in == out) in = inner;
-        }
-        for (std::string& o : node.outputs) {
-          if (o == out) o = inner;
-        }
-      }
+      const std::string inner = fresh_(out + "/nhwc");
+      rename_output_inside(nodes_, out, inner);
       nodes_.push_back(transpose(inner, out, channels_first_perm()));
     }
     graph_.nodes = std::move(nodes_);
@@ -127,12 +117,10 @@ class ChannelsLastRewrite {
     if (last_.count(name)) return name;
     auto memo = to_last_.find(name);
     if (memo != to_last_.end()) return memo->second;
-    std::string out;
+    const std::string out = fresh_(name + "/nhwc");
     if (const ConstTensor* c = find_constant(graph_, name)) {
-      out = fresh(name + "/nhwc");
       graph_.constants[out] = permuted_constant(*c);
     } else {
-      out = fresh(name + "/nhwc");
       nodes_.push_back(transpose(name, out, channels_last_perm()));
     }
     return to_last_[name] = out;
@@ -143,7 +131,7 @@ class ChannelsLastRewrite {
   std::string channels_first(const std::string& name) {
     auto memo = to_first_.find(name);
     if (memo != to_first_.end()) return memo->second;
-    const std::string out = fresh(name + "/nchw");
+    const std::string out = fresh_(name + "/nchw");
     const Shape& s = types_[name].shape;  // ONNX's [N, C, H, W] (stored [N, H, W, C])
     const Shape& s2 = types2_[name].shape;
     const bool unit_window = s[2] == 1 && s[3] == 1 && s2[2] == 1 && s2[3] == 1 && s[1] == s2[1];
@@ -175,7 +163,7 @@ class ChannelsLastRewrite {
 
   Node transpose(const std::string& from, const std::string& to, std::vector<int64_t> perm) {
     Node n;
-    n.name = fresh(to + "/transpose");
+    n.name = fresh_(to + "/transpose");
     n.op_type = "Transpose";
     n.inputs = {from};
     n.outputs = {to};
@@ -191,10 +179,10 @@ class ChannelsLastRewrite {
     const int64_t dims[4] = {0, channels, 1, 1};
     shape->data.resize(sizeof(dims));
     std::memcpy(shape->data.data(), dims, sizeof(dims));
-    const std::string shape_name = fresh(to + "/shape");
+    const std::string shape_name = fresh_(to + "/shape");
     graph_.constants[shape_name] = std::move(shape);
     Node n;
-    n.name = fresh(to + "/reshape");
+    n.name = fresh_(to + "/reshape");
     n.op_type = "Reshape";
     n.inputs = {from, shape_name};
     n.outputs = {to};
@@ -202,18 +190,11 @@ class ChannelsLastRewrite {
     return n;
   }
 
-  std::string fresh(const std::string& base) {
-    std::string name = base;
-    for (int i = 1; taken_.count(name); ++i) name = base + "_" + std::to_string(i);
-    taken_.insert(name);
-    return name;
-  }
-
   Graph& graph_;
   const std::function<bool(const Node&)>& can_run_;
   std::map<std::string, TensorInfo> types_;   // ONNX's shapes, symbolic dims as 1
   std::map<std::string, TensorInfo> types2_;  // the same with symbolic dims as 2
-  std::set<std::string> taken_;
+  FreshNames fresh_;
   std::set<std::string> last_;  // values stored channels-last (names unchanged)
   std::map<std::string, std::string> to_last_, to_first_;
   std::vector<Node> nodes_;

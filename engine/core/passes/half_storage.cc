@@ -24,11 +24,7 @@ namespace {
 
 class HalfRewrite {
  public:
-  explicit HalfRewrite(Graph& graph) : graph_(graph), types_(value_types(graph)) {
-    for (const auto& kv : graph.constants) taken_.insert(kv.first);
-    for (const GraphInput& in : graph.inputs) taken_.insert(in.name);
-    for (const Node& node : graph.nodes) taken_.insert(node.outputs.begin(), node.outputs.end());
-  }
+  explicit HalfRewrite(Graph& graph) : graph_(graph), types_(value_types(graph)), fresh_(graph) {}
 
   bool is_float32(const std::string& name) const {
     auto it = types_.find(name);
@@ -60,15 +56,8 @@ class HalfRewrite {
   void finish() {
     for (const std::string& out : graph_.outputs) {
       if (!half_.count(out)) continue;
-      const std::string inner = fresh(out + "/fp16");
-      for (Node& node : nodes_) {
-        for (std::string& in : node.inputs) {
-          if (in == out) in = inner;
-        }
-        for (std::string& o : node.outputs) {
-          if (o == out) o = inner;
-        }
-      }
+      const std::string inner = fresh_(out + "/fp16");
+      rename_output_inside(nodes_, out, inner);
       nodes_.push_back(cast_node(inner, out, DType::Float32));
     }
     graph_.nodes = std::move(nodes_);
@@ -88,7 +77,7 @@ class HalfRewrite {
     t->data.resize(static_cast<size_t>(n) * sizeof(uint16_t));
     auto* dst = t->as_mut<uint16_t>();
     for (int64_t i = 0; i < n; ++i) dst[i] = float_to_half(c->as<float>()[i]);
-    const std::string half_name = fresh(name + "/fp16");
+    const std::string half_name = fresh_(name + "/fp16");
     graph_.constants[half_name] = std::move(t);
     return const_half_[name] = half_name;
   }
@@ -97,14 +86,14 @@ class HalfRewrite {
   std::string converted(const std::string& name, DType to, std::map<std::string, std::string>& memo) {
     auto it = memo.find(name);
     if (it != memo.end()) return it->second;
-    const std::string out = fresh(name + (to == DType::Float16 ? "/fp16" : "/fp32"));
+    const std::string out = fresh_(name + (to == DType::Float16 ? "/fp16" : "/fp32"));
     nodes_.push_back(cast_node(name, out, to));
     return memo[name] = out;
   }
 
   Node cast_node(const std::string& from, const std::string& to_name, DType to) {
     Node cast;
-    cast.name = fresh(to_name + "/cast");
+    cast.name = fresh_(to_name + "/cast");
     cast.op_type = "Cast";
     cast.inputs = {from};
     cast.outputs = {to_name};
@@ -113,16 +102,9 @@ class HalfRewrite {
     return cast;
   }
 
-  std::string fresh(const std::string& base) {
-    std::string name = base;
-    for (int i = 1; taken_.count(name); ++i) name = base + "_" + std::to_string(i);
-    taken_.insert(name);
-    return name;
-  }
-
   Graph& graph_;
   std::map<std::string, TensorInfo> types_;  // of the graph as it came (float32 values)
-  std::set<std::string> taken_;
+  FreshNames fresh_;
   std::set<std::string> half_;  // values stored as float16 (their names are unchanged)
   std::map<std::string, std::string> to_half_, to_float_, const_half_;
   std::vector<Node> nodes_;

@@ -55,6 +55,30 @@ std::string add_constant(Graph& graph, const std::string& base, const Shape& sha
   return name;
 }
 
+FreshNames::FreshNames(const Graph& graph) {
+  for (const auto& kv : graph.constants) taken_.insert(kv.first);
+  for (const GraphInput& in : graph.inputs) taken_.insert(in.name);
+  for (const Node& node : graph.nodes) taken_.insert(node.outputs.begin(), node.outputs.end());
+}
+
+std::string FreshNames::operator()(const std::string& base) {
+  std::string name = base;
+  for (int i = 1; taken_.count(name); ++i) name = base + "_" + std::to_string(i);
+  taken_.insert(name);
+  return name;
+}
+
+void rename_output_inside(std::vector<Node>& nodes, const std::string& out, const std::string& inner) {
+  for (Node& node : nodes) {
+    for (std::string& in : node.inputs) {
+      if (in == out) in = inner;
+    }
+    for (std::string& o : node.outputs) {
+      if (o == out) o = inner;
+    }
+  }
+}
+
 std::map<std::string, TensorInfo> value_types(const Graph& graph, int64_t symbolic_dim) {
   std::map<std::string, TensorInfo> types;
   for (const auto& kv : graph.constants) types[kv.first] = kv.second->info;

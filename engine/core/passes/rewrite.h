@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,21 @@ void erase_nodes(Graph& graph, const std::vector<bool>& dead);
 // Drops the constants no node reads and no graph output names (e.g. a Conv's W and the BN
 // statistics once fold_batchnorm has made new weights).
 void drop_unused_constants(Graph& graph);
+
+// Names no value of the graph uses yet (derived from a base: "x/fp16", "x/fp16_1", ...), for the
+// passes that rebuild the node list (half_storage, channels_last).
+class FreshNames {
+ public:
+  explicit FreshNames(const Graph& graph);
+  std::string operator()(const std::string& base);
+
+ private:
+  std::set<std::string> taken_;
+};
+
+// Renames graph output `out` to `inner` wherever `nodes` write or read it, so that a last node
+// can make `out` from `inner` (a conversion back to what the caller expects).
+void rename_output_inside(std::vector<Node>& nodes, const std::string& out, const std::string& inner);
 
 // Whether the backend can run `node` (always, without a can_run check).
 bool backend_can_run(const PassOptions& options, const Node& node);

@@ -1,0 +1,91 @@
+// The load-time passes that rebuild a graph (half_storage, channels_last) run on their own with a
+// stand-in backend, so that their rewrites are checked where no GPU is (tests/test_half_storage.py,
+// tests/test_channels_last_pass.py).
+#include <algorithm>
+
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "core/passes/passes.h"
+#include "core/passes/rewrite.h"
+#include "ops/channels_last.h"
+
+namespace dnnx {
+
+namespace {
+
+bool listed(const std::vector<std::string>& ops, const std::string& op) {
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+// The rewritten graph as Python data: nodes (name, op, inputs, outputs, Cast's "to", Transpose's
+// "perm"), every value's dtype and shape (symbolic dims as 1), the constants' raw bytes, the outputs.
+py::dict rewritten_graph(const Graph& graph) {
+  py::list nodes;
+  for (const Node& node : graph.nodes) {
+    py::dict d;
+    d["name"] = node.name;
+    d["op"] = node.op_type;
+    d["inputs"] = node.inputs;
+    d["outputs"] = node.outputs;
+    if (node.op_type == "Cast") d["to"] = node.attr_int("to", 1);
+    if (node.op_type == "Transpose") d["perm"] = node.attr_ints("perm", {});
+    nodes.append(d);
+  }
+  py::dict types, shapes;
+  for (const auto& kv : value_types(graph)) {
+    types[py::str(kv.first)] = dtype_name(kv.second.dtype);
+    shapes[py::str(kv.first)] = kv.second.shape;
+  }
+  py::dict constants;
+  for (const auto& kv : graph.constants) {
+    constants[py::str(kv.first)] = py::bytes(reinterpret_cast<const char*>(kv.second->data.data()),
+                                             kv.second->data.size());
+  }
+  py::dict out;
+  out["nodes"] = nodes;
+  out["types"] = types;
+  out["shapes"] = shapes;
+  out["constants"] = constants;
+  out["outputs"] = graph.outputs;
+  return out;
+}
+
+}  // namespace
+
+void bind_pass_hooks(py::module_& m) {
+  m.def(
+      "half_storage_rewrite",
+      [](const py::dict& ir, const std::vector<std::string>& half_ops) {
+        // The half_storage pass on its own, with a backend stand-in that has float16 kernels for
+        // exactly `half_ops`: lets the rewrite be checked where no GPU is.
+        Graph graph = graph_from_ir(ir);
+        const int in_half = half_storage(graph, [&half_ops](const Node& node) {
+          return listed(half_ops, node.op_type) ? std::string() : "no fp16 kernel for " + node.op_type;
+        });
+        py::dict out = rewritten_graph(graph);
+        out["in_half"] = in_half;
+        return out;
+      },
+      py::arg("ir"), py::arg("half_ops"),
+      "The half_storage pass (precision='fp16') on `ir` for a backend with float16 kernels for "
+      "`half_ops`: {'in_half', 'nodes', 'types', 'shapes', 'constants' (raw bytes), 'outputs'}.");
+  m.def(
+      "channels_last_rewrite",
+      [](const py::dict& ir, const std::vector<std::string>& nhwc_ops) {
+        // The channels_last pass on its own, for a backend stand-in with "<op>@NHWC" kernels for
+        // exactly `nhwc_ops` (base names, e.g. "Conv+Relu").
+        Graph graph = graph_from_ir(ir);
+        const int converted = channels_last(graph, [&nhwc_ops](const Node& node) {
+          return listed(nhwc_ops, channels_first_op(node.op_type));
+        });
+        py::dict out = rewritten_graph(graph);
+        out["converted"] = converted;
+        return out;
+      },
+      py::arg("ir"), py::arg("nhwc_ops"),
+      "The channels_last pass on `ir` for a backend with channels-last kernels for `nhwc_ops`: "
+      "{'converted', 'nodes', 'types', 'shapes', 'constants' (raw bytes), 'outputs'}.");
+}
+
+}  // namespace dnnx

@@ -1,0 +1,123 @@
+"""The channels_last pass (engine/core/passes/channels_last.cc, Note [channels last]) on its own,
+with a stand-in backend that has "<op>@NHWC" kernels for a chosen set of ops
+(_core.channels_last_rewrite): which nodes go channels-last, where the Transposes (and views) go,
+the permuted filters, the stored shapes. The kernels themselves run on CUDA
+(tests/cuda/test_cuda_channels_last.py)."""
+import numpy as np
+from onnx import helper
+
+from dnnx._importer import import_model
+from dnnx._native import core
+from ort_check import make_model, rand
+
+WINDOW_OPS = ["Conv", "Conv+Relu", "Conv+Add+Relu", "MaxPool", "GlobalAveragePool"]
+TO_LAST, TO_FIRST = [0, 2, 3, 1], [0, 3, 1, 2]
+
+
+def rewrite(model, nhwc_ops=WINDOW_OPS):
+    return core.channels_last_rewrite(import_model(model).ir, list(nhwc_ops))
+
+
+def classifier(batch="N", size=8):
+    """x -> Conv(w, b) -> Relu -> MaxPool -> Conv(w2) -> GlobalAveragePool -> Flatten -> Gemm -> y"""
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu"),
+             helper.make_node("MaxPool", ["r1"], ["p1"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalAveragePool", ["c2"], ["g"], name="gap"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
+             helper.make_node("Gemm", ["f", "fc"], ["y"], name="fc", transB=1)]
+    inits = {"w": rand(4, 3, 3, 3, seed=1), "b": rand(4, seed=2), "w2": rand(6, 4, 3, 3, seed=3),
+             "fc": rand(5, 6, seed=4)}
+    return make_model(nodes, [("x", [batch, 3, size, size])], [("y", None)], inits)
+
+
+def test_window_ops_run_channels_last_between_one_transpose_and_a_view():
+    out = rewrite(classifier())
+    nodes, shapes = out["nodes"], out["shapes"]
+    ops = [n["op"] for n in nodes]
+    # the Relu is elementwise and stays channels-last; the pooled [N, 1, 1, C] leaves as a view
+    assert ops == ["Transpose", "Conv@NHWC", "Relu", "MaxPool@NHWC", "Conv@NHWC", "GlobalAveragePool@NHWC",
+                   "Reshape", "Flatten", "Gemm"], ops
+    assert out["converted"] == 4
+    assert nodes[0]["inputs"] == ["x"] and nodes[0]["perm"] == TO_LAST
+    assert shapes[nodes[0]["outputs"][0]] == [1, 8, 8, 3]
+    assert shapes["c1"] == [1, 8, 8, 4] and shapes["r1"] == [1, 8, 8, 4] and shapes["p1"] == [1, 4, 4, 4]
+    assert shapes["g"] == [1, 1, 1, 6]
+    assert shapes[nodes[6]["outputs"][0]] == [1, 6, 1, 1]  # ONNX's layout again, the same bytes
+    assert shapes["y"] == [1, 5]
+
+
+def test_filters_are_permuted_once_at_load():
+    model = classifier()
+    out = rewrite(model)
+    conv = next(n for n in out["nodes"] if n["name"] == "conv1")
+    w = rand(4, 3, 3, 3, seed=1)
+    stored = np.frombuffer(out["constants"][conv["inputs"][1]], dtype=np.float32).reshape(4, 3, 3, 3)
+    np.testing.assert_array_equal(stored, np.transpose(w, (0, 2, 3, 1)))
+    assert conv["inputs"][2] == "b"  # the bias is a vector: no layout
+    assert "w" not in out["constants"]  # nothing reads the NCHW filter any more
+
+
+def test_ops_without_a_channels_last_kernel_get_transposes_back():
+    out = rewrite(classifier(), ["Conv", "Conv+Relu"])  # no pools in channels-last
+    ops = [n["op"] for n in out["nodes"]]
+    assert ops == ["Transpose", "Conv@NHWC", "Relu", "Transpose", "MaxPool", "Transpose", "Conv@NHWC", "Transpose",
+                   "GlobalAveragePool", "Flatten", "Gemm"], ops
+    perms = [n["perm"] for n in out["nodes"] if n["op"] == "Transpose"]
+    assert perms == [TO_LAST, TO_FIRST, TO_LAST, TO_FIRST]
+
+
+def test_a_channels_last_graph_output_keeps_its_name_and_layout():
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])]
+    out = rewrite(make_model(nodes, [("x", [2, 3, 5, 7])], [("y", None)], {"w": rand(4, 3, 3, 3)}))
+    last = out["nodes"][-1]
+    assert [n["op"] for n in out["nodes"]] == ["Transpose", "Conv@NHWC", "Transpose"]
+    assert last["outputs"] == ["y"] and last["perm"] == TO_FIRST and out["shapes"]["y"] == [2, 4, 5, 7]
+    assert out["outputs"] == ["y"]
+
+
+def test_symbolic_spatial_dims_leave_by_transpose_not_view():
+    # H and W symbolic: a pooled [N, 1, 1, C] is known only for GlobalAveragePool's output; a
+    # conv output of symbolic size must be transposed
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["c"], ["s"], name="sig"),
+             helper.make_node("Flatten", ["s"], ["y"], name="flatten")]
+    model = make_model(nodes, [("x", ["N", 3, "H", "W"])], [("y", None)], {"w": rand(4, 3, 3, 3)})
+    ops = [n["op"] for n in rewrite(model)["nodes"]]
+    assert ops == ["Transpose", "Conv@NHWC", "Sigmoid", "Transpose", "Flatten"], ops
+
+
+def test_a_broadcast_add_is_not_kept_channels_last():
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+             helper.make_node("Add", ["c", "bias"], ["y"], name="add")]
+    model = make_model(nodes, [("x", [2, 3, 4, 4])], [("y", None)], {"w": rand(4, 3, 1, 1), "bias": rand(1, 4, 1, 1)})
+    ops = [n["op"] for n in rewrite(model)["nodes"]]
+    assert ops == ["Transpose", "Conv@NHWC", "Transpose", "Add"], ops
+
+
+def test_same_shape_binary_ops_stay_channels_last():
+    nodes = [helper.make_node("Conv", ["x", "w"], ["a"], name="conv_a", pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "w2"], ["b"], name="conv_b", pads=[1, 1, 1, 1]),
+             helper.make_node("Mul", ["a", "b"], ["m"], name="mul"),
+             helper.make_node("Conv", ["m", "w3"], ["y"], name="conv_c")]
+    inits = {"w": rand(4, 3, 3, 3, seed=1), "w2": rand(4, 3, 3, 3, seed=2), "w3": rand(2, 4, 1, 1, seed=3)}
+    out = rewrite(make_model(nodes, [("x", ["N", 3, 6, 6])], [("y", None)], inits))
+    ops = [n["op"] for n in out["nodes"]]
+    # x is transposed once for both convs that read it
+    assert ops == ["Transpose", "Conv@NHWC", "Conv@NHWC", "Mul", "Conv@NHWC", "Transpose"], ops
+
+
+def test_nothing_to_convert_leaves_the_graph_as_it_was():
+    model = classifier()
+    before = [n.op_type for n in model.graph.node]
+    out = rewrite(model, [])
+    assert out["converted"] == 0
+    assert [n["op"] for n in out["nodes"]] == before
+    assert not [n for n in out["nodes"] if n["op"] == "Transpose"]
+
+
+def test_rank_3_convs_are_left_alone():
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1d", pads=[1, 1])]
+    out = rewrite(make_model(nodes, [("x", [2, 3, 9])], [("y", None)], {"w": rand(4, 3, 3)}))
+    assert [n["op"] for n in out["nodes"]] == ["Conv"] and out["converted"] == 0
