@@ -15,9 +15,10 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 import numpy as np
+
+from _timing import median_us, time_calls
 
 # name -> (dnnx.load options, environment for the load)
 VARIANTS = {
@@ -46,15 +47,8 @@ def load(variant: str, batch: int):
                 os.environ[k] = v
 
 
-def median_us(fn, iters: int, warmup: int = 200) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e6 * float(np.median(times))
+def median_call_us(fn, iters: int, warmup: int = 200) -> float:
+    return median_us(time_calls(fn, warmup, iters))
 
 
 def wall_times(batch: int, iters: int) -> None:
@@ -68,7 +62,7 @@ def wall_times(batch: int, iters: int) -> None:
             y = m.run(xd, output="device").numpy()
             reference = y if reference is None else reference
             np.testing.assert_allclose(y, reference, rtol=1e-4, atol=1e-6, err_msg=name)
-            rows[name].append(median_us(lambda: m.run(xd, output="device"), iters))
+            rows[name].append(median_call_us(lambda: m.run(xd, output="device"), iters))
     print(f"LeNet batch {batch}, device in/out: median us per call (two rounds)")
     for name, (first, second) in rows.items():
         print(f"  {first:7.1f} {second:7.1f}  {name}")

@@ -27,6 +27,7 @@ from onnx import helper, numpy_helper
 
 import dnnx
 from ort_check import make_model, rand
+from test_cuda_layer_grads import assert_grad_close  # the same RTOL; ATOL and L2 passed where they differ
 from test_lstm_stack import stacked_lstm
 
 RTOL = 1e-4
@@ -39,18 +40,6 @@ STEPS = 5
 STEP_LOSS_RTOL = 1e-4
 WEIGHT_L2 = 1e-4
 OFF = {"passes": {"fuse_lstm_stack": False}}
-
-
-def assert_grad_close(got, want, what, atol=ATOL, l2=L2):
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
-    assert np.isfinite(got).all(), f"{what}: non-finite CUDA gradient"
-    scale = float(np.abs(want).max()) if want.size else 0.0
-    np.testing.assert_allclose(got, want, rtol=RTOL, atol=atol * max(scale, 1e-30), err_msg=what)
-    norm = float(np.linalg.norm(want))
-    if norm > 0:
-        rel = float(np.linalg.norm(got - want)) / norm
-        assert rel <= l2, f"{what}: relative L2 error {rel:.3g} > {l2}"
 
 
 def target_for(model, feeds, seed=5):

@@ -17,7 +17,8 @@ std::string set_cudnn_max_pool(const ConvGeometry& g, const Shape& x, cudnnPooli
                                TensorDescriptor& x_desc, TensorDescriptor& y_desc, DType dtype = DType::Float32,
                                bool channels_last = false);
 
-// The direct kernels' 3-D window (unit dims first) for ONNX's geometry over X [N, C, ...].
-Window3d max_pool_window(const ConvGeometry& onnx, const Shape& x);
+// The direct kernels' 3-D window (unit dims first) for ONNX's geometry over X [N, C, ...]: max
+// pool, its gradient and average pool (which adds the end pads it needs).
+Window3d pool_window(const ConvGeometry& onnx, const Shape& x);
 
 }  // namespace dnnx::cuda

@@ -75,7 +75,7 @@ KernelChoice plan_max_pool(const CudaContext& ctx, bool channels_last, const Nod
   if (channels_last) node_fail<DeviceError>(node, "no channels-last max pool for this window: " + why_not);
   choice.algorithm = "direct kernel";
   choice.rejected.push_back({"cudnnPoolingForward", why_not});
-  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, max_pool_window(onnx, x),
+  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, pool_window(onnx, x),
                                                         inputs[0].info.dtype == DType::Float16);
   return choice;
 }
@@ -132,7 +132,7 @@ std::string set_cudnn_max_pool(const ConvGeometry& g, const Shape& x, cudnnPooli
   return "";
 }
 
-Window3d max_pool_window(const ConvGeometry& onnx, const Shape& x) {
+Window3d pool_window(const ConvGeometry& onnx, const Shape& x) {
   const ConvGeometry g = onnx.expanded_to(3);
   Window3d w;
   w.planes = x[0] * x[1];

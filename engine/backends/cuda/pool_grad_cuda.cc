@@ -72,7 +72,7 @@ GradChoice plan_max_pool_grad(const GradRequest& r) {
   }
   choice.algorithm = "direct gradient kernel (window argmax gather)";
   choice.rejected.push_back({"cudnnPoolingBackward", why_not});
-  choice.kernel = std::make_unique<DirectMaxPoolGradKernel>(ctx, max_pool_window(onnx, x));
+  choice.kernel = std::make_unique<DirectMaxPoolGradKernel>(ctx, pool_window(onnx, x));
   return choice;
 }
 

@@ -16,6 +16,7 @@
 
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/glue_kernels.h"
+#include "backends/cuda/max_pool_layout.h"
 #include "ops/cast.h"
 #include "ops/conv_geometry.h"
 #include "ops/pad.h"
@@ -125,21 +126,12 @@ KernelChoice plan_avg_pool(const CudaContext& ctx, const Node& node, const std::
   const bool half = inputs[0].info.dtype == DType::Float16;
   require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
   const Shape& x = inputs[0].info.shape;
-  const ConvGeometry g = make_conv_geometry(node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
-                                            node.attr_ints("kernel_shape", {}))
-                             .expanded_to(3);
-  Window3d w;
+  const ConvGeometry onnx = make_conv_geometry(node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
+                                               node.attr_ints("kernel_shape", {}));
+  const Window3d w = pool_window(onnx, x);
+  const ConvGeometry g = onnx.expanded_to(3);
   int64_t pad_end[3];
-  w.planes = x[0] * x[1];
-  for (size_t i = 0; i < 3; ++i) {
-    w.in[i] = g.input[i];
-    w.out[i] = g.output[i];
-    w.kernel[i] = g.kernel[i];
-    w.stride[i] = g.strides[i];
-    w.dilation[i] = g.dilations[i];
-    w.pad_begin[i] = g.pads_begin[i];
-    pad_end[i] = g.pads_end[i];
-  }
+  for (size_t i = 0; i < 3; ++i) pad_end[i] = g.pads_end[i];
   const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
   const CudaContext* c = &ctx;
   KernelChoice choice = make_choice("direct kernel", [=](const KernelArgs& a) {

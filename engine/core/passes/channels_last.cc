@@ -58,6 +58,7 @@ class ChannelsLastRewrite {
     }
     last_.insert(out.outputs[0]);
     nodes_.push_back(std::move(out));
+    ++converted_;
     return true;
   }
 
@@ -92,7 +93,6 @@ class ChannelsLastRewrite {
   }
 
   int converted() const { return converted_; }
-  void count() { ++converted_; }
 
   // Graph outputs left channels-last come back under their own names; the graph takes the nodes.
   void finish() {
@@ -208,11 +208,7 @@ int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run)
   std::vector<Node> nodes = std::move(graph.nodes);
   graph.nodes.clear();
   for (Node& node : nodes) {
-    if (rewrite.add_window(node)) {
-      rewrite.count();
-    } else if (!rewrite.add_elementwise(node)) {
-      rewrite.add_other(std::move(node));
-    }
+    if (!rewrite.add_window(node) && !rewrite.add_elementwise(node)) rewrite.add_other(std::move(node));
   }
   rewrite.finish();  // with nothing converted, the nodes as they were
   return rewrite.converted();
