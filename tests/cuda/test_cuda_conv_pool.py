@@ -73,7 +73,7 @@ def test_large_batches_run_the_cudnn_pair():
     (row,) = dnnx.load(model, device="cuda").plan()
     assert ", then cudnnPoolingForward" in row["algorithm"], row
     assert [why for algo, why in row["rejected"] if algo == DIRECT and "over the direct kernel's bound" in why], row
-    assert row["workspace"] >= 256 * 50 * 8 * 8 * 4  # the conv's output lives in the workspace
+    assert row["scratch"] >= 256 * 50 * 8 * 8 * 4, row  # the conv's output waits in the layer's scratch
     check_cuda(model, {"x": rand(256, 20, 12, 12)})
 
 

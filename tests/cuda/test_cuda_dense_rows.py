@@ -105,7 +105,7 @@ def test_gemm_softmax(case):
     else:
         gemm, softmax = row["algorithm"].split(", then ")
         assert gemm.startswith(PAIR_GEMMS) and softmax == "cudnnSoftmaxForward (accurate)", row
-        assert row["workspace"] >= m * n * 4, row  # the Gemm's output waits in the workspace
+        assert row["scratch"] >= m * n * 4, row  # the Gemm's output waits in the layer's scratch
         assert any(algo == DENSE for algo, _ in row["rejected"]), row
     check_cuda(model, {"a": 3 * rand(*a_shape, seed=1)})
 
