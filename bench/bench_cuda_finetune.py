@@ -39,6 +39,10 @@ from _timing import median_us, time_calls
 from _torch_worker import add_worker_arguments, run_torch_worker
 
 CASES = (("last:2", 64), ("last:2", 256), ("last:2", 1024), ("all", 256))
+# dnnx's rows: every case with algo_search="heuristic", and the target's case also with
+# "exhaustive" (cuDNN's and cuBLASLt's candidates timed at plan time, through a plan cache)
+DNNX_ROWS = tuple((t, b, "heuristic") for t, b in CASES[:2]) + (("last:2", 256, "exhaustive"),) + tuple(
+    (t, b, "heuristic") for t, b in CASES[2:])
 TARGET_US = 150.0  # last:2 at batch 256
 # SGD learning rate per case: the whole model trained on one repeated batch diverges at 0.01 (on
 # the CPU too: loss 8.6 -> 5e3 -> non-finite within 15 steps), so it steps at 0.001.
@@ -118,10 +122,11 @@ def torch_worker(model_path: str, out: str, warmup: int, iters: int) -> None:
 
 # --- dnnx and the report (the main process: never imports torch) ------------------------------
 def time_dnnx(model_path: str, trainable: str, batch: int, warmup: int, iters: int, graph: bool,
-              on_gpu: bool = False) -> list:
+              on_gpu: bool = False, search: str = "heuristic") -> list:
     import dnnx
 
-    model = dnnx.load(model_path, device="cuda", cuda_graph=graph)
+    cache = str(Path(model_path).with_name("plan-cache.json"))
+    model = dnnx.load(model_path, device="cuda", cuda_graph=graph, algo_search=search, plan_cache=cache)
     tuner = model.finetune(trainable=trainable, lr=LR[trainable], momentum=0.9)
     x, y = batch_for(batch)
     if on_gpu:
@@ -149,13 +154,11 @@ def main() -> int:
         model_path = str(Path(tmp) / "lenet.onnx")
         onnx.save(build_lenet(seed=0), model_path)
         rows = {}
-        for trainable, batch in CASES:
-            rows[(trainable, batch)] = {
-                "dnnx": median_us(time_dnnx(model_path, trainable, batch, args.warmup, args.iters, True)),
-                "dnnx device": median_us(time_dnnx(model_path, trainable, batch, args.warmup, args.iters, True,
-                                                   on_gpu=True)),
-                "dnnx eager": median_us(time_dnnx(model_path, trainable, batch, args.warmup, args.iters, False)),
-            }
+        for trainable, batch, search in DNNX_ROWS:
+            timed = lambda graph, on_gpu=False: median_us(  # noqa: E731
+                time_dnnx(model_path, trainable, batch, args.warmup, args.iters, graph, on_gpu, search))
+            rows[(trainable, batch, search)] = {
+                "dnnx": timed(True), "dnnx device": timed(True, on_gpu=True), "dnnx eager": timed(False)}
         result = Path(tmp) / "torch.json"
         status = "ok"
         try:
@@ -177,18 +180,20 @@ def main() -> int:
         print("| trained | batch | dnnx graph (us) | dnnx graph, x on GPU (us) | dnnx eager (us) | torch eager (us) "
               "| torch eager, x on GPU (us) | torch graph (us) | dnnx vs torch eager |")
         print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-        for (trainable, batch), r in rows.items():
+        for (trainable, batch, search), r in rows.items():
             t = torch_results["cases"].get(f"{trainable}@{batch}", {})
+            label = trainable if search == "heuristic" else f"{trainable}, {search}"
             eager = median_us(t["eager"]) if "eager" in t else float("nan")
             eager_dev = median_us(t["eager device"]) if "eager device" in t else float("nan")
             graph = f"{median_us(t['graph']):.0f}" if "graph" in t else ("failed" if "graph_error" in t else "n/a")
-            print(f"| {trainable} | {batch} | {r['dnnx']:.0f} | {r['dnnx device']:.0f} | {r['dnnx eager']:.0f} | "
+            print(f"| {label} | {batch} | {r['dnnx']:.0f} | {r['dnnx device']:.0f} | {r['dnnx eager']:.0f} | "
                   f"{eager:.0f} | {eager_dev:.0f} | {graph} | {eager / r['dnnx']:.1f}x |")
-        last2, last2_dev = rows[("last:2", 256)]["dnnx"], rows[("last:2", 256)]["dnnx device"]
         print()
-        print(f"Target: last:2 step at batch 256 <= {TARGET_US:.0f} us: {last2:.0f} us from numpy "
-              f"({'met' if last2 <= TARGET_US else 'NOT met'}), {last2_dev:.0f} us with x on the GPU "
-              f"({'met' if last2_dev <= TARGET_US else 'NOT met'}).")
+        for search in ("heuristic", "exhaustive"):
+            last2, last2_dev = (rows[("last:2", 256, search)][k] for k in ("dnnx", "dnnx device"))
+            print(f"Target: last:2 step at batch 256 <= {TARGET_US:.0f} us, algo_search={search}: {last2:.0f} us "
+                  f"from numpy ({'met' if last2 <= TARGET_US else 'NOT met'}), {last2_dev:.0f} us with x on the "
+                  f"GPU ({'met' if last2_dev <= TARGET_US else 'NOT met'}).")
         for key, t in torch_results["cases"].items():
             if "graph_error" in t:
                 print(f"- torch graph {key}: {t['graph_error']}")

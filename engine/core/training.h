@@ -73,8 +73,10 @@ class ParamUpdate {
  public:
   virtual ~ParamUpdate() = default;
   // When stats->non_finite is 0 and some parameter's gradient holds a non-finite value, sets
-  // it to kFirstGradientCode + i for the first such parameter i (slot order).
-  virtual void check_finite(StepStats* stats) const = 0;
+  // it to kFirstGradientCode + i for the first such parameter i (slot order). `lr` is the same
+  // pointer sgd() then gets: a device reads it here, once, into its own memory (Note [lr
+  // staging] in backends/cuda/param_update_cuda.cc); a host backend ignores it.
+  virtual void check_finite(const float* lr, StepStats* stats) const = 0;
   // SGD (train/sgd.h) on every slot at learning rate *lr (read when the update runs). Does
   // nothing when stats->non_finite is set, so that a failed step leaves every w and velocity be.
   // Either way it then writes *stats to *report (host memory from allocate_host, or any host

@@ -169,7 +169,7 @@ void Trainer::enqueue_step(ShapePlan& sp, PartMarks* marks) {
   // Every gradient is checked before any parameter changes (a failed step leaves them all).
   StepStats* stats = stats_.as<StepStats>();
   if (marks) marks->next();
-  sp.update->check_finite(stats);
+  sp.update->check_finite(sp.lr, stats);
   if (marks) marks->next();
   sp.update->sgd(sp.lr, stats, sp.report);  // the step's last kernel, which also reports
   if (marks) marks->next();

@@ -51,22 +51,6 @@ std::string math_forbidden(Precision precision, cudnnMathType_t math) {
   return "";
 }
 
-// The math type a candidate runs with: fp32 keeps FMA (no candidate may widen it); tf32 keeps
-// the CUDNN_TENSOR_OP_MATH it asked for unless the candidate is an FMA-only kernel. (cuDNN 9
-// reports the candidates of a tensor-op descriptor as CUDNN_DEFAULT_MATH, which on sm_80 and
-// later would also allow TF32, but only by default: the plan names what was asked for.)
-cudnnMathType_t run_math(Precision precision, cudnnMathType_t reported) {
-  if (precision == Precision::Fp32 || reported == CUDNN_FMA_MATH) return CUDNN_FMA_MATH;
-  return CUDNN_TENSOR_OP_MATH;
-}
-
-// Sets the math type the candidate would run with on the descriptor (its workspace may depend
-// on it); fp32 leaves the descriptor at FMA.
-void set_candidate_math(const CudaContext& ctx, const ConvDescriptors& d, cudnnMathType_t reported) {
-  if (ctx.options.precision == Precision::Fp32) return;
-  check(cudnnSetConvolutionMathType(d.conv, run_math(ctx.options.precision, reported)), "cudnnSetConvolutionMathType");
-}
-
 // Why this candidate cannot be taken ("" when it can); `workspace` gets its exact need.
 std::string disqualify(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, const ConvCandidate& perf,
                        size_t workspace_limit, size_t& workspace) {
@@ -192,6 +176,22 @@ ConvSearchChoice select(const CudaContext& ctx, ConvDirection dir, const ConvDes
 }
 
 }  // namespace
+
+// The math type a candidate runs with: fp32 keeps FMA (no candidate may widen it); tf32 keeps
+// the CUDNN_TENSOR_OP_MATH it asked for unless the candidate is an FMA-only kernel. (cuDNN 9
+// reports the candidates of a tensor-op descriptor as CUDNN_DEFAULT_MATH, which on sm_80 and
+// later would also allow TF32, but only by default: the plan names what was asked for.)
+cudnnMathType_t run_math(Precision precision, cudnnMathType_t reported) {
+  if (precision == Precision::Fp32 || reported == CUDNN_FMA_MATH) return CUDNN_FMA_MATH;
+  return CUDNN_TENSOR_OP_MATH;
+}
+
+// Sets the math type the candidate would run with on the descriptor (its workspace may depend
+// on it); fp32 leaves the descriptor at FMA.
+void set_candidate_math(const CudaContext& ctx, const ConvDescriptors& d, cudnnMathType_t reported) {
+  if (ctx.options.precision == Precision::Fp32) return;
+  check(cudnnSetConvolutionMathType(d.conv, run_math(ctx.options.precision, reported)), "cudnnSetConvolutionMathType");
+}
 
 ConvSearchChoice choose_conv_algorithm(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
                                        size_t workspace_limit, const std::string& layer) {

@@ -51,6 +51,12 @@ struct ConvSearchChoice {
 // TF32), CUDNN_TENSOR_OP_MATH for tf32 and fp16 (half operands, fp32 accumulation).
 cudnnMathType_t conv_math_type(Precision precision);
 
+// The math type a candidate cuDNN reported with `reported` runs with: fp32 keeps FMA; tf32 and
+// fp16 the tensor-op math they asked for, unless the candidate is an FMA-only kernel.
+cudnnMathType_t run_math(Precision precision, cudnnMathType_t reported);
+// Sets that math type on d.conv (a candidate's workspace may depend on it); fp32 leaves FMA.
+void set_candidate_math(const CudaContext& ctx, const ConvDescriptors& d, cudnnMathType_t reported);
+
 // Chooses for `d` (whose conv descriptor carries conv_math_type) and sets the chosen math type
 // on d.conv. `layer` names the node in warnings. Throws DeviceError listing every candidate and
 // its reason when none qualifies.

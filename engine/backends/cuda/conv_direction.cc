@@ -144,6 +144,26 @@ std::vector<ConvCandidate> heuristic_candidates(const CudaContext& ctx, ConvDire
   return {};
 }
 
+cudnnStatus_t run_conv_direction(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, int algo,
+                                 void* x, void* w, void* y, void* workspace, size_t workspace_bytes) {
+  const float one = 1.0f, zero = 0.0f;
+  switch (dir) {
+    case ConvDirection::Forward:
+      return cudnnConvolutionForward(ctx.cudnn, &one, d.x, x, d.w, w, d.conv,
+                                     static_cast<cudnnConvolutionFwdAlgo_t>(algo), workspace, workspace_bytes, &zero,
+                                     d.y, y);
+    case ConvDirection::BackwardData:  // reads w and dy (y), writes dx (x)
+      return cudnnConvolutionBackwardData(ctx.cudnn, &one, d.w, w, d.y, y, d.conv,
+                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), workspace,
+                                          workspace_bytes, &zero, d.x, x);
+    case ConvDirection::BackwardFilter:  // reads x and dy (y), writes dw (w)
+      return cudnnConvolutionBackwardFilter(ctx.cudnn, &one, d.x, x, d.y, y, d.conv,
+                                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), workspace,
+                                            workspace_bytes, &zero, d.w, w);
+  }
+  return CUDNN_STATUS_BAD_PARAM;
+}
+
 std::vector<ConvCandidate> find_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
                                            void* x, void* w, void* y, void* workspace, size_t workspace_bytes) {
   switch (dir) {

@@ -44,6 +44,11 @@ std::vector<ConvCandidate> heuristic_candidates(const CudaContext& ctx, ConvDire
 
 // cudnnFind*AlgorithmEx on the planner's scratch buffers x, w, y (each direction reads two of
 // them and writes the third), with `workspace_bytes` of workspace; fastest first.
+// One run of `algo` in the direction on those buffers (alpha 1, beta 0), with d.conv's math
+// type as it is set; cuDNN's status is the answer.
+cudnnStatus_t run_conv_direction(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, int algo,
+                                 void* x, void* w, void* y, void* workspace, size_t workspace_bytes);
+
 std::vector<ConvCandidate> find_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
                                            void* x, void* w, void* y, void* workspace, size_t workspace_bytes);
 

@@ -163,8 +163,11 @@ KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, cons
     lt_call.beta = 0.0f;
     if (lt->plan(ctx, lt_call, epilogue, std::min(kLtWorkspaceLimit, ctx.options.workspace_limit))) {
       choice.algorithm = std::string("cublasLtMatmul") +
-                         (has_c ? (relu ? " (bias+relu epilogue)" : " (bias epilogue)") : (relu ? " (relu epilogue)" : ""));
+                         (has_c ? (relu ? " (bias+relu epilogue)" : " (bias epilogue)") : (relu ? " (relu epilogue)" : "")) +
+                         lt->choice_text();
       choice.workspace_bytes = lt->workspace_bytes();
+      choice.time_ms = lt->choice().time_ms;
+      for (const Rejected& r : lt->choice().rejected) choice.rejected.push_back(r);
       choice.kernel = std::make_unique<LtGemmKernel>(ctx, lt_call, std::move(lt), has_c);
       return choice;
     }

@@ -3,18 +3,24 @@
 //   d op(A) = alpha * dY op(B)^T   [M,K]   (dA is its transpose when transA)
 //   d op(B) = alpha * op(A)^T dY   [K,N]   (dB is its transpose when transB)
 //   dC      = beta * dY summed over the dims C broadcasts along (launch_broadcast_sum)
-// Each product is one row-major SGEMM (blas.h) whose transpose flags absorb transA/transB, so
-// nothing is copied; beta 0, so dA and dB are overwritten. cuBLAS's GEMMs give bit-identical
-// results run to run on one GPU model (no atomics unless cublasSetAtomicsMode allows them,
-// which dnnx never does), so this kernel is deterministic as it stands.
+// Each product is one row-major cublasLtMatmul (lt_matmul.h) whose transpose flags absorb
+// transA/transB, so nothing is copied; beta 0, so dA and dB are overwritten. Its algorithm is
+// chosen as the forward's is (Note [GEMM candidates] in lt_search.h: timed with
+// algo_search="exhaustive"), and only the products a needed gradient reads are planned. Each
+// cuBLASLt algorithm gives bit-identical results run to run (no atomics), so this kernel is
+// deterministic as it stands. Where cuBLASLt has no algorithm, cublasSgemm runs the product.
 // Gemm+Relu (fuse_gemm_relu, which the trainer runs on its tail too) first masks dY with the
 // Relu's derivative from its output (launch_relu_mask, into the workspace), summing a row-vector
 // C's gradient in the same pass, then runs Gemm's gradient on the masked dZ.
+#include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "backends/cuda/blas.h"
 #include "backends/cuda/cuda_grad_kernels.h"
 #include "backends/cuda/dense_grad_kernels.h"
+#include "backends/cuda/lt_matmul.h"
 #include "backends/cuda/tensor_desc.h"
 
 namespace dnnx::cuda {
@@ -28,6 +34,7 @@ enum class Operand { A, B, DY };
 struct GradProduct {
   GemmCall call;
   Operand first = Operand::DY, second = Operand::DY;
+  std::shared_ptr<LtMatmul> lt;  // null: cublasSgemm (or not needed)
 };
 
 struct GemmGradPlan {
@@ -60,12 +67,15 @@ class GemmGradKernel final : public GradKernel {
     const float* ops[] = {args.in(kA), args.in(kB), args.d_outputs[0]};
     auto operand = [&](Operand o) { return ops[static_cast<int>(o)]; };
     if (!p_.empty) {
-      if (args.d_inputs[kA]) {
-        row_major_gemm(ctx_, p_.da.call, operand(p_.da.first), operand(p_.da.second), args.d_inputs[kA]);
-      }
-      if (args.d_inputs[kB]) {
-        row_major_gemm(ctx_, p_.db.call, operand(p_.db.first), operand(p_.db.second), args.d_inputs[kB]);
-      }
+      auto multiply = [&](const GradProduct& p, float* out) {
+        if (p.lt) {
+          p.lt->run(ctx_, p.call, operand(p.first), operand(p.second), nullptr, out, args.workspace);
+        } else {
+          row_major_gemm(ctx_, p.call, operand(p.first), operand(p.second), out);
+        }
+      };
+      if (args.d_inputs[kA]) multiply(p_.da, args.d_inputs[kA]);
+      if (args.d_inputs[kB]) multiply(p_.db, args.d_inputs[kB]);
     }
     if (p_.has_c && args.d_inputs[kC]) {
       launch_broadcast_sum(args.d_outputs[0], args.d_inputs[kC], p_.rows, p_.cols, p_.c_rows, p_.c_cols, p_.beta,
@@ -106,8 +116,25 @@ GradChoice plan_gemm_grad(const GradRequest& r) {
     p.beta = r.node.attr_float("beta", 1.0f);
   }
   GradChoice choice;
-  choice.algorithm = "cublasSgemm";
-  choice.kernel = std::make_unique<GemmGradKernel>(cuda_context_of(r), p);
+  const CudaContext& ctx = cuda_context_of(r);
+  const size_t limit = std::min(kLtWorkspaceLimit, ctx.options.workspace_limit);
+  std::string names;
+  auto plan_product = [&](GradProduct& product, bool needed, const char* what) {
+    if (!needed || p.empty) return;
+    auto lt = std::make_shared<LtMatmul>();
+    std::string name = "cublasSgemm";
+    if (lt->plan(ctx, product.call, CUBLASLT_EPILOGUE_DEFAULT, limit)) {
+      choice.workspace_bytes = std::max(choice.workspace_bytes, lt->workspace_bytes());
+      name = "cublasLtMatmul" + lt->choice_text();
+      for (const Rejected& rej : lt->choice().rejected) choice.rejected.push_back({what + (" " + rej.algorithm), rej.reason});
+      product.lt = std::move(lt);
+    }
+    names += (names.empty() ? "" : ", ") + (what + (" " + name));
+  };
+  plan_product(p.da, r.needs_grad[kA], "dA");
+  plan_product(p.db, r.needs_grad[kB], "dB");
+  choice.algorithm = names.empty() ? "cublasLtMatmul" : names;
+  choice.kernel = std::make_unique<GemmGradKernel>(ctx, p);
   return choice;
 }
 

@@ -1,5 +1,9 @@
 #include "backends/cuda/lt_matmul.h"
 
+#include <cstdio>
+
+#include "backends/cuda/lt_search.h"
+
 namespace dnnx::cuda {
 
 LtMatmul::~LtMatmul() {
@@ -28,19 +32,41 @@ bool LtMatmul::plan(const CudaContext& ctx, const GemmCall& c, cublasLtEpilogue_
   check(cublasLtMatrixLayoutCreate(&b_, type, c.trans_a ? c.m : c.k, c.trans_a ? c.k : c.m, c.trans_a ? c.m : c.k),
         "cublasLtMatrixLayoutCreate (A)");
   check(cublasLtMatrixLayoutCreate(&y_, type, c.n, c.m, c.n), "cublasLtMatrixLayoutCreate (Y)");
+  const bool timed = ctx.options.algo_search == AlgoSearch::Exhaustive;
+  const std::vector<cublasLtMatmulHeuristicResult_t> list = ranked(ctx, workspace_limit, timed ? kLtCandidates : 1);
+  if (list.empty()) return false;
+  choice_ = timed ? choose_lt_candidate(ctx, *this, c, epilogue, workspace_limit, list) : LtChoice{};
+  algo_ = list[choice_.rank].algo;
+  workspace_bytes_ = list[choice_.rank].workspaceSize;
+  return true;
+}
+
+std::vector<cublasLtMatmulHeuristicResult_t> LtMatmul::ranked(const CudaContext& ctx, size_t workspace_limit,
+                                                              int count) const {
   cublasLtMatmulPreference_t pref = nullptr;
   check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
   const size_t limit = workspace_limit;
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit));
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(count));
   int found = 0;
   const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(ctx.cublas_lt, op_, a_, b_, y_, y_, pref, 1, &result, &found);
+      cublasLtMatmulAlgoGetHeuristic(ctx.cublas_lt, op_, a_, b_, y_, y_, pref, count, results.data(), &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (status != CUBLAS_STATUS_SUCCESS || found == 0 || result.state != CUBLAS_STATUS_SUCCESS) return false;
-  algo_ = result.algo;
-  workspace_bytes_ = result.workspaceSize;
-  return true;
+  if (status != CUBLAS_STATUS_SUCCESS) found = 0;
+  results.resize(static_cast<size_t>(found));
+  std::vector<cublasLtMatmulHeuristicResult_t> usable;
+  for (const auto& r : results) {
+    if (r.state == CUBLAS_STATUS_SUCCESS) usable.push_back(r);
+  }
+  return usable;
+}
+
+std::string LtMatmul::choice_text() const {
+  if (choice_.time_ms < 0 && choice_.rank == 0) return "";
+  char text[96];
+  std::snprintf(text, sizeof(text), " [candidate %d of %d%s, %.4f ms]", choice_.rank + 1, choice_.listed,
+                choice_.from_cache ? ", plan cache" : "", choice_.time_ms);
+  return text;
 }
 
 void LtMatmul::run(const CudaContext& ctx, const GemmCall& c, const void* a, const void* b, const void* bias, void* y,
@@ -53,6 +79,18 @@ void LtMatmul::run(const CudaContext& ctx, const GemmCall& c, const void* a, con
   check(cublasLtMatmul(ctx.cublas_lt, op_, &c.alpha, b, a_, a, b_, c_in ? &one : &zero, c_in ? c_in : y, y_, y, y_,
                        &algo_, workspace_bytes_ ? workspace : nullptr, workspace_bytes_, ctx.stream),
         "cublasLtMatmul");
+}
+
+void LtMatmul::run_candidate(const CudaContext& ctx, const GemmCall& c, const cublasLtMatmulHeuristicResult_t& candidate,
+                             const void* a, const void* b, const void* bias, void* y, void* workspace) const {
+  if (bias) {
+    check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+          "cublasLtMatmulDescSetAttribute (bias)");
+  }
+  const float zero = 0.0f;
+  check(cublasLtMatmul(ctx.cublas_lt, op_, &c.alpha, b, a_, a, b_, &zero, y, y_, y, y_, &candidate.algo,
+                       candidate.workspaceSize ? workspace : nullptr, candidate.workspaceSize, ctx.stream),
+        "cublasLtMatmul (search)");
 }
 
 }  // namespace dnnx::cuda

@@ -35,9 +35,11 @@ struct UpdateChunk {
 constexpr int kChunkElements = 2048;
 constexpr int kChunkThreads = 256;
 
-// chunks: `count` UpdateChunks in device memory; one block each.
-void launch_check_finite(const UpdateChunk* chunks, int64_t count, StepStats* stats, cudaStream_t stream);
-// lr may be page-locked host memory; report (null: none) receives *stats, written by one thread.
+// chunks: `count` UpdateChunks in device memory; one block each. The first block also copies
+// *lr (page-locked host memory) to *device_lr, once (Note [lr staging] in param_update_cuda.cc).
+void launch_check_finite(const UpdateChunk* chunks, int64_t count, const float* lr, float* device_lr,
+                         StepStats* stats, cudaStream_t stream);
+// lr: device memory (the check's copy); report (null: none) receives *stats, written by one thread.
 void launch_sgd(const UpdateChunk* chunks, int64_t count, const SgdOptions& options, const float* lr,
                 const StepStats* stats, StepStats* report, cudaStream_t stream);
 void launch_accumulate(float* dst, const float* src, int64_t n, cudaStream_t stream);
