@@ -140,3 +140,34 @@ def test_exhaustive_search_times_both_and_a_second_process_times_nothing(tmp_pat
     x = rand(4, 1, 28, 28)
     gpu = dnnx.load(build("lenet"), device="cuda", algo_search="exhaustive", batch_size=4, plan_cache=cache)
     assert_close(gpu.run(x), dnnx.load(build("lenet")).run(x), "exhaustive lenet vs cpu")
+
+
+ONE_CHANNEL_CASES = {  # the direct kernel's one-input-channel path (conv_pool_c1_kernels.cu)
+    "lenet_conv1_batch256": ([256, 1, 28, 28], [20, 1, 5, 5], {}),
+    "3x3_padded_odd_pooled_width": ([64, 1, 15, 14], [7, 1, 3, 3], {"pads": [1, 1, 1, 1]}),
+    "5x5_asymmetric_pads": ([33, 1, 20, 17], [12, 1, 5, 5], {"pads": [2, 1, 0, 2]}),
+    "more_filters_than_a_block": ([16, 1, 12, 12], [96, 1, 3, 3], {}),
+}
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("case", list(ONE_CHANNEL_CASES))
+def test_one_channel_conv_pool_at_any_batch_is_the_direct_kernel_and_matches_the_pair_bit_for_bit(case, relu, bias):
+    x_shape, w_shape, conv = ONE_CHANNEL_CASES[case]
+    model = conv_pool_model(x_shape, w_shape, relu=relu, bias=bias, conv=conv)
+    (row,) = dnnx.load(model, device="cuda").plan()
+    assert row["algorithm"].startswith(DIRECT + ", 1 input channel"), row
+    x = rand(*x_shape, seed=3)
+    check_cuda(model, {"x": x})
+    # The pair (the direct one-channel conv, then cuDNN's pool) sums the same taps in the same order.
+    unfused = dnnx.load(model, device="cuda", passes=UNFUSED)
+    assert unfused.plan()[0]["algorithm"].startswith("direct (1 input channel)"), unfused.plan()
+    np.testing.assert_array_equal(dnnx.load(model, device="cuda").run(x), unfused.run(x))
+
+
+def test_one_channel_batch_1_keeps_the_few_blocks_launch():
+    model = conv_pool_model([1, 1, 28, 28], [20, 1, 5, 5])
+    (row,) = dnnx.load(model, device="cuda").plan()
+    assert row["algorithm"].startswith(DIRECT) and "1 input channel" not in row["algorithm"], row
+    check_cuda(model, {"x": rand(1, 1, 28, 28, seed=3)})

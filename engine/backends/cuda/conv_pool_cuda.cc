@@ -4,7 +4,8 @@
 //   direct  one kernel computing each pooled output from the input (conv_pool_direct.h), fp32
 //           storage only: a small problem then costs one launch instead of two library calls.
 // The heuristic planner takes direct up to kDirectMacs multiply-adds (LeNet's conv2 + pool2 at
-// batch 1: 17 + 4 us as the pair); the exhaustive planner times both on scratch buffers and keeps
+// batch 1: 17 + 4 us as the pair), and at any size where its one-input-channel path applies
+// (direct_conv_pool_one_channel); the exhaustive planner times both on scratch buffers and keeps
 // the times in the plan cache, so that a second process times nothing.
 #include <cudnn.h>
 
@@ -245,11 +246,12 @@ KernelChoice plan_conv_pool(const KernelRegistry& registry, const CudaContext& c
       if (take_direct) pair.time_ms = t.direct_ms;
     }
   } else {
-    take_direct = shape.macs() <= kDirectMacs;
+    const bool one_channel = direct_conv_pool_one_channel(shape);
+    take_direct = one_channel || shape.macs() <= kDirectMacs;
     char text[160];
     std::snprintf(text, sizeof(text), "%.3g multiply-adds %s the direct kernel's bound of %.3g", shape.macs(),
                   take_direct ? "within" : "over", kDirectMacs);
-    reason = text;
+    reason = one_channel ? "one input channel: the direct kernel's one-channel path, at any batch" : text;
   }
   if (!take_direct) {
     pair.rejected.push_back({kDirectName, reason});
@@ -257,7 +259,8 @@ KernelChoice plan_conv_pool(const KernelRegistry& registry, const CudaContext& c
   }
   KernelChoice choice;
   choice.kernel = std::move(direct);
-  choice.algorithm = std::string(kDirectName) + (relu ? " (bias+relu+max pool fused)" : " (bias+max pool fused)");
+  choice.algorithm = std::string(kDirectName) + (direct_conv_pool_one_channel(shape) ? ", 1 input channel" : "") +
+                     (relu ? " (bias+relu+max pool fused)" : " (bias+max pool fused)");
   choice.math = kDirectMath;
   choice.time_ms = pair.time_ms;
   choice.rejected = {{"the conv+pool pair: " + pair.algorithm, reason}};

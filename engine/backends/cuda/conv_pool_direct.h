@@ -29,8 +29,20 @@ struct DirectConvPool {
   double macs() const;
 };
 
-// Whether the kernel takes this shape: the filter and the region's partial sums fit in shared memory.
+// Whether the kernel takes this shape: the filter and the region's partial sums fit in shared
+// memory, or the one-channel path takes it.
 bool direct_conv_pool_supported(const DirectConvPool& p);
+
+// The one-input-channel path (conv_pool_c1_kernels.cu): 1 input channel, a 3x3 or 5x5 window
+// of stride 1, a 2x2 pool of stride 2, for batches that fill the GPU (n x m blocks at least
+// those of the few-blocks launch, which keeps batch 1). Measured on an H200, LeNet's conv1 +
+// pool1 at batch 256: the pair (the direct one-channel conv, then cuDNN's pool) 12.6 + 6.9 us.
+// Used by launch_direct_conv_pool whenever it applies; the heuristic planner then takes the
+// direct kernel at any size (bench/RESULTS_CUDA.md has its time).
+bool direct_conv_pool_one_channel(const DirectConvPool& p);
+bool direct_conv_pool_c1_supported(const DirectConvPool& p);
+void launch_direct_conv_pool_c1(const float* x, const float* w, const float* b, float* y, const DirectConvPool& p,
+                                bool relu, cudaStream_t stream);
 
 // b may be null (no bias).
 void launch_direct_conv_pool(const float* x, const float* w, const float* b, float* y, const DirectConvPool& p,
