@@ -9,6 +9,7 @@
 // the filters so that the grid has kTargetBlocks or more blocks.
 #include <algorithm>
 #include <cfloat>
+#include <cstdlib>
 
 #include "backends/cuda/conv_pool_direct.h"
 #include "backends/cuda/cuda_check.h"
@@ -31,13 +32,20 @@ struct C1Launch {
 
 int items_per_image(const DirectConvPool& p) { return p.poh * ((p.pow + 1) / 2); }
 
+int experiment(const char* name, int fallback) {  // EXPERIMENT: a launch sweep on the GPU machine
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
 C1Launch c1_launch_for(const DirectConvPool& p) {
   C1Launch l;
+  const int max_threads = experiment("DNNX_EXPERIMENT_C1_THREADS", kMaxThreads);
+  const int64_t target_blocks = experiment("DNNX_EXPERIMENT_C1_BLOCKS", static_cast<int>(kTargetBlocks));
   l.items = items_per_image(p);
-  l.images = std::max(1, std::min(kMaxImages, kMaxThreads / std::max(1, l.items)));
-  l.threads = std::min(kMaxThreads, (l.images * l.items + 31) / 32 * 32);
+  l.images = std::max(1, std::min(kMaxImages, max_threads / std::max(1, l.items)));
+  l.threads = std::min(std::max(32, max_threads), (l.images * l.items + 31) / 32 * 32);
   const int64_t image_blocks = (p.n + l.images - 1) / l.images;
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(p.m, kTargetBlocks / image_blocks));
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(p.m, target_blocks / image_blocks));
   l.filters = static_cast<int>((p.m + chunks - 1) / chunks);
   return l;
 }
