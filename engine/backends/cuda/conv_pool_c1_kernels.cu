@@ -9,7 +9,6 @@
 // the filters so that the grid has kTargetBlocks or more blocks.
 #include <algorithm>
 #include <cfloat>
-#include <cstdlib>
 
 #include "backends/cuda/conv_pool_direct.h"
 #include "backends/cuda/cuda_check.h"
@@ -20,7 +19,11 @@ namespace {
 
 constexpr int kMaxThreads = 256;
 constexpr int kMaxImages = 8;           // images per block
-constexpr int64_t kTargetBlocks = 1056;  // about eight blocks per SM of an H100/H200
+// About two blocks per SM of an H100/H200. A sweep on the H200 (LeNet's conv1 + pool1, GPU time
+// in a replayed graph): at batch 256, 12.5 us with 264 blocks of up to 256 threads, 17.3 with
+// 1056, 12.8-17.0 with 96 or 512 threads; at batch 1024 28.3-29.3 us for 132-1056 blocks of 96
+// or 256 threads (39-54 with 512).
+constexpr int64_t kTargetBlocks = 264;
 constexpr size_t kMaxSharedBytes = 48 << 10;
 
 struct C1Launch {
@@ -32,20 +35,13 @@ struct C1Launch {
 
 int items_per_image(const DirectConvPool& p) { return p.poh * ((p.pow + 1) / 2); }
 
-int experiment(const char* name, int fallback) {  // EXPERIMENT: a launch sweep on the GPU machine
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : fallback;
-}
-
 C1Launch c1_launch_for(const DirectConvPool& p) {
   C1Launch l;
-  const int max_threads = experiment("DNNX_EXPERIMENT_C1_THREADS", kMaxThreads);
-  const int64_t target_blocks = experiment("DNNX_EXPERIMENT_C1_BLOCKS", static_cast<int>(kTargetBlocks));
   l.items = items_per_image(p);
-  l.images = std::max(1, std::min(kMaxImages, max_threads / std::max(1, l.items)));
-  l.threads = std::min(std::max(32, max_threads), (l.images * l.items + 31) / 32 * 32);
+  l.images = std::max(1, std::min(kMaxImages, kMaxThreads / std::max(1, l.items)));
+  l.threads = std::min(kMaxThreads, (l.images * l.items + 31) / 32 * 32);
   const int64_t image_blocks = (p.n + l.images - 1) / l.images;
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(p.m, target_blocks / image_blocks));
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(p.m, kTargetBlocks / image_blocks));
   l.filters = static_cast<int>((p.m + chunks - 1) / chunks);
   return l;
 }

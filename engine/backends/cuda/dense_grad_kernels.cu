@@ -30,8 +30,11 @@ __global__ void broadcast_sum_kernel(const float* dy, float* dc, int64_t rows, i
   if (threadIdx.x == 0) dc[blockIdx.x] = beta * part[0];
 }
 
-constexpr int kMaskColumns = 32;  // launch_relu_mask: columns per block (one per lane) ...
-constexpr int kMaskRowGroups = 8;  // ... and the warps that split the rows
+// launch_relu_mask: columns per block (one per lane), and the warps that split the rows. With a
+// column sum the grid is one block row (cols / 32 blocks: 16 for LeNet's fc1), so each block
+// has 32 warps, each thread's rows few and their loads unrolled in flight.
+constexpr int kMaskColumns = 32;
+constexpr int kMaskRowGroups = 32;
 
 // Block (x, y): columns blockIdx.x * kMaskColumns + x, rows [blockIdx.y * rows_per_block, +
 // rows_per_block) split over the y warps; one block row (gridDim.y 1) when dc is summed.
@@ -44,6 +47,7 @@ __global__ void relu_mask_kernel(const float* __restrict__ dy, const float* __re
   const int64_t end = first + rows_per_block < rows ? first + rows_per_block : rows;
   float sum = 0.0f;
   if (col < cols) {
+#pragma unroll 4
     for (int64_t r = first + threadIdx.y; r < end; r += kMaskRowGroups) {
       const int64_t i = r * cols + col;
       const float v = y[i] > 0.0f ? dy[i] : 0.0f;

@@ -1,8 +1,9 @@
 // Note [GEMM candidates]: which of cuBLASLt's algorithms a planned GEMM runs (lt_matmul.h).
 //   heuristic   cublasLtMatmulAlgoGetHeuristic's first pick, asked for one (instant, and the
 //               same in every process)
-//   exhaustive  its first kLtCandidates picks, each timed on scratch operands (mean of several
-//               warm runs between CUDA events); the fastest wins, and a later-ranked candidate
+//   exhaustive  its first kLtCandidates picks, each timed on scratch operands (after a warm-up,
+//               the lower of two rounds of means of 5-20 runs between CUDA events: single means
+//               on an idle GPU varied by 40% between processes); the fastest wins, and a later-ranked candidate
 //               must beat the one ahead of it by more than 2% (timing noise does not reorder the
 //               list). The choice is kept in the plan cache (plan_cache.h) by its rank in the
 //               list, which cuBLASLt gives in the same order for the same version, GPU and
