@@ -41,27 +41,40 @@ namespace {
 // small layers its times rank them wrongly. Measured on an H200 (cuDNN 9.19), LeNet's conv2 at
 // batch 256 (20 -> 50 channels, 5x5 on 12x12): Find gave IMPLICIT_GEMM 0.0756 ms and
 // IMPLICIT_PRECOMP_GEMM 0.0829 ms, while inside a replayed fine-tuning step the two took 67 and
-// 46 us. So every candidate Find ran is timed again warm (mean_device_ms: one warm-up, then 20
-// runs, or 5 for those over 50 us), at the math type it would run with, and the list is sorted
-// by those times (a stable sort: ties keep Find's order).
+// 46 us. So every candidate Find ran is timed again warm (after warm_up, the lower of
+// kTimingRounds means of 20 runs, or 5 for those over 50 us: device_timing.h), at the math type
+// it would run with, and the list is sorted by those times (a stable sort: ties keep Find's
+// order).
 void retime(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, void* x, void* w, void* y,
             void* workspace, size_t workspace_bytes, std::vector<ConvCandidate>& perfs) {
-  for (ConvCandidate& perf : perfs) {
-    if (perf.status != CUDNN_STATUS_SUCCESS) continue;
-    set_candidate_math(ctx, d, perf.math_type);
-    size_t need = 0;
-    if (conv_workspace_size(ctx, dir, d, perf.algo, &need) != CUDNN_STATUS_SUCCESS || need > workspace_bytes) continue;
-    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
-    auto run = [&] {
-      if (status == CUDNN_STATUS_SUCCESS) status = run_conv_direction(ctx, dir, d, perf.algo, x, w, y, workspace, need);
-    };
-    const double once = mean_device_ms(ctx, run, "cudnn convolution (search)", 1);
-    const double ms = mean_device_ms(ctx, run, "cudnn convolution (search)", once < 0.05 ? 20 : 5);
-    if (status != CUDNN_STATUS_SUCCESS) {
-      perf.status = status;
-      continue;
+  std::vector<double> best(perfs.size(), -1);
+  for (int round = -1; round < kTimingRounds; ++round) {  // round -1 warms the GPU up
+    for (size_t i = 0; i < perfs.size(); ++i) {
+      ConvCandidate& perf = perfs[i];
+      if (perf.status != CUDNN_STATUS_SUCCESS) continue;
+      set_candidate_math(ctx, d, perf.math_type);
+      size_t need = 0;
+      if (conv_workspace_size(ctx, dir, d, perf.algo, &need) != CUDNN_STATUS_SUCCESS || need > workspace_bytes) continue;
+      cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+      auto run = [&] {
+        if (status == CUDNN_STATUS_SUCCESS) status = run_conv_direction(ctx, dir, d, perf.algo, x, w, y, workspace, need);
+      };
+      if (round < 0) {
+        warm_up(ctx, run, kWarmUpMs, "cudnn convolution (search)");
+        if (status != CUDNN_STATUS_SUCCESS) perf.status = status;
+        break;
+      }
+      const double once = mean_device_ms(ctx, run, "cudnn convolution (search)", 1);
+      const double ms = mean_device_ms(ctx, run, "cudnn convolution (search)", once < 0.05 ? 20 : 5);
+      if (status != CUDNN_STATUS_SUCCESS) {
+        perf.status = status;
+        continue;
+      }
+      best[i] = best[i] < 0 ? ms : std::min(best[i], ms);
     }
-    perf.time = static_cast<float>(ms);
+  }
+  for (size_t i = 0; i < perfs.size(); ++i) {
+    if (best[i] >= 0) perfs[i].time = static_cast<float>(best[i]);
   }
   std::stable_sort(perfs.begin(), perfs.end(), [](const ConvCandidate& a, const ConvCandidate& b) {
     const bool a_ok = a.status == CUDNN_STATUS_SUCCESS, b_ok = b.status == CUDNN_STATUS_SUCCESS;

@@ -1,5 +1,7 @@
 #include "backends/cuda/device_timing.h"
 
+#include <algorithm>
+
 #include "backends/cuda/conv_candidates.h"
 #include "backends/cuda/cuda_check.h"
 
@@ -38,6 +40,11 @@ double mean_device_ms(const CudaContext& ctx, const std::function<void()>& run, 
   if (status == cudaSuccess) status = cudaEventElapsedTime(&ms, events.start, events.stop);
   check(status, what);
   return static_cast<double>(ms) / runs;
+}
+
+void warm_up(const CudaContext& ctx, const std::function<void()>& run, double ms, const char* what) {
+  const double once = mean_device_ms(ctx, run, what, 1);
+  if (once > 0 && once < ms) mean_device_ms(ctx, run, what, static_cast<int>(std::min(2000.0, ms / once)) + 1);
 }
 
 double time_kernel_on_scratch(const CudaContext& ctx, const Kernel& kernel, const std::vector<size_t>& input_bytes,

@@ -13,6 +13,16 @@ namespace dnnx::cuda {
 // calls between two CUDA events. A failure is a DeviceError naming `what`.
 double mean_device_ms(const CudaContext& ctx, const std::function<void()>& run, const char* what, int runs = 10);
 
+// Runs `run` until about `ms` of device time have passed (at most 2000 calls): an idle GPU
+// runs its first work at lower clocks, which would rank a search's first candidates unfairly.
+// A search calls it once, with its first candidate, before it times anything.
+void warm_up(const CudaContext& ctx, const std::function<void()>& run, double ms, const char* what);
+
+// Searches time each candidate in kTimingRounds rounds over the whole list and keep the lower
+// mean: single means of 5-20 us kernels varied by up to 40% between processes on an H200.
+constexpr int kTimingRounds = 2;
+constexpr double kWarmUpMs = 3.0;
+
 // The mean device time of a planned kernel run on scratch buffers of these sizes (inputs filled
 // with a non-zero pattern: never time on zeros), or -1 when the buffers cannot be had.
 double time_kernel_on_scratch(const CudaContext& ctx, const Kernel& kernel, const std::vector<size_t>& input_bytes,

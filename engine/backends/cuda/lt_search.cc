@@ -13,8 +13,7 @@ namespace dnnx::cuda {
 namespace {
 
 constexpr double kTakeOver = 0.98;  // a later candidate wins only below 98% of the best time so far
-constexpr int kRounds = 2;
-constexpr double kWarmMs = 3.0;
+
 
 bool has_bias(cublasLtEpilogue_t e) {
   return e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_BIAS || e == CUBLASLT_EPILOGUE_GELU_BIAS;
@@ -56,24 +55,22 @@ LtChoice time_candidates(const CudaContext& ctx, const LtMatmul& lt, const GemmC
     choice.rejected.push_back({"timing", "scratch operands could not be allocated (out of memory): the heuristic's pick"});
     return choice;
   }
-  // Each candidate's time is the lower of kRounds means, the rounds taken in turn over the list,
-  // after the GPU has run the first candidate for kWarmMs: on an idle H200 the first timings
-  // run at lower clocks, and single means of these 5-20 us kernels varied by 40% between
-  // processes.
+  // Each candidate's time is the lower of kTimingRounds means, the rounds taken in turn over the
+  // list, after warm_up with the first candidate (device_timing.h says why).
   std::vector<double> times(list.size(), -1);
   std::vector<bool> failed(list.size(), false);
   auto run_of = [&](size_t i) {
     return [&, i] { lt.run_candidate(ctx, c, list[i], s.a.get(), s.b.get(), s.bias.get(), s.y.get(), s.workspace.get()); };
   };
-  for (int round = -1; round < kRounds; ++round) {
+  for (int round = -1; round < kTimingRounds; ++round) {
     for (size_t i = 0; i < list.size(); ++i) {
       if (list[i].workspaceSize > s.workspace_bytes || failed[i]) continue;
       try {
-        const double once = mean_device_ms(ctx, run_of(i), "cublasLtMatmul (search)", 1);
-        if (round < 0) {  // the warm-up round: the first candidate for kWarmMs, the others once
-          if (i == 0 && once > 0) mean_device_ms(ctx, run_of(i), "cublasLtMatmul (search)", std::min(2000, static_cast<int>(kWarmMs / once) + 1));
-          continue;
+        if (round < 0) {  // the warm-up round: the first candidate only
+          warm_up(ctx, run_of(i), kWarmUpMs, "cublasLtMatmul (search)");
+          break;
         }
+        const double once = mean_device_ms(ctx, run_of(i), "cublasLtMatmul (search)", 1);
         const double ms = mean_device_ms(ctx, run_of(i), "cublasLtMatmul (search)", once < 0.05 ? 20 : 5);
         times[i] = times[i] < 0 ? ms : std::min(times[i], ms);
       } catch (const DeviceError&) {
