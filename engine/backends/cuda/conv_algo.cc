@@ -141,9 +141,12 @@ ConvSearchChoice select(const CudaContext& ctx, ConvDirection dir, const ConvDes
     if (chosen) {
       if (perf.status != CUDNN_STATUS_SUCCESS) continue;
       const std::string winner = conv_algo_name(dir, choice.algo);
-      choice.rejected.push_back({name, timed ? ms_text(perf.time) + ", slower than " + winner + " (" +
-                                                   ms_text(choice.time_ms) + ")"
-                                             : "ranked below " + winner + " by cuDNN's heuristic"});
+      const bool near_tie = timed && perf.time < choice.time_ms;  // Note [warm conv timing]
+      choice.rejected.push_back({name, !timed ? "ranked below " + winner + " by cuDNN's heuristic"
+                                       : near_tie ? ms_text(perf.time) + ", within 10% of " + winner + " (" +
+                                                        ms_text(choice.time_ms) + "), which cuDNN's heuristic ranks higher"
+                                                  : ms_text(perf.time) + ", slower than " + winner + " (" +
+                                                        ms_text(choice.time_ms) + ")"});
       continue;
     }
     size_t workspace = 0;
