@@ -1,14 +1,16 @@
-// The persistent plan cache (DESIGN.md, "The planner"): the convolution algorithms that an
-// exhaustive search chose, in a JSON file shared by every process of the user, so that a second
-// process loading the same model times nothing.
+// The persistent plan cache (DESIGN.md, "The planner"): the convolution algorithms, the
+// direct-or-pair choices of conv+pool layers and the cuBLASLt candidates (lt_search.h: "algo" is
+// the candidate's rank in cuBLASLt's list) that an exhaustive search chose, in a JSON file shared
+// by every process of the user, so that a second process loading the same model times nothing.
 //
 //   {"format": "dnnx plan cache 1",
 //    "entries": {"<key>": {"algo": 1, "algorithm": "IMPLICIT_PRECOMP_GEMM", "math_type": 2,
 //                          "math": "fp32 (CUDNN_FMA_MATH)", "workspace": 0, "time_ms": 0.0123,
 //                          "rejected": [["GEMM", "0.0150 ms, slower than ..."], ...]}}}
 //
-// A key names everything the choice depends on (conv_cache_key.h): GPU, compute capability, cuDNN
-// version, the layer's full descriptors, math type, determinism, workspace limit, direction.
+// A key names everything the choice depends on (conv_cache_key.h, lt_cache_key in lt_search.h):
+// GPU, compute capability, library version, the layer's full descriptors or GEMM shape, math or
+// compute type, determinism, workspace limit, direction.
 // The file is read once when the model opens; every store re-reads it, merges and writes a
 // temporary file renamed over the old one, so that concurrent writers never leave a torn file
 // (the last writer of one key wins). A file that cannot be read or written costs a warning and
