@@ -86,6 +86,25 @@ def test_gemm_relu_fused_in_the_tail(rows, c_shape):
     assert fused["algorithm"].startswith("relu mask with the bias's sum" if summed else "relu mask, "), fused
 
 
+@pytest.mark.parametrize("trans_b", [0, 1])
+def test_bias_gradient_from_the_weight_gradients_gemm(trans_b):
+    # Note [bias gradient epilogue]: C a row vector, alpha and beta 1: dB's cuBLASLt call writes
+    # dC too (BGRADA without transB, BGRADB with it) where cuBLASLt has an algorithm for that;
+    # the plan says which. Through a Gemm+Relu the masked dZ is what the epilogue sums.
+    inits = {"w1": rand(*((40, 6) if trans_b else (6, 40))), "c": rand(40), "w2": rand(40, 3, scale=0.3), "c2": rand(3)}
+    nodes = [helper.make_node("Gemm", ["x", "w1", "c"], ["g"], transB=trans_b), helper.make_node("Relu", ["g"], ["h"]),
+             helper.make_node("Gemm", ["h", "w2", "c2"], ["y"])]
+    model = make_model(nodes, [("x", [64, 6])], [("y", None)], inits)
+    tuner = compare(model, list(inits), {"x": rand(64, 6)}, rand(64, 3), optimize=True)
+    rows = {r["op"]: r["algorithm"] for r in tuner.plan() if r["stage"] == "backward"}
+    fused, last = rows["Gemm+Relu backward"], rows["Gemm backward"]
+    if "(bias gradient epilogue)" in fused:
+        assert fused.startswith("relu mask, then dB cublasLtMatmul (bias gradient epilogue)"), rows
+    else:
+        assert fused.startswith("relu mask with the bias's sum"), rows
+    assert "dB cublasLtMatmul" in last, rows
+
+
 @pytest.mark.parametrize("op", ["Relu", "Sigmoid", "Tanh"])
 def test_activation(op):
     compare(*activation_chain(rand, op))

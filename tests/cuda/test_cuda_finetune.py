@@ -349,8 +349,14 @@ def test_device_arrays_are_refused_on_the_cpu_with_a_clear_error(digits):
 def test_tuner_plan_names_the_cuda_backward_algorithms():
     tuner = dnnx.load(build_lenet(seed=0), device="cuda").finetune(trainable="last:2")
     backward = {r["name"]: r["algorithm"] for r in tuner.plan(batch_size=64) if r["stage"] == "backward"}
-    # fc1 -> relu1 one Gemm+Relu in the tail: the mask (summing the bias's gradient), then cuBLASLt;
-    # fc1's input comes from the frozen head, so its dA is neither planned nor run
-    assert backward == {"fc2": "dA cublasLtMatmul, dB cublasLtMatmul",
-                        "fc1": "relu mask with the bias's sum, then dB cublasLtMatmul"}
+    # fc1 -> relu1 one Gemm+Relu in the tail: the mask, then cuBLASLt; fc1's input comes from the
+    # frozen head, so its dA is neither planned nor run. The bias's gradient comes from dB's
+    # cuBLASLt call (Note [bias gradient epilogue]) where cuBLASLt has an algorithm for it, else
+    # from the mask's column sum (fc1) and the sum kernel (fc2).
+    epilogue = {"fc2": "dA cublasLtMatmul, dB cublasLtMatmul (bias gradient epilogue)",
+                "fc1": "relu mask, then dB cublasLtMatmul (bias gradient epilogue)"}
+    summed = {"fc2": "dA cublasLtMatmul, dB cublasLtMatmul",
+              "fc1": "relu mask with the bias's sum, then dB cublasLtMatmul"}
+    assert all(backward[k] in (epilogue[k], summed[k]) for k in ("fc1", "fc2")) and set(backward) == {"fc1", "fc2"}, \
+        backward
     assert tuner.graphs() == []  # planned, never stepped

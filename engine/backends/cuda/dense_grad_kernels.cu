@@ -71,7 +71,7 @@ void launch_relu_mask(const float* dy, const float* y, float* dz, int64_t rows, 
   if (blocks == 0) return;
   // Without a column sum the rows spread over blocks too (at most 65535 block rows).
   const int64_t rows_per_block =
-      dc ? std::max<int64_t>(rows, 1) : std::max<int64_t>(32 * kMaskRowGroups, (rows + 65534) / 65535);
+      dc ? std::max<int64_t>(rows, 1) : std::max<int64_t>(4 * kMaskRowGroups, (rows + 65534) / 65535);
   const int64_t block_rows = dc ? 1 : std::max<int64_t>(1, (rows + rows_per_block - 1) / rows_per_block);
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(block_rows));
   relu_mask_kernel<<<grid, dim3(kMaskColumns, kMaskRowGroups), 0, stream>>>(dy, y, dz, rows, cols, rows_per_block,

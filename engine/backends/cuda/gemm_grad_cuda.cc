@@ -9,6 +9,11 @@
 // algo_search="exhaustive"), and only the products a needed gradient reads are planned. Each
 // cuBLASLt algorithm gives bit-identical results run to run (no atomics), so this kernel is
 // deterministic as it stands. Where cuBLASLt has no algorithm, cublasSgemm runs the product.
+// Note [bias gradient epilogue]: a row-vector C's gradient (alpha and beta 1) is the column sum
+// of dY, which dB's product reads anyway: cuBLASLt's BGRADA/BGRADB epilogue (the operand that
+// is dY, reduced over the GEMM's k, the batch) writes it in the same call, in place of
+// launch_broadcast_sum's kernel. Where cuBLASLt offers no algorithm with that epilogue, or dB is
+// not needed, the sum kernel runs as before.
 // Gemm+Relu (fuse_gemm_relu, which the trainer runs on its tail too) first masks dY with the
 // Relu's derivative from its output (launch_relu_mask, into the workspace), summing a row-vector
 // C's gradient in the same pass, then runs Gemm's gradient on the masked dZ.
@@ -40,6 +45,7 @@ struct GradProduct {
 struct GemmGradPlan {
   GradProduct da, db;
   bool has_c = false;
+  bool c_in_db = false;  // Note [bias gradient epilogue]: dB's cuBLASLt call writes dC
   int64_t rows = 0, cols = 0, c_rows = 1, c_cols = 1;  // Y [rows, cols]; C right-aligned to [c_rows, c_cols]
   float beta = 1.0f;
   bool empty = false;  // M, N or K is 0: cuBLAS is not called
@@ -67,17 +73,18 @@ class GemmGradKernel final : public GradKernel {
     const float* ops[] = {args.in(kA), args.in(kB), args.d_outputs[0]};
     auto operand = [&](Operand o) { return ops[static_cast<int>(o)]; };
     if (!p_.empty) {
-      auto multiply = [&](const GradProduct& p, float* out) {
+      auto multiply = [&](const GradProduct& p, float* out, float* bias_grad) {
         if (p.lt) {
-          p.lt->run(ctx_, p.call, operand(p.first), operand(p.second), nullptr, out, args.workspace);
+          p.lt->run(ctx_, p.call, operand(p.first), operand(p.second), bias_grad, out, args.workspace);
         } else {
           row_major_gemm(ctx_, p.call, operand(p.first), operand(p.second), out);
         }
       };
-      if (args.d_inputs[kA]) multiply(p_.da, args.d_inputs[kA]);
-      if (args.d_inputs[kB]) multiply(p_.db, args.d_inputs[kB]);
+      if (args.d_inputs[kA]) multiply(p_.da, args.d_inputs[kA], nullptr);
+      if (args.d_inputs[kB]) multiply(p_.db, args.d_inputs[kB], p_.c_in_db ? args.d_inputs[kC] : nullptr);
     }
-    if (p_.has_c && args.d_inputs[kC]) {
+    const bool c_done = p_.c_in_db && args.d_inputs[kB] && !p_.empty;
+    if (p_.has_c && args.d_inputs[kC] && !c_done) {
       launch_broadcast_sum(args.d_outputs[0], args.d_inputs[kC], p_.rows, p_.cols, p_.c_rows, p_.c_cols, p_.beta,
                            ctx_.stream);
     }
@@ -88,7 +95,8 @@ class GemmGradKernel final : public GradKernel {
   GemmGradPlan p_;
 };
 
-GradChoice plan_gemm_grad(const GradRequest& r) {
+// `c_in_db` (or null) tells whether dB's call also writes dC (Note [bias gradient epilogue]).
+GradChoice plan_gemm_grad(const GradRequest& r, bool* c_in_db = nullptr) {
   const bool ta = r.node.attr_int("transA", 0) != 0;
   const bool tb = r.node.attr_int("transB", 0) != 0;
   const float alpha = r.node.attr_float("alpha", 1.0f);
@@ -119,21 +127,35 @@ GradChoice plan_gemm_grad(const GradRequest& r) {
   const CudaContext& ctx = cuda_context_of(r);
   const size_t limit = std::min(kLtWorkspaceLimit, ctx.options.workspace_limit);
   std::string names;
-  auto plan_product = [&](GradProduct& product, bool needed, const char* what) {
+  auto plan_product = [&](GradProduct& product, bool needed, const char* what, cublasLtEpilogue_t bias_grad) {
     if (!needed || p.empty) return;
     auto lt = std::make_shared<LtMatmul>();
     std::string name = "cublasSgemm";
-    if (lt->plan(ctx, product.call, CUBLASLT_EPILOGUE_DEFAULT, limit)) {
+    bool planned = false;
+    if (bias_grad != CUBLASLT_EPILOGUE_DEFAULT) {  // Note [bias gradient epilogue]
+      p.c_in_db = lt->plan(ctx, product.call, bias_grad, limit);
+      planned = p.c_in_db;
+      if (!planned) lt = std::make_shared<LtMatmul>();
+    }
+    if (planned || lt->plan(ctx, product.call, CUBLASLT_EPILOGUE_DEFAULT, limit)) {
       choice.workspace_bytes = std::max(choice.workspace_bytes, lt->workspace_bytes());
-      name = "cublasLtMatmul" + lt->choice_text();
+      name = "cublasLtMatmul" + std::string(p.c_in_db && &product == &p.db ? " (bias gradient epilogue)" : "") +
+             lt->choice_text();
       for (const Rejected& rej : lt->choice().rejected) choice.rejected.push_back({what + (" " + rej.algorithm), rej.reason});
       product.lt = std::move(lt);
     }
     names += (names.empty() ? "" : ", ") + (what + (" " + name));
   };
-  plan_product(p.da, r.needs_grad[kA], "dA");
-  plan_product(p.db, r.needs_grad[kB], "dB");
+  // dC in dB's call: C a row vector of N, alpha and beta 1, its gradient wanted. dY is cuBLASLt's
+  // A in dB's call without transB (reduced to D's rows, N of them), its B with transB (D's columns).
+  const bool row_c = p.has_c && p.c_rows == 1 && p.c_cols == n && p.beta == 1.0f && alpha == 1.0f &&
+                     r.inputs[kC].info.shape.size() <= 2 && r.needs_grad.size() > kC && r.needs_grad[kC];
+  const cublasLtEpilogue_t bias_grad =
+      !row_c ? CUBLASLT_EPILOGUE_DEFAULT : (tb ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_BGRADA);
+  plan_product(p.da, r.needs_grad[kA], "dA", CUBLASLT_EPILOGUE_DEFAULT);
+  plan_product(p.db, r.needs_grad[kB], "dB", bias_grad);
   choice.algorithm = names.empty() ? "cublasLtMatmul" : names;
+  if (c_in_db) *c_in_db = p.c_in_db;
   choice.kernel = std::make_unique<GemmGradKernel>(ctx, p);
   return choice;
 }
@@ -171,11 +193,15 @@ class GemmReluGradKernel final : public GradKernel {
 };
 
 GradChoice plan_gemm_relu_grad(const GradRequest& r) {
-  GradChoice gemm = plan_gemm_grad(r);
+  bool c_in_db = false;
+  GradChoice gemm = plan_gemm_grad(r, &c_in_db);
   const int64_t rows = r.outputs[0].shape[0], cols = r.outputs[0].shape[1];
   const bool has_c = r.inputs.size() > kC && r.inputs[kC].present;
   const Shape& c = has_c ? r.inputs[kC].info.shape : Shape{};
-  const bool sum_c = has_c && !c.empty() && (c.size() == 1 || c[0] == 1) && c.back() == cols && rows <= kMaskSumRows;
+  // Where dB's cuBLASLt call writes dC from the masked dZ, the mask sums nothing (and spreads
+  // over row blocks: launch_relu_mask).
+  const bool sum_c = !c_in_db && has_c && !c.empty() && (c.size() == 1 || c[0] == 1) && c.back() == cols &&
+                     rows <= kMaskSumRows;
   GradChoice choice;
   choice.algorithm = std::string("relu mask") + (sum_c ? " with the bias's sum" : "") + ", then " + gemm.algorithm;
   choice.workspace_bytes = GemmReluGradKernel::dz_bytes(rows, cols) + gemm.workspace_bytes;
@@ -187,7 +213,7 @@ GradChoice plan_gemm_relu_grad(const GradRequest& r) {
 }  // namespace
 
 void register_cuda_gemm_grad_kernels(GradRegistry& r) {
-  r.add("Gemm", plan_gemm_grad);
+  r.add("Gemm", [](const GradRequest& req) { return plan_gemm_grad(req); });
   r.add("Gemm+Relu", plan_gemm_relu_grad);
 }
 

@@ -19,8 +19,10 @@ namespace {
 constexpr double kTakeOver = 0.90;
 
 
+// The epilogues that read or write a vector through the bias pointer.
 bool has_bias(cublasLtEpilogue_t e) {
-  return e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_BIAS || e == CUBLASLT_EPILOGUE_GELU_BIAS;
+  return e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_BIAS || e == CUBLASLT_EPILOGUE_GELU_BIAS ||
+         e == CUBLASLT_EPILOGUE_BGRADA || e == CUBLASLT_EPILOGUE_BGRADB;
 }
 
 std::string candidate_name(int rank) { return "cuBLASLt candidate " + std::to_string(rank + 1); }
@@ -33,7 +35,9 @@ struct GemmScratch {
 
 bool allocate(const CudaContext& ctx, const GemmCall& c, bool bias, size_t workspace_bytes, GemmScratch& s) {
   const size_t elem = c.half ? 2 : 4;
-  const size_t a = elem * c.m * c.k, b = elem * c.k * c.n, y = elem * c.m * c.n, v = bias ? elem * c.n : 0;
+  // The bias vector: N for the bias epilogues, M or N for the bias-gradient ones.
+  const size_t a = elem * c.m * c.k, b = elem * c.k * c.n, y = elem * c.m * c.n,
+               v = bias ? elem * std::max(c.m, c.n) : 0;
   if (!try_plan_alloc(ctx, a, s.a) || !try_plan_alloc(ctx, b, s.b) || !try_plan_alloc(ctx, y, s.y) ||
       !try_plan_alloc(ctx, v, s.bias)) {
     return false;
