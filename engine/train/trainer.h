@@ -138,7 +138,9 @@ class Trainer {
   struct ShapePlan;  // the head plan and buffers, the TailPlan and the step's graph for one shape
   ShapePlan& plan_for(const std::vector<Shape>& shapes);
   void plan_device_io(ShapePlan& sp, size_t target_bytes);
-  ShapePlan& prepare(const Batch& batch);  // checks the batch, plans, copies it in
+  // Checks the batch, plans, copies it in; with `defer_device_copies` a device-resident input is
+  // left to run_step (Note [step input copies]), listed in ShapePlan::device_copies.
+  ShapePlan& prepare(const Batch& batch, bool defer_device_copies = false);
   void check_batch(const Batch& batch) const;
   void check_target(const Batch& batch, const ShapePlan& sp) const;
   void set_lr(ShapePlan& sp, float lr);

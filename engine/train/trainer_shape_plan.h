@@ -70,6 +70,9 @@ struct Trainer::ShapePlan {
   // The recorded step (device only).
   std::unique_ptr<DeviceGraph> graph;
   std::string graph_failure;
+  // Note [step input copies]: a step's device-resident inputs, to be copied to input_dst by the
+  // step itself (the replayed graph's edge copy node, or before the eager work).
+  std::vector<EdgeCopy> device_copies;
   GraphStatus status;
 };
 

@@ -71,7 +71,7 @@ void Trainer::check_target(const Batch& batch, const ShapePlan& sp) const {
   }
 }
 
-Trainer::ShapePlan& Trainer::prepare(const Batch& batch) {
+Trainer::ShapePlan& Trainer::prepare(const Batch& batch, bool defer_device_copies) {
   check_batch(batch);
   std::vector<Shape> shapes;
   for (const TensorInfo& t : batch.infos) shapes.push_back(t.shape);
@@ -79,6 +79,7 @@ Trainer::ShapePlan& Trainer::prepare(const Batch& batch) {
   ShapePlan& sp = plan_for(shapes);
   check_target(batch, sp);
   for (uintptr_t stream : batch.streams) backend_->wait_for_stream(stream);
+  sp.device_copies.clear();
   for (size_t m = 0; m < shapes.size(); ++m) {
     const bool on_device = !batch.memory.empty() && batch.memory[m] == Memory::Device;
     if (on_device && !device_) throw InputError("x[" + std::to_string(m) + "]: device memory on a host backend");
@@ -88,7 +89,9 @@ Trainer::ShapePlan& Trainer::prepare(const Batch& batch) {
     }
     // To the input's fixed address (Note [step io]); a host input through page-locked memory.
     const size_t bytes = batch.infos[m].bytes();
-    if (on_device) {
+    if (on_device && defer_device_copies) {
+      sp.device_copies.push_back(EdgeCopy{sp.input_dst[m], batch.inputs[m], bytes});
+    } else if (on_device) {
       copy_in_backend(*backend_, sp.input_dst[m], batch.inputs[m], bytes);
     } else {
       upload_through(*backend_, sp.input_dst[m], batch.inputs[m], bytes, sp.pinned.data() + sp.input_offsets[m]);
@@ -175,13 +178,18 @@ void Trainer::enqueue_step(ShapePlan& sp, PartMarks* marks) {
   if (marks) marks->next();
 }
 
+// Note [step input copies]: a device-resident batch (a DeviceArray, a torch or CuPy tensor) is
+// copied to its fixed address by the step: in a replay by the graph's edge copy node, retargeted
+// at the caller's array each time (Note [edge copies] in core/device_runner.cc), so that a step
+// is one launch and one wait, as a replayed inference run is; eagerly by copies queued before
+// the work.
 void Trainer::run_step(ShapePlan& sp) {
   // The first step of a shape runs eagerly (the libraries' lazy set-up happens outside any
   // recording); the second records the step, and every later one replays it.
   const bool record = device_ && options_.device_graphs && sp.graph_failure.empty() && sp.status.eager_runs > 0;
   if (record && !sp.graph) {
     try {
-      sp.graph = backend_->capture([&] { enqueue_step(sp); });
+      sp.graph = backend_->capture([&] { enqueue_step(sp); }, GraphEdges{graph_.inputs.size(), 0});
       if (sp.graph) ++sp.status.captures;
       else sp.graph_failure = "the " + backend_->name() + " backend records no graphs";
     } catch (const DeviceError& e) {
@@ -189,10 +197,11 @@ void Trainer::run_step(ShapePlan& sp) {
     }
   }
   if (sp.graph) {
-    sp.graph->launch();
+    sp.graph->launch(sp.device_copies, {});
     ++sp.status.replays;
     return;
   }
+  for (const EdgeCopy& c : sp.device_copies) copy_in_backend(*backend_, c.dst, c.src, c.bytes);
   enqueue_step(sp);
   ++sp.status.eager_runs;
 }
@@ -216,7 +225,7 @@ double Trainer::compute_gradients(const Batch& batch) {
 double Trainer::step(const Batch& batch, float lr) {
   if (!(lr >= 0.0f) || !std::isfinite(lr)) throw InputError("lr: expected a finite value >= 0, got " + std::to_string(lr));
   std::lock_guard<std::mutex> lock(mutex_);
-  ShapePlan& sp = prepare(batch);
+  ShapePlan& sp = prepare(batch, /*defer_device_copies=*/true);
   set_lr(sp, lr);
   run_step(sp);
   const StepStats s = read_stats(sp);

@@ -360,3 +360,22 @@ def test_tuner_plan_names_the_cuda_backward_algorithms():
     assert all(backward[k] in (epilogue[k], summed[k]) for k in ("fc1", "fc2")) and set(backward) == {"fc1", "fc2"}, \
         backward
     assert tuner.graphs() == []  # planned, never stepped
+
+
+def test_device_batches_are_copied_by_the_replayed_graph(digits):
+    # Note [step input copies]: a device-resident batch is copied by the step's graph (its edge
+    # copy node, retargeted per step); host and device batches of one shape share the graph and
+    # give the same bits as an all-host run.
+    x, y = digits[0], digits[1]
+    host_run = dnnx.load(build_lenet(seed=0), device="cuda").finetune(lr=0.05, momentum=0.9)
+    want = [host_run.step(xb, yb) for xb, yb in batches(x, y, STEPS)]
+    model = dnnx.load(build_lenet(seed=0), device="cuda")
+    tuner = model.finetune(lr=0.05, momentum=0.9)
+    got = []
+    for s, (xb, yb) in enumerate(batches(x, y, STEPS)):
+        got.append(tuner.step(model.to_device(xb) if s % 3 else xb, yb))  # a new device array per step
+    np.testing.assert_array_equal(got, want)
+    (g,) = tuner.graphs()
+    assert g["state"] == "captured" and g["replays"] == STEPS - 1, g
+    for name, w in host_run.weights().items():
+        np.testing.assert_array_equal(tuner.weights()[name], w, err_msg=name)
