@@ -1,8 +1,9 @@
 // Where the convolution planner's candidates come from (conv_algo.h chooses among them), in any
 // direction (conv_direction.h):
 //   ranked  cuDNN's heuristic list (heuristic_candidates, conv_direction.h), instant
-//   timed   every candidate run by cudnnFind*AlgorithmEx on scratch buffers, fastest first (one
-//           "timing run" in the planner's stats)
+//   timed   every candidate run by cudnnFind*AlgorithmEx on scratch buffers, then re-timed warm
+//           (Note [warm conv timing] in conv_candidates.cc), fastest first, near-ties in the
+//           heuristic's order (one "timing run" in the planner's stats)
 // and the plan-time allocations both need, which may fail for want of memory.
 #pragma once
 #include <string>
