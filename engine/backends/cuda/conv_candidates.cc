@@ -47,34 +47,22 @@ namespace {
 // order); near-ties then go to cuDNN's heuristic order (prefer_heuristic_on_near_ties).
 void retime(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, void* x, void* w, void* y,
             void* workspace, size_t workspace_bytes, std::vector<ConvCandidate>& perfs) {
-  std::vector<double> best(perfs.size(), -1);
-  for (int round = -1; round < kTimingRounds; ++round) {  // round -1 warms the GPU up
-    for (size_t i = 0; i < perfs.size(); ++i) {
-      ConvCandidate& perf = perfs[i];
-      if (perf.status != CUDNN_STATUS_SUCCESS) continue;
-      set_candidate_math(ctx, d, perf.math_type);
-      size_t need = 0;
-      if (conv_workspace_size(ctx, dir, d, perf.algo, &need) != CUDNN_STATUS_SUCCESS || need > workspace_bytes) continue;
-      cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
-      auto run = [&] {
-        if (status == CUDNN_STATUS_SUCCESS) status = run_conv_direction(ctx, dir, d, perf.algo, x, w, y, workspace, need);
-      };
-      if (round < 0) {
-        warm_up(ctx, run, kWarmUpMs, "cudnn convolution (search)");
-        if (status != CUDNN_STATUS_SUCCESS) perf.status = status;
-        break;
-      }
-      const double once = mean_device_ms(ctx, run, "cudnn convolution (search)", 1);
-      const double ms = mean_device_ms(ctx, run, "cudnn convolution (search)", once < 0.05 ? 20 : 5);
-      if (status != CUDNN_STATUS_SUCCESS) {
-        perf.status = status;
-        continue;
-      }
-      best[i] = best[i] < 0 ? ms : std::min(best[i], ms);
-    }
-  }
+  std::vector<size_t> needs(perfs.size(), 0);
+  std::vector<cudnnStatus_t> statuses(perfs.size(), CUDNN_STATUS_SUCCESS);
+  auto prepare = [&](size_t i) {  // the math type it runs with, and a workspace within the search's
+    if (perfs[i].status != CUDNN_STATUS_SUCCESS) return false;
+    set_candidate_math(ctx, d, perfs[i].math_type);
+    return conv_workspace_size(ctx, dir, d, perfs[i].algo, &needs[i]) == CUDNN_STATUS_SUCCESS &&
+           needs[i] <= workspace_bytes;
+  };
+  auto run = [&](size_t i) {
+    statuses[i] = run_conv_direction(ctx, dir, d, perfs[i].algo, x, w, y, workspace, needs[i]);
+    return statuses[i] == CUDNN_STATUS_SUCCESS;
+  };
+  const CandidateTimes t = time_candidates(ctx, perfs.size(), prepare, run, "cudnn convolution (search)");
   for (size_t i = 0; i < perfs.size(); ++i) {
-    if (best[i] >= 0) perfs[i].time = static_cast<float>(best[i]);
+    if (t.failed[i]) perfs[i].status = statuses[i];
+    if (t.ms[i] >= 0) perfs[i].time = static_cast<float>(t.ms[i]);
   }
   std::stable_sort(perfs.begin(), perfs.end(), [](const ConvCandidate& a, const ConvCandidate& b) {
     const bool a_ok = a.status == CUDNN_STATUS_SUCCESS, b_ok = b.status == CUDNN_STATUS_SUCCESS;
@@ -139,10 +127,9 @@ TimedCandidates timed_candidates(const CudaContext& ctx, ConvDirection dir, cons
     ceiling = out.search_workspace - 1;  // > 0: a zero-byte workspace always "allocates"
   }
 
-  constexpr int kPattern = 0x3c;  // every float 0x3c3c3c3c, about 0.0115
-  check(cudaMemsetAsync(x.get(), kPattern, x_bytes, ctx.stream), "cudaMemsetAsync");
-  check(cudaMemsetAsync(w.get(), kPattern, w_bytes, ctx.stream), "cudaMemsetAsync");
-  check(cudaMemsetAsync(y.get(), kPattern, y_bytes, ctx.stream), "cudaMemsetAsync");  // dY backward
+  fill_search_pattern(ctx, x.get(), x_bytes);
+  fill_search_pattern(ctx, w.get(), w_bytes);
+  fill_search_pattern(ctx, y.get(), y_bytes);  // dY backward
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
   out.perfs = find_candidates(ctx, dir, d, x.get(), w.get(), y.get(), workspace.get(), out.search_workspace);
   retime(ctx, dir, d, x.get(), w.get(), y.get(), workspace.get(), out.search_workspace, out.perfs);

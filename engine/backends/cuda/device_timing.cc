@@ -55,9 +55,35 @@ void warm_up(const CudaContext& ctx, const std::function<void()>& run, double ms
   }
 }
 
+CandidateTimes time_candidates(const CudaContext& ctx, size_t count, const std::function<bool(size_t)>& prepare,
+                               const std::function<bool(size_t)>& run, const char* what) {
+  CandidateTimes t{std::vector<double>(count, -1), std::vector<bool>(count, false)};
+  for (int round = -1; round < kTimingRounds; ++round) {  // round -1 warms the GPU up
+    for (size_t i = 0; i < count; ++i) {
+      if (t.failed[i] || !prepare(i)) continue;
+      bool ok = true;
+      auto run_once = [&] { ok = ok && run(i); };
+      if (round < 0) {
+        warm_up(ctx, run_once, kWarmUpMs, what);
+        t.failed[i] = !ok;
+        if (ok) break;  // else the next candidate warms the GPU up
+        continue;
+      }
+      const double once = mean_device_ms(ctx, run_once, what, 1);
+      const double ms = mean_device_ms(ctx, run_once, what, once < 0.05 ? 20 : 5);
+      t.failed[i] = !ok;
+      t.ms[i] = !ok ? -1 : t.ms[i] < 0 ? ms : std::min(t.ms[i], ms);
+    }
+  }
+  return t;
+}
+
+void fill_search_pattern(const CudaContext& ctx, void* data, size_t bytes) {
+  if (bytes > 0) check(cudaMemsetAsync(data, 0x3c, bytes, ctx.stream), "cudaMemsetAsync (search scratch)");
+}
+
 double time_kernel_on_scratch(const CudaContext& ctx, const Kernel& kernel, const std::vector<size_t>& input_bytes,
                               const std::vector<size_t>& output_bytes, size_t workspace_bytes, const char* what) {
-  constexpr int kPattern = 0x3c;  // every float 0x3c3c3c3c, about 0.0115
   std::vector<DeviceMemory> buffers(input_bytes.size() + output_bytes.size());
   std::vector<const void*> ins;
   std::vector<void*> outs;
@@ -66,7 +92,7 @@ double time_kernel_on_scratch(const CudaContext& ctx, const Kernel& kernel, cons
     const size_t bytes = input ? input_bytes[i] : output_bytes[i - input_bytes.size()];
     if (!try_plan_alloc(ctx, bytes, buffers[i])) return -1;
     if (input) {
-      check(cudaMemsetAsync(buffers[i].get(), kPattern, bytes, ctx.stream), "cudaMemsetAsync");
+      fill_search_pattern(ctx, buffers[i].get(), bytes);
       ins.push_back(buffers[i].get());
     } else {
       outs.push_back(buffers[i].get());

@@ -26,6 +26,23 @@ constexpr double kFirstWarmUpMs = 200.0;
 constexpr int kTimingRounds = 2;
 constexpr double kWarmUpMs = 3.0;
 
+// A search's timing of its `count` candidates, the policy above in one place (cuDNN's re-timed
+// candidates, conv_candidates.cc; cuBLASLt's, lt_search.cc). `prepare(i)` readies candidate i
+// and says whether it can be timed (false: skipped this round); `run(i)` queues it once and
+// returns false when it cannot run. After warm_up with the first candidate that runs, each is
+// timed in kTimingRounds rounds over the list (the mean of 20 runs, 5 for those over 50 us) and
+// keeps the lower. ms[i]: -1 for a candidate never timed; failed[i]: it could not run.
+struct CandidateTimes {
+  std::vector<double> ms;
+  std::vector<bool> failed;
+};
+CandidateTimes time_candidates(const CudaContext& ctx, size_t count, const std::function<bool(size_t)>& prepare,
+                               const std::function<bool(size_t)>& run, const char* what);
+
+// Fills a search's scratch input with a non-zero pattern (timing on zeros can flatter a kernel):
+// every float 0x3c3c3c3c, about 0.0115; every half about 1.06.
+void fill_search_pattern(const CudaContext& ctx, void* data, size_t bytes);
+
 // The mean device time of a planned kernel run on scratch buffers of these sizes (inputs filled
 // with a non-zero pattern: never time on zeros), or -1 when the buffers cannot be had.
 double time_kernel_on_scratch(const CudaContext& ctx, const Kernel& kernel, const std::vector<size_t>& input_bytes,

@@ -71,26 +71,25 @@ std::string LtMatmul::choice_text() const {
 
 void LtMatmul::run(const CudaContext& ctx, const GemmCall& c, const void* a, const void* b, const void* bias, void* y,
                    void* workspace, const void* c_in) const {
+  matmul(ctx, c, algo_, workspace_bytes_, a, b, bias, y, workspace, c_in);
+}
+
+void LtMatmul::run_candidate(const CudaContext& ctx, const GemmCall& c, const cublasLtMatmulHeuristicResult_t& candidate,
+                             const void* a, const void* b, const void* bias, void* y, void* workspace) const {
+  matmul(ctx, c, candidate.algo, candidate.workspaceSize, a, b, bias, y, workspace, nullptr);
+}
+
+void LtMatmul::matmul(const CudaContext& ctx, const GemmCall& c, const cublasLtMatmulAlgo_t& algo,
+                      size_t workspace_bytes, const void* a, const void* b, const void* bias, void* y,
+                      void* workspace, const void* c_in) const {
   if (bias) {
     check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
           "cublasLtMatmulDescSetAttribute (bias)");
   }
   const float zero = 0.0f, one = 1.0f;
   check(cublasLtMatmul(ctx.cublas_lt, op_, &c.alpha, b, a_, a, b_, c_in ? &one : &zero, c_in ? c_in : y, y_, y, y_,
-                       &algo_, workspace_bytes_ ? workspace : nullptr, workspace_bytes_, ctx.stream),
+                       &algo, workspace_bytes ? workspace : nullptr, workspace_bytes, ctx.stream),
         "cublasLtMatmul");
-}
-
-void LtMatmul::run_candidate(const CudaContext& ctx, const GemmCall& c, const cublasLtMatmulHeuristicResult_t& candidate,
-                             const void* a, const void* b, const void* bias, void* y, void* workspace) const {
-  if (bias) {
-    check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
-          "cublasLtMatmulDescSetAttribute (bias)");
-  }
-  const float zero = 0.0f;
-  check(cublasLtMatmul(ctx.cublas_lt, op_, &c.alpha, b, a_, a, b_, &zero, y, y_, y, y_, &candidate.algo,
-                       candidate.workspaceSize ? workspace : nullptr, candidate.workspaceSize, ctx.stream),
-        "cublasLtMatmul (search)");
 }
 
 }  // namespace dnnx::cuda

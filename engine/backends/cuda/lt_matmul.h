@@ -58,6 +58,10 @@ class LtMatmul {
                                                       int count) const;
 
  private:
+  // One cublasLtMatmul with `algo` (run's and run_candidate's common call).
+  void matmul(const CudaContext& ctx, const GemmCall& c, const cublasLtMatmulAlgo_t& algo, size_t workspace_bytes,
+              const void* a, const void* b, const void* bias, void* y, void* workspace, const void* c_in) const;
+
   cublasLtMatmulDesc_t op_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, y_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};

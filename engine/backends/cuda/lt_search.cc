@@ -18,7 +18,6 @@ namespace {
 // heuristic's order.
 constexpr double kTakeOver = 0.90;
 
-
 // The epilogues that read or write a vector through the bias pointer.
 bool has_bias(cublasLtEpilogue_t e) {
   return e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_BIAS || e == CUBLASLT_EPILOGUE_GELU_BIAS ||
@@ -42,10 +41,9 @@ bool allocate(const CudaContext& ctx, const GemmCall& c, bool bias, size_t works
       !try_plan_alloc(ctx, v, s.bias)) {
     return false;
   }
-  constexpr int kPattern = 0x3c;  // every float 0x3c3c3c3c, about 0.0115; every half about 1.06
-  check(cudaMemsetAsync(s.a.get(), kPattern, a, ctx.stream), "cudaMemsetAsync");
-  check(cudaMemsetAsync(s.b.get(), kPattern, b, ctx.stream), "cudaMemsetAsync");
-  if (v) check(cudaMemsetAsync(s.bias.get(), kPattern, v, ctx.stream), "cudaMemsetAsync");
+  fill_search_pattern(ctx, s.a.get(), a);
+  fill_search_pattern(ctx, s.b.get(), b);
+  fill_search_pattern(ctx, s.bias.get(), v);
   // The largest workspace that allocates (a candidate needing more is then not timed).
   s.workspace_bytes = workspace_bytes;
   while (!try_plan_alloc(ctx, s.workspace_bytes, s.workspace)) s.workspace_bytes /= 2;
@@ -63,31 +61,17 @@ LtChoice time_candidates(const CudaContext& ctx, const LtMatmul& lt, const GemmC
     choice.rejected.push_back({"timing", "scratch operands could not be allocated (out of memory): the heuristic's pick"});
     return choice;
   }
-  // Each candidate's time is the lower of kTimingRounds means, the rounds taken in turn over the
-  // list, after warm_up with the first candidate (device_timing.h says why).
-  std::vector<double> times(list.size(), -1);
-  std::vector<bool> failed(list.size(), false);
-  auto run_of = [&](size_t i) {
-    return [&, i] { lt.run_candidate(ctx, c, list[i], s.a.get(), s.b.get(), s.bias.get(), s.y.get(), s.workspace.get()); };
-  };
-  for (int round = -1; round < kTimingRounds; ++round) {
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (list[i].workspaceSize > s.workspace_bytes || failed[i]) continue;
-      try {
-        if (round < 0) {  // the warm-up round: the first candidate only
-          warm_up(ctx, run_of(i), kWarmUpMs, "cublasLtMatmul (search)");
-          break;
-        }
-        const double once = mean_device_ms(ctx, run_of(i), "cublasLtMatmul (search)", 1);
-        const double ms = mean_device_ms(ctx, run_of(i), "cublasLtMatmul (search)", once < 0.05 ? 20 : 5);
-        times[i] = times[i] < 0 ? ms : std::min(times[i], ms);
-      } catch (const DeviceError&) {
-        cudaGetLastError();  // a candidate cuBLASLt listed but would not run: not sticky
-        failed[i] = true;
-        times[i] = -1;
-      }
+  auto fits = [&](size_t i) { return list[i].workspaceSize <= s.workspace_bytes; };
+  auto run = [&](size_t i) {
+    try {
+      lt.run_candidate(ctx, c, list[i], s.a.get(), s.b.get(), s.bias.get(), s.y.get(), s.workspace.get());
+      return true;
+    } catch (const DeviceError&) {
+      cudaGetLastError();  // a candidate cuBLASLt listed but would not run: not sticky
+      return false;
     }
-  }
+  };
+  const std::vector<double> times = time_candidates(ctx, list.size(), fits, run, "cublasLtMatmul (search)").ms;
   int best = -1;
   for (size_t i = 0; i < list.size(); ++i) {
     if (times[i] < 0) continue;

@@ -81,61 +81,6 @@ __global__ void cross_entropy_kernel(const float* y, int64_t n, int64_t c, const
   reduce_to_stats(loss, correct, inv_n, stats);
 }
 
-// The same for c <= kSmallClasses (a classifier's scores): the row in registers and each loop
-// unrolled, so that the exps of a row run side by side rather than one after the other (the
-// one-block kernel's time is its threads' chains: LeNet's 10 classes at batch 256 took 9 us).
-// Every value is computed as cross_entropy_kernel computes it, so the bits are the same.
-constexpr int kSmallClasses = 16;
-
-__global__ void cross_entropy_small_kernel(const float* y, int64_t n, int c, const int64_t* labels, float* d_y,
-                                           StepStats* stats) {
-  const double inv_n = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
-  double loss = 0;
-  long long correct = 0;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-    const int64_t label = labels[i];  // page-locked host memory: the first load, in flight early
-    float v[kSmallClasses];
-#pragma unroll
-    for (int j = 0; j < kSmallClasses; ++j) v[j] = j < c ? y[i * c + j] : 0.0f;
-    int best = 0;
-#pragma unroll
-    for (int j = 1; j < kSmallClasses; ++j) {
-      if (j < c && v[j] > v[best]) best = j;
-    }
-    float max = v[0];
-#pragma unroll
-    for (int j = 1; j < kSmallClasses; ++j) {
-      if (j == best) max = v[j];
-    }
-    correct += best == label ? 1 : 0;
-    double e[kSmallClasses];
-#pragma unroll
-    for (int j = 0; j < kSmallClasses; ++j) e[j] = j < c ? exp(static_cast<double>(v[j] - max)) : 0.0;
-    double sum = 0;
-#pragma unroll
-    for (int j = 0; j < kSmallClasses; ++j) {
-      if (j < c) sum += e[j];
-    }
-    const double log_sum = log(sum);
-    float label_score = v[0];
-#pragma unroll
-    for (int j = 1; j < kSmallClasses; ++j) {
-      if (j == label) label_score = v[j];
-    }
-    loss += log_sum - static_cast<double>(label_score - max);
-    if (d_y) {
-#pragma unroll
-      for (int j = 0; j < kSmallClasses; ++j) {
-        if (j < c) {
-          const double p = exp(static_cast<double>(v[j] - max) - log_sum);
-          d_y[i * c + j] = static_cast<float>((p - (j == label ? 1.0 : 0.0)) * inv_n);
-        }
-      }
-    }
-  }
-  reduce_to_stats(loss, correct, inv_n, stats);
-}
-
 // Note [mse reduction]: the mean squared error reads y and the target and writes d_y, n * c
 // elements each (at the LSTM bench's batch 256, 67M: one block took a large part of the step),
 // so it runs on many blocks and stays bit-identical from run to run: kLossScratchBlocks blocks
@@ -272,13 +217,6 @@ __global__ void accumulate_kernel(float* dst, const float* src, int64_t n) {
 }  // namespace
 
 void launch_loss(const LossCall& call, StepStats* stats, const LossScratch& scratch, cudaStream_t stream) {
-  if (call.kind == LossKind::CrossEntropy && call.scores != ScoreKind::LogProbs && call.c <= kSmallClasses) {
-    cross_entropy_small_kernel<<<1, kLossThreads, 0, stream>>>(call.y, call.n, static_cast<int>(call.c),
-                                                                static_cast<const int64_t*>(call.target), call.d_y,
-                                                                stats);
-    check_launch("loss");
-    return;
-  }
   if (call.kind == LossKind::CrossEntropy) {
     cross_entropy_kernel<<<1, kLossThreads, 0, stream>>>(call.y, call.n, call.c,
                                                           static_cast<const int64_t*>(call.target),
