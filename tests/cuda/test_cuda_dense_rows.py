@@ -2,6 +2,8 @@
 onnxruntime (fp32 tolerances of cuda_check.py, which also rule out TF32):
   - Gemm and Gemm+Relu of up to 4 rows (batch 1 to 4): one warp per output column, bias and Relu
     applied, for every C shape, transA/transB, alpha and beta; 5 rows and more stay on cuBLAS
+  - narrow Gemms (up to 64 columns: a classifier head, Note [narrow Gemms] in gemm_cuda.cc) at any
+    batch whose row groups read B at most 2^24 times; wider or heavier ones stay on cuBLAS
   - Gemm+Softmax (the fuse_gemm_softmax pass): the softmax over each row in the same kernel for
     small layers at any batch, the cuBLAS GEMM + cudnnSoftmaxForward pair for wide rows, in fp16,
     or when the kernel is forced to fail (DNNX_TEST_FAIL_ALGO)"""
@@ -67,6 +69,38 @@ def test_five_rows_and_more_stay_on_cublas():
     (row,) = dnnx.load(model, device="cuda").plan()
     assert row["algorithm"].startswith("cublasLtMatmul"), row
     assert any(algo == DENSE and "over the small-batch bounds" in why for algo, why in row["rejected"]), row
+    check_cuda(model, {"a": rand(*a_shape, seed=1)})
+
+
+# m, k, n, C shape, attributes: narrow layers at training and inference batches
+NARROW_CASES = {
+    "lenet_fc2_batch256": (256, 500, 10, (-1,), {"transB": 1}),
+    "lenet_fc2_batch1024": (1024, 500, 10, (-1,), {"transB": 1}),
+    "odd_rows_64_columns": (257, 84, 64, (-1,), {}),
+    "trans_a_full_c_alpha_beta": (33, 40, 21, (33, 21), {"transA": 1, "alpha": 0.5, "beta": 2.0}),
+    "no_c": (100, 300, 7, None, {"transB": 1}),
+}
+
+
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("case", list(NARROW_CASES))
+def test_narrow_gemm_at_any_batch(case, relu):
+    m, k, n, c_shape, attrs = NARROW_CASES[case]
+    model, a_shape = gemm_model(m, k, n, c_shape, then="Relu" if relu else None, **attrs)
+    for search in ("heuristic", "exhaustive"):  # one rule for both: the same bits either way
+        (row,) = dnnx.load(model, device="cuda", algo_search=search, plan_cache=False).plan()
+        assert row["algorithm"].startswith(DENSE) and ("relu" in row["algorithm"]) == relu, row
+        assert ("cublasLtMatmul", f"{n} columns: too narrow for cuBLAS's tiles") in row["rejected"], row
+    check_cuda(model, {"a": 3 * rand(*a_shape, seed=1)})
+
+
+@pytest.mark.parametrize("m, k, n", [(256, 500, 65), (4096, 2048, 16)])
+def test_wide_or_heavy_gemms_stay_on_cublas(m, k, n):
+    # 65 columns: over the narrow bound; 1024 row groups of 16 x 2048: B read 2^25 times
+    model, a_shape = gemm_model(m, k, n, transB=1)
+    (row,) = dnnx.load(model, device="cuda").plan()
+    assert row["algorithm"].startswith("cublasLtMatmul"), row
+    assert any(algo == DENSE and "narrow-layer bounds" in why for algo, why in row["rejected"]), row
     check_cuda(model, {"a": rand(*a_shape, seed=1)})
 
 

@@ -7,9 +7,9 @@
 //              [M,1], [1,1] or a scalar), then one SGEMM accumulates alpha * op(A) * op(B) onto
 //              beta * Y, then (Gemm+Relu) cudnnActivationForward in place
 // The SGEMM path also takes over when cuBLASLt offers no algorithm for the shapes.
-// Before both, a Gemm of a few rows (batch 1) in fp32 storage runs as the dense rows kernel
-// (gemm_dense_rows.h): one warp per output column with the bias and Relu applied, one launch
-// where cuBLAS's tiles would sit mostly idle over M = 1.
+// Before both, a Gemm of a few rows (batch 1) or a narrow one (a classifier head: Note [narrow
+// Gemms]) in fp32 storage runs as the dense rows kernel (gemm_dense_rows.h): one warp per output
+// column with the bias and Relu applied, one launch where cuBLAS's tiles would sit mostly idle.
 // Float16 (precision="fp16"): A, B, C and Y are CUDA_R_16F on both paths, the compute type
 // CUBLAS_COMPUTE_32F (tensor ops, fp32 accumulation, float alpha/beta); the bias epilogue reads a
 // half bias (cuBLASLt's bias type defaults to Y's); the SGEMM path becomes cublasGemmEx.
@@ -28,20 +28,34 @@ namespace {
 
 enum class BiasFill { None, Copy, Broadcast };
 
-// The dense rows kernel's share: up to kDenseRows rows (one row group) and this many multiply-adds.
+// The dense rows kernel's share (Note [narrow Gemms]): a few rows (batch 1), up to kDenseRows
+// rows and kDenseRowsMacs multiply-adds; or a narrow layer, up to kDenseNarrowCols columns, at
+// any batch whose row groups read B at most kDenseMaxBReads times (dense_rows.h).
 constexpr double kDenseRowsMacs = 1 << 22;
+constexpr int kDenseNarrowCols = 64;
 
-// Takes the dense rows kernel into `choice` for a Gemm of a few rows; false (the reason in
-// `choice.rejected`) otherwise.
+// Note [narrow Gemms]: a classifier head (N = 10 classes) is too narrow for cuBLAS's tiles. At
+// LeNet's fine-tuning batch 256 (256x500 by 500x10) cuBLASLt's heuristic pick was a three-kernel
+// split-K path of 18.7 us on an H200, and its fastest timed candidate 10-11 us; the dense rows
+// kernel, one warp per output column and group of 4 rows, reads B (20 KB) from L2 per row group
+// and is one launch. Both planner policies take the rule (as Gemm+Softmax's, gemm_softmax_cuda.cc),
+// so that heuristic and exhaustive plans compute the same bits; bench/probe_dense_rows.py
+// measures the kernel against cuBLASLt over narrow shapes (bench/RESULTS_CUDA.md).
+
+// Takes the dense rows kernel into `choice` for a Gemm of a few rows or few columns; false (the
+// reason in `choice.rejected`) otherwise.
 bool take_dense_rows(const CudaContext& ctx, bool relu, const Node& node, const std::vector<ValueInfo>& inputs,
                      const TensorInfo& y, KernelChoice& choice) {
   DenseRows shape;
   std::string why_not;
   std::unique_ptr<Kernel> kernel =
       plan_dense_rows(ctx, node, inputs, y, relu ? DenseEpilogue::Relu : DenseEpilogue::None, shape, why_not);
-  if (kernel && (shape.m > kDenseRows || shape.macs() > kDenseRowsMacs)) {
-    why_not = std::to_string(shape.m) + " rows and " + std::to_string(static_cast<long long>(shape.macs())) +
-              " multiply-adds: over the small-batch bounds (" + std::to_string(kDenseRows) + " rows, 2^22)";
+  const bool few_rows = shape.m <= kDenseRows && shape.macs() <= kDenseRowsMacs;
+  const bool narrow = shape.n <= kDenseNarrowCols && shape.b_reads() <= kDenseMaxBReads;
+  if (kernel && !few_rows && !narrow) {
+    why_not = std::to_string(shape.m) + " rows of " + std::to_string(shape.n) + " columns: over the small-batch bounds (" +
+              std::to_string(kDenseRows) + " rows, 2^22 multiply-adds) and the narrow-layer bounds (" +
+              std::to_string(kDenseNarrowCols) + " columns, B read 2^24 times)";
     kernel.reset();
   }
   if (!kernel) {
@@ -52,7 +66,8 @@ bool take_dense_rows(const CudaContext& ctx, bool relu, const Node& node, const 
   choice.kernel = std::move(kernel);
   choice.algorithm = std::string(kDenseRowsName) + (has_c ? (relu ? " (bias+relu fused)" : " (bias fused)") : (relu ? " (relu fused)" : ""));
   choice.math = kDenseRowsMath;
-  choice.rejected.push_back({"cublasLtMatmul", std::to_string(shape.m) + " row(s): the dense rows kernel serves small batches"});
+  choice.rejected.push_back({"cublasLtMatmul", few_rows ? std::to_string(shape.m) + " row(s): the dense rows kernel serves small batches"
+                                                        : std::to_string(shape.n) + " columns: too narrow for cuBLAS's tiles"});
   return true;
 }
 

@@ -5,7 +5,7 @@
 //   pair   the Gemm's own kernel (gemm_cuda.cc) into a buffer in the workspace, then the
 //          Softmax's (softmax_cuda.cc): what the unfused graph runs.
 // Both planner policies take the fused kernel while every row group's re-read of B stays within
-// kFusedBReads elements (LeNet's fc2 + softmax: 5,000 at batch 1, 1.3 million at batch 1024);
+// kDenseMaxBReads elements (dense_rows.h) (LeNet's fc2 + softmax: 5,000 at batch 1, 1.3 million at batch 1024);
 // a classifier over thousands of classes with a wide input keeps the pair, whose GEMM tiles
 // B once per output tile.
 #include "backends/cuda/cuda_kernels.h"
@@ -16,7 +16,6 @@ namespace dnnx::cuda {
 
 namespace {
 
-constexpr double kFusedBReads = 1 << 24;
 constexpr const char* kInner = "gemm_softmax.inner";  // the pair's Gemm output: never a tensor of the model
 
 KernelChoice plan_pair(const KernelRegistry& registry, const Node& node, const std::vector<ValueInfo>& inputs,
@@ -49,7 +48,7 @@ KernelChoice plan_gemm_softmax(const KernelRegistry& registry, const CudaContext
   DenseRows shape;
   std::string why_not;
   std::unique_ptr<Kernel> fused = plan_dense_rows(ctx, node, inputs, outputs[0], DenseEpilogue::Softmax, shape, why_not);
-  if (fused && shape.b_reads() > kFusedBReads) {
+  if (fused && shape.b_reads() > kDenseMaxBReads) {
     why_not = "its row groups would read B " + std::to_string(static_cast<long long>(shape.b_reads())) +
               " elements, over the bound of 2^24";
     fused.reset();
