@@ -124,12 +124,13 @@ def test_profile_times_every_part_of_a_step_and_changes_nothing(digits):
                          ("flatten", "Flatten")]
     # fc1 -> relu1 is one Gemm+Relu in the tail (Note [Gemm+Relu in training], train/tail_fusion.h)
     assert names[5:] == [("fc1", "Gemm+Relu"), ("fc2", "Gemm"), ("softmax", "Softmax"), ("loss", "cross_entropy"),
-                         ("fc2", "Gemm backward"), ("fc1", "Gemm+Relu backward"), ("update", "check + SGD")]
+                         ("fc2", "Gemm backward"), ("fc1", "Gemm+Relu backward"), ("check", "non-finite check"),
+                         ("sgd", "SGD update")]
     softmax = next(r for r in table if r.name == "softmax")
     assert softmax.algorithm == "not run (fused into the loss)"
     for r in table:
         assert r.median_ms >= 0, r
-        if r.name in ("conv1", "conv2", "fc1", "loss", "update"):
+        if r.name in ("conv1", "conv2", "fc1", "loss", "sgd"):
             assert r.median_ms > 0, r
     assert not table.graph and table.repeat == 3 and "host wall-clock" in str(table)
     # The timed steps are undone: weights, momentum and the step count are as they were.

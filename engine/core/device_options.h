@@ -11,7 +11,7 @@ namespace dnnx {
 // the capture overload with edge copies, GradKernel::forward and GradArgs::kept; 6:
 // KernelChoice::scratch_bytes; 7: TrainingOps::plan_update (the multi-tensor check and SGD) and
 // copy_to_pinned
-constexpr int kDeviceAbiVersion = 9;
+constexpr int kDeviceAbiVersion = 8;
 
 enum class Precision { Fp32, Tf32, Fp16 };
 

@@ -12,8 +12,7 @@
 // device graph (Backend::capture). Nothing here waits for the device: the step's outcome
 // (loss, rows right, a non-finite flag) is written to a StepStats in backend memory and copied
 // back once per step. Adding a virtual changes the Backend vtable, hence kDeviceAbiVersion 3;
-// the multi-tensor ParamUpdate and copy_to_pinned changed TrainingOps, hence 6; its one-call
-// update (check and SGD in one device kernel) changed ParamUpdate, hence 9.
+// the multi-tensor ParamUpdate and copy_to_pinned changed TrainingOps, hence 6.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -69,18 +68,20 @@ struct ParamSlot {
 
 // The end of a step over every trained parameter at once (Note [multi-tensor update]): planned
 // once per input shape, since the gradients live in that shape's TailPlan, so that a device
-// queues one launch per step whatever the number of parameters.
+// queues two launches per step whatever the number of parameters.
 class ParamUpdate {
  public:
   virtual ~ParamUpdate() = default;
-  // Checks every gradient, then runs SGD (train/sgd.h) on every slot at learning rate *lr (read
-  // when the update runs), then writes *stats to *report (host memory from allocate_host, or any
-  // host memory on a host backend; null: nothing is written), so that a step ends without a copy.
-  // The check finishes for every slot before any parameter changes: when stats->non_finite is 0
-  // and some gradient holds a non-finite value, it becomes kFirstGradientCode + i for the first
-  // such parameter i (slot order), and then, as when the loss was not finite, no w or velocity
-  // changes (a failed step leaves them all).
-  virtual void update(const float* lr, StepStats* stats, StepStats* report) const = 0;
+  // When stats->non_finite is 0 and some parameter's gradient holds a non-finite value, sets
+  // it to kFirstGradientCode + i for the first such parameter i (slot order). `lr` is the same
+  // pointer sgd() then gets: a device reads it here, once, into its own memory (Note [lr
+  // staging] in backends/cuda/param_update_cuda.cc); a host backend ignores it.
+  virtual void check_finite(const float* lr, StepStats* stats) const = 0;
+  // SGD (train/sgd.h) on every slot at learning rate *lr (read when the update runs). Does
+  // nothing when stats->non_finite is set, so that a failed step leaves every w and velocity be.
+  // Either way it then writes *stats to *report (host memory from allocate_host, or any host
+  // memory on a host backend; null: nothing is written), so that a step ends without a copy.
+  virtual void sgd(const float* lr, const StepStats* stats, StepStats* report) const = 0;
 };
 
 class TrainingOps {

@@ -1,5 +1,5 @@
 // Trainer::profile: the time of each part of a step (every layer of the frozen head and of the
-// tail, the loss, every backward step, the update: check and SGD), from a timer marked
+// tail, the loss, every backward step, the check and SGD), from a timer marked
 // between the parts (train/part_marks.h). On a device the marked step is recorded as a graph of
 // its own and replayed, so that each part's time is its kernels' and not the host's launch gaps.
 #include <cmath>
@@ -30,11 +30,9 @@ std::vector<StepPart> Trainer::profile_parts(const ShapePlan& sp) const {
     const Node& node = *tail.layers[step.layer].node;
     add(node.name, node.op_type + " backward", step.algorithm, "backward");
   }
-  add("update", "check + SGD",
-      device_ ? "every gradient checked, then every parameter updated, in one kernel; then the loss and flags to "
-                "the host"
-              : "every gradient checked, then every parameter updated",
-      "update");
+  add("check", "non-finite check", device_ ? "every gradient at once" : "every gradient", "update");
+  add("sgd", "SGD update", device_ ? "every parameter at once, then the loss and flags to the host"
+                                    : "every parameter", "update");
   return parts;
 }
 

@@ -169,10 +169,12 @@ void Trainer::enqueue_forward(ShapePlan& sp, bool want_grad, PartMarks* marks) {
 void Trainer::enqueue_step(ShapePlan& sp, PartMarks* marks) {
   enqueue_forward(sp, true, marks);
   sp.tail->backward(marks ? marks->parts(sp.tail->steps().size()) : nullptr);
-  // Every gradient is checked before any parameter changes (a failed step leaves them all); the
-  // step's last kernel, which also reports.
+  // Every gradient is checked before any parameter changes (a failed step leaves them all).
+  StepStats* stats = stats_.as<StepStats>();
   if (marks) marks->next();
-  sp.update->update(sp.lr, stats_.as<StepStats>(), sp.report);
+  sp.update->check_finite(sp.lr, stats);
+  if (marks) marks->next();
+  sp.update->sgd(sp.lr, stats, sp.report);  // the step's last kernel, which also reports
   if (marks) marks->next();
 }
 

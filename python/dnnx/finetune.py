@@ -197,7 +197,7 @@ class Tuner:
     def profile(self, x, y, repeat: int = 20) -> ProfileTable:
         """Where one step's time goes: rows (name, op, algorithm, median_ms) for every layer of the
         frozen head and of the tail's forward, the loss, every backward step ("<Op> backward"),
-        the update (the non-finite check, then SGD), over ``repeat`` steps on (x, y) at the current lr. On CUDA,
+        the non-finite check and SGD, over ``repeat`` steps on (x, y) at the current lr. On CUDA,
         GPU times from CUDA events recorded between the parts of a step replayed as a graph of its
         own (see dnnx/profile.py); the copy of the batch in, made before the step, is not among
         them (the lr and targets are read, and the loss written, in page-locked host memory). On

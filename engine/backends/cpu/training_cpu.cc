@@ -17,7 +17,7 @@ class CpuParamUpdate final : public ParamUpdate {
  public:
   CpuParamUpdate(const SgdOptions& options, std::vector<ParamSlot> params) : options_(options), params_(std::move(params)) {}
 
-  void update(const float* lr, StepStats* stats, StepStats* report) const override {
+  void check_finite(const float* /*lr*/, StepStats* stats) const override {
     for (size_t i = 0; i < params_.size() && stats->non_finite == 0; ++i) {
       const ParamSlot& p = params_[i];
       for (int64_t j = 0; j < p.n; ++j) {
@@ -27,6 +27,9 @@ class CpuParamUpdate final : public ParamUpdate {
         }
       }
     }
+  }
+
+  void sgd(const float* lr, const StepStats* stats, StepStats* report) const override {
     if (stats->non_finite == 0) {
       for (const ParamSlot& p : params_) sgd_update(options_, *lr, p.w, p.grad, p.velocity, p.n);
     }

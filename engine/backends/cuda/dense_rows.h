@@ -20,9 +20,9 @@ enum class DenseEpilogue { None, Relu, Softmax };
 
 constexpr int kDenseRows = 4;             // rows one block computes
 constexpr int kDenseSoftmaxMaxCols = 1024;  // the row group's N values in shared memory
-// The most B elements the row groups may read between them (each group reads all of B) where a
-// planner takes the kernel over a whole batch (Gemm+Softmax; a narrow Gemm): past it, a GEMM's
-// tiles, which read B once per output tile, win.
+// The most B elements the row groups may read between them (each group reads all of B) where
+// Gemm+Softmax takes the kernel over a whole batch: past it, a GEMM's tiles, which read B once
+// per output tile, win.
 constexpr double kDenseMaxBReads = 1 << 24;
 
 struct DenseRows {

@@ -29,18 +29,22 @@ namespace {
 enum class BiasFill { None, Copy, Broadcast };
 
 // The dense rows kernel's share (Note [narrow Gemms]): a few rows (batch 1), up to kDenseRows
-// rows and kDenseRowsMacs multiply-adds; or a narrow layer, up to kDenseNarrowCols columns, at
-// any batch whose row groups read B at most kDenseMaxBReads times (dense_rows.h).
+// rows and kDenseRowsMacs multiply-adds; or a narrow layer, up to kDenseNarrowCols columns and
+// kDenseNarrowMacs multiply-adds, at any batch.
 constexpr double kDenseRowsMacs = 1 << 22;
 constexpr int kDenseNarrowCols = 64;
+constexpr double kDenseNarrowMacs = 1 << 24;
 
 // Note [narrow Gemms]: a classifier head (N = 10 classes) is too narrow for cuBLAS's tiles. At
 // LeNet's fine-tuning batch 256 (256x500 by 500x10) cuBLASLt's heuristic pick was a three-kernel
-// split-K path of 18.7 us on an H200, and its fastest timed candidate 10-11 us; the dense rows
-// kernel, one warp per output column and group of 4 rows, reads B (20 KB) from L2 per row group
-// and is one launch. Both planner policies take the rule (as Gemm+Softmax's, gemm_softmax_cuda.cc),
-// so that heuristic and exhaustive plans compute the same bits; bench/probe_dense_rows.py
-// measures the kernel against cuBLASLt over narrow shapes (bench/RESULTS_CUDA.md).
+// split-K path of 18.7 us on an H200, its fastest timed candidate 13.3 us; the dense rows kernel,
+// one warp per output column and group of 4 rows, reading B (20 KB) from L2 per row group, took
+// 6.2 us in one launch. bench/probe_dense_rows.py weighs it against both over narrow shapes
+// (bench/RESULTS_CUDA.md): it wins up to 2^24 multiply-adds (256x4096x16: 18.6 against 24.8 us;
+// 1024x500x32: 10.7 against 11.6) and loses past them, where each column's warps re-read A
+// (4096x500x10, 2^24.3: 15.3 against 13.8; 8192x256x10: 22.2 against 10.9). Both planner policies
+// take the rule (as Gemm+Softmax's, gemm_softmax_cuda.cc), so that heuristic and exhaustive plans
+// compute the same bits.
 
 // Takes the dense rows kernel into `choice` for a Gemm of a few rows or few columns; false (the
 // reason in `choice.rejected`) otherwise.
@@ -51,11 +55,11 @@ bool take_dense_rows(const CudaContext& ctx, bool relu, const Node& node, const 
   std::unique_ptr<Kernel> kernel =
       plan_dense_rows(ctx, node, inputs, y, relu ? DenseEpilogue::Relu : DenseEpilogue::None, shape, why_not);
   const bool few_rows = shape.m <= kDenseRows && shape.macs() <= kDenseRowsMacs;
-  const bool narrow = shape.n <= kDenseNarrowCols && shape.b_reads() <= kDenseMaxBReads;
+  const bool narrow = shape.n <= kDenseNarrowCols && shape.macs() <= kDenseNarrowMacs;
   if (kernel && !few_rows && !narrow) {
     why_not = std::to_string(shape.m) + " rows of " + std::to_string(shape.n) + " columns: over the small-batch bounds (" +
               std::to_string(kDenseRows) + " rows, 2^22 multiply-adds) and the narrow-layer bounds (" +
-              std::to_string(kDenseNarrowCols) + " columns, B read 2^24 times)";
+              std::to_string(kDenseNarrowCols) + " columns, 2^24 multiply-adds)";
     kernel.reset();
   }
   if (!kernel) {

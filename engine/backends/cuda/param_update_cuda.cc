@@ -2,24 +2,23 @@
 // on every parameter, and the check must finish for all of them before any update starts (a
 // failed step leaves every parameter as it was). One launch per parameter and phase made
 // LeNet's last:2 step (four parameters) queue eight small kernels; a CUDA graph still pays a
-// node each. Here the whole update is one launch over all parameters (Note [one update kernel]
-// in param_update_kernels.cu): at plan time every parameter is cut into chunks of at most
-// kChunkElements, the table of chunks (pointers already offset, and the parameter's code) is
-// uploaded once, and the blocks take the chunks in turn. The check keeps the first failing
-// parameter in slot order whatever the blocks' order (record_first_code), so the error names the
-// same parameter as the CPU's. SGD's arithmetic is the CPU's, element for element, so the
-// chunking changes no bit. The kernel's first block also writes the step's StepStats to the
-// caller's page-locked report (Note [step io]).
+// node each. Here each phase is one launch over all parameters: at plan time every parameter is
+// cut into chunks of at most kChunkElements, the table of chunks (pointers already offset,
+// and the parameter's code) is uploaded once, and one block covers one chunk. The check keeps
+// the first failing parameter in slot order whatever the blocks' order (record_first_code),
+// so the error names the same parameter as the CPU's. SGD's arithmetic is the CPU's, element
+// for element (training_kernels.cu), so the chunking changes no bit. The SGD launch's first
+// block also writes the step's StepStats to the caller's page-locked report (Note [step io]).
 // Note [lr staging]: the lr lives in page-locked host memory (set by the host before each
 // replay). Read there by every SGD block (201 for LeNet's last:2), the reads crossed the bus
-// one after another: the H200 measured SGD at 14-22 us for 8 MB of traffic. The update's first
-// block copies it once into device memory, where every block reads it after the grid's barrier.
+// one after another: the H200 measured SGD at 14-22 us for 8 MB of traffic. The check's first
+// block now copies it once into device memory, where SGD reads it.
 #include "backends/cuda/param_update_cuda.h"
 
 #include <algorithm>
 
 #include "backends/cuda/cuda_handles.h"
-#include "backends/cuda/param_update_kernels.h"
+#include "backends/cuda/training_kernels.h"
 
 namespace dnnx::cuda {
 
@@ -43,7 +42,6 @@ class CudaParamUpdate final : public ParamUpdate {
       }
     }
     count_ = static_cast<int64_t>(chunks.size());
-    grid_blocks_ = update_grid_blocks(count_);
     lr_ = device_alloc(sizeof(float), "cudaMalloc (the update's lr)");
     const size_t bytes = chunks.size() * sizeof(UpdateChunk);
     table_ = device_alloc(bytes, "cudaMalloc (the update's chunk table)");
@@ -53,8 +51,13 @@ class CudaParamUpdate final : public ParamUpdate {
     }
   }
 
-  void update(const float* lr, StepStats* stats, StepStats* report) const override {
-    launch_update(chunks(), count_, grid_blocks_, options_, lr, device_lr(), stats, report, ctx_.stream);
+  void check_finite(const float* lr, StepStats* stats) const override {
+    launch_check_finite(chunks(), count_, lr, device_lr(), stats, ctx_.stream);
+  }
+
+  // `lr` was staged by check_finite (ParamUpdate's contract: the same pointer, just before).
+  void sgd(const float* /*lr*/, const StepStats* stats, StepStats* report) const override {
+    launch_sgd(chunks(), count_, options_, device_lr(), stats, report, ctx_.stream);
   }
 
  private:
@@ -66,7 +69,6 @@ class CudaParamUpdate final : public ParamUpdate {
   DeviceMemory table_;  // count_ UpdateChunks
   DeviceMemory lr_;     // one float: Note [lr staging]
   int64_t count_ = 0;
-  int grid_blocks_ = 1;
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
 // CUDA's ParamUpdate (core/training.h): the non-finite check and SGD of every trained parameter
-// in one launch (Note [multi-tensor update] in param_update_cuda.cc).
+// in two launches (Note [multi-tensor update] in param_update_cuda.cc).
 #pragma once
 #include <memory>
 #include <vector>

@@ -1,6 +1,6 @@
 // CUDA's training ops (core/training.h, Note [training ops]): the gradient kernels of
 // cuda_grad_kernels.cc, the loss kernel of training_kernels.cu and the multi-tensor check and
-// SGD of param_update_cuda.cc (one kernel), all queued on the model's stream, so that a whole step can be
+// SGD of param_update_cuda.cc, all queued on the model's stream, so that a whole step can be
 // recorded as one CUDA graph.
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"

@@ -1,5 +1,5 @@
-// The training kernels: the losses of train/loss.h, written to give the CPU's results (double
-// sums), and the gradient fan-in sum. (The update's kernel: param_update_kernels.cu.)
+// The training kernels: the losses of train/loss.h and the SGD of train/sgd.h, written to give
+// the CPU's results (double sums for the loss, unfused float arithmetic for the update).
 #include <algorithm>
 #include <cmath>
 
@@ -164,6 +164,49 @@ __global__ void mse_finish(const double* partial, int blocks, double inv, const 
   reduce_to_stats(loss, threadIdx.x == 0 ? static_cast<long long>(*right) : 0, inv, stats);
 }
 
+// Sets *flag to `code` unless it holds a smaller non-zero code already (0: nothing found yet), so
+// that whichever block finds one first, the flag ends at the first parameter's code.
+__device__ void record_first_code(int32_t* flag, int32_t code) {
+  int32_t seen = *flag;
+  while (seen == 0 || seen > code) {
+    const int32_t before = atomicCAS(flag, seen, code);
+    if (before == seen) return;
+    seen = before;
+  }
+}
+
+// One block per chunk (Note [multi-tensor update] in param_update_cuda.cc).
+__global__ void check_finite_chunks(const UpdateChunk* chunks, int64_t count, const float* lr, float* device_lr,
+                                    StepStats* stats) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *device_lr = *lr;  // Note [lr staging]
+  // The whole block returns (the first clause is the same for every thread: no block of this
+  // kernel writes kLossNotFinite).
+  if (stats->non_finite == kLossNotFinite || blockIdx.x >= count) return;
+  const UpdateChunk c = chunks[blockIdx.x];
+  int bad = 0;
+  for (int i = threadIdx.x; i < c.n; i += blockDim.x) bad |= !isfinite(c.grad[i]);
+  if (__syncthreads_or(bad) && threadIdx.x == 0) record_first_code(&stats->non_finite, c.code);
+}
+
+// train/sgd.h, in the CPU's order of float operations (no fused multiply-adds).
+__global__ void sgd_chunks(const UpdateChunk* chunks, int64_t count, SgdOptions o, const float* lr_ptr,
+                           const StepStats* stats, StepStats* report) {
+  if (report && blockIdx.x == 0 && threadIdx.x == 0) *report = *stats;  // no block changes *stats
+  if (stats->non_finite != 0 || blockIdx.x >= count) return;  // the whole block
+  const UpdateChunk c = chunks[blockIdx.x];
+  const float lr = *lr_ptr, mu = o.momentum, wd = o.weight_decay;  // device memory (Note [lr staging])
+  for (int i = threadIdx.x; i < c.n; i += blockDim.x) {
+    const float g = __fadd_rn(c.grad[i], __fmul_rn(wd, c.w[i]));
+    if (mu == 0.0f) {
+      c.w[i] = __fsub_rn(c.w[i], __fmul_rn(lr, g));
+      continue;
+    }
+    const float v = __fadd_rn(__fmul_rn(mu, c.velocity[i]), g);
+    c.velocity[i] = v;
+    c.w[i] = __fsub_rn(c.w[i], __fmul_rn(lr, o.nesterov ? __fadd_rn(g, __fmul_rn(mu, v)) : v));
+  }
+}
+
 __global__ void accumulate_kernel(float* dst, const float* src, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -198,6 +241,22 @@ void launch_loss(const LossCall& call, StepStats* stats, const LossScratch& scra
   }
   mse_finish<<<1, kLossThreads, 0, stream>>>(scratch.partial, blocks, inv, scratch.right, stats);
   check_launch("mse loss");
+}
+
+void launch_check_finite(const UpdateChunk* chunks, int64_t count, const float* lr, float* device_lr,
+                         StepStats* stats, cudaStream_t stream) {
+  // One block at least, so that the lr is staged when there is nothing to check.
+  check_finite_chunks<<<static_cast<unsigned>(std::max<int64_t>(count, 1)), kChunkThreads, 0, stream>>>(
+      chunks, count, lr, device_lr, stats);
+  check_launch("check_finite");
+}
+
+void launch_sgd(const UpdateChunk* chunks, int64_t count, const SgdOptions& options, const float* lr,
+                const StepStats* stats, StepStats* report, cudaStream_t stream) {
+  // One block at least, so that the report is written when there is nothing to update.
+  sgd_chunks<<<static_cast<unsigned>(std::max<int64_t>(count, 1)), kChunkThreads, 0, stream>>>(chunks, count, options,
+                                                                                               lr, stats, report);
+  check_launch("sgd");
 }
 
 void launch_accumulate(float* dst, const float* src, int64_t n, cudaStream_t stream) {
