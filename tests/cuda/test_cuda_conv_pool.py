@@ -1,5 +1,6 @@
 """Conv(+Relu) -> MaxPool as one layer on CUDA (the fuse_conv_pool pass, backends/cuda/conv_pool_cuda.cc):
-the direct kernel for small problems, the cuDNN conv + pool pair otherwise, both against the CPU
+the direct kernel for small problems (and, through its one-channel and tiled paths, for 5x5 and 3x3
+windows under a 2x2 pool at any batch), the cuDNN conv + pool pair otherwise, both against the CPU
 backend and onnxruntime with the fp32 tolerances of cuda_check.py (the direct kernel sums in
 another order than cuDNN: well inside RTOL 1e-4 / L2 2e-5 for these sizes); the pass switched off
 gives the same results; the exhaustive planner times both and a second process reads its choice
@@ -68,13 +69,46 @@ def test_small_conv_pool_runs_as_one_direct_kernel(case, relu, bias):
     assert_close(dnnx.load(model, device="cuda").run(x), unfused.run(x), "fused vs unfused")
 
 
-def test_large_batches_run_the_cudnn_pair():
-    model = conv_pool_model([256, 20, 12, 12], [50, 20, 5, 5], relu=True)
+def test_large_batches_outside_the_tiled_path_run_the_cudnn_pair():
+    model = conv_pool_model([256, 20, 16, 16], [50, 20, 4, 4], relu=True)  # a 4x4 window: not tiled
     (row,) = dnnx.load(model, device="cuda").plan()
     assert ", then cudnnPoolingForward" in row["algorithm"], row
     assert [why for algo, why in row["rejected"] if algo == DIRECT and "over the direct kernel's bound" in why], row
-    assert row["scratch"] >= 256 * 50 * 8 * 8 * 4, row  # the conv's output waits in the layer's scratch
-    check_cuda(model, {"x": rand(256, 20, 12, 12)})
+    assert row["scratch"] >= 256 * 50 * 13 * 13 * 4, row  # the conv's output waits in the layer's scratch
+    check_cuda(model, {"x": rand(256, 20, 16, 16)})
+
+
+TILED_CASES = {  # the direct kernel's tiled path (conv_pool_tiled_kernels.cu): several input channels
+    "lenet_conv2_batch256": ([256, 20, 12, 12], [50, 20, 5, 5], {}),
+    "3x3_padded": ([32, 16, 16, 16], [32, 16, 3, 3], {"pads": [1, 1, 1, 1]}),
+    "5x5_asymmetric_pads_odd_plane": ([24, 3, 15, 14], [13, 3, 5, 5], {"pads": [2, 1, 0, 2]}),
+    "more_pooled_outputs_than_threads": ([4, 4, 40, 40], [72, 4, 3, 3], {}),
+}
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("case", list(TILED_CASES))
+def test_tiled_conv_pool_at_large_batches_is_the_direct_kernel(case, relu, bias):
+    x_shape, w_shape, conv = TILED_CASES[case]
+    model = conv_pool_model(x_shape, w_shape, relu=relu, bias=bias, conv=conv)
+    (row,) = dnnx.load(model, device="cuda").plan()
+    assert row["algorithm"].startswith(DIRECT + ", tiled") and row["workspace"] == 0, row
+    x = rand(*x_shape, seed=3)
+    check_cuda(model, {"x": x})
+    gpu = dnnx.load(model, device="cuda")
+    np.testing.assert_array_equal(gpu.run(x), gpu.run(x))  # deterministic: a fixed summation order
+    assert_close(gpu.run(x), dnnx.load(model, device="cuda", passes=UNFUSED).run(x), "tiled vs the cuDNN pair")
+
+
+def test_exhaustive_search_times_the_tiled_path_against_the_pair():
+    model = conv_pool_model([256, 20, 12, 12], [50, 20, 5, 5])
+    (row,) = dnnx.load(model, device="cuda", algo_search="exhaustive", plan_cache=False).plan()
+    timed = [why for _, why in row["rejected"] if "slower than the" in why]
+    assert len(timed) == 1 and row["time_ms"] > 0, row
+    if row["algorithm"].startswith(DIRECT):
+        assert row["algorithm"].startswith(DIRECT + ", tiled") and "slower than the direct kernel" in timed[0], row
+    check_cuda(model, {"x": rand(256, 20, 12, 12, seed=3)}, algo_search="exhaustive", plan_cache=False)
 
 
 @pytest.mark.parametrize("pool, why", [

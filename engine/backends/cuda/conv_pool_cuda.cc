@@ -4,8 +4,8 @@
 //   direct  one kernel computing each pooled output from the input (conv_pool_direct.h), fp32
 //           storage only: a small problem then costs one launch instead of two library calls.
 // The heuristic planner takes direct up to kDirectMacs multiply-adds (LeNet's conv2 + pool2 at
-// batch 1: 17 + 4 us as the pair), and at any size where its one-input-channel path applies
-// (direct_conv_pool_one_channel); the exhaustive planner times both on scratch buffers and keeps
+// batch 1: 17 + 4 us as the pair), and at any size where its one-input-channel path or its tiled
+// path applies (direct_conv_pool_one_channel, direct_conv_pool_tiled); the exhaustive planner times both on scratch buffers and keeps
 // the times in the plan cache, so that a second process times nothing.
 #include <cudnn.h>
 
@@ -110,6 +110,13 @@ DirectConvPool direct_shape(const ConvPoolParts& parts, const std::vector<ValueI
   return p;
 }
 
+// Which of the direct kernel's paths runs the shape (conv_pool_direct.h), as plan() names it.
+std::string direct_path_note(const DirectConvPool& p) {
+  if (direct_conv_pool_one_channel(p)) return ", 1 input channel";
+  if (direct_conv_pool_tiled(p)) return ", tiled";
+  return "";
+}
+
 std::string ms_exact(double ms) {
   char text[48];
   std::snprintf(text, sizeof(text), "%.9g ms", ms);
@@ -132,10 +139,10 @@ std::string choice_key(const CudaContext& ctx, const DirectConvPool& p, bool rel
   char text[512];
   std::snprintf(text, sizeof(text),
                 "conv+pool fwd | %s sm_%d cuDNN %zu | x %lldx%dx%dx%d | w %dx%dx%dx%d stride %d,%d dilation %d,%d "
-                "pad %d,%d | pool %dx%d stride %d,%d -> %dx%d | relu %d | precision %d | pair ",
+                "pad %d,%d | pool %dx%d stride %d,%d -> %dx%d | relu %d | precision %d | direct%s | pair ",
                 ctx.device_name.c_str(), ctx.compute_capability, cudnnGetVersion(), static_cast<long long>(p.n), p.c,
                 p.h, p.w, p.m, p.c, p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, p.ph, p.pw, p.pkh, p.pkw, p.psh, p.psw, p.poh,
-                p.pow, relu ? 1 : 0, static_cast<int>(ctx.options.precision));
+                p.pow, relu ? 1 : 0, static_cast<int>(ctx.options.precision), direct_path_note(p).c_str());
   return text + without_cache_note(pair.algorithm);
 }
 
@@ -246,12 +253,14 @@ KernelChoice plan_conv_pool(const KernelRegistry& registry, const CudaContext& c
       if (take_direct) pair.time_ms = t.direct_ms;
     }
   } else {
-    const bool one_channel = direct_conv_pool_one_channel(shape);
-    take_direct = one_channel || shape.macs() <= kDirectMacs;
+    const bool one_channel = direct_conv_pool_one_channel(shape), tiled = direct_conv_pool_tiled(shape);
+    take_direct = one_channel || tiled || shape.macs() <= kDirectMacs;
     char text[160];
     std::snprintf(text, sizeof(text), "%.3g multiply-adds %s the direct kernel's bound of %.3g", shape.macs(),
                   take_direct ? "within" : "over", kDirectMacs);
-    reason = one_channel ? "one input channel: the direct kernel's one-channel path, at any batch" : text;
+    reason = one_channel                         ? "one input channel: the direct kernel's one-channel path, at any batch"
+             : tiled && shape.macs() > kDirectMacs ? "a 2x2 pool over a 3x3 or 5x5 window: the direct kernel's tiled path, at any batch"
+                                                   : text;
   }
   if (!take_direct) {
     pair.rejected.push_back({kDirectName, reason});
@@ -259,7 +268,7 @@ KernelChoice plan_conv_pool(const KernelRegistry& registry, const CudaContext& c
   }
   KernelChoice choice;
   choice.kernel = std::move(direct);
-  choice.algorithm = std::string(kDirectName) + (direct_conv_pool_one_channel(shape) ? ", 1 input channel" : "") +
+  choice.algorithm = std::string(kDirectName) + direct_path_note(shape) +
                      (relu ? " (bias+relu+max pool fused)" : " (bias+max pool fused)");
   choice.math = kDirectMath;
   choice.time_ms = pair.time_ms;

@@ -143,8 +143,12 @@ bool direct_conv_pool_one_channel(const DirectConvPool& p) {
   return p.n * p.m >= kFewBlocks && direct_conv_pool_c1_supported(p);
 }
 
+bool direct_conv_pool_tiled(const DirectConvPool& p) {
+  return p.n * p.m >= kFewBlocks && direct_conv_pool_tiled_supported(p);
+}
+
 bool direct_conv_pool_supported(const DirectConvPool& p) {
-  if (direct_conv_pool_one_channel(p)) return true;
+  if (direct_conv_pool_one_channel(p) || direct_conv_pool_tiled(p)) return true;
   if (p.n <= 0 || p.c <= 0 || p.m <= 0 || p.kh <= 0 || p.kw <= 0 || p.poh <= 0 || p.pow <= 0) return false;
   if (p.pkh <= 0 || p.pkw <= 0 || p.psh <= 0 || p.psw <= 0) return false;
   if (p.n * p.m > INT32_MAX) return false;
@@ -155,6 +159,10 @@ void launch_direct_conv_pool(const float* x, const float* w, const float* b, flo
                              bool relu, cudaStream_t stream) {
   if (direct_conv_pool_one_channel(p)) {
     launch_direct_conv_pool_c1(x, w, b, y, p, relu, stream);
+    return;
+  }
+  if (direct_conv_pool_tiled(p)) {
+    launch_direct_conv_pool_tiled(x, w, b, y, p, relu, stream);
     return;
   }
   const Launch l = launch_for(p);
