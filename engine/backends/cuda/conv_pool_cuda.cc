@@ -33,7 +33,9 @@ constexpr const char* kDirectMath = "fp32 (FMA, direct kernel)";
 class DirectKernel final : public Kernel {
  public:
   DirectKernel(const CudaContext& ctx, DirectConvPool shape, bool has_bias, bool relu)
-      : ctx_(ctx), shape_(shape), has_bias_(has_bias), relu_(relu) {}
+      : ctx_(ctx), shape_(shape), has_bias_(has_bias), relu_(relu) {
+    if (direct_conv_pool_tiled(shape_)) prepare_direct_conv_pool_tiled();
+  }
 
   void run(const KernelArgs& args) const override {
     launch_direct_conv_pool(args.in(0), args.in(1), has_bias_ ? args.in(2) : nullptr, args.out(0), shape_, relu_,

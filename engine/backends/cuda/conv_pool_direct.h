@@ -50,6 +50,9 @@ void launch_direct_conv_pool_c1(const float* x, const float* w, const float* b, 
 // it applies; the heuristic planner then takes the direct kernel at any size.
 bool direct_conv_pool_tiled(const DirectConvPool& p);
 bool direct_conv_pool_tiled_supported(const DirectConvPool& p);
+// Lets the tiled kernel use more than 48 KB of shared memory on the current device (once per
+// device, before its first launch: at plan time).
+void prepare_direct_conv_pool_tiled();
 void launch_direct_conv_pool_tiled(const float* x, const float* w, const float* b, float* y, const DirectConvPool& p,
                                    bool relu, cudaStream_t stream);
 
