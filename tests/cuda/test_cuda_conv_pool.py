@@ -69,20 +69,26 @@ def test_small_conv_pool_runs_as_one_direct_kernel(case, relu, bias):
     assert_close(dnnx.load(model, device="cuda").run(x), unfused.run(x), "fused vs unfused")
 
 
-def test_large_batches_outside_the_tiled_path_run_the_cudnn_pair():
-    model = conv_pool_model([256, 20, 16, 16], [50, 20, 4, 4], relu=True)  # a 4x4 window: not tiled
+@pytest.mark.parametrize("x_shape, w_shape", [
+    ([256, 20, 16, 16], [50, 20, 4, 4]),  # a 4x4 window: no tiled path
+    ([256, 20, 17, 17], [50, 20, 5, 5]),  # LeNet's conv2 shape: over 16 filters, cuDNN's
+])
+def test_large_batches_outside_the_tiled_path_run_the_cudnn_pair(x_shape, w_shape):
+    model = conv_pool_model(x_shape, w_shape, relu=True)
     (row,) = dnnx.load(model, device="cuda").plan()
     assert ", then cudnnPoolingForward" in row["algorithm"], row
     assert [why for algo, why in row["rejected"] if algo == DIRECT and "over the direct kernel's bound" in why], row
     assert row["scratch"] >= 256 * 50 * 13 * 13 * 4, row  # the conv's output waits in the layer's scratch
-    check_cuda(model, {"x": rand(256, 20, 16, 16)})
+    check_cuda(model, {"x": rand(*x_shape)})
 
 
-TILED_CASES = {  # the direct kernel's tiled path (conv_pool_tiled_kernels.cu): several input channels
-    "lenet_conv2_batch256": ([256, 20, 12, 12], [50, 20, 5, 5], {}),
-    "3x3_padded": ([32, 16, 16, 16], [32, 16, 3, 3], {"pads": [1, 1, 1, 1]}),
+TILED_CASES = {  # the direct kernel's tiled path (conv_pool_tiled_kernels.cu): several input channels,
+    # up to 16 filters (Note [narrow convolutions] in conv_pool_cuda.cc), in chunks of 8
+    "pytorch_lenet5_conv2_batch256": ([256, 6, 14, 14], [16, 6, 5, 5], {}),
+    "cifar_conv2_padded": ([64, 12, 30, 30], [12, 12, 5, 5], {"pads": [1, 1, 1, 1]}),
+    "3x3_padded": ([32, 16, 16, 16], [16, 16, 3, 3], {"pads": [1, 1, 1, 1]}),
     "5x5_asymmetric_pads_odd_plane": ([24, 3, 15, 14], [13, 3, 5, 5], {"pads": [2, 1, 0, 2]}),
-    "more_pooled_outputs_than_threads": ([4, 4, 40, 40], [72, 4, 3, 3], {}),
+    "more_pooled_outputs_than_threads": ([24, 4, 40, 40], [12, 4, 3, 3], {}),
 }
 
 
@@ -102,7 +108,7 @@ def test_tiled_conv_pool_at_large_batches_is_the_direct_kernel(case, relu, bias)
 
 
 def test_exhaustive_search_times_the_tiled_path_against_the_pair():
-    model = conv_pool_model([256, 20, 12, 12], [50, 20, 5, 5])
+    model = conv_pool_model([256, 20, 12, 12], [13, 20, 5, 5])
     (row,) = dnnx.load(model, device="cuda", algo_search="exhaustive", plan_cache=False).plan()
     timed = [why for _, why in row["rejected"] if "slower than the" in why]
     assert len(timed) == 1 and row["time_ms"] > 0, row

@@ -4,8 +4,9 @@
 //   direct  one kernel computing each pooled output from the input (conv_pool_direct.h), fp32
 //           storage only: a small problem then costs one launch instead of two library calls.
 // The heuristic planner takes direct up to kDirectMacs multiply-adds (LeNet's conv2 + pool2 at
-// batch 1: 17 + 4 us as the pair), and at any size where its one-input-channel path or its tiled
-// path applies (direct_conv_pool_one_channel, direct_conv_pool_tiled); the exhaustive planner times both on scratch buffers and keeps
+// batch 1: 17 + 4 us as the pair), and at any size where its one-input-channel path applies
+// (direct_conv_pool_one_channel) or, up to 16 filters, its tiled path (direct_conv_pool_tiled:
+// Note [narrow convolutions]); the exhaustive planner times both on scratch buffers and keeps
 // the times in the plan cache, so that a second process times nothing.
 #include <cudnn.h>
 
@@ -27,15 +28,25 @@ namespace dnnx::cuda {
 namespace {
 
 constexpr double kDirectMacs = 1 << 24;  // the heuristic's bound for the direct kernel
+
+// Note [narrow convolutions]: a conv of few filters under a 2x2 pool at a large batch is narrow
+// for cuDNN's implicit GEMMs (the filters are the GEMM's N), as a classifier head is for cuBLAS
+// (Note [narrow Gemms] in gemm_cuda.cc). Measured on an H200 (bench/probe_conv_pool_tiled.py,
+// GPU times of the fused layer against cuDNN's heuristic conv + its pool, bench/RESULTS_CUDA.md):
+// PyTorch LeNet-5's conv2 (6 -> 16, 5x5, 14x14) at batch 256 14.7 against 22.4 us; the CIFAR
+// model's conv2 + Relu (12 -> 12, 5x5, 30x30) 27.6 against 49.1 at batch 64 and 94.6 against
+// 151.3 at 256. With more filters cuDNN's tiles fill and the tiled path, bound by its loads of
+// weights and patches, does not win: LeNet's conv2 (20 -> 50) 32.4 against 22.4 at batch 64,
+// 47.7 against 47.9 at 256, 132 against 117 at 1024; a 3x3 32 -> 64 48.5 against 47.6. The tiled
+// path therefore takes up to 16 filters (conv_pool_tiled_kernels.cu), where both planners take
+// the direct kernel, the exhaustive one after timing it against the pair.
 constexpr const char* kDirectName = "direct conv+pool kernel";
 constexpr const char* kDirectMath = "fp32 (FMA, direct kernel)";
 
 class DirectKernel final : public Kernel {
  public:
   DirectKernel(const CudaContext& ctx, DirectConvPool shape, bool has_bias, bool relu)
-      : ctx_(ctx), shape_(shape), has_bias_(has_bias), relu_(relu) {
-    if (direct_conv_pool_tiled(shape_)) prepare_direct_conv_pool_tiled();
-  }
+      : ctx_(ctx), shape_(shape), has_bias_(has_bias), relu_(relu) {}
 
   void run(const KernelArgs& args) const override {
     launch_direct_conv_pool(args.in(0), args.in(1), has_bias_ ? args.in(2) : nullptr, args.out(0), shape_, relu_,
@@ -255,13 +266,14 @@ KernelChoice plan_conv_pool(const KernelRegistry& registry, const CudaContext& c
       if (take_direct) pair.time_ms = t.direct_ms;
     }
   } else {
-    const bool one_channel = direct_conv_pool_one_channel(shape), tiled = direct_conv_pool_tiled(shape);
+    const bool one_channel = direct_conv_pool_one_channel(shape);
+    const bool tiled = direct_conv_pool_tiled(shape);
     take_direct = one_channel || tiled || shape.macs() <= kDirectMacs;
     char text[160];
     std::snprintf(text, sizeof(text), "%.3g multiply-adds %s the direct kernel's bound of %.3g", shape.macs(),
                   take_direct ? "within" : "over", kDirectMacs);
     reason = one_channel                         ? "one input channel: the direct kernel's one-channel path, at any batch"
-             : tiled && shape.macs() > kDirectMacs ? "a 2x2 pool over a 3x3 or 5x5 window: the direct kernel's tiled path, at any batch"
+             : tiled && shape.macs() > kDirectMacs ? "up to 16 filters under a 2x2 pool: the direct kernel's tiled path, at any batch"
                                                    : text;
   }
   if (!take_direct) {

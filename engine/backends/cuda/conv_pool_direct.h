@@ -44,15 +44,13 @@ bool direct_conv_pool_c1_supported(const DirectConvPool& p);
 void launch_direct_conv_pool_c1(const float* x, const float* w, const float* b, float* y, const DirectConvPool& p,
                                 bool relu, cudaStream_t stream);
 
-// The tiled path for several input channels (conv_pool_tiled_kernels.cu): a 3x3 or 5x5 window
-// of stride 1, a 2x2 pool of stride 2, for batches that fill the GPU (n x m blocks at least
-// those of the few-blocks launch, which keeps batch 1). Used by launch_direct_conv_pool whenever
-// it applies; the heuristic planner then takes the direct kernel at any size.
+// The tiled path for several input channels (conv_pool_tiled_kernels.cu): up to 16 filters, a
+// 3x3 or 5x5 window of stride 1, a 2x2 pool of stride 2, for batches that fill the GPU (n x m
+// blocks at least those of the few-blocks launch, which keeps batch 1). Used by
+// launch_direct_conv_pool whenever it applies; the heuristic planner then takes the direct
+// kernel at any size (Note [narrow convolutions] in conv_pool_cuda.cc).
 bool direct_conv_pool_tiled(const DirectConvPool& p);
 bool direct_conv_pool_tiled_supported(const DirectConvPool& p);
-// Lets the tiled kernel use more than 48 KB of shared memory on the current device (once per
-// device, before its first launch: at plan time).
-void prepare_direct_conv_pool_tiled();
 void launch_direct_conv_pool_tiled(const float* x, const float* w, const float* b, float* y, const DirectConvPool& p,
                                    bool relu, cudaStream_t stream);
 

@@ -2,17 +2,17 @@
 // 3x3 or 5x5, stride 1, no dilation) -> bias -> (Relu) -> MaxPool 2x2 stride 2, for batches
 // whose (image, filter) pairs fill the GPU. Each thread computes one pooled output for
 // kTileFilters filters: the 2 x 2 conv outputs under it, as a register tile of 4 x kTileFilters
-// sums; per input channel it reads its (K+1) x (K+1) input patch once (from the block's images,
-// staged in shared memory) and then, for each tap, the tile's
+// sums; per input channel it reads its (K+1) x (K+1) input patch once (from L1: an image's planes
+// are a few KB and every thread of the image reads them) and then, for each tap, the tile's
 // filter weights as two float4 loads from shared memory that every thread of the warp shares (a
 // broadcast), so that each load feeds 16 multiply-adds. Each conv output sums its channels, then
 // taps in (ky, kx) order, in plain fp32 FMAs (no TF32; deterministic). The block stages the
 // weights of its filter chunk ([channel][tap][filter], the chunk padded with zero filters to a
-// multiple of kTileFilters) and its images' planes; each filter group's threads then take
-// (image, pooled output) items.
-// Measured on an H200, LeNet's conv2 + pool2 at batch 256 (20 -> 50 channels, 5x5, 12x12 ->
-// 4x4): cuDNN's IMPLICIT_PRECOMP_GEMM and its pool 41 + 5 us (bench/RESULTS_CUDA.md has this
-// kernel's time).
+// multiple of kTileFilters); each filter group's threads then take (image, pooled output) items.
+// Measured on an H200 (Note [narrow convolutions] in conv_pool_cuda.cc): faster than cuDNN's conv
+// and pool for up to 16 filters, no faster beyond. Staging the block's images in shared memory
+// instead measured slower (LeNet's conv2 at batch 256: 76 against 48 us: the staging serialises
+// each block's start), as did fewer or more images per block (2-16 images: 45-68 us).
 #include <algorithm>
 #include <cfloat>
 #include <cstdio>
@@ -25,35 +25,29 @@ namespace dnnx::cuda {
 
 namespace {
 
-constexpr int kTileFilters = 8;               // filters per thread: two float4 weight loads per tap
-constexpr int kTileMaxThreads = 256;          // per block (a thread holds 32 sums and a 6 x 6 patch)
-constexpr int kTileGroupThreads = 128;        // the threads of a filter group, where the images allow
-constexpr size_t kTileMaxShared = 112 << 10;  // the chunk's weights and the images' planes (opt-in
-                                              // past 48 KB: prepare_direct_conv_pool_tiled)
+constexpr int kTileMaxFilters = 16;  // the shapes it was measured to win (Note [narrow convolutions])
+constexpr int kTileFilters = 8;              // filters per thread: two float4 weight loads per tap
+constexpr int kTileMaxThreads = 256;         // per block (a thread holds 32 sums and a 6 x 6 patch)
+constexpr int kTileGroupThreads = 128;       // the threads of a filter group, where the images allow
+constexpr size_t kTileMaxShared = 48 << 10;  // the weights of one block's filter chunk
 
 struct TileLaunch {
-  int groups = 1;          // filter groups per block: the chunk is groups x kTileFilters filters
-  int images = 1;          // per block
+  int groups = 1;         // filter groups per block: the chunk is groups x kTileFilters filters
+  int images = 1;         // per block
   int group_threads = 32;  // a multiple of 32: a warp's threads share one filter group
-  int image_stride = 0;    // floats between two staged images: c x h x w, made odd (Note in the kernel)
 };
 
 int pooled_outputs(const DirectConvPool& p) { return p.poh * p.pow; }
 
 int chunk_filters(const TileLaunch& l) { return l.groups * kTileFilters; }
 
-size_t weight_bytes(const DirectConvPool& p, int groups) {
+size_t tile_shared_bytes(const DirectConvPool& p, int groups) {
   return static_cast<size_t>(groups) * kTileFilters * p.c * p.kh * p.kw * sizeof(float);
-}
-
-size_t tile_shared_bytes(const DirectConvPool& p, const TileLaunch& l) {
-  return weight_bytes(p, l.groups) + static_cast<size_t>(l.images) * l.image_stride * sizeof(float);
 }
 
 TileLaunch tile_launch_for(const DirectConvPool& p) {
   TileLaunch l;
   const int outputs = std::max(1, pooled_outputs(p));
-  l.image_stride = static_cast<int>(std::min<int64_t>(static_cast<int64_t>(p.c) * p.h * p.w, INT32_MAX / 2)) | 1;
   l.images = static_cast<int>(std::clamp<int64_t>(kTileGroupThreads / outputs, 1, p.n));
   const int all_groups = (p.m + kTileFilters - 1) / kTileFilters;
   l.groups = 1;  // chunks of kTileFilters: the least zero-padding
@@ -64,17 +58,13 @@ TileLaunch tile_launch_for(const DirectConvPool& p) {
       l.groups = std::min(groups, all_groups);
     }
   }
-  while (l.images > 1 && tile_shared_bytes(p, l) > kTileMaxShared) --l.images;
   l.group_threads = std::min(kTileMaxThreads, (l.images * outputs + 31) / 32 * 32);
   l.groups = std::min(l.groups, kTileMaxThreads / l.group_threads);
-  while (l.groups > 1 && tile_shared_bytes(p, l) > kTileMaxShared) --l.groups;
+  while (l.groups > 1 && tile_shared_bytes(p, l.groups) > kTileMaxShared) --l.groups;
   return l;
 }
 
-// Grid (image groups, filter chunks). Shared: the chunk's weights [c][K*K][chunk], zero-padded,
-// then the block's images [images][image_stride]. A warp's threads read their patches at one
-// (row, column) offset each: pooled outputs of one image fall on distinct even banks for the
-// planes of LeNet's size, and an odd image stride puts the next image on the odd ones.
+// Grid (image groups, filter chunks). Shared: the chunk's weights [c][K*K][chunk], zero-padded.
 template <int K>
 __global__ void __launch_bounds__(kTileMaxThreads)
     direct_conv_pool_tiled(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b,
@@ -90,27 +80,21 @@ __global__ void __launch_bounds__(kTileMaxThreads)
     const int f = i % chunk, tap = i / chunk;  // tap = c * kTaps + ky * K + kx
     ws[i] = f < m_count ? w[static_cast<int64_t>(m_begin + f) * filter_size + tap] : 0.0f;
   }
-  const int64_t first_image = static_cast<int64_t>(blockIdx.x) * l.images;
-  const int images = static_cast<int>(min(static_cast<int64_t>(l.images), p.n - first_image));
-  const int64_t plane = static_cast<int64_t>(p.h) * p.w;
-  const int image_floats = p.c * static_cast<int>(plane);
-  float* xs = ws + chunk * filter_size;
-  for (int i = threadIdx.x; i < images * image_floats; i += blockDim.x) {
-    const int image = i / image_floats, at = i % image_floats;
-    xs[image * l.image_stride + at] = __ldg(x + (first_image + image) * image_floats + at);
-  }
   __syncthreads();
 
   const int outputs = p.poh * p.pow;
   const int group_threads = l.group_threads;
   const int group = threadIdx.x / group_threads;
+  const int64_t first_image = static_cast<int64_t>(blockIdx.x) * l.images;
+  const int images = static_cast<int>(min(static_cast<int64_t>(l.images), p.n - first_image));
+  const int64_t plane = static_cast<int64_t>(p.h) * p.w;
   const float4* wg = reinterpret_cast<const float4*>(ws) + group * (kTileFilters / 4);
   const int f0 = group * kTileFilters;  // the group's first filter in the chunk
   for (int item = threadIdx.x % group_threads; item < images * outputs; item += group_threads) {
     const int image = item / outputs, o = item % outputs;
     const int py = o / p.pow, px = o % p.pow;
     const int iy0 = 2 * py - p.ph, ix0 = 2 * px - p.pw;  // the patch's top-left input
-    const float* xi = xs + image * l.image_stride;
+    const float* xi = x + (first_image + image) * p.c * plane;
     float acc[kTileFilters][4] = {};
     for (int c = 0; c < p.c; ++c) {
       const float* xc = xi + c * plane;
@@ -120,7 +104,7 @@ __global__ void __launch_bounds__(kTileMaxThreads)
 #pragma unroll
         for (int s = 0; s < K + 1; ++s) {
           const int iy = iy0 + r, ix = ix0 + s;
-          patch[r][s] = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w ? xc[iy * p.w + ix] : 0.0f;
+          patch[r][s] = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w ? __ldg(xc + iy * p.w + ix) : 0.0f;
         }
       }
       const float4* wc = wg + static_cast<int64_t>(c) * kTaps * (chunk / 4);
@@ -161,20 +145,12 @@ __global__ void __launch_bounds__(kTileMaxThreads)
 
 bool direct_conv_pool_tiled_supported(const DirectConvPool& p) {
   const bool window = p.kh == p.kw && (p.kh == 3 || p.kh == 5);
-  const bool conv = p.c > 1 && p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && p.ph < p.kh && p.pw < p.kw;
+  const bool conv = p.c > 1 && p.m <= kTileMaxFilters && p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && p.ph < p.kh && p.pw < p.kw;
   const bool pool = p.pkh == 2 && p.pkw == 2 && p.psh == 2 && p.psw == 2;
   // Every pooled output's 2 x 2 conv outputs lie in the conv's output plane.
   const bool inside = 2 * p.poh <= p.h + 2 * p.ph - p.kh + 1 && 2 * p.pow <= p.w + 2 * p.pw - p.kw + 1;
   return window && conv && pool && inside && p.n > 0 && p.m > 0 && p.poh > 0 && p.pow > 0 && p.n <= INT32_MAX &&
-         tile_shared_bytes(p, tile_launch_for(p)) <= kTileMaxShared;
-}
-
-void prepare_direct_conv_pool_tiled() {
-  const int bytes = static_cast<int>(kTileMaxShared);
-  check(cudaFuncSetAttribute(direct_conv_pool_tiled<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-        "cudaFuncSetAttribute (tiled conv+pool kernel)");
-  check(cudaFuncSetAttribute(direct_conv_pool_tiled<5>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-        "cudaFuncSetAttribute (tiled conv+pool kernel)");
+         tile_shared_bytes(p, tile_launch_for(p).groups) <= kTileMaxShared;
 }
 
 void launch_direct_conv_pool_tiled(const float* x, const float* w, const float* b, float* y, const DirectConvPool& p,
@@ -183,7 +159,7 @@ void launch_direct_conv_pool_tiled(const float* x, const float* w, const float* 
   const dim3 grid(static_cast<unsigned>((p.n + l.images - 1) / l.images),
                   static_cast<unsigned>((p.m + chunk_filters(l) - 1) / chunk_filters(l)));
   const unsigned threads = static_cast<unsigned>(l.group_threads * l.groups);
-  const size_t shared = tile_shared_bytes(p, l);
+  const size_t shared = tile_shared_bytes(p, l.groups);
   if (p.kh == 5) {
     direct_conv_pool_tiled<5><<<grid, threads, shared, stream>>>(x, w, b, y, p, l, relu);
   } else {
