@@ -139,8 +139,8 @@ def time_dnnx(model_path: str, trainable: str, batch: int, warmup: int, iters: i
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iters", type=int, default=200)
-    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--iters", type=int, default=1000)
+    parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--out", help="also write the markdown section to this file")
     add_worker_arguments(parser, "--model", "--result")
     args = parser.parse_args()
