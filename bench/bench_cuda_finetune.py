@@ -134,7 +134,13 @@ def time_dnnx(model_path: str, trainable: str, batch: int, warmup: int, iters: i
     seconds = time_calls(lambda: tuner.step(x, y), warmup, iters)
     if graph:
         assert [g["state"] for g in tuner.graphs()] == ["captured"], tuner.graphs()
+    if search != "heuristic":  # what the search chose (the plan cache's, after the first load)
+        PLANS[(trainable, batch, search)] = [f"{r['name']} ({r['stage']}): {r['algorithm']}"
+                                             for r in tuner.plan(batch_size=batch)]
     return seconds
+
+
+PLANS = {}  # (trainable, batch, search) -> the tuner's plan rows, for a searched plan
 
 
 def main() -> int:
@@ -194,6 +200,11 @@ def main() -> int:
             print(f"Target: last:2 step at batch 256 <= {TARGET_US:.0f} us, algo_search={search}: {last2:.0f} us "
                   f"from numpy ({'met' if last2 <= TARGET_US else 'NOT met'}), {last2_dev:.0f} us with x on the "
                   f"GPU ({'met' if last2_dev <= TARGET_US else 'NOT met'}).")
+        for (trainable, batch, search), plan in PLANS.items():
+            print()
+            print(f"{trainable} at batch {batch}, algo_search={search}, as planned:")
+            for row in plan:
+                print(f"- {row}")
         for key, t in torch_results["cases"].items():
             if "graph_error" in t:
                 print(f"- torch graph {key}: {t['graph_error']}")
