@@ -10,11 +10,12 @@ conv2 a sweep of the launch's images per block and filter groups per block
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
+
+from _gpu_profile import profile_on_gpu
 
 CASES = [  # (label, x shape, w shape, pads)
     ("LeNet conv2", (64, 20, 12, 12), (50, 20, 5, 5), 0),
@@ -45,15 +46,7 @@ def conv_pool_model(x_shape, w_shape, pads: int, relu: bool):
 
 def layer_us(model: bytes, x, repeat: int, sweep=None, **options):
     """(GPU time of all layers in us, the first layer's algorithm)."""
-    import dnnx
-
-    if sweep:
-        os.environ["DNNX_SWEEP_CONV_POOL_TILE"] = sweep
-    try:
-        m = dnnx.load(model, device="cuda", plan_cache=False, **options)
-        table = m.profile(m.to_device(x), repeat=repeat)
-    finally:
-        os.environ.pop("DNNX_SWEEP_CONV_POOL_TILE", None)
+    table = profile_on_gpu(model, x, repeat, {"DNNX_SWEEP_CONV_POOL_TILE": sweep} if sweep else {}, **options)
     return 1000.0 * table.total_ms, table[0].algorithm
 
 

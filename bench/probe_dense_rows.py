@@ -10,11 +10,12 @@ DNNX_TEST_FAIL_ALGO, algo_search "heuristic" and "exhaustive").
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
+
+from _gpu_profile import profile_on_gpu
 
 SHAPES = [  # (M, K, N)
     (64, 500, 10), (256, 500, 10), (1024, 500, 10), (4096, 500, 10),
@@ -34,16 +35,8 @@ def gemm_model(m: int, k: int, n: int):
 
 
 def layer_time(model: bytes, x, repeat: int, fail_dense: bool, **options):
-    import dnnx
-
-    if fail_dense:
-        os.environ["DNNX_TEST_FAIL_ALGO"] = "dense rows kernel"
-    try:
-        m = dnnx.load(model, device="cuda", plan_cache=False, **options)
-        x_dev = m.to_device(x)
-        (row,) = m.profile(x_dev, repeat=repeat)
-    finally:
-        os.environ.pop("DNNX_TEST_FAIL_ALGO", None)
+    env = {"DNNX_TEST_FAIL_ALGO": "dense rows kernel"} if fail_dense else {}
+    (row,) = profile_on_gpu(model, x, repeat, env, **options)
     return 1000.0 * row.median_ms, row.algorithm
 
 
