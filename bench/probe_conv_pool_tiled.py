@@ -1,9 +1,8 @@
 """The direct conv+pool kernel's tiled path (engine/backends/cuda/conv_pool_tiled_kernels.cu)
 against the cuDNN pair it replaces: for each Conv -> MaxPool 2x2 shape, the GPU time of the fused
-layer (Model.profile: CUDA events in a replayed graph, median of --repeat runs) and of the pair
-(the fuse_conv_pool pass off: cuDNN's heuristic conv, then its pool, summed), and for LeNet's
-conv2 a sweep of the launch's images per block and filter groups per block
-(DNNX_SWEEP_CONV_POOL_TILE="images,groups").
+layer (Model.profile: CUDA events in a replayed graph, median of --repeat runs; the planner's
+choice, which is the tiled path up to 16 filters) and of the pair (the fuse_conv_pool pass off:
+cuDNN's heuristic conv, then its pool, summed).
 
     python bench/probe_conv_pool_tiled.py [--repeat 200]
 """
@@ -26,7 +25,6 @@ CASES = [  # (label, x shape, w shape, pads)
     ("CIFAR winml conv2 (+Relu)", (256, 12, 30, 30), (12, 12, 5, 5), 1),
     ("3x3 padded, 32 -> 64", (128, 32, 16, 16), (64, 32, 3, 3), 1),
 ]
-SWEEP = ["2,1", "4,1", "6,1", "8,1", "4,2", "6,2"]
 
 
 def conv_pool_model(x_shape, w_shape, pads: int, relu: bool):
@@ -44,9 +42,9 @@ def conv_pool_model(x_shape, w_shape, pads: int, relu: bool):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
 
-def layer_us(model: bytes, x, repeat: int, sweep=None, **options):
+def layer_us(model: bytes, x, repeat: int, **options):
     """(GPU time of all layers in us, the first layer's algorithm)."""
-    table = profile_on_gpu(model, x, repeat, {"DNNX_SWEEP_CONV_POOL_TILE": sweep} if sweep else {}, **options)
+    table = profile_on_gpu(model, x, repeat, **options)
     return 1000.0 * table.total_ms, table[0].algorithm
 
 
@@ -66,15 +64,6 @@ def main() -> int:
         pair_us, pair = layer_us(model, x, args.repeat, passes={"fuse_conv_pool": False})
         print(f"| {label} | {'x'.join(map(str, x_shape))} | {'x'.join(map(str, w_shape))} | {fused_us:.1f} | "
               f"{fused} | {pair_us:.1f} | {pair} |")
-    print()
-    print("| LeNet conv2 batch | images,groups per block | tiled layer (us) |")
-    print("| ---: | --- | ---: |")
-    for batch in (256, 1024):
-        model = conv_pool_model((batch, 20, 12, 12), (50, 20, 5, 5), 0, relu=False)
-        x = np.random.default_rng(1).standard_normal((batch, 20, 12, 12)).astype(np.float32)
-        for sweep in SWEEP:
-            us, _ = layer_us(model, x, args.repeat, sweep=sweep)
-            print(f"| {batch} | {sweep} | {us:.1f} |")
     return 0
 
 

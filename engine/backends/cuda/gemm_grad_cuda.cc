@@ -139,8 +139,7 @@ GradChoice plan_gemm_grad(const GradRequest& r, bool* c_in_db = nullptr) {
     }
     if (planned || lt->plan(ctx, product.call, CUBLASLT_EPILOGUE_DEFAULT, limit)) {
       choice.workspace_bytes = std::max(choice.workspace_bytes, lt->workspace_bytes());
-      name = "cublasLtMatmul" + std::string(p.c_in_db && &product == &p.db ? " (bias gradient epilogue)" : "") +
-             lt->choice_text();
+      name = "cublasLtMatmul" + std::string(planned ? " (bias gradient epilogue)" : "") + lt->choice_text();
       for (const Rejected& rej : lt->choice().rejected) choice.rejected.push_back({what + (" " + rej.algorithm), rej.reason});
       product.lt = std::move(lt);
     }
