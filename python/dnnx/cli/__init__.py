@@ -12,11 +12,12 @@ from ..errors import DnnxError
 from . import bench, finetune, info, models, plan, profile, run
 
 COMMANDS = (info, run, plan, bench, profile, models, finetune)  # each: NAME, HELP, add_arguments(parser), main(args)
+DESCRIPTION = "dnnx: an ONNX inference and fine-tuning engine (CPU: OpenBLAS; NVIDIA GPUs: cuDNN, cuBLAS)."
 USER_ERROR = 2  # the status argparse uses for a bad command line; dnnx uses it for every user error
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dnnx", description="dnnx: an ONNX inference engine (CPU, OpenBLAS).")
+    parser = argparse.ArgumentParser(prog="dnnx", description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         sub = commands.add_parser(command.NAME, help=command.HELP, description=command.HELP)
