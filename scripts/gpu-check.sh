@@ -10,7 +10,8 @@
 #      heuristic vs exhaustive; lstm: bench_cuda_lstm.py, 4-layer LSTM vs PyTorch; finetune:
 #      bench_cuda_finetune.py, fine-tune steps vs PyTorch; finetune_lstm: bench_cuda_finetune_lstm.py;
 #      resnet: bench_resnet_cuda.py, ResNet-50 vs torchvision
-#   6. GPU_CHECK_EXTRA, a command of your own (its output: extra.log, whose tail is printed)
+#   6. GPU_CHECK_EXTRA, a command of your own, run from the checkout (e.g. a probe:
+#      'python3 bench/probes/probe_cuda_floor.py'; its output: extra.log, whose tail is printed)
 #   7. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time;
 #      MEMCHECK_TIMEOUT=0 skips it)
 # Full logs go to $OUT (default ./gpu-check-out); a short summary is printed last.

@@ -4,7 +4,7 @@ layer (Model.profile: CUDA events in a replayed graph, median of --repeat runs; 
 choice, which is the tiled path up to 16 filters) and of the pair (the fuse_conv_pool pass off:
 cuDNN's heuristic conv, then its pool, summed).
 
-    python bench/probe_conv_pool_tiled.py [--repeat 200]
+    python bench/probes/probe_conv_pool_tiled.py [--repeat 200]
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ events in a replayed graph, median of --repeat runs) three ways: the planner's c
 heuristic pick and cuBLASLt's fastest timed candidate (the dense rows kernel forced to fail with
 DNNX_TEST_FAIL_ALGO, algo_search "heuristic" and "exhaustive").
 
-    python bench/probe_dense_rows.py [--repeat 200]
+    python bench/probes/probe_dense_rows.py [--repeat 200]
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The floor of one dnnx CUDA run: models of 1, 4 and 8 Relu nodes at batch 1, device-resident input and
 output, CUDA graph on (median wall time of 500 calls), then LeNet at batch 1 the same way and its plan.
 
-    python bench/probe_cuda_floor.py
+    python bench/probes/probe_cuda_floor.py
 """
 import time, numpy as np, onnx
 from onnx import helper, TensorProto

@@ -4,7 +4,7 @@ binding's step alone (without the Python wrapper), the GPU time of each part of 
 (Tuner.profile: events between the parts of a replayed graph), and the kernels of one replayed
 step under Nsight Compute (--ncu: their names and GPU times, clocks and caches left alone).
 
-    python bench/probe_finetune_step.py [--ncu] [--iters K]
+    python bench/probes/probe_finetune_step.py [--ncu] [--iters K]
 """
 from __future__ import annotations
 
@@ -16,10 +16,12 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
-from _timing import median_us, time_calls
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # bench/, for _timing
+from _timing import median_us, time_calls  # noqa: E402
 
 CASES = (  # (label, batch, load options)
     ("fp32 heuristic", 256, {}),

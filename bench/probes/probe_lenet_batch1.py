@@ -4,7 +4,7 @@ load and of variants that each switch one piece off, measured twice in alternati
 spread shows; then, with --ncu, the GPU time of every kernel of eager runs (Nsight Compute,
 caches left warm: --cache-control none, clocks left alone: --clock-control none).
 
-    python bench/probe_lenet_batch1.py [--iters K] [--ncu] [--batch N]
+    python bench/probes/probe_lenet_batch1.py [--iters K] [--ncu] [--batch N]
 """
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
-from _timing import median_us, time_calls
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # bench/, for _timing
+from _timing import median_us, time_calls  # noqa: E402
 
 # name -> (dnnx.load options, environment for the load)
 VARIANTS = {

@@ -1,14 +1,15 @@
 """Where ResNet-50's time goes on CUDA at batch 256: per-op-type GPU time from m.profile (CUDA events in a
 replayed graph), fp32 / tf32 / fp16, heuristic algorithms; prints two lines per precision.
 
-    python bench/profile_resnet_cuda.py bench      (the argument: the folder holding resnet50.py)
+    python bench/probes/profile_resnet_cuda.py
 """
 import sys
 from collections import defaultdict
+from pathlib import Path
 import numpy as np
 import dnnx
 
-sys.path.insert(0, sys.argv[1])
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # bench/, for resnet50.py
 from resnet50 import build_resnet50  # noqa: E402
 
 model = build_resnet50()

@@ -4,8 +4,9 @@ import numpy as np
 import dnnx
 from onnx import helper
 import sys
-sys.path.insert(0, "tests")  # run from the checkout
-from ort_check import make_model
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))  # the checkout's tests/, for ort_check
+from ort_check import make_model  # noqa: E402
 
 rng = np.random.default_rng(0)
 w = (rng.standard_normal((64, 3, 7, 7)) / 12).astype(np.float32)

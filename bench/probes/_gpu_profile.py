@@ -1,7 +1,7 @@
 """The per-layer GPU times of a model that the probe scripts compare (Model.profile: CUDA events in
 a replayed graph), with environment variables set for the load only (DNNX_TEST_FAIL_ALGO to force
-a candidate off). (Imported as `_gpu_profile`: the scripts run as
-`python bench/<script>.py`, so bench/ is sys.path[0].)"""
+a candidate off). (Imported as `_gpu_profile`: the probes run as
+`python bench/probes/<script>.py`, so bench/probes/ is sys.path[0].)"""
 from __future__ import annotations
 
 import os
