@@ -1,7 +1,8 @@
-"""dnnx against onnxruntime on the CPU, with the same thread count, on the example models; writes
-bench/RESULTS.md. The timing itself is dnnx.cli.timing, the code behind `dnnx bench`.
+"""dnnx against onnxruntime on the CPU, with the same thread count, on the example models; prints a
+markdown section for bench/RESULTS.md (and writes it to --out). The timing itself is
+dnnx.cli.timing, the code behind `dnnx bench`.
 
-    python bench/bench_cpu.py [--threads T] [--iters K] [--warmup W] [--out bench/RESULTS.md]
+    python bench/bench_cpu.py [--threads T] [--iters K] [--warmup W] [--out FILE]
 """
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=available_cores(), help="threads per engine")
     parser.add_argument("--iters", type=int, default=200, help="timed calls per engine and case")
     parser.add_argument("--warmup", type=int, default=20, help="untimed calls first")
-    parser.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")), help="the report")
+    parser.add_argument("--out", help="also write the markdown section to this file (replacing it)")
     args = parser.parse_args()
     # A developer build (scripts/dev-build.sh) is found through the environment: part of the command.
     env = [f"{k}={os.environ[k]}" for k in ("DNNX_DEV_BUILD", "PYTHONPATH") if os.environ.get(k)]
@@ -97,8 +98,10 @@ def main() -> int:
             print(format_report(report).replace(str(path), name), flush=True)
             reports.append((name, report))
     text = markdown(reports, args.threads, command, load)
-    atomic_write(args.out, lambda f: f.write(text.encode()))
-    print(f"wrote {args.out}")
+    print(text)
+    if args.out:
+        atomic_write(args.out, lambda f: f.write(text.encode()))
+        print(f"wrote {args.out}")
     return 0
 
 

@@ -1,5 +1,5 @@
-"""dnnx on CUDA against PyTorch on the same GPU, LeNet at batch 1, 64, 256 and 1024; writes
-bench/RESULTS_CUDA.md (or --out).
+"""dnnx on CUDA against PyTorch on the same GPU, LeNet at batch 1, 64, 256 and 1024; prints a
+markdown section for bench/RESULTS_CUDA.md (and writes it to --out).
 
     python bench/bench_cuda.py [--iters K] [--warmup W] [--out FILE]
 
@@ -166,7 +166,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iters", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--out", default=str(Path(__file__).with_name("RESULTS_CUDA.md")))
+    parser.add_argument("--out", help="also write the markdown section to this file (replacing it)")
     add_worker_arguments(parser, "--model", "--dir")
     args = parser.parse_args()
     if args.worker:
@@ -189,7 +189,8 @@ def main() -> int:
             diffs[batch] = max(float(np.abs(out - want).max()) for out in outputs.values())
     text = report(dnnx_times, torch_results, diffs, dnnx.cuda_status(), shlex.join(["python", *sys.argv]),
                   args.warmup, args.iters)
-    Path(args.out).write_text(text)
+    if args.out:
+        Path(args.out).write_text(text)
     print(text)
     return 0
 

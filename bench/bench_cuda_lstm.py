@@ -1,5 +1,5 @@
 """dnnx's cuDNN LSTM against PyTorch's cuDNN LSTM on the same GPU: 4 stacked LSTM layers, sequence
-512, input and hidden 512, batch 32 to 256, at fp32 and tf32. Writes a markdown report (--out).
+512, input and hidden 512, batch 32 to 256, at fp32 and tf32. Prints a markdown report (and writes it to --out).
 
     python bench/bench_cuda_lstm.py [--iters K] [--warmup W] [--out FILE]
 
@@ -124,7 +124,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--out", default=str(Path(__file__).with_name("RESULTS_CUDA_LSTM.md")))
+    parser.add_argument("--out", help="also write the markdown report to this file (replacing it)")
     add_worker_arguments(parser, "--dir")
     args = parser.parse_args()
     if args.worker:
@@ -168,7 +168,8 @@ def main() -> int:
         *rows,
     ]
     text = "\n".join(lines) + "\n"
-    Path(args.out).write_text(text)
+    if args.out:
+        Path(args.out).write_text(text)
     print(text)
     return 0
 

@@ -1,6 +1,6 @@
 """The CUDA planner on LeNet: what the heuristic and the exhaustive search choose per convolution,
-what each choice costs to plan and to run, and what a warm plan cache saves. Writes a markdown
-report (--out).
+what each choice costs to plan and to run, and what a warm plan cache saves. Prints a markdown
+report (and writes it to --out).
 
     python bench/bench_cuda_planner.py [--iters K] [--out FILE]
 
@@ -105,7 +105,7 @@ def model_rows(dnnx, cache_dir, iters):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iters", type=int, default=100)
-    parser.add_argument("--out", default=str(Path(__file__).with_name("RESULTS_CUDA_PLANNER.md")))
+    parser.add_argument("--out", help="also write the markdown report to this file (replacing it)")
     args = parser.parse_args()
     import dnnx
 
@@ -135,7 +135,8 @@ def main() -> int:
         *models,
     ]
     text = "\n".join(lines) + "\n"
-    Path(args.out).write_text(text)
+    if args.out:
+        Path(args.out).write_text(text)
     print(text)
     return 0
 
