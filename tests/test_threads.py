@@ -11,7 +11,7 @@ from onnx import helper
 
 import dnnx
 from dnnx.examples import build
-from dnnx.threads import get_num_threads, set_num_threads
+from dnnx.threads import blas_core_name, get_num_threads, set_num_threads
 from ort_check import make_model, rand
 
 THREAD_COUNTS = (1, 2, 3)
@@ -47,6 +47,9 @@ def grouped_conv_model():
     ("grouped", grouped_conv_model, (24, 8, 32, 32)),
 ])
 def test_results_equal_across_thread_counts(name, make, shape):
+    # OpenBLAS picks its kernels per CPU, and their rounding at a block's edge is what a
+    # thread-dependent split would expose: say which ones ran (pytest -s, or on failure).
+    print(f"OpenBLAS core: {blas_core_name()}")
     model, x = make(), rand(*shape, seed=5)
     results = []
     for threads in THREAD_COUNTS:
@@ -55,6 +58,29 @@ def test_results_equal_across_thread_counts(name, make, shape):
         results.append(m.run(x))
     for other in results[1:]:
         np.testing.assert_array_equal(other, results[0])  # bit-identical, not merely close
+
+
+def gemm_model(m, k, n, trans_b):
+    w = rand(n, k, seed=7) if trans_b else rand(k, n, seed=7)
+    nodes = [helper.make_node("Gemm", ["x", "w"], ["y"], transB=int(trans_b))]
+    return make_model(nodes, [("x", [m, k])], [("y", None)], {"w": w}), (w.T if trans_b else w)
+
+
+# Wide (split by columns), tall (split by rows), ragged block edges, and 4-5 threads on 2 cores.
+@pytest.mark.parametrize("m, k, n, trans_b", [(64, 800, 500, True), (2000, 300, 37, False),
+                                              (333, 517, 1001, False), (8, 4096, 4000, True)])
+def test_large_gemm_equal_across_thread_counts(m, k, n, trans_b):
+    print(f"OpenBLAS core: {blas_core_name()}")
+    (model, w), x = gemm_model(m, k, n, trans_b), rand(m, k, seed=5)
+    results = [load_with_threads(model, t).run(x) for t in (1, 2, 3, 4, 5)]
+    for other in results[1:]:
+        np.testing.assert_array_equal(other, results[0])
+    # fp32 against float64: sums of k <= 4096 standard-normal products (|y| ~ 64) carry ~sqrt(k) ulp.
+    np.testing.assert_allclose(results[0], x.astype(np.float64) @ w, rtol=1e-5, atol=2e-3)
+
+
+def test_blas_core_name_is_reported():
+    assert blas_core_name() and blas_core_name() != "unknown"
 
 
 def test_plan_names_threads_and_workspace_per_worker():

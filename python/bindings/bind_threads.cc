@@ -10,6 +10,7 @@ void bind_threads(py::module_& m) {
   m.def("set_num_threads", &set_cpu_threads, py::arg("n"), py::call_guard<py::gil_scoped_release>(),
         "Resizes the CPU backend's thread pool to n threads (the caller included).");
   m.def("get_num_threads", &cpu_threads, "The CPU backend's thread count.");
+  m.def("blas_core_name", &blas_core_name, "The OpenBLAS kernels picked for this CPU (e.g. Haswell).");
 }
 
 }  // namespace dnnx

@@ -23,3 +23,8 @@ def set_num_threads(n: int) -> None:
 def get_num_threads() -> int:
     """The number of threads the CPU backend runs on now."""
     return int(core.get_num_threads())
+
+
+def blas_core_name() -> str:
+    """The OpenBLAS kernels its run-time CPU dispatch picked here ("Haswell", "SkylakeX", ...)."""
+    return str(core.blas_core_name())

@@ -8,7 +8,9 @@
 //   MaxPool and AveragePool split the N*C planes;
 // - every other GEMM (Gemm, MatMul, LSTM, the gradients) goes through sgemm (blas.cc), which
 //   splits a large one into column or row blocks across the pool.
-// Each output element is computed by the same single-threaded code whatever the thread count,
+// Every split is into blocks whose shapes follow from the problem alone, never from the thread
+// count (Note [thread-independent gemm blocks] in blas.cc), and the threads take those blocks:
+// each output element is computed by the same single-threaded call whatever the thread count,
 // so results do not depend on it. The pool is process-wide, like OpenBLAS's setting it
 // replaces: several loaded models share the cores instead of each starting its own threads.
 // Workers sleep on a condition variable between jobs (no spinning).
@@ -162,6 +164,11 @@ void set_cpu_threads(int threads) {
 }
 
 int cpu_threads() { return cpu_thread_pool().size(); }
+
+std::string blas_core_name() {
+  const char* name = scipy_openblas_get_corename();
+  return name ? name : "unknown";
+}
 
 int plan_workers(int64_t items, int64_t work_per_item) {
   constexpr int64_t kMinWorkPerWorker = int64_t{1} << 15;

@@ -62,6 +62,9 @@ ThreadPool& cpu_thread_pool();
 // dnnx.threads.set_num_threads: resizes the pool (OpenBLAS stays single-threaded).
 void set_cpu_threads(int threads);
 int cpu_threads();
+// The OpenBLAS kernels picked for this CPU at run time ("Haswell", "SkylakeX", ...): its
+// DYNAMIC_ARCH build chooses them per machine, and their rounding is what the tests pin.
+std::string blas_core_name();
 
 // At plan time: the threads a kernel splits `items` independent items across, each costing
 // about `work_per_item` inner-loop steps; at least 1, and one per ~32k steps at most, since a
