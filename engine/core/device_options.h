@@ -24,7 +24,7 @@ struct DeviceOptions {
   Precision precision = Precision::Fp32;
   AlgoSearch algo_search = AlgoSearch::Heuristic;
   bool deterministic = false;
-  // The persistent plan cache (a JSON file, see backends/cuda/plan_cache.h); "" disables it.
+  // The persistent plan cache (a JSON file, see backends/cuda/search/plan_cache.h); "" disables it.
   std::string plan_cache_path;
 };
 

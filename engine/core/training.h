@@ -6,7 +6,7 @@
 // rather than a new dlsym entry point: the trainer always holds the backend it trains on, a
 // device library already builds that backend, and a virtual keeps the CPU and CUDA paths one
 // code path (the CPU's ops run on the host: backends/cpu/training_cpu.cc; CUDA's are kernels
-// on the model's stream: backends/cuda/training_cuda.cc). The core includes no device header:
+// on the model's stream: backends/cuda/train/training_cuda.cc). The core includes no device header:
 // every pointer below is backend memory (host memory on the CPU, device memory on CUDA), and
 // every op is queued in the backend's order, so that a whole step can be recorded as one
 // device graph (Backend::capture). Nothing here waits for the device: the step's outcome
@@ -75,7 +75,7 @@ class ParamUpdate {
   // When stats->non_finite is 0 and some parameter's gradient holds a non-finite value, sets
   // it to kFirstGradientCode + i for the first such parameter i (slot order). `lr` is the same
   // pointer sgd() then gets: a device reads it here, once, into its own memory (Note [lr
-  // staging] in backends/cuda/param_update_cuda.cc); a host backend ignores it.
+  // staging] in backends/cuda/train/param_update_cuda.cc); a host backend ignores it.
   virtual void check_finite(const float* lr, StepStats* stats) const = 0;
   // SGD (train/sgd.h) on every slot at learning rate *lr (read when the update runs). Does
   // nothing when stats->non_finite is set, so that a failed step leaves every w and velocity be.

@@ -1,4 +1,4 @@
-"""Conv(+Relu) -> MaxPool as one layer on CUDA (the fuse_conv_pool pass, backends/cuda/conv_pool_cuda.cc):
+"""Conv(+Relu) -> MaxPool as one layer on CUDA (the fuse_conv_pool pass, backends/cuda/conv/conv_pool_cuda.cc):
 the direct kernel for small problems (and, through its one-channel and tiled paths, for 5x5 and 3x3
 windows under a 2x2 pool at any batch), the cuDNN conv + pool pair otherwise, both against the CPU
 backend and onnxruntime with the fp32 tolerances of cuda_check.py (the direct kernel sums in

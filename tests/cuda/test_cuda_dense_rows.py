@@ -1,4 +1,4 @@
-"""The dense rows kernel (engine/backends/cuda/dense_rows.h) on CUDA, against the CPU backend and
+"""The dense rows kernel (engine/backends/cuda/dense/dense_rows.h) on CUDA, against the CPU backend and
 onnxruntime (fp32 tolerances of cuda_check.py, which also rule out TF32):
   - Gemm and Gemm+Relu of up to 4 rows (batch 1 to 4): one warp per output column, bias and Relu
     applied, for every C shape, transA/transB, alpha and beta; 5 rows and more stay on cuBLAS

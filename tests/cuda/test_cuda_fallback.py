@@ -1,7 +1,7 @@
 """The planner's fallback: a candidate that fails at plan time (not supported, or its workspace
 cannot be allocated) gives way to the next one, the reason kept in plan(); an out-of-memory search
 workspace retries smaller. Failures are forced with the test hooks DNNX_TEST_FAIL_ALGO and
-DNNX_TEST_OOM_ABOVE (engine/backends/cuda/test_hooks.h), read when a model opens."""
+DNNX_TEST_OOM_ABOVE (engine/backends/cuda/backend/test_hooks.h), read when a model opens."""
 import pytest
 
 import dnnx

@@ -1,5 +1,5 @@
 """The exhaustive choice among cuBLASLt's candidates (Note [GEMM candidates] in
-engine/backends/cuda/lt_search.h) and the warm re-timing of cuDNN's (Note [warm conv timing] in
+engine/backends/cuda/search/lt_search.h) and the warm re-timing of cuDNN's (Note [warm conv timing] in
 conv_candidates.cc): the plan shows what was timed, the plan cache keeps the choice, results
 match onnxruntime, and fine-tuning through the timed GEMMs follows the CPU and repeats its bits."""
 import json

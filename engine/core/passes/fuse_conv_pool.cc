@@ -1,6 +1,6 @@
 // Conv (or Conv+Relu) -> MaxPool => Conv+MaxPool (Conv+Relu+MaxPool): one layer, so that a
 // backend may compute each pooled output straight from the input, with no pass over the conv's
-// whole output in memory (the CUDA backend does for small convolutions, backends/cuda/conv_pool_cuda.cc,
+// whole output in memory (the CUDA backend does for small convolutions, backends/cuda/conv/conv_pool_cuda.cc,
 // and runs the pair as two library calls otherwise). Only when the conv's output feeds the
 // MaxPool alone and is no graph output, and only where the backend registers the fused op: the
 // CPU keeps the pair. Runs after fuse_conv_relu, so Conv -> Relu -> MaxPool ends as one layer.

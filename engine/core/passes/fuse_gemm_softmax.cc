@@ -1,6 +1,6 @@
 // Gemm -> Softmax over the Gemm's columns => Gemm+Softmax: one layer, so that a backend may
 // normalise each row as it computes it (the CUDA backend does for small layers,
-// backends/cuda/gemm_softmax_cuda.cc: one kernel in place of a GEMM and a cudnnSoftmaxForward,
+// backends/cuda/dense/gemm_softmax_cuda.cc: one kernel in place of a GEMM and a cudnnSoftmaxForward,
 // and runs the pair otherwise). Only when the Gemm's output feeds the Softmax alone and is no
 // graph output, when the Softmax normalises along the last axis (axis 1 or -1 of the 2-D output,
 // which every opset reads the same way; axis 0 stays a pair), and only where the backend

@@ -1,0 +1,184 @@
+#include "backends/cuda/backend/cuda_backend.h"
+
+#include <set>
+
+#include "backends/cuda/dense/blas.h"
+#include "backends/cuda/backend/cuda_kernels.h"
+#include "backends/cuda/backend/channels_last_support.h"
+#include "ops/channels_last.h"
+#include "ops/lstm_stack.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+// Sets the device, then builds the context whose handles belong to it.
+std::unique_ptr<CudaContext> open_device(const DeviceOptions& options) {
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  if (options.device < 0 || options.device >= count) {
+    throw DeviceError("cuda:" + std::to_string(options.device) + " does not exist (" +
+                      std::to_string(count) + " CUDA device(s) visible)");
+  }
+  check(cudaSetDevice(options.device), "cudaSetDevice");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, options.device), "cudaGetDeviceProperties");
+  auto context = std::make_unique<CudaContext>();
+  context->options = options;
+  context->device_name = prop.name;
+  context->compute_capability = prop.major * 10 + prop.minor;
+  check(cudnnSetStream(context->cudnn, context->stream), "cudnnSetStream");
+  check(cublasSetStream(context->cublas, context->stream), "cublasSetStream");
+  check(cublasSetMathMode(context->cublas, blas_math_mode(options.precision)), "cublasSetMathMode");
+  // cuBLAS gives the same bits run to run on one GPU model except in routines that use atomics,
+  // which it does only when this mode allows them (deterministic training relies on it; see
+  // docs/finetune.md). It is cuBLAS's default; set here so that nothing turns it on unnoticed.
+  check(cublasSetAtomicsMode(context->cublas, CUBLAS_ATOMICS_NOT_ALLOWED), "cublasSetAtomicsMode");
+  context->hooks = TestHooks::from_environment();
+  if (!options.plan_cache_path.empty()) {
+    context->plan_cache = std::make_unique<PlanCache>(options.plan_cache_path, *context->stats);
+  }
+  return context;
+}
+
+}  // namespace
+
+std::string unsupported_options(const DeviceOptions&) { return ""; }
+
+namespace {
+
+// The ops with a float16 kernel (Note [half storage] in core/passes/half_storage.cc): cuDNN's
+// and cuBLAS's calls with half descriptors, and the glue kernels templated on the element type
+// or moving bytes. Views need no kernel. Every other op keeps float32 (between conversions).
+const std::set<std::string>& half_ops() {
+  static const std::set<std::string> ops = {
+      "Conv", "Conv+Relu", "Gemm", "Gemm+Relu", "MatMul", "LSTM",               // tensor ops, fp32 accumulation
+      "Conv+Add+Relu",                      // cuDNN's fused call, half z like x and y
+      "Conv+MaxPool", "Conv+Relu+MaxPool",  // the conv + pool pair in half (the direct kernel is fp32 only)
+      "Gemm+Softmax",                       // the Gemm + Softmax pair in half (the fused kernel is fp32 only)
+      "Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "MaxPool",           // cuDNN, half descriptors
+      "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "GlobalAveragePool",     // float arithmetic, half storage
+      "GlobalMaxPool", "BatchNormalization", "LeakyRelu", "Elu", "Clip", "AveragePool", "LRN", "ReduceMean",
+      "Transpose", "Concat", "Slice", "Expand", "Split", "Gather", "Pad"};     // data movement by size
+  return ops;
+}
+
+// The math of a layer in a precision="fp16" model, where the kernel did not name one.
+std::string half_model_math(const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs,
+                            const std::string& why_fp32) {
+  bool half = false;
+  for (const ValueInfo& v : inputs) half = half || (v.present && v.info.dtype == DType::Float16);
+  for (const TensorInfo& t : outputs) half = half || t.dtype == DType::Float16;
+  if (half) return "fp16 storage, fp32 arithmetic";
+  return "fp32 (no fp16 kernel: " + why_fp32 + ")";
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(const DeviceOptions& options) {
+  const std::string why = unsupported_options(options);
+  if (!why.empty()) throw DeviceError(why);
+  context_ = open_device(options);
+  streams_ = std::make_unique<StreamJoiner>();
+  arrays_ = std::make_unique<ArrayPool>(options.device, context_->stream, *streams_);
+  register_cuda_kernels(kernels_, *context_);
+}
+
+CudaBackend::~CudaBackend() {
+  if (context_) cudaSetDevice(context_->options.device);
+}
+
+std::string CudaBackend::unsupported_reason(const Node& node) const {
+  const OpDef* def = op_registry().find(node.op_type);
+  if (def && def->aliases_input0) return "";  // a view: no kernel needed
+  if (!kernels_.find(node.op_type)) return "the CUDA backend has no kernel for " + node.op_type + " yet";
+  if (node.op_type == "LSTM") return lstm_unsupported_reason(node);
+  if (node.op_type == kLstmStackOp) return lstm_stack_unsupported_reason(*context_);
+  if (is_channels_last_op(node.op_type)) return channels_last_unsupported_reason(node);
+  return "";
+}
+
+bool CudaBackend::half_storage() const { return context_->options.precision == Precision::Fp16; }
+
+// tf32 and fp16 run on tensor cores, whose cuDNN kernels read NHWC (an NCHW conv pays for a layout
+// conversion inside cuDNN); fp32 FMA convs are fastest NCHW (FFT and Winograd are NCHW-only), so
+// an fp32 model keeps ONNX's layout.
+bool CudaBackend::channels_last() const { return context_->options.precision != Precision::Fp32; }
+
+std::string CudaBackend::half_unsupported_reason(const Node& node) const {
+  const OpDef* def = op_registry().find(node.op_type);
+  if (def && def->aliases_input0) return "";  // a view: no kernel, any element type
+  // every channels-last kernel has a float16 form (Note [channels last])
+  if (!half_ops().count(channels_first_op(node.op_type))) {
+    return "the CUDA backend has no float16 kernel for " + node.op_type;
+  }
+  return "";
+}
+
+KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
+                                    const std::vector<TensorInfo>& outputs) const {
+  const KernelFactory* factory = kernels_.find(node.op_type);
+  if (!factory) node_fail<UnsupportedModelError>(node, unsupported_reason(node));
+  activate();
+  try {
+    KernelChoice choice = (*factory)(node, inputs, outputs);
+    if (half_storage() && choice.math.empty()) {
+      choice.math = half_model_math(inputs, outputs, half_unsupported_reason(node));
+    } else if (half_storage() && !choice.math.empty() && choice.math.rfind("fp32", 0) == 0) {
+      choice.math += " (no fp16 kernel: " + half_unsupported_reason(node) + ")";
+    }
+    choice.kernel = in_nvtx_range(nvtx_, node, std::move(choice.kernel));
+    return choice;
+  } catch (const DeviceError& e) {
+    node_fail<DeviceError>(node, e.what());
+  }
+}
+
+void CudaBackend::activate() const { check(cudaSetDevice(context_->options.device), "cudaSetDevice"); }
+
+void* CudaBackend::allocate(size_t bytes) const {
+  if (bytes == 0) return nullptr;
+  activate();
+  void* ptr = nullptr;
+  cudaError_t status = cudaMalloc(&ptr, bytes);
+  if (status == cudaErrorMemoryAllocation && arrays_) {
+    cudaGetLastError();
+    arrays_->trim();  // memory the output pool keeps, given back; then once more
+    status = cudaMalloc(&ptr, bytes);
+  }
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    throw DeviceError("out of device memory on " + name() + ": " + std::to_string(bytes) +
+                      " bytes requested, " + std::to_string(free_bytes) + " of " +
+                      std::to_string(total_bytes) + " free");
+  }
+  check(status, "cudaMalloc");
+  return ptr;
+}
+
+void CudaBackend::release(void* ptr) const noexcept {
+  if (!ptr) return;
+  cudaSetDevice(context_->options.device);
+  cudaFree(ptr);  // waits for the device; a failure here has nowhere to go
+}
+
+void CudaBackend::copy_to_device(void* dst, const void* src, size_t bytes) const {
+  if (bytes == 0) return;
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, context_->stream), "cudaMemcpyAsync (to device)");
+}
+
+void CudaBackend::copy_to_host(void* dst, const void* src, size_t bytes) const {
+  if (bytes == 0) return;
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, context_->stream), "cudaMemcpyAsync (to host)");
+  synchronize();
+}
+
+PlannerReport CudaBackend::planner_report() const {
+  return context_->stats->take_report(context_->plan_cache ? context_->plan_cache->path() : "");
+}
+
+void CudaBackend::synchronize() const { check(cudaStreamSynchronize(context_->stream), "cudaStreamSynchronize"); }
+
+}  // namespace dnnx::cuda

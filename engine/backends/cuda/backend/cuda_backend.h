@@ -1,0 +1,67 @@
+// The CUDA backend: cuDNN for Conv, MaxPool, activations and softmax, cuBLAS for Gemm and
+// MatMul, small CUDA kernels for the glue ops. It lives in libdnnx_cuda.so, which the core
+// opens only when a model asks for device="cuda" (core/device_library.h). One stream, one
+// cuDNN and one cuBLAS handle per model; descriptors are built when a layer is planned.
+#pragma once
+#include "backends/cuda/runtime/array_pool.h"
+#include "backends/cuda/backend/cuda_context.h"
+#include "backends/cuda/runtime/nvtx_layers.h"
+#include "core/backend.h"
+#include "core/training.h"
+
+namespace dnnx::cuda {
+
+class CudaBackend final : public Backend {
+ public:
+  // Opens the device and the libraries; DeviceError (no device, bad options) otherwise.
+  explicit CudaBackend(const DeviceOptions& options);
+  ~CudaBackend() override;  // makes the device current, so that its handles are destroyed on it
+
+  std::string name() const override { return "cuda:" + std::to_string(context_->options.device); }
+  std::string unsupported_reason(const Node& node) const override;
+  // precision="fp16": half storage where half_unsupported_reason is "" (Note [half storage]).
+  bool half_storage() const override;
+  std::string half_unsupported_reason(const Node& node) const override;
+  // tf32 and fp16: the window ops run channels-last (Note [channels last]).
+  bool channels_last() const override;
+  KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
+                         const std::vector<TensorInfo>& outputs) const override;
+
+  bool uses_host_memory() const override { return false; }
+  void activate() const override;
+  void* allocate(size_t bytes) const override;
+  void release(void* ptr) const noexcept override;
+  void copy_to_device(void* dst, const void* src, size_t bytes) const override;
+  void copy_to_host(void* dst, const void* src, size_t bytes) const override;
+  void synchronize() const override;
+
+  // Device runs: graphs, timers, stream joins and caller-owned arrays (cuda_backend_runs.cc).
+  using Backend::capture;
+  std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue, GraphEdges edges) const override;
+  std::unique_ptr<LayerTimer> layer_timer(size_t marks) const override;
+  int device_index() const override { return context_->options.device; }
+  int device_of(const void* ptr) const override;
+  void copy_on_device(void* dst, const void* src, size_t bytes) const override;
+  void wait_for_stream(uintptr_t stream) const override;
+  uintptr_t import_stream() const override { return streams_->import_stream(); }
+  void* allocate_array(size_t bytes) const override;
+  void release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) const noexcept override;
+  PlannerReport planner_report() const override;
+  // The loss, SGD and gradient kernels on this model's stream (training_cuda.cc).
+  std::unique_ptr<TrainingOps> training_ops() const override;
+
+  // The model's device, stream, handles and options (what gradient kernels plan against).
+  const CudaContext& context() const { return *context_; }
+
+ private:
+  std::unique_ptr<CudaContext> context_;  // a fixed address: kernels point at it
+  KernelRegistry kernels_;
+  NvtxDomain nvtx_;                       // names every planned kernel (nvtx_layers.h)
+  std::unique_ptr<StreamJoiner> streams_;  // made on the model's device, after context_
+  std::unique_ptr<ArrayPool> arrays_;
+};
+
+// Why `options` cannot be served ("" when they can; every precision is built now).
+std::string unsupported_options(const DeviceOptions& options);
+
+}  // namespace dnnx::cuda

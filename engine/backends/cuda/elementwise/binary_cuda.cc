@@ -1,0 +1,159 @@
+// Add, Sub, Mul, Div (and Sum, Max, Min pairwise) on CUDA (binary_kernels.cu). The broadcast is analysed once, at plan
+// time, as on the CPU: output dims of size 1 are dropped and neighbouring dims that broadcast
+// the same way are merged, so a bias [C,1,1] over [N,C,H,W] becomes [N, C, H*W] with B's
+// strides (0, 1, 0). No broadcast at all takes the plain elementwise kernel.
+#include "backends/cuda/elementwise/broadcast_plan.h"
+#include "backends/cuda/backend/cuda_kernels.h"
+#include "backends/cuda/layout/glue_kernels.h"
+
+namespace dnnx::cuda {
+
+BroadcastDims plan_broadcast(const Node& node, const Shape& a, const Shape& b, const Shape& out) {
+  struct Dim {
+    int64_t size;
+    bool full_a, full_b;
+  };
+  std::vector<Dim> dims;
+  const size_t rank = out.size();
+  for (size_t d = 0; d < rank; ++d) {
+    if (out[d] == 1) continue;
+    const int64_t da = d < rank - a.size() ? 1 : a[d - (rank - a.size())];
+    const int64_t db = d < rank - b.size() ? 1 : b[d - (rank - b.size())];
+    const Dim dim{out[d], da == out[d], db == out[d]};
+    if (!dims.empty() && dims.back().full_a == dim.full_a && dims.back().full_b == dim.full_b) {
+      dims.back().size *= dim.size;
+    } else {
+      dims.push_back(dim);
+    }
+  }
+  BroadcastDims plan;
+  if (dims.empty() || (dims.size() == 1 && dims[0].full_a && dims[0].full_b)) return plan;  // elementwise
+  if (dims.size() > static_cast<size_t>(kMaxGlueDims)) {
+    node_fail<UnsupportedModelError>(node, "broadcast of " + shape_str(a) + " and " + shape_str(b) +
+                                               " needs more than " + std::to_string(kMaxGlueDims) + " dims");
+  }
+  plan.rank = static_cast<int>(dims.size());
+  int64_t step_a = 1, step_b = 1;  // contiguous strides, innermost first
+  for (int d = plan.rank - 1; d >= 0; --d) {
+    plan.size[d] = dims[d].size;
+    plan.stride_a[d] = dims[d].full_a ? step_a : 0;
+    plan.stride_b[d] = dims[d].full_b ? step_b : 0;
+    if (dims[d].full_a) step_a *= dims[d].size;
+    if (dims[d].full_b) step_b *= dims[d].size;
+  }
+  return plan;
+}
+
+namespace {
+
+class BinaryKernel final : public Kernel {
+ public:
+  BinaryKernel(const CudaContext& ctx, BinaryKind kind, int64_t n, BroadcastDims dims, bool half)
+      : ctx_(ctx), kind_(kind), n_(n), dims_(dims), half_(half) {}
+
+  void run(const KernelArgs& args) const override {
+    launch_binary(kind_, args.in<void>(0), args.in<void>(1), args.out<void>(0), n_, dims_, half_, ctx_.stream);
+  }
+
+ private:
+  const CudaContext& ctx_;
+  BinaryKind kind_;
+  int64_t n_;
+  BroadcastDims dims_;
+  bool half_;  // float16 elements (Note [half storage]); float32 otherwise
+};
+
+KernelFactory binary_factory(const CudaContext& ctx, BinaryKind kind) {
+  return [&ctx, kind](const Node& node, const std::vector<ValueInfo>& inputs,
+                      const std::vector<TensorInfo>& outputs) {
+    const BroadcastDims dims = plan_broadcast(node, inputs[0].info.shape, inputs[1].info.shape, outputs[0].shape);
+    KernelChoice choice;
+    choice.algorithm = dims.rank == 0 ? "elementwise kernel" : "broadcast kernel";
+    choice.kernel = std::make_unique<BinaryKernel>(ctx, kind, numel(outputs[0].shape), dims,
+                                                   inputs[0].info.dtype == DType::Float16);
+    return choice;
+  };
+}
+
+// Sum, Max, Min (float32 or float16, 1 or more inputs) as pairwise binary kernels into Y: Y = X0 op X1,
+// then Y = Y op Xi for each further input, each pair with its own broadcast plan. One input is
+// a broadcast copy of it. Y never aliases an input (the executor gives it its own buffer).
+class VariadicKernel final : public Kernel {
+ public:
+  VariadicKernel(const CudaContext& ctx, BinaryKind kind, int64_t n, std::vector<BroadcastDims> steps, BroadcastDims copy,
+                 bool half)
+      : ctx_(ctx), kind_(kind), n_(n), steps_(std::move(steps)), copy_(copy), half_(half) {}
+
+  void run(const KernelArgs& args) const override {
+    if (n_ == 0) return;
+    if (steps_.empty()) {
+      launch_gather(args.in<void>(0), args.out<void>(0), half_ ? 2 : sizeof(float), n_, copy_, ctx_.stream);
+      return;
+    }
+    launch_binary(kind_, args.in<void>(0), args.in<void>(1), args.out<void>(0), n_, steps_[0], half_, ctx_.stream);
+    for (size_t i = 1; i < steps_.size(); ++i) {
+      launch_binary(kind_, args.out<void>(0), args.in<void>(i + 1), args.out<void>(0), n_, steps_[i], half_,
+                    ctx_.stream);
+    }
+  }
+
+ private:
+  const CudaContext& ctx_;
+  BinaryKind kind_;
+  int64_t n_;
+  std::vector<BroadcastDims> steps_;
+  BroadcastDims copy_;
+  bool half_;
+};
+
+KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind) {
+  return [&ctx, kind](const Node& node, const std::vector<ValueInfo>& inputs,
+                      const std::vector<TensorInfo>& outputs) {
+    const Shape& out = outputs[0].shape;
+    for (const ValueInfo& v : inputs) {
+      if (v.info.dtype != inputs[0].info.dtype || !is_floating(v.info.dtype)) {
+        node_fail<UnsupportedModelError>(node, std::string("the CUDA kernel takes float32 (or all float16) inputs, not ") +
+                                                   dtype_name(v.info.dtype));
+      }
+    }
+    std::vector<BroadcastDims> steps;
+    BroadcastDims copy;
+    if (inputs.size() == 1) {
+      // The copy as a gather: B's strides of a broadcast of X0 against itself are X0's own.
+      const BroadcastDims self = plan_broadcast(node, out, inputs[0].info.shape, out);
+      if (self.rank == 0) {
+        copy.rank = 1;
+        copy.size[0] = numel(out);
+        copy.stride_a[0] = 1;
+      } else {
+        copy.rank = self.rank;
+        for (int d = 0; d < self.rank; ++d) {
+          copy.size[d] = self.size[d];
+          copy.stride_a[d] = self.stride_b[d];
+        }
+      }
+    } else {
+      steps.push_back(plan_broadcast(node, inputs[0].info.shape, inputs[1].info.shape, out));
+      for (size_t i = 2; i < inputs.size(); ++i) steps.push_back(plan_broadcast(node, out, inputs[i].info.shape, out));
+    }
+    KernelChoice choice;
+    choice.algorithm = inputs.size() == 1 ? "copy kernel" : "pairwise binary kernels";
+    choice.kernel = std::make_unique<VariadicKernel>(ctx, kind, numel(out), std::move(steps), copy,
+                                                     inputs[0].info.dtype == DType::Float16);
+    return choice;
+  };
+}
+
+}  // namespace
+
+void register_cuda_binary_kernels(KernelRegistry& r, const CudaContext& ctx) {
+  r.add("Add", binary_factory(ctx, BinaryKind::Add));
+  r.add("Sub", binary_factory(ctx, BinaryKind::Sub));
+  r.add("Mul", binary_factory(ctx, BinaryKind::Mul));
+  r.add("Div", binary_factory(ctx, BinaryKind::Div));
+  r.add("Sum", variadic_factory(ctx, BinaryKind::Add));
+  r.add("Max", variadic_factory(ctx, BinaryKind::Max));
+  r.add("Min", variadic_factory(ctx, BinaryKind::Min));
+}
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,164 @@
+// MaxPool on CUDA, NCHW (NCDHW), float32 or float16 (either path); "MaxPool@NHWC" and
+// "GlobalAveragePool@NHWC" (Note [channels last]) on cuDNN's NHWC descriptors. cudnnPoolingForward where cuDNN
+// means what ONNX means:
+// no dilations, the same pads at both ends, and cuDNN's (floor) output size equal to ONNX's
+// (ceil_mode can differ). Otherwise the direct max-pool kernel (window_kernels.cu), which
+// follows ONNX exactly; the plan says which and why. 1-D pools run as 2-D with a unit height.
+#include <algorithm>
+
+#include "backends/cuda/backend/cuda_kernels.h"
+#include "backends/cuda/layout/glue_kernels.h"
+#include "backends/cuda/pool/max_pool_layout.h"
+#include "backends/cuda/runtime/tensor_desc.h"
+#include "ops/channels_last.h"
+#include "ops/conv_geometry.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+constexpr size_t kMinSpatialRank = 2;
+
+// One cudnnPoolingForward (max, or the channels-last global average); its descriptors are filled at
+// plan time and never change after.
+struct CudnnPoolKernel final : Kernel {
+  explicit CudnnPoolKernel(const CudaContext& context) : ctx(context) {}
+
+  void run(const KernelArgs& args) const override {
+    const float one = 1.0f, zero = 0.0f;
+    check(cudnnPoolingForward(ctx.cudnn, pool, &one, x, args.in(0), &zero, y, args.out(0)), "cudnnPoolingForward");
+  }
+
+  const CudaContext& ctx;
+  PoolingDescriptor pool;
+  TensorDescriptor x;
+  TensorDescriptor y;
+};
+
+class DirectMaxPoolKernel final : public Kernel {
+ public:
+  DirectMaxPoolKernel(const CudaContext& ctx, Window3d w, bool half) : ctx_(ctx), w_(w), half_(half) {}
+
+  void run(const KernelArgs& args) const override {
+    launch_max_pool(args.in<void>(0), args.out<void>(0), w_, half_, ctx_.stream);
+  }
+
+ private:
+  const CudaContext& ctx_;
+  Window3d w_;
+  bool half_;  // float16 elements (compared in float)
+};
+
+KernelChoice plan_max_pool(const CudaContext& ctx, bool channels_last, const Node& node,
+                           const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+  // ONNX's dims; a channels-last X arrives as [N, H, W, C] (Note [channels last])
+  const Shape x = channels_last ? to_channels_first(inputs[0].info.shape) : inputs[0].info.shape;
+  const ConvGeometry onnx = make_conv_geometry(node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
+                                               node.attr_ints("kernel_shape", {}));
+  KernelChoice choice;
+  std::string why_not;
+  if (numel(outputs[0].shape) == 0) {
+    why_not = "empty output";
+  } else if (!fits_int(x)) {
+    why_not = "X " + shape_str(x) + " has more than 2^31-1 elements";
+  } else {
+    auto kernel = std::make_unique<CudnnPoolKernel>(ctx);
+    why_not = set_cudnn_max_pool(onnx.expanded_to(std::max(kMinSpatialRank, onnx.rank())), x, CUDNN_POOLING_MAX,
+                                 kernel->pool, kernel->x, kernel->y, inputs[0].info.dtype, channels_last);
+    if (why_not.empty()) {
+      choice.algorithm = "cudnnPoolingForward (max)";
+      choice.rejected.push_back({"direct kernel", "cuDNN covers this window"});
+      choice.kernel = std::move(kernel);
+      return choice;
+    }
+  }
+  if (channels_last) node_fail<DeviceError>(node, "no channels-last max pool for this window: " + why_not);
+  choice.algorithm = "direct kernel";
+  choice.rejected.push_back({"cudnnPoolingForward", why_not});
+  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, pool_window(onnx, x),
+                                                        inputs[0].info.dtype == DType::Float16);
+  return choice;
+}
+
+// GlobalAveragePool@NHWC: X [N, H, W, C] -> Y [N, 1, 1, C] (the same bytes as ONNX's [N, C, 1, 1])
+// as one cudnnPoolingForward averaging an H x W window.
+KernelChoice plan_global_average_pool_nhwc(const CudaContext& ctx, const Node& node,
+                                           const std::vector<ValueInfo>& inputs) {
+  const Shape x = to_channels_first(inputs[0].info.shape);  // [N, C, H, W]
+  if (!fits_int(x)) node_fail<UnsupportedModelError>(node, "X " + shape_str(x) + " has more than 2^31-1 elements");
+  auto kernel = std::make_unique<CudnnPoolKernel>(ctx);
+  const DType dtype = inputs[0].info.dtype;
+  const int window[2] = {static_cast<int>(x[2]), static_cast<int>(x[3])}, pads[2] = {0, 0};
+  check(cudnnSetPoolingNdDescriptor(kernel->pool, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, CUDNN_NOT_PROPAGATE_NAN,
+                                    2, window, pads, window),
+        "cudnnSetPoolingNdDescriptor");
+  set_tensor(kernel->x, x, dtype, true);
+  set_tensor(kernel->y, {x[0], x[1], 1, 1}, dtype, true);
+  KernelChoice choice;
+  choice.algorithm = "cudnnPoolingForward (average over the whole window)";
+  choice.kernel = std::move(kernel);
+  return choice;
+}
+
+}  // namespace
+
+std::string set_cudnn_max_pool(const ConvGeometry& g, const Shape& x, cudnnPoolingMode_t mode, PoolingDescriptor& pool,
+                               TensorDescriptor& x_desc, TensorDescriptor& y_desc, DType dtype, bool channels_last) {
+  for (size_t i = 0; i < g.rank(); ++i) {
+    if (g.dilations[i] != 1) return "dilations " + shape_str(g.dilations) + " (cuDNN pooling has none)";
+    if (g.pads_begin[i] != g.pads_end[i]) {
+      return "pads " + shape_str(g.pads_begin) + " / " + shape_str(g.pads_end) + " differ (cuDNN pads symmetrically)";
+    }
+  }
+  const std::vector<int> window = to_int(g.kernel), pads = to_int(g.pads_begin), strides = to_int(g.strides);
+  const cudnnStatus_t status = cudnnSetPoolingNdDescriptor(pool, mode, CUDNN_NOT_PROPAGATE_NAN,
+                                                           static_cast<int>(g.rank()), window.data(), pads.data(),
+                                                           strides.data());
+  if (status != CUDNN_STATUS_SUCCESS) return std::string("cudnnSetPoolingNdDescriptor: ") + status_name(status);
+  Shape x_dims{x[0], x[1]}, y_dims{x[0], x[1]};
+  for (size_t i = 0; i < g.rank(); ++i) {
+    x_dims.push_back(g.input[i]);
+    y_dims.push_back(g.output[i]);
+  }
+  set_tensor(x_desc, x_dims, dtype, channels_last);
+  std::vector<int> cudnn_y(y_dims.size());
+  check(cudnnGetPoolingNdForwardOutputDim(pool, x_desc, static_cast<int>(cudnn_y.size()), cudnn_y.data()),
+        "cudnnGetPoolingNdForwardOutputDim");
+  if (cudnn_y != to_int(y_dims)) {
+    return "cuDNN's output " + shape_str(Shape(cudnn_y.begin(), cudnn_y.end())) + " differs from ONNX's " +
+           shape_str(y_dims) + " (ceil_mode)";
+  }
+  set_tensor(y_desc, y_dims, dtype, channels_last);
+  return "";
+}
+
+Window3d pool_window(const ConvGeometry& onnx, const Shape& x) {
+  const ConvGeometry g = onnx.expanded_to(3);
+  Window3d w;
+  w.planes = x[0] * x[1];
+  for (size_t i = 0; i < 3; ++i) {
+    w.in[i] = g.input[i];
+    w.out[i] = g.output[i];
+    w.kernel[i] = g.kernel[i];
+    w.stride[i] = g.strides[i];
+    w.dilation[i] = g.dilations[i];
+    w.pad_begin[i] = g.pads_begin[i];
+  }
+  return w;
+}
+
+void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
+  for (const bool channels_last : {false, true}) {
+    r.add(channels_last ? std::string("MaxPool") + kChannelsLastSuffix : "MaxPool",
+          [&ctx, channels_last](const Node& node, const std::vector<ValueInfo>& inputs,
+                                const std::vector<TensorInfo>& outputs) {
+            return plan_max_pool(ctx, channels_last, node, inputs, outputs);
+          });
+  }
+  r.add(std::string("GlobalAveragePool") + kChannelsLastSuffix,
+        [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+          return plan_global_average_pool_nhwc(ctx, node, inputs);
+        });
+}
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,83 @@
+// MaxPool's gradient on CUDA, taken the way the forward ran (max_pool_layout.h): where cuDNN
+// pooled, cudnnPoolingBackward (it finds each window's maximum again from X and the forward's Y,
+// kept by the trainer in GradArgs.outputs), in CUDNN_POOLING_MAX_DETERMINISTIC mode so that
+// overlapping windows add up in a fixed order; where the direct kernel pooled (dilations,
+// asymmetric pads, ceil_mode), the direct gradient kernel (grad_kernels.h), which gives each dY
+// to its window's first maximum exactly as the CPU does. 1-D pools run as 2-D with a unit height.
+#include <algorithm>
+
+#include "backends/cuda/train/grad_kernels.h"
+#include "backends/cuda/backend/layer_grad_kernels.h"
+#include "backends/cuda/pool/max_pool_layout.h"
+#include "backends/cuda/runtime/tensor_desc.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+constexpr size_t kMinSpatialRank = 2;
+
+// Its descriptors are filled at plan time and never change after.
+struct CudnnMaxPoolGradKernel final : GradKernel {
+  explicit CudnnMaxPoolGradKernel(const CudaContext& context) : ctx(context) {}
+
+  void run(const GradArgs& args) const override {
+    if (!args.d_inputs[0]) return;
+    const float one = 1.0f, zero = 0.0f;
+    check(cudnnPoolingBackward(ctx.cudnn, pool, &one, y, args.out(0), y, args.d_outputs[0], x, args.in(0), &zero, x,
+                               args.d_inputs[0]),
+          "cudnnPoolingBackward");
+  }
+
+  const CudaContext& ctx;
+  PoolingDescriptor pool;
+  TensorDescriptor x;  // X and dX
+  TensorDescriptor y;  // Y and dY
+};
+
+class DirectMaxPoolGradKernel final : public GradKernel {
+ public:
+  DirectMaxPoolGradKernel(const CudaContext& ctx, Window3d w) : ctx_(ctx), w_(w) {}
+
+  void run(const GradArgs& args) const override {
+    if (args.d_inputs[0]) launch_max_pool_grad(args.in(0), args.d_outputs[0], args.d_inputs[0], w_, ctx_.stream);
+  }
+
+ private:
+  const CudaContext& ctx_;
+  Window3d w_;
+};
+
+GradChoice plan_max_pool_grad(const GradRequest& r) {
+  const CudaContext& ctx = cuda_context_of(r);
+  const Shape& x = r.inputs[0].info.shape;
+  const ConvGeometry onnx = make_conv_geometry(r.node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
+                                               r.node.attr_ints("kernel_shape", {}));
+  GradChoice choice;
+  std::string why_not;
+  if (numel(r.outputs[0].shape) == 0) {
+    why_not = "empty output";
+  } else if (!fits_int(x)) {
+    why_not = "X " + shape_str(x) + " has more than 2^31-1 elements";
+  } else {
+    auto kernel = std::make_unique<CudnnMaxPoolGradKernel>(ctx);
+    why_not = set_cudnn_max_pool(onnx.expanded_to(std::max(kMinSpatialRank, onnx.rank())), x,
+                                 CUDNN_POOLING_MAX_DETERMINISTIC, kernel->pool, kernel->x, kernel->y);
+    if (why_not.empty()) {
+      choice.algorithm = "cudnnPoolingBackward (max, deterministic)";
+      choice.rejected.push_back({"direct gradient kernel", "cuDNN covers this window"});
+      choice.kernel = std::move(kernel);
+      return choice;
+    }
+  }
+  choice.algorithm = "direct gradient kernel (window argmax gather)";
+  choice.rejected.push_back({"cudnnPoolingBackward", why_not});
+  choice.kernel = std::make_unique<DirectMaxPoolGradKernel>(ctx, pool_window(onnx, x));
+  return choice;
+}
+
+}  // namespace
+
+void register_cuda_pool_grad_kernels(GradRegistry& r) { r.add("MaxPool", plan_max_pool_grad); }
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,75 @@
+// Window kernels that cuDNN does not cover as ONNX means them: max pooling with dilations,
+// asymmetric pads or ceil_mode, and the zero padding that gives cuDNN's symmetric-pad
+// convolution an asymmetric one. One thread per output element; 3-D (D, H, W) throughout.
+#include <cmath>
+
+#include "backends/cuda/runtime/cuda_check.h"
+#include "backends/cuda/runtime/element_dispatch.cuh"
+#include "backends/cuda/layout/glue_kernels.h"
+#include "backends/cuda/runtime/launch.cuh"
+
+namespace dnnx::cuda {
+
+namespace {
+
+template <class T>
+__global__ void max_pool(const T* __restrict__ x, T* __restrict__ y, Window3d w, int64_t n) {
+  const int64_t out_plane = w.out[0] * w.out[1] * w.out[2];
+  const int64_t in_plane = w.in[0] * w.in[1] * w.in[2];
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t p = i / out_plane;
+    const int64_t o = i % out_plane;
+    const int64_t od = o / (w.out[1] * w.out[2]), oh = o / w.out[2] % w.out[1], ow = o % w.out[2];
+    const T* plane = x + p * in_plane;
+    float best = -INFINITY;  // a window wholly in the padding stays -inf, as on the CPU
+    for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
+      const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+      if (id < 0 || id >= w.in[0]) continue;
+      for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+        const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+        if (ih < 0 || ih >= w.in[1]) continue;
+        for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+          const int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
+          if (iw < 0 || iw >= w.in[2]) continue;
+          best = fmaxf(best, float(plane[(id * w.in[1] + ih) * w.in[2] + iw]));
+        }
+      }
+    }
+    y[i] = T(best);
+  }
+}
+
+__global__ void pad(const float* __restrict__ x, float* __restrict__ y, int64_t n, int64_t in0, int64_t in1,
+                    int64_t in2, int64_t out0, int64_t out1, int64_t out2, int64_t b0, int64_t b1, int64_t b2) {
+  const int64_t out_plane = out0 * out1 * out2;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t p = i / out_plane;
+    const int64_t o = i % out_plane;
+    const int64_t d = o / (out1 * out2) - b0, h = o / out2 % out1 - b1, w = o % out2 - b2;
+    const bool inside = d >= 0 && d < in0 && h >= 0 && h < in1 && w >= 0 && w < in2;
+    y[i] = inside ? x[((p * in0 + d) * in1 + h) * in2 + w] : 0.0f;
+  }
+}
+
+}  // namespace
+
+void launch_max_pool(const void* x, void* y, const Window3d& w, bool half, cudaStream_t stream) {
+  const int64_t n = w.planes * w.out[0] * w.out[1] * w.out[2];
+  if (n == 0) return;
+  with_element(half, [&](auto e) {
+    using T = decltype(e);
+    max_pool<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), w, n);
+  });
+  check_launch("max pool kernel");
+}
+
+void launch_pad(const float* x, float* y, int64_t planes, const int64_t in[3], const int64_t out[3],
+                const int64_t begin[3], cudaStream_t stream) {
+  const int64_t n = planes * out[0] * out[1] * out[2];
+  if (n == 0) return;
+  pad<<<grid_for(n), kBlock, 0, stream>>>(x, y, n, in[0], in[1], in[2], out[0], out[1], out[2], begin[0],
+                                          begin[1], begin[2]);
+  check_launch("pad kernel");
+}
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,257 @@
+#include "backends/cuda/search/conv_algo.h"
+
+#include <chrono>
+
+#include "backends/cuda/search/conv_cache_key.h"
+#include "backends/cuda/search/conv_candidates.h"
+
+namespace dnnx::cuda {
+
+cudnnMathType_t conv_math_type(Precision precision) {
+  return precision == Precision::Fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+}
+
+std::string conv_algo_name(cudnnConvolutionFwdAlgo_t algo) {
+  switch (algo) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    default: return "algo " + std::to_string(static_cast<int>(algo));
+  }
+}
+
+std::string conv_math_name(cudnnMathType_t math, Precision precision) {
+  if (precision == Precision::Fp16) {  // half data: the tensor ops take fp16 operands as stored
+    if (math == CUDNN_FMA_MATH) return "fp16 storage, fp32 arithmetic (CUDNN_FMA_MATH)";
+    return "fp16 storage, tensor ops, fp32 accumulation (CUDNN_TENSOR_OP_MATH)";
+  }
+  switch (math) {
+    case CUDNN_FMA_MATH: return "fp32 (CUDNN_FMA_MATH)";
+    case CUDNN_TENSOR_OP_MATH: return "tf32 (CUDNN_TENSOR_OP_MATH)";
+    case CUDNN_DEFAULT_MATH: return "fp32, TF32 permitted (CUDNN_DEFAULT_MATH)";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "fp16 conversion (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)";
+    default: return "math type " + std::to_string(static_cast<int>(math));
+  }
+}
+
+namespace {
+
+// Why the model's precision forbids this math type ("" when it allows it). fp32 runs FMA
+// kernels only; tf32 adds TF32 tensor ops but never a down-conversion to fp16.
+std::string math_forbidden(Precision precision, cudnnMathType_t math) {
+  if (math == CUDNN_FMA_MATH) return "";
+  if (precision == Precision::Fp32) return "tensor-op math (TF32); precision fp32 allows FMA math only";
+  if (precision == Precision::Fp16) return "";  // the data are half already: nothing narrows further
+  if (math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return "down-converts to fp16; precision tf32 allows TF32 at most";
+  return "";
+}
+
+// Why this candidate cannot be taken ("" when it can); `workspace` gets its exact need.
+std::string disqualify(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, const ConvCandidate& perf,
+                       size_t workspace_limit, size_t& workspace) {
+  const std::string name = conv_algo_name(dir, perf.algo);
+  if (ctx.hooks.failure_of(name) == ForcedFailure::NotSupported) {
+    return "not supported (failure forced by DNNX_TEST_FAIL_ALGO)";
+  }
+  const std::string math = math_forbidden(ctx.options.precision, perf.math_type);
+  if (!math.empty()) return math;
+  set_candidate_math(ctx, d, perf.math_type);
+  const cudnnStatus_t query = conv_workspace_size(ctx, dir, d, perf.algo, &workspace);
+  // First the limit: an exhaustive search does not even try a candidate that needs more.
+  if (query == CUDNN_STATUS_SUCCESS && workspace > workspace_limit) {
+    return "needs " + mib_text(workspace) + " of workspace, over the limit of " + mib_text(workspace_limit);
+  }
+  if (perf.status != CUDNN_STATUS_SUCCESS) return std::string("cuDNN: ") + status_name(perf.status);
+  if (query != CUDNN_STATUS_SUCCESS) return std::string("cuDNN workspace query: ") + status_name(query);
+  if (ctx.options.deterministic && perf.determinism == CUDNN_NON_DETERMINISTIC) {
+    return "not deterministic (deterministic=True)";
+  }
+  return "";
+}
+
+// Whether the candidate's workspace can be allocated now (then freed): the fallback's second
+// test, after cuDNN's own answer. An out-of-memory candidate gives way to the next, which
+// usually needs less.
+bool workspace_allocates(const CudaContext& ctx, const std::string& name, size_t workspace) {
+  if (ctx.hooks.failure_of(name) == ForcedFailure::OutOfMemory) return false;
+  DeviceMemory probe;
+  return try_plan_alloc(ctx, workspace, probe);
+}
+
+// Why a cached choice may not be used for `d` ("" when it may): cuDNN must still accept its
+// algorithm for these descriptors with the same workspace, within the limit, at this precision.
+std::string revalidate(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
+                       const CachedConvAlgo& cached, size_t workspace_limit) {
+  const int algo = cached.algo;
+  const std::string name = conv_algo_name(dir, algo);
+  const auto math = static_cast<cudnnMathType_t>(cached.math_type);
+  if (ctx.hooks.failure_of(name) != ForcedFailure::None) return name + " fails (forced by DNNX_TEST_FAIL_ALGO)";
+  const std::string forbidden = math_forbidden(ctx.options.precision, math);
+  if (!forbidden.empty()) return forbidden;
+  set_candidate_math(ctx, d, math);
+  size_t workspace = 0;
+  const cudnnStatus_t query = conv_workspace_size(ctx, dir, d, algo, &workspace);
+  if (query != CUDNN_STATUS_SUCCESS) return name + " is refused now (cuDNN: " + status_name(query) + ")";
+  if (workspace != cached.workspace_bytes) {
+    return name + " now needs " + std::to_string(workspace) + " bytes of workspace, the entry says " +
+           std::to_string(cached.workspace_bytes);
+  }
+  if (workspace > workspace_limit) return "its workspace is over the limit";
+  return "";
+}
+
+ConvSearchChoice choice_from_cache(const CachedConvAlgo& cached) {
+  ConvSearchChoice choice;
+  choice.algo = cached.algo;
+  choice.math_type = static_cast<cudnnMathType_t>(cached.math_type);
+  choice.workspace_bytes = cached.workspace_bytes;
+  choice.time_ms = cached.time_ms;
+  choice.from_cache = true;
+  choice.rejected = cached.rejected;
+  return choice;
+}
+
+CachedConvAlgo cache_entry(ConvDirection dir, const ConvSearchChoice& choice, Precision precision) {
+  CachedConvAlgo e;
+  e.algo = choice.algo;
+  e.math_type = static_cast<int>(choice.math_type);
+  e.workspace_bytes = choice.workspace_bytes;
+  e.time_ms = choice.time_ms;
+  e.algorithm = conv_algo_name(dir, choice.algo);
+  e.math = conv_math_name(choice.math_type, precision);
+  e.rejected = choice.rejected;
+  return e;
+}
+
+// Takes the first candidate that qualifies; `fell_back` tells whether one failed for want of
+// memory or by a forced failure (such a choice is not cached: it reflects this moment).
+ConvSearchChoice select(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, bool timed,
+                        const std::vector<ConvCandidate>& perfs, size_t workspace_limit, std::vector<Rejected> rejected,
+                        bool& fell_back) {
+  ConvSearchChoice choice;
+  choice.rejected = std::move(rejected);
+  bool chosen = false;
+  for (const ConvCandidate& perf : perfs) {
+    const std::string name = conv_algo_name(dir, perf.algo);
+    if (chosen) {
+      if (perf.status != CUDNN_STATUS_SUCCESS) continue;
+      const std::string winner = conv_algo_name(dir, choice.algo);
+      const bool near_tie = timed && perf.time < choice.time_ms;  // Note [warm conv timing]
+      choice.rejected.push_back({name, !timed ? "ranked below " + winner + " by cuDNN's heuristic"
+                                       : near_tie ? ms_text(perf.time) + ", within 10% of " + winner + " (" +
+                                                        ms_text(choice.time_ms) + "), which cuDNN's heuristic ranks higher"
+                                                  : ms_text(perf.time) + ", slower than " + winner + " (" +
+                                                        ms_text(choice.time_ms) + ")"});
+      continue;
+    }
+    size_t workspace = 0;
+    const std::string why = disqualify(ctx, dir, d, perf, workspace_limit, workspace);
+    if (!why.empty()) {
+      fell_back = fell_back || why.find("DNNX_TEST_FAIL_ALGO") != std::string::npos;
+      choice.rejected.push_back({name, why});
+      continue;
+    }
+    if (!workspace_allocates(ctx, name, workspace)) {
+      fell_back = true;
+      choice.rejected.push_back({name, "its workspace of " + mib_text(workspace) +
+                                           " could not be allocated at plan time (out of memory)"});
+      continue;
+    }
+    choice.algo = perf.algo;
+    choice.math_type = run_math(ctx.options.precision, perf.math_type);
+    choice.workspace_bytes = workspace;
+    if (timed) choice.time_ms = perf.time;
+    chosen = true;
+  }
+  if (!chosen) {
+    std::string reasons;
+    for (const Rejected& r : choice.rejected) reasons += "; " + r.algorithm + ": " + r.reason;
+    throw DeviceError(std::string("no cuDNN convolution algorithm qualifies for the ") + direction_text(dir) +
+                      " direction (workspace limit " + mib_text(workspace_limit) + ")" +
+                      reasons);
+  }
+  return choice;
+}
+
+}  // namespace
+
+// The math type a candidate runs with: fp32 keeps FMA (no candidate may widen it); tf32 keeps
+// the CUDNN_TENSOR_OP_MATH it asked for unless the candidate is an FMA-only kernel. (cuDNN 9
+// reports the candidates of a tensor-op descriptor as CUDNN_DEFAULT_MATH, which on sm_80 and
+// later would also allow TF32, but only by default: the plan names what was asked for.)
+cudnnMathType_t run_math(Precision precision, cudnnMathType_t reported) {
+  if (precision == Precision::Fp32 || reported == CUDNN_FMA_MATH) return CUDNN_FMA_MATH;
+  return CUDNN_TENSOR_OP_MATH;
+}
+
+// Sets the math type the candidate would run with on the descriptor (its workspace may depend
+// on it); fp32 leaves the descriptor at FMA.
+void set_candidate_math(const CudaContext& ctx, const ConvDescriptors& d, cudnnMathType_t reported) {
+  if (ctx.options.precision == Precision::Fp32) return;
+  check(cudnnSetConvolutionMathType(d.conv, run_math(ctx.options.precision, reported)), "cudnnSetConvolutionMathType");
+}
+
+ConvSearchChoice choose_conv_algorithm(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
+                                       size_t workspace_limit, const std::string& layer) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool timed = ctx.options.algo_search == AlgoSearch::Exhaustive;
+  PlanCache* cache = timed ? ctx.plan_cache.get() : nullptr;  // heuristic choices cost nothing to redo
+  const std::string key = cache ? conv_cache_key(ctx, d, workspace_limit, dir) : "";
+  ConvSearchChoice choice;
+  bool found = false;
+  if (cache) {
+    if (const std::optional<CachedConvAlgo> cached = cache->find(key)) {
+      const std::string why = revalidate(ctx, dir, d, *cached, workspace_limit);
+      if (why.empty() && workspace_allocates(ctx, cached->algorithm, cached->workspace_bytes)) {
+        choice = choice_from_cache(*cached);
+        found = true;
+        ctx.stats->count("cache_hits");
+      } else if (!why.empty()) {
+        cache->drop(key);
+        ctx.stats->count("cache_stale");
+        ctx.stats->warn(layer + ": a stale plan-cache entry (" + cached->algorithm + ") was dropped: " + why +
+                        "; the algorithm was searched again");
+      }
+    } else {
+      ctx.stats->count("cache_misses");
+    }
+  }
+  if (!found) {
+    bool fell_back = false;
+    if (timed) {
+      TimedCandidates timed_perfs = timed_candidates(ctx, dir, d, workspace_limit);
+      fell_back = !timed_perfs.notes.empty();
+      choice = select(ctx, dir, d, true, timed_perfs.perfs, workspace_limit, std::move(timed_perfs.notes), fell_back);
+    } else {
+      choice = select(ctx, dir, d, false, heuristic_candidates(ctx, dir, d), workspace_limit, {}, fell_back);
+    }
+    if (cache && !fell_back) {
+      cache->store(key, cache_entry(dir, choice, ctx.options.precision));
+      ctx.stats->count("cache_writes");
+    }
+  }
+  set_candidate_math(ctx, d, choice.math_type);
+  ctx.stats->count("search_seconds",
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return choice;
+}
+
+ConvAlgoChoice choose_conv_algorithm(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit,
+                                     const std::string& layer) {
+  ConvSearchChoice c = choose_conv_algorithm(ctx, ConvDirection::Forward, d, workspace_limit, layer);
+  ConvAlgoChoice choice;
+  choice.algo = static_cast<cudnnConvolutionFwdAlgo_t>(c.algo);
+  choice.math_type = c.math_type;
+  choice.workspace_bytes = c.workspace_bytes;
+  choice.time_ms = c.time_ms;
+  choice.from_cache = c.from_cache;
+  choice.rejected = std::move(c.rejected);
+  return choice;
+}
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,18 @@
+// The plan-cache key of one convolution in one direction (plan_cache.h): read back from the
+// descriptors the search will use, so that nothing the choice depends on can be left out of it.
+#pragma once
+#include <string>
+
+#include "backends/cuda/search/conv_algo.h"
+
+namespace dnnx::cuda {
+
+// "conv fwd | NVIDIA H200 sm_90 cuDNN 91900 | x float 64x1x28x28/784x784x28x1 | w float NCHW
+//  20x1x5x5 | y ... | pad 0,0 stride 1,1 dilation 1,1 groups 1 cross-correlation compute float
+//  | math FMA | search exhaustive deterministic 0 | workspace limit 268435456"
+// ("conv bwd data | ...", "conv bwd filter | ..." backward.)
+// Call before the search changes the descriptor's math type: the key holds the one asked for.
+std::string conv_cache_key(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit,
+                           ConvDirection dir = ConvDirection::Forward);
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,141 @@
+#include "backends/cuda/search/conv_candidates.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "backends/cuda/search/device_timing.h"
+
+namespace dnnx::cuda {
+
+std::string mib_text(size_t bytes) {
+  const double m = static_cast<double>(bytes) / (1 << 20);
+  char text[32];
+  std::snprintf(text, sizeof(text), m < 10 ? "%.2f MiB" : "%.0f MiB", m);
+  return text;
+}
+
+std::string ms_text(double t) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4f ms", t);
+  return text;
+}
+
+bool try_plan_alloc(const CudaContext& ctx, size_t bytes, DeviceMemory& out) {
+  out.reset();
+  if (bytes == 0) return true;
+  if (bytes > ctx.hooks.oom_above) return false;
+  void* ptr = nullptr;
+  const cudaError_t status = cudaMalloc(&ptr, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // not sticky: clear it so that the next call does not see it
+    return false;
+  }
+  check(status, "cudaMalloc (plan-time workspace)");
+  out.reset(ptr);
+  return true;
+}
+
+namespace {
+
+// Note [warm conv timing]: cudnnFind*AlgorithmEx runs each algorithm about once, cold, and on
+// small layers its times rank them wrongly. Measured on an H200 (cuDNN 9.19), LeNet's conv2 at
+// batch 256 (20 -> 50 channels, 5x5 on 12x12): Find gave IMPLICIT_GEMM 0.0756 ms and
+// IMPLICIT_PRECOMP_GEMM 0.0829 ms, while inside a replayed fine-tuning step the two took 67 and
+// 46 us. So every candidate Find ran is timed again warm (after warm_up, the lower of
+// kTimingRounds means of 20 runs, or 5 for those over 50 us: device_timing.h), at the math type
+// it would run with, and the list is sorted by those times (a stable sort: ties keep Find's
+// order); near-ties then go to cuDNN's heuristic order (prefer_heuristic_on_near_ties).
+void retime(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, void* x, void* w, void* y,
+            void* workspace, size_t workspace_bytes, std::vector<ConvCandidate>& perfs) {
+  std::vector<size_t> needs(perfs.size(), 0);
+  std::vector<cudnnStatus_t> statuses(perfs.size(), CUDNN_STATUS_SUCCESS);
+  auto prepare = [&](size_t i) {  // the math type it runs with, and a workspace within the search's
+    if (perfs[i].status != CUDNN_STATUS_SUCCESS) return false;
+    set_candidate_math(ctx, d, perfs[i].math_type);
+    return conv_workspace_size(ctx, dir, d, perfs[i].algo, &needs[i]) == CUDNN_STATUS_SUCCESS &&
+           needs[i] <= workspace_bytes;
+  };
+  auto run = [&](size_t i) {
+    statuses[i] = run_conv_direction(ctx, dir, d, perfs[i].algo, x, w, y, workspace, needs[i]);
+    return statuses[i] == CUDNN_STATUS_SUCCESS;
+  };
+  const CandidateTimes t = time_candidates(ctx, perfs.size(), prepare, run, "cudnn convolution (search)");
+  for (size_t i = 0; i < perfs.size(); ++i) {
+    if (t.failed[i]) perfs[i].status = statuses[i];
+    if (t.ms[i] >= 0) perfs[i].time = static_cast<float>(t.ms[i]);
+  }
+  std::stable_sort(perfs.begin(), perfs.end(), [](const ConvCandidate& a, const ConvCandidate& b) {
+    const bool a_ok = a.status == CUDNN_STATUS_SUCCESS, b_ok = b.status == CUDNN_STATUS_SUCCESS;
+    if (a_ok != b_ok) return a_ok;
+    return a_ok && a.time < b.time;
+  });
+}
+
+// Near-ties go to cuDNN's heuristic order: the first candidate of `ranked` whose re-timed time is
+// within kNearTie of the fastest moves to the front. Timed alone, LeNet's conv2 (batch 256)
+// IMPLICIT_GEMM and IMPLICIT_PRECOMP_GEMM swapped places between processes on an H200, while
+// inside the replayed fine-tuning step they took 67 and 46 us (the heuristic's pick the faster).
+constexpr double kNearTie = 1.10;
+
+void prefer_heuristic_on_near_ties(const std::vector<ConvCandidate>& ranked, std::vector<ConvCandidate>& perfs) {
+  if (perfs.empty() || perfs[0].status != CUDNN_STATUS_SUCCESS || perfs[0].time <= 0) return;
+  const double fastest = perfs[0].time;
+  for (const ConvCandidate& r : ranked) {
+    for (size_t i = 0; i < perfs.size(); ++i) {
+      const ConvCandidate& p = perfs[i];
+      if (p.algo != r.algo || p.status != CUDNN_STATUS_SUCCESS || p.time <= 0 || p.time > kNearTie * fastest) continue;
+      std::rotate(perfs.begin(), perfs.begin() + static_cast<std::ptrdiff_t>(i), perfs.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+// Scratch X, W and Y are filled with a non-zero pattern (timing on zeros can flatter a kernel);
+// every buffer is freed before the plan goes on.
+TimedCandidates timed_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
+                                 size_t workspace_limit) {
+  const std::vector<ConvCandidate> ranked = heuristic_candidates(ctx, dir, d);
+  std::vector<size_t> needs;  // each candidate's workspace within the limit
+  for (const ConvCandidate& perf : ranked) {
+    size_t need = 0;
+    if (conv_workspace_size(ctx, dir, d, perf.algo, &need) == CUDNN_STATUS_SUCCESS &&
+        need <= workspace_limit) {
+      needs.push_back(need);
+    }
+  }
+  size_t x_bytes = 0, w_bytes = 0, y_bytes = 0;
+  check(cudnnGetTensorSizeInBytes(d.x, &x_bytes), "cudnnGetTensorSizeInBytes");
+  check(cudnnGetFilterSizeInBytes(d.w, &w_bytes), "cudnnGetFilterSizeInBytes");
+  check(cudnnGetTensorSizeInBytes(d.y, &y_bytes), "cudnnGetTensorSizeInBytes");
+  const DeviceMemory x = device_alloc(x_bytes, "cudaMalloc (search X)");
+  const DeviceMemory w = device_alloc(w_bytes, "cudaMalloc (search W)");
+  const DeviceMemory y = device_alloc(y_bytes, "cudaMalloc (search Y)");
+
+  TimedCandidates out;
+  DeviceMemory workspace;
+  size_t ceiling = workspace_limit;
+  while (true) {
+    out.search_workspace = 0;
+    for (size_t need : needs) {
+      if (need <= ceiling) out.search_workspace = std::max(out.search_workspace, need);
+    }
+    if (try_plan_alloc(ctx, out.search_workspace, workspace)) break;
+    out.notes.push_back({"search workspace", mib_text(out.search_workspace) +
+                                                 " could not be allocated (out of memory); searched within less"});
+    ceiling = out.search_workspace - 1;  // > 0: a zero-byte workspace always "allocates"
+  }
+
+  fill_search_pattern(ctx, x.get(), x_bytes);
+  fill_search_pattern(ctx, w.get(), w_bytes);
+  fill_search_pattern(ctx, y.get(), y_bytes);  // dY backward
+  check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
+  out.perfs = find_candidates(ctx, dir, d, x.get(), w.get(), y.get(), workspace.get(), out.search_workspace);
+  retime(ctx, dir, d, x.get(), w.get(), y.get(), workspace.get(), out.search_workspace, out.perfs);
+  prefer_heuristic_on_near_ties(ranked, out.perfs);
+  ctx.stats->count("timing_runs");
+  return out;
+}
+
+}  // namespace dnnx::cuda

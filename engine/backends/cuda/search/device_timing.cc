@@ -1,0 +1,107 @@
+#include "backends/cuda/search/device_timing.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "backends/cuda/search/conv_candidates.h"
+#include "backends/cuda/runtime/cuda_check.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+// Both events of one measurement, destroyed on every path.
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    if (cudaEventCreate(&stop) != cudaSuccess) {
+      cudaEventDestroy(start);
+      check(cudaErrorUnknown, "cudaEventCreate");
+    }
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+};
+
+}  // namespace
+
+double mean_device_ms(const CudaContext& ctx, const std::function<void()>& run, const char* what, int runs) {
+  run();  // warm-up
+  EventPair events;
+  float ms = 0;
+  cudaError_t status = cudaEventRecord(events.start, ctx.stream);
+  for (int i = 0; i < runs && status == cudaSuccess; ++i) run();
+  if (status == cudaSuccess) status = cudaEventRecord(events.stop, ctx.stream);
+  if (status == cudaSuccess) status = cudaEventSynchronize(events.stop);
+  if (status == cudaSuccess) status = cudaEventElapsedTime(&ms, events.start, events.stop);
+  check(status, what);
+  return static_cast<double>(ms) / runs;
+}
+
+void warm_up(const CudaContext& ctx, const std::function<void()>& run, double ms, const char* what) {
+  static std::atomic<bool> warmed{false};  // once per process: the GPU's clocks, not the model's
+  const bool first = !warmed.exchange(true);
+  double left = first ? kFirstWarmUpMs : ms;
+  while (left > 0) {
+    const double once = mean_device_ms(ctx, run, what, 1);
+    if (once <= 0) return;
+    const int runs = static_cast<int>(std::min(2000.0, left / once)) + 1;
+    left -= mean_device_ms(ctx, run, what, runs) * runs + once;
+  }
+}
+
+CandidateTimes time_candidates(const CudaContext& ctx, size_t count, const std::function<bool(size_t)>& prepare,
+                               const std::function<bool(size_t)>& run, const char* what) {
+  CandidateTimes t{std::vector<double>(count, -1), std::vector<bool>(count, false)};
+  for (int round = -1; round < kTimingRounds; ++round) {  // round -1 warms the GPU up
+    for (size_t i = 0; i < count; ++i) {
+      if (t.failed[i] || !prepare(i)) continue;
+      bool ok = true;
+      auto run_once = [&] { ok = ok && run(i); };
+      if (round < 0) {
+        warm_up(ctx, run_once, kWarmUpMs, what);
+        t.failed[i] = !ok;
+        if (ok) break;  // else the next candidate warms the GPU up
+        continue;
+      }
+      const double once = mean_device_ms(ctx, run_once, what, 1);
+      const double ms = mean_device_ms(ctx, run_once, what, once < 0.05 ? 20 : 5);
+      t.failed[i] = !ok;
+      t.ms[i] = !ok ? -1 : t.ms[i] < 0 ? ms : std::min(t.ms[i], ms);
+    }
+  }
+  return t;
+}
+
+void fill_search_pattern(const CudaContext& ctx, void* data, size_t bytes) {
+  if (bytes > 0) check(cudaMemsetAsync(data, 0x3c, bytes, ctx.stream), "cudaMemsetAsync (search scratch)");
+}
+
+double time_kernel_on_scratch(const CudaContext& ctx, const Kernel& kernel, const std::vector<size_t>& input_bytes,
+                              const std::vector<size_t>& output_bytes, size_t workspace_bytes, const char* what) {
+  std::vector<DeviceMemory> buffers(input_bytes.size() + output_bytes.size());
+  std::vector<const void*> ins;
+  std::vector<void*> outs;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const bool input = i < input_bytes.size();
+    const size_t bytes = input ? input_bytes[i] : output_bytes[i - input_bytes.size()];
+    if (!try_plan_alloc(ctx, bytes, buffers[i])) return -1;
+    if (input) {
+      fill_search_pattern(ctx, buffers[i].get(), bytes);
+      ins.push_back(buffers[i].get());
+    } else {
+      outs.push_back(buffers[i].get());
+    }
+  }
+  DeviceMemory workspace;
+  if (!try_plan_alloc(ctx, workspace_bytes, workspace)) return -1;
+  const KernelArgs args{ins.data(), outs.data(), workspace.get()};
+  return mean_device_ms(ctx, [&] { kernel.run(args); }, what);
+}
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,51 @@
+// Timing work on the model's stream at plan time (exhaustive search of the planner's own
+// candidates: the direct kernels beside cuDNN's algorithms).
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "backends/cuda/backend/cuda_context.h"
+#include "core/backend.h"
+
+namespace dnnx::cuda {
+
+// The mean device time of `run` (which queues work on ctx.stream): one warm-up call, then `runs`
+// calls between two CUDA events. A failure is a DeviceError naming `what`.
+double mean_device_ms(const CudaContext& ctx, const std::function<void()>& run, const char* what, int runs = 10);
+
+// Runs `run` until about `ms` of device time have passed (at most 2000 calls), and the first
+// time in the process until kFirstWarmUpMs have: an idle GPU runs its first work at lower
+// clocks, which would rank a search's first candidates unfairly (the same LeNet GEMM candidate
+// timed 7.4 us in one process and 9.6 us in another on an H200 after a 3 ms warm-up). A search
+// calls it once, with its first candidate, before it times anything.
+void warm_up(const CudaContext& ctx, const std::function<void()>& run, double ms, const char* what);
+constexpr double kFirstWarmUpMs = 200.0;
+
+// Searches time each candidate in kTimingRounds rounds over the whole list and keep the lower
+// mean: single means of 5-20 us kernels varied by up to 40% between processes on an H200.
+constexpr int kTimingRounds = 2;
+constexpr double kWarmUpMs = 3.0;
+
+// A search's timing of its `count` candidates, the policy above in one place (cuDNN's re-timed
+// candidates, conv_candidates.cc; cuBLASLt's, lt_search.cc). `prepare(i)` readies candidate i
+// and says whether it can be timed (false: skipped this round); `run(i)` queues it once and
+// returns false when it cannot run. After warm_up with the first candidate that runs, each is
+// timed in kTimingRounds rounds over the list (the mean of 20 runs, 5 for those over 50 us) and
+// keeps the lower. ms[i]: -1 for a candidate never timed; failed[i]: it could not run.
+struct CandidateTimes {
+  std::vector<double> ms;
+  std::vector<bool> failed;
+};
+CandidateTimes time_candidates(const CudaContext& ctx, size_t count, const std::function<bool(size_t)>& prepare,
+                               const std::function<bool(size_t)>& run, const char* what);
+
+// Fills a search's scratch input with a non-zero pattern (timing on zeros can flatter a kernel):
+// every float 0x3c3c3c3c, about 0.0115; every half about 1.06.
+void fill_search_pattern(const CudaContext& ctx, void* data, size_t bytes);
+
+// The mean device time of a planned kernel run on scratch buffers of these sizes (inputs filled
+// with a non-zero pattern: never time on zeros), or -1 when the buffers cannot be had.
+double time_kernel_on_scratch(const CudaContext& ctx, const Kernel& kernel, const std::vector<size_t>& input_bytes,
+                              const std::vector<size_t>& output_bytes, size_t workspace_bytes, const char* what);
+
+}  // namespace dnnx::cuda

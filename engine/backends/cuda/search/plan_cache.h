@@ -1,0 +1,64 @@
+// The persistent plan cache (DESIGN.md, "The planner"): the convolution algorithms, the
+// direct-or-pair choices of conv+pool layers and the cuBLASLt candidates (lt_search.h: "algo" is
+// the candidate's rank in cuBLASLt's list) that an exhaustive search chose, in a JSON file shared
+// by every process of the user, so that a second process loading the same model times nothing.
+//
+//   {"format": "dnnx plan cache 1",
+//    "entries": {"<key>": {"algo": 1, "algorithm": "IMPLICIT_PRECOMP_GEMM", "math_type": 2,
+//                          "math": "fp32 (CUDNN_FMA_MATH)", "workspace": 0, "time_ms": 0.0123,
+//                          "rejected": [["GEMM", "0.0150 ms, slower than ..."], ...]}}}
+//
+// A key names everything the choice depends on (conv_cache_key.h, lt_cache_key in lt_search.h):
+// GPU, compute capability, library version, the layer's full descriptors or GEMM shape, math or
+// compute type, determinism, workspace limit, direction.
+// The file is read once when the model opens; every store re-reads it, merges and writes a
+// temporary file renamed over the old one, so that concurrent writers never leave a torn file
+// (the last writer of one key wins). A file that cannot be read or written costs a warning and
+// a search, never an error: the cache only saves time. Entries are hints: the caller
+// re-validates each one before use (conv_algo.cc).
+#pragma once
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/search/json_value.h"
+#include "backends/cuda/backend/planner_stats.h"
+#include "core/backend.h"
+
+namespace dnnx::cuda {
+
+struct CachedConvAlgo {
+  int algo = 0;       // the cuDNN algorithm enum of the key's direction (fwd, bwd data, bwd filter)
+  int math_type = 0;  // cudnnMathType_t the algorithm ran with
+  size_t workspace_bytes = 0;
+  double time_ms = -1;
+  std::string algorithm;  // its name, for people reading the file
+  std::string math;
+  std::vector<Rejected> rejected;  // the candidates it beat, as the search saw them
+};
+
+class PlanCache {
+ public:
+  // Reads `path` (a missing file is an empty cache); problems are warnings in `stats`.
+  PlanCache(std::string path, PlannerStats& stats);
+
+  const std::string& path() const { return path_; }
+  std::optional<CachedConvAlgo> find(const std::string& key) const;
+  // Adds or replaces the entry in memory and in the file.
+  void store(const std::string& key, const CachedConvAlgo& entry);
+  // Removes a stale entry from memory and from the file.
+  void drop(const std::string& key);
+
+ private:
+  // Re-reads the file, applies `key` -> `entry` (or removes `key` when entry is null), writes it.
+  void write_through(const std::string& key, const JsonValue* entry);
+  JsonValue read_entries(bool warn) const;
+
+  std::string path_;
+  PlannerStats& stats_;
+  mutable std::mutex mutex_;
+  JsonValue entries_ = JsonValue::new_object();
+};
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,32 @@
+// Launchers of the small CUDA kernels behind the layer gradients (grad_kernels.cu), for what
+// cuDNN does not cover. Each queues on `stream` and checks the launch. Every kernel is
+// deterministic: each output element is written by one thread or one block, summing in a fixed
+// order (no atomics), so deterministic=True holds for these gradients too.
+#pragma once
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "backends/cuda/layout/glue_kernels.h"
+
+namespace dnnx::cuda {
+
+// MaxPool's gradient as the direct forward kernel computes the max (launch_max_pool): every
+// dX element gathers the dY of each window whose first maximum (taps in X only, in d, h, w
+// order, as the CPU) it is. x, dx [planes, in...]; dy [planes, out...]. dx is overwritten.
+void launch_max_pool_grad(const float* x, const float* dy, float* dx, const Window3d& w, cudaStream_t stream);
+
+// dst[j] = scale * sum over the reduced elements of src: output j walks `kept` (size, and in
+// stride_a its stride in src), the summed elements walk `reduced` (likewise). n: dst's
+// elements. `reduced` of rank 0 is an elementwise dst = scale * src (src walked by `kept`).
+void launch_reduce_sum(const float* src, float* dst, int64_t n, const BroadcastDims& kept,
+                       const BroadcastDims& reduced, float scale, cudaStream_t stream);
+
+// BatchNormalization's inference-form gradient, x, dy, dx [batch, channels, plane]; scale,
+// mean, var [C] on the device: dx = dy * scale / sqrt(var + eps); dscale[c] = sum(dy * xhat);
+// dbias[c] = sum(dy). Any of dx, dscale, dbias may be null (not asked for).
+void launch_batchnorm_grad(const float* x, const float* dy, const float* scale, const float* mean, const float* var,
+                           float* dx, float* dscale, float* dbias, int64_t batch, int64_t channels, int64_t plane,
+                           float epsilon, cudaStream_t stream);
+
+}  // namespace dnnx::cuda
