@@ -14,7 +14,18 @@ void register_cuda_kernels(KernelRegistry& r, const CudaContext& ctx) {
   register_cuda_pool_kernels(r, ctx);
   register_cuda_lstm_kernels(r, ctx);
   register_cuda_lstm_stack_kernels(r, ctx);
-  register_cuda_real_ops_kernels(r, ctx);
+  register_cuda_batchnorm_kernels(r, ctx);
+  register_cuda_param_activation_kernels(r, ctx);
+  register_cuda_avg_pool_kernels(r, ctx);
+  register_cuda_global_pool_kernels(r, ctx);
+  register_cuda_lrn_kernels(r, ctx);
+  register_cuda_reduce_kernels(r, ctx);
+  register_cuda_pad_kernels(r, ctx);
+  register_cuda_slice_kernels(r, ctx);
+  register_cuda_expand_kernels(r, ctx);
+  register_cuda_split_kernels(r, ctx);
+  register_cuda_gather_kernels(r, ctx);
+  register_cuda_cast_kernels(r, ctx);
   register_cuda_conv_pool_kernels(r, ctx);
   register_cuda_gemm_softmax_kernels(r, ctx);
 }

@@ -17,7 +17,19 @@ void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx);     
 void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx);        // pool_cuda.cc
 void register_cuda_lstm_kernels(KernelRegistry& r, const CudaContext& ctx);        // lstm_cuda.cc
 void register_cuda_lstm_stack_kernels(KernelRegistry& r, const CudaContext& ctx);  // lstm_stack_cuda.cc
-void register_cuda_real_ops_kernels(KernelRegistry& r, const CudaContext& ctx);    // real_ops_cuda.cc
+// The real-world ops of issue #5, one file per op family (Sum/Max/Min are binary_cuda.cc's):
+void register_cuda_batchnorm_kernels(KernelRegistry& r, const CudaContext& ctx);         // batchnorm_cuda.cc
+void register_cuda_param_activation_kernels(KernelRegistry& r, const CudaContext& ctx);  // param_activation_cuda.cc
+void register_cuda_avg_pool_kernels(KernelRegistry& r, const CudaContext& ctx);          // avg_pool_cuda.cc
+void register_cuda_global_pool_kernels(KernelRegistry& r, const CudaContext& ctx);       // global_pool_cuda.cc
+void register_cuda_lrn_kernels(KernelRegistry& r, const CudaContext& ctx);               // lrn_cuda.cc
+void register_cuda_reduce_kernels(KernelRegistry& r, const CudaContext& ctx);            // reduce_cuda.cc
+void register_cuda_pad_kernels(KernelRegistry& r, const CudaContext& ctx);               // pad_cuda.cc
+void register_cuda_slice_kernels(KernelRegistry& r, const CudaContext& ctx);             // slice_cuda.cc
+void register_cuda_expand_kernels(KernelRegistry& r, const CudaContext& ctx);            // expand_cuda.cc
+void register_cuda_split_kernels(KernelRegistry& r, const CudaContext& ctx);             // split_cuda.cc
+void register_cuda_gather_kernels(KernelRegistry& r, const CudaContext& ctx);            // gather_cuda.cc
+void register_cuda_cast_kernels(KernelRegistry& r, const CudaContext& ctx);              // cast_cuda.cc
 // conv_pool_cuda.cc: Conv(+Relu)+MaxPool; its factories plan the halves through `r`, so `r` must
 // outlive them (the backend's own registry).
 void register_cuda_conv_pool_kernels(KernelRegistry& r, const CudaContext& ctx);

@@ -57,7 +57,9 @@ inline void launch_max_pool(const float* x, float* y, const Window3d& w, cudaStr
 void launch_pad(const float* x, float* y, int64_t planes, const int64_t in[3], const int64_t out[3],
                 const int64_t begin[3], cudaStream_t stream);
 
-// --- The real-world ops (real_ops_kernels.cu) ---
+// --- The real-world ops, one *_kernels.cu per op family: elementwise/ batchnorm_,
+// param_activation_ (LeakyRelu, Elu, Clip) and reduce_kernels.cu; pool/ avg_pool_, global_pool_
+// and lrn_kernels.cu; layout/ cast_, gather_axis_ and pad_kernels.cu (Pad and the fill) ---
 // Each takes float32 elements, or float16 where `half` (float arithmetic; precision="fp16");
 // the float32-only forms below the list keep the callers that know nothing of half.
 

@@ -1,0 +1,64 @@
+// Pad (constant mode) on CUDA, one of the real-world ops of issue #5: an index and copy kernel
+// of any rank up to kMaxGlueDims (pad_kernels.cu), any element type; the value from the
+// attribute (before opset 11) or the optional input, read on the device. Other modes are
+// refused at plan time with an UnsupportedModelError naming the node.
+#include <cstring>
+
+#include "backends/cuda/backend/simple_kernel.h"
+#include "backends/cuda/layout/glue_kernels.h"
+#include "ops/pad.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+KernelChoice plan_pad(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
+                      const std::vector<TensorInfo>& outputs) {
+  const std::string mode = node.attr_string("mode", "constant");
+  if (mode != "constant") node_fail<UnsupportedModelError>(node, "Pad mode '" + mode + "' is not supported on CUDA");
+  const Shape& x = inputs[0].info.shape;
+  const DType dtype = inputs[0].info.dtype;
+  if (x.size() > static_cast<size_t>(kMaxGlueDims)) {
+    node_fail<UnsupportedModelError>(node, "X " + shape_str(x) + " has more than " + std::to_string(kMaxGlueDims) + " dims");
+  }
+  const PadAmounts pads = pad_amounts(node, inputs, x.size());
+  PadDims dims;
+  dims.rank = static_cast<int>(x.size());
+  for (size_t d = 0; d < x.size(); ++d) {
+    dims.in[d] = x[d];
+    dims.out[d] = outputs[0].shape[d];
+    dims.begin[d] = pads.begin[d];
+  }
+  constexpr int kPadsAsInputOpset = 11;
+  const bool value_input = node.opset >= kPadsAsInputOpset && inputs.size() > 2 && inputs[2].present;
+  uint64_t bits = 0;
+  if (!value_input) {
+    const float v = node.opset < kPadsAsInputOpset ? node.attr_float("value", 0.0f) : 0.0f;
+    if (dtype == DType::Float32) {
+      std::memcpy(&bits, &v, sizeof(float));
+    } else if (dtype == DType::Float16) {
+      bits = float_to_half(v);
+    } else if (dtype == DType::Int32) {
+      const int32_t i = static_cast<int32_t>(v);
+      std::memcpy(&bits, &i, sizeof(i));
+    } else {
+      const int64_t i = static_cast<int64_t>(v);
+      std::memcpy(&bits, &i, sizeof(i));
+    }
+  }
+  const size_t elem = dtype_size(dtype);
+  const int64_t n = numel(outputs[0].shape);
+  const CudaContext* c = &ctx;
+  return make_choice("pad kernel", [=](const KernelArgs& a) {
+    launch_pad_nd(a.in<void>(0), a.out<void>(0), elem, n, dims, value_input ? a.in<void>(2) : nullptr, bits,
+                  c->stream);
+  });
+}
+
+}  // namespace
+
+void register_cuda_pad_kernels(KernelRegistry& r, const CudaContext& ctx) {
+  r.add("Pad", bind(ctx, plan_pad));
+}
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,39 @@
+// AveragePool on CUDA, one of the real-world ops of issue #5: a direct kernel with ONNX's
+// divisor (count_include_pad, ceil_mode, dilations, asymmetric pads; avg_pool_kernels.cu),
+// float32 or float16 (precision="fp16"). cudnnPoolingForward is not used: the plan says why.
+#include "backends/cuda/backend/simple_kernel.h"
+#include "backends/cuda/layout/glue_kernels.h"
+#include "backends/cuda/pool/max_pool_layout.h"
+#include "ops/conv_geometry.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+KernelChoice plan_avg_pool(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
+                           const std::vector<TensorInfo>&) {
+  const bool half = inputs[0].info.dtype == DType::Float16;
+  require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
+  const Shape& x = inputs[0].info.shape;
+  const ConvGeometry onnx = make_conv_geometry(node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
+                                               node.attr_ints("kernel_shape", {}));
+  const Window3d w = pool_window(onnx, x);
+  const ConvGeometry g = onnx.expanded_to(3);
+  int64_t pad_end[3];
+  for (size_t i = 0; i < 3; ++i) pad_end[i] = g.pads_end[i];
+  const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
+  const CudaContext* c = &ctx;
+  KernelChoice choice = make_choice("direct kernel", [=](const KernelArgs& a) {
+    launch_avg_pool(a.in<void>(0), a.out<void>(0), w, pad_end, include_pad, half, c->stream);
+  });
+  choice.rejected.push_back({"cudnnPoolingForward", "the direct kernel follows ONNX's divisor for every geometry"});
+  return choice;
+}
+
+}  // namespace
+
+void register_cuda_avg_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
+  r.add("AveragePool", bind(ctx, plan_avg_pool));
+}
+
+}  // namespace dnnx::cuda
