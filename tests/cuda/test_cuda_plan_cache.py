@@ -1,4 +1,4 @@
-"""The persistent plan cache (DESIGN.md, "The planner"): exhaustive choices written to a JSON file
+"""The persistent plan cache (docs/architecture.md, "The plan cache"): exhaustive choices written to a JSON file
 that a second process re-uses without timing anything, keyed so that a new batch size is a new
 key, and re-validated on read (a stale entry is dropped with a PlanCacheWarning)."""
 import json

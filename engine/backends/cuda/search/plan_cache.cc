@@ -14,44 +14,41 @@ namespace {
 
 constexpr const char* kFormat = "dnnx plan cache 1";
 
-JsonValue to_json(const CachedConvAlgo& e) {
-  JsonValue v = JsonValue::new_object();
-  v.object["algo"] = JsonValue::of(e.algo);
-  v.object["math_type"] = JsonValue::of(e.math_type);
-  v.object["workspace"] = JsonValue::of(static_cast<double>(e.workspace_bytes));
-  v.object["time_ms"] = JsonValue::of(e.time_ms);
-  v.object["algorithm"] = JsonValue::of(e.algorithm);
-  v.object["math"] = JsonValue::of(e.math);
-  JsonValue rejected = JsonValue::new_array();
-  for (const Rejected& r : e.rejected) {
-    JsonValue pair = JsonValue::new_array();
-    pair.array.push_back(JsonValue::of(r.algorithm));
-    pair.array.push_back(JsonValue::of(r.reason));
-    rejected.array.push_back(pair);
-  }
-  v.object["rejected"] = rejected;
-  return v;
+using nlohmann::json;
+
+json entry_to_json(const CachedConvAlgo& e) {
+  json rejected = json::array();
+  for (const Rejected& r : e.rejected) rejected.push_back(json::array({r.algorithm, r.reason}));
+  return {{"algo", e.algo},       {"math_type", e.math_type}, {"workspace", e.workspace_bytes},
+          {"time_ms", e.time_ms}, {"algorithm", e.algorithm}, {"math", e.math},
+          {"rejected", std::move(rejected)}};
+}
+
+std::string string_or_empty(const json& v, const char* key) {
+  auto it = v.find(key);
+  return it != v.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 // nullopt when a field is missing or of the wrong kind (an entry from another version).
-std::optional<CachedConvAlgo> from_json(const JsonValue& v) {
-  const JsonValue* algo = v.find("algo");
-  const JsonValue* math_type = v.find("math_type");
-  const JsonValue* workspace = v.find("workspace");
-  const JsonValue* time_ms = v.find("time_ms");
-  for (const JsonValue* n : {algo, math_type, workspace, time_ms}) {
-    if (!n || n->kind != JsonValue::Kind::Number) return std::nullopt;
+std::optional<CachedConvAlgo> entry_from_json(const json& v) {
+  if (!v.is_object()) return std::nullopt;
+  for (const char* key : {"algo", "math_type", "workspace", "time_ms"}) {
+    auto it = v.find(key);
+    if (it == v.end() || !it->is_number()) return std::nullopt;
   }
   CachedConvAlgo e;
-  e.algo = static_cast<int>(algo->number);
-  e.math_type = static_cast<int>(math_type->number);
-  e.workspace_bytes = static_cast<size_t>(workspace->number);
-  e.time_ms = time_ms->number;
-  if (const JsonValue* s = v.find("algorithm")) e.algorithm = s->string;
-  if (const JsonValue* s = v.find("math")) e.math = s->string;
-  if (const JsonValue* rejected = v.find("rejected")) {
-    for (const JsonValue& pair : rejected->array) {
-      if (pair.array.size() == 2) e.rejected.push_back({pair.array[0].string, pair.array[1].string});
+  e.algo = v["algo"].get<int>();
+  e.math_type = v["math_type"].get<int>();
+  e.workspace_bytes = v["workspace"].get<size_t>();
+  e.time_ms = v["time_ms"].get<double>();
+  e.algorithm = string_or_empty(v, "algorithm");
+  e.math = string_or_empty(v, "math");
+  auto rejected = v.find("rejected");
+  if (rejected != v.end() && rejected->is_array()) {
+    for (const json& pair : *rejected) {
+      if (pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string()) {
+        e.rejected.push_back({pair[0].get<std::string>(), pair[1].get<std::string>()});
+      }
     }
   }
   return e;
@@ -69,61 +66,60 @@ PlanCache::PlanCache(std::string path, PlannerStats& stats) : path_(std::move(pa
   entries_ = read_entries(true);
 }
 
-JsonValue PlanCache::read_entries(bool warn) const {
+json PlanCache::read_entries(bool warn) const {
   std::ifstream in(path_, std::ios::binary);
-  if (!in) return JsonValue::new_object();  // no file yet
+  if (!in) return json::object();  // no file yet
   std::stringstream text;
   text << in.rdbuf();
+  std::string why;
   try {
-    JsonValue doc = parse_json(text.str());
-    const JsonValue* format = doc.find("format");
-    const JsonValue* entries = doc.find("entries");
-    if (!format || format->string != kFormat || !entries || entries->kind != JsonValue::Kind::Object) {
-      throw JsonError(std::string("not a '") + kFormat + "' file");
+    json doc = json::parse(text.str());
+    if (doc.is_object() && doc.value("format", std::string()) == kFormat && doc.contains("entries") &&
+        doc["entries"].is_object()) {
+      return doc["entries"];
     }
-    return *entries;
-  } catch (const JsonError& e) {
-    if (warn) stats_.warn("plan cache " + path_ + " was ignored (" + e.what() + "); it is rewritten on the next store");
-    return JsonValue::new_object();
+    why = std::string("not a '") + kFormat + "' file";
+  } catch (const json::exception& e) {
+    why = e.what();
   }
+  if (warn) stats_.warn("plan cache " + path_ + " was ignored (" + why + "); it is rewritten on the next store");
+  return json::object();
 }
 
 std::optional<CachedConvAlgo> PlanCache::find(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  const JsonValue* entry = entries_.find(key);
-  return entry ? from_json(*entry) : std::nullopt;
+  auto entry = entries_.find(key);
+  return entry != entries_.end() ? entry_from_json(*entry) : std::nullopt;
 }
 
 void PlanCache::store(const std::string& key, const CachedConvAlgo& entry) {
-  const JsonValue value = to_json(entry);
+  const json value = entry_to_json(entry);
   std::lock_guard<std::mutex> lock(mutex_);
-  entries_.object[key] = value;
+  entries_[key] = value;
   write_through(key, &value);
 }
 
 void PlanCache::drop(const std::string& key) {
   std::lock_guard<std::mutex> lock(mutex_);
-  entries_.object.erase(key);
+  entries_.erase(key);
   write_through(key, nullptr);
 }
 
-void PlanCache::write_through(const std::string& key, const JsonValue* entry) {
-  JsonValue merged = read_entries(false);  // other processes' entries survive
+void PlanCache::write_through(const std::string& key, const json* entry) {
+  json merged = read_entries(false);  // other processes' entries survive
   if (entry) {
-    merged.object[key] = *entry;
+    merged[key] = *entry;
   } else {
-    merged.object.erase(key);
+    merged.erase(key);
   }
-  JsonValue doc = JsonValue::new_object();
-  doc.object["format"] = JsonValue::of(kFormat);
-  doc.object["entries"] = merged;
+  const json doc = {{"entries", std::move(merged)}, {"format", kFormat}};
   const std::string tmp = temporary_name(path_);
   try {
     const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent);
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << dump_json(doc);
+      out << doc.dump(1) << '\n';  // one member per line: readable diffs
       out.flush();
       if (!out) throw std::runtime_error("cannot write " + tmp);
     }

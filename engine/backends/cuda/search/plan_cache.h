@@ -1,4 +1,4 @@
-// The persistent plan cache (DESIGN.md, "The planner"): the convolution algorithms, the
+// The persistent plan cache (docs/architecture.md, "The plan cache"): the convolution algorithms, the
 // direct-or-pair choices of conv+pool layers and the cuBLASLt candidates (lt_search.h: "algo" is
 // the candidate's rank in cuBLASLt's list) that an exhaustive search chose, in a JSON file shared
 // by every process of the user, so that a second process loading the same model times nothing.
@@ -13,7 +13,7 @@
 // compute type, determinism, workspace limit, direction.
 // The file is read once when the model opens; every store re-reads it, merges and writes a
 // temporary file renamed over the old one, so that concurrent writers never leave a torn file
-// (the last writer of one key wins). A file that cannot be read or written costs a warning and
+// (the last writer of one key wins). The JSON is read and written by nlohmann/json. A file that cannot be read or written costs a warning and
 // a search, never an error: the cache only saves time. Entries are hints: the caller
 // re-validates each one before use (conv_algo.cc).
 #pragma once
@@ -22,7 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/search/json_value.h"
+#include <nlohmann/json.hpp>
+
 #include "backends/cuda/backend/planner_stats.h"
 #include "core/backend.h"
 
@@ -52,13 +53,13 @@ class PlanCache {
 
  private:
   // Re-reads the file, applies `key` -> `entry` (or removes `key` when entry is null), writes it.
-  void write_through(const std::string& key, const JsonValue* entry);
-  JsonValue read_entries(bool warn) const;
+  void write_through(const std::string& key, const nlohmann::json* entry);
+  nlohmann::json read_entries(bool warn) const;
 
   std::string path_;
   PlannerStats& stats_;
   mutable std::mutex mutex_;
-  JsonValue entries_ = JsonValue::new_object();
+  nlohmann::json entries_ = nlohmann::json::object();  // key -> entry (keys sorted: stable files)
 };
 
 }  // namespace dnnx::cuda
