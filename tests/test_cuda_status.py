@@ -5,7 +5,8 @@ import os
 import pytest
 
 import dnnx
-from dnnx import _device, cuda
+from dnnx import cuda
+from dnnx._native import core
 from dnnx.examples import build
 
 
@@ -41,28 +42,49 @@ def test_unloadable_library_is_reported_with_the_loader_message(monkeypatch, tmp
     assert status.startswith("unavailable: cannot load") and cuda.LIBRARY_NAME in status
 
 
+def options_of(**kwargs):
+    """core.device_options: every dnnx.load option parsed and checked once, in C++."""
+    return core.device_options(**kwargs)
+
+
 @pytest.mark.parametrize("device,parsed", [("cpu", ("cpu", 0)), ("cuda", ("cuda", 0)), ("cuda:3", ("cuda", 3)),
-                                           ("CUDA:1", ("cuda", 1))])
+                                           ("CUDA:1", ("cuda", 1)), (" cuda:2 ", ("cuda", 2))])
 def test_parse_device(device, parsed):
-    assert _device.parse_device(device) == parsed
+    kind, options = options_of(device=device)
+    assert (kind, options.device) == parsed
 
 
-@pytest.mark.parametrize("device", ["tpu", "cuda:", "cuda:-1", "cpu:1", "", None])
+@pytest.mark.parametrize("device", ["tpu", "cuda:", "cuda:-1", "cpu:1", "", None, 0])
 def test_unknown_devices_are_device_errors(device):
     with pytest.raises(dnnx.DeviceError, match="not supported"):
-        _device.parse_device(device)
+        options_of(device=device)
 
 
 @pytest.mark.parametrize("text,expected", [(0, 0), (1024, 1024), ("256MiB", 256 << 20), ("1.5 GiB", 3 << 29),
-                                           ("64 KB", 64000), ("0", 0)])
+                                           ("64 KB", 64000), ("0", 0), (None, 256 << 20)])
 def test_parse_bytes(text, expected):
-    assert _device.parse_bytes(text) == expected
+    assert options_of(device="cuda", workspace_limit=text)[1].workspace_limit == expected
 
 
 @pytest.mark.parametrize("bad", [-1, "lots", "12 XB", True, 1.5])
 def test_parse_bytes_rejects(bad):
     with pytest.raises(ValueError, match="workspace_limit"):
-        _device.parse_bytes(bad)
+        options_of(device="cuda", workspace_limit=bad)
+
+
+def test_option_names_and_defaults_come_from_one_place():
+    kind, o = options_of()
+    assert kind == "cpu" and o.precision == core.Precision.fp32 and o.algo_search == core.AlgoSearch.heuristic
+    assert core.precision_names() == ["fp32", "tf32", "fp16"]
+    assert core.algo_search_names() == ["heuristic", "exhaustive"]
+    assert [m for m in core.Precision.__members__] == core.precision_names()
+    o = options_of(device="cuda:1", precision="tf32", algo_search="exhaustive", deterministic=True, plan_cache=False)[1]
+    assert (o.device, o.precision, o.algo_search, o.deterministic, o.plan_cache) == \
+        (1, core.Precision.tf32, core.AlgoSearch.exhaustive, True, "")
+    assert o.with_deterministic(False).deterministic is False and o.deterministic is True
+    assert "precision='tf32'" in repr(o)
+    with pytest.raises(ValueError, match="precision must be one of fp32, tf32, fp16, got 'fp64'"):
+        options_of(device="cuda", precision="fp64")
 
 
 def test_cuda_options_are_checked_before_the_device():
@@ -80,14 +102,22 @@ def test_plan_rows_carry_a_math_field():
 
 
 def test_plan_cache_option(tmp_path, monkeypatch):
+    def path(value):
+        return options_of(device="cuda", plan_cache=value)[1].plan_cache
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert _device.plan_cache_path(True) == str(tmp_path / "dnnx" / "plan-cache.json")
+    assert path(True) == str(tmp_path / "dnnx" / "plan-cache.json")
     monkeypatch.delenv("XDG_CACHE_HOME")
-    assert _device.plan_cache_path(True).endswith(os.path.join(".cache", "dnnx", "plan-cache.json"))
-    assert _device.plan_cache_path(False) == "" and _device.plan_cache_path(None) == ""
-    assert _device.plan_cache_path(tmp_path / "p.json") == str(tmp_path / "p.json")
-    with pytest.raises(ValueError, match="plan_cache"):
-        _device.plan_cache_path(3)
+    assert path(True).endswith(os.path.join(".cache", "dnnx", "plan-cache.json"))
+    assert path(False) == "" and path(None) == ""
+    assert path(tmp_path / "p.json") == str(tmp_path / "p.json")
+    monkeypatch.chdir(tmp_path)
+    assert path("rel/p.json") == str(tmp_path / "rel" / "p.json")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert path("~/q.json") == str(tmp_path / "q.json")
+    for bad in (3, ""):
+        with pytest.raises(ValueError, match="plan_cache"):
+            path(bad)
 
 
 def test_cpu_planner_stats_are_zero():

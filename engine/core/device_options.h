@@ -3,19 +3,18 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace dnnx {
 
-// Bumped whenever DeviceOptions or the entry points change, so that a stale library is refused.
-// 3: Backend::half_storage, half_unsupported_reason; 4: training_ops(); 5: Backend::channels_last,
-// the capture overload with edge copies, GradKernel::forward and GradArgs::kept; 6:
-// KernelChoice::scratch_bytes; 7: TrainingOps::plan_update (the multi-tensor check and SGD) and
-// copy_to_pinned
-constexpr int kDeviceAbiVersion = 8;
+// The rule: bump it on any change to what the core and a device library share (DeviceOptions,
+// the entry points below, Backend, TrainingOps and the types they pass), so that a stale
+// library is refused at load instead of crashing.
+constexpr int kDeviceAbiVersion = 9;
 
 enum class Precision { Fp32, Tf32, Fp16 };
 
-// How the planner picks a convolution algorithm (see DESIGN.md, "The planner").
+// How the planner picks a layer's algorithm (docs/architecture.md, "Algorithm search").
 enum class AlgoSearch { Heuristic, Exhaustive };
 
 struct DeviceOptions {
@@ -27,6 +26,29 @@ struct DeviceOptions {
   // The persistent plan cache (a JSON file, see backends/cuda/search/plan_cache.h); "" disables it.
   std::string plan_cache_path;
 };
+
+// The user's names for the options (device_options.cc holds the one list); each parse throws
+// InputError (a ValueError in Python) naming the option and the allowed values.
+Precision parse_precision(const std::string& name);      // "fp32", "tf32", "fp16"
+AlgoSearch parse_algo_search(const std::string& name);   // "heuristic", "exhaustive"
+std::string precision_name(Precision p);
+std::string algo_search_name(AlgoSearch a);
+std::vector<std::string> precision_names();
+std::vector<std::string> algo_search_names();
+
+// "cpu", "cuda" or "cuda:N" (any case): DeviceError for anything else.
+struct DeviceKind {
+  bool cuda = false;
+  int index = 0;
+};
+DeviceKind parse_device(const std::string& text);
+
+// "256MiB", "1.5 GB", "64 KB", "0" -> bytes; InputError naming `what` otherwise.
+size_t parse_byte_size(const std::string& text, const std::string& what);
+// $XDG_CACHE_HOME/dnnx/plan-cache.json, or ~/.cache/dnnx/plan-cache.json.
+std::string default_plan_cache_path();
+// A user's plan-cache path, "~" expanded and made absolute.
+std::string plan_cache_file(const std::string& path);
 
 }  // namespace dnnx
 

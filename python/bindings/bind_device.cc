@@ -8,33 +8,88 @@ namespace dnnx {
 
 namespace {
 
-Precision precision_from_name(const std::string& name) {
-  if (name == "fp32") return Precision::Fp32;
-  if (name == "tf32") return Precision::Tf32;
-  if (name == "fp16") return Precision::Fp16;
-  throw InputError("precision must be 'fp32', 'tf32' or 'fp16', got '" + name + "'");
+// workspace_limit: None (the default), an int of bytes, or a string such as "256MiB".
+size_t workspace_limit_from(const py::object& value) {
+  const char* what = "workspace_limit";
+  if (value.is_none()) return DeviceOptions{}.workspace_limit;
+  if (py::isinstance<py::bool_>(value) || !(py::isinstance<py::int_>(value) || py::isinstance<py::str>(value))) {
+    throw InputError(std::string(what) + ": expected bytes as an int or a string like '256MiB', got " +
+                     py::repr(value).cast<std::string>());
+  }
+  if (py::isinstance<py::str>(value)) return parse_byte_size(value.cast<std::string>(), what);
+  const long long bytes = value.cast<long long>();
+  if (bytes < 0) throw InputError(std::string(what) + ": must not be negative, got " + std::to_string(bytes));
+  return static_cast<size_t>(bytes);
 }
 
-AlgoSearch algo_search_from_name(const std::string& name) {
-  if (name == "heuristic") return AlgoSearch::Heuristic;
-  if (name == "exhaustive") return AlgoSearch::Exhaustive;
-  throw InputError("algo_search must be 'heuristic' or 'exhaustive', got '" + name + "'");
+// plan_cache: True (the default file), False/None (off), or a path (str or os.PathLike).
+std::string plan_cache_from(const py::object& value) {
+  if (value.is_none() || (py::isinstance<py::bool_>(value) && !value.cast<bool>())) return "";
+  if (py::isinstance<py::bool_>(value)) return default_plan_cache_path();
+  if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
+    const std::string path = py::module_::import("os").attr("fspath")(value).cast<std::string>();
+    if (!path.empty()) return plan_cache_file(path);
+  }
+  throw InputError("plan_cache: expected a file path, True (the default file) or False/None (off), got " +
+                   py::repr(value).cast<std::string>());
 }
 
 }  // namespace
 
 DeviceOptions device_options_from_dict(const py::dict& options) {
-  DeviceOptions o;
-  if (options.contains("device")) o.device = options["device"].cast<int>();
-  if (options.contains("workspace_limit")) o.workspace_limit = options["workspace_limit"].cast<size_t>();
-  if (options.contains("precision")) o.precision = precision_from_name(options["precision"].cast<std::string>());
-  if (options.contains("algo_search")) o.algo_search = algo_search_from_name(options["algo_search"].cast<std::string>());
-  if (options.contains("deterministic")) o.deterministic = options["deterministic"].cast<bool>();
-  if (options.contains("plan_cache")) o.plan_cache_path = options["plan_cache"].cast<std::string>();
-  return o;
+  if (!options.contains("device_options")) return DeviceOptions{};
+  return options["device_options"].cast<DeviceOptions>();
 }
 
 void bind_device(py::module_& m) {
+  py::enum_<Precision>(m, "Precision", "The arithmetic a device model may use (dnnx.load's precision=).")
+      .value("fp32", Precision::Fp32)
+      .value("tf32", Precision::Tf32)
+      .value("fp16", Precision::Fp16);
+  py::enum_<AlgoSearch>(m, "AlgoSearch", "How the planner picks a layer's algorithm (dnnx.load's algo_search=).")
+      .value("heuristic", AlgoSearch::Heuristic)
+      .value("exhaustive", AlgoSearch::Exhaustive);
+  py::class_<DeviceOptions>(m, "DeviceOptions", "What a model asks of a device backend (made by device_options).")
+      .def_readonly("device", &DeviceOptions::device)
+      .def_readonly("workspace_limit", &DeviceOptions::workspace_limit)
+      .def_readonly("precision", &DeviceOptions::precision)
+      .def_readonly("algo_search", &DeviceOptions::algo_search)
+      .def_readonly("deterministic", &DeviceOptions::deterministic)
+      .def_readonly("plan_cache", &DeviceOptions::plan_cache_path)
+      .def("with_deterministic", [](DeviceOptions o, bool on) { o.deterministic = on; return o; }, py::arg("on"),
+           "A copy with deterministic= set (a tuner asks for deterministic algorithms on its own).")
+      .def("__repr__", [](const DeviceOptions& o) {
+        return "DeviceOptions(device=" + std::to_string(o.device) + ", precision='" + precision_name(o.precision) +
+               "', workspace_limit=" + std::to_string(o.workspace_limit) + ", algo_search='" +
+               algo_search_name(o.algo_search) + "', deterministic=" + (o.deterministic ? "True" : "False") +
+               ", plan_cache='" + o.plan_cache_path + "')";
+      });
+  m.def(
+      "device_options",
+      [](const py::object& device, const std::string& precision, const py::object& workspace_limit,
+         const std::string& algo_search, bool deterministic, const py::object& plan_cache) {
+        if (!py::isinstance<py::str>(device)) {
+          throw DeviceError("device " + py::repr(device).cast<std::string>() +
+                            " is not supported ('cpu', 'cuda' or 'cuda:N')");
+        }
+        const DeviceKind kind = parse_device(device.cast<std::string>());
+        DeviceOptions o;
+        o.device = kind.index;
+        o.precision = parse_precision(precision);
+        o.algo_search = parse_algo_search(algo_search);
+        o.workspace_limit = workspace_limit_from(workspace_limit);
+        o.deterministic = deterministic;
+        o.plan_cache_path = plan_cache_from(plan_cache);
+        if (!kind.cuda && o.precision != Precision::Fp32) {
+          throw InputError("precision='" + precision + "' applies to device='cuda'; the CPU backend runs fp32");
+        }
+        return py::make_tuple(kind.cuda ? "cuda" : "cpu", o);
+      },
+      py::arg("device") = "cpu", py::arg("precision") = "fp32", py::arg("workspace_limit") = py::none(),
+      py::arg("algo_search") = "heuristic", py::arg("deterministic") = false, py::arg("plan_cache") = true,
+      "(kind, DeviceOptions) from dnnx.load's arguments, every one checked here: kind is 'cpu' or 'cuda'.");
+  m.def("precision_names", &precision_names, "The precision= names, in order.");
+  m.def("algo_search_names", &algo_search_names, "The algo_search= names, in order.");
   m.def(
       "probe_device_library",
       [](const std::string& path) {

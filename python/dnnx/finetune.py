@@ -138,8 +138,8 @@ class Tuner:
         self.steps = 0
         self._model = model
         kind, options = model._backend
-        if self.deterministic:
-            options = dict(options, deterministic=True)
+        if self.deterministic and "device_options" in options:
+            options = dict(options, device_options=options["device_options"].with_deterministic(True))
         self._core = core.Trainer(model._ir, trainable, loss, sgd, model.passes, kind, options)
         self.parameters = list(self._core.parameters())
         self._check_initializers(model.proto)

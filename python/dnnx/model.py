@@ -132,7 +132,8 @@ class Model:
         ("cross_entropy": integer labels, fused with a final Softmax; "mse": float targets).
         ``schedule`` ("step", "cosine") needs ``total_steps``. ``run()`` and ``save()`` see the
         tuned weights. See dnnx/finetune.py."""
-        if self._backend[1].get("precision") == "fp16":
+        options = self._backend[1].get("device_options")
+        if options is not None and options.precision == core.Precision.fp16:
             raise ValueError("finetune: fine-tuning runs in fp32 or tf32, not fp16 (half storage is for inference); "
                              "load the model with precision='fp32' or 'tf32' to fine-tune it")
         self._current_engine()  # a previous tuner's weights first
