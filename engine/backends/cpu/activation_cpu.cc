@@ -17,7 +17,7 @@ class ActivationKernel final : public Kernel {
     float* y = args.out(0);
     switch (kind_) {
       case Activation::Relu:
-        for (int64_t i = 0; i < n_; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        for (int64_t i = 0; i < n_; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];  // NaN passes through, as max(0, x) does in onnxruntime
         break;
       case Activation::Sigmoid:
         for (int64_t i = 0; i < n_; ++i) y[i] = sigmoidf(x[i]);

@@ -11,7 +11,7 @@ namespace dnnx {
 inline float sigmoidf(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
 
 inline void relu_inplace(float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0.0f ? 0.0f : x[i];  // NaN passes through
 }
 
 }  // namespace dnnx

@@ -26,7 +26,7 @@ void conv_epilogue_rows(const ConvEpilogue& e, int64_t rows, int64_t cols, float
     for (int64_t i = 0; i < cols; ++i) {
       float v = y[i] + b;
       if (kResidual) v += z[i];
-      if (kRelu) v = v > 0.0f ? v : 0.0f;
+      if (kRelu) v = v < 0.0f ? 0.0f : v;  // NaN passes through
       y[i] = v;
     }
     if (kResidual) z += cols;
