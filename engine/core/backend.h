@@ -142,7 +142,8 @@ class Backend {
   // the constants' bytes in place, and the hooks below are never called. A device backend's
   // kernels see only its own memory: the engine uploads the constants once at load, places
   // the graph inputs in the device arena (copied in at the start of a run) and copies the
-  // outputs back at the end (see Note [device memory] in core/executor.cc).
+  // outputs back at the end (core/device_memory.h: DeviceConstants and the run arena; Note
+  // [device runs] in core/device_runner.cc).
   virtual bool uses_host_memory() const { return true; }
   // Makes the backend's device current on the calling thread (runs come from any thread).
   virtual void activate() const {}

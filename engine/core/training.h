@@ -11,8 +11,8 @@
 // every op is queued in the backend's order, so that a whole step can be recorded as one
 // device graph (Backend::capture). Nothing here waits for the device: the step's outcome
 // (loss, rows right, a non-finite flag) is written to a StepStats in backend memory and copied
-// back once per step. Adding a virtual changes the Backend vtable, hence kDeviceAbiVersion 3;
-// the multi-tensor ParamUpdate and copy_to_pinned changed TrainingOps, hence 6.
+// back once per step. Any change here changes what the core and a device library share: bump
+// kDeviceAbiVersion (core/device_options.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,5 @@
-"""dnnx: an ONNX-importing inference engine with a C++17 core (OpenBLAS on the CPU).
+"""dnnx: an ONNX-importing inference and fine-tuning engine with a C++17 core (OpenBLAS on the
+CPU; cuDNN and cuBLAS on NVIDIA GPUs).
 
     import dnnx
     model = dnnx.load("lenet.onnx")

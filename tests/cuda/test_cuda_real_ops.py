@@ -1,4 +1,4 @@
-"""The real-world ops of issue #5 on CUDA (real_ops_cuda.cc, Sum/Max/Min in binary_cuda.cc), fp32,
+"""The real-world ops of issue #5 on CUDA (the per-family files in elementwise/, pool/ and layout/, Sum/Max/Min in binary_cuda.cc), fp32,
 each against the CPU backend and onnxruntime on seeded random inputs (tolerances in
 cuda_check.py): BatchNormalization, LeakyRelu/Elu/Clip, AveragePool, GlobalAverage/MaxPool, LRN,
 Sum/Max/Min, ReduceMean, Pad, Slice, Split, Expand, Gather, Cast; then the CNN building blocks of

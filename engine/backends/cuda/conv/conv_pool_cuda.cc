@@ -31,7 +31,7 @@ constexpr double kDirectMacs = 1 << 24;  // the heuristic's bound for the direct
 
 // Note [narrow convolutions]: a conv of few filters under a 2x2 pool at a large batch is narrow
 // for cuDNN's implicit GEMMs (the filters are the GEMM's N), as a classifier head is for cuBLAS
-// (Note [narrow Gemms] in gemm_cuda.cc). Measured on an H200 (bench/probe_conv_pool_tiled.py,
+// (Note [narrow Gemms] in gemm_cuda.cc). Measured on an H200 (bench/probes/probe_conv_pool_tiled.py,
 // GPU times of the fused layer against cuDNN's heuristic conv + its pool, bench/RESULTS_CUDA.md):
 // PyTorch LeNet-5's conv2 (6 -> 16, 5x5, 14x14) at batch 256 14.7 against 22.4 us; the CIFAR
 // model's conv2 + Relu (12 -> 12, 5x5, 30x30) 27.6 against 49.1 at batch 64 and 94.6 against

@@ -39,7 +39,7 @@ constexpr double kDenseNarrowMacs = 1 << 24;
 // LeNet's fine-tuning batch 256 (256x500 by 500x10) cuBLASLt's heuristic pick was a three-kernel
 // split-K path of 18.7 us on an H200, its fastest timed candidate 13.3 us; the dense rows kernel,
 // one warp per output column and group of 4 rows, reading B (20 KB) from L2 per row group, took
-// 6.2 us in one launch. bench/probe_dense_rows.py weighs it against both over narrow shapes
+// 6.2 us in one launch. bench/probes/probe_dense_rows.py weighs it against both over narrow shapes
 // (bench/RESULTS_CUDA.md): it wins up to 2^24 multiply-adds (256x4096x16: 18.6 against 24.8 us;
 // 1024x500x32: 10.7 against 11.6) and loses past them, where each column's warps re-read A
 // (4096x500x10, 2^24.3: 15.3 against 13.8; 8192x256x10: 22.2 against 10.9). Both planner policies

@@ -1,5 +1,5 @@
 // Choosing cuDNN's convolution algorithm for one layer and one direction (forward, backward data,
-// backward filter: conv_direction.h) by one policy (DESIGN.md, "The planner"):
+// backward filter: conv_direction.h) by one policy (docs/architecture.md, "Algorithm search"):
 //   heuristic   cuDNN's ranked list, instant
 //   exhaustive  every candidate timed on the planner's own scratch buffers, fastest first; the
 //               choice is kept in the persistent plan cache (plan_cache.h), and a later plan of
