@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole CUDA check on a GPU machine, in one call (see /work/shared/GPU.md for what is there):
-#   1. install scipy-openblas32 from .whl/ if the machine lacks it (nothing can be downloaded)
+# The whole CUDA check on a GPU machine, in one call (the project's shared notes, GPU.md, say what is there):
+#   1. install scipy-openblas32 and nlohmann-json from .whl/ if the machine lacks them (nothing can be downloaded)
 #   2. build dnnx with its CUDA backend: pip install --no-build-isolation --no-deps . (DNNX_CUDA=ON)
 #   3. pytest tests/cuda and the CPU-side CUDA checks, then the whole suite (GPU_CHECK_SUITE=0
 #      skips the whole suite)
@@ -40,9 +40,13 @@ step() {  # step NAME LOG COMMAND...: runs, logs, records pass/fail and the log'
   python3 -c "import nvidia.cudnn, nvidia.cu13; print('wheels:', nvidia.cudnn.__path__, nvidia.cu13.__path__)"
 } >"$OUT/machine.txt" 2>&1
 
-if ! python3 -c "import scipy_openblas32" 2>/dev/null; then
-  step openblas openblas.log python3 -m pip install --no-index --no-deps --no-compile --no-cache-dir .whl/scipy_openblas32-*.whl
-fi
+# The build requirements the GPU image lacks (scipy-openblas32, nlohmann-json), from .whl/
+# (carried: `pip download --no-deps -d .whl scipy-openblas32 nlohmann-json` here first).
+for pkg in scipy_openblas32 nlohmann_json; do
+  if ! python3 -c "import $pkg" 2>/dev/null; then
+    step "$pkg" "$pkg.log" python3 -m pip install --no-index --no-deps --no-compile --no-cache-dir .whl/$pkg-*.whl
+  fi
+done
 # The package metadata names README.md; a checkout without one gets a stub so that pip builds.
 [ -f README.md ] || echo "# dnnx" >README.md
 

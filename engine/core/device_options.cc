@@ -6,7 +6,6 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 
 #include "core/errors.h"
 
@@ -68,33 +67,51 @@ std::string algo_search_name(AlgoSearch a) {
   return "?";
 }
 
+namespace {
+
+std::string trimmed(const std::string& text) {
+  const size_t b = text.find_first_not_of(" \t"), e = text.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : text.substr(b, e - b + 1);
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
 DeviceKind parse_device(const std::string& text) {
   std::string lower;
-  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const size_t b = lower.find_first_not_of(" \t"), e = lower.find_last_not_of(" \t");
-  lower = b == std::string::npos ? "" : lower.substr(b, e - b + 1);
-  static const std::regex pattern("(cpu|cuda)(?::([0-9]+))?");
-  std::smatch m;
-  if (std::regex_match(lower, m, pattern)) {
-    const int index = m[2].matched ? std::atoi(m[2].str().c_str()) : 0;
-    if (m[1] == "cuda") return {true, index};
-    if (index == 0) return {false, 0};
+  for (char c : trimmed(text)) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const size_t colon = lower.find(':');
+  const std::string name = lower.substr(0, colon);
+  const std::string index = colon == std::string::npos ? "0" : lower.substr(colon + 1);
+  if (all_digits(index) && index.size() < 6) {
+    const int n = std::atoi(index.c_str());
+    if (name == "cuda") return {true, n};
+    if (name == "cpu" && n == 0) return {false, 0};
   }
   throw DeviceError("device '" + text + "' is not supported ('cpu', 'cuda' or 'cuda:N')");
 }
 
 size_t parse_byte_size(const std::string& text, const std::string& what) {
   // "256MiB", "1.5 GB", "0": a number and an optional unit, decimal (KB) or binary (KiB).
-  static const std::regex pattern(R"(\s*([0-9]+(?:\.[0-9]*)?)\s*([A-Za-z]*)\s*)");
   static const std::vector<std::pair<std::string, double>> units = {
       {"", 1},       {"B", 1},         {"KB", 1e3},       {"MB", 1e6},        {"GB", 1e9},
       {"KIB", 1024}, {"MIB", 1048576}, {"GIB", 1073741824.0}};
-  std::smatch m;
-  if (std::regex_match(text, m, pattern)) {
-    std::string unit = m[2].str();
-    for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string t = trimmed(text);
+  size_t end = 0;
+  while (end < t.size() && std::isdigit(static_cast<unsigned char>(t[end]))) ++end;
+  const size_t int_digits = end;
+  if (end < t.size() && t[end] == '.') {
+    ++end;
+    while (end < t.size() && std::isdigit(static_cast<unsigned char>(t[end]))) ++end;
+  }
+  std::string unit = trimmed(t.substr(end));
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (int_digits > 0) {
     for (const auto& [name, scale] : units) {
-      if (name == unit) return static_cast<size_t>(std::strtod(m[1].str().c_str(), nullptr) * scale);
+      if (name == unit) return static_cast<size_t>(std::strtod(t.substr(0, end).c_str(), nullptr) * scale);
     }
   }
   throw InputError(what + ": expected bytes as an int or a string like '256MiB', got '" + text + "'");
