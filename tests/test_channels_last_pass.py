@@ -1,4 +1,4 @@
-"""The channels_last pass (engine/core/passes/channels_last.cc, Note [channels last]) on its own,
+"""The channels_last pass (engine/runtime/passes/channels_last.cc, Note [channels last]) on its own,
 with a stand-in backend that has "<op>@NHWC" kernels for a chosen set of ops
 (_core.channels_last_rewrite): which nodes go channels-last, where the Transposes (and views) go,
 the permuted filters, the stored shapes. The kernels themselves run on CUDA

@@ -1,5 +1,5 @@
 """precision="fp16" pieces that need no GPU: the precision argument's checks, the float16 dtype in
-the IR and its refusal in models as loaded, and the half_storage pass (core/passes/half_storage.cc,
+the IR and its refusal in models as loaded, and the half_storage pass (runtime/passes/half_storage.cc,
 Note [half storage]) run on its own with a stand-in backend that has float16 kernels for a chosen
 set of ops (_core.half_storage_rewrite)."""
 import numpy as np

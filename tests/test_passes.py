@@ -1,4 +1,4 @@
-"""The load-time rewrite passes (engine/core/passes): each one changes the plan as it should,
+"""The load-time rewrite passes (engine/runtime/passes): each one changes the plan as it should,
 leaves the results as they were (within fp32 rounding) and can be switched off alone or with
 the rest (optimize=False); where a pass must not fire, it does not."""
 import numpy as np

@@ -1,7 +1,7 @@
 // BatchNormalization, inference form: X [N, C, d...], scale/B/mean/var [C] ->
 // Y = (X - mean) / sqrt(var + epsilon) * scale + B, per channel. Training mode (batch statistics,
 // running-mean outputs) and the pre-opset-9 spatial=0 form (statistics per activation) are
-// refused at load. The fold_batchnorm pass (core/passes) removes the op after a constant Conv.
+// refused at load. The fold_batchnorm pass (runtime/passes) removes the op after a constant Conv.
 #include "ops/families.h"
 
 namespace dnnx {

@@ -1,7 +1,7 @@
 // Cast between float32, int32 and int64 (float -> int truncates toward zero, as C++ and
 // onnxruntime do). Every other target type (bool, float16, double, 8/16-bit ints, strings, the
 // float8 family) is refused at load, naming it. FLOAT16 is refused in a model as loaded too: only
-// the half_storage pass (core/passes/half_storage.cc) makes float16 Casts, after validation, for
+// the half_storage pass (runtime/passes/half_storage.cc) makes float16 Casts, after validation, for
 // the edges of a precision="fp16" model on a device that runs half kernels.
 #include "ops/cast.h"
 

@@ -1,5 +1,5 @@
 // Channels-last forms of the 4-D window ops: "<op>@NHWC" (made by the channels_last pass,
-// core/passes/channels_last.cc) means <op> with some inputs and its output stored as
+// runtime/passes/channels_last.cc) means <op> with some inputs and its output stored as
 // [N, H, W, C] instead of ONNX's [N, C, H, W] (a filter as [K, R, S, C] instead of [K, C, R, S]:
 // the same permutation). The value's shape in the graph is the stored one, so the arena, the
 // planner and the plan all see what is in memory; the op's meaning is the base op's on the
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
+#include "ir/tensor.h"
 
 namespace dnnx {
 

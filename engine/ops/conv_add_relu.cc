@@ -1,4 +1,4 @@
-// "Conv+Add+Relu", made by the fuse_conv_add_relu pass (core/passes): a residual block's
+// "Conv+Add+Relu", made by the fuse_conv_add_relu pass (runtime/passes): a residual block's
 // Relu(Conv(x, w, b) + z), where z has the conv output's shape. Inputs [x, w, b or "", z]; the
 // conv's attributes; the Relu's output. On CUDA one cudnnConvolutionBiasActivationForward
 // (y = relu(conv(x) + z + b)), on the CPU the conv kernel's epilogue, instead of three passes

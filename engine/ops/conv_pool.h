@@ -1,4 +1,4 @@
-// "Conv+MaxPool" and "Conv+Relu+MaxPool", made by the fuse_conv_pool pass (core/passes): a Conv
+// "Conv+MaxPool" and "Conv+Relu+MaxPool", made by the fuse_conv_pool pass (runtime/passes): a Conv
 // (or Conv+Relu) whose output feeds one MaxPool alone, as one node. It keeps the conv's inputs
 // and attributes, takes the pool's output, and carries the pool's attributes under the prefix
 // "pool_" (both ops have kernel_shape, pads, strides and dilations). Meaning and shapes are
@@ -6,7 +6,7 @@
 #pragma once
 #include <string>
 
-#include "core/graph.h"
+#include "ir/graph.h"
 
 namespace dnnx {
 

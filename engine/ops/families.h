@@ -29,10 +29,10 @@ void register_cast_ops(OpRegistry& r);        // cast.cc: Cast
 void register_expand_ops(OpRegistry& r);      // expand.cc: Expand
 void register_reduce_ops(OpRegistry& r);      // reduce.cc: ReduceMean
 void register_split_ops(OpRegistry& r);       // split.cc: Split
-void register_fused_ops(OpRegistry& r);       // fused.cc: Conv+Relu, Gemm+Relu (made by core/passes; last)
-void register_conv_add_relu_ops(OpRegistry& r);  // conv_add_relu.cc: Conv+Add+Relu (core/passes)
-void register_conv_pool_ops(OpRegistry& r);   // conv_pool.cc: Conv+MaxPool, Conv+Relu+MaxPool (core/passes)
-void register_channels_last_ops(OpRegistry& r);  // channels_last.cc: <op>@NHWC (core/passes; after the rest)
-void register_lstm_stack_ops(OpRegistry& r);  // lstm_stack.cc: LSTMStack (made by core/passes; from fused.cc)
+void register_fused_ops(OpRegistry& r);       // fused.cc: Conv+Relu, Gemm+Relu (made by runtime/passes; last)
+void register_conv_add_relu_ops(OpRegistry& r);  // conv_add_relu.cc: Conv+Add+Relu (runtime/passes)
+void register_conv_pool_ops(OpRegistry& r);   // conv_pool.cc: Conv+MaxPool, Conv+Relu+MaxPool (runtime/passes)
+void register_channels_last_ops(OpRegistry& r);  // channels_last.cc: <op>@NHWC (runtime/passes; after the rest)
+void register_lstm_stack_ops(OpRegistry& r);  // lstm_stack.cc: LSTMStack (made by runtime/passes; from fused.cc)
 
 }  // namespace dnnx

@@ -1,4 +1,4 @@
-// The ops the rewrite passes (core/passes) create: "<op>+Relu" means the op with a Relu applied
+// The ops the rewrite passes (runtime/passes) create: "<op>+Relu" means the op with a Relu applied
 // to its output, "Gemm+Softmax" a Gemm whose [M,N] output is normalised by a Softmax over each
 // row (N). Same attributes, inputs and shapes as the op itself, so the definition is a copy; a
 // backend runs them only where it registers a kernel (else the pass leaves the pair).

@@ -1,5 +1,5 @@
 // "LSTMStack": a chain of single-layer, forward, seq-major LSTMs with the direction axis dropped
-// between them, made by the fuse_lstm_stack pass (core/passes) for a backend that runs the whole
+// between them, made by the fuse_lstm_stack pass (runtime/passes) for a backend that runs the whole
 // stack in one call (cuDNN: one cudnnRNNForward with numLayers = layers).
 //
 // Inputs: X [seq, batch, I], then per layer l the LSTM's W, R, B at lstm_stack_input(l, ...):

@@ -1,14 +1,13 @@
 // The op registry: one OpDef per ONNX op type holds its meaning, independent of any backend —
 // attribute validation, output-shape inference and whether outputs may alias input 0.
-// Adding an op: one file in ops/ with a register_<family>_ops(OpRegistry&) function, one line in
-// ops/registry.cc, one kernel per backend (backends/cpu/), one test file.
+// Adding an op: the checklist is docs/architecture.md, "Adding an operator".
 #pragma once
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "core/graph.h"
+#include "ir/graph.h"
 
 namespace dnnx {
 

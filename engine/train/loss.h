@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/errors.h"
-#include "core/training.h"  // LossKind, ScoreKind
+#include "ir/errors.h"
+#include "runtime/training.h"  // LossKind, ScoreKind
 
 namespace dnnx {
 

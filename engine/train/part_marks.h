@@ -5,7 +5,7 @@
 #pragma once
 #include <cstddef>
 
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/errors.h"
+#include "ir/errors.h"
 
 namespace dnnx {
 

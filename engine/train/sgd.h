@@ -6,7 +6,7 @@
 #pragma once
 #include <cstdint>
 
-#include "core/training.h"  // SgdOptions
+#include "runtime/training.h"  // SgdOptions
 
 namespace dnnx {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/graph.h"
+#include "ir/graph.h"
 
 namespace dnnx {
 

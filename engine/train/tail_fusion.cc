@@ -1,7 +1,7 @@
 #include "train/tail_fusion.h"
 
-#include "core/passes/passes.h"
-#include "core/passes/rewrite.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/rewrite.h"
 
 namespace dnnx {
 

@@ -5,9 +5,9 @@
 #pragma once
 #include <vector>
 
-#include "core/backend.h"
-#include "core/graph.h"
-#include "train/grad_kernel.h"
+#include "runtime/backend.h"
+#include "ir/graph.h"
+#include "runtime/training.h"
 
 namespace dnnx {
 

@@ -6,7 +6,7 @@
 // buffer is in the backend's memory (train/train_buffer.h): on a device backend, forward and
 // backward only queue work, so that a step can be recorded as one device graph. A layer whose
 // gradient kernel runs the forward itself (cuDNN's LSTM: Note [training forward] in
-// train/grad_kernel.h) runs through that kernel, with memory kept for its backward; stacked LSTM
+// runtime/training.h) runs through that kernel, with memory kept for its backward; stacked LSTM
 // layers are one layer here where the backend trains them as one (Note [stacked LSTMs in
 // training] in train/tail_fusion.h).
 #pragma once
@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "core/executor.h"
-#include "core/planner.h"
-#include "core/training.h"
-#include "train/grad_kernel.h"
+#include "runtime/executor.h"
+#include "runtime/planner.h"
+#include "runtime/training.h"
+#include "runtime/training.h"
 #include "train/train_buffer.h"
 
 namespace dnnx {

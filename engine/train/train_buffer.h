@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/device_memory.h"
-#include "core/executor.h"
-#include "core/training.h"
+#include "runtime/device_memory.h"
+#include "runtime/executor.h"
+#include "runtime/training.h"
 
 namespace dnnx {
 

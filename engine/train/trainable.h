@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/graph.h"
+#include "ir/graph.h"
 
 namespace dnnx {
 

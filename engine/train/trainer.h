@@ -1,4 +1,4 @@
-// Fine-tuning on any backend that has training ops (core/training.h): a frozen head (the
+// Fine-tuning on any backend that has training ops (runtime/training.h): a frozen head (the
 // layers before the first trainable one, planned by a plain inference Engine with passes on,
 // keeping nothing for backward) feeds a trainable tail (TailPlan: activations kept, gradient
 // kernels, no pass that changes a parameter, so that every parameter is the model's own
@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "core/device_runner.h"
-#include "core/engine.h"
-#include "core/training.h"
+#include "runtime/device_runner.h"
+#include "runtime/engine.h"
+#include "runtime/training.h"
 #include "train/loss.h"
 #include "train/sgd.h"
 #include "train/split.h"

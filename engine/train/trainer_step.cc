@@ -180,7 +180,7 @@ void Trainer::enqueue_step(ShapePlan& sp, PartMarks* marks) {
 
 // Note [step input copies]: a device-resident batch (a DeviceArray, a torch or CuPy tensor) is
 // copied to its fixed address by the step: in a replay by the graph's edge copy node, retargeted
-// at the caller's array each time (Note [edge copies] in core/device_runner.cc), so that a step
+// at the caller's array each time (Note [edge copies] in runtime/device_runner.cc), so that a step
 // is one launch and one wait, as a replayed inference run is; eagerly by copies queued before
 // the work.
 void Trainer::run_step(ShapePlan& sp) {

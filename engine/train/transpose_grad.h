@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ops/transpose.h"
-#include "train/grad_kernel.h"
+#include "runtime/training.h"
 
 namespace dnnx {
 

@@ -2,7 +2,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
-#include "core/device_library.h"
+#include "runtime/device_library.h"
 
 namespace dnnx {
 

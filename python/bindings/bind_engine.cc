@@ -8,10 +8,10 @@
 #include "bindings.h"
 #include "device_array.h"
 #include "run_inputs.h"
-#include "core/device_library.h"
-#include "core/engine.h"
-#include "core/passes/passes.h"
-#include "core/passes/rewrite.h"
+#include "runtime/device_library.h"
+#include "runtime/engine.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/rewrite.h"
 
 namespace dnnx {
 

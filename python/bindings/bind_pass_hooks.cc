@@ -6,8 +6,8 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
-#include "core/passes/passes.h"
-#include "core/passes/rewrite.h"
+#include "runtime/passes/passes.h"
+#include "runtime/passes/rewrite.h"
 #include "ops/channels_last.h"
 
 namespace dnnx {

@@ -8,8 +8,8 @@
 #include "backends/cpu/cpu_backend.h"
 #include "bindings.h"
 #include "run_inputs.h"
-#include "core/device_library.h"
-#include "core/passes/passes.h"
+#include "runtime/device_library.h"
+#include "runtime/passes/passes.h"
 #include "train/trainable.h"
 #include "train/trainer.h"
 

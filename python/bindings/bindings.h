@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "core/device_options.h"
-#include "core/graph.h"
+#include "runtime/device_options.h"
+#include "ir/graph.h"
 
 namespace dnnx {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bindings.h"
-#include "core/engine.h"
+#include "runtime/engine.h"
 
 namespace dnnx {
 

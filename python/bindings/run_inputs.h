@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bindings.h"
-#include "core/engine.h"
+#include "runtime/engine.h"
 
 namespace dnnx {
 

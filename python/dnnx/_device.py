@@ -1,5 +1,5 @@
 """The device a model runs on, from ``dnnx.load``'s arguments. Every option is parsed and checked
-once, in C++ (``core.device_options``: engine/core/device_options.cc holds the allowed names and
+once, in C++ (``core.device_options``: engine/runtime/device_options.cc holds the allowed names and
 the defaults); this module adds only what needs Python: whether the CUDA library can run here."""
 from __future__ import annotations
 

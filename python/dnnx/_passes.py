@@ -1,4 +1,4 @@
-"""The switches of the load-time rewrite passes (engine/core/passes), from ``dnnx.load``'s
+"""The switches of the load-time rewrite passes (engine/runtime/passes), from ``dnnx.load``'s
 ``passes`` and ``optimize`` arguments."""
 from __future__ import annotations
 

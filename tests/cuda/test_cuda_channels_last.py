@@ -1,4 +1,4 @@
-"""Channels last on CUDA (Note [channels last] in engine/core/passes/channels_last.cc): at tf32 and
+"""Channels last on CUDA (Note [channels last] in engine/runtime/passes/channels_last.cc): at tf32 and
 fp16 the 4-D window ops run on NHWC data ("<op>@NHWC" layers, cuDNN's NHWC descriptors, a 1x1 conv
 as one cuBLASLt GEMM), with Transposes at the model's edges; fp32 keeps ONNX's layout. Checked
 against onnxruntime with the tolerances of each precision (test_cuda_precision.py for tf32,

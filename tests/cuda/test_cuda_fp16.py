@@ -1,4 +1,4 @@
-"""precision="fp16" on CUDA (Note [half storage] in engine/core/passes/half_storage.cc): every
+"""precision="fp16" on CUDA (Note [half storage] in engine/runtime/passes/half_storage.cc): every
 operator the CUDA backend runs, in an fp16 model, against onnxruntime's fp32; the plan's math per
 layer and the edge conversions; the fp32 fallback between conversions; LeNet, the LSTM example,
 the model families and a ResNet-50 in fp16; float32 outputs, on the host and on the device.

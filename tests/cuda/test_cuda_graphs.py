@@ -1,4 +1,4 @@
-"""CUDA graphs (Note [device runs] in engine/core/device_runner.cc): a plan's first run is eager,
+"""CUDA graphs (Note [device runs] in engine/runtime/device_runner.cc): a plan's first run is eager,
 its second captures, later runs replay; the results are those of eager runs, bit for bit; a new
 batch size is planned and captured anew; cuda_graph=False switches it off; runs from several
 threads take turns; a failing run (out of memory) leaves the model usable."""
@@ -100,7 +100,7 @@ def test_out_of_memory_is_a_device_error_and_the_model_stays_usable():
     assert states(model)[(5, 1)]["state"] == "captured"
 
 
-# --- edge copies (Note [edge copies] in engine/core/device_runner.cc) ------------------------------
+# --- edge copies (Note [edge copies] in engine/runtime/device_runner.cc) ------------------------------
 # A replayed run copies its device inputs in and its device outputs out inside the graph, at the
 # addresses of that run: inputs and outputs that move between calls must still be read and
 # written where they are now.

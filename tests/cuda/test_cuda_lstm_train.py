@@ -1,6 +1,6 @@
 """Training LSTM layers on CUDA against the CPU trainer: the layer's forward is cuDNN's
 training-mode cudnnRNNForward, whose reserve space the backward reads (Note [training forward] in
-engine/train/grad_kernel.h), and stacked layers in the trainable tail train as ONE multi-layer
+engine/runtime/training.h), and stacked layers in the trainable tail train as ONE multi-layer
 cuDNN RNN (LSTMStack: forward, backward data and backward weights one call each; Note [stacked
 LSTMs in training] in engine/train/tail_fusion.h). Covered: the gradients of a stack (through Y,
 Y_h, Y_c; into X; with frozen layers inside), SGD steps (weights and losses), trainable="last:1"

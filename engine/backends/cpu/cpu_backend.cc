@@ -7,7 +7,8 @@ CpuBackend::CpuBackend() { register_cpu_kernels(kernels_); }
 std::string CpuBackend::unsupported_reason(const Node& node) const {
   const OpDef* def = op_registry().find(node.op_type);
   if (def && def->aliases_input0) return "";  // a view: no kernel needed
-  return kernels_.find(node.op_type) ? "" : "the CPU backend has no kernel for " + node.op_type;
+  const KernelEntry* entry = kernels_.entry(node.op_type);
+  return entry ? entry->refusal(node) : "the CPU backend has no kernel for " + node.op_type;
 }
 
 KernelChoice CpuBackend::plan_node(const Node& node, const std::vector<ValueInfo>& inputs,

@@ -1,7 +1,7 @@
 // The CPU backend: OpenBLAS for every GEMM, plain loops for the rest (NCHW, float32).
 #pragma once
-#include "core/backend.h"
-#include "core/training.h"
+#include "runtime/backend.h"
+#include "runtime/training.h"
 
 namespace dnnx {
 

@@ -1,7 +1,7 @@
 // The CPU backend's gradient kernels (the backward half of training, engine/train): one
 // registration function per file, listed explicitly in cpu_grad_kernels.cc.
 #pragma once
-#include "train/grad_kernel.h"
+#include "runtime/training.h"
 
 namespace dnnx {
 

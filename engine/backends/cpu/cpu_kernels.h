@@ -1,6 +1,6 @@
 // One registration function per CPU kernel file (the explicit list is cpu_kernels.cc).
 #pragma once
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx {
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/backend.h"
-#include "core/tensor.h"
+#include "runtime/backend.h"
+#include "ir/tensor.h"
 
 namespace dnnx {
 

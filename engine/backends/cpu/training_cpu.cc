@@ -1,4 +1,4 @@
-// The CPU's training ops (core/training.h): the host loss and SGD of engine/train, and the CPU
+// The CPU's training ops (runtime/training.h): the host loss and SGD of engine/train, and the CPU
 // gradient kernels. Every pointer is host memory; each op has finished when it returns.
 #include <cmath>
 #include <cstring>

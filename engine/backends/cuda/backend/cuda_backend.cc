@@ -1,10 +1,7 @@
 #include "backends/cuda/backend/cuda_backend.h"
 
-#include <set>
-
 #include "backends/cuda/dense/blas.h"
 #include "backends/cuda/backend/cuda_kernels.h"
-#include "backends/cuda/backend/channels_last_support.h"
 #include "ops/channels_last.h"
 #include "ops/lstm_stack.h"
 
@@ -47,22 +44,6 @@ std::string unsupported_options(const DeviceOptions&) { return ""; }
 
 namespace {
 
-// The ops with a float16 kernel (Note [half storage] in core/passes/half_storage.cc): cuDNN's
-// and cuBLAS's calls with half descriptors, and the glue kernels templated on the element type
-// or moving bytes. Views need no kernel. Every other op keeps float32 (between conversions).
-const std::set<std::string>& half_ops() {
-  static const std::set<std::string> ops = {
-      "Conv", "Conv+Relu", "Gemm", "Gemm+Relu", "MatMul", "LSTM",               // tensor ops, fp32 accumulation
-      "Conv+Add+Relu",                      // cuDNN's fused call, half z like x and y
-      "Conv+MaxPool", "Conv+Relu+MaxPool",  // the conv + pool pair in half (the direct kernel is fp32 only)
-      "Gemm+Softmax",                       // the Gemm + Softmax pair in half (the fused kernel is fp32 only)
-      "Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "MaxPool",           // cuDNN, half descriptors
-      "Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "GlobalAveragePool",     // float arithmetic, half storage
-      "GlobalMaxPool", "BatchNormalization", "LeakyRelu", "Elu", "Clip", "AveragePool", "LRN", "ReduceMean",
-      "Transpose", "Concat", "Slice", "Expand", "Split", "Gather", "Pad"};     // data movement by size
-  return ops;
-}
-
 // The math of a layer in a precision="fp16" model, where the kernel did not name one.
 std::string half_model_math(const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs,
                             const std::string& why_fp32) {
@@ -91,11 +72,9 @@ CudaBackend::~CudaBackend() {
 std::string CudaBackend::unsupported_reason(const Node& node) const {
   const OpDef* def = op_registry().find(node.op_type);
   if (def && def->aliases_input0) return "";  // a view: no kernel needed
-  if (!kernels_.find(node.op_type)) return "the CUDA backend has no kernel for " + node.op_type + " yet";
-  if (node.op_type == "LSTM") return lstm_unsupported_reason(node);
-  if (node.op_type == kLstmStackOp) return lstm_stack_unsupported_reason(*context_);
-  if (is_channels_last_op(node.op_type)) return channels_last_unsupported_reason(node);
-  return "";
+  const KernelEntry* entry = kernels_.entry(node.op_type);
+  if (!entry) return "the CUDA backend has no kernel for " + node.op_type + " yet";
+  return entry->refusal(node);  // what its registration refuses (LSTM clip, asymmetric NHWC pads, ...)
 }
 
 bool CudaBackend::half_storage() const { return context_->options.precision == Precision::Fp16; }
@@ -108,10 +87,8 @@ bool CudaBackend::channels_last() const { return context_->options.precision != 
 std::string CudaBackend::half_unsupported_reason(const Node& node) const {
   const OpDef* def = op_registry().find(node.op_type);
   if (def && def->aliases_input0) return "";  // a view: no kernel, any element type
-  // every channels-last kernel has a float16 form (Note [channels last])
-  if (!half_ops().count(channels_first_op(node.op_type))) {
-    return "the CUDA backend has no float16 kernel for " + node.op_type;
-  }
+  const KernelEntry* entry = kernels_.entry(node.op_type);
+  if (!entry || !entry->stores(DType::Float16)) return "the CUDA backend has no float16 kernel for " + node.op_type;
   return "";
 }
 

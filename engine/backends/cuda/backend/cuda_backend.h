@@ -1,13 +1,13 @@
 // The CUDA backend: cuDNN for Conv, MaxPool, activations and softmax, cuBLAS for Gemm and
 // MatMul, small CUDA kernels for the glue ops. It lives in libdnnx_cuda.so, which the core
-// opens only when a model asks for device="cuda" (core/device_library.h). One stream, one
+// opens only when a model asks for device="cuda" (runtime/device_library.h). One stream, one
 // cuDNN and one cuBLAS handle per model; descriptors are built when a layer is planned.
 #pragma once
 #include "backends/cuda/runtime/array_pool.h"
 #include "backends/cuda/backend/cuda_context.h"
 #include "backends/cuda/runtime/nvtx_layers.h"
-#include "core/backend.h"
-#include "core/training.h"
+#include "runtime/backend.h"
+#include "runtime/training.h"
 
 namespace dnnx::cuda {
 

@@ -1,4 +1,4 @@
-// The CudaBackend's part in device runs (Note [device runs] in core/device_runner.cc): graph
+// The CudaBackend's part in device runs (Note [device runs] in runtime/device_runner.cc): graph
 // capture, event timers, joins with external streams and the arrays handed to the caller.
 #include "backends/cuda/backend/cuda_backend.h"
 #include "backends/cuda/runtime/cuda_graph.h"

@@ -9,7 +9,7 @@
 #include "backends/cuda/search/plan_cache.h"
 #include "backends/cuda/backend/planner_stats.h"
 #include "backends/cuda/backend/test_hooks.h"
-#include "core/device_options.h"
+#include "runtime/device_options.h"
 
 namespace dnnx::cuda {
 

@@ -1,4 +1,4 @@
-// The C entry points of libdnnx_cuda.so (core/device_options.h describes them). Everything
+// The C entry points of libdnnx_cuda.so (runtime/device_options.h describes them). Everything
 // else in the library is hidden; no exception leaves these functions.
 #include <dlfcn.h>
 

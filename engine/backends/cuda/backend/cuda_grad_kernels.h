@@ -4,7 +4,7 @@
 // Every GradArgs pointer is device memory.
 #pragma once
 #include "backends/cuda/backend/cuda_backend.h"
-#include "train/grad_kernel.h"
+#include "runtime/training.h"
 
 namespace dnnx::cuda {
 

@@ -2,7 +2,7 @@
 // factory keeps a pointer to the model's CudaContext for its stream, handles and options.
 #pragma once
 #include "backends/cuda/backend/cuda_context.h"
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx::cuda {
 
@@ -43,5 +43,26 @@ std::string lstm_unsupported_reason(const Node& node);
 std::string lstm_stack_unsupported_reason(const CudaContext& ctx);
 
 void register_cuda_kernels(KernelRegistry& r, const CudaContext& ctx);
+
+// The element types of a kernel that also has a float16 form (Note [half storage] in
+// runtime/passes/half_storage.cc): registered with .with_dtypes(kFloatAndHalf). Every
+// channels-last kernel has one (Note [channels last]).
+inline const std::vector<DType> kFloatAndHalf = {DType::Float32, DType::Float16};
+
+// The check of a "<op>@NHWC" registration: "no channels-last <op> with <why>" for what cuDNN's
+// NHWC descriptors cannot take, from `why` ("" when the node can run).
+inline NodeCheck channels_last_check(const std::string& op, std::function<std::string(const Node&)> why) {
+  return [op, why = std::move(why)](const Node& node) {
+    const std::string reason = why(node);
+    return reason.empty() ? reason : "no channels-last " + op + " with " + reason;
+  };
+}
+
+// auto_pad and pads as cuDNN's descriptors take them: explicit and the same at both ends ("" when
+// they are); `prefix` names the attributes of a fused half (conv/conv_layout.cc).
+std::string symmetric_pads_reason(const Node& node, const std::string& prefix);
+// What of a MaxPool (attributes under `prefix`) cuDNN's NHWC pooling cannot take ("" when none:
+// pool/pool_cuda.cc).
+std::string channels_last_max_pool_reason(const Node& node, const std::string& prefix);
 
 }  // namespace dnnx::cuda

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx::cuda {
 

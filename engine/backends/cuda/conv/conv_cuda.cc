@@ -423,8 +423,10 @@ void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx) {
   const std::pair<const char*, Epilogue> ops[] = {
       {"Conv", Epilogue::None}, {"Conv+Relu", Epilogue::BiasRelu}, {"Conv+Add+Relu", Epilogue::BiasAddRelu}};
   for (const auto& [op, epilogue] : ops) {
-    r.add(op, conv_factory(ctx, epilogue, false));
-    r.add(std::string(op) + kChannelsLastSuffix, conv_factory(ctx, epilogue, true));
+    r.add(op, conv_factory(ctx, epilogue, false)).with_dtypes(kFloatAndHalf);
+    r.add(std::string(op) + kChannelsLastSuffix, conv_factory(ctx, epilogue, true))
+        .with_dtypes(kFloatAndHalf)
+        .refusing(channels_last_check(op, [](const Node& node) { return symmetric_pads_reason(node, ""); }));
   }
 }
 

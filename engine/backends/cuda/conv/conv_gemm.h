@@ -9,7 +9,7 @@
 #include <string>
 
 #include "backends/cuda/backend/cuda_context.h"
-#include "core/backend.h"
+#include "runtime/backend.h"
 #include "ops/conv_geometry.h"
 
 namespace dnnx::cuda {

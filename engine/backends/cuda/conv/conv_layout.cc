@@ -3,9 +3,21 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
 
 namespace dnnx::cuda {
+
+std::string symmetric_pads_reason(const Node& node, const std::string& prefix) {
+  const std::string auto_pad = node.attr_string(prefix + "auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return "auto_pad " + auto_pad + " (pads that depend on the shapes)";
+  const std::vector<int64_t> pads = node.attr_ints(prefix + "pads", {});
+  const size_t half = pads.size() / 2;
+  for (size_t i = 0; i < half; ++i) {
+    if (pads[i] != pads[i + half]) return "pads that differ between the two ends";
+  }
+  return "";
+}
 
 namespace {
 

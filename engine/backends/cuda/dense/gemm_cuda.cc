@@ -207,11 +207,12 @@ KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, cons
 
 void register_cuda_gemm_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("Gemm", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
-                       const std::vector<TensorInfo>& outputs) { return make_gemm(ctx, false, node, inputs, outputs); });
+                       const std::vector<TensorInfo>& outputs) { return make_gemm(ctx, false, node, inputs, outputs); })
+      .with_dtypes(kFloatAndHalf);
   r.add("Gemm+Relu", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
                             const std::vector<TensorInfo>& outputs) {
     return make_gemm(ctx, true, node, inputs, outputs);
-  });
+  }).with_dtypes(kFloatAndHalf);
 }
 
 }  // namespace dnnx::cuda

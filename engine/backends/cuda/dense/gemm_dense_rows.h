@@ -8,7 +8,7 @@
 
 #include "backends/cuda/backend/cuda_context.h"
 #include "backends/cuda/dense/dense_rows.h"
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx::cuda {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backends/cuda/dense/blas.h"
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx::cuda {
 

@@ -101,7 +101,8 @@ KernelChoice matmul_factory(const CudaContext& ctx, const Node& node, const std:
 
 void register_cuda_matmul_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("MatMul", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
-                         const std::vector<TensorInfo>&) { return matmul_factory(ctx, node, inputs); });
+                         const std::vector<TensorInfo>&) { return matmul_factory(ctx, node, inputs); })
+      .with_dtypes(kFloatAndHalf);
 }
 
 }  // namespace dnnx::cuda

@@ -45,9 +45,9 @@ KernelFactory activation_factory(const CudaContext& ctx, cudnnActivationMode_t m
 }  // namespace
 
 void register_cuda_activation_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Relu", activation_factory(ctx, CUDNN_ACTIVATION_RELU));
-  r.add("Sigmoid", activation_factory(ctx, CUDNN_ACTIVATION_SIGMOID));
-  r.add("Tanh", activation_factory(ctx, CUDNN_ACTIVATION_TANH));
+  r.add("Relu", activation_factory(ctx, CUDNN_ACTIVATION_RELU)).with_dtypes(kFloatAndHalf);
+  r.add("Sigmoid", activation_factory(ctx, CUDNN_ACTIVATION_SIGMOID)).with_dtypes(kFloatAndHalf);
+  r.add("Tanh", activation_factory(ctx, CUDNN_ACTIVATION_TANH)).with_dtypes(kFloatAndHalf);
 }
 
 }  // namespace dnnx::cuda

@@ -30,7 +30,7 @@ KernelChoice plan_batchnorm(const CudaContext& ctx, const Node& node, const std:
 }  // namespace
 
 void register_cuda_batchnorm_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("BatchNormalization", bind(ctx, plan_batchnorm));
+  r.add("BatchNormalization", bind(ctx, plan_batchnorm)).with_dtypes(kFloatAndHalf);
 }
 
 }  // namespace dnnx::cuda

@@ -147,13 +147,13 @@ KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind) {
 }  // namespace
 
 void register_cuda_binary_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Add", binary_factory(ctx, BinaryKind::Add));
-  r.add("Sub", binary_factory(ctx, BinaryKind::Sub));
-  r.add("Mul", binary_factory(ctx, BinaryKind::Mul));
-  r.add("Div", binary_factory(ctx, BinaryKind::Div));
-  r.add("Sum", variadic_factory(ctx, BinaryKind::Add));
-  r.add("Max", variadic_factory(ctx, BinaryKind::Max));
-  r.add("Min", variadic_factory(ctx, BinaryKind::Min));
+  r.add("Add", binary_factory(ctx, BinaryKind::Add)).with_dtypes(kFloatAndHalf);
+  r.add("Sub", binary_factory(ctx, BinaryKind::Sub)).with_dtypes(kFloatAndHalf);
+  r.add("Mul", binary_factory(ctx, BinaryKind::Mul)).with_dtypes(kFloatAndHalf);
+  r.add("Div", binary_factory(ctx, BinaryKind::Div)).with_dtypes(kFloatAndHalf);
+  r.add("Sum", variadic_factory(ctx, BinaryKind::Add)).with_dtypes(kFloatAndHalf);
+  r.add("Max", variadic_factory(ctx, BinaryKind::Max)).with_dtypes(kFloatAndHalf);
+  r.add("Min", variadic_factory(ctx, BinaryKind::Min)).with_dtypes(kFloatAndHalf);
 }
 
 }  // namespace dnnx::cuda

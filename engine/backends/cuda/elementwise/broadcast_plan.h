@@ -2,7 +2,7 @@
 // with the binary gradients (binary_grad_cuda.cc).
 #pragma once
 #include "backends/cuda/layout/glue_kernels.h"
-#include "core/graph.h"
+#include "ir/graph.h"
 
 namespace dnnx::cuda {
 

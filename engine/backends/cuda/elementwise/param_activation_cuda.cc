@@ -49,9 +49,9 @@ KernelChoice plan_clip(const CudaContext& ctx, const Node& node, const std::vect
 }  // namespace
 
 void register_cuda_param_activation_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("LeakyRelu", alpha_factory(ctx, AlphaKind::LeakyRelu, 0.01f));
-  r.add("Elu", alpha_factory(ctx, AlphaKind::Elu, 1.0f));
-  r.add("Clip", bind(ctx, plan_clip));
+  r.add("LeakyRelu", alpha_factory(ctx, AlphaKind::LeakyRelu, 0.01f)).with_dtypes(kFloatAndHalf);
+  r.add("Elu", alpha_factory(ctx, AlphaKind::Elu, 1.0f)).with_dtypes(kFloatAndHalf);
+  r.add("Clip", bind(ctx, plan_clip)).with_dtypes(kFloatAndHalf);
 }
 
 }  // namespace dnnx::cuda

@@ -41,7 +41,7 @@ KernelChoice plan_reduce_mean(const CudaContext& ctx, const Node& node, const st
 }  // namespace
 
 void register_cuda_reduce_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("ReduceMean", bind(ctx, plan_reduce_mean));
+  r.add("ReduceMean", bind(ctx, plan_reduce_mean)).with_dtypes(kFloatAndHalf);
 }
 
 }  // namespace dnnx::cuda

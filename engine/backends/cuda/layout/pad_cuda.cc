@@ -58,7 +58,7 @@ KernelChoice plan_pad(const CudaContext& ctx, const Node& node, const std::vecto
 }  // namespace
 
 void register_cuda_pad_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Pad", bind(ctx, plan_pad));
+  r.add("Pad", bind(ctx, plan_pad)).with_dtypes(kFloatAndHalf);
 }
 
 }  // namespace dnnx::cuda

@@ -33,7 +33,7 @@ KernelChoice plan_avg_pool(const CudaContext& ctx, const Node& node, const std::
 }  // namespace
 
 void register_cuda_avg_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("AveragePool", bind(ctx, plan_avg_pool));
+  r.add("AveragePool", bind(ctx, plan_avg_pool)).with_dtypes(kFloatAndHalf);
 }
 
 }  // namespace dnnx::cuda

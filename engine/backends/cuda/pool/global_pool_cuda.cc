@@ -25,8 +25,8 @@ Factory global_pool_factory(const CudaContext& ctx, bool max) {
 }  // namespace
 
 void register_cuda_global_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("GlobalAveragePool", global_pool_factory(ctx, false));
-  r.add("GlobalMaxPool", global_pool_factory(ctx, true));
+  r.add("GlobalAveragePool", global_pool_factory(ctx, false)).with_dtypes(kFloatAndHalf);
+  r.add("GlobalMaxPool", global_pool_factory(ctx, true)).with_dtypes(kFloatAndHalf);
 }
 
 }  // namespace dnnx::cuda

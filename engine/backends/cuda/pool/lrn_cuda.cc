@@ -29,7 +29,7 @@ KernelChoice plan_lrn(const CudaContext& ctx, const Node& node, const std::vecto
 }  // namespace
 
 void register_cuda_lrn_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("LRN", bind(ctx, plan_lrn));
+  r.add("LRN", bind(ctx, plan_lrn)).with_dtypes(kFloatAndHalf);
 }
 
 }  // namespace dnnx::cuda

@@ -147,18 +147,35 @@ Window3d pool_window(const ConvGeometry& onnx, const Shape& x) {
   return w;
 }
 
+std::string channels_last_max_pool_reason(const Node& node, const std::string& prefix) {
+  std::string why = symmetric_pads_reason(node, prefix);
+  if (!why.empty()) return why;
+  if (node.attr_int(prefix + "ceil_mode", 0) != 0) return "ceil_mode";
+  if (node.attr_int(prefix + "storage_order", 0) != 0) return "storage_order";
+  for (int64_t d : node.attr_ints(prefix + "dilations", {})) {
+    if (d != 1) return "dilations";
+  }
+  if (node.outputs.size() > 1 && !node.outputs[1].empty()) return "the Indices output";
+  return "";
+}
+
 void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
   for (const bool channels_last : {false, true}) {
     r.add(channels_last ? std::string("MaxPool") + kChannelsLastSuffix : "MaxPool",
           [&ctx, channels_last](const Node& node, const std::vector<ValueInfo>& inputs,
                                 const std::vector<TensorInfo>& outputs) {
             return plan_max_pool(ctx, channels_last, node, inputs, outputs);
-          });
+          })
+        .with_dtypes(kFloatAndHalf)
+        .refusing(channels_last ? channels_last_check("MaxPool", [](const Node& node) {
+          return channels_last_max_pool_reason(node, "");
+        }) : NodeCheck());
   }
   r.add(std::string("GlobalAveragePool") + kChannelsLastSuffix,
         [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
           return plan_global_average_pool_nhwc(ctx, node, inputs);
-        });
+        })
+      .with_dtypes(kFloatAndHalf);
 }
 
 }  // namespace dnnx::cuda

@@ -384,7 +384,7 @@ std::string lstm_unsupported_reason(const Node& node) {
 void register_cuda_lstm_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("LSTM", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
     return plan_lstm(ctx, node, inputs);
-  });
+  }).with_dtypes(kFloatAndHalf).refusing(lstm_unsupported_reason);
 }
 
 }  // namespace dnnx::cuda

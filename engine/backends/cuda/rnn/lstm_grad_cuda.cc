@@ -3,7 +3,7 @@
 // forward kernel is (lstm_cuda.cc: weight layout, "reverse" by reversing the sequences, layout-0
 // bidirectional Y and layout-1 bidirectional states transposed: lstm_layouts.h).
 //
-// The kernel runs the layer's forward too (Note [training forward] in train/grad_kernel.h):
+// The kernel runs the layer's forward too (Note [training forward] in runtime/training.h):
 // cuDNN's backward reads the reserve space of a forward in CUDNN_FWD_MODE_TRAINING, so the tail's
 // forward of this layer is that training-mode cudnnRNNForward, and its reserve space, the packed
 // weights and cuDNN's Y (where it is not ONNX's Y as is) stay in the layer's kept memory until the

@@ -168,7 +168,7 @@ std::string lstm_stack_unsupported_reason(const CudaContext& ctx) {
 void register_cuda_lstm_stack_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add(kLstmStackOp, [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
     return plan_lstm_stack(ctx, node, inputs);
-  });
+  }).refusing([&ctx](const Node&) { return lstm_stack_unsupported_reason(ctx); });
 }
 
 }  // namespace dnnx::cuda

@@ -4,7 +4,7 @@
 // and one cudnnRNNBackwardWeights_v8 for all layers, so cuDNN overlaps the layers (a wavefront
 // over layers and time steps) in each direction of the step instead of running L calls in turn.
 //
-// The kernel runs the stack's forward itself (Note [training forward] in train/grad_kernel.h):
+// The kernel runs the stack's forward itself (Note [training forward] in runtime/training.h):
 // the reserve space, the packed weights and (when the graph does not read Y) cuDNN's Y stay in the
 // layer's kept memory from the forward to the backward. Layouts: lstm_stack_layout.h (X and Y are
 // ONNX's bytes; states [layers, batch, H], the stack's Y_h / Y_c the last layer's slice; no

@@ -1,13 +1,13 @@
 // Status checks for the CUDA runtime, cuDNN and cuBLAS: a failed call becomes a DeviceError
 // naming the call and the library's own status text. The executor prefixes the layer's name
-// (core/executor.cc), so a kernel names only the call.
+// (runtime/executor.cc), so a kernel names only the call.
 #pragma once
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
-#include "core/errors.h"
+#include "ir/errors.h"
 
 namespace dnnx::cuda {
 

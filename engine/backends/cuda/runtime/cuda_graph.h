@@ -1,4 +1,4 @@
-// CUDA graphs for the executor's device runs (core/device_runner.cc): the work one run of a
+// CUDA graphs for the executor's device runs (runtime/device_runner.cc): the work one run of a
 // plan queues is recorded by stream capture, instantiated once and then replayed with a single
 // cudaGraphLaunch, which saves the per-kernel launch cost of every layer. A graph may carry edge
 // copies (edge_copies.h): copy nodes before and after the recorded work whose addresses each
@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "backends/cuda/runtime/cuda_handles.h"
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx::cuda {
 

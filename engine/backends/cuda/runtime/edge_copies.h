@@ -1,5 +1,5 @@
 // The edge copies of a replayed graph (cuda_graph.cc; Note [edge copies] in
-// core/device_runner.cc): a run's device inputs copied into the arena before the layers, its
+// runtime/device_runner.cc): a run's device inputs copied into the arena before the layers, its
 // outputs copied into the caller's arrays after them. One launch of one small kernel carries up to
 // kEdgeCopiesPerLaunch copies by value, so that a graph's copy node takes a run's new addresses
 // with one cudaGraphExecKernelNodeSetParams and costs one node however many inputs there are.

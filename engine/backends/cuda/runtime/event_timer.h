@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "backends/cuda/runtime/cuda_handles.h"
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx::cuda {
 

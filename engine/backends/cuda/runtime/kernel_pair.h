@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx::cuda {
 

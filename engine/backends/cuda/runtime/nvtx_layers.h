@@ -9,7 +9,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx::cuda {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "backends/cuda/runtime/cuda_handles.h"
-#include "core/tensor.h"
+#include "ir/tensor.h"
 
 namespace dnnx::cuda {
 

@@ -15,7 +15,7 @@
 
 #include "backends/cuda/conv/conv_direction.h"
 #include "backends/cuda/backend/cuda_context.h"
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx::cuda {
 

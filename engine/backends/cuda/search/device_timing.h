@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "backends/cuda/backend/cuda_context.h"
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx::cuda {
 

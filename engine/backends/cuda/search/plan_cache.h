@@ -25,7 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/cuda/backend/planner_stats.h"
-#include "core/backend.h"
+#include "runtime/backend.h"
 
 namespace dnnx::cuda {
 

@@ -1,11 +1,11 @@
-// CUDA's ParamUpdate (core/training.h): the non-finite check and SGD of every trained parameter
+// CUDA's ParamUpdate (runtime/training.h): the non-finite check and SGD of every trained parameter
 // in two launches (Note [multi-tensor update] in param_update_cuda.cc).
 #pragma once
 #include <memory>
 #include <vector>
 
 #include "backends/cuda/backend/cuda_context.h"
-#include "core/training.h"
+#include "runtime/training.h"
 
 namespace dnnx::cuda {
 

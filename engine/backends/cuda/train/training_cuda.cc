@@ -1,4 +1,4 @@
-// CUDA's training ops (core/training.h, Note [training ops]): the gradient kernels of
+// CUDA's training ops (runtime/training.h, Note [training ops]): the gradient kernels of
 // cuda_grad_kernels.cc, the loss kernel of training_kernels.cu and the multi-tensor check and
 // SGD of param_update_cuda.cc, all queued on the model's stream, so that a whole step can be
 // recorded as one CUDA graph.

@@ -1,5 +1,5 @@
 // Launchers of the training kernels (training_kernels.cu): the loss with its gradient, the
-// multi-tensor non-finite check and SGD, and the gradient fan-in sum, as core/training.h
+// multi-tensor non-finite check and SGD, and the gradient fan-in sum, as runtime/training.h
 // defines them. Each queues its kernel on `stream` and checks the launch. Every pointer is
 // device memory.
 #pragma once
@@ -7,7 +7,7 @@
 
 #include <cuda_runtime.h>
 
-#include "core/training.h"
+#include "runtime/training.h"
 
 namespace dnnx::cuda {
 

@@ -1,0 +1,71 @@
+// The engine's IR: nodes with plain-value attributes, constant tensors and typed graph inputs.
+// Python's importer (python/dnnx/_importer.py) builds it from an onnx.ModelProto.
+#pragma once
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/errors.h"
+#include "ir/tensor.h"
+
+namespace dnnx {
+
+using Attribute = std::variant<int64_t, float, std::string, std::vector<int64_t>,
+                               std::vector<float>, std::vector<std::string>, ConstTensorPtr>;
+
+struct Node {
+  std::string name;
+  std::string op_type;
+  std::vector<std::string> inputs;   // "" marks an omitted optional input
+  std::vector<std::string> outputs;  // "" marks an omitted optional output
+  std::map<std::string, Attribute> attrs;
+  int opset = 0;  // the ai.onnx opset the model imports: per-opset semantics depend on it
+
+  // "node 'conv1' (Conv)": the prefix of every error about this node.
+  std::string where() const;
+
+  bool has_input(size_t i) const { return i < inputs.size() && !inputs[i].empty(); }
+  bool has_output(size_t i) const { return i < outputs.size() && !outputs[i].empty(); }
+  bool has_attr(const std::string& key) const { return attrs.count(key) != 0; }
+
+  // Typed attribute access; a present attribute of the wrong kind is an InvalidModelError.
+  int64_t attr_int(const std::string& key, int64_t fallback) const;
+  float attr_float(const std::string& key, float fallback) const;
+  std::string attr_string(const std::string& key, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& key, const std::vector<int64_t>& fallback) const;
+  std::vector<float> attr_floats(const std::string& key, const std::vector<float>& fallback) const;
+  std::vector<std::string> attr_strings(const std::string& key,
+                                        const std::vector<std::string>& fallback) const;
+
+  // Refuses (UnsupportedModelError) any attribute not in `known`, naming it.
+  void expect_only_attrs(const std::vector<std::string>& known) const;
+};
+
+// A graph input: dims < 0 are symbolic, their names kept in `symbols` for messages.
+struct GraphInput {
+  std::string name;
+  Shape dims;
+  std::vector<std::string> symbols;  // same length as dims; "" for fixed dims
+  DType dtype = DType::Float32;
+  std::string dims_str() const;       // "[N,1,28,28]"
+};
+
+struct Graph {
+  int opset = 0;
+  std::vector<Node> nodes;  // topologically sorted
+  std::map<std::string, ConstTensorPtr> constants;
+  std::vector<GraphInput> inputs;
+  std::vector<std::string> outputs;
+};
+
+// The graph inputs' declared shapes with every symbolic dim taken as 1: what load-time
+// planning checks before any real input arrives.
+std::vector<Shape> default_input_shapes(const Graph& graph);
+
+template <class E>
+[[noreturn]] void node_fail(const Node& node, const std::string& message) {
+  throw E(node.where() + ": " + message);
+}
+
+}  // namespace dnnx

@@ -1,0 +1,107 @@
+#include "ir/tensor.h"
+
+#include "ir/errors.h"
+
+namespace dnnx {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::Float32: return 4;
+    case DType::Int32: return 4;
+    case DType::Int64: return 8;
+    case DType::Float16: return 2;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::Float32: return "float32";
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::Float16: return "float16";
+  }
+  return "?";
+}
+
+uint16_t float_to_half(float value) {
+  uint32_t f = 0;
+  std::memcpy(&f, &value, sizeof(f));
+  const uint32_t sign = (f >> 16) & 0x8000u;
+  const uint32_t exp = (f >> 23) & 0xffu;
+  uint32_t mant = f & 0x7fffffu;
+  if (exp == 0xffu) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));  // inf, NaN
+  const int e = static_cast<int>(exp) - 127 + 15;  // the half's biased exponent
+  if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow: inf
+  if (e <= 0) {  // a half subnormal (or zero): shift the full significand down, then round
+    if (e < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000u;
+    const int shift = 14 - e;  // 24-bit significand -> 10-bit subnormal field
+    uint32_t half = mant >> shift;
+    const uint32_t rest = mant & ((1u << shift) - 1), midpoint = 1u << (shift - 1);
+    if (rest > midpoint || (rest == midpoint && (half & 1u))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = (static_cast<uint32_t>(e) << 10) | (mant >> 13);
+  const uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // a carry may round up to inf: right
+  return static_cast<uint16_t>(sign | half);
+}
+
+float half_to_float(uint16_t bits) {
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  const uint32_t exp = (bits >> 10) & 0x1fu;
+  uint32_t mant = bits & 0x3ffu;
+  uint32_t f = 0;
+  if (exp == 0x1fu) {
+    f = sign | 0x7f800000u | (mant << 13);
+  } else if (exp != 0) {
+    f = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    f = sign;
+  } else {  // subnormal: normalize
+    int e = -1;
+    do {
+      ++e;
+      mant <<= 1;
+    } while (!(mant & 0x400u));
+    f = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+  }
+  float out = 0;
+  std::memcpy(&out, &f, sizeof(out));
+  return out;
+}
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ",";
+    out += std::to_string(s[i]);
+  }
+  return out + "]";
+}
+
+std::string TensorInfo::str() const { return shape_str(shape) + " " + dtype_name(dtype); }
+
+std::vector<int64_t> ConstTensor::to_int64() const {
+  const int64_t n = numel(info.shape);
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  switch (info.dtype) {
+    case DType::Int64: std::memcpy(out.data(), data.data(), n * 8); break;
+    case DType::Int32:
+      for (int64_t i = 0; i < n; ++i) out[i] = as<int32_t>()[i];
+      break;
+    case DType::Float32:
+    case DType::Float16:
+      throw InvalidModelError(std::string("expected an integer tensor, got ") + dtype_name(info.dtype));
+  }
+  return out;
+}
+
+}  // namespace dnnx

@@ -1,0 +1,52 @@
+// Element types, shapes and constant tensors: the engine's own, never the ONNX protobuf's.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dnnx {
+
+// Float16 (IEEE binary16) exists only inside models loaded with precision="fp16": the
+// half_storage pass (runtime/passes/half_storage.cc) makes such values; the importer never does.
+enum class DType { Float32, Int32, Int64, Float16 };
+
+// Whether `t` is a floating-point type (float32 or float16).
+inline bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float16; }
+
+// IEEE binary16 conversions on the host, round to nearest even (NaN stays NaN, overflow -> inf).
+uint16_t float_to_half(float value);
+float half_to_float(uint16_t bits);
+
+size_t dtype_size(DType t);
+const char* dtype_name(DType t);
+
+using Shape = std::vector<int64_t>;
+
+int64_t numel(const Shape& s);
+std::string shape_str(const Shape& s);  // "[2,3,4]"
+
+struct TensorInfo {
+  Shape shape;
+  DType dtype = DType::Float32;
+  size_t bytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(dtype); }
+  std::string str() const;  // "[2,3] float32"
+};
+
+// A tensor whose data is known at load: initializers and tensor-valued attributes.
+struct ConstTensor {
+  TensorInfo info;
+  std::vector<uint8_t> data;  // info.bytes() bytes, little-endian, C order
+
+  template <class T>
+  const T* as() const { return reinterpret_cast<const T*>(data.data()); }
+  template <class T>
+  T* as_mut() { return reinterpret_cast<T*>(data.data()); }
+  // Integer contents widened to int64 (Reshape shapes, axes, ...). Floating types are refused.
+  std::vector<int64_t> to_int64() const;
+};
+using ConstTensorPtr = std::shared_ptr<ConstTensor>;
+
+}  // namespace dnnx

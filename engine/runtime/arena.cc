@@ -1,0 +1,42 @@
+#include "runtime/arena.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace dnnx {
+
+namespace {
+size_t align_up(size_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+}  // namespace
+
+size_t place_blocks(std::vector<ArenaBlock>& blocks) {
+  std::vector<size_t> order(blocks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return blocks[a].bytes > blocks[b].bytes; });
+  std::vector<size_t> placed;
+  size_t total = 0;
+  for (size_t idx : order) {
+    ArenaBlock& block = blocks[idx];
+    const size_t size = align_up(std::max<size_t>(block.bytes, 1));
+    // The placed blocks alive at the same time, by offset; take the first gap that fits.
+    std::vector<const ArenaBlock*> live;
+    for (size_t p : placed) {
+      const ArenaBlock& other = blocks[p];
+      if (other.first <= block.last && block.first <= other.last) live.push_back(&other);
+    }
+    std::sort(live.begin(), live.end(),
+              [](const ArenaBlock* a, const ArenaBlock* b) { return a->offset < b->offset; });
+    size_t offset = 0;
+    for (const ArenaBlock* other : live) {
+      if (offset + size <= other->offset) break;
+      offset = std::max(offset, other->offset + align_up(std::max<size_t>(other->bytes, 1)));
+    }
+    block.offset = offset;
+    total = std::max(total, offset + size);
+    placed.push_back(idx);
+  }
+  return total;
+}
+
+}  // namespace dnnx

@@ -1,0 +1,68 @@
+// What a model asks of a device backend, and the C entry points a device backend library
+// exports (see runtime/device_library.h). No device header is needed to read it.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace dnnx {
+
+// The rule: bump it on any change to what the core and a device library share (DeviceOptions,
+// the entry points below, Backend, TrainingOps and the types they pass), so that a stale
+// library is refused at load instead of crashing.
+constexpr int kDeviceAbiVersion = 9;
+
+enum class Precision { Fp32, Tf32, Fp16 };
+
+// How the planner picks a layer's algorithm (docs/architecture.md, "Algorithm search").
+enum class AlgoSearch { Heuristic, Exhaustive };
+
+struct DeviceOptions {
+  int device = 0;                               // the GPU ordinal ("cuda:N")
+  size_t workspace_limit = size_t{256} << 20;   // bytes one layer's workspace may take
+  Precision precision = Precision::Fp32;
+  AlgoSearch algo_search = AlgoSearch::Heuristic;
+  bool deterministic = false;
+  // The persistent plan cache (a JSON file, see backends/cuda/search/plan_cache.h); "" disables it.
+  std::string plan_cache_path;
+};
+
+// The user's names for the options (device_options.cc holds the one list); each parse throws
+// InputError (a ValueError in Python) naming the option and the allowed values.
+Precision parse_precision(const std::string& name);      // "fp32", "tf32", "fp16"
+AlgoSearch parse_algo_search(const std::string& name);   // "heuristic", "exhaustive"
+std::string precision_name(Precision p);
+std::string algo_search_name(AlgoSearch a);
+std::vector<std::string> precision_names();
+std::vector<std::string> algo_search_names();
+
+// "cpu", "cuda" or "cuda:N" (any case): DeviceError for anything else.
+struct DeviceKind {
+  bool cuda = false;
+  int index = 0;
+};
+DeviceKind parse_device(const std::string& text);
+
+// "256MiB", "1.5 GB", "64 KB", "0" -> bytes; InputError naming `what` otherwise.
+size_t parse_byte_size(const std::string& text, const std::string& what);
+// $XDG_CACHE_HOME/dnnx/plan-cache.json, or ~/.cache/dnnx/plan-cache.json.
+std::string default_plan_cache_path();
+// A user's plan-cache path, "~" expanded and made absolute.
+std::string plan_cache_file(const std::string& path);
+
+}  // namespace dnnx
+
+// The entry points of a device backend library, resolved with dlsym (names in
+// runtime/device_library.h). Each fills `error` (NUL-terminated, at most error_len bytes) when it
+// fails; no C++ exception crosses them.
+namespace dnnx {
+class Backend;
+}
+// kDeviceAbiVersion of the library.
+using dnnx_device_abi_version_fn = int();
+// The number of usable devices, or -1 with the reason in `error` (no driver, no GPU, ...).
+using dnnx_device_probe_fn = int(char* error, size_t error_len);
+// A new backend (owned by the caller, deleted through Backend's virtual destructor), or
+// nullptr with the reason in `error`.
+using dnnx_device_create_fn = dnnx::Backend*(const dnnx::DeviceOptions* options, char* error,
+                                             size_t error_len);

@@ -1,0 +1,211 @@
+#include "runtime/device_runner.h"
+
+#include <cstdio>
+
+namespace dnnx {
+
+// Note [device runs]: a device plan runs in three parts, one run at a time (the backend has one
+// stream and one set of library handles per model):
+//   1. prepare: the arena and workspace are reserved (one of each per engine, grown to the
+//      largest plan run so far), the run waits for the streams its device inputs were written
+//      on, and host inputs are copied into the arena (host to device);
+//   2. the layers: the first run of a plan queues them one by one; the second records them as a
+//      graph (Backend::capture), and every later run replays that graph, one launch for the
+//      whole model. A graph holds the arena and workspace addresses it was recorded with, so
+//      when either buffer moves (a larger plan grew it) every graph is dropped and recorded
+//      again on its plan's next run. A capture that fails (a library call that cannot be
+//      recorded) leaves that plan eager for good, with the reason in graphs();
+//   3. finish: host outputs are copied out and the stream is waited for, so that a run returns
+//      with its outputs complete and its inputs no longer read.
+// Note [edge copies]: device inputs and device outputs (the caller's arrays) change address from
+// one run to the next, so a graph cannot read or write them in place; they are copied into and
+// out of the arena. A replayed graph carries those copies itself: copy nodes before and after
+// the layers, set to this run's addresses at launch (DeviceGraph::launch(in, out); the CUDA
+// backend changes a node's parameters only when its addresses did change). A run that
+// replays is then one launch and one wait, however many inputs and outputs it has. An eager run
+// queues the same copies one by one around its layers.
+// A DeviceError names the layer where one is to blame (run_layers); the model stays usable.
+
+DeviceRunner::DeviceRunner(const Backend& backend, bool use_graphs) : backend_(backend), use_graphs_(use_graphs) {}
+
+namespace {
+
+std::string shapes_str(const std::vector<Shape>& shapes) {
+  std::string text;
+  for (const Shape& s : shapes) text += (text.empty() ? "" : ", ") + shape_str(s);
+  return "[" + text + "]";
+}
+
+std::string gib(size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
+  return text;
+}
+
+// Grows `buffer`, naming what it is for when the device has no room.
+void reserve(DeviceBuffer& buffer, const Backend& backend, size_t bytes, const char* what, const Plan& plan) {
+  try {
+    buffer.reserve(backend, bytes);
+  } catch (const DeviceError& e) {
+    throw DeviceError(std::string(what) + " of " + gib(bytes) + " for input shapes " +
+                      shapes_str(plan.input_shapes) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+void DeviceRunner::prepare(const Plan& plan, const RunIO& io) {
+  backend_.activate();
+  reserve(arena_, backend_, plan.arena_bytes, "the activation arena", plan);
+  reserve(workspace_, backend_, plan.workspace_bytes, "the workspace", plan);
+  if (arena_.data() != recorded_arena_ || workspace_.data() != recorded_workspace_) {
+    for (auto& kv : slots_) kv.second.graph.reset();
+    recorded_arena_ = arena_.data();
+    recorded_workspace_ = workspace_.data();
+  }
+  bind_values(plan, static_cast<uint8_t*>(arena_.data()), io.inputs.data(), call_.value_ptrs);
+  for (uintptr_t stream : io.input_streams) backend_.wait_for_stream(stream);
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    if (io.input_memory[i] == Memory::Device) continue;  // an edge copy
+    const int id = plan.inputs[i];
+    // An arena value: memory we own.
+    backend_.copy_to_device(const_cast<void*>(call_.value_ptrs[id]), io.inputs[i], plan.values[id].info.bytes());
+  }
+}
+
+void DeviceRunner::collect_edge_copies(const Plan& plan, const RunIO& io) {
+  copies_in_.assign(plan.inputs.size(), EdgeCopy{});
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    if (io.input_memory[i] != Memory::Device) continue;
+    const int id = plan.inputs[i];
+    copies_in_[i] = EdgeCopy{const_cast<void*>(call_.value_ptrs[id]), io.inputs[i], plan.values[id].info.bytes()};
+  }
+  copies_out_.assign(plan.outputs.size(), EdgeCopy{});
+  if (io.output_memory != Memory::Device) return;
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    const int id = plan.outputs[o];
+    copies_out_[o] = EdgeCopy{io.outputs[o], call_.value_ptrs[id], plan.values[id].info.bytes()};
+  }
+}
+
+DeviceGraph* DeviceRunner::graph_for(const Plan& plan, GraphSlot& slot) {
+  if (slot.status.input_shapes.empty()) slot.status.input_shapes = plan.input_shapes;
+  if (!use_graphs_ || !slot.failure.empty() || slot.status.eager_runs == 0) return nullptr;
+  if (!slot.graph) {
+    try {
+      const GraphEdges edges{plan.inputs.size(), plan.outputs.size()};
+      slot.graph = backend_.capture([&] { run_layers(plan, workspace_.data(), call_); }, edges);
+      if (slot.graph) ++slot.status.captures;
+      else slot.failure = "the " + backend_.name() + " backend records no graphs";
+    } catch (const DeviceError& e) {
+      slot.failure = e.what();
+    }
+  }
+  return slot.graph.get();
+}
+
+void DeviceRunner::finish(const Plan& plan, const RunIO& io) {
+  if (io.output_memory == Memory::Host) {
+    for (size_t o = 0; o < plan.outputs.size(); ++o) {
+      const int id = plan.outputs[o];
+      backend_.copy_to_host(io.outputs[o], call_.value_ptrs[id], plan.values[id].info.bytes());
+    }
+  }
+  backend_.synchronize();
+}
+
+void DeviceRunner::run(const Plan& plan, const RunIO& io) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  prepare(plan, io);
+  collect_edge_copies(plan, io);
+  GraphSlot& slot = slots_[&plan];
+  if (DeviceGraph* graph = graph_for(plan, slot)) {
+    graph->launch(copies_in_, copies_out_);
+    ++slot.status.replays;
+  } else {
+    for (const EdgeCopy& c : copies_in_) backend_.copy_on_device(c.dst, c.src, c.bytes);
+    run_layers(plan, workspace_.data(), call_);
+    for (const EdgeCopy& c : copies_out_) backend_.copy_on_device(c.dst, c.src, c.bytes);
+    ++slot.status.eager_runs;
+  }
+  finish(plan, io);
+}
+
+LayerTimes DeviceRunner::profile(const Plan& plan, const RunIO& io, int repeat) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  prepare(plan, io);
+  collect_edge_copies(plan, io);
+  for (const EdgeCopy& c : copies_in_) backend_.copy_on_device(c.dst, c.src, c.bytes);
+  const size_t n = plan.layers.size();
+  std::unique_ptr<LayerTimer> timer = backend_.layer_timer(n + 1);
+  LayerTimes times;
+  times.ms.assign(n, {});
+  // A graph of its own, with the timer's marks recorded in it: replayed, it shows each layer's
+  // device time without the launch gaps of an eager run.
+  std::unique_ptr<DeviceGraph> graph;
+  if (use_graphs_) {
+    try {
+      graph = backend_.capture([&] { run_layers(plan, workspace_.data(), call_, timer.get()); });
+    } catch (const DeviceError&) {
+      graph.reset();  // the eager run below names the layer if the failure is not the capture's
+    }
+  }
+  times.graph = graph != nullptr;
+  for (int r = 0; r < repeat; ++r) {
+    if (graph) {
+      graph->launch();
+    } else {
+      run_layers(plan, workspace_.data(), call_, timer.get());
+    }
+    backend_.synchronize();
+    for (size_t i = 0; i < n; ++i) times.ms[i].push_back(plan.layers[i].kernel ? timer->elapsed_ms(i) : 0.0);
+  }
+  return times;
+}
+
+std::vector<GraphStatus> DeviceRunner::graphs() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<GraphStatus> out;
+  for (const auto& kv : slots_) {
+    GraphStatus s = kv.second.status;
+    if (!use_graphs_) s.state = "off";
+    else if (!kv.second.failure.empty()) s.state = "failed: " + kv.second.failure;
+    else s.state = kv.second.graph ? "captured" : "pending";
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void* DeviceRunner::allocate_array(size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  backend_.activate();
+  return backend_.allocate_array(bytes);
+}
+
+void DeviceRunner::release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  backend_.release_array(ptr, bytes, readers);
+}
+
+void DeviceRunner::array_to_host(void* dst, const void* src, size_t bytes, const std::vector<uintptr_t>& readers) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  backend_.activate();
+  for (uintptr_t stream : readers) backend_.wait_for_stream(stream);
+  backend_.copy_to_host(dst, src, bytes);
+}
+
+void DeviceRunner::array_from_host(void* dst, const void* src, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  backend_.activate();
+  backend_.copy_to_device(dst, src, bytes);
+  backend_.synchronize();
+}
+
+void DeviceRunner::copy_array(void* dst, const void* src, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  backend_.activate();
+  backend_.copy_on_device(dst, src, bytes);
+  backend_.synchronize();
+}
+
+}  // namespace dnnx

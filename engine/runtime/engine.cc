@@ -1,0 +1,128 @@
+#include "runtime/engine.h"
+
+namespace dnnx {
+
+Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes,
+               const EngineOptions& options)
+    : graph_(std::move(graph)), backend_(std::move(backend)) {
+  validate_graph(graph_, *backend_);
+  run_passes(graph_, passes.checked_by(*backend_));
+  if (passes.channels_last && backend_->channels_last()) {
+    channels_last(graph_, [this](const Node& node) { return backend_->unsupported_reason(node).empty(); });
+  }
+  if (backend_->half_storage()) {
+    half_storage(graph_, [this](const Node& node) { return backend_->half_unsupported_reason(node); });
+  }
+  if (!backend_->uses_host_memory()) {
+    device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);
+    device_ = std::make_unique<DeviceRunner>(*backend_, options.device_graphs);
+  }
+  plan_for(default_shapes());
+}
+
+std::vector<Shape> Engine::default_shapes() const {
+  return default_input_shapes(graph_);
+}
+
+void Engine::check_inputs(const std::vector<TensorInfo>& given) const {
+  if (given.size() != graph_.inputs.size()) {
+    std::string names;
+    for (const GraphInput& in : graph_.inputs) names += (names.empty() ? "" : ", ") + in.name;
+    throw InputError("expected " + std::to_string(graph_.inputs.size()) + " input(s) (" + names +
+                     "), got " + std::to_string(given.size()));
+  }
+  for (size_t i = 0; i < given.size(); ++i) {
+    const GraphInput& in = graph_.inputs[i];
+    const TensorInfo& got = given[i];
+    bool ok = got.dtype == in.dtype && got.shape.size() == in.dims.size();
+    for (size_t d = 0; ok && d < in.dims.size(); ++d) {
+      ok = in.dims[d] < 0 ? got.shape[d] >= 1 : got.shape[d] == in.dims[d];
+    }
+    if (!ok) {
+      throw InputError("input '" + in.name + "': expected " + in.dims_str() + " " + dtype_name(in.dtype) + ", got " +
+                       got.str());
+    }
+  }
+}
+
+std::shared_ptr<const Plan> Engine::plan_for(const std::vector<Shape>& shapes) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(shapes);
+    if (it != plans_.end()) return it->second;
+  }
+  std::shared_ptr<const Plan> plan;
+  {
+    // A device backend plans with the handles its runs use: one at a time.
+    std::unique_lock<std::mutex> device_turn;
+    if (device_) device_turn = device_->turn();
+    plan = build_plan(graph_, *backend_, shapes, device_constants_.get());
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plans_.emplace(shapes, plan).first->second;  // a racing thread's plan wins; same content
+}
+
+std::unique_ptr<RunScratch> Engine::acquire_scratch() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (free_scratch_.empty()) return std::make_unique<RunScratch>();
+  std::unique_ptr<RunScratch> s = std::move(free_scratch_.back());
+  free_scratch_.pop_back();
+  return s;
+}
+
+void Engine::release_scratch(std::unique_ptr<RunScratch> scratch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_scratch_.push_back(std::move(scratch));
+}
+
+void Engine::run(const Plan& plan, const void* const* inputs, void* const* outputs) {
+  run(plan, RunIO::host(plan.inputs.size(), inputs, plan.outputs.size(), outputs));
+}
+
+void Engine::run(const Plan& plan, const RunIO& io) {
+  if (device_) {
+    device_->run(plan, io);
+    return;
+  }
+  std::unique_ptr<RunScratch> scratch = acquire_scratch();
+  try {
+    execute_host(plan, io, *scratch);
+  } catch (...) {
+    release_scratch(std::move(scratch));
+    throw;
+  }
+  release_scratch(std::move(scratch));
+}
+
+LayerTimes Engine::profile(const Plan& plan, const RunIO& io, int repeat) {
+  if (device_) return device_->profile(plan, io, repeat);
+  std::unique_ptr<LayerTimer> timer = backend_->layer_timer(plan.layers.size() + 1);
+  std::unique_ptr<RunScratch> scratch = acquire_scratch();
+  LayerTimes times;
+  times.ms.assign(plan.layers.size(), {});
+  // Outputs go to the scratch: the caller asked for times only.
+  std::vector<HostBuffer> sink(plan.outputs.size());
+  RunIO to_sink = io;
+  to_sink.outputs.clear();
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    sink[o].reserve(plan.values[plan.outputs[o]].info.bytes());
+    to_sink.outputs.push_back(sink[o].data());
+  }
+  try {
+    for (int r = 0; r < repeat; ++r) {
+      execute_host(plan, to_sink, *scratch, timer.get());
+      for (size_t i = 0; i < plan.layers.size(); ++i) {
+        times.ms[i].push_back(plan.layers[i].kernel ? timer->elapsed_ms(i) : 0.0);
+      }
+    }
+  } catch (...) {
+    release_scratch(std::move(scratch));
+    throw;
+  }
+  release_scratch(std::move(scratch));
+  return times;
+}
+
+std::vector<GraphStatus> Engine::graphs() { return device_ ? device_->graphs() : std::vector<GraphStatus>{}; }
+
+}  // namespace dnnx

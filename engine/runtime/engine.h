@@ -1,0 +1,66 @@
+// One loaded model on one backend: the validated graph, its plans (one per input-shape set,
+// built on first use and cached) and a pool of run scratch so that several threads may run it.
+// On a device backend the constants are uploaded once, here, and runs take turns through the
+// DeviceRunner (one stream and one set of library handles per model; runtime/device_runner.h).
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "runtime/device_runner.h"
+#include "runtime/executor.h"
+#include "runtime/passes/passes.h"
+#include "runtime/planner.h"
+
+namespace dnnx {
+
+struct EngineOptions {
+  // On a device backend: from a plan's second run on, replay its layers as one captured graph.
+  bool device_graphs = true;
+};
+
+class Engine {
+ public:
+  // Validates every node (UnsupportedModelError at load), runs the enabled rewrite passes
+  // (runtime/passes) and plans the declared shapes (symbolic dims taken as 1), so that shape
+  // errors show at load too.
+  Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes = {},
+         const EngineOptions& options = {});
+
+  const Graph& graph() const { return graph_; }
+  const Backend& backend() const { return *backend_; }
+
+  // The declared input shapes with every symbolic dim set to 1.
+  std::vector<Shape> default_shapes() const;
+  // Raises InputError naming the input when count, dtype, rank or a fixed dim is wrong.
+  void check_inputs(const std::vector<TensorInfo>& given) const;
+  std::shared_ptr<const Plan> plan_for(const std::vector<Shape>& shapes);
+
+  // inputs: graph-input buffers in graph order; outputs: buffers sized for plan.outputs.
+  // Safe to call from several threads at once.
+  void run(const Plan& plan, const void* const* inputs, void* const* outputs);
+  // The same with device memory allowed on either side (a device backend only; the caller has
+  // checked that device inputs are on the backend's device). Returns with the outputs complete.
+  void run(const Plan& plan, const RunIO& io);
+  // Per-layer times of `repeat` runs on these inputs (outputs are not written).
+  LayerTimes profile(const Plan& plan, const RunIO& io, int repeat);
+  // How each plan's layers run on a device backend (empty on a host backend).
+  std::vector<GraphStatus> graphs();
+  // Arrays handed to the caller; null on a host backend (device arrays exist only on a device).
+  DeviceRunner* device() { return device_.get(); }
+
+ private:
+  std::unique_ptr<RunScratch> acquire_scratch();
+  void release_scratch(std::unique_ptr<RunScratch> scratch);
+
+  Graph graph_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<DeviceConstants> device_constants_;  // null on a host backend
+  std::unique_ptr<DeviceRunner> device_;               // null on a host backend
+  std::mutex mutex_;         // guards plans_ and free_scratch_
+  std::map<std::vector<Shape>, std::shared_ptr<const Plan>> plans_;
+  std::vector<std::unique_ptr<RunScratch>> free_scratch_;
+};
+
+}  // namespace dnnx

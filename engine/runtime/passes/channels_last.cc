@@ -1,0 +1,217 @@
+// Note [channels last]: on a backend whose convolutions are faster with channels-last data
+// (CUDA at tf32 and fp16: cuDNN's tensor-core kernels read NHWC, and a 1x1 conv in NHWC is one
+// GEMM), the 4-D window ops run channels-last between the model's edges. Like half storage,
+// values carry the layout: a value the pass makes channels-last has the stored shape
+// [N, H, W, C] in the graph, and the node computing it becomes "<op>@NHWC" (ops/channels_last.h).
+// The rewrite, in node order:
+//   - a window op with a channels-last form the backend can run (channels_last_inputs, and
+//     Backend::unsupported_reason of the renamed node is "") reads its data inputs channels-last:
+//     a channels-last value as it is, a filter initializer as a permuted copy made here, any
+//     other value through one Transpose (perm 0,2,3,1) shared by its readers; its output 0 is
+//     channels-last;
+//   - an elementwise op (the activations, Cast, and same-shape Add/Sub/Mul/Div/Max/Min/Sum)
+//     whose float inputs are all channels-last stays as it is, and its outputs are channels-last:
+//     elementwise arithmetic does not care about the order of the elements;
+//   - any other node reads a channels-last input through a Transpose back (perm 0,3,1,2), or a
+//     Reshape (a view, no copy) when H = W = 1, where both orders are the same bytes;
+//   - a graph output left channels-last is made under its own name by a last Transpose back.
+// The caller sees ONNX's layout everywhere; the plan shows the @NHWC layers and the Transposes.
+#include <cstring>
+#include <set>
+
+#include "runtime/passes/passes.h"
+#include "runtime/passes/rewrite.h"
+#include "ops/channels_last.h"
+
+namespace dnnx {
+
+namespace {
+
+const std::set<std::string>& elementwise_unary() {
+  static const std::set<std::string> ops = {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Elu", "Cast", "Identity"};
+  return ops;
+}
+
+const std::set<std::string>& elementwise_binary() {
+  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum"};
+  return ops;
+}
+
+class ChannelsLastRewrite {
+ public:
+  ChannelsLastRewrite(Graph& graph, const std::function<bool(const Node&)>& can_run)
+      : graph_(graph), can_run_(can_run), types_(value_types(graph, 1)), types2_(value_types(graph, 2)),
+        fresh_(graph) {}
+
+  // Whether `node` becomes "<op>@NHWC"; if so, adds it.
+  bool add_window(const Node& node) {
+    const std::vector<size_t>* permuted = channels_last_inputs(node.op_type);
+    if (!permuted || node.outputs.size() != 1 || !is_float4d(node.has_input(0) ? node.inputs[0] : "")) return false;
+    for (size_t i : *permuted) {
+      if (node.has_input(i) && !is_float4d(node.inputs[i])) return false;
+    }
+    Node out = node;
+    out.op_type += kChannelsLastSuffix;
+    if (!can_run_(out)) return false;
+    for (size_t i : *permuted) {
+      if (node.has_input(i)) out.inputs[i] = channels_last(node.inputs[i]);
+    }
+    last_.insert(out.outputs[0]);
+    nodes_.push_back(std::move(out));
+    ++converted_;
+    return true;
+  }
+
+  // Whether `node` is elementwise over channels-last inputs only; if so, adds it unchanged.
+  bool add_elementwise(const Node& node) {
+    const bool unary = elementwise_unary().count(node.op_type) != 0;
+    if (!unary && !elementwise_binary().count(node.op_type)) return false;
+    const size_t data_inputs = unary ? 1 : node.inputs.size();
+    if (node.inputs.size() < data_inputs || data_inputs == 0) return false;
+    for (size_t i = 0; i < data_inputs; ++i) {
+      if (!last_.count(node.inputs[i])) return false;
+      for (const auto* types : {&types_, &types2_}) {  // the same shape for every size of the symbolic dims
+        if (types->at(node.inputs[i]).shape != types->at(node.inputs[0]).shape) return false;
+      }
+    }
+    for (size_t i = data_inputs; i < node.inputs.size(); ++i) {
+      if (last_.count(node.inputs[i])) return false;  // e.g. Clip's bounds: scalars, never 4-D values
+    }
+    for (const std::string& o : node.outputs) {
+      if (!o.empty()) last_.insert(o);
+    }
+    nodes_.push_back(node);
+    return true;
+  }
+
+  // Any other node: channels-last inputs back to ONNX's layout first.
+  void add_other(Node node) {
+    for (std::string& in : node.inputs) {
+      if (last_.count(in)) in = channels_first(in);
+    }
+    nodes_.push_back(std::move(node));
+  }
+
+  int converted() const { return converted_; }
+
+  // Graph outputs left channels-last come back under their own names; the graph takes the nodes.
+  void finish() {
+    for (const std::string& out : graph_.outputs) {
+      if (!last_.count(out)) continue;
+      const std::string inner = fresh_(out + "/nhwc");
+      rename_output_inside(nodes_, out, inner);
+      nodes_.push_back(transpose(inner, out, channels_first_perm()));
+    }
+    graph_.nodes = std::move(nodes_);
+    drop_unused_constants(graph_);
+  }
+
+ private:
+  bool is_float4d(const std::string& name) const {
+    auto it = types_.find(name);
+    return !name.empty() && it != types_.end() && it->second.shape.size() == 4 && is_floating(it->second.dtype);
+  }
+
+  // The channels-last form of a value in ONNX's layout: a permuted initializer, or a Transpose.
+  std::string channels_last(const std::string& name) {
+    if (last_.count(name)) return name;
+    auto memo = to_last_.find(name);
+    if (memo != to_last_.end()) return memo->second;
+    const std::string out = fresh_(name + "/nhwc");
+    if (const ConstTensor* c = find_constant(graph_, name)) {
+      graph_.constants[out] = permuted_constant(*c);
+    } else {
+      nodes_.push_back(transpose(name, out, channels_last_perm()));
+    }
+    return to_last_[name] = out;
+  }
+
+  // A channels-last value in ONNX's layout: a Reshape (view) when H = W = 1 for every batch
+  // size, else a Transpose; one per value.
+  std::string channels_first(const std::string& name) {
+    auto memo = to_first_.find(name);
+    if (memo != to_first_.end()) return memo->second;
+    const std::string out = fresh_(name + "/nchw");
+    const Shape& s = types_[name].shape;  // ONNX's [N, C, H, W] (stored [N, H, W, C])
+    const Shape& s2 = types2_[name].shape;
+    const bool unit_window = s[2] == 1 && s[3] == 1 && s2[2] == 1 && s2[3] == 1 && s[1] == s2[1];
+    if (unit_window && graph_.opset >= 5) {
+      nodes_.push_back(reshape(name, out, s[1]));
+    } else {
+      nodes_.push_back(transpose(name, out, channels_first_perm()));
+    }
+    return to_first_[name] = out;
+  }
+
+  ConstTensorPtr permuted_constant(const ConstTensor& c) {
+    auto t = std::make_shared<ConstTensor>();
+    const Shape& s = c.info.shape;  // [K, C, R, S]
+    t->info = TensorInfo{to_channels_last(s), c.info.dtype};
+    t->data.resize(c.data.size());
+    const size_t elem = dtype_size(c.info.dtype);
+    const int64_t K = s[0], C = s[1], R = s[2], S = s[3];
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t q = 0; q < S; ++q) {
+            const size_t from = static_cast<size_t>(((k * C + ch) * R + r) * S + q) * elem;
+            const size_t to = static_cast<size_t>(((k * R + r) * S + q) * C + ch) * elem;
+            std::memcpy(t->data.data() + to, c.data.data() + from, elem);
+          }
+    return t;
+  }
+
+  Node transpose(const std::string& from, const std::string& to, std::vector<int64_t> perm) {
+    Node n;
+    n.name = fresh_(to + "/transpose");
+    n.op_type = "Transpose";
+    n.inputs = {from};
+    n.outputs = {to};
+    n.attrs["perm"] = std::move(perm);
+    n.opset = graph_.opset;
+    return n;
+  }
+
+  // [N, 1, 1, C] -> [N, C, 1, 1] as a Reshape to [0, C, 1, 1] (0: N copied from the input).
+  Node reshape(const std::string& from, const std::string& to, int64_t channels) {
+    auto shape = std::make_shared<ConstTensor>();
+    shape->info = TensorInfo{{4}, DType::Int64};
+    const int64_t dims[4] = {0, channels, 1, 1};
+    shape->data.resize(sizeof(dims));
+    std::memcpy(shape->data.data(), dims, sizeof(dims));
+    const std::string shape_name = fresh_(to + "/shape");
+    graph_.constants[shape_name] = std::move(shape);
+    Node n;
+    n.name = fresh_(to + "/reshape");
+    n.op_type = "Reshape";
+    n.inputs = {from, shape_name};
+    n.outputs = {to};
+    n.opset = graph_.opset;
+    return n;
+  }
+
+  Graph& graph_;
+  const std::function<bool(const Node&)>& can_run_;
+  std::map<std::string, TensorInfo> types_;   // ONNX's shapes, symbolic dims as 1
+  std::map<std::string, TensorInfo> types2_;  // the same with symbolic dims as 2
+  FreshNames fresh_;
+  std::set<std::string> last_;  // values stored channels-last (names unchanged)
+  std::map<std::string, std::string> to_last_, to_first_;
+  std::vector<Node> nodes_;
+  int converted_ = 0;
+};
+
+}  // namespace
+
+int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run) {
+  ChannelsLastRewrite rewrite(graph, can_run);
+  std::vector<Node> nodes = std::move(graph.nodes);
+  graph.nodes.clear();
+  for (Node& node : nodes) {
+    if (!rewrite.add_window(node) && !rewrite.add_elementwise(node)) rewrite.add_other(std::move(node));
+  }
+  rewrite.finish();  // with nothing converted, the nodes as they were
+  return rewrite.converted();
+}
+
+}  // namespace dnnx

@@ -1,0 +1,142 @@
+// Note [half storage]: precision="fp16" keeps float values in IEEE binary16 on the device.
+// Values, not layers, carry the precision: after this pass a float value is either float32 or
+// float16 in the graph itself, so the planner's types (and the arena's sizes) say which, and
+// every kernel sees the dtype of what it reads. The rewrite, in node order:
+//   - a node the backend has a half kernel for (Backend::half_unsupported_reason is "") reads
+//     each float input as float16: a float16 value as it is, an initializer as a float16 copy
+//     made here (round to nearest even), any other float32 value through a Cast node to FLOAT16
+//     (one per value, shared by its readers). Its float outputs become float16.
+//   - any other node reads each float16 input through a Cast node to FLOAT (one per value); its
+//     outputs keep their types. The plan shows it as running in fp32 and why.
+//   - a graph output left float16 is renamed inside the graph and a last Cast to FLOAT makes
+//     the output under its own name: the caller always gets float32.
+// Graph inputs keep float32, so the first layers of such a model are the entry Casts. Integer
+// values (shapes, indices, sequence_lens) are never touched.
+#include <set>
+
+#include "runtime/passes/passes.h"
+#include "runtime/passes/rewrite.h"
+#include "ops/cast.h"
+
+namespace dnnx {
+
+namespace {
+
+class HalfRewrite {
+ public:
+  explicit HalfRewrite(Graph& graph) : graph_(graph), types_(value_types(graph)), fresh_(graph) {}
+
+  bool is_float32(const std::string& name) const {
+    auto it = types_.find(name);
+    return !name.empty() && it != types_.end() && it->second.dtype == DType::Float32;
+  }
+
+  // A node with a half kernel: float inputs as float16, float outputs become float16.
+  void add_half(Node node) {
+    for (std::string& in : node.inputs) {
+      if (!is_float32(in) || half_.count(in)) continue;
+      in = half_copy(in);
+    }
+    for (const std::string& out : node.outputs) {
+      if (is_float32(out)) half_.insert(out);
+    }
+    nodes_.push_back(std::move(node));
+  }
+
+  // A node without one: float16 inputs converted back to float32.
+  void add_float(Node node) {
+    for (std::string& in : node.inputs) {
+      if (half_.count(in)) in = converted(in, DType::Float32, to_float_);
+    }
+    nodes_.push_back(std::move(node));
+  }
+
+  // Graph outputs left float16 are converted back under their own names, then the graph takes
+  // the new node list.
+  void finish() {
+    for (const std::string& out : graph_.outputs) {
+      if (!half_.count(out)) continue;
+      const std::string inner = fresh_(out + "/fp16");
+      rename_output_inside(nodes_, out, inner);
+      nodes_.push_back(cast_node(inner, out, DType::Float32));
+    }
+    graph_.nodes = std::move(nodes_);
+    drop_unused_constants(graph_);
+  }
+
+ private:
+  // The float16 form of a float32 value: an initializer's converted copy, else a Cast's output.
+  std::string half_copy(const std::string& name) {
+    const ConstTensor* c = find_constant(graph_, name);
+    if (!c) return converted(name, DType::Float16, to_half_);
+    auto it = const_half_.find(name);
+    if (it != const_half_.end()) return it->second;
+    auto t = std::make_shared<ConstTensor>();
+    t->info = TensorInfo{c->info.shape, DType::Float16};
+    const int64_t n = numel(c->info.shape);
+    t->data.resize(static_cast<size_t>(n) * sizeof(uint16_t));
+    auto* dst = t->as_mut<uint16_t>();
+    for (int64_t i = 0; i < n; ++i) dst[i] = float_to_half(c->as<float>()[i]);
+    const std::string half_name = fresh_(name + "/fp16");
+    graph_.constants[half_name] = std::move(t);
+    return const_half_[name] = half_name;
+  }
+
+  // `name` converted to `to` by one Cast node, shared by every reader (memo: value -> copy).
+  std::string converted(const std::string& name, DType to, std::map<std::string, std::string>& memo) {
+    auto it = memo.find(name);
+    if (it != memo.end()) return it->second;
+    const std::string out = fresh_(name + (to == DType::Float16 ? "/fp16" : "/fp32"));
+    nodes_.push_back(cast_node(name, out, to));
+    return memo[name] = out;
+  }
+
+  Node cast_node(const std::string& from, const std::string& to_name, DType to) {
+    Node cast;
+    cast.name = fresh_(to_name + "/cast");
+    cast.op_type = "Cast";
+    cast.inputs = {from};
+    cast.outputs = {to_name};
+    cast.attrs["to"] = onnx_type_code(to);
+    cast.opset = graph_.opset;
+    return cast;
+  }
+
+  Graph& graph_;
+  std::map<std::string, TensorInfo> types_;  // of the graph as it came (float32 values)
+  FreshNames fresh_;
+  std::set<std::string> half_;  // values stored as float16 (their names are unchanged)
+  std::map<std::string, std::string> to_half_, to_float_, const_half_;
+  std::vector<Node> nodes_;
+};
+
+bool touches_float(const HalfRewrite& rewrite, const Node& node) {
+  for (const std::string& in : node.inputs) {
+    if (rewrite.is_float32(in)) return true;
+  }
+  for (const std::string& out : node.outputs) {
+    if (rewrite.is_float32(out)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int half_storage(Graph& graph, const std::function<std::string(const Node&)>& half_reason) {
+  HalfRewrite rewrite(graph);
+  int in_half = 0;
+  std::vector<Node> nodes = std::move(graph.nodes);
+  graph.nodes.clear();
+  for (Node& node : nodes) {
+    if (touches_float(rewrite, node) && half_reason(node).empty()) {
+      rewrite.add_half(std::move(node));
+      ++in_half;
+    } else {
+      rewrite.add_float(std::move(node));
+    }
+  }
+  rewrite.finish();
+  return in_half;
+}
+
+}  // namespace dnnx

@@ -1,0 +1,74 @@
+#include "runtime/passes/passes.h"
+
+#include "runtime/passes/rewrite.h"
+
+namespace dnnx {
+
+namespace {
+
+struct PassEntry {
+  const char* name;
+  bool PassOptions::*enabled;
+  int (*run)(Graph&, const PassOptions&);
+};
+
+// BatchNormalization folds before Conv+Relu fuses, so Conv -> BN -> Relu ends as one Conv+Relu;
+// MatMul+Add becomes a Gemm before Gemm+Relu looks for Gemms; Conv+Relu forms before a MaxPool
+// joins it.
+const PassEntry kPasses[] = {
+    {"fold_batchnorm", &PassOptions::fold_batchnorm, fold_batchnorm},
+    {"fuse_matmul_add", &PassOptions::fuse_matmul_add, fuse_matmul_add},
+    {"fuse_conv_relu", &PassOptions::fuse_conv_relu, fuse_conv_relu},
+    {"fuse_gemm_relu", &PassOptions::fuse_gemm_relu, fuse_gemm_relu},
+    {"fuse_gemm_softmax", &PassOptions::fuse_gemm_softmax, fuse_gemm_softmax},
+    {"fuse_conv_add_relu", &PassOptions::fuse_conv_add_relu, fuse_conv_add_relu},
+    {"fuse_conv_pool", &PassOptions::fuse_conv_pool, fuse_conv_pool},
+    {"fuse_lstm_stack", &PassOptions::fuse_lstm_stack, fuse_lstm_stack},
+};
+
+}  // namespace
+
+PassOptions PassOptions::checked_by(const Backend& backend) const {
+  PassOptions out = *this;
+  out.can_run = [&backend](const Node& node) { return backend.unsupported_reason(node).empty(); };
+  return out;
+}
+
+// channels_last is a switch like the others, but the engine runs it (when the backend asks).
+constexpr const char* kChannelsLast = "channels_last";
+
+const std::vector<std::string>& pass_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const PassEntry& p : kPasses) out.push_back(p.name);
+    out.push_back(kChannelsLast);
+    return out;
+  }();
+  return names;
+}
+
+void set_pass(PassOptions& options, const std::string& name, bool enabled) {
+  for (const PassEntry& p : kPasses) {
+    if (name == p.name) {
+      options.*p.enabled = enabled;
+      return;
+    }
+  }
+  if (name == kChannelsLast) {
+    options.channels_last = enabled;
+    return;
+  }
+  std::string known;
+  for (const std::string& p : pass_names()) known += (known.empty() ? "" : ", ") + p;
+  throw InputError("unknown pass '" + name + "' (passes: " + known + ")");
+}
+
+void run_passes(Graph& graph, const PassOptions& options) {
+  int rewrites = 0;
+  for (const PassEntry& p : kPasses) {
+    if (options.*p.enabled) rewrites += p.run(graph, options);
+  }
+  if (rewrites > 0) drop_unused_constants(graph);
+}
+
+}  // namespace dnnx

@@ -1,0 +1,68 @@
+// Inference-time rewrites of the Graph, run once at load: after validation, before planning.
+// Each pass is small, named and can be switched off (from Python: dnnx.load(..., passes={...})
+// or optimize=False). A pass that creates a fused op (Conv+Relu, Gemm+Relu, LSTMStack) first asks
+// whether the backend can run it, so a backend without that kernel keeps the nodes apart.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "ir/graph.h"
+
+namespace dnnx {
+
+struct PassOptions {
+  bool fold_batchnorm = true;   // Conv -> BatchNormalization: the BN folded into W and B
+  bool fuse_matmul_add = true;  // MatMul(2-D A, constant 2-D B) -> Add(constant bias) => Gemm
+  bool fuse_conv_relu = true;   // Conv -> Relu => Conv+Relu (Relu in the conv kernel's epilogue)
+  bool fuse_gemm_relu = true;   // Gemm -> Relu => Gemm+Relu
+  bool fuse_gemm_softmax = true;  // Gemm -> Softmax (last axis) => Gemm+Softmax (where the backend has it)
+  bool fuse_conv_add_relu = true;  // Conv -> Add(z) -> Relu => Conv+Add+Relu (where the backend has it)
+  bool fuse_conv_pool = true;   // Conv(+Relu) -> MaxPool => Conv(+Relu)+MaxPool (where the backend has it)
+  bool fuse_lstm_stack = true;  // LSTM -> drop the direction axis -> LSTM ... => LSTMStack (one call)
+  // 4-D window ops channels-last between the model's edges, where the backend asks for it
+  // (Backend::channels_last: CUDA at tf32 and fp16); run by the engine after the passes above.
+  bool channels_last = true;
+  // Whether the backend can run a node a pass wants to create; unset: any node.
+  std::function<bool(const Node&)> can_run;
+
+  // A copy whose can_run asks `backend` (which must outlive the run_passes call).
+  PassOptions checked_by(const Backend& backend) const;
+};
+
+// The pass names in the order they run: "fold_batchnorm", "fuse_matmul_add", ...
+const std::vector<std::string>& pass_names();
+// Switches one pass by name; InputError naming the known passes for an unknown name.
+void set_pass(PassOptions& options, const std::string& name, bool enabled);
+
+// Runs every enabled pass, in pass_names() order.
+void run_passes(Graph& graph, const PassOptions& options);
+
+// The passes one by one; each returns how many rewrites it made.
+int fold_batchnorm(Graph& graph, const PassOptions& options);   // fold_batchnorm.cc
+int fuse_matmul_add(Graph& graph, const PassOptions& options);  // fuse_matmul_add.cc
+int fuse_conv_relu(Graph& graph, const PassOptions& options);   // fuse_conv_relu.cc
+int fuse_gemm_relu(Graph& graph, const PassOptions& options);   // fuse_gemm_relu.cc
+int fuse_gemm_softmax(Graph& graph, const PassOptions& options);  // fuse_gemm_softmax.cc
+int fuse_conv_add_relu(Graph& graph, const PassOptions& options);  // fuse_conv_add_relu.cc
+int fuse_conv_pool(Graph& graph, const PassOptions& options);   // fuse_conv_pool.cc
+int fuse_lstm_stack(Graph& graph, const PassOptions& options);  // fuse_lstm_stack.cc
+
+// Channels last (channels_last.cc, Note [channels last]), run by the engine after the passes
+// above when the backend asks for it (Backend::channels_last) and before half storage.
+// `can_run` says whether the backend has a kernel for a node. Returns the number of window ops
+// that run channels-last (0: the graph is unchanged).
+int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run);
+
+// Half storage (precision="fp16", half_storage.cc), run by the engine after the passes above
+// when the backend asks for it (Backend::half_storage). `half_reason` says why a node has no
+// float16 kernel ("" when it has one). Every node with one reads and writes float16 in place of
+// float32; its float32 initializers become float16 copies (round to nearest even, once, here).
+// Float32 graph inputs are converted at entry and float16 graph outputs back at exit by Cast
+// nodes (which the plan shows as layers); a node without a half kernel keeps float32, between
+// Casts. Integer values (shapes, indices, sequence_lens) are never touched. Returns the number
+// of nodes that run in half.
+int half_storage(Graph& graph, const std::function<std::string(const Node&)>& half_reason);
+
+}  // namespace dnnx

@@ -1,0 +1,160 @@
+#include "runtime/passes/rewrite.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "ops/op.h"
+
+namespace dnnx {
+
+int sole_consumer(const Graph& graph, const std::string& value) {
+  if (std::find(graph.outputs.begin(), graph.outputs.end(), value) != graph.outputs.end()) return -1;
+  int found = -1;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const auto& ins = graph.nodes[i].inputs;
+    const auto uses = std::count(ins.begin(), ins.end(), value);
+    if (uses == 0) continue;
+    if (found >= 0 || uses > 1) return -1;
+    found = static_cast<int>(i);
+  }
+  return found;
+}
+
+const ConstTensor* find_constant(const Graph& graph, const std::string& name) {
+  for (const GraphInput& in : graph.inputs) {
+    if (in.name == name) return nullptr;
+  }
+  auto it = graph.constants.find(name);
+  return it == graph.constants.end() ? nullptr : it->second.get();
+}
+
+namespace {
+
+bool name_taken(const Graph& graph, const std::string& name) {
+  if (graph.constants.count(name)) return true;
+  for (const GraphInput& in : graph.inputs) {
+    if (in.name == name) return true;
+  }
+  for (const Node& node : graph.nodes) {
+    if (std::find(node.outputs.begin(), node.outputs.end(), name) != node.outputs.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string add_constant(Graph& graph, const std::string& base, const Shape& shape, std::vector<float> values) {
+  std::string name = base;
+  for (int i = 1; name_taken(graph, name); ++i) name = base + "_" + std::to_string(i);
+  auto t = std::make_shared<ConstTensor>();
+  t->info = TensorInfo{shape, DType::Float32};
+  t->data.resize(values.size() * sizeof(float));
+  if (!values.empty()) std::memcpy(t->data.data(), values.data(), t->data.size());
+  graph.constants[name] = std::move(t);
+  return name;
+}
+
+FreshNames::FreshNames(const Graph& graph) {
+  for (const auto& kv : graph.constants) taken_.insert(kv.first);
+  for (const GraphInput& in : graph.inputs) taken_.insert(in.name);
+  for (const Node& node : graph.nodes) taken_.insert(node.outputs.begin(), node.outputs.end());
+}
+
+std::string FreshNames::operator()(const std::string& base) {
+  std::string name = base;
+  for (int i = 1; taken_.count(name); ++i) name = base + "_" + std::to_string(i);
+  taken_.insert(name);
+  return name;
+}
+
+void rename_output_inside(std::vector<Node>& nodes, const std::string& out, const std::string& inner) {
+  for (Node& node : nodes) {
+    for (std::string& in : node.inputs) {
+      if (in == out) in = inner;
+    }
+    for (std::string& o : node.outputs) {
+      if (o == out) o = inner;
+    }
+  }
+}
+
+std::map<std::string, TensorInfo> value_types(const Graph& graph, int64_t symbolic_dim) {
+  std::map<std::string, TensorInfo> types;
+  for (const auto& kv : graph.constants) types[kv.first] = kv.second->info;
+  for (const GraphInput& in : graph.inputs) {
+    Shape dims = in.dims;
+    for (int64_t& d : dims) d = d < 0 ? symbolic_dim : d;
+    types[in.name] = TensorInfo{dims, in.dtype};
+  }
+  const OpRegistry& registry = op_registry();
+  for (const Node& node : graph.nodes) {
+    std::vector<ValueInfo> inputs;
+    for (const std::string& name : node.inputs) {
+      auto it = types.find(name);
+      if (name.empty() || it == types.end()) {
+        inputs.push_back(ValueInfo{{}, nullptr, false});
+        continue;
+      }
+      inputs.push_back(ValueInfo{it->second, find_constant(graph, name), true});
+    }
+    const std::vector<TensorInfo> outs = registry.find(node.op_type)->infer(node, inputs);
+    for (size_t o = 0; o < node.outputs.size() && o < outs.size(); ++o) {
+      if (!node.outputs[o].empty()) types[node.outputs[o]] = outs[o];
+    }
+  }
+  return types;
+}
+
+void erase_nodes(Graph& graph, const std::vector<bool>& dead) {
+  std::vector<Node> kept;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (!dead[i]) kept.push_back(std::move(graph.nodes[i]));
+  }
+  graph.nodes = std::move(kept);
+}
+
+void drop_unused_constants(Graph& graph) {
+  std::set<std::string> used(graph.outputs.begin(), graph.outputs.end());
+  for (const Node& node : graph.nodes) used.insert(node.inputs.begin(), node.inputs.end());
+  for (auto it = graph.constants.begin(); it != graph.constants.end();) {
+    it = used.count(it->first) ? std::next(it) : graph.constants.erase(it);
+  }
+}
+
+bool backend_can_run(const PassOptions& options, const Node& node) {
+  return !options.can_run || options.can_run(node);
+}
+
+int fuse_with_sole_consumer(Graph& graph, const PassOptions& options, const NodeTest& is_producer,
+                            const PairMerge& merge) {
+  std::vector<bool> dead(graph.nodes.size(), false);
+  int fused = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& producer = graph.nodes[i];
+    if (!is_producer(producer) || producer.outputs.size() != 1 || !producer.has_output(0)) continue;
+    const int c = sole_consumer(graph, producer.outputs[0]);
+    if (c < 0 || dead[c]) continue;
+    std::optional<Node> merged = merge(producer, graph.nodes[c]);
+    if (!merged || !backend_can_run(options, *merged)) continue;
+    graph.nodes[i] = std::move(*merged);
+    dead[c] = true;
+    ++fused;
+  }
+  erase_nodes(graph, dead);
+  return fused;
+}
+
+int fuse_with_relu(Graph& graph, const PassOptions& options, const std::string& producer_op) {
+  return fuse_with_sole_consumer(
+      graph, options, [&](const Node& n) { return n.op_type == producer_op; },
+      [&](const Node& producer, const Node& consumer) -> std::optional<Node> {
+        if (consumer.op_type != "Relu") return std::nullopt;
+        Node merged = producer;
+        merged.op_type = producer_op + "+Relu";
+        merged.outputs = consumer.outputs;
+        return merged;
+      });
+}
+
+}  // namespace dnnx

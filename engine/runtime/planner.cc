@@ -1,0 +1,191 @@
+#include "runtime/planner.h"
+
+#include <map>
+
+#include "runtime/arena.h"
+
+namespace dnnx {
+
+void validate_graph(const Graph& graph, const Backend& backend) {
+  const OpRegistry& registry = op_registry();
+  for (const Node& node : graph.nodes) {
+    const OpDef* def = registry.find(node.op_type);
+    if (!def) {
+      node_fail<UnsupportedModelError>(
+          node, "op " + node.op_type + " is not supported (supported ops: " + registry.names_joined() + ")");
+    }
+    if (node.opset < def->min_opset) {
+      node_fail<UnsupportedModelError>(node, "opset " + std::to_string(node.opset) +
+                                                 " is older than the oldest supported (" +
+                                                 std::to_string(def->min_opset) + ")");
+    }
+    if (def->validate) def->validate(node);
+    const std::string why = backend.unsupported_reason(node);
+    if (!why.empty()) node_fail<UnsupportedModelError>(node, why);
+  }
+}
+
+namespace {
+
+// Builds the table of values: graph inputs and constants first, then every node output.
+class ValueTable {
+ public:
+  int find(const std::string& name) const {
+    auto it = ids_.find(name);
+    return it == ids_.end() ? -1 : it->second;
+  }
+  int add(PlannedValue value) {
+    const int id = static_cast<int>(values_.size());
+    ids_[value.name] = id;
+    values_.push_back(std::move(value));
+    return id;
+  }
+  PlannedValue& operator[](int id) { return values_[id]; }
+  std::vector<PlannedValue> take() { return std::move(values_); }
+
+ private:
+  std::map<std::string, int> ids_;
+  std::vector<PlannedValue> values_;
+};
+
+}  // namespace
+
+std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
+                                 const std::vector<Shape>& input_shapes,
+                                 const DeviceConstants* device_constants) {
+  auto plan = std::make_shared<Plan>();
+  plan->input_shapes = input_shapes;
+  plan->device = !backend.uses_host_memory();
+  ValueTable table;
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    PlannedValue v{graph.inputs[i].name, {input_shapes[i], graph.inputs[i].dtype},
+                   plan->device ? Storage::Arena : Storage::GraphInput};
+    v.input_index = static_cast<int>(i);
+    plan->inputs.push_back(table.add(v));
+  }
+  for (const auto& kv : graph.constants) {
+    if (table.find(kv.first) >= 0) continue;  // a graph input shadows an initializer default
+    PlannedValue v{kv.first, kv.second->info, Storage::Constant};
+    v.constant = kv.second.get();
+    v.data = device_constants ? device_constants->find(*v.constant) : v.constant->data.data();
+    table.add(v);
+  }
+
+  // Pass 1: types, kernels and views, node by node.
+  std::vector<int> root;  // value id -> the arena value whose bytes it uses (itself unless a view)
+  auto root_of = [&](int id) {
+    while (static_cast<int>(root.size()) <= id) root.push_back(static_cast<int>(root.size()));
+    return root[id];
+  };
+  const OpRegistry& registry = op_registry();
+  for (const Node& node : graph.nodes) {
+    const OpDef& def = *registry.find(node.op_type);
+    PlannedLayer layer;
+    layer.node = &node;
+    std::vector<ValueInfo> in_infos;
+    for (const std::string& name : node.inputs) {
+      if (name.empty()) {
+        layer.inputs.push_back(-1);
+        in_infos.push_back(ValueInfo{{}, nullptr, false});
+        continue;
+      }
+      const int id = table.find(name);
+      if (id < 0) node_fail<InvalidModelError>(node, "input '" + name + "' is not produced by any node");
+      layer.inputs.push_back(id);
+      in_infos.push_back(ValueInfo{table[id].info, table[id].constant, true});
+    }
+    std::vector<TensorInfo> out_infos = def.infer(node, in_infos);
+    if (out_infos.size() < node.outputs.size()) {
+      node_fail<InvalidModelError>(node, "has " + std::to_string(node.outputs.size()) +
+                                             " outputs, at most " + std::to_string(out_infos.size()) +
+                                             " expected");
+    }
+    out_infos.resize(node.outputs.size());
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      if (node.outputs[o].empty()) {
+        layer.outputs.push_back(-1);
+        continue;
+      }
+      PlannedValue v{node.outputs[o], out_infos[o], Storage::Arena};
+      if (def.aliases_input0 && o == 0) {
+        const PlannedValue& src = table[layer.inputs.at(0)];
+        v.storage = src.storage;
+        v.input_index = src.input_index;
+        v.constant = src.constant;
+        v.data = src.data;
+      }
+      const int id = table.add(v);
+      layer.outputs.push_back(id);
+      root_of(id);
+      if (def.aliases_input0 && o == 0) root[id] = root_of(layer.inputs[0]);
+    }
+    if (def.aliases_input0) {
+      layer.algorithm = "view (no copy)";
+    } else {
+      KernelChoice choice = backend.plan_node(node, in_infos, out_infos);
+      layer.kernel = std::move(choice.kernel);
+      layer.algorithm = std::move(choice.algorithm);
+      layer.math = std::move(choice.math);
+      layer.time_ms = choice.time_ms;
+      layer.workspace_bytes = choice.workspace_bytes;
+      layer.scratch_bytes = choice.scratch_bytes;
+      layer.rejected = std::move(choice.rejected);
+      plan->workspace_bytes = std::max(plan->workspace_bytes, layer.scratch_bytes + layer.workspace_bytes);
+    }
+    plan->layers.push_back(std::move(layer));
+  }
+  for (const std::string& name : graph.outputs) {
+    const int id = table.find(name);
+    if (id < 0) throw InvalidModelError("graph output '" + name + "' is not produced by any node");
+    plan->outputs.push_back(id);
+  }
+  plan->values = table.take();
+
+  // Pass 2: liveness of every arena buffer (a view extends its source's life), then placement.
+  const int n_layers = static_cast<int>(plan->layers.size());
+  std::map<int, ArenaBlock> blocks;  // root value id -> block
+  for (int id : plan->inputs) {
+    if (plan->values[id].storage != Storage::Arena) continue;
+    blocks[id] = ArenaBlock{plan->values[id].info.bytes(), 0, 0};  // written before step 0
+    plan->naive_bytes += plan->values[id].info.bytes();
+  }
+  for (int step = 0; step < n_layers; ++step) {
+    const PlannedLayer& layer = plan->layers[step];
+    for (int id : layer.outputs) {
+      if (id < 0 || plan->values[id].storage != Storage::Arena) continue;
+      const int r = root_of(id);
+      if (r == id) {
+        blocks[r] = ArenaBlock{plan->values[id].info.bytes(), step, step};
+        plan->naive_bytes += plan->values[id].info.bytes();
+      }
+    }
+    for (int id : layer.inputs) {
+      if (id >= 0 && plan->values[id].storage == Storage::Arena) blocks[root_of(id)].last = step;
+    }
+    for (int id : layer.outputs) {
+      if (id >= 0 && plan->values[id].storage == Storage::Arena) {
+        ArenaBlock& b = blocks[root_of(id)];
+        b.last = std::max(b.last, step);
+      }
+    }
+  }
+  for (int id : plan->outputs) {
+    if (plan->values[id].storage == Storage::Arena) blocks[root_of(id)].last = n_layers;
+  }
+  std::vector<ArenaBlock> placed;
+  std::vector<int> placed_roots;
+  for (const auto& kv : blocks) {
+    placed_roots.push_back(kv.first);
+    placed.push_back(kv.second);
+  }
+  plan->arena_bytes = place_blocks(placed);
+  std::map<int, size_t> offset_of;
+  for (size_t i = 0; i < placed.size(); ++i) offset_of[placed_roots[i]] = placed[i].offset;
+  for (size_t id = 0; id < plan->values.size(); ++id) {
+    PlannedValue& v = plan->values[id];
+    if (v.storage == Storage::Arena) v.offset = offset_of.at(root_of(static_cast<int>(id)));
+  }
+  return plan;
+}
+
+}  // namespace dnnx

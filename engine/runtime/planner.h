@@ -1,0 +1,65 @@
+// The planner: for fixed input shapes, infer every tensor's type, ask the backend for each
+// layer's kernel (algorithm + workspace), then place all activations in one arena by liveness.
+// The Plan is data: printable (Model.plan()), and immutable once built, so it may serve several
+// threads at once; each run brings its own arena.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/device_memory.h"
+#include "ir/graph.h"
+
+namespace dnnx {
+
+// Where a value's bytes are during a run. On a device backend the graph inputs are Arena
+// values too (copied in at the start of a run), and Constant values are the device copies.
+enum class Storage { Arena, GraphInput, Constant, Absent };
+
+struct PlannedValue {
+  std::string name;
+  TensorInfo info;
+  Storage storage = Storage::Absent;
+  size_t offset = 0;          // Arena: byte offset (a view shares its source's offset)
+  int input_index = -1;       // GraphInput: position among the graph inputs
+  const ConstTensor* constant = nullptr;  // Constant: the load-time tensor
+  const void* data = nullptr;             // Constant: where kernels read it (host or device)
+};
+
+struct PlannedLayer {
+  const Node* node = nullptr;
+  std::vector<int> inputs;   // value ids; -1 for an omitted optional input
+  std::vector<int> outputs;  // value ids; -1 for an omitted optional output
+  std::unique_ptr<Kernel> kernel;  // null for a view (Reshape, Flatten, ...): nothing runs
+  std::string algorithm;
+  std::string math;
+  size_t workspace_bytes = 0;
+  size_t scratch_bytes = 0;  // KernelChoice::scratch_bytes
+  double time_ms = -1;
+  std::vector<Rejected> rejected;
+};
+
+struct Plan {
+  std::vector<Shape> input_shapes;
+  std::vector<PlannedValue> values;
+  std::vector<PlannedLayer> layers;
+  std::vector<int> outputs;  // value ids of the graph outputs, in graph order
+  std::vector<int> inputs;   // value ids of the graph inputs, in graph order
+  bool device = false;       // planned for a device backend (graph inputs live in the arena)
+  size_t arena_bytes = 0;      // the arena after liveness placement
+  size_t naive_bytes = 0;      // the sum of every activation's size (what no reuse would need)
+  size_t workspace_bytes = 0;  // one workspace for all layers: the largest single need (scratch included)
+};
+
+// Validates every node against the op registry and the backend; throws UnsupportedModelError
+// naming the first node that cannot run, with the op and what is supported.
+void validate_graph(const Graph& graph, const Backend& backend);
+
+// device_constants: the graph's constants on a device backend (nullptr on a host backend,
+// whose kernels read the constants' own bytes).
+std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
+                                 const std::vector<Shape>& input_shapes,
+                                 const DeviceConstants* device_constants = nullptr);
+
+}  // namespace dnnx
