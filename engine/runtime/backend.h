@@ -231,6 +231,10 @@ class Backend {
   // The planner's counters so far; its warnings are handed out once (the next call has none).
   virtual PlannerReport planner_report() const { return {}; }
 
+  // The backend's kernel registrations (op type -> KernelEntry): what it runs and with which
+  // capabilities, for the support matrix and the tests that walk every registered op.
+  virtual const KernelRegistry& kernels() const = 0;
+
   // Fine-tuning on this backend: its gradient kernels, loss and SGD (Note [training ops] in
   // runtime/training.h); nullptr where the backend cannot train.
   virtual std::unique_ptr<TrainingOps> training_ops() const;

@@ -59,6 +59,19 @@ OutputKind output_kind(const std::string& name) {
 
 class PyEngine {
  public:
+  py::dict kernels() const {
+    py::dict out;
+    for (const auto& [op, entry] : engine_->backend().kernels().entries()) {
+      py::list dtypes;
+      for (DType t : entry.dtypes) dtypes.append(dtype_name(t));
+      py::dict caps;
+      caps["dtypes"] = dtypes;
+      caps["checks_nodes"] = static_cast<bool>(entry.check);
+      out[py::str(op)] = caps;
+    }
+    return out;
+  }
+
   PyEngine(const py::dict& ir, const std::string& device, const py::dict& options, const py::dict& passes)
       : engine_(std::make_shared<Engine>(graph_from_ir(ir), make_backend(device, options), pass_options(passes),
                                          engine_options(options))) {}
@@ -214,6 +227,8 @@ void bind_engine(py::module_& m) {
            "(measured, or None), rejected.")
       .def("memory", &PyEngine::memory, py::arg("shapes") = py::none())
       .def("default_shapes", &PyEngine::default_shapes)
+      .def("kernels", &PyEngine::kernels,
+           "The backend's kernel registrations: {op type: {'dtypes': [...], 'checks_nodes': bool}}.")
       .def("planner_report", &PyEngine::planner_report,
            "The planner's counters (timing_runs, cache_hits, ...), the plan cache file and the "
            "warnings not reported before.");

@@ -14,6 +14,7 @@ from .errors import DeviceError, DnnxError, InvalidModelError, PlanCacheWarning,
 from .model import Model, TensorSpec, load
 from .finetune import NonFiniteLossError, Tuner
 from ._passes import pass_names
+from . import threads
 from ._native import core as _core
 
 __version__ = "0.1.0"
@@ -24,5 +25,5 @@ def supported_ops() -> list:
     return list(_core.supported_ops())
 
 
-__all__ = ["load", "Model", "TensorSpec", "DeviceArray", "Tuner", "NonFiniteLossError", "supported_ops", "pass_names", "cuda_available", "cuda_status", "DnnxError",
+__all__ = ["load", "Model", "TensorSpec", "DeviceArray", "Tuner", "NonFiniteLossError", "supported_ops", "pass_names", "threads", "cuda_available", "cuda_status", "DnnxError",
            "UnsupportedModelError", "InvalidModelError", "DeviceError", "PlanCacheWarning", "__version__"]

@@ -184,6 +184,11 @@ class Model:
         None). All zero on the CPU, which has no algorithm search."""
         return self._planner_stats()
 
+    def kernels(self) -> dict:
+        """What this model's backend registers: {op type: {"dtypes": [...], "checks_nodes": bool}}
+        ("<op>@NHWC" and fused types included: the rewrite passes make those nodes)."""
+        return dict(self._engine.kernels())
+
     def plan(self, batch_size=None) -> PlanTable:
         """One row per layer: name, op, input and output shapes, algorithm, math, workspace bytes.
         Symbolic dims are taken as 1 unless ``batch_size`` says otherwise."""

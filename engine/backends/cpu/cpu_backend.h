@@ -10,6 +10,7 @@ class CpuBackend final : public Backend {
   CpuBackend();
   std::string name() const override { return "cpu"; }
   std::string unsupported_reason(const Node& node) const override;
+  const KernelRegistry& kernels() const override { return kernels_; }
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
   // The host loss and SGD of engine/train and the CPU gradient kernels (training_cpu.cc).

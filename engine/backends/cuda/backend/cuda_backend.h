@@ -19,6 +19,7 @@ class CudaBackend final : public Backend {
 
   std::string name() const override { return "cuda:" + std::to_string(context_->options.device); }
   std::string unsupported_reason(const Node& node) const override;
+  const KernelRegistry& kernels() const override { return kernels_; }
   // precision="fp16": half storage where half_unsupported_reason is "" (Note [half storage]).
   bool half_storage() const override;
   std::string half_unsupported_reason(const Node& node) const override;
