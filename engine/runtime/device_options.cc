@@ -42,6 +42,14 @@ std::vector<std::string> names(const std::vector<std::pair<std::string, E>>& tab
   return out;
 }
 
+template <class E>
+std::string name_of(const std::vector<std::pair<std::string, E>>& table, E value) {
+  for (const auto& [n, v] : table) {
+    if (v == value) return n;
+  }
+  return "?";
+}
+
 }  // namespace
 
 Precision parse_precision(const std::string& name) { return from_name(precision_table(), name, "precision"); }
@@ -53,19 +61,8 @@ AlgoSearch parse_algo_search(const std::string& name) {
 std::vector<std::string> precision_names() { return names(precision_table()); }
 std::vector<std::string> algo_search_names() { return names(algo_search_table()); }
 
-std::string precision_name(Precision p) {
-  for (const auto& [n, value] : precision_table()) {
-    if (value == p) return n;
-  }
-  return "?";
-}
-
-std::string algo_search_name(AlgoSearch a) {
-  for (const auto& [n, value] : algo_search_table()) {
-    if (value == a) return n;
-  }
-  return "?";
-}
+std::string precision_name(Precision p) { return name_of(precision_table(), p); }
+std::string algo_search_name(AlgoSearch a) { return name_of(algo_search_table(), a); }
 
 namespace {
 

@@ -42,13 +42,11 @@ DeviceOptions device_options_from_dict(const py::dict& options) {
 }
 
 void bind_device(py::module_& m) {
-  py::enum_<Precision>(m, "Precision", "The arithmetic a device model may use (dnnx.load's precision=).")
-      .value("fp32", Precision::Fp32)
-      .value("tf32", Precision::Tf32)
-      .value("fp16", Precision::Fp16);
-  py::enum_<AlgoSearch>(m, "AlgoSearch", "How the planner picks a layer's algorithm (dnnx.load's algo_search=).")
-      .value("heuristic", AlgoSearch::Heuristic)
-      .value("exhaustive", AlgoSearch::Exhaustive);
+  // The members' names come from device_options.cc's one list (py::enum_ copies each name).
+  py::enum_<Precision> precision(m, "Precision", "The arithmetic a device model may use (dnnx.load's precision=).");
+  for (const std::string& name : precision_names()) precision.value(name.c_str(), parse_precision(name));
+  py::enum_<AlgoSearch> algo_search(m, "AlgoSearch", "How the planner picks a layer's algorithm (dnnx.load's algo_search=).");
+  for (const std::string& name : algo_search_names()) algo_search.value(name.c_str(), parse_algo_search(name));
   py::class_<DeviceOptions>(m, "DeviceOptions", "What a model asks of a device backend (made by device_options).")
       .def_readonly("device", &DeviceOptions::device)
       .def_readonly("workspace_limit", &DeviceOptions::workspace_limit)

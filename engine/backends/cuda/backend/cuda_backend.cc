@@ -2,8 +2,6 @@
 
 #include "backends/cuda/dense/blas.h"
 #include "backends/cuda/backend/cuda_kernels.h"
-#include "ops/channels_last.h"
-#include "ops/lstm_stack.h"
 
 namespace dnnx::cuda {
 
