@@ -1,5 +1,5 @@
 // Relu, Sigmoid, Tanh: elementwise, output type = input type (float32 only).
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

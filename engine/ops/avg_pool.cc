@@ -3,7 +3,7 @@
 // MaxPool's (ops/conv_geometry.h). The divisor of one window is the number of its taps inside
 // X, or with count_include_pad the number inside the padded X (taps that ceil_mode pushes past
 // the end padding never count).
-#include "ops/families.h"
+#include "ops/op.h"
 #include "ops/pool.h"
 
 namespace dnnx {

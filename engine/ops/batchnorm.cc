@@ -2,7 +2,7 @@
 // Y = (X - mean) / sqrt(var + epsilon) * scale + B, per channel. Training mode (batch statistics,
 // running-mean outputs) and the pre-opset-9 spatial=0 form (statistics per activation) are
 // refused at load. The fold_batchnorm pass (runtime/passes) removes the op after a constant Conv.
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 
@@ -53,6 +53,13 @@ void register_batchnorm_ops(OpRegistry& r) {
   OpDef def;
   def.validate = validate_batchnorm;
   def.infer = infer_batchnorm;
+  // A frozen BN inside a trainable tail trains its scale and bias (and passes the gradient to X);
+  // its mean and variance are statistics.
+  def.untrainable = [](const Node&, const std::vector<ValueInfo>&, const std::vector<bool>& needs_grad) {
+    const bool statistics = needs_grad.size() > kVar && (needs_grad[kMean] || needs_grad[kVar]);
+    return statistics ? "training the running mean or variance is not supported (they are statistics, not parameters)"
+                      : "";
+  };
   r.add("BatchNormalization", std::move(def));
 }
 

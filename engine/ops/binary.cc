@@ -1,7 +1,7 @@
 // Add, Sub, Mul, Div: elementwise float32 with numpy multidirectional broadcasting (opset 7+).
 // Opsets before 7 used unidirectional broadcasting controlled by `broadcast`/`axis`; those
 // attributes are refused with a message that says so rather than silently reinterpreted.
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

@@ -5,7 +5,7 @@
 // the edges of a precision="fp16" model on a device that runs half kernels.
 #include "ops/cast.h"
 
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

@@ -2,7 +2,7 @@
 // equal in every dim but `axis`; the output's `axis` dim is the sum of theirs.
 #include "ops/concat.h"
 
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

@@ -2,7 +2,7 @@
 // 1-D, 2-D and 3-D; group (depthwise included), strides, dilations, pads and auto_pad. The
 // window arithmetic lives in ops/conv_geometry.h, shared with MaxPool and every backend.
 #include "ops/conv_geometry.h"
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

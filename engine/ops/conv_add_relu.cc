@@ -3,7 +3,7 @@
 // conv's attributes; the Relu's output. On CUDA one cudnnConvolutionBiasActivationForward
 // (y = relu(conv(x) + z + b)), on the CPU the conv kernel's epilogue, instead of three passes
 // over the block's output.
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

@@ -1,6 +1,6 @@
 #include "ops/conv_pool.h"
 
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

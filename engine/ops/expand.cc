@@ -1,7 +1,7 @@
 // Expand: data (any dtype) broadcast numpy-style against a constant shape: Y's shape is
 // broadcast(data's shape, shape), so a 1 in `shape` keeps data's dim.
 #include "ops/const_inputs.h"
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

@@ -3,7 +3,7 @@
 // row (N). Same attributes, inputs and shapes as the op itself, so the definition is a copy; a
 // backend runs them only where it registers a kernel (else the pass leaves the pair).
 // LSTMStack (stacked LSTM layers in one node) has a definition of its own: ops/lstm_stack.cc.
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 
@@ -21,7 +21,6 @@ void register_fused_ops(OpRegistry& r) {
   add_fused(r, "Conv", "+Relu");
   add_fused(r, "Gemm", "+Relu");
   add_fused(r, "Gemm", "+Softmax");
-  register_lstm_stack_ops(r);
 }
 
 }  // namespace dnnx

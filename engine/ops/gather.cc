@@ -1,7 +1,7 @@
 // Gather: data [d0, ..., d_axis, ..., dn] (any dtype), indices [i...] (int32 or int64) ->
 // [d0, ..., i..., ..., dn]: the slices of `axis` the indices name (negative counts from the
 // end). Constant indices are checked at load; computed ones when the kernel runs.
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

@@ -1,6 +1,6 @@
 // Gemm: Y[M,N] = alpha * op(A) * op(B) + beta * C, C optional and unidirectionally broadcast
 // to [M,N]. A is [M,K] ([K,M] with transA), B is [K,N] ([N,K] with transB).
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

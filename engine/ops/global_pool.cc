@@ -2,7 +2,7 @@
 // (image, channel) plane: its mean or its max.
 #include <algorithm>
 
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

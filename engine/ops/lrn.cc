@@ -1,7 +1,7 @@
 // LRN (local response normalisation across channels): X [N, C, d...] ->
 // Y[c] = X[c] / (bias + alpha / size * sum of X[c']^2 over c' in [c - (size-1)/2, c + size/2])^beta
 // (the window is clipped at the first and last channel).
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

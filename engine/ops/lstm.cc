@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "ops/families.h"
+#include "ops/op.h"
 #include "ops/lstm_attrs.h"
 
 namespace dnnx {
@@ -169,6 +169,18 @@ void register_lstm_ops(OpRegistry& r) {
     return std::vector<TensorInfo>{{y, t}, {state, t}, {state, t}};
   };
   def.min_opset = 7;
+  // Backpropagation through time, as both backends run it, has no clip, no coupled input and
+  // forget gates and one sequence length.
+  def.untrainable = [](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<bool>&) {
+    const LstmAttributes attrs = parse_lstm_attributes(node);
+    if (attrs.has_clip) return std::string("training an LSTM with clip is not supported");
+    if (attrs.input_forget) return std::string("training an LSTM with input_forget is not supported");
+    if (kLstmSequenceLens < inputs.size() && inputs[kLstmSequenceLens].present) {
+      return std::string("training an LSTM with sequence_lens is not supported (pad the sequences to one length, "
+                         "or drop the input)");
+    }
+    return std::string();
+  };
   r.add("LSTM", std::move(def));
 }
 

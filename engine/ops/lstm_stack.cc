@@ -2,7 +2,7 @@
 // (ops/lstm.cc), so a stack accepts exactly what its LSTM nodes accepted.
 #include "ops/lstm_stack.h"
 
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

@@ -31,6 +31,13 @@ struct OpDef {
   int min_opset = 7;
   // Made by a rewrite pass (Conv+Relu, ...), never read from a model: not listed as supported.
   bool fused = false;
+  // Why this node cannot be fine-tuned on any backend ("" when it can; empty: every node of the
+  // op can, wherever a backend registers its gradient): asked by the trainer before it plans
+  // the node's gradient, with the node's inputs and which of them need a gradient (the
+  // BatchNorm statistics, an LSTM's clip). What one backend's kernel cannot train stays in
+  // that backend's gradient factory.
+  std::function<std::string(const Node&, const std::vector<ValueInfo>&, const std::vector<bool>& needs_grad)>
+      untrainable;
 };
 
 class OpRegistry {

@@ -5,7 +5,7 @@
 #include "ops/pad.h"
 
 #include "ops/const_inputs.h"
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

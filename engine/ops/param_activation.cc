@@ -6,7 +6,7 @@
 // inputs may be constants or computed, since the kernel reads them when it runs. With
 // min > max every element becomes max, as ONNX specifies.
 #include "ops/const_inputs.h"
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

@@ -3,7 +3,7 @@
 // a column-major storage_order are refused at load.
 #include "ops/pool.h"
 
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

@@ -1,39 +1,43 @@
-#include "ops/families.h"
+// The op registry's explicit list: one line per op family file in ops/, each defining
+// `void register_<family>_ops(OpRegistry&)` (no header declares them: this list does). Fused ops
+// copy or read the definitions of the ops they fuse, so they come after them; the channels-last
+// forms wrap the window ops, so they come last. Adding an op family file is one line here.
+#include "ops/op.h"
+
+// clang-format off
+#define DNNX_OP_FAMILIES(X)                                                                         \
+  X(activation)  /* Relu, Sigmoid, Tanh */                                                         \
+  X(binary)      /* Add, Sub, Mul, Div (broadcast) */                                              \
+  X(gemm) X(matmul) X(softmax)                                                                     \
+  X(view)        /* Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout */                     \
+  X(transpose) X(concat) X(conv) X(pool) X(lstm) X(batchnorm) X(avg_pool)                         \
+  X(global_pool) /* GlobalAveragePool, GlobalMaxPool */                                            \
+  X(lrn)                                                                                           \
+  X(variadic)    /* Sum, Max, Min (broadcast) */                                                   \
+  X(param_activation) /* Clip, LeakyRelu, Elu */                                                   \
+  X(pad)                                                                                           \
+  X(shape)       /* shape_ops.cc: Shape, ConstantOfShape */                                        \
+  X(gather) X(slice) X(cast) X(expand) X(reduce) X(split)                                          \
+  /* made by runtime/passes, after the ops they read */                                            \
+  X(fused)         /* Conv+Relu, Gemm+Relu, Gemm+Softmax (copies Conv and Gemm) */               \
+  X(lstm_stack)    /* LSTMStack */                                                                 \
+  X(conv_add_relu) /* Conv+Add+Relu */                                                             \
+  X(conv_pool)     /* Conv+MaxPool, Conv+Relu+MaxPool (reads the fused ops) */                     \
+  X(channels_last) /* <op>@NHWC: wraps the window ops above, last */
+// clang-format on
 
 namespace dnnx {
+
+#define DNNX_DECLARE(family) void register_##family##_ops(OpRegistry& r);
+DNNX_OP_FAMILIES(DNNX_DECLARE)
+#undef DNNX_DECLARE
 
 const OpRegistry& op_registry() {
   static const OpRegistry registry = [] {
     OpRegistry r;
-    register_activation_ops(r);
-    register_binary_ops(r);
-    register_gemm_ops(r);
-    register_matmul_ops(r);
-    register_softmax_ops(r);
-    register_view_ops(r);
-    register_transpose_ops(r);
-    register_concat_ops(r);
-    register_conv_ops(r);
-    register_pool_ops(r);
-    register_lstm_ops(r);
-    register_batchnorm_ops(r);
-    register_avg_pool_ops(r);
-    register_global_pool_ops(r);
-    register_lrn_ops(r);
-    register_variadic_ops(r);
-    register_param_activation_ops(r);
-    register_pad_ops(r);
-    register_shape_ops(r);
-    register_gather_ops(r);
-    register_slice_ops(r);
-    register_cast_ops(r);
-    register_expand_ops(r);
-    register_reduce_ops(r);
-    register_split_ops(r);
-    register_fused_ops(r);  // copies Conv's and Gemm's definitions: after them
-    register_conv_add_relu_ops(r);  // reads Conv: after it
-    register_conv_pool_ops(r);  // reads Conv, Conv+Relu and MaxPool: after the fused ops
-    register_channels_last_ops(r);  // wraps the window ops above: last
+#define DNNX_CALL(family) register_##family##_ops(r);
+    DNNX_OP_FAMILIES(DNNX_CALL)
+#undef DNNX_CALL
     return r;
   }();
   return registry;

@@ -2,7 +2,7 @@
 // The per-opset meaning of `axis` lives in softmax_geometry (see ops/softmax.h).
 #include "ops/softmax.h"
 
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "ops/const_inputs.h"
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

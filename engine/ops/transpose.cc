@@ -1,7 +1,7 @@
 // Transpose (opsets 1, 13): any dtype, the output has the input's dtype.
 #include "ops/transpose.h"
 
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

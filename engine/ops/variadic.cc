@@ -1,6 +1,6 @@
 // Sum, Max, Min: one or more inputs of one dtype (float32, int32 or int64), broadcast together
 // numpy-style (opset 8+; opsets 6-7 required equal shapes, a special case).
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

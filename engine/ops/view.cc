@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "ops/const_inputs.h"
-#include "ops/families.h"
+#include "ops/op.h"
 
 namespace dnnx {
 

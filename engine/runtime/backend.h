@@ -12,7 +12,8 @@
 
 namespace dnnx {
 
-class TrainingOps;  // runtime/training.h
+class TrainingOps;     // runtime/training.h
+class KernelRegistry;  // runtime/kernel_registry.h
 
 // The buffers of one kernel call. Shapes were fixed when the kernel was planned, so a call
 // carries only pointers: one per node input/output, nullptr where an optional one is omitted.
@@ -66,64 +67,6 @@ struct KernelChoice {
 // Builds the kernel for one node whose input and output types are now fixed.
 using KernelFactory = std::function<KernelChoice(const Node&, const std::vector<ValueInfo>& inputs,
                                                  const std::vector<TensorInfo>& outputs)>;
-
-// Why a backend cannot run one node of an op type it has a kernel for ("" when it can): an
-// attribute or a form its kernel does not take (an LSTM's peepholes on cuDNN, an asymmetric pad
-// in a channels-last window op). Asked at load, for every node.
-using NodeCheck = std::function<std::string(const Node&)>;
-
-// What one backend offers for one op type, registered once, in the op family's file (the
-// registry is the one place the engine learns it; no other per-op list exists):
-//   factory   the forward kernel for one node with fixed shapes
-//   dtypes    the float element types its kernels store: Float32, and Float16 where a half
-//             kernel exists (precision="fp16": the half_storage pass converts only these nodes)
-//   check     the nodes of the type it refuses, and why (empty: none)
-struct KernelEntry {
-  KernelFactory factory;
-  std::vector<DType> dtypes = {DType::Float32};
-  NodeCheck check;
-
-  KernelEntry& with_dtypes(std::vector<DType> types) {
-    dtypes = std::move(types);
-    return *this;
-  }
-  KernelEntry& refusing(NodeCheck why_not) {
-    check = std::move(why_not);
-    return *this;
-  }
-  bool stores(DType t) const {
-    for (DType d : dtypes) {
-      if (d == t) return true;
-    }
-    return false;
-  }
-  std::string refusal(const Node& node) const { return check ? check(node) : ""; }
-};
-
-// Op type -> entry; each backend fills one with an explicit list (no static registration).
-class KernelRegistry {
- public:
-  // Adds (or replaces) the op's entry; its capabilities are set on the returned entry:
-  //   r.add("Conv", plan_conv).with_dtypes({DType::Float32, DType::Float16}).refusing(why_not);
-  KernelEntry& add(const std::string& op_type, KernelFactory factory) {
-    KernelEntry& e = entries_[op_type];
-    e = KernelEntry{};
-    e.factory = std::move(factory);
-    return e;
-  }
-  const KernelEntry* entry(const std::string& op_type) const {
-    auto it = entries_.find(op_type);
-    return it == entries_.end() ? nullptr : &it->second;
-  }
-  const KernelFactory* find(const std::string& op_type) const {
-    const KernelEntry* e = entry(op_type);
-    return e ? &e->factory : nullptr;
-  }
-  const std::map<std::string, KernelEntry>& entries() const { return entries_; }
-
- private:
-  std::map<std::string, KernelEntry> entries_;
-};
 
 // A device-to-device copy at the edge of a recorded graph (Note [edge copies] in
 // runtime/device_runner.cc): one input of a run into the arena, or one output into the caller's array.

@@ -1,5 +1,5 @@
 // The training contract between engine/train and a backend, in one header: the gradient kernels
-// (GradKernel, its factory and GradRegistry: the backward half of a kernel) and the ops
+// (GradKernel and its factory: the backward half of a kernel, registered beside the forward one) and the ops
 // fine-tuning needs besides them (TrainingOps: the loss with its gradient, the non-finite check,
 // the SGD update and the fan-in sum; engine/train runs them; see Note [training ops]).
 //
@@ -79,25 +79,8 @@ struct GradRequest {
   const Backend& forward;
 };
 
+// Registered beside the forward kernel: KernelEntry::gradient (runtime/kernel_registry.h).
 using GradFactory = std::function<GradChoice(const GradRequest&)>;
-
-// Op type -> gradient factory; filled by an explicit list per backend (register_cpu_grad_kernels).
-class GradRegistry {
- public:
-  void add(const std::string& op_type, GradFactory factory) { factories_[op_type] = std::move(factory); }
-  const GradFactory* find(const std::string& op_type) const {
-    auto it = factories_.find(op_type);
-    return it == factories_.end() ? nullptr : &it->second;
-  }
-  std::string names_joined() const {
-    std::string out;
-    for (const auto& kv : factories_) out += (out.empty() ? "" : ", ") + kv.first;
-    return out;
-  }
-
- private:
-  std::map<std::string, GradFactory> factories_;
-};
 
 // --- The rest of a step.
 
@@ -165,8 +148,6 @@ class ParamUpdate {
 class TrainingOps {
  public:
   virtual ~TrainingOps() = default;
-  // The backend's gradient kernels (one factory per op type).
-  virtual void register_grad_kernels(GradRegistry& registry) const = 0;
   // Writes every field of *stats: the loss, the rows right, and non_finite (0 or kLossNotFinite).
   virtual void loss(const LossCall& call, StepStats* stats) const = 0;
   // The check and update of `params` (their memory outlives the returned object).

@@ -1,16 +1,17 @@
 #include "train/tail_fusion.h"
 
 #include "runtime/passes/passes.h"
+#include "runtime/kernel_registry.h"
 #include "runtime/passes/rewrite.h"
 
 namespace dnnx {
 
 Graph tail_graph_for(const Graph& tail, const std::vector<Shape>& input_shapes, const Backend& backend,
-                     const GradRegistry& grads, const TailFusions& fusions) {
+                     const TailFusions& fusions) {
   Graph g = tail;
   PassOptions options;
   options.can_run = [&](const Node& node) {
-    return backend.unsupported_reason(node).empty() && grads.find(node.op_type) != nullptr;
+    return backend.unsupported_reason(node).empty() && backend.kernels().gradient(node.op_type) != nullptr;
   };
   if (fusions.gemm_relu) fuse_gemm_relu(g, options);
   if (!fusions.lstm_stacks) return g;

@@ -41,6 +41,6 @@ struct TailFusions {
 };
 
 Graph tail_graph_for(const Graph& tail, const std::vector<Shape>& input_shapes, const Backend& backend,
-                     const GradRegistry& grads, const TailFusions& fusions);
+                     const TailFusions& fusions);
 
 }  // namespace dnnx

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "runtime/kernel_registry.h"
 #include "train/tail_fusion.h"
 
 namespace dnnx {
@@ -30,13 +31,12 @@ int planned_index(const Graph& tail, const Graph& planned, int index) {
 
 }  // namespace
 
-TailPlan::TailPlan(const Graph& tail, const Backend& backend, const GradRegistry& grads, const TrainingOps& ops,
+TailPlan::TailPlan(const Graph& tail, const Backend& backend, const TrainingOps& ops,
                    const DeviceConstants* constants, const std::vector<Shape>& input_shapes,
                    const TailOptions& options)
     : ops_(ops),
       backend_(backend),
-      graph_(tail_graph_for(tail, input_shapes, backend, grads, TailFusions{options.fuse_lstm_stacks,
-                                                                          options.fuse_gemm_relu})),
+      graph_(tail_graph_for(tail, input_shapes, backend, TailFusions{options.fuse_lstm_stacks, options.fuse_gemm_relu})),
       plan_(build_plan(graph_, backend, input_shapes, constants)) {
   const size_t n_values = plan_->values.size();
   root_.resize(n_values);
@@ -49,7 +49,7 @@ TailPlan::TailPlan(const Graph& tail, const Backend& backend, const GradRegistry
   loss_value_ = value_id(options.loss_value);
   skip_layer_ = planned_index(tail, graph_, options.skip_layer);
   place_activations();
-  schedule_backward(grads, backend, options);
+  schedule_backward(backend, options);
 }
 
 int TailPlan::value_id(const std::string& name) const {
@@ -82,7 +82,7 @@ void TailPlan::place_activations() {
 // gradient contribution from each. Backward visits layers in reverse, so the first visit to
 // a value's gradient (or the loss's seed) writes it, and each later one writes to scratch and
 // is added in. Gradient kernels therefore always overwrite, and no buffer is ever zeroed.
-void TailPlan::schedule_backward(const GradRegistry& grads, const Backend& backend, const TailOptions& options) {
+void TailPlan::schedule_backward(const Backend& backend, const TailOptions& options) {
   const size_t n_values = plan_->values.size();
   const std::vector<PlannedValue>& values = plan_->values;
   // needs: depends on a parameter; reaches: the loss depends on it.
@@ -134,11 +134,11 @@ void TailPlan::schedule_backward(const GradRegistry& grads, const Backend& backe
       continue;
     }
     const Node& node = *layer.node;
-    const GradFactory* factory = grads.find(node.op_type);
+    const GradFactory* factory = backend.kernels().gradient(node.op_type);
     if (!factory) {
       node_fail<UnsupportedModelError>(node, "training through " + node.op_type + " is not supported on the " +
                                                  backend.name() + " yet (gradients exist for: " +
-                                                 grads.names_joined() + ", and the views)");
+                                                 backend.kernels().trainable_joined() + ", and the views)");
     }
     std::vector<ValueInfo> in_infos;
     std::vector<bool> needs_grad;
@@ -148,6 +148,9 @@ void TailPlan::schedule_backward(const GradRegistry& grads, const Backend& backe
     }
     std::vector<TensorInfo> out_infos;
     for (int id : layer.outputs) out_infos.push_back(id < 0 ? TensorInfo{} : values[id].info);
+    const OpDef* def = op_registry().find(node.op_type);
+    const std::string untrainable = def && def->untrainable ? def->untrainable(node, in_infos, needs_grad) : "";
+    if (!untrainable.empty()) node_fail<UnsupportedModelError>(node, untrainable);
     GradChoice choice = (*factory)(GradRequest{node, in_infos, out_infos, needs_grad, backend});
     GradStep step;
     step.layer = static_cast<int>(l);

@@ -56,7 +56,7 @@ class TailPlan {
   // constants: the tail's constants in device memory (nullptr on a host backend); `ops` sums
   // the fan-in. Both must outlive the plan. The plan keeps its own copy of `tail` (with LSTM
   // stacks fused for these shapes), whose constants are the same tensors.
-  TailPlan(const Graph& tail, const Backend& backend, const GradRegistry& grads, const TrainingOps& ops,
+  TailPlan(const Graph& tail, const Backend& backend, const TrainingOps& ops,
            const DeviceConstants* constants, const std::vector<Shape>& input_shapes, const TailOptions& options);
 
   const Plan& plan() const { return *plan_; }
@@ -83,7 +83,7 @@ class TailPlan {
  private:
   float* grad_ptr(int id) { return grad_offset_[root_[id]] < 0 ? nullptr : grad_buf_ + grad_offset_[root_[id]]; }
   void place_activations();
-  void schedule_backward(const GradRegistry& grads, const Backend& backend, const TailOptions& options);
+  void schedule_backward(const Backend& backend, const TailOptions& options);
   void run_layer_forward(size_t l);
   uint8_t* kept(const GradStep& step) const { return step.runs_forward ? kept_.data() + step.kept_offset : nullptr; }
 

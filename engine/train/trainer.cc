@@ -16,7 +16,6 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
   check_sgd_options(options_.sgd);
   ops_ = backend->training_ops();
   if (!ops_) throw DeviceError("finetune: the " + backend->name() + " backend cannot train");
-  ops_->register_grad_kernels(grads_);
   device_ = !backend->uses_host_memory();
   validate_graph(graph_, *backend);
   split_ = split_at_first_trainable(graph_, std::set<std::string>(options_.params.begin(), options_.params.end()));
@@ -106,7 +105,7 @@ Trainer::ShapePlan& Trainer::plan_for(const std::vector<Shape>& shapes) {
     const int m = split_.tail_from_model_input[i];
     tail_shapes[i] = m >= 0 ? shapes[m] : sp->head->values[sp->head->outputs[split_.tail_from_head_output[i]]].info.shape;
   }
-  sp->tail = std::make_unique<TailPlan>(split_.tail, *backend_, grads_, *ops_, tail_constants_.get(), tail_shapes,
+  sp->tail = std::make_unique<TailPlan>(split_.tail, *backend_, *ops_, tail_constants_.get(), tail_shapes,
                                         TailOptions{options_.params, loss_value_, skip_layer_,
                                                     options_.head_passes.fuse_lstm_stack,
                                                     options_.head_passes.fuse_gemm_relu});

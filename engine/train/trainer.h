@@ -162,7 +162,6 @@ class Trainer {
   std::unique_ptr<Backend> owned_;   // the backend when there is no head (else the head owns it)
   const Backend* backend_ = nullptr;
   std::unique_ptr<TrainingOps> ops_;
-  GradRegistry grads_;
   bool device_ = false;
   ScoreKind scores_ = ScoreKind::Logits;
   int skip_layer_ = -1;

@@ -10,6 +10,7 @@
 #include "run_inputs.h"
 #include "runtime/device_library.h"
 #include "runtime/engine.h"
+#include "runtime/kernel_registry.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/rewrite.h"
 
@@ -26,6 +27,22 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const py::dict&
     return create_device_backend(options["library"].cast<std::string>(), device_options_from_dict(options));
   }
   throw DeviceError("device '" + device + "' is not supported ('cpu' or 'cuda')");
+}
+
+// {op type: {"dtypes": [...], "gradient": bool, "checks_nodes": bool}} of one backend's
+// registrations (runtime/kernel_registry.h).
+py::dict kernel_dict(const KernelRegistry& registry) {
+  py::dict out;
+  for (const auto& [op, entry] : registry.entries()) {
+    py::list dtypes;
+    for (DType t : entry.dtypes) dtypes.append(dtype_name(t));
+    py::dict caps;
+    caps["dtypes"] = dtypes;
+    caps["gradient"] = static_cast<bool>(entry.gradient);
+    caps["checks_nodes"] = static_cast<bool>(entry.check);
+    out[py::str(op)] = caps;
+  }
+  return out;
 }
 
 py::list shapes_list(const std::vector<const TensorInfo*>& infos) {
@@ -59,18 +76,7 @@ OutputKind output_kind(const std::string& name) {
 
 class PyEngine {
  public:
-  py::dict kernels() const {
-    py::dict out;
-    for (const auto& [op, entry] : engine_->backend().kernels().entries()) {
-      py::list dtypes;
-      for (DType t : entry.dtypes) dtypes.append(dtype_name(t));
-      py::dict caps;
-      caps["dtypes"] = dtypes;
-      caps["checks_nodes"] = static_cast<bool>(entry.check);
-      out[py::str(op)] = caps;
-    }
-    return out;
-  }
+  py::dict kernels() const { return kernel_dict(engine_->backend().kernels()); }
 
   PyEngine(const py::dict& ir, const std::string& device, const py::dict& options, const py::dict& passes)
       : engine_(std::make_shared<Engine>(graph_from_ir(ir), make_backend(device, options), pass_options(passes),
@@ -211,6 +217,12 @@ py::list graph_rows(const std::vector<GraphStatus>& graphs, const char* eager_ke
 
 void bind_engine(py::module_& m) {
   bind_device_array(m);
+  m.def(
+      "kernel_table", [](const std::string& device, const py::dict& options) {
+        return kernel_dict(make_backend(device, options)->kernels());
+      },
+      py::arg("device"), py::arg("options"),
+      "What a backend registers (as Engine.kernels), without a model: the support matrix's source.");
   py::class_<PyEngine>(m, "Engine")
       .def(py::init<const py::dict&, const std::string&, const py::dict&, const py::dict&>(), py::arg("ir"),
            py::arg("device") = "cpu", py::arg("options") = py::dict(), py::arg("passes") = py::dict())

@@ -15,6 +15,21 @@ PYBIND11_MODULE(_core, m) {
   bind_train(m);
   bind_threads(m);
   m.def("supported_ops", [] { return op_registry().names(); }, "Op types the registry knows, sorted.");
+  m.def(
+      "op_definitions",
+      [] {
+        py::dict out;
+        for (const std::string& name : op_registry().names()) {
+          const OpDef* def = op_registry().find(name);
+          py::dict d;
+          d["min_opset"] = def->min_opset;
+          d["view"] = def->aliases_input0;
+          d["trainability_check"] = static_cast<bool>(def->untrainable);
+          out[py::str(name)] = d;
+        }
+        return out;
+      },
+      "{op type: {min_opset, view, trainability_check}} of the ops a model may contain (fused ops left out).");
 }
 
 }  // namespace dnnx

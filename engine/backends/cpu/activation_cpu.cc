@@ -1,7 +1,7 @@
 #include <cmath>
 
 #include "backends/cpu/activation_cpu.h"
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 
 namespace dnnx {
 

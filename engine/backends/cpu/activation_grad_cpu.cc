@@ -2,7 +2,7 @@
 //   Relu     dX = dY where y > 0, else 0   (at x == 0 the subgradient 0, as PyTorch takes it)
 //   Sigmoid  dX = dY * y * (1 - y)
 //   Tanh     dX = dY * (1 - y^2)
-#include "backends/cpu/cpu_grad_kernels.h"
+#include "runtime/kernel_registry.h"
 
 namespace dnnx {
 
@@ -48,10 +48,10 @@ GradFactory activation_grad(Activation kind) {
 
 }  // namespace
 
-void register_cpu_activation_grad_kernels(GradRegistry& r) {
-  r.add("Relu", activation_grad(Activation::Relu));
-  r.add("Sigmoid", activation_grad(Activation::Sigmoid));
-  r.add("Tanh", activation_grad(Activation::Tanh));
+void register_cpu_activation_grad_kernels(KernelRegistry& r) {
+  r.at("Relu").with_gradient(activation_grad(Activation::Relu));
+  r.at("Sigmoid").with_gradient(activation_grad(Activation::Sigmoid));
+  r.at("Tanh").with_gradient(activation_grad(Activation::Tanh));
 }
 
 }  // namespace dnnx

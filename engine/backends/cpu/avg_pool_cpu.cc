@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "backends/cpu/thread_pool.h"
 #include "ops/conv_geometry.h"
 

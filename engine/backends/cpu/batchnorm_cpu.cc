@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 
 namespace dnnx {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backends/cpu/cpu_grad_kernels.h"
+#include "runtime/kernel_registry.h"
 
 namespace dnnx {
 
@@ -49,10 +49,7 @@ class BatchNormGradKernel final : public GradKernel {
 };
 
 GradChoice plan_batchnorm_grad(const GradRequest& r) {
-  if (r.needs_grad.size() > kVar && (r.needs_grad[kMean] || r.needs_grad[kVar])) {
-    node_fail<UnsupportedModelError>(r.node, "training the running mean or variance is not supported "
-                                             "(they are statistics, not parameters)");
-  }
+  // The statistics never need a gradient here: OpDef::untrainable (ops/batchnorm.cc) refused that.
   const Shape& x = r.inputs[kX].info.shape;
   const int64_t plane = numel(x) / std::max<int64_t>(1, x[0] * x[1]);
   GradChoice choice;
@@ -63,6 +60,6 @@ GradChoice plan_batchnorm_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cpu_batchnorm_grad_kernels(GradRegistry& r) { r.add("BatchNormalization", plan_batchnorm_grad); }
+void register_cpu_batchnorm_grad_kernels(KernelRegistry& r) { r.at("BatchNormalization").with_gradient(plan_batchnorm_grad); }
 
 }  // namespace dnnx

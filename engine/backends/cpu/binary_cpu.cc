@@ -9,7 +9,7 @@
 //                      of 0 (broadcast) or its contiguous stride per side
 #include <vector>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 
 namespace dnnx {
 

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "backends/cpu/broadcast_walk.h"
-#include "backends/cpu/cpu_grad_kernels.h"
+#include "runtime/kernel_registry.h"
 
 namespace dnnx {
 
@@ -99,11 +99,11 @@ GradFactory binary_grad(BinaryOp op) {
 
 }  // namespace
 
-void register_cpu_binary_grad_kernels(GradRegistry& r) {
-  r.add("Add", binary_grad(BinaryOp::Add));
-  r.add("Sub", binary_grad(BinaryOp::Sub));
-  r.add("Mul", binary_grad(BinaryOp::Mul));
-  r.add("Div", binary_grad(BinaryOp::Div));
+void register_cpu_binary_grad_kernels(KernelRegistry& r) {
+  r.at("Add").with_gradient(binary_grad(BinaryOp::Add));
+  r.at("Sub").with_gradient(binary_grad(BinaryOp::Sub));
+  r.at("Mul").with_gradient(binary_grad(BinaryOp::Mul));
+  r.at("Div").with_gradient(binary_grad(BinaryOp::Div));
 }
 
 }  // namespace dnnx

@@ -2,7 +2,7 @@
 // truncates toward zero, like onnxruntime); the same type is a plain copy.
 #include <cstring>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "backends/cpu/element_type.h"
 #include "ops/cast.h"
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "ops/concat.h"
 
 namespace dnnx {

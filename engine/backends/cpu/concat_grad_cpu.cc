@@ -2,7 +2,7 @@
 // forward kernel does), input i's row o is the bytes of dY's row o after inputs 0..i-1.
 #include <cstring>
 
-#include "backends/cpu/cpu_grad_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "ops/concat.h"
 
 namespace dnnx {
@@ -49,6 +49,6 @@ GradChoice plan_concat_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cpu_concat_grad_kernels(GradRegistry& r) { r.add("Concat", plan_concat_grad); }
+void register_cpu_concat_grad_kernels(KernelRegistry& r) { r.at("Concat").with_gradient(plan_concat_grad); }
 
 }  // namespace dnnx

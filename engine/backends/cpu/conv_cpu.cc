@@ -12,7 +12,7 @@
 
 #include "backends/cpu/blas.h"
 #include "backends/cpu/conv_epilogue_cpu.h"
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "backends/cpu/im2col_cpu.h"
 #include "backends/cpu/thread_pool.h"
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "backends/cpu/blas.h"
-#include "backends/cpu/cpu_grad_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "backends/cpu/im2col_cpu.h"
 
 namespace dnnx {
@@ -110,6 +110,6 @@ GradChoice plan_conv_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cpu_conv_grad_kernels(GradRegistry& r) { r.add("Conv", plan_conv_grad); }
+void register_cpu_conv_grad_kernels(KernelRegistry& r) { r.at("Conv").with_gradient(plan_conv_grad); }
 
 }  // namespace dnnx

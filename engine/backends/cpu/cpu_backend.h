@@ -1,7 +1,7 @@
 // The CPU backend: OpenBLAS for every GEMM, plain loops for the rest (NCHW, float32).
 #pragma once
 #include "runtime/backend.h"
-#include "runtime/training.h"
+#include "runtime/kernel_registry.h"
 
 namespace dnnx {
 
@@ -20,7 +20,7 @@ class CpuBackend final : public Backend {
   KernelRegistry kernels_;
 };
 
-// The explicit list of CPU kernels (backends/cpu/cpu_kernels.cc).
+// The explicit list of CPU kernel files (backends/cpu/cpu_kernel_list.cc).
 void register_cpu_kernels(KernelRegistry& registry);
 
 }  // namespace dnnx

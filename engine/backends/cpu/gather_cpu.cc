@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "backends/cpu/element_type.h"
 
 namespace dnnx {

@@ -2,7 +2,7 @@
 // "Gemm+Relu" (made by the fuse_gemm_relu pass) applies the Relu to Y right after.
 #include "backends/cpu/activation_cpu.h"
 #include "backends/cpu/blas.h"
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 
 namespace dnnx {
 

@@ -10,7 +10,7 @@
 
 #include "backends/cpu/blas.h"
 #include "backends/cpu/broadcast_walk.h"
-#include "backends/cpu/cpu_grad_kernels.h"
+#include "runtime/kernel_registry.h"
 
 namespace dnnx {
 
@@ -129,9 +129,9 @@ GradChoice plan_gemm_relu_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cpu_gemm_grad_kernels(GradRegistry& r) {
-  r.add("Gemm", plan_gemm_grad);
-  r.add("Gemm+Relu", plan_gemm_relu_grad);
+void register_cpu_gemm_grad_kernels(KernelRegistry& r) {
+  r.at("Gemm").with_gradient(plan_gemm_grad);
+  r.at("Gemm+Relu").with_gradient(plan_gemm_relu_grad);
 }
 
 }  // namespace dnnx

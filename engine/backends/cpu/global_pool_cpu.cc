@@ -1,7 +1,7 @@
 // GlobalAveragePool, GlobalMaxPool on the CPU: x [N*C planes, S] -> y [N*C], one pass per plane.
 #include <algorithm>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 
 namespace dnnx {
 

@@ -9,7 +9,7 @@
 
 #include "backends/cpu/activation_cpu.h"
 #include "backends/cpu/blas.h"
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "ops/lstm_attrs.h"
 
 namespace dnnx {

@@ -18,7 +18,7 @@
 
 #include "backends/cpu/activation_cpu.h"
 #include "backends/cpu/blas.h"
-#include "backends/cpu/cpu_grad_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "ops/lstm_attrs.h"
 
 namespace dnnx {
@@ -266,13 +266,8 @@ class LstmGradKernel final : public GradKernel {
 
 GradChoice plan_lstm_grad(const GradRequest& r) {
   const LstmAttributes attrs = parse_lstm_attributes(r.node);
-  if (attrs.has_clip) node_fail<UnsupportedModelError>(r.node, "training an LSTM with clip is not supported");
-  if (attrs.input_forget) node_fail<UnsupportedModelError>(r.node, "training an LSTM with input_forget is not supported");
+  // Clip, input_forget and sequence_lens were refused by OpDef::untrainable (ops/lstm.cc).
   auto in = [&](size_t i) { return i < r.inputs.size() && r.inputs[i].present; };
-  if (in(kLstmSequenceLens)) {
-    node_fail<UnsupportedModelError>(r.node, "training an LSTM with sequence_lens is not supported (pad the "
-                                             "sequences to one length, or drop the input)");
-  }
   const LstmDims dims = lstm_dims(r.node, attrs, r.inputs);
   LstmGradPresence has;
   has.b = in(kLstmB);
@@ -290,6 +285,6 @@ GradChoice plan_lstm_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cpu_lstm_grad_kernels(GradRegistry& r) { r.add("LSTM", plan_lstm_grad); }
+void register_cpu_lstm_grad_kernels(KernelRegistry& r) { r.at("LSTM").with_gradient(plan_lstm_grad); }
 
 }  // namespace dnnx

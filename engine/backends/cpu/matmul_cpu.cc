@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/blas.h"
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "ops/matmul.h"
 
 namespace dnnx {

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "backends/cpu/blas.h"
-#include "backends/cpu/cpu_grad_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "ops/matmul.h"
 
 namespace dnnx {
@@ -56,6 +56,6 @@ GradChoice plan_matmul_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cpu_matmul_grad_kernels(GradRegistry& r) { r.add("MatMul", plan_matmul_grad); }
+void register_cpu_matmul_grad_kernels(KernelRegistry& r) { r.at("MatMul").with_gradient(plan_matmul_grad); }
 
 }  // namespace dnnx

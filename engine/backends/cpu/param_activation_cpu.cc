@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "backends/cpu/element_type.h"
 
 namespace dnnx {

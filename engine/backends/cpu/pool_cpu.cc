@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "backends/cpu/thread_pool.h"
 #include "ops/conv_geometry.h"
 

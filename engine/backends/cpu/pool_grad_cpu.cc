@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "backends/cpu/cpu_grad_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "ops/conv_geometry.h"
 
 namespace dnnx {
@@ -77,6 +77,6 @@ GradChoice plan_max_pool_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cpu_pool_grad_kernels(GradRegistry& r) { r.add("MaxPool", plan_max_pool_grad); }
+void register_cpu_pool_grad_kernels(KernelRegistry& r) { r.at("MaxPool").with_gradient(plan_max_pool_grad); }
 
 }  // namespace dnnx

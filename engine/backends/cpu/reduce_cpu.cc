@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "ops/reduce.h"
 
 namespace dnnx {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "backends/cpu/element_type.h"
 #include "ops/slice.h"
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "backends/cpu/fast_math.h"
 #include "ops/softmax.h"
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backends/cpu/cpu_grad_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "ops/softmax.h"
 
 namespace dnnx {
@@ -69,9 +69,9 @@ GradFactory softmax_grad(SoftmaxKind kind) {
 
 }  // namespace
 
-void register_cpu_softmax_grad_kernels(GradRegistry& r) {
-  r.add("Softmax", softmax_grad(SoftmaxKind::Softmax));
-  r.add("LogSoftmax", softmax_grad(SoftmaxKind::LogSoftmax));
+void register_cpu_softmax_grad_kernels(KernelRegistry& r) {
+  r.at("Softmax").with_gradient(softmax_grad(SoftmaxKind::Softmax));
+  r.at("LogSoftmax").with_gradient(softmax_grad(SoftmaxKind::LogSoftmax));
 }
 
 }  // namespace dnnx

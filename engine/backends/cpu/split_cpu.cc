@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "ops/split.h"
 
 namespace dnnx {

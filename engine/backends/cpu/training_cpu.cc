@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cpu/cpu_grad_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "train/loss.h"
 #include "train/sgd.h"
 
@@ -43,7 +43,6 @@ class CpuParamUpdate final : public ParamUpdate {
 
 class CpuTrainingOps final : public TrainingOps {
  public:
-  void register_grad_kernels(GradRegistry& registry) const override { register_cpu_grad_kernels(registry); }
 
   void loss(const LossCall& call, StepStats* stats) const override {
     const LossValue v = call.kind == LossKind::CrossEntropy

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "ops/transpose.h"
 
 namespace dnnx {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backends/cpu/broadcast_walk.h"
-#include "backends/cpu/cpu_kernels.h"
+#include "runtime/kernel_registry.h"
 #include "backends/cpu/element_type.h"
 
 namespace dnnx {

@@ -7,7 +7,7 @@
 #include "backends/cuda/backend/cuda_context.h"
 #include "backends/cuda/runtime/nvtx_layers.h"
 #include "runtime/backend.h"
-#include "runtime/training.h"
+#include "runtime/kernel_registry.h"
 
 namespace dnnx::cuda {
 

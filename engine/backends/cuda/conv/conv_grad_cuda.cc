@@ -11,7 +11,7 @@
 // padded X and cropped back (the gather kernel).
 //
 // Workspace: [padded X][padded dX][the algorithms' own], the first two only when padding is explicit.
-#include "backends/cuda/backend/layer_grad_kernels.h"
+#include "backends/cuda/backend/cuda_kernels.h"
 
 #include "backends/cuda/conv/conv_layout.h"
 #include "backends/cuda/layout/glue_kernels.h"
@@ -171,6 +171,6 @@ GradChoice plan_conv_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cuda_conv_grad_kernels(GradRegistry& r) { r.add("Conv", plan_conv_grad); }
+void register_cuda_conv_grad_kernels(KernelRegistry& r, const CudaContext&) { r.at("Conv").with_gradient(plan_conv_grad); }
 
 }  // namespace dnnx::cuda

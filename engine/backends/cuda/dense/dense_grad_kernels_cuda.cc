@@ -7,7 +7,7 @@
 // Gemm and MatMul live in gemm_grad_cuda.cc and matmul_grad_cuda.cc; this file holds the list.
 // Every kernel overwrites dX (beta 0), never accumulates.
 #include "backends/cuda/runtime/cuda_check.h"
-#include "backends/cuda/backend/cuda_grad_kernels.h"
+#include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
 #include "ops/softmax.h"
 
@@ -89,14 +89,12 @@ GradFactory softmax_grad(cudnnSoftmaxAlgorithm_t algo) {
 
 }  // namespace
 
-void register_cuda_dense_grad_kernels(GradRegistry& r) {
-  r.add("Relu", activation_grad(CUDNN_ACTIVATION_RELU));
-  r.add("Sigmoid", activation_grad(CUDNN_ACTIVATION_SIGMOID));
-  r.add("Tanh", activation_grad(CUDNN_ACTIVATION_TANH));
-  r.add("Softmax", softmax_grad(CUDNN_SOFTMAX_ACCURATE));
-  r.add("LogSoftmax", softmax_grad(CUDNN_SOFTMAX_LOG));
-  register_cuda_gemm_grad_kernels(r);
-  register_cuda_matmul_grad_kernels(r);
+void register_cuda_dense_grad_kernels(KernelRegistry& r, const CudaContext&) {
+  r.at("Relu").with_gradient(activation_grad(CUDNN_ACTIVATION_RELU));
+  r.at("Sigmoid").with_gradient(activation_grad(CUDNN_ACTIVATION_SIGMOID));
+  r.at("Tanh").with_gradient(activation_grad(CUDNN_ACTIVATION_TANH));
+  r.at("Softmax").with_gradient(softmax_grad(CUDNN_SOFTMAX_ACCURATE));
+  r.at("LogSoftmax").with_gradient(softmax_grad(CUDNN_SOFTMAX_LOG));
 }
 
 }  // namespace dnnx::cuda

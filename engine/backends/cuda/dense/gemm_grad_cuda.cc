@@ -23,7 +23,7 @@
 #include <string>
 
 #include "backends/cuda/dense/blas.h"
-#include "backends/cuda/backend/cuda_grad_kernels.h"
+#include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/dense/dense_grad_kernels.h"
 #include "backends/cuda/dense/lt_matmul.h"
 #include "backends/cuda/runtime/tensor_desc.h"
@@ -211,9 +211,9 @@ GradChoice plan_gemm_relu_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cuda_gemm_grad_kernels(GradRegistry& r) {
-  r.add("Gemm", [](const GradRequest& req) { return plan_gemm_grad(req); });
-  r.add("Gemm+Relu", plan_gemm_relu_grad);
+void register_cuda_gemm_grad_kernels(KernelRegistry& r, const CudaContext&) {
+  r.at("Gemm").with_gradient([](const GradRequest& req) { return plan_gemm_grad(req); });
+  r.at("Gemm+Relu").with_gradient(plan_gemm_relu_grad);
 }
 
 }  // namespace dnnx::cuda

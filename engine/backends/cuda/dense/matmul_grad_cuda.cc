@@ -11,7 +11,7 @@
 // 1-D operands are [1,K] / [K,1] matrices with the same memory, so they need no special case.
 #include "backends/cuda/dense/blas.h"
 #include "backends/cuda/runtime/cuda_check.h"
-#include "backends/cuda/backend/cuda_grad_kernels.h"
+#include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
 #include "ops/matmul.h"
 
@@ -142,6 +142,6 @@ GradChoice plan_matmul_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cuda_matmul_grad_kernels(GradRegistry& r) { r.add("MatMul", plan_matmul_grad); }
+void register_cuda_matmul_grad_kernels(KernelRegistry& r, const CudaContext&) { r.at("MatMul").with_gradient(plan_matmul_grad); }
 
 }  // namespace dnnx::cuda

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "backends/cuda/train/grad_kernels.h"
-#include "backends/cuda/backend/layer_grad_kernels.h"
+#include "backends/cuda/backend/cuda_kernels.h"
 
 namespace dnnx::cuda {
 
@@ -35,10 +35,7 @@ class BatchNormGradKernel final : public GradKernel {
 };
 
 GradChoice plan_batchnorm_grad(const GradRequest& r) {
-  if (r.needs_grad.size() > kVar && (r.needs_grad[kMean] || r.needs_grad[kVar])) {
-    node_fail<UnsupportedModelError>(r.node, "training the running mean or variance is not supported "
-                                             "(they are statistics, not parameters)");
-  }
+  // The statistics never need a gradient here: OpDef::untrainable (ops/batchnorm.cc) refused that.
   const Shape& x = r.inputs[kX].info.shape;
   const int64_t plane = numel(x) / std::max<int64_t>(1, x[0] * x[1]);
   GradChoice choice;
@@ -50,6 +47,6 @@ GradChoice plan_batchnorm_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cuda_batchnorm_grad_kernels(GradRegistry& r) { r.add("BatchNormalization", plan_batchnorm_grad); }
+void register_cuda_batchnorm_grad_kernels(KernelRegistry& r, const CudaContext&) { r.at("BatchNormalization").with_gradient(plan_batchnorm_grad); }
 
 }  // namespace dnnx::cuda

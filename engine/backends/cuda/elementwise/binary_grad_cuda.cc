@@ -11,7 +11,7 @@
 // shape is a scaled copy.
 #include "backends/cuda/elementwise/broadcast_plan.h"
 #include "backends/cuda/train/grad_kernels.h"
-#include "backends/cuda/backend/layer_grad_kernels.h"
+#include "backends/cuda/backend/cuda_kernels.h"
 
 namespace dnnx::cuda {
 
@@ -124,11 +124,11 @@ GradFactory binary_grad(Op op) {
 
 }  // namespace
 
-void register_cuda_binary_grad_kernels(GradRegistry& r) {
-  r.add("Add", binary_grad(Op::Add));
-  r.add("Sub", binary_grad(Op::Sub));
-  r.add("Mul", binary_grad(Op::Mul));
-  r.add("Div", binary_grad(Op::Div));
+void register_cuda_binary_grad_kernels(KernelRegistry& r, const CudaContext&) {
+  r.at("Add").with_gradient(binary_grad(Op::Add));
+  r.at("Sub").with_gradient(binary_grad(Op::Sub));
+  r.at("Mul").with_gradient(binary_grad(Op::Mul));
+  r.at("Div").with_gradient(binary_grad(Op::Div));
 }
 
 }  // namespace dnnx::cuda

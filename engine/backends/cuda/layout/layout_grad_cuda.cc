@@ -4,7 +4,7 @@
 //              kernel planned for the inverse permutation
 //   Concat     dX_i = input i's slice of dY, viewed as [outer, chunk] rows (ops/concat.h's
 //              layout, as the forward kernel): one 2-D device copy (cudaMemcpy2DAsync) per input
-#include "backends/cuda/backend/layer_grad_kernels.h"
+#include "backends/cuda/backend/cuda_kernels.h"
 #include "ops/concat.h"
 #include "train/transpose_grad.h"
 
@@ -49,9 +49,9 @@ GradChoice plan_concat_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cuda_layout_grad_kernels(GradRegistry& r) {
-  r.add("Transpose", plan_transpose_grad);
-  r.add("Concat", plan_concat_grad);
+void register_cuda_layout_grad_kernels(KernelRegistry& r, const CudaContext&) {
+  r.at("Transpose").with_gradient(plan_transpose_grad);
+  r.at("Concat").with_gradient(plan_concat_grad);
 }
 
 }  // namespace dnnx::cuda

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "backends/cuda/train/grad_kernels.h"
-#include "backends/cuda/backend/layer_grad_kernels.h"
+#include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/pool/max_pool_layout.h"
 #include "backends/cuda/runtime/tensor_desc.h"
 
@@ -78,6 +78,6 @@ GradChoice plan_max_pool_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cuda_pool_grad_kernels(GradRegistry& r) { r.add("MaxPool", plan_max_pool_grad); }
+void register_cuda_pool_grad_kernels(KernelRegistry& r, const CudaContext&) { r.at("MaxPool").with_gradient(plan_max_pool_grad); }
 
 }  // namespace dnnx::cuda

@@ -20,7 +20,7 @@
 #include <climits>
 #include <string>
 
-#include "backends/cuda/backend/layer_grad_kernels.h"
+#include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/rnn/lstm_layouts.h"
 #include "backends/cuda/rnn/lstm_weights.h"
 #include "backends/cuda/runtime/workspace_carver.h"
@@ -245,13 +245,8 @@ class LstmTrainKernel final : public GradKernel {
 GradChoice plan_lstm_grad(const GradRequest& r) {
   const CudaContext& ctx = cuda_context_of(r);
   const LstmAttributes attrs = parse_lstm_attributes(r.node);
-  if (attrs.has_clip) node_fail<UnsupportedModelError>(r.node, "training an LSTM with clip is not supported");
-  if (attrs.input_forget) node_fail<UnsupportedModelError>(r.node, "training an LSTM with input_forget is not supported");
+  // Clip, input_forget and sequence_lens were refused by OpDef::untrainable (ops/lstm.cc).
   auto in = [&](size_t i) { return i < r.inputs.size() && r.inputs[i].present; };
-  if (in(kLstmSequenceLens)) {
-    node_fail<UnsupportedModelError>(r.node, "training an LSTM with sequence_lens is not supported (pad the "
-                                             "sequences to one length, or drop the input)");
-  }
   if (in(kLstmP) && r.needs_grad[kLstmP]) {
     node_fail<UnsupportedModelError>(r.node, "training peepholes (input P) is not supported on CUDA: cuDNN's LSTM "
                                              "has none (train this model with device='cpu')");
@@ -294,6 +289,6 @@ GradChoice plan_lstm_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cuda_lstm_grad_kernels(GradRegistry& r) { r.add("LSTM", plan_lstm_grad); }
+void register_cuda_lstm_grad_kernels(KernelRegistry& r, const CudaContext&) { r.at("LSTM").with_gradient(plan_lstm_grad); }
 
 }  // namespace dnnx::cuda

@@ -21,7 +21,7 @@
 #include <climits>
 #include <string>
 
-#include "backends/cuda/backend/layer_grad_kernels.h"
+#include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/rnn/lstm_stack_layout.h"
 #include "backends/cuda/runtime/workspace_carver.h"
 #include "backends/cuda/train/zero_grad_kernel.h"
@@ -205,6 +205,6 @@ GradChoice plan_lstm_stack_grad(const GradRequest& r) {
 
 }  // namespace
 
-void register_cuda_lstm_stack_grad_kernels(GradRegistry& r) { r.add(kLstmStackOp, plan_lstm_stack_grad); }
+void register_cuda_lstm_stack_grad_kernels(KernelRegistry& r, const CudaContext&) { r.at(kLstmStackOp).with_gradient(plan_lstm_stack_grad); }
 
 }  // namespace dnnx::cuda

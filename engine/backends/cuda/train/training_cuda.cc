@@ -1,10 +1,10 @@
-// CUDA's training ops (runtime/training.h, Note [training ops]): the gradient kernels of
-// cuda_grad_kernels.cc, the loss kernel of training_kernels.cu and the multi-tensor check and
+// CUDA's training ops (runtime/training.h, Note [training ops]) besides the gradient kernels
+// (registered with their forward kernels): the loss kernel of training_kernels.cu and the multi-tensor check and
 // SGD of param_update_cuda.cc, all queued on the model's stream, so that a whole step can be
 // recorded as one CUDA graph.
 #include "backends/cuda/backend/cuda_backend.h"
 #include "backends/cuda/runtime/cuda_check.h"
-#include "backends/cuda/backend/cuda_grad_kernels.h"
+#include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/train/param_update_cuda.h"
 #include "backends/cuda/train/training_kernels.h"
 
@@ -22,7 +22,6 @@ class CudaTrainingOps final : public TrainingOps {
     scratch_.right = reinterpret_cast<unsigned long long*>(scratch_.partial + kLossScratchBlocks);
   }
 
-  void register_grad_kernels(GradRegistry& registry) const override { register_cuda_grad_kernels(registry); }
 
   void loss(const LossCall& call, StepStats* stats) const override { launch_loss(call, stats, scratch_, ctx_.stream); }
 

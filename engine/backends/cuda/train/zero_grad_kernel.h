@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "backends/cuda/backend/cuda_grad_kernels.h"
+#include "backends/cuda/backend/cuda_kernels.h"
 
 namespace dnnx::cuda {
 

@@ -1,0 +1,31 @@
+// The CPU backend's explicit registration list: one line per kernel file, each defining
+// `void register_cpu_<file>_kernels(KernelRegistry&)` (no header declares them: this list does).
+// Forward files come first, so that a gradient file completes the entry its forward file made
+// (runtime/kernel_registry.h). Adding a kernel file is one line here.
+#include "backends/cpu/cpu_backend.h"
+#include "runtime/kernel_registry.h"
+
+// clang-format off
+#define DNNX_CPU_KERNEL_FILES(X)                                                                    \
+  /* forward: <file>_cpu.cc */                                                                     \
+  X(activation) X(binary) X(gemm) X(matmul) X(softmax) X(transpose) X(concat) X(conv) X(pool)      \
+  X(lstm) X(batchnorm) X(avg_pool) X(global_pool) X(lrn) X(variadic) X(param_activation) X(pad)   \
+  X(shape) X(gather) X(slice) X(cast) X(expand) X(reduce) X(split)                                 \
+  /* gradients: <file>_grad_cpu.cc, after their forward kernels */                                 \
+  X(activation_grad) X(gemm_grad) X(softmax_grad) X(conv_grad) X(pool_grad) X(binary_grad)         \
+  X(matmul_grad) X(transpose_grad) X(concat_grad) X(batchnorm_grad) X(lstm_grad)
+// clang-format on
+
+namespace dnnx {
+
+#define DNNX_DECLARE(file) void register_cpu_##file##_kernels(KernelRegistry& r);
+DNNX_CPU_KERNEL_FILES(DNNX_DECLARE)
+#undef DNNX_DECLARE
+
+void register_cpu_kernels(KernelRegistry& r) {
+#define DNNX_CALL(file) register_cpu_##file##_kernels(r);
+  DNNX_CPU_KERNEL_FILES(DNNX_CALL)
+#undef DNNX_CALL
+}
+
+}  // namespace dnnx

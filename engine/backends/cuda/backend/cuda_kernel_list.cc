@@ -1,0 +1,33 @@
+// The CUDA backend's explicit registration list: one line per kernel file, each defining
+// `void register_cuda_<file>_kernels(KernelRegistry&, const CudaContext&)` (no header declares
+// them: this list does). Forward files come first, so that a gradient file completes the entry
+// its forward file made (runtime/kernel_registry.h); conv_pool and gemm_softmax plan their halves
+// through the registry, after those halves. Adding a kernel file is one line here.
+#include "backends/cuda/backend/cuda_kernels.h"
+
+// clang-format off
+#define DNNX_CUDA_KERNEL_FILES(X)                                                                   \
+  /* forward: <family>/<file>_cuda.cc */                                                           \
+  X(activation) X(binary) X(gemm) X(matmul) X(softmax) X(transpose) X(concat) X(conv) X(pool)      \
+  X(lstm) X(lstm_stack) X(batchnorm) X(param_activation) X(avg_pool) X(global_pool) X(lrn)         \
+  X(reduce) X(pad) X(slice) X(expand) X(split) X(gather) X(cast)                                   \
+  /* pairs that plan their halves through the registry: after them */                              \
+  X(conv_pool) X(gemm_softmax)                                                                     \
+  /* gradients: <family>/<file>_grad_cuda.cc (dense_grad: dense_grad_kernels_cuda.cc) */           \
+  X(dense_grad) X(gemm_grad) X(matmul_grad) X(conv_grad) X(pool_grad) X(binary_grad)               \
+  X(layout_grad) X(batchnorm_grad) X(lstm_grad) X(lstm_stack_grad)
+// clang-format on
+
+namespace dnnx::cuda {
+
+#define DNNX_DECLARE(file) void register_cuda_##file##_kernels(KernelRegistry& r, const CudaContext& ctx);
+DNNX_CUDA_KERNEL_FILES(DNNX_DECLARE)
+#undef DNNX_DECLARE
+
+void register_cuda_kernels(KernelRegistry& r, const CudaContext& ctx) {
+#define DNNX_CALL(file) register_cuda_##file##_kernels(r, ctx);
+  DNNX_CUDA_KERNEL_FILES(DNNX_CALL)
+#undef DNNX_CALL
+}
+
+}  // namespace dnnx::cuda
