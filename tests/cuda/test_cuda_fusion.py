@@ -133,7 +133,8 @@ def test_exhaustive_search_times_the_direct_kernel_against_cudnn():
     else:
         slower = [why for algo, why in row["rejected"] if algo == DIRECT and "slower than" in why]
     assert slower, row
-    assert all(float(why.split(" ms")[0]) >= row["time_ms"] for why in slower), row
+    # Reasons show four decimals (format_ms); the exact times are numbers in the plan cache.
+    assert all(float(why.split(" ms")[0]) >= row["time_ms"] - 5e-5 for why in slower), row
     check_cuda(model, {"x": rand(256, 1, 28, 28)}, algo_search="exhaustive", plan_cache=False)
 
 

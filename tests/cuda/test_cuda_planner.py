@@ -30,7 +30,7 @@ def test_exhaustive_search_times_every_candidate_and_keeps_the_fastest():
         assert row["time_ms"] is not None and row["time_ms"] > 0, row
         slower = [why for _, why in row["rejected"] if "slower than" in why]
         for why in slower:
-            assert float(why.split(" ms")[0]) >= row["time_ms"], row
+            assert float(why.split(" ms")[0]) >= row["time_ms"] - 5e-5, row  # four decimals shown
     assert "ms" in str(plan)
     check_cuda(model, {"x": rand(64, 1, 28, 28)}, algo_search="exhaustive")
 

@@ -24,19 +24,17 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
-#include <functional>
 #include <optional>
 
 #include "backends/cuda/search/conv_algo.h"
 #include "backends/cuda/search/conv_cache_key.h"
 #include "backends/cuda/dense/blas.h"
-#include "backends/cuda/search/conv_candidates.h"
+#include "backends/cuda/search/pick.h"
+#include "backends/cuda/search/reasons.h"
+#include "backends/cuda/search/search.h"
 #include "backends/cuda/conv/conv_gemm.h"
 #include "backends/cuda/conv/conv_layout.h"
 #include "backends/cuda/backend/cuda_kernels.h"
-#include "backends/cuda/search/device_timing.h"
 #include "backends/cuda/conv/direct_conv.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
@@ -76,20 +74,6 @@ constexpr size_t kResidualInput = 3;
 constexpr const char* kDirectMath = "fp32 (FMA, direct kernel)";
 constexpr const char* kDirectName = "direct (1 input channel)";
 constexpr const char* kGemmName = "cublasLtMatmul (1x1 conv as a GEMM)";
-
-// "0.00844480023 ms": a measured time with the digits to read it back exactly.
-std::string exact_ms_text(double ms) {
-  char text[48];
-  std::snprintf(text, sizeof(text), "%.9g ms", ms);
-  return text;
-}
-
-// The time a reason starts with ("0.0123 ms, slower than ..."), or -1.
-double leading_ms(const std::string& reason) {
-  char* end = nullptr;
-  const double ms = std::strtod(reason.c_str(), &end);
-  return end != reason.c_str() && ms >= 0 ? ms : -1;
-}
 
 // cuDNN runs cudnnConvolutionBiasActivationForward with CUDNN_ACTIVATION_IDENTITY only with this
 // algorithm.
@@ -138,16 +122,6 @@ DirectConv2d direct_shape(const ConvGeometry& g, const Shape& xs, const Shape& w
   c.n = xs[0];
   if (!direct_conv_supported(c)) c.n = 0;
   return c;
-}
-
-// The direct kernel's time on scratch buffers (CUDA events, mean of several runs after a warm-up),
-// or -1 when the buffers cannot be had.
-double time_direct(const CudaContext& ctx, const DirectConv2d& c, bool relu) {
-  const size_t f = sizeof(float);
-  const DirectConvKernel kernel(ctx, c, true, relu);
-  return time_kernel_on_scratch(ctx, kernel, {static_cast<size_t>(c.n) * c.h * c.w * f, size_t{1} * c.m * c.kh * c.kw * f,
-                                              size_t{1} * c.m * f},
-                                {static_cast<size_t>(c.n) * c.m * c.oh * c.ow * f}, 0, "timing the direct convolution");
 }
 
 class ConvKernel final : public Kernel {
@@ -249,23 +223,33 @@ class EmptyKernel final : public Kernel {
 
 // A kernel of the planner's own beside cuDNN's algorithms: the direct one-channel kernel, or the
 // channels-last 1x1 conv as a GEMM. The heuristic planner takes it; the exhaustive one times it
-// against cuDNN's best and takes the faster, the time kept in the plan-cache entry of cuDNN's
-// choice (so that a second process times nothing).
+// against cuDNN's best and takes the faster (kStrictlyFaster, Note [the pick] in pick.h), the
+// time kept in the plan-cache entry of cuDNN's choice (so that a second process times nothing).
 struct OwnCandidate {
   std::string name;       // e.g. kDirectName
   std::string algorithm;  // as the plan shows it when taken
   std::string math;
   std::unique_ptr<Kernel> kernel;
-  std::function<double()> time;  // its device time on scratch buffers (-1: none)
+  ScratchCandidate scratch;  // how a search times it (scratch.kernel is `kernel`)
+  const char* what = "";     // what the timing is, in a device error
 };
 
-OwnCandidate direct_candidate(const CudaContext& ctx, const DirectConv2d& direct, bool has_bias, bool relu) {
+OwnCandidate direct_candidate(const CudaContext& ctx, const DirectConv2d& direct, bool has_bias, bool relu,
+                              std::unique_ptr<Kernel>& timing_kernel) {
   OwnCandidate own;
   own.name = kDirectName;
   own.algorithm = std::string(kDirectName) + (relu ? " (bias+relu fused)" : has_bias ? " (bias fused)" : "");
   own.math = kDirectMath;
   own.kernel = std::make_unique<DirectConvKernel>(ctx, direct, has_bias, relu);
-  own.time = [&ctx, direct, relu] { return time_direct(ctx, direct, relu); };
+  // The timed kernel reads a bias (scratch input 2) whether or not the layer has one: one add per
+  // output, the same for every layer of the shape.
+  timing_kernel = std::make_unique<DirectConvKernel>(ctx, direct, true, relu);
+  const size_t f = sizeof(float);
+  own.scratch.kernel = timing_kernel.get();
+  own.scratch.input_bytes = {static_cast<size_t>(direct.n) * direct.h * direct.w * f,
+                             size_t{1} * direct.m * direct.kh * direct.kw * f, size_t{1} * direct.m * f};
+  own.scratch.output_bytes = {static_cast<size_t>(direct.n) * direct.m * direct.oh * direct.ow * f};
+  own.what = "timing the direct convolution";
   return own;
 }
 
@@ -279,14 +263,14 @@ OwnCandidate gemm_candidate(const CudaContext& ctx, const ConvGemm& shape, size_
                                             : shape.has_bias ? " (bias epilogue)"
                                                              : "");
   own.math = blas_math_name(ctx, shape.half);
-  const Kernel* kernel = own.kernel.get();
-  own.time = [&ctx, shape, kernel, workspace] {
-    const size_t e = shape.half ? 2 : 4;
-    const size_t x = shape.rows * shape.channels * e, y = shape.rows * shape.filters * e;
-    std::vector<size_t> inputs = {x, size_t(shape.filters * shape.channels) * e, size_t(shape.filters) * e};
-    if (shape.residual) inputs.push_back(y);
-    return time_kernel_on_scratch(ctx, *kernel, inputs, {y}, workspace, "timing the 1x1 conv as a GEMM");
-  };
+  const size_t e = shape.half ? 2 : 4;
+  const size_t x = shape.rows * shape.channels * e, y = shape.rows * shape.filters * e;
+  own.scratch.kernel = own.kernel.get();
+  own.scratch.input_bytes = {x, size_t(shape.filters * shape.channels) * e, size_t(shape.filters) * e};
+  if (shape.residual) own.scratch.input_bytes.push_back(y);
+  own.scratch.output_bytes = {y};
+  own.scratch.workspace_bytes = workspace;
+  own.what = "timing the 1x1 conv as a GEMM";
   return own;
 }
 
@@ -326,9 +310,10 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
           ? direct_shape(onnx.rank() == 2 ? onnx : ConvGeometry{}, xs, ws)
           : DirectConv2d{};
   OwnCandidate own;
+  std::unique_ptr<Kernel> timing_kernel;  // the direct kernel as the search times it
   size_t own_workspace = 0;
   if (direct.n > 0) {
-    own = direct_candidate(ctx, direct, has_bias, epilogue == Epilogue::BiasRelu);
+    own = direct_candidate(ctx, direct, has_bias, epilogue == Epilogue::BiasRelu, timing_kernel);
   } else if (conv_gemm_unsupported(onnx, xs, channels_last).empty()) {
     ConvGemm shape;
     shape.rows = xs[0] * xs[2] * xs[3];
@@ -340,9 +325,8 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
     shape.residual = epilogue == Epilogue::BiasAddRelu;
     own = gemm_candidate(ctx, shape, limit, own_workspace);
   }
-  const std::string cache_key = own.kernel && ctx.options.algo_search == AlgoSearch::Exhaustive && ctx.plan_cache
-                                    ? conv_cache_key(ctx, *d, limit - pad.bytes)
-                                    : "";
+  const Search search(ctx);
+  const std::string cache_key = own.kernel && search.caching() ? conv_cache_key(ctx, *d, limit - pad.bytes) : "";
   ConvAlgoChoice algo = choose_conv_algorithm(ctx, *d, limit - pad.bytes, node.where());
   choice.algorithm = (pad.needed ? "pad kernel + " : "") + conv_algo_name(algo.algo) +
                      (epilogue == Epilogue::BiasRelu ? " (bias+relu fused)" : "") +
@@ -351,44 +335,37 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
   choice.math = conv_math_name(algo.math_type, ctx.options.precision);
   choice.workspace_bytes = pad.bytes + algo.workspace_bytes;
   choice.time_ms = algo.time_ms;
-  choice.rejected = algo.rejected;
+  choice.rejected = plain(algo.rejected);
 
   if (own.kernel) {
     const std::string cudnn_name = conv_algo_name(algo.algo);
     bool take = true;
     double own_ms = -1;
-    if (ctx.options.algo_search == AlgoSearch::Exhaustive) {
+    if (search.timed()) {
       // The candidate's time: from the plan-cache entry of cuDNN's choice where the process that
       // searched recorded it there, else measured now (and recorded in that entry).
       bool cached = false;
       if (algo.from_cache) {
         for (auto it = algo.rejected.begin(); it != algo.rejected.end(); ++it) {
           if (it->algorithm != own.name) continue;
-          own_ms = leading_ms(it->reason);
+          own_ms = it->time_ms;
           cached = own_ms >= 0;
           algo.rejected.erase(it);
           break;
         }
       }
-      if (!cached) {
-        own_ms = own.time();
-        if (own_ms >= 0) own_ms = leading_ms(exact_ms_text(own_ms));  // as a cached entry reads back
-      }
+      if (!cached) own_ms = search.time_on_scratch({own.scratch}, own.what)[0];
       if (own_ms < 0) {
         take = false;
-        algo.rejected.push_back({own.name, "its scratch buffers could not be allocated at plan time (out of memory)"});
+        algo.rejected.emplace_back(own.name, "its scratch buffers could not be allocated at plan time (out of memory)");
       } else {
-        take = algo.time_ms < 0 || own_ms < algo.time_ms;
-        const Rejected note{own.name, exact_ms_text(own_ms) + (take ? ", faster than " : ", slower than ") + cudnn_name};
-        if (!cached && !cache_key.empty() && !algo.from_cache) {
-          if (std::optional<CachedConvAlgo> entry = ctx.plan_cache->find(cache_key)) {
-            entry->rejected.push_back(note);
-            ctx.plan_cache->store(cache_key, *entry);
-          }
-        }
+        take = pick_fastest({algo.time_ms, own_ms}, kStrictlyFaster) == 1;  // cuDNN's choice ranks first
+        const TimedRejected note(own.name, format_ms(own_ms) + (take ? ", faster than " : ", slower than ") + cudnn_name,
+                                 own_ms);
+        if (!cached && !cache_key.empty() && !algo.from_cache) search.annotate(cache_key, note);
         if (!take) algo.rejected.push_back(note);
       }
-      choice.rejected = algo.rejected;
+      choice.rejected = plain(algo.rejected);
     }
     if (take) {
       KernelChoice own_choice;
@@ -398,7 +375,7 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
       own_choice.workspace_bytes = own_workspace;
       own_choice.rejected = std::move(choice.rejected);
       own_choice.rejected.push_back(
-          {cudnn_name, algo.time_ms >= 0 && own_ms >= 0 ? exact_ms_text(algo.time_ms) + ", slower than " + own.name
+          {cudnn_name, algo.time_ms >= 0 && own_ms >= 0 ? slower_than(algo.time_ms, own.name)
                        : direct.n > 0 ? "cuDNN's pick, ranked below the direct kernel for one input channel"
                                       : "cuDNN's pick, ranked below the GEMM for a channels-last 1x1 conv"});
       own_choice.kernel = std::move(own.kernel);

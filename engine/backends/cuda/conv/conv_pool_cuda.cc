@@ -12,12 +12,13 @@
 
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
 
-#include "backends/cuda/search/conv_candidates.h"
 #include "backends/cuda/conv/conv_pool_direct.h"
 #include "backends/cuda/backend/cuda_kernels.h"
-#include "backends/cuda/search/device_timing.h"
+#include "backends/cuda/search/pick.h"
+#include "backends/cuda/search/plan_entries.h"
+#include "backends/cuda/search/reasons.h"
+#include "backends/cuda/search/search.h"
 #include "backends/cuda/runtime/kernel_pair.h"
 #include "ops/channels_last.h"
 #include "ops/conv_geometry.h"
@@ -130,12 +131,6 @@ std::string direct_path_note(const DirectConvPool& p) {
   return "";
 }
 
-std::string ms_exact(double ms) {
-  char text[48];
-  std::snprintf(text, sizeof(text), "%.9g ms", ms);
-  return text;
-}
-
 // `algorithm` without the " (plan cache)" its conv half carries when read from the cache, so that a
 // process reading the cache makes the same key as the one that wrote it.
 std::string without_cache_note(std::string algorithm) {
@@ -164,42 +159,38 @@ struct Timed {
   bool from_cache = false;
 };
 
-// Both candidates' times: from the plan cache, or measured on scratch buffers (and stored).
-Timed time_both(const CudaContext& ctx, const Kernel& direct, const KernelChoice& pair, const DirectConvPool& p,
+// Both candidates' times: from the plan cache (a ConvPoolEntry), or measured on scratch buffers
+// (the pair ranked first: Note [the pick]) and stored.
+Timed time_both(const Search& search, const Kernel& direct, const KernelChoice& pair, const DirectConvPool& p,
                 bool relu, const std::vector<ValueInfo>& inputs, const TensorInfo& y) {
   Timed t;
-  const std::string key = ctx.plan_cache ? choice_key(ctx, p, relu, pair) : "";
+  const std::string key = search.caching() ? choice_key(search.context(), p, relu, pair) : "";
   if (!key.empty()) {
-    if (auto hit = ctx.plan_cache->find(key); hit && hit->rejected.size() == 1) {
-      const double other = std::strtod(hit->rejected[0].reason.c_str(), nullptr);
-      t.direct_ms = hit->algo == 1 ? hit->time_ms : other;
-      t.pair_ms = hit->algo == 1 ? other : hit->time_ms;
-      t.from_cache = t.direct_ms >= 0 && t.pair_ms >= 0;
-      ctx.stats->count(t.from_cache ? "cache_hits" : "cache_stale");
-      if (t.from_cache) return t;
-    } else {
-      ctx.stats->count("cache_misses");
+    if (const std::optional<ConvPoolEntry> hit =
+            search.cached<ConvPoolEntry>(key, [](const ConvPoolEntry&) { return CacheVerdict::use(); })) {
+      t.direct_ms = hit->direct_ms;
+      t.pair_ms = hit->pair_ms;
+      t.from_cache = true;
+      return t;
     }
   }
   std::vector<size_t> in_bytes;
   for (const ValueInfo& v : inputs) in_bytes.push_back(v.present ? v.info.bytes() : 0);
-  ctx.stats->count("timing_runs");
-  t.direct_ms = time_kernel_on_scratch(ctx, direct, in_bytes, {y.bytes()}, 0, "timing the direct conv+pool kernel");
-  t.pair_ms = time_kernel_on_scratch(ctx, *pair.kernel, in_bytes, {y.bytes()}, pair.scratch_bytes + pair.workspace_bytes,
-                                     "timing the conv+pool pair");
-  // As a cached entry reads back (9 significant digits), so that a cache hit reproduces the plan.
-  for (double* ms : {&t.direct_ms, &t.pair_ms}) {
-    if (*ms >= 0) *ms = std::strtod(ms_exact(*ms).c_str(), nullptr);
-  }
+  search.count_timing_run();
+  const std::vector<double> ms = search.time_on_scratch(
+      {{pair.kernel.get(), in_bytes, {y.bytes()}, pair.scratch_bytes + pair.workspace_bytes},
+       {&direct, in_bytes, {y.bytes()}, 0}},
+      "timing the conv+pool pair and the direct kernel");
+  t.pair_ms = ms[0];
+  t.direct_ms = ms[1];
   if (!key.empty() && t.direct_ms >= 0 && t.pair_ms >= 0) {
-    CachedConvAlgo entry;
-    const bool direct_wins = t.direct_ms < t.pair_ms;
-    entry.algo = direct_wins ? 1 : 0;
-    entry.time_ms = direct_wins ? t.direct_ms : t.pair_ms;
-    entry.algorithm = direct_wins ? kDirectName : pair.algorithm;
-    entry.rejected = {{direct_wins ? pair.algorithm : kDirectName, ms_exact(direct_wins ? t.pair_ms : t.direct_ms)}};
-    ctx.plan_cache->store(key, entry);
-    ctx.stats->count("cache_writes");
+    ConvPoolEntry entry;
+    entry.direct = pick_fastest({t.pair_ms, t.direct_ms}, kStrictlyFaster) == 1;
+    entry.direct_ms = t.direct_ms;
+    entry.pair_ms = t.pair_ms;
+    entry.direct_name = kDirectName;
+    entry.pair_name = pair.algorithm;
+    search.store(key, entry);
   }
   return t;
 }
@@ -252,16 +243,16 @@ KernelChoice plan_conv_pool(const KernelRegistry& registry, const CudaContext& c
   auto direct = std::make_unique<DirectKernel>(ctx, shape, has_bias, relu);
   bool take_direct = false;
   std::string reason;
-  if (ctx.options.algo_search == AlgoSearch::Exhaustive) {
-    const Timed t = time_both(ctx, *direct, pair, shape, relu, inputs, outputs[0]);
+  const Search search(ctx);
+  if (search.timed()) {
+    const Timed t = time_both(search, *direct, pair, shape, relu, inputs, outputs[0]);
     if (t.direct_ms < 0 || t.pair_ms < 0) {
       reason = "its scratch buffers could not be allocated at plan time (out of memory)";
     } else {
-      take_direct = t.direct_ms < t.pair_ms;
+      take_direct = pick_fastest({t.pair_ms, t.direct_ms}, kStrictlyFaster) == 1;
       const std::string source = t.from_cache ? " (plan cache)" : "";
-      reason = take_direct ? ms_exact(t.pair_ms) + ", slower than the direct kernel (" + ms_exact(t.direct_ms) + ")" +
-                                 source
-                           : ms_exact(t.direct_ms) + ", slower than the pair (" + ms_exact(t.pair_ms) + ")" + source;
+      reason = take_direct ? slower_than(t.pair_ms, "the direct kernel", t.direct_ms) + source
+                           : slower_than(t.direct_ms, "the pair", t.pair_ms) + source;
       pair.time_ms = t.pair_ms;
       if (take_direct) pair.time_ms = t.direct_ms;
     }

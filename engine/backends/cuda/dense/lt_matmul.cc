@@ -1,8 +1,7 @@
 #include "backends/cuda/dense/lt_matmul.h"
 
-#include <cstdio>
-
 #include "backends/cuda/search/lt_search.h"
+#include "backends/cuda/search/reasons.h"
 
 namespace dnnx::cuda {
 
@@ -32,10 +31,11 @@ bool LtMatmul::plan(const CudaContext& ctx, const GemmCall& c, cublasLtEpilogue_
   check(cublasLtMatrixLayoutCreate(&b_, type, c.trans_a ? c.m : c.k, c.trans_a ? c.k : c.m, c.trans_a ? c.m : c.k),
         "cublasLtMatrixLayoutCreate (A)");
   check(cublasLtMatrixLayoutCreate(&y_, type, c.n, c.m, c.n), "cublasLtMatrixLayoutCreate (Y)");
-  const bool timed = ctx.options.algo_search == AlgoSearch::Exhaustive;
-  const std::vector<cublasLtMatmulHeuristicResult_t> list = ranked(ctx, workspace_limit, timed ? kLtCandidates : 1);
+  const Search search(ctx);
+  const std::vector<cublasLtMatmulHeuristicResult_t> list =
+      ranked(ctx, workspace_limit, search.timed() ? kLtCandidates : 1);
   if (list.empty()) return false;
-  choice_ = timed ? choose_lt_candidate(ctx, *this, c, epilogue, workspace_limit, list) : LtChoice{};
+  choice_ = search.timed() ? choose_lt_candidate(search, *this, c, epilogue, workspace_limit, list) : LtChoice{};
   algo_ = list[choice_.rank].algo;
   workspace_bytes_ = list[choice_.rank].workspaceSize;
   return true;
@@ -63,10 +63,8 @@ std::vector<cublasLtMatmulHeuristicResult_t> LtMatmul::ranked(const CudaContext&
 
 std::string LtMatmul::choice_text() const {
   if (choice_.time_ms < 0 && choice_.rank == 0) return "";
-  char text[96];
-  std::snprintf(text, sizeof(text), " [candidate %d of %d%s, %.4f ms]", choice_.rank + 1, choice_.listed,
-                choice_.from_cache ? ", plan cache" : "", choice_.time_ms);
-  return text;
+  return " [candidate " + std::to_string(choice_.rank + 1) + " of " + std::to_string(choice_.listed) +
+         (choice_.from_cache ? ", plan cache, " : ", ") + format_ms(choice_.time_ms) + "]";
 }
 
 void LtMatmul::run(const CudaContext& ctx, const GemmCall& c, const void* a, const void* b, const void* bias, void* y,

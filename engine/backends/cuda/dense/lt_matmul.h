@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cuda/dense/blas.h"
+#include "backends/cuda/search/plan_cache.h"
 #include "runtime/backend.h"
 
 namespace dnnx::cuda {
@@ -24,7 +25,7 @@ struct LtChoice {
   int listed = 1;       // how many candidates the list held (1: the heuristic's pick alone was asked)
   double time_ms = -1;  // measured by the exhaustive search; -1 when not measured
   bool from_cache = false;
-  std::vector<Rejected> rejected;  // the timed candidates it beat
+  std::vector<TimedRejected> rejected;  // the timed candidates it beat, with their times
 };
 
 class LtMatmul {
@@ -36,7 +37,8 @@ class LtMatmul {
 
   // Y = epilogue(alpha * op(A) op(B) [+ C]) for `c` (its beta is ignored: 0, or 1 when run is
   // given a residual C of Y's shape and layout); false when cuBLASLt has no algorithm for these
-  // shapes within `workspace_limit`. With algo_search="exhaustive" the candidates are timed.
+  // shapes within `workspace_limit`. With algo_search="exhaustive" the candidates are timed
+  // (Search::timed, search.h).
   bool plan(const CudaContext& ctx, const GemmCall& c, cublasLtEpilogue_t epilogue, size_t workspace_limit);
 
   size_t workspace_bytes() const { return workspace_bytes_; }

@@ -4,6 +4,8 @@
 
 #include "backends/cuda/search/conv_cache_key.h"
 #include "backends/cuda/search/conv_candidates.h"
+#include "backends/cuda/search/plan_entries.h"
+#include "backends/cuda/search/search.h"
 
 namespace dnnx::cuda {
 
@@ -86,7 +88,7 @@ bool workspace_allocates(const CudaContext& ctx, const std::string& name, size_t
 // Why a cached choice may not be used for `d` ("" when it may): cuDNN must still accept its
 // algorithm for these descriptors with the same workspace, within the limit, at this precision.
 std::string revalidate(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
-                       const CachedConvAlgo& cached, size_t workspace_limit) {
+                       const ConvAlgoEntry& cached, size_t workspace_limit) {
   const int algo = cached.algo;
   const std::string name = conv_algo_name(dir, algo);
   const auto math = static_cast<cudnnMathType_t>(cached.math_type);
@@ -105,7 +107,7 @@ std::string revalidate(const CudaContext& ctx, ConvDirection dir, const ConvDesc
   return "";
 }
 
-ConvSearchChoice choice_from_cache(const CachedConvAlgo& cached) {
+ConvSearchChoice choice_from_cache(const ConvAlgoEntry& cached) {
   ConvSearchChoice choice;
   choice.algo = cached.algo;
   choice.math_type = static_cast<cudnnMathType_t>(cached.math_type);
@@ -116,8 +118,8 @@ ConvSearchChoice choice_from_cache(const CachedConvAlgo& cached) {
   return choice;
 }
 
-CachedConvAlgo cache_entry(ConvDirection dir, const ConvSearchChoice& choice, Precision precision) {
-  CachedConvAlgo e;
+ConvAlgoEntry cache_entry(ConvDirection dir, const ConvSearchChoice& choice, Precision precision) {
+  ConvAlgoEntry e;
   e.algo = choice.algo;
   e.math_type = static_cast<int>(choice.math_type);
   e.workspace_bytes = choice.workspace_bytes;
@@ -131,10 +133,10 @@ CachedConvAlgo cache_entry(ConvDirection dir, const ConvSearchChoice& choice, Pr
 // Takes the first candidate that qualifies; `fell_back` tells whether one failed for want of
 // memory or by a forced failure (such a choice is not cached: it reflects this moment).
 ConvSearchChoice select(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, bool timed,
-                        const std::vector<ConvCandidate>& perfs, size_t workspace_limit, std::vector<Rejected> rejected,
+                        const std::vector<ConvCandidate>& perfs, size_t workspace_limit, const std::vector<Rejected>& notes,
                         bool& fell_back) {
   ConvSearchChoice choice;
-  choice.rejected = std::move(rejected);
+  for (const Rejected& n : notes) choice.rejected.emplace_back(n.algorithm, n.reason);
   bool chosen = false;
   for (const ConvCandidate& perf : perfs) {
     const std::string name = conv_algo_name(dir, perf.algo);
@@ -142,24 +144,25 @@ ConvSearchChoice select(const CudaContext& ctx, ConvDirection dir, const ConvDes
       if (perf.status != CUDNN_STATUS_SUCCESS) continue;
       const std::string winner = conv_algo_name(dir, choice.algo);
       const bool near_tie = timed && perf.time < choice.time_ms;  // Note [warm conv timing]
-      choice.rejected.push_back({name, !timed ? "ranked below " + winner + " by cuDNN's heuristic"
-                                       : near_tie ? ms_text(perf.time) + ", within 10% of " + winner + " (" +
-                                                        ms_text(choice.time_ms) + "), which cuDNN's heuristic ranks higher"
-                                                  : ms_text(perf.time) + ", slower than " + winner + " (" +
-                                                        ms_text(choice.time_ms) + ")"});
+      choice.rejected.emplace_back(name,
+                                   !timed     ? "ranked below " + winner + " by cuDNN's heuristic"
+                                   : near_tie ? within_near_tie(perf.time, winner, choice.time_ms) +
+                                                    ", which cuDNN's heuristic ranks higher"
+                                              : slower_than(perf.time, winner, choice.time_ms),
+                                   timed ? perf.time : -1);
       continue;
     }
     size_t workspace = 0;
     const std::string why = disqualify(ctx, dir, d, perf, workspace_limit, workspace);
     if (!why.empty()) {
       fell_back = fell_back || why.find("DNNX_TEST_FAIL_ALGO") != std::string::npos;
-      choice.rejected.push_back({name, why});
+      choice.rejected.emplace_back(name, why);
       continue;
     }
     if (!workspace_allocates(ctx, name, workspace)) {
       fell_back = true;
-      choice.rejected.push_back({name, "its workspace of " + mib_text(workspace) +
-                                           " could not be allocated at plan time (out of memory)"});
+      choice.rejected.emplace_back(name, "its workspace of " + mib_text(workspace) +
+                                             " could not be allocated at plan time (out of memory)");
       continue;
     }
     choice.algo = perf.algo;
@@ -170,7 +173,7 @@ ConvSearchChoice select(const CudaContext& ctx, ConvDirection dir, const ConvDes
   }
   if (!chosen) {
     std::string reasons;
-    for (const Rejected& r : choice.rejected) reasons += "; " + r.algorithm + ": " + r.reason;
+    for (const TimedRejected& r : choice.rejected) reasons += "; " + r.algorithm + ": " + r.reason;
     throw DeviceError(std::string("no cuDNN convolution algorithm qualifies for the ") + direction_text(dir) +
                       " direction (workspace limit " + mib_text(workspace_limit) + ")" +
                       reasons);
@@ -199,45 +202,34 @@ void set_candidate_math(const CudaContext& ctx, const ConvDescriptors& d, cudnnM
 ConvSearchChoice choose_conv_algorithm(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
                                        size_t workspace_limit, const std::string& layer) {
   const auto start = std::chrono::steady_clock::now();
-  const bool timed = ctx.options.algo_search == AlgoSearch::Exhaustive;
-  PlanCache* cache = timed ? ctx.plan_cache.get() : nullptr;  // heuristic choices cost nothing to redo
-  const std::string key = cache ? conv_cache_key(ctx, d, workspace_limit, dir) : "";
+  const Search search(ctx);
+  const std::string key = search.caching() ? conv_cache_key(ctx, d, workspace_limit, dir) : "";
   ConvSearchChoice choice;
-  bool found = false;
-  if (cache) {
-    if (const std::optional<CachedConvAlgo> cached = cache->find(key)) {
-      const std::string why = revalidate(ctx, dir, d, *cached, workspace_limit);
-      if (why.empty() && workspace_allocates(ctx, cached->algorithm, cached->workspace_bytes)) {
-        choice = choice_from_cache(*cached);
-        found = true;
-        ctx.stats->count("cache_hits");
-      } else if (!why.empty()) {
-        cache->drop(key);
-        ctx.stats->count("cache_stale");
-        ctx.stats->warn(layer + ": a stale plan-cache entry (" + cached->algorithm + ") was dropped: " + why +
-                        "; the algorithm was searched again");
-      }
-    } else {
-      ctx.stats->count("cache_misses");
+  // A cached choice that cuDNN still accepts, but whose workspace cannot be had now, is kept for
+  // later and searched around (the fallback then keeps this choice out of the cache).
+  const std::optional<ConvAlgoEntry> cached = search.cached<ConvAlgoEntry>(key, [&](const ConvAlgoEntry& e) {
+    const std::string why = revalidate(ctx, dir, d, e, workspace_limit);
+    if (!why.empty()) {
+      return CacheVerdict::stale(layer + ": a stale plan-cache entry (" + e.algorithm + ") was dropped: " + why +
+                                 "; the algorithm was searched again");
     }
-  }
-  if (!found) {
+    return workspace_allocates(ctx, e.algorithm, e.workspace_bytes) ? CacheVerdict::use() : CacheVerdict::not_now();
+  });
+  if (cached) {
+    choice = choice_from_cache(*cached);
+  } else {
     bool fell_back = false;
-    if (timed) {
-      TimedCandidates timed_perfs = timed_candidates(ctx, dir, d, workspace_limit);
+    if (search.timed()) {
+      const TimedCandidates timed_perfs = timed_candidates(search, dir, d, workspace_limit);
       fell_back = !timed_perfs.notes.empty();
-      choice = select(ctx, dir, d, true, timed_perfs.perfs, workspace_limit, std::move(timed_perfs.notes), fell_back);
+      choice = select(ctx, dir, d, true, timed_perfs.perfs, workspace_limit, timed_perfs.notes, fell_back);
     } else {
       choice = select(ctx, dir, d, false, heuristic_candidates(ctx, dir, d), workspace_limit, {}, fell_back);
     }
-    if (cache && !fell_back) {
-      cache->store(key, cache_entry(dir, choice, ctx.options.precision));
-      ctx.stats->count("cache_writes");
-    }
+    if (search.caching() && !fell_back) search.store(key, cache_entry(dir, choice, ctx.options.precision));
   }
   set_candidate_math(ctx, d, choice.math_type);
-  ctx.stats->count("search_seconds",
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  search.count_seconds_since(start);
   return choice;
 }
 

@@ -1,5 +1,6 @@
 // Choosing cuDNN's convolution algorithm for one layer and one direction (forward, backward data,
-// backward filter: conv_direction.h) by one policy (docs/architecture.md, "Algorithm search"):
+// backward filter: conv_direction.h) by one policy (docs/architecture.md, "Algorithm search";
+// the protocol is Note [one search], search.h):
 //   heuristic   cuDNN's ranked list, instant
 //   exhaustive  every candidate timed on the planner's own scratch buffers, fastest first; the
 //               choice is kept in the persistent plan cache (plan_cache.h), and a later plan of
@@ -15,6 +16,7 @@
 
 #include "backends/cuda/conv/conv_direction.h"
 #include "backends/cuda/backend/cuda_context.h"
+#include "backends/cuda/search/plan_cache.h"
 #include "runtime/backend.h"
 
 namespace dnnx::cuda {
@@ -34,7 +36,7 @@ struct ConvAlgoChoice {
   size_t workspace_bytes = 0;
   double time_ms = -1;  // measured (exhaustive); -1 when only ranked
   bool from_cache = false;
-  std::vector<Rejected> rejected;
+  std::vector<TimedRejected> rejected;  // with their times (a cached own kernel's among them)
 };
 
 // The choice in any direction: `algo` is that direction's cuDNN enum as an int.
@@ -44,7 +46,7 @@ struct ConvSearchChoice {
   size_t workspace_bytes = 0;
   double time_ms = -1;
   bool from_cache = false;
-  std::vector<Rejected> rejected;
+  std::vector<TimedRejected> rejected;
 };
 
 // The math type a convolution descriptor asks for at `precision`: CUDNN_FMA_MATH for fp32 (no

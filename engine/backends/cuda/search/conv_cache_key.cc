@@ -1,5 +1,7 @@
 #include "backends/cuda/search/conv_cache_key.h"
 
+#include "backends/cuda/search/search.h"
+
 namespace dnnx::cuda {
 
 namespace {
@@ -67,10 +69,9 @@ std::string conv_text(const ConvolutionDescriptor& desc) {
 
 std::string conv_cache_key(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit,
                            ConvDirection dir) {
-  const bool exhaustive = ctx.options.algo_search == AlgoSearch::Exhaustive;
   return std::string("conv ") + direction_text(dir) + " | " + ctx.device_name + " sm_" + std::to_string(ctx.compute_capability) + " cuDNN " +
          std::to_string(cudnnGetVersion()) + " | x " + tensor_text(d.x) + " | w " + filter_text(d.w) + " | y " +
-         tensor_text(d.y) + " | " + conv_text(d.conv) + " | search " + (exhaustive ? "exhaustive" : "heuristic") +
+         tensor_text(d.y) + " | " + conv_text(d.conv) + " | search " + Search(ctx).policy_name() +
          " deterministic " + (ctx.options.deterministic ? "1" : "0") + " | workspace limit " +
          std::to_string(workspace_limit);
 }

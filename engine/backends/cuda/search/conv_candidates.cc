@@ -3,22 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "backends/cuda/search/device_timing.h"
+#include "backends/cuda/search/pick.h"
 
 namespace dnnx::cuda {
-
-std::string mib_text(size_t bytes) {
-  const double m = static_cast<double>(bytes) / (1 << 20);
-  char text[32];
-  std::snprintf(text, sizeof(text), m < 10 ? "%.2f MiB" : "%.0f MiB", m);
-  return text;
-}
-
-std::string ms_text(double t) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4f ms", t);
-  return text;
-}
 
 bool try_plan_alloc(const CudaContext& ctx, size_t bytes, DeviceMemory& out) {
   out.reset();
@@ -44,9 +31,11 @@ namespace {
 // 46 us. So every candidate Find ran is timed again warm (after warm_up, the lower of
 // kTimingRounds means of 20 runs, or 5 for those over 50 us: device_timing.h), at the math type
 // it would run with, and the list is sorted by those times (a stable sort: ties keep Find's
-// order); near-ties then go to cuDNN's heuristic order (prefer_heuristic_on_near_ties).
-void retime(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, void* x, void* w, void* y,
+// order); near-ties then go to cuDNN's heuristic order (prefer_heuristic_on_near_ties). Both
+// rules are Note [the pick]'s "fastest first" (pick.h).
+void retime(const Search& search, ConvDirection dir, const ConvDescriptors& d, void* x, void* w, void* y,
             void* workspace, size_t workspace_bytes, std::vector<ConvCandidate>& perfs) {
+  const CudaContext& ctx = search.context();
   std::vector<size_t> needs(perfs.size(), 0);
   std::vector<cudnnStatus_t> statuses(perfs.size(), CUDNN_STATUS_SUCCESS);
   auto prepare = [&](size_t i) {  // the math type it runs with, and a workspace within the search's
@@ -59,43 +48,49 @@ void retime(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
     statuses[i] = run_conv_direction(ctx, dir, d, perfs[i].algo, x, w, y, workspace, needs[i]);
     return statuses[i] == CUDNN_STATUS_SUCCESS;
   };
-  const CandidateTimes t = time_candidates(ctx, perfs.size(), prepare, run, "cudnn convolution (search)");
+  const CandidateTimes t = search.time(perfs.size(), prepare, run, "cudnn convolution (search)");
   for (size_t i = 0; i < perfs.size(); ++i) {
     if (t.failed[i]) perfs[i].status = statuses[i];
     if (t.ms[i] >= 0) perfs[i].time = static_cast<float>(t.ms[i]);
   }
-  std::stable_sort(perfs.begin(), perfs.end(), [](const ConvCandidate& a, const ConvCandidate& b) {
-    const bool a_ok = a.status == CUDNN_STATUS_SUCCESS, b_ok = b.status == CUDNN_STATUS_SUCCESS;
-    if (a_ok != b_ok) return a_ok;
-    return a_ok && a.time < b.time;
-  });
+  std::vector<double> ms;
+  std::vector<bool> ran;
+  for (const ConvCandidate& p : perfs) {
+    ms.push_back(p.time);  // the float time, as cuDNN's structs hold it: the rule compares those
+    ran.push_back(p.status == CUDNN_STATUS_SUCCESS);
+  }
+  std::vector<ConvCandidate> sorted;
+  for (size_t i : fastest_first(ms, ran)) sorted.push_back(perfs[i]);
+  perfs = std::move(sorted);
 }
 
 // Near-ties go to cuDNN's heuristic order: the first candidate of `ranked` whose re-timed time is
-// within kNearTie of the fastest moves to the front. Timed alone, LeNet's conv2 (batch 256)
-// IMPLICIT_GEMM and IMPLICIT_PRECOMP_GEMM swapped places between processes on an H200, while
-// inside the replayed fine-tuning step they took 67 and 46 us (the heuristic's pick the faster).
-constexpr double kNearTie = 1.10;
-
+// within kConvNearTie of the fastest moves to the front (pick.h says why).
 void prefer_heuristic_on_near_ties(const std::vector<ConvCandidate>& ranked, std::vector<ConvCandidate>& perfs) {
-  if (perfs.empty() || perfs[0].status != CUDNN_STATUS_SUCCESS || perfs[0].time <= 0) return;
-  const double fastest = perfs[0].time;
-  for (const ConvCandidate& r : ranked) {
-    for (size_t i = 0; i < perfs.size(); ++i) {
-      const ConvCandidate& p = perfs[i];
-      if (p.algo != r.algo || p.status != CUDNN_STATUS_SUCCESS || p.time <= 0 || p.time > kNearTie * fastest) continue;
-      std::rotate(perfs.begin(), perfs.begin() + static_cast<std::ptrdiff_t>(i), perfs.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-      return;
+  if (perfs.empty()) return;
+  std::vector<double> ms;
+  std::vector<bool> ran;
+  std::vector<int> rank;
+  for (const ConvCandidate& p : perfs) {
+    ms.push_back(p.time);
+    ran.push_back(p.status == CUDNN_STATUS_SUCCESS);
+    int r = -1;  // its first place in the heuristic's list
+    for (size_t j = 0; j < ranked.size() && r < 0; ++j) {
+      if (ranked[j].algo == p.algo) r = static_cast<int>(j);
     }
+    rank.push_back(r);
   }
+  const auto i = static_cast<std::ptrdiff_t>(near_tie_leader(ms, ran, rank, kConvNearTie));
+  std::rotate(perfs.begin(), perfs.begin() + i, perfs.begin() + i + 1);
 }
 
 }  // namespace
 
 // Scratch X, W and Y are filled with a non-zero pattern (timing on zeros can flatter a kernel);
 // every buffer is freed before the plan goes on.
-TimedCandidates timed_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
+TimedCandidates timed_candidates(const Search& search, ConvDirection dir, const ConvDescriptors& d,
                                  size_t workspace_limit) {
+  const CudaContext& ctx = search.context();
   const std::vector<ConvCandidate> ranked = heuristic_candidates(ctx, dir, d);
   std::vector<size_t> needs;  // each candidate's workspace within the limit
   for (const ConvCandidate& perf : ranked) {
@@ -132,9 +127,9 @@ TimedCandidates timed_candidates(const CudaContext& ctx, ConvDirection dir, cons
   fill_search_pattern(ctx, y.get(), y_bytes);  // dY backward
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
   out.perfs = find_candidates(ctx, dir, d, x.get(), w.get(), y.get(), workspace.get(), out.search_workspace);
-  retime(ctx, dir, d, x.get(), w.get(), y.get(), workspace.get(), out.search_workspace, out.perfs);
+  retime(search, dir, d, x.get(), w.get(), y.get(), workspace.get(), out.search_workspace, out.perfs);
   prefer_heuristic_on_near_ties(ranked, out.perfs);
-  ctx.stats->count("timing_runs");
+  search.count_timing_run();
   return out;
 }
 

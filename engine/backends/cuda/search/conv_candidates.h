@@ -3,13 +3,16 @@
 //   ranked  cuDNN's heuristic list (heuristic_candidates, conv_direction.h), instant
 //   timed   every candidate run by cudnnFind*AlgorithmEx on scratch buffers, then re-timed warm
 //           (Note [warm conv timing] in conv_candidates.cc), fastest first, near-ties in the
-//           heuristic's order (one "timing run" in the planner's stats)
+//           heuristic's order (the rules of Note [the pick], pick.h; one "timing run" in the
+//           planner's stats)
 // and the plan-time allocations both need, which may fail for want of memory.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "backends/cuda/search/conv_algo.h"
+#include "backends/cuda/search/reasons.h"
+#include "backends/cuda/search/search.h"
 
 namespace dnnx::cuda {
 
@@ -23,14 +26,11 @@ struct TimedCandidates {
 
 // An out-of-memory search workspace retries with the next smaller need (down to none) before
 // the search gives up; scratch X, W and Y that cannot be allocated are a DeviceError.
-TimedCandidates timed_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
+TimedCandidates timed_candidates(const Search& search, ConvDirection dir, const ConvDescriptors& d,
                                  size_t workspace_limit);
 
 // Device memory for planning: false (and `out` empty) when it cannot be had for want of memory,
 // for real or by DNNX_TEST_OOM_ABOVE; any other failure is a DeviceError.
 bool try_plan_alloc(const CudaContext& ctx, size_t bytes, DeviceMemory& out);
-
-std::string mib_text(size_t bytes);  // "0.25 MiB", "256 MiB"
-std::string ms_text(double ms);      // "0.0123 ms"
 
 }  // namespace dnnx::cuda

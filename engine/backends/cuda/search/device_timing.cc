@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 
-#include "backends/cuda/search/conv_candidates.h"
 #include "backends/cuda/runtime/cuda_check.h"
 
 namespace dnnx::cuda {
@@ -80,28 +79,6 @@ CandidateTimes time_candidates(const CudaContext& ctx, size_t count, const std::
 
 void fill_search_pattern(const CudaContext& ctx, void* data, size_t bytes) {
   if (bytes > 0) check(cudaMemsetAsync(data, 0x3c, bytes, ctx.stream), "cudaMemsetAsync (search scratch)");
-}
-
-double time_kernel_on_scratch(const CudaContext& ctx, const Kernel& kernel, const std::vector<size_t>& input_bytes,
-                              const std::vector<size_t>& output_bytes, size_t workspace_bytes, const char* what) {
-  std::vector<DeviceMemory> buffers(input_bytes.size() + output_bytes.size());
-  std::vector<const void*> ins;
-  std::vector<void*> outs;
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const bool input = i < input_bytes.size();
-    const size_t bytes = input ? input_bytes[i] : output_bytes[i - input_bytes.size()];
-    if (!try_plan_alloc(ctx, bytes, buffers[i])) return -1;
-    if (input) {
-      fill_search_pattern(ctx, buffers[i].get(), bytes);
-      ins.push_back(buffers[i].get());
-    } else {
-      outs.push_back(buffers[i].get());
-    }
-  }
-  DeviceMemory workspace;
-  if (!try_plan_alloc(ctx, workspace_bytes, workspace)) return -1;
-  const KernelArgs args{ins.data(), outs.data(), workspace.get()};
-  return mean_device_ms(ctx, [&] { kernel.run(args); }, what);
 }
 
 }  // namespace dnnx::cuda

@@ -1,5 +1,5 @@
-// Timing work on the model's stream at plan time (exhaustive search of the planner's own
-// candidates: the direct kernels beside cuDNN's algorithms).
+// Timing work on the model's stream at plan time: the one timing policy of every exhaustive
+// search (Search::time and Search::time_on_scratch, search.h, call it; nothing else times).
 #pragma once
 #include <functional>
 #include <vector>
@@ -27,7 +27,7 @@ constexpr int kTimingRounds = 2;
 constexpr double kWarmUpMs = 3.0;
 
 // A search's timing of its `count` candidates, the policy above in one place (cuDNN's re-timed
-// candidates, conv_candidates.cc; cuBLASLt's, lt_search.cc). `prepare(i)` readies candidate i
+// candidates, cuBLASLt's, and the planner's own kernels, through Search). `prepare(i)` readies candidate i
 // and says whether it can be timed (false: skipped this round); `run(i)` queues it once and
 // returns false when it cannot run. After warm_up with the first candidate that runs, each is
 // timed in kTimingRounds rounds over the list (the mean of 20 runs, 5 for those over 50 us) and
@@ -42,10 +42,5 @@ CandidateTimes time_candidates(const CudaContext& ctx, size_t count, const std::
 // Fills a search's scratch input with a non-zero pattern (timing on zeros can flatter a kernel):
 // every float 0x3c3c3c3c, about 0.0115; every half about 1.06.
 void fill_search_pattern(const CudaContext& ctx, void* data, size_t bytes);
-
-// The mean device time of a planned kernel run on scratch buffers of these sizes (inputs filled
-// with a non-zero pattern: never time on zeros), or -1 when the buffers cannot be had.
-double time_kernel_on_scratch(const CudaContext& ctx, const Kernel& kernel, const std::vector<size_t>& input_bytes,
-                              const std::vector<size_t>& output_bytes, size_t workspace_bytes, const char* what);
 
 }  // namespace dnnx::cuda

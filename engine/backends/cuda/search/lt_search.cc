@@ -4,19 +4,16 @@
 #include <algorithm>
 #include <chrono>
 
-#include "backends/cuda/search/conv_candidates.h"  // try_plan_alloc, ms_text
+#include "backends/cuda/search/conv_candidates.h"  // try_plan_alloc
 #include "backends/cuda/runtime/cuda_check.h"
-#include "backends/cuda/search/device_timing.h"
+#include "backends/cuda/search/pick.h"
+#include "backends/cuda/search/plan_entries.h"
+#include "backends/cuda/search/reasons.h"
+#include "backends/cuda/search/search.h"
 
 namespace dnnx::cuda {
 
 namespace {
-
-// A later-ranked candidate wins only below 90% of the best time so far: timed alone, near-equal
-// candidates swapped places between processes, and inside LeNet's replayed step the swap cost up
-// to 9 us (fc2's dA: the heuristic's pick 7.4 us, the second 10.4), so near-ties go to the
-// heuristic's order.
-constexpr double kTakeOver = 0.90;
 
 // The epilogues that read or write a vector through the bias pointer.
 bool has_bias(cublasLtEpilogue_t e) {
@@ -50,15 +47,18 @@ bool allocate(const CudaContext& ctx, const GemmCall& c, bool bias, size_t works
   return true;
 }
 
-LtChoice time_candidates(const CudaContext& ctx, const LtMatmul& lt, const GemmCall& c, cublasLtEpilogue_t epilogue,
-                         const std::vector<cublasLtMatmulHeuristicResult_t>& list) {
+// The candidates timed, the pick by the take-over rule (kLtTakeOver, pick.h), the others rejected
+// with their times.
+LtChoice time_and_pick(const Search& search, const LtMatmul& lt, const GemmCall& c, cublasLtEpilogue_t epilogue,
+                       const std::vector<cublasLtMatmulHeuristicResult_t>& list) {
+  const CudaContext& ctx = search.context();
   LtChoice choice;
   choice.listed = static_cast<int>(list.size());
   size_t most = 0;
   for (const auto& r : list) most = std::max(most, r.workspaceSize);
   GemmScratch s;
   if (!allocate(ctx, c, has_bias(epilogue), most, s)) {
-    choice.rejected.push_back({"timing", "scratch operands could not be allocated (out of memory): the heuristic's pick"});
+    choice.rejected.emplace_back("timing", "scratch operands could not be allocated (out of memory): the heuristic's pick");
     return choice;
   }
   auto fits = [&](size_t i) { return list[i].workspaceSize <= s.workspace_bytes; };
@@ -71,29 +71,26 @@ LtChoice time_candidates(const CudaContext& ctx, const LtMatmul& lt, const GemmC
       return false;
     }
   };
-  const std::vector<double> times = time_candidates(ctx, list.size(), fits, run, "cublasLtMatmul (search)").ms;
-  int best = -1;
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (times[i] < 0) continue;
-    if (best < 0 || times[i] < kTakeOver * times[best]) best = static_cast<int>(i);
-  }
-  ctx.stats->count("timing_runs");
+  const std::vector<double> times = search.time(list.size(), fits, run, "cublasLtMatmul (search)").ms;
+  const int best = pick_fastest(times, kLtTakeOver);
+  search.count_timing_run();
   if (best < 0) {
-    choice.rejected.push_back({"timing", "no candidate ran: the heuristic's pick"});
+    choice.rejected.emplace_back("timing", "no candidate ran: the heuristic's pick");
     return choice;
   }
   choice.rank = best;
   choice.time_ms = times[best];
+  const std::string winner = candidate_name(best);
   for (size_t i = 0; i < list.size(); ++i) {
     if (static_cast<int>(i) == best) continue;
     std::string why;
     if (times[i] < 0) {
       why = list[i].workspaceSize > s.workspace_bytes ? "its workspace could not be allocated" : "failed to run";
     } else {
-      why = ms_text(times[i]) + ", " + (times[i] < times[best] ? "within 10% of " : "slower than ") +
-            candidate_name(best) + " (" + ms_text(times[best]) + ")";
+      why = times[i] < times[best] ? within_near_tie(times[i], winner, times[best])
+                                   : slower_than(times[i], winner, times[best]);
     }
-    choice.rejected.push_back({candidate_name(static_cast<int>(i)), why});
+    choice.rejected.emplace_back(candidate_name(static_cast<int>(i)), why, times[i]);
   }
   return choice;
 }
@@ -110,46 +107,40 @@ std::string lt_cache_key(const CudaContext& ctx, const GemmCall& c, cublasLtEpil
          std::to_string(static_cast<int>(epilogue)) + " | workspace limit " + std::to_string(workspace_limit);
 }
 
-LtChoice choose_lt_candidate(const CudaContext& ctx, const LtMatmul& lt, const GemmCall& c,
+LtChoice choose_lt_candidate(const Search& search, const LtMatmul& lt, const GemmCall& c,
                              cublasLtEpilogue_t epilogue, size_t workspace_limit,
                              const std::vector<cublasLtMatmulHeuristicResult_t>& list) {
   const auto start = std::chrono::steady_clock::now();
-  PlanCache* cache = ctx.plan_cache.get();
-  const std::string key = cache ? lt_cache_key(ctx, c, epilogue, workspace_limit) : "";
-  if (cache) {
-    if (const std::optional<CachedConvAlgo> cached = cache->find(key)) {
-      const int rank = cached->algo;
-      if (rank >= 0 && rank < static_cast<int>(list.size()) &&
-          list[static_cast<size_t>(rank)].workspaceSize == cached->workspace_bytes) {
-        ctx.stats->count("cache_hits");
-        LtChoice choice;
-        choice.rank = rank;
-        choice.listed = static_cast<int>(list.size());
-        choice.time_ms = cached->time_ms;
-        choice.from_cache = true;
-        choice.rejected = cached->rejected;
-        return choice;
-      }
-      cache->drop(key);
-      ctx.stats->count("cache_stale");
-      ctx.stats->warn("a stale plan-cache entry (" + key + ": " + cached->algorithm +
-                      ") was dropped: cuBLASLt now lists another workspace or fewer candidates; the GEMM was timed again");
-    } else {
-      ctx.stats->count("cache_misses");
-    }
+  const std::string key = search.caching() ? lt_cache_key(search.context(), c, epilogue, workspace_limit) : "";
+  // The cached rank is used while cuBLASLt still lists a candidate there with the same workspace.
+  const std::optional<GemmEntry> cached = search.cached<GemmEntry>(key, [&](const GemmEntry& e) {
+    const bool listed = e.rank >= 0 && e.rank < static_cast<int>(list.size()) &&
+                        list[static_cast<size_t>(e.rank)].workspaceSize == e.workspace_bytes;
+    return listed ? CacheVerdict::use()
+                  : CacheVerdict::stale("a stale plan-cache entry (" + key + ": " + e.algorithm +
+                                        ") was dropped: cuBLASLt now lists another workspace or fewer candidates; "
+                                        "the GEMM was timed again");
+  });
+  if (cached) {
+    LtChoice choice;
+    choice.rank = cached->rank;
+    choice.listed = static_cast<int>(list.size());
+    choice.time_ms = cached->time_ms;
+    choice.from_cache = true;
+    choice.rejected = cached->rejected;
+    return choice;
   }
-  LtChoice choice = time_candidates(ctx, lt, c, epilogue, list);
-  if (cache && choice.time_ms >= 0) {
-    CachedConvAlgo e;
-    e.algo = choice.rank;
+  LtChoice choice = time_and_pick(search, lt, c, epilogue, list);
+  if (search.caching() && choice.time_ms >= 0) {
+    GemmEntry e;
+    e.rank = choice.rank;
     e.workspace_bytes = list[static_cast<size_t>(choice.rank)].workspaceSize;
     e.time_ms = choice.time_ms;
     e.algorithm = candidate_name(choice.rank) + " of " + std::to_string(choice.listed);
     e.rejected = choice.rejected;
-    cache->store(key, e);
-    ctx.stats->count("cache_writes");
+    search.store(key, e);
   }
-  ctx.stats->count("search_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  search.count_seconds_since(start);
   return choice;
 }
 

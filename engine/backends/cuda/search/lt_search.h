@@ -5,7 +5,9 @@
 //               the lower of two rounds of means of 5-20 runs between CUDA events: single means
 //               on an idle GPU varied by 40% between processes); the fastest wins, but a
 //               later-ranked candidate must beat the one ahead of it by more than 10% (timed
-//               alone, near-ties reorder between processes and rank wrongly inside a step). The choice is kept in the plan cache (plan_cache.h) by its rank in the
+//               alone, near-ties reorder between processes and rank wrongly inside a step:
+//               kLtTakeOver, Note [the pick] in pick.h). The choice is kept in the plan cache
+//               (plan_cache.h, as a GemmEntry of plan_entries.h) by its rank in the
 //               list, which cuBLASLt gives in the same order for the same version, GPU and
 //               descriptors, so a second process, or a second tuner of the same model, runs the
 //               same algorithm and gets the same bits (deterministic=True holds across them).
@@ -20,15 +22,17 @@
 #include <vector>
 
 #include "backends/cuda/dense/lt_matmul.h"
+#include "backends/cuda/search/search.h"
 
 namespace dnnx::cuda {
 
 constexpr int kLtCandidates = 12;
 
-// `list`: the heuristic's candidates for lt's descriptors (not empty). The plan cache's entry is
+// An exhaustive search's choice (search.timed()). `list`: the heuristic's candidates for lt's
+// descriptors (not empty). The plan cache's entry is
 // used when it still names a candidate with the same workspace; otherwise the candidates are
 // timed (a candidate that fails to run, or whose workspace cannot be had, is rejected).
-LtChoice choose_lt_candidate(const CudaContext& ctx, const LtMatmul& lt, const GemmCall& c,
+LtChoice choose_lt_candidate(const Search& search, const LtMatmul& lt, const GemmCall& c,
                              cublasLtEpilogue_t epilogue, size_t workspace_limit,
                              const std::vector<cublasLtMatmulHeuristicResult_t>& list);
 

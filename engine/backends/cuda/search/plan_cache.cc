@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,12 +17,15 @@ constexpr const char* kFormat = "dnnx plan cache 1";
 
 using nlohmann::json;
 
-json entry_to_json(const CachedConvAlgo& e) {
-  json rejected = json::array();
-  for (const Rejected& r : e.rejected) rejected.push_back(json::array({r.algorithm, r.reason}));
+json entry_to_json(const PlanRecord& e) {
+  json rejected = json::array(), times = json::array();
+  for (const TimedRejected& r : e.rejected) {
+    rejected.push_back(json::array({r.algorithm, r.reason}));
+    times.push_back(r.time_ms);
+  }
   return {{"algo", e.algo},       {"math_type", e.math_type}, {"workspace", e.workspace_bytes},
           {"time_ms", e.time_ms}, {"algorithm", e.algorithm}, {"math", e.math},
-          {"rejected", std::move(rejected)}};
+          {"rejected", std::move(rejected)}, {"rejected_ms", std::move(times)}};
 }
 
 std::string string_or_empty(const json& v, const char* key) {
@@ -29,14 +33,24 @@ std::string string_or_empty(const json& v, const char* key) {
   return it != v.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// The time of a rejected candidate in an entry written before "rejected_ms" (plan_cache.h): the
+// number its reason starts with, "0.00844480023 ms, faster than ...", as the writers of those
+// files read it back; -1 for a reason that starts with no time. Only this reader parses times.
+double legacy_time(const std::string& reason) {
+  char* end = nullptr;
+  const double ms = std::strtod(reason.c_str(), &end);
+  const bool timed = end != reason.c_str() && ms >= 0 && std::string(end).rfind(" ms", 0) == 0;
+  return timed ? ms : -1;
+}
+
 // nullopt when a field is missing or of the wrong kind (an entry from another version).
-std::optional<CachedConvAlgo> entry_from_json(const json& v) {
+std::optional<PlanRecord> entry_from_json(const json& v) {
   if (!v.is_object()) return std::nullopt;
   for (const char* key : {"algo", "math_type", "workspace", "time_ms"}) {
     auto it = v.find(key);
     if (it == v.end() || !it->is_number()) return std::nullopt;
   }
-  CachedConvAlgo e;
+  PlanRecord e;
   e.algo = v["algo"].get<int>();
   e.math_type = v["math_type"].get<int>();
   e.workspace_bytes = v["workspace"].get<size_t>();
@@ -45,10 +59,16 @@ std::optional<CachedConvAlgo> entry_from_json(const json& v) {
   e.math = string_or_empty(v, "math");
   auto rejected = v.find("rejected");
   if (rejected != v.end() && rejected->is_array()) {
-    for (const json& pair : *rejected) {
-      if (pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string()) {
-        e.rejected.push_back({pair[0].get<std::string>(), pair[1].get<std::string>()});
-      }
+    // The numbers, when the entry has one for each pair; else every time is derived.
+    auto times = v.find("rejected_ms");
+    const bool numbered = times != v.end() && times->is_array() && times->size() == rejected->size();
+    for (size_t i = 0; i < rejected->size(); ++i) {
+      const json& pair = (*rejected)[i];
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string()) continue;
+      const std::string reason = pair[1].get<std::string>();
+      const bool number = numbered && (*times)[i].is_number();
+      e.rejected.emplace_back(pair[0].get<std::string>(), reason,
+                              number ? (*times)[i].get<double>() : numbered ? -1 : legacy_time(reason));
     }
   }
   return e;
@@ -86,13 +106,17 @@ json PlanCache::read_entries(bool warn) const {
   return json::object();
 }
 
-std::optional<CachedConvAlgo> PlanCache::find(const std::string& key) const {
+std::vector<Rejected> plain(const std::vector<TimedRejected>& rejected) {
+  return std::vector<Rejected>(rejected.begin(), rejected.end());
+}
+
+std::optional<PlanRecord> PlanCache::find(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto entry = entries_.find(key);
   return entry != entries_.end() ? entry_from_json(*entry) : std::nullopt;
 }
 
-void PlanCache::store(const std::string& key, const CachedConvAlgo& entry) {
+void PlanCache::store(const std::string& key, const PlanRecord& entry) {
   const json value = entry_to_json(entry);
   std::lock_guard<std::mutex> lock(mutex_);
   entries_[key] = value;

@@ -6,16 +6,27 @@
 //   {"format": "dnnx plan cache 1",
 //    "entries": {"<key>": {"algo": 1, "algorithm": "IMPLICIT_PRECOMP_GEMM", "math_type": 2,
 //                          "math": "fp32 (CUDNN_FMA_MATH)", "workspace": 0, "time_ms": 0.0123,
-//                          "rejected": [["GEMM", "0.0150 ms, slower than ..."], ...]}}}
+//                          "rejected": [["GEMM", "0.0150 ms, slower than ..."], ...],
+//                          "rejected_ms": [0.0150123, ...]}}}
+//
+// Every kind of choice is written as this one record (PlanRecord; the typed entries of each kind,
+// plan_entries.h, convert to and from it). "rejected_ms" holds each rejected candidate's measured
+// time as a number (-1: not timed), beside the [name, reason] pairs the plan shows, so that no
+// reader parses a time out of a reason. Files of the same format written before it existed
+// (rejected as pairs only) still load: their times are derived once, here in the reader, by the
+// rule those writers read them back with (the number a reason starts with, before " ms");
+// entries written from then on carry the numbers. The format name stays "dnnx plan cache 1":
+// the new member is one an older reader ignores. (Such a reader finds the times it parses with
+// the plan's four decimals now; at worst it times a layer again: the cache only saves time.)
 //
 // A key names everything the choice depends on (conv_cache_key.h, lt_cache_key in lt_search.h):
 // GPU, compute capability, library version, the layer's full descriptors or GEMM shape, math or
 // compute type, determinism, workspace limit, direction.
 // The file is read once when the model opens; every store re-reads it, merges and writes a
 // temporary file renamed over the old one, so that concurrent writers never leave a torn file
-// (the last writer of one key wins). The JSON is read and written by nlohmann/json. A file that cannot be read or written costs a warning and
-// a search, never an error: the cache only saves time. Entries are hints: the caller
-// re-validates each one before use (conv_algo.cc).
+// (the last writer of one key wins). The JSON is read and written by nlohmann/json. A file that
+// cannot be read or written costs a warning and a search, never an error: the cache only saves
+// time. Entries are hints: each kind re-validates its entry before use (Search::cached, search.h).
 #pragma once
 #include <mutex>
 #include <optional>
@@ -29,14 +40,26 @@
 
 namespace dnnx::cuda {
 
-struct CachedConvAlgo {
-  int algo = 0;       // the cuDNN algorithm enum of the key's direction (fwd, bwd data, bwd filter)
-  int math_type = 0;  // cudnnMathType_t the algorithm ran with
+// A candidate that lost, as the plan shows it (Rejected) and with its measured time as a number
+// (-1: not timed, or not a time at all: a reason why it could not run).
+struct TimedRejected : Rejected {
+  double time_ms = -1;
+  TimedRejected() = default;
+  TimedRejected(std::string name, std::string why, double ms = -1) : Rejected{std::move(name), std::move(why)}, time_ms(ms) {}
+};
+
+// The plan rows' view of a list of them: names and reasons.
+std::vector<Rejected> plain(const std::vector<TimedRejected>& rejected);
+
+// One entry of the file, whatever chose it (plan_entries.h gives each kind's meaning of the fields).
+struct PlanRecord {
+  int algo = 0;       // the choice: a cuDNN algorithm enum, a cuBLASLt rank, direct-or-pair
+  int math_type = 0;  // cudnnMathType_t the algorithm ran with (convolutions)
   size_t workspace_bytes = 0;
   double time_ms = -1;
   std::string algorithm;  // its name, for people reading the file
   std::string math;
-  std::vector<Rejected> rejected;  // the candidates it beat, as the search saw them
+  std::vector<TimedRejected> rejected;  // the candidates it beat, as the search saw them
 };
 
 class PlanCache {
@@ -45,9 +68,9 @@ class PlanCache {
   PlanCache(std::string path, PlannerStats& stats);
 
   const std::string& path() const { return path_; }
-  std::optional<CachedConvAlgo> find(const std::string& key) const;
+  std::optional<PlanRecord> find(const std::string& key) const;
   // Adds or replaces the entry in memory and in the file.
-  void store(const std::string& key, const CachedConvAlgo& entry);
+  void store(const std::string& key, const PlanRecord& entry);
   // Removes a stale entry from memory and from the file.
   void drop(const std::string& key);
 
