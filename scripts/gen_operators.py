@@ -34,13 +34,13 @@ def render(text: str) -> str:
         lines = []
         for line in generated.splitlines():
             if line.startswith("| op |"):
-                line = line[:-1] + " CUDA stores | CUDA gradient |"
+                line += " CUDA float types | CUDA gradient |"
             elif line.startswith("| ---"):
                 line += " --- | --- |"
             elif line.startswith("| "):
                 op = line[2:].split(" |")[0]
                 row = kept.get(op, {})
-                line = line + f" {row.get('CUDA stores', '?')} | {row.get('CUDA gradient', '?')} |"
+                line += f" {row.get('CUDA float types', '?')} | {row.get('CUDA gradient', '?')} |"
             lines.append(line)
         generated = "\n".join(lines)
     return before + generated + after

@@ -14,7 +14,7 @@ from .errors import DeviceError, DnnxError, InvalidModelError, PlanCacheWarning,
 from .model import Model, TensorSpec, load
 from .finetune import NonFiniteLossError, Tuner
 from ._passes import pass_names
-from . import threads
+from . import support, threads
 from ._native import core as _core
 
 __version__ = "0.1.0"
