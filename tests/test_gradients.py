@@ -34,7 +34,7 @@ def test_gemm(trans_a, trans_b, c_shape):
 
 
 # --- activations ------------------------------------------------------------------------------
-@pytest.mark.parametrize("op", ["Relu", "Sigmoid", "Tanh"])
+@pytest.mark.parametrize("op", ["Relu", "Sigmoid", "Tanh", "Neg"])
 def test_activation(op):
     check_gradients(*activation_chain(rand, op))
 

@@ -42,6 +42,7 @@ IN_SCOPE = [
     r"test_(log)?softmax_.*_cpu$",
     r"test_lstm_.*_cpu$",
     r"test_matmul_.*_cpu$",
+    r"test_neg(_.*)?_cpu$",
     r"test_maxpool_.*_cpu$",
     r"test_relu(_.*)?_cpu$",
     r"test_reshape_.*_cpu$",

@@ -1,4 +1,4 @@
-// Relu, Sigmoid, Tanh: elementwise, output type = input type (float32 only).
+// Relu, Sigmoid, Tanh, Neg: elementwise, output type = input type (float32 only).
 #include "ops/op.h"
 
 namespace dnnx {
@@ -22,6 +22,7 @@ void register_activation_ops(OpRegistry& r) {
   r.add("Relu", unary_float_op());
   r.add("Sigmoid", unary_float_op());
   r.add("Tanh", unary_float_op());
+  r.add("Neg", unary_float_op());  // y = -x (ONNX also defines it on integers: refused here)
 }
 
 }  // namespace dnnx

@@ -105,7 +105,7 @@ def test_bias_gradient_from_the_weight_gradients_gemm(trans_b):
     assert "dB cublasLtMatmul" in last, rows
 
 
-@pytest.mark.parametrize("op", ["Relu", "Sigmoid", "Tanh"])
+@pytest.mark.parametrize("op", ["Relu", "Sigmoid", "Tanh", "Neg"])
 def test_activation(op):
     compare(*activation_chain(rand, op))
 

@@ -7,7 +7,7 @@ namespace dnnx {
 
 namespace {
 
-enum class Activation { Relu, Sigmoid, Tanh };
+enum class Activation { Relu, Sigmoid, Tanh, Neg };
 
 class ActivationKernel final : public Kernel {
  public:
@@ -24,6 +24,9 @@ class ActivationKernel final : public Kernel {
         break;
       case Activation::Tanh:
         for (int64_t i = 0; i < n_; ++i) y[i] = std::tanh(x[i]);
+        break;
+      case Activation::Neg:
+        for (int64_t i = 0; i < n_; ++i) y[i] = -x[i];
         break;
     }
   }
@@ -42,12 +45,35 @@ KernelFactory activation_factory(Activation kind) {
   };
 }
 
+// Neg's gradient: dX = -dY (the other activations' are activation_grad_cpu.cc's).
+class NegGradKernel final : public GradKernel {
+ public:
+  explicit NegGradKernel(int64_t n) : n_(n) {}
+  void run(const GradArgs& args) const override {
+    float* dx = args.d_inputs[0];
+    if (!dx) return;
+    const float* dy = args.d_outputs[0];
+    for (int64_t i = 0; i < n_; ++i) dx[i] = -dy[i];
+  }
+
+ private:
+  int64_t n_;
+};
+
+GradChoice plan_neg_grad(const GradRequest& r) {
+  GradChoice choice;
+  choice.kernel = std::make_unique<NegGradKernel>(numel(r.inputs[0].info.shape));
+  choice.algorithm = "elementwise";
+  return choice;
+}
+
 }  // namespace
 
 void register_cpu_activation_kernels(KernelRegistry& r) {
   r.add("Relu", activation_factory(Activation::Relu));
   r.add("Sigmoid", activation_factory(Activation::Sigmoid));
   r.add("Tanh", activation_factory(Activation::Tanh));
+  r.add("Neg", activation_factory(Activation::Neg)).with_gradient(plan_neg_grad);
 }
 
 }  // namespace dnnx

@@ -1,5 +1,7 @@
 // Relu, Sigmoid, Tanh through cudnnActivationForward, the tensor viewed as [1, n, 1, 1], float32
-// or float16 (fp32 arithmetic inside cuDNN; alpha/beta are floats for both).
+// or float16 (fp32 arithmetic inside cuDNN; alpha/beta are floats for both). Neg through
+// cudnnAddTensor with alpha -1 and beta 0 (y = -x; cuDNN's activations have no negation), and
+// its gradient (dX = -dY) by the same call on dY, registered with it.
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
 
@@ -42,12 +44,74 @@ KernelFactory activation_factory(const CudaContext& ctx, cudnnActivationMode_t m
   };
 }
 
+// y = -x over n elements of `dtype`, the tensor viewed as [1, n, 1, 1]: y is written, not read (beta 0).
+class Negation {
+ public:
+  Negation(const CudaContext& ctx, int64_t n, DType dtype) : ctx_(ctx), n_(n) {
+    if (n > 0) set_tensor(tensor_, {1, n, 1, 1}, dtype);
+  }
+  void operator()(const void* x, void* y) const {
+    if (n_ == 0) return;
+    const float minus_one = -1.0f, zero = 0.0f;
+    check(cudnnAddTensor(ctx_.cudnn, &minus_one, tensor_, x, &zero, tensor_, y), "cudnnAddTensor (Neg)");
+  }
+
+ private:
+  const CudaContext& ctx_;
+  int64_t n_;
+  TensorDescriptor tensor_;
+};
+
+class NegKernel final : public Kernel {
+ public:
+  NegKernel(const CudaContext& ctx, int64_t n, DType dtype) : negate_(ctx, n, dtype) {}
+  void run(const KernelArgs& args) const override { negate_(args.in<void>(0), args.out<void>(0)); }
+
+ private:
+  Negation negate_;
+};
+
+class NegGradKernel final : public GradKernel {
+ public:
+  NegGradKernel(const CudaContext& ctx, int64_t n) : negate_(ctx, n, DType::Float32) {}
+  void run(const GradArgs& args) const override {
+    if (args.d_inputs[0]) negate_(args.d_outputs[0], args.d_inputs[0]);
+  }
+
+ private:
+  Negation negate_;
+};
+
+const Shape& checked_elements(const Node& node, const Shape& x) {
+  if (!fits_int(x)) node_fail<UnsupportedModelError>(node, "X " + shape_str(x) + " has more than 2^31-1 elements");
+  return x;
+}
+
+KernelFactory neg_factory(const CudaContext& ctx) {
+  return [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+    KernelChoice choice;
+    choice.kernel = std::make_unique<NegKernel>(ctx, numel(checked_elements(node, inputs[0].info.shape)),
+                                                inputs[0].info.dtype);
+    choice.algorithm = "cudnnAddTensor (alpha -1)";
+    return choice;
+  };
+}
+
+GradChoice plan_neg_grad(const GradRequest& r) {
+  GradChoice choice;
+  const int64_t n = numel(checked_elements(r.node, r.inputs[0].info.shape));
+  choice.kernel = std::make_unique<NegGradKernel>(cuda_context_of(r), n);
+  choice.algorithm = "cudnnAddTensor (alpha -1)";
+  return choice;
+}
+
 }  // namespace
 
 void register_cuda_activation_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("Relu", activation_factory(ctx, CUDNN_ACTIVATION_RELU)).with_dtypes(kFloatAndHalf);
   r.add("Sigmoid", activation_factory(ctx, CUDNN_ACTIVATION_SIGMOID)).with_dtypes(kFloatAndHalf);
   r.add("Tanh", activation_factory(ctx, CUDNN_ACTIVATION_TANH)).with_dtypes(kFloatAndHalf);
+  r.add("Neg", neg_factory(ctx)).with_dtypes(kFloatAndHalf).with_gradient(plan_neg_grad);
 }
 
 }  // namespace dnnx::cuda
