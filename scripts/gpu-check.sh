@@ -2,7 +2,8 @@
 # The whole CUDA check on a GPU machine, in one call (the project's shared notes, GPU.md, say what is there):
 #   1. install scipy-openblas32 and nlohmann-json from .whl/ if the machine lacks them (nothing can be downloaded)
 #   2. build dnnx with its CUDA backend: pip install --no-build-isolation --no-deps . (DNNX_CUDA=ON)
-#   3. pytest tests/cuda and the CPU-side CUDA checks, then the whole suite (GPU_CHECK_SUITE=0
+#   3. the support matrix's CUDA columns (scripts/gen_operators.py; docs/operators.md into $OUT), then
+#      pytest tests/cuda and the CPU-side CUDA checks, then the whole suite (GPU_CHECK_SUITE=0
 #      skips the whole suite)
 #   4. LeNet's CUDA plans, and its per-layer GPU times (dnnx profile) at batch 1 and 1024
 #   5. the benchmarks GPU_CHECK_BENCHES names (default "cuda planner lstm"; "none" for none):
@@ -53,6 +54,9 @@ done
 if step build build.log env DNNX_CUDA=ON python3 -m pip install -v --no-build-isolation --no-deps .; then
   cd /tmp  # import the installed package, not the source folder
   step status status.log python3 -c "import dnnx; print(dnnx.cuda_status())"
+  # The support matrix's CUDA columns, from the CUDA registrations (docs/operators.md, copied to
+  # $OUT: commit it when it changed; tests/cuda/test_cuda_support_matrix.py checks it below).
+  step matrix matrix.log python3 "$OLDPWD/scripts/gen_operators.py" && cp "$OLDPWD/docs/operators.md" "$OUT/operators.md"
   # GPU_CHECK_TESTS: the test paths (relative to the checkout) to run instead of all of tests/cuda
   tests=()
   for t in ${GPU_CHECK_TESTS:-tests/cuda tests/test_cuda_status.py}; do tests+=("$OLDPWD/$t"); done

@@ -6,23 +6,6 @@
 
 namespace dnnx {
 
-// A host backend has no device memory; the engine never calls these hooks for one.
-void* Backend::allocate(size_t) const {
-  throw DeviceError("the " + name() + " backend has no device memory");
-}
-
-void Backend::release(void*) const noexcept {}
-
-void Backend::copy_to_device(void*, const void*, size_t) const {
-  throw DeviceError("the " + name() + " backend has no device memory");
-}
-
-void Backend::copy_to_host(void*, const void*, size_t) const {
-  throw DeviceError("the " + name() + " backend has no device memory");
-}
-
-std::unique_ptr<DeviceGraph> Backend::capture(const std::function<void()>&, GraphEdges) const { return nullptr; }
-
 namespace {
 
 // The host clock: a host backend's kernels have finished when run() returns.
@@ -40,22 +23,30 @@ class HostTimer final : public LayerTimer {
 
 }  // namespace
 
-std::unique_ptr<LayerTimer> Backend::layer_timer(size_t marks) const { return std::make_unique<HostTimer>(marks); }
-
-int Backend::device_of(const void*) const { return -1; }
-
-void Backend::copy_on_device(void*, const void*, size_t) const {
-  throw DeviceError("the " + name() + " backend has no device memory");
+void Backend::activate() const {
+  if (const DeviceServices* d = device()) d->activate();
 }
 
-void Backend::wait_for_stream(uintptr_t) const {}
-
-void* Backend::allocate_array(size_t) const {
-  throw DeviceError("the " + name() + " backend has no device memory");
+void Backend::synchronize() const {
+  if (const DeviceServices* d = device()) d->synchronize();
 }
 
-void Backend::release_array(void*, size_t, const std::vector<uintptr_t>&) const noexcept {}
+int Backend::device_index() const {
+  const DeviceServices* d = device();
+  return d ? d->device_index() : -1;
+}
+
+std::unique_ptr<LayerTimer> Backend::layer_timer(size_t marks) const {
+  if (const DeviceServices* d = device()) return d->layer_timer(marks);
+  return std::make_unique<HostTimer>(marks);
+}
 
 std::unique_ptr<TrainingOps> Backend::training_ops() const { return nullptr; }
+
+const DeviceServices& device_services(const Backend& backend, const char* what) {
+  const DeviceServices* d = backend.device();
+  if (!d) throw DeviceError(std::string(what) + ": the " + backend.name() + " backend has no device memory");
+  return *d;
+}
 
 }  // namespace dnnx

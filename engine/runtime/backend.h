@@ -1,5 +1,7 @@
-// The interface every backend implements. The core never includes a device header: a backend
-// turns one node with fixed shapes into a Kernel plus the algorithm and workspace it needs.
+// The interface every backend implements: its planning services. The core never includes a
+// device header: a backend turns one node with fixed shapes into a Kernel plus the algorithm and
+// workspace it needs. A device backend also offers device services (runtime/device_services.h),
+// which a host backend has none of.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "ops/op.h"
+#include "runtime/device_services.h"
 
 namespace dnnx {
 
@@ -68,41 +71,6 @@ struct KernelChoice {
 using KernelFactory = std::function<KernelChoice(const Node&, const std::vector<ValueInfo>& inputs,
                                                  const std::vector<TensorInfo>& outputs)>;
 
-// A device-to-device copy at the edge of a recorded graph (Note [edge copies] in
-// runtime/device_runner.cc): one input of a run into the arena, or one output into the caller's array.
-struct EdgeCopy {
-  void* dst = nullptr;
-  const void* src = nullptr;
-  size_t bytes = 0;
-};
-
-// How many edge copies a graph records room for: before its work (`in`) and after it (`out`).
-struct GraphEdges {
-  size_t in = 0;
-  size_t out = 0;
-};
-
-// Work recorded once and replayed as one launch (a CUDA graph). A replay reads and writes the
-// very addresses the recording used, so it is valid only while those buffers stay where they were;
-// only its edge copies take new addresses at each replay.
-class DeviceGraph {
- public:
-  virtual ~DeviceGraph() = default;
-  virtual void launch() const = 0;  // queues one replay on the backend's stream
-  // Queues one replay whose edge copies are `in` (before the recorded work) and `out` (after it):
-  // at most the GraphEdges the graph was recorded with. Not thread-safe (the caller's turn).
-  virtual void launch(const std::vector<EdgeCopy>& in, const std::vector<EdgeCopy>& out) = 0;
-};
-
-// Times the work queued between marks: mark(i) before layer i and mark(n) after the last one;
-// read elapsed_ms once that work has finished (after synchronize() on a device backend).
-class LayerTimer {
- public:
-  virtual ~LayerTimer() = default;
-  virtual void mark(size_t i) = 0;
-  virtual double elapsed_ms(size_t i) const = 0;  // from mark i to mark i + 1
-};
-
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -126,50 +94,18 @@ class Backend {
   // window ops with a "<op>@NHWC" kernel here read and write [N, H, W, C] data.
   virtual bool channels_last() const { return false; }
 
-  // Where the kernels' memory lives. A host backend (the CPU) reads the caller's arrays and
-  // the constants' bytes in place, and the hooks below are never called. A device backend's
-  // kernels see only its own memory: the engine uploads the constants once at load, places
-  // the graph inputs in the device arena (copied in at the start of a run) and copies the
-  // outputs back at the end (runtime/device_memory.h: DeviceConstants and the run arena; Note
-  // [device runs] in runtime/device_runner.cc).
-  virtual bool uses_host_memory() const { return true; }
-  // Makes the backend's device current on the calling thread (runs come from any thread).
-  virtual void activate() const {}
-  // Device memory of at least `bytes` (nullptr for 0); DeviceError when it cannot be had.
-  virtual void* allocate(size_t bytes) const;
-  virtual void release(void* ptr) const noexcept;
-  // Copies in the backend's stream order; copy_to_host returns when `dst` holds the bytes.
-  virtual void copy_to_device(void* dst, const void* src, size_t bytes) const;
-  virtual void copy_to_host(void* dst, const void* src, size_t bytes) const;
-  // Waits for every queued kernel; a failure that showed only now is a DeviceError.
-  virtual void synchronize() const {}
+  // Where the kernels' memory lives: nullptr for a host backend (the CPU), whose kernels read
+  // the caller's arrays and the constants' bytes in place; a device backend's services otherwise
+  // (runtime/device_services.h: memory, copies, graphs, timers, streams).
+  virtual const DeviceServices* device() const { return nullptr; }
 
-  // Device runs (Note [device runs] in runtime/device_runner.cc). The defaults suit a host
-  // backend: no graphs, no device arrays, the host clock for timing.
-  // Records what `enqueue` queues without running it; nullptr where the backend has no graphs.
-  // With `edges`, room for that many edge copies before and after it (DeviceGraph::launch).
-  virtual std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue, GraphEdges edges) const;
-  std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue) const { return capture(enqueue, {}); }
-  // A timer with `marks` marks (one per layer, and one after the last).
-  virtual std::unique_ptr<LayerTimer> layer_timer(size_t marks) const;
-  // The device ordinal the backend runs on; -1 for a host backend.
-  virtual int device_index() const { return -1; }
-  // The device ordinal `ptr` points into; -1 when it is not device memory.
-  virtual int device_of(const void* ptr) const;
-  virtual void copy_on_device(void* dst, const void* src, size_t bytes) const;
-  // External streams are CUDA stream handles as integers, as DLPack and __cuda_array_interface__
-  // pass them (1: the legacy default stream, 2: the per-thread default stream).
-  // Makes the backend's later work wait for what is queued now on `stream`.
-  virtual void wait_for_stream(uintptr_t stream) const;
-  // The stream a producer of device inputs is asked to order its writes before (DLPack's
-  // __dlpack__(stream=...)); every run waits for it first. 0 on a host backend.
-  virtual uintptr_t import_stream() const { return 0; }
-  // Memory for arrays handed to the caller (Model.run(output="device")), taken in the stream's
-  // order from a pool, so that a run pays neither cudaMalloc nor cudaFree (which waits for the
-  // whole device). release_array (given the size allocate_array was asked for) frees it once the
-  // backend's queued work and the work queued now on each of `readers` (external streams) are done.
-  virtual void* allocate_array(size_t bytes) const;
-  virtual void release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) const noexcept;
+  // For code that runs on either kind (each does nothing, or uses the host clock, without a device).
+  bool uses_host_memory() const { return device() == nullptr; }
+  void activate() const;     // makes the device current on the calling thread
+  void synchronize() const;  // waits for every queued kernel (DeviceError for a failure seen now)
+  int device_index() const;  // the device ordinal; -1 for a host backend
+  // A timer with `marks` marks (one per layer, and one after the last): the device's, or the host clock.
+  std::unique_ptr<LayerTimer> layer_timer(size_t marks) const;
 
   // The planner's counters so far; its warnings are handed out once (the next call has none).
   virtual PlannerReport planner_report() const { return {}; }

@@ -1,4 +1,4 @@
-// Device memory owned through a Backend's allocate/release hooks: the run arena and workspace
+// Device memory owned through a device backend's DeviceServices (allocate/release): the run arena and workspace
 // of a device backend, and the graph's constants uploaded once at load.
 #pragma once
 #include <cstddef>
@@ -27,7 +27,7 @@ class DeviceBuffer {
  private:
   void reset() noexcept;
 
-  const Backend* backend_ = nullptr;
+  const DeviceServices* device_ = nullptr;
   void* data_ = nullptr;
   size_t capacity_ = 0;
 };

@@ -26,7 +26,8 @@ namespace dnnx {
 // queues the same copies one by one around its layers.
 // A DeviceError names the layer where one is to blame (run_layers); the model stays usable.
 
-DeviceRunner::DeviceRunner(const Backend& backend, bool use_graphs) : backend_(backend), use_graphs_(use_graphs) {}
+DeviceRunner::DeviceRunner(const Backend& backend, bool use_graphs)
+    : backend_(backend), device_(device_services(backend, "a device run")), use_graphs_(use_graphs) {}
 
 namespace {
 
@@ -55,7 +56,7 @@ void reserve(DeviceBuffer& buffer, const Backend& backend, size_t bytes, const c
 }  // namespace
 
 void DeviceRunner::prepare(const Plan& plan, const RunIO& io) {
-  backend_.activate();
+  device_.activate();
   reserve(arena_, backend_, plan.arena_bytes, "the activation arena", plan);
   reserve(workspace_, backend_, plan.workspace_bytes, "the workspace", plan);
   if (arena_.data() != recorded_arena_ || workspace_.data() != recorded_workspace_) {
@@ -64,12 +65,12 @@ void DeviceRunner::prepare(const Plan& plan, const RunIO& io) {
     recorded_workspace_ = workspace_.data();
   }
   bind_values(plan, static_cast<uint8_t*>(arena_.data()), io.inputs.data(), call_.value_ptrs);
-  for (uintptr_t stream : io.input_streams) backend_.wait_for_stream(stream);
+  for (uintptr_t stream : io.input_streams) device_.wait_for_stream(stream);
   for (size_t i = 0; i < plan.inputs.size(); ++i) {
     if (io.input_memory[i] == Memory::Device) continue;  // an edge copy
     const int id = plan.inputs[i];
     // An arena value: memory we own.
-    backend_.copy_to_device(const_cast<void*>(call_.value_ptrs[id]), io.inputs[i], plan.values[id].info.bytes());
+    device_.copy_to_device(const_cast<void*>(call_.value_ptrs[id]), io.inputs[i], plan.values[id].info.bytes());
   }
 }
 
@@ -94,7 +95,7 @@ DeviceGraph* DeviceRunner::graph_for(const Plan& plan, GraphSlot& slot) {
   if (!slot.graph) {
     try {
       const GraphEdges edges{plan.inputs.size(), plan.outputs.size()};
-      slot.graph = backend_.capture([&] { run_layers(plan, workspace_.data(), call_); }, edges);
+      slot.graph = device_.capture([&] { run_layers(plan, workspace_.data(), call_); }, edges);
       if (slot.graph) ++slot.status.captures;
       else slot.failure = "the " + backend_.name() + " backend records no graphs";
     } catch (const DeviceError& e) {
@@ -108,10 +109,10 @@ void DeviceRunner::finish(const Plan& plan, const RunIO& io) {
   if (io.output_memory == Memory::Host) {
     for (size_t o = 0; o < plan.outputs.size(); ++o) {
       const int id = plan.outputs[o];
-      backend_.copy_to_host(io.outputs[o], call_.value_ptrs[id], plan.values[id].info.bytes());
+      device_.copy_to_host(io.outputs[o], call_.value_ptrs[id], plan.values[id].info.bytes());
     }
   }
-  backend_.synchronize();
+  device_.synchronize();
 }
 
 void DeviceRunner::run(const Plan& plan, const RunIO& io) {
@@ -123,9 +124,9 @@ void DeviceRunner::run(const Plan& plan, const RunIO& io) {
     graph->launch(copies_in_, copies_out_);
     ++slot.status.replays;
   } else {
-    for (const EdgeCopy& c : copies_in_) backend_.copy_on_device(c.dst, c.src, c.bytes);
+    for (const EdgeCopy& c : copies_in_) device_.copy_on_device(c.dst, c.src, c.bytes);
     run_layers(plan, workspace_.data(), call_);
-    for (const EdgeCopy& c : copies_out_) backend_.copy_on_device(c.dst, c.src, c.bytes);
+    for (const EdgeCopy& c : copies_out_) device_.copy_on_device(c.dst, c.src, c.bytes);
     ++slot.status.eager_runs;
   }
   finish(plan, io);
@@ -135,9 +136,9 @@ LayerTimes DeviceRunner::profile(const Plan& plan, const RunIO& io, int repeat) 
   std::lock_guard<std::mutex> lock(mutex_);
   prepare(plan, io);
   collect_edge_copies(plan, io);
-  for (const EdgeCopy& c : copies_in_) backend_.copy_on_device(c.dst, c.src, c.bytes);
+  for (const EdgeCopy& c : copies_in_) device_.copy_on_device(c.dst, c.src, c.bytes);
   const size_t n = plan.layers.size();
-  std::unique_ptr<LayerTimer> timer = backend_.layer_timer(n + 1);
+  std::unique_ptr<LayerTimer> timer = device_.layer_timer(n + 1);
   LayerTimes times;
   times.ms.assign(n, {});
   // A graph of its own, with the timer's marks recorded in it: replayed, it shows each layer's
@@ -145,7 +146,7 @@ LayerTimes DeviceRunner::profile(const Plan& plan, const RunIO& io, int repeat) 
   std::unique_ptr<DeviceGraph> graph;
   if (use_graphs_) {
     try {
-      graph = backend_.capture([&] { run_layers(plan, workspace_.data(), call_, timer.get()); });
+      graph = device_.capture([&] { run_layers(plan, workspace_.data(), call_, timer.get()); });
     } catch (const DeviceError&) {
       graph.reset();  // the eager run below names the layer if the failure is not the capture's
     }
@@ -157,7 +158,7 @@ LayerTimes DeviceRunner::profile(const Plan& plan, const RunIO& io, int repeat) 
     } else {
       run_layers(plan, workspace_.data(), call_, timer.get());
     }
-    backend_.synchronize();
+    device_.synchronize();
     for (size_t i = 0; i < n; ++i) times.ms[i].push_back(plan.layers[i].kernel ? timer->elapsed_ms(i) : 0.0);
   }
   return times;
@@ -178,34 +179,34 @@ std::vector<GraphStatus> DeviceRunner::graphs() {
 
 void* DeviceRunner::allocate_array(size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  backend_.activate();
-  return backend_.allocate_array(bytes);
+  device_.activate();
+  return device_.allocate_array(bytes);
 }
 
 void DeviceRunner::release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
-  backend_.release_array(ptr, bytes, readers);
+  device_.release_array(ptr, bytes, readers);
 }
 
 void DeviceRunner::array_to_host(void* dst, const void* src, size_t bytes, const std::vector<uintptr_t>& readers) {
   std::lock_guard<std::mutex> lock(mutex_);
-  backend_.activate();
-  for (uintptr_t stream : readers) backend_.wait_for_stream(stream);
-  backend_.copy_to_host(dst, src, bytes);
+  device_.activate();
+  for (uintptr_t stream : readers) device_.wait_for_stream(stream);
+  device_.copy_to_host(dst, src, bytes);
 }
 
 void DeviceRunner::array_from_host(void* dst, const void* src, size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  backend_.activate();
-  backend_.copy_to_device(dst, src, bytes);
-  backend_.synchronize();
+  device_.activate();
+  device_.copy_to_device(dst, src, bytes);
+  device_.synchronize();
 }
 
 void DeviceRunner::copy_array(void* dst, const void* src, size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  backend_.activate();
-  backend_.copy_on_device(dst, src, bytes);
-  backend_.synchronize();
+  device_.activate();
+  device_.copy_on_device(dst, src, bytes);
+  device_.synchronize();
 }
 
 }  // namespace dnnx

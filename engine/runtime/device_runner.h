@@ -57,6 +57,7 @@ class DeviceRunner {
   void finish(const Plan& plan, const RunIO& io);   // host outputs, then wait for the stream
 
   const Backend& backend_;
+  const DeviceServices& device_;  // backend_.device()
   const bool use_graphs_;
   std::mutex mutex_;
   DeviceBuffer arena_;

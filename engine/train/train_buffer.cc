@@ -31,28 +31,28 @@ void PinnedBuffer::reset() noexcept {
 namespace {
 
 // A copy of `bytes`: memcpy where the backend computes in host memory, else the backend's own
-// `device_copy` (Backend::copy_to_device, copy_to_host or copy_on_device).
-using BackendCopy = void (Backend::*)(void* dst, const void* src, size_t bytes) const;
-void copy_with(const Backend& backend, BackendCopy device_copy, void* dst, const void* src, size_t bytes) {
-  if (backend.uses_host_memory()) {
-    std::memcpy(dst, src, bytes);
+// `device_copy` (DeviceServices::copy_to_device, copy_to_host or copy_on_device).
+using DeviceCopy = void (DeviceServices::*)(void* dst, const void* src, size_t bytes) const;
+void copy_with(const Backend& backend, DeviceCopy device_copy, void* dst, const void* src, size_t bytes) {
+  if (const DeviceServices* device = backend.device()) {
+    (device->*device_copy)(dst, src, bytes);
   } else {
-    (backend.*device_copy)(dst, src, bytes);
+    std::memcpy(dst, src, bytes);
   }
 }
 
 }  // namespace
 
 void copy_to_backend(const Backend& backend, void* dst, const void* src, size_t bytes) {
-  if (bytes != 0) copy_with(backend, &Backend::copy_to_device, dst, src, bytes);
+  if (bytes != 0) copy_with(backend, &DeviceServices::copy_to_device, dst, src, bytes);
 }
 
 void copy_to_host(const Backend& backend, void* dst, const void* src, size_t bytes) {
-  if (bytes != 0) copy_with(backend, &Backend::copy_to_host, dst, src, bytes);
+  if (bytes != 0) copy_with(backend, &DeviceServices::copy_to_host, dst, src, bytes);
 }
 
 void copy_in_backend(const Backend& backend, void* dst, const void* src, size_t bytes) {
-  if (bytes != 0 && dst != src) copy_with(backend, &Backend::copy_on_device, dst, src, bytes);
+  if (bytes != 0 && dst != src) copy_with(backend, &DeviceServices::copy_on_device, dst, src, bytes);
 }
 
 void zero_in_backend(const Backend& backend, void* dst, size_t bytes) {
@@ -62,7 +62,7 @@ void zero_in_backend(const Backend& backend, void* dst, size_t bytes) {
     return;
   }
   const std::vector<uint8_t> zeros(bytes, 0);
-  backend.copy_to_device(dst, zeros.data(), bytes);
+  backend.device()->copy_to_device(dst, zeros.data(), bytes);
   backend.synchronize();  // `zeros` goes out of scope
 }
 

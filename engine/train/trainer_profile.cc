@@ -75,7 +75,7 @@ StepProfile Trainer::profile(const Batch& batch, float lr, int repeat) {
     std::unique_ptr<DeviceGraph> graph;
     if (device_ && options_.device_graphs) {
       try {
-        graph = backend_->capture(marked_step);
+        graph = backend_->device()->capture(marked_step);
       } catch (const DeviceError&) {
         graph.reset();  // timed eagerly below, where a failure that is not the capture's shows
       }

@@ -78,7 +78,7 @@ Trainer::ShapePlan& Trainer::prepare(const Batch& batch, bool defer_device_copie
   backend_->activate();
   ShapePlan& sp = plan_for(shapes);
   check_target(batch, sp);
-  for (uintptr_t stream : batch.streams) backend_->wait_for_stream(stream);
+  for (uintptr_t stream : batch.streams) device_services(*backend_, "x on a device stream").wait_for_stream(stream);
   sp.device_copies.clear();
   for (size_t m = 0; m < shapes.size(); ++m) {
     const bool on_device = !batch.memory.empty() && batch.memory[m] == Memory::Device;
@@ -189,7 +189,7 @@ void Trainer::run_step(ShapePlan& sp) {
   const bool record = device_ && options_.device_graphs && sp.graph_failure.empty() && sp.status.eager_runs > 0;
   if (record && !sp.graph) {
     try {
-      sp.graph = backend_->capture([&] { enqueue_step(sp); }, GraphEdges{graph_.inputs.size(), 0});
+      sp.graph = backend_->device()->capture([&] { enqueue_step(sp); }, GraphEdges{graph_.inputs.size(), 0});
       if (sp.graph) ++sp.status.captures;
       else sp.graph_failure = "the " + backend_->name() + " backend records no graphs";
     } catch (const DeviceError& e) {

@@ -89,7 +89,7 @@ InputArg device_array_input(const py::handle& obj, const Expected& e, const Back
 
 InputArg dlpack_input(const py::handle& obj, const Expected& e, const Backend& backend, RunInputs& out) {
   if (backend.device_index() < 0) check_device(e, backend, -1, "DLPack");
-  const auto stream = static_cast<int64_t>(backend.import_stream());
+  const auto stream = static_cast<int64_t>(backend.device()->import_stream());  // a device backend: checked above
   py::object capsule;
   try {
     capsule = obj.attr("__dlpack__")(py::arg("stream") = stream);
@@ -143,7 +143,8 @@ InputArg cuda_array_interface_input(const py::handle& obj, const Expected& e, co
     }
   }
   arg.data = reinterpret_cast<const void*>(cai["data"].cast<py::tuple>()[0].cast<uintptr_t>());
-  if (numel(arg.info.shape) != 0) check_device(e, backend, backend.device_of(arg.data), "__cuda_array_interface__");
+  const DeviceServices* device = backend.device();
+  if (numel(arg.info.shape) != 0) check_device(e, backend, device ? device->device_of(arg.data) : -1, "__cuda_array_interface__");
   else if (backend.device_index() < 0) check_device(e, backend, -1, "__cuda_array_interface__");
   arg.memory = Memory::Device;
   arg.keep = py::reinterpret_borrow<py::object>(obj);

@@ -11,7 +11,7 @@
 
 namespace dnnx::cuda {
 
-class CudaBackend final : public Backend {
+class CudaBackend final : public Backend, public DeviceServices {
  public:
   // Opens the device and the libraries; DeviceError (no device, bad options) otherwise.
   explicit CudaBackend(const DeviceOptions& options);
@@ -28,7 +28,8 @@ class CudaBackend final : public Backend {
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
 
-  bool uses_host_memory() const override { return false; }
+  // Planning above; the device services (memory, copies, graphs, timers, streams) below.
+  const DeviceServices* device() const override { return this; }
   void activate() const override;
   void* allocate(size_t bytes) const override;
   void release(void* ptr) const noexcept override;
@@ -37,7 +38,7 @@ class CudaBackend final : public Backend {
   void synchronize() const override;
 
   // Device runs: graphs, timers, stream joins and caller-owned arrays (cuda_backend_runs.cc).
-  using Backend::capture;
+  using DeviceServices::capture;
   std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue, GraphEdges edges) const override;
   std::unique_ptr<LayerTimer> layer_timer(size_t marks) const override;
   int device_index() const override { return context_->options.device; }
