@@ -1,21 +1,23 @@
 """The channels_last pass (engine/runtime/passes/channels_last.cc, Note [channels last]) on its own,
 with a stand-in backend that has "<op>@NHWC" kernels for a chosen set of ops
-(_core.channels_last_rewrite): which nodes go channels-last, where the Transposes (and views) go,
-the permuted filters, the stored shapes. The kernels themselves run on CUDA
+(dnnx._pass_hooks.channels_last_rewrite, a test-only module): which nodes go channels-last, where
+the Transposes (and views) go, the permuted filters, the stored shapes. The kernels themselves run on CUDA
 (tests/cuda/test_cuda_channels_last.py)."""
 import numpy as np
 from onnx import helper
 
 from dnnx._importer import import_model
-from dnnx._native import core
+from dnnx._native import load_extension
 from ort_check import make_model, rand
+
+pass_hooks = load_extension("_pass_hooks")  # test-only module, beside _core
 
 WINDOW_OPS = ["Conv", "Conv+Relu", "Conv+Add+Relu", "MaxPool", "GlobalAveragePool"]
 TO_LAST, TO_FIRST = [0, 2, 3, 1], [0, 3, 1, 2]
 
 
 def rewrite(model, nhwc_ops=WINDOW_OPS):
-    return core.channels_last_rewrite(import_model(model).ir, list(nhwc_ops))
+    return pass_hooks.channels_last_rewrite(import_model(model).ir, list(nhwc_ops))
 
 
 def classifier(batch="N", size=8):

@@ -10,7 +10,6 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "dnnx C++ core: graph, planner, executor, the CPU backend and the device-library loader";
   bind_errors(m);
   bind_engine(m);
-  bind_pass_hooks(m);
   bind_device(m);
   bind_train(m);
   bind_threads(m);

@@ -1,4 +1,5 @@
-// Declarations shared by the bind_*.cc files of the _core module.
+// Declarations shared by the bind_*.cc files of the _core module (and, for graph_from_ir, by the
+// test-only _pass_hooks module in pass_hooks/).
 #pragma once
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -14,7 +15,6 @@ namespace py = pybind11;
 
 void bind_errors(py::module_& m);
 void bind_engine(py::module_& m);
-void bind_pass_hooks(py::module_& m);  // bind_pass_hooks.cc: half_storage and channels_last on their own
 void bind_device(py::module_& m);
 void bind_train(py::module_& m);  // bind_train.cc: fine-tuning (after bind_errors)
 void bind_threads(py::module_& m);  // bind_threads.cc: the CPU thread pool's size

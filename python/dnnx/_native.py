@@ -1,5 +1,6 @@
-"""Loads the compiled core. OpenBLAS (the scipy-openblas32 wheel) is preloaded first so that the
-extension finds it even where its relative RPATH does not apply (a developer build)."""
+"""Loads the compiled core (and, for the tests, the test-only _pass_hooks module). OpenBLAS (the
+scipy-openblas32 wheel) is preloaded first so that the extension finds it even where its relative
+RPATH does not apply (a developer build)."""
 from __future__ import annotations
 
 import ctypes
@@ -17,22 +18,34 @@ def _preload_openblas() -> None:
         ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
 
 
-def _load_core():
-    _preload_openblas()
+def load_extension(name: str):
+    """The compiled module dnnx.<name>: DNNX_DEV_BUILD's <name>*.so where that is set, else the
+    installed one. `core` below is _core; the tests load the test-only _pass_hooks this way."""
+    qualified = f"dnnx.{name}"
+    if qualified in sys.modules:
+        return sys.modules[qualified]
     dev_dir = os.environ.get("DNNX_DEV_BUILD")
     if dev_dir:
-        # scripts/dev-build.sh DIR builds _core*.so there; DNNX_DEV_BUILD=DIR uses it.
-        found = sorted(glob.glob(os.path.join(dev_dir, "_core*.so")))
+        # scripts/dev-build.sh DIR builds _core*.so and _pass_hooks*.so there; DNNX_DEV_BUILD=DIR
+        # uses them.
+        found = sorted(glob.glob(os.path.join(dev_dir, f"{name}*.so")))
         if not found:
-            raise ImportError(f"DNNX_DEV_BUILD={dev_dir}: no _core*.so there (run scripts/dev-build.sh)")
-        spec = importlib.util.spec_from_file_location("dnnx._core", found[0])
+            raise ImportError(f"DNNX_DEV_BUILD={dev_dir}: no {name}*.so there (run scripts/dev-build.sh)")
+        spec = importlib.util.spec_from_file_location(qualified, found[0])
         module = importlib.util.module_from_spec(spec)
-        sys.modules["dnnx._core"] = module
-        spec.loader.exec_module(module)
+        sys.modules[qualified] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[qualified]
+            raise
         return module
-    from . import _core
+    return importlib.import_module(qualified)
 
-    return _core
+
+def _load_core():
+    _preload_openblas()
+    return load_extension("_core")
 
 
 core = _load_core()

@@ -1,6 +1,8 @@
-// The load-time passes that rebuild a graph (half_storage, channels_last) run on their own with a
+// The dnnx._pass_hooks extension module, for tests only (kept out of the shipped _core): the
+// load-time passes that rebuild a graph (half_storage, channels_last) run on their own with a
 // stand-in backend, so that their rewrites are checked where no GPU is (tests/test_half_storage.py,
-// tests/test_channels_last_pass.py).
+// tests/test_channels_last_pass.py). Built beside _core from the same static libraries, plus
+// ../bind_graph.cc for graph_from_ir; tests load it with dnnx._native.load_extension("_pass_hooks").
 #include <algorithm>
 
 #include <pybind11/stl.h>
@@ -53,7 +55,8 @@ py::dict rewritten_graph(const Graph& graph) {
 
 }  // namespace
 
-void bind_pass_hooks(py::module_& m) {
+PYBIND11_MODULE(_pass_hooks, m) {
+  m.doc() = "For tests only: dnnx's half_storage and channels_last passes run on their own (not part of the API).";
   m.def(
       "half_storage_rewrite",
       [](const py::dict& ir, const std::vector<std::string>& half_ops) {
