@@ -57,9 +57,12 @@ def test_shape_chain_folds_for_a_fixed_batch():
     assert "Shape" not in [row["op"] for row in dnnx.load(model).plan()]
 
 
-def test_shape_chain_with_a_symbolic_batch_names_the_reshape():
-    with pytest.raises(dnnx.UnsupportedModelError, match="'flatten' \\(Reshape\\).*batch_size=N"):
-        dnnx.load(pytorch_flatten_model())
+def test_shape_chain_with_a_symbolic_batch_folds_when_planned():
+    # No batch_size: the chain folds per input shape (Note [plan-time folding]), at any batch.
+    model = pytorch_flatten_model()
+    sample = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim][1:]
+    for batch in (1, 3):
+        assert_matches_ort(model, {"x": rand(batch, *sample, seed=batch)})
 
 
 def test_shape_of_a_symbolic_tensor_runs_and_of_a_fixed_one_folds():

@@ -1,4 +1,4 @@
-// Add, Sub, Mul, Div: elementwise float32 with numpy multidirectional broadcasting (opset 7+).
+// Add, Sub, Mul, Div: elementwise float32, int32 or int64 (both inputs the same type) with numpy multidirectional broadcasting (opset 7+).
 // Opsets before 7 used unidirectional broadcasting controlled by `broadcast`/`axis`; those
 // attributes are refused with a message that says so rather than silently reinterpreted.
 #include "ops/op.h"
@@ -19,12 +19,10 @@ void validate_binary(const Node& node) {
   node.expect_only_attrs({});
 }
 
-// A [..] op B [..] -> C [broadcast(A, B)]; both inputs float32.
+// A [..] op B [..] -> C [broadcast(A, B)]; both inputs of one type.
 std::vector<TensorInfo> infer_binary(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& a = require_input(node, inputs, 0, "A");
   const TensorInfo& b = require_input(node, inputs, 1, "B");
-  require_float(node, a, "input A");
-  require_float(node, b, "input B");
   if (a.dtype != b.dtype) {
     node_fail<InvalidModelError>(node, std::string("A is ") + dtype_name(a.dtype) + " but B is " + dtype_name(b.dtype));
   }

@@ -11,10 +11,10 @@ std::vector<int64_t> constant_ints(const Node& node, const std::vector<ValueInfo
   require_input(node, inputs, i, what);
   if (!inputs[i].constant) {
     node_fail<UnsupportedModelError>(node, std::string("input '") + what +
-                                               "' must be a constant (an initializer, a Constant node or "
-                                               "a subgraph of static shapes): dnnx fixes shapes at load; "
-                                               "with a symbolic batch, dnnx.load(..., batch_size=N) lets "
-                                               "the importer fold shape arithmetic");
+                                               "' must be a constant: an initializer, a Constant node or a "
+                                               "value computed from the input shapes (folded when a plan is "
+                                               "built); a value computed from the model's data or fed as a "
+                                               "graph input is not supported yet");
   }
   if (is_floating(inputs[i].info.dtype)) {
     node_fail<InvalidModelError>(node, std::string("input '") + what + "' must be int32 or int64, got " +

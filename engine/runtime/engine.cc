@@ -1,11 +1,13 @@
 #include "runtime/engine.h"
 
+#include "runtime/plan_folding.h"
+
 namespace dnnx {
 
 Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes,
                const EngineOptions& options)
-    : graph_(std::move(graph)), backend_(std::move(backend)) {
-  validate_graph(graph_, *backend_);
+    : graph_(std::move(graph)), backend_(std::move(backend)), host_(folding_host()) {
+  validate_graph(graph_, *backend_, host_);
   run_passes(graph_, passes.checked_by(*backend_));
   if (passes.channels_last && backend_->channels_last()) {
     channels_last(graph_, [this](const Node& node) { return backend_->unsupported_reason(node).empty(); });
@@ -56,7 +58,7 @@ std::shared_ptr<const Plan> Engine::plan_for(const std::vector<Shape>& shapes) {
     // A device backend plans with the handles its runs use: one at a time.
     std::unique_lock<std::mutex> device_turn;
     if (device_) device_turn = device_->turn();
-    plan = build_plan(graph_, *backend_, shapes, device_constants_.get());
+    plan = build_plan(graph_, *backend_, shapes, device_constants_.get(), host_);
   }
   std::lock_guard<std::mutex> lock(mutex_);
   return plans_.emplace(shapes, plan).first->second;  // a racing thread's plan wins; same content

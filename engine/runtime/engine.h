@@ -56,6 +56,7 @@ class Engine {
 
   Graph graph_;
   std::unique_ptr<Backend> backend_;
+  const Backend* host_;  // folds shape computations at plan time (runtime/plan_folding.h); may be null
   std::unique_ptr<DeviceConstants> device_constants_;  // null on a host backend
   std::unique_ptr<DeviceRunner> device_;               // null on a host backend
   std::mutex mutex_;         // guards plans_ and free_scratch_

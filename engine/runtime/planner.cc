@@ -3,12 +3,15 @@
 #include <map>
 
 #include "runtime/arena.h"
+#include "runtime/plan_folding.h"
 
 namespace dnnx {
 
-void validate_graph(const Graph& graph, const Backend& backend) {
+void validate_graph(const Graph& graph, const Backend& backend, const Backend* host) {
   const OpRegistry& registry = op_registry();
-  for (const Node& node : graph.nodes) {
+  const std::vector<bool> folds = folding_nodes(graph, host);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& node = graph.nodes[i];
     const OpDef* def = registry.find(node.op_type);
     if (!def) {
       node_fail<UnsupportedModelError>(
@@ -20,6 +23,7 @@ void validate_graph(const Graph& graph, const Backend& backend) {
                                                  std::to_string(def->min_opset) + ")");
     }
     if (def->validate) def->validate(node);
+    if (folds[i]) continue;  // the host computes it when a plan is built
     const std::string why = backend.unsupported_reason(node);
     if (!why.empty()) node_fail<UnsupportedModelError>(node, why);
   }
@@ -48,11 +52,40 @@ class ValueTable {
   std::vector<PlannedValue> values_;
 };
 
+// Evaluates a folding node now (Note [plan-time folding]): its outputs become constants of the
+// plan (uploaded on a device backend), and its layer runs nothing.
+void fold_into_plan(Plan& plan, ValueTable& table, const Backend& backend, const Backend& host, const Node& node,
+                    const OpDef& def, const std::vector<ValueInfo>& in_infos, const std::vector<TensorInfo>& out_infos,
+                    PlannedLayer& layer) {
+  std::vector<std::shared_ptr<ConstTensor>> results = fold_node(host, node, def, in_infos, out_infos);
+  for (size_t o = 0; o < node.outputs.size(); ++o) {
+    if (!results[o]) {
+      layer.outputs.push_back(-1);
+      continue;
+    }
+    PlannedValue v{node.outputs[o], out_infos[o], Storage::Constant};
+    v.constant = results[o].get();
+    v.data = results[o]->data.data();
+    if (plan.device && !results[o]->data.empty()) {
+      DeviceBuffer buffer;
+      buffer.reserve(backend, results[o]->data.size());
+      device_services(backend, "a folded value").copy_to_device(buffer.data(), v.data, results[o]->data.size());
+      v.data = buffer.data();
+      plan.folded_device.push_back(std::move(buffer));
+    }
+    plan.folded.push_back(std::move(results[o]));
+    layer.outputs.push_back(table.add(v));
+  }
+  layer.algorithm = "folded at plan time (from the input shapes)";
+  ++plan.folded_nodes;
+  plan.layers.push_back(std::move(layer));
+}
+
 }  // namespace
 
 std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
                                  const std::vector<Shape>& input_shapes,
-                                 const DeviceConstants* device_constants) {
+                                 const DeviceConstants* device_constants, const Backend* host) {
   auto plan = std::make_shared<Plan>();
   plan->input_shapes = input_shapes;
   plan->device = !backend.uses_host_memory();
@@ -78,7 +111,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
     return root[id];
   };
   const OpRegistry& registry = op_registry();
-  for (const Node& node : graph.nodes) {
+  const std::vector<bool> folds = folding_nodes(graph, host);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
     const OpDef& def = *registry.find(node.op_type);
     PlannedLayer layer;
     layer.node = &node;
@@ -101,6 +136,10 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
                                              " expected");
     }
     out_infos.resize(node.outputs.size());
+    if (folds[n] && host_can_fold(in_infos, out_infos)) {
+      fold_into_plan(*plan, table, backend, *host, node, def, in_infos, out_infos, layer);
+      continue;
+    }
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       if (node.outputs[o].empty()) {
         layer.outputs.push_back(-1);
@@ -139,6 +178,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
     if (id < 0) throw InvalidModelError("graph output '" + name + "' is not produced by any node");
     plan->outputs.push_back(id);
   }
+  if (!plan->folded_device.empty()) backend.synchronize();  // the folded values are on the device
   plan->values = table.take();
 
   // Pass 2: liveness of every arena buffer (a view extends its source's life), then placement.

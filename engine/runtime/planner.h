@@ -50,16 +50,23 @@ struct Plan {
   size_t arena_bytes = 0;      // the arena after liveness placement
   size_t naive_bytes = 0;      // the sum of every activation's size (what no reuse would need)
   size_t workspace_bytes = 0;  // one workspace for all layers: the largest single need (scratch included)
+  // The values folded for these shapes (Note [plan-time folding] in runtime/plan_folding.h), and
+  // on a device backend their device copies; PlannedValue::constant and data point into them.
+  std::vector<std::shared_ptr<ConstTensor>> folded;
+  std::vector<DeviceBuffer> folded_device;
+  int folded_nodes = 0;
 };
 
 // Validates every node against the op registry and the backend; throws UnsupportedModelError
 // naming the first node that cannot run, with the op and what is supported.
-void validate_graph(const Graph& graph, const Backend& backend);
+// `host` (may be null): the backend that folds shape computations at plan time; the nodes it
+// folds are not the backend's to run (Note [plan-time folding]).
+void validate_graph(const Graph& graph, const Backend& backend, const Backend* host = nullptr);
 
 // device_constants: the graph's constants on a device backend (nullptr on a host backend,
 // whose kernels read the constants' own bytes).
 std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
                                  const std::vector<Shape>& input_shapes,
-                                 const DeviceConstants* device_constants = nullptr);
+                                 const DeviceConstants* device_constants = nullptr, const Backend* host = nullptr);
 
 }  // namespace dnnx

@@ -2,12 +2,15 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "backends/cpu/cpu_backend.h"
 #include "ops/op.h"
+#include "runtime/plan_folding.h"
 
 namespace dnnx {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "dnnx C++ core: graph, planner, executor, the CPU backend and the device-library loader";
+  set_folding_host(std::make_shared<CpuBackend>());  // shape computations fold on the host (plan_folding.h)
   bind_errors(m);
   bind_engine(m);
   bind_device(m);

@@ -1,4 +1,6 @@
-// Add, Sub, Mul, Div on the CPU. The broadcast is analysed once, at plan time: dims of size 1 in
+// Add, Sub, Mul, Div on the CPU, on float32, int32 and int64 (integer arithmetic: the shape
+// computations of dynamic exports, folded at plan time; Div truncates toward zero, as C++ and
+// onnxruntime do, and a division by zero gives 0 rather than a crash). The broadcast is analysed once, at plan time: dims of size 1 in
 // the output are dropped and neighbouring dims that broadcast the same way are merged, which
 // leaves one of three loops:
 //   elementwise        A and B have the output's shape (or one element each)
@@ -7,8 +9,11 @@
 //                      row [1,10] over [N,10] (outer N, mid 10, inner 1)
 //   broadcast strided  anything else: an index counter over the merged dims, each with a stride
 //                      of 0 (broadcast) or its contiguous stride per side
+#include <limits>
+#include <type_traits>
 #include <vector>
 
+#include "backends/cpu/element_type.h"
 #include "runtime/kernel_registry.h"
 
 namespace dnnx {
@@ -18,27 +23,31 @@ namespace {
 enum class BinaryOp { Add, Sub, Mul, Div };
 enum class BinaryPath { Elementwise, Vector, Strided };
 
-template <BinaryOp Op>
-inline float apply(float a, float b) {
+template <BinaryOp Op, class T>
+inline T apply(T a, T b) {
   if constexpr (Op == BinaryOp::Add) return a + b;
   if constexpr (Op == BinaryOp::Sub) return a - b;
   if constexpr (Op == BinaryOp::Mul) return a * b;
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return 0;                                               // no SIGFPE from a model
+    if (b == -1) return a == std::numeric_limits<T>::min() ? a : -a;  // the one overflowing quotient
+  }
   return a / b;
 }
 
 // y[i] = a[i * a_step] op b[i * b_step] for i < n, where each step is 0 (one repeated value) or 1.
-template <BinaryOp Op>
-void span(const float* a, bool a_step, const float* b, bool b_step, float* y, int64_t n) {
+template <BinaryOp Op, class T>
+void span(const T* a, bool a_step, const T* b, bool b_step, T* y, int64_t n) {
   if (a_step && b_step) {
     for (int64_t i = 0; i < n; ++i) y[i] = apply<Op>(a[i], b[i]);
   } else if (a_step) {
-    const float s = *b;
+    const T s = *b;
     for (int64_t i = 0; i < n; ++i) y[i] = apply<Op>(a[i], s);
   } else if (b_step) {
-    const float s = *a;
+    const T s = *a;
     for (int64_t i = 0; i < n; ++i) y[i] = apply<Op>(s, b[i]);
   } else {
-    const float v = apply<Op>(*a, *b);
+    const T v = apply<Op>(*a, *b);
     for (int64_t i = 0; i < n; ++i) y[i] = v;
   }
 }
@@ -139,15 +148,15 @@ const char* path_name(const BinaryPlan& plan) {
   return "?";
 }
 
-template <BinaryOp Op>
+template <BinaryOp Op, class T>
 class BinaryKernel final : public Kernel {
  public:
   explicit BinaryKernel(BinaryPlan plan) : plan_(std::move(plan)) {}
 
   void run(const KernelArgs& args) const override {
-    const float* a = args.in(0);
-    const float* b = args.in(1);
-    float* y = args.out(0);
+    const T* a = args.in<T>(0);
+    const T* b = args.in<T>(1);
+    T* y = args.out<T>(0);
     switch (plan_.path) {
       case BinaryPath::Elementwise: span<Op>(a, true, b, true, y, plan_.n); break;
       case BinaryPath::Vector: run_vector(a, b, y); break;
@@ -157,14 +166,14 @@ class BinaryKernel final : public Kernel {
 
  private:
   // y[o, m, i] = big[o, m, i] op small[m] (or small[m] op big[o, m, i] when A is the small side).
-  void run_vector(const float* a, const float* b, float* y) const {
-    const float* big = plan_.small_is_a ? b : a;
-    const float* small = plan_.small_is_a ? a : b;
+  void run_vector(const T* a, const T* b, T* y) const {
+    const T* big = plan_.small_is_a ? b : a;
+    const T* small = plan_.small_is_a ? a : b;
     const bool a_small = plan_.small_is_a;
     const int64_t mid = plan_.mid, inner = plan_.inner;
     for (int64_t o = 0; o < plan_.outer; ++o) {
       if (inner == 1) {  // a row vector over [outer, mid]
-        const float* row = big + o * mid;
+        const T* row = big + o * mid;
         span<Op>(a_small ? small : row, true, a_small ? row : small, true, y + o * mid, mid);
         continue;
       }
@@ -177,7 +186,7 @@ class BinaryKernel final : public Kernel {
   }
 
   // An index counter over every merged dim but the innermost, which one span covers.
-  void run_strided(const float* a, const float* b, float* y) const {
+  void run_strided(const T* a, const T* b, T* y) const {
     const std::vector<MergedDim>& dims = plan_.dims;
     const size_t last = dims.size() - 1;
     const int64_t inner = dims[last].size;
@@ -206,7 +215,9 @@ KernelChoice binary_factory(const Node&, const std::vector<ValueInfo>& inputs,
   BinaryPlan plan = plan_binary(inputs[0].info.shape, inputs[1].info.shape, outputs[0].shape);
   KernelChoice choice;
   choice.algorithm = path_name(plan);
-  choice.kernel = std::make_unique<BinaryKernel<Op>>(std::move(plan));
+  choice.kernel = with_dtype(outputs[0].dtype, [&](auto t) -> std::unique_ptr<Kernel> {
+    return std::make_unique<BinaryKernel<Op, decltype(t)>>(std::move(plan));
+  });
   return choice;
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ops/op.h"
+#include "runtime/plan_folding.h"
 
 namespace dnnx {
 
@@ -88,7 +89,13 @@ std::map<std::string, TensorInfo> value_types(const Graph& graph, int64_t symbol
     types[in.name] = TensorInfo{dims, in.dtype};
   }
   const OpRegistry& registry = op_registry();
-  for (const Node& node : graph.nodes) {
+  // Shape computations fold as the planner folds them (Note [plan-time folding]), so that what
+  // reads their values (Reshape, ConstantOfShape) can be typed.
+  const Backend* host = folding_host();
+  const std::vector<bool> folds = folding_nodes(graph, host);
+  std::map<std::string, std::shared_ptr<ConstTensor>> folded;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
     std::vector<ValueInfo> inputs;
     for (const std::string& name : node.inputs) {
       auto it = types.find(name);
@@ -96,9 +103,19 @@ std::map<std::string, TensorInfo> value_types(const Graph& graph, int64_t symbol
         inputs.push_back(ValueInfo{{}, nullptr, false});
         continue;
       }
-      inputs.push_back(ValueInfo{it->second, find_constant(graph, name), true});
+      auto f = folded.find(name);
+      inputs.push_back(ValueInfo{it->second, f != folded.end() ? f->second.get() : find_constant(graph, name), true});
     }
-    const std::vector<TensorInfo> outs = registry.find(node.op_type)->infer(node, inputs);
+    const OpDef& def = *registry.find(node.op_type);
+    std::vector<TensorInfo> outs = def.infer(node, inputs);
+    outs.resize(std::max(outs.size(), node.outputs.size()));
+    if (folds[n] && host_can_fold(inputs, outs)) {
+      std::vector<TensorInfo> wanted(outs.begin(), outs.begin() + node.outputs.size());
+      std::vector<std::shared_ptr<ConstTensor>> values = fold_node(*host, node, def, inputs, wanted);
+      for (size_t o = 0; o < values.size(); ++o) {
+        if (values[o]) folded[node.outputs[o]] = values[o];
+      }
+    }
     for (size_t o = 0; o < node.outputs.size() && o < outs.size(); ++o) {
       if (!node.outputs[o].empty()) types[node.outputs[o]] = outs[o];
     }

@@ -66,6 +66,13 @@ class BinaryKernel final : public Kernel {
 KernelFactory binary_factory(const CudaContext& ctx, BinaryKind kind) {
   return [&ctx, kind](const Node& node, const std::vector<ValueInfo>& inputs,
                       const std::vector<TensorInfo>& outputs) {
+    // Integer arithmetic (shape computations) is folded at plan time on the host; what is left
+    // must be float here.
+    if (!is_floating(outputs[0].dtype)) {
+      node_fail<UnsupportedModelError>(node, std::string("the CUDA kernel takes float32 (or float16) inputs, not ") +
+                                                 dtype_name(outputs[0].dtype) +
+                                                 " computed from the model's data (run it with device='cpu')");
+    }
     const BroadcastDims dims = plan_broadcast(node, inputs[0].info.shape, inputs[1].info.shape, outputs[0].shape);
     KernelChoice choice;
     choice.algorithm = dims.rank == 0 ? "elementwise kernel" : "broadcast kernel";

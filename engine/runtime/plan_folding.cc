@@ -1,0 +1,81 @@
+#include "runtime/plan_folding.h"
+
+#include <cstring>
+#include <set>
+
+#include "runtime/kernel_registry.h"
+
+namespace dnnx {
+
+namespace {
+std::shared_ptr<const Backend>& host_slot() {
+  static std::shared_ptr<const Backend> host;
+  return host;
+}
+}  // namespace
+
+void set_folding_host(std::shared_ptr<const Backend> host) { host_slot() = std::move(host); }
+const Backend* folding_host() { return host_slot().get(); }
+
+std::vector<bool> folding_nodes(const Graph& graph, const Backend* host) {
+  std::vector<bool> folds(graph.nodes.size(), false);
+  if (!host) return folds;
+  std::set<std::string> known;  // values known once the input shapes are
+  for (const auto& kv : graph.constants) known.insert(kv.first);
+  for (const GraphInput& in : graph.inputs) known.erase(in.name);  // an input shadows a default
+  const OpRegistry& ops = op_registry();
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& node = graph.nodes[i];
+    const OpDef* def = ops.find(node.op_type);
+    if (!def || (!def->aliases_input0 && !host->kernels().find(node.op_type))) continue;
+    bool all_known = true;
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const std::string& name = node.inputs[k];
+      const bool shape_only = node.op_type == "Shape" && k == 0;  // its value is the input's shape
+      if (!name.empty() && !shape_only && !known.count(name)) all_known = false;
+    }
+    if (!all_known) continue;
+    folds[i] = true;
+    for (const std::string& out : node.outputs) {
+      if (!out.empty()) known.insert(out);
+    }
+  }
+  return folds;
+}
+
+bool host_can_fold(const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+  for (const ValueInfo& v : inputs) {
+    if (v.present && v.info.dtype == DType::Float16) return false;
+  }
+  for (const TensorInfo& t : outputs) {
+    if (t.dtype == DType::Float16) return false;
+  }
+  return true;
+}
+
+std::vector<std::shared_ptr<ConstTensor>> fold_node(const Backend& host, const Node& node, const OpDef& def,
+                                                    const std::vector<ValueInfo>& inputs,
+                                                    const std::vector<TensorInfo>& outputs) {
+  std::vector<std::shared_ptr<ConstTensor>> results(outputs.size());
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    if (node.outputs[o].empty()) continue;
+    results[o] = std::make_shared<ConstTensor>();
+    results[o]->info = outputs[o];
+    results[o]->data.resize(outputs[o].bytes());
+  }
+  if (def.aliases_input0) {  // a view: the same bytes under the new shape
+    const ConstTensor& src = *inputs.at(0).constant;
+    std::memcpy(results[0]->data.data(), src.data.data(), std::min(src.data.size(), results[0]->data.size()));
+    return results;
+  }
+  KernelChoice choice = host.plan_node(node, inputs, outputs);
+  std::vector<const void*> in_ptrs;
+  for (const ValueInfo& v : inputs) in_ptrs.push_back(v.present && v.constant ? v.constant->data.data() : nullptr);
+  std::vector<void*> out_ptrs;
+  for (auto& r : results) out_ptrs.push_back(r ? r->data.data() : nullptr);
+  std::vector<uint8_t> workspace(choice.scratch_bytes + choice.workspace_bytes);
+  choice.kernel->run(KernelArgs{in_ptrs.data(), out_ptrs.data(), workspace.data()});
+  return results;
+}
+
+}  // namespace dnnx
