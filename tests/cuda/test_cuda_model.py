@@ -81,10 +81,11 @@ def test_missing_device_is_a_device_error():
 
 
 def test_op_without_cuda_kernel_fails_at_load_naming_the_node():
-    # Shape of an input with a symbolic dim is not folded at import, and has no CUDA kernel.
-    node = helper.make_node("Shape", ["x"], ["y"], name="dims")
-    model = make_model([node], [("x", ["N", 4])], [("y", [2], TensorProto.INT64)])
-    with pytest.raises(dnnx.UnsupportedModelError, match="dims.*CUDA backend has no kernel for Shape"):
+    # ConstantOfShape of a graph input's values cannot fold at plan time (only values known from
+    # the input shapes do: Note [plan-time folding]) and has no CUDA kernel.
+    node = helper.make_node("ConstantOfShape", ["dims"], ["y"], name="fill")
+    model = make_model([node], [("dims", [2], TensorProto.INT64)], [("y", None)])
+    with pytest.raises(dnnx.UnsupportedModelError, match="fill.*CUDA backend has no kernel for ConstantOfShape"):
         dnnx.load(model, device="cuda")
 
 
