@@ -18,32 +18,11 @@ from dnnx import support
 DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "operators.md"
 
 
-def tables_here() -> dict:
-    tables = {"cpu": support.kernel_table("cpu")}
-    if dnnx.cuda_available():
-        tables["cuda"] = support.kernel_table("cuda")
-    return tables
-
-
 def render(text: str) -> str:
     before, block, after = support.split_document(text)
-    tables = tables_here()
-    generated = support.matrix_markdown(tables)
-    if "cuda" not in tables:  # keep the file's CUDA columns, row by row
-        kept = support.block_rows(block)
-        lines = []
-        for line in generated.splitlines():
-            if line.startswith("| op |"):
-                line += " CUDA float types | CUDA gradient |"
-            elif line.startswith("| ---"):
-                line += " --- | --- |"
-            elif line.startswith("| "):
-                op = line[2:].split(" |")[0]
-                row = kept.get(op, {})
-                line += f" {row.get('CUDA float types', '?')} | {row.get('CUDA gradient', '?')} |"
-            lines.append(line)
-        generated = "\n".join(lines)
-    return before + generated + after
+    tables = {"cpu": support.kernel_table("cpu"),
+              "cuda": support.kernel_table("cuda") if dnnx.cuda_available() else None}  # None: keep the file's
+    return before + support.matrix_markdown(tables, kept=support.block_rows(block)) + after
 
 
 def main() -> int:

@@ -185,7 +185,8 @@ class Model:
         return self._planner_stats()
 
     def kernels(self) -> dict:
-        """What this model's backend registers: {op type: {"dtypes": [...], "checks_nodes": bool}}
+        """What this model's backend registers: {op type: {"dtypes": [...], "gradient": bool,
+        "checks_nodes": bool}}
         ("<op>@NHWC" and fused types included: the rewrite passes make those nodes)."""
         return dict(self._engine.kernels())
 

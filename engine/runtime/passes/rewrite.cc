@@ -108,15 +108,14 @@ std::map<std::string, TensorInfo> value_types(const Graph& graph, int64_t symbol
     }
     const OpDef& def = *registry.find(node.op_type);
     std::vector<TensorInfo> outs = def.infer(node, inputs);
-    outs.resize(std::max(outs.size(), node.outputs.size()));
+    outs.resize(node.outputs.size());  // one per node output, as the planner keeps them
     if (folds[n] && host_can_fold(inputs, outs)) {
-      std::vector<TensorInfo> wanted(outs.begin(), outs.begin() + node.outputs.size());
-      std::vector<std::shared_ptr<ConstTensor>> values = fold_node(*host, node, def, inputs, wanted);
+      const std::vector<std::shared_ptr<ConstTensor>> values = fold_node(*host, node, def, inputs, outs);
       for (size_t o = 0; o < values.size(); ++o) {
         if (values[o]) folded[node.outputs[o]] = values[o];
       }
     }
-    for (size_t o = 0; o < node.outputs.size() && o < outs.size(); ++o) {
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
       if (!node.outputs[o].empty()) types[node.outputs[o]] = outs[o];
     }
   }

@@ -4,6 +4,7 @@
 // strides (0, 1, 0). No broadcast at all takes the plain elementwise kernel.
 #include "backends/cuda/elementwise/broadcast_plan.h"
 #include "backends/cuda/backend/cuda_kernels.h"
+#include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
 
 namespace dnnx::cuda {
@@ -68,11 +69,7 @@ KernelFactory binary_factory(const CudaContext& ctx, BinaryKind kind) {
                       const std::vector<TensorInfo>& outputs) {
     // Integer arithmetic (shape computations) is folded at plan time on the host; what is left
     // must be float here.
-    if (!is_floating(outputs[0].dtype)) {
-      node_fail<UnsupportedModelError>(node, std::string("the CUDA kernel takes float32 (or float16) inputs, not ") +
-                                                 dtype_name(outputs[0].dtype) +
-                                                 " computed from the model's data (run it with device='cpu')");
-    }
+    require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "inputs");
     const BroadcastDims dims = plan_broadcast(node, inputs[0].info.shape, inputs[1].info.shape, outputs[0].shape);
     KernelChoice choice;
     choice.algorithm = dims.rank == 0 ? "elementwise kernel" : "broadcast kernel";
