@@ -169,3 +169,17 @@ def test_a_symbolic_batch_export_plans_as_a_fixed_one(name):
     model = zoo(name)
     for batch in (1, 64):
         assert kernel_rows(model, batch) == kernel_rows(fixed_batch(model, batch), batch), f"{name} batch {batch}"
+
+
+def test_constant_nodes_fold_once_at_load():
+    # A node whose inputs are all graph constants is evaluated by the engine at load (before the
+    # passes): it is gone from every plan. The IR is built by hand, past the importer.
+    from dnnx._native import core
+
+    ir = {"opset": 17, "inputs": [("x", [2, 3], "float32")], "outputs": ["y"],
+          "constants": {"a": np.full((2, 3), 2.0, np.float32), "b": np.arange(6, dtype=np.float32).reshape(2, 3)},
+          "nodes": [("Mul", "scale", ["a", "b"], ["ab"], {}), ("Add", "add", ["x", "ab"], ["y"], {})]}
+    engine = core.Engine(ir, "cpu", {}, passes={})
+    assert [r["name"] for r in engine.plan()] == ["add"]
+    x = rand(2, 3, seed=7)
+    np.testing.assert_array_equal(engine.run([x], "numpy")[0], x + 2.0 * np.arange(6, dtype=np.float32).reshape(2, 3))

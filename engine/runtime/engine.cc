@@ -12,6 +12,7 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     : graph_(std::move(graph)), backend_(std::move(backend)), host_(folding_host()) {
   stats_.max_plans = std::max<size_t>(options.max_plans, 1);
   validate_graph(graph_, *backend_, host_);
+  fold_graph_constants(graph_, host_);  // before the passes: they read constants
   run_passes(graph_, passes.checked_by(*backend_));
   if (passes.channels_last && backend_->channels_last()) {
     channels_last(graph_, [this](const Node& node) { return backend_->unsupported_reason(node).empty(); });

@@ -96,6 +96,47 @@ GraphFolding graph_folding(const Graph& graph, const Backend* host) {
   return folding;
 }
 
+int fold_graph_constants(Graph& graph, const Backend* host) {
+  if (!host) return 0;
+  std::set<std::string> inputs;
+  for (const GraphInput& in : graph.inputs) inputs.insert(in.name);  // an input shadows a default
+  const OpRegistry& ops = op_registry();
+  std::vector<Node> kept;
+  int folded = 0;
+  for (Node& node : graph.nodes) {
+    const OpDef* def = ops.find(node.op_type);
+    std::vector<ValueInfo> in_infos;
+    bool all_constant = host_runs(*host, node, def);
+    for (const std::string& name : node.inputs) {
+      if (!all_constant) break;
+      if (name.empty()) {
+        in_infos.push_back(ValueInfo{{}, nullptr, false});
+        continue;
+      }
+      auto c = graph.constants.find(name);
+      all_constant = c != graph.constants.end() && !inputs.count(name);
+      if (all_constant) in_infos.push_back(ValueInfo{c->second->info, c->second.get(), true});
+    }
+    if (!all_constant) {
+      kept.push_back(std::move(node));
+      continue;
+    }
+    std::vector<TensorInfo> out_infos = def->infer(node, in_infos);
+    out_infos.resize(node.outputs.size());
+    if (!host_can_fold(in_infos, out_infos)) {
+      kept.push_back(std::move(node));
+      continue;
+    }
+    std::vector<std::shared_ptr<ConstTensor>> results = fold_node(*host, node, *def, in_infos, out_infos);
+    for (size_t o = 0; o < results.size(); ++o) {
+      if (results[o]) graph.constants[node.outputs[o]] = std::move(results[o]);
+    }
+    ++folded;
+  }
+  graph.nodes = std::move(kept);
+  return folded;
+}
+
 bool host_can_fold(const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
   for (const ValueInfo& v : inputs) {
     if (v.present && v.info.dtype == DType::Float16) return false;

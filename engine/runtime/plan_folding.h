@@ -43,6 +43,11 @@ struct GraphFolding {
 // What folds (above, and Note [plan-time folding]); nothing without a host.
 GraphFolding graph_folding(const Graph& graph, const Backend* host);
 
+// Folds, once at load, every node whose inputs are all constants of the graph (a Constant
+// chain, arithmetic on initializers): its outputs become graph constants and the node goes, so
+// the passes see the values and no plan computes them again. Returns how many nodes went.
+int fold_graph_constants(Graph& graph, const Backend* host);
+
 // The outputs of one folding node for these input types (constant inputs carry their data),
 // computed now by `host`; one tensor per node output (null where the output is omitted).
 std::vector<std::shared_ptr<ConstTensor>> fold_node(const Backend& host, const Node& node, const OpDef& def,
