@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/host_fallback.h"
 #include "runtime/plan_folding.h"
 
 namespace dnnx {
@@ -24,7 +25,12 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);
     device_ = std::make_unique<DeviceRunner>(*backend_, options.device_graphs);
   }
-  value_inputs_ = graph_folding(graph_, host_).value_inputs;  // after the passes, which may rename
+  const GraphFolding folding = graph_folding(graph_, host_);  // after the passes, which may rename
+  value_inputs_ = folding.value_inputs;
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const std::string why = folding.nodes[i] ? "" : host_fallback_reason(graph_.nodes[i], *backend_, host_);
+    if (!why.empty()) host_layers_.push_back(graph_.nodes[i].where() + ": " + why);
+  }
   if (value_inputs_.empty()) plan_for(default_shapes());
 }
 

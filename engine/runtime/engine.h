@@ -51,6 +51,9 @@ class Engine {
   // The graph-input positions whose values join the plan key (Note [value inputs] in
   // runtime/plan_folding.h), ascending; empty for most models.
   const std::vector<int>& value_inputs() const { return value_inputs_; }
+  // "name (op): why" of every node that runs on the host inside this device model's plans
+  // (Note [host fallback] in runtime/host_fallback.h); empty on a host backend.
+  const std::vector<std::string>& host_layers() const { return host_layers_; }
   // The kept plan for this key, or a new one (kept, the least recently used dropped beyond
   // max_plans). Values of inputs that are not value inputs are ignored.
   std::shared_ptr<const Plan> plan_for(const PlanKey& key);
@@ -91,6 +94,7 @@ class Engine {
   std::vector<uint64_t> evict_locked();
 
   std::vector<int> value_inputs_;
+  std::vector<std::string> host_layers_;
   std::mutex mutex_;         // guards plans_, recency_, stats_ and free_scratch_
   std::map<PlanKey, KeptPlan> plans_;
   std::list<PlanKey> recency_;  // most recently used first

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "runtime/arena.h"
+#include "runtime/host_fallback.h"
 #include "runtime/plan_folding.h"
 
 namespace dnnx {
@@ -41,6 +42,7 @@ void validate_graph(const Graph& graph, const Backend& backend, const Backend* h
     }
     if (def->validate) def->validate(node);
     if (folds[i]) continue;  // the host computes it when a plan is built
+    if (!host_fallback_reason(node, backend, host).empty()) continue;  // a host layer (Note [host fallback])
     const std::string why = backend.unsupported_reason(node);
     if (!why.empty()) node_fail<UnsupportedModelError>(node, why);
   }
@@ -196,7 +198,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
     if (def.aliases_input0) {
       layer.algorithm = "view (no copy)";
     } else {
-      KernelChoice choice = backend.plan_node(node, in_infos, out_infos);
+      const std::string fallback = plan->device ? host_fallback_reason(node, backend, host) : "";
+      KernelChoice choice = fallback.empty() ? backend.plan_node(node, in_infos, out_infos)
+                                             : plan_on_host(backend, *host, node, in_infos, out_infos, fallback);
       layer.kernel = std::move(choice.kernel);
       layer.algorithm = std::move(choice.algorithm);
       layer.math = std::move(choice.math);

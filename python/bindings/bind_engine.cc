@@ -210,6 +210,7 @@ class PyEngine {
   }
 
   std::vector<int> value_inputs() const { return engine_->value_inputs(); }
+  std::vector<std::string> host_layers() const { return engine_->host_layers(); }
 
  private:
   // The plan for these inputs, after the engine checked their count and shapes.
@@ -266,6 +267,8 @@ void bind_engine(py::module_& m) {
       .def("memory", &PyEngine::memory, py::arg("shapes") = py::none(), py::arg("inputs") = py::none())
       .def("set_max_plans", &PyEngine::set_max_plans, py::arg("max_plans"),
            "How many plans the engine keeps (least recently used out first).")
+      .def("host_layers", &PyEngine::host_layers,
+           "The nodes that run on the host inside this device model's plans, each with why.")
       .def("value_inputs", &PyEngine::value_inputs,
            "Graph-input positions whose values join the plan key (run-time shape inputs).")
       .def("default_shapes", &PyEngine::default_shapes)

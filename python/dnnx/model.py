@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 
 from ._device import backend_options
-from .errors import PlanCacheWarning
+from .errors import HostFallbackWarning, PlanCacheWarning
 from . import finetune as _finetune
 from ._importer import import_model
 from ._passes import pass_switches
@@ -66,6 +66,10 @@ class Model:
         # Inputs whose values decide shapes (a Reshape's shape, Slice's starts, ...): their values
         # join the plan key (docs/architecture.md, "value inputs").
         self.value_inputs = [self.inputs[i].name for i in self._engine.value_inputs()]
+        host_layers = self._engine.host_layers()
+        if host_layers:
+            warnings.warn(f"{len(host_layers)} node(s) run on the host inside this {device} model (no device "
+                          f"kernel): " + "; ".join(host_layers), HostFallbackWarning, stacklevel=3)
         self._planner_stats()  # shows the warnings of the load's own plan
 
     # --- running -------------------------------------------------------------------------------
