@@ -10,7 +10,7 @@ import pytest
 
 import dnnx
 from dnnx.examples import build
-from test_onnx_node_tests import CONSTANT_INPUTS, _bind_constant_inputs, _selected_cases
+from test_onnx_node_tests import ALL_CONSTANT_INPUTS, CONSTANT_INPUTS, _bind_constant_inputs, _selected_cases
 
 CASES = _selected_cases()
 
@@ -42,9 +42,10 @@ def test_every_registered_op_has_a_case(cuda_ops):
 def test_case_on_cuda_matches_cpu(case):
     # Every single-node case, the views and folded ops (no CUDA kernel) included: they must load
     # and give the CPU's outputs on a CUDA model too.
-    bind = any(re.match(p, case.name) for p in CONSTANT_INPUTS)
+    every = any(re.match(p, case.name) for p in ALL_CONSTANT_INPUTS)
+    bind = every or any(re.match(p, case.name) for p in CONSTANT_INPUTS)
     for inputs, expected in case.data_sets:
-        model, feeds = _bind_constant_inputs(case.model, list(inputs)) if bind else (case.model, list(inputs))
+        model, feeds = _bind_constant_inputs(case.model, list(inputs), every) if bind else (case.model, list(inputs))
         cpu = dnnx.load(model)
         try:
             gpu = dnnx.load(model, device="cuda", precision="fp32")
