@@ -222,6 +222,8 @@ def test_int_and_bool_graph_io_through_run():
     a = np.arange(6, dtype=np.int32).reshape(2, 3) - 2
     b = np.array([3, -1, 2], np.int64)
     m = dnnx.load(model)
+    assert [s.dtype for s in m.inputs] == ["int32", "int64"]
+    assert [s.dtype for s in m.outputs] == ["int64", "bool"]
     prod, big = m.run(a, b)
     assert prod.dtype == np.int64 and big.dtype == np.bool_
     np.testing.assert_array_equal(prod, a.astype(np.int64) * b)
