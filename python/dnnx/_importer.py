@@ -30,7 +30,8 @@ UPGRADE_OPSET = 13
 NON_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
                 "Bernoulli"}
 
-_ELEM_NAMES = {TensorProto.FLOAT: "float32", TensorProto.INT32: "int32", TensorProto.INT64: "int64"}
+_ELEM_NAMES = {TensorProto.FLOAT: "float32", TensorProto.INT32: "int32", TensorProto.INT64: "int64",
+               TensorProto.BOOL: "bool"}
 
 
 @dataclass
@@ -155,9 +156,7 @@ def _to_array(tensor: TensorProto, what: str) -> np.ndarray:
 
 
 def _engine_array(array: np.ndarray) -> np.ndarray:
-    """Constants in the engine's dtypes: bool becomes int32 (0/1); others are left for the core to refuse."""
-    if array.dtype == np.bool_:
-        return array.astype(np.int32)
+    """Constants in C order; float32, int32, int64 and bool are the engine's, others are left for the core to refuse."""
     return np.asarray(array, order="C")  # not ascontiguousarray: it turns a scalar into shape [1]
 
 
@@ -216,7 +215,7 @@ def _build_ir(model: onnx.ModelProto, opset: int) -> dict:
         if elem is None:
             raise UnsupportedModelError(
                 f"graph input '{vi.name}': element type {TensorProto.DataType.Name(tt.elem_type)} is not "
-                f"supported (float32, int32, int64)")
+                f"supported (float32, int32, int64, bool)")
         dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
         inputs.append((vi.name, dims, elem))
 

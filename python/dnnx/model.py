@@ -27,7 +27,7 @@ class TensorSpec:
 
 
 _ONNX_DTYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.INT32: "int32",
-                onnx.TensorProto.INT64: "int64"}
+                onnx.TensorProto.INT64: "int64", onnx.TensorProto.BOOL: "bool"}
 
 
 _PLANNER_COUNTERS = ("timing_runs", "cache_hits", "cache_misses", "cache_stale", "cache_writes", "search_seconds")
