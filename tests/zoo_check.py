@@ -1,0 +1,44 @@
+"""The 13 architectures of ../shared/external/zoo (PyTorch exports with a symbolic batch, weights
+materialized from a seed) and how dnnx's outputs compare with onnxruntime's on them."""
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ZOO = Path(__file__).resolve().parents[2] / "shared" / "external" / "zoo"
+NAMES = ["convnext_tiny", "densenet121", "efficientnet_b0", "fcn_resnet50", "googlenet", "lstm_bi",
+         "mobilenet_v2", "mobilenet_v3_small", "r3d_18", "resnet18", "shufflenet_v2_x1_0", "squeezenet1_1",
+         "vgg11_bn"]
+
+
+@lru_cache(maxsize=2)
+def zoo_model(name):
+    path = ZOO / f"{name}.onnx"
+    if not path.is_file():
+        pytest.skip(f"{path} is not here (the shared zoo models are optional)")
+    sys.path.insert(0, str(ZOO))
+    import zoo_models
+
+    return zoo_models.materialized(str(path))
+
+
+def zoo_input(model, batch, seed=0):
+    dims = [d.dim_value if d.HasField("dim_value") else batch for d in model.graph.input[0].type.tensor_type.shape.dim]
+    return np.random.default_rng(seed).standard_normal(dims).astype(np.float32)
+
+
+@lru_cache(maxsize=4)
+def ort_outputs(name, batch):
+    import onnxruntime as ort
+
+    model = zoo_model(name)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = zoo_input(model, batch)
+    return x, dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {model.graph.input[0].name: x})))
+
+
+def relative_error(got, want):
+    """max |got - want| over max |want|: the activations are O(1) by construction (PROVENANCE.md)."""
+    return float(np.max(np.abs(got.astype(np.float64) - want)) / max(float(np.max(np.abs(want))), 1e-30))
