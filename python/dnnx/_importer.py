@@ -2,13 +2,14 @@
 interpret operators (the C++ op registry does) and does not infer shapes for the engine (the
 planner folds shape computations per plan: Note [plan-time folding]). Steps:
 
-1. read the source (path, bytes or ModelProto) once, with external data confined to the model's
+1. read the source (path, bytes or ModelProto) once: a file is memory-mapped and parsed, and its
+   weights are found in the mapped bytes (_wire.py); external data may not leave the model's
    folder; a ModelProto is used as it is (copied only where batch_size or dims change it);
 2. ``onnx.checker`` once, over a weight-free view (_view.py); upgrade opsets older than 7 with
    onnx's version converter;
 3. apply ``batch_size`` to every graph input whose first dim is 1 or symbolic (and to the Reshape
    targets that carry an exported batch of 1, _rebatch.py), and ``dims`` to named dims;
-4. convert: initializers become arrays over the protobuf's bytes (_tensors.py: one copy, into the
+4. convert: initializers become arrays over the file's bytes (_tensors.py: one copy, into the
    engine), Constant nodes are converted from their attribute, and a node of an op the engine
    does not know whose inputs are all constants is folded with onnx's reference evaluator; every
    other node goes to the engine, which folds what is constant itself;
@@ -19,6 +20,7 @@ import] in _onnx.py); ``phases`` says how long each step took.
 """
 from __future__ import annotations
 
+import mmap
 import os
 import time
 from dataclasses import dataclass, field
@@ -31,10 +33,14 @@ from ._dims import bind_dims, check_dims, data_input_names, set_batch_size
 from ._onnx import protos
 from ._rebatch import rebatch_reshapes
 from ._tensors import EXTERNAL, attribute, constant_node_value, elem_type_name, engine_array, tensor_array
+from ._wire import strip_weights
 from .errors import InvalidModelError, UnsupportedModelError
 
 MIN_OPSET = 7  # older models are upgraded to UPGRADE_OPSET with onnx's version converter
 UPGRADE_OPSET = 13
+# raw_data of at least this many bytes stays in the file, out of the parsed proto (_wire.py); it is
+# above what _view.py keeps as values (64 int64s), so every tensor shape inference reads is parsed.
+STRIPPED_BYTES = 4096
 # Nodes never folded: their value is not a function of their inputs alone.
 NON_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
                 "Bernoulli"}
@@ -44,32 +50,71 @@ _ELEM_NAMES = {1: "float32", 6: "int32", 7: "int64"}  # TensorProto.FLOAT, INT32
 
 @dataclass
 class Imported:
-    proto: object           # the onnx.ModelProto read (upgraded, batch_size and dims applied), before folding
+    proto: object           # the onnx.ModelProto read (upgraded, batch_size and dims applied), before folding,
+                            # without the raw_data of ``weights``
     ir: dict                # what _core.Engine takes
     opset: int
     outputs: list           # [(name, dims, elem type)] of the graph outputs (inferred where not declared)
+    weights: dict           # {initializer name: buffer}: raw_data left out of ``proto`` (restore_weights)
     phases: dict = field(default_factory=dict)  # {step: seconds}
 
 
-def read_model(src):
+def read_model(src, weights: bool = True):
     """A ModelProto from a path, bytes or ModelProto (that one itself, not a copy); external data
-    may not leave the model's folder."""
-    model_class = protos().ModelProto
-    if isinstance(src, model_class):
-        return src
+    may not leave the model's folder. ``weights=False``: the large initializers' data is left out
+    (their names, types and dims are there), which is what reading costs least."""
+    model, raw = _read(src)
+    if weights:
+        restore_weights(model, raw)
+    return model
+
+
+def restore_weights(model, raw: dict) -> None:
+    """Puts the weights that reading left in the file (``raw``: {name: buffer}) back into the
+    initializers of ``model`` (a copy of each: only what needs the whole proto pays it)."""
+    for tensor in model.graph.initializer:
+        view = raw.get(tensor.name)
+        if view is not None and not tensor.HasField("raw_data"):
+            tensor.raw_data = bytes(view)
+
+
+def _read(src) -> tuple:
+    """(ModelProto, {initializer name: its raw_data as a buffer}): a file is memory-mapped, and
+    the raw_data of its large initializers stays there, out of the parsed proto (_wire.py); a
+    ModelProto gives no buffers."""
+    if isinstance(src, protos().ModelProto):
+        return src, {}
     if isinstance(src, (bytes, bytearray, memoryview)):
-        return _parse_bytes(bytes(src), "the given bytes")
+        return _parse_weightless(memoryview(src), "the given bytes")
     if isinstance(src, (str, os.PathLike)):
         path = Path(src)
         if not path.is_file():
             raise FileNotFoundError(f"model file not found: {path}")
-        model = _parse_bytes(path.read_bytes(), str(path))
+        model, raw = _parse_weightless(_map_file(path), str(path))
         _load_external_data(model, path.parent)
-        return model
+        return model, raw
     raise TypeError(f"dnnx.load: expected a path, bytes or onnx.ModelProto, got {type(src).__name__}")
 
 
-def _parse_bytes(data: bytes, what: str):
+def _map_file(path: Path) -> memoryview:
+    """The file's bytes, memory-mapped read-only (the page cache's pages, no copy); an empty file
+    (which mmap refuses) is read."""
+    with open(path, "rb") as f:
+        try:
+            return memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+        except (ValueError, OSError):
+            return memoryview(f.read())
+
+
+def _parse_weightless(data: memoryview, what: str) -> tuple:
+    stripped = strip_weights(data, STRIPPED_BYTES)
+    if stripped is None:  # not the wire format _wire.py expects: protobuf parses it all
+        return _parse(data, what), {}
+    model_bytes, spans = stripped
+    return _parse(model_bytes, what), {name: data[offset:offset + length] for name, (offset, length) in spans.items()}
+
+
+def _parse(data, what: str):
     model = protos().ModelProto()
     try:
         model.ParseFromString(data)
@@ -156,11 +201,12 @@ def import_model(src, batch_size=None, dims=None) -> Imported:
     if dims is not None:
         check_dims(dims)
     clock = _Clock()
-    model = read_model(src)
+    model, raw = _read(src)
     clock.lap("read")
     view = _checked_view(model)
     if onnx_opset(model) < MIN_OPSET:
-        model = _upgrade(model)
+        restore_weights(model, raw)  # the version converter works on the whole model
+        model, raw = _upgrade(model), {}
         view = _checked_view(model)
     clock.lap("check")
     if batch_size is not None or dims:
@@ -176,10 +222,10 @@ def import_model(src, batch_size=None, dims=None) -> Imported:
             rebatch_reshapes(model, view, batch_size)
     clock.lap("shapes")
     opset = onnx_opset(model)
-    ir = _build_ir(model, opset)
+    ir = _build_ir(model, opset, raw)
     clock.lap("convert")
     outputs = [(o.name, _dims_of(o), o.type.tensor_type.elem_type) for o in view.graph.output]
-    return Imported(proto=model, ir=ir, opset=opset, outputs=outputs, phases=clock.phases)
+    return Imported(proto=model, ir=ir, opset=opset, outputs=outputs, weights=raw, phases=clock.phases)
 
 
 def _checked_view(model):
@@ -227,9 +273,10 @@ def _engine_ops() -> frozenset:
     return frozenset(core.supported_ops())
 
 
-def _build_ir(model, opset: int) -> dict:
+def _build_ir(model, opset: int, raw: dict) -> dict:
+    """raw: {initializer name: its raw_data as a buffer} (read there rather than from the proto)."""
     graph = model.graph
-    constants = {t.name: tensor_array(t, f"initializer '{t.name}'") for t in graph.initializer}
+    constants = {t.name: tensor_array(t, f"initializer '{t.name}'", raw.get(t.name)) for t in graph.initializer}
     inputs = _graph_inputs(graph, constants)
     known = _engine_ops()
     nodes, seen_names = [], set()

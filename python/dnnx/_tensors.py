@@ -36,8 +36,9 @@ def elem_type_name(proto_module, elem_type: int) -> str:
         return str(elem_type)
 
 
-def tensor_array(tensor, what: str) -> np.ndarray:
-    """The tensor's value, in the engine's dtypes where they differ (bool -> int32 0/1)."""
+def tensor_array(tensor, what: str, raw=None) -> np.ndarray:
+    """The tensor's value, in the engine's dtypes where they differ (bool -> int32 0/1). ``raw``:
+    its raw_data as a buffer already (a view of the file's bytes, _wire.py), read instead."""
     entry = _TYPES.get(tensor.data_type)
     if entry is None:
         from ._onnx import protos
@@ -51,8 +52,8 @@ def tensor_array(tensor, what: str) -> np.ndarray:
     count = int(np.prod(dims, dtype=np.int64))
     if tensor.data_location == EXTERNAL:
         raise InvalidModelError(f"{what}: its external data was not read")
-    if tensor.HasField("raw_data"):
-        raw = tensor.raw_data
+    if raw is not None or tensor.HasField("raw_data"):
+        raw = tensor.raw_data if raw is None else raw
         if len(raw) != count * dtype.itemsize:
             raise InvalidModelError(f"{what}: raw_data holds {len(raw)} bytes, but dims {list(dims)} of "
                                     f"{dtype.name} need {count * dtype.itemsize} (a truncated or corrupt file?)")

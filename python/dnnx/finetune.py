@@ -143,7 +143,7 @@ class Tuner:
             options = dict(options, device_options=options["device_options"].with_deterministic(True))
         self._core = core.Trainer(model._ir, trainable, loss, sgd, model.passes, kind, options)
         self.parameters = list(self._core.parameters())
-        self._check_initializers(model.proto)
+        self._check_initializers(model._proto)  # names only: the weights may still be in the file
 
     def _check_initializers(self, proto) -> None:
         names = {t.name for t in proto.graph.initializer}

@@ -10,7 +10,7 @@ import numpy as np
 from ._device import backend_options
 from .errors import PlanCacheWarning
 from . import finetune as _finetune
-from ._importer import import_model
+from ._importer import import_model, restore_weights
 from ._passes import pass_switches
 from ._native import core
 from .plan import PlanTable
@@ -49,7 +49,7 @@ class Model:
         imported = import_model(src, batch_size=batch_size, dims=dims)
         self.device = device
         self.opset = imported.opset
-        self.proto = imported.proto
+        self._proto, self._file_weights = imported.proto, imported.weights
         self.passes = pass_switches(passes, optimize)
         self._backend = (kind, options)
         self._ir = imported.ir
@@ -60,6 +60,16 @@ class Model:
         self.inputs = [TensorSpec(name, tuple(dims), dtype) for name, dims, dtype in imported.ir["inputs"]]
         self.outputs = _output_specs(imported.outputs)
         self._planner_stats()  # shows the warnings of the load's own plan
+
+    @property
+    def proto(self):
+        """The onnx.ModelProto as read (batch_size and dims applied; before folding and rewrites):
+        what ``save()`` writes back. The weights a file load left in the file (the engine copied
+        them from there) are put into it at the first access."""
+        if self._file_weights:
+            restore_weights(self._proto, self._file_weights)
+            self._file_weights = {}
+        return self._proto
 
     # --- running -------------------------------------------------------------------------------
     def _ordered_inputs(self, args, kwargs) -> list:

@@ -80,14 +80,16 @@ def describe(proto, supported: set) -> list:
 
 
 def main(args) -> int:
-    proto = read_model(args.model)  # FileNotFoundError / InvalidModelError: the caller's one-liner
+    # FileNotFoundError / InvalidModelError: the caller's one-liner. The weights' bytes are not
+    # needed to describe the model (their dims are), and load() reads them from the file itself.
+    proto = read_model(args.model, weights=False)
     print(f"model: {args.model}")
     for line in describe(proto, set(supported_ops())):
         print(line)
     # The last word is the engine's: folding can remove unsupported nodes, and an op may be
     # supported with only some of its attributes.
     try:
-        load(proto)
+        load(args.model)
     except (DnnxError, ValueError) as e:
         print(f"dnnx: cannot load it: {' '.join(str(e).split())}")
     else:
