@@ -113,6 +113,29 @@ def test_strip_weights_leaves_small_tensors_and_gives_up_on_garbage():
     assert strip_weights(memoryview(b"\x3a\xff\xff\xff"), 4096) is None  # a length past the end
 
 
+# --- Constant nodes: converted from their attribute ----------------------------------------------
+
+@pytest.mark.parametrize("attr, value, want", [
+    ("value_ints", [2, 6], np.int64), ("value_int", 3, np.int64),
+    ("value_floats", [0.5, 2.0], np.float32), ("value_float", 1.5, np.float32)])
+def test_constant_attributes_become_constants(attr, value, want):
+    nodes = [helper.make_node("Constant", [], ["c"], **{attr: value}), helper.make_node("Identity", ["c"], ["y"])]
+    elem = TensorProto.INT64 if want == np.int64 else TensorProto.FLOAT
+    loaded = dnnx.load(make_model(nodes, [], [("y", None, elem)]))
+    constant = loaded._ir["constants"]["c"]
+    assert constant.dtype == want and constant.tolist() == value
+    assert [n[0] for n in loaded._ir["nodes"]] == ["Identity"]
+
+
+def test_sparse_constant_is_refused_by_name():
+    sparse = helper.make_sparse_tensor(helper.make_tensor("v", TensorProto.FLOAT, [1], [2.0]),
+                                       helper.make_tensor("i", TensorProto.INT64, [1], [1]), [3])
+    nodes = [helper.make_node("Constant", [], ["c"], sparse_value=sparse, name="k"),
+             helper.make_node("Identity", ["c"], ["y"])]
+    with pytest.raises(dnnx.UnsupportedModelError, match=r"node 'k' \(Constant\): sparse"):
+        dnnx.load(make_model(nodes, [], [("y", [3])]))
+
+
 # --- shape inference: at most once, over the weight-free view -----------------------------------
 
 def count_inferences(monkeypatch) -> list:
