@@ -22,8 +22,12 @@ def test_expand_int32():
     assert_matches_ort(model, {"x": np.array([1, 2, 3], np.int32)})
 
 
-def test_expand_computed_shape_is_refused():
+def test_expand_shape_fed_as_an_input():
+    # A value input (Note [value inputs]): each shape value plans anew.
     node = helper.make_node("Expand", ["x", "shape"], ["y"], name="expand_dyn")
-    model = make_model([node], [("x", [3]), ("shape", [2], TensorProto.INT64)], [("y", None)])
-    with pytest.raises(dnnx.UnsupportedModelError, match="expand_dyn.*'shape' must be a constant"):
-        dnnx.load(model)
+    model = make_model([node], [("x", [3]), ("shape", [2], TensorProto.INT64)], [("y", ["a", "b"])])
+    m = dnnx.load(model)
+    x = np.arange(3, dtype=np.float32)
+    for shape in ([2, 3], [4, 1], [2, 3]):
+        np.testing.assert_array_equal(m.run(x, np.array(shape, np.int64)), np.broadcast_to(x, np.broadcast_shapes((3,), shape)))
+    assert m.planner_stats()["plans_built"] == 2

@@ -8,7 +8,6 @@ import re
 import numpy as np
 import onnx
 import pytest
-from onnx import numpy_helper
 from onnx.backend.test.loader import load_model_tests
 
 import dnnx.backend
@@ -59,10 +58,6 @@ EXCLUDED = {
     r"test_dropout_default_mask.*": "Dropout's mask output (bool) is refused at load: inference only",
     r"test_identity_(sequence|opt).*": "sequence and optional types: dnnx runs tensors only",
     r".*_expanded(_ver18)?_cpu$": "function-expanded variants use ops outside the supported set",
-    r"test_(reshape|squeeze|unsqueeze)_.*": "these cases feed the shape/axes as a run-time graph input; dnnx "
-                                          "plans shapes at load and needs them constant (initializer or "
-                                          "Constant), as exported models have them",
-    r"test_squeeze_cpu$": "as above: axes fed as a run-time graph input",
     r"test_batchnorm_.*_training_mode.*": "training_mode=1 (batch statistics, running-mean outputs) is refused "
                                           "at load: inference only",
     r"test_cast_.*": "these cases cast to or from float16, bfloat16, double, float8, int4/uint4, int2/uint2 "
@@ -72,21 +67,6 @@ EXCLUDED = {
                                                                 "dnnx's dtypes are float32, int32 and int64",
     r"test_(edge|reflect|wrap)_pad.*": "Pad modes other than 'constant' are refused at load",
 }
-
-# Cases that feed a shape-like input (pads, starts/ends/axes/steps, a target shape, split sizes,
-# reduction axes) as a run-time graph input. dnnx plans every shape at load, so it needs these
-# constant, as exported models hold them; the test binds every input after the first as an
-# initializer holding the data set's values (ConstantOfShape's only input too: the importer then
-# folds the node). Nothing else about the case changes.
-CONSTANT_INPUTS = [
-    r"test_constant_pad.*",
-    r"test_constantofshape_.*",
-    r"test_expand_.*",
-    r"test_reduce_mean_.*",
-    r"test_slice.*",
-    r"test_split_(variable|zero).*",
-]
-
 
 def _selected_cases():
     cases = []
@@ -100,28 +80,13 @@ def _selected_cases():
     return cases
 
 
-def _bind_constant_inputs(model, inputs):
-    """The model with every graph input after the first turned into an initializer holding the
-    given value (all of them for a one-input model); returns (model, the inputs still fed)."""
-    bound = onnx.ModelProto()
-    bound.CopyFrom(model)
-    graph = bound.graph
-    keep = 0 if len(graph.input) == 1 else 1
-    for vi, value in zip(list(graph.input)[keep:], inputs[keep:]):
-        graph.initializer.append(numpy_helper.from_array(np.asarray(value), vi.name))
-    del graph.input[keep:]
-    return bound, list(inputs[:keep])
-
-
 @pytest.mark.parametrize("case", _selected_cases(), ids=lambda c: c.name)
 def test_onnx_node_case(case):
-    bind = any(re.match(p, case.name) for p in CONSTANT_INPUTS)
-    rep = None if bind else dnnx.backend.prepare(case.model, "CPU")
+    # Shape-like inputs (a Reshape's shape, Slice's starts, ...) fed as graph inputs are value
+    # inputs: their values join the plan key (Note [value inputs]), so they are fed as the case has them.
+    rep = dnnx.backend.prepare(case.model, "CPU")
     assert case.data_sets, f"{case.name}: no test data"
     for inputs, expected in case.data_sets:
-        if bind:
-            model, inputs = _bind_constant_inputs(case.model, list(inputs))
-            rep = dnnx.backend.prepare(model, "CPU")
         outputs = rep.run(list(inputs))
         assert len(outputs) == len(expected)
         for got, want in zip(outputs, expected):

@@ -50,8 +50,12 @@ def test_pad_reflect_is_refused():
         dnnx.load(model)
 
 
-def test_pad_pads_from_a_graph_input_is_refused():
+def test_pad_pads_from_a_graph_input():
+    # A value input (Note [value inputs]): each pads value plans anew.
     node = helper.make_node("Pad", ["x", "pads"], ["y"], name="pad_dyn")
-    model = make_model([node], [("x", [2, 3]), ("pads", [4], TensorProto.INT64)], [("y", None)])
-    with pytest.raises(dnnx.UnsupportedModelError, match="pad_dyn.*'pads' must be a constant"):
-        dnnx.load(model)
+    model = make_model([node], [("x", [2, 3]), ("pads", [4], TensorProto.INT64)], [("y", ["a", "b"])])
+    m = dnnx.load(model)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for pads in ([0, 1, 0, 0], [1, 0, 2, 1]):
+        want = np.pad(x, [(pads[0], pads[2]), (pads[1], pads[3])])
+        np.testing.assert_array_equal(m.run(x, np.array(pads, np.int64)), want)

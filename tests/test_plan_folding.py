@@ -106,13 +106,18 @@ def test_integer_arithmetic_on_the_cpu():
         np.testing.assert_array_equal(dnnx.load(model).run_dict({"a": a, "b": b})["y"], fn(a, b))
 
 
-def test_a_value_computed_from_data_still_names_the_input():
-    # Reshape's target computed from x's values (not its shape) cannot fold: refused by name.
+def test_a_value_computed_from_data_joins_the_plan_key():
+    # Reshape's target computed from x's values (not its shape): x is a value input (Note [value
+    # inputs]); each value of x plans anew, computed on the host.
     nodes = [helper.make_node("Cast", ["x"], ["xi"], to=I64),
              helper.make_node("Reshape", ["x", "xi"], ["y"])]
-    model = make_model(nodes, [("x", [2])], [("y", None)])
-    with pytest.raises(dnnx.UnsupportedModelError, match="'shape' must be a constant"):
-        dnnx.load(model)
+    model = make_model(nodes, [("x", [2])], [("y", ["a", "b"])])
+    m = dnnx.load(model)
+    assert m.value_inputs == ["x"]
+    for x in ([1.0, 2.0], [2.0, 1.0], [1.0, 2.0]):
+        x = np.array(x, np.float32)
+        np.testing.assert_array_equal(m.run(x), run_ort(model, {"x": x})["y"])
+    assert m.planner_stats()["plans_built"] == 2
 
 
 def zoo(name):
@@ -138,3 +143,43 @@ def test_dynamic_batch_zoo_exports_match_onnxruntime(name):
         got = m.run_dict({inp.name: x})
         for out, value in want.items():
             np.testing.assert_allclose(got[out], value, rtol=1e-4, atol=1e-5, err_msg=f"{name} batch {batch} {out}")
+
+
+def fixed_batch(model, batch):
+    """The same export with its batch fixed: the graph input's first dim set to `batch`."""
+    import onnx
+
+    fixed = onnx.ModelProto()
+    fixed.CopyFrom(model)
+    first = fixed.graph.input[0].type.tensor_type.shape.dim[0]
+    first.Clear()
+    first.dim_value = batch
+    return fixed
+
+
+def kernel_rows(model, batch, **load_args):
+    """(name, op, algorithm, math) of every layer that runs a kernel, planned at `batch`."""
+    rows = dnnx.load(model, **load_args).plan(batch_size=batch)
+    return [(r["name"], r["op"], r["algorithm"], r["math"]) for r in rows
+            if not r["algorithm"].startswith(("folded", "view"))]
+
+
+@pytest.mark.parametrize("name", ["shufflenet_v2_x1_0", "resnet18"])
+def test_a_symbolic_batch_export_plans_as_a_fixed_one(name):
+    model = zoo(name)
+    for batch in (1, 64):
+        assert kernel_rows(model, batch) == kernel_rows(fixed_batch(model, batch), batch), f"{name} batch {batch}"
+
+
+def test_constant_nodes_fold_once_at_load():
+    # A node whose inputs are all graph constants is evaluated by the engine at load (before the
+    # passes): it is gone from every plan. The IR is built by hand, past the importer.
+    from dnnx._native import core
+
+    ir = {"opset": 17, "inputs": [("x", [2, 3], "float32")], "outputs": ["y"],
+          "constants": {"a": np.full((2, 3), 2.0, np.float32), "b": np.arange(6, dtype=np.float32).reshape(2, 3)},
+          "nodes": [("Mul", "scale", ["a", "b"], ["ab"], {}), ("Add", "add", ["x", "ab"], ["y"], {})]}
+    engine = core.Engine(ir, "cpu", {}, passes={})
+    assert [r["name"] for r in engine.plan()] == ["add"]
+    x = rand(2, 3, seed=7)
+    np.testing.assert_array_equal(engine.run([x], "numpy")[0], x + 2.0 * np.arange(6, dtype=np.float32).reshape(2, 3))

@@ -60,9 +60,12 @@ def test_slice_zero_step_is_invalid():
         dnnx.load(model)
 
 
-def test_slice_computed_starts_are_refused():
+def test_slice_starts_fed_as_an_input():
+    # A value input (Note [value inputs]): each starts value plans anew.
     node = helper.make_node("Slice", ["x", "s", "e"], ["y"], name="slice_dyn")
-    model = make_model([node], [("x", [4]), ("s", [1], TensorProto.INT64)], [("y", None)],
+    model = make_model([node], [("x", [4]), ("s", [1], TensorProto.INT64)], [("y", ["n"])],
                        {"e": np.array([3], np.int64)})
-    with pytest.raises(dnnx.UnsupportedModelError, match="slice_dyn.*'starts' must be a constant"):
-        dnnx.load(model)
+    m = dnnx.load(model)
+    x = np.arange(4, dtype=np.float32)
+    for start in (0, 2, -4, 0):
+        np.testing.assert_array_equal(m.run(x, np.array([start], np.int64)), x[start:3])

@@ -11,10 +11,10 @@ std::vector<int64_t> constant_ints(const Node& node, const std::vector<ValueInfo
   require_input(node, inputs, i, what);
   if (!inputs[i].constant) {
     node_fail<UnsupportedModelError>(node, std::string("input '") + what +
-                                               "' must be a constant: an initializer, a Constant node or a "
-                                               "value computed from the input shapes (folded when a plan is "
-                                               "built); a value computed from the model's data or fed as a "
-                                               "graph input is not supported yet");
+                                               "' must be known when the plan is built: an initializer, a "
+                                               "Constant node, a graph input or a value the host computes "
+                                               "from those and the input shapes (Note [value inputs]); this "
+                                               "one comes from a layer that runs on the device");
   }
   if (is_floating(inputs[i].info.dtype)) {
     node_fail<InvalidModelError>(node, std::string("input '") + what + "' must be int32 or int64, got " +

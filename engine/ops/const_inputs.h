@@ -1,6 +1,7 @@
-// Inputs that dnnx must know at load: shapes, pads, axes, starts/ends, split sizes. The planner
-// fixes every shape before anything runs, so such an input must be an initializer, a folded
-// Constant or a subgraph the importer folded (e.g. Shape of a static input).
+// Inputs that dnnx must know when it plans: shapes, pads, axes, starts/ends, split sizes (each
+// OpDef lists them in value_inputs). The planner fixes every shape before anything runs, so such
+// an input is a constant, a value folded at plan time, or a value input whose value is part of
+// the plan key (Note [value inputs] in runtime/plan_folding.h).
 #pragma once
 #include <optional>
 

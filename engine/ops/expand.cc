@@ -22,6 +22,7 @@ void register_expand_ops(OpRegistry& r) {
   OpDef def;
   def.validate = [](const Node& node) { node.expect_only_attrs({}); };
   def.infer = infer_expand;
+  def.value_inputs = {1};  // the shape
   r.add("Expand", std::move(def));
 }
 

@@ -27,6 +27,7 @@ struct OpDef {
   std::function<std::vector<TensorInfo>(const Node&, const std::vector<ValueInfo>&)> infer;
   // Output 0 is input 0's bytes under a new shape (Reshape, Flatten, Identity, ...): no copy.
   bool aliases_input0 = false;
+  std::vector<int> value_inputs;  // inputs whose values infer reads (the planner must know them when it plans)
   // Opset range this definition implements (inclusive).
   int min_opset = 7;
   // Made by a rewrite pass (Conv+Relu, ...), never read from a model: not listed as supported.

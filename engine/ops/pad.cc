@@ -74,6 +74,7 @@ void register_pad_ops(OpRegistry& r) {
   OpDef def;
   def.validate = validate_pad;
   def.infer = infer_pad;
+  def.value_inputs = {kPadsInput, kAxesInput};
   def.min_opset = 2;
   r.add("Pad", std::move(def));
 }

@@ -53,6 +53,7 @@ void register_reduce_ops(OpRegistry& r) {
   OpDef def;
   def.validate = validate_reduce;
   def.infer = infer_reduce;
+  def.value_inputs = {kAxesInput};
   def.min_opset = 1;
   r.add("ReduceMean", std::move(def));
 }

@@ -67,6 +67,7 @@ void register_shape_ops(OpRegistry& r) {
     constant_of_shape_value(node);
   };
   fill.infer = infer_constant_of_shape;
+  fill.value_inputs = {0};  // the output's shape
   r.add("ConstantOfShape", std::move(fill));
 }
 

@@ -93,6 +93,7 @@ void register_slice_ops(OpRegistry& r) {
   OpDef def;
   def.validate = validate_slice;
   def.infer = infer_slice;
+  def.value_inputs = {kStarts, kEnds, kAxes, kSteps};
   def.min_opset = 1;
   r.add("Slice", std::move(def));
 }

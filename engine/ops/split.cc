@@ -83,6 +83,7 @@ void register_split_ops(OpRegistry& r) {
   OpDef def;
   def.validate = validate_split;
   def.infer = infer_split;
+  def.value_inputs = {kSplitInput};
   r.add("Split", std::move(def));
 }
 

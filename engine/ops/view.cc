@@ -137,8 +137,10 @@ std::vector<TensorInfo> infer_dropout(const Node& node, const std::vector<ValueI
 }
 
 OpDef view_op(std::vector<std::string> attrs,
-              std::function<std::vector<TensorInfo>(const Node&, const std::vector<ValueInfo>&)> infer) {
+              std::function<std::vector<TensorInfo>(const Node&, const std::vector<ValueInfo>&)> infer,
+              std::vector<int> value_inputs = {}) {
   OpDef def;
+  def.value_inputs = std::move(value_inputs);
   def.validate = [attrs](const Node& node) { node.expect_only_attrs(attrs); };
   def.infer = std::move(infer);
   def.aliases_input0 = true;
@@ -148,12 +150,12 @@ OpDef view_op(std::vector<std::string> attrs,
 }  // namespace
 
 void register_view_ops(OpRegistry& r) {
-  r.add("Reshape", view_op({"allowzero"}, infer_reshape));
+  r.add("Reshape", view_op({"allowzero"}, infer_reshape, {1}));  // the target shape
   r.add("Flatten", view_op({"axis"}, infer_flatten));
-  r.add("Squeeze", view_op({"axes"}, infer_squeeze));
-  r.add("Unsqueeze", view_op({"axes"}, infer_unsqueeze));
+  r.add("Squeeze", view_op({"axes"}, infer_squeeze, {1}));  // axes (opset 13)
+  r.add("Unsqueeze", view_op({"axes"}, infer_unsqueeze, {1}));
   r.add("Identity", view_op({}, infer_identity));
-  OpDef dropout = view_op({}, infer_dropout);
+  OpDef dropout = view_op({}, infer_dropout, {2});  // training_mode must be known false
   dropout.validate = validate_dropout;
   r.add("Dropout", dropout);
 }

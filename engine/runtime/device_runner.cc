@@ -67,8 +67,9 @@ void DeviceRunner::prepare(const Plan& plan, const RunIO& io) {
   bind_values(plan, static_cast<uint8_t*>(arena_.data()), io.inputs.data(), call_.value_ptrs);
   for (uintptr_t stream : io.input_streams) device_.wait_for_stream(stream);
   for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    if (io.input_memory[i] == Memory::Device) continue;  // an edge copy
     const int id = plan.inputs[i];
+    if (io.input_memory[i] == Memory::Device) continue;  // an edge copy
+    if (plan.values[id].storage != Storage::Arena) continue;  // a value input: a constant of the plan
     // An arena value: memory we own.
     device_.copy_to_device(const_cast<void*>(call_.value_ptrs[id]), io.inputs[i], plan.values[id].info.bytes());
   }
@@ -77,8 +78,8 @@ void DeviceRunner::prepare(const Plan& plan, const RunIO& io) {
 void DeviceRunner::collect_edge_copies(const Plan& plan, const RunIO& io) {
   copies_in_.assign(plan.inputs.size(), EdgeCopy{});
   for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    if (io.input_memory[i] != Memory::Device) continue;
     const int id = plan.inputs[i];
+    if (io.input_memory[i] != Memory::Device || plan.values[id].storage != Storage::Arena) continue;
     copies_in_[i] = EdgeCopy{const_cast<void*>(call_.value_ptrs[id]), io.inputs[i], plan.values[id].info.bytes()};
   }
   copies_out_.assign(plan.outputs.size(), EdgeCopy{});
@@ -119,7 +120,7 @@ void DeviceRunner::run(const Plan& plan, const RunIO& io) {
   std::lock_guard<std::mutex> lock(mutex_);
   prepare(plan, io);
   collect_edge_copies(plan, io);
-  GraphSlot& slot = slots_[&plan];
+  GraphSlot& slot = slots_[plan.id];
   if (DeviceGraph* graph = graph_for(plan, slot)) {
     graph->launch(copies_in_, copies_out_);
     ++slot.status.replays;

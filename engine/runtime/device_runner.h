@@ -35,6 +35,9 @@ class DeviceRunner {
   void run(const Plan& plan, const RunIO& io);
   LayerTimes profile(const Plan& plan, const RunIO& io, int repeat);
   std::vector<GraphStatus> graphs();
+  // Drops the graph of a plan the engine no longer keeps (Engine's least-recently-used bound);
+  // the caller holds the turn.
+  void forget(uint64_t plan_id) { slots_.erase(plan_id); }
 
   // Arrays handed to the caller (Backend::allocate_array); to_host waits for `readers` first.
   void* allocate_array(size_t bytes);
@@ -66,8 +69,8 @@ class DeviceRunner {
   // This run's device-to-device copies (Note [edge copies]): device inputs into the arena,
   // arena values out to device outputs; one entry per plan input / output (empty for host ones).
   std::vector<EdgeCopy> copies_in_, copies_out_;
-  // One slot per plan the engine has run (plans live as long as the engine).
-  std::map<const Plan*, GraphSlot> slots_;
+  // One slot per plan the engine has run and still keeps, by Plan::id.
+  std::map<uint64_t, GraphSlot> slots_;
   // The arena and workspace the current graphs were recorded with.
   const void* recorded_arena_ = nullptr;
   const void* recorded_workspace_ = nullptr;

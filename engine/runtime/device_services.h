@@ -91,6 +91,16 @@ class DeviceServices {
   // device's queued work and the work queued now on each of `readers` (external streams) are done.
   virtual void* allocate_array(size_t bytes) const = 0;
   virtual void release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) const noexcept = 0;
+
+  // Host layers inside a device plan (Note [host fallback] in runtime/host_fallback.h): page-locked
+  // host memory, a copy into it queued in stream order (copy_to_device from it is queued too),
+  // and host work queued in stream order. All three record into graphs like the kernels do.
+  virtual void* allocate_pinned(size_t bytes) const = 0;
+  virtual void release_pinned(void* ptr) const noexcept = 0;
+  virtual void queue_copy_to_host(void* pinned, const void* src, size_t bytes) const = 0;
+  // Runs (*work)() on a host thread once the work queued before it is done; the work queued after
+  // it waits for it. *work outlives every run and replay that queued it; it must not call the device.
+  virtual void queue_host_call(const std::function<void()>* work) const = 0;
 };
 
 // The device services of a backend the caller knows to be a device one; DeviceError naming the

@@ -1,5 +1,9 @@
 #include "runtime/engine.h"
 
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/host_fallback.h"
 #include "runtime/plan_folding.h"
 
 namespace dnnx {
@@ -7,7 +11,9 @@ namespace dnnx {
 Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes,
                const EngineOptions& options)
     : graph_(std::move(graph)), backend_(std::move(backend)), host_(folding_host()) {
+  stats_.max_plans = std::max<size_t>(options.max_plans, 1);
   validate_graph(graph_, *backend_, host_);
+  fold_graph_constants(graph_, host_);  // before the passes: they read constants
   run_passes(graph_, passes.checked_by(*backend_));
   if (passes.channels_last && backend_->channels_last()) {
     channels_last(graph_, [this](const Node& node) { return backend_->unsupported_reason(node).empty(); });
@@ -19,7 +25,13 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);
     device_ = std::make_unique<DeviceRunner>(*backend_, options.device_graphs);
   }
-  plan_for(default_shapes());
+  const GraphFolding folding = graph_folding(graph_, host_);  // after the passes, which may rename
+  value_inputs_ = folding.value_inputs;
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const std::string why = folding.nodes[i] ? "" : host_fallback_reason(graph_.nodes[i], *backend_, host_);
+    if (!why.empty()) host_layers_.push_back(graph_.nodes[i].where() + ": " + why);
+  }
+  if (value_inputs_.empty()) plan_for(default_shapes());
 }
 
 std::vector<Shape> Engine::default_shapes() const {
@@ -47,21 +59,94 @@ void Engine::check_inputs(const std::vector<TensorInfo>& given) const {
   }
 }
 
-std::shared_ptr<const Plan> Engine::plan_for(const std::vector<Shape>& shapes) {
+std::shared_ptr<const Plan> Engine::plan_for(const PlanKey& requested) {
+  PlanKey key{requested.shapes, std::vector<ConstTensorPtr>(graph_.inputs.size())};
+  for (int i : value_inputs_) {
+    if (static_cast<size_t>(i) < requested.values.size()) key.values[i] = requested.values[i];
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = plans_.find(shapes);
-    if (it != plans_.end()) return it->second;
+    auto it = plans_.find(key);
+    if (it != plans_.end()) {
+      recency_.splice(recency_.begin(), recency_, it->second.recency);
+      ++stats_.reused;
+      return it->second.plan;
+    }
   }
   std::shared_ptr<const Plan> plan;
   {
     // A device backend plans with the handles its runs use: one at a time.
     std::unique_lock<std::mutex> device_turn;
     if (device_) device_turn = device_->turn();
-    plan = build_plan(graph_, *backend_, shapes, device_constants_.get(), host_);
+    plan = build_plan(graph_, *backend_, key, device_constants_.get(), host_);
   }
+  std::vector<uint64_t> evicted;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return it->second.plan;  // a racing thread's plan wins; same content
+    ++stats_.built;
+    recency_.push_front(key);
+    plans_.emplace(key, KeptPlan{plan, recency_.begin()});
+    evicted = evict_locked();
+  }
+  if (device_ && !evicted.empty()) {
+    // A run still holding an evicted plan may record its graph again; ids are never reused, so
+    // no other plan can replay it.
+    std::unique_lock<std::mutex> device_turn = device_->turn();
+    for (uint64_t id : evicted) device_->forget(id);
+  }
+  return plan;
+}
+
+std::vector<uint64_t> Engine::evict_locked() {
+  std::vector<uint64_t> ids;
+  while (plans_.size() > stats_.max_plans) {
+    auto it = plans_.find(recency_.back());
+    ids.push_back(it->second.plan->id);
+    plans_.erase(it);
+    recency_.pop_back();
+    ++stats_.evicted;
+  }
+  return ids;
+}
+
+void Engine::set_max_plans(size_t max_plans) {
+  std::vector<uint64_t> evicted;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.max_plans = std::max<size_t>(max_plans, 1);
+    evicted = evict_locked();
+  }
+  if (device_ && !evicted.empty()) {
+    std::unique_lock<std::mutex> device_turn = device_->turn();
+    for (uint64_t id : evicted) device_->forget(id);
+  }
+}
+
+PlanStats Engine::plan_stats() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return plans_.emplace(shapes, plan).first->second;  // a racing thread's plan wins; same content
+  PlanStats s = stats_;
+  s.kept = plans_.size();
+  return s;
+}
+
+PlanKey Engine::key_of(const std::vector<Shape>& shapes, const RunIO& io) {
+  PlanKey key{shapes, std::vector<ConstTensorPtr>(graph_.inputs.size())};
+  for (int i : value_inputs_) {
+    auto value = std::make_shared<ConstTensor>();
+    value->info = TensorInfo{shapes.at(i), graph_.inputs[i].dtype};
+    value->data.resize(value->info.bytes());
+    if (value->data.empty()) {
+      // nothing to read
+    } else if (io.input_memory.at(i) == Memory::Device) {
+      device_->array_to_host(value->data.data(), io.inputs[i], value->data.size(), io.input_streams);
+    } else {
+      std::memcpy(value->data.data(), io.inputs[i], value->data.size());
+    }
+    key.values[i] = std::move(value);
+  }
+  return key;
 }
 
 std::unique_ptr<RunScratch> Engine::acquire_scratch() {

@@ -3,6 +3,7 @@
 // On a device backend the constants are uploaded once, here, and runs take turns through the
 // DeviceRunner (one stream and one set of library handles per model; runtime/device_runner.h).
 #pragma once
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,13 +19,25 @@ namespace dnnx {
 struct EngineOptions {
   // On a device backend: from a plan's second run on, replay its layers as one captured graph.
   bool device_graphs = true;
+  // How many plans the engine keeps (least recently used out first); at least 1.
+  size_t max_plans = 64;
+};
+
+// What Engine::plan_for did so far (Model.planner_stats()).
+struct PlanStats {
+  size_t built = 0;    // plans built (a new input shape or value-input value)
+  size_t reused = 0;   // lookups answered by a kept plan
+  size_t evicted = 0;  // plans dropped by the max_plans bound
+  size_t kept = 0;     // plans kept now
+  size_t max_plans = 0;
 };
 
 class Engine {
  public:
   // Validates every node (UnsupportedModelError at load), runs the enabled rewrite passes
   // (runtime/passes) and plans the declared shapes (symbolic dims taken as 1), so that shape
-  // errors show at load too.
+  // errors show at load too; a graph with value inputs is planned on its first run instead
+  // (its plans need their values).
   Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes = {},
          const EngineOptions& options = {});
 
@@ -35,7 +48,21 @@ class Engine {
   std::vector<Shape> default_shapes() const;
   // Raises InputError naming the input when count, dtype, rank or a fixed dim is wrong.
   void check_inputs(const std::vector<TensorInfo>& given) const;
-  std::shared_ptr<const Plan> plan_for(const std::vector<Shape>& shapes);
+  // The graph-input positions whose values join the plan key (Note [value inputs] in
+  // runtime/plan_folding.h), ascending; empty for most models.
+  const std::vector<int>& value_inputs() const { return value_inputs_; }
+  // "name (op): why" of every node that runs on the host inside this device model's plans
+  // (Note [host fallback] in runtime/host_fallback.h); empty on a host backend.
+  const std::vector<std::string>& host_layers() const { return host_layers_; }
+  // The kept plan for this key, or a new one (kept, the least recently used dropped beyond
+  // max_plans). Values of inputs that are not value inputs are ignored.
+  std::shared_ptr<const Plan> plan_for(const PlanKey& key);
+  std::shared_ptr<const Plan> plan_for(const std::vector<Shape>& shapes) { return plan_for(PlanKey{shapes, {}}); }
+  // The key of one run's inputs: their shapes, and the value inputs' bytes (copied back to the
+  // host from device memory, after the streams they were written on).
+  PlanKey key_of(const std::vector<Shape>& shapes, const RunIO& io);
+  PlanStats plan_stats();
+  void set_max_plans(size_t max_plans);
 
   // inputs: graph-input buffers in graph order; outputs: buffers sized for plan.outputs.
   // Safe to call from several threads at once.
@@ -59,8 +86,19 @@ class Engine {
   const Backend* host_;  // folds shape computations at plan time (runtime/plan_folding.h); may be null
   std::unique_ptr<DeviceConstants> device_constants_;  // null on a host backend
   std::unique_ptr<DeviceRunner> device_;               // null on a host backend
-  std::mutex mutex_;         // guards plans_ and free_scratch_
-  std::map<std::vector<Shape>, std::shared_ptr<const Plan>> plans_;
+  struct KeptPlan {
+    std::shared_ptr<const Plan> plan;
+    std::list<PlanKey>::iterator recency;  // its place in recency_
+  };
+  // Drops the least recently used plans beyond max_plans_; returns their ids (the caller holds mutex_).
+  std::vector<uint64_t> evict_locked();
+
+  std::vector<int> value_inputs_;
+  std::vector<std::string> host_layers_;
+  std::mutex mutex_;         // guards plans_, recency_, stats_ and free_scratch_
+  std::map<PlanKey, KeptPlan> plans_;
+  std::list<PlanKey> recency_;  // most recently used first
+  PlanStats stats_;
   std::vector<std::unique_ptr<RunScratch>> free_scratch_;
 };
 

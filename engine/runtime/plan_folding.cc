@@ -1,6 +1,7 @@
 #include "runtime/plan_folding.h"
 
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "runtime/kernel_registry.h"
@@ -17,17 +18,69 @@ std::shared_ptr<const Backend>& host_slot() {
 void set_folding_host(std::shared_ptr<const Backend> host) { host_slot() = std::move(host); }
 const Backend* folding_host() { return host_slot().get(); }
 
-std::vector<bool> folding_nodes(const Graph& graph, const Backend* host) {
-  std::vector<bool> folds(graph.nodes.size(), false);
-  if (!host) return folds;
-  std::set<std::string> known;  // values known once the input shapes are
+namespace {
+
+// Whether the host can evaluate this node (a view needs no kernel).
+bool host_runs(const Backend& host, const Node& node, const OpDef* def) {
+  return def && (def->aliases_input0 || host.kernels().find(node.op_type));
+}
+
+// The graph inputs that some value slot reaches back to (Note [value inputs]).
+std::vector<int> reached_inputs(const Graph& graph, const Backend& host) {
+  const OpRegistry& ops = op_registry();
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (const std::string& out : graph.nodes[i].outputs) {
+      if (!out.empty()) producer[out] = i;
+    }
+  }
+  std::map<std::string, int> input_position;
+  for (size_t i = 0; i < graph.inputs.size(); ++i) input_position[graph.inputs[i].name] = static_cast<int>(i);
+  std::vector<std::string> work;
+  for (const Node& node : graph.nodes) {
+    const OpDef* def = ops.find(node.op_type);
+    if (!def) continue;
+    for (int k : def->value_inputs) {
+      if (k < static_cast<int>(node.inputs.size()) && !node.inputs[k].empty()) work.push_back(node.inputs[k]);
+    }
+  }
+  std::set<std::string> seen;
+  std::set<int> reached;
+  while (!work.empty()) {
+    const std::string name = work.back();
+    work.pop_back();
+    if (!seen.insert(name).second) continue;
+    auto in = input_position.find(name);
+    if (in != input_position.end()) {
+      reached.insert(in->second);
+      continue;
+    }
+    auto p = producer.find(name);
+    if (p == producer.end()) continue;  // a constant
+    const Node& node = graph.nodes[p->second];
+    if (node.op_type == "Shape" || !host_runs(host, node, ops.find(node.op_type))) continue;
+    for (const std::string& i : node.inputs) {
+      if (!i.empty()) work.push_back(i);
+    }
+  }
+  return std::vector<int>(reached.begin(), reached.end());
+}
+
+}  // namespace
+
+GraphFolding graph_folding(const Graph& graph, const Backend* host) {
+  GraphFolding folding;
+  folding.nodes.assign(graph.nodes.size(), false);
+  if (!host) return folding;
+  folding.value_inputs = reached_inputs(graph, *host);
+  std::set<std::string> known;  // values known once the input shapes (and value inputs) are
   for (const auto& kv : graph.constants) known.insert(kv.first);
   for (const GraphInput& in : graph.inputs) known.erase(in.name);  // an input shadows a default
+  for (int i : folding.value_inputs) known.insert(graph.inputs[i].name);
   const OpRegistry& ops = op_registry();
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
-    const OpDef* def = ops.find(node.op_type);
-    if (!def || (!def->aliases_input0 && !host->kernels().find(node.op_type))) continue;
+    if (!host_runs(*host, node, ops.find(node.op_type))) continue;
     bool all_known = true;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const std::string& name = node.inputs[k];
@@ -35,12 +88,53 @@ std::vector<bool> folding_nodes(const Graph& graph, const Backend* host) {
       if (!name.empty() && !shape_only && !known.count(name)) all_known = false;
     }
     if (!all_known) continue;
-    folds[i] = true;
+    folding.nodes[i] = true;
     for (const std::string& out : node.outputs) {
       if (!out.empty()) known.insert(out);
     }
   }
-  return folds;
+  return folding;
+}
+
+int fold_graph_constants(Graph& graph, const Backend* host) {
+  if (!host) return 0;
+  std::set<std::string> inputs;
+  for (const GraphInput& in : graph.inputs) inputs.insert(in.name);  // an input shadows a default
+  const OpRegistry& ops = op_registry();
+  std::vector<Node> kept;
+  int folded = 0;
+  for (Node& node : graph.nodes) {
+    const OpDef* def = ops.find(node.op_type);
+    std::vector<ValueInfo> in_infos;
+    bool all_constant = host_runs(*host, node, def);
+    for (const std::string& name : node.inputs) {
+      if (!all_constant) break;
+      if (name.empty()) {
+        in_infos.push_back(ValueInfo{{}, nullptr, false});
+        continue;
+      }
+      auto c = graph.constants.find(name);
+      all_constant = c != graph.constants.end() && !inputs.count(name);
+      if (all_constant) in_infos.push_back(ValueInfo{c->second->info, c->second.get(), true});
+    }
+    if (!all_constant) {
+      kept.push_back(std::move(node));
+      continue;
+    }
+    std::vector<TensorInfo> out_infos = def->infer(node, in_infos);
+    out_infos.resize(node.outputs.size());
+    if (!host_can_fold(in_infos, out_infos)) {
+      kept.push_back(std::move(node));
+      continue;
+    }
+    std::vector<std::shared_ptr<ConstTensor>> results = fold_node(*host, node, *def, in_infos, out_infos);
+    for (size_t o = 0; o < results.size(); ++o) {
+      if (results[o]) graph.constants[node.outputs[o]] = std::move(results[o]);
+    }
+    ++folded;
+  }
+  graph.nodes = std::move(kept);
+  return folded;
 }
 
 bool host_can_fold(const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {

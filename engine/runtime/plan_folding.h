@@ -26,8 +26,27 @@ namespace dnnx {
 void set_folding_host(std::shared_ptr<const Backend> host);
 const Backend* folding_host();
 
-// One flag per graph node: whether the planner folds it (above). All false without a host.
-std::vector<bool> folding_nodes(const Graph& graph, const Backend* host);
+// Note [value inputs]: a shape-like input (Reshape's shape, Squeeze/Unsqueeze/Reduce axes, Slice's
+// starts/ends/axes/steps, Split sizes, Expand's shape, ConstantOfShape's input, Pad's pads: the
+// OpDef's `value_inputs`) that is a graph input, or is computed on the host from one, makes that
+// graph input's value part of the plan key: the planner treats it as a constant of the plan,
+// folds what follows from it, and a new value plans (and on a device captures) anew. Which graph
+// inputs these are follows from the graph: walking back from every value slot through the nodes
+// the host can run (a Shape's data input needs only its shape) to the graph inputs it reaches.
+// A value slot fed by a node the host cannot run stays as it was: the plan needs it constant, and
+// planning says so (UnsupportedModelError naming the node).
+struct GraphFolding {
+  std::vector<bool> nodes;        // one flag per graph node: whether the planner folds it
+  std::vector<int> value_inputs;  // graph-input positions whose values join the plan key, ascending
+};
+
+// What folds (above, and Note [plan-time folding]); nothing without a host.
+GraphFolding graph_folding(const Graph& graph, const Backend* host);
+
+// Folds, once at load, every node whose inputs are all constants of the graph (a Constant
+// chain, arithmetic on initializers): its outputs become graph constants and the node goes, so
+// the passes see the values and no plan computes them again. Returns how many nodes went.
+int fold_graph_constants(Graph& graph, const Backend* host);
 
 // The outputs of one folding node for these input types (constant inputs carry their data),
 // computed now by `host`; one tensor per node output (null where the output is omitted).

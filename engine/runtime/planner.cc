@@ -1,15 +1,33 @@
 #include "runtime/planner.h"
 
+#include <atomic>
 #include <map>
 
 #include "runtime/arena.h"
+#include "runtime/host_fallback.h"
 #include "runtime/plan_folding.h"
 
 namespace dnnx {
 
+bool PlanKey::operator<(const PlanKey& other) const {
+  if (shapes != other.shapes) return shapes < other.shapes;
+  if (values.size() != other.values.size()) return values.size() < other.values.size();
+  for (size_t i = 0; i < values.size(); ++i) {
+    const ConstTensor* a = values[i].get();
+    const ConstTensor* b = other.values[i].get();
+    if (!a || !b) {
+      if (a != b) return !a;
+      continue;
+    }
+    if (a->info.dtype != b->info.dtype) return a->info.dtype < b->info.dtype;
+    if (a->data != b->data) return a->data < b->data;
+  }
+  return false;
+}
+
 void validate_graph(const Graph& graph, const Backend& backend, const Backend* host) {
   const OpRegistry& registry = op_registry();
-  const std::vector<bool> folds = folding_nodes(graph, host);
+  const std::vector<bool> folds = graph_folding(graph, host).nodes;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
     const OpDef* def = registry.find(node.op_type);
@@ -24,6 +42,7 @@ void validate_graph(const Graph& graph, const Backend& backend, const Backend* h
     }
     if (def->validate) def->validate(node);
     if (folds[i]) continue;  // the host computes it when a plan is built
+    if (!host_fallback_reason(node, backend, host).empty()) continue;  // a host layer (Note [host fallback])
     const std::string why = backend.unsupported_reason(node);
     if (!why.empty()) node_fail<UnsupportedModelError>(node, why);
   }
@@ -52,6 +71,21 @@ class ValueTable {
   std::vector<PlannedValue> values_;
 };
 
+// Makes `v` a constant of the plan holding `tensor` (uploaded on a device backend).
+void constant_of_plan(Plan& plan, const Backend& backend, PlannedValue& v, ConstTensorPtr tensor) {
+  v.storage = Storage::Constant;
+  v.constant = tensor.get();
+  v.data = tensor->data.data();
+  if (plan.device && !tensor->data.empty()) {
+    DeviceBuffer buffer;
+    buffer.reserve(backend, tensor->data.size());
+    device_services(backend, "a folded value").copy_to_device(buffer.data(), v.data, tensor->data.size());
+    v.data = buffer.data();
+    plan.folded_device.push_back(std::move(buffer));
+  }
+  plan.folded.push_back(std::move(tensor));
+}
+
 // Evaluates a folding node now (Note [plan-time folding]): its outputs become constants of the
 // plan (uploaded on a device backend), and its layer runs nothing.
 void fold_into_plan(Plan& plan, ValueTable& table, const Backend& backend, const Backend& host, const Node& node,
@@ -63,38 +97,41 @@ void fold_into_plan(Plan& plan, ValueTable& table, const Backend& backend, const
       layer.outputs.push_back(-1);
       continue;
     }
-    PlannedValue v{node.outputs[o], out_infos[o], Storage::Constant};
-    v.constant = results[o].get();
-    v.data = results[o]->data.data();
-    if (plan.device && !results[o]->data.empty()) {
-      DeviceBuffer buffer;
-      buffer.reserve(backend, results[o]->data.size());
-      device_services(backend, "a folded value").copy_to_device(buffer.data(), v.data, results[o]->data.size());
-      v.data = buffer.data();
-      plan.folded_device.push_back(std::move(buffer));
-    }
-    plan.folded.push_back(std::move(results[o]));
+    PlannedValue v{node.outputs[o], out_infos[o]};
+    constant_of_plan(plan, backend, v, std::move(results[o]));
     layer.outputs.push_back(table.add(v));
   }
-  layer.algorithm = "folded at plan time (from the input shapes)";
+  layer.algorithm = "folded at plan time (from the input shapes and value inputs)";
   ++plan.folded_nodes;
   plan.layers.push_back(std::move(layer));
 }
 
 }  // namespace
 
-std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
-                                 const std::vector<Shape>& input_shapes,
+std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, const PlanKey& key,
                                  const DeviceConstants* device_constants, const Backend* host) {
+  static std::atomic<uint64_t> next_id{1};
   auto plan = std::make_shared<Plan>();
-  plan->input_shapes = input_shapes;
+  plan->id = next_id++;
+  plan->input_shapes = key.shapes;
+  plan->input_values = key.values;
+  plan->input_values.resize(graph.inputs.size());
   plan->device = !backend.uses_host_memory();
+  const GraphFolding folding = graph_folding(graph, host);
   ValueTable table;
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
-    PlannedValue v{graph.inputs[i].name, {input_shapes[i], graph.inputs[i].dtype},
+    PlannedValue v{graph.inputs[i].name, {key.shapes[i], graph.inputs[i].dtype},
                    plan->device ? Storage::Arena : Storage::GraphInput};
     v.input_index = static_cast<int>(i);
     plan->inputs.push_back(table.add(v));
+  }
+  for (int i : folding.value_inputs) {  // Note [value inputs]: a constant of this plan
+    const ConstTensorPtr& value = plan->input_values[i];
+    if (!value) {
+      throw InputError("input '" + graph.inputs[i].name + "': its value decides shapes (a shape, axes or sizes), "
+                       "so a plan needs it: pass the input's data, not only its shape");
+    }
+    constant_of_plan(*plan, backend, table[plan->inputs[i]], value);
   }
   for (const auto& kv : graph.constants) {
     if (table.find(kv.first) >= 0) continue;  // a graph input shadows an initializer default
@@ -111,7 +148,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
     return root[id];
   };
   const OpRegistry& registry = op_registry();
-  const std::vector<bool> folds = folding_nodes(graph, host);
+  const std::vector<bool>& folds = folding.nodes;
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
     const OpDef& def = *registry.find(node.op_type);
@@ -161,7 +198,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
     if (def.aliases_input0) {
       layer.algorithm = "view (no copy)";
     } else {
-      KernelChoice choice = backend.plan_node(node, in_infos, out_infos);
+      const std::string fallback = plan->device ? host_fallback_reason(node, backend, host) : "";
+      KernelChoice choice = fallback.empty() ? backend.plan_node(node, in_infos, out_infos)
+                                             : plan_on_host(backend, *host, node, in_infos, out_infos, fallback);
       layer.kernel = std::move(choice.kernel);
       layer.algorithm = std::move(choice.algorithm);
       layer.math = std::move(choice.math);

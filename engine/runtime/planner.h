@@ -3,6 +3,7 @@
 // The Plan is data: printable (Model.plan()), and immutable once built, so it may serve several
 // threads at once; each run brings its own arena.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,8 +41,18 @@ struct PlannedLayer {
   std::vector<Rejected> rejected;
 };
 
+// What one plan is built for: the input shapes and the values of the value inputs (Note [value
+// inputs] in runtime/plan_folding.h). Engine::plan_for keeps one plan per key.
+struct PlanKey {
+  std::vector<Shape> shapes;            // one per graph input
+  std::vector<ConstTensorPtr> values;   // one per graph input: a value input's value, else null
+  bool operator<(const PlanKey& other) const;  // by shapes, then the values' bytes
+};
+
 struct Plan {
+  uint64_t id = 0;  // unique in the process: what a DeviceRunner keys its graphs by (never an address)
   std::vector<Shape> input_shapes;
+  std::vector<ConstTensorPtr> input_values;  // PlanKey::values
   std::vector<PlannedValue> values;
   std::vector<PlannedLayer> layers;
   std::vector<int> outputs;  // value ids of the graph outputs, in graph order
@@ -63,10 +74,10 @@ struct Plan {
 // folds are not the backend's to run (Note [plan-time folding]).
 void validate_graph(const Graph& graph, const Backend& backend, const Backend* host = nullptr);
 
-// device_constants: the graph's constants on a device backend (nullptr on a host backend,
+// key: the input shapes, and a value for every value input (an InputError naming the input
+// when one is missing). device_constants: the graph's constants on a device backend (nullptr on a host backend,
 // whose kernels read the constants' own bytes).
-std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend,
-                                 const std::vector<Shape>& input_shapes,
+std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, const PlanKey& key,
                                  const DeviceConstants* device_constants = nullptr, const Backend* host = nullptr);
 
 }  // namespace dnnx

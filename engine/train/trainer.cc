@@ -33,6 +33,11 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
     head_options.device_graphs = false;
     head_ = std::make_unique<Engine>(split_.head, std::move(backend), options_.head_passes, head_options);
     backend_ = &head_->backend();
+    if (!head_->value_inputs().empty()) {
+      throw UnsupportedModelError("fine-tuning: input '" + split_.head.inputs[head_->value_inputs()[0]].name +
+                                  "' decides shapes by its value (a run-time shape input); such models run but do "
+                                  "not fine-tune");
+    }
     std::shared_ptr<const Plan> plan = head_->plan_for(head_->default_shapes());
     for (size_t i = 0; i < split_.tail.inputs.size(); ++i) {
       const int k = split_.tail_from_head_output[i];
@@ -264,7 +269,7 @@ TrainerMemory Trainer::memory(const std::vector<Shape>& shapes) {
   m.head_arena_bytes = sp.head ? sp.head->arena_bytes + sp.head->workspace_bytes : 0;
   m.tail = sp.tail->memory();
   for (const auto& kv : params_) m.optimizer_bytes += 2 * float_bytes(*kv.second);
-  m.keep_everything_bytes = build_plan(graph_, *backend_, shapes)->naive_bytes;
+  m.keep_everything_bytes = build_plan(graph_, *backend_, PlanKey{shapes, {}})->naive_bytes;
   return m;
 }
 

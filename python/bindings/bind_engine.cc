@@ -62,9 +62,17 @@ PassOptions pass_options(const py::dict& switches) {
   return options;
 }
 
+size_t positive_count(const py::object& value, const char* what) {
+  if (py::isinstance<py::bool_>(value) || !py::isinstance<py::int_>(value) || value.cast<long long>() < 1) {
+    throw InputError(std::string(what) + " must be a positive int, got " + std::string(py::repr(value)));
+  }
+  return value.cast<size_t>();
+}
+
 EngineOptions engine_options(const py::dict& options) {
   EngineOptions o;
   if (options.contains("cuda_graph")) o.device_graphs = options["cuda_graph"].cast<bool>();
+  if (options.contains("max_plans")) o.max_plans = positive_count(options["max_plans"], "max_plans");
   return o;
 }
 
@@ -182,15 +190,19 @@ class PyEngine {
     return array;
   }
 
-  std::shared_ptr<const Plan> plan_or_default(const py::object& shapes) {
-    if (shapes.is_none()) return engine_->plan_for(engine_->default_shapes());
-    return engine_->plan_for(shapes.cast<std::vector<Shape>>());
+  // The plan of: the given inputs (arrays: their shapes and value inputs' values), else the given
+  // shapes, else the declared ones.
+  std::shared_ptr<const Plan> plan_of(const py::object& shapes, const py::object& arrays) {
+    if (!arrays.is_none()) return plan_checked(read_inputs(arrays.cast<py::list>(), *engine_));
+    const std::vector<Shape> s = shapes.is_none() ? engine_->default_shapes() : shapes.cast<std::vector<Shape>>();
+    py::gil_scoped_release release;
+    return engine_->plan_for(s);
   }
 
-  py::list plan(const py::object& shapes) { return plan_rows(*plan_or_default(shapes)); }
+  py::list plan(const py::object& shapes, const py::object& arrays) { return plan_rows(*plan_of(shapes, arrays)); }
 
-  py::dict memory(const py::object& shapes) {
-    auto plan = plan_or_default(shapes);
+  py::dict memory(const py::object& shapes, const py::object& arrays) {
+    auto plan = plan_of(shapes, arrays);
     py::dict d;
     d["arena_bytes"] = plan->arena_bytes;
     d["naive_bytes"] = plan->naive_bytes;
@@ -206,8 +218,23 @@ class PyEngine {
     for (const auto& kv : report.counters) d[py::str(kv.first)] = kv.second;
     d["plan_cache"] = report.cache_path.empty() ? py::object(py::none()) : py::object(py::str(report.cache_path));
     d["warnings"] = py::cast(report.warnings);
+    const PlanStats plans = engine_->plan_stats();
+    d["plans_built"] = plans.built;
+    d["plans_reused"] = plans.reused;
+    d["plans_evicted"] = plans.evicted;
+    d["plans_kept"] = plans.kept;
+    d["max_plans"] = plans.max_plans;
     return d;
   }
+
+  void set_max_plans(const py::object& n) {
+    const size_t count = positive_count(n, "max_plans");
+    py::gil_scoped_release release;
+    engine_->set_max_plans(count);
+  }
+
+  std::vector<int> value_inputs() const { return engine_->value_inputs(); }
+  std::vector<std::string> host_layers() const { return engine_->host_layers(); }
 
  private:
   // The plan for these inputs, after the engine checked their count and shapes.
@@ -216,7 +243,7 @@ class PyEngine {
     std::vector<Shape> shapes;
     for (const InputArg& a : inputs.args) shapes.push_back(a.info.shape);
     py::gil_scoped_release release;
-    return engine_->plan_for(shapes);
+    return engine_->plan_for(engine_->key_of(shapes, inputs.io()));
   }
 
   // Shared with the DeviceArrays it hands out, which keep it alive.
@@ -259,10 +286,16 @@ void bind_engine(py::module_& m) {
       .def("graphs", &PyEngine::graphs,
            "Per plan run so far on a device: input_shapes, state, captures, replays, eager_runs.")
       .def("to_device", &PyEngine::to_device, py::arg("array"), "A DeviceArray copy of a host array.")
-      .def("plan", &PyEngine::plan, py::arg("shapes") = py::none(),
+      .def("plan", &PyEngine::plan, py::arg("shapes") = py::none(), py::arg("inputs") = py::none(),
            "One dict per layer: name, op, inputs, outputs, algorithm, math, workspace, time_ms "
-           "(measured, or None), rejected.")
-      .def("memory", &PyEngine::memory, py::arg("shapes") = py::none())
+           "(measured, or None), rejected; for the given input arrays, else shapes, else the declared ones.")
+      .def("memory", &PyEngine::memory, py::arg("shapes") = py::none(), py::arg("inputs") = py::none())
+      .def("set_max_plans", &PyEngine::set_max_plans, py::arg("max_plans"),
+           "How many plans the engine keeps (least recently used out first).")
+      .def("host_layers", &PyEngine::host_layers,
+           "The nodes that run on the host inside this device model's plans, each with why.")
+      .def("value_inputs", &PyEngine::value_inputs,
+           "Graph-input positions whose values join the plan key (run-time shape inputs).")
       .def("default_shapes", &PyEngine::default_shapes)
       .def("load_phases", &PyEngine::load_phases,
            "Seconds of the constructor's steps: engine: graph (IR -> Graph, weights copied), engine: "

@@ -10,7 +10,8 @@ CPU; cuDNN and cuBLAS on NVIDIA GPUs).
 """
 from .cuda import cuda_available, cuda_status
 from .device_array import DeviceArray
-from .errors import DeviceError, DnnxError, InvalidModelError, PlanCacheWarning, UnsupportedModelError
+from .errors import (DeviceError, DnnxError, HostFallbackWarning, InvalidModelError, PlanCacheWarning,
+                     UnsupportedModelError)
 from .model import Model, TensorSpec, load
 from .finetune import NonFiniteLossError, Tuner
 from ._passes import pass_names
@@ -26,4 +27,5 @@ def supported_ops() -> list:
 
 
 __all__ = ["load", "Model", "TensorSpec", "DeviceArray", "Tuner", "NonFiniteLossError", "supported_ops", "pass_names", "threads", "cuda_available", "cuda_status", "DnnxError",
-           "UnsupportedModelError", "InvalidModelError", "DeviceError", "PlanCacheWarning", "__version__"]
+           "UnsupportedModelError", "InvalidModelError", "DeviceError", "PlanCacheWarning", "HostFallbackWarning",
+           "__version__"]

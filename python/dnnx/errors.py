@@ -11,6 +11,8 @@ Wrong inputs to ``Model.run`` raise plain ``ValueError`` naming the input.
 
 ``PlanCacheWarning`` (a ``UserWarning``) says that the CUDA planner dropped a stale entry of the
 persistent plan cache, or could not read or write the cache file; planning goes on without it.
+``HostFallbackWarning`` (a ``UserWarning``), once per CUDA model at load, names the nodes that run
+on the host inside its plans because CUDA has no kernel for them.
 """
 from ._native import core
 
@@ -24,4 +26,10 @@ class PlanCacheWarning(UserWarning):
     """A plan-cache entry was stale and dropped, or the cache file could not be read or written."""
 
 
-__all__ = ["DnnxError", "UnsupportedModelError", "InvalidModelError", "DeviceError", "PlanCacheWarning"]
+class HostFallbackWarning(UserWarning):
+    """Nodes of a CUDA model run on the host (CPU kernels inside the device plan): CUDA has no
+    kernel for them. They are correct, and slower than a device kernel would be."""
+
+
+__all__ = ["DnnxError", "UnsupportedModelError", "InvalidModelError", "DeviceError", "PlanCacheWarning",
+           "HostFallbackWarning"]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._device import backend_options
-from .errors import PlanCacheWarning
+from .errors import HostFallbackWarning, PlanCacheWarning
 from . import finetune as _finetune
 from ._importer import import_model, restore_weights
 from ._passes import pass_switches
@@ -41,10 +41,11 @@ class Model:
 
     def __init__(self, src, *, batch_size=None, dims=None, device="cpu", precision="fp32", workspace_limit=None,
                  algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True,
-                 cuda_graph=True):
+                 cuda_graph=True, max_plans=64):
         start = time.perf_counter()
         kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic, plan_cache)
-        options = dict(options, cuda_graph=bool(cuda_graph))  # read by the engine, not the backend
+        # read by the engine, not the backend
+        options = dict(options, cuda_graph=bool(cuda_graph), max_plans=max_plans)
         device_seconds = time.perf_counter() - start
         imported = import_model(src, batch_size=batch_size, dims=dims)
         self.device = device
@@ -59,6 +60,13 @@ class Model:
         self._tuned = set()    # parameter names any tuner has changed (what save() writes back)
         self.inputs = [TensorSpec(name, tuple(dims), dtype) for name, dims, dtype in imported.ir["inputs"]]
         self.outputs = _output_specs(imported.outputs)
+        # Inputs whose values decide shapes (a Reshape's shape, Slice's starts, ...): their values
+        # join the plan key (docs/architecture.md, "value inputs").
+        self.value_inputs = [self.inputs[i].name for i in self._engine.value_inputs()]
+        host_layers = self._engine.host_layers()
+        if host_layers:
+            warnings.warn(f"{len(host_layers)} node(s) run on the host inside this {device} model (no device "
+                          f"kernel): " + "; ".join(host_layers), HostFallbackWarning, stacklevel=3)
         self._planner_stats()  # shows the warnings of the load's own plan
 
     @property
@@ -184,11 +192,14 @@ class Model:
         return report
 
     def planner_stats(self) -> dict:
-        """What the planner did for this model so far: ``timing_runs`` (exhaustive searches that
+        """What the planner did for this model so far: ``plans_built`` (one per new input shape, or
+        new value of a ``value_inputs`` input), ``plans_reused`` (runs and plans answered by a kept
+        plan), ``plans_evicted`` (dropped by the ``max_plans`` bound, least recently used first),
+        ``plans_kept`` and ``max_plans``; ``timing_runs`` (exhaustive searches that
         timed cuDNN's candidates on the GPU), ``cache_hits`` (choices taken from the persistent plan
         cache after re-validation), ``cache_misses``, ``cache_stale`` (entries dropped, each with a
         ``PlanCacheWarning``), ``cache_writes``, ``search_seconds`` and ``plan_cache`` (the file, or
-        None). All zero on the CPU, which has no algorithm search."""
+        None); the search counters are zero on the CPU, which has no algorithm search."""
         return self._planner_stats()
 
     def load_profile(self) -> dict:
@@ -207,16 +218,75 @@ class Model:
         ("<op>@NHWC" and fused types included: the rewrite passes make those nodes)."""
         return dict(self._engine.kernels())
 
-    def plan(self, batch_size=None) -> PlanTable:
+    def _plan_request(self, batch_size, inputs) -> dict:
+        """The engine's plan arguments: the given inputs (as ``run`` takes them), else shapes."""
+        if inputs is not None:
+            if batch_size is not None:
+                raise ValueError("pass batch_size or inputs, not both")
+            feeds = inputs if isinstance(inputs, dict) else (inputs if isinstance(inputs, (list, tuple)) else [inputs])
+            args = (feeds,) if isinstance(feeds, dict) else tuple(feeds)
+            return {"inputs": self._ordered_inputs(args, {})}
+        if self.value_inputs:
+            raise ValueError(f"the plan depends on the values of input(s) {self.value_inputs} (they decide "
+                             f"shapes): pass inputs= (arrays as run() takes them)")
+        return {"shapes": self._shapes(batch_size)}
+
+    def plan(self, batch_size=None, inputs=None) -> PlanTable:
         """One row per layer: name, op, input and output shapes, algorithm, math, workspace bytes.
-        Symbolic dims are taken as 1 unless ``batch_size`` says otherwise."""
-        table = PlanTable(self._current_engine().plan(self._shapes(batch_size)))
+        Symbolic dims are taken as 1 unless ``batch_size`` says otherwise; ``inputs`` (arrays as
+        ``run`` takes them) plans for those inputs instead, as a model with ``value_inputs`` needs."""
+        table = PlanTable(self._current_engine().plan(**self._plan_request(batch_size, inputs)))
         self._planner_stats()  # a new batch size plans anew: its warnings show here
         return table
 
-    def memory(self, batch_size=None) -> dict:
+    def memory(self, batch_size=None, inputs=None) -> dict:
         """Arena bytes after liveness placement against the naive sum of all activations."""
-        return self._engine.memory(self._shapes(batch_size))
+        return self._engine.memory(**self._plan_request(batch_size, inputs))
+
+    def set_max_plans(self, max_plans: int) -> None:
+        """How many plans (one per input shape, and per value of the ``value_inputs``) the model
+        keeps; the least recently used go first (``planner_stats()`` counts them)."""
+        self._current_engine().set_max_plans(max_plans)
+        self._backend = (self._backend[0], dict(self._backend[1], max_plans=max_plans))  # for rebuilt engines
+
+    def prepare(self, shapes) -> None:
+        """Plans ahead, for servers that must not plan on a request: ``shapes`` is a list with one
+        entry per input set, each a list of shapes in input order, a dict {input name: shape}, or
+        (one-input models) one shape; an entry may instead hold arrays (as ``run`` takes them),
+        which a model with ``value_inputs`` needs. On CUDA each set also runs twice on zeros (or
+        the given arrays), so that its CUDA graph is recorded and the first request replays it."""
+        engine = self._current_engine()
+        for entry in shapes:
+            arrays = self._prepare_arrays(entry)
+            engine.plan(inputs=arrays)
+            if self.device != "cpu":
+                for _ in range(2):  # the first run is eager, the second records the graph
+                    engine.run(arrays, "numpy")
+        self._planner_stats()
+
+    def _prepare_arrays(self, entry) -> list:
+        """Arrays for one prepare() entry: given arrays as they are, zeros for given shapes."""
+        names = [spec.name for spec in self.inputs]
+        if isinstance(entry, dict):
+            unknown = sorted(set(entry) - set(names))
+            if unknown or len(entry) != len(names):
+                raise ValueError(f"prepare: expected shapes for {names}, got {sorted(entry)}")
+            entry = [entry[n] for n in names]
+        elif len(names) == 1 and (isinstance(entry, tuple) or (isinstance(entry, list) and entry and
+                                                               all(isinstance(d, int) for d in entry))):
+            entry = [entry]
+        if len(entry) != len(names):
+            raise ValueError(f"prepare: expected {len(names)} shape(s) ({', '.join(names)}), got {len(entry)}")
+        arrays = []
+        for spec, item in zip(self.inputs, entry):
+            if isinstance(item, (tuple, list)) and all(isinstance(d, (int, np.integer)) for d in item):
+                if spec.name in self.value_inputs:
+                    raise ValueError(f"prepare: input '{spec.name}' decides shapes by its value: give an "
+                                     f"array for it, not a shape")
+                arrays.append(np.zeros(tuple(int(d) for d in item), dtype=spec.dtype))
+            else:
+                arrays.append(item)
+        return arrays
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{s.name}{list(s.shape)}" for s in self.inputs)
@@ -226,7 +296,7 @@ class Model:
 
 def load(src, batch_size=None, device="cpu", *, dims=None, precision="fp32", workspace_limit=None,
          algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True,
-         cuda_graph=True) -> Model:
+         cuda_graph=True, max_plans=64) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto`` (kept as ``Model.proto``, not
     copied, unless ``batch_size`` or ``dims`` change it: then a copy changes).
 
@@ -266,6 +336,13 @@ def load(src, batch_size=None, device="cpu", *, dims=None, precision="fp32", wor
     anew (one graph per plan); ``Model.graphs()`` shows them. ``cuda_graph=False`` queues the
     layers one by one on every run (Nsight Systems then shows every layer's NVTX range).
 
+    Plans: one per input shape, built on its first run and kept (``max_plans``, default 64: the
+    least recently used go first; ``Model.prepare(shapes)`` plans ahead). An input whose value
+    decides shapes (a Reshape's target, Squeeze/Unsqueeze/Reduce axes, Slice starts/ends/axes/steps,
+    Split sizes, Expand's shape, ConstantOfShape's input, Pad's pads, fed as a graph input or
+    computed from one) is listed in ``Model.value_inputs``: its value joins the plan key, so a new
+    value plans (and on CUDA records a graph) anew and a seen value reuses its plan.
+
     Load-time rewrites (``dnnx.pass_names()``: fold_batchnorm, fuse_matmul_add, fuse_conv_relu,
     fuse_gemm_relu, fuse_gemm_softmax, fuse_conv_add_relu, fuse_conv_pool, fuse_lstm_stack,
     channels_last) are on by default; ``passes={"fold_batchnorm": False}``
@@ -277,4 +354,4 @@ def load(src, batch_size=None, device="cpu", *, dims=None, precision="fp32", wor
     return Model(src, batch_size=batch_size, dims=dims, device=device, precision=precision,
                  workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,
-                 plan_cache=plan_cache, cuda_graph=cuda_graph)
+                 plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans)

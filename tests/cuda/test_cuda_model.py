@@ -80,15 +80,6 @@ def test_missing_device_is_a_device_error():
         dnnx.load(build("lenet"), device="cuda:99")
 
 
-def test_op_without_cuda_kernel_fails_at_load_naming_the_node():
-    # ConstantOfShape of a graph input's values cannot fold at plan time (only values known from
-    # the input shapes do: Note [plan-time folding]) and has no CUDA kernel.
-    node = helper.make_node("ConstantOfShape", ["dims"], ["y"], name="fill")
-    model = make_model([node], [("dims", [2], TensorProto.INT64)], [("y", None)])
-    with pytest.raises(dnnx.UnsupportedModelError, match="fill.*CUDA backend has no kernel for ConstantOfShape"):
-        dnnx.load(model, device="cuda")
-
-
 def test_wrong_input_is_a_value_error_and_the_model_stays_usable():
     gpu = dnnx.load(build("lenet"), device="cuda")
     with pytest.raises(ValueError, match="input 'x'"):

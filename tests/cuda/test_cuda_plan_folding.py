@@ -34,3 +34,15 @@ def test_dynamic_batch_zoo_exports_on_cuda(name):
         got = m.run_dict({inp.name: x})
         for out, value in want.items():
             np.testing.assert_allclose(got[out], value, rtol=1e-3, atol=1e-4, err_msg=f"{name} batch {batch} {out}")
+
+
+@pytest.mark.parametrize("name", ["shufflenet_v2_x1_0", "resnet18"])
+@pytest.mark.parametrize("precision", ["fp32", "tf32"])
+def test_a_symbolic_batch_export_plans_as_a_fixed_one_on_cuda(name, precision):
+    from test_plan_folding import fixed_batch, kernel_rows
+
+    model = zoo(name)
+    for batch in (1, 64):
+        symbolic = kernel_rows(model, batch, device="cuda", precision=precision)
+        fixed = kernel_rows(fixed_batch(model, batch), batch, device="cuda", precision=precision)
+        assert symbolic == fixed, f"{name} {precision} batch {batch}"

@@ -91,22 +91,35 @@ std::map<std::string, TensorInfo> value_types(const Graph& graph, int64_t symbol
   const OpRegistry& registry = op_registry();
   // Shape computations fold as the planner folds them (Note [plan-time folding]), so that what
   // reads their values (Reshape, ConstantOfShape) can be typed.
+  // A value that follows from a value input's data (Note [value inputs]) is unknown here: what
+  // reads it as a value, and what follows, stays untyped (the passes leave untyped values alone).
   const Backend* host = folding_host();
-  const std::vector<bool> folds = folding_nodes(graph, host);
+  const std::vector<bool> folds = graph_folding(graph, host).nodes;
   std::map<std::string, std::shared_ptr<ConstTensor>> folded;
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
+    const OpDef& def = *registry.find(node.op_type);
     std::vector<ValueInfo> inputs;
-    for (const std::string& name : node.inputs) {
-      auto it = types.find(name);
-      if (name.empty() || it == types.end()) {
+    bool typed = true;
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const std::string& name = node.inputs[k];
+      if (name.empty()) {
         inputs.push_back(ValueInfo{{}, nullptr, false});
         continue;
       }
+      auto it = types.find(name);
+      if (it == types.end()) {
+        typed = false;
+        break;
+      }
       auto f = folded.find(name);
       inputs.push_back(ValueInfo{it->second, f != folded.end() ? f->second.get() : find_constant(graph, name), true});
+      const bool read_as_value = std::find(def.value_inputs.begin(), def.value_inputs.end(), static_cast<int>(k)) !=
+                                 def.value_inputs.end();
+      const bool data_needed = folds[n] && !(node.op_type == "Shape" && k == 0);
+      if ((read_as_value || data_needed) && !inputs.back().constant) typed = false;
     }
-    const OpDef& def = *registry.find(node.op_type);
+    if (!typed) continue;
     std::vector<TensorInfo> outs = def.infer(node, inputs);
     outs.resize(node.outputs.size());  // one per node output, as the planner keeps them
     if (folds[n] && host_can_fold(inputs, outs)) {

@@ -87,7 +87,8 @@ std::string CudaBackend::half_unsupported_reason(const Node& node) const {
   if (def && def->aliases_input0) return "";  // a view: no kernel, any element type
   const KernelEntry* entry = kernels_.entry(node.op_type);
   if (!entry || !entry->stores(DType::Float16)) return "the CUDA backend has no float16 kernel for " + node.op_type;
-  return "";
+  const std::string refused = entry->refusal(node);  // a host layer (Note [host fallback]): float32
+  return refused.empty() ? "" : "runs on the host: " + refused;
 }
 
 KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
@@ -148,6 +149,27 @@ void CudaBackend::copy_to_host(void* dst, const void* src, size_t bytes) const {
   if (bytes == 0) return;
   check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, context_->stream), "cudaMemcpyAsync (to host)");
   synchronize();
+}
+
+void* CudaBackend::allocate_pinned(size_t bytes) const {
+  if (bytes == 0) return nullptr;
+  void* ptr = nullptr;
+  check(cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable), "cudaHostAlloc");
+  return ptr;
+}
+
+void CudaBackend::release_pinned(void* ptr) const noexcept {
+  if (ptr) cudaFreeHost(ptr);
+}
+
+void CudaBackend::queue_copy_to_host(void* pinned, const void* src, size_t bytes) const {
+  if (bytes == 0) return;
+  check(cudaMemcpyAsync(pinned, src, bytes, cudaMemcpyDeviceToHost, context_->stream), "cudaMemcpyAsync (to host)");
+}
+
+void CudaBackend::queue_host_call(const std::function<void()>* work) const {
+  auto call = [](void* w) { (*static_cast<const std::function<void()>*>(w))(); };
+  check(cudaLaunchHostFunc(context_->stream, call, const_cast<std::function<void()>*>(work)), "cudaLaunchHostFunc");
 }
 
 PlannerReport CudaBackend::planner_report() const {

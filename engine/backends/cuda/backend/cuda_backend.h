@@ -48,6 +48,10 @@ class CudaBackend final : public Backend, public DeviceServices {
   uintptr_t import_stream() const override { return streams_->import_stream(); }
   void* allocate_array(size_t bytes) const override;
   void release_array(void* ptr, size_t bytes, const std::vector<uintptr_t>& readers) const noexcept override;
+  void* allocate_pinned(size_t bytes) const override;
+  void release_pinned(void* ptr) const noexcept override;
+  void queue_copy_to_host(void* pinned, const void* src, size_t bytes) const override;
+  void queue_host_call(const std::function<void()>* work) const override;
   PlannerReport planner_report() const override;
   // The loss, SGD and gradient kernels on this model's stream (training_cuda.cc).
   std::unique_ptr<TrainingOps> training_ops() const override;
