@@ -16,7 +16,7 @@ the installed onnx package itself, without running the package's __init__:
 
 Where onnx is already imported, or its files are not where this expects them, the real package
 is used. What needs more of onnx (the version converter, the reference evaluator) imports it
-where it is used; tests/test_lazy_imports.py checks that a plain load does not.
+where it is used; tests/test_load_path.py checks that a plain load does not.
 """
 from __future__ import annotations
 
@@ -25,10 +25,12 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import threading
 from types import ModuleType
 
 EXTENSION = "onnx.onnx_cpp2py_export"
 _cache: dict = {}
+_lock = threading.Lock()  # two first loads on two threads must not initialise the extension twice
 
 
 def _package_dir():
@@ -77,15 +79,16 @@ def _light() -> tuple:
 
 
 def _modules() -> tuple:
-    if "modules" not in _cache:
-        try:
-            _cache["modules"] = _light()
-        except Exception:  # not installed, or laid out otherwise: the package's own import says
-            import onnx
-            import onnx.onnx_cpp2py_export as extension
+    with _lock:
+        if "modules" not in _cache:
+            try:
+                _cache["modules"] = _light()
+            except Exception:  # not installed, or laid out otherwise: the package's own import says
+                import onnx
+                import onnx.onnx_cpp2py_export as extension
 
-            _cache["modules"] = (onnx, extension)
-    return _cache["modules"]
+                _cache["modules"] = (onnx, extension)
+        return _cache["modules"]
 
 
 def protos() -> ModuleType:
