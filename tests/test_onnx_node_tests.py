@@ -6,7 +6,6 @@ Every in-scope case runs; the cases below are excluded, each with its reason."""
 import re
 
 import numpy as np
-import onnx
 import pytest
 from onnx.backend.test.loader import load_model_tests
 
@@ -48,11 +47,23 @@ IN_SCOPE = [
     r"test_(sigmoid|tanh)(_.*)?_cpu$",
     r"test_(un)?squeeze(_.*)?_cpu$",
     r"test_transpose_.*_cpu$",
+    # integer and bool values (issue #14)
+    r"test_abs(_.*)?_cpu$",
+    r"test_mod_.*_cpu$",
+    r"test_(equal|less|greater)(_.*)?_cpu$",
+    r"test_not_.*_cpu$",
+    r"test_(and|or|xor)(\d|_).*_cpu$",
+    r"test_where_.*_cpu$",
+    r"test_range_.*_cpu$",
 ]
 
 EXCLUDED = {
-    r"test_(add|sub|mul|div)_u?int(8|16|32|64).*": "integer arithmetic: dnnx computes in float32 only",
-    r"test_div_int32_trunc.*": "integer arithmetic: dnnx computes in float32 only",
+    r"test_(add|sub|mul|div|mod|equal|less|greater)_(.*_)?(u?int(8|16)|uint(32|64))(_.*)?_cpu$":
+        "8/16-bit and unsigned integer tensors: dnnx's dtypes are float32, int32, int64 and bool",
+    r"test_(mod|range)_.*(float16|bfloat16|float64).*": "float16 (outside precision='fp16'), bfloat16 and "
+                                                        "float64 tensors: dnnx's dtypes are float32, int32, "
+                                                        "int64 and bool",
+    r"test_equal_string.*": "string tensors: dnnx runs numeric and bool tensors only",
     r"test_maxpool_2d_uint8.*": "uint8 tensors: dnnx computes in float32 only",
     r"test_maxpool_with_argmax_.*": "MaxPool's Indices output is refused at load (UnsupportedModelError)",
     r"test_dropout_default_mask.*": "Dropout's mask output (bool) is refused at load: inference only",
@@ -61,10 +72,10 @@ EXCLUDED = {
     r"test_batchnorm_.*_training_mode.*": "training_mode=1 (batch statistics, running-mean outputs) is refused "
                                           "at load: inference only",
     r"test_cast_.*": "these cases cast to or from float16, bfloat16, double, float8, int4/uint4, int2/uint2 "
-                     "or float4; dnnx casts between float32, int32 and int64 only (refused at load)",
-    r"test_clip_default_int8.*": "int8 tensors: dnnx's dtypes are float32, int32 and int64",
+                     "or float4; dnnx casts between float32, int32, int64 and bool only (refused at load)",
+    r"test_clip_default_int8.*": "int8 tensors: dnnx's dtypes are float32, int32, int64 and bool",
     r"test_(max|min)_(u?int(8|16)|uint(32|64)|float(16|64)).*": "8/16-bit, unsigned, float16 and float64 tensors: "
-                                                                "dnnx's dtypes are float32, int32 and int64",
+                                                                "dnnx's dtypes are float32, int32, int64 and bool",
     r"test_(edge|reflect|wrap)_pad.*": "Pad modes other than 'constant' are refused at load",
 }
 

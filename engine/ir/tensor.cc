@@ -10,6 +10,7 @@ size_t dtype_size(DType t) {
     case DType::Int32: return 4;
     case DType::Int64: return 8;
     case DType::Float16: return 2;
+    case DType::Bool: return 1;
   }
   return 0;
 }
@@ -20,6 +21,7 @@ const char* dtype_name(DType t) {
     case DType::Int32: return "int32";
     case DType::Int64: return "int64";
     case DType::Float16: return "float16";
+    case DType::Bool: return "bool";
   }
   return "?";
 }
@@ -96,6 +98,9 @@ std::vector<int64_t> ConstTensor::to_int64() const {
     case DType::Int64: std::memcpy(out.data(), data.data(), n * 8); break;
     case DType::Int32:
       for (int64_t i = 0; i < n; ++i) out[i] = as<int32_t>()[i];
+      break;
+    case DType::Bool:
+      for (int64_t i = 0; i < n; ++i) out[i] = as<uint8_t>()[i];
       break;
     case DType::Float32:
     case DType::Float16:

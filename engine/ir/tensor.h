@@ -11,10 +11,14 @@ namespace dnnx {
 
 // Float16 (IEEE binary16) exists only inside models loaded with precision="fp16": the
 // half_storage pass (runtime/passes/half_storage.cc) makes such values; the importer never does.
-enum class DType { Float32, Int32, Int64, Float16 };
+// Bool is one byte per element holding 0 or 1 (numpy's bool_, ONNX's BOOL, DLPack's kBool).
+// New types go at the end: DType crosses the device ABI (kDeviceAbiVersion).
+enum class DType { Float32, Int32, Int64, Float16, Bool };
 
 // Whether `t` is a floating-point type (float32 or float16).
 inline bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float16; }
+// Whether `t` is int32 or int64.
+inline bool is_integer(DType t) { return t == DType::Int32 || t == DType::Int64; }
 
 // IEEE binary16 conversions on the host, round to nearest even (NaN stays NaN, overflow -> inf).
 uint16_t float_to_half(float value);
@@ -44,7 +48,7 @@ struct ConstTensor {
   const T* as() const { return reinterpret_cast<const T*>(data.data()); }
   template <class T>
   T* as_mut() { return reinterpret_cast<T*>(data.data()); }
-  // Integer contents widened to int64 (Reshape shapes, axes, ...). Floating types are refused.
+  // Integer (or bool) contents widened to int64 (Reshape shapes, axes, ...). Floating types are refused.
   std::vector<int64_t> to_int64() const;
 };
 using ConstTensorPtr = std::shared_ptr<ConstTensor>;

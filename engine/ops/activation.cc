@@ -1,5 +1,6 @@
-// Relu, Sigmoid, Tanh, Neg: elementwise, output type = input type (float32 only).
-#include "ops/op.h"
+// Relu, Sigmoid, Tanh: elementwise, output type = input type (float32 only).
+// Neg, Abs: the same on float32, int32 or int64 (integer Neg and Abs of MIN wrap to MIN).
+#include "ops/elementwise.h"
 
 namespace dnnx {
 
@@ -16,13 +17,25 @@ OpDef unary_float_op() {
   return def;
 }
 
+OpDef unary_number_op() {
+  OpDef def;
+  def.validate = [](const Node& node) { node.expect_only_attrs({}); };
+  def.infer = [](const Node& node, const std::vector<ValueInfo>& inputs) {
+    const TensorInfo& x = require_input(node, inputs, 0, "X");
+    require_element_type(node, x, ElementTypes::Numbers, "input X");
+    return std::vector<TensorInfo>{x};
+  };
+  return def;
+}
+
 }  // namespace
 
 void register_activation_ops(OpRegistry& r) {
   r.add("Relu", unary_float_op());
   r.add("Sigmoid", unary_float_op());
   r.add("Tanh", unary_float_op());
-  r.add("Neg", unary_float_op());  // y = -x (ONNX also defines it on integers: refused here)
+  r.add("Neg", unary_number_op());  // y = -x
+  r.add("Abs", unary_number_op());  // y = |x|
 }
 
 }  // namespace dnnx

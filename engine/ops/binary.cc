@@ -1,7 +1,10 @@
-// Add, Sub, Mul, Div: elementwise float32, int32 or int64 (both inputs the same type) with numpy multidirectional broadcasting (opset 7+).
+// Add, Sub, Mul, Div, Mod: elementwise float32, int32 or int64 (both inputs the same type) with
+// numpy multidirectional broadcasting (opset 7+; Mod 10+). Bool has no arithmetic: refused.
 // Opsets before 7 used unidirectional broadcasting controlled by `broadcast`/`axis`; those
 // attributes are refused with a message that says so rather than silently reinterpreted.
-#include "ops/op.h"
+#include "ops/binary.h"
+
+#include "ops/elementwise.h"
 
 namespace dnnx {
 
@@ -21,12 +24,7 @@ void validate_binary(const Node& node) {
 
 // A [..] op B [..] -> C [broadcast(A, B)]; both inputs of one type.
 std::vector<TensorInfo> infer_binary(const Node& node, const std::vector<ValueInfo>& inputs) {
-  const TensorInfo& a = require_input(node, inputs, 0, "A");
-  const TensorInfo& b = require_input(node, inputs, 1, "B");
-  if (a.dtype != b.dtype) {
-    node_fail<InvalidModelError>(node, std::string("A is ") + dtype_name(a.dtype) + " but B is " + dtype_name(b.dtype));
-  }
-  return {TensorInfo{broadcast_shapes(node, a.shape, b.shape), a.dtype}};
+  return {infer_broadcast_pair(node, inputs, ElementTypes::Numbers)};
 }
 
 OpDef binary_op() {
@@ -37,13 +35,31 @@ OpDef binary_op() {
   return def;
 }
 
+void validate_mod(const Node& node) {
+  node.expect_only_attrs({"fmod"});
+  const int64_t fmod = node.attr_int("fmod", 0);
+  if (fmod != 0 && fmod != 1) node_fail<InvalidModelError>(node, "fmod must be 0 or 1, got " + std::to_string(fmod));
+}
+
+// As binary; on floats fmod=0 is numpy.mod (ops/div_mod.h: the newest opsets define it).
+std::vector<TensorInfo> infer_mod(const Node& node, const std::vector<ValueInfo>& inputs) {
+  return {infer_broadcast_pair(node, inputs, ElementTypes::Numbers)};
+}
+
 }  // namespace
+
+ModKind mod_kind(const Node& node) { return node.attr_int("fmod", 0) == 1 ? ModKind::Fmod : ModKind::Floor; }
 
 void register_binary_ops(OpRegistry& r) {
   r.add("Add", binary_op());
   r.add("Sub", binary_op());
   r.add("Mul", binary_op());
   r.add("Div", binary_op());
+  OpDef mod;
+  mod.validate = validate_mod;
+  mod.infer = infer_mod;
+  mod.min_opset = 10;
+  r.add("Mod", std::move(mod));
 }
 
 }  // namespace dnnx

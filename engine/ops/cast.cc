@@ -1,5 +1,6 @@
-// Cast between float32, int32 and int64 (float -> int truncates toward zero, as C++ and
-// onnxruntime do). Every other target type (bool, float16, double, 8/16-bit ints, strings, the
+// Cast between float32, int32, int64 and bool (float -> int truncates toward zero, as C++ and
+// onnxruntime do; to bool is x != 0, NaN included; from bool is 0 or 1). Every other target
+// type (float16, double, 8/16-bit ints, strings, the
 // float8 family) is refused at load, naming it. FLOAT16 is refused in a model as loaded too: only
 // the half_storage pass (runtime/passes/half_storage.cc) makes float16 Casts, after validation, for
 // the edges of a precision="fp16" model on a device that runs half kernels.
@@ -24,7 +25,6 @@ std::string onnx_type_name(int64_t t) {
     case kUint16: return "UINT16";
     case kInt16: return "INT16";
     case kString: return "STRING";
-    case kBool: return "BOOL";
     case kFloat16: return "FLOAT16";
     case kDouble: return "DOUBLE";
     case kUint32: return "UINT32";
@@ -39,7 +39,7 @@ void validate_cast(const Node& node) {
   node.expect_only_attrs({"to", "saturate"});
   if (!node.has_attr("to")) node_fail<InvalidModelError>(node, "attribute 'to' is required");
   if (node.attr_int("to", kFloat) == kFloat16) {
-    node_fail<UnsupportedModelError>(node, "cast to FLOAT16 is not supported (FLOAT, INT32 and INT64 are; "
+    node_fail<UnsupportedModelError>(node, "cast to FLOAT16 is not supported (FLOAT, INT32, INT64 and BOOL are; "
                                            "for half precision load the float32 model with precision='fp16')");
   }
   cast_target(node);
@@ -58,10 +58,11 @@ DType cast_target(const Node& node) {
     case kFloat: return DType::Float32;
     case kInt32: return DType::Int32;
     case kInt64: return DType::Int64;
+    case kBool: return DType::Bool;
     case kFloat16: return DType::Float16;  // made by the half_storage pass only (validate_cast)
     default:
       node_fail<UnsupportedModelError>(node, "cast to " + onnx_type_name(to) +
-                                                 " is not supported (FLOAT, INT32 and INT64 are)");
+                                                 " is not supported (FLOAT, INT32, INT64 and BOOL are)");
   }
 }
 
@@ -71,6 +72,7 @@ int64_t onnx_type_code(DType t) {
     case DType::Int32: return kInt32;
     case DType::Int64: return kInt64;
     case DType::Float16: return kFloat16;
+    case DType::Bool: return kBool;
   }
   return kFloat;
 }

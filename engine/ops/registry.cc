@@ -6,8 +6,11 @@
 
 // clang-format off
 #define DNNX_OP_FAMILIES(X)                                                                         \
-  X(activation)  /* Relu, Sigmoid, Tanh */                                                         \
-  X(binary)      /* Add, Sub, Mul, Div (broadcast) */                                              \
+  X(activation)  /* Relu, Sigmoid, Tanh, Neg, Abs */                                               \
+  X(binary)      /* Add, Sub, Mul, Div, Mod (broadcast) */                                         \
+  X(compare)     /* Equal, Less, Greater, LessOrEqual, GreaterOrEqual -> bool */                   \
+  X(logical)     /* Not, And, Or, Xor (bool) */                                                    \
+  X(where) X(range)                                                                                \
   X(gemm) X(matmul) X(softmax)                                                                     \
   X(view)        /* Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout */                     \
   X(transpose) X(concat) X(conv) X(pool) X(lstm) X(batchnorm) X(avg_pool)                         \

@@ -85,6 +85,9 @@ std::shared_ptr<const Plan> Engine::plan_for(const PlanKey& requested) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second.plan;  // a racing thread's plan wins; same content
+    for (const std::string& layer : plan->host_layers) {
+      if (std::find(host_layers_.begin(), host_layers_.end(), layer) == host_layers_.end()) host_layers_.push_back(layer);
+    }
     ++stats_.built;
     recency_.push_front(key);
     plans_.emplace(key, KeptPlan{plan, recency_.begin()});

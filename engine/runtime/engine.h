@@ -51,9 +51,12 @@ class Engine {
   // The graph-input positions whose values join the plan key (Note [value inputs] in
   // runtime/plan_folding.h), ascending; empty for most models.
   const std::vector<int>& value_inputs() const { return value_inputs_; }
-  // "name (op): why" of every node that runs on the host inside this device model's plans
+  // "name (op): why" of every node that runs on the host inside this device model's plans so far
   // (Note [host fallback] in runtime/host_fallback.h); empty on a host backend.
-  const std::vector<std::string>& host_layers() const { return host_layers_; }
+  std::vector<std::string> host_layers() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return host_layers_;
+  }
   // The kept plan for this key, or a new one (kept, the least recently used dropped beyond
   // max_plans). Values of inputs that are not value inputs are ignored.
   std::shared_ptr<const Plan> plan_for(const PlanKey& key);

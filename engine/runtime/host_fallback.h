@@ -18,9 +18,14 @@ namespace dnnx {
 // Why `node` runs on the host in a plan of `backend` ("" when it does not): the backend refuses
 // it and `host` (may be null) can run it.
 std::string host_fallback_reason(const Node& node, const Backend& backend, const Backend* host);
+// The same once the backend refused to plan the node for its types or values, with `refusal`
+// (its UnsupportedModelError's message, which names the node).
+std::string host_fallback_reason(const Node& node, const std::string& refusal, const Backend& backend,
+                                 const Backend* host);
 
 // The host layer for one node (above): `host`'s kernel for these types, wrapped to run on
-// `backend`'s stream. `reason` goes into the algorithm shown by plan().
+// `backend`'s stream. `reason` goes into the algorithm shown by plan(). Float16 values (an fp16
+// model) are converted at the layer's edges: the host kernel computes in float32.
 KernelChoice plan_on_host(const Backend& backend, const Backend& host, const Node& node,
                           const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs,
                           const std::string& reason);

@@ -9,8 +9,8 @@
 // Which nodes fold is a property of the graph, not of the shapes: a node folds when every input
 // it reads is a constant, the output of a Shape (whose value is its input's shape), or the output
 // of another folding node, and the host has a kernel for it. The load-time checks skip the
-// device backend's refusal for those nodes (CUDA has no ConstantOfShape kernel, and integer
-// arithmetic only runs on the host): they never reach it. Float16 values (precision="fp16") are
+// device backend's refusal for those nodes (CUDA has no ConstantOfShape kernel): they never
+// reach it. Float16 values (precision="fp16") are
 // left to the device backend, the host having no half kernels.
 #pragma once
 #include <memory>

@@ -198,9 +198,21 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
     if (def.aliases_input0) {
       layer.algorithm = "view (no copy)";
     } else {
-      const std::string fallback = plan->device ? host_fallback_reason(node, backend, host) : "";
-      KernelChoice choice = fallback.empty() ? backend.plan_node(node, in_infos, out_infos)
-                                             : plan_on_host(backend, *host, node, in_infos, out_infos, fallback);
+      std::string fallback = plan->device ? host_fallback_reason(node, backend, host) : "";
+      KernelChoice choice;
+      if (fallback.empty()) {
+        try {
+          choice = backend.plan_node(node, in_infos, out_infos);
+        } catch (const UnsupportedModelError& e) {
+          // What the device refuses only for these types or values (integer Max, LSTM peepholes).
+          fallback = host_fallback_reason(node, e.what(), backend, host);
+          if (fallback.empty()) throw;
+        }
+      }
+      if (!fallback.empty()) {
+        choice = plan_on_host(backend, *host, node, in_infos, out_infos, fallback);
+        plan->host_layers.push_back(node.where() + ": " + fallback);
+      }
       layer.kernel = std::move(choice.kernel);
       layer.algorithm = std::move(choice.algorithm);
       layer.math = std::move(choice.math);

@@ -66,6 +66,8 @@ struct Plan {
   std::vector<std::shared_ptr<ConstTensor>> folded;
   std::vector<DeviceBuffer> folded_device;
   int folded_nodes = 0;
+  // "name (op): why" of each layer that runs on the host in this device plan (Note [host fallback]).
+  std::vector<std::string> host_layers;
 };
 
 // Validates every node against the op registry and the backend; throws UnsupportedModelError

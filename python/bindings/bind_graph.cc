@@ -11,8 +11,9 @@ DType dtype_from_numpy(const py::dtype& dt, const std::string& what) {
   if (dt.is(py::dtype::of<float>())) return DType::Float32;
   if (dt.is(py::dtype::of<int32_t>())) return DType::Int32;
   if (dt.is(py::dtype::of<int64_t>())) return DType::Int64;
+  if (dt.is(py::dtype::of<bool>())) return DType::Bool;
   throw InputError(what + ": dtype " + std::string(py::str(dt)) +
-                   " is not supported (float32, int32 or int64 expected)");
+                   " is not supported (float32, int32, int64 or bool expected)");
 }
 
 py::dtype numpy_dtype(DType t) {
@@ -21,6 +22,7 @@ py::dtype numpy_dtype(DType t) {
     case DType::Int32: return py::dtype::of<int32_t>();
     case DType::Int64: return py::dtype::of<int64_t>();
     case DType::Float16: return py::dtype("float16");
+    case DType::Bool: return py::dtype::of<bool>();
   }
   return py::dtype::of<float>();
 }
@@ -31,7 +33,8 @@ DType dtype_from_name(const std::string& name, const std::string& what) {
   if (name == "float32") return DType::Float32;
   if (name == "int32") return DType::Int32;
   if (name == "int64") return DType::Int64;
-  throw UnsupportedModelError(what + ": element type " + name + " is not supported (float32, int32, int64)");
+  if (name == "bool") return DType::Bool;
+  throw UnsupportedModelError(what + ": element type " + name + " is not supported (float32, int32, int64, bool)");
 }
 
 ConstTensorPtr tensor_from_array(const py::array& source, const std::string& what) {

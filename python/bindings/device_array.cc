@@ -49,6 +49,7 @@ std::string typestr(DType t) {
     case DType::Int32: return "<i4";
     case DType::Int64: return "<i8";
     case DType::Float16: return "<f2";
+    case DType::Bool: return "|b1";
   }
   return "<f4";
 }

@@ -32,6 +32,7 @@ dlpack::DataType dlpack_dtype(DType t) {
     case DType::Int32: return {dlpack::kInt, 32, 1};
     case DType::Int64: return {dlpack::kInt, 64, 1};
     case DType::Float16: return {dlpack::kFloat, 16, 1};
+    case DType::Bool: return {dlpack::kBool, 8, 1};
   }
   return {dlpack::kFloat, 32, 1};
 }
@@ -71,6 +72,7 @@ bool dtype_from_dlpack(dlpack::DataType type, DType& out) {
   if (type.code == dlpack::kFloat && type.bits == 32) out = DType::Float32;
   else if (type.code == dlpack::kInt && type.bits == 32) out = DType::Int32;
   else if (type.code == dlpack::kInt && type.bits == 64) out = DType::Int64;
+  else if (type.code == dlpack::kBool && type.bits == 8) out = DType::Bool;
   else return false;
   return true;
 }

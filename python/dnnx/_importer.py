@@ -45,7 +45,7 @@ STRIPPED_BYTES = 4096
 NON_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
                 "Bernoulli"}
 
-_ELEM_NAMES = {1: "float32", 6: "int32", 7: "int64"}  # TensorProto.FLOAT, INT32, INT64
+_ELEM_NAMES = {1: "float32", 6: "int32", 7: "int64", 9: "bool"}  # TensorProto.FLOAT, INT32, INT64, BOOL
 
 
 @dataclass
@@ -262,7 +262,8 @@ def _graph_inputs(graph, constants: dict) -> list:
         elem = _ELEM_NAMES.get(elem_type)
         if elem is None:
             raise UnsupportedModelError(f"graph input '{vi.name}': element type "
-                                        f"{elem_type_name(protos(), elem_type)} is not supported (float32, int32, int64)")
+                                        f"{elem_type_name(protos(), elem_type)} is not supported "
+                                        f"(float32, int32, int64, bool)")
         inputs.append((vi.name, _dims_of(vi), elem))
     return inputs
 

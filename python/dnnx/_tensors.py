@@ -37,7 +37,7 @@ def elem_type_name(proto_module, elem_type: int) -> str:
 
 
 def tensor_array(tensor, what: str, raw=None) -> np.ndarray:
-    """The tensor's value, in the engine's dtypes where they differ (bool -> int32 0/1). ``raw``:
+    """The tensor's value. ``raw``:
     its raw_data as a buffer already (a view of the file's bytes, _wire.py), read instead."""
     entry = _TYPES.get(tensor.data_type)
     if entry is None:
@@ -71,10 +71,9 @@ def tensor_array(tensor, what: str, raw=None) -> np.ndarray:
 
 
 def engine_array(array: np.ndarray) -> np.ndarray:
-    """Constants in the engine's dtypes: bool becomes int32 (0/1); others are left for the core to
-    refuse. Little-endian dtypes become native ones (the same bytes on the hosts dnnx runs on)."""
-    if array.dtype == np.bool_:
-        return array.astype(np.int32)
+    """Constants in C order; float32, int32, int64 and bool are the engine's, others are left for
+    the core to refuse. Little-endian dtypes become native ones (the same bytes on the hosts dnnx
+    runs on)."""
     array = array.astype(array.dtype.newbyteorder("="), copy=False)
     return np.asarray(array, order="C")  # not ascontiguousarray: it turns a scalar into shape [1]
 

@@ -26,7 +26,7 @@ class TensorSpec:
     dtype: str
 
 
-_ONNX_DTYPES = {1: "float32", 6: "int32", 7: "int64"}  # TensorProto.FLOAT, INT32, INT64
+_ONNX_DTYPES = {1: "float32", 6: "int32", 7: "int64", 9: "bool"}  # TensorProto.FLOAT, INT32, INT64, BOOL
 
 
 _PLANNER_COUNTERS = ("timing_runs", "cache_hits", "cache_misses", "cache_stale", "cache_writes", "search_seconds")

@@ -30,7 +30,8 @@ def _cell(op: str, view: bool, table: dict) -> tuple:
     entry = table.get(op)
     if entry is None:
         return "—", "—"
-    return ", ".join(entry["dtypes"]), "yes" if entry["gradient"] else "no"
+    # no float type: a bool-only op (Not, And, Or, Xor)
+    return ", ".join(entry["dtypes"]) or "none (bool)", "yes" if entry["gradient"] else "no"
 
 
 def _header(device: str) -> list:

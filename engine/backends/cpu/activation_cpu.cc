@@ -1,13 +1,17 @@
+// Relu, Sigmoid, Tanh (float32) and Neg, Abs (float32, int32, int64) on the CPU.
 #include <cmath>
+#include <type_traits>
 
 #include "backends/cpu/activation_cpu.h"
+#include "backends/cpu/element_type.h"
+#include "ops/div_mod.h"
 #include "runtime/kernel_registry.h"
 
 namespace dnnx {
 
 namespace {
 
-enum class Activation { Relu, Sigmoid, Tanh, Neg };
+enum class Activation { Relu, Sigmoid, Tanh };
 
 class ActivationKernel final : public Kernel {
  public:
@@ -25,9 +29,6 @@ class ActivationKernel final : public Kernel {
       case Activation::Tanh:
         for (int64_t i = 0; i < n_; ++i) y[i] = std::tanh(x[i]);
         break;
-      case Activation::Neg:
-        for (int64_t i = 0; i < n_; ++i) y[i] = -x[i];
-        break;
     }
   }
 
@@ -43,6 +44,40 @@ KernelFactory activation_factory(Activation kind) {
     choice.algorithm = "elementwise";
     return choice;
   };
+}
+
+enum class Sign { Neg, Abs };
+
+// y = -x or |x| on float32, int32 or int64 (an integer MIN stays MIN: ops/div_mod.h).
+template <Sign Op, class T>
+class SignKernel final : public Kernel {
+ public:
+  explicit SignKernel(int64_t n) : n_(n) {}
+  void run(const KernelArgs& args) const override {
+    const T* x = args.in<T>(0);
+    T* y = args.out<T>(0);
+    for (int64_t i = 0; i < n_; ++i) y[i] = apply(x[i]);
+  }
+
+ private:
+  static T apply(T v) {
+    if constexpr (std::is_integral_v<T>) {
+      return Op == Sign::Abs && v >= 0 ? v : int_neg(v);
+    } else {
+      return Op == Sign::Abs ? std::fabs(v) : -v;
+    }
+  }
+  int64_t n_;
+};
+
+template <Sign Op>
+KernelChoice sign_factory(const Node&, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+  KernelChoice choice;
+  choice.kernel = with_dtype(inputs[0].info.dtype, [&](auto t) -> std::unique_ptr<Kernel> {
+    return std::make_unique<SignKernel<Op, decltype(t)>>(numel(inputs[0].info.shape));
+  });
+  choice.algorithm = "elementwise";
+  return choice;
 }
 
 // Neg's gradient: dX = -dY (the other activations' are activation_grad_cpu.cc's).
@@ -73,7 +108,8 @@ void register_cpu_activation_kernels(KernelRegistry& r) {
   r.add("Relu", activation_factory(Activation::Relu));
   r.add("Sigmoid", activation_factory(Activation::Sigmoid));
   r.add("Tanh", activation_factory(Activation::Tanh));
-  r.add("Neg", activation_factory(Activation::Neg)).with_gradient(plan_neg_grad);
+  r.add("Neg", sign_factory<Sign::Neg>).with_gradient(plan_neg_grad);
+  r.add("Abs", sign_factory<Sign::Abs>);
 }
 
 }  // namespace dnnx

@@ -1,5 +1,6 @@
-// Cast on the CPU between float32, int32 and int64: static_cast per element (float -> int
-// truncates toward zero, like onnxruntime); the same type is a plain copy.
+// Cast on the CPU between float32, int32, int64 and bool: static_cast per element (float -> int
+// truncates toward zero, like onnxruntime; to bool is x != 0, NaN giving true; from bool 0 or 1);
+// the same type is a plain copy.
 #include <cstring>
 
 #include "runtime/kernel_registry.h"
@@ -33,8 +34,8 @@ KernelChoice plan_cast(const Node& node, const std::vector<ValueInfo>& inputs, c
   const int64_t n = numel(outputs[0].shape);
   KernelChoice choice;
   choice.algorithm = from == to ? "copy" : std::string(dtype_name(from)) + "->" + dtype_name(to);
-  choice.kernel = with_dtype(from, [&](auto f) {
-    return with_dtype(to, [&](auto t) -> std::unique_ptr<Kernel> {
+  choice.kernel = with_dtype_or_bool(from, [&](auto f) {
+    return with_dtype_or_bool(to, [&](auto t) -> std::unique_ptr<Kernel> {
       return std::make_unique<CastKernel<decltype(f), decltype(t)>>(n);
     });
   });

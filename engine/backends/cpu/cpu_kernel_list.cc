@@ -11,6 +11,7 @@
   X(activation) X(binary) X(gemm) X(matmul) X(softmax) X(transpose) X(concat) X(conv) X(pool)      \
   X(lstm) X(batchnorm) X(avg_pool) X(global_pool) X(lrn) X(variadic) X(param_activation) X(pad)   \
   X(shape) X(gather) X(slice) X(cast) X(expand) X(reduce) X(split)                                 \
+  X(compare) X(logical) X(where) X(range)                                                          \
   /* gradients: <file>_grad_cpu.cc, after their forward kernels */                                 \
   X(activation_grad) X(gemm_grad) X(softmax_grad) X(conv_grad) X(pool_grad) X(binary_grad)         \
   X(matmul_grad) X(transpose_grad) X(concat_grad) X(batchnorm_grad) X(lstm_grad)

@@ -11,6 +11,7 @@
   X(activation) X(binary) X(gemm) X(matmul) X(softmax) X(transpose) X(concat) X(conv) X(pool)      \
   X(lstm) X(lstm_stack) X(batchnorm) X(param_activation) X(avg_pool) X(global_pool) X(lrn)         \
   X(reduce) X(pad) X(slice) X(expand) X(split) X(gather) X(cast)                                   \
+  X(compare) X(logical) X(where) X(range)  /* elementwise/: typed (integer, bool) kernels */        \
   /* pairs that plan their halves through the registry: after them */                              \
   X(conv_pool) X(gemm_softmax)                                                                     \
   /* gradients: <family>/<file>_grad_cuda.cc (dense_grad: dense_grad_kernels_cuda.cc) */           \

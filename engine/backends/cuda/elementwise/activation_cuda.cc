@@ -1,8 +1,11 @@
 // Relu, Sigmoid, Tanh through cudnnActivationForward, the tensor viewed as [1, n, 1, 1], float32
 // or float16 (fp32 arithmetic inside cuDNN; alpha/beta are floats for both). Neg through
 // cudnnAddTensor with alpha -1 and beta 0 (y = -x; cuDNN's activations have no negation), and
-// its gradient (dX = -dY) by the same call on dY, registered with it.
+// its gradient (dX = -dY) by the same call on dY, registered with it. Integer Neg, and Abs on
+// float32, int32 and int64, through the typed kernels (typed_kernels.cu).
 #include "backends/cuda/backend/cuda_kernels.h"
+#include "backends/cuda/backend/simple_kernel.h"
+#include "backends/cuda/elementwise/typed_binary.h"
 #include "backends/cuda/runtime/tensor_desc.h"
 
 namespace dnnx::cuda {
@@ -87,8 +90,19 @@ const Shape& checked_elements(const Node& node, const Shape& x) {
   return x;
 }
 
+// y = op x by the typed kernel (float32, int32, int64).
+KernelChoice typed_sign_choice(const CudaContext& ctx, TypedUnary op, const Node& node, const std::vector<ValueInfo>& inputs) {
+  const ElemType type = typed_element(node, inputs[0].info.dtype);
+  const int64_t n = numel(inputs[0].info.shape);
+  const CudaContext* c = &ctx;
+  return make_choice("typed elementwise kernel", [=](const KernelArgs& a) {
+    launch_typed_unary(op, type, a.in<void>(0), a.out<void>(0), n, c->stream);
+  });
+}
+
 KernelFactory neg_factory(const CudaContext& ctx) {
   return [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+    if (is_integer(inputs[0].info.dtype)) return typed_sign_choice(ctx, TypedUnary::Neg, node, inputs);
     KernelChoice choice;
     choice.kernel = std::make_unique<NegKernel>(ctx, numel(checked_elements(node, inputs[0].info.shape)),
                                                 inputs[0].info.dtype);
@@ -112,6 +126,9 @@ void register_cuda_activation_kernels(KernelRegistry& r, const CudaContext& ctx)
   r.add("Sigmoid", activation_factory(ctx, CUDNN_ACTIVATION_SIGMOID)).with_dtypes(kFloatAndHalf);
   r.add("Tanh", activation_factory(ctx, CUDNN_ACTIVATION_TANH)).with_dtypes(kFloatAndHalf);
   r.add("Neg", neg_factory(ctx)).with_dtypes(kFloatAndHalf).with_gradient(plan_neg_grad);
+  r.add("Abs", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+    return typed_sign_choice(ctx, TypedUnary::Abs, node, inputs);
+  });
 }
 
 }  // namespace dnnx::cuda

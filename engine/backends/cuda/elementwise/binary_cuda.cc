@@ -1,11 +1,15 @@
-// Add, Sub, Mul, Div (and Sum, Max, Min pairwise) on CUDA (binary_kernels.cu). The broadcast is analysed once, at plan
-// time, as on the CPU: output dims of size 1 are dropped and neighbouring dims that broadcast
-// the same way are merged, so a bias [C,1,1] over [N,C,H,W] becomes [N, C, H*W] with B's
-// strides (0, 1, 0). No broadcast at all takes the plain elementwise kernel.
+// Add, Sub, Mul, Div (and Sum, Max, Min pairwise) on CUDA (binary_kernels.cu: float32 and
+// float16); on int32 and int64, and Mod on any number type, the typed kernels (typed_kernels.cu,
+// Div and Mod as ops/div_mod.h). The broadcast is analysed once, at plan time, as on the CPU:
+// output dims of size 1 are dropped and neighbouring dims that broadcast the same way are merged,
+// so a bias [C,1,1] over [N,C,H,W] becomes [N, C, H*W] with B's strides (0, 1, 0). No broadcast
+// at all takes the plain elementwise kernel.
 #include "backends/cuda/elementwise/broadcast_plan.h"
+#include "backends/cuda/elementwise/typed_binary.h"
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
+#include "ops/binary.h"
 
 namespace dnnx::cuda {
 
@@ -64,11 +68,20 @@ class BinaryKernel final : public Kernel {
   bool half_;  // float16 elements (Note [half storage]); float32 otherwise
 };
 
+// The typed kernel's op for an integer Add, Sub, Mul or Div.
+TypedBinary typed_op(BinaryKind kind) {
+  switch (kind) {
+    case BinaryKind::Add: return TypedBinary::Add;
+    case BinaryKind::Sub: return TypedBinary::Sub;
+    case BinaryKind::Mul: return TypedBinary::Mul;
+    default: return TypedBinary::Div;
+  }
+}
+
 KernelFactory binary_factory(const CudaContext& ctx, BinaryKind kind) {
   return [&ctx, kind](const Node& node, const std::vector<ValueInfo>& inputs,
                       const std::vector<TensorInfo>& outputs) {
-    // Integer arithmetic (shape computations) is folded at plan time on the host; what is left
-    // must be float here.
+    if (is_integer(inputs[0].info.dtype)) return typed_binary_choice(ctx, typed_op(kind), node, inputs, outputs);
     require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "inputs");
     const BroadcastDims dims = plan_broadcast(node, inputs[0].info.shape, inputs[1].info.shape, outputs[0].shape);
     KernelChoice choice;
@@ -155,6 +168,10 @@ void register_cuda_binary_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("Sub", binary_factory(ctx, BinaryKind::Sub)).with_dtypes(kFloatAndHalf);
   r.add("Mul", binary_factory(ctx, BinaryKind::Mul)).with_dtypes(kFloatAndHalf);
   r.add("Div", binary_factory(ctx, BinaryKind::Div)).with_dtypes(kFloatAndHalf);
+  r.add("Mod", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+    const TypedBinary op = mod_kind(node) == ModKind::Floor ? TypedBinary::ModFloor : TypedBinary::ModFmod;
+    return typed_binary_choice(ctx, op, node, inputs, outputs);
+  });
   r.add("Sum", variadic_factory(ctx, BinaryKind::Add)).with_dtypes(kFloatAndHalf);
   r.add("Max", variadic_factory(ctx, BinaryKind::Max)).with_dtypes(kFloatAndHalf);
   r.add("Min", variadic_factory(ctx, BinaryKind::Min)).with_dtypes(kFloatAndHalf);

@@ -1,6 +1,6 @@
 // Cast on CUDA, one of the real-world ops of issue #5: a copy when the types agree, else a
-// conversion kernel (cast_kernels.cu) between float32, int32, int64 and float16 (to float16:
-// round to nearest even; the edges of half storage).
+// conversion kernel (cast_kernels.cu) between float32, int32, int64, bool and float16 (to
+// float16: round to nearest even; the edges of half storage; to bool: x != 0).
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "ops/cast.h"
@@ -16,6 +16,7 @@ int dtype_code(DType t) {
     case DType::Int32: return 1;
     case DType::Int64: return 2;
     case DType::Float16: return 3;
+    case DType::Bool: return 4;
   }
   return 0;
 }

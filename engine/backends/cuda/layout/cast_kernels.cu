@@ -1,5 +1,5 @@
-// The Cast kernel (cast_cuda.cc): element type conversion between float32, int32, int64 and
-// float16 (through float). One thread per output element, grid-stride loops.
+// The Cast kernel (cast_cuda.cc): element type conversion between float32, int32, int64, bool
+// and float16 (through float; to bool: x != 0, from bool: 0 or 1). One thread per output element, grid-stride loops.
 #include <type_traits>
 
 #include <cuda_fp16.h>
@@ -37,6 +37,7 @@ void cast_from(const void* x, void* y, int to, int64_t n, cudaStream_t stream) {
     case 0: cast<From, float><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<float*>(y), n); break;
     case 1: cast<From, int32_t><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<int32_t*>(y), n); break;
     case 3: cast<From, __half><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<__half*>(y), n); break;
+    case 4: cast<From, bool><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<bool*>(y), n); break;
     default: cast<From, int64_t><<<grid_for(n), kBlock, 0, stream>>>(src, static_cast<int64_t*>(y), n); break;
   }
 }
@@ -49,6 +50,7 @@ void launch_cast(const void* x, int from, void* y, int to, int64_t n, cudaStream
     case 0: cast_from<float>(x, y, to, n, stream); break;
     case 1: cast_from<int32_t>(x, y, to, n, stream); break;
     case 3: cast_from<__half>(x, y, to, n, stream); break;
+    case 4: cast_from<bool>(x, y, to, n, stream); break;
     default: cast_from<int64_t>(x, y, to, n, stream); break;
   }
   check_launch("cast kernel");

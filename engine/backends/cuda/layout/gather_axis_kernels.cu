@@ -40,6 +40,7 @@ void launch_gather_axis(const void* x, void* y, size_t elem, const void* idx, bo
   const int64_t n = outer * count * inner;
   if (n == 0) return;
   switch (elem) {
+    case 1: gather_typed<uint8_t>(x, y, idx, idx_int64, n, size, count, inner, stream); break;  // bool
     case 2: gather_typed<uint16_t>(x, y, idx, idx_int64, n, size, count, inner, stream); break;
     case 4: gather_typed<uint32_t>(x, y, idx, idx_int64, n, size, count, inner, stream); break;
     case 8: gather_typed<uint64_t>(x, y, idx, idx_int64, n, size, count, inner, stream); break;

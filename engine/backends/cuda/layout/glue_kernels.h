@@ -122,8 +122,8 @@ inline void launch_reduce_mean(const float* x, float* y, int64_t n, const Broadc
   launch_reduce_mean(x, y, n, out, red, count, false, stream);
 }
 
-// Element type conversion between float32 (0), int32 (1), int64 (2) and float16 (3; through float,
-// round to nearest even).
+// Element type conversion between float32 (0), int32 (1), int64 (2), float16 (3; through float,
+// round to nearest even) and bool (4; x != 0).
 void launch_cast(const void* x, int from, void* y, int to, int64_t n, cudaStream_t stream);
 
 // Gather along one axis: x [outer, size, inner] -> y [outer, count, inner] with y's (o, j, i)
