@@ -10,7 +10,9 @@
 #      cuda: bench_cuda.py, LeNet, dnnx vs PyTorch (separate process); planner: bench_cuda_planner.py,
 #      heuristic vs exhaustive; lstm: bench_cuda_lstm.py, 4-layer LSTM vs PyTorch; finetune:
 #      bench_cuda_finetune.py, fine-tune steps vs PyTorch; finetune_lstm: bench_cuda_finetune_lstm.py;
-#      resnet: bench_resnet_cuda.py, ResNet-50 vs torchvision
+#      resnet: bench_resnet_cuda.py, ResNet-50 vs torchvision; load: bench_load.py --device cuda,
+#      import + load + first run in a new process vs onnxruntime-gpu (where PYTHONPATH has it) and
+#      the bare CUDA floor
 #   6. GPU_CHECK_EXTRA, a command of your own, run from the checkout (e.g. a probe:
 #      'python3 bench/probes/probe_cuda_floor.py'; its output: extra.log, whose tail is printed)
 #   7. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time;
@@ -72,14 +74,16 @@ for search in ('heuristic', 'exhaustive'):
     python3 -m dnnx.cli profile '$lenet' --device cuda --batch \$b --repeat 50 || exit; done"
   benches=" ${GPU_CHECK_BENCHES:-cuda planner lstm} "
   # name -> script; each writes $OUT/RESULTS_<NAME>.md (the section to paste into bench/RESULTS*.md)
-  for name in cuda planner lstm finetune finetune_lstm resnet; do
+  for name in cuda planner lstm finetune finetune_lstm resnet load; do
     [[ $benches == *" $name "* ]] || continue
+    args=()
     case $name in
       cuda) script=bench_cuda.py ;;
       resnet) script=bench_resnet_cuda.py ;;
+      load) script=bench_load.py; args=(--device cuda) ;;
       *) script=bench_cuda_$name.py ;;
     esac
-    step "$name" "bench-$name.log" python3 "$OLDPWD/bench/$script" --out "$OUT/RESULTS_${name^^}.md"
+    step "$name" "bench-$name.log" python3 "$OLDPWD/bench/$script" "${args[@]}" --out "$OUT/RESULTS_${name^^}.md"
   done
   # GPU_CHECK_EXTRA: one more command (a probe), run from the checkout, its output in extra.log
   [ -n "${GPU_CHECK_EXTRA:-}" ] && step extra extra.log sh -c "cd '$OLDPWD' && $GPU_CHECK_EXTRA"

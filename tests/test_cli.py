@@ -220,6 +220,7 @@ def test_bench_against_onnxruntime(capsys, lenet):
     assert re.search(r"^dnnx\s+[\d.]+\s+[\d.]+\s+[\d,]+$", out, re.M)
     assert re.search(r"^onnxruntime\s+[\d.]+\s+[\d.]+\s+[\d,]+$", out, re.M)
     assert re.search(r"dnnx / onnxruntime median time: [\d.]+x", out)
+    assert re.search(r"^dnnx load: [\d.]+ ms \(device [\d.]+, read [\d.]+, .*engine: build [\d.]+ ms\)$", out, re.M)
     diff = float(re.search(r"max abs diff dnnx vs onnxruntime (\S+)", out).group(1))
     assert diff < 1e-4
 

@@ -1,6 +1,9 @@
 // _core.Engine: load a Graph on a backend, run host or device arrays through it, show its plan,
 // profile its layers.
 #include <algorithm>
+#include <chrono>
+#include <utility>
+#include <vector>
 
 #include <pybind11/stl.h>
 
@@ -86,9 +89,30 @@ class PyEngine {
  public:
   py::dict kernels() const { return kernel_dict(engine_->backend().kernels()); }
 
-  PyEngine(const py::dict& ir, const std::string& device, const py::dict& options, const py::dict& passes)
-      : engine_(std::make_shared<Engine>(graph_from_ir(ir), make_backend(device, options), pass_options(passes),
-                                         engine_options(options))) {}
+  // Times its three steps for Model.load_profile(): the IR converted (the weights copied in),
+  // the backend opened, the Engine built (validation, passes, constants upload, the first plan).
+  PyEngine(const py::dict& ir, const std::string& device, const py::dict& options, const py::dict& passes) {
+    using Clock = std::chrono::steady_clock;
+    const auto seconds = [](Clock::time_point a, Clock::time_point b) {
+      return std::chrono::duration<double>(b - a).count();
+    };
+    const auto start = Clock::now();
+    Graph graph = graph_from_ir(ir);
+    const auto converted = Clock::now();
+    std::unique_ptr<Backend> backend = make_backend(device, options);
+    const auto opened = Clock::now();
+    engine_ = std::make_shared<Engine>(std::move(graph), std::move(backend), pass_options(passes),
+                                       engine_options(options));
+    load_phases_ = {{"engine: graph", seconds(start, converted)},
+                    {"engine: backend", seconds(converted, opened)},
+                    {"engine: build", seconds(opened, Clock::now())}};
+  }
+
+  py::dict load_phases() const {
+    py::dict out;
+    for (const auto& [phase, s] : load_phases_) out[py::str(phase)] = s;
+    return out;
+  }
 
   // arrays: host or device arrays (run_inputs.h); output: "numpy" or "device" (DeviceArrays).
   py::list run(const py::list& arrays, const std::string& output) {
@@ -224,6 +248,7 @@ class PyEngine {
 
   // Shared with the DeviceArrays it hands out, which keep it alive.
   std::shared_ptr<Engine> engine_;
+  std::vector<std::pair<std::string, double>> load_phases_;  // {phase, seconds} of the constructor
 };
 
 }  // namespace
@@ -272,6 +297,9 @@ void bind_engine(py::module_& m) {
       .def("value_inputs", &PyEngine::value_inputs,
            "Graph-input positions whose values join the plan key (run-time shape inputs).")
       .def("default_shapes", &PyEngine::default_shapes)
+      .def("load_phases", &PyEngine::load_phases,
+           "Seconds of the constructor's steps: engine: graph (IR -> Graph, weights copied), engine: "
+           "backend, engine: build (validate, passes, constants upload, the declared shapes' plan).")
       .def("kernels", &PyEngine::kernels,
            "The backend's kernel registrations: {op type: {'dtypes': [...], 'checks_nodes': bool}}.")
       .def("planner_report", &PyEngine::planner_report,

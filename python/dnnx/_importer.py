@@ -1,66 +1,121 @@
-"""ONNX -> the engine's plain IR. Python reads, checks and folds the model; it does not interpret
-operators (the C++ op registry does). Steps:
+"""ONNX -> the engine's plain IR. Python reads, checks and converts the model; it does not
+interpret operators (the C++ op registry does) and does not infer shapes for the engine (the
+planner folds shape computations per plan: Note [plan-time folding]). Steps:
 
-1. read the source (path, bytes or ModelProto) with external data confined to the model's folder;
-2. ``onnx.checker``; upgrade opsets older than 7 with onnx's version converter;
-3. apply ``batch_size`` to every graph input whose first dim is 1 or symbolic (and to the
-   Reshape targets that carry an exported batch of 1, see _rebatch.py);
-4. fold every node whose inputs are all constants (Constant nodes, initializer-only arithmetic)
-   with onnx's reference evaluator, and every ``Shape`` whose input's shape is fully known
-   (see _shapes.py), so constant subgraphs and PyTorch's shape arithmetic cost nothing at run time;
+1. read the source (path, bytes or ModelProto) once: a file is memory-mapped and parsed, and its
+   weights are found in the mapped bytes (_wire.py); external data may not leave the model's
+   folder; a ModelProto is used as it is (copied only where batch_size or dims change it);
+2. ``onnx.checker`` once, over a weight-free view (_view.py); upgrade opsets older than 7 with
+   onnx's version converter;
+3. apply ``batch_size`` to every graph input whose first dim is 1 or symbolic (and to the Reshape
+   targets that carry an exported batch of 1, _rebatch.py), and ``dims`` to named dims;
+4. convert: initializers become arrays over the file's bytes (_tensors.py: one copy, into the
+   engine), Constant nodes are converted from their attribute, and a node of an op the engine
+   does not know whose inputs are all constants is folded with onnx's reference evaluator; every
+   other node goes to the engine, which folds what is constant itself;
 5. emit the IR dict that ``_core.Engine`` takes.
+
+Nothing here imports onnx's package or serializes the model (Note [onnx without its package
+import] in _onnx.py); ``phases`` says how long each step took.
 """
 from __future__ import annotations
 
+import mmap
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
 
+from . import _view
+from ._dims import bind_dims, check_dims, data_input_names, set_batch_size
+from ._onnx import protos
 from ._rebatch import rebatch_reshapes
-from ._shapes import fold_shape_node, static_shapes
+from ._tensors import EXTERNAL, attribute, constant_node_value, elem_type_name, engine_array, tensor_array
+from ._wire import strip_weights
 from .errors import InvalidModelError, UnsupportedModelError
 
 MIN_OPSET = 7  # older models are upgraded to UPGRADE_OPSET with onnx's version converter
 UPGRADE_OPSET = 13
+# raw_data of at least this many bytes stays in the file, out of the parsed proto (_wire.py); it is
+# above what _view.py keeps as values (64 int64s), so every tensor shape inference reads is parsed.
+STRIPPED_BYTES = 4096
 # Nodes never folded: their value is not a function of their inputs alone.
 NON_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
                 "Bernoulli"}
 
-_ELEM_NAMES = {TensorProto.FLOAT: "float32", TensorProto.INT32: "int32", TensorProto.INT64: "int64",
-               TensorProto.BOOL: "bool"}
+_ELEM_NAMES = {1: "float32", 6: "int32", 7: "int64", 9: "bool"}  # TensorProto.FLOAT, INT32, INT64, BOOL
 
 
 @dataclass
 class Imported:
-    proto: onnx.ModelProto  # the checked (and possibly upgraded) model, before folding
+    proto: object           # the onnx.ModelProto read (upgraded, batch_size and dims applied), before folding,
+                            # without the raw_data of ``weights``
     ir: dict                # what _core.Engine takes
     opset: int
+    outputs: list           # [(name, dims, elem type)] of the graph outputs (inferred where not declared)
+    weights: dict           # {initializer name: buffer}: raw_data left out of ``proto`` (restore_weights)
+    phases: dict = field(default_factory=dict)  # {step: seconds}
 
 
-def read_model(src) -> onnx.ModelProto:
-    """A ModelProto from a path, bytes or ModelProto; external data may not leave the model's folder."""
-    if isinstance(src, onnx.ModelProto):
-        model = onnx.ModelProto()
-        model.CopyFrom(src)
-        return model
+def read_model(src, weights: bool = True):
+    """A ModelProto from a path, bytes or ModelProto (that one itself, not a copy); external data
+    may not leave the model's folder. ``weights=False``: the large initializers' data is left out
+    (their names, types and dims are there), which is what reading costs least."""
+    model, raw = _read(src)
+    if weights:
+        restore_weights(model, raw)
+    return model
+
+
+def restore_weights(model, raw: dict) -> None:
+    """Puts the weights that reading left in the file (``raw``: {name: buffer}) back into the
+    initializers of ``model`` (a copy of each: only what needs the whole proto pays it)."""
+    for tensor in model.graph.initializer:
+        view = raw.get(tensor.name)
+        if view is not None and not tensor.HasField("raw_data"):
+            tensor.raw_data = bytes(view)
+
+
+def _read(src) -> tuple:
+    """(ModelProto, {initializer name: its raw_data as a buffer}): a file is memory-mapped, and
+    the raw_data of its large initializers stays there, out of the parsed proto (_wire.py); a
+    ModelProto gives no buffers."""
+    if isinstance(src, protos().ModelProto):
+        return src, {}
     if isinstance(src, (bytes, bytearray, memoryview)):
-        return _parse_bytes(bytes(src), "the given bytes")
+        return _parse_weightless(memoryview(src), "the given bytes")
     if isinstance(src, (str, os.PathLike)):
         path = Path(src)
         if not path.is_file():
             raise FileNotFoundError(f"model file not found: {path}")
-        model = _parse_bytes(path.read_bytes(), str(path))
+        model, raw = _parse_weightless(_map_file(path), str(path))
         _load_external_data(model, path.parent)
-        return model
+        return model, raw
     raise TypeError(f"dnnx.load: expected a path, bytes or onnx.ModelProto, got {type(src).__name__}")
 
 
-def _parse_bytes(data: bytes, what: str) -> onnx.ModelProto:
-    model = onnx.ModelProto()
+def _map_file(path: Path) -> memoryview:
+    """The file's bytes, memory-mapped read-only (the page cache's pages, no copy); an empty file
+    (which mmap refuses) is read."""
+    with open(path, "rb") as f:
+        try:
+            return memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+        except (ValueError, OSError):
+            return memoryview(f.read())
+
+
+def _parse_weightless(data: memoryview, what: str) -> tuple:
+    stripped = strip_weights(data, STRIPPED_BYTES)
+    if stripped is None:  # not the wire format _wire.py expects: protobuf parses it all
+        return _parse(data, what), {}
+    model_bytes, spans = stripped
+    return _parse(model_bytes, what), {name: data[offset:offset + length] for name, (offset, length) in spans.items()}
+
+
+def _parse(data, what: str):
+    model = protos().ModelProto()
     try:
         model.ParseFromString(data)
     except Exception as e:  # protobuf's DecodeError and friends
@@ -70,156 +125,161 @@ def _parse_bytes(data: bytes, what: str) -> onnx.ModelProto:
     return model
 
 
-def _load_external_data(model: onnx.ModelProto, base: Path) -> None:
-    from onnx.external_data_helper import ExternalDataInfo, _get_all_tensors, load_external_data_for_tensor
+def _external_tensors(model):
+    graph = model.graph
+    yield from graph.initializer
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.HasField("t"):
+                yield attr.t
 
+
+def _load_external_data(model, base: Path) -> None:
+    """Reads every tensor's external data into its raw_data (so that save() writes a
+    self-contained file), refusing paths outside ``base``."""
     root = base.resolve()
-    for tensor in _get_all_tensors(model):
-        if tensor.data_location != TensorProto.EXTERNAL:
+    for tensor in _external_tensors(model):
+        if tensor.data_location != EXTERNAL:
             continue
-        info = ExternalDataInfo(tensor)
-        target = (root / info.location).resolve()
+        info = {entry.key: entry.value for entry in tensor.external_data}
+        location = info.get("location", "")
+        target = (root / location).resolve()
         if root not in target.parents:
-            raise InvalidModelError(f"tensor '{tensor.name}': external data path '{info.location}' "
+            raise InvalidModelError(f"tensor '{tensor.name}': external data path '{location}' "
                                     f"leaves the model's folder {root}")
         if not target.is_file():
-            raise InvalidModelError(f"tensor '{tensor.name}': external data file '{info.location}' not found")
+            raise InvalidModelError(f"tensor '{tensor.name}': external data file '{location}' not found")
         try:
-            load_external_data_for_tensor(tensor, str(root))
-        except Exception as e:
+            offset, length = int(info.get("offset", 0)), info.get("length")
+            with open(target, "rb") as f:
+                f.seek(offset)
+                data = f.read() if length is None else f.read(int(length))
+        except (OSError, ValueError) as e:
             raise InvalidModelError(f"tensor '{tensor.name}': cannot read external data: {e}") from None
-        tensor.data_location = TensorProto.DEFAULT
+        if length is not None and len(data) != int(length):
+            raise InvalidModelError(f"tensor '{tensor.name}': external data file '{location}' holds "
+                                    f"{len(data)} bytes at offset {offset}, not {length}")
+        tensor.raw_data = data
+        tensor.data_location = 0  # TensorProto.DEFAULT
         del tensor.external_data[:]
 
 
-def onnx_opset(model: onnx.ModelProto) -> int:
+def onnx_opset(model) -> int:
     for imp in model.opset_import:
         if imp.domain in ("", "ai.onnx"):
             return imp.version
     raise InvalidModelError("the model imports no ai.onnx opset")
 
 
-def check_and_upgrade(model: onnx.ModelProto) -> onnx.ModelProto:
-    try:
-        # Fills graph outputs declared without a shape (the checker requires one).
-        model = onnx.shape_inference.infer_shapes(model)
-    except Exception:
-        pass  # the checker below reports what is wrong
-    try:
-        onnx.checker.check_model(model)
-    except Exception as e:
-        raise InvalidModelError(f"the model fails onnx.checker: {e}") from None
+def _upgrade(model):
+    from onnx import version_converter
+
     opset = onnx_opset(model)
-    if opset < MIN_OPSET:
-        from onnx import version_converter
-
-        try:
-            model = version_converter.convert_version(model, UPGRADE_OPSET)
-        except Exception as e:
-            raise UnsupportedModelError(f"opset {opset} is older than {MIN_OPSET} and onnx's version "
-                                        f"converter could not upgrade it: {e}") from None
-    return model
+    try:
+        return version_converter.convert_version(model, UPGRADE_OPSET)
+    except Exception as e:
+        raise UnsupportedModelError(f"opset {opset} is older than {MIN_OPSET} and onnx's version "
+                                    f"converter could not upgrade it: {e}") from None
 
 
-def set_batch_size(model: onnx.ModelProto, batch_size: int) -> bool:
-    """Sets the leading dim of every graph input whose first dim is 1 or symbolic; returns
-    whether a fixed 1 was among them (the exporter's batch, which Reshapes may carry)."""
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    initializers = {t.name for t in model.graph.initializer}
-    fixed_one = False
-    for vi in model.graph.input:
-        if vi.name in initializers or not vi.type.tensor_type.shape.dim:
-            continue
-        first = vi.type.tensor_type.shape.dim[0]
-        if not first.HasField("dim_value") or first.dim_value == 1:
-            fixed_one = fixed_one or first.HasField("dim_value")
-            first.Clear()
-            first.dim_value = batch_size
-    return fixed_one
+def _outputs_untyped(graph) -> bool:
+    return any(not o.type.HasField("tensor_type") or not o.type.tensor_type.HasField("shape") for o in graph.output)
 
 
-def import_model(src, batch_size=None) -> Imported:
-    model = check_and_upgrade(read_model(src))
-    if batch_size is not None and set_batch_size(model, batch_size):
-        rebatch_reshapes(model, batch_size)
+class _Clock:
+    def __init__(self):
+        self.phases, self._last = {}, time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.phases[phase] = self.phases.get(phase, 0.0) + now - self._last
+        self._last = now
+
+
+def import_model(src, batch_size=None, dims=None) -> Imported:
+    """The IR of ``src``; ``batch_size`` and ``dims`` as dnnx.load takes them."""
+    if dims is not None:
+        check_dims(dims)
+    clock = _Clock()
+    model, raw = _read(src)
+    clock.lap("read")
+    view = _checked_view(model)
+    if onnx_opset(model) < MIN_OPSET:
+        restore_weights(model, raw)  # the version converter works on the whole model
+        model, raw = _upgrade(model), {}
+        view = _checked_view(model)
+    clock.lap("check")
+    if batch_size is not None or dims:
+        if model is src:
+            model = _own_copy(model)
+        fixed_one, names = False, data_input_names(model.graph)
+        for graph in (model.graph, view.graph):
+            if dims:
+                bind_dims(graph, dims, names)  # first: a dim named there is no longer symbolic for batch_size
+            if batch_size is not None:
+                fixed_one = set_batch_size(graph, batch_size, names)
+        if batch_size is not None and fixed_one:
+            rebatch_reshapes(model, view, batch_size)
+    clock.lap("shapes")
     opset = onnx_opset(model)
-    return Imported(proto=model, ir=_build_ir(model, opset), opset=opset)
+    ir = _build_ir(model, opset, raw)
+    clock.lap("convert")
+    outputs = [(o.name, _dims_of(o), o.type.tensor_type.elem_type) for o in view.graph.output]
+    return Imported(proto=model, ir=ir, opset=opset, outputs=outputs, weights=raw, phases=clock.phases)
 
 
-def _to_array(tensor: TensorProto, what: str) -> np.ndarray:
-    try:
-        array = numpy_helper.to_array(tensor)
-    except Exception as e:
-        raise InvalidModelError(f"{what}: cannot read tensor data: {e}") from None
-    return _engine_array(array)
+def _checked_view(model):
+    """The model's weight-free view, checked. Outputs declared without a shape (the checker wants
+    a type, Model.outputs a shape) are inferred there: the one shape inference a load may run
+    besides batch_size's (_rebatch.py)."""
+    view = _view.weight_free_view(model)
+    if _outputs_untyped(view.graph):
+        view = _view.inferred(view)
+    _view.check(view)
+    return view
 
 
-def _engine_array(array: np.ndarray) -> np.ndarray:
-    """Constants in C order; float32, int32, int64 and bool are the engine's, others are left for the core to refuse."""
-    return np.asarray(array, order="C")  # not ascontiguousarray: it turns a scalar into shape [1]
+def _own_copy(model):
+    copy = protos().ModelProto()
+    copy.CopyFrom(model)  # the caller's proto stays as it was
+    return copy
 
 
-def _attribute(attr: onnx.AttributeProto, where: str):
-    kinds = {
-        onnx.AttributeProto.INT: "int", onnx.AttributeProto.FLOAT: "float",
-        onnx.AttributeProto.STRING: "string", onnx.AttributeProto.INTS: "ints",
-        onnx.AttributeProto.FLOATS: "floats", onnx.AttributeProto.STRINGS: "strings",
-        onnx.AttributeProto.TENSOR: "tensor",
-    }
-    kind = kinds.get(attr.type)
-    if kind is None:
-        raise UnsupportedModelError(f"{where}: attribute '{attr.name}' of type "
-                                    f"{onnx.AttributeProto.AttributeType.Name(attr.type)} is not supported")
-    value = helper.get_attribute_value(attr)
-    if kind == "string":
-        value = value.decode("utf-8", "replace")
-    elif kind == "strings":
-        value = [v.decode("utf-8", "replace") for v in value]
-    elif kind == "tensor":
-        value = _to_array(value, f"{where} attribute '{attr.name}'")
-    elif kind in ("ints", "floats"):
-        value = list(value)
-    return (kind, value)
+def _dims_of(vi) -> list:
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in vi.type.tensor_type.shape.dim]
 
 
-def _fold(node: onnx.NodeProto, values: list, opset: int, where: str) -> list:
-    """Evaluates one all-constant node with onnx's reference evaluator."""
-    from onnx.reference import ReferenceEvaluator
-
-    inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), None)
-              for n, v in zip([i for i in node.input if i], values)]
-    outputs = [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in node.output if o]
-    graph = helper.make_graph([node], "fold", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    try:
-        results = ReferenceEvaluator(model).run(None, dict(zip([i for i in node.input if i], values)))
-    except Exception as e:
-        raise InvalidModelError(f"{where}: constant folding failed: {e}") from None
-    return [np.asarray(r) for r in results]
-
-
-def _build_ir(model: onnx.ModelProto, opset: int) -> dict:
-    graph = model.graph
-    constants = {t.name: _to_array(t, f"initializer '{t.name}'") for t in graph.initializer}
+def _graph_inputs(graph, constants: dict) -> list:
     # ONNX lets an initializer double as a graph input (an overridable default): dnnx treats it
     # as a constant, like most runtimes do.
     inputs = []
     for vi in graph.input:
         if vi.name in constants:
             continue
-        tt = vi.type.tensor_type
         if not vi.type.HasField("tensor_type"):
             raise UnsupportedModelError(f"graph input '{vi.name}': only tensor inputs are supported")
-        elem = _ELEM_NAMES.get(tt.elem_type)
+        elem_type = vi.type.tensor_type.elem_type
+        elem = _ELEM_NAMES.get(elem_type)
         if elem is None:
-            raise UnsupportedModelError(
-                f"graph input '{vi.name}': element type {TensorProto.DataType.Name(tt.elem_type)} is not "
-                f"supported (float32, int32, int64, bool)")
-        dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
-        inputs.append((vi.name, dims, elem))
+            raise UnsupportedModelError(f"graph input '{vi.name}': element type "
+                                        f"{elem_type_name(protos(), elem_type)} is not supported "
+                                        f"(float32, int32, int64, bool)")
+        inputs.append((vi.name, _dims_of(vi), elem))
+    return inputs
 
-    shapes = static_shapes(model)
+
+def _engine_ops() -> frozenset:
+    from ._native import core
+
+    return frozenset(core.supported_ops())
+
+
+def _build_ir(model, opset: int, raw: dict) -> dict:
+    """raw: {initializer name: its raw_data as a buffer} (read there rather than from the proto)."""
+    graph = model.graph
+    constants = {t.name: tensor_array(t, f"initializer '{t.name}'", raw.get(t.name)) for t in graph.initializer}
+    inputs = _graph_inputs(graph, constants)
+    known = _engine_ops()
     nodes, seen_names = [], set()
     for index, node in enumerate(graph.node):
         name = node.name if node.name and node.name not in seen_names else f"{node.op_type}_{index}"
@@ -227,19 +287,40 @@ def _build_ir(model: onnx.ModelProto, opset: int) -> dict:
         where = f"node '{name}' ({node.op_type})"
         if node.domain not in ("", "ai.onnx"):
             raise UnsupportedModelError(f"{where}: domain '{node.domain}' is not supported (only ai.onnx)")
-        real_inputs = [i for i in node.input if i]
-        if node.op_type == "Shape" and real_inputs and real_inputs[0] in shapes and node.output[0]:
-            constants[node.output[0]] = fold_shape_node(node, shapes[real_inputs[0]])
+        if node.op_type == "Constant":
+            if node.output and node.output[0]:
+                constants[node.output[0]] = constant_node_value(node, where)
             continue
-        if node.op_type not in NON_FOLDABLE and all(i in constants for i in real_inputs):
+        real_inputs = [i for i in node.input if i]
+        if (node.op_type not in known and node.op_type not in NON_FOLDABLE
+                and all(i in constants for i in real_inputs)):
             results = _fold(node, [constants[i] for i in real_inputs], opset, where)
             for out, value in zip([o for o in node.output if o], results):
-                constants[out] = _engine_array(value)
+                constants[out] = engine_array(value)
             continue
-        attrs = {a.name: _attribute(a, where) for a in node.attribute}
+        attrs = {a.name: attribute(a, where) for a in node.attribute}
         nodes.append((node.op_type, name, list(node.input), list(node.output), attrs))
 
     used = {i for n in nodes for i in n[2]} | {o.name for o in graph.output}
     constants = {k: v for k, v in constants.items() if k in used}
     return {"opset": opset, "nodes": nodes, "constants": constants, "inputs": inputs,
             "outputs": [o.name for o in graph.output]}
+
+
+def _fold(node, values: list, opset: int, where: str) -> list:
+    """Evaluates one all-constant node of an op the engine does not know with onnx's reference
+    evaluator (this is the one place a load imports onnx's package)."""
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+
+    names = [i for i in node.input if i]
+    inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), None)
+              for n, v in zip(names, values)]
+    outputs = [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in node.output if o]
+    graph = helper.make_graph([node], "fold", inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    try:
+        results = ReferenceEvaluator(model).run(None, dict(zip(names, values)))
+    except Exception as e:
+        raise InvalidModelError(f"{where}: constant folding failed: {e}") from None
+    return [np.asarray(r) for r in results]

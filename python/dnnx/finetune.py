@@ -27,8 +27,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
 from ._native import core
 from .errors import UnsupportedModelError
@@ -96,14 +94,17 @@ def atomic_write_bytes(path, data: bytes) -> None:
         raise
 
 
-def tuned_proto(proto: onnx.ModelProto, weights: dict) -> onnx.ModelProto:
-    """A copy of ``proto`` whose initializers named in ``weights`` hold the new values; every
-    other node, attribute, name and initializer is left as it was."""
-    out = onnx.ModelProto()
+def tuned_proto(proto, weights: dict):
+    """A copy of the onnx.ModelProto ``proto`` whose initializers named in ``weights`` hold the new
+    values; every other node, attribute, name and initializer is left as it was."""
+    from onnx import helper, numpy_helper  # saving needs onnx's package; a load does not
+
+    out = type(proto)()
     out.CopyFrom(proto)
     for tensor in out.graph.initializer:
         if tensor.name in weights:
-            value = np.asarray(weights[tensor.name]).astype(numpy_helper.to_array(tensor).dtype, copy=False)
+            dtype = helper.tensor_dtype_to_np_dtype(tensor.data_type)
+            value = np.asarray(weights[tensor.name]).astype(dtype, copy=False)
             tensor.CopyFrom(numpy_helper.from_array(value, tensor.name))
     return out
 
@@ -142,9 +143,9 @@ class Tuner:
             options = dict(options, device_options=options["device_options"].with_deterministic(True))
         self._core = core.Trainer(model._ir, trainable, loss, sgd, model.passes, kind, options)
         self.parameters = list(self._core.parameters())
-        self._check_initializers(model.proto)
+        self._check_initializers(model._proto)  # names only: the weights may still be in the file
 
-    def _check_initializers(self, proto: onnx.ModelProto) -> None:
+    def _check_initializers(self, proto) -> None:
         names = {t.name for t in proto.graph.initializer}
         for name in self.parameters:
             if name not in names:

@@ -1,16 +1,16 @@
 """The user-facing Model: load an ONNX model, run numpy arrays through it, show its plan."""
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import onnx
 
 from ._device import backend_options
 from .errors import HostFallbackWarning, PlanCacheWarning
 from . import finetune as _finetune
-from ._importer import import_model
+from ._importer import import_model, restore_weights
 from ._passes import pass_switches
 from ._native import core
 from .plan import PlanTable
@@ -26,43 +26,40 @@ class TensorSpec:
     dtype: str
 
 
-_ONNX_DTYPES = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.INT32: "int32",
-                onnx.TensorProto.INT64: "int64", onnx.TensorProto.BOOL: "bool"}
+_ONNX_DTYPES = {1: "float32", 6: "int32", 7: "int64", 9: "bool"}  # TensorProto.FLOAT, INT32, INT64, BOOL
 
 
 _PLANNER_COUNTERS = ("timing_runs", "cache_hits", "cache_misses", "cache_stale", "cache_writes", "search_seconds")
 
 
-def _output_specs(model: onnx.ModelProto) -> list:
-    specs = []
-    for vi in model.graph.output:
-        tt = vi.type.tensor_type
-        dims = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim)
-        specs.append(TensorSpec(vi.name, dims, _ONNX_DTYPES.get(tt.elem_type, "float32")))
-    return specs
+def _output_specs(outputs: list) -> list:
+    return [TensorSpec(name, tuple(dims), _ONNX_DTYPES.get(elem_type, "float32")) for name, dims, elem_type in outputs]
 
 
 class Model:
     """A loaded model. ``run`` may be called from several threads at once (it releases the GIL)."""
 
-    def __init__(self, src, *, batch_size=None, device="cpu", precision="fp32", workspace_limit=None,
+    def __init__(self, src, *, batch_size=None, dims=None, device="cpu", precision="fp32", workspace_limit=None,
                  algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True,
                  cuda_graph=True, max_plans=64):
+        start = time.perf_counter()
         kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic, plan_cache)
         # read by the engine, not the backend
         options = dict(options, cuda_graph=bool(cuda_graph), max_plans=max_plans)
-        imported = import_model(src, batch_size=batch_size)
+        device_seconds = time.perf_counter() - start
+        imported = import_model(src, batch_size=batch_size, dims=dims)
         self.device = device
         self.opset = imported.opset
-        self.proto = imported.proto
+        self._proto, self._file_weights = imported.proto, imported.weights
         self.passes = pass_switches(passes, optimize)
         self._backend = (kind, options)
         self._ir = imported.ir
         self._engine = core.Engine(imported.ir, kind, options, passes=self.passes)
+        self._load_profile = {"device": device_seconds, **imported.phases, **self._engine.load_phases()}
         self._tuner = None     # the Tuner whose weights the engine has not loaded yet
         self._tuned = set()    # parameter names any tuner has changed (what save() writes back)
         self.inputs = [TensorSpec(name, tuple(dims), dtype) for name, dims, dtype in imported.ir["inputs"]]
-        self.outputs = _output_specs(imported.proto)
+        self.outputs = _output_specs(imported.outputs)
         # Inputs whose values decide shapes (a Reshape's shape, Slice's starts, ...): their values
         # join the plan key (docs/architecture.md, "value inputs").
         self.value_inputs = [self.inputs[i].name for i in self._engine.value_inputs()]
@@ -71,6 +68,16 @@ class Model:
             warnings.warn(f"{len(host_layers)} node(s) run on the host inside this {device} model (no device "
                           f"kernel): " + "; ".join(host_layers), HostFallbackWarning, stacklevel=3)
         self._planner_stats()  # shows the warnings of the load's own plan
+
+    @property
+    def proto(self):
+        """The onnx.ModelProto as read (batch_size and dims applied; before folding and rewrites):
+        what ``save()`` writes back. The weights a file load left in the file (the engine copied
+        them from there) are put into it at the first access."""
+        if self._file_weights:
+            restore_weights(self._proto, self._file_weights)
+            self._file_weights = {}
+        return self._proto
 
     # --- running -------------------------------------------------------------------------------
     def _ordered_inputs(self, args, kwargs) -> list:
@@ -195,6 +202,16 @@ class Model:
         None); the search counters are zero on the CPU, which has no algorithm search."""
         return self._planner_stats()
 
+    def load_profile(self) -> dict:
+        """Seconds per phase of this model's load, in order: ``device`` (options, the CUDA probe),
+        ``read`` (the file parsed), ``check`` (onnx.checker over a weight-free view), ``shapes``
+        (batch_size and dims applied), ``convert`` (the IR: arrays over the weights' bytes),
+        ``engine: graph`` (the IR in the engine's types: the weights copied, once), ``engine:
+        backend`` (the CPU backend, or the CUDA library opened with its context and handles) and
+        ``engine: build`` (validation, the rewrite passes, the constants' upload to a device, the
+        plan of the declared shapes)."""
+        return dict(self._load_profile)
+
     def kernels(self) -> dict:
         """What this model's backend registers: {op type: {"dtypes": [...], "gradient": bool,
         "checks_nodes": bool}}
@@ -277,12 +294,20 @@ class Model:
         return f"<dnnx.Model device={self.device} opset={self.opset} inputs=({ins}) outputs=({outs})>"
 
 
-def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limit=None, algo_search="heuristic",
-         deterministic=False, passes=None, optimize=True, plan_cache=True, cuda_graph=True, max_plans=64) -> Model:
-    """Loads an ONNX model from a path, bytes or ``onnx.ModelProto``.
+def load(src, batch_size=None, device="cpu", *, dims=None, precision="fp32", workspace_limit=None,
+         algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True,
+         cuda_graph=True, max_plans=64) -> Model:
+    """Loads an ONNX model from a path, bytes or ``onnx.ModelProto`` (kept as ``Model.proto``, not
+    copied, unless ``batch_size`` or ``dims`` change it: then a copy changes).
 
     ``batch_size=N`` overrides the leading dim of every graph input whose first dim is 1 or
-    symbolic. Unsupported ops or attributes raise ``UnsupportedModelError`` here, not at run time.
+    symbolic (and a Reshape target that carries an exported batch of 1). ``dims={"T": 128}``
+    binds named (symbolic) dims of the graph inputs at load: ``Model.inputs`` shows the value, and
+    a run with another size there is a ValueError. A name no input has, or a value that is not a
+    positive int, is a ValueError (the message lists the model's named dims); ``dims`` is applied
+    before ``batch_size``. Dims left symbolic are bound per run, with one plan per input shape.
+    Unsupported ops or attributes raise ``UnsupportedModelError`` here, not at run time;
+    ``Model.load_profile()`` says where the load's time went.
 
     ``device``: "cpu", "cuda" or "cuda:N". On CUDA: ``precision`` ("fp32": FMA math, no TF32
     anywhere; "tf32": TF32 tensor ops for convolutions, GEMMs and LSTMs, about 3 significant digits
@@ -326,6 +351,7 @@ def load(src, batch_size=None, device="cpu", *, precision="fp32", workspace_limi
     at tf32 and fp16 only: the convs and pools run on NHWC data ("Conv+Relu@NHWC", ...) between
     Transposes at the model's edges (docs/operators.md).
     """
-    return Model(src, batch_size=batch_size, device=device, precision=precision, workspace_limit=workspace_limit,
+    return Model(src, batch_size=batch_size, dims=dims, device=device, precision=precision,
+                 workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,
                  plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans)

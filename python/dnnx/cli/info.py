@@ -4,11 +4,11 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-import onnx
-from onnx import helper
 
 from .. import supported_ops
 from .._importer import read_model
+from .._onnx import protos
+from .._tensors import numpy_dtype
 from ..errors import DnnxError
 from ..model import load
 from ..plan import format_bytes
@@ -24,13 +24,16 @@ def add_arguments(parser) -> None:
 
 
 def _dtype_name(elem_type: int) -> str:
+    dtype = numpy_dtype(elem_type)
+    if dtype is not None:
+        return dtype.name
     try:
-        return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)).name
-    except (KeyError, TypeError, ValueError):
-        return onnx.TensorProto.DataType.Name(elem_type).lower()
+        return protos().TensorProto.DataType.Name(elem_type).lower()
+    except ValueError:
+        return str(elem_type)
 
 
-def _value_line(vi: onnx.ValueInfoProto) -> str:
+def _value_line(vi) -> str:
     tt = vi.type.tensor_type
     if not vi.type.HasField("tensor_type"):
         return f"  {vi.name}  (not a tensor)"
@@ -38,27 +41,24 @@ def _value_line(vi: onnx.ValueInfoProto) -> str:
     return f"  {vi.name}  {_dtype_name(tt.elem_type)}  [{', '.join(dims)}]"
 
 
-def _op_name(node: onnx.NodeProto) -> str:
+def _op_name(node) -> str:
     return node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"
 
 
-def _parameters(graph: onnx.GraphProto) -> tuple:
+def _parameters(graph) -> tuple:
     """(count, bytes) of floating-point initializers: the weights. Integer initializers are shapes
     and axes, not parameters."""
     count = nbytes = 0
     for t in graph.initializer:
-        try:
-            dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type))
-        except (KeyError, TypeError, ValueError):  # strings, or a type numpy has no name for
-            continue
-        if dtype.kind == "f":
+        dtype = numpy_dtype(t.data_type)
+        if dtype is not None and dtype.kind == "f":
             n = int(np.prod(t.dims, dtype=np.int64))
             count += n
             nbytes += n * dtype.itemsize
     return count, nbytes
 
 
-def describe(proto: onnx.ModelProto, supported: set) -> list:
+def describe(proto, supported: set) -> list:
     """The report's lines, support status excluded."""
     graph = proto.graph
     initializers = {t.name for t in graph.initializer}
@@ -80,14 +80,16 @@ def describe(proto: onnx.ModelProto, supported: set) -> list:
 
 
 def main(args) -> int:
-    proto = read_model(args.model)  # FileNotFoundError / InvalidModelError: the caller's one-liner
+    # FileNotFoundError / InvalidModelError: the caller's one-liner. The weights' bytes are not
+    # needed to describe the model (their dims are), and load() reads them from the file itself.
+    proto = read_model(args.model, weights=False)
     print(f"model: {args.model}")
     for line in describe(proto, set(supported_ops())):
         print(line)
     # The last word is the engine's: folding can remove unsupported nodes, and an op may be
     # supported with only some of its attributes.
     try:
-        load(proto)
+        load(args.model)
     except (DnnxError, ValueError) as e:
         print(f"dnnx: cannot load it: {' '.join(str(e).split())}")
     else:

@@ -50,6 +50,7 @@ class Report:
     timings: list = field(default_factory=list)
     max_abs_diff: dict = field(default_factory=dict)  # output name -> |dnnx - onnxruntime| max
     notes: list = field(default_factory=list)
+    load_profile: dict = field(default_factory=dict)  # Model.load_profile() of dnnx's load
 
     def timing(self, engine: str):
         return next((t for t in self.timings if t.engine == engine), None)
@@ -122,7 +123,7 @@ def measure(path, batch: int, threads=None, warmup: int = 10, iters: int = 100, 
     set_num_threads(threads)  # before load: the CPU kernels are split for the threads at plan time
     model = load(path, batch_size=batch)
     feeds, samples = random_inputs(model.inputs, batch, seed)
-    report = Report(str(path), batch, samples, threads, warmup, iters)
+    report = Report(str(path), batch, samples, threads, warmup, iters, load_profile=model.load_profile())
     if samples != batch:
         report.notes.append(f"the model's batch is fixed at {samples}; --batch {batch} does not apply")
     runners = {"dnnx": lambda: model.run_dict(feeds)}
@@ -158,5 +159,8 @@ def format_report(report: Report) -> str:
     if report.max_abs_diff:
         name, diff = max(report.max_abs_diff.items(), key=lambda kv: kv[1])
         lines.append(f"outputs: max abs diff dnnx vs {ORT} {diff:.3g} ({name})")
+    if report.load_profile:
+        phases = ", ".join(f"{k} {1e3 * v:.1f}" for k, v in report.load_profile.items())
+        lines.append(f"dnnx load: {1e3 * sum(report.load_profile.values()):.1f} ms ({phases} ms)")
     lines += [f"note: {n}" for n in report.notes]
     return "\n".join(lines)

@@ -6,10 +6,21 @@
 """
 from __future__ import annotations
 
-import onnx
+import importlib
 
-from .lenet import build_lenet
-from .lstm_classifier import build_lstm_classifier
+
+def _lazy(module: str, function: str):
+    """``module.function``, imported at its first call: the builders need ``import onnx``
+    (Note [onnx without its package import] in dnnx/_onnx.py), the CLI's parser only their names."""
+    def builder(seed: int = 0):
+        return getattr(importlib.import_module(f"{__name__}.{module}"), function)(seed=seed)
+
+    builder.__name__ = builder.__qualname__ = function
+    return builder
+
+
+build_lenet = _lazy("lenet", "build_lenet")
+build_lstm_classifier = _lazy("lstm_classifier", "build_lstm_classifier")
 
 # name -> builder(seed) -> onnx.ModelProto; the CLI offers exactly these names.
 BUILDERS = {
@@ -18,7 +29,7 @@ BUILDERS = {
 }
 
 
-def build(name: str, seed: int = 0) -> onnx.ModelProto:
+def build(name: str, seed: int = 0) -> "onnx.ModelProto":
     """The example model ``name`` (one of ``BUILDERS``) with weights drawn from ``seed``."""
     try:
         builder = BUILDERS[name]
