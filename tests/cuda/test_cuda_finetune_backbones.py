@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dnnx
-from finetune_backbones import BACKBONES, pattern_task, resized
+from finetune_backbones import BACKBONES, backbone, pattern_task, tune
 
 SIDE = 224
 
@@ -15,15 +15,10 @@ SIDE = 224
 def test_last_layer_learns_the_pattern_task_on_cuda(name, tmp_path):
     import onnxruntime as ort
 
-    m = dnnx.load(resized(name, SIDE), device="cuda")
+    m = dnnx.load(backbone(name, SIDE), device="cuda")
     x, y = pattern_task(SIDE, per_class=24, seed=1)
     x_val, y_val = pattern_task(SIDE, per_class=10, seed=2)
-    tuner = m.finetune(trainable="last:1", lr=0.01, momentum=0.9)
-    for epoch in range(6):
-        order = np.random.default_rng(epoch).permutation(len(y))
-        for start in range(0, len(y), 32):
-            part = order[start:start + 32]
-            tuner.step(x[part], y[part])
+    tuner = tune(m, name, x, y)
     accuracy = tuner.evaluate(x_val, y_val)["accuracy"]
     assert accuracy >= 0.9, f"{name}: held-out accuracy {accuracy:.2f}"
     path = tmp_path / f"{name}_tuned.onnx"
