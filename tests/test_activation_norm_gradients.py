@@ -92,7 +92,8 @@ def test_group_normalization_18_scales_per_group():
     x, scale, bias = rand(2, 6, 3, 4), rand(2), rand(2)
     ir = {"opset": 18, "inputs": [("x", [2, 6, 3, 4], "float32")], "outputs": ["y"],
           "constants": {"s": scale, "b": bias},
-          "nodes": [("GroupNormalization", "gn", ["x", "s", "b"], ["y"], {"num_groups": ("int", 2), "epsilon": ("float", 1e-3)})]}
+          "nodes": [("GroupNormalization", "gn", ["x", "s", "b"], ["y"],
+                     {"num_groups": ("int", 2), "epsilon": ("float", 1e-3)})]}
     (y,) = core.Engine(ir, "cpu").run([x])
     h = x.astype(np.float64).reshape(2, 2, -1)
     xhat = (h - h.mean(axis=2, keepdims=True)) / np.sqrt(h.var(axis=2, keepdims=True) + 1e-3)

@@ -38,9 +38,11 @@ const float* exponent_floats(DType dtype, const void* b, int64_t n, float* to) {
 // Pow with an integer exponent: the float loop over a converted copy of B.
 class IntExponentPowKernel final : public Kernel {
  public:
-  IntExponentPowKernel(std::unique_ptr<Kernel> pow, DType dtype, int64_t n) : pow_(std::move(pow)), dtype_(dtype), n_(n) {}
+  IntExponentPowKernel(std::unique_ptr<Kernel> pow, DType dtype, int64_t n)
+      : pow_(std::move(pow)), dtype_(dtype), n_(n) {}
   void run(const KernelArgs& args) const override {
-    const void* in[2] = {args.inputs[0], exponent_floats(dtype_, args.inputs[1], n_, static_cast<float*>(args.workspace))};
+    float* converted = static_cast<float*>(args.workspace);
+    const void* in[2] = {args.inputs[0], exponent_floats(dtype_, args.inputs[1], n_, converted)};
     pow_->run(KernelArgs{in, args.outputs, nullptr});
   }
 
@@ -115,7 +117,8 @@ GradChoice plan_pow_grad(const GradRequest& r) {
 // Workspace [n]: the slope expanded to X's shape, then dS's terms.
 class PReluGradKernel final : public GradKernel {
  public:
-  PReluGradKernel(const Shape& x, const Shape& slope) : walk_(broadcast_walk(slope, x)), n_(numel(x)), slopes_(numel(slope)) {}
+  PReluGradKernel(const Shape& x, const Shape& slope)
+      : walk_(broadcast_walk(slope, x)), n_(numel(x)), slopes_(numel(slope)) {}
 
   void run(const GradArgs& args) const override {
     const float *x = args.in(0), *dy = args.d_outputs[0];

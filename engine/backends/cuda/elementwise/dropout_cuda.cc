@@ -21,7 +21,8 @@ KernelChoice plan_dropout(const CudaContext& ctx, const Node& node, const std::v
   const CudaContext* c = &ctx;
   if (mask.dtype == DType::Bool) {  // one byte per element: a memset
     return make_choice("mask fill (all kept)", [=](const KernelArgs& a) {
-      check(cudaMemsetAsync(a.out<void>(kMask), kTrueByte, static_cast<size_t>(n), c->stream), "cudaMemsetAsync (Dropout mask)");
+      check(cudaMemsetAsync(a.out<void>(kMask), kTrueByte, static_cast<size_t>(n), c->stream),
+            "cudaMemsetAsync (Dropout mask)");
     });
   }
   // A mask of X's type (before opset 10): float32 ones; a float16 one runs on the host.

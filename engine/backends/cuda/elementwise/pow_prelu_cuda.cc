@@ -79,7 +79,9 @@ GradFactory pair_grad(PairKind kind) {
 
 void register_cuda_pow_prelu_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("Pow", pair_factory(ctx, PairKind::Pow)).with_dtypes(kFloatAndHalf).with_gradient(pair_grad(PairKind::Pow));
-  r.add("PRelu", pair_factory(ctx, PairKind::PRelu)).with_dtypes(kFloatAndHalf).with_gradient(pair_grad(PairKind::PRelu));
+  r.add("PRelu", pair_factory(ctx, PairKind::PRelu))
+      .with_dtypes(kFloatAndHalf)
+      .with_gradient(pair_grad(PairKind::PRelu));
 }
 
 }  // namespace dnnx::cuda
