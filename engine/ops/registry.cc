@@ -21,6 +21,10 @@
   X(pad)                                                                                           \
   X(shape)       /* shape_ops.cc: Shape, ConstantOfShape */                                        \
   X(gather) X(slice) X(cast) X(expand) X(reduce) X(split)                                          \
+  /* issue #15: unary math, Pow/PRelu, the normalizations */                                      \
+  X(unary_math)    /* Exp, Log, Sqrt, Reciprocal, Erf, Gelu, HardSigmoid, HardSwish, Softplus, Mish */ \
+  X(pow_prelu)     /* Pow, PRelu (broadcast) */                                                    \
+  X(normalization) /* LayerNormalization, InstanceNormalization, GroupNormalization */            \
   /* made by runtime/passes, after the ops they read */                                            \
   X(fused)         /* Conv+Relu, Gemm+Relu, Gemm+Softmax (copies Conv and Gemm) */               \
   X(lstm_stack)    /* LSTMStack */                                                                 \

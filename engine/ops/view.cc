@@ -1,5 +1,5 @@
 // Ops whose output is input 0's bytes under another shape: Reshape, Flatten, Squeeze, Unsqueeze,
-// Identity and Dropout (identity at inference). The planner aliases their output (no copy).
+// Identity and Dropout (identity at inference). The planner aliases their output 0 (no copy).
 #include <algorithm>
 
 #include "ops/const_inputs.h"
@@ -119,12 +119,13 @@ std::vector<TensorInfo> infer_identity(const Node& node, const std::vector<Value
   return {require_input(node, inputs, 0, "input")};
 }
 
-void validate_dropout(const Node& node) {
-  node.expect_only_attrs({"ratio", "seed", "is_test"});
-  if (node.has_output(1)) {
-    node_fail<UnsupportedModelError>(node, "the optional 'mask' output is not supported (inference only)");
-  }
-}
+// Dropout at inference: output 0 is X (a view); the optional mask output is all true (bool
+// from opset 10; before, of X's type, all ones), written by the backends' Dropout kernels
+// (backends/*/dropout_*.cc), which the planner runs beside the view (Note [views with more
+// outputs] in runtime/planner.cc).
+constexpr int kDropoutBoolMaskOpset = 10;
+
+void validate_dropout(const Node& node) { node.expect_only_attrs({"ratio", "seed", "is_test"}); }
 
 std::vector<TensorInfo> infer_dropout(const Node& node, const std::vector<ValueInfo>& inputs) {
   if (inputs.size() > 2 && inputs[2].present) {
@@ -133,7 +134,8 @@ std::vector<TensorInfo> infer_dropout(const Node& node, const std::vector<ValueI
       node_fail<UnsupportedModelError>(node, "training_mode must be a constant false (inference only)");
     }
   }
-  return {require_input(node, inputs, 0, "data")};
+  const TensorInfo& x = require_input(node, inputs, 0, "data");
+  return {x, TensorInfo{x.shape, node.opset >= kDropoutBoolMaskOpset ? DType::Bool : x.dtype}};
 }
 
 OpDef view_op(std::vector<std::string> attrs,

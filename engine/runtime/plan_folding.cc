@@ -1,5 +1,6 @@
 #include "runtime/plan_folding.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -160,7 +161,8 @@ std::vector<std::shared_ptr<ConstTensor>> fold_node(const Backend& host, const N
   if (def.aliases_input0) {  // a view: the same bytes under the new shape
     const ConstTensor& src = *inputs.at(0).constant;
     std::memcpy(results[0]->data.data(), src.data.data(), std::min(src.data.size(), results[0]->data.size()));
-    return results;
+    // Its further outputs (Dropout's mask) come from its kernel (Note [views with more outputs]).
+    if (std::none_of(results.begin() + 1, results.end(), [](const auto& r) { return r != nullptr; })) return results;
   }
   KernelChoice choice = host.plan_node(node, inputs, outputs);
   std::vector<const void*> in_ptrs;

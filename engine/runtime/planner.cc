@@ -1,5 +1,6 @@
 #include "runtime/planner.h"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 
@@ -195,7 +196,13 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
       root_of(id);
       if (def.aliases_input0 && o == 0) root[id] = root_of(layer.inputs[0]);
     }
-    if (def.aliases_input0) {
+    // Note [views with more outputs]: a view's output 0 is its input's bytes, but a view op may
+    // have further outputs that hold values of their own (Dropout's mask): such a node also gets
+    // the backend's kernel, which writes those outputs and leaves output 0 alone. A plain view
+    // runs nothing.
+    const bool further_outputs = std::any_of(node.outputs.begin() + std::min<size_t>(1, node.outputs.size()),
+                                             node.outputs.end(), [](const std::string& o) { return !o.empty(); });
+    if (def.aliases_input0 && !further_outputs) {
       layer.algorithm = "view (no copy)";
     } else {
       std::string fallback = plan->device ? host_fallback_reason(node, backend, host) : "";
@@ -214,7 +221,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
         plan->host_layers.push_back(node.where() + ": " + fallback);
       }
       layer.kernel = std::move(choice.kernel);
-      layer.algorithm = std::move(choice.algorithm);
+      layer.algorithm = def.aliases_input0 ? "view (no copy), " + choice.algorithm : std::move(choice.algorithm);
       layer.math = std::move(choice.math);
       layer.time_ms = choice.time_ms;
       layer.workspace_bytes = choice.workspace_bytes;

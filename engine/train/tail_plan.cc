@@ -10,6 +10,12 @@ namespace dnnx {
 
 namespace {
 
+// Output 0 is input 0's bytes (ops/op.h: OpDef::aliases_input0), and so is its gradient.
+bool is_view(const PlannedLayer& layer) {
+  const OpDef* def = op_registry().find(layer.node->op_type);
+  return def && def->aliases_input0;
+}
+
 constexpr size_t kAlign = 64;  // bytes: every buffer starts on a cache line
 
 size_t aligned(size_t bytes, size_t alignment = kAlign) { return (bytes + alignment - 1) / alignment * alignment; }
@@ -42,7 +48,7 @@ TailPlan::TailPlan(const Graph& tail, const Backend& backend, const TrainingOps&
   root_.resize(n_values);
   for (size_t id = 0; id < n_values; ++id) root_[id] = static_cast<int>(id);
   for (const PlannedLayer& layer : plan_->layers) {
-    if (!layer.kernel && !layer.outputs.empty() && layer.outputs[0] >= 0) {
+    if (is_view(layer) && !layer.outputs.empty() && layer.outputs[0] >= 0) {
       root_[layer.outputs[0]] = root_[layer.inputs[0]];
     }
   }
@@ -129,7 +135,9 @@ void TailPlan::schedule_backward(const Backend& backend, const TailOptions& opti
   std::set<int> written{root_[loss_value_]};
   for (size_t l = plan_->layers.size(); l-- > 0;) {
     const PlannedLayer& layer = plan_->layers[l];
-    if (static_cast<int>(l) == skip_layer_ || !layer.kernel) continue;
+    // A view's gradient is its output's buffer (root_); its kernel, if any, writes only outputs
+    // that carry none (Dropout's mask: Note [views with more outputs] in runtime/planner.cc).
+    if (static_cast<int>(l) == skip_layer_ || !layer.kernel || is_view(layer)) continue;
     if (std::none_of(layer.outputs.begin(), layer.outputs.end(), [&](int id) { return id >= 0 && has_grad[id]; })) {
       continue;
     }

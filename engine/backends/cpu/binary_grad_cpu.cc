@@ -1,6 +1,6 @@
 // The gradients of the broadcasting Add, Sub, Mul and Div. A side that was broadcast to the
 // output receives dY summed over the dims it was repeated along (the adjoint of the broadcast,
-// walked with broadcast_walk.h); with a and b standing for the inputs broadcast to the output:
+// broadcast_sum.h); with a and b standing for the inputs broadcast to the output:
 //   Add  dA = sum(dY)          dB = sum(dY)
 //   Sub  dA = sum(dY)          dB = -sum(dY)
 //   Mul  dA = sum(dY * b)      dB = sum(dY * a)
@@ -8,7 +8,7 @@
 // The workspace holds one output-sized product before it is summed.
 #include <algorithm>
 
-#include "backends/cpu/broadcast_walk.h"
+#include "backends/cpu/broadcast_sum.h"
 #include "runtime/kernel_registry.h"
 
 namespace dnnx {
@@ -16,27 +16,6 @@ namespace dnnx {
 namespace {
 
 enum class BinaryOp { Add, Sub, Mul, Div };
-
-// dst[j] = the sum of src's elements that read element j of the broadcast side.
-void reduce_to(const BroadcastWalk& w, const float* src, float* dst, int64_t dst_size) {
-  std::fill(dst, dst + dst_size, 0.0f);
-  for_each_run(w, [&](int64_t out, int64_t in, int64_t count, int64_t step) {
-    if (step == 0) {
-      float sum = 0.0f;
-      for (int64_t i = 0; i < count; ++i) sum += src[out + i];
-      dst[in] += sum;
-    } else {
-      for (int64_t i = 0; i < count; ++i) dst[in + i] += src[out + i];
-    }
-  });
-}
-
-// dst [output] = src broadcast to the output.
-void expand_to(const BroadcastWalk& w, const float* src, float* dst) {
-  for_each_run(w, [&](int64_t out, int64_t in, int64_t count, int64_t step) {
-    for (int64_t i = 0; i < count; ++i) dst[out + i] = src[in + i * step];
-  });
-}
 
 class BinaryGradKernel final : public GradKernel {
  public:
@@ -52,29 +31,29 @@ class BinaryGradKernel final : public GradKernel {
     if (da) {
       const float* src = dy;
       if (op_ == BinaryOp::Mul || op_ == BinaryOp::Div) {
-        expand_to(walk_b_, args.in(1), tmp);
+        broadcast_expand(walk_b_, args.in(1), tmp);
         for (int64_t i = 0; i < n_; ++i) tmp[i] = op_ == BinaryOp::Mul ? dy[i] * tmp[i] : dy[i] / tmp[i];
         src = tmp;
       }
-      reduce_to(walk_a_, src, da, size_a_);
+      broadcast_reduce(walk_a_, src, da, size_a_);
     }
     if (db) {
       if (op_ == BinaryOp::Add || op_ == BinaryOp::Sub) {
-        reduce_to(walk_b_, dy, db, size_b_);
+        broadcast_reduce(walk_b_, dy, db, size_b_);
         if (op_ == BinaryOp::Sub) {
           for (int64_t j = 0; j < size_b_; ++j) db[j] = -db[j];
         }
         return;
       }
       if (op_ == BinaryOp::Mul) {
-        expand_to(walk_a_, args.in(0), tmp);
+        broadcast_expand(walk_a_, args.in(0), tmp);
         for (int64_t i = 0; i < n_; ++i) tmp[i] *= dy[i];
       } else {
         const float* y = args.out(0);
-        expand_to(walk_b_, args.in(1), tmp);
+        broadcast_expand(walk_b_, args.in(1), tmp);
         for (int64_t i = 0; i < n_; ++i) tmp[i] = -dy[i] * y[i] / tmp[i];
       }
-      reduce_to(walk_b_, tmp, db, size_b_);
+      broadcast_reduce(walk_b_, tmp, db, size_b_);
     }
   }
 

@@ -12,6 +12,7 @@
   X(lstm) X(batchnorm) X(avg_pool) X(global_pool) X(lrn) X(variadic) X(param_activation) X(pad)   \
   X(shape) X(gather) X(slice) X(cast) X(expand) X(reduce) X(split)                                 \
   X(compare) X(logical) X(where) X(range)                                                          \
+  X(unary_math) X(pow_prelu) X(normalization) X(dropout)  /* issue #15 (with their gradients) */  \
   /* gradients: <file>_grad_cpu.cc, after their forward kernels */                                 \
   X(activation_grad) X(gemm_grad) X(softmax_grad) X(conv_grad) X(pool_grad) X(binary_grad)         \
   X(matmul_grad) X(transpose_grad) X(concat_grad) X(batchnorm_grad) X(lstm_grad)

@@ -12,6 +12,7 @@
   X(lstm) X(lstm_stack) X(batchnorm) X(param_activation) X(avg_pool) X(global_pool) X(lrn)         \
   X(reduce) X(pad) X(slice) X(expand) X(split) X(gather) X(cast)                                   \
   X(compare) X(logical) X(where) X(range)  /* elementwise/: typed (integer, bool) kernels */        \
+  X(unary_math) X(pow_prelu) X(normalization) X(dropout)  /* issue #15 (with their gradients) */  \
   /* pairs that plan their halves through the registry: after them */                              \
   X(conv_pool) X(gemm_softmax)                                                                     \
   /* gradients: <family>/<file>_grad_cuda.cc (dense_grad: dense_grad_kernels_cuda.cc) */           \

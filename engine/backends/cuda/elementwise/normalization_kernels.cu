@@ -1,0 +1,141 @@
+// The normalization kernels (normalization_cuda.cc), as backends/cpu/normalization_cpu.cc
+// computes them: one block per row for the statistics, the output and dX (block sums in a fixed
+// order: deterministic), and one block per parameter for dscale and dbias (no atomics).
+#include "backends/cuda/elementwise/normalization_kernels.h"
+#include "backends/cuda/runtime/cuda_check.h"
+#include "backends/cuda/runtime/launch.cuh"
+
+namespace dnnx::cuda {
+
+namespace {
+
+constexpr int kWarp = 32;
+
+// The sum of every thread's v over the block (blockDim.x a multiple of 32, at most 1024), the
+// same value returned to all threads. shared: kBlock / 32 floats.
+__device__ float block_sum(float v, float* shared) {
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < blockDim.x / kWarp ? shared[lane] : 0.0f;
+    for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+    if (lane == 0) shared[0] = v;
+  }
+  __syncthreads();
+  const float total = shared[0];
+  __syncthreads();  // shared is reused by the next call
+  return total;
+}
+
+struct Stats {
+  float mean, inv_std;
+};
+
+// The row's mean and 1 / sqrt(var + eps), two passes (the biased variance).
+__device__ Stats row_stats(const float* xr, int64_t n, float epsilon, float* shared) {
+  float s = 0.0f;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) s += xr[j];
+  const float mean = n ? block_sum(s, shared) / float(n) : 0.0f;
+  float q = 0.0f;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) q += (xr[j] - mean) * (xr[j] - mean);
+  const float var = n ? block_sum(q, shared) / float(n) : 0.0f;
+  return {mean, rsqrtf(var + epsilon)};
+}
+
+__global__ void norm_forward(NormGeometry g, const float* __restrict__ x, const float* __restrict__ scale,
+                             const float* __restrict__ bias, float* __restrict__ y, float* __restrict__ mean,
+                             float* __restrict__ inv_std) {
+  __shared__ float shared[kBlock / kWarp];
+  for (int64_t r = blockIdx.x; r < g.rows; r += gridDim.x) {
+    const float* xr = x + r * g.row_len;
+    const Stats s = row_stats(xr, g.row_len, g.epsilon, shared);
+    if (threadIdx.x == 0) {
+      if (mean) mean[r] = s.mean;
+      if (inv_std) inv_std[r] = s.inv_std;
+    }
+    const int64_t p0 = (r % g.row_groups) * g.chunks;
+    for (int64_t j = threadIdx.x; j < g.row_len; j += blockDim.x) {
+      const int64_t p = p0 + j / g.chunk_len;
+      y[r * g.row_len + j] = (xr[j] - s.mean) * s.inv_std * scale[p] + (bias ? bias[p] : 0.0f);
+    }
+  }
+}
+
+// Per row: the statistics into `stats` and, when dx is asked for, dX.
+__global__ void norm_backward_rows(NormGeometry g, const float* __restrict__ x, const float* __restrict__ scale,
+                                   const float* __restrict__ dy, float* __restrict__ dx, float* __restrict__ stats) {
+  __shared__ float shared[kBlock / kWarp];
+  for (int64_t r = blockIdx.x; r < g.rows; r += gridDim.x) {
+    const float *xr = x + r * g.row_len, *dyr = dy + r * g.row_len;
+    const Stats s = row_stats(xr, g.row_len, g.epsilon, shared);
+    if (threadIdx.x == 0) {
+      stats[2 * r] = s.mean;
+      stats[2 * r + 1] = s.inv_std;
+    }
+    if (!dx) continue;
+    const int64_t p0 = (r % g.row_groups) * g.chunks;
+    float sg = 0.0f, sgx = 0.0f;
+    for (int64_t j = threadIdx.x; j < g.row_len; j += blockDim.x) {
+      const float gj = dyr[j] * scale[p0 + j / g.chunk_len];
+      sg += gj;
+      sgx += gj * (xr[j] - s.mean) * s.inv_std;
+    }
+    const float mean_g = block_sum(sg, shared) / float(g.row_len);
+    const float mean_gx = block_sum(sgx, shared) / float(g.row_len);
+    for (int64_t j = threadIdx.x; j < g.row_len; j += blockDim.x) {
+      const float xhat = (xr[j] - s.mean) * s.inv_std;
+      dx[r * g.row_len + j] = s.inv_std * (dyr[j] * scale[p0 + j / g.chunk_len] - mean_g - xhat * mean_gx);
+    }
+  }
+}
+
+// Per parameter p = group * chunks + k: the sums over rows r = group + m * row_groups and the
+// chunk's elements j = k * chunk_len + i.
+__global__ void norm_backward_params(NormGeometry g, const float* __restrict__ x, const float* __restrict__ dy,
+                                     const float* __restrict__ stats, float* __restrict__ dscale,
+                                     float* __restrict__ dbias) {
+  __shared__ float shared[kBlock / kWarp];
+  const int64_t per_group_rows = g.rows / g.row_groups;
+  const int64_t count = per_group_rows * g.chunk_len;
+  for (int64_t p = blockIdx.x; p < g.params; p += gridDim.x) {
+    const int64_t group = p / g.chunks, k = p % g.chunks;
+    float s_xhat = 0.0f, s_dy = 0.0f;
+    for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
+      const int64_t r = group + (e / g.chunk_len) * g.row_groups;
+      const int64_t at = r * g.row_len + k * g.chunk_len + e % g.chunk_len;
+      s_xhat += dy[at] * (x[at] - stats[2 * r]) * stats[2 * r + 1];
+      s_dy += dy[at];
+    }
+    const float total_xhat = block_sum(s_xhat, shared);
+    const float total_dy = block_sum(s_dy, shared);
+    if (threadIdx.x == 0) {
+      if (dscale) dscale[p] = total_xhat;
+      if (dbias) dbias[p] = total_dy;
+    }
+  }
+}
+
+unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::max<int64_t>(1, std::min(n, kMaxBlocks))); }
+
+}  // namespace
+
+void launch_norm(const NormGeometry& g, const float* x, const float* scale, const float* bias, float* y, float* mean,
+                 float* inv_std, cudaStream_t stream) {
+  if (g.rows == 0) return;
+  norm_forward<<<blocks_for(g.rows), kBlock, 0, stream>>>(g, x, scale, bias, y, mean, inv_std);
+  check_launch("normalization kernel");
+}
+
+void launch_norm_grad(const NormGeometry& g, const float* x, const float* scale, const float* dy, float* dx,
+                      float* dscale, float* dbias, float* stats, cudaStream_t stream) {
+  if (g.rows == 0) return;
+  norm_backward_rows<<<blocks_for(g.rows), kBlock, 0, stream>>>(g, x, scale, dy, dx, stats);
+  check_launch("normalization gradient kernel (rows)");
+  if (!dscale && !dbias) return;
+  norm_backward_params<<<blocks_for(g.params), kBlock, 0, stream>>>(g, x, dy, stats, dscale, dbias);
+  check_launch("normalization gradient kernel (parameters)");
+}
+
+}  // namespace dnnx::cuda
