@@ -55,6 +55,12 @@ IN_SCOPE = [
     r"test_(and|or|xor)(\d|_).*_cpu$",
     r"test_where_.*_cpu$",
     r"test_range_.*_cpu$",
+    # issue #15: resampling, transposed conv, reductions, indexing
+    r"test_resize_.*_cpu$",
+    r"test_upsample_.*_cpu$",
+    r"test_convtranspose.*_cpu$",
+    r"test_reduce_sum_(do_not|keep|default|negative|empty).*_cpu$",
+    r"test_reduce_(max|min|prod|l2)_.*_cpu$",
 ]
 
 EXCLUDED = {
@@ -77,6 +83,7 @@ EXCLUDED = {
     r"test_(max|min)_(u?int(8|16)|uint(32|64)|float(16|64)).*": "8/16-bit, unsigned, float16 and float64 tensors: "
                                                                 "dnnx's dtypes are float32, int32, int64 and bool",
     r"test_(edge|reflect|wrap)_pad.*": "Pad modes other than 'constant' are refused at load",
+    r"test_reduce_(max|min)_(bool_inputs|empty_set_bool).*": "bool inputs: dnnx's Reduce* ops take float32",
 }
 
 def _selected_cases():
