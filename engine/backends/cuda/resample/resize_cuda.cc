@@ -1,6 +1,7 @@
 // Resize and Upsample on CUDA: nearest and linear, float32, forward and gradient
 // (resize_kernels.cu). Cubic and antialias are refused at load (.refusing), so those nodes run
-// on the CPU inside the CUDA plan (Note [host fallback] in runtime/host_fallback.h). The
+// on the CPU inside the CUDA plan (Note [host fallback] in runtime/host_fallback.h); they do not
+// train on CUDA (the gradient factory refuses them by name). The
 // parameters are ops/resize.h's, read once at plan time; the taps are computed on the device.
 #include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/backend/simple_kernel.h"
@@ -51,6 +52,9 @@ KernelChoice plan_resize(const CudaContext& ctx, const Node& node, const std::ve
 }
 
 GradChoice plan_resize_grad(const GradRequest& r) {
+  // A refused node runs on the host in inference; its gradient has no such path yet.
+  const std::string refused = resize_refusal(r.node);
+  if (!refused.empty()) node_fail<UnsupportedModelError>(r.node, "training through it on CUDA: " + refused);
   const ResizeLaunch l = resize_launch(r.node, r.inputs);
   const int64_t n = numel(r.outputs[0].shape), x_size = numel(r.inputs[0].info.shape);
   const CudaContext* c = &cuda_context_of(r);
