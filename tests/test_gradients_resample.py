@@ -1,5 +1,6 @@
 """Issue #15's differentiable ops against float64 finite differences (tests/grad_check.py, onnx's
-reference evaluator as the oracle): Resize / Upsample, ConvTranspose and the Reduce* ops, each
+reference evaluator as the oracle): Resize / Upsample, ConvTranspose, the Reduce* ops and
+GatherElements, Tile and TopK's values, each
 behind a trainable layer (or with trainable inputs) so that the gradient flows through it. The
 tolerances are grad_check.py's (float32 gradients against float64 central differences)."""
 from __future__ import annotations
@@ -157,3 +158,34 @@ def test_reduce(op, axes, keepdims, opset):
     nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node(op, inputs, ["y"], **attrs)]
     model = make_model(nodes, [("x", [3, 4, 5])], [("y", None)], inits, opset=opset)
     check_gradients(model, ["q"], {"x": x}, rand(*out_shape(model)))
+
+
+# --- GatherElements, Tile, TopK ---------------------------------------------------------------
+@pytest.mark.parametrize("axis", [0, 1, 2])  # onnx's reference mishandles a negative axis here
+def test_gather_elements(axis):
+    # indices with repeats, so that the scatter-add sums several dY elements into one dData
+    q = rand(3, 4, 5)
+    idx_shape = list(q.shape)
+    idx_shape[axis] = 7  # more indices than the axis holds (onnx's reference wants the other dims equal)
+    size = q.shape[axis]
+    inits = {"q": q, "idx": RNG.integers(-size, size, size=idx_shape).astype(np.int64)}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]),
+             helper.make_node("GatherElements", ["h", "idx"], ["y"], axis=axis)]
+    model = make_model(nodes, [("x", [3, 4, 5])], [("y", None)], inits)
+    check_gradients(model, ["q"], {"x": rand(3, 4, 5)}, rand(*idx_shape))
+
+
+def test_tile():
+    inits = {"q": rand(2, 3, 1), "reps": np.array([2, 1, 3], np.int64)}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node("Tile", ["h", "reps"], ["y"])]
+    model = make_model(nodes, [("x", [2, 3, 1])], [("y", None)], inits)
+    check_gradients(model, ["q"], {"x": rand(2, 3, 1)}, rand(4, 3, 3))
+
+
+@pytest.mark.parametrize("axis, largest", [(-1, 1), (1, 0)])
+def test_topk_values(axis, largest):
+    inits = {"q": rand(3, 6, 4), "k": np.array([3], np.int64)}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]),
+             helper.make_node("TopK", ["h", "k"], ["y", "i"], axis=axis, largest=largest)]
+    model = make_model(nodes, [("x", [3, 6, 4])], [("y", None)], inits)
+    check_gradients(model, ["q"], {"x": rand(3, 6, 4)}, rand(*out_shape(model)))

@@ -29,7 +29,8 @@
   X(channels_last) /* <op>@NHWC: wraps the window ops above, last */                           \
   /* issue #15: resampling, transposed conv, indexing, reductions */                               \
   X(resize)        /* Resize, Upsample */                                                        \
-  X(conv_transpose)
+  X(conv_transpose)                                                                              \
+  X(indexing)      /* GatherElements, ScatterND, Tile, TopK, ArgMax, ArgMin */
 // clang-format on
 
 namespace dnnx {
