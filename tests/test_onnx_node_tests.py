@@ -76,7 +76,6 @@ EXCLUDED = {
                                                         "int64 and bool",
     r"test_equal_string.*": "string tensors: dnnx runs numeric and bool tensors only",
     r"test_maxpool_2d_uint8.*": "uint8 tensors: dnnx computes in float32 only",
-    r"test_maxpool_with_argmax_.*": "MaxPool's Indices output is refused at load (UnsupportedModelError)",
     r"test_dropout_default_mask.*": "Dropout's mask output (bool) is refused at load: inference only",
     r"test_identity_(sequence|opt).*": "sequence and optional types: dnnx runs tensors only",
     r".*_expanded(_ver18)?_cpu$": "function-expanded variants use ops outside the supported set",
