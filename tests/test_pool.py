@@ -1,5 +1,5 @@
 """MaxPool against onnxruntime: 1-D, 2-D and 3-D; strides, asymmetric pads (padding is -inf),
-dilations, ceil_mode and every auto_pad mode; load-time errors."""
+dilations, ceil_mode and every auto_pad mode; the Indices output; load-time errors."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
@@ -92,17 +92,29 @@ def test_max_pool_random(seed):
     check_pool(x_shape, **attrs)
 
 
-def test_max_pool_indices_output_is_refused():
-    outputs = (("y", [1, 1, 2, 2]), ("idx", [1, 1, 2, 2], TensorProto.INT64))
-    model = pool_model([1, 1, 4, 4], name="pool_idx", outputs=outputs, kernel_shape=[2, 2])
-    with pytest.raises(dnnx.UnsupportedModelError,
-                       match="pool_idx.*MaxPool Indices output is not supported"):
-        dnnx.load(model)
+INDICES_CASES = [
+    ([2, 3, 6, 5], dict(kernel_shape=[2, 2], strides=[2, 2]), 0),
+    ([2, 3, 6, 5], dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 0, 1]), 0),
+    ([2, 3, 6, 5], dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), 1),
+    ([1, 2, 7, 7], dict(kernel_shape=[2, 2], dilations=[2, 2], ceil_mode=1), 1),
+    ([2, 3, 9], dict(kernel_shape=[3], strides=[2], pads=[1, 1]), 0),
+    ([1, 2, 4, 5, 4], dict(kernel_shape=[2, 2, 2], strides=[2, 1, 2]), 0),
+]
 
 
-def test_max_pool_storage_order_is_refused():
-    model = pool_model([1, 1, 4, 4], name="pool_col_major", kernel_shape=[2, 2], storage_order=1)
-    with pytest.raises(dnnx.UnsupportedModelError, match="pool_col_major.*storage_order 1"):
+@pytest.mark.parametrize("x_shape, attrs, storage_order", INDICES_CASES, ids=lambda c: str(c))
+def test_max_pool_indices_output(x_shape, attrs, storage_order):
+    """The Indices output (int64, ONNX's flattened index of each maximum, row- or column-major)
+    against onnxruntime's, and Y with it."""
+    outputs = (("y", None), ("idx", None, TensorProto.INT64))
+    model = pool_model(x_shape, outputs=outputs, storage_order=storage_order, **attrs)
+    assert_matches_ort(model, {"x": rand(*x_shape)})
+
+
+def test_max_pool_storage_order_must_be_0_or_1():
+    model = pool_model([1, 1, 4, 4], name="pool_bad_order", kernel_shape=[2, 2])
+    model.graph.node[0].attribute.append(helper.make_attribute("storage_order", 2))
+    with pytest.raises(dnnx.InvalidModelError, match="pool_bad_order.*storage_order 2"):
         dnnx.load(model)
 
 

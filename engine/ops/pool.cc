@@ -1,6 +1,7 @@
 // MaxPool: X [N, C, spatial...] -> Y [N, C, out...], 1-D, 2-D and 3-D, with strides, pads
-// (padding counts as -inf), dilations, ceil_mode and auto_pad. The optional Indices output and
-// a column-major storage_order are refused at load.
+// (padding counts as -inf), dilations, ceil_mode and auto_pad; the optional Indices output
+// (int64, Y's shape: the flattened index of each maximum in X, row-major or, storage_order 1,
+// column-major over the spatial dims).
 #include "ops/pool.h"
 
 #include "ops/op.h"
@@ -16,13 +17,9 @@ constexpr size_t kIndicesOutput = 1;
 void validate_max_pool(const Node& node) {
   node.expect_only_attrs(
       {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"});
-  if (node.has_output(kIndicesOutput)) {
-    node_fail<UnsupportedModelError>(node, "MaxPool Indices output is not supported");
-  }
-  if (node.attr_int("storage_order", 0) != 0) {
-    node_fail<UnsupportedModelError>(node, "storage_order " +
-                                               std::to_string(node.attr_int("storage_order", 0)) +
-                                               " is not supported (only 0, row major)");
+  const int64_t order = node.attr_int("storage_order", 0);
+  if (order != 0 && order != 1) {
+    node_fail<InvalidModelError>(node, "storage_order " + std::to_string(order) + " must be 0 or 1");
   }
   check_window_attrs(node, WindowOp::Pool);
 }
@@ -48,7 +45,11 @@ std::vector<TensorInfo> infer_pool_window(const Node& node, const std::vector<Va
 void register_pool_ops(OpRegistry& r) {
   OpDef def;
   def.validate = validate_max_pool;
-  def.infer = infer_pool_window;
+  def.infer = [](const Node& node, const std::vector<ValueInfo>& inputs) {
+    std::vector<TensorInfo> out = infer_pool_window(node, inputs);
+    if (node.has_output(kIndicesOutput)) out.push_back(TensorInfo{out[0].shape, DType::Int64});
+    return out;
+  };
   r.add("MaxPool", std::move(def));
 }
 

@@ -1,8 +1,16 @@
-// Which axes a Reduce* op reduces, shared by the op file and every backend.
+// What a Reduce* op computes and over which axes, shared by the op file and every backend.
 #pragma once
+#include <string>
+
 #include "ops/op.h"
 
 namespace dnnx {
+
+// Over the reduced elements of one output cell (an empty set gives the identity: 0, 1, -inf,
+// +inf; ReduceMean's is NaN, 0 / 0):
+//   Mean  sum / count     Sum  sum     Max / Min  max / min     Prod  product     L2  sqrt(sum x^2)
+enum class ReduceKind { Mean, Sum, Max, Min, Prod, L2 };
+ReduceKind reduce_kind(const std::string& op_type);
 
 struct ReduceAxes {
   std::vector<bool> reduced;  // one flag per input dim

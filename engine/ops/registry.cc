@@ -30,7 +30,11 @@
   X(lstm_stack)    /* LSTMStack */                                                                 \
   X(conv_add_relu) /* Conv+Add+Relu */                                                             \
   X(conv_pool)     /* Conv+MaxPool, Conv+Relu+MaxPool (reads the fused ops) */                     \
-  X(channels_last) /* <op>@NHWC: wraps the window ops above, last */
+  X(channels_last) /* <op>@NHWC: wraps the window ops above, last */                           \
+  /* issue #15: resampling, transposed conv, indexing, reductions */                               \
+  X(resize)        /* Resize, Upsample */                                                        \
+  X(conv_transpose)                                                                              \
+  X(indexing)      /* GatherElements, ScatterND, Tile, TopK, ArgMax, ArgMin */
 // clang-format on
 
 namespace dnnx {

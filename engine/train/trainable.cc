@@ -34,7 +34,8 @@ int sole_reader(const Graph& graph, const std::string& value) {
 
 // The weight input whose being constant makes the op a parameterised layer.
 int weight_input(const Node& node) {
-  if (node.op_type == "Conv" || node.op_type == "LSTM" || node.op_type == "Gemm" || node.op_type == "MatMul") {
+  if (node.op_type == "Conv" || node.op_type == "ConvTranspose" || node.op_type == "LSTM" || node.op_type == "Gemm" ||
+      node.op_type == "MatMul") {
     return 1;
   }
   return -1;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/kernel_registry.h"
+#include "backends/cpu/max_pool_indices_cpu.h"
 #include "backends/cpu/thread_pool.h"
 #include "ops/conv_geometry.h"
 
@@ -92,6 +93,7 @@ class MaxPoolKernel final : public Kernel {
 
 KernelChoice plan_max_pool(const Node& node, const std::vector<ValueInfo>& inputs,
                            const std::vector<TensorInfo>&) {
+  if (node.has_output(1)) return plan_max_pool_with_indices(node, inputs);  // Indices: max_pool_indices_cpu.cc
   const Shape& x = inputs[0].info.shape;
   const ConvGeometry g = make_conv_geometry(node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
                                             node.attr_ints("kernel_shape", {}));

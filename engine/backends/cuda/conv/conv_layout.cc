@@ -47,10 +47,17 @@ ExplicitPad plan_padding(const ConvGeometry& g, int64_t planes, DType dtype, std
 }  // namespace
 
 ConvLayout plan_conv_layout(const Node& node, const Shape& xs, const Shape& ws, DType dtype, bool channels_last) {
+  return plan_conv_layout(
+      node, make_conv_geometry(node, WindowOp::Conv, Shape(xs.begin() + 2, xs.end()), Shape(ws.begin() + 2, ws.end())),
+      xs, ws, dtype, channels_last);
+}
+
+ConvLayout plan_conv_layout(const Node& node, const ConvGeometry& onnx, const Shape& xs, const Shape& ws, DType dtype,
+                            bool channels_last) {
   ConvLayout l;
   l.dtype = dtype;
   l.channels_last = channels_last;
-  l.onnx = make_conv_geometry(node, WindowOp::Conv, Shape(xs.begin() + 2, xs.end()), Shape(ws.begin() + 2, ws.end()));
+  l.onnx = onnx;
   l.g = l.onnx.expanded_to(std::max(kMinSpatialRank, l.onnx.rank()));
   l.pad = plan_padding(l.g, xs[0] * xs[1], dtype, l.symmetric_pads);
   l.x_dims = {xs[0], xs[1]};
@@ -65,6 +72,20 @@ ConvLayout plan_conv_layout(const Node& node, const Shape& xs, const Shape& ws, 
     node_fail<DeviceError>(node, "a channels-last conv needs 2 spatial dims and the same pads at both ends");
   }
   return l;
+}
+
+PadCrop pad_crop(const ExplicitPad& pad) {
+  PadCrop c;
+  c.dims.rank = 4;
+  const int64_t sizes[4] = {pad.planes, pad.in[0], pad.in[1], pad.in[2]};
+  const int64_t strides[4] = {pad.out[0] * pad.out[1] * pad.out[2], pad.out[1] * pad.out[2], pad.out[2], 1};
+  for (int i = 0; i < 4; ++i) {
+    c.dims.size[i] = sizes[i];
+    c.dims.stride_a[i] = strides[i];
+  }
+  c.offset = pad.begin[0] * strides[1] + pad.begin[1] * strides[2] + pad.begin[2];
+  c.count = sizes[0] * sizes[1] * sizes[2] * sizes[3];
+  return c;
 }
 
 void set_conv_descriptors(const CudaContext& ctx, const ConvLayout& l, ConvDescriptors& d) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/search/conv_algo.h"
 #include "ops/conv_geometry.h"
 
@@ -40,6 +41,19 @@ struct ConvLayout {
 // elements of `dtype`; `channels_last`: stored NHWC / KRSC (symmetric pads only).
 ConvLayout plan_conv_layout(const Node& node, const Shape& xs, const Shape& ws, DType dtype = DType::Float32,
                             bool channels_last = false);
+// The same for a convolution whose ONNX geometry `onnx` is already known (ConvTranspose's
+// adjoint Conv, ops/conv_transpose.h: xs is then its Y, the adjoint's input).
+ConvLayout plan_conv_layout(const Node& node, const ConvGeometry& onnx, const Shape& xs, const Shape& ws,
+                            DType dtype = DType::Float32, bool channels_last = false);
+
+// Where a result computed for the padded input lies in the unpadded one: crop the padded
+// [planes, out...] buffer from `offset` through `dims` (launch_gather) into [planes, in...].
+struct PadCrop {
+  BroadcastDims dims;
+  int64_t offset = 0;
+  int64_t count = 0;
+};
+PadCrop pad_crop(const ExplicitPad& pad);
 
 // Fills d's tensors, filter and convolution (with the precision's math type, conv_math_type) and
 // checks that cuDNN computes ONNX's output dims (DeviceError otherwise).

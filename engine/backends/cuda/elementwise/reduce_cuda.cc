@@ -1,8 +1,12 @@
-// ReduceMean on CUDA, one of the real-world ops of issue #5: one thread per output element over
-// the reduced dims (reduce_kernels.cu), float32 or float16 (precision="fp16"). More than
-// kMaxGlueDims non-unit dims on one side of the reduction is refused at plan time with an
-// UnsupportedModelError naming the node.
+// The Reduce* ops on CUDA: one thread per output element over the reduced dims
+// (reduce_kernels.cu), forward and gradient. ReduceMean stores float32 or float16
+// (precision="fp16"); ReduceSum, ReduceMax, ReduceMin, ReduceProd and ReduceL2 float32. Every
+// gradient is one launch, each cell writing its own elements of dX (the CPU's rules:
+// backends/cpu/reduce_cpu.cc). More than kMaxGlueDims non-unit dims on one side of the reduction
+// is refused at plan time with an UnsupportedModelError naming the node.
+#include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/backend/simple_kernel.h"
+#include "backends/cuda/elementwise/reduce_kernels.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "ops/reduce.h"
 
@@ -10,18 +14,21 @@ namespace dnnx::cuda {
 
 namespace {
 
-KernelChoice plan_reduce_mean(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
-                              const std::vector<TensorInfo>& outputs) {
-  const bool half = inputs[0].info.dtype == DType::Float16;
-  require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
+// Where each output cell and each of its elements lies in X.
+struct ReduceLayout {
+  BroadcastDims out, red;
+  int64_t count = 1;  // elements per cell
+  int64_t cells = 0;
+};
+
+ReduceLayout reduce_layout(const Node& node, const std::vector<ValueInfo>& inputs) {
   const Shape& x = inputs[0].info.shape;
   const ReduceAxes axes = reduce_axes(node, inputs, x);
   const std::vector<int64_t> strides = packed_strides(x);
-  BroadcastDims out, red;
-  int64_t count = 1;
+  ReduceLayout l;
   for (size_t d = 0; d < x.size(); ++d) {
     if (x[d] == 1) continue;
-    BroadcastDims& dims = axes.reduced[d] ? red : out;
+    BroadcastDims& dims = axes.reduced[d] ? l.red : l.out;
     if (dims.rank == kMaxGlueDims) {
       node_fail<UnsupportedModelError>(node, "X " + shape_str(x) + " has more than " + std::to_string(kMaxGlueDims) +
                                                  " non-unit dims on one side of the reduction");
@@ -29,19 +36,51 @@ KernelChoice plan_reduce_mean(const CudaContext& ctx, const Node& node, const st
     dims.size[dims.rank] = x[d];
     dims.stride_a[dims.rank] = strides[d];
     ++dims.rank;
-    if (axes.reduced[d]) count *= x[d];
+    if (axes.reduced[d]) l.count *= x[d];
   }
-  const int64_t n = numel(outputs[0].shape);
+  l.cells = numel(axes.out);
+  return l;
+}
+
+KernelChoice plan_reduce(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
+                         const std::vector<TensorInfo>&) {
+  const ReduceKind kind = reduce_kind(node.op_type);
+  const bool half = inputs[0].info.dtype == DType::Float16;
+  if (kind == ReduceKind::Mean) {
+    require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
+  } else {
+    require_cuda_float(node, inputs[0].info, "X");
+  }
+  const ReduceLayout l = reduce_layout(node, inputs);
   const CudaContext* c = &ctx;
+  if (kind == ReduceKind::Mean) {
+    return make_choice("direct kernel", [=](const KernelArgs& a) {
+      launch_reduce_mean(a.in<void>(0), a.out<void>(0), l.cells, l.out, l.red, l.count, half, c->stream);
+    });
+  }
   return make_choice("direct kernel", [=](const KernelArgs& a) {
-    launch_reduce_mean(a.in<void>(0), a.out<void>(0), n, out, red, count, half, c->stream);
+    launch_reduce(kind, a.in(0), a.out(0), l.cells, l.out, l.red, l.count, c->stream);
+  });
+}
+
+GradChoice plan_reduce_grad(const GradRequest& r) {
+  const CudaContext* c = &cuda_context_of(r);
+  const ReduceKind kind = reduce_kind(r.node.op_type);
+  const ReduceLayout l = reduce_layout(r.node, r.inputs);
+  return make_grad_choice("direct kernel", [=](const GradArgs& a) {
+    if (!a.d_inputs[0]) return;
+    launch_reduce_grad(kind, a.in(0), a.out(0), a.d_outputs[0], a.d_inputs[0], l.cells, l.out, l.red, l.count,
+                       c->stream);
   });
 }
 
 }  // namespace
 
 void register_cuda_reduce_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("ReduceMean", bind(ctx, plan_reduce_mean)).with_dtypes(kFloatAndHalf);
+  r.add("ReduceMean", bind(ctx, plan_reduce)).with_dtypes(kFloatAndHalf).with_gradient(plan_reduce_grad);
+  for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"}) {
+    r.add(op, bind(ctx, plan_reduce)).with_gradient(plan_reduce_grad);
+  }
 }
 
 }  // namespace dnnx::cuda

@@ -1,7 +1,10 @@
-// The ReduceMean kernel (reduce_cuda.cc): each output element sums its reduced elements, both
-// walked by BroadcastDims. One thread per output element, grid-stride loops, arithmetic as the
-// CPU kernels do it. The kernel takes float32 or float16 elements (element_dispatch.cuh: float
-// arithmetic either way).
+// The Reduce* kernels (reduce_cuda.cc): each output element reduces its elements, both walked
+// by BroadcastDims. One thread per output element, grid-stride loops, arithmetic as the CPU
+// kernels do it (backends/cpu/reduce_cpu.cc, its gradients too). ReduceMean takes float32 or
+// float16 elements (element_dispatch.cuh: float arithmetic either way), the others float32.
+#include <cuda_runtime.h>
+
+#include "backends/cuda/elementwise/reduce_kernels.h"
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/element_dispatch.cuh"
 #include "backends/cuda/runtime/grid_loop.cuh"
@@ -32,7 +35,92 @@ __global__ void reduce_mean(const T* __restrict__ x, T* __restrict__ y, int64_t 
   }
 }
 
+__device__ __forceinline__ float reduce_identity(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::Prod: return 1.0f;
+    case ReduceKind::Max: return -INFINITY;
+    case ReduceKind::Min: return INFINITY;
+    default: return 0.0f;
+  }
+}
+
+__global__ void reduce_cells(ReduceKind kind, const float* __restrict__ x, float* __restrict__ y, int64_t n,
+                             BroadcastDims out, BroadcastDims red, int64_t count) {
+  DNNX_GRID_LOOP(i, n) {
+    const float* base = x + walk(i, out);
+    float acc = reduce_identity(kind);
+    for (int64_t j = 0; j < count; ++j) {
+      const float v = base[walk(j, red)];
+      switch (kind) {
+        case ReduceKind::Max: acc = fmaxf(acc, v); break;
+        case ReduceKind::Min: acc = fminf(acc, v); break;
+        case ReduceKind::Prod: acc *= v; break;
+        case ReduceKind::L2: acc += v * v; break;
+        default: acc += v; break;
+      }
+    }
+    if (kind == ReduceKind::L2) acc = sqrtf(acc);
+    if (kind == ReduceKind::Mean) acc /= static_cast<float>(count);
+    y[i] = acc;
+  }
+}
+
+__global__ void reduce_cells_grad(ReduceKind kind, const float* __restrict__ x, const float* __restrict__ y,
+                                  const float* __restrict__ dy, float* __restrict__ dx, int64_t n, BroadcastDims out,
+                                  BroadcastDims red, int64_t count) {
+  DNNX_GRID_LOOP(i, n) {
+    const int64_t at = walk(i, out);
+    const float* xc = x + at;
+    float* dxc = dx + at;
+    const float yi = y[i], g = dy[i];
+    // Max / Min: the ties share g; Prod: the zeros and the product of the non-zeros.
+    int64_t ties = 0, zeros = 0;
+    float others = 1.0f;
+    if (kind == ReduceKind::Max || kind == ReduceKind::Min || kind == ReduceKind::Prod) {
+      for (int64_t j = 0; j < count; ++j) {
+        const float v = xc[walk(j, red)];
+        ties += v == yi;
+        if (v == 0.0f) {
+          ++zeros;
+        } else {
+          others *= v;
+        }
+      }
+    }
+    for (int64_t j = 0; j < count; ++j) {
+      const int64_t k = walk(j, red);
+      const float v = xc[k];
+      float d = g;
+      switch (kind) {
+        case ReduceKind::Mean: d = g / static_cast<float>(count); break;
+        case ReduceKind::L2: d = yi == 0.0f ? 0.0f : g * v / yi; break;
+        case ReduceKind::Max:
+        case ReduceKind::Min: d = v == yi ? g / static_cast<float>(ties) : 0.0f; break;
+        case ReduceKind::Prod:
+          d = zeros == 0 ? g * yi / v : (zeros == 1 && v == 0.0f ? g * others : 0.0f);
+          break;
+        default: break;
+      }
+      dxc[k] = d;
+    }
+  }
+}
+
 }  // namespace
+
+void launch_reduce(ReduceKind kind, const float* x, float* y, int64_t n, const BroadcastDims& out,
+                   const BroadcastDims& red, int64_t count, cudaStream_t stream) {
+  if (n == 0) return;
+  reduce_cells<<<grid_for(n), kBlock, 0, stream>>>(kind, x, y, n, out, red, count);
+  check_launch("reduce kernel");
+}
+
+void launch_reduce_grad(ReduceKind kind, const float* x, const float* y, const float* dy, float* dx, int64_t n,
+                        const BroadcastDims& out, const BroadcastDims& red, int64_t count, cudaStream_t stream) {
+  if (n == 0) return;
+  reduce_cells_grad<<<grid_for(n), kBlock, 0, stream>>>(kind, x, y, dy, dx, n, out, red, count);
+  check_launch("reduce gradient kernel");
+}
 
 void launch_reduce_mean(const void* x, void* y, int64_t n, const BroadcastDims& out, const BroadcastDims& red,
                         int64_t count, bool half, cudaStream_t stream) {

@@ -169,7 +169,9 @@ void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
         .with_dtypes(kFloatAndHalf)
         .refusing(channels_last ? channels_last_check("MaxPool", [](const Node& node) {
           return channels_last_max_pool_reason(node, "");
-        }) : NodeCheck());
+        }) : NodeCheck([](const Node& node) {
+          return node.has_output(1) ? std::string("no CUDA kernel for MaxPool's Indices output") : std::string();
+        }));
   }
   r.add(std::string("GlobalAveragePool") + kChannelsLastSuffix,
         [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
