@@ -270,9 +270,11 @@ def test_family_on_cuda(family, batch, optimize):
         assert_close(gpu[name], want, f"{family} {name} (cuda vs onnxruntime)")
 
 
-# --- refusals: what the CUDA kernels do not take is refused at load, naming the node ---
-def test_int_clip_is_refused_naming_the_node():
+# --- what the CUDA kernels do not take runs on the host (Note [host fallback]), naming the node ---
+def test_int_clip_runs_on_the_host_naming_the_node():
     node = helper.make_node("Clip", ["x"], ["y"], name="int_clip")
     model = make_model([node], [("x", [2, 3], TensorProto.INT32)], [("y", None, TensorProto.INT32)], opset=13)
-    with pytest.raises(dnnx.UnsupportedModelError, match="int_clip.*float32"):
-        dnnx.load(model, device="cuda").run_dict({"x": np.arange(6, dtype=np.int32).reshape(2, 3)})
+    with pytest.warns(dnnx.HostFallbackWarning, match="int_clip"):
+        gpu = dnnx.load(model, device="cuda")
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    np.testing.assert_array_equal(gpu.run_dict({"x": x})["y"], dnnx.load(model).run_dict({"x": x})["y"])
