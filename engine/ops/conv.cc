@@ -8,8 +8,6 @@ namespace dnnx {
 
 namespace {
 
-constexpr size_t kMinSpatialRank = 1;
-constexpr size_t kMaxSpatialRank = 3;
 
 void validate_conv(const Node& node) {
   node.expect_only_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
@@ -19,17 +17,7 @@ void validate_conv(const Node& node) {
 std::vector<TensorInfo> infer_conv(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& x = require_input(node, inputs, 0, "X");
   const TensorInfo& w = require_input(node, inputs, 1, "W");
-  require_float(node, x, "input X");
-  require_float(node, w, "input W");
-  const size_t rank = x.shape.size();
-  if (rank < 2 + kMinSpatialRank || rank > 2 + kMaxSpatialRank) {
-    node_fail<UnsupportedModelError>(node, "X " + shape_str(x.shape) +
-                                               " must be [N, C, spatial...] with 1 to 3 spatial dims");
-  }
-  if (w.shape.size() != rank) {
-    node_fail<InvalidModelError>(node, "W " + shape_str(w.shape) + " must have the rank of X " +
-                                           shape_str(x.shape));
-  }
+  check_conv_operands(node, x, w);
   const int64_t group = node.attr_int("group", 1);
   const int64_t channels = x.shape[1];
   const int64_t filters = w.shape[0];

@@ -1,5 +1,7 @@
 #include "ops/conv_geometry.h"
 
+#include "ops/op.h"
+
 #include <algorithm>
 
 namespace dnnx {
@@ -200,6 +202,19 @@ ConvGeometry make_conv_geometry(const Node& node, WindowOp op, const Shape& inpu
     g.output[i] = output_dim(g, i, g.ceil_mode && !same);
   }
   return g;
+}
+
+void check_conv_operands(const Node& node, const TensorInfo& x, const TensorInfo& w) {
+  require_float(node, x, "input X");
+  require_float(node, w, "input W");
+  const size_t rank = x.shape.size();
+  if (rank < 2 + kMinSpatialRank || rank > 2 + kMaxSpatialRank) {
+    node_fail<UnsupportedModelError>(node, "X " + shape_str(x.shape) +
+                                               " must be [N, C, spatial...] with 1 to 3 spatial dims");
+  }
+  if (w.shape.size() != rank) {
+    node_fail<InvalidModelError>(node, "W " + shape_str(w.shape) + " must have the rank of X " + shape_str(x.shape));
+  }
 }
 
 }  // namespace dnnx

@@ -59,6 +59,12 @@ struct ConvGeometry {
 // strides and dilations, non-negative pads, a known auto_pad, not both auto_pad and pads.
 // Throws InvalidModelError naming the node.
 void check_window_attrs(const Node& node, WindowOp op);
+// The window ops take 1 to 3 spatial dims.
+constexpr size_t kMinSpatialRank = 1;
+constexpr size_t kMaxSpatialRank = 3;
+
+// Conv's and ConvTranspose's X [N, C, spatial...] and W of X's rank: float, 1 to 3 spatial dims.
+void check_conv_operands(const Node& node, const TensorInfo& x, const TensorInfo& w);
 
 // The full geometry for one input. `input` holds X's spatial dims; `kernel` the window's (W's
 // spatial dims for Conv, kernel_shape for MaxPool). A kernel_shape attribute that disagrees

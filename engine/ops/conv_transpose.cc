@@ -11,8 +11,6 @@ namespace dnnx {
 
 namespace {
 
-constexpr size_t kMinSpatialRank = 1;
-constexpr size_t kMaxSpatialRank = 3;
 
 Shape per_dim(const Node& node, const char* attr, size_t rank, int64_t fallback) {
   Shape v = node.attr_ints(attr, Shape(rank, fallback));
@@ -35,16 +33,7 @@ void validate_conv_transpose(const Node& node) {
 std::vector<TensorInfo> infer_conv_transpose(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& x = require_input(node, inputs, 0, "X");
   const TensorInfo& w = require_input(node, inputs, 1, "W");
-  require_float(node, x, "input X");
-  require_float(node, w, "input W");
-  const size_t rank = x.shape.size();
-  if (rank < 2 + kMinSpatialRank || rank > 2 + kMaxSpatialRank) {
-    node_fail<UnsupportedModelError>(node, "X " + shape_str(x.shape) +
-                                               " must be [N, C, spatial...] with 1 to 3 spatial dims");
-  }
-  if (w.shape.size() != rank) {
-    node_fail<InvalidModelError>(node, "W " + shape_str(w.shape) + " must have the rank of X " + shape_str(x.shape));
-  }
+  check_conv_operands(node, x, w);
   const int64_t group = node.attr_int("group", 1);
   if (w.shape[0] != x.shape[1] || x.shape[1] % group != 0) {
     node_fail<InvalidModelError>(node, "X " + shape_str(x.shape) + " has " + std::to_string(x.shape[1]) +

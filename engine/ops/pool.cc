@@ -10,8 +10,6 @@ namespace dnnx {
 
 namespace {
 
-constexpr size_t kMinSpatialRank = 1;
-constexpr size_t kMaxSpatialRank = 3;
 constexpr size_t kIndicesOutput = 1;
 
 void validate_max_pool(const Node& node) {

@@ -4,21 +4,11 @@ never replay a stale graph; device value inputs are read back to the host for th
 bound drops the graphs of the plans it evicts."""
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import helper
 
 import dnnx
-from ort_check import make_model, rand, run_ort
-from test_value_inputs import computed_target, reshape_by_input, slice_by_input
-
-I64 = TensorProto.INT64
-
-
-def check(m, model, feeds):
-    want = run_ort(model, feeds)
-    got = m.run_dict(feeds)
-    for name, value in want.items():
-        assert got[name].shape == value.shape
-        np.testing.assert_array_equal(got[name], value)  # data movement and one exact op: bit for bit
+from ort_check import make_model, rand
+from test_value_inputs import check, computed_target, reshape_by_input, slice_by_input
 
 
 def test_alternating_slice_values_replay_their_own_graphs():
