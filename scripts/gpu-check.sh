@@ -12,7 +12,7 @@
 #      bench_cuda_finetune.py, fine-tune steps vs PyTorch; finetune_lstm: bench_cuda_finetune_lstm.py;
 #      resnet: bench_resnet_cuda.py, ResNet-50 vs torchvision; load: bench_load.py --device cuda,
 #      import + load + first run in a new process vs onnxruntime-gpu (where PYTHONPATH has it) and
-#      the bare CUDA floor
+#      the bare CUDA floor (ORT_GPU_PATH: where the carried onnxruntime-gpu lies, for the benches only)
 #   6. GPU_CHECK_EXTRA, a command of your own, run from the checkout (e.g. a probe:
 #      'python3 bench/probes/probe_cuda_floor.py'; its output: extra.log, whose tail is printed)
 #   7. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time;
@@ -83,7 +83,10 @@ for search in ('heuristic', 'exhaustive'):
       load) script=bench_load.py; args=(--device cuda) ;;
       *) script=bench_cuda_$name.py ;;
     esac
-    step "$name" "bench-$name.log" python3 "$OLDPWD/bench/$script" "${args[@]}" --out "$OUT/RESULTS_${name^^}.md"
+    # ORT_GPU_PATH: a folder holding onnxruntime-gpu (carried, GPU.md), put on PYTHONPATH for the
+    # benchmarks alone: the tests compare against the machine's CPU onnxruntime in dnnx's process.
+    step "$name" "bench-$name.log" env PYTHONPATH="${ORT_GPU_PATH:-${PYTHONPATH:-}}" \
+      python3 "$OLDPWD/bench/$script" "${args[@]}" --out "$OUT/RESULTS_${name^^}.md"
   done
   # GPU_CHECK_EXTRA: one more command (a probe), run from the checkout, its output in extra.log
   [ -n "${GPU_CHECK_EXTRA:-}" ] && step extra extra.log sh -c "cd '$OLDPWD' && $GPU_CHECK_EXTRA"
