@@ -1,7 +1,7 @@
 // LSTM on cuDNN's RNN v8 API (cudnnRNNForward): one layer, forward, reverse or bidirectional,
 // with sequence_lens, initial states and both layouts. ONNX and cuDNN differ in four ways,
 // bridged here:
-//  - weights: gate order and storage differ (lstm_weights.h). Constant W, R, B are packed into
+//  - weights: gate order and storage differ (rnn_weights.h). Constant W, R, B are packed into
 //    cuDNN's weight space once, at plan time; weights that are graph inputs are packed into the
 //    workspace on every run.
 //  - direction "reverse": cuDNN has none. Each sequence's first len steps are reversed into the
@@ -28,8 +28,8 @@
 
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/layout/glue_kernels.h"
-#include "backends/cuda/rnn/lstm_layouts.h"
-#include "backends/cuda/rnn/lstm_weights.h"
+#include "backends/cuda/rnn/rnn_layouts.h"
+#include "backends/cuda/rnn/rnn_weights.h"
 #include "backends/cuda/rnn/rnn_kernels.h"
 #include "backends/cuda/runtime/workspace_carver.h"
 #include "ops/lstm_attrs.h"

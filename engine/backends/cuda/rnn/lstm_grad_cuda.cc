@@ -1,7 +1,7 @@
 // LSTM's gradient on cuDNN (cudnnRNNBackwardData_v8 + cudnnRNNBackwardWeights_v8) for one layer,
 // every direction and layout the CPU gradient takes (lstm_grad_cpu.cc), bridged to ONNX as the
 // forward kernel is (lstm_cuda.cc: weight layout, "reverse" by reversing the sequences, layout-0
-// bidirectional Y and layout-1 bidirectional states transposed: lstm_layouts.h).
+// bidirectional Y and layout-1 bidirectional states transposed: rnn_layouts.h).
 //
 // The kernel runs the layer's forward too (Note [training forward] in runtime/training.h):
 // cuDNN's backward reads the reserve space of a forward in CUDNN_FWD_MODE_TRAINING, so the tail's
@@ -21,8 +21,8 @@
 #include <string>
 
 #include "backends/cuda/backend/cuda_kernels.h"
-#include "backends/cuda/rnn/lstm_layouts.h"
-#include "backends/cuda/rnn/lstm_weights.h"
+#include "backends/cuda/rnn/rnn_layouts.h"
+#include "backends/cuda/rnn/rnn_weights.h"
 #include "backends/cuda/runtime/workspace_carver.h"
 #include "backends/cuda/train/zero_grad_kernel.h"
 

@@ -6,7 +6,7 @@
 // The pass fuses only forward, seq-major layers of one hidden size, without sequence_lens or
 // initial states, with constant weights. So:
 //  - weights: every layer's W, R, B packed once, at plan time, into one weight space (layer l is
-//    cuDNN's pseudo layer l; lstm_weights.h), the input width H from layer 1 on.
+//    cuDNN's pseudo layer l; rnn_weights.h), the input width H from layer 1 on.
 //  - data: every sequence is full, so the input is cuDNN's packed seq-major layout without
 //    padded I/O (the same bytes as ONNX's X [seq, batch, I]); cuDNN's Y [seq, batch, H] is the
 //    last layer's ONNX Y [seq, 1, batch, H] as it is.

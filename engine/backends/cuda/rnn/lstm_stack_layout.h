@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backends/cuda/backend/cuda_context.h"
-#include "backends/cuda/rnn/lstm_weights.h"
+#include "backends/cuda/rnn/rnn_weights.h"
 #include "ops/lstm_stack.h"
 
 namespace dnnx::cuda {

@@ -1,4 +1,4 @@
-#include "backends/cuda/rnn/lstm_weights.h"
+#include "backends/cuda/rnn/rnn_weights.h"
 
 #include <algorithm>
 #include <cstring>
