@@ -10,6 +10,7 @@ import sys
 
 from ..errors import DnnxError
 from . import bench, finetune, info, models, plan, profile, run
+from ._args import DefaultsHelpFormatter
 
 COMMANDS = (info, run, plan, bench, profile, models, finetune)  # each: NAME, HELP, add_arguments(parser), main(args)
 DESCRIPTION = "dnnx: an ONNX inference and fine-tuning engine (CPU: OpenBLAS; NVIDIA GPUs: cuDNN, cuBLAS)."
@@ -20,7 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dnnx", description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
-        sub = commands.add_parser(command.NAME, help=command.HELP, description=command.HELP)
+        sub = commands.add_parser(command.NAME, help=command.HELP, description=command.HELP,
+                                  formatter_class=DefaultsHelpFormatter)
         command.add_arguments(sub)
         sub.set_defaults(handler=command.main)
     return parser

@@ -29,3 +29,17 @@ def add_model(parser: argparse.ArgumentParser) -> None:
 def add_batch(parser: argparse.ArgumentParser, required: bool = False, help_extra: str = "") -> None:
     parser.add_argument("--batch", type=positive_int, required=required, metavar="N",
                         help="batch size: replaces a symbolic or size-1 leading input dim" + help_extra)
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """--help with every option's default: appends "(default: X)" to an option's help unless the
+    help already names its default, the default is None or False (the option is off), or it is a
+    positional argument. argparse's ArgumentDefaultsHelpFormatter would also print "(default: None)"."""
+
+    def _get_help_string(self, action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (not action.option_strings or "(default" in text or "%(default)" in text or default is None
+                or default is False or default is argparse.SUPPRESS):
+            return text
+        return f"{text} (default: %(default)s)"
