@@ -4,10 +4,13 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass
+from typing import Any, Dict, Optional
 
 import numpy as np
 
+from ._chunks import run_chunked
 from ._device import backend_options
+from ._inputs import checked_inputs
 from .errors import HostFallbackWarning, PlanCacheWarning
 from . import finetune as _finetune
 from ._importer import import_model, restore_weights
@@ -81,6 +84,8 @@ class Model:
 
     # --- running -------------------------------------------------------------------------------
     def _ordered_inputs(self, args, kwargs) -> list:
+        """The inputs in graph-input order, under dnnx's input rule (_inputs.py: dtypes strict,
+        lists converted, None and empty batches refused, shared dims agreeing)."""
         names = [spec.name for spec in self.inputs]
         if len(args) == 1 and isinstance(args[0], dict) and not kwargs:
             feeds = args[0]
@@ -91,31 +96,57 @@ class Model:
                 raise ValueError("pass inputs either positionally or by name, not both")
             if len(args) != len(names):
                 raise ValueError(f"expected {len(names)} input(s) ({', '.join(names)}), got {len(args)}")
-            return list(args)  # host or device arrays: the engine reads either (python/bindings/run_inputs.h)
+            # host or device arrays: the engine reads either (python/bindings/run_inputs.h)
+            return checked_inputs(self.inputs, args)
         unknown = sorted(set(feeds) - set(names))
         missing = [n for n in names if n not in feeds]
         if unknown or missing:
             raise ValueError(f"inputs by name: expected {names}; missing {missing}, unknown {unknown}")
-        return [feeds[n] for n in names]
+        return checked_inputs(self.inputs, [feeds[n] for n in names])
 
-    def run_dict(self, *args, output="numpy", **kwargs) -> dict:
-        """Runs the model; always returns {output name: array}."""
-        outputs = self._current_engine().run(self._ordered_inputs(args, kwargs), output)
+    def _outputs(self, args, kwargs, output, chunk_size, progress=None) -> list:
+        """The outputs of one run (or of a chunked one) as a list in graph-output order."""
+        arrays = self._ordered_inputs(args, kwargs)
+        engine = self._current_engine()
+        if chunk_size is None:
+            return engine.run(arrays, output)
+        if output != "numpy":
+            raise ValueError(f"chunk_size: chunked runs return numpy arrays; got output={output!r}")
+        return run_chunked(lambda feed: engine.run(feed, "numpy"), self.inputs, self.outputs, self.value_inputs,
+                           arrays, chunk_size, progress)
+
+    def run_dict(self, *inputs: Any, output: str = "numpy", chunk_size: Optional[int] = None,
+                 **named_inputs: Any) -> Dict[str, Any]:
+        """Runs the model as ``run`` does (the same inputs and keywords); always returns
+        {output name: array} in graph-output order."""
+        outputs = self._outputs(inputs, named_inputs, output, chunk_size)
         return {spec.name: out for spec, out in zip(self.outputs, outputs)}
 
-    def run(self, *args, output="numpy", **kwargs):
-        """One positional array per graph input, or one dict by input name. Returns an array for a
-        single-output model, else a tuple in graph-output order.
+    def run(self, *inputs: Any, output: str = "numpy", chunk_size: Optional[int] = None, **named_inputs: Any):
+        """One positional array per graph input, or one dict by input name, or the inputs as
+        keywords by name. Returns an array for a single-output model, else a tuple in
+        graph-output order.
 
         Inputs are numpy arrays, or on a CUDA model device arrays read in place without a host
         copy: anything with ``__dlpack__`` on the model's GPU (PyTorch CUDA tensors, CuPy), with
         ``__cuda_array_interface__``, or a ``dnnx.DeviceArray``. They must be C-contiguous; a wrong
-        dtype, shape or device is a ValueError naming the input. ``output="device"`` (CUDA only)
-        returns ``dnnx.DeviceArray``s in GPU memory instead of numpy arrays (their lifetime rules
-        are in ``help(dnnx.DeviceArray)``); an input named "output" must then be passed in a dict.
-        A run returns when its outputs are complete; runs from several threads take turns on the
-        model's CUDA stream."""
-        outputs = self._current_engine().run(self._ordered_inputs(args, kwargs), output)
+        dtype, shape or device is a ValueError naming the input.
+
+        The input rule (the same for ``InferenceSession`` and ``dnnx run``): an array of another
+        dtype than the input's (float64 for a float32 input) is a ValueError naming the input, the
+        dtype expected and the one given: dnnx converts no arrays. A Python list or scalar becomes
+        an array of the input's dtype when no kind changes (ints for a float input). ``None``, an
+        empty batch (a symbolic dim of 0) and two inputs disagreeing on a shared named dim are
+        ValueErrors naming the input(s).
+
+        ``output="device"`` (CUDA only) returns ``dnnx.DeviceArray``s in GPU memory instead of
+        numpy arrays (their lifetime rules are in ``help(dnnx.DeviceArray)``). ``chunk_size=k``
+        streams the inputs with a symbolic leading (batch) dim through the model k rows at a time
+        and gathers the outputs (which must be batch-major) into full numpy arrays: memory for the
+        activations stays that of one chunk; a smaller last chunk runs its own plan. An input
+        named "output" or "chunk_size" must be passed in a dict. A run returns when its outputs
+        are complete; runs from several threads take turns on the model's CUDA stream."""
+        outputs = self._outputs(inputs, named_inputs, output, chunk_size)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     __call__ = run

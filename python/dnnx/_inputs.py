@@ -1,0 +1,87 @@
+"""The one input rule of dnnx (``Model.run``, ``run_dict``, ``profile``, ``plan(inputs=)``,
+``InferenceSession.run`` and ``dnnx run`` alike): strict, with a message naming the input.
+
+- an array (numpy, or a device array) must have the input's declared dtype: a float64 array for
+  a float32 input is a ValueError naming the input, the dtype expected and the dtype given, as
+  onnxruntime refuses it. dnnx converts no array: a silent conversion would copy and change
+  precision behind the caller's back (the CLI refuses a float64 .npy the same way);
+- a Python list, tuple or scalar has no dtype of its own: it becomes an array of the declared
+  dtype when its values convert without changing kind (ints to a float input, bools to bool;
+  not floats to an int input), as onnxruntime converts lists;
+- ``None`` is a ValueError naming the input;
+- an empty batch (a symbolic dim given as 0) is a ValueError: dnnx plans for 1 row or more (skip
+  the call when there is nothing to run);
+- inputs that share a named dim (two inputs declared [N, ...]) must agree on its size: a
+  ValueError naming both inputs, before any planning.
+
+Device arrays (anything with ``__dlpack__`` or ``__cuda_array_interface__``, a DeviceArray) pass
+through: the engine checks their dtype, layout and device (python/bindings/run_inputs.cc).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _is_device(value) -> bool:
+    return not isinstance(value, np.ndarray) and (hasattr(value, "__cuda_array_interface__") or
+                                                  hasattr(value, "__dlpack_device__"))
+
+
+def _from_python(spec, value) -> np.ndarray:
+    """A list, tuple or scalar as an array of the declared dtype, when no kind changes."""
+    want = np.dtype(spec.dtype)
+    try:
+        natural = np.asarray(value)
+    except ValueError as e:  # a ragged list
+        raise ValueError(f"input '{spec.name}': a {type(value).__name__} that is not a regular array ({e})") from None
+    if natural.dtype == object or not np.can_cast(natural.dtype, want, casting="same_kind"):
+        raise ValueError(f"input '{spec.name}': expected dtype {want}, got a {type(value).__name__} of "
+                         f"{natural.dtype} values (lists convert only where no kind changes)")
+    return np.ascontiguousarray(natural, dtype=want)
+
+
+def checked_input(spec, value):
+    """``value`` for the input ``spec`` (a TensorSpec) under the rule above: the same object, or
+    the array a list becomes."""
+    if value is None:
+        raise ValueError(f"input '{spec.name}': expected an array of {spec.dtype} {list(spec.shape)}, got None")
+    if isinstance(value, (np.ndarray, np.generic)):
+        if value.dtype != np.dtype(spec.dtype):
+            raise ValueError(f"input '{spec.name}': expected dtype {spec.dtype}, got {value.dtype} "
+                             f"(dnnx converts no arrays: pass x.astype(np.{spec.dtype}))")
+        return value
+    if _is_device(value):
+        return value
+    return _from_python(spec, value)
+
+
+def check_dims(specs, values) -> None:
+    """Empty symbolic dims, and named dims on which two inputs disagree (inputs in spec order)."""
+    seen = {}  # dim name -> (input name, size)
+    for spec, value in zip(specs, values):
+        shape = getattr(value, "shape", None)
+        if shape is None or len(shape) != len(spec.shape):
+            continue  # the engine names a rank mismatch
+        for declared, size in zip(spec.shape, shape):
+            if not isinstance(declared, str):
+                continue
+            size = int(size)
+            if size == 0:
+                raise ValueError(f"input '{spec.name}': dim '{declared}' is 0 (an empty batch); dnnx runs 1 row or "
+                                 f"more: skip the call when there is nothing to run")
+            if declared == "?":  # an unnamed dim binds nothing across inputs
+                continue
+            other = seen.setdefault(declared, (spec.name, size))
+            if other[1] != size:
+                raise ValueError(f"inputs '{other[0]}' and '{spec.name}' disagree on dim '{declared}': "
+                                 f"{other[1]} vs {size}")
+
+
+def checked_inputs(specs, values) -> list:
+    """All inputs (in spec order) under the rule."""
+    values = [checked_input(spec, value) for spec, value in zip(specs, values)]
+    check_dims(specs, values)
+    return values
+
+
+__all__ = ["checked_input", "checked_inputs", "check_dims"]
