@@ -34,7 +34,8 @@
   /* issue #15: resampling, transposed conv, indexing, reductions */                               \
   X(resize)        /* Resize, Upsample */                                                        \
   X(conv_transpose)                                                                              \
-  X(indexing)      /* GatherElements, ScatterND, Tile, TopK, ArgMax, ArgMin */
+  X(indexing)      /* GatherElements, ScatterND, Tile, TopK, ArgMax, ArgMin */                   \
+  X(recurrent)     /* GRU, RNN */
 // clang-format on
 
 namespace dnnx {
