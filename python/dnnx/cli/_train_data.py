@@ -1,5 +1,6 @@
-"""The data ``dnnx finetune`` trains on: an .npz of inputs and labels, or ``digits`` (scikit-learn's
-bundled handwritten digits resized to the model's input, split into train and validation)."""
+"""The data ``dnnx finetune`` trains on: an .npz of inputs and labels, or ``digits`` (the handwritten
+digits scikit-learn bundles, shipped with dnnx: dnnx/_digits.py; resized to the model's input,
+split into train and validation)."""
 from __future__ import annotations
 
 from pathlib import Path

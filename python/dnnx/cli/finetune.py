@@ -1,10 +1,13 @@
 """``dnnx finetune MODEL --data train.npz|digits --out tuned.onnx``: train the last layers of a model
-with SGD on the CPU and write the tuned ONNX file (the original graph with new initializers).
+with SGD (on the CPU, or on an NVIDIA GPU with --device cuda) and write the tuned ONNX file (the
+original graph with new initializers).
 
-Each epoch shows a progress line (loss, samples/s; refreshed in place on a terminal) and ends with
-one line holding the train loss and the validation loss and accuracy. With --checkpoint-dir a
-checkpoint is written (atomically) after every epoch; --resume continues from it with the same
-data order, so the result is the same as a run that was never stopped. Ctrl-C finishes the step
+Each epoch shows a progress bar (steps, loss, samples/s; on a terminal, on stderr) and ends with
+one line holding the train loss and the validation loss and accuracy; --plot draws them per epoch.
+With --checkpoint-dir a checkpoint is written (atomically) after every epoch; --resume continues
+from it with the same data order, so the result is the same as a run that was never stopped, and
+may raise --epochs (the learning-rate schedule is then recomputed over the new total). A folder
+that holds another checkpoint is not written over without --overwrite. Ctrl-C finishes the step
 in flight, saves the checkpoint and the model as they are after it, and exits with status 130.
 """
 from __future__ import annotations
@@ -20,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from .._importer import read_model
+from .._plot import require_matplotlib, training_curves
+from .._progress import bar
 from ..finetune import LOSSES, atomic_write_bytes, tuned_proto
 from ..model import load
 from . import _checkpoint
@@ -27,9 +32,9 @@ from ._args import add_model, positive_int
 from ._train_data import DIGITS, load_training_data
 
 NAME = "finetune"
-HELP = "fine-tune the last layers of a model with SGD on the CPU and save the tuned ONNX file"
+HELP = ("fine-tune the last layers of a model with SGD, on the CPU or (--device cuda) an NVIDIA GPU, and save the "
+        "tuned ONNX file")
 INTERRUPTED = 130      # the shell's status for SIGINT
-PROGRESS_EVERY_S = 0.5  # how often the in-place progress line is refreshed on a terminal
 
 
 def _float(text: str) -> float:
@@ -43,27 +48,35 @@ def _float(text: str) -> float:
 def add_arguments(parser) -> None:
     add_model(parser)
     parser.add_argument("--data", required=True, metavar="FILE.npz|digits",
-                        help=f"training data: an .npz with inputs and labels, or '{DIGITS}' (scikit-learn's "
-                             "handwritten digits resized to the model's input; needs the 'digits' extra)")
+                        help=f"training data: an .npz with inputs and labels, or '{DIGITS}' (the 1,797 8x8 handwritten "
+                             "digits scikit-learn bundles, shipped with dnnx, resized to the model's input and split "
+                             "80/20 into train and validation)")
     parser.add_argument("--val", metavar="FILE.npz", help="validation data (same keys as --data)")
-    parser.add_argument("--x-key", default="x", help="the inputs' key in the .npz files (default x)")
-    parser.add_argument("--y-key", default="y", help="the labels' (or targets') key (default y)")
+    parser.add_argument("--x-key", default="x", help="the inputs' key in the .npz files")
+    parser.add_argument("--y-key", default="y", help="the labels' (or targets') key")
     parser.add_argument("--trainable", default="last:2",
                         help="'last:N' (the last N Conv/Gemm/MatMul/LSTM layers), 'all', or comma-separated "
-                             "initializer names (default last:2)")
-    parser.add_argument("--loss", default="cross_entropy", choices=LOSSES)
-    parser.add_argument("--epochs", type=positive_int, default=5)
-    parser.add_argument("--batch-size", type=positive_int, default=64)
-    parser.add_argument("--lr", type=float, default=0.01)
-    parser.add_argument("--momentum", type=float, default=0.9)
-    parser.add_argument("--nesterov", action="store_true")
-    parser.add_argument("--weight-decay", type=float, default=0.0)
-    parser.add_argument("--schedule", choices=["step", "cosine"], help="learning-rate schedule over the whole run")
-    parser.add_argument("--device", default="cpu", help="where to train: cpu (default), cuda or cuda:N")
+                             "initializer names")
+    parser.add_argument("--loss", default="cross_entropy", choices=LOSSES, help="the loss")
+    parser.add_argument("--epochs", type=positive_int, default=5,
+                        help="epochs of the whole run (with --resume: may be more than the checkpoint's run had)")
+    parser.add_argument("--batch-size", type=positive_int, default=64, help="rows per step")
+    parser.add_argument("--lr", type=float, default=0.01, help="learning rate")
+    parser.add_argument("--momentum", type=float, default=0.9, help="SGD momentum")
+    parser.add_argument("--nesterov", action="store_true", help="Nesterov momentum")
+    parser.add_argument("--weight-decay", type=float, default=0.0, help="L2 weight decay")
+    parser.add_argument("--schedule", choices=["step", "cosine"],
+                        help="learning-rate schedule over the whole run (default: constant)")
+    parser.add_argument("--device", default="cpu", help="where to train: cpu, cuda or cuda:N")
     parser.add_argument("--out", required=True, metavar="FILE.onnx", help="the tuned model")
     parser.add_argument("--seed", type=int, default=0, help="the data order (and the digits split)")
     parser.add_argument("--checkpoint-dir", metavar="DIR", help="write a checkpoint here after every epoch")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoint in --checkpoint-dir")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace a checkpoint already in --checkpoint-dir (without it, such a folder is an error)")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="draw train/validation loss and accuracy per epoch (needs matplotlib: dnnx[plot]; the "
+                             "train accuracy costs one forward pass over the training data per epoch)")
 
 
 def _trainable(text: str):
@@ -71,11 +84,12 @@ def _trainable(text: str):
 
 
 def _settings(args, model_path: Path) -> dict:
-    """What a resumed run must share with the one that wrote the checkpoint."""
+    """What a resumed run must share with the one that wrote the checkpoint (not the epoch count:
+    a resumed run may be longer)."""
     digest = hashlib.sha256(model_path.read_bytes()).hexdigest()
     return {"model_sha256": digest, "data": str(args.data), "trainable": args.trainable, "loss": args.loss,
             "batch_size": args.batch_size, "lr": args.lr, "momentum": args.momentum, "nesterov": args.nesterov,
-            "weight_decay": args.weight_decay, "schedule": args.schedule, "epochs": args.epochs, "seed": args.seed}
+            "weight_decay": args.weight_decay, "schedule": args.schedule, "seed": args.seed}
 
 
 class _StopFlag:
@@ -99,41 +113,49 @@ class _StopFlag:
             signal.signal(signal.SIGINT, self._previous)
 
 
-class _Progress:
-    """The epoch's progress line: refreshed in place on a terminal, the final line printed always."""
+class _Epoch:
+    """One epoch's progress bar (dnnx._progress: on a terminal, on stderr) and its running train
+    loss; ``finish`` prints the epoch's line (always, on stdout) and returns its history entry."""
 
-    def __init__(self, epoch: int, epochs: int, steps: int):
+    def __init__(self, epoch: int, epochs: int, steps: int, done: int):
+        self.epoch, self.epochs = epoch, epochs
         self.prefix = f"epoch {epoch + 1}/{epochs}"
-        self.steps = steps
         self.start = time.perf_counter()
-        self.shown = self.start
         self.samples = 0
         self.loss_sum = 0.0
-        self.loss_rows = 0
-        self.tty = sys.stdout.isatty()
+        self.bar = bar(steps, desc=self.prefix, unit="step")
+        self.bar.update(done)  # a resumed epoch starts where it stopped
 
-    def add(self, loss: float, rows: int, step: int) -> None:
+    def add(self, loss: float, rows: int) -> None:
         self.samples += rows
         self.loss_sum += loss * rows
-        self.loss_rows += rows
-        now = time.perf_counter()
-        if self.tty and now - self.shown >= PROGRESS_EVERY_S:
-            self.shown = now
-            print(f"\r{self.prefix}  step {step}/{self.steps}  {self.line()}", end="", flush=True)
+        elapsed = max(time.perf_counter() - self.start, 1e-9)
+        self.bar.set_postfix_str(f"loss {self.train_loss():.4f}, {self.samples / elapsed:.0f} samples/s", refresh=False)
+        self.bar.update()
 
     def train_loss(self) -> float:
-        return self.loss_sum / self.loss_rows if self.loss_rows else float("nan")
+        return self.loss_sum / self.samples if self.samples else float("nan")
 
-    def line(self) -> str:
-        elapsed = max(time.perf_counter() - self.start, 1e-9)
-        return f"loss {self.train_loss():.4f}  {self.samples / elapsed:.0f} samples/s"
+    def close(self) -> None:
+        self.bar.close()
 
-    def finish(self, validation) -> None:
-        val = (f"val loss {validation['loss']:.4f}  val accuracy {validation['accuracy']:.4f}"
-               if validation else "val -")
+    def finish(self, validation, train_accuracy=None) -> dict:
+        self.close()
         elapsed = time.perf_counter() - self.start
-        print(f"{chr(13) if self.tty else ''}{self.prefix}  train loss {self.train_loss():.4f}  {val}  "
-              f"{self.samples / max(elapsed, 1e-9):.0f} samples/s  {elapsed:.1f} s", flush=True)
+        entry = {"epoch": self.epoch + 1, "train_loss": self.train_loss()}
+        text = f"{self.prefix}  train loss {entry['train_loss']:.4f}"
+        if train_accuracy is not None:
+            entry["train_accuracy"] = train_accuracy
+            text += f"  train accuracy {train_accuracy:.4f}"
+        if validation:
+            entry.update(val_loss=validation["loss"], val_accuracy=validation.get("accuracy"))
+            text += f"  val loss {validation['loss']:.4f}"
+            if validation.get("accuracy") is not None:
+                text += f"  val accuracy {validation['accuracy']:.4f}"
+        else:
+            text += "  val -"
+        print(f"{text}  {self.samples / max(elapsed, 1e-9):.0f} samples/s  {elapsed:.1f} s", flush=True)
+        return entry
 
 
 def _full_batches(x, y, batch: int, what: str) -> tuple:
@@ -147,15 +169,40 @@ def _save_model(path: Path, out, tuner) -> None:
     atomic_write_bytes(out, tuned_proto(read_model(path), tuner.weights()).SerializeToString())
 
 
-def main(args) -> int:
-    model_path = Path(args.model)
+def _check_checkpoint_dir(args) -> None:
+    """--resume needs a folder; a folder holding a checkpoint is only written over with --overwrite."""
     if args.resume and not args.checkpoint_dir:
         raise ValueError("--resume needs --checkpoint-dir (where the checkpoint is)")
-    if args.checkpoint_dir and not Path(args.checkpoint_dir).is_dir():
-        Path(args.checkpoint_dir).mkdir(parents=True)
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues the checkpoint and --overwrite replaces it: pass one of them")
+    if not args.checkpoint_dir:
+        return
+    folder = Path(args.checkpoint_dir)
+    if not folder.is_dir():
+        folder.mkdir(parents=True)
+    elif not args.resume and not args.overwrite:
+        meta = _checkpoint.peek(folder)
+        if meta is not None:
+            raise ValueError(f"--checkpoint-dir {folder} already holds a checkpoint ({meta.describe()}): "
+                             f"--resume continues it, --overwrite starts over and replaces it")
+
+
+def _check_output_folder(option: str, path) -> None:
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{option} {path}: output folder not found: {folder}")
+
+
+def main(args) -> int:
+    model_path = Path(args.model)
+    _check_checkpoint_dir(args)
     for name, value in (("--lr", args.lr), ("--momentum", args.momentum), ("--weight-decay", args.weight_decay)):
         if not math.isfinite(value):
             raise ValueError(f"{name}: expected a finite number, got {value}")
+    _check_output_folder("--out", args.out)
+    if args.plot:
+        require_matplotlib()  # before training: a missing extra fails at once, not after the run
+        _check_output_folder("--plot", args.plot)
     model = load(model_path, device=args.device)
     # A model exported with a fixed batch (often 1) is loaded at --batch-size and fed full batches
     # only; the saved file keeps the original batch (it is written from the file, not the load).
@@ -172,33 +219,64 @@ def main(args) -> int:
                            nesterov=args.nesterov, weight_decay=args.weight_decay, schedule=args.schedule,
                            seed=args.seed, total_steps=args.epochs * steps_per_epoch)
     settings = _settings(args, model_path)
-    epoch, skip = 0, 0
+    epoch, skip, history = 0, 0, []
     if args.resume:
-        epoch, skip = _checkpoint.load(args.checkpoint_dir, tuner, settings)
-        print(f"resumed from {_checkpoint.path_in(args.checkpoint_dir)}: epoch {epoch + 1}, step {skip}")
+        meta = _checkpoint.load(args.checkpoint_dir, tuner, settings)
+        epoch, skip, history = meta.epoch, meta.step_in_epoch, list(meta.history)
+        done = f"epoch {epoch + 1}, step {skip}" if epoch < args.epochs else f"{epoch} epoch(s) done"
+        print(f"resumed from {_checkpoint.path_in(args.checkpoint_dir)}: {done}")
+        if epoch > args.epochs or (epoch == args.epochs and skip > 0):
+            raise ValueError(f"--epochs {args.epochs}: the checkpoint is already past it ({meta.describe()}); "
+                             f"pass --epochs {epoch + (1 if skip else 0)} or more")
+        if meta.epochs is not None and meta.epochs != args.epochs and args.schedule:
+            print(f"the run now has {args.epochs} epochs (the checkpoint's had {meta.epochs}): the {args.schedule} "
+                  f"learning-rate schedule is recomputed over {args.epochs * steps_per_epoch} steps")
+    if epoch >= args.epochs:
+        _save_model(model_path, args.out, tuner)
+        print(f"nothing was trained: the checkpoint's run already holds all {args.epochs} epoch(s) (pass a larger "
+              f"--epochs to train more); wrote {args.out} with its weights")
+        _plot(args, history, model_path)
+        return 0
     print(f"training {', '.join(tuner.parameters)} on {len(y_train)} samples, {steps_per_epoch} steps per epoch")
     with _StopFlag() as stop:
         while epoch < args.epochs and not stop.set:
             # The order of an epoch depends on the seed and the epoch alone: a resumed run sees the same.
             order = np.random.default_rng([args.seed, epoch]).permutation(len(y_train))
-            progress = _Progress(epoch, args.epochs, steps_per_epoch)
+            progress = _Epoch(epoch, args.epochs, steps_per_epoch, skip)
             step = skip
             while step < steps_per_epoch and not stop.set:
                 rows = order[step * args.batch_size:(step + 1) * args.batch_size]
-                progress.add(tuner.step(x_train[rows], y_train[rows]), len(rows), step + 1)
+                progress.add(tuner.step(x_train[rows], y_train[rows]), len(rows))
                 step += 1
             if stop.set and step < steps_per_epoch:
+                progress.close()
                 if args.checkpoint_dir:
-                    _checkpoint.save(args.checkpoint_dir, tuner, epoch, step, settings)
+                    _checkpoint.save(args.checkpoint_dir, tuner, epoch, step, settings, args.epochs, history)
                 break
-            progress.finish(tuner.evaluate(x_val, y_val, batch_size=args.batch_size) if x_val is not None else None)
+            validation = tuner.evaluate(x_val, y_val, batch_size=args.batch_size) if x_val is not None else None
+            train_accuracy = None
+            if args.plot and args.loss == "cross_entropy":
+                train_accuracy = tuner.evaluate(x_train, y_train, batch_size=args.batch_size)["accuracy"]
+            history.append(progress.finish(validation, train_accuracy))
             epoch, skip = epoch + 1, 0
             if args.checkpoint_dir:
-                _checkpoint.save(args.checkpoint_dir, tuner, epoch, 0, settings)
+                _checkpoint.save(args.checkpoint_dir, tuner, epoch, 0, settings, args.epochs, history)
     _save_model(model_path, args.out, tuner)
+    _plot(args, history, model_path)
     if stop.set:
         where = f"; checkpoint in {args.checkpoint_dir}" if args.checkpoint_dir else ""
         print(f"\ninterrupted after {tuner.steps} steps: wrote {args.out}{where}", file=sys.stderr)
         return INTERRUPTED
     print(f"wrote {args.out}")
     return 0
+
+
+def _plot(args, history: list, model_path: Path) -> None:
+    if not args.plot:
+        return
+    if not history:
+        print(f"--plot: no epoch is complete, nothing to draw ({args.plot} not written)", file=sys.stderr)
+        return
+    training_curves(history, args.plot, title=f"{model_path.name}: fine-tuning {args.trainable}, lr {args.lr}, "
+                                                 f"batch {args.batch_size}")
+    print(f"wrote {args.plot}")

@@ -6,7 +6,7 @@ from ..plan import format_bytes
 from ._args import add_batch, add_model
 
 NAME = "plan"
-HELP = "show the execution plan (per layer: shapes, algorithm, workspace) and memory use"
+HELP = "show the execution plan on the CPU (per layer: shapes, algorithm, workspace) and memory use"
 
 
 def add_arguments(parser) -> None:

@@ -3,6 +3,9 @@ Used by ``dnnx bench`` and by bench/bench_cpu.py.
 
     report = measure("lenet.onnx", batch=64, threads=2, compare=True)
     print(format_report(report))
+
+``dnnx bench`` prints the header (``format_header``) as soon as the model is loaded, through
+``measure``'s ``announce``, and shows a progress bar over the calls (dnnx._progress) meanwhile.
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._progress import bar
 from ..model import load
 from ..threads import set_num_threads
 
@@ -101,24 +105,31 @@ def ort_session(proto, threads: int):
     return ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def time_interleaved(runners: dict, warmup: int, iters: int) -> dict:
+def time_interleaved(runners: dict, warmup: int, iters: int, progress: bool = False) -> dict:
     """{name: [seconds]}: the engines take turns call by call, so that load from other processes
-    on a shared machine falls on both alike rather than on whichever ran second."""
-    for _ in range(warmup):
-        for run in runners.values():
-            run()
-    seconds = {name: [] for name in runners}
-    for _ in range(iters):
-        for name, run in runners.items():
-            start = time.perf_counter()
-            run()
-            seconds[name].append(time.perf_counter() - start)
+    on a shared machine falls on both alike rather than on whichever ran second. ``progress``
+    shows a bar over the rounds (on a terminal; its update falls outside the timed calls)."""
+    with bar(warmup + iters, desc="warm-up", unit="round", show=progress) as shown:
+        for _ in range(warmup):
+            for run in runners.values():
+                run()
+            shown.update()
+        shown.set_description_str(" vs ".join(runners))
+        seconds = {name: [] for name in runners}
+        for _ in range(iters):
+            for name, run in runners.items():
+                start = time.perf_counter()
+                run()
+                seconds[name].append(time.perf_counter() - start)
+            shown.update()
     return seconds
 
 
 def measure(path, batch: int, threads=None, warmup: int = 10, iters: int = 100, compare: bool = False,
-            seed: int = 0) -> Report:
-    """Times dnnx (and onnxruntime when ``compare``) on one model and compares their outputs."""
+            seed: int = 0, announce=None, progress: bool = False) -> Report:
+    """Times dnnx (and onnxruntime when ``compare``) on one model and compares their outputs.
+    ``announce(report)`` is called once the model is loaded, before any call is timed (the report
+    then has its settings, no timings); ``progress`` shows a bar over the calls."""
     threads = threads or available_cores()
     set_num_threads(threads)  # before load: the CPU kernels are split for the threads at plan time
     model = load(path, batch_size=batch)
@@ -126,6 +137,8 @@ def measure(path, batch: int, threads=None, warmup: int = 10, iters: int = 100, 
     report = Report(str(path), batch, samples, threads, warmup, iters, load_profile=model.load_profile())
     if samples != batch:
         report.notes.append(f"the model's batch is fixed at {samples}; --batch {batch} does not apply")
+    if announce is not None:
+        announce(report)
     runners = {"dnnx": lambda: model.run_dict(feeds)}
     session = None
     if compare:
@@ -135,7 +148,7 @@ def measure(path, batch: int, threads=None, warmup: int = 10, iters: int = 100, 
             report.notes.append("onnxruntime is not installed: dnnx timed alone")
         else:
             runners[ORT] = lambda: session.run(None, feeds)
-    seconds = time_interleaved(runners, warmup, iters)
+    seconds = time_interleaved(runners, warmup, iters, progress=progress)
     report.timings = [Timing(name, s, samples) for name, s in seconds.items()]
     if session is not None:
         ours = model.run_dict(feeds)
@@ -145,9 +158,14 @@ def measure(path, batch: int, threads=None, warmup: int = 10, iters: int = 100, 
     return report
 
 
-def format_report(report: Report) -> str:
-    lines = [f"model {report.model}: batch {report.batch} ({report.samples} samples per call), "
-             f"{report.threads} thread(s), {report.warmup} warm-up + {report.iters} timed calls each"]
+def format_header(report: Report) -> str:
+    return (f"model {report.model}: batch {report.batch} ({report.samples} samples per call), "
+            f"{report.threads} thread(s), {report.warmup} warm-up + {report.iters} timed calls each")
+
+
+def format_report(report: Report, header: bool = True) -> str:
+    """The whole report; ``header=False`` leaves out the first line (printed earlier by ``dnnx bench``)."""
+    lines = [format_header(report)] if header else []
     rows = [("engine", "median ms", "p90 ms", "samples/s")]
     rows += [(t.engine, f"{1e3 * t.median_s:.3f}", f"{1e3 * t.p90_s:.3f}", f"{t.samples_per_s:,.0f}")
              for t in report.timings]
