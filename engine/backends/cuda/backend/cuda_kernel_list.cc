@@ -13,11 +13,12 @@
   X(reduce) X(pad) X(slice) X(expand) X(split) X(gather) X(cast)                                   \
   X(compare) X(logical) X(where) X(range)  /* elementwise/: typed (integer, bool) kernels */        \
   X(unary_math) X(pow_prelu) X(normalization) X(dropout)  /* issue #15 (with their gradients) */  \
+  X(recurrent)  /* GRU, RNN (rnn/recurrent_cuda.cc; gradients: recurrent_grad) */                 \
   /* pairs that plan their halves through the registry: after them */                              \
   X(conv_pool) X(gemm_softmax)                                                                     \
   /* gradients: <family>/<file>_grad_cuda.cc (dense_grad: dense_grad_kernels_cuda.cc) */           \
   X(dense_grad) X(gemm_grad) X(matmul_grad) X(conv_grad) X(pool_grad) X(binary_grad)               \
-  X(layout_grad) X(batchnorm_grad) X(lstm_grad) X(lstm_stack_grad)                                \
+  X(layout_grad) X(batchnorm_grad) X(lstm_grad) X(lstm_stack_grad) X(recurrent_grad)              \
   /* issue #15: resampling, transposed conv, indexing (each gradient after its forward) */       \
   X(resize) X(conv_transpose) X(conv_transpose_grad)
 // clang-format on

@@ -7,7 +7,7 @@ namespace dnnx::cuda {
 LstmStackLayout::LstmStackLayout(const CudaContext& ctx, const LstmStackShape& shape, cudnnMathType_t math,
                                  const std::vector<bool>& has_bias)
     : layers(shape.layers), dims(shape.dims) {
-  set_lstm_descriptor(ctx, dims, math, rnn, dropout, CUDNN_DATA_FLOAT, static_cast<int32_t>(layers));
+  set_rnn_descriptor(ctx, kLstmCell, dims, math, rnn, dropout, CUDNN_DATA_FLOAT, static_cast<int32_t>(layers));
   const int state_dims[3] = {static_cast<int>(layers), static_cast<int>(dims.batch), static_cast<int>(dims.hidden)};
   const int strides[3] = {state_dims[1] * state_dims[2], state_dims[2], 1};
   check(cudnnSetTensorNdDescriptor(state, CUDNN_DATA_FLOAT, 3, state_dims, strides), "cudnnSetTensorNdDescriptor");

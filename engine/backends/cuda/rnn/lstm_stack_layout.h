@@ -36,7 +36,7 @@ struct LstmStackLayout {
   TensorDescriptor state;     // [layers, batch, H]
   RnnDataDescriptor x, y;     // [seq, batch, I] and [seq, batch, H], every sequence full
   DeviceMemory lens;          // [batch] int32, all seq
-  LstmWeightLayout weights;   // every layer's W, R, B in one weight space
+  RnnWeightLayout weights;    // every layer's W, R, B in one weight space
 };
 
 // Which layers have B, from the stack node's inputs.

@@ -1,5 +1,5 @@
-// The gathers between ONNX's LSTM layouts and cuDNN's, shared by the LSTM forward
-// (lstm_cuda.cc) and gradient (lstm_grad_cuda.cc) kernels. States: cuDNN's [D, batch, H] against
+// The gathers between ONNX's LSTM, GRU and RNN layouts and cuDNN's, shared by the forward
+// (rnn_forward.cc) and training (rnn_train.cc) kernels. States: cuDNN's [D, batch, H] against
 // ONNX's layout-1 [batch, D, H]; Y: cuDNN's [seq, batch, D*H] (or [batch, seq, D*H]) against
 // ONNX's [seq, D, batch, H] (or [batch, seq, D, H]), with time reversed for direction "reverse"
 // (cuDNN runs the reversed sequences forward). elem is the element size in bytes.
@@ -9,6 +9,7 @@
 
 #include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/rnn/rnn_kernels.h"
+#include "backends/cuda/rnn/rnn_node.h"
 #include "ops/lstm_attrs.h"
 
 namespace dnnx::cuda {
@@ -38,17 +39,16 @@ inline void state_from_cudnn(const LstmDims& d, const void* state, void* out, si
 
 // Whether cuDNN's Y and ONNX's Y differ (then Y goes through y_from_cudnn / y_to_cudnn):
 // direction "reverse", or layout 0 with two directions.
-inline bool y_differs(const LstmAttributes& a, const LstmDims& d) {
-  return a.direction == LstmDirection::Reverse || (d.num_dir == 2 && a.layout == RnnLayout::SeqMajor);
+inline bool y_differs(const RnnForm& a, const LstmDims& d) {
+  return a.reversed() || (d.num_dir == 2 && !a.batch_major());
 }
 
 // cuDNN's Y -> ONNX's Y (where y_differs): reversed back in time within each entry's length
 // `lens` (device), or [seq, batch, D, H] -> [seq, D, batch, H].
-inline void y_from_cudnn(const LstmAttributes& a, const LstmDims& d, const void* y, const int32_t* lens, void* out,
+inline void y_from_cudnn(const RnnForm& a, const LstmDims& d, const void* y, const int32_t* lens, void* out,
                          size_t elem, cudaStream_t stream) {
-  if (a.direction == LstmDirection::Reverse) {
-    launch_reverse_sequences(y, out, elem, lens,
-                             SequenceDims{d.seq, d.batch, d.hidden, a.layout == RnnLayout::BatchMajor}, stream);
+  if (a.reversed()) {
+    launch_reverse_sequences(y, out, elem, lens, SequenceDims{d.seq, d.batch, d.hidden, a.batch_major()}, stream);
     return;
   }
   const int64_t h = d.hidden, nd = d.num_dir;
@@ -57,9 +57,9 @@ inline void y_from_cudnn(const LstmAttributes& a, const LstmDims& d, const void*
 }
 
 // ONNX's Y (or its gradient) -> cuDNN's (where y_differs): the inverse of y_from_cudnn.
-inline void y_to_cudnn(const LstmAttributes& a, const LstmDims& d, const void* y, const int32_t* lens, void* out,
+inline void y_to_cudnn(const RnnForm& a, const LstmDims& d, const void* y, const int32_t* lens, void* out,
                        size_t elem, cudaStream_t stream) {
-  if (a.direction == LstmDirection::Reverse) {  // reversing is its own inverse
+  if (a.reversed()) {  // reversing is its own inverse
     y_from_cudnn(a, d, y, lens, out, elem, stream);
     return;
   }

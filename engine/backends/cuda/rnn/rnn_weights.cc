@@ -10,10 +10,6 @@ namespace dnnx::cuda {
 
 namespace {
 
-constexpr int kLinearLayers = 8;  // 4 gates x (W, R)
-// ONNX's gate block (i=0, o=1, f=2, c=3) for cuDNN's gate (i, f, c, o).
-constexpr size_t kOnnxGateOf[4] = {0, 2, 3, 1};
-
 size_t element_count(const TensorDescriptor& desc) {
   cudnnDataType_t type{};
   int n = 0, dims[4] = {}, strides[4] = {};
@@ -25,12 +21,12 @@ size_t element_count(const TensorDescriptor& desc) {
 
 }  // namespace
 
-void set_lstm_descriptor(const CudaContext& ctx, const LstmDims& d, cudnnMathType_t math, RnnDescriptor& rnn,
-                         DropoutDescriptor& dropout, cudnnDataType_t data_type, int32_t layers) {
+void set_rnn_descriptor(const CudaContext& ctx, const CudnnCell& cell, const LstmDims& d, cudnnMathType_t math,
+                        RnnDescriptor& rnn, DropoutDescriptor& dropout, cudnnDataType_t data_type, int32_t layers) {
   // No dropout: no random states are needed (cuDNN draws nothing at probability 0).
   check(cudnnSetDropoutDescriptor(dropout, ctx.cudnn, 0.0f, nullptr, 0, 0), "cudnnSetDropoutDescriptor");
   const cudnnDirectionMode_t dir_mode = d.num_dir == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL;
-  check(cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, dir_mode,
+  check(cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, cell.mode, CUDNN_RNN_DOUBLE_BIAS, dir_mode,
                                  CUDNN_LINEAR_INPUT, data_type, CUDNN_DATA_FLOAT, math,
                                  static_cast<int32_t>(d.input), static_cast<int32_t>(d.hidden),
                                  static_cast<int32_t>(d.hidden), layers, dropout,
@@ -38,54 +34,56 @@ void set_lstm_descriptor(const CudaContext& ctx, const LstmDims& d, cudnnMathTyp
         "cudnnSetRNNDescriptor_v8");
 }
 
-LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
-                                    bool has_bias, size_t elem, int layer) {
-  LstmWeightLayout layout;
+RnnWeightLayout rnn_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const CudnnCell& cell,
+                                  const LstmDims& d, bool has_bias, size_t elem, int layer) {
+  RnnWeightLayout layout;
   layout.elem = elem;
   check(cudnnGetRNNWeightSpaceSize(ctx.cudnn, rnn, &layout.bytes), "cudnnGetRNNWeightSpaceSize");
   // cuDNN answers with addresses inside a weight space, so a scratch one is needed to ask.
-  const DeviceMemory scratch = device_alloc(layout.bytes, "cudaMalloc (LSTM weight layout)");
+  const DeviceMemory scratch = device_alloc(layout.bytes, "cudaMalloc (RNN weight layout)");
   const auto* base = static_cast<const uint8_t*>(scratch.get());
   auto element_at = [&](const void* addr) {
     return static_cast<size_t>(static_cast<const uint8_t*>(addr) - base) / elem;
   };
   const size_t h = static_cast<size_t>(d.hidden), in = static_cast<size_t>(d.input);
   TensorDescriptor m_desc, b_desc;
+  const size_t g = static_cast<size_t>(cell.gates);
   for (int dir = 0; dir < d.num_dir; ++dir) {
-    for (int lin = 0; lin < kLinearLayers; ++lin) {
+    for (int lin = 0; lin < 2 * cell.gates; ++lin) {  // gates x (W, R)
       void* m_addr = nullptr;
       void* b_addr = nullptr;
       const int pseudo_layer = layer * static_cast<int>(d.num_dir) + dir;
       check(cudnnGetRNNWeightParams(ctx.cudnn, rnn, pseudo_layer, layout.bytes, scratch.get(), lin, m_desc, &m_addr,
                                     b_desc, &b_addr),
             "cudnnGetRNNWeightParams");
-      const bool recurrent = lin >= 4;
-      const size_t gate = kOnnxGateOf[lin % 4];
+      const bool recurrent = lin >= cell.gates;
+      const size_t gate = cell.onnx_gate[static_cast<size_t>(lin % cell.gates)];
       const size_t cols = recurrent ? h : in;
       if (!m_addr || element_count(m_desc) != h * cols || (has_bias && (!b_addr || element_count(b_desc) != h))) {
-        throw DeviceError("cuDNN's LSTM weight layout is not the one expected (linear layer " + std::to_string(lin) +
-                          " of direction " + std::to_string(dir) + ", layer " + std::to_string(layer) + ")");
+        throw DeviceError(std::string("cuDNN's ") + cell.name + " weight layout is not the one expected (linear " +
+                          "layer " + std::to_string(lin) + " of direction " + std::to_string(dir) + ", layer " +
+                          std::to_string(layer) + ")");
       }
-      const size_t dir_block = static_cast<size_t>(dir) * 4 * h * cols;  // W or R of this direction
-      layout.copies.push_back({recurrent ? kLstmR : kLstmW, dir_block + gate * h * cols,
-                               element_at(m_addr), h * cols});
+      const size_t dir_block = static_cast<size_t>(dir) * g * h * cols;  // W or R of this direction
+      layout.copies.push_back({recurrent ? kRnnR : kRnnW, dir_block + gate * h * cols, element_at(m_addr), h * cols});
       if (has_bias) {
-        // B [D, 8H]: this direction's Wb (4H) then its Rb (4H).
-        const size_t src = static_cast<size_t>(dir) * 8 * h + (recurrent ? 4 * h : 0) + gate * h;
-        layout.copies.push_back({kLstmB, src, element_at(b_addr), h});
+        // B [D, 2GH]: this direction's Wb (GH) then its Rb (GH).
+        const size_t src = static_cast<size_t>(dir) * 2 * g * h + (recurrent ? g * h : 0) + gate * h;
+        layout.copies.push_back({kRnnB, src, element_at(b_addr), h});
       }
     }
   }
   return layout;
 }
 
-LstmWeightLayout lstm_stack_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
-                                          const std::vector<bool>& has_bias) {
-  LstmWeightLayout all;
+RnnWeightLayout lstm_stack_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
+                                         const std::vector<bool>& has_bias) {
+  RnnWeightLayout all;
   for (size_t l = 0; l < has_bias.size(); ++l) {
     LstmDims layer = d;
     if (l > 0) layer.input = d.hidden;  // layer l reads layer l-1's h
-    const LstmWeightLayout one = lstm_weight_layout(ctx, rnn, layer, has_bias[l], sizeof(float), static_cast<int>(l));
+    const RnnWeightLayout one =
+        rnn_weight_layout(ctx, rnn, kLstmCell, layer, has_bias[l], sizeof(float), static_cast<int>(l));
     all.bytes = one.bytes;  // the whole stack's space
     for (WeightCopy c : one.copies) {
       // c.input is an LSTM input position (kLstmW, kLstmR, kLstmB): the stack's own for layer l.
@@ -96,7 +94,7 @@ LstmWeightLayout lstm_stack_weight_layout(const CudaContext& ctx, const RnnDescr
   return all;
 }
 
-void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const void* const host[],
+void pack_weights_from_host(const CudaContext& ctx, const RnnWeightLayout& layout, const void* const host[],
                             void* space) {
   std::vector<uint8_t> packed(layout.bytes, 0);  // zero bits: 0.0 in either float type
   const size_t e = layout.elem;
@@ -104,11 +102,11 @@ void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layo
     std::memcpy(packed.data() + c.dst * e, static_cast<const uint8_t*>(host[c.input]) + c.src * e, c.count * e);
   }
   check(cudaMemcpyAsync(space, packed.data(), layout.bytes, cudaMemcpyHostToDevice, ctx.stream),
-        "cudaMemcpyAsync (LSTM weights)");
+        "cudaMemcpyAsync (RNN weights)");
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");  // `packed` dies here
 }
 
-WeightCopier::WeightCopier(const CudaContext& ctx, const LstmWeightLayout& layout)
+WeightCopier::WeightCopier(const CudaContext& ctx, const RnnWeightLayout& layout)
     : ctx_(&ctx), bytes_(layout.bytes), elem_(layout.elem) {
   // Inputs in order, kCopySlots to a launch; each launch's entries contiguous in the table.
   std::map<size_t, std::vector<const WeightCopy*>> by_input;
@@ -133,10 +131,10 @@ WeightCopier::WeightCopier(const CudaContext& ctx, const LstmWeightLayout& layou
       ++l.blocks;
     }
   }
-  table_ = device_alloc(table.size() * sizeof(BlockCopy), "cudaMalloc (LSTM weight copies)");
+  table_ = device_alloc(table.size() * sizeof(BlockCopy), "cudaMalloc (RNN weight copies)");
   check(cudaMemcpyAsync(table_.get(), table.data(), table.size() * sizeof(BlockCopy), cudaMemcpyHostToDevice,
                         ctx.stream),
-        "cudaMemcpyAsync (LSTM weight copies)");
+        "cudaMemcpyAsync (RNN weight copies)");
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");  // `table` dies here
 }
 
@@ -148,7 +146,7 @@ void WeightCopier::launch(const Launch& l, const void* const* tensors, void* spa
 }
 
 void WeightCopier::pack(const void* const* tensors, void* space) const {
-  if (!tiles_space_) check(cudaMemsetAsync(space, 0, bytes_, ctx_->stream), "cudaMemsetAsync (LSTM weights)");
+  if (!tiles_space_) check(cudaMemsetAsync(space, 0, bytes_, ctx_->stream), "cudaMemsetAsync (RNN weights)");
   for (const Launch& l : launches_) launch(l, tensors, space, true);
 }
 

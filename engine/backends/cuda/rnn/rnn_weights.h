@@ -1,25 +1,28 @@
-// ONNX's LSTM weights in cuDNN's weight space (lstm_cuda.cc, lstm_stack_cuda.cc and their gradients).
+// ONNX's LSTM, GRU and RNN weights in cuDNN's weight space (rnn_forward.cc, rnn_train.cc,
+// lstm_stack_cuda.cc, lstm_stack_grad_cuda.cc).
 //
-// ONNX: W [D, 4H, I] and R [D, 4H, H], gate blocks in the order i, o, f, c; B [D, 8H], the W
-// biases (i, o, f, c) then the R biases. cuDNN: per direction ("pseudo layer" 0 forward, 1
-// backward) eight linear layers, 0-3 for the input (W) and 4-7 for the recurrent (R) matrices,
-// gates in the order i, f, c, o, each a row-major [H, I] or [H, H] matrix (the same bytes as
-// ONNX's gate block) with its own bias of H (CUDNN_RNN_DOUBLE_BIAS: Wb and Rb stay separate, as
-// ONNX has them). Where each block goes is asked of cuDNN (cudnnGetRNNWeightParams), never
-// assumed; what results is a list of copies.
+// ONNX: W [D, G*H, I] and R [D, G*H, H] with G gate blocks (LSTM i, o, f, c; GRU z, r, h; RNN
+// one); B [D, 2*G*H], the W biases then the R biases. cuDNN: per direction ("pseudo layer" 0
+// forward, 1 backward) 2*G linear layers, 0..G-1 for the input (W) and G..2G-1 for the
+// recurrent (R) matrices, gates in cuDNN's order (CudnnCell, rnn_node.h), each a row-major
+// [H, I] or [H, H] matrix (the same bytes as ONNX's gate block) with its own bias of H
+// (CUDNN_RNN_DOUBLE_BIAS: Wb and Rb stay separate, as ONNX has them). Where each block goes is
+// asked of cuDNN (cudnnGetRNNWeightParams), never assumed; what results is a list of copies.
 #pragma once
 #include <cstddef>
 #include <vector>
 
 #include "backends/cuda/backend/cuda_context.h"
 #include "backends/cuda/rnn/rnn_kernels.h"
+#include "backends/cuda/rnn/rnn_node.h"
 #include "ops/lstm_attrs.h"
 
 namespace dnnx::cuda {
 
-// One block: `count` elements of the node's input `input` (an LSTM's kLstmW, kLstmR or kLstmB; a
-// stack's lstm_stack_input(l, ...)) from element `src`, to element `dst` of the weight space. Elements are float32, or float16 when the RNN's
-// data type is CUDNN_DATA_HALF (precision="fp16": the constants were converted at load).
+// One block: `count` elements of the node's input `input` (kRnnW, kRnnR or kRnnB; an LSTM
+// stack's lstm_stack_input(l, ...)) from element `src`, to element `dst` of the weight space.
+// Elements are float32, or float16 when the RNN's data type is CUDNN_DATA_HALF
+// (precision="fp16": the constants were converted at load).
 struct WeightCopy {
   size_t input = 0;
   size_t src = 0;
@@ -27,54 +30,48 @@ struct WeightCopy {
   size_t count = 0;
 };
 
-struct LstmWeightLayout {
+struct RnnWeightLayout {
   size_t bytes = 0;  // cuDNN's weight space (cudnnGetRNNWeightSpaceSize)
   size_t elem = sizeof(float);  // bytes per element: 4, or 2 for float16
   std::vector<WeightCopy> copies;  // the biases only when the node has B; the rest stays zero
 };
 
-// The RNN descriptor of the LSTM layers dnnx runs, forward and backward (lstm_cuda.cc,
-// lstm_grad_cuda.cc; `layers` > 1: lstm_stack_cuda.cc, lstm_stack_grad_cuda.cc): standard
+// The RNN descriptor of the `cell` layers dnnx runs, forward and backward (rnn_forward.cc,
+// rnn_train.cc; LSTM with `layers` > 1: lstm_stack_cuda.cc, lstm_stack_grad_cuda.cc): standard
 // algorithm, double bias, linear input, unidirectional or bidirectional (d.num_dir), `data_type`
-// data (float, or half with precision="fp16") and float compute, no dropout (cuDNN applies dropout
-// between layers only, and dnnx asks for none). One layer runs with padded I/O (lengths per
-// entry, either layout); a stack runs packed seq-major data, every sequence full.
-void set_lstm_descriptor(const CudaContext& ctx, const LstmDims& d, cudnnMathType_t math, RnnDescriptor& rnn,
-                         DropoutDescriptor& dropout, cudnnDataType_t data_type = CUDNN_DATA_FLOAT,
-                         int32_t layers = 1);
+// data (float, or half with precision="fp16") and float compute, no dropout (cuDNN applies
+// dropout between layers only, and dnnx asks for none). One layer runs with padded I/O (lengths
+// per entry, either layout); a stack runs packed seq-major data, every sequence full.
+void set_rnn_descriptor(const CudaContext& ctx, const CudnnCell& cell, const LstmDims& d, cudnnMathType_t math,
+                        RnnDescriptor& rnn, DropoutDescriptor& dropout, cudnnDataType_t data_type = CUDNN_DATA_FLOAT,
+                        int32_t layers = 1);
 
-// Layer `layer` of a multi-layer RNN (lstm_stack_cuda.cc): cuDNN's pseudo layers layer * D + dir;
-// `d.input` is that layer's input width (the previous layer's D * H after layer 0).
-LstmWeightLayout lstm_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
-                                    bool has_bias, size_t elem = sizeof(float), int layer = 0);
+// Where the blocks of W, R and (has_bias) B go. Layer `layer` of a multi-layer RNN
+// (lstm_stack_cuda.cc): cuDNN's pseudo layers layer * D + dir; `d.input` is that layer's input
+// width (the previous layer's D * H after layer 0).
+RnnWeightLayout rnn_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const CudnnCell& cell,
+                                  const LstmDims& d, bool has_bias, size_t elem = sizeof(float), int layer = 0);
 
 // Every layer of an LSTMStack (ops/lstm_stack.h) in one layout: layer l's W, R, B are the stack
 // node's inputs lstm_stack_input(l, ...); `d` is layer 0's dims (the input width H after it);
 // has_bias[l]: whether layer l has B. float32.
-LstmWeightLayout lstm_stack_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
-                                          const std::vector<bool>& has_bias);
+RnnWeightLayout lstm_stack_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,
+                                         const std::vector<bool>& has_bias);
 
-// Packs constant weights once: `host[i]` is input i's data (index kLstmW, kLstmR, kLstmB), and the
+// Packs constant weights once: `host[i]` is input i's data (index kRnnW, kRnnR, kRnnB), and the
 // packed space is uploaded to `space` (layout.bytes, device).
-void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const void* const host[],
+void pack_weights_from_host(const CudaContext& ctx, const RnnWeightLayout& layout, const void* const host[],
                             void* space);
-// The float32 form, for one LSTM node's inputs (X, W, R, B; a stack of layers has more: use the
-// form above).
-inline void pack_weights_from_host(const CudaContext& ctx, const LstmWeightLayout& layout, const float* const host[],
-                                   void* space) {
-  const void* const bytes[kLstmB + 1] = {host[kLstmX], host[kLstmW], host[kLstmR], host[kLstmB]};
-  pack_weights_from_host(ctx, layout, bytes, space);
-}
 
 // A layout's copies between device tensors and a weight space, as a few kernel launches (one per
 // kCopySlots distinct inputs: one for a layer, one for a stack of up to 8 layers) instead of one
 // cudaMemcpy per block; the block table is uploaded once, here. For weights that are graph inputs
-// (lstm_cuda.cc) and for training, which packs the current weights on every forward and unpacks
-// the weight gradients after every backward (lstm_grad_cuda.cc, lstm_stack_grad_cuda.cc).
+// (rnn_forward.cc) and for training, which packs the current weights on every forward and unpacks
+// the weight gradients after every backward (rnn_train.cc, lstm_stack_grad_cuda.cc).
 class WeightCopier {
  public:
   WeightCopier() = default;
-  WeightCopier(const CudaContext& ctx, const LstmWeightLayout& layout);
+  WeightCopier(const CudaContext& ctx, const RnnWeightLayout& layout);
 
   // space (layout.bytes) <- the blocks of tensors[c.input] (the node's input pointers); where the
   // blocks do not tile the space (no B: the bias blocks) it is zeroed first. Queued on the stream.
