@@ -3,7 +3,9 @@
 // type (float16, double, 8/16-bit ints, strings, the
 // float8 family) is refused at load, naming it. FLOAT16 is refused in a model as loaded too: only
 // the half_storage pass (runtime/passes/half_storage.cc) makes float16 Casts, after validation, for
-// the edges of a precision="fp16" model on a device that runs half kernels.
+// the edges of a precision="fp16" model on a device that runs half kernels. (A model's own Casts to
+// DOUBLE or FLOAT16 never reach here: python/dnnx/_importer.py computes float64 and float16 in
+// float32 and makes them Casts to FLOAT; python/dnnx/_edges.py converts at the graph's edges.)
 #include "ops/cast.h"
 
 #include "ops/op.h"

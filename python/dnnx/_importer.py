@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _view
+from ._edges import EDGE_TYPES, FLOAT, Edges
 from ._dims import bind_dims, check_dims, data_input_names, set_batch_size
 from ._onnx import protos
 from ._rebatch import rebatch_reshapes
@@ -56,6 +57,7 @@ class Imported:
     opset: int
     outputs: list           # [(name, dims, elem type)] of the graph outputs (inferred where not declared)
     weights: dict           # {initializer name: buffer}: raw_data left out of ``proto`` (restore_weights)
+    edges: Edges = field(default_factory=Edges)  # float64/float16 inputs and outputs, computed in float32
     phases: dict = field(default_factory=dict)  # {step: seconds}
 
 
@@ -225,7 +227,9 @@ def import_model(src, batch_size=None, dims=None) -> Imported:
     ir = _build_ir(model, opset, raw)
     clock.lap("convert")
     outputs = [(o.name, _dims_of(o), o.type.tensor_type.elem_type) for o in view.graph.output]
-    return Imported(proto=model, ir=ir, opset=opset, outputs=outputs, weights=raw, phases=clock.phases)
+    edges = Edges(inputs=ir.pop("edge_inputs"),
+                  outputs={name: EDGE_TYPES[t] for name, _, t in outputs if t in EDGE_TYPES})
+    return Imported(proto=model, ir=ir, opset=opset, outputs=outputs, weights=raw, phases=clock.phases, edges=edges)
 
 
 def _checked_view(model):
@@ -249,23 +253,35 @@ def _dims_of(vi) -> list:
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in vi.type.tensor_type.shape.dim]
 
 
-def _graph_inputs(graph, constants: dict) -> list:
+def _graph_inputs(graph, constants: dict) -> tuple:
+    """([(name, dims, engine dtype)], {name: declared dtype} of the float64/float16 inputs, which
+    the engine takes as float32: _edges.py converts them at the edge)."""
     # ONNX lets an initializer double as a graph input (an overridable default): dnnx treats it
     # as a constant, like most runtimes do.
-    inputs = []
+    inputs, edges = [], {}
     for vi in graph.input:
         if vi.name in constants:
             continue
         if not vi.type.HasField("tensor_type"):
             raise UnsupportedModelError(f"graph input '{vi.name}': only tensor inputs are supported")
         elem_type = vi.type.tensor_type.elem_type
+        if elem_type in EDGE_TYPES:
+            edges[vi.name], elem_type = EDGE_TYPES[elem_type], FLOAT
         elem = _ELEM_NAMES.get(elem_type)
         if elem is None:
             raise UnsupportedModelError(f"graph input '{vi.name}': element type "
                                         f"{elem_type_name(protos(), elem_type)} is not supported "
-                                        f"(float32, int32, int64, bool)")
+                                        f"(float32, int32, int64, bool; float64 and float16 computed in float32)")
         inputs.append((vi.name, _dims_of(vi), elem))
-    return inputs
+    return inputs, edges
+
+
+def _float32_cast(attrs: dict) -> dict:
+    """A Cast to DOUBLE or FLOAT16 is a Cast to FLOAT: those values are computed in float32 (_edges.py)."""
+    kind, to = attrs.get("to", (None, None))
+    if kind == "int" and to in EDGE_TYPES:
+        return dict(attrs, to=("int", FLOAT))
+    return attrs
 
 
 def _engine_ops() -> frozenset:
@@ -278,7 +294,7 @@ def _build_ir(model, opset: int, raw: dict) -> dict:
     """raw: {initializer name: its raw_data as a buffer} (read there rather than from the proto)."""
     graph = model.graph
     constants = {t.name: tensor_array(t, f"initializer '{t.name}'", raw.get(t.name)) for t in graph.initializer}
-    inputs = _graph_inputs(graph, constants)
+    inputs, edge_inputs = _graph_inputs(graph, constants)
     known = _engine_ops()
     nodes, seen_names = [], set()
     for index, node in enumerate(graph.node):
@@ -299,12 +315,14 @@ def _build_ir(model, opset: int, raw: dict) -> dict:
                 constants[out] = engine_array(value)
             continue
         attrs = {a.name: attribute(a, where) for a in node.attribute}
+        if node.op_type == "Cast":
+            attrs = _float32_cast(attrs)
         nodes.append((node.op_type, name, list(node.input), list(node.output), attrs))
 
     used = {i for n in nodes for i in n[2]} | {o.name for o in graph.output}
     constants = {k: v for k, v in constants.items() if k in used}
     return {"opset": opset, "nodes": nodes, "constants": constants, "inputs": inputs,
-            "outputs": [o.name for o in graph.output]}
+            "outputs": [o.name for o in graph.output], "edge_inputs": edge_inputs}
 
 
 def _fold(node, values: list, opset: int, where: str) -> list:

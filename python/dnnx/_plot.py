@@ -53,16 +53,17 @@ def training_curves(history: list, path, title: str = "") -> None:
             values = series(key)
             if values is not None:
                 loss_ax.plot(epochs, values, style, label=label)
-        loss_ax.set(xlabel="epoch", ylabel="loss", title="loss")
-        any_accuracy = False
+        loss_ax.set(xlabel="epoch", ylabel="loss", title="loss (train: mean over the epoch's steps)")
+        shown = []
         for key, label, style in (("train_accuracy", "train", "o-"), ("val_accuracy", "validation", "s--")):
             values = series(key)
             if values is not None:
                 acc_ax.plot(epochs, values, style, label=label)
-                any_accuracy = True
+                shown += [v for v in values if not math.isnan(v)]
         acc_ax.set(xlabel="epoch", ylabel="accuracy", title="accuracy")
-        if any_accuracy:
-            acc_ax.set_ylim(0, 1.02)
+        if shown:  # up to 1, down to a little under the lowest value: small gains near 1 stay visible
+            low = min(shown)
+            acc_ax.set_ylim(max(0.0, low - 0.1 * max(1.0 - low, 0.05)), 1.0 + 0.01)
         else:
             acc_ax.text(0.5, 0.5, "no accuracy\n(mse loss, or no validation data)", ha="center", va="center",
                         transform=acc_ax.transAxes)

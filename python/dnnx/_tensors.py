@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._edges import compute_array
 from .errors import InvalidModelError, UnsupportedModelError
 
 # TensorProto.DataType -> (numpy dtype, the typed field that holds it when there is no raw_data)
@@ -71,10 +72,10 @@ def tensor_array(tensor, what: str, raw=None) -> np.ndarray:
 
 
 def engine_array(array: np.ndarray) -> np.ndarray:
-    """Constants in C order; float32, int32, int64 and bool are the engine's, others are left for
-    the core to refuse. Little-endian dtypes become native ones (the same bytes on the hosts dnnx
-    runs on)."""
-    array = array.astype(array.dtype.newbyteorder("="), copy=False)
+    """Constants in C order; float32, int32, int64 and bool are the engine's, float64 and float16
+    become float32 (dnnx computes them in float32: _edges.py), others are left for the core to
+    refuse. Little-endian dtypes become native ones (the same bytes on the hosts dnnx runs on)."""
+    array = compute_array(array.astype(array.dtype.newbyteorder("="), copy=False))
     return np.asarray(array, order="C")  # not ascontiguousarray: it turns a scalar into shape [1]
 
 

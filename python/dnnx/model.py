@@ -29,7 +29,8 @@ class TensorSpec:
     dtype: str
 
 
-_ONNX_DTYPES = {1: "float32", 6: "int32", 7: "int64", 9: "bool"}  # TensorProto.FLOAT, INT32, INT64, BOOL
+# TensorProto.FLOAT, INT32, INT64, BOOL; FLOAT16 and DOUBLE are computed in float32 (_edges.py)
+_ONNX_DTYPES = {1: "float32", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64"}
 
 
 _PLANNER_COUNTERS = ("timing_runs", "cache_hits", "cache_misses", "cache_stale", "cache_writes", "search_seconds")
@@ -61,7 +62,9 @@ class Model:
         self._load_profile = {"device": device_seconds, **imported.phases, **self._engine.load_phases()}
         self._tuner = None     # the Tuner whose weights the engine has not loaded yet
         self._tuned = set()    # parameter names any tuner has changed (what save() writes back)
-        self.inputs = [TensorSpec(name, tuple(dims), dtype) for name, dims, dtype in imported.ir["inputs"]]
+        self._edges = imported.edges  # float64/float16 inputs and outputs: converted at the edges (_edges.py)
+        self.inputs = [TensorSpec(name, tuple(dims), self._edges.inputs.get(name, dtype))
+                       for name, dims, dtype in imported.ir["inputs"]]
         self.outputs = _output_specs(imported.outputs)
         # Inputs whose values decide shapes (a Reshape's shape, Slice's starts, ...): their values
         # join the plan key (docs/architecture.md, "value inputs").
@@ -97,23 +100,27 @@ class Model:
             if len(args) != len(names):
                 raise ValueError(f"expected {len(names)} input(s) ({', '.join(names)}), got {len(args)}")
             # host or device arrays: the engine reads either (python/bindings/run_inputs.h)
-            return checked_inputs(self.inputs, args)
+            return self._edges.to_engine(names, checked_inputs(self.inputs, args))
         unknown = sorted(set(feeds) - set(names))
         missing = [n for n in names if n not in feeds]
         if unknown or missing:
             raise ValueError(f"inputs by name: expected {names}; missing {missing}, unknown {unknown}")
-        return checked_inputs(self.inputs, [feeds[n] for n in names])
+        return self._edges.to_engine(names, checked_inputs(self.inputs, [feeds[n] for n in names]))
 
     def _outputs(self, args, kwargs, output, chunk_size, progress=None) -> list:
         """The outputs of one run (or of a chunked one) as a list in graph-output order."""
         arrays = self._ordered_inputs(args, kwargs)
         engine = self._current_engine()
         if chunk_size is None:
-            return engine.run(arrays, output)
+            return self._declared_outputs(engine.run(arrays, output))
         if output != "numpy":
             raise ValueError(f"chunk_size: chunked runs return numpy arrays; got output={output!r}")
-        return run_chunked(lambda feed: engine.run(feed, "numpy"), self.inputs, self.outputs, self.value_inputs,
-                           arrays, chunk_size, progress)
+        return self._declared_outputs(run_chunked(lambda feed: engine.run(feed, "numpy"), self.inputs, self.outputs,
+                                                  self.value_inputs, arrays, chunk_size, progress))
+
+    def _declared_outputs(self, outputs: list) -> list:
+        """Numpy outputs in their declared dtypes (float64/float16 ones converted back: _edges.py)."""
+        return self._edges.from_engine([spec.name for spec in self.outputs], list(outputs))
 
     def run_dict(self, *inputs: Any, output: str = "numpy", chunk_size: Optional[int] = None,
                  **named_inputs: Any) -> Dict[str, Any]:
@@ -266,7 +273,8 @@ class Model:
         """One row per layer: name, op, input and output shapes, algorithm, math, workspace bytes.
         Symbolic dims are taken as 1 unless ``batch_size`` says otherwise; ``inputs`` (arrays as
         ``run`` takes them) plans for those inputs instead, as a model with ``value_inputs`` needs."""
-        table = PlanTable(self._current_engine().plan(**self._plan_request(batch_size, inputs)))
+        table = PlanTable(self._current_engine().plan(**self._plan_request(batch_size, inputs)),
+                          notes=self._edges.notes())
         self._planner_stats()  # a new batch size plans anew: its warnings show here
         return table
 
@@ -317,7 +325,7 @@ class Model:
                 arrays.append(np.zeros(tuple(int(d) for d in item), dtype=spec.dtype))
             else:
                 arrays.append(item)
-        return arrays
+        return self._edges.to_engine(names, arrays)
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{s.name}{list(s.shape)}" for s in self.inputs)

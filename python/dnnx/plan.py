@@ -28,7 +28,12 @@ class PlanTable(list):
     """Rows (dicts): name, op, inputs, outputs, algorithm, math, workspace, scratch, time_ms, rejected.
     workspace is what the layer's algorithms take (within workspace_limit); scratch is a fused
     layer's own activation between its two halves (e.g. the conv output in a Conv+MaxPool pair),
-    which shares the workspace buffer but is not bounded by the limit."""
+    which shares the workspace buffer but is not bounded by the limit. ``notes``: lines printed
+    after the table (the float64/float16 inputs and outputs converted at the edges, _edges.py)."""
+
+    def __init__(self, rows=(), notes=()):
+        super().__init__(rows)
+        self.notes = list(notes)
 
     def __str__(self) -> str:
         header = ("layer", "op", "inputs", "outputs", "algorithm", "workspace")
@@ -42,4 +47,5 @@ class PlanTable(list):
         for r in self:
             for algo, why in r["rejected"]:
                 lines.append(f"  {r['name']}: not {algo}: {why}")
+        lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)

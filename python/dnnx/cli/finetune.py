@@ -123,6 +123,7 @@ class _Epoch:
         self.start = time.perf_counter()
         self.samples = 0
         self.loss_sum = 0.0
+        self.trained_s = None  # the steps' time, without the evaluation after them
         self.bar = bar(steps, desc=self.prefix, unit="step")
         self.bar.update(done)  # a resumed epoch starts where it stopped
 
@@ -137,11 +138,14 @@ class _Epoch:
         return self.loss_sum / self.samples if self.samples else float("nan")
 
     def close(self) -> None:
+        if self.trained_s is None:
+            self.trained_s = time.perf_counter() - self.start
         self.bar.close()
 
     def finish(self, validation, train_accuracy=None) -> dict:
+        """Call ``close`` when the steps are done (before evaluating): samples/s counts the steps alone."""
         self.close()
-        elapsed = time.perf_counter() - self.start
+        elapsed = self.trained_s
         entry = {"epoch": self.epoch + 1, "train_loss": self.train_loss()}
         text = f"{self.prefix}  train loss {entry['train_loss']:.4f}"
         if train_accuracy is not None:
@@ -244,10 +248,13 @@ def main(args) -> int:
             order = np.random.default_rng([args.seed, epoch]).permutation(len(y_train))
             progress = _Epoch(epoch, args.epochs, steps_per_epoch, skip)
             step = skip
-            while step < steps_per_epoch and not stop.set:
-                rows = order[step * args.batch_size:(step + 1) * args.batch_size]
-                progress.add(tuner.step(x_train[rows], y_train[rows]), len(rows))
-                step += 1
+            try:
+                while step < steps_per_epoch and not stop.set:
+                    rows = order[step * args.batch_size:(step + 1) * args.batch_size]
+                    progress.add(tuner.step(x_train[rows], y_train[rows]), len(rows))
+                    step += 1
+            finally:
+                progress.close()  # the bar goes before anything else prints (an error's line too)
             if stop.set and step < steps_per_epoch:
                 progress.close()
                 if args.checkpoint_dir:
@@ -262,13 +269,13 @@ def main(args) -> int:
             if args.checkpoint_dir:
                 _checkpoint.save(args.checkpoint_dir, tuner, epoch, 0, settings, args.epochs, history)
     _save_model(model_path, args.out, tuner)
-    _plot(args, history, model_path)
     if stop.set:
         where = f"; checkpoint in {args.checkpoint_dir}" if args.checkpoint_dir else ""
-        print(f"\ninterrupted after {tuner.steps} steps: wrote {args.out}{where}", file=sys.stderr)
-        return INTERRUPTED
-    print(f"wrote {args.out}")
-    return 0
+        print(f"interrupted after {tuner.steps} steps: wrote {args.out}{where}", file=sys.stderr)
+    else:
+        print(f"wrote {args.out}")
+    _plot(args, history, model_path)  # the epochs complete so far, also after Ctrl-C
+    return INTERRUPTED if stop.set else 0
 
 
 def _plot(args, history: list, model_path: Path) -> None:
