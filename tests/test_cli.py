@@ -145,7 +145,7 @@ def test_info_errors(capsys, tmp_path):
 
 def test_run_npy_and_output_file(capsys, tmp_path, lenet):
     x = rand(3, 1, 28, 28)
-    np.save(tmp_path / "x.npy", x.astype(np.float64))  # float64 is converted to the input's float32
+    np.save(tmp_path / "x.npy", x)  # float32, the input's dtype (tests/test_inputs_rule.py: no conversion)
     status, out, _ = cli(capsys, "run", lenet, "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npz")
     assert status == 0
     want = dnnx.load(lenet).run(x)

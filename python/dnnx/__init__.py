@@ -7,18 +7,22 @@ CPU; cuDNN and cuBLAS on NVIDIA GPUs).
     print(model.plan())
 
     gpu = dnnx.load("lenet.onnx", device="cuda", workspace_limit="256MiB")  # see dnnx.cuda_status()
+
+    sess = dnnx.InferenceSession("lenet.onnx", providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+    probs, = sess.run(None, {"x": x})                                       # onnxruntime's API (dnnx.session)
 """
 from .cuda import cuda_available, cuda_status
 from .device_array import DeviceArray
 from .errors import (DeviceError, DnnxError, HostFallbackWarning, InvalidModelError, PlanCacheWarning,
                      UnsupportedModelError)
 from .model import Model, TensorSpec, load
+from .session import GraphOptimizationLevel, InferenceSession, SessionOptions, get_available_providers
 from .finetune import NonFiniteLossError, Tuner
 from ._passes import pass_names
 from . import support, threads
 from ._native import core as _core
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # pyproject.toml's [project] version (tests/test_inference_session.py checks)
 
 
 def supported_ops() -> list:
@@ -26,6 +30,7 @@ def supported_ops() -> list:
     return list(_core.supported_ops())
 
 
-__all__ = ["load", "Model", "TensorSpec", "DeviceArray", "Tuner", "NonFiniteLossError", "supported_ops", "pass_names", "threads", "cuda_available", "cuda_status", "DnnxError",
-           "UnsupportedModelError", "InvalidModelError", "DeviceError", "PlanCacheWarning", "HostFallbackWarning",
-           "__version__"]
+__all__ = ["load", "Model", "TensorSpec", "DeviceArray", "Tuner", "NonFiniteLossError", "supported_ops", "pass_names",
+           "threads", "InferenceSession", "SessionOptions", "GraphOptimizationLevel", "get_available_providers",
+           "cuda_available", "cuda_status", "DnnxError", "UnsupportedModelError", "InvalidModelError", "DeviceError",
+           "PlanCacheWarning", "HostFallbackWarning", "__version__"]

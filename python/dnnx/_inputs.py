@@ -37,7 +37,7 @@ def _from_python(spec, value) -> np.ndarray:
     if natural.dtype == object or not np.can_cast(natural.dtype, want, casting="same_kind"):
         raise ValueError(f"input '{spec.name}': expected dtype {want}, got a {type(value).__name__} of "
                          f"{natural.dtype} values (lists convert only where no kind changes)")
-    return np.ascontiguousarray(natural, dtype=want)
+    return np.asarray(natural, dtype=want, order="C")  # (ascontiguousarray would make a scalar 1-d)
 
 
 def checked_input(spec, value):
@@ -49,7 +49,7 @@ def checked_input(spec, value):
         if value.dtype != np.dtype(spec.dtype):
             raise ValueError(f"input '{spec.name}': expected dtype {spec.dtype}, got {value.dtype} "
                              f"(dnnx converts no arrays: pass x.astype(np.{spec.dtype}))")
-        return value
+        return np.asarray(value)  # a numpy scalar as a 0-d array
     if _is_device(value):
         return value
     return _from_python(spec, value)

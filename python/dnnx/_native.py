@@ -8,6 +8,7 @@ import glob
 import importlib.util
 import os
 import sys
+from typing import TYPE_CHECKING
 
 
 def _preload_openblas() -> None:
@@ -48,4 +49,7 @@ def _load_core():
     return load_extension("_core")
 
 
-core = _load_core()
+if TYPE_CHECKING:  # type checkers read the stub, _core.pyi
+    from . import _core as core
+else:
+    core = _load_core()

@@ -1,4 +1,5 @@
-"""The ``dnnx`` command line: ``dnnx info|run|plan|bench|profile|models|finetune``; ``dnnx COMMAND --help`` for each.
+"""The ``dnnx`` command line: ``dnnx info|run|plan|bench|profile|models|finetune``; ``dnnx COMMAND --help`` for each;
+``dnnx --version`` prints ``dnnx <version>``.
 
 Errors a user can cause (a missing or malformed file, an unsupported model, a wrong input) print
 one line to stderr and exit with status 2; a traceback means a bug in dnnx.
@@ -8,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .. import __version__
 from ..errors import DnnxError
 from . import bench, finetune, info, models, plan, profile, run
 from ._args import DefaultsHelpFormatter
@@ -19,6 +21,7 @@ USER_ERROR = 2  # the status argparse uses for a bad command line; dnnx uses it 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dnnx", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"dnnx {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         sub = commands.add_parser(command.NAME, help=command.HELP, description=command.HELP,

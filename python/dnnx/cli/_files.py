@@ -49,12 +49,13 @@ def _load_array_file(path: Path):
         raise ValueError(f"{path} is not a readable .npy/.npz file ({e})") from None
 
 
-def _as_input(array: np.ndarray, spec) -> np.ndarray:
-    """Converts to the input's dtype when no kind changes (float64 -> float32, uint8 -> float32 pixels);
-    anything else goes to the engine unchanged, which names the input and the dtype it wants."""
+def _as_input(array: np.ndarray, spec, path: Path) -> np.ndarray:
+    """The array as it is: dnnx's input rule (dnnx/_inputs.py) converts no arrays, here as in
+    Model.run, so a file of another dtype than the input's is refused with the file's name."""
     want = np.dtype(spec.dtype)
-    if array.dtype != want and np.can_cast(array.dtype, want, casting="same_kind"):
-        return array.astype(want)
+    if array.dtype != want:
+        raise ValueError(f"{path}: input '{spec.name}': expected dtype {want}, got {array.dtype} (dnnx converts "
+                         f"no arrays: save it as {want}, e.g. np.save(path, x.astype(np.{want})))")
     return array
 
 
@@ -73,7 +74,7 @@ def read_feeds(path, specs) -> dict:
             arrays = _match_npz_keys({k: npz[k] for k in npz.files}, names, path)
     else:
         raise ValueError(f"{path}: expected an .npy or .npz file")
-    return {s.name: _as_input(arrays[s.name], s) for s in specs}
+    return {s.name: _as_input(arrays[s.name], s, path) for s in specs}
 
 
 def _match_npz_keys(arrays: dict, names: list, path: Path) -> dict:

@@ -1,10 +1,14 @@
-"""``dnnx run MODEL --input x.npy|x.npz|--random [--output y.npz] [--batch N]``: inference from the shell."""
+"""``dnnx run MODEL --input x.npy|x.npz|--random [--output y.npz] [--batch N] [--chunk K]``: inference from
+the shell. Inputs follow dnnx's input rule (dnnx/_inputs.py): a file of another dtype than the
+input's is refused, naming the file, the input and both dtypes. ``--chunk K`` streams the batch K
+rows at a time through one plan per chunk size (a progress bar on a terminal's stderr)."""
 from __future__ import annotations
 
 import numpy as np
 
+from .._progress import bar
 from ..model import load
-from ._args import add_batch, add_model
+from ._args import add_batch, add_model, positive_int
 from ._files import read_feeds, write_npz
 from .timing import random_inputs
 
@@ -22,6 +26,8 @@ def add_arguments(parser) -> None:
                         help="feed seeded standard-normal inputs (symbolic dims take --batch, default 1)")
     parser.add_argument("--output", metavar="FILE.npz", help="save the outputs here, keyed by output name")
     add_batch(parser)
+    parser.add_argument("--chunk", type=positive_int, metavar="K",
+                        help="run the batch K rows at a time (bounded memory; outputs concatenated)")
 
 
 def _elided(values) -> str:
@@ -49,10 +55,29 @@ def main(args) -> int:
         feeds, _ = random_inputs(model.inputs, args.batch or 1)
     else:
         feeds = read_feeds(args.input, model.inputs)
-    outputs = model.run_dict(feeds)
+    if args.chunk is None:
+        outputs = model.run_dict(feeds)
+    else:
+        outputs = _run_chunked(model, feeds, args.chunk)
     for name, array in outputs.items():
         print("\n".join(summarize(name, array)))
     if args.output:
         write_npz(args.output, outputs)
         print(f"wrote {args.output}")
     return 0
+
+
+def _run_chunked(model, feeds: dict, chunk: int) -> dict:
+    """model.run_dict(feeds, chunk_size=chunk), with a progress bar over the rows."""
+    rows = _batch_rows(model, feeds)
+    with bar(total=rows, desc="run", unit="row") as progress:
+        outputs = model._outputs((feeds,), {}, "numpy", chunk, progress=progress.update)
+    return {spec.name: out for spec, out in zip(model.outputs, outputs)}
+
+
+def _batch_rows(model, feeds: dict) -> int:
+    for spec in model.inputs:
+        array = feeds[spec.name]
+        if spec.shape and isinstance(spec.shape[0], str) and spec.name not in model.value_inputs and array.ndim:
+            return int(array.shape[0])
+    return 0  # the run names what is wrong
