@@ -17,7 +17,8 @@
   X(activation_grad) X(gemm_grad) X(softmax_grad) X(conv_grad) X(pool_grad) X(binary_grad)         \
   X(matmul_grad) X(transpose_grad) X(concat_grad) X(batchnorm_grad) X(lstm_grad)                 \
   /* issue #15: resampling, transposed conv, indexing (each gradient after its forward) */       \
-  X(resize) X(conv_transpose) X(conv_transpose_grad) X(indexing)
+  X(resize) X(conv_transpose) X(conv_transpose_grad) X(indexing)                                 \
+  X(recurrent)  /* GRU, RNN */
 // clang-format on
 
 namespace dnnx {
