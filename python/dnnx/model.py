@@ -1,10 +1,11 @@
 """The user-facing Model: load an ONNX model, run numpy arrays through it, show its plan."""
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
@@ -333,9 +334,11 @@ class Model:
         return f"<dnnx.Model device={self.device} opset={self.opset} inputs=({ins}) outputs=({outs})>"
 
 
-def load(src, batch_size=None, device="cpu", *, dims=None, precision="fp32", workspace_limit=None,
-         algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True,
-         cuda_graph=True, max_plans=64) -> Model:
+def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = None, device: str = "cpu", *,
+         dims: Optional[Dict[str, int]] = None, precision: str = "fp32", workspace_limit: Union[int, str, None] = None,
+         algo_search: str = "heuristic", deterministic: bool = False, passes: Optional[Dict[str, bool]] = None,
+         optimize: bool = True, plan_cache: Union[bool, str, os.PathLike, None] = True,
+         cuda_graph: bool = True, max_plans: int = 64) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto`` (kept as ``Model.proto``, not
     copied, unless ``batch_size`` or ``dims`` change it: then a copy changes).
 
