@@ -46,7 +46,7 @@ def test_the_cli_fine_tunes_a_backbone(tmp_path):
     np.savez(tmp_path / "val.npz", x=x_val, y=y_val)
     out = tmp_path / "tuned.onnx"
     run = subprocess.run([sys.executable, "-m", "dnnx.cli", "finetune", str(model_path), "--data", str(tmp_path / "train.npz"),
-                          "--val", str(tmp_path / "val.npz"), "--trainable", "last:1", "--epochs", str(EPOCHS),
+                          "--val", str(tmp_path / "val.npz"), "--trainable", "last:1", "--epochs", str(EPOCHS[SIDE]),
                           "--lr", str(LR["resnet18"]), "--schedule", "cosine",
                           "--batch-size", "32", "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
