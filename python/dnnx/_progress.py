@@ -13,9 +13,11 @@ carriage returns. ``DNNX_PROGRESS=1`` forces them on, ``DNNX_PROGRESS=0`` off.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 
 ENV = "DNNX_PROGRESS"
+SPARE_COLUMNS = 3  # left free at the line's end: a "^C" echoed there must not wrap past what the bar clears
 BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
 
 
@@ -63,7 +65,8 @@ def bar(total: int, desc: str, unit: str = "it", leave: bool = False, show: bool
         from tqdm import tqdm
     except ImportError:  # tqdm is a dependency; a stripped environment still runs, silently
         return _Quiet()
-    return tqdm(total=total, desc=desc, unit=unit, leave=leave, file=sys.stderr, dynamic_ncols=True,
+    columns = shutil.get_terminal_size(fallback=(100, 24)).columns
+    return tqdm(total=total, desc=desc, unit=unit, leave=leave, file=sys.stderr, ncols=max(40, columns - SPARE_COLUMNS),
                 bar_format=BAR_FORMAT, mininterval=0.2)
 
 
