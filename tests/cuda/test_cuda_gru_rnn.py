@@ -134,6 +134,17 @@ def test_lengths_as_a_graph_input_are_read_per_run():
     row = only_row(model)
     assert "sequences reversed by kernel" in row["algorithm"] and "lengths read per run" in row["algorithm"], row
     check(model, feeds, 1)
+    # Reading the lengths back cannot be recorded into a CUDA graph: the capture fails, saying why,
+    # and every run stays eager, each with its own lengths.
+    gpu = dnnx.load(model, device="cuda")
+    for lens in ([5, 2, 4], [1, 5, 3], [4, 4, 0]):
+        feeds["sequence_lens"] = np.array(lens, np.int32)
+        want = dnnx.load(model).run_dict(feeds)
+        got = gpu.run_dict(feeds)
+        for name in want:
+            assert_close(got[name], want[name], f"{name} with lengths {lens}")
+    (graph,) = gpu.graphs()
+    assert graph["state"].startswith("failed") and "sequence_lens" in graph["state"], graph
 
 
 def test_sequence_lens_out_of_range_is_a_value_error():

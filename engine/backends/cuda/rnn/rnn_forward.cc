@@ -197,8 +197,9 @@ class RnnKernel final : public Kernel {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     check(cudaStreamIsCapturing(ctx_.stream, &capture), "cudaStreamIsCapturing");
     if (capture != cudaStreamCaptureStatusNone) {
-      throw DeviceError(std::string("a ") + cell_.name + " whose sequence_lens is a graph input reads the lengths back "
-                        "on every run, which a CUDA graph cannot record");
+      throw DeviceError(std::string(cell_.name == std::string("GRU") ? "a " : "an ") + cell_.name +
+                        " whose sequence_lens is a graph input reads the lengths back on every run, which a CUDA graph "
+                        "cannot record");
     }
     Lengths lens;
     lens.host.resize(static_cast<size_t>(d_.batch));
