@@ -1,6 +1,7 @@
 // Elementwise activations with parameters:
 //   LeakyRelu  y = x >= 0 ? x : alpha * x          (alpha 0.01; float32)
 //   Elu        y = x >= 0 ? x : alpha * (e^x - 1)  (alpha 1.0; float32)
+//   Selu       y = gamma * (x > 0 ? x : alpha * (e^x - 1))  (alpha 1.6732632, gamma 1.0507010; float32)
 //   Clip       y = min(max(x, min), max)           (float32; int32/int64 from opset 12)
 // Clip's bounds are attributes before opset 11 and optional scalar inputs from 11 on; the
 // inputs may be constants or computed, since the kernel reads them when it runs. With
@@ -15,9 +16,13 @@ namespace {
 constexpr int kClipBoundsAsInputsOpset = 11;
 constexpr size_t kClipMin = 1, kClipMax = 2;
 
-OpDef alpha_activation_op() {
+OpDef alpha_activation_op(bool gamma = false) {
   OpDef def;
-  def.validate = [](const Node& node) { node.expect_only_attrs({"alpha"}); };
+  if (gamma) {
+    def.validate = [](const Node& node) { node.expect_only_attrs({"alpha", "gamma"}); };
+  } else {
+    def.validate = [](const Node& node) { node.expect_only_attrs({"alpha"}); };
+  }
   def.infer = [](const Node& node, const std::vector<ValueInfo>& inputs) {
     const TensorInfo& x = require_input(node, inputs, 0, "X");
     require_float(node, x, "input X");
@@ -52,6 +57,7 @@ std::vector<TensorInfo> infer_clip(const Node& node, const std::vector<ValueInfo
 void register_param_activation_ops(OpRegistry& r) {
   r.add("LeakyRelu", alpha_activation_op());
   r.add("Elu", alpha_activation_op());
+  r.add("Selu", alpha_activation_op(/*gamma=*/true));
   OpDef clip;
   clip.validate = validate_clip;
   clip.infer = infer_clip;

@@ -39,6 +39,7 @@ from .errors import InvalidModelError, UnsupportedModelError
 
 MIN_OPSET = 7  # older models are upgraded to UPGRADE_OPSET with onnx's version converter
 UPGRADE_OPSET = 13
+UPGRADE_IR_VERSION = 7  # the IR version of opset 13
 # raw_data of at least this many bytes stays in the file, out of the parsed proto (_wire.py); it is
 # above what _view.py keeps as values (64 int64s), so every tensor shape inference reads is parsed.
 STRIPPED_BYTES = 4096
@@ -177,11 +178,59 @@ def _upgrade(model):
     from onnx import version_converter
 
     opset = onnx_opset(model)
+    model = _legacy_prelu_slopes(model)
     try:
-        return version_converter.convert_version(model, UPGRADE_OPSET)
+        upgraded = version_converter.convert_version(model, UPGRADE_OPSET)
     except Exception as e:
         raise UnsupportedModelError(f"opset {opset} is older than {MIN_OPSET} and onnx's version "
                                     f"converter could not upgrade it: {e}") from None
+    # The converter keeps the IR version. Below 4 every initializer must also be a graph input,
+    # and the initializers it makes (Pad's pads as an input from opset 11) are not: the upgraded
+    # model is stamped with its opset's IR version.
+    upgraded.ir_version = max(upgraded.ir_version, UPGRADE_IR_VERSION)
+    return upgraded
+
+
+def _legacy_prelu_slopes(model) -> None:
+    """Before opset 7, PRelu's 1-D slope of C > 1 values is per channel (axis 1) of an input of
+    rank 3 or more; from 7 on it broadcasts numpy-style (from the last axis), and onnx's version
+    converter does not adapt it. Such a slope initializer (used by PRelu nodes only) is reshaped
+    to [C, 1, ..., 1], in a copy of ``model`` (returned; ``model`` itself when nothing changes)."""
+    from onnx import shape_inference
+
+    graph = model.graph
+    prelus = [n for n in graph.node if n.op_type == "PRelu" and n.domain in ("", "ai.onnx") and len(n.input) == 2]
+    if not prelus:
+        return model
+    inits = {t.name: t for t in graph.initializer}
+    inferred = shape_inference.infer_shapes(model).graph
+    ranks = {vi.name: len(vi.type.tensor_type.shape.dim) for vi in list(inferred.input) + list(inferred.value_info)
+             if vi.type.tensor_type.HasField("shape")}
+    consumers = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    reshaped = {}  # slope name -> its per-channel dims
+    for node in prelus:
+        x, slope = node.input
+        tensor, rank = inits.get(slope), ranks.get(x, 0)
+        if (tensor is not None and len(tensor.dims) == 1 and tensor.dims[0] > 1 and rank >= 3
+                and all(c.op_type == "PRelu" for c in consumers[slope])):
+            reshaped[slope] = [tensor.dims[0]] + [1] * (rank - 2)
+    if not reshaped:
+        return model
+    model = _own_copy(model)
+    graph = model.graph
+    for tensor in graph.initializer:
+        if tensor.name in reshaped:
+            tensor.dims[:] = reshaped[tensor.name]
+    for slope, dims in reshaped.items():
+        for vi in graph.input:  # below IR 4 the initializer is declared as an input too
+            if vi.name == slope and vi.type.tensor_type.HasField("shape"):
+                del vi.type.tensor_type.shape.dim[:]
+                for d in dims:
+                    vi.type.tensor_type.shape.dim.add().dim_value = d
+    return model
 
 
 def _outputs_untyped(graph) -> bool:

@@ -1,4 +1,4 @@
-// LeakyRelu, Elu (float32) and Clip (float32, int32, int64) on the CPU. Clip's bounds come from
+// LeakyRelu, Elu, Selu (float32) and Clip (float32, int32, int64) on the CPU. Clip's bounds come from
 // its attributes (opset < 11) or, when given, its scalar inputs, read as the kernel runs.
 #include <cmath>
 #include <limits>
@@ -13,17 +13,24 @@ namespace {
 constexpr int kClipBoundsAsInputsOpset = 11;
 constexpr size_t kClipMin = 1, kClipMax = 2;
 
-enum class AlphaActivation { LeakyRelu, Elu };
+enum class AlphaActivation { LeakyRelu, Elu, Selu };
+
+// Selu's defaults, as ONNX gives them (float32 roundings of 1.6732632423543772 and 1.0507009873554805).
+constexpr float kSeluAlpha = 1.67326319217681884765625f;
+constexpr float kSeluGamma = 1.05070102214813232421875f;
 
 class AlphaActivationKernel final : public Kernel {
  public:
-  AlphaActivationKernel(AlphaActivation kind, float alpha, int64_t n) : kind_(kind), alpha_(alpha), n_(n) {}
+  AlphaActivationKernel(AlphaActivation kind, float alpha, float gamma, int64_t n)
+      : kind_(kind), alpha_(alpha), gamma_(gamma), n_(n) {}
 
   void run(const KernelArgs& args) const override {
     const float* x = args.in(0);
     float* y = args.out(0);
     if (kind_ == AlphaActivation::LeakyRelu) {
       for (int64_t i = 0; i < n_; ++i) y[i] = x[i] >= 0.0f ? x[i] : alpha_ * x[i];
+    } else if (kind_ == AlphaActivation::Selu) {
+      for (int64_t i = 0; i < n_; ++i) y[i] = gamma_ * (x[i] > 0.0f ? x[i] : alpha_ * std::expm1(x[i]));
     } else {
       for (int64_t i = 0; i < n_; ++i) y[i] = x[i] >= 0.0f ? x[i] : alpha_ * std::expm1(x[i]);
     }
@@ -31,7 +38,7 @@ class AlphaActivationKernel final : public Kernel {
 
  private:
   AlphaActivation kind_;
-  float alpha_;
+  float alpha_, gamma_;
   int64_t n_;
 };
 
@@ -41,6 +48,7 @@ KernelFactory alpha_factory(AlphaActivation kind, float default_alpha) {
     KernelChoice choice;
     choice.algorithm = "elementwise";
     choice.kernel = std::make_unique<AlphaActivationKernel>(kind, node.attr_float("alpha", default_alpha),
+                                                            node.attr_float("gamma", kSeluGamma),
                                                             numel(inputs[0].info.shape));
     return choice;
   };
@@ -96,6 +104,7 @@ KernelChoice plan_clip(const Node& node, const std::vector<ValueInfo>& inputs,
 void register_cpu_param_activation_kernels(KernelRegistry& r) {
   r.add("LeakyRelu", alpha_factory(AlphaActivation::LeakyRelu, 0.01f));
   r.add("Elu", alpha_factory(AlphaActivation::Elu, 1.0f));
+  r.add("Selu", alpha_factory(AlphaActivation::Selu, kSeluAlpha));
   r.add("Clip", plan_clip);
 }
 
