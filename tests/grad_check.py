@@ -35,15 +35,18 @@ def _log_softmax(z):
     return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
 
 
-def reference_loss(model64, params: dict, feeds: dict, target, loss: str, scores: str = "logits") -> float:
+def reference_loss(model64, params: dict, feeds: dict, target, loss: str, scores: str = "logits",
+                   reference_ops=()) -> float:
     """The loss in float64. scores: "logits" (cross entropy on the raw output), "probs" (the model
-    ends in Softmax), "log_probs" (it ends in LogSoftmax)."""
+    ends in Softmax), "log_probs" (it ends in LogSoftmax). reference_ops: OpRun classes replacing
+    the evaluator's own (where onnx's reference lacks a case, such as RNN's Relu)."""
     m = onnx.ModelProto()
     m.CopyFrom(model64)
     for i, t in enumerate(m.graph.initializer):
         if t.name in params:
             m.graph.initializer[i].CopyFrom(numpy_helper.from_array(params[t.name], t.name))
-    y = ReferenceEvaluator(m).run(None, {k: v.astype(np.float64) for k, v in feeds.items()})[0]
+    evaluator = ReferenceEvaluator(m, new_ops=list(reference_ops) or None)
+    y = evaluator.run(None, {k: v.astype(np.float64) for k, v in feeds.items()})[0]
     if loss == "mse":
         return float(np.mean((y - target) ** 2))
     logp = {"logits": lambda: _log_softmax(y), "probs": lambda: np.log(y), "log_probs": lambda: y}[scores]()
@@ -51,7 +54,8 @@ def reference_loss(model64, params: dict, feeds: dict, target, loss: str, scores
 
 
 def check_gradients(model: onnx.ModelProto, trainable: list, feeds: dict, target, loss: str = "mse",
-                    scores: str = "logits", seed: int = 0, rtol: float = GRAD_RTOL, atol: float = GRAD_ATOL):
+                    scores: str = "logits", seed: int = 0, rtol: float = GRAD_RTOL, atol: float = GRAD_ATOL,
+                    reference_ops=()):
     """dnnx's gradients of every parameter in `trainable` against float64 central differences
     along DIRECTIONS random unit directions; also returns them for further checks."""
     m = dnnx.load(model, optimize=False)
@@ -60,15 +64,15 @@ def check_gradients(model: onnx.ModelProto, trainable: list, feeds: dict, target
     got_loss, grads = tuner.gradients(x, target)
     model64 = to_float64(model)
     base = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model64.graph.initializer}
-    want_loss = reference_loss(model64, {}, feeds, target, loss, scores)
+    want_loss = reference_loss(model64, {}, feeds, target, loss, scores, reference_ops)
     np.testing.assert_allclose(got_loss, want_loss, rtol=1e-4, atol=1e-6)
     rng = np.random.default_rng(seed)
     for name in trainable:
         for _ in range(DIRECTIONS):
             v = rng.standard_normal(base[name].shape)
             v /= np.linalg.norm(v)
-            plus = reference_loss(model64, {name: base[name] + EPS * v}, feeds, target, loss, scores)
-            minus = reference_loss(model64, {name: base[name] - EPS * v}, feeds, target, loss, scores)
+            plus = reference_loss(model64, {name: base[name] + EPS * v}, feeds, target, loss, scores, reference_ops)
+            minus = reference_loss(model64, {name: base[name] - EPS * v}, feeds, target, loss, scores, reference_ops)
             numeric = (plus - minus) / (2 * EPS)
             analytic = float(np.sum(grads[name].astype(np.float64) * v))
             scale = np.linalg.norm(grads[name])

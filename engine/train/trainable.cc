@@ -34,8 +34,8 @@ int sole_reader(const Graph& graph, const std::string& value) {
 
 // The weight input whose being constant makes the op a parameterised layer.
 int weight_input(const Node& node) {
-  if (node.op_type == "Conv" || node.op_type == "ConvTranspose" || node.op_type == "LSTM" || node.op_type == "Gemm" ||
-      node.op_type == "MatMul") {
+  static const std::set<std::string> kLayers = {"Conv", "ConvTranspose", "Gemm", "MatMul", "LSTM", "GRU", "RNN"};
+  if (kLayers.count(node.op_type) != 0) {
     return 1;
   }
   return -1;
@@ -85,7 +85,8 @@ std::vector<std::string> select_parameters(const Graph& graph, const std::string
   }
   if (layers.empty()) {
     throw InputError("trainable '" + spec +
-                     "': the model has no parameterised layer (Conv, Gemm, MatMul or LSTM with a constant weight)");
+                     "': the model has no parameterised layer (Conv, ConvTranspose, Gemm, MatMul, LSTM, GRU "
+                     "or RNN with a constant weight)");
   }
   if (last > static_cast<int64_t>(layers.size())) {
     throw InputError("trainable '" + spec + "': the model has only " + std::to_string(layers.size()) +

@@ -1,6 +1,6 @@
 // Which parameters a fine-tuning run trains: "last:N" (the parameters of the last N
 // parameterised layers), "all" (of every parameterised layer) or an explicit list of names.
-// A parameterised layer is a Conv, ConvTranspose, Gemm, MatMul or LSTM whose weight is a constant: its
+// A parameterised layer is a Conv, ConvTranspose, Gemm, MatMul, LSTM, GRU or RNN whose weight is a constant: its
 // parameters are its constant float inputs (and, for a MatMul, the constant bias of the Add
 // that alone reads its output: the two nodes PyTorch exports for a Linear layer).
 #pragma once

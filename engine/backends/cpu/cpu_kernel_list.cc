@@ -18,7 +18,7 @@
   X(matmul_grad) X(transpose_grad) X(concat_grad) X(batchnorm_grad) X(lstm_grad)                 \
   /* issue #15: resampling, transposed conv, indexing (each gradient after its forward) */       \
   X(resize) X(conv_transpose) X(conv_transpose_grad) X(indexing)                                 \
-  X(recurrent)  /* GRU, RNN */
+  X(recurrent) X(recurrent_grad)  /* GRU, RNN */
 // clang-format on
 
 namespace dnnx {
