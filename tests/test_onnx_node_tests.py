@@ -21,6 +21,7 @@ IN_SCOPE = [
     r"test_constantofshape_.*_cpu$",
     r"test_(constant|edge|reflect|wrap)_pad(_.*)?_cpu$",
     r"test_elu(_.*)?_cpu$",
+    r"test_selu(_.*)?_cpu$",
     r"test_expand_.*_cpu$",
     r"test_gather_(\d|2d_indices|negative_indices).*_cpu$",
     r"test_global(average|max)pool(_.*)?_cpu$",
