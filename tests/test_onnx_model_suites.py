@@ -132,3 +132,16 @@ def test_pytorch_converted(case):
 def test_pytorch_exclusions_name_existing_cases():
     names = {case.name for case in load_model_tests(kind="pytorch-converted")}
     assert set(PYTORCH_EXCLUDED) <= names and all(PYTORCH_EXCLUDED.values())
+
+
+def test_legacy_prelu_upgrade_leaves_the_callers_model_alone():
+    """Opset 6 PRelu with a per-channel slope [3] (test_PReLU_2d_multiparam): the importer reshapes
+    the slope in a copy before onnx's version converter, not in the ModelProto it was given."""
+    case = next(c for c in load_model_tests(kind="pytorch-converted") if c.name == "test_PReLU_2d_multiparam")
+    model = onnx.load(os.path.join(case.model_dir, "model.onnx"))
+    before = model.SerializeToString()
+    x = _tensors(os.path.join(case.model_dir, "test_data_set_0"), "input")[0]
+    slope = numpy_helper.to_array(model.graph.initializer[0])
+    got = dnnx.load(model).run(x)
+    np.testing.assert_allclose(got, np.where(x > 0, x, x * slope.reshape(1, -1, 1, 1)), rtol=1e-6, atol=0)
+    assert model.SerializeToString() == before
