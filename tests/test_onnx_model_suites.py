@@ -35,7 +35,8 @@ LIGHT_XFAIL = {
     "squeezenet": "its expected output needs every channel bit-identical: the final Softmax reads logits near 9.5e9, "
                   "where one float32 ulp is 1024, so a GEMM that rounds some rows one ulp differently (OpenBLAS's "
                   "Haswell sgemm here) turns the uniform 0.001 into 0.01 and 0; the logits themselves match "
-                  "onnxruntime (test_light_squeezenet_logits_match_onnxruntime)",
+                  "onnxruntime (test_light_squeezenet_logits_match_onnxruntime). Not strict: on the GPU machine's "
+                  "Xeon (another OpenBLAS kernel set) the rows round alike and the stored output matches",
 }
 
 PYTORCH_EXCLUDED = {
@@ -60,7 +61,7 @@ def _light_feeds(model) -> dict:
 def _light_params():
     params = []
     for name in LIGHT:
-        marks = [pytest.mark.xfail(reason=LIGHT_XFAIL[name], strict=True)] if name in LIGHT_XFAIL else []
+        marks = [pytest.mark.xfail(reason=LIGHT_XFAIL[name], strict=False)] if name in LIGHT_XFAIL else []
         params.append(pytest.param(name, marks=marks, id=name))
     return params
 

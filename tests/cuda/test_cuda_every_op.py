@@ -8,15 +8,13 @@ import pytest
 
 import dnnx
 from dnnx.examples import build
-from test_onnx_node_tests import _selected_cases
+from test_onnx_node_tests import _array, _selected_cases
 
 CASES = _selected_cases()
 
 # Registered op types no onnx node case covers, each with the test that does.
 COVERED_ELSEWHERE = {
     "LSTMStack": "made by the fuse_lstm_stack pass, not an ONNX op: tests/cuda/test_cuda_lstm_stack.py",
-    "Cast": "every onnx Cast case involves a type dnnx does not cast (float16, double, ...): "
-            "tests/cuda/test_cuda_real_ops.py casts float32/int32/int64 on both backends",
 }
 
 
@@ -42,7 +40,7 @@ def test_case_on_cuda_matches_cpu(case):
     # and give the CPU's outputs on a CUDA model too; shape-like inputs fed as graph inputs are
     # value inputs (their values join the plan key).
     for inputs, expected in case.data_sets:
-        model, feeds = case.model, list(inputs)
+        model, feeds = case.model, [_array(v) for v in inputs]
         cpu = dnnx.load(model)
         try:
             gpu = dnnx.load(model, device="cuda", precision="fp32")

@@ -26,7 +26,6 @@ from cuda_check import assert_close, check_cuda
 from ort_check import make_model, rand
 from recurrent_cases import gru_case, recurrent_case, rnn_case
 from test_cuda_fp16 import HALF_CONV, MODEL_ATOL, MODEL_L2, MODEL_RTOL, assert_fp16_close, layer
-from test_cuda_precision import assert_tf32_close
 
 FP32_MATH = "fp32 (CUDNN_FMA_MATH)"
 TF32_MATH = "tf32 permitted (CUDNN_DEFAULT_MATH)"
@@ -270,7 +269,17 @@ def test_tf32(direction, cell):
     assert layer(gpu.plan(), model.graph.node[0].op_type)["math"] == TF32_MATH
     got, want = gpu.run_dict(feeds), dnnx.load(model).run_dict(feeds)
     for name, w in want.items():
-        assert_tf32_close(got[name], w, f"{name} tf32 vs cpu")
+        assert_recurrent_tf32_close(got[name], w, f"{name} tf32 vs cpu")
+
+
+# tf32 rounds each GEMM operand to a 10-bit mantissa (~5e-4 relative), and a recurrence feeds
+# every step's error into the next through R: over the 8 steps here an ungated Tanh RNN grew it to
+# 8.8e-3 absolute on 3 of 1024 outputs of |Y| <= 1 (H200, 2026-12-02), past the one-layer bounds
+# of test_cuda_precision (5e-3). So 2e-2 of max|want| per element, and 5e-3 relative L2 overall.
+def assert_recurrent_tf32_close(got, want, what):
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2 * float(np.abs(want).max()), err_msg=what)
+    l2 = float(np.linalg.norm(got.astype(np.float64) - want) / np.linalg.norm(want.astype(np.float64)))
+    assert l2 <= 5e-3, f"{what}: relative L2 {l2:.3g}"
 
 
 @pytest.mark.parametrize("cell", list(CASES))
