@@ -6,6 +6,8 @@ classes:
   not support, raised at load and naming the node.
 - ``InvalidModelError`` (also a ``ValueError``): a malformed or inconsistent model file.
 - ``DeviceError``: no such device, out of memory, a backend library failure.
+- ``WorkerLoadError``: a model that could not be loaded in a worker process (dnnx.ray's actors,
+  ``dnnx run --workers/--ray``), naming the worker and the reason.
 
 Wrong inputs to ``Model.run`` raise plain ``ValueError`` naming the input.
 
@@ -22,6 +24,11 @@ InvalidModelError = core.InvalidModelError
 DeviceError = core.DeviceError
 
 
+class WorkerLoadError(DnnxError):
+    """A model could not be loaded in a worker (a Ray actor or task, a worker process): the
+    message names the worker (host, pid, device) and the original error."""
+
+
 class PlanCacheWarning(UserWarning):
     """A plan-cache entry was stale and dropped, or the cache file could not be read or written."""
 
@@ -31,5 +38,5 @@ class HostFallbackWarning(UserWarning):
     kernel for them. They are correct, and slower than a device kernel would be."""
 
 
-__all__ = ["DnnxError", "UnsupportedModelError", "InvalidModelError", "DeviceError", "PlanCacheWarning",
+__all__ = ["DnnxError", "UnsupportedModelError", "InvalidModelError", "DeviceError", "WorkerLoadError", "PlanCacheWarning",
            "HostFallbackWarning"]

@@ -14,6 +14,7 @@ from ._device import backend_options
 from ._inputs import checked_inputs
 from .errors import HostFallbackWarning, PlanCacheWarning
 from . import finetune as _finetune
+from . import _pickle
 from ._importer import import_model, restore_weights
 from ._passes import pass_switches
 from ._native import core
@@ -48,6 +49,10 @@ class Model:
                  algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True,
                  cuda_graph=True, max_plans=64):
         start = time.perf_counter()
+        # what a pickled model loads with where it lands (_pickle.py; batch_size and dims live in the proto)
+        self._load_options = dict(device=device, precision=precision, workspace_limit=workspace_limit,
+                                  algo_search=algo_search, deterministic=deterministic, passes=passes,
+                                  optimize=optimize, plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans)
         kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic, plan_cache)
         # read by the engine, not the backend
         options = dict(options, cuda_graph=bool(cuda_graph), max_plans=max_plans)
@@ -202,6 +207,11 @@ class Model:
         weights = {name: self._ir["constants"][name] for name in self._tuned}
         _finetune.atomic_write_bytes(path, _finetune.tuned_proto(self.proto, weights).SerializeToString())
 
+    def __reduce__(self):
+        """Pickles as the ONNX bytes (tuned weights included) and the load options, not as engine
+        state: unpickling loads and plans the model again where it lands (_pickle.py)."""
+        return (_pickle._unpickle, (_pickle.state(self),))
+
     def _weights_changed(self, tuner) -> None:
         self._tuner = tuner
 
@@ -288,6 +298,7 @@ class Model:
         keeps; the least recently used go first (``planner_stats()`` counts them)."""
         self._current_engine().set_max_plans(max_plans)
         self._backend = (self._backend[0], dict(self._backend[1], max_plans=max_plans))  # for rebuilt engines
+        self._load_options["max_plans"] = max_plans
 
     def prepare(self, shapes) -> None:
         """Plans ahead, for servers that must not plan on a request: ``shapes`` is a list with one

@@ -1,7 +1,10 @@
 """``dnnx run MODEL --input x.npy|x.npz|--random [--output y.npz] [--batch N] [--chunk K]``: inference from
 the shell. Inputs follow dnnx's input rule (dnnx/_inputs.py): a file of another dtype than the
 input's is refused, naming the file, the input and both dtypes. ``--chunk K`` streams the batch K
-rows at a time through one plan per chunk size (a progress bar on a terminal's stderr)."""
+rows at a time through one plan per chunk size (a progress bar on a terminal's stderr).
+
+``--input DIR_OR_GLOB --output DIR [--workers N] [--ray ADDRESS|local]`` runs many files, here, in
+worker processes or on Ray, each output under its input's name (_many.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +13,7 @@ from .._progress import bar
 from ..model import load
 from ._args import add_batch, add_model, positive_int
 from ._files import read_feeds, write_npz
+from ._many import is_many, run_many
 from .timing import random_inputs
 
 NAME = "run"
@@ -21,13 +25,24 @@ def add_arguments(parser) -> None:
     add_model(parser)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--input", metavar="FILE",
-                        help=".npy (a single-input model) or .npz keyed by input name (or arr_0, arr_1, ...)")
+                        help=".npy (a single-input model) or .npz keyed by input name (or arr_0, arr_1, ...); "
+                             "a folder or a quoted glob runs every .npy/.npz/.parquet file there (--output DIR)")
     source.add_argument("--random", action="store_true",
                         help="feed seeded standard-normal inputs (symbolic dims take --batch, default 1)")
-    parser.add_argument("--output", metavar="FILE.npz", help="save the outputs here, keyed by output name")
+    parser.add_argument("--output", metavar="FILE.npz",
+                        help="save the outputs here, keyed by output name (many inputs: a folder, one "
+                             "<input stem>.npz each)")
     add_batch(parser)
     parser.add_argument("--chunk", type=positive_int, metavar="K",
                         help="run the batch K rows at a time (bounded memory; outputs concatenated)")
+    parser.add_argument("--device", default="cpu", help='"cpu", "cuda" or "cuda:N"')
+    parser.add_argument("--workers", type=positive_int, metavar="N",
+                        help="many inputs: N worker processes (default 1: this one), or with --ray at most N "
+                             "tasks at once (default: the cluster's CPUs, GPUs with --device cuda)")
+    parser.add_argument("--ray", metavar="ADDRESS",
+                        help='many inputs: run them as Ray tasks on the cluster at ADDRESS ("auto": the one '
+                             'this machine joined), or "local": a Ray instance started here (pip install '
+                             '"dnnx[ray]")')
 
 
 def _elided(values) -> str:
@@ -50,7 +65,11 @@ def summarize(name: str, array: np.ndarray) -> list:
 
 
 def main(args) -> int:
-    model = load(args.model, batch_size=args.batch)
+    if args.input is not None and is_many(args.input):
+        return run_many(args, {"batch_size": args.batch, "device": args.device})
+    if args.workers is not None or args.ray is not None:
+        raise ValueError("--workers and --ray run many files: give --input a folder or a glob")
+    model = load(args.model, batch_size=args.batch, device=args.device)
     if args.random:
         feeds, _ = random_inputs(model.inputs, args.batch or 1)
     else:
