@@ -44,7 +44,8 @@ def predict(dataset, model, *, input_columns: Columns = None, output_columns: Co
     1). Each actor asks for ``num_gpus`` (default 1 on CUDA: its own GPU) and ``num_cpus``
     (default 1 on the CPU, where the actor's dnnx threads follow it; give fractions on small
     clusters so that Ray Data's own tasks keep a CPU). ``batch_size``: rows per batch Ray hands
-    over. The other arguments are ``Predictor``'s. A model that cannot load on a worker fails the
+    over. The other arguments are ``Predictor``'s. ``device="cuda"`` on a cluster without GPUs
+    is a ValueError here (rather than actors waiting for a GPU forever). A model that cannot load on a worker fails the
     dataset's execution with ``dnnx.WorkerLoadError``'s message (which worker, and why)."""
     ray = _ray()
     from .. import _pickle
@@ -53,6 +54,9 @@ def predict(dataset, model, *, input_columns: Columns = None, output_columns: Co
     on_gpu = str(device).startswith("cuda")
     if num_gpus is None:
         num_gpus = 1 if on_gpu else 0
+        if on_gpu and not ray.cluster_resources().get("GPU"):  # else the actors would wait for one forever
+            raise ValueError(f"device={device!r}: each actor asks Ray for a GPU, and this cluster has none "
+                             f"(ray.cluster_resources()); on an autoscaling cluster pass num_gpus=1 explicitly")
     if num_cpus is None:
         num_cpus = 0 if on_gpu else 1
     if workers is None:
