@@ -8,7 +8,7 @@ import pytest
 import dnnx
 
 
-def start_ray(extra_paths=()):
+def start_ray(extra_paths=(), **init):
     """ray.init(num_cpus=2) with PYTHONPATH and DNNX_DEV_BUILD made absolute for the workers (they
     start in folders of Ray's own, where a relative path means nothing); returns (ray, restore)."""
     ray = pytest.importorskip("ray")
@@ -19,7 +19,8 @@ def start_ray(extra_paths=()):
     os.environ["PYTHONPATH"] = os.pathsep.join(paths)
     if saved["DNNX_DEV_BUILD"]:
         os.environ["DNNX_DEV_BUILD"] = os.path.abspath(saved["DNNX_DEV_BUILD"])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    ray.init(**{"num_cpus": 2, "include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING,
+                **init})
 
     def restore():
         ray.shutdown()

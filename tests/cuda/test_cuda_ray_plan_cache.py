@@ -1,7 +1,6 @@
 """dnnx.ray on a GPU (issue #19): actors of one node share the persistent plan cache, so with an
 exhaustive search the second actor plans with zero timing runs; a GPU actor's outputs equal a
 direct run's. Needs Ray (skipped without it) and a GPU (tests/cuda/conftest.py)."""
-import logging
 import os
 
 import numpy as np
@@ -10,25 +9,18 @@ import pytest
 import dnnx
 from dnnx.examples import build
 from ort_check import rand
+from ray_cluster import start_ray
 
 ray = pytest.importorskip("ray")
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    saved = os.environ.get("PYTHONPATH")
-    # the workers import dnnx, and this module (the actor class) with ort_check from the folder above
+    # the workers import this module (the actor class) and ort_check from the folder above
     here = os.path.dirname(os.path.abspath(__file__))
-    paths = [os.path.dirname(os.path.dirname(os.path.abspath(dnnx.__file__))), here, os.path.dirname(here)]
-    os.environ["PYTHONPATH"] = os.pathsep.join(paths + [os.path.abspath(p) for p in (saved or "").split(os.pathsep)
-                                                        if p])
-    ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-    yield ray
-    ray.shutdown()
-    if saved is None:
-        os.environ.pop("PYTHONPATH", None)
-    else:
-        os.environ["PYTHONPATH"] = saved
+    module, restore = start_ray(extra_paths=[here, os.path.dirname(here)], num_gpus=1)
+    yield module
+    restore()
 
 
 @ray.remote(num_gpus=1, num_cpus=0.5)
