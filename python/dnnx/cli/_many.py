@@ -11,6 +11,8 @@ by output name, as ``--output FILE.npz`` writes one).
   and skipped; the others go on; the exit status is then 2;
 - a model that cannot load in a worker stops the run with one error naming the worker and why
   (dnnx.WorkerLoadError), not a hang;
+- a worker process that dies stops a local run (``--workers N``) with one error; every output
+  already written is whole (on Ray, see the next item);
 - each output is written atomically (a temporary file renamed over it) and is named after its
   input alone, so a file written twice is the same file: a Ray task whose worker was killed is
   retried by Ray (up to 3 times) and rewrites its files, neither losing nor duplicating one;
@@ -170,6 +172,10 @@ def _run_local(state: dict, todo: list, args) -> list:
             try:
                 for done in futures.as_completed(pending):
                     _collect(done.result(), skipped, progress)
+            except futures.process.BrokenProcessPool:
+                raise ChildProcessError("a worker process died (killed, or out of memory); the outputs written are "
+                                        "complete, and a second run rewrites them all (--ray retries killed "
+                                        "workers)") from None
             except BaseException:
                 for f in pending:
                     f.cancel()
