@@ -9,6 +9,7 @@
 
 #include "backends/cpu/activation_cpu.h"
 #include "backends/cpu/blas.h"
+#include "backends/cpu/rnn_layout_cpu.h"
 #include "runtime/kernel_registry.h"
 #include "ops/lstm_attrs.h"
 
@@ -80,7 +81,7 @@ class LstmKernel final : public Kernel {
  public:
   LstmKernel(std::string where, const LstmAttributes& attrs, const LstmDims& dims,
              const LstmPresence& has)
-      : where_(std::move(where)), attrs_(attrs), d_(dims), has_(has),
+      : where_(std::move(where)), attrs_(attrs), d_(dims), idx_(dims, attrs.layout), has_(has),
         no_peephole_(static_cast<size_t>(3 * dims.hidden), 0.0f) {}
 
   // The sum of the Buffers below.
@@ -92,7 +93,7 @@ class LstmKernel final : public Kernel {
 
   void run(const KernelArgs& args) const override {
     const int32_t* lens = has_.sequence_lens ? args.in<int32_t>(kLstmSequenceLens) : nullptr;
-    check_lens(lens);
+    check_sequence_lens(where_, lens, d_);
     const Buffers buf = buffers(args.workspace);
     input_projection(args, buf.xw);
     for (int64_t dir = 0; dir < d_.num_dir; ++dir) run_direction(args, dir, lens, buf);
@@ -115,31 +116,8 @@ class LstmKernel final : public Kernel {
     return buf;
   }
 
-  bool batch_major() const { return attrs_.layout == RnnLayout::BatchMajor; }
   int64_t gate_width() const { return d_.num_dir * kGates * d_.hidden; }  // one row of xw
-  // Row of X (and of xw) holding step t of batch entry b.
-  int64_t x_row(int64_t t, int64_t b) const { return batch_major() ? b * d_.seq + t : t * d_.batch + b; }
-  // Offset of Y[t, dir, b, :] (layout 0) or Y[b, t, dir, :] (layout 1).
-  int64_t y_offset(int64_t t, int64_t dir, int64_t b) const {
-    return (batch_major() ? (b * d_.seq + t) * d_.num_dir + dir : (t * d_.num_dir + dir) * d_.batch + b) *
-           d_.hidden;
-  }
-  // Offset of state[dir, b, :] (layout 0) or state[b, dir, :] (layout 1): initial_h/c, Y_h/Y_c.
-  int64_t state_offset(int64_t dir, int64_t b) const {
-    return (batch_major() ? b * d_.num_dir + dir : dir * d_.batch + b) * d_.hidden;
-  }
   int64_t length(const int32_t* lens, int64_t b) const { return lens ? lens[b] : d_.seq; }
-
-  // sequence_lens is data, so it is checked per call: each length must lie in [0, seq].
-  void check_lens(const int32_t* lens) const {
-    for (int64_t b = 0; lens && b < d_.batch; ++b) {
-      if (lens[b] < 0 || lens[b] > d_.seq) {
-        throw InputError(where_ + ": sequence_lens[" + std::to_string(b) + "] is " +
-                         std::to_string(lens[b]) + ", expected a value in [0, " +
-                         std::to_string(d_.seq) + "]");
-      }
-    }
-  }
 
   // xw = X·W^T + Wb + Rb for every row of X and both directions: W [num_dir, 4H, I] is read as
   // one [num_dir*4H, I] matrix, so the biases [num_dir, 4H] line up with one row of xw.
@@ -168,22 +146,15 @@ class LstmKernel final : public Kernel {
   }
 
   void load_state(const KernelArgs& args, size_t input, int64_t dir, float* state) const {
-    const int64_t h = d_.hidden;
-    for (int64_t b = 0; b < d_.batch; ++b) {
-      float* row = state + b * h;
-      if (input == kLstmInitialH ? has_.initial_h : has_.initial_c) {
-        std::memcpy(row, args.in(input) + state_offset(dir, b), h * sizeof(float));
-      } else {
-        std::fill(row, row + h, 0.0f);
-      }
-    }
+    const bool present = input == kLstmInitialH ? has_.initial_h : has_.initial_c;
+    idx_.load_state(present ? args.in(input) : nullptr, dir, state);
   }
 
   // A zero-length sequence ends in a zero state (as onnxruntime does), not in the initial one.
   void store_state(const float* state, const int32_t* lens, int64_t dir, float* out) const {
     const int64_t h = d_.hidden;
     for (int64_t b = 0; b < d_.batch; ++b) {
-      float* row = out + state_offset(dir, b);
+      float* row = out + idx_.state_offset(dir, b);
       if (length(lens, b) == 0) {
         std::fill(row, row + h, 0.0f);
       } else {
@@ -224,16 +195,16 @@ class LstmKernel final : public Kernel {
         if (s >= len) continue;  // this sequence has ended: its state stays as it was
         // A reverse pass starts at each sequence's own last step.
         const int64_t t = reverse ? len - 1 - s : s;
-        const float* xg = xw + x_row(t, b) * gate_width() + dir * four_h;
+        const float* xg = xw + idx_.x_row(t, b) * gate_width() + dir * four_h;
         cell_step(cell, xg, gates + b * four_h, c_state + b * h, h_state + b * h);
-        if (y) std::memcpy(y + y_offset(t, dir, b), h_state + b * h, h * sizeof(float));
+        if (y) std::memcpy(y + idx_.y_offset(t, dir, b), h_state + b * h, h * sizeof(float));
       }
     }
     if (y) {
       // Y is zero past each sequence's length.
       for (int64_t b = 0; b < d_.batch; ++b) {
         for (int64_t t = length(lens, b); t < d_.seq; ++t) {
-          float* row = y + y_offset(t, dir, b);
+          float* row = y + idx_.y_offset(t, dir, b);
           std::fill(row, row + h, 0.0f);
         }
       }
@@ -245,6 +216,7 @@ class LstmKernel final : public Kernel {
   std::string where_;  // for errors about sequence_lens, found only at run time
   LstmAttributes attrs_;
   LstmDims d_;
+  RnnLayoutIndex idx_;
   LstmPresence has_;
   std::vector<float> no_peephole_;  // [3H] zeros: the peephole terms of a node without P
 };

@@ -18,6 +18,7 @@
 
 #include "backends/cpu/activation_cpu.h"
 #include "backends/cpu/blas.h"
+#include "backends/cpu/rnn_layout_cpu.h"
 #include "runtime/kernel_registry.h"
 #include "ops/lstm_attrs.h"
 
@@ -36,7 +37,8 @@ struct LstmGradPresence {
 class LstmGradKernel final : public GradKernel {
  public:
   LstmGradKernel(const LstmAttributes& attrs, const LstmDims& dims, const LstmGradPresence& has)
-      : attrs_(attrs), d_(dims), has_(has), zeros_(static_cast<size_t>(3 * dims.hidden), 0.0f) {}
+      : attrs_(attrs), d_(dims), idx_(dims, attrs.layout), has_(has),
+        zeros_(static_cast<size_t>(3 * dims.hidden), 0.0f) {}
 
   // The sum of the Buffers below.
   static size_t workspace_floats(const LstmDims& d) {
@@ -79,15 +81,7 @@ class LstmGradKernel final : public GradKernel {
     return b;
   }
 
-  bool batch_major() const { return attrs_.layout == RnnLayout::BatchMajor; }
   bool reverse(int64_t dir) const { return attrs_.direction == LstmDirection::Reverse || dir == 1; }
-  int64_t x_row(int64_t t, int64_t b) const { return batch_major() ? b * d_.seq + t : t * d_.batch + b; }
-  int64_t y_offset(int64_t t, int64_t dir, int64_t b) const {
-    return (batch_major() ? (b * d_.seq + t) * d_.num_dir + dir : (t * d_.num_dir + dir) * d_.batch + b) * d_.hidden;
-  }
-  int64_t state_offset(int64_t dir, int64_t b) const {
-    return (batch_major() ? b * d_.num_dir + dir : dir * d_.batch + b) * d_.hidden;
-  }
   // dLoss/d(output i), or nullptr when the node has no such output or no gradient reaches it.
   const float* d_out(const GradArgs& args, size_t i) const { return i < has_.n_outputs ? args.d_outputs[i] : nullptr; }
   // Where dLoss/d(input i) goes, or nullptr when the node has no such input or none is wanted.
@@ -95,10 +89,6 @@ class LstmGradKernel final : public GradKernel {
   const float* peephole(const GradArgs& args, int64_t dir) const {
     return has_.p ? args.in(kLstmP) + dir * 3 * d_.hidden : zeros_.data();
   }
-
-  // Step s's rows of dg (or xw) for the whole batch: the first row and the row stride.
-  int64_t step_first_row(int64_t t) const { return batch_major() ? t : t * d_.batch; }
-  int64_t step_row_stride() const { return batch_major() ? d_.seq : 1; }
 
   void recompute(const GradArgs& args, int64_t dir, const Buffers& buf) const {
     const int64_t h = d_.hidden, four_h = kGates * h, rows = d_.seq * d_.batch;
@@ -118,14 +108,8 @@ class LstmGradKernel final : public GradKernel {
             args.in(kLstmX), static_cast<int>(d_.input), w, static_cast<int>(d_.input), 1.0f, buf.xw,
             static_cast<int>(four_h));
     }
-    for (int64_t b = 0; b < d_.batch; ++b) {
-      float* h0 = buf.h + b * h;
-      float* c0 = buf.c + b * h;
-      if (has_.initial_h) std::memcpy(h0, args.in(kLstmInitialH) + state_offset(dir, b), h * sizeof(float));
-      else std::fill(h0, h0 + h, 0.0f);
-      if (has_.initial_c) std::memcpy(c0, args.in(kLstmInitialC) + state_offset(dir, b), h * sizeof(float));
-      else std::fill(c0, c0 + h, 0.0f);
-    }
+    idx_.load_state(has_.initial_h ? args.in(kLstmInitialH) : nullptr, dir, buf.h);
+    idx_.load_state(has_.initial_c ? args.in(kLstmInitialC) : nullptr, dir, buf.c);
     const float* p = peephole(args, dir);
     for (int64_t s = 0; s < d_.seq; ++s) {
       const int64_t t = reverse(dir) ? d_.seq - 1 - s : s;
@@ -133,7 +117,7 @@ class LstmGradKernel final : public GradKernel {
       sgemm(false, true, static_cast<int>(d_.batch), static_cast<int>(four_h), static_cast<int>(h), 1.0f, h_prev,
             static_cast<int>(h), r, static_cast<int>(h), 0.0f, buf.hr, static_cast<int>(four_h));
       for (int64_t b = 0; b < d_.batch; ++b) {
-        const float* xg = buf.xw + x_row(t, b) * four_h;
+        const float* xg = buf.xw + idx_.x_row(t, b) * four_h;
         const float* hg = buf.hr + b * four_h;
         const float* c_prev = buf.c + (s * d_.batch + b) * h;
         float* c_new = buf.c + ((s + 1) * d_.batch + b) * h;
@@ -161,34 +145,28 @@ class LstmGradKernel final : public GradKernel {
     const float* dy = d_out(args, kLstmY);
     const float* dy_h = d_out(args, kLstmYH);
     const float* dy_c = d_out(args, kLstmYC);
-    for (int64_t b = 0; b < d_.batch; ++b) {
-      float* dh = buf.dh + b * h;
-      float* dc = buf.dc + b * h;
-      if (dy_h) std::memcpy(dh, dy_h + state_offset(dir, b), h * sizeof(float));
-      else std::fill(dh, dh + h, 0.0f);
-      if (dy_c) std::memcpy(dc, dy_c + state_offset(dir, b), h * sizeof(float));
-      else std::fill(dc, dc + h, 0.0f);
-    }
+    idx_.load_state(dy_h, dir, buf.dh);
+    idx_.load_state(dy_c, dir, buf.dc);
     const float* r = args.in(kLstmR) + dir * four_h * h;
     float* dr = d_in(args, kLstmR) ? d_in(args, kLstmR) + dir * four_h * h : nullptr;
     float* dp = d_in(args, kLstmP) ? d_in(args, kLstmP) + dir * 3 * h : nullptr;
     if (dr) std::fill(dr, dr + four_h * h, 0.0f);
     if (dp) std::fill(dp, dp + 3 * h, 0.0f);
     const float* p = peephole(args, dir);
-    const int ld = static_cast<int>(step_row_stride() * four_h);
+    const int ld = static_cast<int>(idx_.step_row_stride() * four_h);
     for (int64_t s = d_.seq; s-- > 0;) {
       const int64_t t = reverse(dir) ? d_.seq - 1 - s : s;
       for (int64_t b = 0; b < d_.batch; ++b) {
         float* dh = buf.dh + b * h;
         float* dc = buf.dc + b * h;
         if (dy) {
-          const float* dyt = dy + y_offset(t, dir, b);
+          const float* dyt = dy + idx_.y_offset(t, dir, b);
           for (int64_t j = 0; j < h; ++j) dh[j] += dyt[j];
         }
         const float* act = buf.gates + (s * d_.batch + b) * four_h;
         const float* c_prev = buf.c + (s * d_.batch + b) * h;
         const float* c_new = buf.c + ((s + 1) * d_.batch + b) * h;
-        float* dg = buf.dg + x_row(t, b) * four_h;
+        float* dg = buf.dg + idx_.x_row(t, b) * four_h;
         for (int64_t j = 0; j < h; ++j) {
           const float i = act[j], o = act[h + j], f = act[2 * h + j], g = act[3 * h + j];
           const float tc = std::tanh(c_new[j]);
@@ -209,7 +187,7 @@ class LstmGradKernel final : public GradKernel {
           }
         }
       }
-      const float* dgs = buf.dg + step_first_row(t) * four_h;
+      const float* dgs = buf.dg + idx_.step_first_row(t) * four_h;
       const float* h_prev = buf.h + s * d_.batch * h;
       // dR [4H, H] += dG_s^T [4H, batch] x H_s [batch, H]
       if (dr) {
@@ -220,12 +198,8 @@ class LstmGradKernel final : public GradKernel {
       sgemm(false, false, static_cast<int>(d_.batch), static_cast<int>(h), static_cast<int>(four_h), 1.0f, dgs, ld, r,
             static_cast<int>(h), 0.0f, buf.dh, static_cast<int>(h));
     }
-    float* dh0 = d_in(args, kLstmInitialH);
-    float* dc0 = d_in(args, kLstmInitialC);
-    for (int64_t b = 0; b < d_.batch; ++b) {
-      if (dh0) std::memcpy(dh0 + state_offset(dir, b), buf.dh + b * h, h * sizeof(float));
-      if (dc0) std::memcpy(dc0 + state_offset(dir, b), buf.dc + b * h, h * sizeof(float));
-    }
+    if (float* dh0 = d_in(args, kLstmInitialH)) idx_.store_state(buf.dh, dir, dh0);
+    if (float* dc0 = d_in(args, kLstmInitialC)) idx_.store_state(buf.dc, dir, dc0);
   }
 
   void weight_grads(const GradArgs& args, int64_t dir, const Buffers& buf) const {
@@ -260,6 +234,7 @@ class LstmGradKernel final : public GradKernel {
 
   LstmAttributes attrs_;
   LstmDims d_;
+  RnnLayoutIndex idx_;
   LstmGradPresence has_;
   std::vector<float> zeros_;  // [3H]: the peepholes of a node without P
 };

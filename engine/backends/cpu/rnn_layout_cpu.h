@@ -1,4 +1,4 @@
-// Where the CPU's recurrent kernels (GRU, RNN) find step t of batch entry b in X, Y and the
+// Where the CPU's recurrent kernels (LSTM, GRU, RNN) find step t of batch entry b in X, Y and the
 // states, for either ONNX layout, and the moves of the hidden state in and out of them.
 #pragma once
 #include <algorithm>
@@ -27,7 +27,7 @@ struct RnnLayoutIndex {
   int64_t y_offset(int64_t t, int64_t dir, int64_t b) const {
     return (batch_major ? (b * d.seq + t) * d.num_dir + dir : (t * d.num_dir + dir) * d.batch + b) * d.hidden;
   }
-  // Offset of state[dir, b, :] (layout 0) or state[b, dir, :] (layout 1): initial_h, Y_h.
+  // Offset of state[dir, b, :] (layout 0) or state[b, dir, :] (layout 1): initial_h/c, Y_h/Y_c.
   int64_t state_offset(int64_t dir, int64_t b) const {
     return (batch_major ? b * d.num_dir + dir : dir * d.batch + b) * d.hidden;
   }
