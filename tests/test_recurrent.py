@@ -14,17 +14,19 @@ GATES = {"GRU": 3, "RNN": 1}
 
 
 def recurrent_case(op, seq, batch, inp, hidden, *, direction="forward", layout=0, bias=True, lens=None,
-                   initial_h=False, outputs=OUTPUTS, opset=17, seed=0, name="rec0", scale=0.5, **attrs):
+                   initial_h=False, outputs=OUTPUTS, opset=17, seed=0, name="rec0", scale=0.5, bias_scale=None,
+                   state_scale=1.0, **attrs):
     """Builds one GRU or RNN node model and its feeds. W, R, B are initializers; X,
     sequence_lens and initial_h are graph inputs. `outputs` lists the outputs to keep; the
-    weights are standard normal times `scale`."""
+    weights are standard normal times `scale` (B times `bias_scale`, default `scale`), initial_h
+    times `state_scale`. tests/cuda/recurrent_cases.py builds its cases here too."""
     g = GATES[op]
     nd = 2 if direction == "bidirectional" else 1
     batch_major = layout == 1
     weights = {"W": rand(nd, g * hidden, inp, seed=seed + 1) * scale,
                "R": rand(nd, g * hidden, hidden, seed=seed + 2) * scale}
     if bias:
-        weights["B"] = rand(nd, 2 * g * hidden, seed=seed + 3) * scale
+        weights["B"] = rand(nd, 2 * g * hidden, seed=seed + 3) * (scale if bias_scale is None else bias_scale)
     state_shape = [batch, nd, hidden] if batch_major else [nd, batch, hidden]
     x_shape = [batch, seq, inp] if batch_major else [seq, batch, inp]
     feeds = {"X": rand(*x_shape, seed=seed)}
@@ -33,7 +35,7 @@ def recurrent_case(op, seq, batch, inp, hidden, *, direction="forward", layout=0
         feeds["sequence_lens"] = np.asarray(lens, dtype=np.int32)
         graph_inputs.append(("sequence_lens", [batch], TensorProto.INT32))
     if initial_h:
-        feeds["initial_h"] = rand(*state_shape, seed=seed + 5)
+        feeds["initial_h"] = rand(*state_shape, seed=seed + 5) * state_scale
         graph_inputs.append(("initial_h", state_shape))
 
     names = ["X", "W", "R", "B" if bias else "", "sequence_lens" if lens is not None else "",
