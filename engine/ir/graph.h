@@ -21,6 +21,9 @@ struct Node {
   std::vector<std::string> outputs;  // "" marks an omitted optional output
   std::map<std::string, Attribute> attrs;
   int opset = 0;  // the ai.onnx opset the model imports: per-opset semantics depend on it
+  // precision="fp16": why this node stays float32 though the backend has a half kernel for it
+  // (its values leave fp16's range: runtime/passes/half_range.cc); "" otherwise. Set by half_storage.
+  std::string fp32_reason;
 
   // "node 'conv1' (Conv)": the prefix of every error about this node.
   std::string where() const;

@@ -19,7 +19,8 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     channels_last(graph_, [this](const Node& node) { return backend_->unsupported_reason(node).empty(); });
   }
   if (backend_->half_storage()) {
-    half_storage(graph_, [this](const Node& node) { return backend_->half_unsupported_reason(node); });
+    half_storage(graph_, [this](const Node& node) { return backend_->half_unsupported_reason(node); },
+                 half_range_reasons(graph_, passes.half_calibration));
   }
   if (!backend_->uses_host_memory()) {
     device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);

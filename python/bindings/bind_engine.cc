@@ -62,6 +62,18 @@ PassOptions pass_options(const py::dict& switches) {
   return options;
 }
 
+// precision="fp16": options["fp16_calibration"], {value name: (mean, mean square, max |value|)}
+// measured by a calibration batch (python/dnnx/_calibration.py), joins the pass options.
+PassOptions with_calibration(PassOptions passes, const py::dict& options) {
+  if (!options.contains("fp16_calibration")) return passes;
+  for (auto item : options["fp16_calibration"].cast<py::dict>()) {
+    const auto stats = item.second.cast<std::tuple<double, double, double>>();
+    passes.half_calibration[item.first.cast<std::string>()] =
+        MeasuredValue{std::get<0>(stats), std::get<1>(stats), std::get<2>(stats)};
+  }
+  return passes;
+}
+
 size_t positive_count(const py::object& value, const char* what) {
   if (py::isinstance<py::bool_>(value) || !py::isinstance<py::int_>(value) || value.cast<long long>() < 1) {
     throw InputError(std::string(what) + " must be a positive int, got " + std::string(py::repr(value)));
@@ -101,8 +113,8 @@ class PyEngine {
     const auto converted = Clock::now();
     std::unique_ptr<Backend> backend = make_backend(device, options);
     const auto opened = Clock::now();
-    engine_ = std::make_shared<Engine>(std::move(graph), std::move(backend), pass_options(passes),
-                                       engine_options(options));
+    engine_ = std::make_shared<Engine>(std::move(graph), std::move(backend),
+                                       with_calibration(pass_options(passes), options), engine_options(options));
     load_phases_ = {{"engine: graph", seconds(start, converted)},
                     {"engine: backend", seconds(converted, opened)},
                     {"engine: build", seconds(opened, Clock::now())}};

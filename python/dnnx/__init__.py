@@ -13,8 +13,8 @@ CPU; cuDNN and cuBLAS on NVIDIA GPUs).
 """
 from .cuda import cuda_available, cuda_status
 from .device_array import DeviceArray
-from .errors import (DeviceError, DnnxError, HostFallbackWarning, InvalidModelError, PlanCacheWarning,
-                     UnsupportedModelError, WorkerLoadError)
+from .errors import (DeviceError, DnnxError, HostFallbackWarning, InvalidModelError, NonFiniteWarning,
+                     PlanCacheWarning, UnsupportedModelError, WorkerLoadError)
 from .model import Model, TensorSpec, load
 from .session import GraphOptimizationLevel, InferenceSession, SessionOptions, get_available_providers
 from .finetune import NonFiniteLossError, Tuner
@@ -33,4 +33,4 @@ def supported_ops() -> list:
 __all__ = ["load", "Model", "TensorSpec", "DeviceArray", "Tuner", "NonFiniteLossError", "supported_ops", "pass_names",
            "threads", "InferenceSession", "SessionOptions", "GraphOptimizationLevel", "get_available_providers",
            "cuda_available", "cuda_status", "DnnxError", "UnsupportedModelError", "InvalidModelError", "DeviceError",
-           "WorkerLoadError", "PlanCacheWarning", "HostFallbackWarning", "__version__"]
+           "WorkerLoadError", "PlanCacheWarning", "NonFiniteWarning", "HostFallbackWarning", "__version__"]

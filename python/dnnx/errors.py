@@ -33,6 +33,11 @@ class PlanCacheWarning(UserWarning):
     """A plan-cache entry was stale and dropped, or the cache file could not be read or written."""
 
 
+class NonFiniteWarning(UserWarning):
+    """A precision="fp16" run returned inf or NaN in an output: names the output(s) and, where one
+    more run with every value visible finds it, the first layer whose output is not finite."""
+
+
 class HostFallbackWarning(UserWarning):
     """Nodes of a CUDA model run on the host (CPU kernels inside the device plan): CUDA has no
     kernel for them. They are correct, and slower than a device kernel would be."""

@@ -12,8 +12,9 @@ import numpy as np
 from ._chunks import run_chunked
 from ._device import backend_options
 from ._inputs import checked_inputs
-from .errors import HostFallbackWarning, PlanCacheWarning
+from .errors import HostFallbackWarning, NonFiniteWarning, PlanCacheWarning
 from . import finetune as _finetune
+from . import _calibration
 from . import _pickle
 from ._importer import import_model, restore_weights
 from ._passes import pass_switches
@@ -47,7 +48,7 @@ class Model:
 
     def __init__(self, src, *, batch_size=None, dims=None, device="cpu", precision="fp32", workspace_limit=None,
                  algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True,
-                 cuda_graph=True, max_plans=64):
+                 cuda_graph=True, max_plans=64, calibration=None):
         start = time.perf_counter()
         # what a pickled model loads with where it lands (_pickle.py; batch_size and dims live in the proto)
         self._load_options = dict(device=device, precision=precision, workspace_limit=workspace_limit,
@@ -58,6 +59,15 @@ class Model:
         options = dict(options, cuda_graph=bool(cuda_graph), max_plans=max_plans)
         device_seconds = time.perf_counter() - start
         imported = import_model(src, batch_size=batch_size, dims=dims)
+        if calibration is not None:  # measured value ranges for the fp16 range check (_calibration.py)
+            if precision != "fp16":
+                raise ValueError(f"calibration applies to precision='fp16' only (got precision={precision!r})")
+            options = dict(options, fp16_calibration=_calibration.measure(imported.proto, calibration))
+        self.precision = precision
+        self._nonfinite_layer = None  # the first non-finite layer, once looked for (_warn_nonfinite)
+        self._nonfinite_load = dict(device=device, precision=precision, workspace_limit=workspace_limit,
+                                    algo_search=algo_search, deterministic=deterministic, passes=passes,
+                                    optimize=optimize)  # how that search loads the model again
         self.device = device
         self.opset = imported.opset
         self._proto, self._file_weights = imported.proto, imported.weights
@@ -118,11 +128,40 @@ class Model:
         arrays = self._ordered_inputs(args, kwargs)
         engine = self._current_engine()
         if chunk_size is None:
-            return self._declared_outputs(engine.run(arrays, output))
+            return self._checked_finite(self._declared_outputs(engine.run(arrays, output)), arrays)
         if output != "numpy":
             raise ValueError(f"chunk_size: chunked runs return numpy arrays; got output={output!r}")
-        return self._declared_outputs(run_chunked(lambda feed: engine.run(feed, "numpy"), self.inputs, self.outputs,
-                                                  self.value_inputs, arrays, chunk_size, progress))
+        return self._checked_finite(self._declared_outputs(run_chunked(
+            lambda feed: engine.run(feed, "numpy"), self.inputs, self.outputs, self.value_inputs, arrays, chunk_size,
+            progress)), arrays)
+
+    def _checked_finite(self, outputs: list, arrays: list) -> list:
+        """precision="fp16": a NonFiniteWarning when a host output holds inf or NaN (np.isfinite on
+        the returned arrays; device outputs are not read back). The first layer whose output is not
+        finite is looked for once per model, by one more run with every value an output."""
+        if self.precision != "fp16":
+            return outputs
+        bad = [spec.name for spec, out in zip(self.outputs, outputs)
+               if isinstance(out, np.ndarray) and out.dtype.kind == "f" and not np.isfinite(out).all()]
+        if bad:
+            self._warn_nonfinite(bad, arrays)
+        return outputs
+
+    def _warn_nonfinite(self, bad: list, arrays: list) -> None:
+        if self._nonfinite_layer is None:
+            self._nonfinite_layer = ""
+            if all(isinstance(a, np.ndarray) for a in arrays):
+                try:
+                    self._nonfinite_layer = _calibration.first_nonfinite_layer(
+                        self.proto, self._nonfinite_load, arrays) or ""
+                except Exception:  # the search is a courtesy: the warning names the output(s) then
+                    self._nonfinite_layer = ""
+        where = (f"; the first layer whose output is not finite: {self._nonfinite_layer}" if self._nonfinite_layer
+                 else "")
+        warnings.warn(NonFiniteWarning(
+            f"precision='fp16': output(s) {', '.join(repr(b) for b in bad)} hold inf or NaN{where}. fp16 stores "
+            f"values up to 65504; load with calibration=<a typical batch> so that the layers whose values leave "
+            f"that range stay fp32, or load with precision='fp32' or 'tf32' (docs/precision.md)"), stacklevel=4)
 
     def _declared_outputs(self, outputs: list) -> list:
         """Numpy outputs in their declared dtypes (float64/float16 ones converted back: _edges.py)."""
@@ -349,7 +388,7 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
          dims: Optional[Dict[str, int]] = None, precision: str = "fp32", workspace_limit: Union[int, str, None] = None,
          algo_search: str = "heuristic", deterministic: bool = False, passes: Optional[Dict[str, bool]] = None,
          optimize: bool = True, plan_cache: Union[bool, str, os.PathLike, None] = True,
-         cuda_graph: bool = True, max_plans: int = 64) -> Model:
+         cuda_graph: bool = True, max_plans: int = 64, calibration: Any = None) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto`` (kept as ``Model.proto``, not
     copied, unless ``batch_size`` or ``dims`` change it: then a copy changes).
 
@@ -367,7 +406,12 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     per product, fp32 accumulation; "fp16": half storage, tensor ops with fp32 accumulation, inputs
     converted to fp16 at entry and outputs back to float32 at exit, about 3 significant digits per
     stored value; a layer without an fp16 kernel runs fp32 between conversions and ``plan()``
-    says so; inference only), ``workspace_limit`` (bytes, or
+    says so; a layer whose values may leave fp16's range (|x| > 65504), estimated at load from the
+    weights with the inputs taken as values in [0, 1], stays fp32 with the reason in ``plan()``;
+    ``calibration=x`` (inputs as ``run`` takes them: a typical batch) measures every value's range
+    on the CPU in fp32 instead, where it reaches; an fp16 run whose numpy output holds inf or NaN
+    raises ``dnnx.NonFiniteWarning`` naming the first layer whose output is not finite; inference
+    only), ``workspace_limit`` (bytes, or
     a string such as "256MiB": no layer's workspace exceeds it), ``algo_search`` ("heuristic":
     cuDNN's ranking; "exhaustive": every convolution algorithm timed at plan time, the fastest
     that fits kept, times in ``plan()``) and ``deterministic`` (only algorithms cuDNN marks
@@ -407,4 +451,4 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     return Model(src, batch_size=batch_size, dims=dims, device=device, precision=precision,
                  workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,
-                 plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans)
+                 plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans, calibration=calibration)

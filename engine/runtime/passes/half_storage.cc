@@ -11,7 +11,8 @@
 //   - a graph output left float16 is renamed inside the graph and a last Cast to FLOAT makes
 //     the output under its own name: the caller always gets float32.
 // Graph inputs keep float32, so the first layers of such a model are the entry Casts. Integer
-// values (shapes, indices, sequence_lens) are never touched.
+// values (shapes, indices, sequence_lens) are never touched. A node whose values leave fp16's
+// range (Note [fp16 range], half_range.cc) stays float32 like a node without a half kernel.
 #include <set>
 
 #include "runtime/passes/passes.h"
@@ -122,13 +123,18 @@ bool touches_float(const HalfRewrite& rewrite, const Node& node) {
 
 }  // namespace
 
-int half_storage(Graph& graph, const std::function<std::string(const Node&)>& half_reason) {
+int half_storage(Graph& graph, const std::function<std::string(const Node&)>& half_reason,
+                 const std::map<std::string, std::string>& keep_fp32) {
   HalfRewrite rewrite(graph);
   int in_half = 0;
   std::vector<Node> nodes = std::move(graph.nodes);
   graph.nodes.clear();
   for (Node& node : nodes) {
-    if (touches_float(rewrite, node) && half_reason(node).empty()) {
+    auto kept = keep_fp32.find(node.name);
+    if (kept != keep_fp32.end() && touches_float(rewrite, node)) {
+      node.fp32_reason = kept->second;  // Note [fp16 range]: Casts at its edges, the reason in the plan
+      rewrite.add_float(std::move(node));
+    } else if (touches_float(rewrite, node) && half_reason(node).empty()) {
       rewrite.add_half(std::move(node));
       ++in_half;
     } else {

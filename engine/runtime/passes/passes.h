@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/passes/half_range.h"
 #include "ir/graph.h"
 
 namespace dnnx {
@@ -24,6 +25,9 @@ struct PassOptions {
   // 4-D window ops channels-last between the model's edges, where the backend asks for it
   // (Backend::channels_last: CUDA at tf32 and fp16); run by the engine after the passes above.
   bool channels_last = true;
+  // precision="fp16": the values a calibration batch measured (dnnx.load(..., calibration=x)), for
+  // the range check that keeps nodes float32 (half_range.h); empty: estimated from the weights.
+  HalfCalibration half_calibration;
   // Whether the backend can run a node a pass wants to create; unset: any node.
   std::function<bool(const Node&)> can_run;
 
@@ -61,8 +65,10 @@ int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run)
 // float32; its float32 initializers become float16 copies (round to nearest even, once, here).
 // Float32 graph inputs are converted at entry and float16 graph outputs back at exit by Cast
 // nodes (which the plan shows as layers); a node without a half kernel keeps float32, between
-// Casts. Integer values (shapes, indices, sequence_lens) are never touched. Returns the number
-// of nodes that run in half.
-int half_storage(Graph& graph, const std::function<std::string(const Node&)>& half_reason);
+// Casts. Integer values (shapes, indices, sequence_lens) are never touched. A node named in
+// `keep_fp32` (half_range_reasons: its values leave fp16's range) stays float32 the same way, the
+// reason in its Node::fp32_reason for the plan. Returns the number of nodes that run in half.
+int half_storage(Graph& graph, const std::function<std::string(const Node&)>& half_reason,
+                 const std::map<std::string, std::string>& keep_fp32 = {});
 
 }  // namespace dnnx

@@ -98,7 +98,11 @@ KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInf
   activate();
   try {
     KernelChoice choice = (*factory)(node, inputs, outputs);
-    if (half_storage() && choice.math.empty()) {
+    if (half_storage() && !node.fp32_reason.empty()) {  // Note [fp16 range]: its values leave fp16's range
+      const std::string& math = choice.math;
+      choice.math = (math.empty() ? "fp32" : math.rfind("fp32", 0) == 0 ? math : "fp32, " + math) + " (" +
+                    node.fp32_reason + ")";
+    } else if (half_storage() && choice.math.empty()) {
       choice.math = half_model_math(inputs, outputs, half_unsupported_reason(node));
     } else if (half_storage() && !choice.math.empty() && choice.math.rfind("fp32", 0) == 0) {
       choice.math += " (no fp16 kernel: " + half_unsupported_reason(node) + ")";
