@@ -101,7 +101,6 @@ EXCLUDED = {
     r"test_clip_default_int8.*": "int8 tensors: dnnx's dtypes are float32, int32, int64 and bool",
     r"test_(max|min)_(u?int(8|16)|uint(32|64)).*": "8/16-bit and unsigned integer tensors: dnnx's dtypes are "
                                                    "float32, int32, int64 and bool",
-    r"test_(edge|reflect|wrap)_pad.*": "Pad modes other than 'constant' are refused at load",
     r"test_pow_types_(int32|int64)_.*": "an integer base: dnnx's Pow takes a float32 base (its exponent may be "
                                         "float32, int32 or int64)",
     r"test_pow_types_float32_uint(32|64).*": "unsigned integer exponents: dnnx's dtypes are float32, int32, int64 "

@@ -1,4 +1,4 @@
-// LeakyRelu, Elu and Clip on CUDA, real-world ops of issue #5: elementwise kernels
+// LeakyRelu, Elu, Selu (issue #15) and Clip on CUDA, real-world ops of issue #5: elementwise kernels
 // (param_activation_kernels.cu), float32 or float16 (precision="fp16"); Clip's min/max inputs
 // are read on the device. int32/int64 Clip is refused at plan time with an
 // UnsupportedModelError naming the node (it runs on the CPU only).
@@ -11,16 +11,22 @@ namespace dnnx::cuda {
 
 namespace {
 
+// Selu's defaults, as ONNX gives them (float32 roundings of 1.6732632423543772 and
+// 1.0507009873554805; the CPU's, param_activation_cpu.cc).
+constexpr float kSeluAlpha = 1.67326319217681884765625f;
+constexpr float kSeluGamma = 1.05070102214813232421875f;
+
 Factory alpha_factory(const CudaContext& ctx, AlphaKind kind, float default_alpha) {
   return [&ctx, kind, default_alpha](const Node& node, const std::vector<ValueInfo>& inputs,
                                      const std::vector<TensorInfo>&) {
     const bool half = inputs[0].info.dtype == DType::Float16;
     require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
     const float alpha = node.attr_float("alpha", default_alpha);
+    const float gamma = node.attr_float("gamma", kSeluGamma);  // Selu's only
     const int64_t n = numel(inputs[0].info.shape);
     const CudaContext* c = &ctx;
     return make_choice("elementwise kernel", [=](const KernelArgs& a) {
-      launch_alpha_activation(kind, a.in<void>(0), a.out<void>(0), n, alpha, half, c->stream);
+      launch_alpha_activation(kind, a.in<void>(0), a.out<void>(0), n, alpha, gamma, half, c->stream);
     });
   };
 }
@@ -51,6 +57,7 @@ KernelChoice plan_clip(const CudaContext& ctx, const Node& node, const std::vect
 void register_cuda_param_activation_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("LeakyRelu", alpha_factory(ctx, AlphaKind::LeakyRelu, 0.01f)).with_dtypes(kFloatAndHalf);
   r.add("Elu", alpha_factory(ctx, AlphaKind::Elu, 1.0f)).with_dtypes(kFloatAndHalf);
+  r.add("Selu", alpha_factory(ctx, AlphaKind::Selu, kSeluAlpha)).with_dtypes(kFloatAndHalf);
   r.add("Clip", bind(ctx, plan_clip)).with_dtypes(kFloatAndHalf);
 }
 

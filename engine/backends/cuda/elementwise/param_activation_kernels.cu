@@ -1,4 +1,4 @@
-// The LeakyRelu, Elu and Clip kernels (param_activation_cuda.cc); Clip's bounds may be device
+// The LeakyRelu, Elu, Selu and Clip kernels (param_activation_cuda.cc); Clip's bounds may be device
 // scalars. One thread per output element, grid-stride loops, arithmetic as the CPU kernels do
 // it. The kernels take float32 or float16 elements (element_dispatch.cuh: float arithmetic
 // either way).
@@ -31,6 +31,14 @@ __global__ void elu(const T* __restrict__ x, T* __restrict__ y, int64_t n, float
 }
 
 template <class T>
+__global__ void selu(const T* __restrict__ x, T* __restrict__ y, int64_t n, float alpha, float gamma) {
+  DNNX_GRID_LOOP(i, n) {
+    const float v = float(x[i]);
+    y[i] = T(gamma * (v > 0.0f ? v : alpha * expm1f(v)));
+  }
+}
+
+template <class T>
 __global__ void clip(const T* __restrict__ x, T* __restrict__ y, int64_t n, float lo, float hi, const T* lo_ptr,
                      const T* hi_ptr) {
   if (lo_ptr) lo = float(*lo_ptr);
@@ -44,13 +52,15 @@ __global__ void clip(const T* __restrict__ x, T* __restrict__ y, int64_t n, floa
 
 }  // namespace
 
-void launch_alpha_activation(AlphaKind kind, const void* x, void* y, int64_t n, float alpha, bool half,
+void launch_alpha_activation(AlphaKind kind, const void* x, void* y, int64_t n, float alpha, float gamma, bool half,
                              cudaStream_t stream) {
   if (n == 0) return;
   with_element(half, [&](auto e) {
     using T = decltype(e);
     if (kind == AlphaKind::LeakyRelu) {
       leaky_relu<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, alpha);
+    } else if (kind == AlphaKind::Selu) {
+      selu<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, alpha, gamma);
     } else {
       elu<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, alpha);
     }

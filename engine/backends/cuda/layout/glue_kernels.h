@@ -58,7 +58,7 @@ void launch_pad(const float* x, float* y, int64_t planes, const int64_t in[3], c
                 const int64_t begin[3], cudaStream_t stream);
 
 // --- The real-world ops, one *_kernels.cu per op family: elementwise/ batchnorm_,
-// param_activation_ (LeakyRelu, Elu, Clip) and reduce_kernels.cu; pool/ avg_pool_, global_pool_
+// param_activation_ (LeakyRelu, Elu, Selu, Clip) and reduce_kernels.cu; pool/ avg_pool_, global_pool_
 // and lrn_kernels.cu; layout/ cast_, gather_axis_ and pad_kernels.cu (Pad and the fill) ---
 // Each takes float32 elements, or float16 where `half` (float arithmetic; precision="fp16");
 // the float32-only forms below the list keep the callers that know nothing of half.
@@ -68,8 +68,9 @@ void launch_pad(const float* x, float* y, int64_t planes, const int64_t in[3], c
 void launch_batchnorm(const void* x, const void* scale, const void* bias, const void* mean, const void* var, void* y,
                       int64_t batch, int64_t channels, int64_t plane, float epsilon, bool half, cudaStream_t stream);
 
-enum class AlphaKind { LeakyRelu, Elu };
-void launch_alpha_activation(AlphaKind kind, const void* x, void* y, int64_t n, float alpha, bool half,
+// LeakyRelu, Elu, and Selu (its gamma: `gamma`, unused by the other two).
+enum class AlphaKind { LeakyRelu, Elu, Selu };
+void launch_alpha_activation(AlphaKind kind, const void* x, void* y, int64_t n, float alpha, float gamma, bool half,
                              cudaStream_t stream);
 
 // y = min(max(x, lo), hi); lo_ptr / hi_ptr (device scalars) replace lo / hi when not null.
@@ -101,9 +102,9 @@ inline void launch_batchnorm(const float* x, const float* scale, const float* bi
                              cudaStream_t stream) {
   launch_batchnorm(x, scale, bias, mean, var, y, batch, channels, plane, epsilon, false, stream);
 }
-inline void launch_alpha_activation(AlphaKind kind, const float* x, float* y, int64_t n, float alpha,
+inline void launch_alpha_activation(AlphaKind kind, const float* x, float* y, int64_t n, float alpha, float gamma,
                                     cudaStream_t stream) {
-  launch_alpha_activation(kind, x, y, n, alpha, false, stream);
+  launch_alpha_activation(kind, x, y, n, alpha, gamma, false, stream);
 }
 inline void launch_clip(const float* x, float* y, int64_t n, float lo, float hi, const float* lo_ptr,
                         const float* hi_ptr, cudaStream_t stream) {
@@ -132,12 +133,15 @@ void launch_cast(const void* x, int from, void* y, int to, int64_t n, cudaStream
 void launch_gather_axis(const void* x, void* y, size_t elem, const void* idx, bool idx_int64, int64_t outer,
                         int64_t size, int64_t count, int64_t inner, cudaStream_t stream);
 
-// Constant padding (or cropping, for negative amounts) of any rank up to kMaxGlueDims: y's
-// element at index o reads x at o - begin in every dim, or is the value when that is outside
-// x. The value: the element-sized one at `value` (a device pointer), or `bits` when null.
+// Padding (or cropping, for negative amounts) of any rank up to kMaxGlueDims. Constant mode
+// (0): y's element at index o reads x at o - begin in every dim, or is the value when that is
+// outside x; the value: the element-sized one at `value` (a device pointer), or `bits` when
+// null. Edge (1), reflect (2) and wrap (3): every element reads x at ops/pad.h's
+// pad_source_index (which needs `end` too), the value unused.
 struct PadDims {
   int rank = 0;
-  int64_t out[kMaxGlueDims] = {}, in[kMaxGlueDims] = {}, begin[kMaxGlueDims] = {};
+  int mode = 0;
+  int64_t out[kMaxGlueDims] = {}, in[kMaxGlueDims] = {}, begin[kMaxGlueDims] = {}, end[kMaxGlueDims] = {};
 };
 void launch_pad_nd(const void* x, void* y, size_t elem, int64_t n, const PadDims& dims, const void* value,
                    uint64_t bits, cudaStream_t stream);

@@ -1,7 +1,7 @@
-// Pad (constant mode) on CUDA, one of the real-world ops of issue #5: an index and copy kernel
-// of any rank up to kMaxGlueDims (pad_kernels.cu), any element type; the value from the
-// attribute (before opset 11) or the optional input, read on the device. Other modes are
-// refused at plan time with an UnsupportedModelError naming the node.
+// Pad on CUDA, one of the real-world ops of issue #5: an index and copy kernel of any rank up to
+// kMaxGlueDims (pad_kernels.cu), any element type. Constant mode: the value from the attribute
+// (before opset 11) or the optional input, read on the device. Edge, reflect and wrap (issue
+// #15): a gather of the x element each output element repeats.
 #include <cstring>
 
 #include "backends/cuda/backend/simple_kernel.h"
@@ -14,8 +14,6 @@ namespace {
 
 KernelChoice plan_pad(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                       const std::vector<TensorInfo>& outputs) {
-  const std::string mode = node.attr_string("mode", "constant");
-  if (mode != "constant") node_fail<UnsupportedModelError>(node, "Pad mode '" + mode + "' is not supported on CUDA");
   const Shape& x = inputs[0].info.shape;
   const DType dtype = inputs[0].info.dtype;
   if (x.size() > static_cast<size_t>(kMaxGlueDims)) {
@@ -24,10 +22,12 @@ KernelChoice plan_pad(const CudaContext& ctx, const Node& node, const std::vecto
   const PadAmounts pads = pad_amounts(node, inputs, x.size());
   PadDims dims;
   dims.rank = static_cast<int>(x.size());
+  dims.mode = static_cast<int>(pad_mode(node));  // PadMode's order: constant, edge, reflect, wrap
   for (size_t d = 0; d < x.size(); ++d) {
     dims.in[d] = x[d];
     dims.out[d] = outputs[0].shape[d];
     dims.begin[d] = pads.begin[d];
+    dims.end[d] = pads.end[d];
   }
   constexpr int kPadsAsInputOpset = 11;
   const bool value_input = node.opset >= kPadsAsInputOpset && inputs.size() > 2 && inputs[2].present;

@@ -1,5 +1,7 @@
-// The constant Pad kernel (pad_cuda.cc) and a fill, for any element type (moved as unsigned
-// integers of its width). One thread per output element, grid-stride loops.
+// The Pad kernels (pad_cuda.cc) and a fill, for any element type (moved as unsigned integers of
+// its width). One thread per output element, grid-stride loops: constant mode reads x or the
+// value; edge, reflect and wrap gather the x element ops/pad.h's pad_source_index names (its
+// arithmetic repeated here for the device).
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/grid_loop.cuh"
 #include "backends/cuda/layout/glue_kernels.h"
@@ -13,6 +15,39 @@ template <class T>
 __global__ void fill(T* __restrict__ y, int64_t n, const T* value, T bits) {
   const T v = value ? *value : bits;
   DNNX_GRID_LOOP(i, n) { y[i] = v; }
+}
+
+// pad_source_index (ops/pad.cc) for modes 1..3: the cropped x keeps n elements from `crop` on.
+__device__ inline int64_t mode_source(int mode, int64_t o, int64_t in, int64_t begin, int64_t end) {
+  const int64_t crop = begin < 0 ? -begin : 0;
+  const int64_t n = in - crop - (end < 0 ? -end : 0);
+  int64_t i = o - (begin > 0 ? begin : 0);
+  if (i >= 0 && i < n) return i + crop;
+  if (mode == 1) {
+    i = i < 0 ? 0 : n - 1;
+  } else if (mode == 3) {
+    i = (i % n + n) % n;
+  } else if (n == 1) {
+    i = 0;
+  } else {
+    const int64_t period = 2 * (n - 1);
+    i = (i % period + period) % period;
+    if (i >= n) i = period - i;
+  }
+  return i + crop;
+}
+
+template <class T>
+__global__ void pad_gather_nd(const T* __restrict__ x, T* __restrict__ y, int64_t n, PadDims dims) {
+  DNNX_GRID_LOOP(i, n) {
+    int64_t rest = i, offset = 0, step = 1;
+    for (int d = dims.rank - 1; d >= 0; --d) {
+      offset += mode_source(dims.mode, rest % dims.out[d], dims.in[d], dims.begin[d], dims.end[d]) * step;
+      rest /= dims.out[d];
+      step *= dims.in[d];
+    }
+    y[i] = x[offset];
+  }
 }
 
 template <class T>
@@ -38,6 +73,22 @@ __global__ void pad_nd(const T* __restrict__ x, T* __restrict__ y, int64_t n, Pa
 void launch_pad_nd(const void* x, void* y, size_t elem, int64_t n, const PadDims& dims, const void* value,
                    uint64_t bits, cudaStream_t stream) {
   if (n == 0) return;
+  if (dims.mode != 0) {
+    if (elem == 8) {
+      pad_gather_nd<uint64_t><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const uint64_t*>(x),
+                                                                   static_cast<uint64_t*>(y), n, dims);
+    } else if (elem == 4) {
+      pad_gather_nd<uint32_t><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const uint32_t*>(x),
+                                                                   static_cast<uint32_t*>(y), n, dims);
+    } else if (elem == 2) {
+      pad_gather_nd<uint16_t><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const uint16_t*>(x),
+                                                                   static_cast<uint16_t*>(y), n, dims);
+    } else {
+      throw DeviceError("pad kernel: element size " + std::to_string(elem) + " is not supported");
+    }
+    check_launch("pad gather kernel");
+    return;
+  }
   if (elem == 8) {
     pad_nd<uint64_t><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const uint64_t*>(x), static_cast<uint64_t*>(y),
                                                           n, dims, static_cast<const uint64_t*>(value), bits);
