@@ -1,5 +1,7 @@
 #include "ir/tensor.h"
 
+#include <cstdint>
+
 #include "ir/errors.h"
 
 namespace dnnx {
@@ -75,8 +77,14 @@ float half_to_float(uint16_t bits) {
 }
 
 int64_t numel(const Shape& s) {
+  for (int64_t d : s) {
+    if (d == 0) return 0;  // empty, however large the other dims
+  }
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) {
+    const bool negative = (n < 0) != (d < 0);
+    if (__builtin_mul_overflow(n, d, &n)) return negative ? INT64_MIN : INT64_MAX;
+  }
   return n;
 }
 
@@ -87,6 +95,15 @@ std::string shape_str(const Shape& s) {
     out += std::to_string(s[i]);
   }
   return out + "]";
+}
+
+size_t TensorInfo::bytes() const {
+  const int64_t n = numel(shape);
+  size_t out = 0;
+  if (n < 0 || n == INT64_MAX || __builtin_mul_overflow(static_cast<size_t>(n), dtype_size(dtype), &out)) {
+    return SIZE_MAX;
+  }
+  return out;
 }
 
 std::string TensorInfo::str() const { return shape_str(shape) + " " + dtype_name(dtype); }

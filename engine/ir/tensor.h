@@ -29,13 +29,18 @@ const char* dtype_name(DType t);
 
 using Shape = std::vector<int64_t>;
 
+// The element count. Overflow-safe (Note [absurd sizes] in runtime/size_check.h): a product past
+// int64 saturates to INT64_MAX (never a wrapped value), so a shape of absurd dims reads as too
+// large, never as small. A negative dim (a symbolic one, -1) gives a negative count.
 int64_t numel(const Shape& s);
 std::string shape_str(const Shape& s);  // "[2,3,4]"
 
 struct TensorInfo {
   Shape shape;
   DType dtype = DType::Float32;
-  size_t bytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(dtype); }
+  // The bytes it takes; SIZE_MAX when that does not fit a size_t or a dim is negative (saturating,
+  // like numel: the planner refuses such a tensor before anything is allocated).
+  size_t bytes() const;
   std::string str() const;  // "[2,3] float32"
 };
 

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <numeric>
 
+#include "runtime/size_check.h"
+
 namespace dnnx {
 
 namespace {
-size_t align_up(size_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+// Saturating (Note [absurd sizes] in runtime/size_check.h): the planner refuses what does not fit.
+size_t align_up(size_t n) { return add_sat(n, kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
 }  // namespace
 
 size_t place_blocks(std::vector<ArenaBlock>& blocks) {
@@ -29,11 +32,11 @@ size_t place_blocks(std::vector<ArenaBlock>& blocks) {
               [](const ArenaBlock* a, const ArenaBlock* b) { return a->offset < b->offset; });
     size_t offset = 0;
     for (const ArenaBlock* other : live) {
-      if (offset + size <= other->offset) break;
-      offset = std::max(offset, other->offset + align_up(std::max<size_t>(other->bytes, 1)));
+      if (add_sat(offset, size) <= other->offset) break;
+      offset = std::max(offset, add_sat(other->offset, align_up(std::max<size_t>(other->bytes, 1))));
     }
     block.offset = offset;
-    total = std::max(total, offset + size);
+    total = std::max(total, add_sat(offset, size));
     placed.push_back(idx);
   }
   return total;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "runtime/size_check.h"
 #include "runtime/training.h"
 
 namespace dnnx {
@@ -39,6 +40,15 @@ int Backend::device_index() const {
 std::unique_ptr<LayerTimer> Backend::layer_timer(size_t marks) const {
   if (const DeviceServices* d = device()) return d->layer_timer(marks);
   return std::make_unique<HostTimer>(marks);
+}
+
+size_t Backend::memory_bytes() const {
+  const DeviceServices* d = device();
+  return d ? d->total_memory() : host_memory_bytes();
+}
+
+std::string Backend::memory_name() const {
+  return device() ? name() : "the host";
 }
 
 std::unique_ptr<TrainingOps> Backend::training_ops() const { return nullptr; }

@@ -106,6 +106,11 @@ class Backend {
   int device_index() const;  // the device ordinal; -1 for a host backend
   // A timer with `marks` marks (one per layer, and one after the last): the device's, or the host clock.
   std::unique_ptr<LayerTimer> layer_timer(size_t marks) const;
+  // The most a model's tensors may take here (Note [absurd sizes] in runtime/size_check.h): the
+  // device's total memory, or the host's physical memory (or the process's cap) for a host
+  // backend; and its name in messages ("the host", "cuda:0").
+  size_t memory_bytes() const;
+  std::string memory_name() const;
 
   // The planner's counters so far; its warnings are handed out once (the next call has none).
   virtual PlannerReport planner_report() const { return {}; }

@@ -10,7 +10,7 @@ namespace dnnx {
 // The rule: bump it on any change to what the core and a device library share (DeviceOptions,
 // the entry points below, Backend, TrainingOps and the types they pass), so that a stale
 // library is refused at load instead of crashing.
-constexpr int kDeviceAbiVersion = 14;  // 13: DType::Bool; 14: host layers (DeviceServices)
+constexpr int kDeviceAbiVersion = 15;  // 13: DType::Bool; 14: host layers (DeviceServices); 15: total_memory
 
 enum class Precision { Fp32, Tf32, Fp16 };
 

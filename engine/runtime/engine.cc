@@ -5,6 +5,7 @@
 
 #include "runtime/host_fallback.h"
 #include "runtime/plan_folding.h"
+#include "runtime/size_check.h"
 
 namespace dnnx {
 
@@ -32,7 +33,7 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     const std::string why = folding.nodes[i] ? "" : host_fallback_reason(graph_.nodes[i], *backend_, host_);
     if (!why.empty()) host_layers_.push_back(graph_.nodes[i].where() + ": " + why);
   }
-  if (value_inputs_.empty()) plan_for(default_shapes());
+  if (value_inputs_.empty()) find_or_build(PlanKey{default_shapes(), {}});  // the model's own shapes
 }
 
 std::vector<Shape> Engine::default_shapes() const {
@@ -61,6 +62,14 @@ void Engine::check_inputs(const std::vector<TensorInfo>& given) const {
 }
 
 std::shared_ptr<const Plan> Engine::plan_for(const PlanKey& requested) {
+  try {
+    return find_or_build(requested);
+  } catch (const TooLargeError& e) {
+    throw InputError(std::string(e.what()) + " (for the input shapes given)");
+  }
+}
+
+std::shared_ptr<const Plan> Engine::find_or_build(const PlanKey& requested) {
   PlanKey key{requested.shapes, std::vector<ConstTensorPtr>(graph_.inputs.size())};
   for (int i : value_inputs_) {
     if (static_cast<size_t>(i) < requested.values.size()) key.values[i] = requested.values[i];

@@ -58,7 +58,9 @@ class Engine {
     return host_layers_;
   }
   // The kept plan for this key, or a new one (kept, the least recently used dropped beyond
-  // max_plans). Values of inputs that are not value inputs are ignored.
+  // max_plans). Values of inputs that are not value inputs are ignored. Shapes whose tensors
+  // cannot fit the device are an InputError naming the tensor and its bytes (Note [absurd sizes]
+  // in runtime/size_check.h): the caller chose them.
   std::shared_ptr<const Plan> plan_for(const PlanKey& key);
   std::shared_ptr<const Plan> plan_for(const std::vector<Shape>& shapes) { return plan_for(PlanKey{shapes, {}}); }
   // The key of one run's inputs: their shapes, and the value inputs' bytes (copied back to the
@@ -81,6 +83,8 @@ class Engine {
   DeviceRunner* device() { return device_.get(); }
 
  private:
+  // plan_for without the conversion: a TooLargeError stays an InvalidModelError (the declared shapes).
+  std::shared_ptr<const Plan> find_or_build(const PlanKey& key);
   std::unique_ptr<RunScratch> acquire_scratch();
   void release_scratch(std::unique_ptr<RunScratch> scratch);
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "runtime/kernel_registry.h"
+#include "runtime/size_check.h"
 
 namespace dnnx {
 
@@ -154,6 +155,9 @@ std::vector<std::shared_ptr<ConstTensor>> fold_node(const Backend& host, const N
   std::vector<std::shared_ptr<ConstTensor>> results(outputs.size());
   for (size_t o = 0; o < outputs.size(); ++o) {
     if (node.outputs[o].empty()) continue;
+    // Note [absurd sizes]: a folded value is host memory, whatever the model's backend.
+    check_fits(outputs[o], host.memory_bytes(), node.where() + " output '" + node.outputs[o] + "' (folded)",
+               host.memory_name());
     results[o] = std::make_shared<ConstTensor>();
     results[o]->info = outputs[o];
     results[o]->data.resize(outputs[o].bytes());

@@ -7,6 +7,7 @@
 #include "runtime/arena.h"
 #include "runtime/host_fallback.h"
 #include "runtime/plan_folding.h"
+#include "runtime/size_check.h"
 
 namespace dnnx {
 
@@ -50,6 +51,13 @@ void validate_graph(const Graph& graph, const Backend& backend, const Backend* h
 }
 
 namespace {
+
+// "[1,3,32,32], [1,10]": the shapes a plan is for, in messages.
+std::string shapes_str(const std::vector<Shape>& shapes) {
+  std::string out;
+  for (const Shape& s : shapes) out += (out.empty() ? "" : ", ") + shape_str(s);
+  return out;
+}
 
 // Builds the table of values: graph inputs and constants first, then every node output.
 class ValueTable {
@@ -119,8 +127,14 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
   plan->input_values.resize(graph.inputs.size());
   plan->device = !backend.uses_host_memory();
   const GraphFolding folding = graph_folding(graph, host);
+  // Note [absurd sizes]: every tensor is checked against the device before anything is planned
+  // or allocated for it.
+  const size_t limit = backend.memory_bytes();
+  const std::string device = backend.memory_name();
   ValueTable table;
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    check_fits(TensorInfo{key.shapes[i], graph.inputs[i].dtype}, limit, "input '" + graph.inputs[i].name + "'",
+               device);
     PlannedValue v{graph.inputs[i].name, {key.shapes[i], graph.inputs[i].dtype},
                    plan->device ? Storage::Arena : Storage::GraphInput};
     v.input_index = static_cast<int>(i);
@@ -174,6 +188,11 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
                                              " expected");
     }
     out_infos.resize(node.outputs.size());
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      if (!node.outputs[o].empty()) {
+        check_fits(out_infos[o], limit, node.where() + " output '" + node.outputs[o] + "'", device);
+      }
+    }
     if (folds[n] && host_can_fold(in_infos, out_infos)) {
       fold_into_plan(*plan, table, backend, *host, node, def, in_infos, out_infos, layer);
       continue;
@@ -227,7 +246,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
       layer.workspace_bytes = choice.workspace_bytes;
       layer.scratch_bytes = choice.scratch_bytes;
       layer.rejected = std::move(choice.rejected);
-      plan->workspace_bytes = std::max(plan->workspace_bytes, layer.scratch_bytes + layer.workspace_bytes);
+      const size_t needs = add_sat(layer.scratch_bytes, layer.workspace_bytes);
+      check_fits(needs, limit, node.where(), "its workspace (" + layer.algorithm + ")", device);
+      plan->workspace_bytes = std::max(plan->workspace_bytes, needs);
     }
     plan->layers.push_back(std::move(layer));
   }
@@ -245,7 +266,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
   for (int id : plan->inputs) {
     if (plan->values[id].storage != Storage::Arena) continue;
     blocks[id] = ArenaBlock{plan->values[id].info.bytes(), 0, 0};  // written before step 0
-    plan->naive_bytes += plan->values[id].info.bytes();
+    plan->naive_bytes = add_sat(plan->naive_bytes, plan->values[id].info.bytes());
   }
   for (int step = 0; step < n_layers; ++step) {
     const PlannedLayer& layer = plan->layers[step];
@@ -254,7 +275,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
       const int r = root_of(id);
       if (r == id) {
         blocks[r] = ArenaBlock{plan->values[id].info.bytes(), step, step};
-        plan->naive_bytes += plan->values[id].info.bytes();
+        plan->naive_bytes = add_sat(plan->naive_bytes, plan->values[id].info.bytes());
       }
     }
     for (int id : layer.inputs) {
@@ -277,6 +298,10 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
     placed.push_back(kv.second);
   }
   plan->arena_bytes = place_blocks(placed);
+  check_fits(add_sat(plan->arena_bytes, plan->workspace_bytes), limit, "the plan for input shapes " + shapes_str(key.shapes),
+             "its activations (an arena of " + bytes_str(plan->arena_bytes) + ") and workspace (" +
+                 bytes_str(plan->workspace_bytes) + ")",
+             device);
   std::map<int, size_t> offset_of;
   for (size_t i = 0; i < placed.size(); ++i) offset_of[placed_roots[i]] = placed[i].offset;
   for (size_t id = 0; id < plan->values.size(); ++id) {

@@ -58,6 +58,8 @@ CudaBackend::CudaBackend(const DeviceOptions& options) {
   const std::string why = unsupported_options(options);
   if (!why.empty()) throw DeviceError(why);
   context_ = open_device(options);
+  size_t free_bytes = 0;
+  check(cudaMemGetInfo(&free_bytes, &total_memory_), "cudaMemGetInfo");
   streams_ = std::make_unique<StreamJoiner>();
   arrays_ = std::make_unique<ArrayPool>(options.device, context_->stream, *streams_);
   register_cuda_kernels(kernels_, *context_);

@@ -36,6 +36,7 @@ class CudaBackend final : public Backend, public DeviceServices {
   void copy_to_device(void* dst, const void* src, size_t bytes) const override;
   void copy_to_host(void* dst, const void* src, size_t bytes) const override;
   void synchronize() const override;
+  size_t total_memory() const override { return total_memory_; }
 
   // Device runs: graphs, timers, stream joins and caller-owned arrays (cuda_backend_runs.cc).
   using DeviceServices::capture;
@@ -65,6 +66,7 @@ class CudaBackend final : public Backend, public DeviceServices {
   NvtxDomain nvtx_;                       // names every planned kernel (nvtx_layers.h)
   std::unique_ptr<StreamJoiner> streams_;  // made on the model's device, after context_
   std::unique_ptr<ArrayPool> arrays_;
+  size_t total_memory_ = 0;  // cudaMemGetInfo's total, read once
 };
 
 // Why `options` cannot be served ("" when they can; every precision is built now).
