@@ -1,7 +1,11 @@
 #include "backends/cuda/backend/test_hooks.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <sstream>
+
+#include "backends/cuda/search/plan_cache.h"
 
 namespace dnnx::cuda {
 
@@ -26,3 +30,37 @@ TestHooks TestHooks::from_environment() {
 }
 
 }  // namespace dnnx::cuda
+
+extern "C" {
+
+__attribute__((visibility("default"))) int dnnx_test_plan_cache_store(const char* path, const char* key, int algo,
+                                                                       char* message, size_t message_len) {
+  std::string warnings;
+  try {
+    dnnx::cuda::PlannerStats stats;
+    dnnx::cuda::PlanCache cache(path, stats);
+    dnnx::cuda::PlanRecord record;
+    record.algo = algo;
+    record.algorithm = "test algorithm " + std::to_string(algo);
+    record.time_ms = 0.5;
+    cache.store(key, record);
+    for (const std::string& w : stats.take_report(path).warnings) warnings += w + "\n";
+  } catch (const std::exception& e) {
+    warnings += e.what();
+  }
+  if (message && message_len) std::snprintf(message, message_len, "%s", warnings.c_str());
+  return warnings.empty() ? 0 : -1;
+}
+
+__attribute__((visibility("default"))) int dnnx_test_plan_cache_find(const char* path, const char* key) {
+  try {
+    dnnx::cuda::PlannerStats stats;
+    const dnnx::cuda::PlanCache cache(path, stats);
+    const auto record = cache.find(key);
+    return record ? record->algo : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+}  // extern "C"

@@ -4,6 +4,12 @@
 //       e.g. IMPLICIT_GEMM) fails at plan time: as "not supported", or with ":oom" as if its
 //       workspace could not be allocated
 //   DNNX_TEST_OOM_ABOVE=BYTES  every plan-time allocation of more than BYTES fails as out of memory
+// and two C entry points (test_hooks.cc) that drive the plan cache's file logic with no GPU, for
+// tests/test_plan_cache_file.py through ctypes (the cache is host code: JSON, a lock, a rename):
+//   int dnnx_test_plan_cache_store(path, key, algo, message, message_len): opens the cache at
+//       `path` as a model does and stores `key` -> a record of `algo`; 0, or -1 with the
+//       warnings in `message`
+//   int dnnx_test_plan_cache_find(path, key): the algo a freshly opened cache holds for key; -1 if none
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,10 @@
 #include "backends/cuda/search/plan_cache.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <atomic>
 #include <cstdio>
@@ -129,7 +133,53 @@ void PlanCache::drop(const std::string& key) {
   write_through(key, nullptr);
 }
 
+namespace {
+
+// Note [plan cache lock]: processes planning at once (Ray actors, pytest-xdist workers, two CLI
+// commands) each re-read, merge and rename; without a lock two of them can read the same old
+// file and the later rename drops the earlier writer's entry. So the whole read-merge-write runs
+// under an exclusive flock on a sidecar file, "<path>.lock" (never the cache file itself, which
+// the rename replaces, nor removed afterwards: a removed lock file lets a third process lock a
+// new inode while a second still holds the old one). flock locks belong to the open file, so two
+// models of one process that share a path exclude each other as well. Readers take no lock: a
+// rename is atomic, so a reader sees the old file or the new one, never a part. Where the lock
+// file cannot be had (a read-only folder), the store goes on unlocked: the cache only saves time.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return;
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        ::close(fd_);
+        fd_ = -1;
+        return;
+      }
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
+std::string PlanCache::lock_path() const { return path_ + ".lock"; }
+
 void PlanCache::write_through(const std::string& key, const json* entry) {
+  try {
+    const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+  } catch (const std::exception&) {
+    // the write below fails and says why
+  }
+  const FileLock lock(lock_path());  // Note [plan cache lock]
   json merged = read_entries(false);  // other processes' entries survive
   if (entry) {
     merged[key] = *entry;
@@ -139,8 +189,6 @@ void PlanCache::write_through(const std::string& key, const json* entry) {
   const json doc = {{"entries", std::move(merged)}, {"format", kFormat}};
   const std::string tmp = temporary_name(path_);
   try {
-    const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       out << doc.dump(1) << '\n';  // one member per line: readable diffs

@@ -22,9 +22,10 @@
 // A key names everything the choice depends on (conv_cache_key.h, lt_cache_key in lt_search.h):
 // GPU, compute capability, library version, the layer's full descriptors or GEMM shape, math or
 // compute type, determinism, workspace limit, direction.
-// The file is read once when the model opens; every store re-reads it, merges and writes a
-// temporary file renamed over the old one, so that concurrent writers never leave a torn file
-// (the last writer of one key wins). The JSON is read and written by nlohmann/json. A file that
+// The file is read once when the model opens; every store takes an exclusive lock on
+// "<path>.lock", re-reads the file, merges and writes a temporary file renamed over the old one,
+// so that concurrent writers (processes included) never leave a torn file and never lose each
+// other's entries (the last writer of one key wins; Note [plan cache lock] in plan_cache.cc). The JSON is read and written by nlohmann/json. A file that
 // cannot be read or written costs a warning and a search, never an error: the cache only saves
 // time. Entries are hints: each kind re-validates its entry before use (Search::cached, search.h).
 #pragma once
@@ -68,6 +69,7 @@ class PlanCache {
   PlanCache(std::string path, PlannerStats& stats);
 
   const std::string& path() const { return path_; }
+  std::string lock_path() const;  // "<path>.lock": what every store locks
   std::optional<PlanRecord> find(const std::string& key) const;
   // Adds or replaces the entry in memory and in the file.
   void store(const std::string& key, const PlanRecord& entry);
