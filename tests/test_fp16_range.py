@@ -171,3 +171,31 @@ def test_calibration_input_count_is_checked():
 
 def test_nonfinite_warning_is_exported():
     assert issubclass(dnnx.NonFiniteWarning, UserWarning) and "NonFiniteWarning" in dnnx.__all__
+
+
+def _overflowing():
+    """x -> Mul(1e30) -> a -> Mul(1e30) -> b -> Relu -> y: `b` is inf in float32 for |x| >= 1."""
+    nodes = [helper.make_node("Mul", ["x", "k"], ["a"], name="scale1"),
+             helper.make_node("Mul", ["a", "k"], ["b"], name="scale2"),
+             helper.make_node("Relu", ["b"], ["y"], name="relu")]
+    return make_model(nodes, [("x", [2, 3])], [("y", None)], {"k": np.array(1e30, np.float32)})
+
+
+def test_first_nonfinite_layer_is_found_by_one_run_with_every_value_visible():
+    from dnnx._calibration import first_nonfinite_layer
+    x = np.ones((2, 3), np.float32)
+    assert first_nonfinite_layer(_overflowing(), {"device": "cpu"}, [x]) == "scale2 (output 'b')"
+    assert first_nonfinite_layer(_overflowing(), {"device": "cpu"}, [x * 0]) is None
+
+
+def test_nonfinite_warning_names_the_output_and_the_layer():
+    """The check Model.run makes at precision="fp16", on a CPU model standing in for a CUDA one
+    (the CPU runs fp32 only; the GPU run is tests/cuda/test_cuda_fp16_range.py)."""
+    m = dnnx.load(_overflowing())
+    m.precision, m._nonfinite_load = "fp16", {"device": "cpu"}
+    with pytest.warns(dnnx.NonFiniteWarning, match=r"output\(s\) 'y' hold inf or NaN.*scale2 \(output 'b'\)"):
+        m.run(np.ones((2, 3), np.float32))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dnnx.NonFiniteWarning)
+        m.run(np.zeros((2, 3), np.float32))

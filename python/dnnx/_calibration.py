@@ -89,7 +89,7 @@ def first_nonfinite_layer(proto: onnx.ModelProto, load_options: dict, arrays: li
     visible, values = every_value_as_output(proto)
     options = {k: v for k, v in load_options.items() if k not in ("cuda_graph", "plan_cache", "max_plans")}
     model = load(visible, cuda_graph=False, plan_cache=False, max_plans=1, **options)
-    got = model.run_dict(list(arrays))
+    got = model.run_dict(*arrays)
     for node, name in values:
         out = got.get(name)
         if isinstance(out, np.ndarray) and out.dtype.kind == "f" and not np.isfinite(out).all():
