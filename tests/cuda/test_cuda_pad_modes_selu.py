@@ -1,7 +1,9 @@
 """Issue #15's small CUDA additions against the CPU backend (and onnxruntime where it takes the
 case; tolerances in cuda_check.py): Pad's edge, reflect and wrap modes (the gather kernel of
 layout/pad_kernels.cu, any element type; it must run on the device, never as a host layer nor as
-a constant pad), and Selu (elementwise/param_activation_kernels.cu), fp32 and fp16."""
+a constant pad) and Pad's gradient in every mode (atomic adds; against the CPU's, which
+tests/test_gradients_pad.py checks against float64 finite differences; test_cuda_layer_grads.py's
+tolerances), and Selu (elementwise/param_activation_kernels.cu), fp32 and fp16."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
@@ -9,6 +11,7 @@ from onnx import TensorProto, helper
 import dnnx
 from cuda_check import assert_close, check_cuda
 from ort_check import make_model, rand
+from test_cuda_layer_grads import check_cuda_gradients
 
 
 def pad_model(x_shape, pads, mode, opset=19, dtype=TensorProto.FLOAT, axes=None):
@@ -22,7 +25,8 @@ def pad_model(x_shape, pads, mode, opset=19, dtype=TensorProto.FLOAT, axes=None)
 
 def assert_pad_on_device(m):
     rows = [r for r in m.plan() if r["name"] == "pad"]
-    assert rows and rows[0]["algorithm"] == "pad kernel", m.plan()
+    assert rows and "pad kernel" in rows[0]["algorithm"] and not rows[0]["algorithm"].startswith("on the host"), \
+        m.plan()
 
 
 MODES = ["edge", "reflect", "wrap"]
@@ -70,13 +74,32 @@ def test_pad_modes_fp16(mode):
     np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float16).astype(np.float32))
 
 
+@pytest.mark.parametrize("mode", ["constant"] + MODES)
+@pytest.mark.parametrize("pads,axes", [([0, 0, 2, 1, 0, 0, 1, 3], None), ([0, 1, -1, 2, 1, 0, 2, -1], None),
+                                       ([6, 7, 9, 5], [2, 3])], ids=["pad", "crop+pad", "past-a-period"])
+def test_pad_gradient_matches_cpu(mode, pads, axes):
+    g = np.random.default_rng(5)
+    inits = {"w": (g.standard_normal((3, 2, 3, 3)) * 0.4).astype(np.float32),
+             "b": (g.standard_normal(3) * 0.1).astype(np.float32), "pads": np.array(pads, np.int64)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("ReduceMean", ["c"], ["v"], keepdims=0)]  # a computed constant_value
+    inputs = ["c", "pads", "v"] + (["axes"] if axes is not None else [])
+    if axes is not None:
+        inits["axes"] = np.array(axes, np.int64)
+    nodes.append(helper.make_node("Pad", inputs, ["y"], name="pad", mode=mode))
+    model = make_model(nodes, [("x", [2, 2, 5, 4])], [("y", None)], inits, opset=19)
+    y_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    check_cuda_gradients(model, ["w", "b"], {"x": rand(2, 2, 5, 4, seed=3)}, rand(*y_shape, seed=4))
+
+
 @pytest.mark.parametrize("attrs", [{}, {"alpha": 2.0, "gamma": 3.0}, {"alpha": 0.5}])
 @pytest.mark.parametrize("shape", [[7], [2, 3, 5, 4], [64, 500]])
 def test_selu(attrs, shape):
     node = helper.make_node("Selu", ["x"], ["y"], name="selu", **attrs)
     model = make_model([node], [("x", shape)], [("y", None)])
     m = dnnx.load(model, device="cuda")
-    assert [r["algorithm"] for r in m.plan() if r["name"] == "selu"] == ["elementwise kernel"], m.plan()
+    rows = [r for r in m.plan() if r["name"] == "selu"]
+    assert rows and "elementwise kernel" in rows[0]["algorithm"], m.plan()
     check_cuda(model, {"x": 3 * rand(*shape)})
 
 

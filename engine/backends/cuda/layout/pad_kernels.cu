@@ -1,7 +1,8 @@
 // The Pad kernels (pad_cuda.cc) and a fill, for any element type (moved as unsigned integers of
 // its width). One thread per output element, grid-stride loops: constant mode reads x or the
 // value; edge, reflect and wrap gather the x element ops/pad.h's pad_source_index names (its
-// arithmetic repeated here for the device).
+// arithmetic repeated here for the device). The gradient scatters dY back along the same indices
+// with atomic adds.
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/grid_loop.cuh"
 #include "backends/cuda/layout/glue_kernels.h"
@@ -47,6 +48,27 @@ __global__ void pad_gather_nd(const T* __restrict__ x, T* __restrict__ y, int64_
       step *= dims.in[d];
     }
     y[i] = x[offset];
+  }
+}
+
+__global__ void pad_grad_nd(const float* __restrict__ dy, float* dx, float* d_value, int64_t n, PadDims dims) {
+  DNNX_GRID_LOOP(i, n) {
+    int64_t rest = i, offset = 0, step = 1;
+    bool inside = true;
+    for (int d = dims.rank - 1; d >= 0; --d) {
+      const int64_t o = rest % dims.out[d];
+      const int64_t src = dims.mode == 0 ? o - dims.begin[d] : mode_source(dims.mode, o, dims.in[d], dims.begin[d],
+                                                                           dims.end[d]);
+      rest /= dims.out[d];
+      inside = inside && src >= 0 && src < dims.in[d];
+      offset += src * step;
+      step *= dims.in[d];
+    }
+    if (inside) {
+      if (dx) atomicAdd(dx + offset, dy[i]);
+    } else if (d_value) {
+      atomicAdd(d_value, dy[i]);
+    }
   }
 }
 
@@ -104,6 +126,17 @@ void launch_pad_nd(const void* x, void* y, size_t elem, int64_t n, const PadDims
     throw DeviceError("pad kernel: element size " + std::to_string(elem) + " is not supported");
   }
   check_launch("pad kernel");
+}
+
+void launch_pad_grad_nd(const float* dy, float* dx, float* d_value, int64_t n, int64_t x_size, const PadDims& dims,
+                        cudaStream_t stream) {
+  if (dx && x_size > 0) {
+    check(cudaMemsetAsync(dx, 0, static_cast<size_t>(x_size) * sizeof(float), stream), "cudaMemsetAsync");
+  }
+  if (d_value) check(cudaMemsetAsync(d_value, 0, sizeof(float), stream), "cudaMemsetAsync");
+  if (n == 0 || (!dx && !d_value)) return;
+  pad_grad_nd<<<grid_for(n), kBlock, 0, stream>>>(dy, dx, d_value, n, dims);
+  check_launch("pad gradient kernel");
 }
 
 void launch_fill(void* y, size_t elem, int64_t n, const void* value, uint64_t bits, cudaStream_t stream) {
