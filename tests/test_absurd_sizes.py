@@ -114,3 +114,14 @@ def test_a_huge_batch_asked_of_plan_is_a_value_error():
 def test_sizes_that_fit_still_plan():
     model = dnnx.load(tile_model())
     assert model.memory(batch_size=2)["arena_bytes"] >= 2 * 2 ** 28 * 4  # 2 GiB: planned, not allocated
+
+
+def test_a_broadcast_view_of_billions_of_rows_is_a_value_error_not_a_copy():
+    # A read-only broadcast view costs no memory, but the engine would copy it to C order first.
+    model = dnnx.load(build("lenet"))
+    x = np.broadcast_to(np.zeros((1, 1, 28, 28), np.float32), (2 ** 34, 1, 28, 28))
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"input 'x': a non-contiguous \[17179869184,1,28,28\] array, copied to C "
+                                         r"order, needs 53876069761024 bytes"):
+        model.run(x)
+    assert time.perf_counter() - start < FAST_S

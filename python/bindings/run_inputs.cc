@@ -4,6 +4,7 @@
 
 #include "device_array.h"
 #include "dlpack_exchange.h"
+#include "runtime/size_check.h"
 
 namespace dnnx {
 
@@ -61,6 +62,25 @@ void check_device(const Expected& e, const Backend& backend, int device, const c
 }
 
 InputArg host_input(const py::handle& obj, const Expected& e) {
+  if (py::isinstance<py::array>(obj)) {
+    // A strided array (a broadcast view of billions of rows costs no memory) is copied to C order
+    // below: check that copy's size first (Note [absurd sizes] in runtime/size_check.h).
+    const py::array view = py::reinterpret_borrow<py::array>(obj);
+    if (!(view.flags() & py::array::c_style)) {
+      const Shape shape(view.shape(), view.shape() + view.ndim());
+      size_t bytes = 0;
+      if (__builtin_mul_overflow(static_cast<size_t>(std::max<int64_t>(numel(shape), 0)),
+                                 static_cast<size_t>(view.itemsize()), &bytes)) {
+        bytes = SIZE_MAX;
+      }
+      try {
+        check_fits(bytes, host_memory_bytes(), e.what, "a non-contiguous " + shape_str(shape) + " array, copied "
+                   "to C order,", "the host");
+      } catch (const TooLargeError& error) {
+        throw InputError(error.what());
+      }
+    }
+  }
   py::array a = py::array::ensure(obj, py::array::c_style);
   if (!a) throw InputError(e.what + ": expected an array (numpy, or a CUDA array with DLPack)");
   if (e.declared && !a.dtype().is(numpy_dtype(e.declared->dtype))) {
