@@ -400,7 +400,7 @@ def _say(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def worker_main() -> None:
+def worker_main(device: str) -> None:
     # Onnx's and dnnx's import happen once per worker; each case is then milliseconds of setup.
     cap = os.environ.get("DNNX_FUZZ_MAX_MEMORY")
     if cap:  # a shared machine: a model that fits the RAM but not this cap is a MemoryError finding
@@ -408,9 +408,14 @@ def worker_main() -> None:
 
         resource.setrlimit(resource.RLIMIT_AS, (int(cap), int(cap)))
     import dnnx  # noqa: F401
+    import numpy as np
     import onnx  # noqa: F401
 
     dnnx.threads.set_num_threads(1)
+    if device != "cpu":  # the device's context and libraries start once here, not in a case's second
+        from dnnx.examples import build
+
+        dnnx.load(build("lenet"), device=device).run(np.zeros((1, 1, 28, 28), np.float32))
     _say({"ready": True})
     for line in sys.stdin:
         case = json.loads(line)
@@ -425,9 +430,9 @@ class Worker:
     from the raw pipe (a buffered reader would hide a second line from select), its stderr goes
     to a file (a full pipe would stall it: a false hang)."""
 
-    def __init__(self, env: Dict[str, str]):
+    def __init__(self, env: Dict[str, str], device: str):
         self.stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker"],
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", "--device", device],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
                                      env=env)
         self.case: Optional[dict] = None
@@ -486,7 +491,7 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
     pending = list(reversed(cases))
     stats = {"models": 0, "crashes": 0, "hangs": 0, "clean": 0, "unclean": 0, "slow": 0, "ran": 0,
              "slowest_refusal": 0.0, "findings": []}
-    workers = [Worker(env) for _ in range(max(1, jobs))]
+    workers = [Worker(env, device) for _ in range(max(1, jobs))]
     startup = 120.0  # an import of dnnx and onnx, on a busy machine
 
     def finding(kind: str, case: dict, detail: str) -> None:
@@ -515,7 +520,7 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
                     finding("crash", w.case, f"exit {code}; {err.strip().splitlines()[-1:] if err else ''}")
                 elif not w.ready:
                     raise RuntimeError(f"a fuzz worker did not start:\n{err}")
-                workers[workers.index(w)] = fresh = Worker(env)
+                workers[workers.index(w)] = fresh = Worker(env, device)
                 fresh.deadline = time.monotonic() + startup
                 continue
             for msg in messages:
@@ -549,7 +554,7 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
                 stats["hangs"] += 1
                 w.case["what"] = w.described or w.case["source"]
                 finding("hang", w.case, f"no answer in {timeout:.0f} s")
-                workers[i] = Worker(env)
+                workers[i] = Worker(env, device)
                 workers[i].deadline = time.monotonic() + startup
     for w in workers:
         w.proc.stdin.close()
@@ -581,7 +586,7 @@ def main(argv=None) -> int:
     parser.add_argument("--case", type=int, help="replay one seed in this process")
     args = parser.parse_args(argv)
     if args.worker:
-        worker_main()
+        worker_main(args.device)
         return 0
     sources = source_names()
     if args.case is not None:
