@@ -3,7 +3,6 @@
 inputs fuzzed too. No crash, no hang, every failure a dnnx.DnnxError or ValueError within 1 s of
 the load call. The bench runs the same cases at a large count (python bench/fuzz.py)."""
 import importlib.util
-import os
 from pathlib import Path
 
 import pytest

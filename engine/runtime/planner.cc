@@ -298,8 +298,8 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
     placed.push_back(kv.second);
   }
   plan->arena_bytes = place_blocks(placed);
-  check_fits(add_sat(plan->arena_bytes, plan->workspace_bytes), limit, "the plan for input shapes " + shapes_str(key.shapes),
-             "its activations (an arena of " + bytes_str(plan->arena_bytes) + ") and workspace (" +
+  check_fits(add_sat(plan->arena_bytes, plan->workspace_bytes), limit,
+             "the plan for input shapes " + shapes_str(key.shapes), "its activations (an arena of " + bytes_str(plan->arena_bytes) + ") and workspace (" +
                  bytes_str(plan->workspace_bytes) + ")",
              device);
   std::map<int, size_t> offset_of;

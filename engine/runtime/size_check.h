@@ -6,11 +6,11 @@
 // that size is allocated: each graph input and each node output as soon as its type is
 // inferred (before the backend plans the node), each layer's workspace, then the arena as
 // placed. The limit is the device's total memory (Backend::memory_bytes: the host's physical
-// memory on the CPU, or a lower cap the process runs under; the GPU's on CUDA): a tensor that cannot fit in all of it can never run,
-// so refusing it costs nothing real. The refusal takes microseconds and names the tensor and the
-// bytes it would need: a TooLargeError, which is an InvalidModelError (the model's declared
-// shapes, its constants), and which Engine::plan_for turns into an InputError (Python's
-// ValueError) when the sizes come from the caller's shapes.
+// memory on the CPU, or a lower cap the process runs under; the GPU's on CUDA): a tensor that
+// cannot fit in all of it can never run, so refusing it costs nothing real. The refusal takes
+// microseconds and names the tensor and the bytes it would need: a TooLargeError, which is an
+// InvalidModelError (the model's declared shapes, its constants), and which Engine::plan_for
+// turns into an InputError (Python's ValueError) when the sizes come from the caller's shapes.
 #pragma once
 #include <cstddef>
 #include <string>
