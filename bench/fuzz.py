@@ -482,8 +482,9 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
     env = dict(os.environ)
     if max_memory:
         env["DNNX_FUZZ_MAX_MEMORY"] = str(max_memory)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent / "python")] + ([env["PYTHONPATH"]]
-                                                                         if env.get("PYTHONPATH") else []))
+    if env.get("DNNX_DEV_BUILD"):  # a dev build runs the checkout's package; else the installed one
+        env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent / "python")] + ([env["PYTHONPATH"]]
+                                                                             if env.get("PYTHONPATH") else []))
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     cases = [{"seed": seed + i, "source": sources[(seed + i) % len(sources)], "device": device}
@@ -590,7 +591,8 @@ def main(argv=None) -> int:
         return 0
     sources = source_names()
     if args.case is not None:
-        sys.path.insert(0, str(HERE.parent / "python"))
+        if os.environ.get("DNNX_DEV_BUILD"):
+            sys.path.insert(0, str(HERE.parent / "python"))
         case = {"seed": args.case, "source": sources[args.case % len(sources)], "device": args.device}
         print(json.dumps(run_case(case), indent=1))
         return 0

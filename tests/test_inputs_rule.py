@@ -9,6 +9,7 @@ from onnx import TensorProto, helper
 
 import dnnx
 from dnnx.cli import main
+from dnnx.examples import build
 from ort_check import make_model, rand
 
 
@@ -117,3 +118,15 @@ def test_the_cli_applies_the_same_rule(capsys, tmp_path, add_model):
     assert main(["run", str(path), "--input", str(tmp_path / "ok.npz"), "--output", str(tmp_path / "c.npz")]) == 0
     with np.load(tmp_path / "c.npz") as saved:
         np.testing.assert_allclose(saved["c"], want(f), rtol=1e-6)
+
+
+def test_an_unpickled_array_runs_like_the_original():
+    """An array that crossed a process boundary (multiprocessing, Ray's object store) carries a
+    dtype equal to numpy's float32 but not numpy's cached instance; it is the same input."""
+    import pickle
+
+    m = dnnx.load(build("lenet"))
+    x = np.random.default_rng(0).random((2, 1, 28, 28), dtype=np.float32)
+    moved = pickle.loads(pickle.dumps(x, protocol=5))
+    assert moved.dtype is not x.dtype and moved.dtype == x.dtype
+    np.testing.assert_array_equal(m.run(moved), m.run(x))

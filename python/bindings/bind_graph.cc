@@ -7,11 +7,12 @@
 
 namespace dnnx {
 
+// Compared by value: an unpickled array's dtype is equal to numpy's cached one, not the same object.
 DType dtype_from_numpy(const py::dtype& dt, const std::string& what) {
-  if (dt.is(py::dtype::of<float>())) return DType::Float32;
-  if (dt.is(py::dtype::of<int32_t>())) return DType::Int32;
-  if (dt.is(py::dtype::of<int64_t>())) return DType::Int64;
-  if (dt.is(py::dtype::of<bool>())) return DType::Bool;
+  if (dt.equal(py::dtype::of<float>())) return DType::Float32;
+  if (dt.equal(py::dtype::of<int32_t>())) return DType::Int32;
+  if (dt.equal(py::dtype::of<int64_t>())) return DType::Int64;
+  if (dt.equal(py::dtype::of<bool>())) return DType::Bool;
   throw InputError(what + ": dtype " + std::string(py::str(dt)) +
                    " is not supported (float32, int32, int64 or bool expected)");
 }

@@ -83,7 +83,9 @@ InputArg host_input(const py::handle& obj, const Expected& e) {
   }
   py::array a = py::array::ensure(obj, py::array::c_style);
   if (!a) throw InputError(e.what + ": expected an array (numpy, or a CUDA array with DLPack)");
-  if (e.declared && !a.dtype().is(numpy_dtype(e.declared->dtype))) {
+  // equal, not is: an unpickled array (multiprocessing, Ray's object store) carries an equal
+  // dtype that is not numpy's cached instance.
+  if (e.declared && !a.dtype().equal(numpy_dtype(e.declared->dtype))) {
     throw InputError(e.what + ": expected dtype " + dtype_name(e.declared->dtype) + ", got " +
                      std::string(py::str(a.dtype())));
   }
@@ -148,7 +150,8 @@ InputArg cuda_array_interface_input(const py::handle& obj, const Expected& e, co
   InputArg arg;
   const std::string typestr = cai["typestr"].cast<std::string>();
   const py::dtype dtype(typestr);
-  if (!(dtype.is(py::dtype::of<float>()) || dtype.is(py::dtype::of<int32_t>()) || dtype.is(py::dtype::of<int64_t>()))) {
+  if (!(dtype.equal(py::dtype::of<float>()) || dtype.equal(py::dtype::of<int32_t>()) ||
+        dtype.equal(py::dtype::of<int64_t>()))) {
     const std::string want = e.declared ? dtype_name(e.declared->dtype) : "float32, int32 or int64";
     throw InputError(e.what + ": expected dtype " + want + ", got " + std::string(py::str(dtype)));
   }

@@ -8,11 +8,14 @@ in engine/runtime/passes/half_range.cc):
 - ``first_nonfinite_layer``: after an fp16 run returned inf or NaN, one more run of the same
   inputs with every value as an output (on the same device and precision) names the first layer
   whose output is not finite (``NonFiniteWarning``)."""
+import warnings
 from typing import Dict, Optional, Tuple
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
+
+from .errors import NonFiniteWarning
 
 
 def every_value_as_output(proto: onnx.ModelProto) -> Tuple[onnx.ModelProto, list]:
@@ -89,7 +92,12 @@ def first_nonfinite_layer(proto: onnx.ModelProto, load_options: dict, arrays: li
     visible, values = every_value_as_output(proto)
     options = {k: v for k, v in load_options.items() if k not in ("cuda_graph", "plan_cache", "max_plans")}
     model = load(visible, cuda_graph=False, plan_cache=False, max_plans=1, **options)
-    got = model.run_dict(*arrays)
+    # This model's own outputs are not finite either: it must neither search again (which recursed,
+    # one nested model per level) nor warn; the caller warns once.
+    model._nonfinite_layer = ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonFiniteWarning)
+        got = model.run_dict(*arrays)
     for node, name in values:
         out = got.get(name)
         if isinstance(out, np.ndarray) and out.dtype.kind == "f" and not np.isfinite(out).all():

@@ -57,4 +57,4 @@ def test_case_on_cuda_matches_cpu(case):
             # tolerances against the expected data, and 1e-4 relative against the CPU.
             np.testing.assert_allclose(got[name], ref, rtol=1e-4, atol=1e-5, err_msg=f"{case.name}: {name}")
         for got_value, exp in zip(got.values(), expected):
-            np.testing.assert_allclose(got_value, exp, rtol=case.rtol, atol=case.atol)
+            np.testing.assert_allclose(got_value, _array(exp), rtol=case.rtol, atol=case.atol)

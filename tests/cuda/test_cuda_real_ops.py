@@ -167,14 +167,6 @@ def test_pad_attributes_before_opset_11():
     check_cuda(model, {"x": rand(3, 4)})
 
 
-def test_pad_reflect_is_refused_naming_the_node():
-    node = helper.make_node("Pad", ["x", "pads"], ["y"], name="reflect_pad", mode="reflect")
-    model = make_model([node], [("x", [1, 2, 4, 4])], [("y", None)],
-                       initializers={"pads": np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)}, opset=13)
-    with pytest.raises((dnnx.UnsupportedModelError, dnnx.InvalidModelError), match="reflect"):
-        dnnx.load(model, device="cuda").run_dict({"x": rand(1, 2, 4, 4)})
-
-
 # --- Slice, Split, Expand ---
 SLICE_CASES = {
     "middle": ([1, 1], [3, 4], [1, 2], None),
