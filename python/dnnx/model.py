@@ -14,7 +14,6 @@ from ._device import backend_options
 from ._inputs import checked_inputs
 from .errors import HostFallbackWarning, NonFiniteWarning, PlanCacheWarning
 from . import finetune as _finetune
-from . import _calibration
 from . import _pickle
 from ._importer import import_model, restore_weights
 from ._passes import pass_switches
@@ -62,6 +61,8 @@ class Model:
         if calibration is not None:  # measured value ranges for the fp16 range check (_calibration.py)
             if precision != "fp16":
                 raise ValueError(f"calibration applies to precision='fp16' only (got precision={precision!r})")
+            from . import _calibration  # onnx's helpers: imported only when asked for (no onnx package at load)
+
             options = dict(options, fp16_calibration=_calibration.measure(imported.proto, calibration))
         self.precision = precision
         self._nonfinite_layer = None  # the first non-finite layer, once looked for (_warn_nonfinite)
@@ -152,6 +153,8 @@ class Model:
             self._nonfinite_layer = ""
             if all(isinstance(a, np.ndarray) for a in arrays):
                 try:
+                    from . import _calibration
+
                     self._nonfinite_layer = _calibration.first_nonfinite_layer(
                         self.proto, self._nonfinite_load, arrays) or ""
                 except Exception:  # the search is a courtesy: the warning names the output(s) then
