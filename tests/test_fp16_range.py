@@ -16,6 +16,7 @@ from dnnx._importer import import_model
 from dnnx._native import load_extension
 from dnnx.examples import build
 from ort_check import make_model, rand
+from test_onnx_model_suites import _light_feeds as light_feeds
 
 pass_hooks = load_extension("_pass_hooks")
 
@@ -47,18 +48,6 @@ def folded_light(name):
     model.graph.node.extend(keep)
     return model
 
-
-def light_feeds(model):
-    """onnx's runner's input for a light model (tests/test_onnx_model_suites.py)."""
-    inits = {t.name for t in model.graph.initializer}
-    feeds = {}
-    for vi in model.graph.input:
-        if vi.name in inits:
-            continue
-        shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in vi.type.tensor_type.shape.dim)
-        n = int(np.prod(shape))
-        feeds[vi.name] = (np.arange(n).reshape(shape) / n).astype(np.float32)
-    return feeds
 
 
 def true_peaks(model, feeds):

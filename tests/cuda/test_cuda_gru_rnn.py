@@ -19,13 +19,14 @@ import warnings
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
 import dnnx
 from cuda_check import assert_close, check_cuda
 from ort_check import make_model, rand
 from recurrent_cases import gru_case, recurrent_case, rnn_case
 from test_cuda_fp16 import HALF_CONV, MODEL_ATOL, MODEL_L2, MODEL_RTOL, assert_fp16_close, layer
+from test_cuda_lstm import to_graph_input, to_initializer
 
 FP32_MATH = "fp32 (CUDNN_FMA_MATH)"
 TF32_MATH = "tf32 permitted (CUDNN_DEFAULT_MATH)"
@@ -40,26 +41,6 @@ def check(model, feeds, layout=0):
 def only_row(model, **load_kwargs):
     (row,) = dnnx.load(model, device="cuda", **load_kwargs).plan()
     return row
-
-
-def to_initializer(model, feeds, name):
-    """Moves the graph input `name` into the initializers (a constant), with its feed's value."""
-    keep = [i for i in model.graph.input if i.name != name]
-    del model.graph.input[:]
-    model.graph.input.extend(keep)
-    model.graph.initializer.append(numpy_helper.from_array(feeds.pop(name), name))
-    return model, feeds
-
-
-def to_graph_input(model, feeds, name):
-    """Moves the initializer `name` into the graph inputs, fed with its value."""
-    init = next(t for t in model.graph.initializer if t.name == name)
-    feeds[name] = numpy_helper.to_array(init)
-    model.graph.input.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(init.dims)))
-    keep = [t for t in model.graph.initializer if t.name != name]
-    del model.graph.initializer[:]
-    model.graph.initializer.extend(keep)
-    return model, feeds
 
 
 def seq_major_y(y, layout):
