@@ -12,7 +12,9 @@
 #      bench_cuda_finetune.py, fine-tune steps vs PyTorch; finetune_lstm: bench_cuda_finetune_lstm.py;
 #      resnet: bench_resnet_cuda.py, ResNet-50 vs torchvision; load: bench_load.py --device cuda,
 #      import + load + first run in a new process vs onnxruntime-gpu (where PYTHONPATH has it) and
-#      the bare CUDA floor (ORT_GPU_PATH: where the carried onnxruntime-gpu lies, for the benches only)
+#      the bare CUDA floor (ORT_GPU_PATH: where the carried onnxruntime-gpu lies, for the benches only);
+#      ray: bench_ray.py, images/s through dnnx.ray.predict (1 and 2 CPU actors, 1 GPU actor) vs a
+#      direct run (Ray carried in parts, GPU.md, and put on PYTHONPATH for the whole script)
 #   6. GPU_CHECK_EXTRA, a command of your own, run from the checkout (e.g. a probe:
 #      'python3 bench/probes/probe_cuda_floor.py'; its output: extra.log, whose tail is printed)
 #   7. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time;
@@ -74,13 +76,14 @@ for search in ('heuristic', 'exhaustive'):
     python3 -m dnnx.cli profile '$lenet' --device cuda --batch \$b --repeat 50 || exit; done"
   benches=" ${GPU_CHECK_BENCHES:-cuda planner lstm} "
   # name -> script; each writes $OUT/RESULTS_<NAME>.md (the section to paste into bench/RESULTS*.md)
-  for name in cuda planner lstm finetune finetune_lstm resnet load; do
+  for name in cuda planner lstm finetune finetune_lstm resnet load ray; do
     [[ $benches == *" $name "* ]] || continue
     args=()
     case $name in
       cuda) script=bench_cuda.py ;;
       resnet) script=bench_resnet_cuda.py ;;
       load) script=bench_load.py; args=(--device cuda) ;;
+      ray) script=bench_ray.py ;;
       *) script=bench_cuda_$name.py ;;
     esac
     # ORT_GPU_PATH: a folder holding onnxruntime-gpu (carried, GPU.md), put on PYTHONPATH for the

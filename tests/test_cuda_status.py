@@ -72,6 +72,27 @@ def test_parse_bytes_rejects(bad):
         options_of(device="cuda", workspace_limit=bad)
 
 
+@pytest.mark.parametrize("text,expected", [(None, 0), ("2GiB", 2 << 30), (1 << 20, 1 << 20)])
+def test_memory_limit_parses_like_workspace_limit(text, expected):
+    options = options_of(device="cuda", memory_limit=text)[1]
+    assert options.memory_limit == expected and f"memory_limit={expected}" in repr(options)
+
+
+@pytest.mark.parametrize("bad", [-1, "lots", True, 2.5])
+def test_memory_limit_rejects_what_is_not_bytes(bad):
+    with pytest.raises(ValueError, match="memory_limit"):
+        dnnx.load(build("lenet"), device="cuda", memory_limit=bad)  # checked before the device is looked for
+
+
+def test_memory_limit_is_refused_on_the_cpu():
+    with pytest.raises(ValueError, match="memory_limit applies to device='cuda'"):
+        dnnx.load(build("lenet"), memory_limit="1GiB")
+
+
+def test_plan_rows_carry_no_fallbacks_on_the_cpu():
+    assert all(row["fallbacks"] == [] for row in dnnx.load(build("lenet")).plan())
+
+
 def test_option_names_and_defaults_come_from_one_place():
     kind, o = options_of()
     assert kind == "cpu" and o.precision == core.Precision.fp32 and o.algo_search == core.AlgoSearch.heuristic

@@ -25,6 +25,12 @@ struct InputError : Error {
 struct DeviceError : Error {
   using Error::Error;
 };
+// A sticky device error (an illegal address, a kernel that faulted): the device context is lost
+// for the rest of the process, so nothing may fall back or retry; the message says the process
+// must restart (Note [run-time fallback] in runtime/run_fallback.h). Python sees a DeviceError.
+struct DeviceLostError : DeviceError {
+  using DeviceError::DeviceError;
+};
 
 }  // namespace dnnx
 

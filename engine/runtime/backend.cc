@@ -48,10 +48,16 @@ size_t Backend::memory_bytes() const {
 }
 
 std::string Backend::memory_name() const {
-  return device() ? name() : "the host";
+  const DeviceServices* d = device();
+  return d ? d->memory_name() : "the host";
 }
 
 std::unique_ptr<TrainingOps> Backend::training_ops() const { return nullptr; }
+
+KernelChoice Backend::replan_node(const Node& node, const std::vector<ValueInfo>&, const std::vector<TensorInfo>&,
+                                  const std::vector<std::string>&, size_t) const {
+  throw UnsupportedModelError(node.where() + ": the " + name() + " backend has no other kernel for " + node.op_type);
+}
 
 const DeviceServices& device_services(const Backend& backend, const char* what) {
   const DeviceServices* d = backend.device();

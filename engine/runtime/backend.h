@@ -65,6 +65,10 @@ struct KernelChoice {
   size_t scratch_bytes = 0;
   double time_ms = -1;    // measured by an exhaustive search; -1 when not measured
   std::vector<Rejected> rejected;
+  // The candidate as the backend's search names it ("IMPLICIT_GEMM", "direct (1 input channel)"):
+  // what a run-time fallback asks the backend to avoid (Backend::replan_node); "" for a kernel
+  // with no alternative on its backend.
+  std::string candidate;
 };
 
 // Builds the kernel for one node whose input and output types are now fixed.
@@ -79,6 +83,15 @@ class Backend {
   virtual std::string unsupported_reason(const Node& node) const = 0;
   virtual KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                                  const std::vector<TensorInfo>& outputs) const = 0;
+
+  // Note [run-time fallback] (runtime/run_fallback.h): the node planned again after its kernel
+  // failed at run time, with none of the `failed` candidates (KernelChoice::candidate) and at most
+  // `workspace_cap` bytes of workspace (what the run's shared workspace holds). Throws
+  // UnsupportedModelError when the backend has no other candidate (the default); the caller
+  // then runs the node on the host.
+  virtual KernelChoice replan_node(const Node& node, const std::vector<ValueInfo>& inputs,
+                                   const std::vector<TensorInfo>& outputs, const std::vector<std::string>& failed,
+                                   size_t workspace_cap) const;
 
   // Half storage (precision="fp16" on a device): when true, the engine runs the half_storage
   // pass after the other passes (runtime/passes/passes.h), so that every node the backend has a

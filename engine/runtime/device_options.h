@@ -10,7 +10,7 @@ namespace dnnx {
 // The rule: bump it on any change to what the core and a device library share (DeviceOptions,
 // the entry points below, Backend, TrainingOps and the types they pass), so that a stale
 // library is refused at load instead of crashing.
-constexpr int kDeviceAbiVersion = 15;  // 13: DType::Bool; 14: host layers (DeviceServices); 15: total_memory
+constexpr int kDeviceAbiVersion = 16;  // 14: host layers (DeviceServices); 15: total_memory; 16: memory_limit, replan_node
 
 enum class Precision { Fp32, Tf32, Fp16 };
 
@@ -20,6 +20,10 @@ enum class AlgoSearch { Heuristic, Exhaustive };
 struct DeviceOptions {
   int device = 0;                               // the GPU ordinal ("cuda:N")
   size_t workspace_limit = size_t{256} << 20;   // bytes one layer's workspace may take
+  // Bytes the model may hold on the device in all (constants, arena, workspace, the planner's
+  // search buffers, kernels' own buffers); 0: no cap but the device's memory. Arrays handed to the
+  // caller (run(output="device")) are the caller's and do not count.
+  size_t memory_limit = 0;
   Precision precision = Precision::Fp32;
   AlgoSearch algo_search = AlgoSearch::Heuristic;
   bool deterministic = false;

@@ -130,7 +130,13 @@ void DeviceRunner::run(const Plan& plan, const RunIO& io) {
     for (const EdgeCopy& c : copies_out_) device_.copy_on_device(c.dst, c.src, c.bytes);
     ++slot.status.eager_runs;
   }
-  finish(plan, io);
+  try {
+    finish(plan, io);
+  } catch (const DeviceLostError& e) {  // Note [run-time fallback]: an asynchronous fault
+    throw DeviceLostError(std::string(e.what()) +
+                          ". The fault is in work this run queued; kernels run ahead of the host, so the layer "
+                          "that faulted is named only when it runs with CUDA_LAUNCH_BLOCKING=1 (each launch waits)");
+  }
 }
 
 LayerTimes DeviceRunner::profile(const Plan& plan, const RunIO& io, int repeat) {

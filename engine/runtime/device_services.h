@@ -70,6 +70,8 @@ class DeviceServices {
   // The device's total memory in bytes: no tensor of a model may need more (Note [absurd sizes]
   // in runtime/size_check.h).
   virtual size_t total_memory() const = 0;
+  // The device as messages about that memory name it: "cuda:0", or "cuda:0 (memory_limit=...)".
+  virtual std::string memory_name() const = 0;
 
   // Device runs (Note [device runs] in runtime/device_runner.cc).
   // Records what `enqueue` queues without running it; nullptr where the device has no graphs.

@@ -59,6 +59,11 @@ void run_layers(const Plan& plan, void* workspace, CallScratch& call, LayerTimer
     if (!layer.kernel) continue;  // a view: nothing runs
     try {
       run_layer(layer, workspace, call);
+    } catch (const DeviceLostError& e) {
+      // Kernels run ahead of the host: the fault may be an earlier layer's, unless every launch waits.
+      throw DeviceLostError(layer.node->where() + ": " + e.what() +
+                            " [seen while this layer was queued; with CUDA_LAUNCH_BLOCKING=1 that is the layer that "
+                            "faulted]");
     } catch (const DeviceError& e) {
       throw DeviceError(layer.node->where() + ": " + e.what());
     }

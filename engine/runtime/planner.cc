@@ -6,6 +6,7 @@
 
 #include "runtime/arena.h"
 #include "runtime/host_fallback.h"
+#include "runtime/run_fallback.h"
 #include "runtime/plan_folding.h"
 #include "runtime/size_check.h"
 
@@ -238,6 +239,8 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
       if (!fallback.empty()) {
         choice = plan_on_host(backend, *host, node, in_infos, out_infos, fallback);
         plan->host_layers.push_back(node.where() + ": " + fallback);
+      } else if (plan->device && choice.kernel) {  // Note [run-time fallback]
+        choice.kernel = std::make_unique<FallbackKernel>(backend, host, node, in_infos, out_infos, choice);
       }
       layer.kernel = std::move(choice.kernel);
       layer.algorithm = def.aliases_input0 ? "view (no copy), " + choice.algorithm : std::move(choice.algorithm);
@@ -259,6 +262,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
   }
   if (!plan->folded_device.empty()) backend.synchronize();  // the folded values are on the device
   plan->values = table.take();
+  for (PlannedLayer& layer : plan->layers) {
+    if (auto* fallback = dynamic_cast<FallbackKernel*>(layer.kernel.get())) fallback->set_workspace_cap(plan->workspace_bytes);
+  }
 
   // Pass 2: liveness of every arena buffer (a view extends its source's life), then placement.
   const int n_layers = static_cast<int>(plan->layers.size());

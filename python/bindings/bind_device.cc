@@ -8,10 +8,10 @@ namespace dnnx {
 
 namespace {
 
-// workspace_limit: None (the default), an int of bytes, or a string such as "256MiB".
-size_t workspace_limit_from(const py::object& value) {
-  const char* what = "workspace_limit";
-  if (value.is_none()) return DeviceOptions{}.workspace_limit;
+// workspace_limit, memory_limit: None (the default, `fallback`), an int of bytes, or a string
+// such as "256MiB".
+size_t bytes_from(const py::object& value, const char* what, size_t fallback) {
+  if (value.is_none()) return fallback;
   if (py::isinstance<py::bool_>(value) || !(py::isinstance<py::int_>(value) || py::isinstance<py::str>(value))) {
     throw InputError(std::string(what) + ": expected bytes as an int or a string like '256MiB', got " +
                      py::repr(value).cast<std::string>());
@@ -50,6 +50,7 @@ void bind_device(py::module_& m) {
   py::class_<DeviceOptions>(m, "DeviceOptions", "What a model asks of a device backend (made by device_options).")
       .def_readonly("device", &DeviceOptions::device)
       .def_readonly("workspace_limit", &DeviceOptions::workspace_limit)
+      .def_readonly("memory_limit", &DeviceOptions::memory_limit)
       .def_readonly("precision", &DeviceOptions::precision)
       .def_readonly("algo_search", &DeviceOptions::algo_search)
       .def_readonly("deterministic", &DeviceOptions::deterministic)
@@ -58,14 +59,16 @@ void bind_device(py::module_& m) {
            "A copy with deterministic= set (a tuner asks for deterministic algorithms on its own).")
       .def("__repr__", [](const DeviceOptions& o) {
         return "DeviceOptions(device=" + std::to_string(o.device) + ", precision='" + precision_name(o.precision) +
-               "', workspace_limit=" + std::to_string(o.workspace_limit) + ", algo_search='" +
+               "', workspace_limit=" + std::to_string(o.workspace_limit) + ", memory_limit=" +
+               std::to_string(o.memory_limit) + ", algo_search='" +
                algo_search_name(o.algo_search) + "', deterministic=" + (o.deterministic ? "True" : "False") +
                ", plan_cache='" + o.plan_cache_path + "')";
       });
   m.def(
       "device_options",
       [](const py::object& device, const std::string& precision, const py::object& workspace_limit,
-         const std::string& algo_search, bool deterministic, const py::object& plan_cache) {
+         const std::string& algo_search, bool deterministic, const py::object& plan_cache,
+         const py::object& memory_limit) {
         if (!py::isinstance<py::str>(device)) {
           throw DeviceError("device " + py::repr(device).cast<std::string>() +
                             " is not supported ('cpu', 'cuda' or 'cuda:N')");
@@ -75,16 +78,22 @@ void bind_device(py::module_& m) {
         o.device = kind.index;
         o.precision = parse_precision(precision);
         o.algo_search = parse_algo_search(algo_search);
-        o.workspace_limit = workspace_limit_from(workspace_limit);
+        o.workspace_limit = bytes_from(workspace_limit, "workspace_limit", DeviceOptions{}.workspace_limit);
+        o.memory_limit = bytes_from(memory_limit, "memory_limit", 0);
         o.deterministic = deterministic;
         o.plan_cache_path = plan_cache_from(plan_cache);
         if (!kind.cuda && o.precision != Precision::Fp32) {
           throw InputError("precision='" + precision + "' applies to device='cuda'; the CPU backend runs fp32");
         }
+        if (!kind.cuda && !memory_limit.is_none()) {
+          throw InputError("memory_limit applies to device='cuda' (it caps what the model holds on the GPU); on the "
+                           "CPU a plan is refused only past the host's memory");
+        }
         return py::make_tuple(kind.cuda ? "cuda" : "cpu", o);
       },
       py::arg("device") = "cpu", py::arg("precision") = "fp32", py::arg("workspace_limit") = py::none(),
       py::arg("algo_search") = "heuristic", py::arg("deterministic") = false, py::arg("plan_cache") = true,
+      py::arg("memory_limit") = py::none(),
       "(kind, DeviceOptions) from dnnx.load's arguments, every one checked here: kind is 'cpu' or 'cuda'.");
   m.def("precision_names", &precision_names, "The precision= names, in order.");
   m.def("algo_search_names", &algo_search_names, "The algo_search= names, in order.");

@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "bindings.h"
+#include "runtime/run_fallback.h"
 #include "device_array.h"
 #include "run_inputs.h"
 #include "runtime/device_library.h"
@@ -338,6 +339,19 @@ py::list plan_rows(const Plan& plan) {
     row["math"] = layer.math;
     row["time_ms"] = layer.time_ms < 0 ? py::object(py::none()) : py::object(py::float_(layer.time_ms));
     row["workspace"] = layer.workspace_bytes;
+    // Note [run-time fallback]: what runs now, once the planned kernel failed at run time.
+    py::list fallbacks;
+    if (const auto* fallback = dynamic_cast<const FallbackKernel*>(layer.kernel.get())) {
+      const FallbackKernel::State now = fallback->state();
+      if (!now.failed.empty()) {
+        row["algorithm"] = now.algorithm;
+        row["math"] = now.math;
+        row["time_ms"] = py::none();
+        row["workspace"] = now.workspace_bytes;
+        for (const Rejected& r : now.failed) fallbacks.append(py::make_tuple(r.algorithm, r.reason));
+      }
+    }
+    row["fallbacks"] = fallbacks;
     row["scratch"] = layer.scratch_bytes;
     row["rejected"] = rejected;
     rows.append(row);

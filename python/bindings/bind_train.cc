@@ -204,6 +204,7 @@ class PyTrainer {
       row["time_ms"] = py::none();
       row["workspace"] = step.workspace_bytes;
       row["rejected"] = py::list();
+      row["fallbacks"] = py::list();
       row["stage"] = "backward";
       rows.append(row);
     }

@@ -9,12 +9,12 @@ from .errors import DeviceError
 
 
 def backend_options(device="cpu", precision="fp32", workspace_limit=None, algo_search="heuristic",
-                    deterministic=False, plan_cache=True) -> tuple:
+                    deterministic=False, plan_cache=True, memory_limit=None) -> tuple:
     """(kind, options) for ``_core.Engine``: kind "cpu" or "cuda", options {"device_options":
     core.DeviceOptions, "library": path} (no library on the CPU). ValueError for a bad option,
     DeviceError for an unknown device or when CUDA is asked for but unavailable."""
     kind, options = core.device_options(device, precision, workspace_limit, algo_search, bool(deterministic),
-                                        plan_cache)
+                                        plan_cache, memory_limit)
     if kind == "cpu":
         return kind, {}
     available, message = cuda._probe()

@@ -47,13 +47,15 @@ class Model:
 
     def __init__(self, src, *, batch_size=None, dims=None, device="cpu", precision="fp32", workspace_limit=None,
                  algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True,
-                 cuda_graph=True, max_plans=64, calibration=None):
+                 cuda_graph=True, max_plans=64, calibration=None, memory_limit=None):
         start = time.perf_counter()
         # what a pickled model loads with where it lands (_pickle.py; batch_size and dims live in the proto)
         self._load_options = dict(device=device, precision=precision, workspace_limit=workspace_limit,
                                   algo_search=algo_search, deterministic=deterministic, passes=passes,
-                                  optimize=optimize, plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans)
-        kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic, plan_cache)
+                                  optimize=optimize, plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans,
+                                  memory_limit=memory_limit)
+        kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic, plan_cache,
+                                        memory_limit)
         # read by the engine, not the backend
         options = dict(options, cuda_graph=bool(cuda_graph), max_plans=max_plans)
         device_seconds = time.perf_counter() - start
@@ -290,7 +292,8 @@ class Model:
         timed cuDNN's candidates on the GPU), ``cache_hits`` (choices taken from the persistent plan
         cache after re-validation), ``cache_misses``, ``cache_stale`` (entries dropped, each with a
         ``PlanCacheWarning``), ``cache_writes``, ``search_seconds`` and ``plan_cache`` (the file, or
-        None); the search counters are zero on the CPU, which has no algorithm search."""
+        None); the search counters are zero on the CPU, which has no algorithm search. On CUDA,
+        ``device_bytes``: what the model holds on the GPU now (what ``memory_limit`` caps)."""
         return self._planner_stats()
 
     def load_profile(self) -> dict:
@@ -391,7 +394,8 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
          dims: Optional[Dict[str, int]] = None, precision: str = "fp32", workspace_limit: Union[int, str, None] = None,
          algo_search: str = "heuristic", deterministic: bool = False, passes: Optional[Dict[str, bool]] = None,
          optimize: bool = True, plan_cache: Union[bool, str, os.PathLike, None] = True,
-         cuda_graph: bool = True, max_plans: int = 64, calibration: Any = None) -> Model:
+         cuda_graph: bool = True, max_plans: int = 64, calibration: Any = None,
+         memory_limit: Union[int, str, None] = None) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto`` (kept as ``Model.proto``, not
     copied, unless ``batch_size`` or ``dims`` change it: then a copy changes).
 
@@ -419,7 +423,14 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     cuDNN's ranking; "exhaustive": every convolution algorithm timed at plan time, the fastest
     that fits kept, times in ``plan()``) and ``deterministic`` (only algorithms cuDNN marks
     deterministic). An algorithm that fails at plan time (not supported, its workspace cannot be
-    allocated) gives way to the next candidate, with the reason in ``plan()``. ``DeviceError``
+    allocated) gives way to the next candidate, with the reason in ``plan()``; so does one that
+    fails at run time (the layer is planned again without it, or runs on the CPU; the run's result
+    is right and ``plan()`` lists what failed under ``fallbacks``). A sticky CUDA error (an illegal
+    address) cannot be survived in a process: it is a ``DeviceError`` that says the process must
+    restart. ``memory_limit`` (bytes, or a string such as "2GiB"; CUDA only) caps what the model
+    holds on the GPU: constants, activations, workspace, the planner's search buffers; a plan
+    that needs more is refused at once (``ValueError`` for the run's shapes), and an allocation past it
+    is a ``DeviceError`` naming what it was for. ``DeviceError``
     when CUDA is not available (``dnnx.cuda_status()`` says why).
 
     ``plan_cache``: where exhaustive choices persist, so that another process loading the same
@@ -454,4 +465,5 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     return Model(src, batch_size=batch_size, dims=dims, device=device, precision=precision,
                  workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,
-                 plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans, calibration=calibration)
+                 plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans, calibration=calibration,
+                 memory_limit=memory_limit)

@@ -25,7 +25,9 @@ def _workspace(row) -> str:
 
 
 class PlanTable(list):
-    """Rows (dicts): name, op, inputs, outputs, algorithm, math, workspace, scratch, time_ms, rejected.
+    """Rows (dicts): name, op, inputs, outputs, algorithm, math, workspace, scratch, time_ms, rejected,
+    fallbacks. fallbacks: (kernel, why) for each kernel of the layer that failed at run time and was
+    replaced (algorithm then names what runs now); empty while the planned one runs.
     workspace is what the layer's algorithms take (within workspace_limit); scratch is a fused
     layer's own activation between its two halves (e.g. the conv output in a Conv+MaxPool pair),
     which shares the workspace buffer but is not bounded by the limit. ``notes``: lines printed
@@ -47,5 +49,7 @@ class PlanTable(list):
         for r in self:
             for algo, why in r["rejected"]:
                 lines.append(f"  {r['name']}: not {algo}: {why}")
+            for algo, why in r.get("fallbacks", ()):
+                lines.append(f"  {r['name']}: run-time fallback from {algo}: {why}")
         lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)

@@ -3,6 +3,8 @@
 #include "backends/cuda/dense/blas.h"
 #include "backends/cuda/backend/cuda_kernels.h"
 
+#include <algorithm>
+
 namespace dnnx::cuda {
 
 namespace {
@@ -30,6 +32,7 @@ std::unique_ptr<CudaContext> open_device(const DeviceOptions& options) {
   // docs/finetune.md). It is cuBLAS's default; set here so that nothing turns it on unnoticed.
   check(cublasSetAtomicsMode(context->cublas, CUBLAS_ATOMICS_NOT_ALLOWED), "cublasSetAtomicsMode");
   context->hooks = TestHooks::from_environment();
+  context->memory = std::make_unique<MemoryBudget>(options.memory_limit);
   if (!options.plan_cache_path.empty()) {
     context->plan_cache = std::make_unique<PlanCache>(options.plan_cache_path, *context->stats);
   }
@@ -97,9 +100,11 @@ KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInf
                                     const std::vector<TensorInfo>& outputs) const {
   const KernelFactory* factory = kernels_.find(node.op_type);
   if (!factory) node_fail<UnsupportedModelError>(node, unsupported_reason(node));
+  std::lock_guard<std::recursive_mutex> lock(plan_mutex_);
   activate();
   try {
     KernelChoice choice = (*factory)(node, inputs, outputs);
+    apply_run_hooks(context_->hooks, context_->stream, node, choice);
     if (half_storage() && !node.fp32_reason.empty()) {  // Note [fp16 range]: its values leave fp16's range
       const std::string& math = choice.math;
       choice.math = (math.empty() ? "fp32" : math.rfind("fp32", 0) == 0 ? math : "fp32, " + math) + " (" +
@@ -116,11 +121,34 @@ KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInf
   }
 }
 
+KernelChoice CudaBackend::replan_node(const Node& node, const std::vector<ValueInfo>& inputs,
+                                      const std::vector<TensorInfo>& outputs, const std::vector<std::string>& failed,
+                                      size_t workspace_cap) const {
+  std::lock_guard<std::recursive_mutex> lock(plan_mutex_);
+  CudaContext& ctx = *context_;
+  struct Restore {  // the options and the avoid list as they were, however planning ends
+    CudaContext& ctx;
+    size_t workspace_limit;
+    ~Restore() {
+      ctx.avoid.clear();
+      ctx.options.workspace_limit = workspace_limit;
+    }
+  } restore{ctx, ctx.options.workspace_limit};
+  ctx.avoid = failed;
+  ctx.options.workspace_limit = std::min(workspace_cap, restore.workspace_limit);
+  KernelChoice choice = plan_node(node, inputs, outputs);
+  if (choice.candidate.empty() || ctx.avoided(choice.candidate)) {
+    throw UnsupportedModelError(node.where() + ": the CUDA backend has no other kernel for " + node.op_type);
+  }
+  return choice;
+}
+
 void CudaBackend::activate() const { check(cudaSetDevice(context_->options.device), "cudaSetDevice"); }
 
 void* CudaBackend::allocate(size_t bytes) const {
   if (bytes == 0) return nullptr;
   activate();
+  context_->memory->take(bytes, "allocating device memory");
   void* ptr = nullptr;
   cudaError_t status = cudaMalloc(&ptr, bytes);
   if (status == cudaErrorMemoryAllocation && arrays_) {
@@ -128,6 +156,7 @@ void* CudaBackend::allocate(size_t bytes) const {
     arrays_->trim();  // memory the output pool keeps, given back; then once more
     status = cudaMalloc(&ptr, bytes);
   }
+  if (status != cudaSuccess) context_->memory->give(bytes);
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     size_t free_bytes = 0, total_bytes = 0;
@@ -137,6 +166,8 @@ void* CudaBackend::allocate(size_t bytes) const {
                       std::to_string(total_bytes) + " free");
   }
   check(status, "cudaMalloc");
+  std::lock_guard<std::mutex> lock(held_mutex_);
+  held_[ptr] = bytes;
   return ptr;
 }
 
@@ -144,6 +175,21 @@ void CudaBackend::release(void* ptr) const noexcept {
   if (!ptr) return;
   cudaSetDevice(context_->options.device);
   cudaFree(ptr);  // waits for the device; a failure here has nowhere to go
+  std::lock_guard<std::mutex> lock(held_mutex_);
+  const auto it = held_.find(ptr);
+  if (it == held_.end()) return;
+  context_->memory->give(it->second);
+  held_.erase(it);
+}
+
+size_t CudaBackend::total_memory() const {
+  const size_t limit = context_->memory->limit();
+  return limit ? std::min(limit, total_memory_) : total_memory_;
+}
+
+std::string CudaBackend::memory_name() const {
+  const size_t limit = context_->memory->limit();
+  return limit && limit < total_memory_ ? name() + " under memory_limit" : name();
 }
 
 void CudaBackend::copy_to_device(void* dst, const void* src, size_t bytes) const {
@@ -179,7 +225,9 @@ void CudaBackend::queue_host_call(const std::function<void()>* work) const {
 }
 
 PlannerReport CudaBackend::planner_report() const {
-  return context_->stats->take_report(context_->plan_cache ? context_->plan_cache->path() : "");
+  PlannerReport report = context_->stats->take_report(context_->plan_cache ? context_->plan_cache->path() : "");
+  report.counters["device_bytes"] = static_cast<double>(context_->memory->held());  // Note [memory limit]
+  return report;
 }
 
 void CudaBackend::synchronize() const { check(cudaStreamSynchronize(context_->stream), "cudaStreamSynchronize"); }

@@ -3,6 +3,9 @@
 // opens only when a model asks for device="cuda" (runtime/device_library.h). One stream, one
 // cuDNN and one cuBLAS handle per model; descriptors are built when a layer is planned.
 #pragma once
+#include <map>
+#include <mutex>
+
 #include "backends/cuda/runtime/array_pool.h"
 #include "backends/cuda/backend/cuda_context.h"
 #include "backends/cuda/runtime/nvtx_layers.h"
@@ -27,6 +30,10 @@ class CudaBackend final : public Backend, public DeviceServices {
   bool channels_last() const override;
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
+  // Note [run-time fallback]: plan_node without the failed candidates, within workspace_cap.
+  KernelChoice replan_node(const Node& node, const std::vector<ValueInfo>& inputs,
+                           const std::vector<TensorInfo>& outputs, const std::vector<std::string>& failed,
+                           size_t workspace_cap) const override;
 
   // Planning above; the device services (memory, copies, graphs, timers, streams) below.
   const DeviceServices* device() const override { return this; }
@@ -36,7 +43,9 @@ class CudaBackend final : public Backend, public DeviceServices {
   void copy_to_device(void* dst, const void* src, size_t bytes) const override;
   void copy_to_host(void* dst, const void* src, size_t bytes) const override;
   void synchronize() const override;
-  size_t total_memory() const override { return total_memory_; }
+  // The device's memory, or memory_limit where that is less (Note [memory limit]).
+  size_t total_memory() const override;
+  std::string memory_name() const override;
 
   // Device runs: graphs, timers, stream joins and caller-owned arrays (cuda_backend_runs.cc).
   using DeviceServices::capture;
@@ -67,6 +76,11 @@ class CudaBackend final : public Backend, public DeviceServices {
   std::unique_ptr<StreamJoiner> streams_;  // made on the model's device, after context_
   std::unique_ptr<ArrayPool> arrays_;
   size_t total_memory_ = 0;  // cudaMemGetInfo's total, read once
+  // The size of each allocation through allocate(), to give its bytes back to the budget on release.
+  mutable std::mutex held_mutex_;
+  // Planning, once at a time: replan_node changes the context's options while it plans.
+  mutable std::recursive_mutex plan_mutex_;
+  mutable std::map<void*, size_t> held_;
 };
 
 // Why `options` cannot be served ("" when they can; every precision is built now).

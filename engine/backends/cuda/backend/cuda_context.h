@@ -2,8 +2,10 @@
 // the model's options. Owned by the CudaBackend; kernels keep a pointer to it (the backend
 // outlives every plan of its engine).
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backends/cuda/runtime/cuda_handles.h"
 #include "backends/cuda/search/plan_cache.h"
@@ -25,6 +27,26 @@ struct CudaContext {
   std::unique_ptr<PlannerStats> stats = std::make_unique<PlannerStats>();
   std::unique_ptr<PlanCache> plan_cache;  // null when options.plan_cache_path is ""
   TestHooks hooks;
+  // What the model holds on the device, within options.memory_limit (Note [memory limit]).
+  std::unique_ptr<MemoryBudget> memory = std::make_unique<MemoryBudget>(0);
+  // Note [run-time fallback]: while CudaBackend::replan_node plans a node again, the candidates
+  // that failed at run time (KernelChoice::candidate); empty otherwise.
+  std::vector<std::string> avoid;
+  bool avoided(const std::string& candidate) const {
+    return std::find(avoid.begin(), avoid.end(), candidate) != avoid.end();
+  }
 };
+
+// Device memory of `bytes` (null for 0) taken from the model's budget: DeviceError naming `what`
+// when the budget or the device has no room.
+inline DeviceMemory device_alloc(const CudaContext& ctx, size_t bytes, const char* what) {
+  if (bytes == 0) return DeviceMemory();
+  ctx.memory->take(bytes, what);
+  void* ptr = nullptr;
+  const cudaError_t status = cudaMalloc(&ptr, bytes);
+  if (status != cudaSuccess) ctx.memory->give(bytes);
+  check(status, what);
+  return DeviceMemory(ptr, CudaFree{ctx.memory.get(), bytes});
+}
 
 }  // namespace dnnx::cuda

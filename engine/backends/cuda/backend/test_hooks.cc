@@ -5,6 +5,8 @@
 #include <exception>
 #include <sstream>
 
+#include "backends/cuda/runtime/cuda_check.h"
+#include "backends/cuda/backend/fault_kernel.h"
 #include "backends/cuda/search/plan_cache.h"
 
 namespace dnnx::cuda {
@@ -17,8 +19,10 @@ TestHooks TestHooks::from_environment() {
     while (std::getline(list, item, ',')) {
       const size_t colon = item.find(':');
       const std::string name = item.substr(0, colon);
-      const bool oom = colon != std::string::npos && item.substr(colon + 1) == "oom";
-      if (!name.empty()) hooks.fail_algo[name] = oom ? ForcedFailure::OutOfMemory : ForcedFailure::NotSupported;
+      const std::string how = colon == std::string::npos ? "" : item.substr(colon + 1);
+      if (name.empty()) continue;
+      if (how == "run") hooks.fail_at_run.insert(name);
+      else hooks.fail_algo[name] = how == "oom" ? ForcedFailure::OutOfMemory : ForcedFailure::NotSupported;
     }
   }
   if (const char* bytes = std::getenv("DNNX_TEST_OOM_ABOVE")) {
@@ -26,7 +30,50 @@ TestHooks TestHooks::from_environment() {
     const unsigned long long n = std::strtoull(bytes, &end, 10);
     if (end != bytes) hooks.oom_above = static_cast<size_t>(n);
   }
+  if (const char* node = std::getenv("DNNX_TEST_FAULT_NODE")) hooks.fault_node = node;
   return hooks;
+}
+
+namespace {
+
+// Fails each time it runs, as a cuDNN call failing at run time would (DNNX_TEST_FAIL_ALGO=NAME:run).
+class FailingKernel final : public Kernel {
+ public:
+  explicit FailingKernel(std::string candidate) : candidate_(std::move(candidate)) {}
+  void run(const KernelArgs&) const override {
+    throw DeviceError(candidate_ + " failed: CUDNN_STATUS_EXECUTION_FAILED (a run-time failure forced by "
+                      "DNNX_TEST_FAIL_ALGO)");
+  }
+
+ private:
+  std::string candidate_;
+};
+
+// Launches a kernel that writes to an illegal address, then runs the real one (DNNX_TEST_FAULT_NODE).
+class FaultingKernel final : public Kernel {
+ public:
+  FaultingKernel(cudaStream_t stream, std::unique_ptr<Kernel> inner) : stream_(stream), inner_(std::move(inner)) {}
+  void run(const KernelArgs& args) const override {
+    launch_illegal_write(stream_);
+    check_launch("the faulting kernel (DNNX_TEST_FAULT_NODE)");
+    inner_->run(args);
+  }
+
+ private:
+  cudaStream_t stream_;
+  std::unique_ptr<Kernel> inner_;
+};
+
+}  // namespace
+
+void apply_run_hooks(const TestHooks& hooks, cudaStream_t stream, const Node& node, KernelChoice& choice) {
+  if (!choice.kernel) return;
+  if (!choice.candidate.empty() && hooks.fail_at_run.count(choice.candidate)) {
+    choice.kernel = std::make_unique<FailingKernel>(choice.candidate);
+  }
+  if (!hooks.fault_node.empty() && node.name == hooks.fault_node) {
+    choice.kernel = std::make_unique<FaultingKernel>(stream, std::move(choice.kernel));
+  }
 }
 
 }  // namespace dnnx::cuda

@@ -3,7 +3,12 @@
 //   DNNX_TEST_FAIL_ALGO=NAME[:oom][,NAME[:oom]...]  the cuDNN algorithm NAME (as plan() names it,
 //       e.g. IMPLICIT_GEMM) fails at plan time: as "not supported", or with ":oom" as if its
 //       workspace could not be allocated
+//   DNNX_TEST_FAIL_ALGO=NAME:run  NAME (a KernelChoice::candidate: a cuDNN algorithm, or the
+//       planner's own "direct (1 input channel)", ...) plans as usual but fails each time it runs,
+//       as a cuDNN call that returns CUDNN_STATUS_EXECUTION_FAILED (Note [run-time fallback])
 //   DNNX_TEST_OOM_ABOVE=BYTES  every plan-time allocation of more than BYTES fails as out of memory
+//   DNNX_TEST_FAULT_NODE=NAME  the node named NAME, before its kernel, launches one that writes to
+//       an illegal address: a sticky CUDA error (run it in a process of its own)
 // and two C entry points (test_hooks.cc) that drive the plan cache's file logic with no GPU, for
 // tests/test_plan_cache_file.py through ctypes (the cache is host code: JSON, a lock, a rename):
 //   int dnnx_test_plan_cache_store(path, key, algo, message, message_len): opens the cache at
@@ -13,16 +18,23 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cuda_runtime.h>
 #include <map>
+#include <memory>
+#include <set>
 #include <string>
+
+#include "runtime/backend.h"
 
 namespace dnnx::cuda {
 
 enum class ForcedFailure { None, NotSupported, OutOfMemory };
 
 struct TestHooks {
-  std::map<std::string, ForcedFailure> fail_algo;  // algorithm name -> how it fails
+  std::map<std::string, ForcedFailure> fail_algo;  // algorithm name -> how it fails at plan time
+  std::set<std::string> fail_at_run;               // candidates that fail each time they run
   size_t oom_above = SIZE_MAX;
+  std::string fault_node;                          // the node whose run faults (DNNX_TEST_FAULT_NODE)
 
   static TestHooks from_environment();
   ForcedFailure failure_of(const std::string& algorithm) const {
@@ -30,5 +42,9 @@ struct TestHooks {
     return it == fail_algo.end() ? ForcedFailure::None : it->second;
   }
 };
+
+// `choice`'s kernel as the hooks make it run for `node`: failing each time (fail_at_run), or
+// launching the faulting kernel first (fault_node); unchanged when no hook names it.
+void apply_run_hooks(const TestHooks& hooks, cudaStream_t stream, const Node& node, KernelChoice& choice);
 
 }  // namespace dnnx::cuda

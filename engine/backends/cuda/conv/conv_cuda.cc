@@ -142,7 +142,7 @@ class ConvKernel final : public Kernel {
             "cudnnSetActivationDescriptor");
       if (!has_bias_) {
         const size_t bytes = static_cast<size_t>(filters) * dtype_size(dtype);
-        zero_bias_ = device_alloc(bytes, "cudaMalloc (zero bias)");
+        zero_bias_ = device_alloc(ctx_, bytes, "cudaMalloc (zero bias)");
         check(cudaMemsetAsync(zero_bias_.get(), 0, bytes, ctx_.stream), "cudaMemsetAsync");
       }
     }
@@ -312,9 +312,9 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
   OwnCandidate own;
   std::unique_ptr<Kernel> timing_kernel;  // the direct kernel as the search times it
   size_t own_workspace = 0;
-  if (direct.n > 0) {
+  if (direct.n > 0 && !ctx.avoided(kDirectName)) {
     own = direct_candidate(ctx, direct, has_bias, epilogue == Epilogue::BiasRelu, timing_kernel);
-  } else if (conv_gemm_unsupported(onnx, xs, channels_last).empty()) {
+  } else if (direct.n == 0 && !ctx.avoided(kGemmName) && conv_gemm_unsupported(onnx, xs, channels_last).empty()) {
     ConvGemm shape;
     shape.rows = xs[0] * xs[2] * xs[3];
     shape.channels = xs[1];
@@ -336,6 +336,7 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
   choice.workspace_bytes = pad.bytes + algo.workspace_bytes;
   choice.time_ms = algo.time_ms;
   choice.rejected = plain(algo.rejected);
+  choice.candidate = conv_algo_name(algo.algo);
 
   if (own.kernel) {
     const std::string cudnn_name = conv_algo_name(algo.algo);
@@ -378,6 +379,7 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
           {cudnn_name, algo.time_ms >= 0 && own_ms >= 0 ? slower_than(algo.time_ms, own.name)
                        : direct.n > 0 ? "cuDNN's pick, ranked below the direct kernel for one input channel"
                                       : "cuDNN's pick, ranked below the GEMM for a channels-last 1x1 conv"});
+      own_choice.candidate = own.name;
       own_choice.kernel = std::move(own.kernel);
       return own_choice;
     }

@@ -69,6 +69,7 @@ bool take_dense_rows(const CudaContext& ctx, bool relu, const Node& node, const 
   const bool has_c = inputs.size() > 2 && inputs[2].present && shape.beta != 0.0f;
   choice.kernel = std::move(kernel);
   choice.algorithm = std::string(kDenseRowsName) + (has_c ? (relu ? " (bias+relu fused)" : " (bias fused)") : (relu ? " (relu fused)" : ""));
+  choice.candidate = kDenseRowsName;
   choice.math = kDenseRowsMath;
   choice.rejected.push_back({"cublasLtMatmul", few_rows ? std::to_string(shape.m) + " row(s): the dense rows kernel serves small batches"
                                                         : std::to_string(shape.n) + " columns: too narrow for cuBLAS's tiles"});

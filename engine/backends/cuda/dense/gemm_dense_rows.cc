@@ -63,6 +63,10 @@ std::unique_ptr<Kernel> plan_dense_rows(const CudaContext& ctx, const Node& node
     why_not = std::string(kDenseRowsName) + " fails (forced by DNNX_TEST_FAIL_ALGO)";
     return nullptr;
   }
+  if (ctx.avoided(kDenseRowsName)) {
+    why_not = std::string(kDenseRowsName) + " failed at run time";
+    return nullptr;
+  }
   return std::make_unique<DenseRowsKernel>(ctx, shape, has_c);
 }
 

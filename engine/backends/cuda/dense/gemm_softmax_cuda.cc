@@ -62,6 +62,7 @@ KernelChoice plan_gemm_softmax(const KernelRegistry& registry, const CudaContext
   KernelChoice choice;
   choice.kernel = std::move(fused);
   choice.algorithm = std::string(kDenseRowsName) + (has_c ? " (bias+softmax fused)" : " (softmax fused)");
+  choice.candidate = kDenseRowsName;
   choice.math = kDenseRowsMath;
   choice.rejected = {{"the Gemm+Softmax pair: " + pair.algorithm, "one launch in place of two for a small layer"}};
   return choice;

@@ -47,7 +47,7 @@ class LstmStackKernel final : public Kernel {
   // Packs every layer's constant W, R, B (host[i]: the node's input i, null when absent) into
   // one weight space, once.
   void pack_weights(const std::vector<const float*>& host) {
-    weights_ = device_alloc(s_.weights.bytes, "cudaMalloc (LSTM weights)");
+    weights_ = device_alloc(ctx_, s_.weights.bytes, "cudaMalloc (LSTM weights)");
     const std::vector<const void*> bytes(host.begin(), host.end());  // every layer's inputs, not 4
     pack_weights_from_host(ctx_, s_.weights, bytes.data(), weights_.get());
   }

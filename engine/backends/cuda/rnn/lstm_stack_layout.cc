@@ -19,7 +19,7 @@ LstmStackLayout::LstmStackLayout(const CudaContext& ctx, const LstmStackShape& s
                                     full.data(), &fill),
           "cudnnSetRNNDataDescriptor");
   }
-  lens = device_alloc(full.size() * sizeof(int32_t), "cudaMalloc (LSTM lengths)");
+  lens = device_alloc(ctx, full.size() * sizeof(int32_t), "cudaMalloc (LSTM lengths)");
   check(cudaMemcpyAsync(lens.get(), full.data(), full.size() * sizeof(int32_t), cudaMemcpyHostToDevice, ctx.stream),
         "cudaMemcpyAsync (LSTM lengths)");
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");  // `full` dies here

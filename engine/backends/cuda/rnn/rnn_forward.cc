@@ -70,7 +70,7 @@ class RnnKernel final : public Kernel {
 
   // Packs constant weights into a weight space of the kernel's own.
   void pack_constant_weights(const void* const host[]) {
-    packed_weights_ = device_alloc(weights_.bytes, "cudaMalloc (RNN weights)");
+    packed_weights_ = device_alloc(ctx_, weights_.bytes, "cudaMalloc (RNN weights)");
     pack_weights_from_host(ctx_, weights_, host, packed_weights_.get());
   }
 
@@ -82,7 +82,7 @@ class RnnKernel final : public Kernel {
     fixed_.emplace();
     fixed_->any_empty = clamp_lengths(lens, d_.seq, where_, false);
     fixed_->host = std::move(lens);
-    fixed_lens_ = device_alloc(fixed_->host.size() * sizeof(int32_t), "cudaMalloc (RNN lengths)");
+    fixed_lens_ = device_alloc(ctx_, fixed_->host.size() * sizeof(int32_t), "cudaMalloc (RNN lengths)");
     check(cudaMemcpyAsync(fixed_lens_.get(), fixed_->host.data(), fixed_->host.size() * sizeof(int32_t),
                           cudaMemcpyHostToDevice, ctx_.stream),
           "cudaMemcpyAsync (RNN lengths)");

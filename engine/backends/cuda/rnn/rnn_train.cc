@@ -43,7 +43,7 @@ class RnnTrainKernel final : public GradKernel {
     copier_ = WeightCopier(ctx_, weights_);
     // Every sequence is full length (sequence_lens is refused).
     const std::vector<int> lens(static_cast<size_t>(d_.batch), static_cast<int>(d_.seq));
-    lens_ = device_alloc(lens.size() * sizeof(int32_t), "cudaMalloc (RNN lengths)");
+    lens_ = device_alloc(ctx_, lens.size() * sizeof(int32_t), "cudaMalloc (RNN lengths)");
     check(cudaMemcpyAsync(lens_.get(), lens.data(), lens.size() * sizeof(int32_t), cudaMemcpyHostToDevice, ctx_.stream),
           "cudaMemcpyAsync (RNN lengths)");
     check(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize");

@@ -40,7 +40,7 @@ RnnWeightLayout rnn_weight_layout(const CudaContext& ctx, const RnnDescriptor& r
   layout.elem = elem;
   check(cudnnGetRNNWeightSpaceSize(ctx.cudnn, rnn, &layout.bytes), "cudnnGetRNNWeightSpaceSize");
   // cuDNN answers with addresses inside a weight space, so a scratch one is needed to ask.
-  const DeviceMemory scratch = device_alloc(layout.bytes, "cudaMalloc (RNN weight layout)");
+  const DeviceMemory scratch = device_alloc(ctx, layout.bytes, "cudaMalloc (RNN weight layout)");
   const auto* base = static_cast<const uint8_t*>(scratch.get());
   auto element_at = [&](const void* addr) {
     return static_cast<size_t>(static_cast<const uint8_t*>(addr) - base) / elem;
@@ -131,7 +131,7 @@ WeightCopier::WeightCopier(const CudaContext& ctx, const RnnWeightLayout& layout
       ++l.blocks;
     }
   }
-  table_ = device_alloc(table.size() * sizeof(BlockCopy), "cudaMalloc (RNN weight copies)");
+  table_ = device_alloc(*ctx_, table.size() * sizeof(BlockCopy), "cudaMalloc (RNN weight copies)");
   check(cudaMemcpyAsync(table_.get(), table.data(), table.size() * sizeof(BlockCopy), cudaMemcpyHostToDevice,
                         ctx.stream),
         "cudaMemcpyAsync (RNN weight copies)");

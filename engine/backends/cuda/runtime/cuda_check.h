@@ -11,9 +11,14 @@
 
 namespace dnnx::cuda {
 
+// A sticky error (is_sticky: an illegal address, a faulted kernel) is a DeviceLostError, as is a
+// failed cuDNN or cuBLAS call that a sticky error of an earlier kernel caused.
 void check(cudaError_t status, const char* call);
 void check(cudnnStatus_t status, const char* call);
 void check(cublasStatus_t status, const char* call);
+
+// Whether `status` leaves the CUDA context unusable for the rest of the process.
+bool is_sticky(cudaError_t status);
 
 // After a kernel launch: a bad launch configuration shows here, not at the next sync.
 void check_launch(const char* kernel);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "backends/cuda/runtime/cuda_check.h"
+#include "backends/cuda/runtime/memory_budget.h"
 
 namespace dnnx::cuda {
 
@@ -82,16 +83,17 @@ class CudaStream : public Owned<cudaStream_t, cudaError_t, create_stream, cudaSt
   CudaStream() : Owned("cudaStreamCreateWithFlags") {}
 };
 
-// Device memory the backend keeps for itself (the planner's search buffers), freed on scope exit.
+// Device memory the backend keeps for itself (the planner's search buffers, kernels' own
+// buffers), freed on scope exit; its bytes go back to the model's budget (Note [memory limit]).
+// Made by device_alloc (cuda_context.h) or try_plan_alloc (search/conv_candidates.h).
 struct CudaFree {
-  void operator()(void* ptr) const noexcept { cudaFree(ptr); }
+  const MemoryBudget* budget = nullptr;
+  size_t bytes = 0;
+  void operator()(void* ptr) const noexcept {
+    cudaFree(ptr);
+    if (budget) budget->give(bytes);
+  }
 };
 using DeviceMemory = std::unique_ptr<void, CudaFree>;
-
-inline DeviceMemory device_alloc(size_t bytes, const char* what) {
-  void* ptr = nullptr;
-  if (bytes > 0) check(cudaMalloc(&ptr, bytes), what);
-  return DeviceMemory(ptr);
-}
 
 }  // namespace dnnx::cuda

@@ -60,6 +60,7 @@ std::string disqualify(const CudaContext& ctx, ConvDirection dir, const ConvDesc
   if (ctx.hooks.failure_of(name) == ForcedFailure::NotSupported) {
     return "not supported (failure forced by DNNX_TEST_FAIL_ALGO)";
   }
+  if (ctx.avoided(name)) return "failed at run time (the run-time fallback)";
   const std::string math = math_forbidden(ctx.options.precision, perf.math_type);
   if (!math.empty()) return math;
   set_candidate_math(ctx, d, perf.math_type);
@@ -93,6 +94,7 @@ std::string revalidate(const CudaContext& ctx, ConvDirection dir, const ConvDesc
   const std::string name = conv_algo_name(dir, algo);
   const auto math = static_cast<cudnnMathType_t>(cached.math_type);
   if (ctx.hooks.failure_of(name) != ForcedFailure::None) return name + " fails (forced by DNNX_TEST_FAIL_ALGO)";
+  if (ctx.avoided(name)) return name + " failed at run time";
   const std::string forbidden = math_forbidden(ctx.options.precision, math);
   if (!forbidden.empty()) return forbidden;
   set_candidate_math(ctx, d, math);

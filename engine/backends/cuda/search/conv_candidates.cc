@@ -11,14 +11,16 @@ bool try_plan_alloc(const CudaContext& ctx, size_t bytes, DeviceMemory& out) {
   out.reset();
   if (bytes == 0) return true;
   if (bytes > ctx.hooks.oom_above) return false;
+  if (!ctx.memory->try_take(bytes)) return false;  // past memory_limit: as if out of memory
   void* ptr = nullptr;
   const cudaError_t status = cudaMalloc(&ptr, bytes);
+  if (status != cudaSuccess) ctx.memory->give(bytes);
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();  // not sticky: clear it so that the next call does not see it
     return false;
   }
   check(status, "cudaMalloc (plan-time workspace)");
-  out.reset(ptr);
+  out = DeviceMemory(ptr, CudaFree{ctx.memory.get(), bytes});
   return true;
 }
 
@@ -104,9 +106,9 @@ TimedCandidates timed_candidates(const Search& search, ConvDirection dir, const 
   check(cudnnGetTensorSizeInBytes(d.x, &x_bytes), "cudnnGetTensorSizeInBytes");
   check(cudnnGetFilterSizeInBytes(d.w, &w_bytes), "cudnnGetFilterSizeInBytes");
   check(cudnnGetTensorSizeInBytes(d.y, &y_bytes), "cudnnGetTensorSizeInBytes");
-  const DeviceMemory x = device_alloc(x_bytes, "cudaMalloc (search X)");
-  const DeviceMemory w = device_alloc(w_bytes, "cudaMalloc (search W)");
-  const DeviceMemory y = device_alloc(y_bytes, "cudaMalloc (search Y)");
+  const DeviceMemory x = device_alloc(ctx, x_bytes, "cudaMalloc (search X)");
+  const DeviceMemory w = device_alloc(ctx, w_bytes, "cudaMalloc (search W)");
+  const DeviceMemory y = device_alloc(ctx, y_bytes, "cudaMalloc (search Y)");
 
   TimedCandidates out;
   DeviceMemory workspace;

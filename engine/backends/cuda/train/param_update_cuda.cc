@@ -42,9 +42,9 @@ class CudaParamUpdate final : public ParamUpdate {
       }
     }
     count_ = static_cast<int64_t>(chunks.size());
-    lr_ = device_alloc(sizeof(float), "cudaMalloc (the update's lr)");
+    lr_ = device_alloc(ctx_, sizeof(float), "cudaMalloc (the update's lr)");
     const size_t bytes = chunks.size() * sizeof(UpdateChunk);
-    table_ = device_alloc(bytes, "cudaMalloc (the update's chunk table)");
+    table_ = device_alloc(ctx_, bytes, "cudaMalloc (the update's chunk table)");
     if (bytes > 0) {
       check(cudaMemcpy(table_.get(), chunks.data(), bytes, cudaMemcpyHostToDevice),
             "cudaMemcpy (the update's chunk table)");

@@ -16,7 +16,7 @@ class CudaTrainingOps final : public TrainingOps {
  public:
   explicit CudaTrainingOps(const CudaContext& ctx)
       : ctx_(ctx),
-        scratch_memory_(device_alloc(kLossScratchBlocks * sizeof(double) + sizeof(unsigned long long),
+        scratch_memory_(device_alloc(ctx, kLossScratchBlocks * sizeof(double) + sizeof(unsigned long long),
                                      "cudaMalloc (loss scratch)")) {
     scratch_.partial = static_cast<double*>(scratch_memory_.get());
     scratch_.right = reinterpret_cast<unsigned long long*>(scratch_.partial + kLossScratchBlocks);
