@@ -67,6 +67,8 @@ class DeviceServices {
   virtual void copy_on_device(void* dst, const void* src, size_t bytes) const = 0;
   // Waits for every queued kernel; a failure that showed only now is a DeviceError.
   virtual void synchronize() const = 0;
+  // Whether the work queued now is being recorded into a graph (capture) rather than run.
+  virtual bool capturing() const = 0;
   // The device's total memory in bytes: no tensor of a model may need more (Note [absurd sizes]
   // in runtime/size_check.h).
   virtual size_t total_memory() const = 0;

@@ -25,6 +25,10 @@ void FallbackKernel::run(const KernelArgs& args) const {
     } catch (const DeviceLostError&) {
       throw;  // nothing can run on this device again
     } catch (const DeviceError& e) {
+      // Inside a graph capture nothing may be planned (no allocation can be recorded): the
+      // capture fails, the plan stays eager, and the next eager run falls back.
+      const DeviceServices* device = backend_.device();
+      if (device && device->capturing()) throw;
       replace(e.what());  // then the loop runs the new kernel on the same buffers
     }
   }
@@ -37,7 +41,7 @@ void FallbackKernel::replace(const std::string& error) const {
   for (const Rejected& r : state_.failed) history += (history.empty() ? "" : "; ") + r.algorithm + " " + r.reason;
   KernelChoice next;
   std::string backend_refusal;
-  if (!on_host_) {
+  if (!on_host_ && !candidate_.empty()) {  // a kernel with no candidate name has no alternative there
     try {
       // The node's scratch (a fused layer's own activation) sits ahead of the workspace, as before.
       next = backend_.replan_node(node_, inputs_, outputs_, avoid_, workspace_cap_);
@@ -56,7 +60,13 @@ void FallbackKernel::replace(const std::string& error) const {
       throw DeviceError(node_.where() + ": every kernel failed at run time (" + history + ")" +
                         (backend_refusal.empty() ? "" : "; " + backend_refusal));
     }
-    next = plan_on_host(backend_, *host_, node_, inputs_, outputs_, "run-time fallback: " + history);
+    try {
+      next = plan_on_host(backend_, *host_, node_, inputs_, outputs_, "run-time fallback: " + history);
+    } catch (const Error& e) {
+      throw DeviceError(node_.where() + ": its kernel failed at run time (" + history + ")" +
+                        (backend_refusal.empty() ? "" : "; " + backend_refusal) + "; the host cannot run it: " +
+                        e.what());
+    }
     on_host_ = true;
   }
   retired_.push_back(std::move(kernel_));

@@ -137,7 +137,7 @@ KernelChoice CudaBackend::replan_node(const Node& node, const std::vector<ValueI
   ctx.avoid = failed;
   ctx.options.workspace_limit = std::min(workspace_cap, restore.workspace_limit);
   KernelChoice choice = plan_node(node, inputs, outputs);
-  if (choice.candidate.empty() || ctx.avoided(choice.candidate)) {
+  if (ctx.avoided(choice.candidate)) {  // it would be the failed kernel again
     throw UnsupportedModelError(node.where() + ": the CUDA backend has no other kernel for " + node.op_type);
   }
   return choice;
@@ -228,6 +228,11 @@ PlannerReport CudaBackend::planner_report() const {
   PlannerReport report = context_->stats->take_report(context_->plan_cache ? context_->plan_cache->path() : "");
   report.counters["device_bytes"] = static_cast<double>(context_->memory->held());  // Note [memory limit]
   return report;
+}
+
+bool CudaBackend::capturing() const {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(context_->stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
 }
 
 void CudaBackend::synchronize() const { check(cudaStreamSynchronize(context_->stream), "cudaStreamSynchronize"); }
