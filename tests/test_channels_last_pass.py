@@ -4,6 +4,7 @@ with a stand-in backend that has "<op>@NHWC" kernels for a chosen set of ops
 the Transposes (and views) go, the permuted filters, the stored shapes. The kernels themselves run on CUDA
 (tests/cuda/test_cuda_channels_last.py)."""
 import numpy as np
+import pytest
 from onnx import helper
 
 from dnnx._importer import import_model
@@ -123,3 +124,61 @@ def test_rank_3_convs_are_left_alone():
     nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1d", pads=[1, 1])]
     out = rewrite(make_model(nodes, [("x", [2, 3, 9])], [("y", None)], {"w": rand(4, 3, 3)}))
     assert [n["op"] for n in out["nodes"]] == ["Conv"] and out["converted"] == 0
+
+
+def two_regions():
+    """x -> Conv(3 -> 8) -> Relu -> Flatten -> Reshape back -> Conv(8 -> 40) -> Conv(40 -> 40) -> y: a
+    narrow region (the first conv and its Relu) and, past the Flatten that reads ONNX's layout,
+    a wide one."""
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="narrow", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu"),
+             helper.make_node("Flatten", ["r1"], ["f"], name="flatten"),
+             helper.make_node("Reshape", ["f", "shape"], ["back"], name="reshape"),
+             helper.make_node("Conv", ["back", "w2"], ["c2"], name="widen", pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["c2", "w3"], ["y"], name="wide", pads=[1, 1, 1, 1])]
+    inits = {"w1": rand(8, 3, 3, 3, seed=1), "w2": rand(40, 8, 3, 3, seed=2), "w3": rand(40, 40, 3, 3, seed=3),
+             "shape": np.array([1, 8, 6, 6], dtype=np.int64)}
+    return make_model(nodes, [("x", [1, 3, 6, 6])], [("y", None)], inits)
+
+
+def test_a_region_without_a_wide_conv_keeps_onnx_layout_with_the_reason():
+    out = pass_hooks.channels_last_rewrite(import_model(two_regions()).ir, WINDOW_OPS, 32)
+    ops = {n["name"]: n["op"] for n in out["nodes"]}
+    assert ops["narrow"] == "Conv" and ops["relu"] == "Relu"  # 3 -> 8 channels: the region stays NCHW
+    assert ops["widen"] == "Conv@NHWC" and ops["wide"] == "Conv@NHWC"  # joined to the 40 -> 40 conv's region
+    assert out["converted"] == 2
+    assert list(out["layout_reasons"]) == ["narrow"]
+    assert "no conv of its channels-last region has 32 or more input channels" in out["layout_reasons"]["narrow"]
+    # without the rule every region goes channels-last
+    every = pass_hooks.channels_last_rewrite(import_model(two_regions()).ir, WINDOW_OPS)
+    assert every["converted"] == 3 and every["layout_reasons"] == {}
+
+
+def test_a_wide_filter_count_alone_is_not_enough():
+    # LeNet's shape of region: 1 -> 20 and 20 -> 50 channels (filters 50 >= 32, inputs 20 < 32)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1"),
+             helper.make_node("Conv", ["c1", "w2"], ["y"], name="conv2")]
+    inits = {"w1": rand(20, 1, 5, 5, seed=1), "w2": rand(50, 20, 5, 5, seed=2)}
+    model = make_model(nodes, [("x", [1, 1, 28, 28])], [("y", None)], inits)
+    out = pass_hooks.channels_last_rewrite(import_model(model).ir, WINDOW_OPS, 32)
+    assert [n["op"] for n in out["nodes"]] == ["Conv", "Conv"] and out["converted"] == 0
+    assert sorted(out["layout_reasons"]) == ["conv1", "conv2"]
+
+
+# Note [narrow regions] on the zoo's raw exports (no fusion passes run here): ResNet-18 and
+# MobileNet-v2 (depthwise convs joined to their region through Clip and the residual Adds) keep every
+# region; DenseNet-121's BatchNormalizations and Concats cut its regions apart, and only the stem
+# (conv0 of 3 input channels, pool0) and the lone head pool have no conv of 32+ channels and filters.
+NARROW = {"resnet18": [], "mobilenet_v2": [],
+          "densenet121": ["/features/conv0/Conv", "/features/pool0/MaxPool", "/GlobalAveragePool"]}
+
+
+@pytest.mark.parametrize("name", sorted(NARROW))
+def test_the_zoo_networks_keep_their_wide_regions(name):
+    from zoo_check import zoo_model
+
+    ir = import_model(zoo_model(name)).ir
+    every = pass_hooks.channels_last_rewrite(ir, WINDOW_OPS)
+    ruled = pass_hooks.channels_last_rewrite(ir, WINDOW_OPS, 32)
+    assert sorted(ruled["layout_reasons"]) == sorted(NARROW[name])
+    assert ruled["converted"] == every["converted"] - len(NARROW[name]) > 0

@@ -24,6 +24,9 @@ struct Node {
   // precision="fp16": why this node stays float32 though the backend has a half kernel for it
   // (its values leave fp16's range: runtime/passes/half_range.cc); "" otherwise. Set by half_storage.
   std::string fp32_reason;
+  // Why this window op keeps ONNX's layout though the backend runs it channels-last (Note
+  // [narrow regions] in runtime/passes/channels_last.cc); "" otherwise. Set by channels_last.
+  std::string layout_reason;
 
   // "node 'conv1' (Conv)": the prefix of every error about this node.
   std::string where() const;

@@ -106,6 +106,10 @@ class Backend {
   // runs the channels_last pass after the other passes (before half storage), so that the 4-D
   // window ops with a "<op>@NHWC" kernel here read and write [N, H, W, C] data.
   virtual bool channels_last() const { return false; }
+  // Note [narrow regions] (runtime/passes/channels_last.cc): a region of channels-last ops is
+  // kept only where one of its convs has at least this many input channels per group and filters;
+  // 0 keeps every region.
+  virtual int64_t channels_last_min_channels() const { return 0; }
 
   // Where the kernels' memory lives: nullptr for a host backend (the CPU), whose kernels read
   // the caller's arrays and the constants' bytes in place; a device backend's services otherwise

@@ -17,7 +17,8 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
   fold_graph_constants(graph_, host_);  // before the passes: they read constants
   run_passes(graph_, passes.checked_by(*backend_));
   if (passes.channels_last && backend_->channels_last()) {
-    channels_last(graph_, [this](const Node& node) { return backend_->unsupported_reason(node).empty(); });
+    channels_last(graph_, [this](const Node& node) { return backend_->unsupported_reason(node).empty(); },
+                  backend_->channels_last_min_channels());
   }
   if (backend_->half_storage()) {
     half_storage(graph_, [this](const Node& node) { return backend_->half_unsupported_reason(node); },

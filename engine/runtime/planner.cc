@@ -5,6 +5,7 @@
 #include <map>
 
 #include "runtime/arena.h"
+#include "ops/channels_last.h"
 #include "runtime/host_fallback.h"
 #include "runtime/run_fallback.h"
 #include "runtime/plan_folding.h"
@@ -249,6 +250,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
       layer.workspace_bytes = choice.workspace_bytes;
       layer.scratch_bytes = choice.scratch_bytes;
       layer.rejected = std::move(choice.rejected);
+      if (!node.layout_reason.empty()) {  // Note [narrow regions]
+        layer.rejected.push_back({"channels-last (" + node.op_type + kChannelsLastSuffix + ")", node.layout_reason});
+      }
       const size_t needs = add_sat(layer.scratch_bytes, layer.workspace_bytes);
       check_fits(needs, limit, node.where(), "its workspace (" + layer.algorithm + ")", device);
       plan->workspace_bytes = std::max(plan->workspace_bytes, needs);

@@ -9,13 +9,26 @@
 //     a channels-last value as it is, a filter initializer as a permuted copy made here, any
 //     other value through one Transpose (perm 0,2,3,1) shared by its readers; its output 0 is
 //     channels-last;
-//   - an elementwise op (the activations, Cast, and same-shape Add/Sub/Mul/Div/Max/Min/Sum)
+//   - an elementwise op (the activations, Clip with its scalar bounds, Cast, and same-shape Add/Sub/Mul/Div/Max/Min/Sum)
 //     whose float inputs are all channels-last stays as it is, and its outputs are channels-last:
 //     elementwise arithmetic does not care about the order of the elements;
 //   - any other node reads a channels-last input through a Transpose back (perm 0,3,1,2), or a
 //     Reshape (a view, no copy) when H = W = 1, where both orders are the same bytes;
 //   - a graph output left channels-last is made under its own name by a last Transpose back.
 // The caller sees ONNX's layout everywhere; the plan shows the @NHWC layers and the Transposes.
+//
+// Note [narrow regions]: at tf32 the channels-last path wins by tensor-op convolutions, and pays
+// for them with the layout conversions at its region's edges; a conv too narrow for tensor-core
+// tiles gains little and loses the NCHW path's own kernels (the direct conv and conv+pool kernels
+// for small layers, fp32 FMA, which tf32 permits). Measured on an H200 on 2026-12-03
+// (bench/probes/probe_precision_layout.py, GPU time per run from a replayed graph): LeNet (convs
+// of 1 -> 20 and 20 -> 50 channels) at tf32 took 56.8 us at batch 1 and 259.2 us at batch 1024
+// channels-last, against 24.9 and 185.5 us in ONNX's layout (fp32: 189.3 us at batch 1024). So a
+// region (the ops the rewrite would make channels-last, joined where one reads another's
+// channels-last output) is kept only where one of its convs has `min_channels` or more input
+// channels per group and filters (Backend::channels_last_min_channels: 32 on CUDA at tf32, where
+// every region of ResNet-50 qualifies and LeNet's does not); the window ops of any other region
+// keep ONNX's layout, and plan() says why. A dry run of the rewrite finds the regions first.
 #include <cstring>
 #include <set>
 
@@ -28,7 +41,7 @@ namespace dnnx {
 namespace {
 
 const std::set<std::string>& elementwise_unary() {
-  static const std::set<std::string> ops = {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Elu", "Cast", "Identity"};
+  static const std::set<std::string> ops = {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Elu", "Clip", "Cast", "Identity"};
   return ops;
 }
 
@@ -39,9 +52,31 @@ const std::set<std::string>& elementwise_binary() {
 
 class ChannelsLastRewrite {
  public:
-  ChannelsLastRewrite(Graph& graph, const std::function<bool(const Node&)>& can_run)
+  // dry: decides and records regions (Note [narrow regions]) but changes nothing.
+  ChannelsLastRewrite(Graph& graph, const std::function<bool(const Node&)>& can_run, bool dry = false)
       : graph_(graph), can_run_(can_run), types_(value_types(graph, 1)), types2_(value_types(graph, 2)),
-        fresh_(graph) {}
+        fresh_(graph), dry_(dry) {}
+
+  // The index in the graph's node order of the node added next (the dry run's region bookkeeping).
+  void at(size_t index) {
+    current_ = index;
+    if (parent_.size() <= index) parent_.resize(index + 1, SIZE_MAX);
+    parent_[index] = index;
+  }
+
+  // After a dry run: the converted window ops whose region has no conv of `min_channels` or more
+  // input channels per group and filters.
+  std::set<size_t> narrow_windows(int64_t min_channels) {
+    std::set<size_t> wide_roots;
+    for (size_t i : windows_) {
+      if (wide(i, min_channels)) wide_roots.insert(root(i));
+    }
+    std::set<size_t> narrow;
+    for (size_t i : windows_) {
+      if (!wide_roots.count(root(i))) narrow.insert(i);
+    }
+    return narrow;
+  }
 
   // Whether `node` becomes "<op>@NHWC"; if so, adds it.
   bool add_window(const Node& node) {
@@ -53,12 +88,18 @@ class ChannelsLastRewrite {
     Node out = node;
     out.op_type += kChannelsLastSuffix;
     if (!can_run_(out)) return false;
+    ++converted_;
+    if (dry_) {
+      windows_.push_back(current_);
+      filters_[current_] = node.has_input(1) && permuted->size() > 1 ? types_.at(node.inputs[1]).shape : Shape{};
+      join(node, *permuted);
+      return true;
+    }
     for (size_t i : *permuted) {
       if (node.has_input(i)) out.inputs[i] = channels_last(node.inputs[i]);
     }
     last_.insert(out.outputs[0]);
     nodes_.push_back(std::move(out));
-    ++converted_;
     return true;
   }
 
@@ -77,6 +118,12 @@ class ChannelsLastRewrite {
     for (size_t i = data_inputs; i < node.inputs.size(); ++i) {
       if (last_.count(node.inputs[i])) return false;  // e.g. Clip's bounds: scalars, never 4-D values
     }
+    if (dry_) {
+      std::vector<size_t> all(data_inputs);
+      for (size_t i = 0; i < data_inputs; ++i) all[i] = i;
+      join(node, all);
+      return true;
+    }
     for (const std::string& o : node.outputs) {
       if (!o.empty()) last_.insert(o);
     }
@@ -86,6 +133,7 @@ class ChannelsLastRewrite {
 
   // Any other node: channels-last inputs back to ONNX's layout first.
   void add_other(Node node) {
+    if (dry_) return;
     for (std::string& in : node.inputs) {
       if (last_.count(in)) in = channels_first(in);
     }
@@ -107,6 +155,32 @@ class ChannelsLastRewrite {
   }
 
  private:
+  // Dry run: the current node joins the regions of the channels-last values among `inputs`;
+  // its outputs are channels-last values of its region.
+  void join(const Node& node, const std::vector<size_t>& inputs) {
+    for (size_t i : inputs) {
+      if (!node.has_input(i)) continue;
+      auto it = producer_.find(node.inputs[i]);
+      if (it != producer_.end()) parent_[root(it->second)] = root(current_);
+    }
+    for (const std::string& o : node.outputs) {
+      if (o.empty()) continue;
+      last_.insert(o);
+      producer_[o] = current_;
+    }
+  }
+
+  size_t root(size_t i) {
+    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+    return i;
+  }
+
+  // A conv whose filter [K, C/group, ...] has min_channels or more on both counts.
+  bool wide(size_t i, int64_t min_channels) const {
+    const Shape& w = filters_.at(i);
+    return w.size() == 4 && w[0] >= min_channels && w[1] >= min_channels;
+  }
+
   bool is_float4d(const std::string& name) const {
     auto it = types_.find(name);
     return !name.empty() && it != types_.end() && it->second.shape.size() == 4 && is_floating(it->second.dtype);
@@ -199,16 +273,46 @@ class ChannelsLastRewrite {
   std::map<std::string, std::string> to_last_, to_first_;
   std::vector<Node> nodes_;
   int converted_ = 0;
+  // the dry run's regions: a union-find over node indices
+  bool dry_ = false;
+  size_t current_ = 0;
+  std::vector<size_t> parent_;
+  std::map<std::string, size_t> producer_;  // channels-last value -> the node that makes it
+  std::vector<size_t> windows_;             // the window ops it would convert
+  std::map<size_t, Shape> filters_;         // their filters' shapes ([] for a pool)
 };
+
+// The text plan() shows for a window op of a narrow region.
+std::string narrow_reason(int64_t min_channels) {
+  const std::string n = std::to_string(min_channels);
+  return "kept in ONNX's layout: no conv of its channels-last region has " + n + " or more input channels and " + n +
+         " or more filters, where tensor ops would pay for the layout conversions (Note [narrow regions])";
+}
 
 }  // namespace
 
-int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run) {
-  ChannelsLastRewrite rewrite(graph, can_run);
+int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run, int64_t min_channels) {
+  std::set<size_t> narrow;
+  if (min_channels > 0) {
+    ChannelsLastRewrite dry(graph, can_run, true);
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      dry.at(i);
+      if (!dry.add_window(graph.nodes[i])) dry.add_elementwise(graph.nodes[i]);
+    }
+    narrow = dry.narrow_windows(min_channels);
+    for (size_t i : narrow) graph.nodes[i].layout_reason = narrow_reason(min_channels);
+  }
+  size_t index = 0;
+  const std::function<bool(const Node&)> allowed = [&](const Node& node) {
+    return !narrow.count(index) && can_run(node);
+  };
+  const std::function<bool(const Node&)>& gate = narrow.empty() ? can_run : allowed;
+  ChannelsLastRewrite rewrite(graph, gate);  // reads the graph's value types: before its nodes move
   std::vector<Node> nodes = std::move(graph.nodes);
   graph.nodes.clear();
   for (Node& node : nodes) {
     if (!rewrite.add_window(node) && !rewrite.add_elementwise(node)) rewrite.add_other(std::move(node));
+    ++index;
   }
   rewrite.finish();  // with nothing converted, the nodes as they were
   return rewrite.converted();

@@ -55,9 +55,11 @@ int fuse_lstm_stack(Graph& graph, const PassOptions& options);  // fuse_lstm_sta
 
 // Channels last (channels_last.cc, Note [channels last]), run by the engine after the passes
 // above when the backend asks for it (Backend::channels_last) and before half storage.
-// `can_run` says whether the backend has a kernel for a node. Returns the number of window ops
-// that run channels-last (0: the graph is unchanged).
-int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run);
+// `can_run` says whether the backend has a kernel for a node. `min_channels` > 0: a region of
+// channels-last ops is kept only where one of its convs has at least that many input channels
+// (per group) and filters (Note [narrow regions]). Returns the number of window ops that run
+// channels-last (0: the graph is unchanged).
+int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run, int64_t min_channels = 0);
 
 // Half storage (precision="fp16", half_storage.cc), run by the engine after the passes above
 // when the backend asks for it (Backend::half_storage). `half_reason` says why a node has no

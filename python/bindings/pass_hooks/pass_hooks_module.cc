@@ -85,20 +85,26 @@ PYBIND11_MODULE(_pass_hooks, m) {
       "'types', 'shapes', 'constants' (raw bytes), 'outputs'}.");
   m.def(
       "channels_last_rewrite",
-      [](const py::dict& ir, const std::vector<std::string>& nhwc_ops) {
+      [](const py::dict& ir, const std::vector<std::string>& nhwc_ops, int64_t min_channels) {
         // The channels_last pass on its own, for a backend stand-in with "<op>@NHWC" kernels for
         // exactly `nhwc_ops` (base names, e.g. "Conv+Relu").
         Graph graph = graph_from_ir(ir);
         const int converted = channels_last(graph, [&nhwc_ops](const Node& node) {
           return listed(nhwc_ops, channels_first_op(node.op_type));
-        });
+        }, min_channels);
         py::dict out = rewritten_graph(graph);
         out["converted"] = converted;
+        py::dict reasons;
+        for (const Node& node : graph.nodes) {
+          if (!node.layout_reason.empty()) reasons[py::str(node.name)] = node.layout_reason;
+        }
+        out["layout_reasons"] = reasons;
         return out;
       },
-      py::arg("ir"), py::arg("nhwc_ops"),
-      "The channels_last pass on `ir` for a backend with channels-last kernels for `nhwc_ops`: "
-      "{'converted', 'nodes', 'types', 'shapes', 'constants' (raw bytes), 'outputs'}.");
+      py::arg("ir"), py::arg("nhwc_ops"), py::arg("min_channels") = 0,
+      "The channels_last pass on `ir` for a backend with channels-last kernels for `nhwc_ops` "
+      "(regions kept where a conv has min_channels, Note [narrow regions]): "
+      "{'converted', 'nodes', 'types', 'shapes', 'constants' (raw bytes), 'outputs', 'layout_reasons'}.");
 }
 
 }  // namespace dnnx

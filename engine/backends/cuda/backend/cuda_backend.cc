@@ -87,6 +87,10 @@ bool CudaBackend::half_storage() const { return context_->options.precision == P
 // an fp32 model keeps ONNX's layout.
 bool CudaBackend::channels_last() const { return context_->options.precision != Precision::Fp32; }
 
+int64_t CudaBackend::channels_last_min_channels() const {
+  return context_->options.precision == Precision::Tf32 ? 32 : 0;
+}
+
 std::string CudaBackend::half_unsupported_reason(const Node& node) const {
   const OpDef* def = op_registry().find(node.op_type);
   if (def && def->aliases_input0) return "";  // a view: no kernel, any element type

@@ -28,6 +28,9 @@ class CudaBackend final : public Backend, public DeviceServices {
   std::string half_unsupported_reason(const Node& node) const override;
   // tf32 and fp16: the window ops run channels-last (Note [channels last]).
   bool channels_last() const override;
+  // tf32: 32 (Note [narrow regions]); fp16: 0, every region (the fp32 direct kernels are no
+  // candidates for half data, and cuDNN's NHWC half kernels win even on one input channel).
+  int64_t channels_last_min_channels() const override;
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
   // Note [run-time fallback]: plan_node without the failed candidates, within workspace_cap.
