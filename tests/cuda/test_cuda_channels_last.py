@@ -163,5 +163,5 @@ def test_device_outputs_are_in_onnx_layout():
     x = rand(2, 32, 6, 6)
     gpu = dnnx.load(model, device="cuda", precision="tf32")
     on_device = gpu.run(x, output="device")
-    assert on_device.shape == (2, 8, 6, 6)
+    assert on_device.shape == (2, 32, 6, 6)
     assert_tf32_close(np.asarray(on_device.numpy()), run_ort(model, {"x": x})["y"], "device output")
