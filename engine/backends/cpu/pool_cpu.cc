@@ -1,6 +1,12 @@
-// MaxPool on the CPU, NCHW float32: a direct loop over each output position's window. Taps in
-// the padding count as -inf, so they never win. The planes are split across the CPU thread pool. Every spatial rank runs as 3-D, with unit dims
-// prepended (ConvGeometry::expanded_to).
+// MaxPool on the CPU, NCHW float32, separably: max over a window is max over its columns of the
+// max over its rows, so each output row first takes, column by column, the max of the window's
+// input rows (contiguous, vectorised), then the max over the window's columns at the stride (one
+// dedicated loop for the common 2-wide, stride-2 window). Taps in the padding count as -inf, so
+// they never win. Measured on this project's 2-core CI machine (AMD EPYC, 1 thread), LeNet's
+// pools at batch 64 (2x2, stride 2, on 20x24x24 and 50x8x8 planes) took 0.71 and 0.44 ms with a
+// direct loop over each output's taps, against onnxruntime's 0.22 and 0.15 ms. The planes are
+// split across the CPU thread pool. Every spatial rank runs as 3-D, with unit dims prepended
+// (ConvGeometry::expanded_to).
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -48,37 +54,64 @@ class MaxPoolKernel final : public Kernel {
  public:
   MaxPoolKernel(ConvGeometry g, int64_t planes, int workers)
       : g_(std::move(g)), planes_(planes), workers_(workers), taps_d_(tap_table(g_, kD)),
-        taps_h_(tap_table(g_, kH)), columns_(column_table(g_)) {}
+        taps_h_(tap_table(g_, kH)), columns_(column_table(g_)),
+        pairs_(g_.kernel[kW] == 2 && g_.strides[kW] == 2 && g_.dilations[kW] == 1 && g_.pads_begin[kW] == 0 &&
+               2 * g_.output[kW] <= g_.input[kW]) {}
 
-  // x [N*C planes, D, H, W] -> y [N*C planes, OD, OH, OW].
+  // x [N*C planes, D, H, W] -> y [N*C planes, OD, OH, OW]. Workspace: one input row per worker.
   void run(const KernelArgs& args) const override {
     const float* x = args.in(0);
     float* y = args.out(0);
-    cpu_thread_pool().parallel_for(planes_, [&](int64_t begin, int64_t end, int) {
-      for (int64_t p = begin; p < end; ++p) pool_plane(x + p * g_.input_size(), y + p * g_.output_size());
+    float* rows = static_cast<float*>(args.workspace);
+    cpu_thread_pool().parallel_for(planes_, [&](int64_t begin, int64_t end, int worker) {
+      float* row_max = rows + worker * g_.input[kW];
+      for (int64_t p = begin; p < end; ++p) pool_plane(x + p * g_.input_size(), y + p * g_.output_size(), row_max);
     }, workers_);
   }
 
+  static size_t workspace_bytes(const ConvGeometry& g, int workers) {
+    return static_cast<size_t>(workers * g.input[kW]) * sizeof(float);
+  }
+
  private:
-  // Each output row starts at -inf (what the padding holds) and takes the max with every tap.
-  void pool_plane(const float* x, float* y) const {
+  void pool_plane(const float* x, float* y, float* row_max) const {
     const int64_t in_h = g_.input[kH], in_w = g_.input[kW], out_w = g_.output[kW];
-    const int64_t stride_w = g_.strides[kW];
     for (const TapRange& td : taps_d_) {
       for (const TapRange& th : taps_h_) {
-        std::fill(y, y + out_w, -std::numeric_limits<float>::infinity());
+        // The column-wise max of the window's input rows: the row itself when it is the only one.
+        const float* src = nullptr;
         for (int64_t kd = td.taps.lo; kd < td.taps.hi; ++kd) {
           const int64_t id = td.start + kd * g_.dilations[kD];
           for (int64_t kh = th.taps.lo; kh < th.taps.hi; ++kh) {
             const float* row = x + (id * in_h + th.start + kh * g_.dilations[kH]) * in_w;
-            for (const ColumnRange& c : columns_) {
-              for (int64_t ow = c.columns.lo; ow < c.columns.hi; ++ow) {
-                y[ow] = std::max(y[ow], row[ow * stride_w + c.offset]);
-              }
+            if (!src) {
+              src = row;
+            } else {
+              if (src != row_max) std::copy(src, src + in_w, row_max);
+              for (int64_t i = 0; i < in_w; ++i) row_max[i] = std::max(row_max[i], row[i]);
+              src = row_max;
             }
           }
         }
+        pool_columns(src, y);
         y += out_w;
+      }
+    }
+  }
+
+  // y[ow] = the max over the window's columns of src (no window rows: all padding, -inf).
+  void pool_columns(const float* src, float* y) const {
+    const int64_t out_w = g_.output[kW];
+    if (src && pairs_) {
+      for (int64_t ow = 0; ow < out_w; ++ow) y[ow] = std::max(src[2 * ow], src[2 * ow + 1]);
+      return;
+    }
+    std::fill(y, y + out_w, -std::numeric_limits<float>::infinity());
+    if (!src) return;
+    const int64_t stride_w = g_.strides[kW];
+    for (const ColumnRange& c : columns_) {
+      for (int64_t ow = c.columns.lo; ow < c.columns.hi; ++ow) {
+        y[ow] = std::max(y[ow], src[ow * stride_w + c.offset]);
       }
     }
   }
@@ -89,6 +122,7 @@ class MaxPoolKernel final : public Kernel {
   std::vector<TapRange> taps_d_;  // per output depth index
   std::vector<TapRange> taps_h_;  // per output row
   std::vector<ColumnRange> columns_;  // per kernel column
+  bool pairs_;  // a 2-wide window at stride 2, no W padding: every output column reads two inputs
 };
 
 KernelChoice plan_max_pool(const Node& node, const std::vector<ValueInfo>& inputs,
@@ -101,6 +135,7 @@ KernelChoice plan_max_pool(const Node& node, const std::vector<ValueInfo>& input
   const int workers = plan_workers(x[0] * x[1], g3.output_size() * g3.kernel_size());
   KernelChoice choice;
   choice.algorithm = with_threads("direct", workers);
+  choice.workspace_bytes = MaxPoolKernel::workspace_bytes(g3, workers);
   choice.kernel = std::make_unique<MaxPoolKernel>(g3, x[0] * x[1], workers);
   return choice;
 }
