@@ -114,13 +114,10 @@ def through_ray(ray, model_bytes: bytes, images: np.ndarray, device: str, worker
     batches = list(done.iter_batches(batch_format="numpy", batch_size=None))
     ids = np.concatenate([b["id"] for b in batches])
     rows = np.concatenate([b["y"] for b in batches])[np.argsort(ids)]
-    stamps = np.sort(np.unique(np.concatenate([b["done_at"] for b in batches])))
-    counts = {t: 0 for t in stamps}
-    for b in batches:
-        for t in b["done_at"]:
-            counts[t] += 1
-    later = stamps[workers:]  # each actor's first batch left out
-    steady = sum(counts[t] for t in later) / (later[-1] - stamps[workers - 1]) if len(later) else float("nan")
+    # one stamp per output batch, in time order, with its row count
+    stamps, counts = np.unique(np.concatenate([b["done_at"] for b in batches]), return_counts=True)
+    later = slice(workers, None)  # each actor's first batch left out
+    steady = counts[later].sum() / (stamps[-1] - stamps[workers - 1]) if len(stamps) > workers else float("nan")
     return seconds, steady, rows
 
 

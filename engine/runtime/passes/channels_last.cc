@@ -30,6 +30,7 @@
 // every region of ResNet-50 qualifies and LeNet's does not); the window ops of any other region
 // keep ONNX's layout, and plan() says why. A dry run of the rewrite finds the regions first.
 #include <cstring>
+#include <numeric>
 #include <set>
 
 #include "runtime/passes/passes.h"
@@ -52,17 +53,19 @@ const std::set<std::string>& elementwise_binary() {
 
 class ChannelsLastRewrite {
  public:
-  // dry: decides and records regions (Note [narrow regions]) but changes nothing.
-  ChannelsLastRewrite(Graph& graph, const std::function<bool(const Node&)>& can_run, bool dry = false)
-      : graph_(graph), can_run_(can_run), types_(value_types(graph, 1)), types2_(value_types(graph, 2)),
-        fresh_(graph), dry_(dry) {}
-
-  // The index in the graph's node order of the node added next (the dry run's region bookkeeping).
-  void at(size_t index) {
-    current_ = index;
-    if (parent_.size() <= index) parent_.resize(index + 1, SIZE_MAX);
-    parent_[index] = index;
+  // types, types2: the graph's value types with symbolic dims as 1 and as 2 (value_types), read
+  // before the rewrite starts. dry: decides and records regions (Note [narrow regions]) but
+  // changes nothing.
+  ChannelsLastRewrite(Graph& graph, const std::function<bool(const Node&)>& can_run,
+                      const std::map<std::string, TensorInfo>& types, const std::map<std::string, TensorInfo>& types2,
+                      bool dry = false)
+      : graph_(graph), can_run_(can_run), types_(types), types2_(types2), fresh_(graph), dry_(dry),
+        parent_(dry ? graph.nodes.size() : 0) {
+    std::iota(parent_.begin(), parent_.end(), size_t{0});
   }
+
+  // The dry run's region bookkeeping: the index in the graph's node order of the node added next.
+  void at(size_t index) { current_ = index; }
 
   // After a dry run: the converted window ops whose region has no conv of `min_channels` or more
   // input channels per group and filters.
@@ -206,8 +209,8 @@ class ChannelsLastRewrite {
     auto memo = to_first_.find(name);
     if (memo != to_first_.end()) return memo->second;
     const std::string out = fresh_(name + "/nchw");
-    const Shape& s = types_[name].shape;  // ONNX's [N, C, H, W] (stored [N, H, W, C])
-    const Shape& s2 = types2_[name].shape;
+    const Shape& s = types_.at(name).shape;  // ONNX's [N, C, H, W] (stored [N, H, W, C])
+    const Shape& s2 = types2_.at(name).shape;
     const bool unit_window = s[2] == 1 && s[3] == 1 && s2[2] == 1 && s2[3] == 1 && s[1] == s2[1];
     if (unit_window && graph_.opset >= 5) {
       nodes_.push_back(reshape(name, out, s[1]));
@@ -266,8 +269,8 @@ class ChannelsLastRewrite {
 
   Graph& graph_;
   const std::function<bool(const Node&)>& can_run_;
-  std::map<std::string, TensorInfo> types_;   // ONNX's shapes, symbolic dims as 1
-  std::map<std::string, TensorInfo> types2_;  // the same with symbolic dims as 2
+  const std::map<std::string, TensorInfo>& types_;   // ONNX's shapes, symbolic dims as 1
+  const std::map<std::string, TensorInfo>& types2_;  // the same with symbolic dims as 2
   FreshNames fresh_;
   std::set<std::string> last_;  // values stored channels-last (names unchanged)
   std::map<std::string, std::string> to_last_, to_first_;
@@ -292,9 +295,11 @@ std::string narrow_reason(int64_t min_channels) {
 }  // namespace
 
 int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run, int64_t min_channels) {
+  // Both runs read the types of the graph as it comes in, computed once.
+  const std::map<std::string, TensorInfo> types = value_types(graph, 1), types2 = value_types(graph, 2);
   std::set<size_t> narrow;
   if (min_channels > 0) {
-    ChannelsLastRewrite dry(graph, can_run, true);
+    ChannelsLastRewrite dry(graph, can_run, types, types2, true);
     for (size_t i = 0; i < graph.nodes.size(); ++i) {
       dry.at(i);
       if (!dry.add_window(graph.nodes[i])) dry.add_elementwise(graph.nodes[i]);
@@ -307,7 +312,7 @@ int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run,
     return !narrow.count(index) && can_run(node);
   };
   const std::function<bool(const Node&)>& gate = narrow.empty() ? can_run : allowed;
-  ChannelsLastRewrite rewrite(graph, gate);  // reads the graph's value types: before its nodes move
+  ChannelsLastRewrite rewrite(graph, gate, types, types2);
   std::vector<Node> nodes = std::move(graph.nodes);
   graph.nodes.clear();
   for (Node& node : nodes) {

@@ -82,9 +82,9 @@ class CudaBackend final : public Backend, public DeviceServices {
   size_t total_memory_ = 0;  // cudaMemGetInfo's total, read once
   // The size of each allocation through allocate(), to give its bytes back to the budget on release.
   mutable std::mutex held_mutex_;
+  mutable std::map<void*, size_t> held_;
   // Planning, once at a time: replan_node changes the context's options while it plans.
   mutable std::recursive_mutex plan_mutex_;
-  mutable std::map<void*, size_t> held_;
 };
 
 // Why `options` cannot be served ("" when they can; every precision is built now).
