@@ -6,10 +6,10 @@ Results: bench/RESULTS_CUDA.md, "ResNet-50 at batch 256" (H200, 2026-11-30).
     python bench/bench_resnet_cuda.py [--batch 256] [--iters K] [--warmup W] [--out bench/RESULTS_CUDA.md]
 
 dnnx (device="cuda", input already on the GPU, output="device", CUDA graphs on, the default):
-  precision fp32 (no TF32, NCHW), tf32 and fp16 (half storage, tensor ops, fp32 accumulation; the
+  precision fp32 (no TF32, NCHW), tf32, fp16 and bf16 (half storage, tensor ops, fp32 accumulation; the
   input converted to half and the output back to float32 on the GPU, inside the timed run); tf32
   and fp16 run their convs channels-last (the channels_last pass, Transposes at the edges, timed);
-  each with algo_search "heuristic" and "exhaustive", and fp32 exhaustive also with a 4 GiB
+  each with algo_search "heuristic" and "exhaustive", and fp32 both also with a 4 GiB
   workspace limit (the default is 256 MiB) (the exhaustive plan is timed at load; a
   temporary plan cache is used, so nothing is reused from a previous run and ~/.cache is left
   alone; the load time is reported).
@@ -18,8 +18,8 @@ libcudnn.so.9 can live in a process): torchvision's resnet50 if torchvision is i
 torch model built here to the same shape; both get the same weights as the ONNX model (BN
 statistics included), eval mode, torch.inference_mode, cudnn.benchmark = True, input already on
 the GPU, synchronize after each forward. Rows: fp32 (TF32 off), tf32 (TF32 on for cuDNN and
-matmul), fp16 NCHW (model and input .half()) and fp16 channels-last (torch.channels_last as well: PyTorch's fastest fp16, the issue's
-reference); the fp16 inputs are converted before timing, so torch's fp16 rows exclude the
+matmul), fp16 NCHW (model and input .half()), fp16 channels-last (torch.channels_last as well: PyTorch's fastest fp16, the issue's
+reference) and bf16 channels-last (torch.bfloat16); the fp16 and bf16 inputs are converted before timing, so torch's fp16 rows exclude the
 conversion dnnx's include.
 Outputs: max abs diff of each dnnx case against torch fp32, and relative to max |torch fp32|.
 """
@@ -138,7 +138,8 @@ def torch_worker(model_path: str, out_dir: str, batch: int, warmup: int, iters: 
                "gpu": torch.cuda.get_device_name(0), "cases": {}}
     cases = (("fp32", False, None, None), ("tf32", True, None, None),
              ("fp16 NCHW", True, torch.float16, torch.contiguous_format),
-             ("fp16 channels-last", True, torch.float16, torch.channels_last))
+             ("fp16 channels-last", True, torch.float16, torch.channels_last),
+             ("bf16 channels-last", True, torch.bfloat16, torch.channels_last))
     with torch.inference_mode():
         for name, tf32, dtype, layout in cases:
             torch.backends.cudnn.allow_tf32 = tf32
@@ -162,8 +163,8 @@ def torch_worker(model_path: str, out_dir: str, batch: int, warmup: int, iters: 
 # (precision, algo_search, workspace_limit): the default 256 MiB limit, and for fp32 also 4 GiB,
 # where cuDNN's FFT and Winograd algorithms for the large 3x3 layers fit (PyTorch's cudnn.benchmark
 # takes whatever workspace it can allocate)
-DNNX_CASES = [(p, a, None) for p in ("fp32", "tf32", "fp16") for a in ("heuristic", "exhaustive")] + [
-    ("fp32", "exhaustive", "4GiB")]
+DNNX_CASES = [(p, a, None) for p in ("fp32", "tf32", "fp16", "bf16") for a in ("heuristic", "exhaustive")] + [
+    ("fp32", "heuristic", "4GiB"), ("fp32", "exhaustive", "4GiB")]
 
 
 def case_label(algo: str, workspace) -> str:
@@ -207,7 +208,8 @@ def report(batch, ours, theirs, torch_outs, status, command, warmup, iters) -> s
         f"- method: wall-clock median and p90 of {iters} calls after {warmup} warm-up calls, input on the GPU, "
         "each call complete when it returns (dnnx: output=\"device\", CUDA graph replay; torch: synchronize); "
         "same weights and seeded inputs",
-        "- dnnx fp16: float32 input and output, converted on the GPU inside the run; tf32 and fp16 run the convs "
+        "- dnnx fp16 and bf16: float32 input and output, converted on the GPU inside the run; tf32, fp16 and bf16 "
+        "run the convs "
         "channels-last (NHWC) between Transposes at the edges (the channels_last pass), fp32 NCHW",
         f"- diffs against torch fp32; output scale max |torch fp32| = {scale:.3g}",
         "",

@@ -13,6 +13,8 @@
 #      resnet: bench_resnet_cuda.py, ResNet-50 vs torchvision; load: bench_load.py --device cuda,
 #      import + load + first run in a new process vs onnxruntime-gpu (where PYTHONPATH has it) and
 #      the bare CUDA floor (ORT_GPU_PATH: where the carried onnxruntime-gpu lies, for the benches only);
+#      precision: bench_cuda_precision.py, LeNet at fp32/tf32/fp16/bf16, dnnx vs PyTorch and
+#      onnxruntime-gpu (ORT_GPU_PATH as for load);
 #      ray: bench_ray.py, images/s through dnnx.ray.predict (1 and 2 CPU actors, 1 GPU actor) vs a
 #      direct run (Ray carried in parts, GPU.md, and put on PYTHONPATH for the whole script)
 #   6. GPU_CHECK_EXTRA, a command of your own, run from the checkout (e.g. a probe:
@@ -76,7 +78,7 @@ for search in ('heuristic', 'exhaustive'):
     python3 -m dnnx.cli profile '$lenet' --device cuda --batch \$b --repeat 50 || exit; done"
   benches=" ${GPU_CHECK_BENCHES:-cuda planner lstm} "
   # name -> script; each writes $OUT/RESULTS_<NAME>.md (the section to paste into bench/RESULTS*.md)
-  for name in cuda planner lstm finetune finetune_lstm resnet load ray; do
+  for name in cuda planner lstm finetune finetune_lstm resnet load precision ray; do
     [[ $benches == *" $name "* ]] || continue
     args=()
     case $name in

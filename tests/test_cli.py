@@ -198,6 +198,21 @@ def test_run_errors(capsys, tmp_path, lenet):
 
 # --- plan ---------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("command", ["run", "plan", "profile", "finetune"])
+def test_precision_option_lists_the_engine_names_and_the_cpu_refuses_half(capsys, lenet, command):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert "--precision {fp32,tf32,fp16,bf16}" in capsys.readouterr().out
+    extra = {"run": ["--random"], "plan": [], "profile": [], "finetune": ["--data", "digits", "--out", "t.onnx"]}
+    assert_user_error(capsys, command, lenet, "--precision", "bf16", *extra[command],
+                      match="precision='bf16' applies to device='cuda'; the CPU backend runs fp32")
+
+
+def test_plan_with_precision_fp32_on_the_cpu(capsys, lenet):
+    status, out, _ = cli(capsys, "plan", lenet, "--batch", 2, "--device", "cpu", "--precision", "fp32")
+    assert status == 0 and "conv1" in out
+
+
 def test_plan(capsys, lenet):
     status, out, _ = cli(capsys, "plan", lenet, "--batch", 4)
     assert status == 0

@@ -96,7 +96,7 @@ def test_plan_rows_carry_no_fallbacks_on_the_cpu():
 def test_option_names_and_defaults_come_from_one_place():
     kind, o = options_of()
     assert kind == "cpu" and o.precision == core.Precision.fp32 and o.algo_search == core.AlgoSearch.heuristic
-    assert core.precision_names() == ["fp32", "tf32", "fp16"]
+    assert core.precision_names() == ["fp32", "tf32", "fp16", "bf16"]
     assert core.algo_search_names() == ["heuristic", "exhaustive"]
     assert [m for m in core.Precision.__members__] == core.precision_names()
     o = options_of(device="cuda:1", precision="tf32", algo_search="exhaustive", deterministic=True, plan_cache=False)[1]
@@ -104,7 +104,7 @@ def test_option_names_and_defaults_come_from_one_place():
         (1, core.Precision.tf32, core.AlgoSearch.exhaustive, True, "")
     assert o.with_deterministic(False).deterministic is False and o.deterministic is True
     assert "precision='tf32'" in repr(o)
-    with pytest.raises(ValueError, match="precision must be one of fp32, tf32, fp16, got 'fp64'"):
+    with pytest.raises(ValueError, match="precision must be one of fp32, tf32, fp16, bf16, got 'fp64'"):
         options_of(device="cuda", precision="fp64")
 
 

@@ -146,14 +146,14 @@ def test_float16_cast_in_a_model_is_computed_in_float32():
     np.testing.assert_array_equal(m.run(x), x.astype(np.float16))
 
 
-@pytest.mark.parametrize("precision", ["fp16", "tf32"])
+@pytest.mark.parametrize("precision", ["fp16", "bf16", "tf32"])
 def test_cpu_refuses_reduced_precisions(precision):
     with pytest.raises(ValueError, match="CPU backend runs fp32"):
         dnnx.load(build("lenet"), precision=precision)
 
 
 def test_unknown_precision_is_refused_before_the_device():
-    with pytest.raises(ValueError, match="precision must be one of fp32, tf32, fp16"):
+    with pytest.raises(ValueError, match="precision must be one of fp32, tf32, fp16, bf16"):
         dnnx.load(build("lenet"), device="cuda", precision="half")
 
 

@@ -13,6 +13,7 @@ size_t dtype_size(DType t) {
     case DType::Int64: return 8;
     case DType::Float16: return 2;
     case DType::Bool: return 1;
+    case DType::BFloat16: return 2;
   }
   return 0;
 }
@@ -24,6 +25,7 @@ const char* dtype_name(DType t) {
     case DType::Int64: return "int64";
     case DType::Float16: return "float16";
     case DType::Bool: return "bool";
+    case DType::BFloat16: return "bfloat16";
   }
   return "?";
 }
@@ -97,6 +99,29 @@ std::string shape_str(const Shape& s) {
   return out + "]";
 }
 
+uint16_t float_to_bfloat16(float value) {
+  uint32_t f = 0;
+  std::memcpy(&f, &value, sizeof(f));
+  if ((f & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((f >> 16) | 0x40u);  // NaN: quiet
+  const uint32_t round = 0x7fffu + ((f >> 16) & 1u);  // to nearest, ties to the even upper half
+  return static_cast<uint16_t>((f + round) >> 16);
+}
+
+float bfloat16_to_float(uint16_t bits) {
+  const uint32_t f = static_cast<uint32_t>(bits) << 16;
+  float out = 0;
+  std::memcpy(&out, &f, sizeof(out));
+  return out;
+}
+
+uint16_t float_to_storage(float value, DType half) {
+  return half == DType::BFloat16 ? float_to_bfloat16(value) : float_to_half(value);
+}
+
+float storage_to_float(uint16_t bits, DType half) {
+  return half == DType::BFloat16 ? bfloat16_to_float(bits) : half_to_float(bits);
+}
+
 size_t TensorInfo::bytes() const {
   const int64_t n = numel(shape);
   size_t out = 0;
@@ -121,6 +146,7 @@ std::vector<int64_t> ConstTensor::to_int64() const {
       break;
     case DType::Float32:
     case DType::Float16:
+    case DType::BFloat16:
       throw InvalidModelError(std::string("expected an integer tensor, got ") + dtype_name(info.dtype));
   }
   return out;

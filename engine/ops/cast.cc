@@ -1,9 +1,9 @@
 // Cast between float32, int32, int64 and bool (float -> int truncates toward zero, as C++ and
 // onnxruntime do; to bool is x != 0, NaN included; from bool is 0 or 1). Every other target
-// type (float16, double, 8/16-bit ints, strings, the
-// float8 family) is refused at load, naming it. FLOAT16 is refused in a model as loaded too: only
-// the half_storage pass (runtime/passes/half_storage.cc) makes float16 Casts, after validation, for
-// the edges of a precision="fp16" model on a device that runs half kernels. (A model's own Casts to
+// type (float16, bfloat16, double, 8/16-bit ints, strings, the
+// float8 family) is refused at load, naming it. FLOAT16 and BFLOAT16 are refused in a model as
+// loaded too: only the half_storage pass (runtime/passes/half_storage.cc) makes such Casts, after
+// validation, for the edges of a precision="fp16" or "bf16" model on a device with half kernels. (A model's own Casts to
 // DOUBLE or FLOAT16 never reach here: python/dnnx/_importer.py computes float64 and float16 in
 // float32 and makes them Casts to FLOAT; python/dnnx/_edges.py converts at the graph's edges.)
 #include "ops/cast.h"
@@ -40,9 +40,11 @@ void validate_cast(const Node& node) {
   // `saturate` (opset 19) matters only for the float8 types, which are refused anyway.
   node.expect_only_attrs({"to", "saturate"});
   if (!node.has_attr("to")) node_fail<InvalidModelError>(node, "attribute 'to' is required");
-  if (node.attr_int("to", kFloat) == kFloat16) {
-    node_fail<UnsupportedModelError>(node, "cast to FLOAT16 is not supported (FLOAT, INT32, INT64 and BOOL are; "
-                                           "for half precision load the float32 model with precision='fp16')");
+  const int64_t to = node.attr_int("to", kFloat);
+  if (to == kFloat16 || to == kBfloat16) {
+    node_fail<UnsupportedModelError>(node, "cast to " + onnx_type_name(to) +
+                                               " is not supported (FLOAT, INT32, INT64 and BOOL are; for half "
+                                               "precision load the float32 model with precision='fp16' or 'bf16')");
   }
   cast_target(node);
 }
@@ -61,7 +63,8 @@ DType cast_target(const Node& node) {
     case kInt32: return DType::Int32;
     case kInt64: return DType::Int64;
     case kBool: return DType::Bool;
-    case kFloat16: return DType::Float16;  // made by the half_storage pass only (validate_cast)
+    case kFloat16: return DType::Float16;    // made by the half_storage pass only (validate_cast)
+    case kBfloat16: return DType::BFloat16;  // the same
     default:
       node_fail<UnsupportedModelError>(node, "cast to " + onnx_type_name(to) +
                                                  " is not supported (FLOAT, INT32, INT64 and BOOL are)");
@@ -75,6 +78,7 @@ int64_t onnx_type_code(DType t) {
     case DType::Int64: return kInt64;
     case DType::Float16: return kFloat16;
     case DType::Bool: return kBool;
+    case DType::BFloat16: return kBfloat16;
   }
   return kFloat;
 }

@@ -13,7 +13,7 @@ std::vector<TensorInfo> infer_pow(const Node& node, const std::vector<ValueInfo>
   const TensorInfo& x = require_input(node, inputs, 0, "X");
   const TensorInfo& y = require_input(node, inputs, 1, "Y");
   require_float(node, x, "base X (an integer base is not supported)");
-  if (y.dtype != DType::Float32 && y.dtype != DType::Float16 && !is_integer(y.dtype)) {
+  if (!is_floating(y.dtype) && !is_integer(y.dtype)) {
     node_fail<UnsupportedModelError>(node, std::string("exponent Y must be float32, int32 or int64, got ") +
                                                dtype_name(y.dtype));
   }

@@ -93,14 +93,16 @@ class Backend {
                                    const std::vector<TensorInfo>& outputs, const std::vector<std::string>& failed,
                                    size_t workspace_cap) const;
 
-  // Half storage (precision="fp16" on a device): when true, the engine runs the half_storage
-  // pass after the other passes (runtime/passes/passes.h), so that every node the backend has a
-  // float16 kernel for reads and writes float16 values, and the rest stay float32 between
-  // conversions.
-  virtual bool half_storage() const { return false; }
-  // Why the backend has no float16 kernel for the node ("" when it has one): asked by the
-  // half_storage pass for every node, and shown in the plan for the nodes that stay float32.
-  virtual std::string half_unsupported_reason(const Node&) const { return "no fp16 kernel"; }
+  // Half storage (precision="fp16" or "bf16" on a device): the 2-byte float type the backend
+  // stores (Float16 or BFloat16), or Float32 for none. Under a half type the engine runs the
+  // half_storage pass after the other passes (runtime/passes/passes.h), so that every node the
+  // backend has a kernel of that type for reads and writes it, and the rest stay float32
+  // between conversions.
+  virtual DType half_storage() const { return DType::Float32; }
+  // Why the backend has no kernel of its half_storage() type for the node ("" when it has one):
+  // asked by the half_storage pass for every node, and shown in the plan for the nodes that
+  // stay float32.
+  virtual std::string half_unsupported_reason(const Node&) const { return "no half kernel"; }
 
   // Channels last (Note [channels last] in runtime/passes/channels_last.cc): when true, the engine
   // runs the channels_last pass after the other passes (before half storage), so that the 4-D

@@ -15,7 +15,7 @@ namespace {
 
 const std::vector<std::pair<std::string, Precision>>& precision_table() {
   static const std::vector<std::pair<std::string, Precision>> t = {
-      {"fp32", Precision::Fp32}, {"tf32", Precision::Tf32}, {"fp16", Precision::Fp16}};
+      {"fp32", Precision::Fp32}, {"tf32", Precision::Tf32}, {"fp16", Precision::Fp16}, {"bf16", Precision::Bf16}};
   return t;
 }
 

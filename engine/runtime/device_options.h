@@ -10,9 +10,9 @@ namespace dnnx {
 // The rule: bump it on any change to what the core and a device library share (DeviceOptions,
 // the entry points below, Backend, TrainingOps and the types they pass), so that a stale
 // library is refused at load instead of crashing.
-constexpr int kDeviceAbiVersion = 16;  // 14: host layers (DeviceServices); 15: total_memory; 16: memory_limit, replan_node
+constexpr int kDeviceAbiVersion = 17;  // 15: total_memory; 16: memory_limit, replan_node; 17: bf16 (DType, Precision)
 
-enum class Precision { Fp32, Tf32, Fp16 };
+enum class Precision { Fp32, Tf32, Fp16, Bf16 };
 
 // How the planner picks a layer's algorithm (docs/architecture.md, "Algorithm search").
 enum class AlgoSearch { Heuristic, Exhaustive };
@@ -33,7 +33,7 @@ struct DeviceOptions {
 
 // The user's names for the options (device_options.cc holds the one list); each parse throws
 // InputError (a ValueError in Python) naming the option and the allowed values.
-Precision parse_precision(const std::string& name);      // "fp32", "tf32", "fp16"
+Precision parse_precision(const std::string& name);      // "fp32", "tf32", "fp16", "bf16"
 AlgoSearch parse_algo_search(const std::string& name);   // "heuristic", "exhaustive"
 std::string precision_name(Precision p);
 std::string algo_search_name(AlgoSearch a);

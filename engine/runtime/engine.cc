@@ -16,13 +16,23 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
   validate_graph(graph_, *backend_, host_);
   fold_graph_constants(graph_, host_);  // before the passes: they read constants
   run_passes(graph_, passes.checked_by(*backend_));
+  const DType half = backend_->half_storage();
+  const std::map<std::string, std::string> measured = is_half(half) ? passes.keep_fp32 : std::map<std::string, std::string>{};
   if (passes.channels_last && backend_->channels_last()) {
-    channels_last(graph_, [this](const Node& node) { return backend_->unsupported_reason(node).empty(); },
-                  backend_->channels_last_min_channels());
+    for (Node& node : graph_.nodes) {  // Note [measured precision]: fp32 keeps ONNX's layout
+      auto kept = measured.find(node.name);
+      if (kept != measured.end()) node.layout_reason = "kept in ONNX's layout: " + kept->second;
+    }
+    channels_last(graph_, [this, &measured](const Node& node) {
+      return !measured.count(node.name) && backend_->unsupported_reason(node).empty();
+    }, backend_->channels_last_min_channels());
   }
-  if (backend_->half_storage()) {
-    half_storage(graph_, [this](const Node& node) { return backend_->half_unsupported_reason(node); },
-                 half_range_reasons(graph_, passes.half_calibration));
+  if (is_half(half)) {
+    // bfloat16 has float32's exponent range: only fp16 keeps nodes float32 for their range.
+    std::map<std::string, std::string> keep = half == DType::Float16 ? half_range_reasons(graph_, passes.half_calibration)
+                                                                     : std::map<std::string, std::string>{};
+    keep.insert(measured.begin(), measured.end());  // a range reason, where there is one, stays first
+    half_storage(graph_, half, [this](const Node& node) { return backend_->half_unsupported_reason(node); }, keep);
   }
   if (!backend_->uses_host_memory()) {
     device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);

@@ -20,9 +20,9 @@ class PinnedBuffer {
   void* data_;
 };
 
-// The float32 twin of a float16 type (the host computes in float32), any other type unchanged.
+// The float32 twin of a half type (the host computes in float32), any other type unchanged.
 TensorInfo host_type(const TensorInfo& t) {
-  return t.dtype == DType::Float16 ? TensorInfo{t.shape, DType::Float32} : t;
+  return is_half(t.dtype) ? TensorInfo{t.shape, DType::Float32} : t;
 }
 
 std::shared_ptr<ConstTensor> float_copy(const ConstTensor& half) {
@@ -31,7 +31,7 @@ std::shared_ptr<ConstTensor> float_copy(const ConstTensor& half) {
   t->data.resize(t->info.bytes());
   const uint16_t* src = half.as<uint16_t>();
   float* dst = t->as_mut<float>();
-  for (int64_t i = 0; i < numel(half.info.shape); ++i) dst[i] = half_to_float(src[i]);
+  for (int64_t i = 0; i < numel(half.info.shape); ++i) dst[i] = storage_to_float(src[i], half.info.dtype);
   return t;
 }
 
@@ -39,7 +39,7 @@ std::shared_ptr<ConstTensor> float_copy(const ConstTensor& half) {
 struct Staged {
   void* host = nullptr;         // what the host kernel reads or writes (float32 for a half value)
   size_t device_bytes = 0;      // copied per run (0: a constant or an omitted value)
-  bool half = false;            // the device value is float16: converted on the host
+  DType half = DType::Float32;  // Float16 / BFloat16: the device value is half, converted on the host
   std::unique_ptr<PinnedBuffer> wire;    // the device bytes, as they cross
   std::vector<float> floats;             // a half value's float32 twin
   std::shared_ptr<ConstTensor> constant; // a half constant's float32 copy
@@ -73,17 +73,19 @@ class HostLayerKernel final : public Kernel {
     try {
       std::vector<const void*> ins;
       for (const Staged& s : inputs_) {
-        if (s.half && s.device_bytes) convert(static_cast<const uint16_t*>(s.wire->data()), s.host, s.device_bytes / 2);
+        if (is_half(s.half) && s.device_bytes) {
+          convert(static_cast<const uint16_t*>(s.wire->data()), s.host, s.device_bytes / 2, s.half);
+        }
         ins.push_back(s.host);
       }
       std::vector<void*> outs;
       for (const Staged& s : outputs_) outs.push_back(s.host);
       host_->run(KernelArgs{ins.data(), outs.data(), workspace_.data()});
       for (const Staged& s : outputs_) {
-        if (!s.half) continue;
+        if (!is_half(s.half)) continue;
         uint16_t* dst = static_cast<uint16_t*>(s.wire->data());
         const float* src = static_cast<const float*>(s.host);
-        for (size_t i = 0; i < s.device_bytes / 2; ++i) dst[i] = float_to_half(src[i]);
+        for (size_t i = 0; i < s.device_bytes / 2; ++i) dst[i] = float_to_storage(src[i], s.half);
       }
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(failure_mutex_);
@@ -91,9 +93,9 @@ class HostLayerKernel final : public Kernel {
     }
   }
 
-  static void convert(const uint16_t* half, void* floats, size_t n) {
+  static void convert(const uint16_t* half, void* floats, size_t n, DType type) {
     float* dst = static_cast<float*>(floats);
-    for (size_t i = 0; i < n; ++i) dst[i] = half_to_float(half[i]);
+    for (size_t i = 0; i < n; ++i) dst[i] = storage_to_float(half[i], type);
   }
 
   const DeviceServices& device_;
@@ -112,8 +114,8 @@ Staged staged_value(const DeviceServices& device, const TensorInfo& t) {
   Staged s;
   s.device_bytes = t.bytes();
   s.wire = std::make_unique<PinnedBuffer>(device, s.device_bytes);
-  s.half = t.dtype == DType::Float16;
-  if (s.half) {
+  s.half = is_half(t.dtype) ? t.dtype : DType::Float32;
+  if (is_half(s.half)) {
     s.floats.resize(static_cast<size_t>(numel(t.shape)));
     s.host = s.floats.data();
   } else {
@@ -147,7 +149,7 @@ KernelChoice plan_on_host(const Backend& backend, const Backend& host, const Nod
   for (const ValueInfo& v : inputs) {
     Staged s;
     ValueInfo h{host_type(v.info), v.constant, v.present};
-    if (v.present && v.constant && v.info.dtype == DType::Float16) {
+    if (v.present && v.constant && is_half(v.info.dtype)) {
       s.constant = float_copy(*v.constant);
       h.constant = s.constant.get();
       s.host = s.constant->data.data();

@@ -141,10 +141,10 @@ int fold_graph_constants(Graph& graph, const Backend* host) {
 
 bool host_can_fold(const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
   for (const ValueInfo& v : inputs) {
-    if (v.present && v.info.dtype == DType::Float16) return false;
+    if (v.present && is_half(v.info.dtype)) return false;
   }
   for (const TensorInfo& t : outputs) {
-    if (t.dtype == DType::Float16) return false;
+    if (is_half(t.dtype)) return false;
   }
   return true;
 }

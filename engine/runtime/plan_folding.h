@@ -10,7 +10,7 @@
 // it reads is a constant, the output of a Shape (whose value is its input's shape), or the output
 // of another folding node, and the host has a kernel for it. The load-time checks skip the
 // device backend's refusal for those nodes (CUDA has no ConstantOfShape kernel): they never
-// reach it. Float16 values (precision="fp16") are
+// reach it. Half values (precision="fp16" or "bf16") are
 // left to the device backend, the host having no half kernels.
 #pragma once
 #include <memory>

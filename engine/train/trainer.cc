@@ -29,6 +29,17 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
   if (!split_.head.nodes.empty()) {
     // The head plans on the trainer's backend (one stream on a device); its runs are the
     // trainer's own (enqueue_forward), never the Engine's, so it records no graphs itself.
+    //
+    // Note [bf16 fine-tuning]: under precision="bf16" the head is an Engine like any other, so
+    // the half_storage pass makes it store bfloat16 with tensor-op math (its weights rounded once,
+    // here: they are frozen), and its outputs, the tail's inputs, come back as float32 through the
+    // pass's exit Casts. The tail trains the parameters themselves (float32 master weights: the
+    // private copies above), forward and backward in float32 with fp32 math, and SGD updates
+    // them in float32; only the model's inference engine, rebuilt after a step
+    // (python/dnnx/model.py), rounds the tuned weights to bfloat16 again. So bf16 speeds the part
+    // of a fine-tuning step that is frozen (most of it for trainable="last:N") and costs the
+    // trained layers no precision. fp16 stays inference-only: its range does not hold gradients
+    // without loss scaling (python/dnnx/model.py refuses it).
     EngineOptions head_options;
     head_options.device_graphs = false;
     head_ = std::make_unique<Engine>(split_.head, std::move(backend), options_.head_passes, head_options);

@@ -65,7 +65,14 @@ PassOptions pass_options(const py::dict& switches) {
 
 // precision="fp16": options["fp16_calibration"], {value name: (mean, mean square, max |value|)}
 // measured by a calibration batch (python/dnnx/_calibration.py), joins the pass options.
+// Note [measured precision]: options["precision_kept"], {node name: why it stays fp32}, chosen by
+// timing at load (python/dnnx/_precision_choice.py), joins them too.
 PassOptions with_calibration(PassOptions passes, const py::dict& options) {
+  if (options.contains("precision_kept")) {
+    for (auto item : options["precision_kept"].cast<py::dict>()) {
+      passes.keep_fp32[item.first.cast<std::string>()] = item.second.cast<std::string>();
+    }
+  }
   if (!options.contains("fp16_calibration")) return passes;
   for (auto item : options["fp16_calibration"].cast<py::dict>()) {
     const auto stats = item.second.cast<std::tuple<double, double, double>>();
@@ -179,6 +186,16 @@ class PyEngine {
       row["op"] = layer.node->op_type;
       row["algorithm"] = layer.algorithm;
       row["times_ms"] = times.ms[i];
+      // The values it reads and writes, and whether any is half (_precision_choice.py's segments).
+      py::list ins, outs;
+      bool half = false;
+      for (const std::string& v : layer.node->inputs) ins.append(v);
+      for (const std::string& v : layer.node->outputs) outs.append(v);
+      for (int v : layer.inputs) half = half || (v >= 0 && is_half(plan->values[v].info.dtype));
+      for (int v : layer.outputs) half = half || (v >= 0 && is_half(plan->values[v].info.dtype));
+      row["inputs"] = ins;
+      row["outputs"] = outs;
+      row["half"] = half;
       layers.append(row);
     }
     py::dict result;

@@ -24,6 +24,9 @@ py::dtype numpy_dtype(DType t) {
     case DType::Int64: return py::dtype::of<int64_t>();
     case DType::Float16: return py::dtype("float16");
     case DType::Bool: return py::dtype::of<bool>();
+    // numpy has no bfloat16: the bit patterns. (No graph output is bfloat16: half storage converts
+    // the outputs back to float32, so only internal values could be, and none reach Python.)
+    case DType::BFloat16: return py::dtype::of<uint16_t>();
   }
   return py::dtype::of<float>();
 }

@@ -50,6 +50,7 @@ std::string typestr(DType t) {
     case DType::Int64: return "<i8";
     case DType::Float16: return "<f2";
     case DType::Bool: return "|b1";
+    case DType::BFloat16: return "<V2";  // no array-interface code for bfloat16: 2 opaque bytes
   }
   return "<f4";
 }

@@ -33,6 +33,7 @@ dlpack::DataType dlpack_dtype(DType t) {
     case DType::Int64: return {dlpack::kInt, 64, 1};
     case DType::Float16: return {dlpack::kFloat, 16, 1};
     case DType::Bool: return {dlpack::kBool, 8, 1};
+    case DType::BFloat16: return {dlpack::kBfloat, 16, 1};
   }
   return {dlpack::kFloat, 32, 1};
 }

@@ -17,6 +17,7 @@ from . import finetune as _finetune
 from . import _pickle
 from ._importer import import_model, restore_weights
 from ._passes import pass_switches
+from . import _precision_choice
 from ._native import core
 from .plan import PlanTable
 from .profile import ProfileTable, profile_table
@@ -47,13 +48,13 @@ class Model:
 
     def __init__(self, src, *, batch_size=None, dims=None, device="cpu", precision="fp32", workspace_limit=None,
                  algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True,
-                 cuda_graph=True, max_plans=64, calibration=None, memory_limit=None):
+                 cuda_graph=True, max_plans=64, calibration=None, memory_limit=None, measure_precision=True):
         start = time.perf_counter()
         # what a pickled model loads with where it lands (_pickle.py; batch_size and dims live in the proto)
         self._load_options = dict(device=device, precision=precision, workspace_limit=workspace_limit,
                                   algo_search=algo_search, deterministic=deterministic, passes=passes,
                                   optimize=optimize, plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans,
-                                  memory_limit=memory_limit)
+                                  memory_limit=memory_limit, measure_precision=measure_precision)
         kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic, plan_cache,
                                         memory_limit)
         # read by the engine, not the backend
@@ -79,6 +80,8 @@ class Model:
         self._ir = imported.ir
         self._engine = core.Engine(imported.ir, kind, options, passes=self.passes)
         self._load_profile = {"device": device_seconds, **imported.phases, **self._engine.load_phases()}
+        if kind == "cuda" and precision in ("fp16", "bf16") and measure_precision:
+            self._choose_precision(precision, (workspace_limit, algo_search, deterministic, plan_cache, memory_limit))
         self._tuner = None     # the Tuner whose weights the engine has not loaded yet
         self._tuned = set()    # parameter names any tuner has changed (what save() writes back)
         self._edges = imported.edges  # float64/float16 inputs and outputs: converted at the edges (_edges.py)
@@ -93,6 +96,19 @@ class Model:
             warnings.warn(f"{len(host_layers)} node(s) run on the host inside this {device} model (no device "
                           f"kernel): " + "; ".join(host_layers), HostFallbackWarning, stacklevel=3)
         self._planner_stats()  # shows the warnings of the load's own plan
+
+    def _choose_precision(self, precision: str, device_args: tuple) -> None:
+        """Note [measured precision] (_precision_choice.py): the segments of half layers that run
+        faster in fp32 keep fp32; the engine is built once more when there are any."""
+        start = time.perf_counter()
+        kind, options = self._backend
+        fp32 = dict(options, **backend_options(self.device, "fp32", *device_args)[1])
+        kept = _precision_choice.choose(self._engine, self._ir, kind, fp32, self.passes, precision)
+        if kept:
+            options = dict(options, precision_kept=kept)
+            self._backend = (kind, options)
+            self._engine = core.Engine(self._ir, kind, options, passes=self.passes)
+        self._load_profile["precision_choice"] = time.perf_counter() - start
 
     @property
     def proto(self):
@@ -236,9 +252,11 @@ class Model:
         ``schedule`` ("step", "cosine") needs ``total_steps``. ``run()`` and ``save()`` see the
         tuned weights. See dnnx/finetune.py."""
         options = self._backend[1].get("device_options")
+        # bf16 fine-tunes (Note [bf16 fine-tuning] in engine/train/trainer.cc); fp16's range does
+        # not hold gradients without loss scaling, so fp16 stays inference-only.
         if options is not None and options.precision == core.Precision.fp16:
-            raise ValueError("finetune: fine-tuning runs in fp32 or tf32, not fp16 (half storage is for inference); "
-                             "load the model with precision='fp32' or 'tf32' to fine-tune it")
+            raise ValueError("finetune: fine-tuning runs in fp32, tf32 or bf16, not fp16 (fp16 half storage is for "
+                             "inference); load the model with precision='bf16', 'fp32' or 'tf32' to fine-tune it")
         self._current_engine()  # a previous tuner's weights first
         return _finetune.Tuner(self, trainable=trainable, loss=loss, lr=lr, momentum=momentum, nesterov=nesterov,
                                weight_decay=weight_decay, schedule=schedule, deterministic=deterministic,
@@ -303,7 +321,9 @@ class Model:
         ``engine: graph`` (the IR in the engine's types: the weights copied, once), ``engine:
         backend`` (the CPU backend, or the CUDA library opened with its context and handles) and
         ``engine: build`` (validation, the rewrite passes, the constants' upload to a device, the
-        plan of the declared shapes)."""
+        plan of the declared shapes); on CUDA at fp16 or bf16, ``precision_choice`` (Note
+        [measured precision]: the half plan and an fp32 twin timed, the engine built again where
+        a segment keeps fp32)."""
         return dict(self._load_profile)
 
     def kernels(self) -> dict:
@@ -395,7 +415,7 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
          algo_search: str = "heuristic", deterministic: bool = False, passes: Optional[Dict[str, bool]] = None,
          optimize: bool = True, plan_cache: Union[bool, str, os.PathLike, None] = True,
          cuda_graph: bool = True, max_plans: int = 64, calibration: Any = None,
-         memory_limit: Union[int, str, None] = None) -> Model:
+         memory_limit: Union[int, str, None] = None, measure_precision: bool = True) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto`` (kept as ``Model.proto``, not
     copied, unless ``batch_size`` or ``dims`` change it: then a copy changes).
 
@@ -418,7 +438,15 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     ``calibration=x`` (inputs as ``run`` takes them: a typical batch) measures every value's range
     on the CPU in fp32 instead, where it reaches; an fp16 run whose numpy output holds inf or NaN
     raises ``dnnx.NonFiniteWarning`` naming the first layer whose output is not finite; inference
-    only), ``workspace_limit`` (bytes, or
+    only; "bf16": half storage in bfloat16, the same conversions and tensor ops, float32's range
+    (no range check) with 8 significant bits, about 2 significant digits per stored value; a
+    layer without a bf16 kernel (the recurrent layers: cuDNN's RNNs take no bfloat16) runs fp32
+    between conversions; fine-tuning runs the frozen layers in bf16 and trains fp32 master
+    weights in fp32; at fp16 and bf16, with ``measure_precision`` (default True), every segment of
+    half layers is timed at load against the same layers in fp32 at the load's shapes, and keeps
+    fp32 and ONNX's layout where that is faster, so that a half precision never makes a model
+    slower; ``plan()`` says so per layer: "fp32 (kept in fp32: measured faster ...)"),
+    ``workspace_limit`` (bytes, or
     a string such as "256MiB": no layer's workspace exceeds it), ``algo_search`` ("heuristic":
     cuDNN's ranking; "exhaustive": every convolution algorithm timed at plan time, the fastest
     that fits kept, times in ``plan()``) and ``deterministic`` (only algorithms cuDNN marks
@@ -459,11 +487,11 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     channels_last) are on by default; ``passes={"fold_batchnorm": False}``
     switches single ones off, ``optimize=False`` all of them. ``plan()`` shows fused layers (op
     "Conv+Relu", "Conv+MaxPool", "Gemm+Softmax", "LSTMStack", ...). channels_last applies on CUDA
-    at tf32 and fp16 only: the convs and pools run on NHWC data ("Conv+Relu@NHWC", ...) between
+    at tf32, fp16 and bf16 only: the convs and pools run on NHWC data ("Conv+Relu@NHWC", ...) between
     Transposes at the model's edges (docs/operators.md).
     """
     return Model(src, batch_size=batch_size, dims=dims, device=device, precision=precision,
                  workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,
                  plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans, calibration=calibration,
-                 memory_limit=memory_limit)
+                 memory_limit=memory_limit, measure_precision=measure_precision)

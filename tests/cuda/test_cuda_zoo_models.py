@@ -8,7 +8,7 @@ import pytest
 import dnnx
 from zoo_check import NAMES, ort_outputs, relative_error, zoo_model
 
-BOUNDS = {"fp32": 1e-3, "tf32": 3e-2, "fp16": 5e-2}
+BOUNDS = {"fp32": 1e-3, "tf32": 3e-2, "fp16": 5e-2, "bf16": 0.2}
 
 
 @pytest.mark.parametrize("precision", list(BOUNDS))

@@ -31,6 +31,7 @@ decltype(auto) with_dtype(DType dtype, Fn&& fn) {
     case DType::Int64: return fn(int64_t{});
     case DType::Float32: break;
     case DType::Float16: throw UnsupportedModelError("the CPU backend has no float16 kernels");
+    case DType::BFloat16: throw UnsupportedModelError("the CPU backend has no bfloat16 kernels");
     case DType::Bool: throw UnsupportedModelError("the CPU backend has no bool kernel for this op");
   }
   return fn(float{});

@@ -1,7 +1,10 @@
-// Note [half storage]: precision="fp16" keeps float values in IEEE binary16 on the device.
-// Values, not layers, carry the precision: after this pass a float value is either float32 or
-// float16 in the graph itself, so the planner's types (and the arena's sizes) say which, and
-// every kernel sees the dtype of what it reads. The rewrite, in node order:
+// Note [half storage]: precision="fp16" keeps float values in IEEE binary16 on the device, and
+// precision="bf16" in bfloat16; "half" below means whichever of the two the backend stores
+// (Backend::half_storage), and "float16" in this note stands for it. Values, not layers, carry
+// the precision: after this pass a float value is either float32 or half in the graph itself,
+// so the planner's types (and the arena's sizes) say which, and every kernel sees the dtype of
+// what it reads. bf16 keeps float32's exponent range with 8 significant bits (fp16: 5 exponent
+// bits, 11 significant bits), so only fp16 has a range check. The rewrite, in node order:
 //   - a node the backend has a half kernel for (Backend::half_unsupported_reason is "") reads
 //     each float input as float16: a float16 value as it is, an initializer as a float16 copy
 //     made here (round to nearest even), any other float32 value through a Cast node to FLOAT16
@@ -14,6 +17,7 @@
 // values (shapes, indices, sequence_lens) are never touched. A node whose values leave fp16's
 // range (Note [fp16 range], half_range.cc) stays float32 like a node without a half kernel.
 #include <set>
+#include <stdexcept>
 
 #include "runtime/passes/passes.h"
 #include "runtime/passes/rewrite.h"
@@ -25,7 +29,9 @@ namespace {
 
 class HalfRewrite {
  public:
-  explicit HalfRewrite(Graph& graph) : graph_(graph), types_(value_types(graph)), fresh_(graph) {}
+  HalfRewrite(Graph& graph, DType half)
+      : graph_(graph), half_type_(half), suffix_(half == DType::BFloat16 ? "/bf16" : "/fp16"),
+        types_(value_types(graph)), fresh_(graph) {}
 
   bool is_float32(const std::string& name) const {
     auto it = types_.find(name);
@@ -57,7 +63,7 @@ class HalfRewrite {
   void finish() {
     for (const std::string& out : graph_.outputs) {
       if (!half_.count(out)) continue;
-      const std::string inner = fresh_(out + "/fp16");
+      const std::string inner = fresh_(out + suffix_);
       rename_output_inside(nodes_, out, inner);
       nodes_.push_back(cast_node(inner, out, DType::Float32));
     }
@@ -69,16 +75,16 @@ class HalfRewrite {
   // The float16 form of a float32 value: an initializer's converted copy, else a Cast's output.
   std::string half_copy(const std::string& name) {
     const ConstTensor* c = find_constant(graph_, name);
-    if (!c) return converted(name, DType::Float16, to_half_);
+    if (!c) return converted(name, half_type_, to_half_);
     auto it = const_half_.find(name);
     if (it != const_half_.end()) return it->second;
     auto t = std::make_shared<ConstTensor>();
-    t->info = TensorInfo{c->info.shape, DType::Float16};
+    t->info = TensorInfo{c->info.shape, half_type_};
     const int64_t n = numel(c->info.shape);
     t->data.resize(static_cast<size_t>(n) * sizeof(uint16_t));
     auto* dst = t->as_mut<uint16_t>();
-    for (int64_t i = 0; i < n; ++i) dst[i] = float_to_half(c->as<float>()[i]);
-    const std::string half_name = fresh_(name + "/fp16");
+    for (int64_t i = 0; i < n; ++i) dst[i] = float_to_storage(c->as<float>()[i], half_type_);
+    const std::string half_name = fresh_(name + suffix_);
     graph_.constants[half_name] = std::move(t);
     return const_half_[name] = half_name;
   }
@@ -87,7 +93,7 @@ class HalfRewrite {
   std::string converted(const std::string& name, DType to, std::map<std::string, std::string>& memo) {
     auto it = memo.find(name);
     if (it != memo.end()) return it->second;
-    const std::string out = fresh_(name + (to == DType::Float16 ? "/fp16" : "/fp32"));
+    const std::string out = fresh_(name + (to == half_type_ ? suffix_ : "/fp32"));
     nodes_.push_back(cast_node(name, out, to));
     return memo[name] = out;
   }
@@ -104,6 +110,8 @@ class HalfRewrite {
   }
 
   Graph& graph_;
+  DType half_type_;     // Float16 or BFloat16
+  std::string suffix_;  // of the names of half copies: "/fp16" or "/bf16"
   std::map<std::string, TensorInfo> types_;  // of the graph as it came (float32 values)
   FreshNames fresh_;
   std::set<std::string> half_;  // values stored as float16 (their names are unchanged)
@@ -123,9 +131,10 @@ bool touches_float(const HalfRewrite& rewrite, const Node& node) {
 
 }  // namespace
 
-int half_storage(Graph& graph, const std::function<std::string(const Node&)>& half_reason,
+int half_storage(Graph& graph, DType half, const std::function<std::string(const Node&)>& half_reason,
                  const std::map<std::string, std::string>& keep_fp32) {
-  HalfRewrite rewrite(graph);
+  if (!is_half(half)) throw std::logic_error("half_storage: expected float16 or bfloat16");
+  HalfRewrite rewrite(graph, half);
   int in_half = 0;
   std::vector<Node> nodes = std::move(graph.nodes);
   graph.nodes.clear();

@@ -28,6 +28,11 @@ struct PassOptions {
   // precision="fp16": the values a calibration batch measured (dnnx.load(..., calibration=x)), for
   // the range check that keeps nodes float32 (half_range.h); empty: estimated from the weights.
   HalfCalibration half_calibration;
+  // Note [measured precision] (python/dnnx/_precision_choice.py): node name -> why it keeps
+  // float32 and ONNX's layout under a half precision: its segment of half layers measured slower
+  // than the same layers in fp32. The engine keeps such nodes out of the channels_last and
+  // half_storage passes, the reason in the plan.
+  std::map<std::string, std::string> keep_fp32;
   // Whether the backend can run a node a pass wants to create; unset: any node.
   std::function<bool(const Node&)> can_run;
 
@@ -61,16 +66,17 @@ int fuse_lstm_stack(Graph& graph, const PassOptions& options);  // fuse_lstm_sta
 // channels-last (0: the graph is unchanged).
 int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run, int64_t min_channels = 0);
 
-// Half storage (precision="fp16", half_storage.cc), run by the engine after the passes above
-// when the backend asks for it (Backend::half_storage). `half_reason` says why a node has no
-// float16 kernel ("" when it has one). Every node with one reads and writes float16 in place of
-// float32; its float32 initializers become float16 copies (round to nearest even, once, here).
-// Float32 graph inputs are converted at entry and float16 graph outputs back at exit by Cast
-// nodes (which the plan shows as layers); a node without a half kernel keeps float32, between
-// Casts. Integer values (shapes, indices, sequence_lens) are never touched. A node named in
-// `keep_fp32` (half_range_reasons: its values leave fp16's range) stays float32 the same way, the
-// reason in its Node::fp32_reason for the plan. Returns the number of nodes that run in half.
-int half_storage(Graph& graph, const std::function<std::string(const Node&)>& half_reason,
+// Half storage (precision="fp16" or "bf16", half_storage.cc), run by the engine after the
+// passes above when the backend asks for it (Backend::half_storage). `half` is the storage type
+// (Float16 or BFloat16); `half_reason` says why a node has no kernel of that type ("" when it
+// has one). Every node with one reads and writes `half` in place of float32; its float32
+// initializers become `half` copies (round to nearest even, once, here). Float32 graph inputs
+// are converted at entry and half graph outputs back at exit by Cast nodes (which the plan shows
+// as layers); a node without a half kernel keeps float32, between Casts. Integer values (shapes,
+// indices, sequence_lens) are never touched. A node named in `keep_fp32` (half_range_reasons:
+// its values leave fp16's range) stays float32 the same way, the reason in its
+// Node::fp32_reason for the plan. Returns the number of nodes that run in half.
+int half_storage(Graph& graph, DType half, const std::function<std::string(const Node&)>& half_reason,
                  const std::map<std::string, std::string>& keep_fp32 = {});
 
 }  // namespace dnnx

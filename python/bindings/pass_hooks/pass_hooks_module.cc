@@ -60,11 +60,14 @@ PYBIND11_MODULE(_pass_hooks, m) {
   m.doc() = "For tests only: dnnx's half_storage and channels_last passes run on their own (not part of the API).";
   m.def(
       "half_storage_rewrite",
-      [](const py::dict& ir, const std::vector<std::string>& half_ops, bool fp16_range, const py::dict& calibration) {
-        // The half_storage pass on its own, with a backend stand-in that has float16 kernels for
-        // exactly `half_ops`: lets the rewrite be checked where no GPU is. fp16_range: with the
-        // range check the engine runs first (half_range.h), from the weights and `calibration`
-        // ({value: (mean, mean square, max |value|)}).
+      [](const py::dict& ir, const std::vector<std::string>& half_ops, bool fp16_range, const py::dict& calibration,
+         const std::string& half) {
+        // The half_storage pass on its own, with a backend stand-in that has `half` kernels
+        // ("float16" or "bfloat16") for exactly `half_ops`: lets the rewrite be checked where no
+        // GPU is. fp16_range: with the range check the engine runs first (half_range.h), from the
+        // weights and `calibration` ({value: (mean, mean square, max |value|)}).
+        if (half != "float16" && half != "bfloat16") throw InputError("half: expected 'float16' or 'bfloat16'");
+        const DType type = half == "bfloat16" ? DType::BFloat16 : DType::Float16;
         Graph graph = graph_from_ir(ir);
         HalfCalibration measured;
         for (auto item : calibration) {
@@ -72,17 +75,18 @@ PYBIND11_MODULE(_pass_hooks, m) {
           measured[item.first.cast<std::string>()] = MeasuredValue{std::get<0>(s), std::get<1>(s), std::get<2>(s)};
         }
         const auto keep = fp16_range ? half_range_reasons(graph, measured) : std::map<std::string, std::string>{};
-        const int in_half = half_storage(graph, [&half_ops](const Node& node) {
-          return listed(half_ops, node.op_type) ? std::string() : "no fp16 kernel for " + node.op_type;
+        const int in_half = half_storage(graph, type, [&half_ops, &half](const Node& node) {
+          return listed(half_ops, node.op_type) ? std::string() : "no " + half + " kernel for " + node.op_type;
         }, keep);
         py::dict out = rewritten_graph(graph);
         out["in_half"] = in_half;
         return out;
       },
       py::arg("ir"), py::arg("half_ops"), py::arg("fp16_range") = false, py::arg("calibration") = py::dict(),
-      "The half_storage pass (precision='fp16') on `ir` for a backend with float16 kernels for "
-      "`half_ops` (after the range check when fp16_range): {'in_half', 'nodes' (with 'fp32_reason'), "
-      "'types', 'shapes', 'constants' (raw bytes), 'outputs'}.");
+      py::arg("half") = "float16",
+      "The half_storage pass (precision='fp16', or 'bf16' with half='bfloat16') on `ir` for a backend "
+      "with half kernels for `half_ops` (after the range check when fp16_range): {'in_half', 'nodes' "
+      "(with 'fp32_reason'), 'types', 'shapes', 'constants' (raw bytes), 'outputs'}.");
   m.def(
       "channels_last_rewrite",
       [](const py::dict& ir, const std::vector<std::string>& nhwc_ops, int64_t min_channels) {

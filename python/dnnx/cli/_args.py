@@ -26,6 +26,15 @@ def add_model(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL", help="an .onnx file")
 
 
+def add_precision(parser: argparse.ArgumentParser) -> None:
+    """--precision, with the names the engine knows (one list, in C++: core.precision_names())."""
+    from .._native import core
+
+    parser.add_argument("--precision", default="fp32", choices=core.precision_names(),
+                        help="arithmetic on CUDA (docs/precision.md): fp32, tf32, fp16 or bf16 half storage; "
+                             "the CPU runs fp32")
+
+
 def add_batch(parser: argparse.ArgumentParser, required: bool = False, help_extra: str = "") -> None:
     parser.add_argument("--batch", type=positive_int, required=required, metavar="N",
                         help="batch size: replaces a symbolic or size-1 leading input dim" + help_extra)

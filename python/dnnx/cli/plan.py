@@ -1,17 +1,21 @@
-"""``dnnx plan MODEL [--batch N]``: the planner's choices per layer and the activation memory."""
+"""``dnnx plan MODEL [--batch N] [--device cuda] [--precision P]``: the planner's choices per layer
+and the activation memory."""
 from __future__ import annotations
 
 from ..model import load
 from ..plan import format_bytes
-from ._args import add_batch, add_model
+from ._args import add_batch, add_model, add_precision
 
 NAME = "plan"
-HELP = "show the execution plan on the CPU (per layer: shapes, algorithm, workspace) and memory use"
+HELP = ("show the execution plan (per layer: shapes, algorithm, math, workspace) and memory use, on the CPU or "
+        "(--device cuda) an NVIDIA GPU")
 
 
 def add_arguments(parser) -> None:
     add_model(parser)
     add_batch(parser, help_extra=" (symbolic dims are planned as 1 otherwise)")
+    parser.add_argument("--device", default="cpu", help='"cpu", "cuda" or "cuda:N"')
+    add_precision(parser)
 
 
 def memory_line(memory: dict) -> str:
@@ -22,7 +26,7 @@ def memory_line(memory: dict) -> str:
 
 
 def main(args) -> int:
-    model = load(args.model, batch_size=args.batch)
+    model = load(args.model, batch_size=args.batch, device=args.device, precision=args.precision)
     print(model.plan())
     print(memory_line(model.memory()))
     return 0

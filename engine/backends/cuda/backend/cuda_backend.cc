@@ -45,14 +45,16 @@ std::string unsupported_options(const DeviceOptions&) { return ""; }
 
 namespace {
 
-// The math of a layer in a precision="fp16" model, where the kernel did not name one.
-std::string half_model_math(const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs,
-                            const std::string& why_fp32) {
+// The math of a layer in a precision="fp16" or "bf16" model (half storage of type `half`),
+// where the kernel did not name one.
+std::string half_model_math(DType half_type, const std::vector<ValueInfo>& inputs,
+                            const std::vector<TensorInfo>& outputs, const std::string& why_fp32) {
   bool half = false;
-  for (const ValueInfo& v : inputs) half = half || (v.present && v.info.dtype == DType::Float16);
-  for (const TensorInfo& t : outputs) half = half || t.dtype == DType::Float16;
-  if (half) return "fp16 storage, fp32 arithmetic";
-  return "fp32 (no fp16 kernel: " + why_fp32 + ")";
+  for (const ValueInfo& v : inputs) half = half || (v.present && v.info.dtype == half_type);
+  for (const TensorInfo& t : outputs) half = half || t.dtype == half_type;
+  const std::string name = half_storage_name(half_type);
+  if (half) return name + " storage, fp32 arithmetic";
+  return "fp32 (no " + name + " kernel: " + why_fp32 + ")";
 }
 
 }  // namespace
@@ -80,9 +82,9 @@ std::string CudaBackend::unsupported_reason(const Node& node) const {
   return entry->refusal(node);  // what its registration refuses (LSTM clip, asymmetric NHWC pads, ...)
 }
 
-bool CudaBackend::half_storage() const { return context_->options.precision == Precision::Fp16; }
+DType CudaBackend::half_storage() const { return precision_half_type(context_->options.precision); }
 
-// tf32 and fp16 run on tensor cores, whose cuDNN kernels read NHWC (an NCHW conv pays for a layout
+// tf32, fp16 and bf16 run on tensor cores, whose cuDNN kernels read NHWC (an NCHW conv pays for a layout
 // conversion inside cuDNN); fp32 FMA convs are fastest NCHW (FFT and Winograd are NCHW-only), so
 // an fp32 model keeps ONNX's layout.
 bool CudaBackend::channels_last() const { return context_->options.precision != Precision::Fp32; }
@@ -95,7 +97,10 @@ std::string CudaBackend::half_unsupported_reason(const Node& node) const {
   const OpDef* def = op_registry().find(node.op_type);
   if (def && def->aliases_input0) return "";  // a view: no kernel, any element type
   const KernelEntry* entry = kernels_.entry(node.op_type);
-  if (!entry || !entry->stores(DType::Float16)) return "the CUDA backend has no float16 kernel for " + node.op_type;
+  const DType half = half_storage();
+  if (!entry || !entry->stores(half)) {
+    return std::string("the CUDA backend has no ") + dtype_name(half) + " kernel for " + node.op_type;
+  }
   const std::string refused = entry->refusal(node);  // a host layer (Note [host fallback]): float32
   return refused.empty() ? "" : "runs on the host: " + refused;
 }
@@ -109,14 +114,20 @@ KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInf
   try {
     KernelChoice choice = (*factory)(node, inputs, outputs);
     apply_run_hooks(context_->hooks, context_->stream, node, choice);
-    if (half_storage() && !node.fp32_reason.empty()) {  // Note [fp16 range]: its values leave fp16's range
+    const DType half = half_storage();
+    if (is_half(half) && !node.fp32_reason.empty()) {  // Note [fp16 range]: its values leave fp16's range
       const std::string& math = choice.math;
       choice.math = (math.empty() ? "fp32" : math.rfind("fp32", 0) == 0 ? math : "fp32, " + math) + " (" +
                     node.fp32_reason + ")";
-    } else if (half_storage() && choice.math.empty()) {
-      choice.math = half_model_math(inputs, outputs, half_unsupported_reason(node));
-    } else if (half_storage() && !choice.math.empty() && choice.math.rfind("fp32", 0) == 0) {
-      choice.math += " (no fp16 kernel: " + half_unsupported_reason(node) + ")";
+    } else if (is_half(half) && choice.math.empty()) {
+      choice.math = half_model_math(half, inputs, outputs, half_unsupported_reason(node));
+    } else if (is_half(half) && choice.math.rfind("fp32", 0) == 0) {
+      // An fp32 kernel in a half model (an LSTM under bf16): the row reads as one that names no
+      // math, "fp32 (no bf16 kernel: <why>)", then the kernel's own words ("(CUDNN_FMA_MATH)").
+      const std::string why = half_unsupported_reason(node);
+      if (!why.empty()) {
+        choice.math = std::string("fp32 (no ") + half_storage_name(half) + " kernel: " + why + ")" + choice.math.substr(4);
+      }
     }
     choice.kernel = in_nvtx_range(nvtx_, node, std::move(choice.kernel));
     return choice;

@@ -23,13 +23,16 @@ class CudaBackend final : public Backend, public DeviceServices {
   std::string name() const override { return "cuda:" + std::to_string(context_->options.device); }
   std::string unsupported_reason(const Node& node) const override;
   const KernelRegistry& kernels() const override { return kernels_; }
-  // precision="fp16": half storage where half_unsupported_reason is "" (Note [half storage]).
-  bool half_storage() const override;
+  // Half storage where half_unsupported_reason is "" (Note [half storage]): Float16 for
+  // precision="fp16", BFloat16 for "bf16", Float32 (none) otherwise.
+  DType half_storage() const override;
+  // "" when the node's registration stores half_storage()'s type, else why not (named).
   std::string half_unsupported_reason(const Node& node) const override;
-  // tf32 and fp16: the window ops run channels-last (Note [channels last]).
+  // tf32, fp16 and bf16: the window ops run channels-last (Note [channels last]).
   bool channels_last() const override;
-  // tf32: 32 (Note [narrow regions]); fp16: 0, every region (the fp32 direct kernels are no
-  // candidates for half data, and cuDNN's NHWC half kernels win even on one input channel).
+  // tf32: 32 (Note [narrow regions]); fp16 and bf16: 0, every region (the fp32 direct kernels
+  // are no candidates for half data, and cuDNN's NHWC half kernels win even on one input
+  // channel).
   int64_t channels_last_min_channels() const override;
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;

@@ -11,9 +11,24 @@
 #include "backends/cuda/search/plan_cache.h"
 #include "backends/cuda/backend/planner_stats.h"
 #include "backends/cuda/backend/test_hooks.h"
+#include "ir/tensor.h"
 #include "runtime/device_options.h"
 
 namespace dnnx::cuda {
+
+// The half type a precision stores (Note [half storage]): Float16 for "fp16", BFloat16 for
+// "bf16", Float32 (no half storage) for "fp32" and "tf32". CudaBackend::half_storage() is this
+// of the model's precision; the kernels read the type of each value from its dtype instead.
+inline DType precision_half_type(Precision p) {
+  if (p == Precision::Fp16) return DType::Float16;
+  if (p == Precision::Bf16) return DType::BFloat16;
+  return DType::Float32;
+}
+// Whether `p` stores halves ("fp16" or "bf16"): cuDNN and cuBLAS then take tensor-op math with
+// fp32 accumulation, as for a half value.
+inline bool half_precision(Precision p) { return precision_half_type(p) != DType::Float32; }
+// The plan's word for a half type in its math texts: "bf16" for BFloat16, else "fp16".
+inline const char* half_storage_name(DType half) { return half == DType::BFloat16 ? "bf16" : "fp16"; }
 
 struct CudaContext {
   DeviceOptions options;

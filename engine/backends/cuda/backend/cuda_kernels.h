@@ -14,7 +14,8 @@ namespace dnnx::cuda {
 // What of an LSTM node cuDNN cannot run ("" when it can): clip and input_forget, asked at load.
 std::string lstm_unsupported_reason(const Node& node);
 // Why the backend cannot run an LSTMStack under these options ("" when it can), asked by the
-// fuse_lstm_stack pass: fp16 is left to the single-layer kernel.
+// fuse_lstm_stack pass: fp16 is left to the single-layer kernel (which stores float16); under
+// bf16 the LSTMs stay float32 (no bfloat16 RNN kernel), so the float32 stack runs them.
 std::string lstm_stack_unsupported_reason(const CudaContext& ctx);
 
 // The explicit list (cuda_kernel_list.cc).
@@ -25,10 +26,17 @@ inline const CudaContext& cuda_context_of(const GradRequest& request) {
   return static_cast<const CudaBackend&>(request.forward).context();
 }
 
-// The element types of a kernel that also has a float16 form (Note [half storage] in
-// runtime/passes/half_storage.cc): registered with .with_dtypes(kFloatAndHalf). Every
-// channels-last kernel has one (Note [channels last]).
-inline const std::vector<DType> kFloatAndHalf = {DType::Float32, DType::Float16};
+// The element types of a kernel that also has half forms (Note [half storage] in
+// runtime/passes/half_storage.cc), float16 for precision="fp16" and bfloat16 for "bf16":
+// registered with .with_dtypes(kFloatAndHalves). Every channels-last kernel has them (Note
+// [channels last]). bfloat16 needs sm_80 (the CMake architectures start there): cuDNN's
+// convolutions take it as PSEUDO_BFLOAT16_CONFIG (bfloat16 tensors and filters, float compute
+// type), cuBLAS(Lt) as CUDA_R_16BF with CUBLAS_COMPUTE_32F.
+inline const std::vector<DType> kFloatAndHalves = {DType::Float32, DType::Float16, DType::BFloat16};
+// The kernels with a float16 form but no bfloat16 one: cuDNN's RNNs (rnn/), whose
+// cudnnSetRNNDescriptor_v8 documents FP16, FP32 and FP64 data only. Under bf16 such a node stays
+// float32, with Casts at its edges and the reason in its plan row.
+inline const std::vector<DType> kFloatAndFloat16 = {DType::Float32, DType::Float16};
 
 // The check of a "<op>@NHWC" registration: "no channels-last <op> with <why>" for what cuDNN's
 // NHWC descriptors cannot take, from `why` ("" when the node can run).

@@ -27,12 +27,13 @@ inline void require_cuda_float(const Node& node, const TensorInfo& t, const char
   }
 }
 
-// float32, or float16 (precision="fp16"), and `expected` (the node's first input's type: the
-// half_storage pass gives every float input of a half node float16).
+// float32, or a half type (float16 with precision="fp16", bfloat16 with "bf16") that is
+// `expected` (the node's first input's type: the half_storage pass gives every float input of a
+// half node the one half type).
 inline void require_cuda_floating(const Node& node, const TensorInfo& t, DType expected, const char* what) {
-  if (t.dtype != DType::Float16) {
+  if (!is_half(t.dtype)) {
     require_cuda_float(node, t, what);
-  } else if (expected != DType::Float16) {
+  } else if (expected != t.dtype) {
     node_fail<UnsupportedModelError>(node, std::string("the CUDA kernel takes ") + what + " of one float type, not " +
                                                dtype_name(t.dtype) + " with " + dtype_name(expected));
   }

@@ -19,7 +19,11 @@
 // convolution's compute type stays CUDNN_DATA_FLOAT (fp32 accumulation, cuDNN's
 // PSEUDO_HALF_CONFIG) with CUDNN_TENSOR_OP_MATH; cudnnConvolutionBiasActivationForward takes the
 // bias in the output's type for this configuration (only its INT8 configurations want a float
-// bias), so B is half too. The direct kernel is float32 only, so it is no candidate in half, and
+// bias), so B is half too. BFloat16 (precision="bf16") the same way with CUDNN_DATA_BFLOAT16:
+// cuDNN's PSEUDO_BFLOAT16_CONFIG (bfloat16 X, W, Y, float compute type, sm_80 and later; there
+// is no true-bfloat16 configuration), B bfloat16 like Y. Should cuDNN refuse the fused call for
+// a configuration (CUDNN_STATUS_NOT_SUPPORTED), the conv, cudnnAddTensor and the Relu run one by
+// one from then on. The direct kernel is float32 only, so it is no candidate in half, and
 // asymmetric padding uses the element-size pad kernel (launch_pad_nd).
 #include <algorithm>
 #include <atomic>
@@ -45,10 +49,10 @@ namespace dnnx::cuda {
 
 namespace {
 
-// X [planes, D, H, W] -> the padded X, zeros around: float32 by launch_pad, float16 by the
-// element-size pad kernel.
+// X [planes, D, H, W] -> the padded X, zeros around: float32 by launch_pad, a half type by the
+// element-size pad kernel (zero bits are +0 in float16 and bfloat16 alike).
 void run_explicit_pad(const ExplicitPad& pad, const void* x, void* padded, cudaStream_t stream) {
-  if (!pad.half) {
+  if (!is_half(pad.dtype)) {
     launch_pad(static_cast<const float*>(x), static_cast<float*>(padded), pad.planes, pad.in, pad.out, pad.begin,
                stream);
     return;
@@ -62,7 +66,7 @@ void run_explicit_pad(const ExplicitPad& pad, const void* x, void* padded, cudaS
     dims.begin[d + 1] = pad.begin[d];
   }
   const int64_t n = pad.planes * pad.out[0] * pad.out[1] * pad.out[2];
-  launch_pad_nd(x, padded, sizeof(uint16_t), n, dims, nullptr, 0, stream);
+  launch_pad_nd(x, padded, dtype_size(pad.dtype), n, dims, nullptr, 0, stream);
 }
 
 // None: y = conv(x) + b. BiasRelu (Conv+Relu): relu(conv(x) + b). BiasAddRelu (Conv+Add+Relu, a
@@ -262,8 +266,8 @@ OwnCandidate gemm_candidate(const CudaContext& ctx, const ConvGemm& shape, size_
                                             : shape.relu   ? " (bias+relu epilogue)"
                                             : shape.has_bias ? " (bias epilogue)"
                                                              : "");
-  own.math = blas_math_name(ctx, shape.half);
-  const size_t e = shape.half ? 2 : 4;
+  own.math = blas_math_name(ctx, shape.dtype);
+  const size_t e = dtype_size(shape.dtype);
   const size_t x = shape.rows * shape.channels * e, y = shape.rows * shape.filters * e;
   own.scratch.kernel = own.kernel.get();
   own.scratch.input_bytes = {x, size_t(shape.filters * shape.channels) * e, size_t(shape.filters) * e};
@@ -295,7 +299,7 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
   auto d = std::make_unique<ConvDescriptors>();
   set_conv_descriptors(ctx, layout, *d);
   const Shape& y_dims = layout.y_dims;
-  const DType dtype = layout.dtype;  // float32, or float16 (then W and B too)
+  const DType dtype = layout.dtype;  // float32, or a half type (then W and B too)
 
   const size_t limit = ctx.options.workspace_limit;
   if (pad.bytes > limit) {
@@ -319,7 +323,7 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
     shape.rows = xs[0] * xs[2] * xs[3];
     shape.channels = xs[1];
     shape.filters = ws[0];
-    shape.half = dtype == DType::Float16;
+    shape.dtype = dtype;
     shape.has_bias = has_bias;
     shape.relu = epilogue != Epilogue::None;
     shape.residual = epilogue == Epilogue::BiasAddRelu;
@@ -332,7 +336,7 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
                      (epilogue == Epilogue::BiasRelu ? " (bias+relu fused)" : "") +
                      (epilogue == Epilogue::BiasAddRelu ? " (bias+residual+relu fused)" : "") +
                      (algo.from_cache ? " (plan cache)" : "");
-  choice.math = conv_math_name(algo.math_type, ctx.options.precision);
+  choice.math = conv_math_name(algo.math_type, conv_precision(ctx.options.precision, dtype));
   choice.workspace_bytes = pad.bytes + algo.workspace_bytes;
   choice.time_ms = algo.time_ms;
   choice.rejected = plain(algo.rejected);
@@ -402,9 +406,9 @@ void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx) {
   const std::pair<const char*, Epilogue> ops[] = {
       {"Conv", Epilogue::None}, {"Conv+Relu", Epilogue::BiasRelu}, {"Conv+Add+Relu", Epilogue::BiasAddRelu}};
   for (const auto& [op, epilogue] : ops) {
-    r.add(op, conv_factory(ctx, epilogue, false)).with_dtypes(kFloatAndHalf);
+    r.add(op, conv_factory(ctx, epilogue, false)).with_dtypes(kFloatAndHalves);
     r.add(std::string(op) + kChannelsLastSuffix, conv_factory(ctx, epilogue, true))
-        .with_dtypes(kFloatAndHalf)
+        .with_dtypes(kFloatAndHalves)
         .refusing(channels_last_check(op, [](const Node& node) { return symmetric_pads_reason(node, ""); }));
   }
 }

@@ -17,7 +17,7 @@ namespace dnnx::cuda {
 struct ConvGemm {
   int64_t rows = 0;  // N * H * W
   int64_t channels = 0, filters = 0;
-  bool half = false;
+  DType dtype = DType::Float32;  // of X, W, B, z and Y: float32 or a half type
   bool has_bias = false, relu = false, residual = false;
 };
 

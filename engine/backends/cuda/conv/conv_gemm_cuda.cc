@@ -49,7 +49,7 @@ std::unique_ptr<Kernel> plan_conv_gemm(const CudaContext& ctx, const ConvGemm& s
   call.m = static_cast<int>(shape.rows);
   call.n = static_cast<int>(shape.filters);
   call.k = static_cast<int>(shape.channels);
-  call.half = shape.half;
+  call.dtype = shape.dtype;
   const cublasLtEpilogue_t epilogue =
       shape.has_bias ? (shape.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
                      : (shape.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);

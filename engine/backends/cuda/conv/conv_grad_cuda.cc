@@ -150,13 +150,13 @@ GradChoice plan_conv_grad(const GradRequest& r) {
   std::string text;
   if (want_x) {
     data = plan_direction(ctx, ConvDirection::BackwardData, layout, limit - pad_bytes, r.node);
-    text = "bwd data " + direction_summary(ConvDirection::BackwardData, *data, ctx.options.precision);
+    text = "bwd data " + direction_summary(ConvDirection::BackwardData, *data, conv_precision(ctx, data->d));
     add_rejected(choice, ConvDirection::BackwardData, *data);
   }
   if (want_w) {
     filter = plan_direction(ctx, ConvDirection::BackwardFilter, layout, limit - pad_bytes, r.node);
     text += (text.empty() ? "" : " + ") + std::string("bwd filter ") +
-            direction_summary(ConvDirection::BackwardFilter, *filter, ctx.options.precision);
+            direction_summary(ConvDirection::BackwardFilter, *filter, conv_precision(ctx, filter->d));
     add_rejected(choice, ConvDirection::BackwardFilter, *filter);
   }
   if (want_b) text += (text.empty() ? "" : " + ") + std::string("bwd bias");

@@ -27,7 +27,7 @@ constexpr size_t kMinSpatialRank = 2;
 ExplicitPad plan_padding(const ConvGeometry& g, int64_t planes, DType dtype, std::vector<int>& symmetric) {
   ExplicitPad pad;
   pad.planes = planes;
-  pad.half = dtype == DType::Float16;
+  pad.dtype = dtype;
   const size_t offset = 3 - g.rank();  // unit dims first in the pad kernel's 3-D view
   for (size_t i = 0; i < g.rank(); ++i) {
     const int64_t b = g.pads_begin[i], e = g.pads_end[i];
@@ -97,7 +97,8 @@ void set_conv_descriptors(const CudaContext& ctx, const ConvLayout& l, ConvDescr
                                         dilations.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
         "cudnnSetConvolutionNdDescriptor");
   check(cudnnSetConvolutionGroupCount(d.conv, static_cast<int>(l.g.group)), "cudnnSetConvolutionGroupCount");
-  check(cudnnSetConvolutionMathType(d.conv, conv_math_type(ctx.options.precision)), "cudnnSetConvolutionMathType");
+  check(cudnnSetConvolutionMathType(d.conv, conv_math_type(conv_precision(ctx.options.precision, l.dtype))),
+        "cudnnSetConvolutionMathType");
 
   std::vector<int> cudnn_y(l.y_dims.size());
   check(cudnnGetConvolutionNdForwardOutputDim(d.conv, d.x, d.w, static_cast<int>(cudnn_y.size()), cudnn_y.data()),

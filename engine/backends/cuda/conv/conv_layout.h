@@ -24,7 +24,7 @@ struct ExplicitPad {
   int64_t planes = 0;                                                   // N * C
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, begin[3] = {0, 0, 0};  // D, H, W (unit dims first)
   size_t bytes = 0;                                                     // of the padded X, aligned
-  bool half = false;                                                    // float16 elements
+  DType dtype = DType::Float32;                                         // of X: float32 or a half type
 };
 
 struct ConvLayout {
@@ -33,7 +33,7 @@ struct ConvLayout {
   ExplicitPad pad;
   std::vector<int> symmetric_pads;  // what cuDNN pads, per spatial dim
   Shape x_dims, w_dims, y_dims;     // as cuDNN sees them (x padded when pad.needed)
-  DType dtype = DType::Float32;     // of X, W, B and Y (float16 with precision="fp16")
+  DType dtype = DType::Float32;     // of X, W, B and Y (float16 with precision="fp16", bfloat16 with "bf16")
   bool channels_last = false;       // X, W, Y (and z) stored NHWC / KRSC (Note [channels last]); dims above stay NCHW
 };
 
@@ -55,7 +55,8 @@ struct PadCrop {
 };
 PadCrop pad_crop(const ExplicitPad& pad);
 
-// Fills d's tensors, filter and convolution (with the precision's math type, conv_math_type) and
+// Fills d's tensors, filter and convolution (with the math type of the conv's own precision,
+// conv_math_type of conv_precision: float32 data in a half model ask for FMA) and
 // checks that cuDNN computes ONNX's output dims (DeviceError otherwise).
 void set_conv_descriptors(const CudaContext& ctx, const ConvLayout& layout, ConvDescriptors& d);
 

@@ -287,12 +287,12 @@ void register_cuda_conv_pool_kernels(KernelRegistry& r, const CudaContext& ctx) 
   for (const char* op : {"Conv+MaxPool", "Conv+Relu+MaxPool"}) {
     r.add(op, [&r, &ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
       return plan_conv_pool(r, ctx, node, inputs, outputs);
-    }).with_dtypes(kFloatAndHalf);  // the pair in half (the direct kernel is fp32 only)
+    }).with_dtypes(kFloatAndHalves);  // the pair in half (the direct kernel is fp32 only)
     r.add(std::string(op) + kChannelsLastSuffix,
           [&r](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
             return plan_conv_pool_nhwc(r, node, inputs, outputs);
           })
-        .with_dtypes(kFloatAndHalf)
+        .with_dtypes(kFloatAndHalves)
         .refusing(channels_last_check(op, [](const Node& node) {
           const std::string why = symmetric_pads_reason(node, "");
           return why.empty() ? channels_last_max_pool_reason(node, kPoolAttrPrefix) : why;

@@ -93,7 +93,7 @@ KernelChoice plan_conv_transpose(const CudaContext& ctx, const Node& node, const
                                                 node.where());
   choice.algorithm = conv_algo_name(ConvDirection::BackwardData, algo.algo) +
                      (layout.pad.needed ? " + crop" : "") + (algo.from_cache ? " (plan cache)" : "");
-  choice.math = conv_math_name(algo.math_type, ctx.options.precision);
+  choice.math = conv_math_name(algo.math_type, conv_precision(ctx.options.precision, layout.dtype));
   choice.workspace_bytes = layout.pad.bytes + algo.workspace_bytes;
   choice.time_ms = algo.time_ms;
   choice.rejected = plain(algo.rejected);

@@ -113,11 +113,11 @@ GradChoice plan_conv_transpose_grad(const GradRequest& r) {
   std::string text = layout.pad.needed ? "pad kernel" : "";
   if (r.needs_grad[kX]) {
     data = plan_direction(ctx, ConvDirection::Forward, layout, limit - layout.pad.bytes, r.node);
-    describe(choice, text, ConvDirection::Forward, *data, ctx.options.precision);
+    describe(choice, text, ConvDirection::Forward, *data, conv_precision(ctx, data->d));
   }
   if (r.needs_grad[kW]) {
     filter = plan_direction(ctx, ConvDirection::BackwardFilter, layout, limit - layout.pad.bytes, r.node);
-    describe(choice, text, ConvDirection::BackwardFilter, *filter, ctx.options.precision);
+    describe(choice, text, ConvDirection::BackwardFilter, *filter, conv_precision(ctx, filter->d));
   }
   if (has_bias && r.needs_grad[kB]) text += (text.empty() ? "" : " + ") + std::string("bwd bias");
   choice.algorithm = text;

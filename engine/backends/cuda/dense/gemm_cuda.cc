@@ -13,6 +13,7 @@
 // Float16 (precision="fp16"): A, B, C and Y are CUDA_R_16F on both paths, the compute type
 // CUBLAS_COMPUTE_32F (tensor ops, fp32 accumulation, float alpha/beta); the bias epilogue reads a
 // half bias (cuBLASLt's bias type defaults to Y's); the SGEMM path becomes cublasGemmEx.
+// BFloat16 (precision="bf16") the same with CUDA_R_16BF.
 #include <climits>
 
 #include "backends/cuda/dense/blas.h"
@@ -102,14 +103,14 @@ class GemmKernel final : public Kernel {
     if (relu_ && n > 0) {
       check(cudnnSetActivationDescriptor(activation_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
             "cudnnSetActivationDescriptor");
-      set_tensor(tensor_, {1, n, 1, 1}, call.half ? DType::Float16 : DType::Float32);
+      set_tensor(tensor_, {1, n, 1, 1}, call.dtype);
     }
   }
 
   void run(const KernelArgs& args) const override {
     void* y = args.out<void>(0);
     const size_t y_elems = static_cast<size_t>(call_.m) * static_cast<size_t>(call_.n);
-    const size_t elem = call_.half ? 2 : sizeof(float);
+    const size_t elem = dtype_size(call_.dtype);
     if (y_elems == 0) return;
     if (fill_ == BiasFill::Copy) {
       check(cudaMemcpyAsync(y, args.in<void>(2), y_elems * elem, cudaMemcpyDeviceToDevice, ctx_.stream),
@@ -144,7 +145,7 @@ KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, cons
   call.trans_a = node.attr_int("transA", 0) != 0;
   call.trans_b = node.attr_int("transB", 0) != 0;
   call.alpha = node.attr_float("alpha", 1.0f);
-  call.half = inputs[0].info.dtype == DType::Float16;
+  call.dtype = inputs[0].info.dtype;
   const int64_t m = outputs[0].shape[0], n = outputs[0].shape[1];
   const int64_t k = call.trans_a ? inputs[0].info.shape[0] : inputs[0].info.shape[1];
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX) {
@@ -174,7 +175,7 @@ KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, cons
   }
   KernelChoice choice;
   if (take_dense_rows(ctx, relu, node, inputs, outputs[0], choice)) return choice;
-  choice.math = blas_math_name(ctx, call.half);
+  choice.math = blas_math_name(ctx, call.dtype);
   if (m > 0 && n > 0 && k > 0 && (!has_c || row_bias)) {
     const cublasLtEpilogue_t epilogue = has_c ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
                                               : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
@@ -193,7 +194,7 @@ KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, cons
     }
     choice.rejected.push_back({"cublasLtMatmul", "cuBLASLt has no algorithm for these shapes"});
   }
-  const std::string gemm = call.half ? "cublasGemmEx" : "cublasSgemm";
+  const std::string gemm = call.half() ? "cublasGemmEx" : "cublasSgemm";
   choice.algorithm = (fill == BiasFill::Broadcast ? gemm + " (C broadcast by kernel)" : gemm) +
                      (relu ? " + cudnnActivationForward (relu)" : "");
   if (!has_c) call.beta = 0.0f;
@@ -209,11 +210,11 @@ KernelChoice make_gemm(const CudaContext& ctx, bool relu, const Node& node, cons
 void register_cuda_gemm_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("Gemm", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
                        const std::vector<TensorInfo>& outputs) { return make_gemm(ctx, false, node, inputs, outputs); })
-      .with_dtypes(kFloatAndHalf);
+      .with_dtypes(kFloatAndHalves);
   r.add("Gemm+Relu", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
                             const std::vector<TensorInfo>& outputs) {
     return make_gemm(ctx, true, node, inputs, outputs);
-  }).with_dtypes(kFloatAndHalf);
+  }).with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

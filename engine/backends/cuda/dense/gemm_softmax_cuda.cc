@@ -74,7 +74,7 @@ void register_cuda_gemm_softmax_kernels(KernelRegistry& r, const CudaContext& ct
   r.add("Gemm+Softmax", [&r, &ctx](const Node& node, const std::vector<ValueInfo>& inputs,
                                    const std::vector<TensorInfo>& outputs) {
     return plan_gemm_softmax(r, ctx, node, inputs, outputs);
-  }).with_dtypes(kFloatAndHalf);  // the pair in half (the fused kernel is fp32 only)
+  }).with_dtypes(kFloatAndHalves);  // the pair in half (the fused kernel is fp32 only)
 }
 
 }  // namespace dnnx::cuda

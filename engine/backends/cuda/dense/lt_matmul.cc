@@ -14,8 +14,9 @@ LtMatmul::~LtMatmul() {
 
 bool LtMatmul::plan(const CudaContext& ctx, const GemmCall& c, cublasLtEpilogue_t epilogue, size_t workspace_limit) {
   const cublasComputeType_t compute =
-      ctx.options.precision == Precision::Tf32 && !c.half ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  const cudaDataType_t type = c.half ? CUDA_R_16F : CUDA_R_32F;
+      ctx.options.precision == Precision::Tf32 && !c.half() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  // A, B, C and D of one type (a half bias epilogue reads the bias in D's type, its default).
+  const cudaDataType_t type = blas_data_type(c.dtype);
   check(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
   const cublasOperation_t op_a = c.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt's A: our B
   const cublasOperation_t op_b = c.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt's B: our A

@@ -1,5 +1,5 @@
-// MatMul on cuBLAS (math mode from the precision, blas.h; float16 through cublasGemmEx with fp32
-// accumulation), numpy semantics (ops/matmul.h):
+// MatMul on cuBLAS (math mode from the precision, blas.h; float16 and bfloat16 through
+// cublasGemmEx with fp32 accumulation), numpy semantics (ops/matmul.h):
 //   gemm            B has no batch (or only 1s): A [batch..., M, K] is one [batch*M, K] matrix
 //   strided batched A and B have the same batch dims, or A has none: one batched call
 //                   (A's stride 0 repeats it)
@@ -28,7 +28,7 @@ class MatMulKernel final : public Kernel {
     const auto* a = args.in<uint8_t>(0);
     const auto* b = args.in<uint8_t>(1);
     auto* y = args.out<uint8_t>(0);
-    const size_t elem = call_.half ? 2 : sizeof(float);
+    const size_t elem = dtype_size(call_.dtype);
     if (y_elems_ == 0) return;
     if (call_.k == 0) {  // an empty sum: zeros
       check(cudaMemsetAsync(y, 0, static_cast<size_t>(y_elems_) * elem, ctx_.stream), "cudaMemsetAsync");
@@ -71,14 +71,14 @@ KernelChoice matmul_factory(const CudaContext& ctx, const Node& node, const std:
   call.m = static_cast<int>(rows);
   call.k = static_cast<int>(g.k);
   call.n = static_cast<int>(g.n);
-  call.half = inputs[0].info.dtype == DType::Float16;
+  call.dtype = inputs[0].info.dtype;
   KernelChoice choice;
-  choice.math = blas_math_name(ctx, call.half);
+  choice.math = blas_math_name(ctx, call.dtype);
   std::vector<std::pair<int64_t, int64_t>> offsets;
   switch (path) {
-    case MatMulPath::Gemm: choice.algorithm = call.half ? "cublasGemmEx" : "cublasSgemm"; break;
+    case MatMulPath::Gemm: choice.algorithm = call.half() ? "cublasGemmEx" : "cublasSgemm"; break;
     case MatMulPath::StridedBatched:
-      choice.algorithm = call.half ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched";
+      choice.algorithm = call.half() ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched";
       call.batch = static_cast<int>(batches);
       call.stride_a = numel(g.batch_a) == 1 ? 0 : g.m * g.k;
       call.stride_b = g.k * g.n;
@@ -102,7 +102,7 @@ KernelChoice matmul_factory(const CudaContext& ctx, const Node& node, const std:
 void register_cuda_matmul_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("MatMul", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>&) { return matmul_factory(ctx, node, inputs); })
-      .with_dtypes(kFloatAndHalf);
+      .with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

@@ -122,10 +122,10 @@ GradChoice plan_neg_grad(const GradRequest& r) {
 }  // namespace
 
 void register_cuda_activation_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Relu", activation_factory(ctx, CUDNN_ACTIVATION_RELU)).with_dtypes(kFloatAndHalf);
-  r.add("Sigmoid", activation_factory(ctx, CUDNN_ACTIVATION_SIGMOID)).with_dtypes(kFloatAndHalf);
-  r.add("Tanh", activation_factory(ctx, CUDNN_ACTIVATION_TANH)).with_dtypes(kFloatAndHalf);
-  r.add("Neg", neg_factory(ctx)).with_dtypes(kFloatAndHalf).with_gradient(plan_neg_grad);
+  r.add("Relu", activation_factory(ctx, CUDNN_ACTIVATION_RELU)).with_dtypes(kFloatAndHalves);
+  r.add("Sigmoid", activation_factory(ctx, CUDNN_ACTIVATION_SIGMOID)).with_dtypes(kFloatAndHalves);
+  r.add("Tanh", activation_factory(ctx, CUDNN_ACTIVATION_TANH)).with_dtypes(kFloatAndHalves);
+  r.add("Neg", neg_factory(ctx)).with_dtypes(kFloatAndHalves).with_gradient(plan_neg_grad);
   r.add("Abs", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
     return typed_sign_choice(ctx, TypedUnary::Abs, node, inputs);
   });

@@ -1,6 +1,6 @@
 // BatchNormalization (inference) on CUDA, one of the real-world ops of issue #5: per-channel
-// scale+shift, the statistics read on the device (batchnorm_kernels.cu), float32 or float16
-// (precision="fp16"). Training mode (the running mean/var outputs) is refused at plan time
+// scale+shift, the statistics read on the device (batchnorm_kernels.cu), float32, float16 or
+// bfloat16 (half storage). Training mode (the running mean/var outputs) is refused at plan time
 // with an UnsupportedModelError naming the node.
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
@@ -12,7 +12,7 @@ namespace {
 KernelChoice plan_batchnorm(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                             const std::vector<TensorInfo>& outputs) {
   if (outputs.size() > 1) node_fail<UnsupportedModelError>(node, "training mode (running mean/var outputs) is not supported on CUDA");
-  const bool half = inputs[0].info.dtype == DType::Float16;  // then every input (half_storage)
+  const DType dtype = inputs[0].info.dtype;  // then every input has it (half_storage)
   for (size_t i = 0; i < inputs.size(); ++i) require_cuda_floating(node, inputs[i].info, inputs[0].info.dtype, "inputs");
   const Shape& x = inputs[0].info.shape;
   if (x.size() < 2) node_fail<UnsupportedModelError>(node, "X " + shape_str(x) + " has fewer than 2 dims");
@@ -23,14 +23,14 @@ KernelChoice plan_batchnorm(const CudaContext& ctx, const Node& node, const std:
   const CudaContext* c = &ctx;
   return make_choice("scale+shift kernel", [=](const KernelArgs& a) {
     launch_batchnorm(a.in<void>(0), a.in<void>(1), a.in<void>(2), a.in<void>(3), a.in<void>(4), a.out<void>(0), batch,
-                     channels, plane, eps, half, c->stream);
+                     channels, plane, eps, dtype, c->stream);
   });
 }
 
 }  // namespace
 
 void register_cuda_batchnorm_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("BatchNormalization", bind(ctx, plan_batchnorm)).with_dtypes(kFloatAndHalf);
+  r.add("BatchNormalization", bind(ctx, plan_batchnorm)).with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

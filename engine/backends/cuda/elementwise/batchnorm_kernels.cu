@@ -1,6 +1,6 @@
 // The BatchNormalization (inference) kernel (batchnorm_cuda.cc): per-channel scale+shift with
 // the statistics read on the device. One thread per output element, grid-stride loops,
-// arithmetic as the CPU kernels do it. The kernel takes float32 or float16 elements
+// arithmetic as the CPU kernels do it. The kernel takes float32, float16 or bfloat16 elements
 // (element_dispatch.cuh: float arithmetic either way).
 #include <cmath>
 
@@ -29,10 +29,10 @@ __global__ void batchnorm(const T* __restrict__ x, const T* __restrict__ scale, 
 }  // namespace
 
 void launch_batchnorm(const void* x, const void* scale, const void* bias, const void* mean, const void* var, void* y,
-                      int64_t batch, int64_t channels, int64_t plane, float epsilon, bool half, cudaStream_t stream) {
+                      int64_t batch, int64_t channels, int64_t plane, float epsilon, DType dtype, cudaStream_t stream) {
   const int64_t n = batch * channels * plane;
   if (n == 0) return;
-  with_element(half, [&](auto e) {
+  with_element(dtype, [&](auto e) {
     using T = decltype(e);
     batchnorm<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(scale),
                                                       static_cast<const T*>(bias), static_cast<const T*>(mean),

@@ -1,5 +1,5 @@
-// Add, Sub, Mul, Div (and Sum, Max, Min pairwise) on CUDA (binary_kernels.cu: float32 and
-// float16); on int32 and int64, and Mod on any number type, the typed kernels (typed_kernels.cu,
+// Add, Sub, Mul, Div (and Sum, Max, Min pairwise) on CUDA (binary_kernels.cu: float32, float16
+// and bfloat16); on int32 and int64, and Mod on any number type, the typed kernels (typed_kernels.cu,
 // Div and Mod as ops/div_mod.h). The broadcast is analysed once, at plan time, as on the CPU:
 // output dims of size 1 are dropped and neighbouring dims that broadcast the same way are merged,
 // so a bias [C,1,1] over [N,C,H,W] becomes [N, C, H*W] with B's strides (0, 1, 0). No broadcast
@@ -53,11 +53,11 @@ namespace {
 
 class BinaryKernel final : public Kernel {
  public:
-  BinaryKernel(const CudaContext& ctx, BinaryKind kind, int64_t n, BroadcastDims dims, bool half)
-      : ctx_(ctx), kind_(kind), n_(n), dims_(dims), half_(half) {}
+  BinaryKernel(const CudaContext& ctx, BinaryKind kind, int64_t n, BroadcastDims dims, DType dtype)
+      : ctx_(ctx), kind_(kind), n_(n), dims_(dims), dtype_(dtype) {}
 
   void run(const KernelArgs& args) const override {
-    launch_binary(kind_, args.in<void>(0), args.in<void>(1), args.out<void>(0), n_, dims_, half_, ctx_.stream);
+    launch_binary(kind_, args.in<void>(0), args.in<void>(1), args.out<void>(0), n_, dims_, dtype_, ctx_.stream);
   }
 
  private:
@@ -65,7 +65,7 @@ class BinaryKernel final : public Kernel {
   BinaryKind kind_;
   int64_t n_;
   BroadcastDims dims_;
-  bool half_;  // float16 elements (Note [half storage]); float32 otherwise
+  DType dtype_;  // float32, or the half type of half storage (Note [half storage])
 };
 
 // The typed kernel's op for an integer Add, Sub, Mul or Div.
@@ -86,30 +86,29 @@ KernelFactory binary_factory(const CudaContext& ctx, BinaryKind kind) {
     const BroadcastDims dims = plan_broadcast(node, inputs[0].info.shape, inputs[1].info.shape, outputs[0].shape);
     KernelChoice choice;
     choice.algorithm = dims.rank == 0 ? "elementwise kernel" : "broadcast kernel";
-    choice.kernel = std::make_unique<BinaryKernel>(ctx, kind, numel(outputs[0].shape), dims,
-                                                   inputs[0].info.dtype == DType::Float16);
+    choice.kernel = std::make_unique<BinaryKernel>(ctx, kind, numel(outputs[0].shape), dims, inputs[0].info.dtype);
     return choice;
   };
 }
 
-// Sum, Max, Min (float32 or float16, 1 or more inputs) as pairwise binary kernels into Y: Y = X0 op X1,
+// Sum, Max, Min (float32, or all of one half type; 1 or more inputs) as pairwise binary kernels into Y: Y = X0 op X1,
 // then Y = Y op Xi for each further input, each pair with its own broadcast plan. One input is
 // a broadcast copy of it. Y never aliases an input (the executor gives it its own buffer).
 class VariadicKernel final : public Kernel {
  public:
   VariadicKernel(const CudaContext& ctx, BinaryKind kind, int64_t n, std::vector<BroadcastDims> steps, BroadcastDims copy,
-                 bool half)
-      : ctx_(ctx), kind_(kind), n_(n), steps_(std::move(steps)), copy_(copy), half_(half) {}
+                 DType dtype)
+      : ctx_(ctx), kind_(kind), n_(n), steps_(std::move(steps)), copy_(copy), dtype_(dtype) {}
 
   void run(const KernelArgs& args) const override {
     if (n_ == 0) return;
     if (steps_.empty()) {
-      launch_gather(args.in<void>(0), args.out<void>(0), half_ ? 2 : sizeof(float), n_, copy_, ctx_.stream);
+      launch_gather(args.in<void>(0), args.out<void>(0), dtype_size(dtype_), n_, copy_, ctx_.stream);
       return;
     }
-    launch_binary(kind_, args.in<void>(0), args.in<void>(1), args.out<void>(0), n_, steps_[0], half_, ctx_.stream);
+    launch_binary(kind_, args.in<void>(0), args.in<void>(1), args.out<void>(0), n_, steps_[0], dtype_, ctx_.stream);
     for (size_t i = 1; i < steps_.size(); ++i) {
-      launch_binary(kind_, args.out<void>(0), args.in<void>(i + 1), args.out<void>(0), n_, steps_[i], half_,
+      launch_binary(kind_, args.out<void>(0), args.in<void>(i + 1), args.out<void>(0), n_, steps_[i], dtype_,
                     ctx_.stream);
     }
   }
@@ -120,7 +119,7 @@ class VariadicKernel final : public Kernel {
   int64_t n_;
   std::vector<BroadcastDims> steps_;
   BroadcastDims copy_;
-  bool half_;
+  DType dtype_;
 };
 
 KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind) {
@@ -129,7 +128,8 @@ KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind) {
     const Shape& out = outputs[0].shape;
     for (const ValueInfo& v : inputs) {
       if (v.info.dtype != inputs[0].info.dtype || !is_floating(v.info.dtype)) {
-        node_fail<UnsupportedModelError>(node, std::string("the CUDA kernel takes float32 (or all float16) inputs, not ") +
+        node_fail<UnsupportedModelError>(node, std::string("the CUDA kernel takes float32 (or all float16, or all "
+                                                           "bfloat16) inputs, not ") +
                                                    dtype_name(v.info.dtype));
       }
     }
@@ -155,8 +155,8 @@ KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind) {
     }
     KernelChoice choice;
     choice.algorithm = inputs.size() == 1 ? "copy kernel" : "pairwise binary kernels";
-    choice.kernel = std::make_unique<VariadicKernel>(ctx, kind, numel(out), std::move(steps), copy,
-                                                     inputs[0].info.dtype == DType::Float16);
+    choice.kernel =
+        std::make_unique<VariadicKernel>(ctx, kind, numel(out), std::move(steps), copy, inputs[0].info.dtype);
     return choice;
   };
 }
@@ -164,17 +164,17 @@ KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind) {
 }  // namespace
 
 void register_cuda_binary_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Add", binary_factory(ctx, BinaryKind::Add)).with_dtypes(kFloatAndHalf);
-  r.add("Sub", binary_factory(ctx, BinaryKind::Sub)).with_dtypes(kFloatAndHalf);
-  r.add("Mul", binary_factory(ctx, BinaryKind::Mul)).with_dtypes(kFloatAndHalf);
-  r.add("Div", binary_factory(ctx, BinaryKind::Div)).with_dtypes(kFloatAndHalf);
+  r.add("Add", binary_factory(ctx, BinaryKind::Add)).with_dtypes(kFloatAndHalves);
+  r.add("Sub", binary_factory(ctx, BinaryKind::Sub)).with_dtypes(kFloatAndHalves);
+  r.add("Mul", binary_factory(ctx, BinaryKind::Mul)).with_dtypes(kFloatAndHalves);
+  r.add("Div", binary_factory(ctx, BinaryKind::Div)).with_dtypes(kFloatAndHalves);
   r.add("Mod", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
     const TypedBinary op = mod_kind(node) == ModKind::Floor ? TypedBinary::ModFloor : TypedBinary::ModFmod;
     return typed_binary_choice(ctx, op, node, inputs, outputs);
   });
-  r.add("Sum", variadic_factory(ctx, BinaryKind::Add)).with_dtypes(kFloatAndHalf);
-  r.add("Max", variadic_factory(ctx, BinaryKind::Max)).with_dtypes(kFloatAndHalf);
-  r.add("Min", variadic_factory(ctx, BinaryKind::Min)).with_dtypes(kFloatAndHalf);
+  r.add("Sum", variadic_factory(ctx, BinaryKind::Add)).with_dtypes(kFloatAndHalves);
+  r.add("Max", variadic_factory(ctx, BinaryKind::Max)).with_dtypes(kFloatAndHalves);
+  r.add("Min", variadic_factory(ctx, BinaryKind::Min)).with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

@@ -1,10 +1,9 @@
 // Add, Sub, Mul, Div as CUDA kernels: a plain elementwise loop when no operand broadcasts,
-// else a strided one that turns each output index into the two operands' offsets. Float32 or
-// float16 elements; the arithmetic is float either way.
-#include <cuda_fp16.h>
-
+// else a strided one that turns each output index into the two operands' offsets. Float32,
+// float16 or bfloat16 elements; the arithmetic is float either way.
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/layout/glue_kernels.h"
+#include "backends/cuda/runtime/element_dispatch.cuh"
 #include "backends/cuda/runtime/launch.cuh"
 
 namespace dnnx::cuda {
@@ -56,27 +55,23 @@ void launch_typed(const void* a, const void* b, void* y, int64_t n, const Broadc
 }
 
 template <BinaryKind Kind>
-void launch(const void* a, const void* b, void* y, int64_t n, const BroadcastDims& dims, bool half,
+void launch(const void* a, const void* b, void* y, int64_t n, const BroadcastDims& dims, DType dtype,
             cudaStream_t stream) {
-  if (half) {
-    launch_typed<Kind, __half>(a, b, y, n, dims, stream);
-  } else {
-    launch_typed<Kind, float>(a, b, y, n, dims, stream);
-  }
+  with_element(dtype, [&](auto e) { launch_typed<Kind, decltype(e)>(a, b, y, n, dims, stream); });
 }
 
 }  // namespace
 
 void launch_binary(BinaryKind kind, const void* a, const void* b, void* y, int64_t n,
-                   const BroadcastDims& dims, bool half, cudaStream_t stream) {
+                   const BroadcastDims& dims, DType dtype, cudaStream_t stream) {
   if (n == 0) return;
   switch (kind) {
-    case BinaryKind::Add: launch<BinaryKind::Add>(a, b, y, n, dims, half, stream); break;
-    case BinaryKind::Sub: launch<BinaryKind::Sub>(a, b, y, n, dims, half, stream); break;
-    case BinaryKind::Mul: launch<BinaryKind::Mul>(a, b, y, n, dims, half, stream); break;
-    case BinaryKind::Div: launch<BinaryKind::Div>(a, b, y, n, dims, half, stream); break;
-    case BinaryKind::Max: launch<BinaryKind::Max>(a, b, y, n, dims, half, stream); break;
-    case BinaryKind::Min: launch<BinaryKind::Min>(a, b, y, n, dims, half, stream); break;
+    case BinaryKind::Add: launch<BinaryKind::Add>(a, b, y, n, dims, dtype, stream); break;
+    case BinaryKind::Sub: launch<BinaryKind::Sub>(a, b, y, n, dims, dtype, stream); break;
+    case BinaryKind::Mul: launch<BinaryKind::Mul>(a, b, y, n, dims, dtype, stream); break;
+    case BinaryKind::Div: launch<BinaryKind::Div>(a, b, y, n, dims, dtype, stream); break;
+    case BinaryKind::Max: launch<BinaryKind::Max>(a, b, y, n, dims, dtype, stream); break;
+    case BinaryKind::Min: launch<BinaryKind::Min>(a, b, y, n, dims, dtype, stream); break;
   }
   check_launch("binary kernel");
 }

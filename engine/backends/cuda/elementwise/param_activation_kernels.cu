@@ -1,7 +1,7 @@
 // The LeakyRelu, Elu, Selu and Clip kernels (param_activation_cuda.cc); Clip's bounds may be device
 // scalars. One thread per output element, grid-stride loops, arithmetic as the CPU kernels do
-// it. The kernels take float32 or float16 elements (element_dispatch.cuh: float arithmetic
-// either way).
+// it. The kernels take float32, float16 or bfloat16 elements (element_dispatch.cuh: float
+// arithmetic either way).
 #include <cmath>
 
 #include "backends/cuda/runtime/cuda_check.h"
@@ -52,10 +52,10 @@ __global__ void clip(const T* __restrict__ x, T* __restrict__ y, int64_t n, floa
 
 }  // namespace
 
-void launch_alpha_activation(AlphaKind kind, const void* x, void* y, int64_t n, float alpha, float gamma, bool half,
+void launch_alpha_activation(AlphaKind kind, const void* x, void* y, int64_t n, float alpha, float gamma, DType dtype,
                              cudaStream_t stream) {
   if (n == 0) return;
-  with_element(half, [&](auto e) {
+  with_element(dtype, [&](auto e) {
     using T = decltype(e);
     if (kind == AlphaKind::LeakyRelu) {
       leaky_relu<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, alpha);
@@ -69,9 +69,9 @@ void launch_alpha_activation(AlphaKind kind, const void* x, void* y, int64_t n, 
 }
 
 void launch_clip(const void* x, void* y, int64_t n, float lo, float hi, const void* lo_ptr, const void* hi_ptr,
-                 bool half, cudaStream_t stream) {
+                 DType dtype, cudaStream_t stream) {
   if (n == 0) return;
-  with_element(half, [&](auto e) {
+  with_element(dtype, [&](auto e) {
     using T = decltype(e);
     clip<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, lo, hi,
                                                  static_cast<const T*>(lo_ptr), static_cast<const T*>(hi_ptr));

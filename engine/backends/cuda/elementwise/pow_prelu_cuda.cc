@@ -1,4 +1,4 @@
-// Pow and PRelu on CUDA, forward (float32 or float16) and gradient (float32) side by side,
+// Pow and PRelu on CUDA, forward (float32, float16 or bfloat16) and gradient (float32) side by side,
 // mirroring backends/cpu/pow_prelu_cpu.cc: the forward is one broadcast kernel; the gradient
 // writes each side's output-shaped terms (pow_prelu_kernels.h) into the workspace and sums them
 // to the side with the reduce-sum kernel (train/grad_kernels.h; deterministic, as Add's). PRelu's
@@ -22,10 +22,9 @@ KernelFactory pair_factory(const CudaContext& ctx, PairKind kind) {
                           kind == PairKind::Pow ? "exponent Y (an integer exponent runs on the host)" : "slope");
     const BroadcastDims dims = plan_broadcast(node, inputs[0].info.shape, inputs[1].info.shape, outputs[0].shape);
     const int64_t n = numel(outputs[0].shape);
-    const bool half = dtype == DType::Float16;
     const CudaContext* c = &ctx;
     return make_choice("broadcast kernel", [=](const KernelArgs& a) {
-      launch_pow_prelu(kind, a.in<void>(0), a.in<void>(1), a.out<void>(0), n, dims, half, c->stream);
+      launch_pow_prelu(kind, a.in<void>(0), a.in<void>(1), a.out<void>(0), n, dims, dtype, c->stream);
     });
   };
 }
@@ -78,9 +77,9 @@ GradFactory pair_grad(PairKind kind) {
 }  // namespace
 
 void register_cuda_pow_prelu_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Pow", pair_factory(ctx, PairKind::Pow)).with_dtypes(kFloatAndHalf).with_gradient(pair_grad(PairKind::Pow));
+  r.add("Pow", pair_factory(ctx, PairKind::Pow)).with_dtypes(kFloatAndHalves).with_gradient(pair_grad(PairKind::Pow));
   r.add("PRelu", pair_factory(ctx, PairKind::PRelu))
-      .with_dtypes(kFloatAndHalf)
+      .with_dtypes(kFloatAndHalves)
       .with_gradient(pair_grad(PairKind::PRelu));
 }
 

@@ -64,9 +64,9 @@ __global__ void pair_grad_terms(const float* __restrict__ a, const float* __rest
 }  // namespace
 
 void launch_pow_prelu(PairKind kind, const void* a, const void* b, void* y, int64_t n, const BroadcastDims& dims,
-                      bool half, cudaStream_t stream) {
+                      DType dtype, cudaStream_t stream) {
   if (n == 0) return;
-  with_element(half, [&](auto e) {
+  with_element(dtype, [&](auto e) {
     using T = decltype(e);
     const T *ta = static_cast<const T*>(a), *tb = static_cast<const T*>(b);
     T* ty = static_cast<T*>(y);

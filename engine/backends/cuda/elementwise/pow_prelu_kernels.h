@@ -13,9 +13,10 @@ namespace dnnx::cuda {
 
 enum class PairKind { Pow, PRelu };
 
-// y[i] = a^b or (a < 0 ? b a : a), float32 or float16 when `half` (float arithmetic).
+// y[i] = a^b or (a < 0 ? b a : a); elements of `dtype`: float32, float16 or bfloat16 (float
+// arithmetic).
 void launch_pow_prelu(PairKind kind, const void* a, const void* b, void* y, int64_t n, const BroadcastDims& dims,
-                      bool half, cudaStream_t stream);
+                      DType dtype, cudaStream_t stream);
 
 // The output-shaped terms of the gradient, each summed to its side afterwards (float32; a null
 // term is not written), with dy the output's gradient and y the kept output:

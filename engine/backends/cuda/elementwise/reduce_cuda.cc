@@ -1,6 +1,6 @@
 // The Reduce* ops on CUDA: one thread per output element over the reduced dims
-// (reduce_kernels.cu), forward and gradient. ReduceMean stores float32 or float16
-// (precision="fp16"); ReduceSum, ReduceMax, ReduceMin, ReduceProd and ReduceL2 float32. Every
+// (reduce_kernels.cu), forward and gradient. ReduceMean stores float32, float16 or
+// bfloat16 (half storage); ReduceSum, ReduceMax, ReduceMin, ReduceProd and ReduceL2 float32. Every
 // gradient is one launch, each cell writing its own elements of dX (the CPU's rules:
 // backends/cpu/reduce_cpu.cc). More than kMaxGlueDims non-unit dims on one side of the reduction
 // is refused at plan time with an UnsupportedModelError naming the node.
@@ -45,7 +45,7 @@ ReduceLayout reduce_layout(const Node& node, const std::vector<ValueInfo>& input
 KernelChoice plan_reduce(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>&) {
   const ReduceKind kind = reduce_kind(node.op_type);
-  const bool half = inputs[0].info.dtype == DType::Float16;
+  const DType dtype = inputs[0].info.dtype;
   if (kind == ReduceKind::Mean) {
     require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
   } else {
@@ -55,7 +55,7 @@ KernelChoice plan_reduce(const CudaContext& ctx, const Node& node, const std::ve
   const CudaContext* c = &ctx;
   if (kind == ReduceKind::Mean) {
     return make_choice("direct kernel", [=](const KernelArgs& a) {
-      launch_reduce_mean(a.in<void>(0), a.out<void>(0), l.cells, l.out, l.red, l.count, half, c->stream);
+      launch_reduce_mean(a.in<void>(0), a.out<void>(0), l.cells, l.out, l.red, l.count, dtype, c->stream);
     });
   }
   return make_choice("direct kernel", [=](const KernelArgs& a) {
@@ -77,7 +77,7 @@ GradChoice plan_reduce_grad(const GradRequest& r) {
 }  // namespace
 
 void register_cuda_reduce_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("ReduceMean", bind(ctx, plan_reduce)).with_dtypes(kFloatAndHalf).with_gradient(plan_reduce_grad);
+  r.add("ReduceMean", bind(ctx, plan_reduce)).with_dtypes(kFloatAndHalves).with_gradient(plan_reduce_grad);
   for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"}) {
     r.add(op, bind(ctx, plan_reduce)).with_gradient(plan_reduce_grad);
   }

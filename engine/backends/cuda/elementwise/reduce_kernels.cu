@@ -1,7 +1,8 @@
 // The Reduce* kernels (reduce_cuda.cc): each output element reduces its elements, both walked
 // by BroadcastDims. One thread per output element, grid-stride loops, arithmetic as the CPU
-// kernels do it (backends/cpu/reduce_cpu.cc, its gradients too). ReduceMean takes float32 or
-// float16 elements (element_dispatch.cuh: float arithmetic either way), the others float32.
+// kernels do it (backends/cpu/reduce_cpu.cc, its gradients too). ReduceMean takes float32,
+// float16 or bfloat16 elements (element_dispatch.cuh: float arithmetic either way), the others
+// float32.
 #include <cuda_runtime.h>
 
 #include "backends/cuda/elementwise/reduce_kernels.h"
@@ -123,9 +124,9 @@ void launch_reduce_grad(ReduceKind kind, const float* x, const float* y, const f
 }
 
 void launch_reduce_mean(const void* x, void* y, int64_t n, const BroadcastDims& out, const BroadcastDims& red,
-                        int64_t count, bool half, cudaStream_t stream) {
+                        int64_t count, DType dtype, cudaStream_t stream) {
   if (n == 0) return;
-  with_element(half, [&](auto e) {
+  with_element(dtype, [&](auto e) {
     using T = decltype(e);
     reduce_mean<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, out, red,
                                                         count);

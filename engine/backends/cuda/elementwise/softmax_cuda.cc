@@ -48,8 +48,8 @@ KernelFactory softmax_factory(const CudaContext& ctx, cudnnSoftmaxAlgorithm_t al
 }  // namespace
 
 void register_cuda_softmax_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Softmax", softmax_factory(ctx, CUDNN_SOFTMAX_ACCURATE)).with_dtypes(kFloatAndHalf);
-  r.add("LogSoftmax", softmax_factory(ctx, CUDNN_SOFTMAX_LOG)).with_dtypes(kFloatAndHalf);
+  r.add("Softmax", softmax_factory(ctx, CUDNN_SOFTMAX_ACCURATE)).with_dtypes(kFloatAndHalves);
+  r.add("LogSoftmax", softmax_factory(ctx, CUDNN_SOFTMAX_LOG)).with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

@@ -13,15 +13,17 @@
 
 namespace dnnx::cuda {
 
-// The kernels' element type of `t`; float16 is refused (UnsupportedModelError naming the node):
-// these kernels store no halves, and their registrations say so (no with_dtypes(kFloatAndHalf)).
+// The kernels' element type of `t`; float16 and bfloat16 are refused (UnsupportedModelError
+// naming the node): these kernels store no halves, and their registrations say so (no
+// with_dtypes(kFloatAndHalves)).
 inline ElemType typed_element(const Node& node, DType t) {
   switch (t) {
     case DType::Float32: return ElemType::Float32;
     case DType::Int32: return ElemType::Int32;
     case DType::Int64: return ElemType::Int64;
     case DType::Bool: return ElemType::Bool;
-    case DType::Float16: break;
+    case DType::Float16:
+    case DType::BFloat16: break;
   }
   node_fail<UnsupportedModelError>(node, std::string("the CUDA kernel takes float32, int32, int64 or bool, not ") +
                                              dtype_name(t));

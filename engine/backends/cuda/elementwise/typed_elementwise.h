@@ -14,7 +14,7 @@
 
 namespace dnnx::cuda {
 
-// The element types of these kernels (DType without float16: typed_dtype.h converts).
+// The element types of these kernels (DType without the half types: typed_binary.h converts).
 enum class ElemType { Float32, Int32, Int64, Bool };
 
 // What a typed binary kernel computes: arithmetic (output of the input's type; Mod's two sign

@@ -1,5 +1,5 @@
 // Exp, Log, Sqrt, Reciprocal, Erf, Gelu, HardSigmoid, HardSwish, Softplus, Mish on CUDA, forward
-// (float32 or float16) and gradient (float32) side by side, mirroring backends/cpu/
+// (float32, float16 or bfloat16) and gradient (float32) side by side, mirroring backends/cpu/
 // unary_math_cpu.cc through the same formulas (ops/unary_math.h); also Abs's float gradient
 // (its forward is activation_cuda.cc's typed kernel).
 #include "backends/cuda/backend/simple_kernel.h"
@@ -12,13 +12,13 @@ namespace {
 KernelChoice plan_unary_math(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                              const std::vector<TensorInfo>&) {
   require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
-  const bool half = inputs[0].info.dtype == DType::Float16;
+  const DType dtype = inputs[0].info.dtype;
   const UnaryMath kind = unary_math_kind(node);
   const UnaryParams params = unary_math_params(node);
   const int64_t n = numel(inputs[0].info.shape);
   const CudaContext* c = &ctx;
   return make_choice("elementwise kernel", [=](const KernelArgs& a) {
-    launch_unary_math(kind, params, a.in<void>(0), a.out<void>(0), n, half, c->stream);
+    launch_unary_math(kind, params, a.in<void>(0), a.out<void>(0), n, dtype, c->stream);
   });
 }
 
@@ -53,7 +53,7 @@ GradChoice plan_unary_math_grad(const GradRequest& r) {
 void register_cuda_unary_math_kernels(KernelRegistry& r, const CudaContext& ctx) {
   for (const char* op : {"Exp", "Log", "Sqrt", "Reciprocal", "Erf", "Gelu", "HardSigmoid", "HardSwish", "Softplus",
                          "Mish"}) {
-    r.add(op, bind(ctx, plan_unary_math)).with_dtypes(kFloatAndHalf).with_gradient(plan_unary_math_grad);
+    r.add(op, bind(ctx, plan_unary_math)).with_dtypes(kFloatAndHalves).with_gradient(plan_unary_math_grad);
   }
   r.at("Abs").with_gradient(plan_unary_math_grad);  // float Abs (the forward: activation_cuda.cc)
 }

@@ -1,6 +1,6 @@
 // The unary float ops' kernels (unary_math_cuda.cc): one thread per element, grid-stride loops,
 // one instantiation per kind (ops/unary_math.h's UnaryMathTag), the kind dispatched once per
-// launch. The forward takes float32 or float16 elements (float arithmetic either way).
+// launch. The forward takes float32, float16 or bfloat16 elements (float arithmetic either way).
 #include "backends/cuda/elementwise/unary_math_kernels.h"
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/element_dispatch.cuh"
@@ -24,10 +24,10 @@ __global__ void unary_backward(const float* __restrict__ x, const float* __restr
 
 }  // namespace
 
-void launch_unary_math(UnaryMath kind, const UnaryParams& params, const void* x, void* y, int64_t n, bool half,
+void launch_unary_math(UnaryMath kind, const UnaryParams& params, const void* x, void* y, int64_t n, DType dtype,
                        cudaStream_t stream) {
   if (n == 0) return;
-  with_element(half, [&](auto e) {
+  with_element(dtype, [&](auto e) {
     using T = decltype(e);
     with_unary_math(kind, [&](auto tag) {
       unary_forward<decltype(tag)::kind, T>

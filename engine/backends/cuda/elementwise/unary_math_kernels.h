@@ -5,12 +5,14 @@
 
 #include <cuda_runtime.h>
 
+#include "ir/tensor.h"
 #include "ops/unary_math.h"
 
 namespace dnnx::cuda {
 
-// y[i] = f(x[i]) for i < n; float32, or float16 when `half` (float arithmetic, one rounding).
-void launch_unary_math(UnaryMath kind, const UnaryParams& params, const void* x, void* y, int64_t n, bool half,
+// y[i] = f(x[i]) for i < n; elements of `dtype`: float32, float16 or bfloat16 (float arithmetic,
+// one rounding).
+void launch_unary_math(UnaryMath kind, const UnaryParams& params, const void* x, void* y, int64_t n, DType dtype,
                        cudaStream_t stream);
 
 // dx[i] = dy[i] * f'(x[i]) (from x and the kept y), float32.

@@ -1,6 +1,6 @@
 // Cast on CUDA, one of the real-world ops of issue #5: a copy when the types agree, else a
-// conversion kernel (cast_kernels.cu) between float32, int32, int64, bool and float16 (to
-// float16: round to nearest even; the edges of half storage; to bool: x != 0).
+// conversion kernel (cast_kernels.cu) between float32, int32, int64, bool, float16 and bfloat16
+// (to float16 or bfloat16: round to nearest even; the edges of half storage; to bool: x != 0).
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "ops/cast.h"
@@ -17,6 +17,7 @@ int dtype_code(DType t) {
     case DType::Int64: return 2;
     case DType::Float16: return 3;
     case DType::Bool: return 4;
+    case DType::BFloat16: return 5;
   }
   return 0;
 }
@@ -36,13 +37,13 @@ KernelChoice plan_cast(const CudaContext& ctx, const Node& node, const std::vect
     });
   }
   const int f = dtype_code(from), t = dtype_code(to);
-  const bool convert = from == DType::Float16 || to == DType::Float16;  // the edges of half storage
+  const bool convert = is_half(from) || is_half(to);  // the edges of half storage
   KernelChoice choice = make_choice(convert ? "convert kernel" : "cast kernel", [=](const KernelArgs& a) {
     launch_cast(a.in<void>(0), f, a.out<void>(0), t, n, c->stream);
   });
   if (convert) {
     choice.math = std::string(dtype_name(from)) + " -> " + dtype_name(to) +
-                  (to == DType::Float16 ? " (round to nearest even)" : " (exact)");
+                  (is_half(to) ? " (round to nearest even)" : " (exact)");
   }
   return choice;
 }

@@ -49,7 +49,7 @@ KernelChoice concat_factory(const CudaContext& ctx, const Node& node, const std:
 void register_cuda_concat_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("Concat", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>&) { return concat_factory(ctx, node, inputs); })
-      .with_dtypes(kFloatAndHalf);
+      .with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

@@ -40,7 +40,7 @@ KernelChoice plan_expand(const CudaContext& ctx, const Node& node, const std::ve
 }  // namespace
 
 void register_cuda_expand_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Expand", bind(ctx, plan_expand)).with_dtypes(kFloatAndHalf);
+  r.add("Expand", bind(ctx, plan_expand)).with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

@@ -33,7 +33,7 @@ KernelChoice plan_gather(const CudaContext& ctx, const Node& node, const std::ve
 }  // namespace
 
 void register_cuda_gather_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Gather", bind(ctx, plan_gather)).with_dtypes(kFloatAndHalf);
+  r.add("Gather", bind(ctx, plan_gather)).with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

@@ -8,6 +8,8 @@
 
 #include <cuda_runtime.h>
 
+#include "ir/tensor.h"
+
 namespace dnnx::cuda {
 
 constexpr int kMaxGlueDims = 8;
@@ -24,13 +26,14 @@ struct BroadcastDims {
 enum class BinaryKind { Add, Sub, Mul, Div, Max, Min };
 
 // y[i] = a[.] op b[.] for i < n. rank 0: a, b and y have n elements each (no broadcast).
-// float32, or float16 when `half` (the arithmetic in float, one rounding to half per result).
+// Elements of `dtype`: float32, or a half type (float16, bfloat16; the arithmetic in float, one
+// rounding to the half type per result).
 void launch_binary(BinaryKind kind, const void* a, const void* b, void* y, int64_t n,
-                   const BroadcastDims& dims, bool half, cudaStream_t stream);
+                   const BroadcastDims& dims, DType dtype, cudaStream_t stream);
 // The float32 form.
 inline void launch_binary(BinaryKind kind, const float* a, const float* b, float* y, int64_t n,
                           const BroadcastDims& dims, cudaStream_t stream) {
-  launch_binary(kind, a, b, y, n, dims, false, stream);
+  launch_binary(kind, a, b, y, n, dims, DType::Float32, stream);
 }
 
 // y[i] = x[offset(i)] for i < n, where offset walks the output dims with x's strides (a
@@ -47,9 +50,9 @@ struct Window3d {
 
 // Max pooling, taps in the padding ignored (they count as -inf): x [planes, in...] ->
 // y [planes, out...].
-void launch_max_pool(const void* x, void* y, const Window3d& w, bool half, cudaStream_t stream);
+void launch_max_pool(const void* x, void* y, const Window3d& w, DType dtype, cudaStream_t stream);
 inline void launch_max_pool(const float* x, float* y, const Window3d& w, cudaStream_t stream) {
-  launch_max_pool(x, y, w, false, stream);
+  launch_max_pool(x, y, w, DType::Float32, stream);
 }
 
 // Zero padding: x [planes, in...] -> y [planes, out...] with x's element (d, h, w) at
@@ -60,71 +63,73 @@ void launch_pad(const float* x, float* y, int64_t planes, const int64_t in[3], c
 // --- The real-world ops, one *_kernels.cu per op family: elementwise/ batchnorm_,
 // param_activation_ (LeakyRelu, Elu, Selu, Clip) and reduce_kernels.cu; pool/ avg_pool_, global_pool_
 // and lrn_kernels.cu; layout/ cast_, gather_axis_ and pad_kernels.cu (Pad and the fill) ---
-// Each takes float32 elements, or float16 where `half` (float arithmetic; precision="fp16");
-// the float32-only forms below the list keep the callers that know nothing of half.
+// Each takes elements of `dtype`: float32, or a half type (float16 under precision="fp16",
+// bfloat16 under "bf16"; float arithmetic either way); the float32-only forms below the list
+// keep the callers that know nothing of half.
 
 // BatchNormalization (inference): x, y [batch, channels, plane]; scale, bias, mean, var [C],
 // read on the device (they may be computed tensors).
 void launch_batchnorm(const void* x, const void* scale, const void* bias, const void* mean, const void* var, void* y,
-                      int64_t batch, int64_t channels, int64_t plane, float epsilon, bool half, cudaStream_t stream);
+                      int64_t batch, int64_t channels, int64_t plane, float epsilon, DType dtype, cudaStream_t stream);
 
 // LeakyRelu, Elu, and Selu (its gamma: `gamma`, unused by the other two).
 enum class AlphaKind { LeakyRelu, Elu, Selu };
-void launch_alpha_activation(AlphaKind kind, const void* x, void* y, int64_t n, float alpha, float gamma, bool half,
+void launch_alpha_activation(AlphaKind kind, const void* x, void* y, int64_t n, float alpha, float gamma, DType dtype,
                              cudaStream_t stream);
 
 // y = min(max(x, lo), hi); lo_ptr / hi_ptr (device scalars) replace lo / hi when not null.
 void launch_clip(const void* x, void* y, int64_t n, float lo, float hi, const void* lo_ptr, const void* hi_ptr,
-                 bool half, cudaStream_t stream);
+                 DType dtype, cudaStream_t stream);
 
 // Average pooling as the CPU computes it: the divisor is the product over dims of the taps
 // inside X (count_include_pad: inside the padded X, [-pads_begin, in + pads_end)).
 void launch_avg_pool(const void* x, void* y, const Window3d& w, const int64_t pad_end[3], bool count_include_pad,
-                     bool half, cudaStream_t stream);
+                     DType dtype, cudaStream_t stream);
 
 // One value per plane: the mean (or the max) of its `plane` elements.
-void launch_global_pool(const void* x, void* y, int64_t planes, int64_t plane, bool max, bool half,
+void launch_global_pool(const void* x, void* y, int64_t planes, int64_t plane, bool max, DType dtype,
                         cudaStream_t stream);
 
 // LRN across channels, x, y [batch, channels, plane]: y = x * (bias + alpha / size * sum)^-beta,
 // sum over channels [c - floor((size-1)/2), c + ceil((size-1)/2)] of x^2.
 void launch_lrn(const void* x, void* y, int64_t batch, int64_t channels, int64_t plane, int64_t size, float alpha,
-                float beta, float bias, bool half, cudaStream_t stream);
+                float beta, float bias, DType dtype, cudaStream_t stream);
 
 // y[i] = mean over the `red` dims of x, where output i walks `out` (size, stride_a: strides
 // in x) and the reduced elements walk `red` (size, stride_a). count: the reduced elements.
 void launch_reduce_mean(const void* x, void* y, int64_t n, const BroadcastDims& out, const BroadcastDims& red,
-                        int64_t count, bool half, cudaStream_t stream);
+                        int64_t count, DType dtype, cudaStream_t stream);
 
 // The float32-only forms.
 inline void launch_batchnorm(const float* x, const float* scale, const float* bias, const float* mean,
                              const float* var, float* y, int64_t batch, int64_t channels, int64_t plane, float epsilon,
                              cudaStream_t stream) {
-  launch_batchnorm(x, scale, bias, mean, var, y, batch, channels, plane, epsilon, false, stream);
+  launch_batchnorm(x, scale, bias, mean, var, y, batch, channels, plane, epsilon, DType::Float32, stream);
 }
 inline void launch_alpha_activation(AlphaKind kind, const float* x, float* y, int64_t n, float alpha, float gamma,
                                     cudaStream_t stream) {
-  launch_alpha_activation(kind, x, y, n, alpha, gamma, false, stream);
+  launch_alpha_activation(kind, x, y, n, alpha, gamma, DType::Float32, stream);
 }
 inline void launch_clip(const float* x, float* y, int64_t n, float lo, float hi, const float* lo_ptr,
                         const float* hi_ptr, cudaStream_t stream) {
-  launch_clip(x, y, n, lo, hi, lo_ptr, hi_ptr, false, stream);
+  launch_clip(x, y, n, lo, hi, lo_ptr, hi_ptr, DType::Float32, stream);
 }
 inline void launch_lrn(const float* x, float* y, int64_t batch, int64_t channels, int64_t plane, int64_t size,
                        float alpha, float beta, float bias, cudaStream_t stream) {
-  launch_lrn(x, y, batch, channels, plane, size, alpha, beta, bias, false, stream);
+  launch_lrn(x, y, batch, channels, plane, size, alpha, beta, bias, DType::Float32, stream);
 }
 inline void launch_avg_pool(const float* x, float* y, const Window3d& w, const int64_t pad_end[3],
                             bool count_include_pad, cudaStream_t stream) {
-  launch_avg_pool(x, y, w, pad_end, count_include_pad, false, stream);
+  launch_avg_pool(x, y, w, pad_end, count_include_pad, DType::Float32, stream);
 }
 inline void launch_reduce_mean(const float* x, float* y, int64_t n, const BroadcastDims& out,
                                const BroadcastDims& red, int64_t count, cudaStream_t stream) {
-  launch_reduce_mean(x, y, n, out, red, count, false, stream);
+  launch_reduce_mean(x, y, n, out, red, count, DType::Float32, stream);
 }
 
 // Element type conversion between float32 (0), int32 (1), int64 (2), float16 (3; through float,
-// round to nearest even) and bool (4; x != 0).
+// round to nearest even), bool (4; x != 0) and bfloat16 (5; through float, round to nearest
+// even).
 void launch_cast(const void* x, int from, void* y, int to, int64_t n, cudaStream_t stream);
 
 // Gather along one axis: x [outer, size, inner] -> y [outer, count, inner] with y's (o, j, i)

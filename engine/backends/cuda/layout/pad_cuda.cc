@@ -49,8 +49,8 @@ KernelChoice plan_pad(const CudaContext& ctx, const Node& node, const std::vecto
     const float v = node.opset < kPadsAsInputOpset ? node.attr_float("value", 0.0f) : 0.0f;
     if (dtype == DType::Float32) {
       std::memcpy(&bits, &v, sizeof(float));
-    } else if (dtype == DType::Float16) {
-      bits = float_to_half(v);
+    } else if (is_half(dtype)) {  // float16's bits, or bfloat16's (float32's top half, rounded)
+      bits = float_to_storage(v, dtype);
     } else if (dtype == DType::Int32) {
       const int32_t i = static_cast<int32_t>(v);
       std::memcpy(&bits, &i, sizeof(i));
@@ -83,7 +83,7 @@ GradChoice plan_pad_grad(const GradRequest& r) {
 }  // namespace
 
 void register_cuda_pad_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Pad", bind(ctx, plan_pad)).with_dtypes(kFloatAndHalf).with_gradient(plan_pad_grad);
+  r.add("Pad", bind(ctx, plan_pad)).with_dtypes(kFloatAndHalves).with_gradient(plan_pad_grad);
 }
 
 }  // namespace dnnx::cuda

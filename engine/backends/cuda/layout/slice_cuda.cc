@@ -44,7 +44,7 @@ KernelChoice plan_slice(const CudaContext& ctx, const Node& node, const std::vec
 }  // namespace
 
 void register_cuda_slice_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Slice", bind(ctx, plan_slice)).with_dtypes(kFloatAndHalf);
+  r.add("Slice", bind(ctx, plan_slice)).with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

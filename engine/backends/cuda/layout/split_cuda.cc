@@ -40,7 +40,7 @@ KernelChoice plan_split(const CudaContext& ctx, const Node& node, const std::vec
 }  // namespace
 
 void register_cuda_split_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Split", bind(ctx, plan_split)).with_dtypes(kFloatAndHalf);
+  r.add("Split", bind(ctx, plan_split)).with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

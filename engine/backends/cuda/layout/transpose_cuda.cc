@@ -74,7 +74,7 @@ KernelChoice transpose_factory(const CudaContext& ctx, const Node& node, const s
 void register_cuda_transpose_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("Transpose", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
                             const std::vector<TensorInfo>&) { return transpose_factory(ctx, node, inputs); })
-      .with_dtypes(kFloatAndHalf);
+      .with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

@@ -1,6 +1,6 @@
 // AveragePool on CUDA, one of the real-world ops of issue #5: a direct kernel with ONNX's
 // divisor (count_include_pad, ceil_mode, dilations, asymmetric pads; avg_pool_kernels.cu),
-// float32 or float16 (precision="fp16"). cudnnPoolingForward is not used: the plan says why.
+// float32, float16 or bfloat16 (half storage). cudnnPoolingForward is not used: the plan says why.
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/pool/max_pool_layout.h"
@@ -12,7 +12,7 @@ namespace {
 
 KernelChoice plan_avg_pool(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                            const std::vector<TensorInfo>&) {
-  const bool half = inputs[0].info.dtype == DType::Float16;
+  const DType dtype = inputs[0].info.dtype;
   require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
   const Shape& x = inputs[0].info.shape;
   const ConvGeometry onnx = make_conv_geometry(node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
@@ -24,7 +24,7 @@ KernelChoice plan_avg_pool(const CudaContext& ctx, const Node& node, const std::
   const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
   const CudaContext* c = &ctx;
   KernelChoice choice = make_choice("direct kernel", [=](const KernelArgs& a) {
-    launch_avg_pool(a.in<void>(0), a.out<void>(0), w, pad_end, include_pad, half, c->stream);
+    launch_avg_pool(a.in<void>(0), a.out<void>(0), w, pad_end, include_pad, dtype, c->stream);
   });
   choice.rejected.push_back({"cudnnPoolingForward", "the direct kernel follows ONNX's divisor for every geometry"});
   return choice;
@@ -33,7 +33,7 @@ KernelChoice plan_avg_pool(const CudaContext& ctx, const Node& node, const std::
 }  // namespace
 
 void register_cuda_avg_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("AveragePool", bind(ctx, plan_avg_pool)).with_dtypes(kFloatAndHalf);
+  r.add("AveragePool", bind(ctx, plan_avg_pool)).with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

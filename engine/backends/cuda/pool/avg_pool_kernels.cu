@@ -1,6 +1,7 @@
 // The AveragePool kernel (avg_pool_cuda.cc), a small window kernel with ONNX's divisor. One
 // thread per output element, grid-stride loops, arithmetic as the CPU kernels do it. The kernel
-// takes float32 or float16 elements (element_dispatch.cuh: float arithmetic either way).
+// takes float32, float16 or bfloat16 elements (element_dispatch.cuh: float arithmetic either
+// way).
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/element_dispatch.cuh"
 #include "backends/cuda/runtime/grid_loop.cuh"
@@ -57,10 +58,10 @@ __global__ void avg_pool(const T* __restrict__ x, T* __restrict__ y, Window3d w,
 }  // namespace
 
 void launch_avg_pool(const void* x, void* y, const Window3d& w, const int64_t pad_end[3], bool count_include_pad,
-                     bool half, cudaStream_t stream) {
+                     DType dtype, cudaStream_t stream) {
   const int64_t n = w.planes * w.out[0] * w.out[1] * w.out[2];
   if (n == 0) return;
-  with_element(half, [&](auto e) {
+  with_element(dtype, [&](auto e) {
     using T = decltype(e);
     avg_pool<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), w, pad_end[0],
                                                      pad_end[1], pad_end[2], count_include_pad, n);

@@ -1,6 +1,6 @@
 // GlobalAveragePool and GlobalMaxPool on CUDA (NCHW), real-world ops of issue #5: one block per
-// plane, a block-wide sum or max (global_pool_kernels.cu), float32 or float16 (precision="fp16",
-// float sums either way). "GlobalAveragePool@NHWC" is pool_cuda.cc's.
+// plane, a block-wide sum or max (global_pool_kernels.cu), float32, float16 or bfloat16 (half
+// storage; float sums either way). "GlobalAveragePool@NHWC" is pool_cuda.cc's.
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
 
@@ -10,14 +10,14 @@ namespace {
 
 Factory global_pool_factory(const CudaContext& ctx, bool max) {
   return [&ctx, max](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
-    const bool half = inputs[0].info.dtype == DType::Float16;  // float sums either way
+    const DType dtype = inputs[0].info.dtype;  // float sums at any element type
     require_cuda_floating(node, inputs[0].info, inputs[0].info.dtype, "X");
     const Shape& x = inputs[0].info.shape;
     const int64_t planes = x.size() >= 2 ? x[0] * x[1] : 0;
     const int64_t plane = planes ? numel(x) / planes : 0;
     const CudaContext* c = &ctx;
     return make_choice("block reduction kernel", [=](const KernelArgs& a) {
-      launch_global_pool(a.in<void>(0), a.out<void>(0), planes, plane, max, half, c->stream);
+      launch_global_pool(a.in<void>(0), a.out<void>(0), planes, plane, max, dtype, c->stream);
     });
   };
 }
@@ -25,8 +25,8 @@ Factory global_pool_factory(const CudaContext& ctx, bool max) {
 }  // namespace
 
 void register_cuda_global_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("GlobalAveragePool", global_pool_factory(ctx, false)).with_dtypes(kFloatAndHalf);
-  r.add("GlobalMaxPool", global_pool_factory(ctx, true)).with_dtypes(kFloatAndHalf);
+  r.add("GlobalAveragePool", global_pool_factory(ctx, false)).with_dtypes(kFloatAndHalves);
+  r.add("GlobalMaxPool", global_pool_factory(ctx, true)).with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

@@ -1,13 +1,12 @@
 // The GlobalAveragePool / GlobalMaxPool kernel (global_pool_cuda.cc): one block per plane, a
-// block-wide sum (or max) in shared memory; float32 or float16 elements, float arithmetic
-// either way.
+// block-wide sum (or max) in shared memory; float32, float16 or bfloat16 elements, float
+// arithmetic either way.
 #include <algorithm>
 #include <cmath>
 
-#include <cuda_fp16.h>
-
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/layout/glue_kernels.h"
+#include "backends/cuda/runtime/element_dispatch.cuh"
 #include "backends/cuda/runtime/launch.cuh"
 
 namespace dnnx::cuda {
@@ -41,17 +40,14 @@ __global__ void global_pool(const T* __restrict__ x, T* __restrict__ y, int64_t 
 
 }  // namespace
 
-void launch_global_pool(const void* x, void* y, int64_t planes, int64_t plane, bool max, bool half,
+void launch_global_pool(const void* x, void* y, int64_t planes, int64_t plane, bool max, DType dtype,
                         cudaStream_t stream) {
   if (planes == 0) return;
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(planes, kMaxBlocks));
-  if (half) {
-    global_pool<__half><<<grid, kBlock, 0, stream>>>(static_cast<const __half*>(x), static_cast<__half*>(y), planes,
-                                                     plane, max);
-  } else {
-    global_pool<float><<<grid, kBlock, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(y), planes,
-                                                    plane, max);
-  }
+  with_element(dtype, [&](auto e) {
+    using T = decltype(e);
+    global_pool<T><<<grid, kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), planes, plane, max);
+  });
   check_launch("global pool kernel");
 }
 

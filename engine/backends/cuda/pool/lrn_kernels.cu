@@ -1,6 +1,6 @@
 // The LRN kernel across channels (lrn_cuda.cc), a small window kernel. One thread per output
-// element, grid-stride loops, arithmetic as the CPU kernels do it. The kernel takes float32 or
-// float16 elements (element_dispatch.cuh: float arithmetic either way).
+// element, grid-stride loops, arithmetic as the CPU kernels do it. The kernel takes float32,
+// float16 or bfloat16 elements (element_dispatch.cuh: float arithmetic either way).
 #include <cmath>
 
 #include "backends/cuda/runtime/cuda_check.h"
@@ -33,10 +33,10 @@ __global__ void lrn(const T* __restrict__ x, T* __restrict__ y, int64_t n, int64
 }  // namespace
 
 void launch_lrn(const void* x, void* y, int64_t batch, int64_t channels, int64_t plane, int64_t size, float alpha,
-                float beta, float bias, bool half, cudaStream_t stream) {
+                float beta, float bias, DType dtype, cudaStream_t stream) {
   const int64_t n = batch * channels * plane;
   if (n == 0) return;
-  with_element(half, [&](auto e) {
+  with_element(dtype, [&](auto e) {
     using T = decltype(e);
     lrn<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n, channels, plane,
                                                 (size - 1) / 2, size / 2, alpha / static_cast<float>(size), beta,

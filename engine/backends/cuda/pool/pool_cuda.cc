@@ -1,4 +1,4 @@
-// MaxPool on CUDA, NCHW (NCDHW), float32 or float16 (either path); "MaxPool@NHWC" and
+// MaxPool on CUDA, NCHW (NCDHW), float32, float16 or bfloat16 (either path); "MaxPool@NHWC" and
 // "GlobalAveragePool@NHWC" (Note [channels last]) on cuDNN's NHWC descriptors. cudnnPoolingForward where cuDNN
 // means what ONNX means:
 // no dilations, the same pads at both ends, and cuDNN's (floor) output size equal to ONNX's
@@ -37,16 +37,16 @@ struct CudnnPoolKernel final : Kernel {
 
 class DirectMaxPoolKernel final : public Kernel {
  public:
-  DirectMaxPoolKernel(const CudaContext& ctx, Window3d w, bool half) : ctx_(ctx), w_(w), half_(half) {}
+  DirectMaxPoolKernel(const CudaContext& ctx, Window3d w, DType dtype) : ctx_(ctx), w_(w), dtype_(dtype) {}
 
   void run(const KernelArgs& args) const override {
-    launch_max_pool(args.in<void>(0), args.out<void>(0), w_, half_, ctx_.stream);
+    launch_max_pool(args.in<void>(0), args.out<void>(0), w_, dtype_, ctx_.stream);
   }
 
  private:
   const CudaContext& ctx_;
   Window3d w_;
-  bool half_;  // float16 elements (compared in float)
+  DType dtype_;  // float32, or a half type (compared in float)
 };
 
 KernelChoice plan_max_pool(const CudaContext& ctx, bool channels_last, const Node& node,
@@ -75,8 +75,7 @@ KernelChoice plan_max_pool(const CudaContext& ctx, bool channels_last, const Nod
   if (channels_last) node_fail<DeviceError>(node, "no channels-last max pool for this window: " + why_not);
   choice.algorithm = "direct kernel";
   choice.rejected.push_back({"cudnnPoolingForward", why_not});
-  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, pool_window(onnx, x),
-                                                        inputs[0].info.dtype == DType::Float16);
+  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, pool_window(onnx, x), inputs[0].info.dtype);
   return choice;
 }
 
@@ -166,7 +165,7 @@ void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
                                 const std::vector<TensorInfo>& outputs) {
             return plan_max_pool(ctx, channels_last, node, inputs, outputs);
           })
-        .with_dtypes(kFloatAndHalf)
+        .with_dtypes(kFloatAndHalves)
         .refusing(channels_last ? channels_last_check("MaxPool", [](const Node& node) {
           return channels_last_max_pool_reason(node, "");
         }) : NodeCheck([](const Node& node) {
@@ -177,7 +176,7 @@ void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
         [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
           return plan_global_average_pool_nhwc(ctx, node, inputs);
         })
-      .with_dtypes(kFloatAndHalf);
+      .with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

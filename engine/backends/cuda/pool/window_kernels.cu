@@ -53,10 +53,10 @@ __global__ void pad(const float* __restrict__ x, float* __restrict__ y, int64_t 
 
 }  // namespace
 
-void launch_max_pool(const void* x, void* y, const Window3d& w, bool half, cudaStream_t stream) {
+void launch_max_pool(const void* x, void* y, const Window3d& w, DType dtype, cudaStream_t stream) {
   const int64_t n = w.planes * w.out[0] * w.out[1] * w.out[2];
   if (n == 0) return;
-  with_element(half, [&](auto e) {
+  with_element(dtype, [&](auto e) {
     using T = decltype(e);
     max_pool<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), w, n);
   });

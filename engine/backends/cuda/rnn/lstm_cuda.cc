@@ -1,5 +1,6 @@
 // LSTM on cuDNN's RNN v8 API: the node parsed (ops/lstm_attrs.h) and planned as one recurrent
-// layer (rnn_forward.h: weights, "reverse", layouts, sequence_lens, float16), cell CUDNN_LSTM.
+// layer (rnn_forward.h: weights, "reverse", layouts, sequence_lens, float16; no bfloat16, which
+// cuDNN's RNN descriptor does not document: kFloatAndFloat16), cell CUDNN_LSTM.
 // Peepholes, clip and input_forget have no cuDNN counterpart: clip and input_forget are refused
 // at load (lstm_unsupported_reason), peepholes at plan time (UnsupportedModelError naming the
 // node); either way the node runs on the host inside the CUDA plan (Note [host fallback]). An
@@ -17,7 +18,7 @@ namespace dnnx::cuda {
 namespace {
 
 bool all_zero(const ConstTensor& t) {
-  if (t.info.dtype == DType::Float16) {  // 0x0000 and 0x8000 (-0)
+  if (is_half(t.info.dtype)) {  // 0x0000 and 0x8000 (-0), in float16 and bfloat16 alike
     const auto* p = t.as<uint16_t>();
     return std::all_of(p, p + t.info.bytes() / 2, [](uint16_t v) { return (v & 0x7fffu) == 0; });
   }
@@ -55,7 +56,7 @@ std::string lstm_unsupported_reason(const Node& node) {
 void register_cuda_lstm_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("LSTM", [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
     return plan_lstm(ctx, node, inputs);
-  }).with_dtypes(kFloatAndHalf).refusing(lstm_unsupported_reason);
+  }).with_dtypes(kFloatAndFloat16).refusing(lstm_unsupported_reason);
 }
 
 }  // namespace dnnx::cuda

@@ -159,6 +159,8 @@ KernelChoice plan_lstm_stack(const CudaContext& ctx, const Node& node, const std
 }  // namespace
 
 std::string lstm_stack_unsupported_reason(const CudaContext& ctx) {
+  // fp16: each LSTM node runs alone in float16. bf16: the LSTMs have no bfloat16 kernel
+  // (kFloatAndFloat16) and stay float32, which the stack runs.
   if (ctx.options.precision == Precision::Fp16) {
     return std::string(kLstmStackOp) + " runs float32 data only (with precision fp16 each LSTM node runs alone)";
   }

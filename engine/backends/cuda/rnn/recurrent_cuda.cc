@@ -14,7 +14,7 @@ void register_cuda_recurrent_kernels(KernelRegistry& r, const CudaContext& ctx) 
   for (const char* op : {"GRU", "RNN"}) {
     r.add(op, [&ctx](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
       return plan_rnn_forward(ctx, node, inputs, recurrent_rnn_node(node, inputs));
-    }).with_dtypes(kFloatAndHalf).refusing(recurrent_unsupported_reason);
+    }).with_dtypes(kFloatAndFloat16).refusing(recurrent_unsupported_reason);
   }
 }
 

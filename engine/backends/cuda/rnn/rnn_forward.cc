@@ -275,6 +275,10 @@ KernelChoice plan_rnn_forward(const CudaContext& ctx, const Node& node, const st
   check_rnn_sizes(node, rnn.cell, d);
   if (d.input == 0) node_fail<UnsupportedModelError>(node, "input size 0 is not supported on CUDA");
   const DType dtype = inputs[kRnnX].info.dtype;
+  if (dtype != DType::Float32 && dtype != DType::Float16) {  // kFloatAndFloat16: bf16 keeps RNNs in float32
+    node_fail<UnsupportedModelError>(node, std::string("cuDNN's RNNs take float32 or float16 data, not ") +
+                                               dtype_name(dtype));
+  }
   const cudnnMathType_t math = rnn_math(ctx, dtype == DType::Float16);
   auto kernel = std::make_unique<RnnKernel>(ctx, node.where(), rnn, dtype);
   KernelChoice choice;

@@ -18,7 +18,9 @@
 // Float16 (precision="fp16", Note [half storage]): X, W, R, B, the states and Y are
 // CUDNN_DATA_HALF (W, R, B converted at load), the math precision CUDNN_DATA_FLOAT (fp32
 // accumulation and gate arithmetic) with CUDNN_TENSOR_OP_MATH; the glue kernels move elements
-// by size.
+// by size. No bfloat16: cudnnSetRNNDescriptor_v8 documents FP16, FP32 and FP64 data only, so
+// the registrations store no BFloat16 (kFloatAndFloat16) and under precision="bf16" an RNN
+// stays float32 between Casts.
 #pragma once
 #include <vector>
 

@@ -24,6 +24,7 @@ bool fits_int(const Shape& dims) {
 cudnnDataType_t cudnn_type(DType dtype) {
   if (dtype == DType::Float32) return CUDNN_DATA_FLOAT;
   if (dtype == DType::Float16) return CUDNN_DATA_HALF;
+  if (dtype == DType::BFloat16) return CUDNN_DATA_BFLOAT16;  // sm_80 and later (cuDNN 8.1+)
   throw DeviceError(std::string("no cuDNN tensor of ") + dtype_name(dtype));
 }
 

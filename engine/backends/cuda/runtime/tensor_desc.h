@@ -1,5 +1,6 @@
 // cuDNN tensor and filter descriptors from the engine's shapes: fully packed NCHW (NCDHW) or NHWC,
-// float32 or (precision="fp16", Note [half storage]) float16. cuDNN wants at least 4 dims, so
+// float32, or a half type (Note [half storage]: float16 with precision="fp16", bfloat16 with
+// "bf16"). cuDNN wants at least 4 dims, so
 // shorter shapes get unit dims appended.
 #pragma once
 #include <vector>
@@ -9,7 +10,7 @@
 
 namespace dnnx::cuda {
 
-// CUDNN_DATA_FLOAT or CUDNN_DATA_HALF (DeviceError for an integer type).
+// CUDNN_DATA_FLOAT, CUDNN_DATA_HALF or CUDNN_DATA_BFLOAT16 (DeviceError for an integer type).
 cudnnDataType_t cudnn_type(DType dtype);
 
 // A packed tensor of `dims` (at least 4 after padding with trailing 1s). With `channels_last`

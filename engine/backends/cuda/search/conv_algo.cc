@@ -9,6 +9,18 @@
 
 namespace dnnx::cuda {
 
+Precision conv_precision(Precision model, DType data) {
+  return half_precision(model) && !is_half(data) ? Precision::Fp32 : model;
+}
+
+Precision conv_precision(const CudaContext& ctx, const ConvDescriptors& d) {
+  if (!half_precision(ctx.options.precision)) return ctx.options.precision;
+  cudnnDataType_t type{};
+  int rank = 0, dims[CUDNN_DIM_MAX] = {}, strides[CUDNN_DIM_MAX] = {};
+  check(cudnnGetTensorNdDescriptor(d.x, CUDNN_DIM_MAX, &type, &rank, dims, strides), "cudnnGetTensorNdDescriptor");
+  return type == CUDNN_DATA_FLOAT ? Precision::Fp32 : ctx.options.precision;
+}
+
 cudnnMathType_t conv_math_type(Precision precision) {
   return precision == Precision::Fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
 }
@@ -28,9 +40,10 @@ std::string conv_algo_name(cudnnConvolutionFwdAlgo_t algo) {
 }
 
 std::string conv_math_name(cudnnMathType_t math, Precision precision) {
-  if (precision == Precision::Fp16) {  // half data: the tensor ops take fp16 operands as stored
-    if (math == CUDNN_FMA_MATH) return "fp16 storage, fp32 arithmetic (CUDNN_FMA_MATH)";
-    return "fp16 storage, tensor ops, fp32 accumulation (CUDNN_TENSOR_OP_MATH)";
+  if (half_precision(precision)) {  // half data: the tensor ops take fp16 or bf16 operands as stored
+    const std::string storage = half_storage_name(precision_half_type(precision));
+    if (math == CUDNN_FMA_MATH) return storage + " storage, fp32 arithmetic (CUDNN_FMA_MATH)";
+    return storage + " storage, tensor ops, fp32 accumulation (CUDNN_TENSOR_OP_MATH)";
   }
   switch (math) {
     case CUDNN_FMA_MATH: return "fp32 (CUDNN_FMA_MATH)";
@@ -44,11 +57,15 @@ std::string conv_math_name(cudnnMathType_t math, Precision precision) {
 namespace {
 
 // Why the model's precision forbids this math type ("" when it allows it). fp32 runs FMA
-// kernels only; tf32 adds TF32 tensor ops but never a down-conversion to fp16.
+// kernels only; tf32 adds TF32 tensor ops but never a down-conversion to fp16; bf16 never one
+// either (fp16's range is far narrower than bfloat16's).
 std::string math_forbidden(Precision precision, cudnnMathType_t math) {
   if (math == CUDNN_FMA_MATH) return "";
   if (precision == Precision::Fp32) return "tensor-op math (TF32); precision fp32 allows FMA math only";
   if (precision == Precision::Fp16) return "";  // the data are half already: nothing narrows further
+  if (precision == Precision::Bf16 && math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
+    return "down-converts to fp16; precision bf16 keeps bfloat16's range";
+  }
   if (math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return "down-converts to fp16; precision tf32 allows TF32 at most";
   return "";
 }
@@ -61,7 +78,7 @@ std::string disqualify(const CudaContext& ctx, ConvDirection dir, const ConvDesc
     return "not supported (failure forced by DNNX_TEST_FAIL_ALGO)";
   }
   if (ctx.avoided(name)) return "failed at run time (the run-time fallback)";
-  const std::string math = math_forbidden(ctx.options.precision, perf.math_type);
+  const std::string math = math_forbidden(conv_precision(ctx, d), perf.math_type);
   if (!math.empty()) return math;
   set_candidate_math(ctx, d, perf.math_type);
   const cudnnStatus_t query = conv_workspace_size(ctx, dir, d, perf.algo, &workspace);
@@ -95,7 +112,7 @@ std::string revalidate(const CudaContext& ctx, ConvDirection dir, const ConvDesc
   const auto math = static_cast<cudnnMathType_t>(cached.math_type);
   if (ctx.hooks.failure_of(name) != ForcedFailure::None) return name + " fails (forced by DNNX_TEST_FAIL_ALGO)";
   if (ctx.avoided(name)) return name + " failed at run time";
-  const std::string forbidden = math_forbidden(ctx.options.precision, math);
+  const std::string forbidden = math_forbidden(conv_precision(ctx, d), math);
   if (!forbidden.empty()) return forbidden;
   set_candidate_math(ctx, d, math);
   size_t workspace = 0;
@@ -168,7 +185,7 @@ ConvSearchChoice select(const CudaContext& ctx, ConvDirection dir, const ConvDes
       continue;
     }
     choice.algo = perf.algo;
-    choice.math_type = run_math(ctx.options.precision, perf.math_type);
+    choice.math_type = run_math(conv_precision(ctx, d), perf.math_type);
     choice.workspace_bytes = workspace;
     if (timed) choice.time_ms = perf.time;
     chosen = true;
@@ -197,8 +214,9 @@ cudnnMathType_t run_math(Precision precision, cudnnMathType_t reported) {
 // Sets the math type the candidate would run with on the descriptor (its workspace may depend
 // on it); fp32 leaves the descriptor at FMA.
 void set_candidate_math(const CudaContext& ctx, const ConvDescriptors& d, cudnnMathType_t reported) {
-  if (ctx.options.precision == Precision::Fp32) return;
-  check(cudnnSetConvolutionMathType(d.conv, run_math(ctx.options.precision, reported)), "cudnnSetConvolutionMathType");
+  const Precision precision = conv_precision(ctx, d);
+  if (precision == Precision::Fp32) return;
+  check(cudnnSetConvolutionMathType(d.conv, run_math(precision, reported)), "cudnnSetConvolutionMathType");
 }
 
 ConvSearchChoice choose_conv_algorithm(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
@@ -228,7 +246,7 @@ ConvSearchChoice choose_conv_algorithm(const CudaContext& ctx, ConvDirection dir
     } else {
       choice = select(ctx, dir, d, false, heuristic_candidates(ctx, dir, d), workspace_limit, {}, fell_back);
     }
-    if (search.caching() && !fell_back) search.store(key, cache_entry(dir, choice, ctx.options.precision));
+    if (search.caching() && !fell_back) search.store(key, cache_entry(dir, choice, conv_precision(ctx, d)));
   }
   set_candidate_math(ctx, d, choice.math_type);
   search.count_seconds_since(start);

@@ -49,14 +49,25 @@ struct ConvSearchChoice {
   std::vector<TimedRejected> rejected;
 };
 
+// The precision a convolution of `data` elements runs at: the model's, except float32 data in an
+// fp16 or bf16 model (Note [half storage]: values carry the precision), which runs as at fp32.
+// Such a conv has no half kernel (ConvTranspose), was kept float32 (Note [fp16 range], Note
+// [measured precision]) or is a fine-tuned layer (Note [bf16 fine-tuning]): FMA math, never TF32
+// nor a half conversion, so that it computes what the fp32 plan computes, and its plan row says
+// "fp32 (CUDNN_FMA_MATH)".
+Precision conv_precision(Precision model, DType data);
+// The same for the convolution of `d`, by its input tensor's data type.
+Precision conv_precision(const CudaContext& ctx, const ConvDescriptors& d);
+
 // The math type a convolution descriptor asks for at `precision`: CUDNN_FMA_MATH for fp32 (no
-// TF32), CUDNN_TENSOR_OP_MATH for tf32 and fp16 (half operands, fp32 accumulation).
+// TF32), CUDNN_TENSOR_OP_MATH for tf32, fp16 and bf16 (half operands, fp32 accumulation).
 cudnnMathType_t conv_math_type(Precision precision);
 
-// The math type a candidate cuDNN reported with `reported` runs with: fp32 keeps FMA; tf32 and
-// fp16 the tensor-op math they asked for, unless the candidate is an FMA-only kernel.
+// The math type a candidate cuDNN reported with `reported` runs with: fp32 keeps FMA; tf32, fp16
+// and bf16 the tensor-op math they asked for, unless the candidate is an FMA-only kernel.
 cudnnMathType_t run_math(Precision precision, cudnnMathType_t reported);
-// Sets that math type on d.conv (a candidate's workspace may depend on it); fp32 leaves FMA.
+// Sets that math type on d.conv (a candidate's workspace may depend on it); fp32 (and float32
+// data, conv_precision) leaves FMA.
 void set_candidate_math(const CudaContext& ctx, const ConvDescriptors& d, cudnnMathType_t reported);
 
 // Chooses for `d` (whose conv descriptor carries conv_math_type) and sets the chosen math type
@@ -73,7 +84,8 @@ ConvSearchChoice choose_conv_algorithm(const CudaContext& ctx, ConvDirection dir
 // "IMPLICIT_PRECOMP_GEMM", as the plan shows it.
 std::string conv_algo_name(cudnnConvolutionFwdAlgo_t algo);
 // "fp32 (CUDNN_FMA_MATH)", "tf32 (CUDNN_TENSOR_OP_MATH)", "fp16 storage, tensor ops, fp32
-// accumulation (CUDNN_TENSOR_OP_MATH)", as the plan shows it.
+// accumulation (CUDNN_TENSOR_OP_MATH)" ("bf16 storage, ..." at bf16), as the plan shows it;
+// `precision` is the conv's own (conv_precision).
 std::string conv_math_name(cudnnMathType_t math, Precision precision);
 
 }  // namespace dnnx::cuda

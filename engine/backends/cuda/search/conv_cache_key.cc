@@ -19,6 +19,7 @@ std::string dtype_text(cudnnDataType_t t) {
   switch (t) {
     case CUDNN_DATA_FLOAT: return "float";
     case CUDNN_DATA_HALF: return "half";
+    case CUDNN_DATA_BFLOAT16: return "bfloat16";
     case CUDNN_DATA_DOUBLE: return "double";
     default: return "dtype" + std::to_string(static_cast<int>(t));
   }

@@ -30,7 +30,7 @@ struct GemmScratch {
 };
 
 bool allocate(const CudaContext& ctx, const GemmCall& c, bool bias, size_t workspace_bytes, GemmScratch& s) {
-  const size_t elem = c.half ? 2 : 4;
+  const size_t elem = dtype_size(c.dtype);
   // The bias vector: N for the bias epilogues, M or N for the bias-gradient ones.
   const size_t a = elem * c.m * c.k, b = elem * c.k * c.n, y = elem * c.m * c.n,
                v = bias ? elem * std::max(c.m, c.n) : 0;
@@ -99,11 +99,12 @@ LtChoice time_and_pick(const Search& search, const LtMatmul& lt, const GemmCall&
 
 std::string lt_cache_key(const CudaContext& ctx, const GemmCall& c, cublasLtEpilogue_t epilogue,
                          size_t workspace_limit) {
-  const bool tf32 = ctx.options.precision == Precision::Tf32 && !c.half;
+  const bool tf32 = ctx.options.precision == Precision::Tf32 && !c.half();
+  const char* storage = c.half() ? half_storage_name(c.dtype) : "fp32";
   return "gemm | " + ctx.device_name + " sm_" + std::to_string(ctx.compute_capability) + " cuBLASLt " +
          std::to_string(cublasLtGetVersion()) + " | " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
          std::to_string(c.k) + " ta " + (c.trans_a ? "1" : "0") + " tb " + (c.trans_b ? "1" : "0") + " | " +
-         (c.half ? "fp16" : "fp32") + " compute " + (tf32 ? "32F_FAST_TF32" : "32F") + " | epilogue " +
+         storage + " compute " + (tf32 ? "32F_FAST_TF32" : "32F") + " | epilogue " +
          std::to_string(static_cast<int>(epilogue)) + " | workspace limit " + std::to_string(workspace_limit);
 }
 

@@ -1,0 +1,375 @@
+"""dnnx's precisions on CUDA (fp32, tf32, fp16, bf16) against PyTorch's and onnxruntime-gpu's on
+the same GPU: LeNet (dnnx.examples) at batch 1 and 1024; prints a markdown section (and writes it
+to --out). The issue's target: a reduced precision is never slower than fp32.
+
+    python bench/bench_cuda_precision.py [--batches 1,1024] [--iters K] [--warmup W] [--out FILE]
+
+Every row has its input and output on the GPU and runs with CUDA graphs; times are wall-clock
+medians over K calls after W warm-up calls, each call complete when it returns (bench/_timing.py):
+- dnnx: dnnx.load(path, device="cuda", batch_size=b, precision=p) for p in fp32 (no TF32), tf32,
+  fp16 and bf16 (half storage, tensor ops, fp32 accumulation; the float32 input and output
+  converted on the GPU inside the run); fp16 and bf16 also with measure_precision=False (by
+  default the engine times each segment of half layers against fp32 at load and keeps fp32 where
+  that is faster; False forces half storage everywhere). Timed: model.run(x_dev, output="device")
+  on x_dev = model.to_device(x), one CUDA graph replay. Per row also the plan's count of half and
+  fp32 layers and the load's "precision_choice" seconds (load_profile()).
+- PyTorch (its own process, `--worker torch`: it loads its own cuDNN, and only one libcudnn.so.9
+  can live in a process): the same LeNet built as bench/bench_cuda.py builds it (functional ops on
+  the ONNX initialisers), cudnn.benchmark = True; fp32 (TF32 off), tf32 (TF32 on for cuDNN and
+  matmul), fp16 and bf16 (weights and input converted before timing, so these rows exclude the
+  input and output conversions that dnnx's include); one CUDA graph replay + synchronize.
+- onnxruntime-gpu (its own process, `--worker ort`, the same reason; ORT_GPU_PATH, where the
+  carried onnxruntime-gpu lies (../shared/GPU.md), is put first on sys.path): the CUDA execution
+  provider with enable_cuda_graph=1, cudnn_conv_algo_search=EXHAUSTIVE and use_tf32 0 (fp32) or
+  1 (tf32); IO binding of an input OrtValue on the GPU and a preallocated output OrtValue there,
+  session.run_with_iobinding + synchronize_outputs. No fp16 row: onnxruntime runs fp16 only on a
+  model converted to float16, and that converter (onnxconverter-common) is not installed there.
+  Without onnxruntime-gpu (or its CUDA provider) its rows say why.
+Correctness: the max abs diff of each row's output (read back after the timed replays) against
+dnnx fp32's at the same batch.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import median_us, time_calls  # noqa: E402
+from _torch_worker import machine_lines, run_torch_worker  # noqa: E402
+
+# (row label, dnnx.load options beyond device and batch_size)
+DNNX_CASES = (
+    ("fp32", {"precision": "fp32"}),
+    ("tf32", {"precision": "tf32"}),
+    ("fp16", {"precision": "fp16"}),
+    ("fp16, measure_precision=False", {"precision": "fp16", "measure_precision": False}),
+    ("bf16", {"precision": "bf16"}),
+    ("bf16, measure_precision=False", {"precision": "bf16", "measure_precision": False}),
+)
+# (row label, TF32 on, torch dtype name)
+TORCH_CASES = (("fp32", False, "float32"), ("tf32", True, "float32"), ("fp16", True, "float16"),
+               ("bf16", True, "bfloat16"))
+# (row label, use_tf32)
+ORT_CASES = (("fp32", 0), ("tf32", 1))
+# the issue's target, checked per batch on the default rows (measure_precision on)
+TARGET_ROWS = ("fp16", "bf16", "tf32")
+
+
+def inputs_for(batch: int) -> np.ndarray:
+    return np.random.default_rng(batch).standard_normal((batch, 1, 28, 28)).astype(np.float32)
+
+
+def short_error(e: BaseException) -> str:
+    """One line for a table cell: the exception's first line, without the table's separator."""
+    text = (str(e).strip().splitlines() or [""])[0]
+    return f"{type(e).__name__}: {text}"[:200].replace("|", "/")
+
+
+# --- the PyTorch worker (its own process) ------------------------------------------------------
+def torch_worker(model_path: str, out_dir: str, batches: list, warmup: int, iters: int) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    torch.backends.cudnn.benchmark = True
+    w32 = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()).cuda()
+           for t in onnx.load(model_path).graph.initializer}
+
+    def lenet(x, w):  # bench_cuda.py's LeNet, on the weights w
+        x = F.max_pool2d(F.conv2d(x, w["conv1.w"], w["conv1.b"]), 2, 2)
+        x = F.max_pool2d(F.conv2d(x, w["conv2.w"], w["conv2.b"]), 2, 2)
+        x = F.relu(F.linear(x.flatten(1), w["fc1.w"], w["fc1.b"]))
+        return F.softmax(F.linear(x, w["fc2.w"], w["fc2.b"]), dim=1)
+
+    results = {"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
+               "gpu": torch.cuda.get_device_name(0), "cases": {}}
+    with torch.inference_mode():
+        for batch in batches:
+            cases = results["cases"][str(batch)] = {}
+            for name, tf32, dtype_name in TORCH_CASES:
+                try:
+                    # set before the warm-up and capture: the captured kernels keep the math chosen then
+                    torch.backends.cudnn.allow_tf32 = tf32
+                    torch.backends.cuda.matmul.allow_tf32 = tf32
+                    dtype = getattr(torch, dtype_name)
+                    w = {k: v.to(dtype) for k, v in w32.items()}  # what model.half() / .to(bf16) does
+                    static_x = torch.from_numpy(inputs_for(batch)).cuda().to(dtype)
+                    # warm up on a side stream (cudnn.benchmark picks its algorithms here), then capture
+                    stream = torch.cuda.Stream()
+                    stream.wait_stream(torch.cuda.current_stream())
+                    with torch.cuda.stream(stream):
+                        for _ in range(3):
+                            lenet(static_x, w)
+                    torch.cuda.current_stream().wait_stream(stream)
+                    graph = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(graph):
+                        static_out = lenet(static_x, w)
+
+                    def replay():
+                        graph.replay()
+                        torch.cuda.synchronize()
+
+                    cases[name] = {"seconds": time_calls(replay, warmup, iters)}
+                    np.save(Path(out_dir) / f"torch_{batch}_{name}.npy", static_out.float().cpu().numpy())
+                    del graph, static_out, static_x, w
+                except Exception as e:  # one failed case must not lose the others
+                    traceback.print_exc()
+                    cases[name] = {"error": short_error(e)}
+    (Path(out_dir) / "torch.json").write_text(json.dumps(results))
+
+
+# --- the onnxruntime-gpu worker (its own process) ----------------------------------------------
+def import_onnxruntime():
+    """(module, None) or (None, why not): onnxruntime with a usable CUDA provider."""
+    carried = os.environ.get("ORT_GPU_PATH")
+    if carried:
+        sys.path.insert(0, carried)  # before the machine's CPU-only onnxruntime
+    try:
+        import onnxruntime as ort
+    except Exception as e:
+        return None, f"import onnxruntime failed ({short_error(e)}; ORT_GPU_PATH={carried!r})"
+    if hasattr(ort, "preload_dlls"):
+        ort.preload_dlls()  # onnxruntime-gpu's documented way to find the CUDA wheels' libraries
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        return None, (f"onnxruntime {ort.__version__} from {Path(ort.__file__).parent} has no "
+                      f"CUDAExecutionProvider (ORT_GPU_PATH={carried!r})")
+    return ort, None
+
+
+def ort_case(ort, model_path: str, batch: int, use_tf32: int, warmup: int, iters: int) -> tuple:
+    """(seconds per call, output) of one session: CUDA graph, exhaustive conv search, IO binding."""
+    options = {"device_id": "0", "enable_cuda_graph": "1", "cudnn_conv_algo_search": "EXHAUSTIVE",
+               "use_tf32": str(use_tf32)}
+    session = ort.InferenceSession(model_path, ort.SessionOptions(),
+                                   providers=[("CUDAExecutionProvider", options)])
+    if session.get_providers()[0] != "CUDAExecutionProvider":  # it falls back to the CPU silently
+        raise RuntimeError(f"the session runs on {session.get_providers()}, not CUDA")
+    (inp,), (out,) = session.get_inputs(), session.get_outputs()
+    out_shape = [d if isinstance(d, int) and d > 0 else batch for d in out.shape]  # the symbolic N
+    # fixed device buffers: a CUDA graph replays on the addresses it was captured with
+    x = ort.OrtValue.ortvalue_from_numpy(inputs_for(batch), "cuda", 0)
+    y = ort.OrtValue.ortvalue_from_shape_and_type(out_shape, np.float32, "cuda", 0)
+    binding = session.io_binding()
+    binding.bind_ortvalue_input(inp.name, x)
+    binding.bind_ortvalue_output(out.name, y)
+
+    def call():
+        session.run_with_iobinding(binding)
+        binding.synchronize_outputs()
+
+    seconds = time_calls(call, warmup, iters)  # the first runs capture the graph, the rest replay it
+    return seconds, binding.copy_outputs_to_cpu()[0]
+
+
+def ort_worker(model_path: str, out_dir: str, batches: list, warmup: int, iters: int) -> None:
+    results = {"cases": {}}
+    ort, why = import_onnxruntime()
+    if ort is None:
+        results["error"] = why
+    else:
+        results["version"] = f"onnxruntime {ort.__version__} ({Path(ort.__file__).parent})"
+        for batch in batches:
+            cases = results["cases"][str(batch)] = {}
+            for name, use_tf32 in ORT_CASES:
+                try:
+                    seconds, out = ort_case(ort, model_path, batch, use_tf32, warmup, iters)
+                    cases[name] = {"seconds": seconds}
+                    np.save(Path(out_dir) / f"ort_{batch}_{name}.npy", np.asarray(out, dtype=np.float32))
+                except Exception as e:
+                    traceback.print_exc()
+                    cases[name] = {"error": short_error(e)}
+    (Path(out_dir) / "ort.json").write_text(json.dumps(results))
+
+
+def run_ort_worker(*args: str) -> dict:
+    """The ORT worker's ort.json; a worker that died (e.g. a crash in its CUDA libraries) gives
+    {"error": ...} instead of failing the bench: its rows are optional."""
+    proc = subprocess.run([sys.executable, __file__, "--worker", "ort", *args], stderr=subprocess.PIPE, text=True)
+    sys.stderr.write(proc.stderr)  # into the bench's log as well
+    out_dir = Path(args[args.index("--dir") + 1])
+    if (out_dir / "ort.json").exists():
+        return json.loads((out_dir / "ort.json").read_text())
+    tail = [line for line in proc.stderr.splitlines() if line.strip()][-1:] or [""]
+    return {"error": f"the worker exited with {proc.returncode}: {tail[0][:200]}", "cases": {}}
+
+
+# --- dnnx and the report (the main process: never imports torch or onnxruntime) ----------------
+def layer_counts(plan) -> tuple:
+    """(half, fp32, conversions) among the plan's rows: "fp16 ..."/"bf16 ..." math is half storage,
+    "float32 -> float16 ..." the converts at a half segment's edges, everything else fp32."""
+    maths = [r.get("math") or "" for r in plan]
+    half = sum(m.startswith(("fp16", "bf16")) for m in maths)
+    convert = sum(" -> " in m for m in maths)
+    return half, len(maths) - half - convert, convert
+
+
+def time_dnnx(model_path: str, batch: int, warmup: int, iters: int) -> dict:
+    """{row label: {"seconds", "out", "layers", "choice_s"} or {"error"}} for DNNX_CASES."""
+    import dnnx
+
+    x = inputs_for(batch)
+    rows = {}
+    for label, options in DNNX_CASES:
+        try:
+            model = dnnx.load(model_path, device="cuda", batch_size=batch, **options)
+            x_dev = model.to_device(x)
+            seconds = time_calls(lambda: model.run(x_dev, output="device"), warmup, iters)
+            out = model.run(x_dev, output="device").numpy()  # a replay, as timed
+            # the plan after timing: planning the declared shape again is a lookup, but keep it out
+            rows[label] = {"seconds": seconds, "out": out, "layers": layer_counts(model.plan(batch_size=batch)),
+                           "choice_s": model.load_profile().get("precision_choice")}
+        except Exception as e:  # a new precision that fails must not lose the other rows
+            traceback.print_exc()
+            rows[label] = {"error": short_error(e)}
+        model = x_dev = None  # free this plan's GPU memory before the next load
+    return rows
+
+
+def diff_cell(out, ref) -> str:
+    if ref is None:
+        return "no dnnx fp32 reference"
+    if out is None:
+        return ""
+    if out.shape != ref.shape:
+        return f"shape {out.shape} vs {ref.shape}"
+    return f"{float(np.max(np.abs(out.astype(np.float32) - ref))):.2g}"
+
+
+def table_rows(batch: int, dnnx_rows: dict, torch_cases: dict, ort_results: dict, tmp: Path) -> list:
+    """(batch, engine, precision, µs or error, layers cell, choice cell, output) per row."""
+    rows = []
+    for label, r in dnnx_rows.items():
+        layers = choice = ""
+        if "layers" in r:
+            half, fp32, convert = r["layers"]
+            layers = f"{half} / {fp32}" + (f" (+{convert} conversions)" if convert else "")
+            choice = "" if r["choice_s"] is None else f"{r['choice_s']:.2f}"
+        rows.append(("dnnx", label, r, layers, choice, r.get("out")))
+    for name, _, _ in TORCH_CASES:
+        r = torch_cases.get(name, {"error": "not run"})
+        rows.append(("torch", name, r, "", "", saved_output(r, tmp / f"torch_{batch}_{name}.npy")))
+    for name, _ in ORT_CASES:
+        if "error" in ort_results:
+            r = {"error": f"not available: {ort_results['error']}"}
+        else:
+            r = ort_results["cases"].get(str(batch), {}).get(name, {"error": "not run"})
+        rows.append(("onnxruntime-gpu", name, r, "", "", saved_output(r, tmp / f"ort_{batch}_{name}.npy")))
+    return rows
+
+
+def saved_output(row: dict, path: Path):
+    """A worker's output for a row that ran (the worker saves it after timing), else None."""
+    return np.load(path) if "seconds" in row and path.exists() else None
+
+
+def target_line(batch: int, dnnx_rows: dict) -> str:
+    ref = dnnx_rows["fp32"]
+    parts = []
+    for p in TARGET_ROWS:
+        r = dnnx_rows[p]
+        if "seconds" not in r or "seconds" not in ref:
+            parts.append(f"dnnx {p} <= dnnx fp32: n/a ({r.get('error') or ref.get('error')})")
+            continue
+        ours, base = median_us(r["seconds"]), median_us(ref["seconds"])
+        verdict = "holds" if ours <= base else "does NOT hold"
+        parts.append(f"dnnx {p} <= dnnx fp32: {verdict} ({ours:.1f} vs {base:.1f} us, {ours / base:.2f}x)")
+    return f"- targets, batch {batch}: " + "; ".join(parts)
+
+
+def report(batches, dnnx_all, torch_results, ort_results, tmp, status, command, warmup, iters) -> str:
+    ort_line = ort_results.get("version") or f"not available: {ort_results.get('error')}"
+    lines = [
+        "# Precision on CUDA: LeNet, dnnx vs PyTorch and onnxruntime-gpu",
+        "",
+        *machine_lines(torch_results, status, ", in its own process, cudnn.benchmark = True"),
+        f"- onnxruntime-gpu: {ort_line}, in its own process",
+        f"- command: `{command}`",
+        f"- method: wall-clock median of {iters} calls after {warmup} warm-up calls, input and output on the "
+        "GPU, CUDA graphs on, each call complete when it returns (dnnx: run(x_dev, output=\"device\"); torch: "
+        "graph replay + synchronize; onnxruntime: run_with_iobinding + synchronize_outputs); same weights and "
+        "seeded inputs (see bench/bench_cuda_precision.py)",
+        "- dnnx: default (heuristic) algorithm choice; fp16/bf16 take the float32 input and give the float32 "
+        "output, converted on the GPU inside the timed run (torch's half rows are converted before timing); "
+        "fp16/bf16 with measure_precision (the default) keep fp32 where the load measured it faster",
+        "- torch: cudnn.benchmark = True; onnxruntime: CUDA provider, enable_cuda_graph=1, "
+        "cudnn_conv_algo_search=EXHAUSTIVE, use_tf32 0/1; no onnxruntime fp16 row (it needs the model "
+        "converted to float16, and onnxconverter-common is not installed)",
+        "- half / fp32 layers: the plan's rows with fp16/bf16 math against the rest (the float32<->half "
+        "conversions counted apart); precision choice s: load_profile()['precision_choice']",
+        *[target_line(b, dnnx_all[b]) for b in batches],
+        "",
+        "| batch | engine | precision | µs per call | vs dnnx fp32 | half / fp32 layers | precision choice s | "
+        "max abs diff vs dnnx fp32 |",
+        "| ---: | --- | --- | ---: | ---: | --- | ---: | ---: |",
+    ]
+    for batch in batches:
+        ref_row = dnnx_all[batch]["fp32"]
+        ref_out = ref_row.get("out")
+        base = median_us(ref_row["seconds"]) if "seconds" in ref_row else None
+        for engine, label, r, layers, choice, out in table_rows(batch, dnnx_all[batch],
+                                                                torch_results["cases"].get(str(batch), {}),
+                                                                ort_results, tmp):
+            if "seconds" in r:
+                us = median_us(r["seconds"])
+                time_cell, ratio = f"{us:.1f}", (f"{us / base:.2f}" if base else "")
+            else:
+                time_cell, ratio = str(r.get("error", "?")).replace("|", "/"), ""  # one cell
+            lines.append(f"| {batch} | {engine} | {label} | {time_cell} | {ratio} | {layers} | {choice} | "
+                         f"{diff_cell(out, ref_out)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batches", default="1,1024", help="comma-separated batch sizes (default 1,1024)")
+    parser.add_argument("--iters", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--out", help="also write the markdown section to this file (replacing it)")
+    # the re-runs' hidden options (_torch_worker.add_worker_arguments knows only "torch")
+    parser.add_argument("--worker", choices=["torch", "ort"], help=argparse.SUPPRESS)
+    parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--dir", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    batches = [int(b) for b in args.batches.split(",") if b.strip()]
+    if args.worker == "torch":
+        torch_worker(args.model, args.dir, batches, args.warmup, args.iters)
+        return 0
+    if args.worker == "ort":
+        ort_worker(args.model, args.dir, batches, args.warmup, args.iters)
+        return 0
+
+    import dnnx
+    from dnnx.examples import build
+
+    with tempfile.TemporaryDirectory() as tmp:
+        model_path = str(Path(tmp) / "lenet.onnx")
+        onnx.save(build("lenet", seed=0), model_path)
+        worker_args = ("--model", model_path, "--dir", tmp, "--batches", ",".join(map(str, batches)),
+                       "--warmup", str(args.warmup), "--iters", str(args.iters))
+        start = time.perf_counter()
+        run_torch_worker(__file__, *worker_args)
+        ort_results = run_ort_worker(*worker_args)
+        print(f"workers done in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+        torch_results = json.loads((Path(tmp) / "torch.json").read_text())
+        dnnx_all = {batch: time_dnnx(model_path, batch, args.warmup, args.iters) for batch in batches}
+        text = report(batches, dnnx_all, torch_results, ort_results, Path(tmp), dnnx.cuda_status(),
+                      shlex.join(["python", *sys.argv]), args.warmup, args.iters)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
