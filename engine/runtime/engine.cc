@@ -31,7 +31,7 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     // bfloat16 has float32's exponent range: only fp16 keeps nodes float32 for their range.
     std::map<std::string, std::string> keep = half == DType::Float16 ? half_range_reasons(graph_, passes.half_calibration)
                                                                      : std::map<std::string, std::string>{};
-    keep.insert(measured.begin(), measured.end());  // a range reason, where there is one, stays first
+    for (const auto& [name, why] : measured) keep.emplace(name, "kept in fp32: " + why);  // a range reason stays first
     half_storage(graph_, half, [this](const Node& node) { return backend_->half_unsupported_reason(node); }, keep);
   }
   if (!backend_->uses_host_memory()) {

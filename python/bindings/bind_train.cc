@@ -86,6 +86,11 @@ TrainerOptions trainer_options(const Graph& graph, const py::object& trainable, 
   if (sgd.contains("weight_decay")) o.sgd.weight_decay = sgd["weight_decay"].cast<float>();
   if (sgd.contains("nesterov")) o.sgd.nesterov = sgd["nesterov"].cast<bool>();
   for (auto item : passes) set_pass(o.head_passes, item.first.cast<std::string>(), item.second.cast<bool>());
+  if (device_options.contains("precision_kept")) {  // Note [measured precision]: the head as the model plans it
+    for (auto item : device_options["precision_kept"].cast<py::dict>()) {
+      o.head_passes.keep_fp32[item.first.cast<std::string>()] = item.second.cast<std::string>();
+    }
+  }
   if (device_options.contains("cuda_graph")) o.device_graphs = device_options["cuda_graph"].cast<bool>();
   return o;
 }

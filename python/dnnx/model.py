@@ -71,7 +71,8 @@ class Model:
         self._nonfinite_layer = None  # the first non-finite layer, once looked for (_warn_nonfinite)
         self._nonfinite_load = dict(device=device, precision=precision, workspace_limit=workspace_limit,
                                     algo_search=algo_search, deterministic=deterministic, passes=passes,
-                                    optimize=optimize)  # how that search loads the model again
+                                    optimize=optimize, measure_precision=measure_precision)  # how that
+        # search loads the model again
         self.device = device
         self.opset = imported.opset
         self._proto, self._file_weights = imported.proto, imported.weights

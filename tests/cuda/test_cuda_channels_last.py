@@ -32,8 +32,8 @@ def ops(model, **kwargs):
 def check(model, feeds, precision, **kwargs):
     """Loads `model` channels-last and NCHW; both against onnxruntime. Returns the plan rows."""
     want = run_ort(model, feeds)
-    last = dnnx.load(model, device="cuda", precision=precision, plan_cache=False, **kwargs)
-    first = dnnx.load(model, device="cuda", precision=precision, plan_cache=False,
+    last = dnnx.load(model, device="cuda", precision=precision, measure_precision=False, plan_cache=False, **kwargs)
+    first = dnnx.load(model, device="cuda", precision=precision, measure_precision=False, plan_cache=False,
                       passes={"channels_last": False}, **kwargs)
     assert not [op for op in ops(first) if op.endswith("@NHWC")]
     for name, w in want.items():

@@ -28,7 +28,7 @@ def test_light_model_is_finite_in_fp16(name):
     path = os.path.join(LIGHT, f"light_{name}.onnx")
     feeds = light_feeds(onnx.load(path))
     want = dnnx.load(path).run_dict(feeds)
-    gpu = dnnx.load(path, device="cuda", precision="fp16")
+    gpu = dnnx.load(path, device="cuda", precision="fp16", measure_precision=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", dnnx.NonFiniteWarning)
         got = gpu.run_dict(feeds)
@@ -54,7 +54,7 @@ def test_nonfinite_output_warns_naming_the_first_layer():
     """Inputs far past the assumed [0, 1] and no calibration: x = 1e5 becomes inf at the entry
     conversion to fp16, so the Relu's output is the first that is not finite."""
     x = np.full((4, 8), 1e5, np.float32)
-    gpu = dnnx.load(_relu_add(), device="cuda", precision="fp16")
+    gpu = dnnx.load(_relu_add(), device="cuda", precision="fp16", measure_precision=False)
     with pytest.warns(dnnx.NonFiniteWarning, match=r"output\(s\) 'y' hold inf or NaN.*relu") as caught:
         got = gpu.run(x)
     assert not np.isfinite(got).all()
@@ -65,7 +65,7 @@ def test_nonfinite_output_warns_naming_the_first_layer():
 
 def test_calibration_keeps_that_layer_in_fp32():
     x = np.full((4, 8), 1e5, np.float32)
-    gpu = dnnx.load(_relu_add(), device="cuda", precision="fp16", calibration=x)
+    gpu = dnnx.load(_relu_add(), device="cuda", precision="fp16", measure_precision=False, calibration=x)
     with warnings.catch_warnings():
         warnings.simplefilter("error", dnnx.NonFiniteWarning)
         got = gpu.run(x)
@@ -76,7 +76,7 @@ def test_calibration_keeps_that_layer_in_fp32():
 
 def test_finite_fp16_runs_do_not_warn():
     x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(4, 8)
-    gpu = dnnx.load(_relu_add(), device="cuda", precision="fp16")
+    gpu = dnnx.load(_relu_add(), device="cuda", precision="fp16", measure_precision=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", dnnx.NonFiniteWarning)
         np.testing.assert_allclose(gpu.run(x), np.maximum(x, 0) + 0.5, rtol=1e-3, atol=1e-3)

@@ -12,7 +12,7 @@ from dnnx.examples import build
 from ort_check import make_model, rand
 from test_cuda_fp16 import weights
 
-KEPT = "fp32 (kept in fp32: measured faster in fp32 at input shape"
+KEPT = "(kept in fp32: measured faster in fp32 at input shape"
 
 
 @pytest.mark.parametrize("precision", ["fp16", "bf16"])
@@ -20,9 +20,9 @@ def test_lenet_at_batch_1_keeps_fp32_and_computes_as_fp32(precision):
     model = build("lenet")
     gpu = dnnx.load(model, device="cuda", precision=precision)
     plan = gpu.plan()
-    kept = [r for r in plan if r["math"].startswith(KEPT)]
+    kept = [r for r in plan if KEPT in r["math"]]
     assert kept, plan
-    assert all(precision not in r["math"].split("(")[0] for r in plan), plan  # no half layer left
+    assert all(not r["math"].startswith(precision) for r in plan), plan  # no half layer left
     assert not [r for r in plan if r["op"] == "Cast" or r["op"].endswith("@NHWC")], plan  # no conversions
     reason = kept[0]["math"]
     assert f"µs in {precision} with" in reason and "Note [measured precision]" in reason, reason
@@ -59,16 +59,16 @@ def test_wide_convolutions_keep_half(precision):
     plan = gpu.plan()
     convs = [r for r in plan if r["op"].startswith("Conv")]
     assert len(convs) == 3 and all(r["math"].startswith(precision + " storage") for r in convs), plan
-    assert not [r for r in plan if r["math"].startswith(KEPT)], plan
+    assert not [r for r in plan if KEPT in r["math"]], plan
 
 
 def test_a_kept_model_stays_right_across_batches_and_pickles():
     import pickle
 
     gpu = dnnx.load(build("lenet"), device="cuda", precision="fp16")
-    assert [r for r in gpu.plan() if r["math"].startswith(KEPT)]
+    assert [r for r in gpu.plan() if KEPT in r["math"]]
     x = rand(64, 1, 28, 28)
     np.testing.assert_allclose(gpu.run(x), dnnx.load(build("lenet"), device="cuda").run(x), rtol=1e-5, atol=1e-6)
     again = pickle.loads(pickle.dumps(gpu))
-    assert [r for r in again.plan() if r["math"].startswith(KEPT)]  # measured again where it lands
+    assert [r for r in again.plan() if KEPT in r["math"]]  # measured again where it lands
     np.testing.assert_allclose(again.run(x), gpu.run(x), rtol=1e-5, atol=1e-6)

@@ -34,8 +34,10 @@ inline const CudaContext& cuda_context_of(const GradRequest& request) {
 // type), cuBLAS(Lt) as CUDA_R_16BF with CUBLAS_COMPUTE_32F.
 inline const std::vector<DType> kFloatAndHalves = {DType::Float32, DType::Float16, DType::BFloat16};
 // The kernels with a float16 form but no bfloat16 one: cuDNN's RNNs (rnn/), whose
-// cudnnSetRNNDescriptor_v8 documents FP16, FP32 and FP64 data only. Under bf16 such a node stays
-// float32, with Casts at its edges and the reason in its plan row.
+// cudnnSetRNNDescriptor_v8 documents FP16, FP32 and FP64 data only (cuDNN 9.19 accepts BFLOAT16
+// descriptors on an H200, undocumented; PyTorch takes them from cuDNN 9.13 on: not relied on
+// here). Under bf16 such a node stays float32, with Casts at its edges and the reason in its
+// plan row.
 inline const std::vector<DType> kFloatAndFloat16 = {DType::Float32, DType::Float16};
 
 // The check of a "<op>@NHWC" registration: "no channels-last <op> with <why>" for what cuDNN's
