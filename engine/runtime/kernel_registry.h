@@ -66,7 +66,7 @@ struct KernelEntry {
 class KernelRegistry {
  public:
   // Adds (or replaces) the op's entry; its capabilities are set on the returned entry:
-  //   r.add("Conv", plan_conv).with_dtypes(kFloatAndHalf).refusing(why_not);
+  //   r.add("Conv", plan_conv).with_dtypes(kFloatAndHalves).refusing(why_not);
   KernelEntry& add(const std::string& op_type, KernelFactory factory) {
     KernelEntry& e = entries_[op_type];
     e = KernelEntry{};
