@@ -11,6 +11,18 @@ import subprocess
 import sys
 
 
+def torch_lenet(x, w: dict):
+    """dnnx's LeNet example (dnnx.examples.lenet) in torch's functional ops on the ONNX
+    initialisers `w` (name -> tensor): conv1 -> pool -> conv2 -> pool -> fc1+relu -> fc2 -> softmax.
+    Shared by bench_cuda.py and bench_cuda_precision.py (torch is imported by the worker only)."""
+    import torch.nn.functional as F
+
+    x = F.max_pool2d(F.conv2d(x, w["conv1.w"], w["conv1.b"]), 2, 2)
+    x = F.max_pool2d(F.conv2d(x, w["conv2.w"], w["conv2.b"]), 2, 2)
+    x = F.relu(F.linear(x.flatten(1), w["fc1.w"], w["fc1.b"]))
+    return F.softmax(F.linear(x, w["fc2.w"], w["fc2.b"]), dim=1)
+
+
 def add_worker_arguments(parser: argparse.ArgumentParser, *paths: str) -> None:
     """The hidden options of the re-run: --worker, and the paths it is handed (e.g. "--model", "--dir")."""
     parser.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)

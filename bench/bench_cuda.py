@@ -32,7 +32,7 @@ import onnx
 from onnx import numpy_helper
 
 from _timing import median_us, time_calls
-from _torch_worker import add_worker_arguments, machine_lines, run_torch_worker
+from _torch_worker import add_worker_arguments, machine_lines, run_torch_worker, torch_lenet
 
 BATCHES = (1, 64, 256, 1024)
 
@@ -44,7 +44,6 @@ def inputs_for(batch: int) -> np.ndarray:
 # --- the PyTorch worker (its own process) ------------------------------------------------------
 def torch_worker(model_path: str, out_dir: str, warmup: int, iters: int) -> None:
     import torch
-    import torch.nn.functional as F
 
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -53,10 +52,7 @@ def torch_worker(model_path: str, out_dir: str, warmup: int, iters: int) -> None
          for t in onnx.load(model_path).graph.initializer}
 
     def lenet(x):
-        x = F.max_pool2d(F.conv2d(x, w["conv1.w"], w["conv1.b"]), 2, 2)
-        x = F.max_pool2d(F.conv2d(x, w["conv2.w"], w["conv2.b"]), 2, 2)
-        x = F.relu(F.linear(x.flatten(1), w["fc1.w"], w["fc1.b"]))
-        return F.softmax(F.linear(x, w["fc2.w"], w["fc2.b"]), dim=1)
+        return torch_lenet(x, w)
 
     results = {"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
                "gpu": torch.cuda.get_device_name(0), "cases": {}}

@@ -47,7 +47,7 @@ from onnx import numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import median_us, time_calls  # noqa: E402
-from _torch_worker import machine_lines, run_torch_worker  # noqa: E402
+from _torch_worker import machine_lines, run_torch_worker, torch_lenet  # noqa: E402
 
 # (row label, dnnx.load options beyond device and batch_size)
 DNNX_CASES = (
@@ -80,17 +80,12 @@ def short_error(e: BaseException) -> str:
 # --- the PyTorch worker (its own process) ------------------------------------------------------
 def torch_worker(model_path: str, out_dir: str, batches: list, warmup: int, iters: int) -> None:
     import torch
-    import torch.nn.functional as F
 
     torch.backends.cudnn.benchmark = True
     w32 = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()).cuda()
            for t in onnx.load(model_path).graph.initializer}
 
-    def lenet(x, w):  # bench_cuda.py's LeNet, on the weights w
-        x = F.max_pool2d(F.conv2d(x, w["conv1.w"], w["conv1.b"]), 2, 2)
-        x = F.max_pool2d(F.conv2d(x, w["conv2.w"], w["conv2.b"]), 2, 2)
-        x = F.relu(F.linear(x.flatten(1), w["fc1.w"], w["fc1.b"]))
-        return F.softmax(F.linear(x, w["fc2.w"], w["fc2.b"]), dim=1)
+    lenet = torch_lenet  # bench_cuda.py's LeNet, on the weights w
 
     results = {"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
                "gpu": torch.cuda.get_device_name(0), "cases": {}}
