@@ -20,7 +20,7 @@ import onnx
 
 import dnnx
 from dnnx.cli._files import atomic_write
-from dnnx.cli.timing import available_cores, format_report, measure
+from dnnx.cli.timing import BLOCK, PAUSE_S, available_cores, format_report, measure
 from dnnx.examples import build
 
 CASES = [("lenet", 1), ("lenet", 64), ("lenet", 256), ("lstm", 64)]  # (example model, batch)
@@ -59,7 +59,8 @@ def markdown(reports: list, threads: int, command: str, load: float) -> str:
         f"under it; intra-op {threads}, inter-op 1 for onnxruntime)",
         f"- versions: {versions()}",
         f"- command: `{command}`",
-        "- method: same seeded random inputs for both engines; calls alternate between the engines "
+        "- method: same seeded random inputs for both engines; the engines take turns in blocks of "
+        f"{BLOCK} calls, each after a {PAUSE_S * 1e3:.0f} ms pause and an untimed call "
         f"(see dnnx/cli/timing.py); {first.warmup} warm-up and {first.iters} timed calls each; "
         f"target: dnnx/ort <= {TARGET}",
         "",

@@ -1,7 +1,7 @@
 """dnnx against onnxruntime on the CPU on a ResNet-50-shaped model (bench/resnet50.py, seeded
 random weights), same thread count for both engines, batch 1 and 4 by default; appends a section
 to bench/RESULTS.md (issue #5, CPU part). The timing is dnnx.cli.timing (the code behind
-`dnnx bench`): same seeded random inputs, calls interleaved between the engines, threads set with
+`dnnx bench`): same seeded random inputs, the engines taking turns in blocks of calls, threads set with
 dnnx.threads.set_num_threads before the model is loaded.
 
     python bench/bench_resnet_cpu.py [--threads T] [--batches 1 4] [--iters K] [--warmup W] [--out FILE]
@@ -57,7 +57,7 @@ def markdown(rows: list, threads: int, command: str, load: float, end_load: floa
         f"- command: `{command}`",
         "- model: ResNet-50 v1.5 shape, 53 convs + BatchNormalization, 25.6M parameters, seeded "
         "He-initialised weights, opset 17; input [N,3,224,224] standard normal (seed 0)",
-        "- method: dnnx.cli.timing.measure: calls alternate between the engines; "
+        "- method: dnnx.cli.timing.measure: the engines take turns in blocks of calls; "
         f"{first.warmup} warm-up and {first.iters} timed calls each (few: ~4 GFLOP per sample on 2 "
         "shared cores, so the p90s are noisy)",
         "- rel diff: max abs diff / max |onnxruntime output|",

@@ -136,3 +136,16 @@ def test_quiet_bar_takes_the_same_calls(monkeypatch):
         b.set_postfix_str("y")
         b.set_description_str("z")
     assert b.n == 3
+
+
+def test_engines_take_turns_in_blocks(monkeypatch):
+    """timing.time_interleaved: after the warm-up rounds, BLOCK timed calls per engine per turn,
+    each block after one untimed call (so that onnxruntime's spinning threads never time into
+    dnnx's calls), and `iters` timings per engine."""
+    monkeypatch.setattr(timing, "PAUSE_S", 0.0)
+    order = []
+    runners = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
+    seconds = timing.time_interleaved(runners, warmup=1, iters=timing.BLOCK + 2)
+    assert [len(v) for v in seconds.values()] == [timing.BLOCK + 2] * 2
+    block = timing.BLOCK + 1
+    assert order == ["a", "b"] + ["a"] * block + ["b"] * block + ["a"] * 3 + ["b"] * 3

@@ -64,13 +64,22 @@ class MaxPoolKernel final : public Kernel {
     float* y = args.out(0);
     float* rows = static_cast<float*>(args.workspace);
     cpu_thread_pool().parallel_for(planes_, [&](int64_t begin, int64_t end, int worker) {
-      float* row_max = rows + worker * g_.input[kW];
+      float* row_max = rows + worker * row_stride(g_);
       for (int64_t p = begin; p < end; ++p) pool_plane(x + p * g_.input_size(), y + p * g_.output_size(), row_max);
     }, workers_);
   }
 
   static size_t workspace_bytes(const ConvGeometry& g, int workers) {
-    return static_cast<size_t>(workers * g.input[kW]) * sizeof(float);
+    return static_cast<size_t>(workers * row_stride(g)) * sizeof(float);
+  }
+
+  // Each worker's row starts on its own 128-byte block (a cache-line pair, which the adjacent-line
+  // prefetcher moves together): rows written at every window row by two threads must not share
+  // a line. Packed rows (LeNet's 24 floats, 96 bytes) made 2-thread pooling 2-3x slower than 1
+  // thread on this project's 2-core CI machine (false sharing).
+  static int64_t row_stride(const ConvGeometry& g) {
+    constexpr int64_t kFloatsPerBlock = 128 / sizeof(float);
+    return (g.input[kW] + kFloatsPerBlock - 1) / kFloatsPerBlock * kFloatsPerBlock;
   }
 
  private:

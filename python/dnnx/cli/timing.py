@@ -105,10 +105,20 @@ def ort_session(proto, threads: int):
     return ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
+# The engines take turns in blocks: BLOCK timed calls each, after a PAUSE and one untimed call.
+# Turn by turn, load from other processes on a shared machine falls on both alike. Blocks, not
+# single calls: onnxruntime's intra-op threads spin for a while after each of its runs, holding
+# a core, so call-by-call turns timed that spinning into dnnx's calls (LeNet at batch 64 on 2
+# threads, on this project's 2-core CI machine: dnnx 9.3 ms interleaved call by call against
+# 3.8-4.7 ms alone). The pause lets a finished engine's threads go idle before the other's block.
+BLOCK = 10
+PAUSE_S = 0.02
+
+
 def time_interleaved(runners: dict, warmup: int, iters: int, progress: bool = False) -> dict:
-    """{name: [seconds]}: the engines take turns call by call, so that load from other processes
-    on a shared machine falls on both alike rather than on whichever ran second. ``progress``
-    shows a bar over the rounds (on a terminal; its update falls outside the timed calls)."""
+    """{name: [seconds]} (``iters`` each): the engines take turns, BLOCK timed calls at a time,
+    each block after a PAUSE_S pause and one untimed call. ``progress`` shows a bar over the
+    calls (on a terminal; its update falls outside the timed calls)."""
     with bar(warmup + iters, desc="warm-up", unit="round", show=progress) as shown:
         for _ in range(warmup):
             for run in runners.values():
@@ -116,12 +126,18 @@ def time_interleaved(runners: dict, warmup: int, iters: int, progress: bool = Fa
             shown.update()
         shown.set_description_str(" vs ".join(runners))
         seconds = {name: [] for name in runners}
-        for _ in range(iters):
+        done = 0
+        while done < iters:
+            block = min(BLOCK, iters - done)
             for name, run in runners.items():
-                start = time.perf_counter()
+                time.sleep(PAUSE_S)
                 run()
-                seconds[name].append(time.perf_counter() - start)
-            shown.update()
+                for _ in range(block):
+                    start = time.perf_counter()
+                    run()
+                    seconds[name].append(time.perf_counter() - start)
+            done += block
+            shown.update(block)
     return seconds
 
 
