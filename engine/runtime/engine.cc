@@ -17,7 +17,8 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
   fold_graph_constants(graph_, host_);  // before the passes: they read constants
   run_passes(graph_, passes.checked_by(*backend_));
   const DType half = backend_->half_storage();
-  const std::map<std::string, std::string> measured = is_half(half) ? passes.keep_fp32 : std::map<std::string, std::string>{};
+  static const std::map<std::string, std::string> kNone;
+  const std::map<std::string, std::string>& measured = is_half(half) ? passes.keep_fp32 : kNone;  // not copied
   if (passes.channels_last && backend_->channels_last()) {
     for (Node& node : graph_.nodes) {  // Note [measured precision]: fp32 keeps ONNX's layout
       auto kept = measured.find(node.name);

@@ -43,7 +43,7 @@ def segment_choice(half_layers: list, fp32_layers: list, precision: str, shapes)
             value = parent[value]
         return value
 
-    members = []  # (row, added): the half plan's rows that belong to a segment
+    members = []  # (row, added, a value of it): the half plan's rows that belong to a segment
     for row in half_layers:
         added = row["name"] not in fp32_ms  # a Cast or Transpose of the half rewrite
         if not (row["half"] or added):
@@ -53,11 +53,10 @@ def segment_choice(half_layers: list, fp32_layers: list, precision: str, shapes)
             continue
         for v in values[1:]:
             parent[root(v)] = root(values[0])
-        members.append((row, added))
+        members.append((row, added, values[0]))
     segments: dict = {}
-    for row, added in members:
-        seg = segments.setdefault(root(next(v for v in row["inputs"] + row["outputs"] if v)),
-                                  {"half": 0.0, "fp32": 0.0, "nodes": [], "conversions": 0})
+    for row, added, value in members:
+        seg = segments.setdefault(root(value), {"half": 0.0, "fp32": 0.0, "nodes": [], "conversions": 0})
         seg["half"] += median(row["times_ms"])
         if added:
             seg["conversions"] += 1
