@@ -9,8 +9,9 @@ dnnx (device="cuda", input already on the GPU, output="device", CUDA graphs on, 
   precision fp32 (no TF32, NCHW), tf32, fp16 and bf16 (half storage, tensor ops, fp32 accumulation; the
   input converted to half and the output back to float32 on the GPU, inside the timed run); tf32
   and fp16 run their convs channels-last (the channels_last pass, Transposes at the edges, timed);
-  each with algo_search "heuristic" and "exhaustive", and fp32 both also with a 4 GiB
-  workspace limit (the default is 256 MiB) (the exhaustive plan is timed at load; a
+  each with the default plan (algo_search="auto", no workspace_limit: Note [auto search]) and
+  "exhaustive", and fp32 also "heuristic" with 256 MiB (the default before "auto") and
+  "exhaustive" with 4 GiB (the exhaustive plan is timed at load; a
   temporary plan cache is used, so nothing is reused from a previous run and ~/.cache is left
   alone; the load time is reported).
 PyTorch (in a separate process, `--worker torch`: it loads its own cuDNN, and only one
@@ -160,14 +161,19 @@ def torch_worker(model_path: str, out_dir: str, batch: int, warmup: int, iters: 
 
 
 # --- dnnx and the report (the main process: never imports torch) ------------------------------
-# (precision, algo_search, workspace_limit): the default 256 MiB limit, and for fp32 also 4 GiB,
-# where cuDNN's FFT and Winograd algorithms for the large 3x3 layers fit (PyTorch's cudnn.benchmark
-# takes whatever workspace it can allocate)
-DNNX_CASES = [(p, a, None) for p in ("fp32", "tf32", "fp16", "bf16") for a in ("heuristic", "exhaustive")] + [
-    ("fp32", "heuristic", "4GiB"), ("fp32", "exhaustive", "4GiB")]
+# (precision, algo_search, workspace_limit), None: the default (algo_search="auto" and the
+# backend's workspace limit: 4 GiB at fp32, where cuDNN's FFT and Winograd algorithms for the
+# large 3x3 layers fit, 256 MiB otherwise; PyTorch's cudnn.benchmark takes whatever workspace it
+# can allocate)
+DNNX_CASES = [(p, a, None) for p in ("fp32", "tf32", "fp16", "bf16") for a in (None, "exhaustive")] + [
+    ("fp32", "heuristic", "256MiB"), ("fp32", "heuristic", "4GiB")]
+# the targets (#17), ms at batch 256: the default plan of each precision
+TARGETS_MS = {"fp32": 50.0, "tf32": 9.0, "fp16": 6.5}
 
 
-def case_label(algo: str, workspace) -> str:
+def case_label(algo, workspace) -> str:
+    if algo is None:
+        return "default (auto)"
     return algo if workspace is None else f"{algo}, {workspace} workspace"
 
 
@@ -179,8 +185,8 @@ def time_dnnx(model_path: str, batch: int, warmup: int, iters: int, cache_dir: s
     results = {}
     for precision, algo, workspace in DNNX_CASES:
         start = time.perf_counter()
-        model = dnnx.load(model_path, device="cuda", batch_size=batch, precision=precision, algo_search=algo,
-                          workspace_limit=workspace,
+        model = dnnx.load(model_path, device="cuda", batch_size=batch, precision=precision,
+                          algo_search=algo or "auto", workspace_limit=workspace,
                           plan_cache=str(Path(cache_dir) / f"plan-{precision}-{algo}-{workspace}.json"))
         x_dev = model.to_device(x)
         out = model.run(x_dev, output="device").numpy()
@@ -212,6 +218,9 @@ def report(batch, ours, theirs, torch_outs, status, command, warmup, iters) -> s
         "run the convs "
         "channels-last (NHWC) between Transposes at the edges (the channels_last pass), fp32 NCHW",
         f"- diffs against torch fp32; output scale max |torch fp32| = {scale:.3g}",
+        *[f"- target {p} default <= {t:g} ms: {'met' if ms(ours[(p, case_label(None, None))][0])[0] <= t else 'missed'}"
+          f" ({ms(ours[(p, case_label(None, None))][0])[0]:.2f} ms)" for p, t in TARGETS_MS.items()
+          if (p, case_label(None, None)) in ours],
         "",
         "| engine | precision | algorithms | median ms | p90 ms | images/s | vs torch fp32 | load s | "
         "max abs diff | rel diff |",

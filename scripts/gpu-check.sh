@@ -110,7 +110,7 @@ printf '%s\n' "${summary[@]}"
 [ -f "$OUT/plan.txt" ] && cat "$OUT/plan.txt"
 [ -f "$OUT/profile.txt" ] && cat "$OUT/profile.txt"
 for results in "$OUT"/RESULTS_*.md; do
-  [ -f "$results" ] && grep -E "^\||^- targets|^Target" "$results"
+  [ -f "$results" ] && grep -E "^\||^- targets?|^Target" "$results"
 done
 [ -f "$OUT/extra.log" ] && tail -n "${GPU_CHECK_EXTRA_TAIL:-40}" "$OUT/extra.log"
 grep -E "^(FAILED|ERROR)" "$OUT/pytest-cuda.log" 2>/dev/null | head -15

@@ -182,3 +182,39 @@ def test_the_zoo_networks_keep_their_wide_regions(name):
     ruled = pass_hooks.channels_last_rewrite(ir, WINDOW_OPS, 32)
     assert sorted(ruled["layout_reasons"]) == sorted(NARROW[name])
     assert ruled["converted"] == every["converted"] - len(NARROW[name]) > 0
+
+
+def stem(channels=3, group=1):
+    """x [N, channels, 16, 16] -> Conv 7x7/2 (8 filters) -> Relu -> MaxPool: ResNet's stem, small"""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="stem", strides=[2, 2], pads=[3, 3, 3, 3], group=group),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("MaxPool", ["r"], ["y"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1])]
+    return make_model(nodes, [("x", ["N", channels, 16, 16])], [("y", None)],
+                      {"w": rand(8, channels // group, 7, 7, seed=5)})
+
+
+@pytest.mark.parametrize("multiple", [4, 8])
+def test_a_conv_of_few_channels_reads_them_padded_to_the_multiple(multiple):
+    # Note [padded channels]: X through one Pad of its channel axis, W permuted and zero-padded
+    out = pass_hooks.channels_last_rewrite(import_model(stem()).ir, WINDOW_OPS, channel_multiple=multiple)
+    nodes, shapes = out["nodes"], out["shapes"]
+    assert [n["op"] for n in nodes] == ["Transpose", "Pad", "Conv@NHWC", "Relu", "MaxPool@NHWC", "Transpose"]
+    pad, conv = nodes[1], nodes[2]
+    assert pad["inputs"] == nodes[0]["outputs"] and conv["inputs"][0] == pad["outputs"][0]
+    assert pad["outputs"][0].endswith(f"/c{multiple}")
+    assert shapes[pad["outputs"][0]] == [1, 16, 16, multiple]
+    assert pad["pads"] == [0, 0, 0, 0, 0, 0, 0, multiple - 3] and pad["mode"] == "constant"
+    stored = np.frombuffer(out["constants"][conv["inputs"][1]], dtype=np.float32).reshape(8, 7, 7, multiple)
+    w = np.transpose(rand(8, 3, 7, 7, seed=5), (0, 2, 3, 1))
+    np.testing.assert_array_equal(stored[..., :3], w)
+    assert not stored[..., 3:].any()  # the added channels' weights are zeros
+    assert "w" not in out["constants"] and len(out["constants"]) == 1  # neither unpadded copy is kept
+
+
+@pytest.mark.parametrize("channels, group, multiple", [(8, 1, 8), (4, 1, 4), (6, 2, 8), (3, 1, 1)])
+def test_aligned_grouped_or_unpadded_convs_read_channels_as_they_are(channels, group, multiple):
+    out = pass_hooks.channels_last_rewrite(import_model(stem(channels, group)).ir, WINDOW_OPS, channel_multiple=multiple)
+    assert "Pad" not in [n["op"] for n in out["nodes"]]
+    conv = next(n for n in out["nodes"] if n["op"] == "Conv@NHWC")
+    assert out["shapes"][conv["inputs"][1]] == [8, 7, 7, channels // group]

@@ -61,7 +61,7 @@ def test_unknown_devices_are_device_errors(device):
 
 
 @pytest.mark.parametrize("text,expected", [(0, 0), (1024, 1024), ("256MiB", 256 << 20), ("1.5 GiB", 3 << 29),
-                                           ("64 KB", 64000), ("0", 0), (None, 256 << 20)])
+                                           ("64 KB", 64000), ("0", 0), (None, None)])
 def test_parse_bytes(text, expected):
     assert options_of(device="cuda", workspace_limit=text)[1].workspace_limit == expected
 
@@ -95,9 +95,11 @@ def test_plan_rows_carry_no_fallbacks_on_the_cpu():
 
 def test_option_names_and_defaults_come_from_one_place():
     kind, o = options_of()
-    assert kind == "cpu" and o.precision == core.Precision.fp32 and o.algo_search == core.AlgoSearch.heuristic
+    assert kind == "cpu" and o.precision == core.Precision.fp32 and o.algo_search == core.AlgoSearch.auto
+    assert o.workspace_limit is None and "workspace_limit=None" in repr(o)  # the backend's default
     assert core.precision_names() == ["fp32", "tf32", "fp16", "bf16"]
-    assert core.algo_search_names() == ["heuristic", "exhaustive"]
+    assert core.algo_search_names() == ["auto", "heuristic", "exhaustive"]
+    assert [m for m in core.AlgoSearch.__members__] == core.algo_search_names()
     assert [m for m in core.Precision.__members__] == core.precision_names()
     o = options_of(device="cuda:1", precision="tf32", algo_search="exhaustive", deterministic=True, plan_cache=False)[1]
     assert (o.device, o.precision, o.algo_search, o.deterministic, o.plan_cache) == \

@@ -112,6 +112,9 @@ class Backend {
   // kept only where one of its convs has at least this many input channels per group and filters;
   // 0 keeps every region.
   virtual int64_t channels_last_min_channels() const { return 0; }
+  // Note [padded channels] (the same file): channels-last convs read their input channels padded
+  // to a multiple of this; 1: never padded.
+  virtual int64_t channels_last_channel_multiple() const { return 1; }
 
   // Where the kernels' memory lives: nullptr for a host backend (the CPU), whose kernels read
   // the caller's arrays and the constants' bytes in place; a device backend's services otherwise

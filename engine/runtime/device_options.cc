@@ -21,7 +21,7 @@ const std::vector<std::pair<std::string, Precision>>& precision_table() {
 
 const std::vector<std::pair<std::string, AlgoSearch>>& algo_search_table() {
   static const std::vector<std::pair<std::string, AlgoSearch>> t = {
-      {"heuristic", AlgoSearch::Heuristic}, {"exhaustive", AlgoSearch::Exhaustive}};
+      {"auto", AlgoSearch::Auto}, {"heuristic", AlgoSearch::Heuristic}, {"exhaustive", AlgoSearch::Exhaustive}};
   return t;
 }
 

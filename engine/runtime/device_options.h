@@ -10,22 +10,27 @@ namespace dnnx {
 // The rule: bump it on any change to what the core and a device library share (DeviceOptions,
 // the entry points below, Backend, TrainingOps and the types they pass), so that a stale
 // library is refused at load instead of crashing.
-constexpr int kDeviceAbiVersion = 17;  // 15: total_memory; 16: memory_limit, replan_node; 17: bf16 (DType, Precision)
+constexpr int kDeviceAbiVersion = 18;  // 16: memory_limit, replan_node; 17: bf16 (DType, Precision); 18: channel multiple
 
 enum class Precision { Fp32, Tf32, Fp16, Bf16 };
 
-// How the planner picks a layer's algorithm (docs/architecture.md, "Algorithm search").
-enum class AlgoSearch { Heuristic, Exhaustive };
+// How the planner picks a layer's algorithm (docs/architecture.md, "Algorithm search"). Auto (the
+// default): exhaustive where it was measured to pay, heuristic elsewhere (Note [auto search] in
+// backends/cuda/search/conv_algo.cc).
+enum class AlgoSearch { Heuristic, Exhaustive, Auto };
+
+// workspace_limit's default: the backend's own choice (CUDA: Note [auto search]).
+constexpr size_t kAutoWorkspace = static_cast<size_t>(-1);
 
 struct DeviceOptions {
   int device = 0;                               // the GPU ordinal ("cuda:N")
-  size_t workspace_limit = size_t{256} << 20;   // bytes one layer's workspace may take
+  size_t workspace_limit = kAutoWorkspace;  // bytes one layer's workspace may take; kAutoWorkspace: the backend's
   // Bytes the model may hold on the device in all (constants, arena, workspace, the planner's
   // search buffers, kernels' own buffers); 0: no cap but the device's memory. Arrays handed to the
   // caller (run(output="device")) are the caller's and do not count.
   size_t memory_limit = 0;
   Precision precision = Precision::Fp32;
-  AlgoSearch algo_search = AlgoSearch::Heuristic;
+  AlgoSearch algo_search = AlgoSearch::Auto;
   bool deterministic = false;
   // The persistent plan cache (a JSON file, see backends/cuda/search/plan_cache.h); "" disables it.
   std::string plan_cache_path;
@@ -34,7 +39,7 @@ struct DeviceOptions {
 // The user's names for the options (device_options.cc holds the one list); each parse throws
 // InputError (a ValueError in Python) naming the option and the allowed values.
 Precision parse_precision(const std::string& name);      // "fp32", "tf32", "fp16", "bf16"
-AlgoSearch parse_algo_search(const std::string& name);   // "heuristic", "exhaustive"
+AlgoSearch parse_algo_search(const std::string& name);   // "auto", "heuristic", "exhaustive"
 std::string precision_name(Precision p);
 std::string algo_search_name(AlgoSearch a);
 std::vector<std::string> precision_names();

@@ -49,7 +49,13 @@ void bind_device(py::module_& m) {
   for (const std::string& name : algo_search_names()) algo_search.value(name.c_str(), parse_algo_search(name));
   py::class_<DeviceOptions>(m, "DeviceOptions", "What a model asks of a device backend (made by device_options).")
       .def_readonly("device", &DeviceOptions::device)
-      .def_readonly("workspace_limit", &DeviceOptions::workspace_limit)
+      .def_property_readonly(
+          "workspace_limit",
+          [](const DeviceOptions& o) -> py::object {
+            if (o.workspace_limit == kAutoWorkspace) return py::none();
+            return py::int_(o.workspace_limit);
+          },
+          "Bytes; None: the backend's default (CUDA: Note [auto search], 4 GiB at fp32, 256 MiB otherwise).")
       .def_readonly("memory_limit", &DeviceOptions::memory_limit)
       .def_readonly("precision", &DeviceOptions::precision)
       .def_readonly("algo_search", &DeviceOptions::algo_search)
@@ -59,7 +65,9 @@ void bind_device(py::module_& m) {
            "A copy with deterministic= set (a tuner asks for deterministic algorithms on its own).")
       .def("__repr__", [](const DeviceOptions& o) {
         return "DeviceOptions(device=" + std::to_string(o.device) + ", precision='" + precision_name(o.precision) +
-               "', workspace_limit=" + std::to_string(o.workspace_limit) + ", memory_limit=" +
+               "', workspace_limit=" +
+               (o.workspace_limit == kAutoWorkspace ? std::string("None") : std::to_string(o.workspace_limit)) +
+               ", memory_limit=" +
                std::to_string(o.memory_limit) + ", algo_search='" +
                algo_search_name(o.algo_search) + "', deterministic=" + (o.deterministic ? "True" : "False") +
                ", plan_cache='" + o.plan_cache_path + "')";
@@ -92,7 +100,7 @@ void bind_device(py::module_& m) {
         return py::make_tuple(kind.cuda ? "cuda" : "cpu", o);
       },
       py::arg("device") = "cpu", py::arg("precision") = "fp32", py::arg("workspace_limit") = py::none(),
-      py::arg("algo_search") = "heuristic", py::arg("deterministic") = false, py::arg("plan_cache") = true,
+      py::arg("algo_search") = "auto", py::arg("deterministic") = false, py::arg("plan_cache") = true,
       py::arg("memory_limit") = py::none(),
       "(kind, DeviceOptions) from dnnx.load's arguments, every one checked here: kind is 'cpu' or 'cuda'.");
   m.def("precision_names", &precision_names, "The precision= names, in order.");

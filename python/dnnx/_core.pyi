@@ -16,14 +16,16 @@ class Precision(enum.Enum):
     fp32: int
     tf32: int
     fp16: int
+    bf16: int
 
 class AlgoSearch(enum.Enum):
+    auto: int
     heuristic: int
     exhaustive: int
 
 class DeviceOptions:
     device: int
-    workspace_limit: int
+    workspace_limit: Optional[int]
     memory_limit: int
     precision: Precision
     algo_search: AlgoSearch
@@ -32,7 +34,7 @@ class DeviceOptions:
     def with_deterministic(self, on: bool) -> DeviceOptions: ...
 
 def device_options(device: str = "cpu", precision: str = "fp32", workspace_limit: Any = None,
-                   algo_search: str = "heuristic", deterministic: bool = False, plan_cache: Any = True,
+                   algo_search: str = "auto", deterministic: bool = False, plan_cache: Any = True,
                    memory_limit: Any = None) -> Any: ...
 def precision_names() -> List[str]: ...
 def algo_search_names() -> List[str]: ...

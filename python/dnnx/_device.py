@@ -8,7 +8,7 @@ from ._native import core
 from .errors import DeviceError
 
 
-def backend_options(device="cpu", precision="fp32", workspace_limit=None, algo_search="heuristic",
+def backend_options(device="cpu", precision="fp32", workspace_limit=None, algo_search="auto",
                     deterministic=False, plan_cache=True, memory_limit=None) -> tuple:
     """(kind, options) for ``_core.Engine``: kind "cpu" or "cuda", options {"device_options":
     core.DeviceOptions, "library": path} (no library on the CPU). ValueError for a bad option,

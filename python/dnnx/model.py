@@ -47,7 +47,7 @@ class Model:
     """A loaded model. ``run`` may be called from several threads at once (it releases the GIL)."""
 
     def __init__(self, src, *, batch_size=None, dims=None, device="cpu", precision="fp32", workspace_limit=None,
-                 algo_search="heuristic", deterministic=False, passes=None, optimize=True, plan_cache=True,
+                 algo_search="auto", deterministic=False, passes=None, optimize=True, plan_cache=True,
                  cuda_graph=True, max_plans=64, calibration=None, memory_limit=None, measure_precision=True):
         start = time.perf_counter()
         # what a pickled model loads with where it lands (_pickle.py; batch_size and dims live in the proto)
@@ -413,7 +413,7 @@ class Model:
 
 def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = None, device: str = "cpu", *,
          dims: Optional[Dict[str, int]] = None, precision: str = "fp32", workspace_limit: Union[int, str, None] = None,
-         algo_search: str = "heuristic", deterministic: bool = False, passes: Optional[Dict[str, bool]] = None,
+         algo_search: str = "auto", deterministic: bool = False, passes: Optional[Dict[str, bool]] = None,
          optimize: bool = True, plan_cache: Union[bool, str, os.PathLike, None] = True,
          cuda_graph: bool = True, max_plans: int = 64, calibration: Any = None,
          memory_limit: Union[int, str, None] = None, measure_precision: bool = True) -> Model:
@@ -448,9 +448,13 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     fp32 and ONNX's layout where that is faster, so that a half precision never makes a model
     slower; ``plan()`` says so per layer: "fp32 (kept in fp32: measured faster ...)"),
     ``workspace_limit`` (bytes, or
-    a string such as "256MiB": no layer's workspace exceeds it), ``algo_search`` ("heuristic":
-    cuDNN's ranking; "exhaustive": every convolution algorithm timed at plan time, the fastest
-    that fits kept, times in ``plan()``) and ``deterministic`` (only algorithms cuDNN marks
+    a string such as "256MiB": no layer's workspace exceeds it; None, the default: 4 GiB at fp32,
+    at most an eighth of the GPU's memory or of memory_limit, where FFT and Winograd need it, and
+    256 MiB at tf32, fp16 and bf16), ``algo_search`` ("auto", the default: timed as "exhaustive"
+    for the fp32 convolutions of 4 GFLOP or more, where timing was measured to pay, heuristic for
+    the rest (Note [auto search] in engine/backends/cuda/search/conv_algo.cc); "heuristic":
+    cuDNN's ranking, instant; "exhaustive": every convolution algorithm timed at plan time, the
+    fastest that fits kept, times in ``plan()``) and ``deterministic`` (only algorithms cuDNN marks
     deterministic). An algorithm that fails at plan time (not supported, its workspace cannot be
     allocated) gives way to the next candidate, with the reason in ``plan()``; so does one that
     fails at run time (the layer is planned again without it, or runs on the CPU; the run's result

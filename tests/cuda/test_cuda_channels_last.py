@@ -103,6 +103,24 @@ def test_the_pooled_head_keeps_views_at_its_end(precision):
     assert names.count("Transpose") == 1 and "Reshape" in names, names
 
 
+@pytest.mark.parametrize("precision, multiple", [("tf32", 4), ("fp16", 8)])
+@pytest.mark.parametrize("channels", [3, 5])
+def test_a_stem_of_few_channels_reads_them_padded(precision, multiple, channels):
+    # Note [padded channels]: ResNet's stem shape, small: X through a Pad of its channel axis to
+    # the multiple, W zero-padded at load; the outputs are those of the unpadded conv
+    inits = {"w": weights(64, channels, 7, 7, seed=1), "b": rand(64, seed=2), "w2": weights(64, 64, 3, 3, seed=3)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="stem", strides=[2, 2], pads=[3, 3, 3, 3]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("MaxPool", ["r"], ["p"], name="pool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["p", "w2"], ["y"], name="conv", pads=[1, 1, 1, 1])]
+    model = make_model(nodes, [("x", [4, channels, 32, 32])], [("y", None)], inits)
+    rows = check(model, {"x": rand(4, channels, 32, 32)}, precision)
+    by_op = {row["op"]: row for row in rows}
+    padded = -(-channels // multiple) * multiple
+    assert by_op["Pad"]["name"].endswith(f"/c{padded}/pad"), by_op
+    assert "Conv+Relu+MaxPool@NHWC" in by_op, by_op
+
+
 @pytest.mark.parametrize("precision", ["tf32", "fp16"])
 def test_windows_cudnn_cannot_pad_stay_nchw(precision):
     # asymmetric pads and a ceil_mode pool have no NHWC kernel: they keep ONNX's layout, with a

@@ -29,6 +29,17 @@
 // channels per group and filters (Backend::channels_last_min_channels: 32 on CUDA at tf32, where
 // every region of ResNet-50 qualifies and LeNet's does not); the window ops of any other region
 // keep ONNX's layout, and plan() says why. A dry run of the rewrite finds the regions first.
+//
+// Note [padded channels]: cuDNN's NHWC tensor-core kernels read channels in 16-byte vectors (8
+// half or 4 float32/tf32 elements); a conv whose input channels are not a multiple of that falls
+// to slow kernels. ResNet-50's stem (3 -> 64 channels, 7x7 stride 2, batch 256) took 3.1 ms of
+// an 8.9 ms fp16 run in NHWC (IMPLICIT_GEMM; bench/probes/probe_conv_layouts/stem.py), where
+// PyTorch pads its channels to 8 and takes 0.4 ms. So where the backend names a channel multiple
+// (Backend::channels_last_channel_multiple), a channels-last conv of one group whose filter is
+// a constant with C input channels, C not a multiple, reads X through a Pad of its channel axis
+// to the next multiple C' (zeros, one per value, shared by its readers) and a filter permuted
+// and zero-padded to [K, R, S, C'] here: the added channels multiply zeros by zeros, so the
+// output is the same sums. The Pad is named "<x>/nhwc/c<C'>" in the plan.
 #include <cstring>
 #include <numeric>
 #include <set>
@@ -58,8 +69,9 @@ class ChannelsLastRewrite {
   // changes nothing.
   ChannelsLastRewrite(Graph& graph, const std::function<bool(const Node&)>& can_run,
                       const std::map<std::string, TensorInfo>& types, const std::map<std::string, TensorInfo>& types2,
-                      bool dry = false)
-      : graph_(graph), can_run_(can_run), types_(types), types2_(types2), fresh_(graph), dry_(dry),
+                      int64_t channel_multiple = 1, bool dry = false)
+      : graph_(graph), can_run_(can_run), types_(types), types2_(types2), fresh_(graph),
+        channel_multiple_(channel_multiple), dry_(dry),
         parent_(dry ? graph.nodes.size() : 0) {
     std::iota(parent_.begin(), parent_.end(), size_t{0});
   }
@@ -101,6 +113,7 @@ class ChannelsLastRewrite {
     for (size_t i : *permuted) {
       if (node.has_input(i)) out.inputs[i] = channels_last(node.inputs[i]);
     }
+    pad_channels(node, out);
     last_.insert(out.outputs[0]);
     nodes_.push_back(std::move(out));
     return true;
@@ -267,13 +280,62 @@ class ChannelsLastRewrite {
     return n;
   }
 
+  // Note [padded channels]: `out` (the channels-last form of conv `node`) reads X and W padded to
+  // the channel multiple, where its filter is a constant of one group with C not a multiple.
+  void pad_channels(const Node& node, Node& out) {
+    if (channel_multiple_ <= 1 || !node.has_input(1) || node.attr_int("group", 1) != 1) return;
+    const ConstTensor* w = find_constant(graph_, node.inputs[1]);
+    if (!w || w->info.shape.size() != 4) return;
+    const int64_t c = w->info.shape[1], padded = (c + channel_multiple_ - 1) / channel_multiple_ * channel_multiple_;
+    if (c == padded) return;
+    const std::string w_name = fresh_(node.inputs[1] + "/nhwc/c" + std::to_string(padded));
+    graph_.constants[w_name] = padded_filter(*graph_.constants.at(out.inputs[1]), padded);
+    out.inputs[1] = w_name;
+    out.inputs[0] = padded_value(out.inputs[0], c, padded);
+  }
+
+  // A channels-last value [N, H, W, C] padded with zeros to [N, H, W, C'] by one Pad.
+  std::string padded_value(const std::string& name, int64_t channels, int64_t padded) {
+    auto memo = to_padded_.find(name);
+    if (memo != to_padded_.end()) return memo->second;
+    const std::string out = fresh_(name + "/c" + std::to_string(padded));
+    Node n;
+    n.name = fresh_(out + "/pad");
+    n.op_type = "Pad";
+    n.inputs = {name};
+    n.outputs = {out};
+    n.attrs["mode"] = std::string("constant");
+    n.attrs["pads"] = std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, padded - channels};  // begins, then ends
+    n.opset = 10;  // the attribute form (pads and value as inputs from 11), whatever the model's opset
+    nodes_.push_back(std::move(n));
+    last_.insert(out);
+    return to_padded_[name] = out;
+  }
+
+  // A [K, R, S, C] filter zero-padded to [K, R, S, C'].
+  static ConstTensorPtr padded_filter(const ConstTensor& c, int64_t padded) {
+    auto t = std::make_shared<ConstTensor>();
+    Shape s = c.info.shape;
+    const int64_t channels = s[3];
+    s[3] = padded;
+    t->info = TensorInfo{s, c.info.dtype};
+    const size_t elem = dtype_size(c.info.dtype);
+    t->data.assign(static_cast<size_t>(numel(s)) * elem, 0);  // zero bits: +0 in every float type
+    const int64_t rows = s[0] * s[1] * s[2];
+    for (int64_t r = 0; r < rows; ++r) {
+      std::memcpy(t->data.data() + r * padded * elem, c.data.data() + r * channels * elem, channels * elem);
+    }
+    return t;
+  }
+
   Graph& graph_;
   const std::function<bool(const Node&)>& can_run_;
   const std::map<std::string, TensorInfo>& types_;   // ONNX's shapes, symbolic dims as 1
   const std::map<std::string, TensorInfo>& types2_;  // the same with symbolic dims as 2
   FreshNames fresh_;
+  int64_t channel_multiple_ = 1;  // Note [padded channels]; 1: none
   std::set<std::string> last_;  // values stored channels-last (names unchanged)
-  std::map<std::string, std::string> to_last_, to_first_;
+  std::map<std::string, std::string> to_last_, to_first_, to_padded_;
   std::vector<Node> nodes_;
   int converted_ = 0;
   // the dry run's regions: a union-find over node indices
@@ -294,12 +356,13 @@ std::string narrow_reason(int64_t min_channels) {
 
 }  // namespace
 
-int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run, int64_t min_channels) {
+int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run, int64_t min_channels,
+                  int64_t channel_multiple) {
   // Both runs read the types of the graph as it comes in, computed once.
   const std::map<std::string, TensorInfo> types = value_types(graph, 1), types2 = value_types(graph, 2);
   std::set<size_t> narrow;
   if (min_channels > 0) {
-    ChannelsLastRewrite dry(graph, can_run, types, types2, true);
+    ChannelsLastRewrite dry(graph, can_run, types, types2, 1, true);
     for (size_t i = 0; i < graph.nodes.size(); ++i) {
       dry.at(i);
       if (!dry.add_window(graph.nodes[i])) dry.add_elementwise(graph.nodes[i]);
@@ -312,7 +375,7 @@ int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run,
     return !narrow.count(index) && can_run(node);
   };
   const std::function<bool(const Node&)>& gate = narrow.empty() ? can_run : allowed;
-  ChannelsLastRewrite rewrite(graph, gate, types, types2);
+  ChannelsLastRewrite rewrite(graph, gate, types, types2, channel_multiple);
   std::vector<Node> nodes = std::move(graph.nodes);
   graph.nodes.clear();
   for (Node& node : nodes) {

@@ -63,8 +63,10 @@ int fuse_lstm_stack(Graph& graph, const PassOptions& options);  // fuse_lstm_sta
 // `can_run` says whether the backend has a kernel for a node. `min_channels` > 0: a region of
 // channels-last ops is kept only where one of its convs has at least that many input channels
 // (per group) and filters (Note [narrow regions]). Returns the number of window ops that run
-// channels-last (0: the graph is unchanged).
-int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run, int64_t min_channels = 0);
+// channels-last (0: the graph is unchanged). `channel_multiple` > 1: convs read input channels
+// padded to a multiple of it (Note [padded channels]).
+int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run, int64_t min_channels = 0,
+                  int64_t channel_multiple = 1);
 
 // Half storage (precision="fp16" or "bf16", half_storage.cc), run by the engine after the
 // passes above when the backend asks for it (Backend::half_storage). `half` is the storage type

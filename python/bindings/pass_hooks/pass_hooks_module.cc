@@ -33,6 +33,10 @@ py::dict rewritten_graph(const Graph& graph) {
     if (node.op_type == "Cast") d["to"] = node.attr_int("to", 1);
     d["fp32_reason"] = node.fp32_reason;
     if (node.op_type == "Transpose") d["perm"] = node.attr_ints("perm", {});
+    if (node.op_type == "Pad" && node.has_attr("pads")) {
+      d["pads"] = node.attr_ints("pads", {});
+      d["mode"] = node.attr_string("mode", "constant");
+    }
     nodes.append(d);
   }
   py::dict types, shapes;
@@ -89,13 +93,13 @@ PYBIND11_MODULE(_pass_hooks, m) {
       "(with 'fp32_reason'), 'types', 'shapes', 'constants' (raw bytes), 'outputs'}.");
   m.def(
       "channels_last_rewrite",
-      [](const py::dict& ir, const std::vector<std::string>& nhwc_ops, int64_t min_channels) {
+      [](const py::dict& ir, const std::vector<std::string>& nhwc_ops, int64_t min_channels, int64_t channel_multiple) {
         // The channels_last pass on its own, for a backend stand-in with "<op>@NHWC" kernels for
         // exactly `nhwc_ops` (base names, e.g. "Conv+Relu").
         Graph graph = graph_from_ir(ir);
         const int converted = channels_last(graph, [&nhwc_ops](const Node& node) {
           return listed(nhwc_ops, channels_first_op(node.op_type));
-        }, min_channels);
+        }, min_channels, channel_multiple);
         py::dict out = rewritten_graph(graph);
         out["converted"] = converted;
         py::dict reasons;
@@ -105,9 +109,10 @@ PYBIND11_MODULE(_pass_hooks, m) {
         out["layout_reasons"] = reasons;
         return out;
       },
-      py::arg("ir"), py::arg("nhwc_ops"), py::arg("min_channels") = 0,
+      py::arg("ir"), py::arg("nhwc_ops"), py::arg("min_channels") = 0, py::arg("channel_multiple") = 1,
       "The channels_last pass on `ir` for a backend with channels-last kernels for `nhwc_ops` "
-      "(regions kept where a conv has min_channels, Note [narrow regions]): "
+      "(regions kept where a conv has min_channels, Note [narrow regions]; conv input channels "
+      "padded to channel_multiple, Note [padded channels]): "
       "{'converted', 'nodes', 'types', 'shapes', 'constants' (raw bytes), 'outputs', 'layout_reasons'}.");
 }
 

@@ -2,6 +2,7 @@
 
 #include "backends/cuda/dense/blas.h"
 #include "backends/cuda/backend/cuda_kernels.h"
+#include "backends/cuda/search/conv_algo.h"
 
 #include <algorithm>
 
@@ -65,6 +66,9 @@ CudaBackend::CudaBackend(const DeviceOptions& options) {
   context_ = open_device(options);
   size_t free_bytes = 0;
   check(cudaMemGetInfo(&free_bytes, &total_memory_), "cudaMemGetInfo");
+  if (options.workspace_limit == kAutoWorkspace) {
+    context_->options.workspace_limit = auto_workspace_limit(options, total_memory_);
+  }
   streams_ = std::make_unique<StreamJoiner>();
   arrays_ = std::make_unique<ArrayPool>(options.device, context_->stream, *streams_);
   register_cuda_kernels(kernels_, *context_);
@@ -91,6 +95,12 @@ bool CudaBackend::channels_last() const { return context_->options.precision != 
 
 int64_t CudaBackend::channels_last_min_channels() const {
   return context_->options.precision == Precision::Tf32 ? 32 : 0;
+}
+
+// 16 bytes of channels: 8 half elements, 4 tf32 (float32) ones (Note [padded channels]).
+int64_t CudaBackend::channels_last_channel_multiple() const {
+  const Precision p = context_->options.precision;
+  return p == Precision::Tf32 ? 4 : p == Precision::Fp16 || p == Precision::Bf16 ? 8 : 1;
 }
 
 std::string CudaBackend::half_unsupported_reason(const Node& node) const {

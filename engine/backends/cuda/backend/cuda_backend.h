@@ -34,6 +34,7 @@ class CudaBackend final : public Backend, public DeviceServices {
   // are no candidates for half data, and cuDNN's NHWC half kernels win even on one input
   // channel).
   int64_t channels_last_min_channels() const override;
+  int64_t channels_last_channel_multiple() const override;
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
   // Note [run-time fallback]: plan_node without the failed candidates, within workspace_cap.

@@ -31,6 +31,12 @@ TestHooks TestHooks::from_environment() {
     if (end != bytes) hooks.oom_above = static_cast<size_t>(n);
   }
   if (const char* node = std::getenv("DNNX_TEST_FAULT_NODE")) hooks.fault_node = node;
+  if (const char* algo = std::getenv("DNNX_PROBE_RNN_ALGO")) {
+    const std::string a = algo;
+    hooks.rnn_algo = a == "persist_static"    ? CUDNN_RNN_ALGO_PERSIST_STATIC
+                     : a == "persist_dynamic" ? CUDNN_RNN_ALGO_PERSIST_DYNAMIC
+                                              : CUDNN_RNN_ALGO_STANDARD;
+  }
   return hooks;
 }
 

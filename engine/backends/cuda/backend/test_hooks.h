@@ -9,6 +9,9 @@
 //   DNNX_TEST_OOM_ABOVE=BYTES  every plan-time allocation of more than BYTES fails as out of memory
 //   DNNX_TEST_FAULT_NODE=NAME  the node named NAME, before its kernel, launches one that writes to
 //       an illegal address: a sticky CUDA error (run it in a process of its own)
+//   DNNX_PROBE_RNN_ALGO=standard|persist_static|persist_dynamic  the cuDNN RNN algorithm every
+//       RNN descriptor asks for (bench/probes/probe_rnn_algo.py measures them; the plan still
+//       names the standard one)
 // and two C entry points (test_hooks.cc) that drive the plan cache's file logic with no GPU, for
 // tests/test_plan_cache_file.py through ctypes (the cache is host code: JSON, a lock, a rename):
 //   int dnnx_test_plan_cache_store(path, key, algo, message, message_len): opens the cache at
@@ -35,6 +38,7 @@ struct TestHooks {
   std::set<std::string> fail_at_run;               // candidates that fail each time they run
   size_t oom_above = SIZE_MAX;
   std::string fault_node;                          // the node whose run faults (DNNX_TEST_FAULT_NODE)
+  int rnn_algo = 0;                                // DNNX_PROBE_RNN_ALGO: a cudnnRNNAlgo_t, 0 standard
 
   static TestHooks from_environment();
   ForcedFailure failure_of(const std::string& algorithm) const {

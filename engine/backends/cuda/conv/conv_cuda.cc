@@ -329,7 +329,7 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
     shape.residual = epilogue == Epilogue::BiasAddRelu;
     own = gemm_candidate(ctx, shape, limit, own_workspace);
   }
-  const Search search(ctx);
+  const Search search(ctx, conv_search_timed(ctx, *d));  // the one choose_conv_algorithm makes
   const std::string cache_key = own.kernel && search.caching() ? conv_cache_key(ctx, *d, limit - pad.bytes) : "";
   ConvAlgoChoice algo = choose_conv_algorithm(ctx, *d, limit - pad.bytes, node.where());
   choice.algorithm = (pad.needed ? "pad kernel + " : "") + conv_algo_name(algo.algo) +

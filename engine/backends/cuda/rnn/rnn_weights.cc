@@ -26,12 +26,16 @@ void set_rnn_descriptor(const CudaContext& ctx, const CudnnCell& cell, const Lst
   // No dropout: no random states are needed (cuDNN draws nothing at probability 0).
   check(cudnnSetDropoutDescriptor(dropout, ctx.cudnn, 0.0f, nullptr, 0, 0), "cudnnSetDropoutDescriptor");
   const cudnnDirectionMode_t dir_mode = d.num_dir == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL;
-  check(cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, cell.mode, CUDNN_RNN_DOUBLE_BIAS, dir_mode,
+  const auto algo = static_cast<cudnnRNNAlgo_t>(ctx.hooks.rnn_algo);  // standard unless a probe asks
+  check(cudnnSetRNNDescriptor_v8(rnn, algo, cell.mode, CUDNN_RNN_DOUBLE_BIAS, dir_mode,
                                  CUDNN_LINEAR_INPUT, data_type, CUDNN_DATA_FLOAT, math,
                                  static_cast<int32_t>(d.input), static_cast<int32_t>(d.hidden),
                                  static_cast<int32_t>(d.hidden), layers, dropout,
                                  layers == 1 ? CUDNN_RNN_PADDED_IO_ENABLED : CUDNN_RNN_PADDED_IO_DISABLED),
         "cudnnSetRNNDescriptor_v8");
+  if (algo == CUDNN_RNN_ALGO_PERSIST_DYNAMIC) {
+    check(cudnnBuildRNNDynamic(ctx.cudnn, rnn, static_cast<int>(d.batch)), "cudnnBuildRNNDynamic");
+  }
 }
 
 RnnWeightLayout rnn_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const CudnnCell& cell,

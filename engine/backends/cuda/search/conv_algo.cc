@@ -1,5 +1,6 @@
 #include "backends/cuda/search/conv_algo.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "backends/cuda/search/conv_cache_key.h"
@@ -52,6 +53,57 @@ std::string conv_math_name(cudnnMathType_t math, Precision precision) {
     case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "fp16 conversion (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)";
     default: return "math type " + std::to_string(static_cast<int>(math));
   }
+}
+
+// Note [auto search]: algo_search="auto" (the default) times a convolution's candidates, as
+// "exhaustive" does (the plan cache included), where that was measured to pay, and takes
+// cuDNN's ranking elsewhere. Measured on an H200 (cuDNN 9.19, bench_resnet_cuda.py, 2026-12-03),
+// ResNet-50 at batch 256: at fp32 the timed choice took 47.99 ms against the heuristic's 53.02
+// with a 4 GiB workspace (60.98 against 66.05 with 256 MiB), while at tf32, fp16 and bf16 it
+// gained nothing or lost (12.00 against 11.96, 9.87 against 9.03, 8.67 against 7.90 ms: the
+// tensor-op kernels are close, and times taken alone misrank them inside the replayed graph). So
+// "auto" times the FMA convolutions (fp32 math, conv_precision) of at least kAutoTimedFlops,
+// which take some 70 us or more each, where a few percent repay the search's tens of
+// milliseconds within a few thousand runs; smaller ones (LeNet, any model at batch 1) and every
+// other kind (cuBLASLt, the conv+pool kernels) stay heuristic. The 3x3 layers' fastest fp32
+// algorithms (FFT, Winograd) need workspace: where the model names no workspace_limit, an fp32
+// model gets kAutoFp32Workspace (4 GiB: the measured row), at most an eighth of the device's
+// memory (or of memory_limit); tf32, fp16 and bf16 keep 256 MiB, the limit they were measured at.
+constexpr double kAutoTimedFlops = 4e9;
+constexpr size_t kAutoFp32Workspace = size_t{4} << 30;
+constexpr size_t kHalfWorkspace = size_t{256} << 20;
+
+namespace {
+
+// 2 * the multiply-adds of the conv of `d`: its output's elements times one filter's (the same
+// count in every direction, whose descriptors keep the forward shapes).
+double conv_flops(const ConvDescriptors& d) {
+  cudnnDataType_t type{};
+  cudnnTensorFormat_t format{};
+  int rank = 0, dims[CUDNN_DIM_MAX] = {}, strides[CUDNN_DIM_MAX] = {};
+  check(cudnnGetTensorNdDescriptor(d.y, CUDNN_DIM_MAX, &type, &rank, dims, strides), "cudnnGetTensorNdDescriptor");
+  double flops = 2;
+  for (int i = 0; i < rank; ++i) flops *= dims[i];
+  check(cudnnGetFilterNdDescriptor(d.w, CUDNN_DIM_MAX, &type, &format, &rank, dims), "cudnnGetFilterNdDescriptor");
+  for (int i = 1; i < rank; ++i) flops *= dims[i];  // C/group and the window
+  return flops;
+}
+
+}  // namespace
+
+bool conv_search_timed(const CudaContext& ctx, const ConvDescriptors& d) {
+  switch (ctx.options.algo_search) {
+    case AlgoSearch::Exhaustive: return true;
+    case AlgoSearch::Heuristic: return false;
+    case AlgoSearch::Auto: break;
+  }
+  return conv_precision(ctx, d) == Precision::Fp32 && conv_flops(d) >= kAutoTimedFlops;
+}
+
+size_t auto_workspace_limit(const DeviceOptions& options, size_t device_memory) {
+  if (options.precision != Precision::Fp32) return kHalfWorkspace;
+  const size_t memory = options.memory_limit ? std::min(options.memory_limit, device_memory) : device_memory;
+  return std::max(kHalfWorkspace, std::min(kAutoFp32Workspace, memory / 8));
 }
 
 namespace {
@@ -222,7 +274,7 @@ void set_candidate_math(const CudaContext& ctx, const ConvDescriptors& d, cudnnM
 ConvSearchChoice choose_conv_algorithm(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
                                        size_t workspace_limit, const std::string& layer) {
   const auto start = std::chrono::steady_clock::now();
-  const Search search(ctx);
+  const Search search(ctx, conv_search_timed(ctx, d));
   const std::string key = search.caching() ? conv_cache_key(ctx, d, workspace_limit, dir) : "";
   ConvSearchChoice choice;
   // A cached choice that cuDNN still accepts, but whose workspace cannot be had now, is kept for

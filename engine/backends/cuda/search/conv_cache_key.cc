@@ -72,7 +72,7 @@ std::string conv_cache_key(const CudaContext& ctx, const ConvDescriptors& d, siz
                            ConvDirection dir) {
   return std::string("conv ") + direction_text(dir) + " | " + ctx.device_name + " sm_" + std::to_string(ctx.compute_capability) + " cuDNN " +
          std::to_string(cudnnGetVersion()) + " | x " + tensor_text(d.x) + " | w " + filter_text(d.w) + " | y " +
-         tensor_text(d.y) + " | " + conv_text(d.conv) + " | search " + Search(ctx).policy_name() +
+         tensor_text(d.y) + " | " + conv_text(d.conv) + " | search " + Search(ctx, conv_search_timed(ctx, d)).policy_name() +
          " deterministic " + (ctx.options.deterministic ? "1" : "0") + " | workspace limit " +
          std::to_string(workspace_limit);
 }

@@ -6,10 +6,10 @@
 
 namespace dnnx::cuda {
 
-Search::Search(const CudaContext& ctx)
-    : ctx_(ctx),
-      timed_(ctx.options.algo_search == AlgoSearch::Exhaustive),
-      cache_(timed_ ? ctx.plan_cache.get() : nullptr) {}
+Search::Search(const CudaContext& ctx) : Search(ctx, ctx.options.algo_search == AlgoSearch::Exhaustive) {}
+
+Search::Search(const CudaContext& ctx, bool timed)
+    : ctx_(ctx), timed_(timed), cache_(timed_ ? ctx.plan_cache.get() : nullptr) {}
 
 std::optional<PlanRecord> Search::find_or_miss(const std::string& key) const {
   std::optional<PlanRecord> record = cache_->find(key);

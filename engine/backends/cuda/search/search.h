@@ -51,10 +51,13 @@ struct ScratchCandidate {
 
 class Search {
  public:
+  // The policy of algo_search: timed only for "exhaustive" (kinds with no rule for "auto").
   explicit Search(const CudaContext& ctx);
+  // A search whose kind decided itself whether to time (Note [auto search], conv_algo.cc).
+  Search(const CudaContext& ctx, bool timed);
 
   const CudaContext& context() const { return ctx_; }
-  // Whether the candidates are timed: algo_search="exhaustive".
+  // Whether the candidates are timed: algo_search="exhaustive", or the kind's "auto" rule.
   bool timed() const { return timed_; }
   // "exhaustive" or "heuristic", as plan-cache keys name the policy.
   const char* policy_name() const { return timed_ ? "exhaustive" : "heuristic"; }
