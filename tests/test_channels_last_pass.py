@@ -212,6 +212,15 @@ def test_a_conv_of_few_channels_reads_them_padded_to_the_multiple(multiple):
     assert "w" not in out["constants"] and len(out["constants"]) == 1  # neither unpadded copy is kept
 
 
+def test_a_backend_with_transpose_pad_gets_one_node_for_both():
+    out = pass_hooks.channels_last_rewrite(import_model(stem()).ir, WINDOW_OPS + ["Transpose+Pad"], channel_multiple=8)
+    nodes, shapes = out["nodes"], out["shapes"]
+    assert [n["op"] for n in nodes] == ["Transpose+Pad", "Conv@NHWC", "Relu", "MaxPool@NHWC", "Transpose"]
+    fused = nodes[0]
+    assert fused["inputs"] == ["x"] and fused["perm"] == TO_LAST and fused["pads"] == [0, 0, 0, 0, 0, 0, 0, 5]
+    assert shapes[fused["outputs"][0]] == [1, 16, 16, 8] and nodes[1]["inputs"][0] == fused["outputs"][0]
+
+
 @pytest.mark.parametrize("channels, group, multiple", [(8, 1, 8), (4, 1, 4), (6, 2, 8), (3, 1, 1)])
 def test_aligned_grouped_or_unpadded_convs_read_channels_as_they_are(channels, group, multiple):
     out = pass_hooks.channels_last_rewrite(import_model(stem(channels, group)).ir, WINDOW_OPS, channel_multiple=multiple)

@@ -46,7 +46,33 @@ std::string channels_first_op(const std::string& op_type) {
 Shape to_channels_last(const Shape& s) { return {s[0], s[2], s[3], s[1]}; }
 Shape to_channels_first(const Shape& s) { return {s[0], s[3], s[1], s[2]}; }
 
+namespace {
+
+// Transpose+Pad's one form: perm [0, 2, 3, 1] and pads only at the last axis's end, >= 0.
+void validate_transpose_pad(const Node& node) {
+  node.expect_only_attrs({"perm", "pads"});
+  const std::vector<int64_t> pads = node.attr_ints("pads", {});
+  bool ok = node.attr_ints("perm", {}) == channels_last_perm() && pads.size() == 8 && pads[7] >= 0;
+  for (size_t i = 0; ok && i < 7; ++i) ok = pads[i] == 0;
+  if (!ok) node_fail<InvalidModelError>(node, "expects perm [0,2,3,1] and pads at the last axis's end only");
+}
+
+std::vector<TensorInfo> infer_transpose_pad(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_input(node, inputs, 0, "data");
+  if (x.shape.size() != 4) node_fail<InvalidModelError>(node, "input must be 4-D, got " + x.str());
+  TensorInfo y{to_channels_last(x.shape), x.dtype};
+  y.shape[3] += node.attr_ints("pads", {}).back();
+  return {y};
+}
+
+}  // namespace
+
 void register_channels_last_ops(OpRegistry& r) {
+  OpDef transpose_pad;
+  transpose_pad.fused = true;
+  transpose_pad.validate = validate_transpose_pad;
+  transpose_pad.infer = infer_transpose_pad;
+  r.add(kTransposePadOp, std::move(transpose_pad));
   for (const auto& kv : channels_last_table()) {
     const OpDef* base = r.find(kv.first);
     const std::vector<size_t> permuted = kv.second;

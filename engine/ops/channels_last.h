@@ -13,6 +13,10 @@
 namespace dnnx {
 
 constexpr const char* kChannelsLastSuffix = "@NHWC";
+// "Transpose+Pad" (Note [padded channels] in runtime/passes/channels_last.cc): a Transpose by
+// `perm` [0, 2, 3, 1], then a zero Pad of the last axis by `pads` (ONNX's attribute form, only
+// the last axis's end non-zero): X [N, C, H, W] -> [N, H, W, C'].
+constexpr const char* kTransposePadOp = "Transpose+Pad";
 
 // The ops that have a channels-last form, and which of their inputs are stored channels-last
 // (output 0 always is): nullptr for any other op. Conv family: x, w and the residual z;

@@ -13,6 +13,7 @@ from dnnx.examples import build
 from ort_check import make_model, rand, run_ort
 from residual_models import residual_block, weights
 from test_cuda_fp16 import MODEL_ATOL, MODEL_L2, MODEL_RTOL, assert_fp16_close
+from test_cuda_bf16 import MODEL_ATOL as BF16_ATOL, MODEL_L2 as BF16_L2, MODEL_RTOL as BF16_RTOL, assert_bf16_close
 from test_cuda_precision import assert_tf32_close
 
 GEMM = "cublasLtMatmul (1x1 conv as a GEMM)"
@@ -100,7 +101,8 @@ def test_the_pooled_head_keeps_views_at_its_end(precision):
     rows = check(model, {"x": rand(2, 3, 32, 32)}, precision, batch_size=2)
     names = [row["op"] for row in rows]
     assert "Conv+Relu+MaxPool@NHWC" in names and "GlobalAveragePool@NHWC" in names, names
-    assert names.count("Transpose") == 1 and "Reshape" in names, names
+    # in: the 3 channels padded on the way (Note [padded channels]); out: a view
+    assert names.count("Transpose+Pad") == 1 and "Transpose" not in names and "Reshape" in names, names
 
 
 @pytest.mark.parametrize("precision, multiple", [("tf32", 4), ("fp16", 8)])
@@ -117,8 +119,30 @@ def test_a_stem_of_few_channels_reads_them_padded(precision, multiple, channels)
     rows = check(model, {"x": rand(4, channels, 32, 32)}, precision)
     by_op = {row["op"]: row for row in rows}
     padded = -(-channels // multiple) * multiple
-    assert by_op["Pad"]["name"].endswith(f"/c{padded}/pad"), by_op
-    assert "Conv+Relu+MaxPool@NHWC" in by_op, by_op
+    fused = by_op["Transpose+Pad"]  # one pass from ONNX's layout, not a Transpose and a Pad
+    assert fused["name"].endswith(f"/c{padded}/transpose_pad"), by_op
+    assert fused["algorithm"].startswith(f"transpose+pad kernel ({channels} -> {padded} channels"), fused
+    assert "Conv+Relu+MaxPool@NHWC" in by_op and "Transpose" not in by_op and "Pad" not in by_op, by_op
+
+
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_a_channels_last_value_of_few_channels_is_padded_in_place(precision):
+    # the second conv reads the first's channels-last output of 5 channels: a Pad of its last axis
+    inits = {"w": weights(5, 32, 3, 3, seed=1), "w2": weights(64, 5, 3, 3, seed=2)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="narrow", pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["c", "w2"], ["y"], name="wide", pads=[1, 1, 1, 1])]
+    model = make_model(nodes, [("x", [2, 32, 9, 9])], [("y", None)], inits)
+    feeds = {"x": rand(2, 32, 9, 9)}
+    want = run_ort(model, feeds)["y"]
+    m = dnnx.load(model, device="cuda", precision=precision, measure_precision=False, plan_cache=False)
+    rows = {row["name"]: row for row in m.plan()}
+    (pad,) = [row for row in rows.values() if row["op"] == "Pad"]
+    assert pad["name"].endswith("/c8/pad") and rows["wide"]["op"] == "Conv@NHWC", rows
+    got = m.run_dict(feeds)["y"]
+    if precision == "fp16":
+        assert_fp16_close(got, want, "padded in place vs onnxruntime", MODEL_RTOL, MODEL_ATOL, MODEL_L2)
+    else:  # bfloat16: test_cuda_bf16.py's whole-model bounds (derived there)
+        assert_bf16_close(got, want, "padded in place vs onnxruntime", BF16_RTOL, BF16_ATOL, BF16_L2)
 
 
 @pytest.mark.parametrize("precision", ["tf32", "fp16"])

@@ -32,8 +32,8 @@ py::dict rewritten_graph(const Graph& graph) {
     d["outputs"] = node.outputs;
     if (node.op_type == "Cast") d["to"] = node.attr_int("to", 1);
     d["fp32_reason"] = node.fp32_reason;
-    if (node.op_type == "Transpose") d["perm"] = node.attr_ints("perm", {});
-    if (node.op_type == "Pad" && node.has_attr("pads")) {
+    if (node.op_type == "Transpose" || node.op_type == kTransposePadOp) d["perm"] = node.attr_ints("perm", {});
+    if ((node.op_type == "Pad" || node.op_type == kTransposePadOp) && node.has_attr("pads")) {
       d["pads"] = node.attr_ints("pads", {});
       d["mode"] = node.attr_string("mode", "constant");
     }

@@ -8,7 +8,8 @@
 // clang-format off
 #define DNNX_CUDA_KERNEL_FILES(X)                                                                   \
   /* forward: <family>/<file>_cuda.cc */                                                           \
-  X(activation) X(binary) X(gemm) X(matmul) X(softmax) X(transpose) X(concat) X(conv) X(pool)      \
+  X(activation) X(binary) X(gemm) X(matmul) X(softmax) X(transpose) X(transpose_pad) X(concat) X(conv) \
+  X(pool)                                                                                          \
   X(lstm) X(lstm_stack) X(batchnorm) X(param_activation) X(avg_pool) X(global_pool) X(lrn)         \
   X(reduce) X(pad) X(slice) X(expand) X(split) X(gather) X(cast)                                   \
   X(compare) X(logical) X(where) X(range)  /* elementwise/: typed (integer, bool) kernels */        \

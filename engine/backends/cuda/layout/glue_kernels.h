@@ -42,6 +42,11 @@ inline void launch_binary(BinaryKind kind, const float* a, const float* b, float
 void launch_gather(const void* x, void* y, size_t elem, int64_t n, const BroadcastDims& dims,
                    cudaStream_t stream);
 
+// x [batch, channels, hw] -> y [batch, hw, padded], zeros in channels..padded-1 (Transpose+Pad,
+// transpose_pad_kernels.cu). elem: 2 or 4 bytes.
+void launch_transpose_pad(const void* x, void* y, size_t elem, int64_t batch, int64_t hw, int channels, int padded,
+                          cudaStream_t stream);
+
 // The sliding-window shape of one 3-D (D, H, W) window op over `planes` planes.
 struct Window3d {
   int64_t planes = 0;
