@@ -122,7 +122,8 @@ def test_a_stem_of_few_channels_reads_them_padded(precision, multiple, channels)
     fused = by_op["Transpose+Pad"]  # one pass from ONNX's layout, not a Transpose and a Pad
     assert fused["name"].endswith(f"/c{padded}/transpose_pad"), by_op
     assert fused["algorithm"].startswith(f"transpose+pad kernel ({channels} -> {padded} channels"), fused
-    assert "Conv+Relu+MaxPool@NHWC" in by_op and "Transpose" not in by_op and "Pad" not in by_op, by_op
+    assert "Conv+Relu+MaxPool@NHWC" in by_op and "Pad" not in by_op, by_op
+    assert [row["name"] for row in rows if row["op"] == "Transpose"] == ["y/transpose"], rows  # out only
 
 
 @pytest.mark.parametrize("precision", ["fp16", "bf16"])
