@@ -208,6 +208,22 @@ def test_precision_option_lists_the_engine_names_and_the_cpu_refuses_half(capsys
                       match="precision='bf16' applies to device='cuda'; the CPU backend runs fp32")
 
 
+@pytest.mark.parametrize("command", ["run", "plan", "profile", "finetune"])
+def test_algo_search_and_workspace_options_reach_the_load(capsys, lenet, command):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    help_text = capsys.readouterr().out
+    assert "--algo-search {auto,heuristic,exhaustive}" in help_text and "--workspace-limit BYTES" in help_text
+    extra = {"run": ["--random"], "plan": [], "profile": [], "finetune": ["--data", "digits", "--out", "t.onnx"]}
+    # checked by the engine's one parser, whichever device: a bad value is a one-line error
+    assert_user_error(capsys, command, lenet, "--workspace-limit", "lots", *extra[command], match="workspace_limit")
+
+
+def test_plan_with_an_explicit_search_on_the_cpu(capsys, lenet):
+    status, out, _ = cli(capsys, "plan", lenet, "--batch", 2, "--algo-search", "exhaustive", "--workspace-limit", "64MiB")
+    assert status == 0 and "conv1" in out
+
+
 def test_plan_with_precision_fp32_on_the_cpu(capsys, lenet):
     status, out, _ = cli(capsys, "plan", lenet, "--batch", 2, "--device", "cpu", "--precision", "fp32")
     assert status == 0 and "conv1" in out

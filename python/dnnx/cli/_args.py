@@ -35,6 +35,26 @@ def add_precision(parser: argparse.ArgumentParser) -> None:
                              "the CPU runs fp32")
 
 
+def add_planning(parser: argparse.ArgumentParser) -> None:
+    """--precision, --algo-search and --workspace-limit: how a CUDA model is planned (dnnx.load's
+    precision=, algo_search= and workspace_limit=; the names from the engine's one list)."""
+    from .._native import core
+
+    add_precision(parser)
+    parser.add_argument("--algo-search", default="auto", choices=core.algo_search_names(),
+                        help="how CUDA picks each layer's algorithm: auto times the fp32 convs of 4 GFLOP or more, "
+                             "heuristic takes cuDNN's and cuBLASLt's ranking, exhaustive times every candidate")
+    parser.add_argument("--workspace-limit", default=None, metavar="BYTES",
+                        help="the most workspace one CUDA layer may take, e.g. 256MiB (default: 4 GiB at fp32, "
+                             "256 MiB otherwise)")
+
+
+def planning_options(args) -> dict:
+    """dnnx.load keywords from add_planning's options."""
+    return {"device": args.device, "precision": args.precision, "algo_search": args.algo_search,
+            "workspace_limit": args.workspace_limit}
+
+
 def add_batch(parser: argparse.ArgumentParser, required: bool = False, help_extra: str = "") -> None:
     parser.add_argument("--batch", type=positive_int, required=required, metavar="N",
                         help="batch size: replaces a symbolic or size-1 leading input dim" + help_extra)

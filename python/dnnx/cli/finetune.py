@@ -28,7 +28,7 @@ from .._progress import bar
 from ..finetune import LOSSES, atomic_write_bytes, tuned_proto
 from ..model import load
 from . import _checkpoint
-from ._args import add_model, add_precision, positive_int
+from ._args import add_model, add_planning, planning_options, positive_int
 from ._train_data import DIGITS, load_training_data
 
 NAME = "finetune"
@@ -68,7 +68,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--schedule", choices=["step", "cosine"],
                         help="learning-rate schedule over the whole run (default: constant)")
     parser.add_argument("--device", default="cpu", help="where to train: cpu, cuda or cuda:N")
-    add_precision(parser)
+    add_planning(parser)
     parser.add_argument("--out", required=True, metavar="FILE.onnx", help="the tuned model")
     parser.add_argument("--seed", type=int, default=0, help="the data order (and the digits split)")
     parser.add_argument("--checkpoint-dir", metavar="DIR", help="write a checkpoint here after every epoch")
@@ -208,12 +208,12 @@ def main(args) -> int:
     if args.plot:
         require_matplotlib()  # before training: a missing extra fails at once, not after the run
         _check_output_folder("--plot", args.plot)
-    model = load(model_path, device=args.device, precision=args.precision)
+    model = load(model_path, **planning_options(args))
     # A model exported with a fixed batch (often 1) is loaded at --batch-size and fed full batches
     # only; the saved file keeps the original batch (it is written from the file, not the load).
     fixed_batch = any(s.shape and isinstance(s.shape[0], int) and s.shape[0] != args.batch_size for s in model.inputs)
     if fixed_batch:
-        model = load(model_path, batch_size=args.batch_size, device=args.device, precision=args.precision)
+        model = load(model_path, batch_size=args.batch_size, **planning_options(args))
     x_train, y_train, x_val, y_val = load_training_data(args, model.inputs[0].shape, args.loss)
     if fixed_batch:
         x_train, y_train = _full_batches(x_train, y_train, args.batch_size, "--data")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..model import load
 from ..plan import format_bytes
-from ._args import add_batch, add_model, add_precision
+from ._args import add_batch, add_model, add_planning, planning_options
 
 NAME = "plan"
 HELP = ("show the execution plan (per layer: shapes, algorithm, math, workspace) and memory use, on the CPU or "
@@ -15,7 +15,7 @@ def add_arguments(parser) -> None:
     add_model(parser)
     add_batch(parser, help_extra=" (symbolic dims are planned as 1 otherwise)")
     parser.add_argument("--device", default="cpu", help='"cpu", "cuda" or "cuda:N"')
-    add_precision(parser)
+    add_planning(parser)
 
 
 def memory_line(memory: dict) -> str:
@@ -26,7 +26,7 @@ def memory_line(memory: dict) -> str:
 
 
 def main(args) -> int:
-    model = load(args.model, batch_size=args.batch, device=args.device, precision=args.precision)
+    model = load(args.model, batch_size=args.batch, **planning_options(args))
     print(model.plan())
     print(memory_line(model.memory()))
     return 0

@@ -7,7 +7,7 @@ from pathlib import Path
 from .._plot import layer_times, require_matplotlib
 from .._trace import write_chrome_trace
 from ..model import load
-from ._args import add_batch, add_model, add_precision, positive_int
+from ._args import add_batch, add_model, add_planning, planning_options, positive_int
 from .timing import random_inputs
 
 NAME = "profile"
@@ -18,7 +18,7 @@ HELP = ("time every layer and print the median per layer: on the CPU (host wall-
 def add_arguments(parser) -> None:
     add_model(parser)
     parser.add_argument("--device", default="cpu", metavar="DEVICE", help="cpu, cuda or cuda:N")
-    add_precision(parser)
+    add_planning(parser)
     add_batch(parser, help_extra="; also the value of any other symbolic dim (default 1)")
     parser.add_argument("--repeat", type=positive_int, default=20, metavar="K", help="runs to take the median over")
     parser.add_argument("--no-graph", action="store_true",
@@ -43,7 +43,7 @@ def main(args) -> int:
         _check_output_folder("--plot", args.plot)
     if args.trace:
         _check_output_folder("--trace", args.trace)
-    model = load(args.model, batch_size=args.batch, device=args.device, precision=args.precision,
+    model = load(args.model, batch_size=args.batch, **planning_options(args),
                  cuda_graph=not args.no_graph)
     feeds, _ = random_inputs(model.inputs, args.batch or 1, seed=args.seed)
     model.run_dict(feeds)  # plans and warms up (cuDNN and cuBLAS load their kernels on first use)

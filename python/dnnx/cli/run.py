@@ -11,7 +11,7 @@ import numpy as np
 
 from .._progress import bar
 from ..model import load
-from ._args import add_batch, add_model, add_precision, positive_int
+from ._args import add_batch, add_model, add_planning, planning_options, positive_int
 from ._files import read_feeds, write_npz
 from ._many import is_many, run_many
 from .timing import random_inputs
@@ -36,7 +36,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--chunk", type=positive_int, metavar="K",
                         help="run the batch K rows at a time (bounded memory; outputs concatenated)")
     parser.add_argument("--device", default="cpu", help='"cpu", "cuda" or "cuda:N"')
-    add_precision(parser)
+    add_planning(parser)
     parser.add_argument("--workers", type=positive_int, metavar="N",
                         help="many inputs: N worker processes (default 1: this one), or with --ray at most N "
                              "tasks at once (default: the cluster's CPUs, GPUs with --device cuda)")
@@ -67,10 +67,10 @@ def summarize(name: str, array: np.ndarray) -> list:
 
 def main(args) -> int:
     if args.input is not None and is_many(args.input):
-        return run_many(args, {"batch_size": args.batch, "device": args.device, "precision": args.precision})
+        return run_many(args, {"batch_size": args.batch, **planning_options(args)})
     if args.workers is not None or args.ray is not None:
         raise ValueError("--workers and --ray run many files: give --input a folder or a glob")
-    model = load(args.model, batch_size=args.batch, device=args.device, precision=args.precision)
+    model = load(args.model, batch_size=args.batch, **planning_options(args))
     if args.random:
         feeds, _ = random_inputs(model.inputs, args.batch or 1)
     else:
