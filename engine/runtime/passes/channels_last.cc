@@ -244,23 +244,7 @@ class ChannelsLastRewrite {
     return to_first_[name] = out;
   }
 
-  ConstTensorPtr permuted_constant(const ConstTensor& c) {
-    auto t = std::make_shared<ConstTensor>();
-    const Shape& s = c.info.shape;  // [K, C, R, S]
-    t->info = TensorInfo{to_channels_last(s), c.info.dtype};
-    t->data.resize(c.data.size());
-    const size_t elem = dtype_size(c.info.dtype);
-    const int64_t K = s[0], C = s[1], R = s[2], S = s[3];
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t ch = 0; ch < C; ++ch)
-        for (int64_t r = 0; r < R; ++r)
-          for (int64_t q = 0; q < S; ++q) {
-            const size_t from = static_cast<size_t>(((k * C + ch) * R + r) * S + q) * elem;
-            const size_t to = static_cast<size_t>(((k * R + r) * S + q) * C + ch) * elem;
-            std::memcpy(t->data.data() + to, c.data.data() + from, elem);
-          }
-    return t;
-  }
+  ConstTensorPtr permuted_constant(const ConstTensor& c) { return padded_filter(c, c.info.shape[1]); }
 
   Node transpose(const std::string& from, const std::string& to, std::vector<int64_t> perm) {
     Node n;
@@ -331,7 +315,7 @@ class ChannelsLastRewrite {
     return to_padded_[name] = out;
   }
 
-  // A [K, C, R, S] filter as [K, R, S, C'], zeros past C.
+  // A [K, C, R, S] filter as [K, R, S, C'], zeros past C (C' = C: permuted only).
   static ConstTensorPtr padded_filter(const ConstTensor& c, int64_t padded) {
     auto t = std::make_shared<ConstTensor>();
     const Shape& s = c.info.shape;
