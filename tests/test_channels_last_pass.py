@@ -9,7 +9,7 @@ from onnx import helper
 
 from dnnx._importer import import_model
 from dnnx._native import load_extension
-from ort_check import make_model, rand
+from ort_check import make_model, rand, run_ort
 
 pass_hooks = load_extension("_pass_hooks")  # test-only module, beside _core
 
@@ -227,3 +227,61 @@ def test_aligned_grouped_or_unpadded_convs_read_channels_as_they_are(channels, g
     assert "Pad" not in [n["op"] for n in out["nodes"]]
     conv = next(n for n in out["nodes"] if n["op"] == "Conv@NHWC")
     assert out["shapes"][conv["inputs"][1]] == [8, 7, 7, channels // group]
+
+
+S2D_OPS = WINDOW_OPS + ["Transpose+Pad", "Transpose+SpaceToDepth"]
+
+
+def strided_conv(size, pads, kernel, channels=3, strides=(2, 2)):
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", strides=list(strides), pads=pads)]
+    w = rand(8, channels, kernel, kernel, seed=7)
+    return make_model(nodes, [("x", [2, channels, size, size])], [("y", None)], {"w": w}), w
+
+
+def space_to_depth_reference(x, pads, depth=16):
+    """Transpose+SpaceToDepth's meaning (ops/channels_last.h) in numpy: [N, C, H, W] -> [N, Hs, Ws, depth]."""
+    n, c, h, w = x.shape
+    top, left, bottom, right = pads
+    hp, wp = h + top + bottom, w + left + right
+    xp = np.zeros((n, c, hp + hp % 2, wp + wp % 2), x.dtype)
+    xp[:, :, top:top + h, left:left + w] = x
+    blocks = np.concatenate([xp[:, :, dy::2, dx::2] for dy in (0, 1) for dx in (0, 1)], axis=1)  # (2 dy + dx) C + c
+    blocks = np.pad(blocks, ((0, 0), (0, depth - 4 * c), (0, 0), (0, 0)))
+    return blocks.transpose(0, 2, 3, 1)
+
+
+@pytest.mark.parametrize("size, pads, kernel", [(16, [3, 3, 3, 3], 7), (15, [1, 1, 1, 1], 3),
+                                                (17, [3, 2, 3, 2], 7), (16, [0, 0, 0, 0], 4)])
+def test_a_stride_2_conv_of_few_channels_runs_on_its_2x2_blocks(size, pads, kernel):
+    # Note [space to depth]: the rewritten conv (stride 1, no pads, half the window) over the
+    # blocks computes what the model's conv computes, checked here with onnxruntime on both forms
+    model, _ = strided_conv(size, pads, kernel)
+    out = pass_hooks.channels_last_rewrite(import_model(model).ir, S2D_OPS, channel_multiple=8)
+    nodes, shapes = out["nodes"], out["shapes"]
+    assert [n["op"] for n in nodes] == ["Transpose+SpaceToDepth", "Conv@NHWC", "Transpose"], nodes
+    blocks, conv = nodes[0], nodes[1]
+    half = (kernel + 1) // 2
+    assert blocks["pads"] == pads and blocks["channels"] == 16 and blocks["outputs"][0].endswith("/nhwc/s2d")
+    assert conv["kernel_shape"] == [half, half] and conv["strides"] == [1, 1]
+    x = rand(2, 3, size, size, seed=3)
+    xs = space_to_depth_reference(x, pads)
+    assert shapes[blocks["outputs"][0]] == list(xs.shape)
+    w2 = np.frombuffer(out["constants"][conv["inputs"][1]], dtype=np.float32).reshape(8, half, half, 16)
+    as_nchw = make_model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
+                         [("x", [2, 16, xs.shape[1], xs.shape[2]])], [("y", None)], {"w": w2.transpose(0, 3, 1, 2).copy()})
+    got = run_ort(as_nchw, {"x": xs.transpose(0, 3, 1, 2).copy()})["y"]
+    want = run_ort(model, {"x": x})["y"]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("size, pads, kernel, channels, strides", [
+    (15, [0, 0, 0, 0], 4, 3, (2, 2)),   # the two output sizes differ (an even window on an odd size)
+    (16, [3, 3, 3, 3], 7, 5, (2, 2)),   # 4 * 5 channels do not fit 16
+    (16, [1, 1, 1, 1], 3, 3, (1, 1)),   # stride 1
+])
+def test_other_convs_keep_their_form(size, pads, kernel, channels, strides):
+    model, _ = strided_conv(size, pads, kernel, channels, strides)
+    out = pass_hooks.channels_last_rewrite(import_model(model).ir, S2D_OPS, channel_multiple=8)
+    ops = [n["op"] for n in out["nodes"]]
+    assert "Transpose+SpaceToDepth" not in ops and ops[0] == "Transpose+Pad", ops

@@ -65,9 +65,38 @@ std::vector<TensorInfo> infer_transpose_pad(const Node& node, const std::vector<
   return {y};
 }
 
+void validate_space_to_depth(const Node& node) {
+  node.expect_only_attrs({"pads", "channels"});
+  const std::vector<int64_t> pads = node.attr_ints("pads", {});
+  bool ok = pads.size() == 4 && node.attr_int("channels", 0) > 0;
+  for (size_t i = 0; ok && i < 4; ++i) ok = pads[i] >= 0;
+  if (!ok) node_fail<InvalidModelError>(node, "expects 4 pads >= 0 and channels > 0");
+}
+
+std::vector<TensorInfo> infer_space_to_depth(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_input(node, inputs, 0, "data");
+  if (x.shape.size() != 4) node_fail<InvalidModelError>(node, "input must be 4-D, got " + x.str());
+  const int64_t channels = node.attr_int("channels", 0);
+  if (channels < 4 * x.shape[1]) {
+    node_fail<InvalidModelError>(node, "channels " + std::to_string(channels) + " cannot hold the 2x2 blocks of " +
+                                           x.str());
+  }
+  return {TensorInfo{space_to_depth_shape(x.shape, node.attr_ints("pads", {}), channels), x.dtype}};
+}
+
 }  // namespace
 
+Shape space_to_depth_shape(const Shape& x, const std::vector<int64_t>& pads, int64_t channels) {
+  const int64_t hp = x[2] + pads[0] + pads[2], wp = x[3] + pads[1] + pads[3];
+  return {x[0], (hp + 1) / 2, (wp + 1) / 2, channels};
+}
+
 void register_channels_last_ops(OpRegistry& r) {
+  OpDef space_to_depth;
+  space_to_depth.fused = true;
+  space_to_depth.validate = validate_space_to_depth;
+  space_to_depth.infer = infer_space_to_depth;
+  r.add(kSpaceToDepthOp, std::move(space_to_depth));
   OpDef transpose_pad;
   transpose_pad.fused = true;
   transpose_pad.validate = validate_transpose_pad;

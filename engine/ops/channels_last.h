@@ -17,6 +17,14 @@ constexpr const char* kChannelsLastSuffix = "@NHWC";
 // `perm` [0, 2, 3, 1], then a zero Pad of the last axis by `pads` (ONNX's attribute form, only
 // the last axis's end non-zero): X [N, C, H, W] -> [N, H, W, C'].
 constexpr const char* kTransposePadOp = "Transpose+Pad";
+// "Transpose+SpaceToDepth" (Note [space to depth] in runtime/passes/channels_last.cc): X [N, C, H, W]
+// zero-padded by `pads` [top, left, bottom, right] (plus one row or column at the end where the
+// padded size is odd), its 2x2 blocks as channels: Y [N, ceil(Hp / 2), ceil(Wp / 2), `channels`]
+// with Y[n, i, j, (2 dy + dx) C + c] = Xp[n, c, 2i + dy, 2j + dx], zeros past 4C.
+constexpr const char* kSpaceToDepthOp = "Transpose+SpaceToDepth";
+
+// Transpose+SpaceToDepth's output dims [N, Hs, Ws, channels] for X [N, C, H, W].
+Shape space_to_depth_shape(const Shape& x, const std::vector<int64_t>& pads, int64_t channels);
 
 // The ops that have a channels-last form, and which of their inputs are stored channels-last
 // (output 0 always is): nullptr for any other op. Conv family: x, w and the residual z;

@@ -101,15 +101,16 @@ def test_the_pooled_head_keeps_views_at_its_end(precision):
     rows = check(model, {"x": rand(2, 3, 32, 32)}, precision, batch_size=2)
     names = [row["op"] for row in rows]
     assert "Conv+Relu+MaxPool@NHWC" in names and "GlobalAveragePool@NHWC" in names, names
-    # in: the 3 channels padded on the way (Note [padded channels]); out: a view
-    assert names.count("Transpose+Pad") == 1 and "Transpose" not in names and "Reshape" in names, names
+    # in: the stem's input as 2x2 blocks on the way (Note [space to depth]); out: a view
+    assert names.count("Transpose+SpaceToDepth") == 1 and "Transpose" not in names and "Reshape" in names, names
 
 
 @pytest.mark.parametrize("precision, multiple", [("tf32", 4), ("fp16", 8)])
-@pytest.mark.parametrize("channels", [3, 5])
+@pytest.mark.parametrize("channels", [5, 6])
 def test_a_stem_of_few_channels_reads_them_padded(precision, multiple, channels):
-    # Note [padded channels]: ResNet's stem shape, small: X through a Pad of its channel axis to
-    # the multiple, W zero-padded at load; the outputs are those of the unpadded conv
+    # Note [padded channels]: ResNet's stem shape, small, with more channels than the 2x2 blocks
+    # can take (Note [space to depth]): X through a Transpose+Pad of its channel axis to the
+    # multiple, W zero-padded at load; the outputs are those of the unpadded conv
     inits = {"w": weights(64, channels, 7, 7, seed=1), "b": rand(64, seed=2), "w2": weights(64, 64, 3, 3, seed=3)}
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="stem", strides=[2, 2], pads=[3, 3, 3, 3]),
              helper.make_node("Relu", ["c"], ["r"], name="relu"),
@@ -124,6 +125,26 @@ def test_a_stem_of_few_channels_reads_them_padded(precision, multiple, channels)
     assert fused["algorithm"].startswith(f"transpose+pad kernel ({channels} -> {padded} channels"), fused
     assert "Conv+Relu+MaxPool@NHWC" in by_op and "Pad" not in by_op, by_op
     assert [row["name"] for row in rows if row["op"] == "Transpose"] == ["y/transpose"], rows  # out only
+
+
+@pytest.mark.parametrize("precision", ["tf32", "fp16"])
+@pytest.mark.parametrize("size, pads, kernel", [(32, [3, 3, 3, 3], 7), (31, [3, 2, 3, 2], 7), (17, [1, 1, 1, 1], 3)])
+def test_a_stride_2_stem_of_3_channels_runs_on_its_2x2_blocks(precision, size, pads, kernel):
+    # Note [space to depth]: the space-to-depth kernel, the rearranged filter and the stride-1 conv
+    # (joined to its pool) against onnxruntime and the NCHW plan, odd sizes and uneven pads included
+    inits = {"w": weights(64, 3, kernel, kernel, seed=1), "b": rand(64, seed=2), "w2": weights(64, 64, 3, 3, seed=3)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="stem", strides=[2, 2], pads=pads),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("MaxPool", ["r"], ["p"], name="pool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["p", "w2"], ["y"], name="conv", pads=[1, 1, 1, 1])]
+    model = make_model(nodes, [("x", [4, 3, size, size])], [("y", None)], inits)
+    rows = check(model, {"x": rand(4, 3, size, size)}, precision)
+    by_op = {row["op"]: row for row in rows}
+    blocks = by_op["Transpose+SpaceToDepth"]
+    assert blocks["name"].endswith("/nhwc/s2d/space_to_depth") and blocks["algorithm"].startswith("space-to-depth"), blocks
+    assert by_op["Conv+Relu+MaxPool@NHWC"]["inputs"][0] == [4, -(-(size + pads[0] + pads[2]) // 2),
+                                                           -(-(size + pads[1] + pads[3]) // 2), 16], by_op
+    assert "Transpose+Pad" not in by_op and "Pad" not in by_op, by_op
 
 
 @pytest.mark.parametrize("precision", ["fp16", "bf16"])

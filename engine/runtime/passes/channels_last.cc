@@ -43,6 +43,18 @@
 // took 0.24 + 0.94 ms of ResNet-50's 7.9 ms fp16 run (batch 256) on the generic gather and pad
 // kernels; else (and for a value already channels-last) through a Pad of its channel axis. The
 // value is named "<x>/nhwc/c<C'>" in the plan.
+//
+// Note [space to depth]: a stride-2 conv of few channels is still slow padded. ResNet-50's stem
+// (7x7, stride 2, 3 -> 64, batch 256) took 1.22 ms at fp16, 1.71 at bf16 and 1.39 at tf32 with
+// its channels padded (bench/probes/probe_stem_forms.py, H200, 2026-12-03), while the same sums as
+// a 4x4 stride-1 conv over the padded input's 2x2 blocks taken as 16 channels took 0.65, 0.65 and
+// 0.91 ms (12 channels at tf32: 1.65). So a stride-2 conv of at most 4 input channels (4C <= 16)
+// on a model input with known spatial dims, where the two output sizes agree, reads one
+// "Transpose+SpaceToDepth" of X (ops/channels_last.h: its pads applied there, the blocks as
+// kSpaceToDepthChannels channels, zeros past 4C) and a filter rearranged here
+// (space_to_depth_filter), and runs with stride 1, no pads and a window of ceil(k / 2): each
+// output sums the same products, with zeros for the window's added taps. The value is named
+// "<x>/nhwc/s2d".
 #include <cstring>
 #include <numeric>
 #include <set>
@@ -54,6 +66,8 @@
 namespace dnnx {
 
 namespace {
+
+constexpr int64_t kSpaceToDepthChannels = 16;  // Note [space to depth]: 16 measured faster than 12 at tf32
 
 const std::set<std::string>& elementwise_unary() {
   static const std::set<std::string> ops = {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Elu", "Clip", "Cast", "Identity"};
@@ -113,9 +127,10 @@ class ChannelsLastRewrite {
       join(node, *permuted);
       return true;
     }
-    const int64_t channels = padded_channels(node);  // Note [padded channels]; 0: as they are
+    const bool blocks = space_to_depth(node, out);  // Note [space to depth]: X, W and the conv's attributes
+    const int64_t channels = blocks ? 0 : padded_channels(node);  // Note [padded channels]; 0: as they are
     for (size_t i : *permuted) {
-      if (!node.has_input(i)) continue;
+      if (!node.has_input(i) || (blocks && i < 2)) continue;
       if (channels && i == 0) {
         out.inputs[0] = padded_input(node.inputs[0], channels);
       } else if (channels && i == 1) {
@@ -275,6 +290,77 @@ class ChannelsLastRewrite {
     return n;
   }
 
+  // Note [space to depth]: where `node` is a stride-2 conv of at most 4 input channels on a
+  // model input whose spatial dims are known, `out` reads X's 2x2 blocks as channels (one
+  // Transpose+SpaceToDepth, where the backend runs it), a filter rearranged to match, and
+  // becomes a stride-1 conv without pads of half the window (rounded up).
+  bool space_to_depth(const Node& node, Node& out) {
+    if (channel_multiple_ <= 1 || !node.has_input(1) || node.attr_int("group", 1) != 1) return false;
+    if (node.attr_string("auto_pad", "NOTSET") != "NOTSET") return false;
+    if (node.attr_ints("strides", {1, 1}) != std::vector<int64_t>{2, 2}) return false;
+    if (node.attr_ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1}) return false;
+    const std::string& x = node.inputs[0];
+    const ConstTensor* w = find_constant(graph_, node.inputs[1]);
+    if (last_.count(x) || find_constant(graph_, x) || !w || w->info.shape.size() != 4) return false;
+    const Shape& ws = w->info.shape;  // [K, C, kh, kw]
+    const Shape &xs = types_.at(x).shape, &xs2 = types2_.at(x).shape;
+    if (4 * ws[1] > kSpaceToDepthChannels || xs[1] != ws[1] || xs[2] != xs2[2] || xs[3] != xs2[3]) return false;
+    const std::vector<int64_t> pads = node.attr_ints("pads", {0, 0, 0, 0});
+    if (pads.size() != 4) return false;
+    for (int d = 0; d < 2; ++d) {  // the same output size: ceil(Hp / 2) - ceil(k / 2) + 1 = floor((Hp - k) / 2) + 1
+      const int64_t padded = xs[2 + d] + pads[d] + pads[d + 2], k = ws[2 + d];
+      if (k < 2 || padded < k || (padded + 1) / 2 - (k + 1) / 2 != (padded - k) / 2) return false;
+    }
+    Node blocks;
+    blocks.op_type = kSpaceToDepthOp;
+    blocks.inputs = {x};
+    blocks.attrs["pads"] = pads;
+    blocks.attrs["channels"] = kSpaceToDepthChannels;
+    blocks.opset = graph_.opset;
+    if (!can_run_(blocks)) return false;
+    const std::string key = x + shape_str(pads);
+    auto memo = to_blocks_.find(key);
+    if (memo == to_blocks_.end()) {
+      const std::string value = fresh_(x + "/nhwc/s2d");
+      blocks.name = fresh_(value + "/space_to_depth");
+      blocks.outputs = {value};
+      nodes_.push_back(std::move(blocks));
+      last_.insert(value);
+      memo = to_blocks_.emplace(key, value).first;
+    }
+    out.inputs[0] = memo->second;
+    out.inputs[1] = fresh_(node.inputs[1] + "/nhwc/s2d");
+    graph_.constants[out.inputs[1]] = space_to_depth_filter(*w);
+    out.attrs["kernel_shape"] = std::vector<int64_t>{(ws[2] + 1) / 2, (ws[3] + 1) / 2};
+    out.attrs["strides"] = std::vector<int64_t>{1, 1};
+    out.attrs["dilations"] = std::vector<int64_t>{1, 1};
+    out.attrs["pads"] = std::vector<int64_t>{0, 0, 0, 0};
+    return true;
+  }
+
+  // W [K, C, kh, kw] -> [K, ceil(kh / 2), ceil(kw / 2), kSpaceToDepthChannels] with
+  // W'[k, i, j, (2 dy + dx) C + c] = W[k, c, 2i + dy, 2j + dx], zeros where 2i + dy or 2j + dx
+  // falls outside the window and past 4C.
+  static ConstTensorPtr space_to_depth_filter(const ConstTensor& c) {
+    const Shape& s = c.info.shape;
+    const int64_t K = s[0], C = s[1], kh = s[2], kw = s[3], oh = (kh + 1) / 2, ow = (kw + 1) / 2;
+    const int64_t depth = kSpaceToDepthChannels;
+    auto t = std::make_shared<ConstTensor>();
+    t->info = TensorInfo{{K, oh, ow, depth}, c.info.dtype};
+    const size_t elem = dtype_size(c.info.dtype);
+    t->data.assign(static_cast<size_t>(K * oh * ow * depth) * elem, 0);  // zero bits: +0 in every float type
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t r = 0; r < kh; ++r)
+          for (int64_t q = 0; q < kw; ++q) {
+            const int64_t slot = (2 * (r % 2) + q % 2) * C + ch;
+            const size_t from = static_cast<size_t>(((k * C + ch) * kh + r) * kw + q) * elem;
+            const size_t to = static_cast<size_t>(((k * oh + r / 2) * ow + q / 2) * depth + slot) * elem;
+            std::memcpy(t->data.data() + to, c.data.data() + from, elem);
+          }
+    return t;
+  }
+
   // Note [padded channels]: the channel count C' a conv reads its X and W padded to, where its
   // filter is a constant of one group with C not a multiple of the backend's; 0 otherwise.
   int64_t padded_channels(const Node& node) const {
@@ -342,6 +428,7 @@ class ChannelsLastRewrite {
   int64_t channel_multiple_ = 1;  // Note [padded channels]; 1: none
   std::set<std::string> last_;  // values stored channels-last (names unchanged)
   std::map<std::string, std::string> to_last_, to_first_, to_padded_;
+  std::map<std::string, std::string> to_blocks_;  // X and its pads -> its Transpose+SpaceToDepth
   std::vector<Node> nodes_;
   int converted_ = 0;
   // the dry run's regions: a union-find over node indices

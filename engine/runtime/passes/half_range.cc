@@ -312,7 +312,7 @@ class RangeEstimate {
     static const char* const kSameRange[] = {
         "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Reshape", "Flatten", "Transpose",
         "Squeeze", "Unsqueeze", "Identity", "Dropout", "Slice", "Split", "Gather", "Expand", "Pad", "LRN",
-        kTransposePadOp,  // Note [padded channels]: the values moved, and zeros
+        kTransposePadOp, kSpaceToDepthOp,  // Notes [padded channels], [space to depth]: values moved, and zeros
         "ReduceMean", "ReduceMax", "ReduceMin"};
     for (const char* same : kSameRange) {
       if (base == same) return *x;

@@ -33,7 +33,13 @@ py::dict rewritten_graph(const Graph& graph) {
     if (node.op_type == "Cast") d["to"] = node.attr_int("to", 1);
     d["fp32_reason"] = node.fp32_reason;
     if (node.op_type == "Transpose" || node.op_type == kTransposePadOp) d["perm"] = node.attr_ints("perm", {});
-    if ((node.op_type == "Pad" || node.op_type == kTransposePadOp) && node.has_attr("pads")) {
+    if (node.op_type == kSpaceToDepthOp) d["channels"] = node.attr_int("channels", 0);
+    if (node.op_type.rfind("Conv", 0) == 0) {
+      d["kernel_shape"] = node.attr_ints("kernel_shape", {});
+      d["strides"] = node.attr_ints("strides", {});
+    }
+    if ((node.op_type == "Pad" || node.op_type == kTransposePadOp || node.op_type == kSpaceToDepthOp) &&
+        node.has_attr("pads")) {
       d["pads"] = node.attr_ints("pads", {});
       d["mode"] = node.attr_string("mode", "constant");
     }

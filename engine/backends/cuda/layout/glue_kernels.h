@@ -47,6 +47,14 @@ void launch_gather(const void* x, void* y, size_t elem, int64_t n, const Broadca
 void launch_transpose_pad(const void* x, void* y, size_t elem, int64_t batch, int64_t hw, int channels, int padded,
                           cudaStream_t stream);
 
+// Transpose+SpaceToDepth (ops/channels_last.h): x [batch, c, h, w] -> y [batch, hs, ws, depth],
+// the input padded by `top` and `left` first. depth: 16; elem: 2 or 4 bytes.
+struct SpaceToDepthDims {
+  int64_t batch = 0;
+  int c = 0, h = 0, w = 0, hs = 0, ws = 0, top = 0, left = 0, depth = 0;
+};
+void launch_space_to_depth(const void* x, void* y, size_t elem, const SpaceToDepthDims& dims, cudaStream_t stream);
+
 // The sliding-window shape of one 3-D (D, H, W) window op over `planes` planes.
 struct Window3d {
   int64_t planes = 0;

@@ -1,6 +1,7 @@
 // Transpose+Pad on CUDA (ops/channels_last.h; made by the channels_last pass, Note [padded
 // channels]): X [N, C, H, W] -> Y [N, H, W, C'], zeros past C, in one pass over memory
 // (transpose_pad_kernels.cu) instead of the gather kernel's Transpose and then the pad kernel.
+// Transpose+SpaceToDepth (Note [space to depth]) the same way: X's 2x2 blocks as 16 channels.
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "ops/channels_last.h"
@@ -38,12 +39,54 @@ KernelChoice plan_transpose_pad(const CudaContext& ctx, const Node& node, const 
   return choice;
 }
 
+class SpaceToDepthKernel final : public Kernel {
+ public:
+  SpaceToDepthKernel(const CudaContext& ctx, size_t elem, SpaceToDepthDims dims) : ctx_(ctx), elem_(elem), dims_(dims) {}
+
+  void run(const KernelArgs& args) const override {
+    launch_space_to_depth(args.in<void>(0), args.out<void>(0), elem_, dims_, ctx_.stream);
+  }
+
+ private:
+  const CudaContext& ctx_;
+  size_t elem_;
+  SpaceToDepthDims dims_;
+};
+
+KernelChoice plan_space_to_depth(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
+                                 const std::vector<TensorInfo>& outputs) {
+  const Shape& x = inputs[0].info.shape;
+  const Shape& y = outputs[0].shape;
+  const std::vector<int64_t> pads = node.attr_ints("pads", {});
+  bool fits = y[3] == 16;
+  for (int64_t v : {x[1], x[2], x[3], y[1], y[2], pads[0], pads[1]}) fits = fits && v <= (int64_t{1} << 30);
+  if (!fits) node_fail<UnsupportedModelError>(node, "the space-to-depth kernel takes 16 channels and dims below 2^30");
+  SpaceToDepthDims d;
+  d.batch = x[0];
+  d.c = static_cast<int>(x[1]);
+  d.h = static_cast<int>(x[2]);
+  d.w = static_cast<int>(x[3]);
+  d.hs = static_cast<int>(y[1]);
+  d.ws = static_cast<int>(y[2]);
+  d.top = static_cast<int>(pads[0]);
+  d.left = static_cast<int>(pads[1]);
+  d.depth = static_cast<int>(y[3]);
+  KernelChoice choice;
+  choice.algorithm = "space-to-depth kernel (2x2 blocks of " + std::to_string(x[1]) + " channels as 16, zeros)";
+  choice.kernel = std::make_unique<SpaceToDepthKernel>(ctx, dtype_size(inputs[0].info.dtype), d);
+  return choice;
+}
+
 }  // namespace
 
 void register_cuda_transpose_pad_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add(kTransposePadOp, [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
                                 const std::vector<TensorInfo>& outputs) {
      return plan_transpose_pad(ctx, node, inputs, outputs);
+   }).with_dtypes(kFloatAndHalves);
+  r.add(kSpaceToDepthOp, [&ctx](const Node& node, const std::vector<ValueInfo>& inputs,
+                                const std::vector<TensorInfo>& outputs) {
+     return plan_space_to_depth(ctx, node, inputs, outputs);
    }).with_dtypes(kFloatAndHalves);
 }
 
