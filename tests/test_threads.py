@@ -83,18 +83,32 @@ def test_blas_core_name_is_reported():
     assert blas_core_name() and blas_core_name() != "unknown"
 
 
+def conv_with_pads():
+    node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])
+    return make_model([node], [("x", ["N", 20, 12, 12])], [("y", None)], {"w": rand(50, 20, 5, 5, seed=1)})
+
+
 def test_plan_names_threads_and_workspace_per_worker():
     model = build("lenet", seed=0)
     one = {r["name"]: r for r in load_with_threads(model, 1, batch_size=64).plan()}
     two = {r["name"]: r for r in load_with_threads(model, 2, batch_size=64).plan()}
-    assert one["conv2"]["algorithm"] == "im2col+gemm"
-    assert two["conv2"]["algorithm"] == "im2col+gemm x2 threads"
-    assert two["conv2"]["workspace"] == 2 * one["conv2"]["workspace"]  # one col per worker
+    assert one["conv2"]["algorithm"] == "direct"
+    assert two["conv2"]["algorithm"] == "direct x2 threads"
+    assert one["conv2"]["workspace"] == two["conv2"]["workspace"] == 0  # it reads X in place
     assert two["pool1"]["algorithm"] == "direct x2 threads"
-    # One image is not split (and its conv needs one col).
+    # One image: the direct conv splits its filters instead.
     single = {r["name"]: r for r in load_with_threads(model, 2, batch_size=1).plan()}
-    assert single["conv2"]["algorithm"] == "im2col+gemm"
-    assert single["conv2"]["workspace"] == one["conv2"]["workspace"]
+    assert single["conv2"]["algorithm"] == "direct x2 threads"
+    # An im2col conv (LeNet's conv2, padded) gives each worker its own col.
+    padded = conv_with_pads()
+    one = load_with_threads(padded, 1, batch_size=8).plan()[0]
+    two = load_with_threads(padded, 2, batch_size=8).plan()[0]
+    assert (one["algorithm"], two["algorithm"]) == ("im2col+gemm", "im2col+gemm x2 threads")
+    assert two["workspace"] == 2 * one["workspace"]  # one col per worker
+    # One image is not split (and its conv needs one col).
+    single = load_with_threads(padded, 2, batch_size=1).plan()[0]
+    assert single["algorithm"] == "im2col+gemm"
+    assert single["workspace"] == one["workspace"]
 
 
 @pytest.mark.parametrize("threads", [2, 3])
