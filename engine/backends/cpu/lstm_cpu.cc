@@ -1,12 +1,13 @@
-// LSTM on the CPU ("gemm+gates"): one GEMM computes X·W^T plus both biases for every time step
-// and direction at once; then, per direction, block of batch rows and step, one GEMM computes
-// H_prev·R^T for the block and a plain loop does the gate math (ONNX gate order i, o, f, c
-// throughout).
+// LSTM on the CPU ("gemm+gates"): X·W^T plus both biases for every time step and direction
+// (one GEMM, or one per block of batch rows); then, per direction, block of batch rows and
+// step, one GEMM computes H_prev·R^T for the block and a plain loop does the gate math (ONNX
+// gate order i, o, f, c throughout).
 //
 // Note [lstm batch blocks]
 // Batch rows never meet in an LSTM, so each block of kBlockRows rows runs its whole sequence on
-// its own, and the blocks are split across the CPU thread pool: one job per direction instead of
-// one per step, and no thread waits for another between steps. The GEMMs are TapGemms
+// its own (its rows of X·W^T too, in the first direction's job), and the blocks are split
+// across the CPU thread pool: one job per direction instead of one per step, and no thread
+// waits for another between steps. The GEMMs are TapGemms
 // (tap_gemm_cpu.h) over W^T and R^T, transposed into the workspace once per call: OpenBLAS's
 // sgemm repacked R for every step ([64x32]x[32x128] on the example LSTM), and a block's product
 // computed by it would differ in the last bits from the whole batch's. A TapGemm's sums do not
@@ -104,7 +105,11 @@ class LstmKernel final : public Kernel {
       : where_(std::move(where)), attrs_(attrs), d_(dims), idx_(dims, attrs.layout), has_(has),
         no_peephole_(static_cast<size_t>(3 * dims.hidden), 0.0f), workers_(workers),
         small_(small(dims)),
-        projection_(small_ ? dense_tap_gemm(dims.seq * dims.batch, gate_width(), dims.input) : dense_tap_gemm(0, 0, 0)),
+        block_projection_(small_ ? dense_tap_gemm(projected_rows(std::min(kBlockRows, dims.batch)), gate_width(),
+                                                  dims.input)
+                                 : dense_tap_gemm(0, 0, 0)),
+        last_projection_(small_ ? dense_tap_gemm(projected_rows(last_block_rows(dims)), gate_width(), dims.input)
+                                : dense_tap_gemm(0, 0, 0)),
         block_step_(small_ ? dense_tap_gemm(std::min(kBlockRows, dims.batch), kGates * dims.hidden, dims.hidden)
                            : dense_tap_gemm(0, 0, 0)),
         last_step_(small_ ? dense_tap_gemm(last_block_rows(dims), kGates * dims.hidden, dims.hidden)
@@ -181,20 +186,34 @@ class LstmKernel final : public Kernel {
       sgemm_projection(args, buf.xw);
       return;
     }
-    ConvEpilogue bias;
+    // TapGemms: W^T and the bias row here; each block projects its own rows (project_block).
     if (has_.b) {
       const float* b = args.in(kLstmB);  // [num_dir, 8H]: Wb (i, o, f, c) then Rb
       for (int64_t dir = 0; dir < d_.num_dir; ++dir) {
         const float* wb = b + dir * 2 * four_h;
         for (int64_t g = 0; g < four_h; ++g) buf.bias[dir * four_h + g] = wb[g] + wb[four_h + g];
       }
-      bias.residual = buf.bias;
     }
     transpose(args.in(kLstmW), width, d_.input, buf.wt);
+  }
+
+  // The rows of xw a block projects at once: one step's (time-major X: they lie together per
+  // step), or every step's (batch-major X: a block's rows lie together).
+  int64_t projected_rows(int64_t block) const { return idx_.batch_major ? block * d_.seq : block; }
+
+  // xw's rows of batch rows [first, first + rows), every step and both directions: inside the
+  // block's job, so that they are still in cache for its steps and no job waits for another.
+  void project_block(const KernelArgs& args, const Buffers& buf, int64_t first, bool last) const {
+    const TapGemm& gemm = last ? last_projection_ : block_projection_;
+    ConvEpilogue bias;
+    bias.residual = has_.b ? buf.bias : nullptr;  // one row added to every row (ldz 0)
     const float* x = args.in(kLstmX);
-    cpu_thread_pool().parallel_for(projection_.panels(), [&](int64_t begin, int64_t end, int) {
-      projection_.run(x, buf.wt, bias, buf.xw, width, 0, begin, end);
-    }, workers_);
+    const int64_t width = gate_width();
+    const int64_t calls = idx_.batch_major ? 1 : d_.seq;
+    for (int64_t t = 0; t < calls; ++t) {
+      const int64_t row = idx_.batch_major ? first * d_.seq : t * d_.batch + first;
+      gemm.run(x + row * d_.input, buf.wt, bias, buf.xw + row * width, width, 0, 0, gemm.panels());
+    }
   }
 
   // The same with sgemm, for an LSTM too large for TapGemms: row 0 gets the biases, every row a
@@ -276,7 +295,10 @@ class LstmKernel final : public Kernel {
 
     const int64_t count = blocks(d_);
     cpu_thread_pool().parallel_for(count, [&](int64_t begin, int64_t end, int) {
-      for (int64_t blk = begin; blk < end; ++blk) run_block(run, lens, buf, blk, blk == count - 1);
+      for (int64_t blk = begin; blk < end; ++blk) {
+        if (small_ && dir == 0) project_block(args, buf, blk * block_rows(d_), blk == count - 1);
+        run_block(run, lens, buf, blk, blk == count - 1);
+      }
     }, workers_);
 
     if (run.y) {
@@ -339,7 +361,8 @@ class LstmKernel final : public Kernel {
   std::vector<float> no_peephole_;  // [3H] zeros: the peephole terms of a node without P
   int workers_;                     // the most the blocks (and the projection's panels) are split across
   bool small_;                      // TapGemms over batch blocks, or sgemm over the whole batch
-  TapGemm projection_;              // xw [seq*batch, width] = X [seq*batch, I] · W^T [I, width]
+  TapGemm block_projection_;        // a block's rows of xw = X's rows · W^T [I, width] (projected_rows)
+  TapGemm last_projection_;         // the same for the last block
   TapGemm block_step_;              // a block's gates [kBlockRows, 4H] = H [kBlockRows, H] · R^T
   TapGemm last_step_;               // the same for the last block's rows
 };
