@@ -66,9 +66,11 @@ def gemm_model(m, k, n, trans_b):
     return make_model(nodes, [("x", [m, k])], [("y", None)], {"w": w}), (w.T if trans_b else w)
 
 
-# Wide (split by columns), tall (split by rows), ragged block edges, and 4-5 threads on 2 cores.
+# Wide (split by columns), tall (split by rows), ragged block edges, and 4-5 threads on 2 cores;
+# one row (sgemv, split in smaller blocks: LeNet's fc1 at batch 1), either layout of B.
 @pytest.mark.parametrize("m, k, n, trans_b", [(64, 800, 500, True), (2000, 300, 37, False),
-                                              (333, 517, 1001, False), (8, 4096, 4000, True)])
+                                              (333, 517, 1001, False), (8, 4096, 4000, True),
+                                              (1, 800, 500, True), (1, 517, 1001, False)])
 def test_large_gemm_equal_across_thread_counts(m, k, n, trans_b):
     print(f"OpenBLAS core: {blas_core_name()}")
     (model, w), x = gemm_model(m, k, n, trans_b), rand(m, k, seed=5)
