@@ -24,7 +24,7 @@
 // did not gain either. So a worker that finishes a job spins for kSpin (checking the job
 // counter, pausing between reads) before it sleeps, and the caller spins for its workers to
 // finish before it waits: the layers of one run, and runs called back to back, find the
-// workers awake. kSpin is far below the 20 ms pause dnnx bench leaves between the engines'
+// workers awake. Every 64 pauses a spinning thread yields, so that on a busy core it gives way. kSpin is far below the 20 ms pause dnnx bench leaves between the engines'
 // turns (dnnx/cli/timing.py), so the spinning never holds a core while onnxruntime is timed.
 #include "backends/cpu/thread_pool.h"
 
@@ -67,6 +67,7 @@ bool spin_until(Done done) {
       DNNX_CPU_RELAX();
     }
     if (std::chrono::steady_clock::now() >= give_up) return done();
+    sched_yield();  // a spinning thread gives way to any other runnable thread on its core
   }
 }
 
