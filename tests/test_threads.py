@@ -66,9 +66,11 @@ def gemm_model(m, k, n, trans_b):
     return make_model(nodes, [("x", [m, k])], [("y", None)], {"w": w}), (w.T if trans_b else w)
 
 
-# Wide (split by columns), tall (split by rows), ragged block edges, and 4-5 threads on 2 cores.
+# Wide (split by columns), tall (split by rows), ragged block edges, and 4-5 threads on 2 cores;
+# one row (sgemv, split in smaller blocks: LeNet's fc1 at batch 1), either layout of B.
 @pytest.mark.parametrize("m, k, n, trans_b", [(64, 800, 500, True), (2000, 300, 37, False),
-                                              (333, 517, 1001, False), (8, 4096, 4000, True)])
+                                              (333, 517, 1001, False), (8, 4096, 4000, True),
+                                              (1, 800, 500, True), (1, 517, 1001, False)])
 def test_large_gemm_equal_across_thread_counts(m, k, n, trans_b):
     print(f"OpenBLAS core: {blas_core_name()}")
     (model, w), x = gemm_model(m, k, n, trans_b), rand(m, k, seed=5)
@@ -83,18 +85,32 @@ def test_blas_core_name_is_reported():
     assert blas_core_name() and blas_core_name() != "unknown"
 
 
+def conv_with_pads():
+    node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])
+    return make_model([node], [("x", ["N", 20, 12, 12])], [("y", None)], {"w": rand(50, 20, 5, 5, seed=1)})
+
+
 def test_plan_names_threads_and_workspace_per_worker():
     model = build("lenet", seed=0)
     one = {r["name"]: r for r in load_with_threads(model, 1, batch_size=64).plan()}
     two = {r["name"]: r for r in load_with_threads(model, 2, batch_size=64).plan()}
-    assert one["conv2"]["algorithm"] == "im2col+gemm"
-    assert two["conv2"]["algorithm"] == "im2col+gemm x2 threads"
-    assert two["conv2"]["workspace"] == 2 * one["conv2"]["workspace"]  # one col per worker
+    assert one["conv2"]["algorithm"] == "direct"
+    assert two["conv2"]["algorithm"] == "direct x2 threads"
+    assert one["conv2"]["workspace"] == two["conv2"]["workspace"] == 0  # it reads X in place
     assert two["pool1"]["algorithm"] == "direct x2 threads"
-    # One image is not split (and its conv needs one col).
+    # One image: the direct conv splits its filters instead.
     single = {r["name"]: r for r in load_with_threads(model, 2, batch_size=1).plan()}
-    assert single["conv2"]["algorithm"] == "im2col+gemm"
-    assert single["conv2"]["workspace"] == one["conv2"]["workspace"]
+    assert single["conv2"]["algorithm"] == "direct x2 threads"
+    # An im2col conv (LeNet's conv2, padded) gives each worker its own col.
+    padded = conv_with_pads()
+    one = load_with_threads(padded, 1, batch_size=8).plan()[0]
+    two = load_with_threads(padded, 2, batch_size=8).plan()[0]
+    assert (one["algorithm"], two["algorithm"]) == ("im2col+gemm", "im2col+gemm x2 threads")
+    assert two["workspace"] == 2 * one["workspace"]  # one col per worker
+    # One image is not split (and its conv needs one col).
+    single = load_with_threads(padded, 2, batch_size=1).plan()[0]
+    assert single["algorithm"] == "im2col+gemm"
+    assert single["workspace"] == one["workspace"]
 
 
 @pytest.mark.parametrize("threads", [2, 3])

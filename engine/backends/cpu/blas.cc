@@ -25,6 +25,9 @@ namespace {
 // A block must outweigh waking a worker (tens of microseconds): about 1M multiply-adds is
 // ~50 us on one core. Smaller products (an LSTM step, a conv's per-image GEMM) stay one call.
 constexpr int64_t kMinMacsPerBlock = int64_t{1} << 20;
+// A one-row product (sgemv) streams B from memory at a few multiply-adds per float loaded, so a
+// smaller block outweighs waking a worker: LeNet's fc1 at batch 1 (400k, 1.6 MB of weights).
+constexpr int64_t kMinMacsPerRowBlock = int64_t{1} << 17;
 // Enough blocks to balance any pool this engine runs with, few enough that repacking op(A) (or
 // op(B)) per block stays negligible: a block is at least kMinBlockExtent wide.
 constexpr int64_t kMaxBlocks = 64;
@@ -46,7 +49,7 @@ GemmBlocks plan_blocks(int m, int n, int k) {
   b.split_columns = n >= m;
   b.extent = b.split_columns ? n : m;
   const int64_t macs = int64_t{m} * n * k;
-  const int64_t by_work = macs / kMinMacsPerBlock;
+  const int64_t by_work = macs / (m == 1 ? kMinMacsPerRowBlock : kMinMacsPerBlock);
   const int64_t by_extent = b.extent / kMinBlockExtent;
   const int64_t wanted = std::min({kMaxBlocks, by_work, by_extent});
   if (wanted < 2) {

@@ -13,7 +13,19 @@
 // each output element is computed by the same single-threaded call whatever the thread count,
 // so results do not depend on it. The pool is process-wide, like OpenBLAS's setting it
 // replaces: several loaded models share the cores instead of each starting its own threads.
-// Workers sleep on a condition variable between jobs (no spinning).
+// Workers sleep on a condition variable between jobs, after spinning a while for the next one
+// (Note [spinning workers]).
+//
+// Note [spinning workers]
+// Waking a thread that sleeps on a condition variable costs far more than a small kernel's work
+// on this project's 2-core CI machine (a VM): a job of 2 x 10 us took 170-200 us when the worker
+// (and then the caller, waiting for it) had gone to sleep, against 9-47 us back to back. A
+// layer of LeNet at batch 1 is 5-30 us, so 2 threads were slower than 1, and the LSTM's blocks
+// did not gain either. So a worker that finishes a job spins for kSpin (checking the job
+// counter, pausing between reads) before it sleeps, and the caller spins for its workers to
+// finish before it waits: the layers of one run, and runs called back to back, find the
+// workers awake. Every 64 pauses a spinning thread yields, so that on a busy core it gives way. kSpin is far below the 20 ms pause dnnx bench leaves between the engines'
+// turns (dnnx/cli/timing.py), so the spinning never holds a core while onnxruntime is timed.
 #include "backends/cpu/thread_pool.h"
 
 #include <cblas.h>
@@ -21,7 +33,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define DNNX_CPU_RELAX() _mm_pause()
+#else
+#define DNNX_CPU_RELAX() std::this_thread::yield()
+#endif
 
 namespace dnnx {
 
@@ -34,6 +54,22 @@ struct InJob {
   InJob() { t_in_job = true; }
   ~InJob() { t_in_job = false; }
 };
+
+constexpr std::chrono::microseconds kSpin{300};  // Note [spinning workers]
+
+// Spins until done() or kSpin has passed; true if done().
+template <typename Done>
+bool spin_until(Done done) {
+  const auto give_up = std::chrono::steady_clock::now() + kSpin;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      DNNX_CPU_RELAX();
+    }
+    if (std::chrono::steady_clock::now() >= give_up) return done();
+    sched_yield();  // a spinning thread gives way to any other runnable thread on its core
+  }
+}
 
 int available_cores() {
   cpu_set_t set;
@@ -67,6 +103,7 @@ void ThreadPool::start(int threads) {
     threads_ = std::max(1, threads);
     owner_pid_ = static_cast<int>(getpid());
     stopping_ = false;
+    stop_spinning_ = false;
     seen = generation_;
   }
   for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w, seen] { worker_loop(w, seen); });
@@ -76,6 +113,7 @@ void ThreadPool::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
+    stop_spinning_ = true;
   }
   wake_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -102,21 +140,27 @@ void ThreadPool::parallel_for(int64_t n, const RangeFn& fn, int max_workers) {
     // A few ranges per worker, so a worker slowed by another process's load takes fewer.
     grain_ = std::max<int64_t>(1, n / (4 * workers));
     participants_ = workers;
-    busy_ = workers - 1;
     next_ = 0;
     error_ = nullptr;
     ++generation_;
   }
   wake_.notify_all();
   run_ranges(0);
+  // No range is left to take (or one threw): wait for the ranges other workers still run. A
+  // worker that has not woken yet holds none, and is not waited for (Note [spinning workers]).
+  spin_until([this] { return in_flight_.load(std::memory_order_acquire) == 0; });
   std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [this] { return busy_ == 0; });
+  done_.wait(lock, [this] { return in_flight_ == 0; });
+  next_ = n_;  // after a throw some ranges were never taken: a worker waking late must find none
   fn_ = nullptr;
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
 void ThreadPool::worker_loop(int worker, uint64_t seen) {
   for (;;) {
+    spin_until([&] {
+      return stop_spinning_.load(std::memory_order_relaxed) || generation_.load(std::memory_order_acquire) != seen;
+    });
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
@@ -124,9 +168,8 @@ void ThreadPool::worker_loop(int worker, uint64_t seen) {
       seen = generation_;
       if (worker >= participants_) continue;  // a job capped below the pool's size
     }
+    // The job may be over already (woken late): then no range is left, and nothing runs.
     run_ranges(worker);
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (--busy_ == 0) done_.notify_one();
   }
 }
 
@@ -134,18 +177,23 @@ void ThreadPool::run_ranges(int worker) {
   InJob in_job;
   for (;;) {
     int64_t begin = 0, end = 0;
+    const RangeFn* fn = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (next_ >= n_ || error_) return;
       begin = next_;
       end = next_ = std::min(n_, next_ + grain_);
+      fn = fn_;
+      ++in_flight_;
     }
     try {
-      (*fn_)(begin, end, worker);
+      (*fn)(begin, end, worker);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = std::current_exception();
     }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--in_flight_ == 0) done_.notify_one();
   }
 }
 

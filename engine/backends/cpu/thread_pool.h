@@ -1,6 +1,7 @@
 // The CPU backend's intra-op threads (Note [cpu threads] in thread_pool.cc): a fixed set of
 // workers that split one kernel's loop with the calling thread.
 #pragma once
+#include <atomic>
 #include <climits>
 #include <condition_variable>
 #include <cstdint>
@@ -42,17 +43,21 @@ class ThreadPool {
   std::mutex job_mutex_;  // held by the job in flight (and by resize)
   mutable std::mutex mutex_;  // guards the fields below
   std::condition_variable wake_;  // a new job, or stop
-  std::condition_variable done_;  // the last worker left the job
+  std::condition_variable done_;  // the last range in flight finished
   std::vector<std::thread> workers_;
   int threads_ = 1;
+  std::atomic<bool> stop_spinning_{false};  // stopping_, for a spinning worker to read unlocked
   int owner_pid_ = 0;  // a forked child has none of the workers: it runs every job alone
   bool stopping_ = false;
-  uint64_t generation_ = 0;  // bumped per job, so a worker joins each job once
+  // Bumped per job, so a worker joins each job once. Atomic: a worker spinning for the next
+  // job reads it unlocked (Note [spinning workers] in thread_pool.cc); written under mutex_.
+  std::atomic<uint64_t> generation_{0};
   // The job in flight: written under mutex_ before wake_, read by the workers it woke.
   const RangeFn* fn_ = nullptr;
   int64_t n_ = 0, grain_ = 1;
   int participants_ = 1;  // the workers the job may use, the caller included
-  int busy_ = 0;          // workers (not the caller) still inside the job
+  // Ranges taken and not finished yet; written under mutex_, read unlocked by the spinning caller.
+  std::atomic<int> in_flight_{0};
   int64_t next_ = 0;      // the first item no range has taken yet
   std::exception_ptr error_;
 };
