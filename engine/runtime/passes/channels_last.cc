@@ -343,20 +343,28 @@ class ChannelsLastRewrite {
   // falls outside the window and past 4C.
   static ConstTensorPtr space_to_depth_filter(const ConstTensor& c) {
     const Shape& s = c.info.shape;
-    const int64_t K = s[0], C = s[1], kh = s[2], kw = s[3], oh = (kh + 1) / 2, ow = (kw + 1) / 2;
-    const int64_t depth = kSpaceToDepthChannels;
+    const int64_t C = s[1], oh = (s[2] + 1) / 2, ow = (s[3] + 1) / 2, depth = kSpaceToDepthChannels;
+    return rearranged_filter(c, {s[0], oh, ow, depth}, [=](int64_t k, int64_t ch, int64_t r, int64_t q) {
+      return ((k * oh + r / 2) * ow + q / 2) * depth + (2 * (r % 2) + q % 2) * C + ch;
+    });
+  }
+
+  // A [K, C, R, S] filter's elements in a new constant of `shape` (zeros elsewhere): element
+  // (k, c, r, q) at the flat index to(k, c, r, q).
+  template <class To>
+  static ConstTensorPtr rearranged_filter(const ConstTensor& c, const Shape& shape, To to) {
     auto t = std::make_shared<ConstTensor>();
-    t->info = TensorInfo{{K, oh, ow, depth}, c.info.dtype};
+    t->info = TensorInfo{shape, c.info.dtype};
     const size_t elem = dtype_size(c.info.dtype);
-    t->data.assign(static_cast<size_t>(K * oh * ow * depth) * elem, 0);  // zero bits: +0 in every float type
+    t->data.assign(static_cast<size_t>(numel(shape)) * elem, 0);  // zero bits: +0 in every float type
+    const Shape& s = c.info.shape;
+    const int64_t K = s[0], C = s[1], R = s[2], S = s[3];
     for (int64_t k = 0; k < K; ++k)
       for (int64_t ch = 0; ch < C; ++ch)
-        for (int64_t r = 0; r < kh; ++r)
-          for (int64_t q = 0; q < kw; ++q) {
-            const int64_t slot = (2 * (r % 2) + q % 2) * C + ch;
-            const size_t from = static_cast<size_t>(((k * C + ch) * kh + r) * kw + q) * elem;
-            const size_t to = static_cast<size_t>(((k * oh + r / 2) * ow + q / 2) * depth + slot) * elem;
-            std::memcpy(t->data.data() + to, c.data.data() + from, elem);
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t q = 0; q < S; ++q) {
+            const size_t from = static_cast<size_t>(((k * C + ch) * R + r) * S + q) * elem;
+            std::memcpy(t->data.data() + static_cast<size_t>(to(k, ch, r, q)) * elem, c.data.data() + from, elem);
           }
     return t;
   }
@@ -403,21 +411,11 @@ class ChannelsLastRewrite {
 
   // A [K, C, R, S] filter as [K, R, S, C'], zeros past C (C' = C: permuted only).
   static ConstTensorPtr padded_filter(const ConstTensor& c, int64_t padded) {
-    auto t = std::make_shared<ConstTensor>();
     const Shape& s = c.info.shape;
-    const int64_t K = s[0], C = s[1], R = s[2], S = s[3];
-    t->info = TensorInfo{{K, R, S, padded}, c.info.dtype};
-    const size_t elem = dtype_size(c.info.dtype);
-    t->data.assign(static_cast<size_t>(K * R * S * padded) * elem, 0);  // zero bits: +0 in every float type
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t ch = 0; ch < C; ++ch)
-        for (int64_t r = 0; r < R; ++r)
-          for (int64_t q = 0; q < S; ++q) {
-            const size_t from = static_cast<size_t>(((k * C + ch) * R + r) * S + q) * elem;
-            const size_t to = static_cast<size_t>(((k * R + r) * S + q) * padded + ch) * elem;
-            std::memcpy(t->data.data() + to, c.data.data() + from, elem);
-          }
-    return t;
+    const int64_t R = s[2], S = s[3];
+    return rearranged_filter(c, {s[0], R, S, padded}, [=](int64_t k, int64_t ch, int64_t r, int64_t q) {
+      return ((k * R + r) * S + q) * padded + ch;
+    });
   }
 
   Graph& graph_;
