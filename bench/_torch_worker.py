@@ -24,8 +24,9 @@ def torch_lenet(x, w: dict):
 
 
 def add_worker_arguments(parser: argparse.ArgumentParser, *paths: str) -> None:
-    """The hidden options of the re-run: --worker, and the paths it is handed (e.g. "--model", "--dir")."""
-    parser.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
+    """The hidden options of the re-run: --worker (torch, or ort: bench/_ort_worker.py), and the
+    paths it is handed (e.g. "--model", "--dir")."""
+    parser.add_argument("--worker", choices=["torch", "ort"], help=argparse.SUPPRESS)
     for name in paths:
         parser.add_argument(name, help=argparse.SUPPRESS)
 

@@ -1,4 +1,4 @@
-"""dnnx's cuDNN LSTM against PyTorch's cuDNN LSTM on the same GPU: 4 stacked LSTM layers, sequence
+"""dnnx's cuDNN LSTM against PyTorch's cuDNN LSTM (and onnxruntime-gpu's, bench/_ort_worker.py) on the same GPU: 4 stacked LSTM layers, sequence
 512, input and hidden 512, batch 32 to 256, at fp32 and tf32. Prints a markdown report (and writes it to --out).
 
     python bench/bench_cuda_lstm.py [--iters K] [--warmup W] [--out FILE]
@@ -24,7 +24,9 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import onnx
 
+from _ort_worker import ort_case, ort_cell, ort_worker, run_ort_worker
 from _timing import median_ms, time_calls
 from _torch_worker import add_worker_arguments, machine_lines, run_torch_worker
 
@@ -119,7 +121,28 @@ def torch_worker(out_dir: str, warmup: int, iters: int) -> None:
     (Path(out_dir) / "torch.json").write_text(json.dumps(results))
 
 
-# --- dnnx and the report (the main process: never imports torch) ------------------------------
+# --- the onnxruntime-gpu worker (its own process: bench/_ort_worker.py) -----------------------
+def ort_cases(out_dir: str) -> list:
+    cases = []
+    for batch in BATCHES:
+        path = str(Path(out_dir) / f"lstm_{batch}.onnx")
+        onnx.save(onnx_model(batch), path)
+        cases += [ort_case(f"{precision}_{batch}", path, inputs_for(batch), (SEQ, batch, HIDDEN),
+                           use_tf32=int(precision == "tf32")) for precision in PRECISIONS]
+    return cases
+
+
+def ort_cells(ort: dict, precision: str, batch: int, torch_tail) -> str:
+    """The table's onnxruntime-gpu cells: ms (on GPU), dnnx/ort, max abs diff against torch."""
+    seconds, note = ort_cell(ort, f"{precision}_{batch}")
+    if seconds is None:
+        return f"{note.replace('|', '/')} | | "
+    out = ort["cases"][f"{precision}_{batch}"]["out"]
+    diff = f"{float(np.abs(out[-TAIL:] - torch_tail).max()):.2g}" if out is not None else ""
+    return f"{median_ms(seconds):.2f}{' (' + note + ')' if note else ''} | {{ratio}} | {diff}"
+
+
+# --- dnnx and the report (the main process: never imports torch or onnxruntime) ---------------
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iters", type=int, default=10)
@@ -127,14 +150,18 @@ def main() -> int:
     parser.add_argument("--out", help="also write the markdown report to this file (replacing it)")
     add_worker_arguments(parser, "--dir")
     args = parser.parse_args()
-    if args.worker:
+    if args.worker == "torch":
         torch_worker(args.dir, args.warmup, args.iters)
+        return 0
+    if args.worker == "ort":
+        ort_worker(args.dir, ort_cases(args.dir), args.warmup, args.iters)
         return 0
 
     import dnnx
 
     with tempfile.TemporaryDirectory() as tmp:
         run_torch_worker(__file__, "--dir", tmp, "--warmup", str(args.warmup), "--iters", str(args.iters))
+        ort = run_ort_worker(__file__, tmp, "--warmup", str(args.warmup), "--iters", str(args.iters))
         torch_results = json.loads((Path(tmp) / "torch.json").read_text())
         rows = []
         for precision in PRECISIONS:
@@ -142,19 +169,26 @@ def main() -> int:
                 x = inputs_for(batch)
                 model = dnnx.load(onnx_model(batch), device="cuda", precision=precision)
                 y = model.run(x)
-                diff = float(np.abs(y[-TAIL:] - np.load(Path(tmp) / f"torch_{precision}_{batch}.npy")).max())
+                torch_tail = np.load(Path(tmp) / f"torch_{precision}_{batch}.npy")
+                diff = float(np.abs(y[-TAIL:] - torch_tail).max())
                 ours = median_ms(time_calls(lambda: model.run(x), args.warmup, args.iters))
                 x_dev = model.to_device(x)
                 ours_dev = median_ms(time_calls(lambda: model.run(x_dev, output="device"), args.warmup, args.iters))
                 t = torch_results["cases"][f"{precision}_{batch}"]
                 host, device = median_ms(t["host"]), median_ms(t["device"])
+                seconds, _ = ort_cell(ort, f"{precision}_{batch}")
+                ratio = f"{ours_dev / median_ms(seconds):.2f}" if seconds else ""
                 rows.append(f"| {precision} | {batch} | {ours:.2f} | {host:.2f} | {ours / host:.2f} | {ours_dev:.2f} | "
-                            f"{device:.2f} | {ours_dev / device:.2f} | {batch * SEQ / ours_dev * 1e3:,.0f} | {diff:.2g} |")
+                            f"{device:.2f} | {ours_dev / device:.2f} | {batch * SEQ / ours_dev * 1e3:,.0f} | {diff:.2g} | "
+                            + ort_cells(ort, precision, batch, torch_tail).replace("{ratio}", ratio) + " |")
                 del model, x_dev
     lines = [
-        f"## LSTM: {LAYERS} stacked layers, sequence {SEQ}, input and hidden {HIDDEN} (dnnx vs PyTorch, cuDNN both)",
+        f"## LSTM: {LAYERS} stacked layers, sequence {SEQ}, input and hidden {HIDDEN} (dnnx vs PyTorch and "
+        "onnxruntime-gpu, cuDNN all)",
         "",
         *machine_lines(torch_results, dnnx.cuda_status()),
+        f"- onnxruntime-gpu: {ort.get('version') or 'not available: ' + ort.get('error', '?')}, in its own process: "
+        "the four-node ONNX model, CUDA provider, CUDA graph, IO binding on the GPU, use_tf32 0 (fp32) or 1 (tf32)",
         f"- command: `{shlex.join(['python', *sys.argv])}`",
         f"- method: wall-clock median of {args.iters} calls after {args.warmup} warm-up calls; same weights and "
         "seeded inputs; dnnx runs the four ONNX LSTM nodes as one LSTMStack (the fuse_lstm_stack pass: one "
@@ -163,8 +197,9 @@ def main() -> int:
         "",
         "| precision | batch | dnnx ms (numpy in/out) | torch ms (numpy in/out) | dnnx/torch (numpy) | "
         "dnnx ms (on GPU) | torch ms (on GPU) | dnnx/torch (on GPU) | dnnx steps x batch /s (on GPU) | "
-        "max abs diff (last 8 steps) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "max abs diff (last 8 steps) | onnxruntime-gpu ms (on GPU) | dnnx/onnxruntime (on GPU) | "
+        "onnxruntime max abs diff vs torch |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         *rows,
     ]
     text = "\n".join(lines) + "\n"

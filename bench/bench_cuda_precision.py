@@ -22,9 +22,9 @@ medians over K calls after W warm-up calls, each call complete when it returns (
   carried onnxruntime-gpu lies (../shared/GPU.md), is put first on sys.path): the CUDA execution
   provider with enable_cuda_graph=1, cudnn_conv_algo_search=EXHAUSTIVE and use_tf32 0 (fp32) or
   1 (tf32); IO binding of an input OrtValue on the GPU and a preallocated output OrtValue there,
-  session.run_with_iobinding + synchronize_outputs. No fp16 row: onnxruntime runs fp16 only on a
-  model converted to float16, and that converter (onnxconverter-common) is not installed there.
-  Without onnxruntime-gpu (or its CUDA provider) its rows say why.
+  session.run_with_iobinding + synchronize_outputs (bench/_ort_worker.py). fp16: the model
+  converted by onnxruntime's own converter (float32 input and output kept, as dnnx's), NCHW and
+  with prefer_nhwc=1. Without onnxruntime-gpu (or its CUDA provider) its rows say why.
 Correctness: the max abs diff of each row's output (read back after the timed replays) against
 dnnx fp32's at the same batch.
 """
@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,7 +45,8 @@ from onnx import numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import median_us, time_calls  # noqa: E402
-from _torch_worker import machine_lines, run_torch_worker, torch_lenet  # noqa: E402
+from _ort_worker import ort_case, ort_cell, ort_worker, run_ort_worker, short_error  # noqa: E402
+from _torch_worker import add_worker_arguments, machine_lines, run_torch_worker, torch_lenet  # noqa: E402
 
 # (row label, dnnx.load options beyond device and batch_size)
 DNNX_CASES = (
@@ -61,20 +60,15 @@ DNNX_CASES = (
 # (row label, TF32 on, torch dtype name)
 TORCH_CASES = (("fp32", False, "float32"), ("tf32", True, "float32"), ("fp16", True, "float16"),
                ("bf16", True, "bfloat16"))
-# (row label, use_tf32)
-ORT_CASES = (("fp32", 0), ("tf32", 1))
+# (row label, _ort_worker.ort_case options)
+ORT_CASES = (("fp32", {"use_tf32": 0}), ("tf32", {"use_tf32": 1}), ("fp16", {"use_tf32": 1, "fp16": True}),
+             ("fp16 NHWC", {"use_tf32": 1, "fp16": True, "nhwc": True}))
 # the issue's target, checked per batch on the default rows (measure_precision on)
 TARGET_ROWS = ("fp16", "bf16", "tf32")
 
 
 def inputs_for(batch: int) -> np.ndarray:
     return np.random.default_rng(batch).standard_normal((batch, 1, 28, 28)).astype(np.float32)
-
-
-def short_error(e: BaseException) -> str:
-    """One line for a table cell: the exception's first line, without the table's separator."""
-    text = (str(e).strip().splitlines() or [""])[0]
-    return f"{type(e).__name__}: {text}"[:200].replace("|", "/")
 
 
 # --- the PyTorch worker (its own process) ------------------------------------------------------
@@ -124,79 +118,10 @@ def torch_worker(model_path: str, out_dir: str, batches: list, warmup: int, iter
     (Path(out_dir) / "torch.json").write_text(json.dumps(results))
 
 
-# --- the onnxruntime-gpu worker (its own process) ----------------------------------------------
-def import_onnxruntime():
-    """(module, None) or (None, why not): onnxruntime with a usable CUDA provider."""
-    carried = os.environ.get("ORT_GPU_PATH")
-    if carried:
-        sys.path.insert(0, carried)  # before the machine's CPU-only onnxruntime
-    try:
-        import onnxruntime as ort
-    except Exception as e:
-        return None, f"import onnxruntime failed ({short_error(e)}; ORT_GPU_PATH={carried!r})"
-    if hasattr(ort, "preload_dlls"):
-        ort.preload_dlls()  # onnxruntime-gpu's documented way to find the CUDA wheels' libraries
-    if "CUDAExecutionProvider" not in ort.get_available_providers():
-        return None, (f"onnxruntime {ort.__version__} from {Path(ort.__file__).parent} has no "
-                      f"CUDAExecutionProvider (ORT_GPU_PATH={carried!r})")
-    return ort, None
-
-
-def ort_case(ort, model_path: str, batch: int, use_tf32: int, warmup: int, iters: int) -> tuple:
-    """(seconds per call, output) of one session: CUDA graph, exhaustive conv search, IO binding."""
-    options = {"device_id": "0", "enable_cuda_graph": "1", "cudnn_conv_algo_search": "EXHAUSTIVE",
-               "use_tf32": str(use_tf32)}
-    session = ort.InferenceSession(model_path, ort.SessionOptions(),
-                                   providers=[("CUDAExecutionProvider", options)])
-    if session.get_providers()[0] != "CUDAExecutionProvider":  # it falls back to the CPU silently
-        raise RuntimeError(f"the session runs on {session.get_providers()}, not CUDA")
-    (inp,), (out,) = session.get_inputs(), session.get_outputs()
-    out_shape = [d if isinstance(d, int) and d > 0 else batch for d in out.shape]  # the symbolic N
-    # fixed device buffers: a CUDA graph replays on the addresses it was captured with
-    x = ort.OrtValue.ortvalue_from_numpy(inputs_for(batch), "cuda", 0)
-    y = ort.OrtValue.ortvalue_from_shape_and_type(out_shape, np.float32, "cuda", 0)
-    binding = session.io_binding()
-    binding.bind_ortvalue_input(inp.name, x)
-    binding.bind_ortvalue_output(out.name, y)
-
-    def call():
-        session.run_with_iobinding(binding)
-        binding.synchronize_outputs()
-
-    seconds = time_calls(call, warmup, iters)  # the first runs capture the graph, the rest replay it
-    return seconds, binding.copy_outputs_to_cpu()[0]
-
-
-def ort_worker(model_path: str, out_dir: str, batches: list, warmup: int, iters: int) -> None:
-    results = {"cases": {}}
-    ort, why = import_onnxruntime()
-    if ort is None:
-        results["error"] = why
-    else:
-        results["version"] = f"onnxruntime {ort.__version__} ({Path(ort.__file__).parent})"
-        for batch in batches:
-            cases = results["cases"][str(batch)] = {}
-            for name, use_tf32 in ORT_CASES:
-                try:
-                    seconds, out = ort_case(ort, model_path, batch, use_tf32, warmup, iters)
-                    cases[name] = {"seconds": seconds}
-                    np.save(Path(out_dir) / f"ort_{batch}_{name}.npy", np.asarray(out, dtype=np.float32))
-                except Exception as e:
-                    traceback.print_exc()
-                    cases[name] = {"error": short_error(e)}
-    (Path(out_dir) / "ort.json").write_text(json.dumps(results))
-
-
-def run_ort_worker(*args: str) -> dict:
-    """The ORT worker's ort.json; a worker that died (e.g. a crash in its CUDA libraries) gives
-    {"error": ...} instead of failing the bench: its rows are optional."""
-    proc = subprocess.run([sys.executable, __file__, "--worker", "ort", *args], stderr=subprocess.PIPE, text=True)
-    sys.stderr.write(proc.stderr)  # into the bench's log as well
-    out_dir = Path(args[args.index("--dir") + 1])
-    if (out_dir / "ort.json").exists():
-        return json.loads((out_dir / "ort.json").read_text())
-    tail = [line for line in proc.stderr.splitlines() if line.strip()][-1:] or [""]
-    return {"error": f"the worker exited with {proc.returncode}: {tail[0][:200]}", "cases": {}}
+# --- the onnxruntime-gpu worker (its own process: bench/_ort_worker.py) -----------------------
+def ort_cases(model_path: str, batches: list) -> list:
+    return [ort_case(f"{batch} {name}", model_path, inputs_for(batch), (batch, 10), **options)
+            for batch in batches for name, options in ORT_CASES]
 
 
 # --- dnnx and the report (the main process: never imports torch or onnxruntime) ----------------
@@ -255,11 +180,10 @@ def table_rows(batch: int, dnnx_rows: dict, torch_cases: dict, ort_results: dict
         r = torch_cases.get(name, {"error": "not run"})
         rows.append(("torch", name, r, "", "", saved_output(r, tmp / f"torch_{batch}_{name}.npy")))
     for name, _ in ORT_CASES:
-        if "error" in ort_results:
-            r = {"error": f"not available: {ort_results['error']}"}
-        else:
-            r = ort_results["cases"].get(str(batch), {}).get(name, {"error": "not run"})
-        rows.append(("onnxruntime-gpu", name, r, "", "", saved_output(r, tmp / f"ort_{batch}_{name}.npy")))
+        seconds, note = ort_cell(ort_results, f"{batch} {name}")
+        r = {"error": note} if seconds is None else {"seconds": seconds}
+        label = name if not note or seconds is None else f"{name}, {note}"
+        rows.append(("onnxruntime-gpu", label, r, "", "", ort_results["cases"].get(f"{batch} {name}", {}).get("out")))
     return rows
 
 
@@ -298,8 +222,8 @@ def report(batches, dnnx_all, torch_results, ort_results, tmp, status, command, 
         "output, converted on the GPU inside the timed run (torch's half rows are converted before timing); "
         "fp16/bf16 with measure_precision (the default) keep fp32 where the load measured it faster",
         "- torch: cudnn.benchmark = True; onnxruntime: CUDA provider, enable_cuda_graph=1, "
-        "cudnn_conv_algo_search=EXHAUSTIVE, use_tf32 0/1; no onnxruntime fp16 row (it needs the model "
-        "converted to float16, and onnxconverter-common is not installed)",
+        "cudnn_conv_algo_search=EXHAUSTIVE, use_tf32 0/1; its fp16 rows run the model as "
+        "onnxruntime.transformers.float16 converts it (float32 input and output kept), NCHW and prefer_nhwc=1",
         "- half / fp32 layers: the plan's rows with fp16/bf16 math against the rest (the float32<->half "
         "conversions counted apart); precision choice s: load_profile()['precision_choice']",
         *[target_line(b, dnnx_all[b]) for b in batches],
@@ -331,17 +255,14 @@ def main() -> int:
     parser.add_argument("--iters", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--out", help="also write the markdown section to this file (replacing it)")
-    # the re-runs' hidden options (_torch_worker.add_worker_arguments knows only "torch")
-    parser.add_argument("--worker", choices=["torch", "ort"], help=argparse.SUPPRESS)
-    parser.add_argument("--model", help=argparse.SUPPRESS)
-    parser.add_argument("--dir", help=argparse.SUPPRESS)
+    add_worker_arguments(parser, "--model", "--dir")
     args = parser.parse_args()
     batches = [int(b) for b in args.batches.split(",") if b.strip()]
     if args.worker == "torch":
         torch_worker(args.model, args.dir, batches, args.warmup, args.iters)
         return 0
     if args.worker == "ort":
-        ort_worker(args.model, args.dir, batches, args.warmup, args.iters)
+        ort_worker(args.dir, ort_cases(args.model, batches), args.warmup, args.iters)
         return 0
 
     import dnnx
@@ -350,11 +271,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         model_path = str(Path(tmp) / "lenet.onnx")
         onnx.save(build("lenet", seed=0), model_path)
-        worker_args = ("--model", model_path, "--dir", tmp, "--batches", ",".join(map(str, batches)),
+        worker_args = ("--model", model_path, "--batches", ",".join(map(str, batches)),
                        "--warmup", str(args.warmup), "--iters", str(args.iters))
         start = time.perf_counter()
-        run_torch_worker(__file__, *worker_args)
-        ort_results = run_ort_worker(*worker_args)
+        run_torch_worker(__file__, "--dir", tmp, *worker_args)
+        ort_results = run_ort_worker(__file__, tmp, *worker_args)
         print(f"workers done in {time.perf_counter() - start:.0f} s", file=sys.stderr)
         torch_results = json.loads((Path(tmp) / "torch.json").read_text())
         dnnx_all = {batch: time_dnnx(model_path, batch, args.warmup, args.iters) for batch in batches}

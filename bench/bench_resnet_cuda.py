@@ -1,4 +1,4 @@
-"""dnnx on CUDA against PyTorch on a ResNet-50-shaped model (bench/resnet50.py), batch 256 by
+"""dnnx on CUDA against PyTorch and onnxruntime-gpu on a ResNet-50-shaped model (bench/resnet50.py), batch 256 by
 default (issue #5, GPU part); prints a markdown section and appends it to --out if given.
 
 Results: bench/RESULTS_CUDA.md, "ResNet-50 at batch 256" (H200, 2026-11-30).
@@ -22,6 +22,11 @@ the GPU, synchronize after each forward. Rows: fp32 (TF32 off), tf32 (TF32 on fo
 matmul), fp16 NCHW (model and input .half()), fp16 channels-last (torch.channels_last as well: PyTorch's fastest fp16, the issue's
 reference) and bf16 channels-last (torch.bfloat16); the fp16 and bf16 inputs are converted before timing, so torch's fp16 rows exclude the
 conversion dnnx's include.
+onnxruntime-gpu (a separate process, `--worker ort`, the same reason; bench/_ort_worker.py: carried
+there, ORT_GPU_PATH, ../shared/GPU.md): CUDA provider, CUDA graph, exhaustive cuDNN search, IO
+binding on the GPU; fp32 (use_tf32 0), tf32, and fp16 as onnxruntime's own float16 converter
+writes the model (float32 input and output kept, so its conversions are timed as dnnx's are),
+NCHW and with prefer_nhwc=1. Without it the rows say why.
 Outputs: max abs diff of each dnnx case against torch fp32, and relative to max |torch fp32|.
 """
 from __future__ import annotations
@@ -40,6 +45,7 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _ort_worker import ort_case, ort_cell, ort_worker, run_ort_worker  # noqa: E402
 from _timing import time_calls  # noqa: E402
 from _torch_worker import add_worker_arguments, machine_lines, run_torch_worker  # noqa: E402
 from resnet50 import STAGES, build_resnet50  # noqa: E402
@@ -160,7 +166,18 @@ def torch_worker(model_path: str, out_dir: str, batch: int, warmup: int, iters: 
     (Path(out_dir) / "torch.json").write_text(json.dumps(results))
 
 
-# --- dnnx and the report (the main process: never imports torch) ------------------------------
+# --- the onnxruntime-gpu worker (its own process: bench/_ort_worker.py) -----------------------
+# (row label, _ort_worker.ort_case options): fp16 as onnxruntime's own converter writes it, NCHW
+# and with the provider's NHWC option
+ORT_CASES = (("fp32", {"use_tf32": 0}), ("tf32", {"use_tf32": 1}), ("fp16 NCHW", {"use_tf32": 1, "fp16": True}),
+             ("fp16 NHWC", {"use_tf32": 1, "fp16": True, "nhwc": True}))
+
+
+def ort_cases(model_path: str, batch: int) -> list:
+    return [ort_case(name, model_path, inputs_for(batch), (batch, 1000), **options) for name, options in ORT_CASES]
+
+
+# --- dnnx and the report (the main process: never imports torch or onnxruntime) ---------------
 # (precision, algo_search, workspace_limit), None: the default (algo_search="auto" and the
 # backend's workspace limit: 4 GiB at fp32, where cuDNN's FFT and Winograd algorithms for the
 # large 3x3 layers fit, 256 MiB otherwise; PyTorch's cudnn.benchmark takes whatever workspace it
@@ -201,7 +218,7 @@ def ms(seconds: list) -> tuple:
     return 1e3 * float(np.median(seconds)), 1e3 * float(np.percentile(seconds, 90))
 
 
-def report(batch, ours, theirs, torch_outs, status, command, warmup, iters) -> str:
+def report(batch, ours, theirs, torch_outs, ort, status, command, warmup, iters) -> str:
     ref = torch_outs[0]
     scale = float(np.max(np.abs(ref)))
     torch_fp32 = ms(theirs["cases"]["fp32"])[0]
@@ -210,10 +227,13 @@ def report(batch, ours, theirs, torch_outs, status, command, warmup, iters) -> s
         f"# dnnx CUDA vs PyTorch: ResNet-50 (bench/resnet50.py), batch {batch}",
         "",
         *machine_lines(theirs, status, f", {theirs['source']}, in its own process, cudnn.benchmark = True"),
+        f"- onnxruntime-gpu: {ort.get('version') or 'not available: ' + ort.get('error', '?')}, in its own process: "
+        "CUDA provider, CUDA graph, exhaustive cuDNN search, IO binding on the GPU; fp16 as "
+        "onnxruntime.transformers.float16 converts the model (float32 input and output kept), NCHW and prefer_nhwc=1",
         f"- command: `{command}`",
         f"- method: wall-clock median and p90 of {iters} calls after {warmup} warm-up calls, input on the GPU, "
-        "each call complete when it returns (dnnx: output=\"device\", CUDA graph replay; torch: synchronize); "
-        "same weights and seeded inputs",
+        "each call complete when it returns (dnnx: output=\"device\", CUDA graph replay; torch: synchronize; "
+        "onnxruntime: run_with_iobinding + synchronize_outputs); same weights and seeded inputs",
         "- dnnx fp16 and bf16: float32 input and output, converted on the GPU inside the run; tf32, fp16 and bf16 "
         "run the convs "
         "channels-last (NHWC) between Transposes at the edges (the channels_last pass), fp32 NCHW",
@@ -236,6 +256,16 @@ def report(batch, ours, theirs, torch_outs, status, command, warmup, iters) -> s
         diff = float(np.max(np.abs(torch_outs[i] - ref)))
         lines.append(f"| torch | {name} | cudnn.benchmark | {med:.2f} | {p90:.2f} | {batch / med * 1e3:,.0f} | "
                      f"{med / torch_fp32:.2f} | | {diff:.2g} | {diff / scale:.2g} |")
+    for name, _ in ORT_CASES:
+        seconds, note = ort_cell(ort, name)
+        if seconds is None:
+            lines.append(f"| onnxruntime-gpu | {name} | {note.replace('|', '/')} | | | | | | | |")
+            continue
+        med, p90 = ms(seconds)
+        out = ort["cases"][name]["out"]
+        diff = float(np.max(np.abs(out - ref))) if out is not None else float("nan")
+        lines.append(f"| onnxruntime-gpu | {name} | exhaustive{', ' + note if note else ', CUDA graph'} | {med:.2f} | "
+                     f"{p90:.2f} | {batch / med * 1e3:,.0f} | {med / torch_fp32:.2f} | | {diff:.2g} | {diff / scale:.2g} |")
     return "\n".join(lines) + "\n"
 
 
@@ -247,8 +277,11 @@ def main() -> int:
     parser.add_argument("--out", help="a markdown file to append the section to (printed either way)")
     add_worker_arguments(parser, "--model", "--dir")
     args = parser.parse_args()
-    if args.worker:
+    if args.worker == "torch":
         torch_worker(args.model, args.dir, args.batch, args.warmup, args.iters)
+        return 0
+    if args.worker == "ort":
+        ort_worker(args.dir, ort_cases(args.model, args.batch), args.warmup, args.iters)
         return 0
 
     import dnnx
@@ -258,12 +291,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "resnet50.onnx"
         onnx.save(build_resnet50(seed=0), path)
-        run_torch_worker(__file__, "--model", str(path), "--dir", tmp, "--batch", str(args.batch),
-                         "--warmup", str(args.warmup), "--iters", str(args.iters))
+        worker_args = ("--model", str(path), "--batch", str(args.batch), "--warmup", str(args.warmup),
+                       "--iters", str(args.iters))
+        run_torch_worker(__file__, "--dir", tmp, *worker_args)
+        ort = run_ort_worker(__file__, tmp, *worker_args)
         theirs = json.loads((Path(tmp) / "torch.json").read_text())
         torch_outs = [np.load(Path(tmp) / f"torch_{i}.npy") for i in range(len(theirs["cases"]))]
         ours = time_dnnx(str(path), args.batch, args.warmup, args.iters, tmp)
-    text = report(args.batch, ours, theirs, torch_outs, status, command, args.warmup, args.iters)
+    text = report(args.batch, ours, theirs, torch_outs, ort, status, command, args.warmup, args.iters)
     print(text)
     if args.out:
         with open(args.out, "a") as f:
