@@ -285,3 +285,28 @@ def test_other_convs_keep_their_form(size, pads, kernel, channels, strides):
     out = pass_hooks.channels_last_rewrite(import_model(model).ir, S2D_OPS, channel_multiple=8)
     ops = [n["op"] for n in out["nodes"]]
     assert "Transpose+SpaceToDepth" not in ops and ops[0] == "Transpose+Pad", ops
+
+
+@pytest.mark.parametrize("half, code", [("float16", 10), ("bfloat16", 16)])
+def test_a_half_model_converts_its_input_inside_the_space_to_depth(half, code):
+    # Note [entry cast]: half storage puts a Cast to half before the blocks; the fold leaves one
+    # layout op that reads the float32 input and writes half blocks
+    model, _ = strided_conv(16, [3, 3, 3, 3], 7)
+    out = pass_hooks.channels_last_rewrite(import_model(model).ir, S2D_OPS, channel_multiple=8, half=half)
+    nodes, types = out["nodes"], out["types"]
+    assert out["folded_casts"] == 1
+    assert [n["op"] for n in nodes] == ["Transpose+SpaceToDepth", "Conv@NHWC", "Transpose", "Cast"], nodes
+    blocks = nodes[0]
+    assert blocks["inputs"] == ["x"] and types["x"] == "float32" and blocks["to"] == code
+    assert types[blocks["outputs"][0]] == half
+
+
+def test_an_input_read_by_others_keeps_its_cast():
+    # the model input feeds the blocks and a second branch: the shared Cast stays, nothing folds
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", strides=[2, 2], pads=[3, 3, 3, 3]),
+             helper.make_node("Relu", ["x"], ["r"], name="relu")]
+    model = make_model(nodes, [("x", [2, 3, 16, 16])], [("y", None), ("r", None)], {"w": rand(8, 3, 7, 7, seed=7)})
+    out = pass_hooks.channels_last_rewrite(import_model(model).ir, S2D_OPS, channel_multiple=8, half="float16")
+    assert out["folded_casts"] == 0
+    blocks = next(n for n in out["nodes"] if n["op"] == "Transpose+SpaceToDepth")
+    assert "to" not in blocks and out["types"][blocks["inputs"][0]] == "float16"

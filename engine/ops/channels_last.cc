@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "ops/cast.h"
 #include "ops/op.h"
 
 namespace dnnx {
@@ -66,7 +67,7 @@ std::vector<TensorInfo> infer_transpose_pad(const Node& node, const std::vector<
 }
 
 void validate_space_to_depth(const Node& node) {
-  node.expect_only_attrs({"pads", "channels"});
+  node.expect_only_attrs({"pads", "channels", "to"});
   const std::vector<int64_t> pads = node.attr_ints("pads", {});
   bool ok = pads.size() == 4 && node.attr_int("channels", 0) > 0;
   for (size_t i = 0; ok && i < 4; ++i) ok = pads[i] >= 0;
@@ -81,7 +82,15 @@ std::vector<TensorInfo> infer_space_to_depth(const Node& node, const std::vector
     node_fail<InvalidModelError>(node, "channels " + std::to_string(channels) + " cannot hold the 2x2 blocks of " +
                                            x.str());
   }
-  return {TensorInfo{space_to_depth_shape(x.shape, node.attr_ints("pads", {}), channels), x.dtype}};
+  DType out = x.dtype;
+  if (node.has_attr("to")) {  // Note [entry cast]: float32 in, half out
+    out = cast_target(node);
+    if (x.dtype != DType::Float32 || !is_half(out)) {
+      node_fail<InvalidModelError>(node, "converts only float32 to float16 or bfloat16, got " + x.str() + " to " +
+                                             dtype_name(out));
+    }
+  }
+  return {TensorInfo{space_to_depth_shape(x.shape, node.attr_ints("pads", {}), channels), out}};
 }
 
 }  // namespace

@@ -20,7 +20,9 @@ constexpr const char* kTransposePadOp = "Transpose+Pad";
 // "Transpose+SpaceToDepth" (Note [space to depth] in runtime/passes/channels_last.cc): X [N, C, H, W]
 // zero-padded by `pads` [top, left, bottom, right] (plus one row or column at the end where the
 // padded size is odd), its 2x2 blocks as channels: Y [N, ceil(Hp / 2), ceil(Wp / 2), `channels`]
-// with Y[n, i, j, (2 dy + dx) C + c] = Xp[n, c, 2i + dy, 2j + dx], zeros past 4C.
+// with Y[n, i, j, (2 dy + dx) C + c] = Xp[n, c, 2i + dy, 2j + dx], zeros past 4C. With a `to`
+// attribute (Cast's: FLOAT16 or BFLOAT16; Note [entry cast]) it reads float32 and writes Y
+// rounded to that half type, as a Cast before it would.
 constexpr const char* kSpaceToDepthOp = "Transpose+SpaceToDepth";
 
 // Transpose+SpaceToDepth's output dims [N, Hs, Ws, channels] for X [N, C, H, W].

@@ -34,6 +34,7 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
                                                                      : std::map<std::string, std::string>{};
     for (const auto& [name, why] : measured) keep.emplace(name, "kept in fp32: " + why);  // a range reason stays first
     half_storage(graph_, half, [this](const Node& node) { return backend_->half_unsupported_reason(node); }, keep);
+    if (passes.fold_entry_cast) fold_entry_cast(graph_, passes.checked_by(*backend_));
   }
   if (!backend_->uses_host_memory()) {
     device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);

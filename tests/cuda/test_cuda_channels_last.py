@@ -147,6 +147,32 @@ def test_a_stride_2_stem_of_3_channels_runs_on_its_2x2_blocks(precision, size, p
     assert "Transpose+Pad" not in by_op and "Pad" not in by_op, by_op
 
 
+@pytest.mark.parametrize("precision, half", [("fp16", "float16"), ("bf16", "bfloat16")])
+@pytest.mark.parametrize("size, pads", [(32, [3, 3, 3, 3]), (31, [3, 2, 3, 2])])
+def test_a_half_stem_converts_its_input_in_the_space_to_depth(precision, half, size, pads):
+    # Note [entry cast]: the float32 input goes straight into the space-to-depth kernel, which
+    # rounds as the Cast would: bit-identical to the plan with the Cast (the pass switched off)
+    inits = {"w": weights(64, 3, 7, 7, seed=1), "b": rand(64, seed=2)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="stem", strides=[2, 2], pads=pads),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    model = make_model(nodes, [("x", [4, 3, size, size])], [("y", None)], inits)
+    feeds = {"x": rand(4, 3, size, size, seed=5) * 3}
+    options = dict(device="cuda", precision=precision, measure_precision=False, plan_cache=False)
+    folded = dnnx.load(model, **options)
+    apart = dnnx.load(model, passes={"fold_entry_cast": False}, **options)
+    rows, apart_rows = folded.plan(), apart.plan()
+    assert rows[0]["op"] == "Transpose+SpaceToDepth" and f"float32 -> {half}" in rows[0]["algorithm"], rows[0]
+    assert [r["op"] for r in apart_rows][:2] == ["Cast", "Transpose+SpaceToDepth"], apart_rows
+    assert len(rows) == len(apart_rows) - 1
+    got, want = folded.run_dict(feeds)["y"], apart.run_dict(feeds)["y"]
+    np.testing.assert_array_equal(got, want)
+    want_ort = run_ort(model, feeds)["y"]
+    if precision == "fp16":
+        assert_close(precision, got, want_ort, "folded entry Cast vs onnxruntime")
+    else:
+        assert_bf16_close(got, want_ort, "folded entry Cast vs onnxruntime", BF16_RTOL, BF16_ATOL, BF16_L2)
+
+
 @pytest.mark.parametrize("precision", ["fp16", "bf16"])
 def test_a_channels_last_value_of_few_channels_is_padded_in_place(precision):
     # the second conv reads the first's channels-last output of 5 channels: a Pad of its last axis

@@ -34,14 +34,17 @@ PassOptions PassOptions::checked_by(const Backend& backend) const {
   return out;
 }
 
-// channels_last is a switch like the others, but the engine runs it (when the backend asks).
+// channels_last and fold_entry_cast are switches like the others, but the engine runs them (when
+// the backend asks for channels-last or half storage).
 constexpr const char* kChannelsLast = "channels_last";
+constexpr const char* kFoldEntryCast = "fold_entry_cast";
 
 const std::vector<std::string>& pass_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
     for (const PassEntry& p : kPasses) out.push_back(p.name);
     out.push_back(kChannelsLast);
+    out.push_back(kFoldEntryCast);
     return out;
   }();
   return names;
@@ -56,6 +59,10 @@ void set_pass(PassOptions& options, const std::string& name, bool enabled) {
   }
   if (name == kChannelsLast) {
     options.channels_last = enabled;
+    return;
+  }
+  if (name == kFoldEntryCast) {
+    options.fold_entry_cast = enabled;
     return;
   }
   std::string known;

@@ -25,6 +25,9 @@ struct PassOptions {
   // 4-D window ops channels-last between the model's edges, where the backend asks for it
   // (Backend::channels_last: CUDA at tf32 and fp16); run by the engine after the passes above.
   bool channels_last = true;
+  // Cast(float32 -> half) -> Transpose+SpaceToDepth => one layout kernel that converts (Note
+  // [entry cast]); run by the engine after half storage.
+  bool fold_entry_cast = true;
   // precision="fp16": the values a calibration batch measured (dnnx.load(..., calibration=x)), for
   // the range check that keeps nodes float32 (half_range.h); empty: estimated from the weights.
   HalfCalibration half_calibration;
@@ -80,5 +83,9 @@ int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run,
 // Node::fp32_reason for the plan. Returns the number of nodes that run in half.
 int half_storage(Graph& graph, DType half, const std::function<std::string(const Node&)>& half_reason,
                  const std::map<std::string, std::string>& keep_fp32 = {});
+
+// After half storage (fold_entry_cast.cc, Note [entry cast]): a Cast of a float32 value to half
+// read by a Transpose+SpaceToDepth alone becomes part of it. Returns the number folded.
+int fold_entry_cast(Graph& graph, const PassOptions& options);
 
 }  // namespace dnnx

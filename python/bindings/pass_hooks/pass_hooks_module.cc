@@ -33,7 +33,10 @@ py::dict rewritten_graph(const Graph& graph) {
     if (node.op_type == "Cast") d["to"] = node.attr_int("to", 1);
     d["fp32_reason"] = node.fp32_reason;
     if (node.op_type == "Transpose" || node.op_type == kTransposePadOp) d["perm"] = node.attr_ints("perm", {});
-    if (node.op_type == kSpaceToDepthOp) d["channels"] = node.attr_int("channels", 0);
+    if (node.op_type == kSpaceToDepthOp) {
+      d["channels"] = node.attr_int("channels", 0);
+      if (node.has_attr("to")) d["to"] = node.attr_int("to", 1);  // Note [entry cast]
+    }
     if (node.op_type.rfind("Conv", 0) == 0) {
       d["kernel_shape"] = node.attr_ints("kernel_shape", {});
       d["strides"] = node.attr_ints("strides", {});
@@ -99,15 +102,26 @@ PYBIND11_MODULE(_pass_hooks, m) {
       "(with 'fp32_reason'), 'types', 'shapes', 'constants' (raw bytes), 'outputs'}.");
   m.def(
       "channels_last_rewrite",
-      [](const py::dict& ir, const std::vector<std::string>& nhwc_ops, int64_t min_channels, int64_t channel_multiple) {
+      [](const py::dict& ir, const std::vector<std::string>& nhwc_ops, int64_t min_channels, int64_t channel_multiple,
+         const std::string& half) {
+        if (!half.empty() && half != "float16" && half != "bfloat16") {
+          throw InputError("half: expected '', 'float16' or 'bfloat16'");
+        }
         // The channels_last pass on its own, for a backend stand-in with "<op>@NHWC" kernels for
         // exactly `nhwc_ops` (base names, e.g. "Conv+Relu").
         Graph graph = graph_from_ir(ir);
         const int converted = channels_last(graph, [&nhwc_ops](const Node& node) {
           return listed(nhwc_ops, channels_first_op(node.op_type));
         }, min_channels, channel_multiple);
+        int folded_casts = 0;
+        if (!half.empty()) {  // then half storage and the entry-Cast fold, in the engine's order
+          const DType type = half == "bfloat16" ? DType::BFloat16 : DType::Float16;
+          half_storage(graph, type, [](const Node&) { return std::string(); });
+          folded_casts = fold_entry_cast(graph, PassOptions{});
+        }
         py::dict out = rewritten_graph(graph);
         out["converted"] = converted;
+        out["folded_casts"] = folded_casts;
         py::dict reasons;
         for (const Node& node : graph.nodes) {
           if (!node.layout_reason.empty()) reasons[py::str(node.name)] = node.layout_reason;
@@ -116,10 +130,13 @@ PYBIND11_MODULE(_pass_hooks, m) {
         return out;
       },
       py::arg("ir"), py::arg("nhwc_ops"), py::arg("min_channels") = 0, py::arg("channel_multiple") = 1,
+      py::arg("half") = "",
       "The channels_last pass on `ir` for a backend with channels-last kernels for `nhwc_ops` "
       "(regions kept where a conv has min_channels, Note [narrow regions]; conv input channels "
-      "padded to channel_multiple, Note [padded channels]): "
-      "{'converted', 'nodes', 'types', 'shapes', 'constants' (raw bytes), 'outputs', 'layout_reasons'}.");
+      "padded to channel_multiple, Note [padded channels]); with half ('float16' or 'bfloat16') "
+      "then half storage (every node with a half kernel) and the entry-Cast fold (Note [entry cast]): "
+      "{'converted', 'folded_casts', 'nodes', 'types', 'shapes', 'constants' (raw bytes), 'outputs', "
+      "'layout_reasons'}.");
 }
 
 }  // namespace dnnx

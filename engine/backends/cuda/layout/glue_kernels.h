@@ -48,12 +48,14 @@ void launch_transpose_pad(const void* x, void* y, size_t elem, int64_t batch, in
                           cudaStream_t stream);
 
 // Transpose+SpaceToDepth (ops/channels_last.h): x [batch, c, h, w] -> y [batch, hs, ws, depth],
-// the input padded by `top` and `left` first. depth: 16; elem: 2 or 4 bytes.
+// the input padded by `top` and `left` first. depth: 16; in == out (any 2- or 4-byte type), or
+// float32 in and a half type out (Note [entry cast]: rounded as Cast rounds).
 struct SpaceToDepthDims {
   int64_t batch = 0;
   int c = 0, h = 0, w = 0, hs = 0, ws = 0, top = 0, left = 0, depth = 0;
 };
-void launch_space_to_depth(const void* x, void* y, size_t elem, const SpaceToDepthDims& dims, cudaStream_t stream);
+void launch_space_to_depth(const void* x, void* y, DType in, DType out, const SpaceToDepthDims& dims,
+                           cudaStream_t stream);
 
 // The sliding-window shape of one 3-D (D, H, W) window op over `planes` planes.
 struct Window3d {

@@ -41,15 +41,16 @@ KernelChoice plan_transpose_pad(const CudaContext& ctx, const Node& node, const 
 
 class SpaceToDepthKernel final : public Kernel {
  public:
-  SpaceToDepthKernel(const CudaContext& ctx, size_t elem, SpaceToDepthDims dims) : ctx_(ctx), elem_(elem), dims_(dims) {}
+  SpaceToDepthKernel(const CudaContext& ctx, DType in, DType out, SpaceToDepthDims dims)
+      : ctx_(ctx), in_(in), out_(out), dims_(dims) {}
 
   void run(const KernelArgs& args) const override {
-    launch_space_to_depth(args.in<void>(0), args.out<void>(0), elem_, dims_, ctx_.stream);
+    launch_space_to_depth(args.in<void>(0), args.out<void>(0), in_, out_, dims_, ctx_.stream);
   }
 
  private:
   const CudaContext& ctx_;
-  size_t elem_;
+  DType in_, out_;  // float32 -> half where it folds the entry Cast (Note [entry cast])
   SpaceToDepthDims dims_;
 };
 
@@ -71,9 +72,11 @@ KernelChoice plan_space_to_depth(const CudaContext& ctx, const Node& node, const
   d.top = static_cast<int>(pads[0]);
   d.left = static_cast<int>(pads[1]);
   d.depth = static_cast<int>(y[3]);
+  const DType in = inputs[0].info.dtype, out = outputs[0].dtype;
   KernelChoice choice;
-  choice.algorithm = "space-to-depth kernel (2x2 blocks of " + std::to_string(x[1]) + " channels as 16, zeros)";
-  choice.kernel = std::make_unique<SpaceToDepthKernel>(ctx, dtype_size(inputs[0].info.dtype), d);
+  choice.algorithm = "space-to-depth kernel (2x2 blocks of " + std::to_string(x[1]) + " channels as 16, zeros" +
+                     (in == out ? "" : std::string(", ") + dtype_name(in) + " -> " + dtype_name(out)) + ")";
+  choice.kernel = std::make_unique<SpaceToDepthKernel>(ctx, in, out, d);
   return choice;
 }
 
