@@ -1,4 +1,5 @@
-"""Where one CUDA fine-tuning step's time goes (issue #4: LeNet last:2 at batch 256 <= 150 us):
+"""Where one CUDA fine-tuning step's time goes (issue #4: LeNet last:2 at batch 256 <= 150 us; issue
+#17: last:2 <= 100 us, every layer trained <= 300 us):
 for each case, the wall time of Tuner.step with the batch on the GPU and from numpy, of the
 binding's step alone (without the Python wrapper), the GPU time of each part of the step
 (Tuner.profile: events between the parts of a replayed graph), and the kernels of one replayed
@@ -23,12 +24,14 @@ import numpy as np
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # bench/, for _timing
 from _timing import median_us, time_calls  # noqa: E402
 
-CASES = (  # (label, batch, load options)
-    ("fp32 heuristic", 256, {}),
-    ("fp32 exhaustive", 256, {"algo_search": "exhaustive"}),
-    ("tf32 heuristic (information only)", 256, {"precision": "tf32"}),
-    ("fp32 heuristic", 64, {}),
-    ("fp32 heuristic", 1024, {}),
+CASES = (  # (label, batch, load options, trainable)
+    ("fp32 heuristic", 256, {}, "last:2"),
+    ("fp32 exhaustive", 256, {"algo_search": "exhaustive"}, "last:2"),
+    ("tf32 heuristic (information only)", 256, {"precision": "tf32"}, "last:2"),
+    ("fp32 heuristic", 64, {}, "last:2"),
+    ("fp32 heuristic", 1024, {}, "last:2"),
+    ("fp32 heuristic, every layer trained", 256, {}, "all"),
+    ("fp32 exhaustive, every layer trained", 256, {"algo_search": "exhaustive"}, "all"),
 )
 
 
@@ -37,18 +40,18 @@ def batch_for(batch: int):
     return rng.standard_normal((batch, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, size=batch)
 
 
-def make_tuner(batch: int, options: dict):
+def make_tuner(batch: int, options: dict, trainable: str = "last:2"):
     import dnnx
     from dnnx.examples.lenet import build_lenet
 
     model = dnnx.load(build_lenet(seed=0), device="cuda", **options)
-    tuner = model.finetune(trainable="last:2", lr=0.01, momentum=0.9)
+    tuner = model.finetune(trainable=trainable, lr=0.01 if trainable != "all" else 0.001, momentum=0.9)
     x, y = batch_for(batch)
     return model, tuner, x, y
 
 
-def probe_case(label: str, batch: int, options: dict, iters: int) -> None:
-    model, tuner, x, y = make_tuner(batch, options)
+def probe_case(label: str, batch: int, options: dict, trainable: str, iters: int) -> None:
+    model, tuner, x, y = make_tuner(batch, options, trainable)
     x_dev = model.to_device(x)
     device_us = median_us(time_calls(lambda: tuner.step(x_dev, y), 50, iters))
     numpy_us = median_us(time_calls(lambda: tuner.step(x, y), 50, iters))
@@ -58,7 +61,7 @@ def probe_case(label: str, batch: int, options: dict, iters: int) -> None:
     pinned_like = np.empty_like(x)
     memcpy_us = median_us(time_calls(lambda: np.copyto(pinned_like, x), 50, iters))
     table = tuner.profile(x_dev, y, repeat=50)
-    print(f"### {label}, batch {batch}: step {device_us:.1f} us (x on GPU), {numpy_us:.1f} us (numpy x); "
+    print(f"### {label} ({trainable}), batch {batch}: step {device_us:.1f} us (x on GPU), {numpy_us:.1f} us (numpy x); "
           f"binding's step alone {core_us:.1f} us, Python wrapper's argument handling {wrapper_us:.1f} us; "
           f"GPU time of the step's parts {1000 * table.total_ms:.1f} us; a host memcpy of x {memcpy_us:.1f} us")
     print(table)
@@ -130,8 +133,8 @@ def main() -> int:
     import dnnx
 
     print(dnnx.cuda_status())
-    for label, batch, options in CASES:
-        probe_case(label, batch, options, args.iters)
+    for label, batch, options, trainable in CASES:
+        probe_case(label, batch, options, trainable, args.iters)
     if args.ncu:
         run_ncu(256, os.environ.get("OUT", "."))
     return 0
