@@ -161,3 +161,33 @@ def test_default_is_the_available_cores():
 def test_set_num_threads_rejects(bad):
     with pytest.raises(ValueError, match="positive int"):
         set_num_threads(bad)
+
+
+LATE_WORKERS = """
+import sys, time
+import numpy as np
+import dnnx
+from dnnx.examples import build
+from dnnx.threads import set_num_threads
+rng = np.random.default_rng(0)
+xs = [rng.standard_normal((b, 1, 28, 28)).astype(np.float32) for b in (2, 3, 4, 6, 9, 12, 16, 32)]
+set_num_threads(1)
+want = [dnnx.load(build("lenet")).run(x) for x in xs]
+set_num_threads(16)
+model = dnnx.load(build("lenet"))
+runs, end = 0, time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    for x, w in zip(xs, want):
+        assert np.array_equal(model.run(x), w), f"batch {len(x)} differs after {runs} runs"
+        runs += 1
+print("ok", runs)
+"""
+
+
+def test_more_threads_than_cores_with_capped_layers():
+    # Note [late workers] (thread_pool.cc): 16 threads on few cores, layers capped to fewer workers
+    # back to back; a worker woken late once took a capped job's range under its own index and
+    # wrote past the kernel's scratch (a heap corruption that aborted the process within seconds).
+    # In a child process: an abort there fails this test instead of ending pytest.
+    done = subprocess.run([sys.executable, "-c", LATE_WORKERS, "8"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith("ok"), (done.returncode, done.stdout, done.stderr[-2000:])

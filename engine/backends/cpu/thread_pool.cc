@@ -16,6 +16,15 @@
 // Workers sleep on a condition variable between jobs, after spinning a while for the next one
 // (Note [spinning workers]).
 //
+// Note [late workers]
+// A worker that woke for job g takes ranges only while job g is the pool's job. Without that
+// check, a worker woken late could find job g done and job g+1 begun, and take g+1's ranges
+// under its own index even where g+1 was capped below it (max_workers): kernels index their
+// per-worker scratch by that index (Conv's col slices), sized for the workers they planned, so
+// it wrote past them. The GPU machine's 16 cores hit this (a segfault under tests/cuda, whose
+// CPU references run small capped layers back to back); the CI machine's 2 never can, since
+// with 2 threads every parallel job uses both.
+//
 // Note [spinning workers]
 // Waking a thread that sleeps on a condition variable costs far more than a small kernel's work
 // on this project's 2-core CI machine (a VM): a job of 2 x 10 us took 170-200 us when the worker
@@ -124,6 +133,7 @@ void ThreadPool::parallel_for(int64_t n, const RangeFn& fn, int max_workers) {
   if (n <= 0) return;
   std::unique_lock<std::mutex> job(job_mutex_, std::defer_lock);
   int workers = 1;
+  uint64_t generation = 0;
   if (n > 1 && max_workers > 1 && !t_in_job && job.try_lock()) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (static_cast<int>(getpid()) == owner_pid_) workers = static_cast<int>(std::min<int64_t>({threads_, max_workers, n}));
@@ -142,10 +152,10 @@ void ThreadPool::parallel_for(int64_t n, const RangeFn& fn, int max_workers) {
     participants_ = workers;
     next_ = 0;
     error_ = nullptr;
-    ++generation_;
+    generation = ++generation_;
   }
   wake_.notify_all();
-  run_ranges(0);
+  run_ranges(0, generation);
   // No range is left to take (or one threw): wait for the ranges other workers still run. A
   // worker that has not woken yet holds none, and is not waited for (Note [spinning workers]).
   spin_until([this] { return in_flight_.load(std::memory_order_acquire) == 0; });
@@ -168,19 +178,22 @@ void ThreadPool::worker_loop(int worker, uint64_t seen) {
       seen = generation_;
       if (worker >= participants_) continue;  // a job capped below the pool's size
     }
-    // The job may be over already (woken late): then no range is left, and nothing runs.
-    run_ranges(worker);
+    // The job may be over already (woken late): then no range is left, and nothing runs. It may
+    // even be followed by the next job, capped below this worker: run_ranges checks the generation.
+    run_ranges(worker, seen);
   }
 }
 
-void ThreadPool::run_ranges(int worker) {
+void ThreadPool::run_ranges(int worker, uint64_t generation) {
   InJob in_job;
   for (;;) {
     int64_t begin = 0, end = 0;
     const RangeFn* fn = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (next_ >= n_ || error_) return;
+      // Only the job this worker joined (Note [late workers]): a later one may cap its workers
+      // below `worker`, whose scratch slice (a kernel's `worker` index) it did not allot.
+      if (generation_ != generation || next_ >= n_ || error_) return;
       begin = next_;
       end = next_ = std::min(n_, next_ + grain_);
       fn = fn_;

@@ -38,7 +38,8 @@ class ThreadPool {
   void start(int threads);
   void stop();
   void worker_loop(int worker, uint64_t seen);  // seen: the last generation before it started
-  void run_ranges(int worker);  // takes ranges of the current job until none is left
+  // Takes ranges of job `generation` until none is left, or another job has begun (Note [late workers]).
+  void run_ranges(int worker, uint64_t generation);
 
   std::mutex job_mutex_;  // held by the job in flight (and by resize)
   mutable std::mutex mutex_;  // guards the fields below
