@@ -116,6 +116,48 @@ def two_conv_model(attrs, bias, rng=None):
     return make_model(nodes, [("x", [2, 3, 9, 9])], [("y", None)], inits), inits
 
 
+# Note [direct filter gradient]: a first layer of at most 4 input channels gets dW and dB from the
+# direct kernel (no dX is needed below it); planes large enough that its outputs split into chunks.
+FIRST_LAYER_CASES = [
+    (1, dict(kernel_shape=[5, 5])),                                             # LeNet's conv1
+    (3, dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])),
+    (2, dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 0])),           # asymmetric: X read unpadded
+    (4, dict(kernel_shape=[2, 3], dilations=[2, 1], pads=[0, 1, 1, 2], strides=[1, 2])),
+    (1, dict(kernel_shape=[1, 1])),
+    (3, dict(kernel_shape=[3, 3], auto_pad="SAME_UPPER", strides=[2, 2])),
+    (4, dict(kernel_shape=[4, 4])),                                              # 64 taps, the bound
+]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("channels, attrs", FIRST_LAYER_CASES, ids=lambda a: conv_ids(a) if isinstance(a, dict) else f"c{a}")
+def test_first_layer_filter_gradient_by_the_direct_kernel(channels, attrs, bias):
+    rng = np.random.default_rng(5)
+    inits = {"w": rand(6, channels, *attrs["kernel_shape"], scale=0.3, rng=rng)}
+    if bias:
+        inits["b"] = rand(6, scale=0.1, rng=rng)
+    nodes = [helper.make_node("Conv", ["x", *inits], ["y"], **attrs)]
+    model = make_model(nodes, [("x", [8, channels, 27, 29])], [("y", None)], inits)
+    x, target = rand(8, channels, 27, 29, rng=rng), rand(*out_shape(model), rng=rng)
+    got = check_cuda_gradients(model, list(inits), {"x": x}, target)
+    _, gpu = tuner(model, list(inits), "cuda")
+    backward = [r["algorithm"] for r in gpu.plan(batch_size=8) if r["stage"] == "backward"]
+    assert backward == [f"bwd filter direct kernel ({channels} input channel{'s' if channels > 1 else ''}"
+                        f"{', bias fused' if bias else ''})"], backward
+    again = gpu.gradients([x], target)[1]  # fixed summation order: the same bits every time
+    for name in inits:
+        np.testing.assert_array_equal(np.asarray(again[name]), np.asarray(got[name]), err_msg=name)
+
+
+def test_more_input_channels_keep_cudnn_for_the_filter_gradient():
+    inits = {"w": rand(6, 5, 3, 3, scale=0.3)}
+    model = make_model([helper.make_node("Conv", ["x", "w"], ["y"])], [("x", [4, 5, 9, 9])], [("y", None)], inits)
+    check_cuda_gradients(model, ["w"], {"x": rand(4, 5, 9, 9)}, rand(*out_shape(model)))
+    _, gpu = tuner(model, ["w"], "cuda")
+    (row,) = [r for r in gpu.plan(batch_size=4) if r["stage"] == "backward"]
+    assert row["algorithm"].startswith("bwd filter BWD_FILTER"), row
+
+
 @pytest.mark.parametrize("search", ["heuristic", "exhaustive"])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("attrs", CONV_CASES, ids=conv_ids)
