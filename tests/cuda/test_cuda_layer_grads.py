@@ -197,7 +197,7 @@ def test_conv1d_asymmetric_pads_and_stride():
 
 # --- MaxPool ----------------------------------------------------------------------------------
 POOL_CASES = [
-    dict(kernel_shape=[2, 2], strides=[2, 2]),                      # cudnnPoolingBackward
+    dict(kernel_shape=[2, 2], strides=[2, 2]),                      # the 2x2 kernel (even planes: 10x10)
     dict(kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]),   # cuDNN, overlapping windows
     dict(kernel_shape=[3, 2], strides=[2, 2], ceil_mode=1),         # direct kernel (ceil_mode)
     dict(kernel_shape=[2, 2], dilations=[2, 2]),                    # direct kernel (dilations)
@@ -214,6 +214,23 @@ def test_max_pool(attrs):
              helper.make_node("MaxPool", ["c"], ["y"], **attrs)]
     model = make_model(nodes, [("x", [2, 2, 9, 9])], [("y", None)], inits)
     check_cuda_gradients(model, list(inits), {"x": rand(2, 2, 9, 9)}, rand(*out_shape(model)))
+
+
+@pytest.mark.parametrize("size, algorithm", [(10, "2x2 gradient kernel"), (9, "cudnnPoolingBackward")])
+def test_max_pool_2x2_gradient_kernel_and_ties(size, algorithm):
+    # Note [2x2 pool gradient]: even planes take the 2x2 kernel, odd ones cuDNN. x is the
+    # trainable (x0 + the zero input), rounded to a few values so that many windows hold ties:
+    # the 2x2 kernel gives dY to the first maximum in row order, as the CPU does.
+    x0 = np.round(rand(4, 3, size, size) * 2).astype(np.float32) / 2
+    nodes = [helper.make_node("Add", ["z", "x0"], ["x"]),
+             helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    model = make_model(nodes, [("z", [4, 3, size, size])], [("y", None)], {"x0": x0})
+    zeros = {"z": np.zeros((4, 3, size, size), np.float32)}
+    if algorithm.startswith("2x2"):
+        check_cuda_gradients(model, ["x0"], zeros, rand(*out_shape(model)))
+    _, gpu = tuner(model, ["x0"], "cuda")
+    pool = [r for r in gpu.plan(batch_size=4) if r["op"] == "MaxPool backward"]
+    assert len(pool) == 1 and pool[0]["algorithm"].startswith(algorithm), pool
 
 
 def test_max_pool_1d():

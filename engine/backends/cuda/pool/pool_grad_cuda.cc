@@ -4,6 +4,8 @@
 // overlapping windows add up in a fixed order; where the direct kernel pooled (dilations,
 // asymmetric pads, ceil_mode), the direct gradient kernel (grad_kernels.h), which gives each dY
 // to its window's first maximum exactly as the CPU does. 1-D pools run as 2-D with a unit height.
+// Before both, the common 2x2 stride-2 pool on even planes takes its own kernel (Note [2x2 pool
+// gradient]), with the CPU's rule for ties too.
 #include <algorithm>
 
 #include "backends/cuda/train/grad_kernels.h"
@@ -37,15 +39,22 @@ struct CudnnMaxPoolGradKernel final : GradKernel {
 
 class DirectMaxPoolGradKernel final : public GradKernel {
  public:
-  DirectMaxPoolGradKernel(const CudaContext& ctx, Window3d w) : ctx_(ctx), w_(w) {}
+  DirectMaxPoolGradKernel(const CudaContext& ctx, Window3d w, bool two_by_two)
+      : ctx_(ctx), w_(w), two_by_two_(two_by_two) {}
 
   void run(const GradArgs& args) const override {
-    if (args.d_inputs[0]) launch_max_pool_grad(args.in(0), args.d_outputs[0], args.d_inputs[0], w_, ctx_.stream);
+    if (!args.d_inputs[0]) return;
+    if (two_by_two_) {
+      launch_max_pool_2x2_grad(args.in(0), args.d_outputs[0], args.d_inputs[0], w_, ctx_.stream);
+    } else {
+      launch_max_pool_grad(args.in(0), args.d_outputs[0], args.d_inputs[0], w_, ctx_.stream);
+    }
   }
 
  private:
   const CudaContext& ctx_;
   Window3d w_;
+  bool two_by_two_;  // Note [2x2 pool gradient]
 };
 
 GradChoice plan_max_pool_grad(const GradRequest& r) {
@@ -59,6 +68,11 @@ GradChoice plan_max_pool_grad(const GradRequest& r) {
     why_not = "empty output";
   } else if (!fits_int(x)) {
     why_not = "X " + shape_str(x) + " has more than 2^31-1 elements";
+  } else if (const Window3d w = pool_window(onnx, x); onnx.rank() == 2 && max_pool_2x2_grad_fits(w)) {
+    choice.algorithm = "2x2 gradient kernel (window argmax, one thread per window)";
+    choice.rejected.push_back({"cudnnPoolingBackward", "slower on 2x2 stride-2 windows (Note [2x2 pool gradient])"});
+    choice.kernel = std::make_unique<DirectMaxPoolGradKernel>(ctx, w, true);
+    return choice;
   } else {
     auto kernel = std::make_unique<CudnnMaxPoolGradKernel>(ctx);
     why_not = set_cudnn_max_pool(onnx.expanded_to(std::max(kMinSpatialRank, onnx.rank())), x,
@@ -72,7 +86,7 @@ GradChoice plan_max_pool_grad(const GradRequest& r) {
   }
   choice.algorithm = "direct gradient kernel (window argmax gather)";
   choice.rejected.push_back({"cudnnPoolingBackward", why_not});
-  choice.kernel = std::make_unique<DirectMaxPoolGradKernel>(ctx, pool_window(onnx, x));
+  choice.kernel = std::make_unique<DirectMaxPoolGradKernel>(ctx, pool_window(onnx, x), false);
   return choice;
 }
 

@@ -16,6 +16,11 @@ namespace dnnx::cuda {
 // order, as the CPU) it is. x, dx [planes, in...]; dy [planes, out...]. dx is overwritten.
 void launch_max_pool_grad(const float* x, const float* dy, float* dx, const Window3d& w, cudaStream_t stream);
 
+// The same for 2x2 windows of stride 2 without pads on even 2-D planes (w.in[0] == 1), one thread
+// per window (Note [2x2 pool gradient] in pool/max_pool_2x2_grad_kernels.cu); fits: whether `w` is one.
+bool max_pool_2x2_grad_fits(const Window3d& w);
+void launch_max_pool_2x2_grad(const float* x, const float* dy, float* dx, const Window3d& w, cudaStream_t stream);
+
 // dst[j] = scale * sum over the reduced elements of src: output j walks `kept` (size, and in
 // stride_a its stride in src), the summed elements walk `reduced` (likewise). n: dst's
 // elements. `reduced` of rank 0 is an elementwise dst = scale * src (src walked by `kept`).
