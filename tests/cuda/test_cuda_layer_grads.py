@@ -100,20 +100,22 @@ def conv_ids(a):
     return "-".join(f"{k}{v}" for k, v in a.items())
 
 
-def two_conv_model(attrs, bias, rng=None):
-    """x [2,3,9,9] -> Conv1 (3x3, pad 1) -> Relu -> Conv2 (the case) -> mse: conv2's data gradient
-    reaches conv1's parameters, its filter and bias gradients are parameters."""
+def two_conv_model(attrs, bias, rng=None, channels=3, hidden=4):
+    """x [2,channels,9,9] -> Conv1 (3x3, pad 1) to `hidden` channels -> Relu -> Conv2 (the case) ->
+    mse: conv2's data gradient reaches conv1's parameters, its filter and bias gradients are
+    parameters. Convs of at most 4 input channels take the direct filter gradient (Note [direct
+    filter gradient]), wider ones cuDNN's."""
     group = attrs.get("group", 1)
     kh, kw = attrs["kernel_shape"]
-    inits = {"w1": rand(4, 3, 3, 3, scale=0.3, rng=rng), "b1": rand(4, scale=0.1, rng=rng),
-             "w2": rand(6, 4 // group, kh, kw, scale=0.3, rng=rng)}
+    inits = {"w1": rand(hidden, channels, 3, 3, scale=0.3, rng=rng), "b1": rand(hidden, scale=0.1, rng=rng),
+             "w2": rand(6, hidden // group, kh, kw, scale=0.3, rng=rng)}
     conv2_inputs = ["r", "w2"]
     if bias:
         inits["b2"] = rand(6, scale=0.1, rng=rng)
         conv2_inputs.append("b2")
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c1"], ["r"]), helper.make_node("Conv", conv2_inputs, ["y"], **attrs)]
-    return make_model(nodes, [("x", [2, 3, 9, 9])], [("y", None)], inits), inits
+    return make_model(nodes, [("x", [2, channels, 9, 9])], [("y", None)], inits), inits
 
 
 # Note [direct filter gradient]: a first layer of at most 4 input channels gets dW and dB from the
@@ -158,11 +160,12 @@ def test_more_input_channels_keep_cudnn_for_the_filter_gradient():
     assert row["algorithm"].startswith("bwd filter BWD_FILTER"), row
 
 
+@pytest.mark.parametrize("hidden", [4, 6])  # conv2's filter gradient: the direct kernel, cuDNN's
 @pytest.mark.parametrize("search", ["heuristic", "exhaustive"])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("attrs", CONV_CASES, ids=conv_ids)
-def test_conv2d(attrs, bias, search):
-    model, inits = two_conv_model(attrs, bias)
+def test_conv2d(attrs, bias, search, hidden):
+    model, inits = two_conv_model(attrs, bias, hidden=hidden)
     check_cuda_gradients(model, list(inits), {"x": rand(2, 3, 9, 9)}, rand(*out_shape(model)), algo_search=search)
 
 
@@ -350,9 +353,13 @@ def test_lstm_peephole_training_is_refused_on_cuda():
 
 
 # --- the backward planner ---------------------------------------------------------------------
+PLANNER_CHANNELS = 5  # both convs wider than the direct filter gradient takes: cuDNN plans both directions
+
+
 def planner_model():
     """The same model in every process (its own seeded generator)."""
-    model, inits = two_conv_model(dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]), True, rng=np.random.default_rng(5))
+    model, inits = two_conv_model(dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]), True, rng=np.random.default_rng(5),
+                                  channels=PLANNER_CHANNELS, hidden=6)
     return model, list(inits)
 
 
@@ -360,7 +367,7 @@ def cpu_planner_gradients():
     """(trainable, the CPU's gradients) of planner_model() on the inputs PROCESS uses (seed 0)."""
     model, trainable = planner_model()
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
+    x = rng.standard_normal((2, PLANNER_CHANNELS, 9, 9)).astype(np.float32)
     y = rng.standard_normal((2, 6, 9, 9)).astype(np.float32)
     _, want = dnnx.load(model, optimize=False).finetune(trainable=trainable, loss="mse", momentum=0.0).gradients(x, y)
     return trainable, want
@@ -372,12 +379,12 @@ import json, sys
 import numpy as np
 import dnnx
 sys.path[:0] = [sys.argv[3], sys.argv[3] + "/.."]
-from test_cuda_layer_grads import planner_model
+from test_cuda_layer_grads import PLANNER_CHANNELS, planner_model
 model, trainable = planner_model()
 m = dnnx.load(model, device="cuda", optimize=False, algo_search="exhaustive", plan_cache=sys.argv[1],
               workspace_limit=int(sys.argv[2]))
 rng = np.random.default_rng(0)
-x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
+x = rng.standard_normal((2, PLANNER_CHANNELS, 9, 9)).astype(np.float32)
 y = rng.standard_normal((2, 6, 9, 9)).astype(np.float32)
 loss, grads = m.finetune(trainable=trainable, loss="mse", momentum=0.0).gradients(x, y)
 print(json.dumps({"stats": m.planner_stats(), "loss": loss, "grads": {k: np.asarray(v).tolist() for k, v in grads.items()}}))
@@ -460,7 +467,7 @@ def test_zero_workspace_limit_holds_for_backward(tmp_path):
 @pytest.mark.parametrize("search", ["heuristic", "exhaustive"])
 def test_deterministic_backward_is_bit_identical_and_avoids_atomics(search, tmp_path):
     model, trainable = planner_model()
-    x, y = rand(2, 3, 9, 9), rand(2, 6, 9, 9)
+    x, y = rand(2, PLANNER_CHANNELS, 9, 9), rand(2, 6, 9, 9)
     cache = tmp_path / "plan-cache.json"
     runs = []
     for _ in range(2):
