@@ -36,6 +36,7 @@
 #include "backends/cuda/search/pick.h"
 #include "backends/cuda/search/reasons.h"
 #include "backends/cuda/search/search.h"
+#include "backends/cuda/conv/window_2d.h"
 #include "backends/cuda/conv/conv_gemm.h"
 #include "backends/cuda/conv/conv_layout.h"
 #include "backends/cuda/backend/cuda_kernels.h"
@@ -115,14 +116,7 @@ DirectConv2d direct_shape(const ConvGeometry& g, const Shape& xs, const Shape& w
   c.oh = static_cast<int>(g.output[0]);
   c.ow = static_cast<int>(g.output[1]);
   c.m = static_cast<int>(ws[0]);
-  c.kh = static_cast<int>(g.kernel[0]);
-  c.kw = static_cast<int>(g.kernel[1]);
-  c.sh = static_cast<int>(g.strides[0]);
-  c.sw = static_cast<int>(g.strides[1]);
-  c.dh = static_cast<int>(g.dilations[0]);
-  c.dw = static_cast<int>(g.dilations[1]);
-  c.ph = static_cast<int>(g.pads_begin[0]);
-  c.pw = static_cast<int>(g.pads_begin[1]);
+  set_window_2d(c, g);
   c.n = xs[0];
   if (!direct_conv_supported(c)) c.n = 0;
   return c;

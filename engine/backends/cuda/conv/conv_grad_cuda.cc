@@ -16,6 +16,7 @@
 // first two only when padding is explicit (the direct kernel reads X unpadded).
 #include "backends/cuda/backend/cuda_kernels.h"
 
+#include "backends/cuda/conv/window_2d.h"
 #include "backends/cuda/conv/conv_layout.h"
 #include "backends/cuda/conv/filter_grad_direct.h"
 #include "backends/cuda/layout/glue_kernels.h"
@@ -146,14 +147,7 @@ DirectFilterGrad direct_filter_shape(const ConvLayout& layout, const Shape& xs, 
   s.m = static_cast<int>(ws[0]);
   s.oh = static_cast<int>(g.output[0]);
   s.ow = static_cast<int>(g.output[1]);
-  s.kh = static_cast<int>(g.kernel[0]);
-  s.kw = static_cast<int>(g.kernel[1]);
-  s.sh = static_cast<int>(g.strides[0]);
-  s.sw = static_cast<int>(g.strides[1]);
-  s.dh = static_cast<int>(g.dilations[0]);
-  s.dw = static_cast<int>(g.dilations[1]);
-  s.ph = static_cast<int>(g.pads_begin[0]);
-  s.pw = static_cast<int>(g.pads_begin[1]);
+  set_window_2d(s, g);
   if (!direct_filter_grad_supported(s)) s.m = 0;
   return s;
 }

@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstdio>
 
+#include "backends/cuda/conv/window_2d.h"
 #include "backends/cuda/conv/conv_pool_direct.h"
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/search/pick.h"
@@ -102,14 +103,7 @@ DirectConvPool direct_shape(const ConvPoolParts& parts, const std::vector<ValueI
   p.h = static_cast<int>(xs[2]);
   p.w = static_cast<int>(xs[3]);
   p.m = static_cast<int>(ws[0]);
-  p.kh = static_cast<int>(c.kernel[0]);
-  p.kw = static_cast<int>(c.kernel[1]);
-  p.sh = static_cast<int>(c.strides[0]);
-  p.sw = static_cast<int>(c.strides[1]);
-  p.dh = static_cast<int>(c.dilations[0]);
-  p.dw = static_cast<int>(c.dilations[1]);
-  p.ph = static_cast<int>(c.pads_begin[0]);
-  p.pw = static_cast<int>(c.pads_begin[1]);
+  set_window_2d(p, c);
   p.pkh = static_cast<int>(q.kernel[0]);
   p.pkw = static_cast<int>(q.kernel[1]);
   p.psh = static_cast<int>(q.strides[0]);
