@@ -20,7 +20,7 @@ import onnx
 
 import dnnx
 from dnnx.cli._files import atomic_write
-from dnnx.cli.timing import BLOCK, PAUSE_S, available_cores, format_report, measure
+from dnnx.cli.timing import BLOCK, available_cores, format_report, measure
 from dnnx.examples import build
 
 CASES = [("lenet", 1), ("lenet", 64), ("lenet", 256), ("lstm", 64)]  # (example model, batch)
@@ -60,8 +60,8 @@ def markdown(reports: list, threads: int, command: str, load: float) -> str:
         f"- versions: {versions()}",
         f"- command: `{command}`",
         "- method: same seeded random inputs for both engines; the engines take turns in blocks of "
-        f"{BLOCK} calls, each after a {PAUSE_S * 1e3:.0f} ms pause and an untimed call "
-        f"(see dnnx/cli/timing.py); {first.warmup} warm-up and {first.iters} timed calls each; "
+        f"{BLOCK} calls, each after the process's threads have gone idle (the other engine's "
+        f"spinning workers; Note [settled turns] in dnnx/cli/timing.py) and an untimed call; {first.warmup} warm-up and {first.iters} timed calls each; "
         f"target: dnnx/ort <= {TARGET}",
         "",
         "| model | batch | dnnx median ms | dnnx p90 ms | ort median ms | ort p90 ms | dnnx/ort | "
