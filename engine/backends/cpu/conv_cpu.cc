@@ -16,6 +16,7 @@
 #include "backends/cpu/blas.h"
 #include "backends/cpu/conv_direct_cpu.h"
 #include "backends/cpu/conv_epilogue_cpu.h"
+#include "backends/cpu/conv_winograd_cpu.h"
 #include "runtime/kernel_registry.h"
 #include "backends/cpu/im2col_cpu.h"
 #include "backends/cpu/thread_pool.h"
@@ -167,6 +168,15 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
     return choice;
   }
   choice.rejected.push_back({"direct", why_not_direct});
+  const std::string why_not_winograd = why_not_winograd_conv(s);
+  if (why_not_winograd.empty()) {
+    choice.algorithm = with_threads("winograd F(2x2,3x3)", workers);
+    choice.rejected.push_back({"im2col+gemm", "not needed: a 3x3 unit-stride kernel (winograd)"});
+    choice.workspace_bytes = winograd_conv_workspace_bytes(s, workers);
+    choice.kernel = make_winograd_conv(s, has_bias, fusion != ConvFusion::None, fusion == ConvFusion::AddRelu, workers);
+    return choice;
+  }
+  choice.rejected.push_back({"winograd F(2x2,3x3)", why_not_winograd});
   ConvAlgo algo = ConvAlgo::Im2colGemm;
   if (is_gather_pointwise(g)) {
     algo = ConvAlgo::GatherPointwise;
