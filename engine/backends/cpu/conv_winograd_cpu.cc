@@ -61,6 +61,38 @@ Tiles tiles_of(const ConvShape& s) {
   return t;
 }
 
+// Vectorizing clones of the transforms (GCC picks one at load time by the CPU): the loops below
+// run over consecutive channels, tiles or outputs, so AVX2 does 8 at a time. No FMA: the clone
+// must compute what the default one does.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define DNNX_WINOGRAD_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define DNNX_WINOGRAD_CLONES
+#endif
+
+// One filter row: g = w [C, 3, 3] (filter m's channels) -> u[xi * plane + c] = (G g G^T)[xi],
+// the loop over c innermost (the 16 stores of a channel go to 16 planes, consecutive in c).
+DNNX_WINOGRAD_CLONES void transform_filter_row(const float* w, int64_t channels, int64_t plane, float* u) {
+  for (int64_t c = 0; c < channels; ++c) {
+    const float* g = w + c * 9;
+    float gg[4][3];  // G g: rows of g combined
+    for (int j = 0; j < 3; ++j) {
+      const float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
+      gg[0][j] = g0;
+      gg[1][j] = 0.5f * (g0 + g1 + g2);
+      gg[2][j] = 0.5f * (g0 - g1 + g2);
+      gg[3][j] = g2;
+    }
+    for (int i = 0; i < 4; ++i) {  // (G g) G^T: columns combined
+      const float h0 = gg[i][0], h1 = gg[i][1], h2 = gg[i][2];
+      u[(4 * i + 0) * plane + c] = h0;
+      u[(4 * i + 1) * plane + c] = 0.5f * (h0 + h1 + h2);
+      u[(4 * i + 2) * plane + c] = 0.5f * (h0 - h1 + h2);
+      u[(4 * i + 3) * plane + c] = h2;
+    }
+  }
+}
+
 class WinogradConv final : public Kernel {
  public:
   WinogradConv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers)
@@ -88,31 +120,11 @@ class WinogradConv final : public Kernel {
   }
 
  private:
-  // U[xi][m][c] (plane stride t_.u) = (G g G^T)[xi] for every filter g = w[m, c]; the filters split across the pool.
+  // U[xi][m][c] (plane stride t_.u) = (G g G^T)[xi] for every filter g = w[m, c]; the filters
+  // split across the pool.
   void transform_filters(const float* w, float* u) const {
-    const int64_t mc = t_.u;
     cpu_thread_pool().parallel_for(s_.filters, [&](int64_t begin, int64_t end, int) {
-      for (int64_t m = begin; m < end; ++m) {
-        for (int64_t c = 0; c < s_.channels; ++c) {
-          const float* g = w + (m * s_.channels + c) * 9;
-          float gg[4][3];  // G g: rows of g combined
-          for (int j = 0; j < 3; ++j) {
-            const float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
-            gg[0][j] = g0;
-            gg[1][j] = 0.5f * (g0 + g1 + g2);
-            gg[2][j] = 0.5f * (g0 - g1 + g2);
-            gg[3][j] = g2;
-          }
-          float* out = u + m * s_.channels + c;
-          for (int i = 0; i < 4; ++i) {  // (G g) G^T: columns combined
-            const float h0 = gg[i][0], h1 = gg[i][1], h2 = gg[i][2];
-            out[(4 * i + 0) * mc] = h0;
-            out[(4 * i + 1) * mc] = 0.5f * (h0 + h1 + h2);
-            out[(4 * i + 2) * mc] = 0.5f * (h0 - h1 + h2);
-            out[(4 * i + 3) * mc] = h2;
-          }
-        }
-      }
+      for (int64_t m = begin; m < end; ++m) transform_filter_row(w + m * s_.channels * 9, s_.channels, t_.u, u + m * s_.channels);
     });
   }
 
@@ -152,7 +164,7 @@ class WinogradConv final : public Kernel {
   // into the scratch split by column parity: even [hp, tw + 1] = columns 0, 2, .., then odd
   // [hp, tw + 1] = columns 1, 3, ..: a tile's 4 columns are even[tx], odd[tx], even[tx + 1],
   // odd[tx + 1], so the transform over tx loads consecutive floats (and vectorizes).
-  void pad_plane(const float* xc, float* scratch) const {
+  DNNX_WINOGRAD_CLONES void pad_plane(const float* xc, float* scratch) const {
     const ConvGeometry& g = s_.g;
     const int64_t in_h = g.input[kH], in_w = g.input[kW];
     const int64_t top = g.pads_begin[kH], left = g.pads_begin[kW];
@@ -179,7 +191,7 @@ class WinogradConv final : public Kernel {
   }
 
   // v[xi * t_.v + t] = (B^T d B)[xi] for each tile t = (ty, tx) of the split scratch.
-  void transform_input(const float* scratch, float* v) const {
+  DNNX_WINOGRAD_CLONES void transform_input(const float* scratch, float* v) const {
     const int64_t stride = t_.v;  // between xi planes
     const int64_t tw = t_.tw, half = t_.tw + 1;
     const float* even = scratch;
@@ -218,7 +230,7 @@ class WinogradConv final : public Kernel {
   // One filter's output plane y [OH, OW] = epilogue(A^T M A) from its tiles' 16 GEMM results
   // mf[xi * t_.m + t]; z (the residual) laid out as y, or null. Per row of tiles: the 2x2 outputs
   // over tx into two rows of 2 tw (vectorized over tx), then the epilogue over each row's OW.
-  void transform_output(const float* mf, float bias, const float* z, float* y) const {
+  DNNX_WINOGRAD_CLONES void transform_output(const float* mf, float bias, const float* z, float* y) const {
     const ConvGeometry& g = s_.g;
     const int64_t out_h = g.output[kH], out_w = g.output[kW];
     const int64_t stride = t_.m;
@@ -247,7 +259,7 @@ class WinogradConv final : public Kernel {
   }
 
   // y[0, w) = epilogue(r): apply_conv_epilogue's order, (sum + b) + z, then Relu.
-  void store_row(const float* r, float bias, const float* z, float* y, int64_t w) const {
+  DNNX_WINOGRAD_CLONES void store_row(const float* r, float bias, const float* z, float* y, int64_t w) const {
     const float b = has_bias_ ? bias : 0.0f;
     if (z) {
       for (int64_t i = 0; i < w; ++i) {
