@@ -1,6 +1,9 @@
 """dnnx against onnxruntime on the CPU, with the same thread count, on the example models; prints a
 markdown section for bench/RESULTS.md (and writes it to --out). The timing itself is
-dnnx.cli.timing, the code behind `dnnx bench`.
+dnnx.cli.timing, the code behind `dnnx bench`: the engines take turns in blocks of calls, each
+block after the process's threads have gone idle (Note [settled turns] there: onnxruntime's
+intra-op worker spins 40-80 ms after its runs, and a fixed pause timed dnnx's 2-thread turns on
+one free core). Neither engine's own settings change: onnxruntime keeps its default spinning.
 
     python bench/bench_cpu.py [--threads T] [--iters K] [--warmup W] [--out FILE]
 """
