@@ -1,6 +1,9 @@
 """dnnx against onnxruntime on the CPU, with the same thread count, on the example models; prints a
 markdown section for bench/RESULTS.md (and writes it to --out). The timing itself is
-dnnx.cli.timing, the code behind `dnnx bench`.
+dnnx.cli.timing, the code behind `dnnx bench`: the engines take turns in blocks of calls, each
+block after the process's threads have gone idle (Note [settled turns] there: onnxruntime's
+intra-op worker spins 40-80 ms after its runs, and a fixed pause timed dnnx's 2-thread turns on
+one free core). Neither engine's own settings change: onnxruntime keeps its default spinning.
 
     python bench/bench_cpu.py [--threads T] [--iters K] [--warmup W] [--out FILE]
 """
@@ -20,7 +23,7 @@ import onnx
 
 import dnnx
 from dnnx.cli._files import atomic_write
-from dnnx.cli.timing import BLOCK, PAUSE_S, available_cores, format_report, measure
+from dnnx.cli.timing import BLOCK, available_cores, format_report, measure
 from dnnx.examples import build
 
 CASES = [("lenet", 1), ("lenet", 64), ("lenet", 256), ("lstm", 64)]  # (example model, batch)
@@ -60,8 +63,8 @@ def markdown(reports: list, threads: int, command: str, load: float) -> str:
         f"- versions: {versions()}",
         f"- command: `{command}`",
         "- method: same seeded random inputs for both engines; the engines take turns in blocks of "
-        f"{BLOCK} calls, each after a {PAUSE_S * 1e3:.0f} ms pause and an untimed call "
-        f"(see dnnx/cli/timing.py); {first.warmup} warm-up and {first.iters} timed calls each; "
+        f"{BLOCK} calls, each after the process's threads have gone idle (the other engine's "
+        f"spinning workers; Note [settled turns] in dnnx/cli/timing.py) and an untimed call; {first.warmup} warm-up and {first.iters} timed calls each; "
         f"target: dnnx/ort <= {TARGET}",
         "",
         "| model | batch | dnnx median ms | dnnx p90 ms | ort median ms | ort p90 ms | dnnx/ort | "

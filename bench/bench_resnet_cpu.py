@@ -1,8 +1,10 @@
 """dnnx against onnxruntime on the CPU on a ResNet-50-shaped model (bench/resnet50.py, seeded
 random weights), same thread count for both engines, batch 1 and 4 by default; appends a section
 to bench/RESULTS.md (issue #5, CPU part). The timing is dnnx.cli.timing (the code behind
-`dnnx bench`): same seeded random inputs, the engines taking turns in blocks of calls, threads set with
-dnnx.threads.set_num_threads before the model is loaded.
+`dnnx bench`): same seeded random inputs, the engines taking turns in blocks of calls, each block
+after the process's threads have gone idle (Note [settled turns] in dnnx/cli/timing.py: the other
+engine's spinning workers never hold a core during a timed block; neither engine's settings
+change), threads set with dnnx.threads.set_num_threads before the model is loaded.
 
     python bench/bench_resnet_cpu.py [--threads T] [--batches 1 4] [--iters K] [--warmup W] [--out FILE]
 
@@ -57,7 +59,8 @@ def markdown(rows: list, threads: int, command: str, load: float, end_load: floa
         f"- command: `{command}`",
         "- model: ResNet-50 v1.5 shape, 53 convs + BatchNormalization, 25.6M parameters, seeded "
         "He-initialised weights, opset 17; input [N,3,224,224] standard normal (seed 0)",
-        "- method: dnnx.cli.timing.measure: the engines take turns in blocks of calls; "
+        "- method: dnnx.cli.timing.measure: the engines take turns in blocks of calls, each after "
+        "the process's threads have gone idle (Note [settled turns]); "
         f"{first.warmup} warm-up and {first.iters} timed calls each (few: ~4 GFLOP per sample on 2 "
         "shared cores, so the p90s are noisy)",
         "- rel diff: max abs diff / max |onnxruntime output|",

@@ -140,12 +140,33 @@ def test_quiet_bar_takes_the_same_calls(monkeypatch):
 
 def test_engines_take_turns_in_blocks(monkeypatch):
     """timing.time_interleaved: after the warm-up rounds, BLOCK timed calls per engine per turn,
-    each block after one untimed call (so that onnxruntime's spinning threads never time into
-    dnnx's calls), and `iters` timings per engine."""
-    monkeypatch.setattr(timing, "PAUSE_S", 0.0)
+    each block after settle() and one untimed call (so that onnxruntime's spinning threads never
+    time into dnnx's calls), and `iters` timings per engine."""
+    settled = []
+    monkeypatch.setattr(timing, "settle", lambda: settled.append(1))
     order = []
     runners = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
     seconds = timing.time_interleaved(runners, warmup=1, iters=timing.BLOCK + 2)
     assert [len(v) for v in seconds.values()] == [timing.BLOCK + 2] * 2
     block = timing.BLOCK + 1
     assert order == ["a", "b"] + ["a"] * block + ["b"] * block + ["a"] * 3 + ["b"] * 3
+    assert len(settled) == 4  # before each block
+
+
+def test_settle_waits_for_a_busy_thread():
+    """timing.settle returns once the process's other threads are idle (Note [settled turns]):
+    not before a thread spinning for 50 ms has stopped."""
+    import threading
+    import time
+
+    def spin(until):
+        while time.perf_counter() < until:
+            pass
+
+    until = time.perf_counter() + 0.05
+    worker = threading.Thread(target=spin, args=(until,))
+    worker.start()
+    timing.settle()
+    assert time.perf_counter() >= until
+    worker.join()
+    assert timing.settle() < 0.05  # idle now: one window

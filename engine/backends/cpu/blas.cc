@@ -43,15 +43,16 @@ struct GemmBlocks {
   int64_t count = 1;
 };
 
-// Depends on (m, n, k) only, never on the thread count (Note [thread-independent gemm blocks]).
-GemmBlocks plan_blocks(int m, int n, int k) {
+// Depends on (m, n, k) and the caller's max_blocks (a constant of the call site) only, never on
+// the thread count (Note [thread-independent gemm blocks]).
+GemmBlocks plan_blocks(int m, int n, int k, int64_t max_blocks) {
   GemmBlocks b;
   b.split_columns = n >= m;
   b.extent = b.split_columns ? n : m;
   const int64_t macs = int64_t{m} * n * k;
   const int64_t by_work = macs / (m == 1 ? kMinMacsPerRowBlock : kMinMacsPerBlock);
   const int64_t by_extent = b.extent / kMinBlockExtent;
-  const int64_t wanted = std::min({kMaxBlocks, by_work, by_extent});
+  const int64_t wanted = std::min({std::min(kMaxBlocks, max_blocks), by_work, by_extent});
   if (wanted < 2) {
     b.width = b.extent;
     return b;
@@ -65,8 +66,8 @@ GemmBlocks plan_blocks(int m, int n, int k) {
 }  // namespace
 
 void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
-           const float* b, int ldb, float beta, float* c, int ldc) {
-  const GemmBlocks blocks = plan_blocks(m, n, k);
+           const float* b, int ldb, float beta, float* c, int ldc, int max_blocks) {
+  const GemmBlocks blocks = plan_blocks(m, n, k, max_blocks);
   if (blocks.count <= 1) {
     sgemm_serial(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;

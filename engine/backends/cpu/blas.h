@@ -27,9 +27,10 @@ inline void sgemm_serial(bool trans_a, bool trans_b, int m, int n, int k, float 
 }
 
 // The same product; a large one is split into blocks of C's columns (or rows) across the CPU
-// thread pool, each block one sgemm_serial (Note [cpu threads] in thread_pool.cc). Called from
-// inside a pool job (a conv's per-image GEMM), it runs serially.
+// thread pool, each block one sgemm_serial (Note [cpu threads] in thread_pool.cc), at most
+// max_blocks of them (at most 64). Called from inside a pool job (a conv's per-image GEMM), it
+// runs serially.
 void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
-           const float* b, int ldb, float beta, float* c, int ldc);
+           const float* b, int ldb, float beta, float* c, int ldc, int max_blocks = 64);
 
 }  // namespace dnnx

@@ -16,6 +16,7 @@
 #include "backends/cpu/blas.h"
 #include "backends/cpu/conv_direct_cpu.h"
 #include "backends/cpu/conv_epilogue_cpu.h"
+#include "backends/cpu/conv_winograd_cpu.h"
 #include "runtime/kernel_registry.h"
 #include "backends/cpu/im2col_cpu.h"
 #include "backends/cpu/thread_pool.h"
@@ -30,6 +31,14 @@ enum class ConvAlgo { Pointwise, GatherPointwise, Im2colGemm, Direct };
 enum class ConvFusion { None, Relu, AddRelu };
 
 constexpr size_t kResidualInput = 3;  // Conv+Add+Relu's z
+
+// An image-group's GEMM is cut into at most this many blocks (sgemm's limit is 64): every block
+// is one OpenBLAS call that packs the operand the blocks share again (W for column blocks, col
+// for row blocks), and packing was 17% of ResNet-50's time at batch 1 (perf: sgemm_oncopy and
+// sgemm_itcopy). 64 -> 8 blocks: ResNet-50 batch 1, 1 thread, 127.5 -> 119.7 ms (medians of 10
+// interleaved rounds in one process; onnxruntime 95.6). Still a shape-only split (Note
+// [thread-independent gemm blocks]), with blocks enough for the pool on this 2-core machine.
+constexpr int kConvGemmBlocks = 8;
 
 class ConvKernel final : public Kernel {
  public:
@@ -102,13 +111,13 @@ class ConvKernel final : public Kernel {
         // Y_g [Mg, OSP] = W_g [Mg, Cg*K] x cols [Cg*K, OSP], then the epilogue while Y_g is in cache.
         const int64_t y_offset = (n * s_.filters + grp * mg) * out_size;
         float* y_g = y + y_offset;
-        sgemm(false, false, static_cast<int>(mg), static_cast<int>(out_size), static_cast<int>(rows),
-              1.0f, w + grp * mg * rows, static_cast<int>(rows), cols, static_cast<int>(out_size),
-              0.0f, y_g, static_cast<int>(out_size));
         ConvEpilogue epilogue;
         epilogue.bias = bias ? bias + grp * mg : nullptr;
         epilogue.residual = z ? z + y_offset : nullptr;
         epilogue.relu = fusion_ != ConvFusion::None;
+        sgemm(false, false, static_cast<int>(mg), static_cast<int>(out_size), static_cast<int>(rows),
+              1.0f, w + grp * mg * rows, static_cast<int>(rows), cols, static_cast<int>(out_size),
+              0.0f, y_g, static_cast<int>(out_size), kConvGemmBlocks);
         apply_conv_epilogue(epilogue, mg, out_size, y_g);
       }
     }
@@ -167,6 +176,15 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
     return choice;
   }
   choice.rejected.push_back({"direct", why_not_direct});
+  const std::string why_not_winograd = why_not_winograd_conv(s);
+  if (why_not_winograd.empty()) {
+    choice.algorithm = with_threads("winograd F(2x2,3x3)", workers);
+    choice.rejected.push_back({"im2col+gemm", "not needed: a 3x3 unit-stride kernel (winograd)"});
+    choice.workspace_bytes = winograd_conv_workspace_bytes(s, workers);
+    choice.kernel = make_winograd_conv(s, has_bias, fusion != ConvFusion::None, fusion == ConvFusion::AddRelu, workers);
+    return choice;
+  }
+  choice.rejected.push_back({"winograd F(2x2,3x3)", why_not_winograd});
   ConvAlgo algo = ConvAlgo::Im2colGemm;
   if (is_gather_pointwise(g)) {
     algo = ConvAlgo::GatherPointwise;

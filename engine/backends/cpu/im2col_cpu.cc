@@ -12,9 +12,18 @@ namespace {
 
 enum Dim { kD = 0, kH = 1, kW = 2 };
 
+// A vectorizing clone (GCC picks it at load time on a CPU with AVX2): a strided row copy is a
+// gather, which AVX2 does 8 at a time from shuffled loads. ResNet-50's 7x7 stride-2 stem unrolls
+// 1.8M floats per image this way.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define DNNX_IM2COL_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define DNNX_IM2COL_CLONES
+#endif
+
 // One row of col: what every output position [OD, OH, OW] of channel xc [D, H, W] sees
 // through tap (kd, kh, kw), 0 where the tap falls in the padding.
-void im2col_tap(const ConvGeometry& g, const float* xc, int64_t kd, int64_t kh, int64_t kw,
+DNNX_IM2COL_CLONES void im2col_tap(const ConvGeometry& g, const float* xc, int64_t kd, int64_t kh, int64_t kw,
                 float* dst) {
   const int64_t in_d = g.input[kD], in_h = g.input[kH], in_w = g.input[kW];
   const int64_t out_w = g.output[kW], stride_w = g.strides[kW];
@@ -34,6 +43,8 @@ void im2col_tap(const ConvGeometry& g, const float* xc, int64_t kd, int64_t kh, 
       std::fill(dst, dst + lo, 0.0f);
       if (stride_w == 1) {
         std::memcpy(dst + lo, src + lo + w0, static_cast<size_t>(hi - lo) * sizeof(float));
+      } else if (stride_w == 2) {  // a constant stride: the clone's shuffles (ResNet's strided convs)
+        for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * 2 + w0];
       } else {
         for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * stride_w + w0];
       }
@@ -76,7 +87,7 @@ void im2col(const ConvShape& s, const float* x, float* col) {
   }
 }
 
-void gather_strided(const ConvShape& s, const float* x, float* col) {
+DNNX_IM2COL_CLONES void gather_strided(const ConvShape& s, const float* x, float* col) {
   const ConvGeometry& g = s.g;
   const int64_t in_h = g.input[kH], in_w = g.input[kW];
   const int64_t step_d = g.strides[kD] * in_h * in_w, step_h = g.strides[kH] * in_w, step_w = g.strides[kW];
@@ -86,7 +97,11 @@ void gather_strided(const ConvShape& s, const float* x, float* col) {
     for (int64_t od = 0; od < g.output[kD]; ++od) {
       for (int64_t oh = 0; oh < g.output[kH]; ++oh, col += out_w) {
         const float* src = xc + od * step_d + oh * step_h;
-        for (int64_t ow = 0; ow < out_w; ++ow) col[ow] = src[ow * step_w];
+        if (step_w == 2) {  // ResNet's downsample projections
+          for (int64_t ow = 0; ow < out_w; ++ow) col[ow] = src[ow * 2];
+        } else {
+          for (int64_t ow = 0; ow < out_w; ++ow) col[ow] = src[ow * step_w];
+        }
       }
     }
   }

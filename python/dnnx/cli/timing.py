@@ -10,6 +10,7 @@ Used by ``dnnx bench`` and by bench/bench_cpu.py.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -105,19 +106,78 @@ def ort_session(proto, threads: int):
     return ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-# The engines take turns in blocks: BLOCK timed calls each, after a PAUSE and one untimed call.
-# Turn by turn, load from other processes on a shared machine falls on both alike. Blocks, not
-# single calls: onnxruntime's intra-op threads spin for a while after each of its runs, holding
-# a core, so call-by-call turns timed that spinning into dnnx's calls (LeNet at batch 64 on 2
-# threads, on this project's 2-core CI machine: dnnx 9.3 ms interleaved call by call against
-# 3.8-4.7 ms alone). The pause lets a finished engine's threads go idle before the other's block.
+# The engines take turns in blocks: BLOCK timed calls each, after the process has settled
+# (settle()) and one untimed call. Turn by turn, load from other processes on a shared machine
+# falls on both alike. Blocks, not single calls: onnxruntime's intra-op threads spin for a while
+# after each of its runs, holding a core, so call-by-call turns timed that spinning into dnnx's
+# calls (LeNet at batch 64 on 2 threads, on this project's 2-core CI machine: dnnx 9.3 ms
+# interleaved call by call against 3.8-4.7 ms alone).
+#
+# Note [settled turns]
+# A fixed pause between turns did not let the spinning end: with onnxruntime's default spinning
+# (kept: it is what its users run) its worker kept one of the 2 cores busy through dnnx's timed
+# LSTM block (bench/probes/probe_spin_cpu_time.py: 600 ms of the worker's CPU time in 615 ms of
+# wall time after a 20 ms pause: it spins for 40-80 ms after a run), so dnnx's 2-thread rows
+# were timed on one free core. Neither engine's settings change; instead, before each block,
+# settle() waits until no thread of the process but the caller is running: on Linux, none is
+# in state R in /proc/self/task/*/stat for SETTLE_POLLS polls SETTLE_S apart (a spinning thread
+# is R; one blocked on a futex is S). The process's CPU time is no good here: for threads on
+# other cores it is accounted at scheduler ticks, so a 5 ms window could read idle while a
+# thread spun (the probe caught settle returning after 11 ms with the worker still spinning).
+# Elsewhere, settle waits until time.process_time grows by less than SETTLE_BUSY of a 20 ms
+# window. At most SETTLE_MAX_S either way. The engine about to be timed starts with the cores
+# to itself, whichever engine ran before; its own threads' spinning between its own calls stays
+# in its times.
 BLOCK = 10
-PAUSE_S = 0.02
+SETTLE_S = 0.002
+SETTLE_POLLS = 5
+SETTLE_BUSY = 0.05
+SETTLE_MAX_S = 2.0
+
+
+def _running_threads():
+    """How many of this process's threads other than the caller are running or runnable now
+    (state R), or None where /proc is not there."""
+    me = threading.get_native_id()
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    running = 0
+    for tid in tids:
+        if int(tid) == me:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:  # it ended
+            continue
+        running += stat[stat.rindex(")") + 2] == "R"  # the state follows "(comm) "
+    return running
+
+
+def settle() -> float:
+    """Sleeps until this process's other threads are idle (Note [settled turns]); returns the
+    seconds waited (SETTLE_MAX_S at most: a thread that never rests does not hang the bench)."""
+    start = time.perf_counter()
+    quiet = 0
+    while quiet < SETTLE_POLLS and time.perf_counter() - start < SETTLE_MAX_S:
+        running = _running_threads()
+        if running is None:  # no /proc: the process's CPU time over a longer window
+            cpu, wall = time.process_time(), time.perf_counter()
+            time.sleep(10 * SETTLE_S)
+            busy = (time.process_time() - cpu) / (time.perf_counter() - wall)
+            quiet = SETTLE_POLLS if busy < SETTLE_BUSY else 0
+            continue
+        quiet = quiet + 1 if running == 0 else 0
+        if quiet < SETTLE_POLLS:
+            time.sleep(SETTLE_S)
+    return time.perf_counter() - start
 
 
 def time_interleaved(runners: dict, warmup: int, iters: int, progress: bool = False) -> dict:
     """{name: [seconds]} (``iters`` each): the engines take turns, BLOCK timed calls at a time,
-    each block after a PAUSE_S pause and one untimed call. ``progress`` shows a bar over the
+    each block after settle() and one untimed call. ``progress`` shows a bar over the
     calls (on a terminal; its update falls outside the timed calls)."""
     with bar(warmup + iters, desc="warm-up", unit="round", show=progress) as shown:
         for _ in range(warmup):
@@ -130,7 +190,7 @@ def time_interleaved(runners: dict, warmup: int, iters: int, progress: bool = Fa
         while done < iters:
             block = min(BLOCK, iters - done)
             for name, run in runners.items():
-                time.sleep(PAUSE_S)
+                settle()
                 run()
                 for _ in range(block):
                     start = time.perf_counter()
