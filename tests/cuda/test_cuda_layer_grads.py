@@ -100,72 +100,27 @@ def conv_ids(a):
     return "-".join(f"{k}{v}" for k, v in a.items())
 
 
-def two_conv_model(attrs, bias, rng=None, channels=3, hidden=4):
-    """x [2,channels,9,9] -> Conv1 (3x3, pad 1) to `hidden` channels -> Relu -> Conv2 (the case) ->
-    mse: conv2's data gradient reaches conv1's parameters, its filter and bias gradients are
-    parameters. Convs of at most 4 input channels take the direct filter gradient (Note [direct
-    filter gradient]), wider ones cuDNN's."""
+def two_conv_model(attrs, bias, rng=None):
+    """x [2,3,9,9] -> Conv1 (3x3, pad 1) -> Relu -> Conv2 (the case) -> mse: conv2's data gradient
+    reaches conv1's parameters, its filter and bias gradients are parameters."""
     group = attrs.get("group", 1)
     kh, kw = attrs["kernel_shape"]
-    inits = {"w1": rand(hidden, channels, 3, 3, scale=0.3, rng=rng), "b1": rand(hidden, scale=0.1, rng=rng),
-             "w2": rand(6, hidden // group, kh, kw, scale=0.3, rng=rng)}
+    inits = {"w1": rand(4, 3, 3, 3, scale=0.3, rng=rng), "b1": rand(4, scale=0.1, rng=rng),
+             "w2": rand(6, 4 // group, kh, kw, scale=0.3, rng=rng)}
     conv2_inputs = ["r", "w2"]
     if bias:
         inits["b2"] = rand(6, scale=0.1, rng=rng)
         conv2_inputs.append("b2")
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c1"], ["r"]), helper.make_node("Conv", conv2_inputs, ["y"], **attrs)]
-    return make_model(nodes, [("x", [2, channels, 9, 9])], [("y", None)], inits), inits
+    return make_model(nodes, [("x", [2, 3, 9, 9])], [("y", None)], inits), inits
 
 
-# Note [direct filter gradient]: a first layer of at most 4 input channels gets dW and dB from the
-# direct kernel (no dX is needed below it); planes large enough that its outputs split into chunks.
-FIRST_LAYER_CASES = [
-    (1, dict(kernel_shape=[5, 5])),                                             # LeNet's conv1
-    (3, dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])),
-    (2, dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 0])),           # asymmetric: X read unpadded
-    (4, dict(kernel_shape=[2, 3], dilations=[2, 1], pads=[0, 1, 1, 2], strides=[1, 2])),
-    (1, dict(kernel_shape=[1, 1])),
-    (3, dict(kernel_shape=[3, 3], auto_pad="SAME_UPPER", strides=[2, 2])),
-    (4, dict(kernel_shape=[4, 4])),                                              # 64 taps, the bound
-]
-
-
-@pytest.mark.parametrize("bias", [True, False])
-@pytest.mark.parametrize("channels, attrs", FIRST_LAYER_CASES, ids=lambda a: conv_ids(a) if isinstance(a, dict) else f"c{a}")
-def test_first_layer_filter_gradient_by_the_direct_kernel(channels, attrs, bias):
-    rng = np.random.default_rng(5)
-    inits = {"w": rand(6, channels, *attrs["kernel_shape"], scale=0.3, rng=rng)}
-    if bias:
-        inits["b"] = rand(6, scale=0.1, rng=rng)
-    nodes = [helper.make_node("Conv", ["x", *inits], ["y"], **attrs)]
-    model = make_model(nodes, [("x", [8, channels, 27, 29])], [("y", None)], inits)
-    x, target = rand(8, channels, 27, 29, rng=rng), rand(*out_shape(model), rng=rng)
-    got = check_cuda_gradients(model, list(inits), {"x": x}, target)
-    _, gpu = tuner(model, list(inits), "cuda")
-    backward = [r["algorithm"] for r in gpu.plan(batch_size=8) if r["stage"] == "backward"]
-    assert backward == [f"bwd filter direct kernel ({channels} input channel{'s' if channels > 1 else ''}"
-                        f"{', bias fused' if bias else ''})"], backward
-    again = gpu.gradients([x], target)[1]  # fixed summation order: the same bits every time
-    for name in inits:
-        np.testing.assert_array_equal(np.asarray(again[name]), np.asarray(got[name]), err_msg=name)
-
-
-def test_more_input_channels_keep_cudnn_for_the_filter_gradient():
-    inits = {"w": rand(6, 5, 3, 3, scale=0.3)}
-    model = make_model([helper.make_node("Conv", ["x", "w"], ["y"])], [("x", [4, 5, 9, 9])], [("y", None)], inits)
-    check_cuda_gradients(model, ["w"], {"x": rand(4, 5, 9, 9)}, rand(*out_shape(model)))
-    _, gpu = tuner(model, ["w"], "cuda")
-    (row,) = [r for r in gpu.plan(batch_size=4) if r["stage"] == "backward"]
-    assert row["algorithm"].startswith("bwd filter BWD_FILTER"), row
-
-
-@pytest.mark.parametrize("hidden", [4, 6])  # conv2's filter gradient: the direct kernel, cuDNN's
 @pytest.mark.parametrize("search", ["heuristic", "exhaustive"])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("attrs", CONV_CASES, ids=conv_ids)
-def test_conv2d(attrs, bias, search, hidden):
-    model, inits = two_conv_model(attrs, bias, hidden=hidden)
+def test_conv2d(attrs, bias, search):
+    model, inits = two_conv_model(attrs, bias)
     check_cuda_gradients(model, list(inits), {"x": rand(2, 3, 9, 9)}, rand(*out_shape(model)), algo_search=search)
 
 
@@ -353,13 +308,9 @@ def test_lstm_peephole_training_is_refused_on_cuda():
 
 
 # --- the backward planner ---------------------------------------------------------------------
-PLANNER_CHANNELS = 5  # both convs wider than the direct filter gradient takes: cuDNN plans both directions
-
-
 def planner_model():
     """The same model in every process (its own seeded generator)."""
-    model, inits = two_conv_model(dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]), True, rng=np.random.default_rng(5),
-                                  channels=PLANNER_CHANNELS, hidden=6)
+    model, inits = two_conv_model(dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]), True, rng=np.random.default_rng(5))
     return model, list(inits)
 
 
@@ -367,7 +318,7 @@ def cpu_planner_gradients():
     """(trainable, the CPU's gradients) of planner_model() on the inputs PROCESS uses (seed 0)."""
     model, trainable = planner_model()
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((2, PLANNER_CHANNELS, 9, 9)).astype(np.float32)
+    x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
     y = rng.standard_normal((2, 6, 9, 9)).astype(np.float32)
     _, want = dnnx.load(model, optimize=False).finetune(trainable=trainable, loss="mse", momentum=0.0).gradients(x, y)
     return trainable, want
@@ -379,12 +330,12 @@ import json, sys
 import numpy as np
 import dnnx
 sys.path[:0] = [sys.argv[3], sys.argv[3] + "/.."]
-from test_cuda_layer_grads import PLANNER_CHANNELS, planner_model
+from test_cuda_layer_grads import planner_model
 model, trainable = planner_model()
 m = dnnx.load(model, device="cuda", optimize=False, algo_search="exhaustive", plan_cache=sys.argv[1],
               workspace_limit=int(sys.argv[2]))
 rng = np.random.default_rng(0)
-x = rng.standard_normal((2, PLANNER_CHANNELS, 9, 9)).astype(np.float32)
+x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
 y = rng.standard_normal((2, 6, 9, 9)).astype(np.float32)
 loss, grads = m.finetune(trainable=trainable, loss="mse", momentum=0.0).gradients(x, y)
 print(json.dumps({"stats": m.planner_stats(), "loss": loss, "grads": {k: np.asarray(v).tolist() for k, v in grads.items()}}))
@@ -467,7 +418,7 @@ def test_zero_workspace_limit_holds_for_backward(tmp_path):
 @pytest.mark.parametrize("search", ["heuristic", "exhaustive"])
 def test_deterministic_backward_is_bit_identical_and_avoids_atomics(search, tmp_path):
     model, trainable = planner_model()
-    x, y = rand(2, PLANNER_CHANNELS, 9, 9), rand(2, 6, 9, 9)
+    x, y = rand(2, 3, 9, 9), rand(2, 6, 9, 9)
     cache = tmp_path / "plan-cache.json"
     runs = []
     for _ in range(2):

@@ -2,8 +2,6 @@
 //   dX = cudnnConvolutionBackwardData(W, dY)       algorithm: the planner's, bwd data direction
 //   dW = cudnnConvolutionBackwardFilter(X, dY)     algorithm: the planner's, bwd filter direction
 //   dB = cudnnConvolutionBackwardBias(dY)
-// except for a 2-D conv of at most 4 input channels (a first layer), whose dW and dB come from the
-// direct filter-gradient kernel (Note [direct filter gradient] in filter_grad_direct.h).
 // Each direction is chosen by conv_algo.h's one policy (heuristic / exhaustive with the plan
 // cache / deterministic / workspace limit / math per precision), each on its own convolution
 // descriptor (the two may run different math types at tf32); both share one workspace. Only
@@ -12,13 +10,10 @@
 // explicitly, so here dW reads that padded X (the pad kernel, again) and dX is computed for the
 // padded X and cropped back (the gather kernel).
 //
-// Workspace: [padded X][padded dX][the algorithms' own, or the direct kernel's partial sums], the
-// first two only when padding is explicit (the direct kernel reads X unpadded).
+// Workspace: [padded X][padded dX][the algorithms' own], the first two only when padding is explicit.
 #include "backends/cuda/backend/cuda_kernels.h"
 
-#include "backends/cuda/conv/window_2d.h"
 #include "backends/cuda/conv/conv_layout.h"
-#include "backends/cuda/conv/filter_grad_direct.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
 #include "backends/cuda/train/zero_grad_kernel.h"
@@ -39,10 +34,8 @@ struct PlannedDirection {
 class ConvGradKernel final : public GradKernel {
  public:
   ConvGradKernel(const CudaContext& ctx, std::unique_ptr<PlannedDirection> data,
-                 std::unique_ptr<PlannedDirection> filter, const DirectFilterGrad* direct, ExplicitPad pad, bool bias,
-                 const Shape& y_dims)
+                 std::unique_ptr<PlannedDirection> filter, ExplicitPad pad, bool bias, const Shape& y_dims)
       : ctx_(ctx), data_(std::move(data)), filter_(std::move(filter)), pad_(pad), bias_(bias) {
-    if (direct) direct_ = *direct;
     if (bias_) {
       Shape b(y_dims.size(), 1);  // [1, M, 1, 1(, 1)]
       b[1] = y_dims[1];
@@ -71,11 +64,7 @@ class ConvGradKernel final : public GradKernel {
     float* padded_dx = reinterpret_cast<float*>(workspace + pad_.bytes);
     void* algo_workspace = workspace + 2 * pad_.bytes;
 
-    float* db = bias_ ? args.d_inputs[kB] : nullptr;
-    if (float* dw = args.d_inputs[kW]; dw && direct_.m > 0) {  // dW and dB at once, X unpadded
-      launch_direct_filter_grad(args.in(kX), dy, dw, db, algo_workspace, direct_, ctx_.stream);
-      db = nullptr;
-    } else if (dw) {
+    if (float* dw = args.d_inputs[kW]) {
       const PlannedDirection& f = *filter_;
       const float* x = args.in(kX);
       if (pad_.needed) {
@@ -88,8 +77,8 @@ class ConvGradKernel final : public GradKernel {
                                            f.choice.workspace_bytes, &zero, f.d.w, dw),
             "cudnnConvolutionBackwardFilter");
     }
-    if (db) {
-      check(cudnnConvolutionBackwardBias(ctx_.cudnn, &one, dy_desc_, dy, &zero, bias_desc_, db),
+    if (bias_ && args.d_inputs[kB]) {
+      check(cudnnConvolutionBackwardBias(ctx_.cudnn, &one, dy_desc_, dy, &zero, bias_desc_, args.d_inputs[kB]),
             "cudnnConvolutionBackwardBias");
     }
     if (float* dx = args.d_inputs[kX]) {
@@ -107,7 +96,6 @@ class ConvGradKernel final : public GradKernel {
  private:
   const CudaContext& ctx_;
   std::unique_ptr<PlannedDirection> data_, filter_;  // planned only when asked for
-  DirectFilterGrad direct_;  // m > 0: dW (and dB) by the direct kernel instead of filter_
   ExplicitPad pad_;
   bool bias_;
   TensorDescriptor bias_desc_, dy_desc_;  // dB [1, M, 1, 1(, 1)]; dY packed (its math type is irrelevant)
@@ -128,28 +116,6 @@ std::unique_ptr<PlannedDirection> plan_direction(const CudaContext& ctx, ConvDir
 std::string direction_summary(ConvDirection dir, const PlannedDirection& p, Precision precision) {
   return conv_algo_name(dir, p.choice.algo) + " " + conv_math_name(p.choice.math_type, precision) +
          (p.choice.from_cache ? " (plan cache)" : "");
-}
-
-// The direct filter gradient's shape for this conv, or m == 0 where it does not apply (2-D after
-// expansion, group 1, float32 NCHW, few channels: direct_filter_grad_supported).
-DirectFilterGrad direct_filter_shape(const ConvLayout& layout, const Shape& xs, const Shape& ws) {
-  DirectFilterGrad s;
-  const ConvGeometry& g = layout.g;
-  if (g.rank() != 2 || g.group != 1 || layout.dtype != DType::Float32 || layout.channels_last) return s;
-  for (int64_t v : {g.input[0], g.input[1], g.output[0], g.output[1], g.kernel[0], g.kernel[1], g.strides[0],
-                    g.strides[1], g.dilations[0], g.dilations[1], g.pads_begin[0], g.pads_begin[1], ws[0], xs[1]}) {
-    if (v > (int64_t{1} << 30)) return s;
-  }
-  s.n = xs[0];
-  s.c = static_cast<int>(xs[1]);
-  s.h = static_cast<int>(g.input[0]);
-  s.w = static_cast<int>(g.input[1]);
-  s.m = static_cast<int>(ws[0]);
-  s.oh = static_cast<int>(g.output[0]);
-  s.ow = static_cast<int>(g.output[1]);
-  set_window_2d(s, g);
-  if (!direct_filter_grad_supported(s)) s.m = 0;
-  return s;
 }
 
 void add_rejected(GradChoice& choice, ConvDirection dir, const PlannedDirection& p) {
@@ -187,26 +153,19 @@ GradChoice plan_conv_grad(const GradRequest& r) {
     text = "bwd data " + direction_summary(ConvDirection::BackwardData, *data, conv_precision(ctx, data->d));
     add_rejected(choice, ConvDirection::BackwardData, *data);
   }
-  DirectFilterGrad direct = want_w ? direct_filter_shape(layout, xs, ws) : DirectFilterGrad{};
-  size_t direct_bytes = direct.m > 0 ? direct_filter_grad_workspace(direct) : 0;
-  if (direct_bytes > limit - pad_bytes) direct = DirectFilterGrad{}, direct_bytes = 0;  // its scratch: cuDNN's then
-  if (direct.m > 0) {
-    text += (text.empty() ? "" : " + ") + std::string("bwd filter direct kernel (") + std::to_string(direct.c) +
-            " input channel" + (direct.c > 1 ? "s" : "") + (want_b ? ", bias fused)" : ")");
-  } else if (want_w) {
+  if (want_w) {
     filter = plan_direction(ctx, ConvDirection::BackwardFilter, layout, limit - pad_bytes, r.node);
     text += (text.empty() ? "" : " + ") + std::string("bwd filter ") +
             direction_summary(ConvDirection::BackwardFilter, *filter, conv_precision(ctx, filter->d));
     add_rejected(choice, ConvDirection::BackwardFilter, *filter);
   }
-  if (want_b && direct.m == 0) text += (text.empty() ? "" : " + ") + std::string("bwd bias");
-  if (pad.needed && (data || filter)) text = "pad kernel + " + text + (data ? " + crop" : "");
+  if (want_b) text += (text.empty() ? "" : " + ") + std::string("bwd bias");
+  if (pad.needed) text = "pad kernel + " + text + " + crop";
   choice.algorithm = text;
-  const size_t algo_bytes = std::max({data ? data->choice.workspace_bytes : 0,
-                                      filter ? filter->choice.workspace_bytes : 0, direct_bytes});
+  const size_t algo_bytes = std::max(data ? data->choice.workspace_bytes : 0, filter ? filter->choice.workspace_bytes : 0);
   choice.workspace_bytes = (pad.needed ? pad_bytes : 0) + algo_bytes;
-  choice.kernel = std::make_unique<ConvGradKernel>(ctx, std::move(data), std::move(filter),
-                                                   direct.m > 0 ? &direct : nullptr, pad, has_bias, layout.y_dims);
+  choice.kernel = std::make_unique<ConvGradKernel>(ctx, std::move(data), std::move(filter), pad, has_bias,
+                                                   layout.y_dims);
   return choice;
 }
 

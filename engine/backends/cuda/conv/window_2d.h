@@ -1,5 +1,5 @@
 // The 2-D window fields shared by the hand-written conv kernels' shape structs (DirectConv2d,
-// DirectConvPool, DirectFilterGrad): each has int kh, kw, sh, sw, dh, dw, ph, pw, filled here from
+// DirectConvPool): each has int kh, kw, sh, sw, dh, dw, ph, pw, filled here from
 // a 2-D ConvGeometry (pads: the ones before; after is implied by the output dims). The caller has
 // checked that the values fit an int.
 #pragma once
