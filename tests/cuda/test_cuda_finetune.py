@@ -15,6 +15,12 @@ of their scale except for at most OUTLIER_SHARE of the elements: a ReLU whose in
 rounding of 0 can open on one device and stay shut on the other, which changes that unit's
 whole row of fc1's update by one sample's contribution (seen on an H200: 577 of fc1.w's 400000
 elements, 0.14%, off by up to 2.5e-4 after 8 Nesterov steps, every other element within 1e-5).
+A convolution's bias is the exception to the elementwise bound: each of its elements sums its
+channel's whole output gradient, BATCH * OH * OW terms (64 * 576 for conv1) that mostly cancel,
+and fp32 rounding in such a sum scales with the terms, not with the small total, so across 8
+steps the two devices' conv biases drift apart by more than WEIGHT_ATOL of the (small) max |b|
+(seen on an H200: 14 of conv1.b's 20 elements) while the relative L2 bound holds; they are held
+to CONV_BIAS_ATOL elementwise instead, and to the same L2 bound.
 """
 from __future__ import annotations
 
@@ -42,6 +48,7 @@ LOSS_RTOL_ALL = 3e-4
 WEIGHT_L2 = 1e-3
 WEIGHT_ATOL = 1e-4  # of max |w|
 OUTLIER_SHARE = 0.01
+CONV_BIAS_ATOL = 1e-3  # of max |b|: conv1.b and conv2.b (the docstring says why)
 
 
 @pytest.fixture(scope="module")
@@ -77,9 +84,15 @@ def assert_weights_close(got: dict, want: dict, atol=WEIGHT_ATOL):
         g, w = got[name].astype(np.float64), want[name].astype(np.float64)
         assert g.shape == w.shape and np.isfinite(g).all(), name
         norm = float(np.linalg.norm(w))
-        assert float(np.linalg.norm(g - w)) <= WEIGHT_L2 * norm, f"{name}: relative L2 error"
-        outside = np.abs(g - w) > atol * float(np.abs(w).max())
-        assert outside.mean() <= OUTLIER_SHARE, f"{name}: {outside.sum()} of {w.size} elements differ"
+        l2 = float(np.linalg.norm(g - w)) / norm
+        assert l2 <= WEIGHT_L2, f"{name}: relative L2 error {l2:.2e}"
+        scale = float(np.abs(w).max())
+        bound = CONV_BIAS_ATOL if name in ("conv1.b", "conv2.b") else atol
+        outside = np.abs(g - w) > bound * scale
+        worst = float(np.abs(g - w).max()) / scale
+        assert outside.mean() <= OUTLIER_SHARE, (
+            f"{name}: {outside.sum()} of {w.size} elements differ by more than {bound} of max |w| "
+            f"(worst {worst:.2e}, relative L2 {l2:.2e})")
 
 
 @pytest.mark.parametrize("trainable", ["last:2", "all"])
