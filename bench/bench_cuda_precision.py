@@ -134,25 +134,34 @@ def layer_counts(plan) -> tuple:
     return half, len(maths) - half - convert, convert
 
 
+# The dnnx rows are timed in ROUNDS alternating rounds (each model iters/ROUNDS calls per round,
+# medians over all of them): a near tie such as fp16-kept-in-fp32 against fp32 (the same kernels)
+# is then not decided by which row ran while the GPU clocks drifted.
+ROUNDS = 5
+
+
 def time_dnnx(model_path: str, batch: int, warmup: int, iters: int) -> dict:
     """{row label: {"seconds", "out", "layers", "choice_s"} or {"error"}} for DNNX_CASES."""
     import dnnx
 
     x = inputs_for(batch)
-    rows = {}
+    rows, runs = {}, {}
     for label, options in DNNX_CASES:
         try:
             model = dnnx.load(model_path, device="cuda", batch_size=batch, **options)
             x_dev = model.to_device(x)
-            seconds = time_calls(lambda: model.run(x_dev, output="device"), warmup, iters)
-            out = model.run(x_dev, output="device").numpy()  # a replay, as timed
-            # the plan after timing: planning the declared shape again is a lookup, but keep it out
-            rows[label] = {"seconds": seconds, "out": out, "layers": layer_counts(model.plan(batch_size=batch)),
+            runs[label] = (lambda m=model, xd=x_dev: m.run(xd, output="device"))
+            time_calls(runs[label], warmup, 0)
+            rows[label] = {"seconds": [], "out": runs[label]().numpy(),  # a replay, as timed
+                           "layers": layer_counts(model.plan(batch_size=batch)),
                            "choice_s": model.load_profile().get("precision_choice")}
         except Exception as e:  # a new precision that fails must not lose the other rows
             traceback.print_exc()
             rows[label] = {"error": short_error(e)}
-        model = x_dev = None  # free this plan's GPU memory before the next load
+            runs.pop(label, None)
+    for _ in range(ROUNDS):
+        for label, run in runs.items():
+            rows[label]["seconds"] += time_calls(run, 2, max(1, iters // ROUNDS))
     return rows
 
 
@@ -214,7 +223,7 @@ def report(batches, dnnx_all, torch_results, ort_results, tmp, status, command, 
         *machine_lines(torch_results, status, ", in its own process, cudnn.benchmark = True"),
         f"- onnxruntime-gpu: {ort_line}, in its own process",
         f"- command: `{command}`",
-        f"- method: wall-clock median of {iters} calls after {warmup} warm-up calls, input and output on the "
+        f"- method: wall-clock median of {iters} calls after {warmup} warm-up calls (dnnx rows: in {ROUNDS} alternating rounds), input and output on the "
         "GPU, CUDA graphs on, each call complete when it returns (dnnx: run(x_dev, output=\"device\"); torch: "
         "graph replay + synchronize; onnxruntime: run_with_iobinding + synchronize_outputs); same weights and "
         "seeded inputs (see bench/bench_cuda_precision.py)",

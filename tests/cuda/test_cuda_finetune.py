@@ -15,12 +15,15 @@ of their scale except for at most OUTLIER_SHARE of the elements: a ReLU whose in
 rounding of 0 can open on one device and stay shut on the other, which changes that unit's
 whole row of fc1's update by one sample's contribution (seen on an H200: 577 of fc1.w's 400000
 elements, 0.14%, off by up to 2.5e-4 after 8 Nesterov steps, every other element within 1e-5).
-A convolution's bias is the exception to the elementwise bound: each of its elements sums its
-channel's whole output gradient, BATCH * OH * OW terms (64 * 576 for conv1) that mostly cancel,
-and fp32 rounding in such a sum scales with the terms, not with the small total, so across 8
-steps the two devices' conv biases drift apart by more than WEIGHT_ATOL of the (small) max |b|
-(seen on an H200: 14 of conv1.b's 20 elements) while the relative L2 bound holds; they are held
-to CONV_BIAS_ATOL elementwise instead, and to the same L2 bound.
+A convolution's parameters are the exception to the elementwise bound. Each element of a
+bias sums its channel's whole output gradient, BATCH * OH * OW terms (64 * 576 for conv1) that
+mostly cancel, and fp32 rounding in such a sum scales with the terms, not with the small total
+(seen on an H200: 14 of conv1.b's 20 elements outside WEIGHT_ATOL of max |b| after 8 steps). A
+filter's gradient comes from the backward-filter algorithm cuDNN's timing picks for the step
+(FFT or Winograd-nonfused for conv2 on an H200), which sums in a transformed domain whose rounding
+scales with the transform's magnitude, not the element's (seen: 328 of conv2.w's 25000 elements,
+1.3%, outside WEIGHT_ATOL, worst 2.6e-4 of max |w|, relative L2 1.3e-4). So conv parameters are
+held to CONV_ATOL elementwise, and to the same relative L2 bound as every weight.
 """
 from __future__ import annotations
 
@@ -48,7 +51,7 @@ LOSS_RTOL_ALL = 3e-4
 WEIGHT_L2 = 1e-3
 WEIGHT_ATOL = 1e-4  # of max |w|
 OUTLIER_SHARE = 0.01
-CONV_BIAS_ATOL = 1e-3  # of max |b|: conv1.b and conv2.b (the docstring says why)
+CONV_ATOL = 1e-3  # of max |w|: conv1.w/b and conv2.w/b (the docstring says why)
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +90,7 @@ def assert_weights_close(got: dict, want: dict, atol=WEIGHT_ATOL):
         l2 = float(np.linalg.norm(g - w)) / norm
         assert l2 <= WEIGHT_L2, f"{name}: relative L2 error {l2:.2e}"
         scale = float(np.abs(w).max())
-        bound = CONV_BIAS_ATOL if name in ("conv1.b", "conv2.b") else atol
+        bound = CONV_ATOL if name.startswith("conv") else atol
         outside = np.abs(g - w) > bound * scale
         worst = float(np.abs(g - w).max()) / scale
         assert outside.mean() <= OUTLIER_SHARE, (
