@@ -23,7 +23,10 @@ filter's gradient comes from the backward-filter algorithm cuDNN's timing picks 
 (FFT or Winograd-nonfused for conv2 on an H200), which sums in a transformed domain whose rounding
 scales with the transform's magnitude, not the element's (seen: 328 of conv2.w's 25000 elements,
 1.3%, outside WEIGHT_ATOL, worst 2.6e-4 of max |w|, relative L2 1.3e-4). So conv parameters are
-held to CONV_ATOL elementwise, and to the same relative L2 bound as every weight.
+held to CONV_ATOL elementwise, and to the same relative L2 bound as every weight. Training the
+convolutions too, fc1's inputs differ by the convolutions' accumulated rounding, so more of its
+500 ReLUs sit within rounding of 0 at some step: OUTLIER_SHARE_ALL of the elements may then
+differ (seen on an H200: 6 of fc1.b's 500, 1.2%, worst 4e-4 of max |b|, relative L2 5e-5).
 """
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ LOSS_RTOL_ALL = 3e-4
 WEIGHT_L2 = 1e-3
 WEIGHT_ATOL = 1e-4  # of max |w|
 OUTLIER_SHARE = 0.01
+OUTLIER_SHARE_ALL = 0.03  # trainable="all" (the docstring says why)
 CONV_ATOL = 1e-3  # of max |w|: conv1.w/b and conv2.w/b (the docstring says why)
 
 
@@ -81,7 +85,7 @@ def train(device, digits, trainable="last:2", steps=STEPS, **kwargs):
     return model, tuner, np.array(losses), tuner.weights()
 
 
-def assert_weights_close(got: dict, want: dict, atol=WEIGHT_ATOL):
+def assert_weights_close(got: dict, want: dict, atol=WEIGHT_ATOL, share=OUTLIER_SHARE):
     assert set(got) == set(want)
     for name in want:
         g, w = got[name].astype(np.float64), want[name].astype(np.float64)
@@ -93,7 +97,7 @@ def assert_weights_close(got: dict, want: dict, atol=WEIGHT_ATOL):
         bound = CONV_ATOL if name.startswith("conv") else atol
         outside = np.abs(g - w) > bound * scale
         worst = float(np.abs(g - w).max()) / scale
-        assert outside.mean() <= OUTLIER_SHARE, (
+        assert outside.mean() <= share, (
             f"{name}: {outside.sum()} of {w.size} elements differ by more than {bound} of max |w| "
             f"(worst {worst:.2e}, relative L2 {l2:.2e})")
 
@@ -104,7 +108,7 @@ def test_lenet_on_cuda_follows_the_cpu(digits, trainable):
     _, _, cpu_losses, cpu_w = train("cpu", digits, trainable, lr=lr)
     _, tuner, gpu_losses, gpu_w = train("cuda", digits, trainable, lr=lr)
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=LOSS_RTOL if trainable == "last:2" else LOSS_RTOL_ALL)
-    assert_weights_close(gpu_w, cpu_w)
+    assert_weights_close(gpu_w, cpu_w, share=OUTLIER_SHARE if trainable == "last:2" else OUTLIER_SHARE_ALL)
     # The steps after the first replayed one recorded graph.
     (g,) = tuner.graphs()
     assert g["state"] == "captured" and g["captures"] == 1 and g["eager_steps"] == 1
