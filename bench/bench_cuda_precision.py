@@ -213,7 +213,7 @@ def target_line(batch: int, dnnx_rows: dict) -> str:
         verdict = "holds" if ours <= base else "does NOT hold"
         # A row whose plan stores nothing in half runs the fp32 plan's kernels: a miss there is the
         # run-to-run spread of one plan (0.99-1.03x on an H200), which the reader should see.
-        same = ", the fp32 plan's kernels (0 half layers)" if r.get("layers", (1,))[0] == 0 else ""
+        same = ", the fp32 plan's kernels (0 half layers)" if r["layers"][0] == 0 else ""
         parts.append(f"dnnx {p} <= dnnx fp32: {verdict} ({ours:.1f} vs {base:.1f} us, {ours / base:.2f}x{same})")
     return f"- targets, batch {batch}: " + "; ".join(parts)
 

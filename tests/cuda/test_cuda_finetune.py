@@ -85,7 +85,7 @@ def train(device, digits, trainable="last:2", steps=STEPS, **kwargs):
     return model, tuner, np.array(losses), tuner.weights()
 
 
-def assert_weights_close(got: dict, want: dict, atol=WEIGHT_ATOL, share=OUTLIER_SHARE):
+def assert_weights_close(got: dict, want: dict, share=OUTLIER_SHARE):
     assert set(got) == set(want)
     for name in want:
         g, w = got[name].astype(np.float64), want[name].astype(np.float64)
@@ -94,7 +94,7 @@ def assert_weights_close(got: dict, want: dict, atol=WEIGHT_ATOL, share=OUTLIER_
         l2 = float(np.linalg.norm(g - w)) / norm
         assert l2 <= WEIGHT_L2, f"{name}: relative L2 error {l2:.2e}"
         scale = float(np.abs(w).max())
-        bound = CONV_ATOL if name.startswith("conv") else atol
+        bound = CONV_ATOL if name.startswith("conv") else WEIGHT_ATOL
         outside = np.abs(g - w) > bound * scale
         worst = float(np.abs(g - w).max()) / scale
         assert outside.mean() <= share, (
