@@ -1,5 +1,5 @@
 """Relu, Sigmoid and Tanh on the CPU over the whole float range: Sigmoid and Tanh run on the
-branch-free exp of engine/backends/cpu/fast_math.h, whose relative error is at most 2 ulp; checked
+branch-free exp of engine/backends/cpu/runtime/fast_math.h, whose relative error is at most 2 ulp; checked
 here against float64 (and onnxruntime) from tiny values to overflow, NaN and the infinities."""
 import numpy as np
 import pytest

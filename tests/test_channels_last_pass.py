@@ -239,7 +239,7 @@ def strided_conv(size, pads, kernel, channels=3, strides=(2, 2)):
 
 
 def space_to_depth_reference(x, pads, depth=16):
-    """Transpose+SpaceToDepth's meaning (ops/channels_last.h) in numpy: [N, C, H, W] -> [N, Hs, Ws, depth]."""
+    """Transpose+SpaceToDepth's meaning (ops/layout/channels_last.h) in numpy: [N, C, H, W] -> [N, Hs, Ws, depth]."""
     n, c, h, w = x.shape
     top, left, bottom, right = pads
     hp, wp = h + top + bottom, w + left + right

@@ -1,5 +1,5 @@
 """A residual join, Conv -> Add(z) -> Relu, as one layer on the CPU (the fuse_conv_add_relu pass:
-the conv kernel adds z and applies the Relu in its epilogue, engine/backends/cpu/conv_epilogue_cpu.h),
+the conv kernel adds z and applies the Relu in its epilogue, engine/backends/cpu/conv/conv_epilogue_cpu.h),
 against onnxruntime and against the same model with the pass off; the cases the pass must leave
 alone keep their three layers."""
 import numpy as np

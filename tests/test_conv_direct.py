@@ -1,4 +1,4 @@
-"""The CPU's direct conv (engine/backends/cpu/conv_direct_cpu.cc, Note [direct conv]) against
+"""The CPU's direct conv (engine/backends/cpu/conv/conv_direct_cpu.cc, Note [direct conv]) against
 onnxruntime: a sweep of the shapes it takes (filter counts around its panel heights, output rows
 around its 8-wide vectors and their short ends, groups, 1-D to 3-D, batch 1 split across threads),
 its fused epilogues (Conv+Relu, Conv+Add+Relu), and the convs it leaves to im2col+gemm."""

@@ -1,4 +1,4 @@
-"""The CPU's Winograd F(2x2, 3x3) conv (engine/backends/cpu/conv_winograd_cpu.cc, Note [winograd
+"""The CPU's Winograd F(2x2, 3x3) conv (engine/backends/cpu/conv/conv_winograd_cpu.cc, Note [winograd
 conv]) against onnxruntime: ResNet's 3x3 shapes and odd ones (odd output sizes, so partial tiles;
 pads 0, 1, 2 and asymmetric; with and without bias; Relu and Add+Relu fused), batch 1 and 3 on 1
 and 2 threads with the same bits, and the convs it leaves to im2col+gemm."""

@@ -1,4 +1,4 @@
-"""The CPU LSTM's batch blocks (engine/backends/cpu/lstm_cpu.cc, Note [lstm batch blocks]) and its
+"""The CPU LSTM's batch blocks (engine/backends/cpu/rnn/lstm_cpu.cc, Note [lstm batch blocks]) and its
 AVX2 cell (lstm_cell_avx2_cpu.cc) against onnxruntime: batches of several 16-row blocks with a
 short last one, hidden sizes off the 8-wide vectors, sequence_lens and directions across blocks,
 the same bits for every thread count, and an LSTM too large for the blocks (sgemm)."""

@@ -1,4 +1,4 @@
-"""The CPU thread pool (engine/backends/cpu/thread_pool.cc): results do not depend on the thread
+"""The CPU thread pool (engine/backends/cpu/runtime/thread_pool.cc): results do not depend on the thread
 count, runs from several Python threads at once, and dnnx.threads.set_num_threads."""
 import os
 import subprocess

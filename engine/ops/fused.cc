@@ -2,7 +2,7 @@
 // to its output, "Gemm+Softmax" a Gemm whose [M,N] output is normalised by a Softmax over each
 // row (N). Same attributes, inputs and shapes as the op itself, so the definition is a copy; a
 // backend runs them only where it registers a kernel (else the pass leaves the pair).
-// LSTMStack (stacked LSTM layers in one node) has a definition of its own: ops/lstm_stack.cc.
+// LSTMStack (stacked LSTM layers in one node) has a definition of its own: ops/rnn/lstm_stack.cc.
 #include "ops/op.h"
 
 namespace dnnx {

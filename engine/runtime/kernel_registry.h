@@ -33,7 +33,7 @@ using NodeCheck = std::function<std::string(const Node&)>;
 //   dtypes    the float element types its kernels store: Float32, and Float16 where a half
 //             kernel exists (precision="fp16": the half_storage pass converts only these nodes);
 //             none for a bool-only op (Not, And, Or, Xor). The integer and bool types an op
-//             takes are its OpDef's (ops/elementwise.h), on every backend alike
+//             takes are its OpDef's (ops/elementwise/elementwise.h), on every backend alike
 //   check     the nodes of the type it refuses, and why (empty: none)
 struct KernelEntry {
   KernelFactory factory;

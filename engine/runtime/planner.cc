@@ -5,7 +5,7 @@
 #include <map>
 
 #include "runtime/arena.h"
-#include "ops/channels_last.h"
+#include "ops/layout/channels_last.h"
 #include "runtime/host_fallback.h"
 #include "runtime/run_fallback.h"
 #include "runtime/plan_folding.h"

@@ -6,7 +6,7 @@
 // Note [training ops]: a backend hands these out through one virtual, Backend::training_ops(),
 // rather than a new dlsym entry point: the trainer always holds the backend it trains on, a
 // device library already builds that backend, and a virtual keeps the CPU and CUDA paths one
-// code path (the CPU's ops run on the host: backends/cpu/training_cpu.cc; CUDA's are kernels
+// code path (the CPU's ops run on the host: backends/cpu/train/training_cpu.cc; CUDA's are kernels
 // on the model's stream: backends/cuda/train/training_cuda.cc). The core includes no device header:
 // every pointer below is backend memory (host memory on the CPU, device memory on CUDA), and
 // every op is queued in the backend's order, so that a whole step can be recorded as one

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "ops/transpose.h"
+#include "ops/layout/transpose.h"
 #include "runtime/training.h"
 
 namespace dnnx {

@@ -1,6 +1,6 @@
 // The CPU thread count (python/dnnx/threads.py): the size of the CPU backend's pool
-// (Note [cpu threads] in engine/backends/cpu/thread_pool.cc).
-#include "backends/cpu/thread_pool.h"
+// (Note [cpu threads] in engine/backends/cpu/runtime/thread_pool.cc).
+#include "backends/cpu/runtime/thread_pool.h"
 #include "bindings.h"
 
 namespace dnnx {

@@ -2,7 +2,7 @@
 // (CUDA at tf32 and fp16: cuDNN's tensor-core kernels read NHWC, and a 1x1 conv in NHWC is one
 // GEMM), the 4-D window ops run channels-last between the model's edges. Like half storage,
 // values carry the layout: a value the pass makes channels-last has the stored shape
-// [N, H, W, C] in the graph, and the node computing it becomes "<op>@NHWC" (ops/channels_last.h).
+// [N, H, W, C] in the graph, and the node computing it becomes "<op>@NHWC" (ops/layout/channels_last.h).
 // The rewrite, in node order:
 //   - a window op with a channels-last form the backend can run (channels_last_inputs, and
 //     Backend::unsupported_reason of the renamed node is "") reads its data inputs channels-last:
@@ -39,7 +39,7 @@
 // a constant with C input channels, C not a multiple, reads X padded with zeros to the next
 // multiple C' and a filter permuted and zero-padded to [K, R, S, C'] here: the added channels
 // multiply zeros by zeros, so the output is the same sums. X in ONNX's layout goes through one
-// "Transpose+Pad" (ops/channels_last.h) where the backend runs it: a Transpose and then a Pad
+// "Transpose+Pad" (ops/layout/channels_last.h) where the backend runs it: a Transpose and then a Pad
 // took 0.24 + 0.94 ms of ResNet-50's 7.9 ms fp16 run (batch 256) on the generic gather and pad
 // kernels; else (and for a value already channels-last) through a Pad of its channel axis. The
 // value is named "<x>/nhwc/c<C'>" in the plan.
@@ -50,7 +50,7 @@
 // a 4x4 stride-1 conv over the padded input's 2x2 blocks taken as 16 channels took 0.65, 0.65 and
 // 0.91 ms (12 channels at tf32: 1.65). So a stride-2 conv of at most 4 input channels (4C <= 16)
 // on a model input with known spatial dims, where the two output sizes agree, reads one
-// "Transpose+SpaceToDepth" of X (ops/channels_last.h: its pads applied there, the blocks as
+// "Transpose+SpaceToDepth" of X (ops/layout/channels_last.h: its pads applied there, the blocks as
 // kSpaceToDepthChannels channels, zeros past 4C) and a filter rearranged here
 // (space_to_depth_filter), and runs with stride 1, no pads and a window of ceil(k / 2): each
 // output sums the same products, with zeros for the window's added taps. The value is named
@@ -61,7 +61,7 @@
 
 #include "runtime/passes/passes.h"
 #include "runtime/passes/rewrite.h"
-#include "ops/channels_last.h"
+#include "ops/layout/channels_last.h"
 
 namespace dnnx {
 

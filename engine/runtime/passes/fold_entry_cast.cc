@@ -3,11 +3,11 @@
 // depth]), the Cast is folded into it: the layout kernel reads the float32 input and writes the
 // half blocks, one pass over memory instead of two (ResNet-50 at batch 256: the Cast alone took
 // 0.10 ms of 6.5). Only a Cast whose output the layout op alone reads, and that is no graph
-// output (fuse_with_sole_consumer); the folded op carries Cast's `to` (ops/channels_last.h), so
+// output (fuse_with_sole_consumer); the folded op carries Cast's `to` (ops/layout/channels_last.h), so
 // its output keeps the half type and nothing after it changes. Rounding is the Cast's (to
 // nearest even), so the result is bit-identical to the two-step form.
-#include "ops/cast.h"
-#include "ops/channels_last.h"
+#include "ops/layout/cast.h"
+#include "ops/layout/channels_last.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/rewrite.h"
 

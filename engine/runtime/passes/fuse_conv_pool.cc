@@ -5,7 +5,7 @@
 // MaxPool alone and is no graph output, and only where the backend registers the fused op: the
 // CPU keeps the pair. Runs after fuse_conv_relu, so Conv -> Relu -> MaxPool ends as one layer.
 #include "runtime/passes/rewrite.h"
-#include "ops/conv_pool.h"
+#include "ops/conv/conv_pool.h"
 
 namespace dnnx {
 

@@ -1,5 +1,5 @@
 // LSTM -> (Squeeze of the direction axis | Reshape to [seq, batch, H]) -> LSTM -> ... => one
-// LSTMStack node (ops/lstm_stack.h). ONNX has one layer per LSTM node, so a 4-layer LSTM is four
+// LSTMStack node (ops/rnn/lstm_stack.h). ONNX has one layer per LSTM node, so a 4-layer LSTM is four
 // nodes with the direction axis dropped between them; cuDNN runs all layers in one call
 // (cudnnRNNForward with numLayers = 4) and overlaps them, layer l+1 starting on step t as soon as
 // layer l has finished it (what PyTorch's nn.LSTM(num_layers=4) runs). Fuses only where the
@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "runtime/passes/rewrite.h"
-#include "ops/lstm_stack.h"
+#include "ops/rnn/lstm_stack.h"
 
 namespace dnnx {
 
@@ -30,7 +30,7 @@ bool unused(const Graph& graph, const std::string& value) {
   });
 }
 
-// An LSTM that can be one layer of a stack (the attribute checks of ops/lstm.cc have passed).
+// An LSTM that can be one layer of a stack (the attribute checks of ops/rnn/lstm.cc have passed).
 bool stackable(const Graph& graph, const Node& node) {
   if (node.op_type != "LSTM" || node.attr_string("direction", "forward") != "forward" ||
       node.attr_int("layout", 0) != 0 || node.has_attr("clip") || node.attr_int("input_forget", 0) != 0) {

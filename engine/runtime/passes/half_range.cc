@@ -30,7 +30,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "ops/channels_last.h"
+#include "ops/layout/channels_last.h"
 #include "runtime/passes/rewrite.h"
 
 namespace dnnx {

@@ -21,7 +21,7 @@
 
 #include "runtime/passes/passes.h"
 #include "runtime/passes/rewrite.h"
-#include "ops/cast.h"
+#include "ops/layout/cast.h"
 
 namespace dnnx {
 

@@ -10,7 +10,7 @@
 #include "bindings.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/rewrite.h"
-#include "ops/channels_last.h"
+#include "ops/layout/channels_last.h"
 
 namespace dnnx {
 

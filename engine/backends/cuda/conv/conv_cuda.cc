@@ -43,8 +43,8 @@
 #include "backends/cuda/conv/direct_conv.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
-#include "ops/channels_last.h"
-#include "ops/conv_geometry.h"
+#include "ops/layout/channels_last.h"
+#include "ops/conv/conv_geometry.h"
 
 namespace dnnx::cuda {
 

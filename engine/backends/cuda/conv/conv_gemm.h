@@ -10,7 +10,7 @@
 
 #include "backends/cuda/backend/cuda_context.h"
 #include "runtime/backend.h"
-#include "ops/conv_geometry.h"
+#include "ops/conv/conv_geometry.h"
 
 namespace dnnx::cuda {
 

@@ -9,7 +9,7 @@
 
 #include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/search/conv_algo.h"
-#include "ops/conv_geometry.h"
+#include "ops/conv/conv_geometry.h"
 
 namespace dnnx::cuda {
 
@@ -42,7 +42,7 @@ struct ConvLayout {
 ConvLayout plan_conv_layout(const Node& node, const Shape& xs, const Shape& ws, DType dtype = DType::Float32,
                             bool channels_last = false);
 // The same for a convolution whose ONNX geometry `onnx` is already known (ConvTranspose's
-// adjoint Conv, ops/conv_transpose.h: xs is then its Y, the adjoint's input).
+// adjoint Conv, ops/conv/conv_transpose.h: xs is then its Y, the adjoint's input).
 ConvLayout plan_conv_layout(const Node& node, const ConvGeometry& onnx, const Shape& xs, const Shape& ws,
                             DType dtype = DType::Float32, bool channels_last = false);
 

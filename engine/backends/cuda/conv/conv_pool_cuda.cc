@@ -21,9 +21,9 @@
 #include "backends/cuda/search/reasons.h"
 #include "backends/cuda/search/search.h"
 #include "backends/cuda/runtime/kernel_pair.h"
-#include "ops/channels_last.h"
-#include "ops/conv_geometry.h"
-#include "ops/conv_pool.h"
+#include "ops/layout/channels_last.h"
+#include "ops/conv/conv_geometry.h"
+#include "ops/conv/conv_pool.h"
 
 namespace dnnx::cuda {
 

@@ -1,5 +1,5 @@
 // ConvTranspose on cuDNN, NCHW (NCDHW) float32: the data gradient of its adjoint Conv
-// (ops/conv_transpose.h, conv_transpose_layout.h),
+// (ops/conv/conv_transpose.h, conv_transpose_layout.h),
 //   Y = cudnnConvolutionBackwardData(W, X)  (+ B: cudnnAddTensor)
 // its algorithm chosen by conv_algo.h's one policy in the bwd data direction (heuristic, or
 // exhaustive with the plan cache; deterministic; workspace limit; math per precision), as the
@@ -11,7 +11,7 @@
 #include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
 #include "backends/cuda/search/plan_cache.h"
-#include "ops/conv_transpose.h"
+#include "ops/conv/conv_transpose.h"
 
 namespace dnnx::cuda {
 

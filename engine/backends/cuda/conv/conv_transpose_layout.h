@@ -1,5 +1,5 @@
 // ConvTranspose on cuDNN, what its forward (conv_transpose_cuda.cc) and gradient
-// (conv_transpose_grad_cuda.cc) share: the adjoint Conv (ops/conv_transpose.h) as cuDNN's
+// (conv_transpose_grad_cuda.cc) share: the adjoint Conv (ops/conv/conv_transpose.h) as cuDNN's
 // descriptors see it. The adjoint's "x" is ConvTranspose's Y [N, M, out...], its "y" is X
 // [N, C, in...], its filter W [C, M/group, k...]; where the pads differ between the two ends, the
 // adjoint's x is padded explicitly (conv_layout.h): the forward computes the padded Y and crops

@@ -3,7 +3,7 @@
 // a 2-D ConvGeometry (pads: the ones before; after is implied by the output dims). The caller has
 // checked that the values fit an int.
 #pragma once
-#include "ops/conv_geometry.h"
+#include "ops/conv/conv_geometry.h"
 
 namespace dnnx::cuda {
 

@@ -1,5 +1,5 @@
 // The gradients of the pointwise layers through cuDNN, from the kept output y (and the input x,
-// which cudnnActivationBackward also takes), mirroring backends/cpu/activation_grad_cpu.cc and
+// which cudnnActivationBackward also takes), mirroring backends/cpu/elementwise/activation_grad_cpu.cc and
 // softmax_grad_cpu.cc:
 //   Relu, Sigmoid, Tanh   cudnnActivationBackward, the tensor viewed as [1, n, 1, 1]
 //   Softmax, LogSoftmax   cudnnSoftmaxBackward (ACCURATE / LOG) over ONNX's [outer, n, inner]
@@ -9,7 +9,7 @@
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
-#include "ops/softmax.h"
+#include "ops/normalization/softmax.h"
 
 namespace dnnx::cuda {
 

@@ -1,4 +1,4 @@
-// Gemm's gradient on cuBLAS, mirroring backends/cpu/gemm_grad_cpu.cc. Forward: Y [M,N] =
+// Gemm's gradient on cuBLAS, mirroring backends/cpu/dense/gemm_grad_cpu.cc. Forward: Y [M,N] =
 // alpha * op(A) op(B) + beta * C, op(A) [M,K], op(B) [K,N], C broadcast to [M,N]. With dY [M,N]:
 //   d op(A) = alpha * dY op(B)^T   [M,K]   (dA is its transpose when transA)
 //   d op(B) = alpha * op(A)^T dY   [K,N]   (dB is its transpose when transB)

@@ -1,5 +1,5 @@
 // MatMul on cuBLAS (math mode from the precision, blas.h; float16 and bfloat16 through
-// cublasGemmEx with fp32 accumulation), numpy semantics (ops/matmul.h):
+// cublasGemmEx with fp32 accumulation), numpy semantics (ops/dense/matmul.h):
 //   gemm            B has no batch (or only 1s): A [batch..., M, K] is one [batch*M, K] matrix
 //   strided batched A and B have the same batch dims, or A has none: one batched call
 //                   (A's stride 0 repeats it)
@@ -9,7 +9,7 @@
 
 #include "backends/cuda/dense/blas.h"
 #include "backends/cuda/backend/cuda_kernels.h"
-#include "ops/matmul.h"
+#include "ops/dense/matmul.h"
 
 namespace dnnx::cuda {
 

@@ -1,4 +1,4 @@
-// MatMul's gradient on cuBLAS, mirroring backends/cpu/matmul_grad_cpu.cc. Per output batch i
+// MatMul's gradient on cuBLAS, mirroring backends/cpu/dense/matmul_grad_cpu.cc. Per output batch i
 // (A_i [M,K], B_i [K,N], dY_i [M,N]; the matrices' offsets from matmul_batch_offsets):
 //   dA_i = sum over the batches that read A_i of dY_i B_i^T
 //   dB_i = sum over the batches that read B_i of A_i^T dY_i
@@ -13,7 +13,7 @@
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
-#include "ops/matmul.h"
+#include "ops/dense/matmul.h"
 
 namespace dnnx::cuda {
 

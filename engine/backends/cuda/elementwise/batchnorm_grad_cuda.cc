@@ -35,7 +35,7 @@ class BatchNormGradKernel final : public GradKernel {
 };
 
 GradChoice plan_batchnorm_grad(const GradRequest& r) {
-  // The statistics never need a gradient here: OpDef::untrainable (ops/batchnorm.cc) refused that.
+  // The statistics never need a gradient here: OpDef::untrainable (ops/normalization/batchnorm.cc) refused that.
   const Shape& x = r.inputs[kX].info.shape;
   const int64_t plane = numel(x) / std::max<int64_t>(1, x[0] * x[1]);
   GradChoice choice;

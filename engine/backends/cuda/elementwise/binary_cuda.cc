@@ -1,6 +1,6 @@
 // Add, Sub, Mul, Div (and Sum, Max, Min pairwise) on CUDA (binary_kernels.cu: float32, float16
 // and bfloat16); on int32 and int64, and Mod on any number type, the typed kernels (typed_kernels.cu,
-// Div and Mod as ops/div_mod.h). The broadcast is analysed once, at plan time, as on the CPU:
+// Div and Mod as ops/elementwise/div_mod.h). The broadcast is analysed once, at plan time, as on the CPU:
 // output dims of size 1 are dropped and neighbouring dims that broadcast the same way are merged,
 // so a bias [C,1,1] over [N,C,H,W] becomes [N, C, H*W] with B's strides (0, 1, 0). No broadcast
 // at all takes the plain elementwise kernel.
@@ -9,7 +9,7 @@
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
-#include "ops/binary.h"
+#include "ops/elementwise/binary.h"
 
 namespace dnnx::cuda {
 

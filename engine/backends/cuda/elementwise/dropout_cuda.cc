@@ -1,4 +1,4 @@
-// Dropout's mask at inference on CUDA (as backends/cpu/dropout_cpu.cc): output 0 is a view of X,
+// Dropout's mask at inference on CUDA (as backends/cpu/elementwise/dropout_cpu.cc): output 0 is a view of X,
 // and this kernel, run beside the view (Note [views with more outputs] in runtime/planner.cc),
 // fills only the mask: all true (bool, opset 10 on), or all ones of X's type before.
 #include "backends/cuda/backend/simple_kernel.h"

@@ -1,5 +1,5 @@
 // LayerNormalization, InstanceNormalization and GroupNormalization on CUDA, forward and gradient
-// side by side (float32), mirroring backends/cpu/normalization_cpu.cc over ops/normalization.h's
+// side by side (float32), mirroring backends/cpu/normalization/normalization_cpu.cc over ops/normalization/normalization.h's
 // one form. No cuDNN: its normalization API covers neither the per-row LayerNorm layout nor
 // GroupNorm's parameter indexing, and the plain kernels keep both backends' formulas alike.
 #include "backends/cuda/backend/simple_kernel.h"

@@ -1,4 +1,4 @@
-// The normalization kernels (normalization_cuda.cc), as backends/cpu/normalization_cpu.cc
+// The normalization kernels (normalization_cuda.cc), as backends/cpu/normalization/normalization_cpu.cc
 // computes them: one block per row for the statistics, the output and dX (block sums in a fixed
 // order: deterministic), and one block per parameter for dscale and dbias (no atomics).
 #include "backends/cuda/elementwise/normalization_kernels.h"

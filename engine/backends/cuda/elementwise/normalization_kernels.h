@@ -1,5 +1,5 @@
 // Launchers of the LayerNormalization / InstanceNormalization / GroupNormalization kernels
-// (normalization_kernels.cu), over ops/normalization.h's form: x [rows, row_len], parameters of
+// (normalization_kernels.cu), over ops/normalization/normalization.h's form: x [rows, row_len], parameters of
 // index p(r, j) = (r % row_groups) * chunks + j / chunk_len. float32. Each queues on `stream` and
 // checks the launch.
 #pragma once
@@ -7,7 +7,7 @@
 
 #include <cuda_runtime.h>
 
-#include "ops/normalization.h"
+#include "ops/normalization/normalization.h"
 
 namespace dnnx::cuda {
 
@@ -16,7 +16,7 @@ namespace dnnx::cuda {
 void launch_norm(const NormGeometry& g, const float* x, const float* scale, const float* bias, float* y, float* mean,
                  float* inv_std, cudaStream_t stream);
 
-// The gradient (backends/cpu/normalization_cpu.cc gives the formulas): dx, dscale, dbias may each
+// The gradient (backends/cpu/normalization/normalization_cpu.cc gives the formulas): dx, dscale, dbias may each
 // be null (not asked for). stats: workspace of 2 * rows floats (each row's mean and inv_std, for
 // the parameter sums).
 void launch_norm_grad(const NormGeometry& g, const float* x, const float* scale, const float* dy, float* dx,

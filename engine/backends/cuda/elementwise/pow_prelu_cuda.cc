@@ -1,5 +1,5 @@
 // Pow and PRelu on CUDA, forward (float32, float16 or bfloat16) and gradient (float32) side by side,
-// mirroring backends/cpu/pow_prelu_cpu.cc: the forward is one broadcast kernel; the gradient
+// mirroring backends/cpu/elementwise/pow_prelu_cpu.cc: the forward is one broadcast kernel; the gradient
 // writes each side's output-shaped terms (pow_prelu_kernels.h) into the workspace and sums them
 // to the side with the reduce-sum kernel (train/grad_kernels.h; deterministic, as Add's). PRelu's
 // dX is its term itself (X has the output's shape). Pow with an integer exponent is refused at

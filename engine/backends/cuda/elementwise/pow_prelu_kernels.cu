@@ -1,6 +1,6 @@
 // The Pow and PRelu kernels (pow_prelu_cuda.cc): one thread per output element, each turning its
 // index into the two operands' offsets (as binary_kernels.cu's broadcast loop), arithmetic as the
-// CPU's (backends/cpu/pow_prelu_cpu.cc).
+// CPU's (backends/cpu/elementwise/pow_prelu_cpu.cc).
 #include "backends/cuda/elementwise/pow_prelu_kernels.h"
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/element_dispatch.cuh"

@@ -1,4 +1,4 @@
-// Range on CUDA (range_kernels.cu): y[i] = start + i * delta, n fixed by the plan (ops/range.h),
+// Range on CUDA (range_kernels.cu): y[i] = start + i * delta, n fixed by the plan (ops/shape/range.h),
 // start and delta read on the device as the kernel runs.
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/elementwise/typed_binary.h"

@@ -2,13 +2,13 @@
 // (reduce_kernels.cu), forward and gradient. ReduceMean stores float32, float16 or
 // bfloat16 (half storage); ReduceSum, ReduceMax, ReduceMin, ReduceProd and ReduceL2 float32. Every
 // gradient is one launch, each cell writing its own elements of dX (the CPU's rules:
-// backends/cpu/reduce_cpu.cc). More than kMaxGlueDims non-unit dims on one side of the reduction
+// backends/cpu/reduce/reduce_cpu.cc). More than kMaxGlueDims non-unit dims on one side of the reduction
 // is refused at plan time with an UnsupportedModelError naming the node.
 #include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/elementwise/reduce_kernels.h"
 #include "backends/cuda/layout/glue_kernels.h"
-#include "ops/reduce.h"
+#include "ops/reduce/reduce.h"
 
 namespace dnnx::cuda {
 

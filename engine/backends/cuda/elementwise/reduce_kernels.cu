@@ -1,6 +1,6 @@
 // The Reduce* kernels (reduce_cuda.cc): each output element reduces its elements, both walked
 // by BroadcastDims. One thread per output element, grid-stride loops, arithmetic as the CPU
-// kernels do it (backends/cpu/reduce_cpu.cc, its gradients too). ReduceMean takes float32,
+// kernels do it (backends/cpu/reduce/reduce_cpu.cc, its gradients too). ReduceMean takes float32,
 // float16 or bfloat16 elements (element_dispatch.cuh: float arithmetic either way), the others
 // float32.
 #include <cuda_runtime.h>

@@ -7,16 +7,16 @@
 #include <cstdint>
 
 #include "backends/cuda/layout/glue_kernels.h"
-#include "ops/reduce.h"
+#include "ops/reduce/reduce.h"
 
 namespace dnnx::cuda {
 
-// y [n] = the reduction (ops/reduce.h's ReduceKind) of each cell's `count` elements of x.
+// y [n] = the reduction (ops/reduce/reduce.h's ReduceKind) of each cell's `count` elements of x.
 void launch_reduce(ReduceKind kind, const float* x, float* y, int64_t n, const BroadcastDims& out,
                    const BroadcastDims& red, int64_t count, cudaStream_t stream);
 
 // dx (x's shape) from x, y [n] and dy [n], each cell writing its own elements (no atomics): the
-// CPU's rules (backends/cpu/reduce_cpu.cc).
+// CPU's rules (backends/cpu/reduce/reduce_cpu.cc).
 void launch_reduce_grad(ReduceKind kind, const float* x, const float* y, const float* dy, float* dx, int64_t n,
                         const BroadcastDims& out, const BroadcastDims& red, int64_t count, cudaStream_t stream);
 

@@ -1,9 +1,9 @@
 // Softmax and LogSoftmax through cudnnSoftmaxForward (CUDNN_SOFTMAX_ACCURATE subtracts the
 // maximum first, as the CPU backend does). ONNX's [outer, n, inner] view of the input
-// (ops/softmax.h) is cuDNN's [N, C, H, W] = [outer, n, inner, 1] in channel mode.
+// (ops/normalization/softmax.h) is cuDNN's [N, C, H, W] = [outer, n, inner, 1] in channel mode.
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
-#include "ops/softmax.h"
+#include "ops/normalization/softmax.h"
 
 namespace dnnx::cuda {
 

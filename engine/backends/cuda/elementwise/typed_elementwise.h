@@ -18,7 +18,7 @@ namespace dnnx::cuda {
 enum class ElemType { Float32, Int32, Int64, Bool };
 
 // What a typed binary kernel computes: arithmetic (output of the input's type; Mod's two sign
-// rules, ops/div_mod.h), comparisons and logic (output bool).
+// rules, ops/elementwise/div_mod.h), comparisons and logic (output bool).
 enum class TypedBinary {
   Add, Sub, Mul, Div, ModFloor, ModFmod,
   Equal, Less, Greater, LessOrEqual, GreaterOrEqual,

@@ -8,7 +8,7 @@
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/grid_loop.cuh"
 #include "backends/cuda/runtime/launch.cuh"
-#include "ops/div_mod.h"
+#include "ops/elementwise/div_mod.h"
 
 namespace dnnx::cuda {
 

@@ -1,6 +1,6 @@
 // Exp, Log, Sqrt, Reciprocal, Erf, Gelu, HardSigmoid, HardSwish, Softplus, Mish on CUDA, forward
 // (float32, float16 or bfloat16) and gradient (float32) side by side, mirroring backends/cpu/
-// unary_math_cpu.cc through the same formulas (ops/unary_math.h); also Abs's float gradient
+// unary_math_cpu.cc through the same formulas (ops/elementwise/unary_math.h); also Abs's float gradient
 // (its forward is activation_cuda.cc's typed kernel).
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/elementwise/unary_math_kernels.h"

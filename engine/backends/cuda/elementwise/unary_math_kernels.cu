@@ -1,5 +1,5 @@
 // The unary float ops' kernels (unary_math_cuda.cc): one thread per element, grid-stride loops,
-// one instantiation per kind (ops/unary_math.h's UnaryMathTag), the kind dispatched once per
+// one instantiation per kind (ops/elementwise/unary_math.h's UnaryMathTag), the kind dispatched once per
 // launch. The forward takes float32, float16 or bfloat16 elements (float arithmetic either way).
 #include "backends/cuda/elementwise/unary_math_kernels.h"
 #include "backends/cuda/runtime/cuda_check.h"

@@ -1,12 +1,12 @@
 // Launchers of the unary float ops' kernels (unary_math_kernels.cu; the formulas are
-// ops/unary_math.h's, shared with the CPU). Each queues on `stream` and checks the launch.
+// ops/elementwise/unary_math.h's, shared with the CPU). Each queues on `stream` and checks the launch.
 #pragma once
 #include <cstdint>
 
 #include <cuda_runtime.h>
 
 #include "ir/tensor.h"
-#include "ops/unary_math.h"
+#include "ops/elementwise/unary_math.h"
 
 namespace dnnx::cuda {
 

@@ -3,7 +3,7 @@
 // (to float16 or bfloat16: round to nearest even; the edges of half storage; to bool: x != 0).
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
-#include "ops/cast.h"
+#include "ops/layout/cast.h"
 
 namespace dnnx::cuda {
 

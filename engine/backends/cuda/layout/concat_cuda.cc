@@ -2,7 +2,7 @@
 // the product of the dims before `axis`); the output row o is input 0's row o, then input 1's,
 // ...: one 2-D device-to-device copy (cudaMemcpy2DAsync) per input places all its rows.
 #include "backends/cuda/backend/cuda_kernels.h"
-#include "ops/concat.h"
+#include "ops/layout/concat.h"
 
 namespace dnnx::cuda {
 

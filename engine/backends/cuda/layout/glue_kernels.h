@@ -47,7 +47,7 @@ void launch_gather(const void* x, void* y, size_t elem, int64_t n, const Broadca
 void launch_transpose_pad(const void* x, void* y, size_t elem, int64_t batch, int64_t hw, int channels, int padded,
                           cudaStream_t stream);
 
-// Transpose+SpaceToDepth (ops/channels_last.h): x [batch, c, h, w] -> y [batch, hs, ws, depth],
+// Transpose+SpaceToDepth (ops/layout/channels_last.h): x [batch, c, h, w] -> y [batch, hs, ws, depth],
 // the input padded by `top` and `left` first. depth: 16; in == out (any 2- or 4-byte type), or
 // float32 in and a half type out (Note [entry cast]: rounded as Cast rounds).
 struct SpaceToDepthDims {
@@ -156,7 +156,7 @@ void launch_gather_axis(const void* x, void* y, size_t elem, const void* idx, bo
 // Padding (or cropping, for negative amounts) of any rank up to kMaxGlueDims. Constant mode
 // (0): y's element at index o reads x at o - begin in every dim, or is the value when that is
 // outside x; the value: the element-sized one at `value` (a device pointer), or `bits` when
-// null. Edge (1), reflect (2) and wrap (3): every element reads x at ops/pad.h's
+// null. Edge (1), reflect (2) and wrap (3): every element reads x at ops/layout/pad.h's
 // pad_source_index (which needs `end` too), the value unused.
 struct PadDims {
   int rank = 0;

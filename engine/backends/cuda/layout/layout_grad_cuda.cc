@@ -2,10 +2,10 @@
 // concat_grad_cpu.cc):
 //   Transpose  dX = Transpose(dY, inverse perm): train/transpose_grad.h, with the CUDA Transpose
 //              kernel planned for the inverse permutation
-//   Concat     dX_i = input i's slice of dY, viewed as [outer, chunk] rows (ops/concat.h's
+//   Concat     dX_i = input i's slice of dY, viewed as [outer, chunk] rows (ops/layout/concat.h's
 //              layout, as the forward kernel): one 2-D device copy (cudaMemcpy2DAsync) per input
 #include "backends/cuda/backend/cuda_kernels.h"
-#include "ops/concat.h"
+#include "ops/layout/concat.h"
 #include "train/transpose_grad.h"
 
 namespace dnnx::cuda {

@@ -8,7 +8,7 @@
 #include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
-#include "ops/pad.h"
+#include "ops/layout/pad.h"
 
 namespace dnnx::cuda {
 

@@ -1,6 +1,6 @@
 // The Pad kernels (pad_cuda.cc) and a fill, for any element type (moved as unsigned integers of
 // its width). One thread per output element, grid-stride loops: constant mode reads x or the
-// value; edge, reflect and wrap gather the x element ops/pad.h's pad_source_index names (its
+// value; edge, reflect and wrap gather the x element ops/layout/pad.h's pad_source_index names (its
 // arithmetic repeated here for the device). The gradient scatters dY back along the same indices
 // with atomic adds.
 #include "backends/cuda/runtime/cuda_check.h"
@@ -18,7 +18,7 @@ __global__ void fill(T* __restrict__ y, int64_t n, const T* value, T bits) {
   DNNX_GRID_LOOP(i, n) { y[i] = v; }
 }
 
-// pad_source_index (ops/pad.cc) for modes 1..3: the cropped x keeps n elements from `crop` on.
+// pad_source_index (ops/layout/pad.cc) for modes 1..3: the cropped x keeps n elements from `crop` on.
 __device__ inline int64_t mode_source(int mode, int64_t o, int64_t in, int64_t begin, int64_t end) {
   const int64_t crop = begin < 0 ? -begin : 0;
   const int64_t n = in - crop - (end < 0 ? -end : 0);

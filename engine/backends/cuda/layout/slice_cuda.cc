@@ -2,7 +2,7 @@
 // from the first element of the slice, any element type.
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
-#include "ops/slice.h"
+#include "ops/layout/slice.h"
 
 namespace dnnx::cuda {
 

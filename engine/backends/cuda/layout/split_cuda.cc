@@ -1,7 +1,7 @@
 // Split on CUDA, one of the real-world ops of issue #5: Concat reversed, one 2-D
 // device-to-device copy (cudaMemcpy2DAsync) per output, any element type.
 #include "backends/cuda/backend/simple_kernel.h"
-#include "ops/split.h"
+#include "ops/layout/split.h"
 
 namespace dnnx::cuda {
 

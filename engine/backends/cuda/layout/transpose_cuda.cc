@@ -3,7 +3,7 @@
 // device-to-device copy or the strided gather kernel (gather_kernels.cu) over the merged dims.
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/layout/glue_kernels.h"
-#include "ops/transpose.h"
+#include "ops/layout/transpose.h"
 
 namespace dnnx::cuda {
 

@@ -1,10 +1,10 @@
-// Transpose+Pad on CUDA (ops/channels_last.h; made by the channels_last pass, Note [padded
+// Transpose+Pad on CUDA (ops/layout/channels_last.h; made by the channels_last pass, Note [padded
 // channels]): X [N, C, H, W] -> Y [N, H, W, C'], zeros past C, in one pass over memory
 // (transpose_pad_kernels.cu) instead of the gather kernel's Transpose and then the pad kernel.
 // Transpose+SpaceToDepth (Note [space to depth]) the same way: X's 2x2 blocks as 16 channels.
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/layout/glue_kernels.h"
-#include "ops/channels_last.h"
+#include "ops/layout/channels_last.h"
 
 namespace dnnx::cuda {
 

@@ -71,7 +71,7 @@ struct ToBfloat16 {
 };
 
 // Y [N, hs, ws, depth] from X [N, c, h, w]: slot s < 4c of pixel (i, j) is X[n, s % c, 2i + dy - top,
-// 2j + dx - left] with (dy, dx) = block s / c, zero outside X and past 4c (ops/channels_last.h).
+// 2j + dx - left] with (dy, dx) = block s / c, zero outside X and past 4c (ops/layout/channels_last.h).
 // One thread per output pixel; its `kDepth` elements go out as 16-byte stores.
 template <class In, class Out, int kDepth, class Convert>
 __global__ void space_to_depth(const In* __restrict__ x, Out* __restrict__ y, int64_t pixels, int c, int h, int w,

@@ -4,7 +4,7 @@
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/pool/max_pool_layout.h"
-#include "ops/conv_geometry.h"
+#include "ops/conv/conv_geometry.h"
 
 namespace dnnx::cuda {
 

@@ -6,7 +6,7 @@
 
 #include "backends/cuda/runtime/cuda_handles.h"
 #include "backends/cuda/layout/glue_kernels.h"
-#include "ops/conv_geometry.h"
+#include "ops/conv/conv_geometry.h"
 
 namespace dnnx::cuda {
 

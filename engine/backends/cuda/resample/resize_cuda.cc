@@ -2,11 +2,11 @@
 // (resize_kernels.cu). Cubic and antialias are refused at load (.refusing), so those nodes run
 // on the CPU inside the CUDA plan (Note [host fallback] in runtime/host_fallback.h); they do not
 // train on CUDA (the gradient factory refuses them by name). The
-// parameters are ops/resize.h's, read once at plan time; the taps are computed on the device.
+// parameters are ops/resample/resize.h's, read once at plan time; the taps are computed on the device.
 #include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/resample/resize_kernels.h"
-#include "ops/resize.h"
+#include "ops/resample/resize.h"
 
 namespace dnnx::cuda {
 

@@ -1,12 +1,12 @@
 // The Resize kernels' launchers (resize_kernels.cu), for resize_cuda.cc: nearest and linear,
 // float32, up to kMaxResizeDims dims. Each thread takes one output element and computes its taps
-// per dim on the device with ops/resize_coords.h, the formulas the CPU's tap tables come from.
+// per dim on the device with ops/resample/resize_coords.h, the formulas the CPU's tap tables come from.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "ops/resize_coords.h"
+#include "ops/resample/resize_coords.h"
 
 namespace dnnx::cuda {
 

@@ -1,4 +1,4 @@
-// LSTM on cuDNN's RNN v8 API: the node parsed (ops/lstm_attrs.h) and planned as one recurrent
+// LSTM on cuDNN's RNN v8 API: the node parsed (ops/rnn/lstm_attrs.h) and planned as one recurrent
 // layer (rnn_forward.h: weights, "reverse", layouts, sequence_lens, float16; no bfloat16, which
 // cuDNN's RNN descriptor does not document: kFloatAndFloat16), cell CUDNN_LSTM.
 // Peepholes, clip and input_forget have no cuDNN counterpart: clip and input_forget are refused
@@ -11,7 +11,7 @@
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/rnn/rnn_forward.h"
 #include "backends/cuda/rnn/rnn_node.h"
-#include "ops/lstm_attrs.h"
+#include "ops/rnn/lstm_attrs.h"
 
 namespace dnnx::cuda {
 

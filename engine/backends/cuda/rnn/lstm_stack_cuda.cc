@@ -1,4 +1,4 @@
-// LSTMStack (ops/lstm_stack.h, made by the fuse_lstm_stack pass) on cuDNN: every layer in ONE
+// LSTMStack (ops/rnn/lstm_stack.h, made by the fuse_lstm_stack pass) on cuDNN: every layer in ONE
 // cudnnRNNForward with numLayers = layers, so cuDNN overlaps the layers (a wavefront over layers
 // and time steps) instead of running them one after the other, as one LSTM node each would
 // (lstm_cuda.cc). This is the call PyTorch's nn.LSTM(num_layers=L) makes.

@@ -1,4 +1,4 @@
-// What one LSTMStack call (ops/lstm_stack.h) needs from cuDNN, built once at plan time and shared
+// What one LSTMStack call (ops/rnn/lstm_stack.h) needs from cuDNN, built once at plan time and shared
 // by the stack's forward kernel (lstm_stack_cuda.cc) and its training kernel
 // (lstm_stack_grad_cuda.cc): the multi-layer RNN descriptor, the data and state descriptors, the
 // lengths and every layer's weight layout.
@@ -13,7 +13,7 @@
 
 #include "backends/cuda/backend/cuda_context.h"
 #include "backends/cuda/rnn/rnn_weights.h"
-#include "ops/lstm_stack.h"
+#include "ops/rnn/lstm_stack.h"
 
 namespace dnnx::cuda {
 

@@ -1,4 +1,4 @@
-// GRU and RNN nodes (ops/recurrent_attrs.h) as cuDNN cells, shared by their forward
+// GRU and RNN nodes (ops/rnn/recurrent_attrs.h) as cuDNN cells, shared by their forward
 // (recurrent_cuda.cc) and gradient (recurrent_grad_cuda.cc) registrations.
 //   GRU  CUDNN_GRU, which is ONNX's linear_before_reset=1 form (PyTorch's): cuDNN computes
 //        h' = tanh(W_h x + r * (R_h h + Rb_h) + Wb_h), the reset gate applied after the
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backends/cuda/rnn/rnn_node.h"
-#include "ops/recurrent_attrs.h"
+#include "ops/rnn/recurrent_attrs.h"
 
 namespace dnnx::cuda {
 

@@ -1,4 +1,4 @@
-// GRU and RNN on cuDNN's RNN v8 API: the node parsed (ops/recurrent_attrs.h), refused where
+// GRU and RNN on cuDNN's RNN v8 API: the node parsed (ops/rnn/recurrent_attrs.h), refused where
 // cuDNN has no counterpart (recurrent_cells.h: GRU's linear_before_reset=0, RNN's Sigmoid or one
 // activation per direction, clip; such a node runs on the host inside the CUDA plan) and planned
 // as one recurrent layer (rnn_forward.h: weights, "reverse", layouts, sequence_lens, float16).

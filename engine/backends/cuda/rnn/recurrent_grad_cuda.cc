@@ -1,7 +1,7 @@
 // GRU's and RNN's gradients on cuDNN: trained as one recurrent layer (rnn_train.h: training-mode
 // forward with reserve space, cudnnRNNBackwardData_v8 + cudnnRNNBackwardWeights_v8), every
 // direction and layout. Refused: clip and sequence_lens (as on the CPU: OpDef::untrainable in
-// ops/recurrent.cc), and what cuDNN cannot run at all (recurrent_cells.h: GRU's
+// ops/rnn/recurrent.cc), and what cuDNN cannot run at all (recurrent_cells.h: GRU's
 // linear_before_reset=0, RNN's Sigmoid or one activation per direction; such a node runs its
 // forward on the host, which has no place in a CUDA training tail).
 #include <string>

@@ -122,8 +122,8 @@ class RnnKernel final : public Kernel {
   bool y_staged() const { return !has_.y || y_differs(form_, d_); }
   bool states_transposed() const { return batch_major() && d_.num_dir == 2; }
 
-  // x [seq, batch, I] (layout 0) or [batch, seq, I] (layout 1); outputs as in ops/lstm_attrs.h
-  // (GRU, RNN: ops/recurrent_attrs.h; no Y_c).
+  // x [seq, batch, I] (layout 0) or [batch, seq, I] (layout 1); outputs as in ops/rnn/lstm_attrs.h
+  // (GRU, RNN: ops/rnn/recurrent_attrs.h; no Y_c).
   void run(const KernelArgs& args) const override {
     if (d_.batch == 0) return;
     if (d_.seq == 0) {  // no step at all: Y is empty, Y_h and Y_c are zeros (as on the CPU)

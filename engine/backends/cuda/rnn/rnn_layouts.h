@@ -10,7 +10,7 @@
 #include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/rnn/rnn_kernels.h"
 #include "backends/cuda/rnn/rnn_node.h"
-#include "ops/lstm_attrs.h"
+#include "ops/rnn/lstm_attrs.h"
 
 namespace dnnx::cuda {
 

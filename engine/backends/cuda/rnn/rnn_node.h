@@ -3,7 +3,7 @@
 // them (lstm_cuda.cc, recurrent_cuda.cc and their _grad_ files):
 //  - the cell: cuDNN's mode, the number of gates and which ONNX gate block each cuDNN gate is;
 //  - the form: direction and layout (ONNX's; cuDNN has no "reverse", rnn_layouts.h);
-//  - the sizes (LstmDims: GRU and RNN read them into the same struct, ops/recurrent_attrs.h);
+//  - the sizes (LstmDims: GRU and RNN read them into the same struct, ops/rnn/recurrent_attrs.h);
 //  - which optional inputs and outputs the node has.
 // The three ops put X, W, R, B, sequence_lens, initial_h at the same input positions and Y, Y_h
 // at the same output positions; initial_c (input 6) and Y_c (output 2) are LSTM's alone.
@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "backends/cuda/backend/cuda_context.h"
-#include "ops/lstm_attrs.h"
-#include "ops/recurrent_attrs.h"
+#include "ops/rnn/lstm_attrs.h"
+#include "ops/rnn/recurrent_attrs.h"
 
 namespace dnnx::cuda {
 

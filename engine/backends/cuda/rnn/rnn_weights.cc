@@ -4,7 +4,7 @@
 #include <cstring>
 #include <map>
 
-#include "ops/lstm_stack.h"
+#include "ops/rnn/lstm_stack.h"
 
 namespace dnnx::cuda {
 

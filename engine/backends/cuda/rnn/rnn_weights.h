@@ -15,7 +15,7 @@
 #include "backends/cuda/backend/cuda_context.h"
 #include "backends/cuda/rnn/rnn_kernels.h"
 #include "backends/cuda/rnn/rnn_node.h"
-#include "ops/lstm_attrs.h"
+#include "ops/rnn/lstm_attrs.h"
 
 namespace dnnx::cuda {
 
@@ -52,7 +52,7 @@ void set_rnn_descriptor(const CudaContext& ctx, const CudnnCell& cell, const Lst
 RnnWeightLayout rnn_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const CudnnCell& cell,
                                   const LstmDims& d, bool has_bias, size_t elem = sizeof(float), int layer = 0);
 
-// Every layer of an LSTMStack (ops/lstm_stack.h) in one layout: layer l's W, R, B are the stack
+// Every layer of an LSTMStack (ops/rnn/lstm_stack.h) in one layout: layer l's W, R, B are the stack
 // node's inputs lstm_stack_input(l, ...); `d` is layer 0's dims (the input width H after it);
 // has_bias[l]: whether layer l has B. float32.
 RnnWeightLayout lstm_stack_weight_layout(const CudaContext& ctx, const RnnDescriptor& rnn, const LstmDims& d,

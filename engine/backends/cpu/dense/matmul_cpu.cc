@@ -1,0 +1,84 @@
+// MatMul on the CPU through OpenBLAS sgemm, per batch:
+//   gemm          B has no batch (or only 1s): A [batch..., M, K] is one contiguous
+//                 [batch*M, K] matrix, so the whole product is one GEMM
+//   batched gemm  one GEMM per output batch, each operand's offset taken through its broadcast
+//                 batch strides (computed at plan time)
+#include <climits>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "backends/cpu/dense/blas.h"
+#include "runtime/kernel_registry.h"
+#include "ops/dense/matmul.h"
+
+namespace dnnx {
+
+namespace {
+
+enum class MatMulPath { Gemm, BatchedGemm };
+
+class MatMulKernel final : public Kernel {
+ public:
+  // Gemm: rows = batch*M, no offsets. BatchedGemm: rows = M, one offset pair per output batch.
+  MatMulKernel(MatMulPath path, int64_t rows, int64_t k, int64_t n,
+               std::vector<std::pair<int64_t, int64_t>> offsets)
+      : path_(path), rows_(rows), k_(k), n_(n), offsets_(std::move(offsets)) {}
+
+  void run(const KernelArgs& args) const override {
+    const float* a = args.in(0);
+    const float* b = args.in(1);
+    float* y = args.out(0);
+    const int64_t batches = path_ == MatMulPath::Gemm ? 1 : static_cast<int64_t>(offsets_.size());
+    if (batches == 0 || rows_ == 0 || n_ == 0) return;
+    if (k_ == 0) {  // an empty sum: zeros (sgemm is not asked to handle K = 0)
+      std::memset(y, 0, static_cast<size_t>(batches * rows_ * n_) * sizeof(float));
+      return;
+    }
+    const int m = static_cast<int>(rows_), k = static_cast<int>(k_), n = static_cast<int>(n_);
+    if (path_ == MatMulPath::Gemm) {
+      sgemm(false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, y, n);
+      return;
+    }
+    for (int64_t i = 0; i < batches; ++i) {
+      sgemm(false, false, m, n, k, 1.0f, a + offsets_[i].first, k, b + offsets_[i].second, n, 0.0f,
+            y + i * rows_ * n_, n);
+    }
+  }
+
+ private:
+  MatMulPath path_;
+  int64_t rows_, k_, n_;
+  std::vector<std::pair<int64_t, int64_t>> offsets_;
+};
+
+KernelChoice matmul_factory(const Node& node, const std::vector<ValueInfo>& inputs,
+                            const std::vector<TensorInfo>&) {
+  const MatMulGeometry g = matmul_geometry(node, inputs[0].info.shape, inputs[1].info.shape);
+  const int64_t batches = numel(g.batch);
+  const MatMulPath path = numel(g.batch_b) == 1 ? MatMulPath::Gemm : MatMulPath::BatchedGemm;
+  const int64_t rows = path == MatMulPath::Gemm ? batches * g.m : g.m;
+  if (rows > INT_MAX || g.k > INT_MAX || g.n > INT_MAX) {
+    node_fail<UnsupportedModelError>(node, "matrix dims M=" + std::to_string(rows) + ", K=" +
+                                               std::to_string(g.k) + ", N=" + std::to_string(g.n) +
+                                               " exceed the BLAS limit of 2^31-1");
+  }
+  KernelChoice choice;
+  if (path == MatMulPath::Gemm) {
+    choice.algorithm = "gemm";
+    choice.kernel = std::make_unique<MatMulKernel>(path, rows, g.k, g.n,
+                                                   std::vector<std::pair<int64_t, int64_t>>{});
+  } else {
+    choice.algorithm = "batched gemm";
+    choice.kernel = std::make_unique<MatMulKernel>(path, rows, g.k, g.n, matmul_batch_offsets(g));
+    choice.rejected.push_back({"gemm", "B has batch dims " + shape_str(g.batch_b) +
+                                           ", so the batch cannot fold into M"});
+  }
+  return choice;
+}
+
+}  // namespace
+
+void register_cpu_matmul_kernels(KernelRegistry& r) { r.add("MatMul", matmul_factory); }
+
+}  // namespace dnnx

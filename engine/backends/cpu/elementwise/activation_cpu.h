@@ -1,0 +1,17 @@
+// Elementwise activations, shared by the Relu/Sigmoid/Tanh kernels and by fused epilogues
+// (Conv+Relu, LSTM gates).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "backends/cpu/runtime/fast_math.h"
+
+namespace dnnx {
+
+inline float sigmoidf(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
+
+inline void relu_inplace(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0.0f ? 0.0f : x[i];  // NaN passes through
+}
+
+}  // namespace dnnx

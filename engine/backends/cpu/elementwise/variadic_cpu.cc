@@ -1,0 +1,90 @@
+// Sum, Max, Min on the CPU for float32, int32 and int64: y starts as input 0 broadcast to the
+// output, then folds in each further input (broadcast the same way, see broadcast_walk.h).
+// Max and Min propagate NaN, as numpy's maximum/minimum and onnxruntime do.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/elementwise/broadcast_walk.h"
+#include "runtime/kernel_registry.h"
+#include "backends/cpu/runtime/element_type.h"
+
+namespace dnnx {
+
+namespace {
+
+enum class Fold { Sum, Max, Min };
+
+template <class T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  return false;
+}
+
+template <Fold F, class T>
+inline T fold(T acc, T v) {
+  if constexpr (F == Fold::Sum) {
+    return acc + v;
+  } else if constexpr (F == Fold::Max) {
+    return (v > acc || is_nan(v)) ? v : acc;
+  } else {
+    return (v < acc || is_nan(v)) ? v : acc;
+  }
+}
+
+template <Fold F, class T>
+class VariadicKernel final : public Kernel {
+ public:
+  explicit VariadicKernel(std::vector<BroadcastWalk> walks) : walks_(std::move(walks)) {}
+
+  void run(const KernelArgs& args) const override {
+    T* y = args.out<T>(0);
+    for (size_t i = 0; i < walks_.size(); ++i) {
+      const T* x = args.in<T>(i);
+      for_each_run(walks_[i], [&](int64_t out, int64_t in, int64_t count, int64_t step) {
+        T* dst = y + out;
+        const T* src = x + in;
+        if (i == 0 && step) {
+          std::memcpy(dst, src, static_cast<size_t>(count) * sizeof(T));
+        } else if (i == 0) {
+          std::fill(dst, dst + count, *src);
+        } else if (step) {
+          for (int64_t k = 0; k < count; ++k) dst[k] = fold<F>(dst[k], src[k]);
+        } else {
+          const T v = *src;
+          for (int64_t k = 0; k < count; ++k) dst[k] = fold<F>(dst[k], v);
+        }
+      });
+    }
+  }
+
+ private:
+  std::vector<BroadcastWalk> walks_;  // one per input, to the output's shape
+};
+
+template <Fold F>
+KernelChoice plan_variadic(const Node&, const std::vector<ValueInfo>& inputs,
+                           const std::vector<TensorInfo>& outputs) {
+  std::vector<BroadcastWalk> walks;
+  bool broadcast = false;
+  for (const ValueInfo& v : inputs) {
+    walks.push_back(broadcast_walk(v.info.shape, outputs[0].shape));
+    broadcast = broadcast || v.info.shape != outputs[0].shape;
+  }
+  KernelChoice choice;
+  choice.algorithm = broadcast ? "broadcast" : "elementwise";
+  choice.kernel = with_dtype(outputs[0].dtype, [&](auto t) -> std::unique_ptr<Kernel> {
+    return std::make_unique<VariadicKernel<F, decltype(t)>>(std::move(walks));
+  });
+  return choice;
+}
+
+}  // namespace
+
+void register_cpu_variadic_kernels(KernelRegistry& r) {
+  r.add("Sum", plan_variadic<Fold::Sum>);
+  r.add("Max", plan_variadic<Fold::Max>);
+  r.add("Min", plan_variadic<Fold::Min>);
+}
+
+}  // namespace dnnx

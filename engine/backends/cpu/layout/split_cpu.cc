@@ -1,0 +1,58 @@
+// Split on the CPU, for any element size: X viewed as [outer, dim * inner]; output i takes
+// [outer, size_i * inner] from each outer row, one memcpy per output per row (Concat reversed).
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "runtime/kernel_registry.h"
+#include "ops/layout/split.h"
+
+namespace dnnx {
+
+namespace {
+
+class SplitKernel final : public Kernel {
+ public:
+  // chunks: the bytes of one outer row of every output, in output order.
+  SplitKernel(int64_t outer, std::vector<size_t> chunks) : outer_(outer), chunks_(std::move(chunks)) {
+    for (size_t c : chunks_) row_bytes_ += c;
+  }
+
+  void run(const KernelArgs& args) const override {
+    const uint8_t* x = args.in<uint8_t>(0);
+    size_t column = 0;  // where output i starts within an input row
+    for (size_t i = 0; i < chunks_.size(); ++i) {
+      const size_t chunk = chunks_[i];
+      uint8_t* y = args.out<uint8_t>(i);
+      if (y && chunk) {
+        for (int64_t o = 0; o < outer_; ++o) std::memcpy(y + o * chunk, x + o * row_bytes_ + column, chunk);
+      }
+      column += chunk;
+    }
+  }
+
+ private:
+  int64_t outer_;
+  std::vector<size_t> chunks_;
+  size_t row_bytes_ = 0;
+};
+
+KernelChoice plan_split(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+  const Shape& x = inputs[0].info.shape;
+  const SplitParts parts = split_parts(node, inputs, x);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < parts.axis; ++d) outer *= x[d];
+  for (size_t d = static_cast<size_t>(parts.axis) + 1; d < x.size(); ++d) inner *= x[d];
+  std::vector<size_t> chunks;
+  for (int64_t size : parts.sizes) chunks.push_back(static_cast<size_t>(size * inner) * dtype_size(inputs[0].info.dtype));
+  KernelChoice choice;
+  choice.algorithm = outer == 1 ? "copy" : "strided copy";
+  choice.kernel = std::make_unique<SplitKernel>(outer, std::move(chunks));
+  return choice;
+}
+
+}  // namespace
+
+void register_cpu_split_kernels(KernelRegistry& r) { r.add("Split", plan_split); }
+
+}  // namespace dnnx

@@ -1,0 +1,137 @@
+// LayerNormalization, InstanceNormalization and GroupNormalization on the CPU, forward and
+// gradient side by side, over the one form of ops/normalization/normalization.h: X [rows, row_len], each row
+// normalized by its own statistics (accumulated in double), then scaled and shifted by the
+// parameters of index p(r, j). With xhat the normalized row, inv_std = 1 / sqrt(var + eps),
+// g = dY * scale[p] and means over the row:
+//   dX     = inv_std * (g - mean(g) - xhat * mean(g * xhat))
+//   dscale = sum(dY * xhat), dbias = sum(dY), over the elements of each parameter
+// LayerNormalization's Mean and InvStdDev outputs are written when asked for; no gradient flows
+// back through them (docs/finetune.md).
+#include <algorithm>
+#include <cmath>
+
+#include "ops/normalization/normalization.h"
+#include "runtime/kernel_registry.h"
+
+namespace dnnx {
+
+namespace {
+
+constexpr size_t kScale = 1, kBias = 2, kMeanOut = 1, kInvStdOut = 2;
+
+struct RowStats {
+  float mean, inv_std;
+};
+
+RowStats row_stats(const float* x, int64_t n, float epsilon) {
+  double sum = 0.0;
+  for (int64_t j = 0; j < n; ++j) sum += x[j];
+  const double mean = n ? sum / static_cast<double>(n) : 0.0;
+  double sq = 0.0;
+  for (int64_t j = 0; j < n; ++j) sq += (x[j] - mean) * (x[j] - mean);
+  const double var = n ? sq / static_cast<double>(n) : 0.0;
+  return {static_cast<float>(mean), static_cast<float>(1.0 / std::sqrt(var + epsilon))};
+}
+
+// The parameter index of element j of row r is first + j / chunk_len.
+int64_t first_param(const NormGeometry& g, int64_t r) { return (r % g.row_groups) * g.chunks; }
+
+// Which optional slots the node has (the call's pointer arrays are as long as its inputs and
+// outputs, and an omitted one is null).
+struct NormSlots {
+  bool bias = false, mean = false, inv_std = false;
+};
+
+NormSlots norm_slots(const Node& node) {
+  return {node.inputs.size() > kBias && !node.inputs[kBias].empty(), node.has_output(kMeanOut),
+          node.has_output(kInvStdOut)};
+}
+
+class NormKernel final : public Kernel {
+ public:
+  NormKernel(NormGeometry g, NormSlots slots) : g_(g), slots_(slots) {}
+  void run(const KernelArgs& args) const override {
+    const float *x = args.in(0), *scale = args.in(kScale), *bias = slots_.bias ? args.in(kBias) : nullptr;
+    float* y = args.out(0);
+    float* mean_out = slots_.mean ? args.out(kMeanOut) : nullptr;
+    float* inv_std_out = slots_.inv_std ? args.out(kInvStdOut) : nullptr;
+    for (int64_t r = 0; r < g_.rows; ++r) {
+      const float* xr = x + r * g_.row_len;
+      float* yr = y + r * g_.row_len;
+      const RowStats s = row_stats(xr, g_.row_len, g_.epsilon);
+      if (mean_out) mean_out[r] = s.mean;
+      if (inv_std_out) inv_std_out[r] = s.inv_std;
+      const int64_t p0 = first_param(g_, r);
+      for (int64_t j = 0; j < g_.row_len; ++j) {
+        const int64_t p = p0 + j / g_.chunk_len;
+        yr[j] = (xr[j] - s.mean) * s.inv_std * scale[p] + (bias ? bias[p] : 0.0f);
+      }
+    }
+  }
+
+ private:
+  NormGeometry g_;
+  NormSlots slots_;
+};
+
+class NormGradKernel final : public GradKernel {
+ public:
+  NormGradKernel(NormGeometry g, NormSlots slots) : g_(g), slots_(slots) {}
+  void run(const GradArgs& args) const override {
+    const float *x = args.in(0), *scale = args.in(kScale), *dy = args.d_outputs[0];
+    float *dx = args.d_inputs[0], *dscale = args.d_inputs[kScale];
+    float* dbias = slots_.bias ? args.d_inputs[kBias] : nullptr;
+    if (dscale) std::fill(dscale, dscale + g_.params, 0.0f);
+    if (dbias) std::fill(dbias, dbias + g_.params, 0.0f);
+    for (int64_t r = 0; r < g_.rows; ++r) {
+      const float *xr = x + r * g_.row_len, *dyr = dy + r * g_.row_len;
+      const RowStats s = row_stats(xr, g_.row_len, g_.epsilon);
+      const int64_t p0 = first_param(g_, r);
+      double sum_g = 0.0, sum_gx = 0.0;
+      for (int64_t j = 0; j < g_.row_len; ++j) {
+        const int64_t p = p0 + j / g_.chunk_len;
+        const float xhat = (xr[j] - s.mean) * s.inv_std;
+        const float gj = dyr[j] * scale[p];
+        sum_g += gj;
+        sum_gx += gj * xhat;
+        if (dscale) dscale[p] += dyr[j] * xhat;
+        if (dbias) dbias[p] += dyr[j];
+      }
+      if (!dx) continue;
+      const float mean_g = static_cast<float>(sum_g / g_.row_len), mean_gx = static_cast<float>(sum_gx / g_.row_len);
+      float* dxr = dx + r * g_.row_len;
+      for (int64_t j = 0; j < g_.row_len; ++j) {
+        const float xhat = (xr[j] - s.mean) * s.inv_std;
+        dxr[j] = s.inv_std * (dyr[j] * scale[p0 + j / g_.chunk_len] - mean_g - xhat * mean_gx);
+      }
+    }
+  }
+
+ private:
+  NormGeometry g_;
+  NormSlots slots_;
+};
+
+KernelChoice plan_norm(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+  KernelChoice choice;
+  choice.algorithm = "per row";
+  choice.kernel = std::make_unique<NormKernel>(norm_geometry(node, inputs[0].info.shape), norm_slots(node));
+  return choice;
+}
+
+GradChoice plan_norm_grad(const GradRequest& r) {
+  GradChoice choice;
+  choice.algorithm = "per row";
+  choice.kernel = std::make_unique<NormGradKernel>(norm_geometry(r.node, r.inputs[0].info.shape), norm_slots(r.node));
+  return choice;
+}
+
+}  // namespace
+
+void register_cpu_normalization_kernels(KernelRegistry& r) {
+  for (const char* op : {"LayerNormalization", "InstanceNormalization", "GroupNormalization"}) {
+    r.add(op, plan_norm).with_gradient(plan_norm_grad);
+  }
+}
+
+}  // namespace dnnx

@@ -1,0 +1,120 @@
+// Softmax and LogSoftmax on the CPU, numerically stable: the maximum along the normalised axis
+// is subtracted before exp, so no exp overflows. The input is viewed as [outer, n, inner]
+// (softmax_geometry); with inner == 1 every row is contiguous ("rows"), otherwise the axis is
+// strided and a workspace of 2*inner floats holds the running max and sum of one [n, inner]
+// block, so the loops still walk memory contiguously ("strided axis").
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/kernel_registry.h"
+#include "backends/cpu/runtime/fast_math.h"
+#include "ops/normalization/softmax.h"
+
+namespace dnnx {
+
+namespace {
+
+enum class SoftmaxKind { Softmax, LogSoftmax };
+
+class SoftmaxKernel final : public Kernel {
+ public:
+  SoftmaxKernel(SoftmaxKind kind, SoftmaxGeometry g) : kind_(kind), g_(g) {}
+
+  void run(const KernelArgs& args) const override {
+    const float* x = args.in(0);
+    float* y = args.out(0);
+    const int64_t block = g_.n * g_.inner;
+    for (int64_t o = 0; o < g_.outer; ++o) {
+      if (g_.inner == 1) {
+        row(x + o * block, y + o * block);
+      } else {
+        strided(x + o * block, y + o * block, static_cast<float*>(args.workspace));
+      }
+    }
+  }
+
+ private:
+  // x, y: [n], contiguous.
+  void row(const float* x, float* y) const {
+    const int64_t n = g_.n;
+    if (n == 0) return;
+    const float max = *std::max_element(x, x + n);
+    float sum = 0.0f;
+    if (kind_ == SoftmaxKind::Softmax) {
+      for (int64_t j = 0; j < n; ++j) {
+        y[j] = fast_expf(x[j] - max);
+        sum += y[j];
+      }
+      const float scale = 1.0f / sum;
+      for (int64_t j = 0; j < n; ++j) y[j] *= scale;
+    } else {
+      for (int64_t j = 0; j < n; ++j) sum += fast_expf(x[j] - max);
+      // (x - max) first: exact for close large logits, where max + log(sum) would round.
+      const float log_sum = std::log(sum);
+      for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - max) - log_sum;
+    }
+  }
+
+  // x, y: [n, inner]; normalised over n for each of the inner columns. ws: 2*inner floats.
+  void strided(const float* x, float* y, float* ws) const {
+    const int64_t n = g_.n, inner = g_.inner;
+    if (n == 0) return;
+    float* max = ws;
+    float* sum = ws + inner;
+    std::copy(x, x + inner, max);
+    for (int64_t j = 1; j < n; ++j) {
+      const float* xj = x + j * inner;
+      for (int64_t i = 0; i < inner; ++i) max[i] = std::max(max[i], xj[i]);
+    }
+    std::fill(sum, sum + inner, 0.0f);
+    for (int64_t j = 0; j < n; ++j) {
+      const float* xj = x + j * inner;
+      float* yj = y + j * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        yj[i] = fast_expf(xj[i] - max[i]);
+        sum[i] += yj[i];
+      }
+    }
+    if (kind_ == SoftmaxKind::Softmax) {
+      for (int64_t i = 0; i < inner; ++i) sum[i] = 1.0f / sum[i];
+      for (int64_t j = 0; j < n; ++j) {
+        float* yj = y + j * inner;
+        for (int64_t i = 0; i < inner; ++i) yj[i] *= sum[i];
+      }
+    } else {
+      for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
+      for (int64_t j = 0; j < n; ++j) {
+        const float* xj = x + j * inner;
+        float* yj = y + j * inner;
+        for (int64_t i = 0; i < inner; ++i) yj[i] = (xj[i] - max[i]) - sum[i];
+      }
+    }
+  }
+
+  SoftmaxKind kind_;
+  SoftmaxGeometry g_;
+};
+
+KernelFactory softmax_factory(SoftmaxKind kind) {
+  return [kind](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+    const SoftmaxGeometry g = softmax_geometry(node, inputs[0].info.shape);
+    KernelChoice choice;
+    choice.kernel = std::make_unique<SoftmaxKernel>(kind, g);
+    if (g.inner == 1) {
+      choice.algorithm = "rows";
+    } else {
+      choice.algorithm = "strided axis";
+      choice.workspace_bytes = static_cast<size_t>(2 * g.inner) * sizeof(float);
+    }
+    return choice;
+  };
+}
+
+}  // namespace
+
+void register_cpu_softmax_kernels(KernelRegistry& r) {
+  r.add("Softmax", softmax_factory(SoftmaxKind::Softmax));
+  r.add("LogSoftmax", softmax_factory(SoftmaxKind::LogSoftmax));
+}
+
+}  // namespace dnnx

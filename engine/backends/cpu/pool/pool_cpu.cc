@@ -1,0 +1,156 @@
+// MaxPool on the CPU, NCHW float32, separably: max over a window is max over its columns of the
+// max over its rows, so each output row first takes, column by column, the max of the window's
+// input rows (contiguous, vectorised), then the max over the window's columns at the stride (one
+// dedicated loop for the common 2-wide, stride-2 window). Taps in the padding count as -inf, so
+// they never win. Measured on this project's 2-core CI machine (AMD EPYC, 1 thread), LeNet's
+// pools at batch 64 (2x2, stride 2, on 20x24x24 and 50x8x8 planes) took 0.71 and 0.44 ms with a
+// direct loop over each output's taps, against onnxruntime's 0.22 and 0.15 ms. The planes are
+// split across the CPU thread pool. Every spatial rank runs as 3-D, with unit dims prepended
+// (ConvGeometry::expanded_to).
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "runtime/kernel_registry.h"
+#include "backends/cpu/pool/max_pool_indices_cpu.h"
+#include "backends/cpu/runtime/thread_pool.h"
+#include "ops/conv/conv_geometry.h"
+
+namespace dnnx {
+
+namespace {
+
+constexpr size_t kKernelRank = 3;  // D, H, W
+enum Dim { kD = 0, kH = 1, kW = 2 };
+
+// D and H: the taps of one output index's window that read inside the input.
+struct TapRange {
+  int64_t start;     // the window's first input index (negative inside the begin padding)
+  IndexRange taps;   // tap k reads start + k * dilation
+};
+
+std::vector<TapRange> tap_table(const ConvGeometry& g, size_t dim) {
+  std::vector<TapRange> table;
+  for (int64_t o = 0; o < g.output[dim]; ++o) table.push_back({g.window_start(dim, o), g.taps_inside(dim, o)});
+  return table;
+}
+
+// W, the other way round: for tap kw, the output columns [lo, hi) that read inside the input
+// row, at row[ow * stride + offset]. Looping over ow innermost vectorises.
+struct ColumnRange {
+  int64_t offset;
+  IndexRange columns;
+};
+
+std::vector<ColumnRange> column_table(const ConvGeometry& g) {
+  std::vector<ColumnRange> table;
+  for (int64_t k = 0; k < g.kernel[kW]; ++k) {
+    table.push_back({k * g.dilations[kW] - g.pads_begin[kW], g.outputs_inside(kW, k)});
+  }
+  return table;
+}
+
+class MaxPoolKernel final : public Kernel {
+ public:
+  MaxPoolKernel(ConvGeometry g, int64_t planes, int workers)
+      : g_(std::move(g)), planes_(planes), workers_(workers), taps_d_(tap_table(g_, kD)),
+        taps_h_(tap_table(g_, kH)), columns_(column_table(g_)),
+        pairs_(g_.kernel[kW] == 2 && g_.strides[kW] == 2 && g_.dilations[kW] == 1 && g_.pads_begin[kW] == 0 &&
+               2 * g_.output[kW] <= g_.input[kW]) {}
+
+  // x [N*C planes, D, H, W] -> y [N*C planes, OD, OH, OW]. Workspace: one input row per worker.
+  void run(const KernelArgs& args) const override {
+    const float* x = args.in(0);
+    float* y = args.out(0);
+    float* rows = static_cast<float*>(args.workspace);
+    cpu_thread_pool().parallel_for(planes_, [&](int64_t begin, int64_t end, int worker) {
+      float* row_max = rows + worker * row_stride(g_);
+      for (int64_t p = begin; p < end; ++p) pool_plane(x + p * g_.input_size(), y + p * g_.output_size(), row_max);
+    }, workers_);
+  }
+
+  static size_t workspace_bytes(const ConvGeometry& g, int workers) {
+    return static_cast<size_t>(workers * row_stride(g)) * sizeof(float);
+  }
+
+  // Each worker's row starts on its own 128-byte block (a cache-line pair, which the adjacent-line
+  // prefetcher moves together): rows written at every window row by two threads must not share
+  // a line. Packed rows (LeNet's 24 floats, 96 bytes) made 2-thread pooling 2-3x slower than 1
+  // thread on this project's 2-core CI machine (false sharing).
+  static int64_t row_stride(const ConvGeometry& g) {
+    constexpr int64_t kFloatsPerBlock = 128 / sizeof(float);
+    return (g.input[kW] + kFloatsPerBlock - 1) / kFloatsPerBlock * kFloatsPerBlock;
+  }
+
+ private:
+  void pool_plane(const float* x, float* y, float* row_max) const {
+    const int64_t in_h = g_.input[kH], in_w = g_.input[kW], out_w = g_.output[kW];
+    for (const TapRange& td : taps_d_) {
+      for (const TapRange& th : taps_h_) {
+        // The column-wise max of the window's input rows: the row itself when it is the only one.
+        const float* src = nullptr;
+        for (int64_t kd = td.taps.lo; kd < td.taps.hi; ++kd) {
+          const int64_t id = td.start + kd * g_.dilations[kD];
+          for (int64_t kh = th.taps.lo; kh < th.taps.hi; ++kh) {
+            const float* row = x + (id * in_h + th.start + kh * g_.dilations[kH]) * in_w;
+            if (!src) {
+              src = row;
+            } else {
+              if (src != row_max) std::copy(src, src + in_w, row_max);
+              for (int64_t i = 0; i < in_w; ++i) row_max[i] = std::max(row_max[i], row[i]);
+              src = row_max;
+            }
+          }
+        }
+        pool_columns(src, y);
+        y += out_w;
+      }
+    }
+  }
+
+  // y[ow] = the max over the window's columns of src (no window rows: all padding, -inf).
+  void pool_columns(const float* src, float* y) const {
+    const int64_t out_w = g_.output[kW];
+    if (src && pairs_) {
+      for (int64_t ow = 0; ow < out_w; ++ow) y[ow] = std::max(src[2 * ow], src[2 * ow + 1]);
+      return;
+    }
+    std::fill(y, y + out_w, -std::numeric_limits<float>::infinity());
+    if (!src) return;
+    const int64_t stride_w = g_.strides[kW];
+    for (const ColumnRange& c : columns_) {
+      for (int64_t ow = c.columns.lo; ow < c.columns.hi; ++ow) {
+        y[ow] = std::max(y[ow], src[ow * stride_w + c.offset]);
+      }
+    }
+  }
+
+  ConvGeometry g_;  // expanded to 3 spatial dims
+  int64_t planes_;  // N * C
+  int workers_;     // the most the planes are split across
+  std::vector<TapRange> taps_d_;  // per output depth index
+  std::vector<TapRange> taps_h_;  // per output row
+  std::vector<ColumnRange> columns_;  // per kernel column
+  bool pairs_;  // a 2-wide window at stride 2, no W padding: every output column reads two inputs
+};
+
+KernelChoice plan_max_pool(const Node& node, const std::vector<ValueInfo>& inputs,
+                           const std::vector<TensorInfo>&) {
+  if (node.has_output(1)) return plan_max_pool_with_indices(node, inputs);  // Indices: max_pool_indices_cpu.cc
+  const Shape& x = inputs[0].info.shape;
+  const ConvGeometry g = make_conv_geometry(node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
+                                            node.attr_ints("kernel_shape", {}));
+  const ConvGeometry g3 = g.expanded_to(kKernelRank);
+  const int workers = plan_workers(x[0] * x[1], g3.output_size() * g3.kernel_size());
+  KernelChoice choice;
+  choice.algorithm = with_threads("direct", workers);
+  choice.workspace_bytes = MaxPoolKernel::workspace_bytes(g3, workers);
+  choice.kernel = std::make_unique<MaxPoolKernel>(g3, x[0] * x[1], workers);
+  return choice;
+}
+
+}  // namespace
+
+void register_cpu_pool_kernels(KernelRegistry& r) { r.add("MaxPool", plan_max_pool); }
+
+}  // namespace dnnx

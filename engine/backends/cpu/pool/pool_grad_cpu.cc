@@ -1,0 +1,82 @@
+// MaxPool's gradient on the CPU: each output's dY goes to the input position that won its
+// window, found again from the kept X (the forward keeps the first of equal maxima, and so
+// does this). Padding taps never win; windows overlap when stride < kernel, so dX adds up.
+// Every spatial rank runs as 3-D, with unit dims prepended.
+#include <algorithm>
+#include <limits>
+
+#include "runtime/kernel_registry.h"
+#include "ops/conv/conv_geometry.h"
+
+namespace dnnx {
+
+namespace {
+
+constexpr size_t kKernelRank = 3;  // D, H, W
+enum Dim { kD = 0, kH = 1, kW = 2 };
+
+class MaxPoolGradKernel final : public GradKernel {
+ public:
+  MaxPoolGradKernel(ConvGeometry g, int64_t planes) : g_(std::move(g)), planes_(planes) {}
+
+  // x, dx [N*C planes, D, H, W]; dy [N*C planes, OD, OH, OW].
+  void run(const GradArgs& args) const override {
+    float* dx = args.d_inputs[0];
+    if (!dx) return;
+    const float* x = args.in(0);
+    const float* dy = args.d_outputs[0];
+    std::fill(dx, dx + planes_ * g_.input_size(), 0.0f);
+    for (int64_t p = 0; p < planes_; ++p) {
+      plane(x + p * g_.input_size(), dy + p * g_.output_size(), dx + p * g_.input_size());
+    }
+  }
+
+ private:
+  void plane(const float* x, const float* dy, float* dx) const {
+    const int64_t in_h = g_.input[kH], in_w = g_.input[kW];
+    for (int64_t od = 0; od < g_.output[kD]; ++od) {
+      const IndexRange td = g_.taps_inside(kD, od);
+      for (int64_t oh = 0; oh < g_.output[kH]; ++oh) {
+        const IndexRange th = g_.taps_inside(kH, oh);
+        for (int64_t ow = 0; ow < g_.output[kW]; ++ow, ++dy) {
+          const IndexRange tw = g_.taps_inside(kW, ow);
+          float best = -std::numeric_limits<float>::infinity();
+          int64_t at = -1;
+          for (int64_t kd = td.lo; kd < td.hi; ++kd) {
+            const int64_t id = g_.window_start(kD, od) + kd * g_.dilations[kD];
+            for (int64_t kh = th.lo; kh < th.hi; ++kh) {
+              const int64_t ih = g_.window_start(kH, oh) + kh * g_.dilations[kH];
+              for (int64_t kw = tw.lo; kw < tw.hi; ++kw) {
+                const int64_t i = (id * in_h + ih) * in_w + g_.window_start(kW, ow) + kw * g_.dilations[kW];
+                if (x[i] > best || at < 0) {
+                  best = x[i];
+                  at = i;
+                }
+              }
+            }
+          }
+          if (at >= 0) dx[at] += *dy;
+        }
+      }
+    }
+  }
+
+  ConvGeometry g_;  // expanded to 3 spatial dims
+  int64_t planes_;  // N * C
+};
+
+GradChoice plan_max_pool_grad(const GradRequest& r) {
+  const Shape& x = r.inputs[0].info.shape;
+  const ConvGeometry g = make_conv_geometry(r.node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
+                                            r.node.attr_ints("kernel_shape", {}));
+  GradChoice choice;
+  choice.algorithm = "argmax scatter";
+  choice.kernel = std::make_unique<MaxPoolGradKernel>(g.expanded_to(kKernelRank), x[0] * x[1]);
+  return choice;
+}
+
+}  // namespace
+
+void register_cpu_pool_grad_kernels(KernelRegistry& r) { r.at("MaxPool").with_gradient(plan_max_pool_grad); }
+
+}  // namespace dnnx

@@ -1,0 +1,252 @@
+// The Reduce* ops on the CPU, forward and gradient.
+// ReduceMean: X's dims are merged into alternating runs of kept and reduced dims; a counter
+// walks X in order, adding each element into its output cell (the output stride of a reduced
+// run is 0), and the sums are scaled by 1 / (elements per cell) at the end.
+// The others, and every gradient, walk cells (ReduceCells): output cell i reads X at
+// base[i] + red[j] for each of its `count` reduced elements j, in X's order, as the CUDA kernels
+// do (elementwise/reduce_kernels.cu). The gradients, from X, Y and dY of each cell:
+//   Mean dy / count    Sum dy    L2 dy * x / y (0 where y is 0)
+//   Max, Min   dy split evenly between the elements equal to y (PyTorch's amax rule)
+//   Prod       dy * (the product of the others): y / x without zeros, else from the non-zeros
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "runtime/kernel_registry.h"
+#include "ops/reduce/reduce.h"
+
+namespace dnnx {
+
+namespace {
+
+struct ReduceWalk {
+  std::vector<int64_t> sizes;        // merged X dims, outermost first
+  std::vector<int64_t> out_strides;  // the output's stride along each (0 where reduced)
+  int64_t in_total = 0, out_total = 0;
+};
+
+ReduceWalk reduce_walk(const Shape& x, const std::vector<bool>& reduced) {
+  ReduceWalk w;
+  w.in_total = numel(x);
+  std::vector<bool> kinds;
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (x[d] == 1) continue;
+    if (!kinds.empty() && kinds.back() == reduced[d]) {
+      w.sizes.back() *= x[d];
+    } else {
+      w.sizes.push_back(x[d]);
+      kinds.push_back(reduced[d]);
+    }
+  }
+  w.out_strides.assign(w.sizes.size(), 0);
+  int64_t step = 1;
+  for (size_t i = w.sizes.size(); i-- > 0;) {
+    if (kinds[i]) continue;
+    w.out_strides[i] = step;
+    step *= w.sizes[i];
+  }
+  w.out_total = step;
+  return w;
+}
+
+class ReduceMeanKernel final : public Kernel {
+ public:
+  explicit ReduceMeanKernel(ReduceWalk w) : w_(std::move(w)) {}
+
+  void run(const KernelArgs& args) const override {
+    const float* x = args.in(0);
+    float* y = args.out(0);
+    std::fill(y, y + w_.out_total, 0.0f);
+    if (w_.in_total == 0) return;
+    if (w_.sizes.empty()) {
+      y[0] = x[0];
+      return;
+    }
+    const size_t last = w_.sizes.size() - 1;
+    const int64_t inner = w_.sizes[last], inner_stride = w_.out_strides[last];
+    std::vector<int64_t> index(last, 0);
+    int64_t out = 0;
+    for (int64_t at = 0; at < w_.in_total; at += inner) {
+      if (inner_stride == 0) {
+        float sum = 0.0f;
+        for (int64_t k = 0; k < inner; ++k) sum += x[at + k];
+        y[out] += sum;
+      } else {
+        for (int64_t k = 0; k < inner; ++k) y[out + k] += x[at + k];
+      }
+      for (size_t d = last; d-- > 0;) {
+        out += w_.out_strides[d];
+        if (++index[d] < w_.sizes[d]) break;
+        out -= w_.out_strides[d] * w_.sizes[d];
+        index[d] = 0;
+      }
+    }
+    const float scale = static_cast<float>(w_.out_total) / static_cast<float>(w_.in_total);
+    for (int64_t i = 0; i < w_.out_total; ++i) y[i] *= scale;
+  }
+
+ private:
+  ReduceWalk w_;
+};
+
+// Cell i's elements are x[base[i] + red[j]], j < red.size().
+struct ReduceCells {
+  std::vector<int64_t> base;
+  std::vector<int64_t> red;
+};
+
+ReduceCells reduce_cells(const Shape& x, const std::vector<bool>& reduced) {
+  std::vector<int64_t> strides(x.size(), 1);
+  for (size_t d = x.size(); d-- > 1;) strides[d - 1] = strides[d] * x[d];
+  ReduceCells c;
+  c.base = {0};
+  c.red = {0};
+  for (size_t d = 0; d < x.size(); ++d) {  // outer dims first: each list stays in X's order
+    std::vector<int64_t>& list = reduced[d] ? c.red : c.base;
+    std::vector<int64_t> next;
+    next.reserve(list.size() * x[d]);
+    for (int64_t at : list) {
+      for (int64_t k = 0; k < x[d]; ++k) next.push_back(at + k * strides[d]);
+    }
+    list = std::move(next);
+  }
+  return c;
+}
+
+float reduce_identity(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::Prod: return 1.0f;
+    case ReduceKind::Max: return -std::numeric_limits<float>::infinity();
+    case ReduceKind::Min: return std::numeric_limits<float>::infinity();
+    default: return 0.0f;
+  }
+}
+
+class ReduceCellKernel final : public Kernel {
+ public:
+  ReduceCellKernel(ReduceKind kind, ReduceCells c) : kind_(kind), c_(std::move(c)) {}
+
+  void run(const KernelArgs& args) const override {
+    const float* x = args.in(0);
+    float* y = args.out(0);
+    for (size_t i = 0; i < c_.base.size(); ++i) {
+      const float* cell = x + c_.base[i];
+      float acc = reduce_identity(kind_);
+      for (int64_t r : c_.red) {
+        const float v = cell[r];
+        switch (kind_) {
+          case ReduceKind::Max: acc = std::max(acc, v); break;
+          case ReduceKind::Min: acc = std::min(acc, v); break;
+          case ReduceKind::Prod: acc *= v; break;
+          case ReduceKind::L2: acc += v * v; break;
+          default: acc += v; break;
+        }
+      }
+      if (kind_ == ReduceKind::L2) acc = std::sqrt(acc);
+      if (kind_ == ReduceKind::Mean) acc /= static_cast<float>(c_.red.size());
+      y[i] = acc;
+    }
+  }
+
+ private:
+  ReduceKind kind_;
+  ReduceCells c_;
+};
+
+class ReduceGradKernel final : public GradKernel {
+ public:
+  ReduceGradKernel(ReduceKind kind, ReduceCells c) : kind_(kind), c_(std::move(c)) {}
+
+  void run(const GradArgs& args) const override {
+    float* dx = args.d_inputs[0];
+    if (!dx) return;
+    const float* x = args.in(0);
+    const float* y = args.out(0);
+    const float* dy = args.d_outputs[0];
+    for (size_t i = 0; i < c_.base.size(); ++i) cell(x + c_.base[i], y[i], dy[i], dx + c_.base[i]);
+  }
+
+ private:
+  void cell(const float* x, float y, float dy, float* dx) const {
+    switch (kind_) {
+      case ReduceKind::Mean:
+      case ReduceKind::Sum: {
+        const float g = kind_ == ReduceKind::Mean ? dy / static_cast<float>(c_.red.size()) : dy;
+        for (int64_t r : c_.red) dx[r] = g;
+        break;
+      }
+      case ReduceKind::L2:
+        for (int64_t r : c_.red) dx[r] = y == 0.0f ? 0.0f : dy * x[r] / y;
+        break;
+      case ReduceKind::Max:
+      case ReduceKind::Min: {
+        int64_t ties = 0;
+        for (int64_t r : c_.red) ties += x[r] == y;
+        const float g = ties ? dy / static_cast<float>(ties) : 0.0f;
+        for (int64_t r : c_.red) dx[r] = x[r] == y ? g : 0.0f;
+        break;
+      }
+      case ReduceKind::Prod: {
+        int64_t zeros = 0;
+        float others = 1.0f;  // the product of the non-zero elements
+        for (int64_t r : c_.red) {
+          if (x[r] == 0.0f) {
+            ++zeros;
+          } else {
+            others *= x[r];
+          }
+        }
+        for (int64_t r : c_.red) {
+          if (zeros == 0) {
+            dx[r] = dy * y / x[r];
+          } else {
+            dx[r] = zeros == 1 && x[r] == 0.0f ? dy * others : 0.0f;
+          }
+        }
+        break;
+      }
+    }
+  }
+
+  ReduceKind kind_;
+  ReduceCells c_;
+};
+
+KernelChoice plan_reduce(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+  const Shape& x = inputs[0].info.shape;
+  const ReduceAxes axes = reduce_axes(node, inputs, x);
+  KernelChoice choice;
+  choice.algorithm = "cells";
+  choice.kernel = std::make_unique<ReduceCellKernel>(reduce_kind(node.op_type), reduce_cells(x, axes.reduced));
+  return choice;
+}
+
+GradChoice plan_reduce_grad(const GradRequest& r) {
+  const Shape& x = r.inputs[0].info.shape;
+  const ReduceAxes axes = reduce_axes(r.node, r.inputs, x);
+  GradChoice choice;
+  choice.algorithm = "cells";
+  choice.kernel = std::make_unique<ReduceGradKernel>(reduce_kind(r.node.op_type), reduce_cells(x, axes.reduced));
+  return choice;
+}
+
+KernelChoice plan_reduce_mean(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+  const Shape& x = inputs[0].info.shape;
+  const ReduceAxes axes = reduce_axes(node, inputs, x);
+  KernelChoice choice;
+  choice.algorithm = "accumulate";
+  choice.kernel = std::make_unique<ReduceMeanKernel>(reduce_walk(x, axes.reduced));
+  return choice;
+}
+
+}  // namespace
+
+void register_cpu_reduce_kernels(KernelRegistry& r) {
+  r.add("ReduceMean", plan_reduce_mean).with_gradient(plan_reduce_grad);
+  for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"}) {
+    r.add(op, plan_reduce).with_gradient(plan_reduce_grad);
+  }
+}
+
+}  // namespace dnnx

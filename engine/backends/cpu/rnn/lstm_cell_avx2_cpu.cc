@@ -1,0 +1,106 @@
+// Note [lstm cell in avx2]
+// The gate math took 57% of the example LSTM's time (batch 64, 16 steps, hidden 32: 224 of
+// 394 us on 1 thread on this project's 2-core CI machine) in lstm_cpu.cc's loop, which GCC
+// vectorises from scalar code (target_clones): five exponentials and divisions per cell. The
+// same arithmetic written with AVX2 intrinsics took 122 us (a reciprocal estimate and a Newton
+// step instead of the division measured no faster). e^x is fast_expf (fast_math.h) step for
+// step: clamp, n = round(x / ln2), r = x - n*ln2 in two parts, the degree-6 polynomial, 2^n from
+// the exponent bits.
+#include "backends/cpu/rnn/lstm_cell_avx2_cpu.h"
+
+#include "backends/cpu/elementwise/activation_cpu.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DNNX_LSTM_AVX2 1
+#endif
+
+namespace dnnx {
+
+namespace {
+
+inline float tanh_scalar(float x) { return 2.0f * sigmoidf(2.0f * x) - 1.0f; }
+
+// The tail of a row narrower than 8, in the portable loop's scalar arithmetic.
+void cell_scalar(int64_t n, int64_t from, const float* xg, const float* hg, float* c, float* h) {
+  for (int64_t j = from; j < n; ++j) {
+    const float i = sigmoidf(xg[j] + hg[j]);
+    const float f = sigmoidf(xg[2 * n + j] + hg[2 * n + j]);
+    const float g = tanh_scalar(xg[3 * n + j] + hg[3 * n + j]);
+    const float c_new = f * c[j] + i * g;
+    const float o = sigmoidf(xg[n + j] + hg[n + j]);
+    c[j] = c_new;
+    h[j] = o * tanh_scalar(c_new);
+  }
+}
+
+#ifdef DNNX_LSTM_AVX2
+#define DNNX_AVX2 __attribute__((target("avx2,fma")))
+
+DNNX_AVX2 inline __m256 exp8(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-86.6f)), _mm256_set1_ps(88.72283f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  const __m256 er = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+  // 2^n as 2^(n-1) * 2: n reaches 128, past the largest exponent.
+  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(126)), 23);
+  return _mm256_mul_ps(_mm256_mul_ps(er, _mm256_castsi256_ps(bits)), _mm256_set1_ps(2.0f));
+}
+
+DNNX_AVX2 inline __m256 sigmoid8(__m256 x) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+
+DNNX_AVX2 inline __m256 tanh8(__m256 x) {
+  const __m256 two = _mm256_set1_ps(2.0f);
+  return _mm256_sub_ps(_mm256_mul_ps(two, sigmoid8(_mm256_mul_ps(two, x))), _mm256_set1_ps(1.0f));
+}
+
+DNNX_AVX2 inline __m256 gate8(const float* xg, const float* hg) {
+  return _mm256_add_ps(_mm256_loadu_ps(xg), _mm256_loadu_ps(hg));
+}
+
+DNNX_AVX2 int64_t cell_vectors(int64_t n, const float* xg, const float* hg, float* c, float* h) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 i = sigmoid8(gate8(xg + j, hg + j));
+    const __m256 f = sigmoid8(gate8(xg + 2 * n + j, hg + 2 * n + j));
+    const __m256 g = tanh8(gate8(xg + 3 * n + j, hg + 3 * n + j));
+    const __m256 c_new = _mm256_fmadd_ps(f, _mm256_loadu_ps(c + j), _mm256_mul_ps(i, g));
+    const __m256 o = sigmoid8(gate8(xg + n + j, hg + n + j));
+    _mm256_storeu_ps(c + j, c_new);
+    _mm256_storeu_ps(h + j, _mm256_mul_ps(o, tanh8(c_new)));
+  }
+  return j;
+}
+#endif
+
+}  // namespace
+
+bool lstm_cell_avx2_available() {
+#ifdef DNNX_LSTM_AVX2
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
+void lstm_cell_avx2(int64_t hidden, const float* xg, const float* hg, float* c, float* h) {
+  int64_t done = 0;
+#ifdef DNNX_LSTM_AVX2
+  done = cell_vectors(hidden, xg, hg, c, h);
+#endif
+  cell_scalar(hidden, done, xg, hg, c, h);
+}
+
+}  // namespace dnnx

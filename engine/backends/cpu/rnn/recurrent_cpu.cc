@@ -1,0 +1,161 @@
+// GRU and RNN on the CPU ("gemm+gates", as LSTM in lstm_cpu.cc): one GEMM computes X·W^T plus
+// the biases for every step and direction at once; then, per direction and step, GEMMs compute
+// the products with R for the whole batch and a plain loop does the gate math
+// (recurrent_cell_cpu.cc).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "backends/cpu/rnn/recurrent_cell_cpu.h"
+#include "backends/cpu/rnn/rnn_layout_cpu.h"
+#include "runtime/kernel_registry.h"
+
+namespace dnnx {
+
+namespace {
+
+// Which optional inputs and outputs the node has (fixed at plan time: the call's pointer arrays
+// are only as long as the node's input and output lists).
+struct RecurrentPresence {
+  bool b = false, sequence_lens = false, initial_h = false;
+  bool y = false, y_h = false;
+};
+
+class RecurrentKernel final : public Kernel {
+ public:
+  RecurrentKernel(std::string where, const RecurrentAttributes& attrs, const LstmDims& dims,
+                  const RecurrentPresence& has)
+      : where_(std::move(where)), attrs_(attrs), d_(dims), idx_(dims, attrs.layout), has_(has),
+        zeros_(static_cast<size_t>(dims.hidden), 0.0f) {}
+
+  // The sum of the Buffers below.
+  static size_t workspace_floats(const RecurrentAttributes& attrs, const LstmDims& d) {
+    const int64_t gh = attrs.gates() * d.hidden, bh = d.batch * d.hidden;
+    return static_cast<size_t>(d.seq * d.batch * d.num_dir * gh + 2 * d.batch * gh + 3 * bh);
+  }
+
+  void run(const KernelArgs& args) const override {
+    const int32_t* lens = has_.sequence_lens ? args.in<int32_t>(kRecSequenceLens) : nullptr;
+    check_sequence_lens(where_, lens, d_);
+    const Buffers buf = buffers(args.workspace);
+    recurrent_input_projection(attrs_, d_, args.in(kRecX), args.in(kRecW), has_.b ? args.in(kRecB) : nullptr, 0,
+                               d_.num_dir, buf.xw);
+    for (int64_t dir = 0; dir < d_.num_dir; ++dir) run_direction(args, dir, lens, buf);
+  }
+
+ private:
+  // The workspace, in this order (workspace_floats is their sum).
+  struct Buffers {
+    float* xw;    // [seq*batch, num_dir*G*H]: X·W^T + biases, rows in X's order
+    float* hr;    // [batch, G*H]: the products with R of the current step
+    float* acts;  // [batch, G*H]: GRU's gate activations of the current step
+    float* h;     // [batch, H]: hidden state of the current direction
+    float* rh;    // [batch, H]: GRU's r ⊙ h_prev
+    float* hh;    // [batch, H]: GRU's h_prev·Rh^T + Rbh
+  };
+  Buffers buffers(void* workspace) const {
+    const int64_t gh = attrs_.gates() * d_.hidden, bh = d_.batch * d_.hidden;
+    Buffers buf;
+    buf.xw = static_cast<float*>(workspace);
+    buf.hr = buf.xw + d_.seq * d_.batch * d_.num_dir * gh;
+    buf.acts = buf.hr + d_.batch * gh;
+    buf.h = buf.acts + d_.batch * gh;
+    buf.rh = buf.h + bh;
+    buf.hh = buf.rh + bh;
+    return buf;
+  }
+
+  int64_t length(const int32_t* lens, int64_t b) const { return lens ? lens[b] : d_.seq; }
+
+  void run_direction(const KernelArgs& args, int64_t dir, const int32_t* lens, const Buffers& buf) const {
+    const int64_t h = d_.hidden, gh = attrs_.gates() * h, width = d_.num_dir * gh;
+    idx_.load_state(has_.initial_h ? args.in(kRecInitialH) : nullptr, dir, buf.h);
+
+    RecurrentStepParams p;
+    p.cell = attrs_.cell;
+    p.linear_before_reset = attrs_.linear_before_reset;
+    if (attrs_.cell == RecurrentCell::Rnn) p.activation = attrs_.activations[dir];
+    p.batch = d_.batch;
+    p.hidden = h;
+    p.clip = attrs_.has_clip ? attrs_.clip : std::numeric_limits<float>::infinity();
+    p.r = args.in(kRecR) + dir * gh * h;
+    // Rbh: the last H of the R biases [Rbz, Rbr, Rbh] of this direction.
+    p.rbh = has_.b && attrs_.linear_before_reset ? args.in(kRecB) + dir * 2 * gh + gh + 2 * h : zeros_.data();
+
+    std::vector<const float*> xg(static_cast<size_t>(d_.batch));
+    RecurrentStepBuffers sb;
+    sb.xg = xg.data();
+    sb.h_prev = buf.h;
+    sb.h_next = buf.h;  // in place: the step reads a row's h_prev before it writes the row
+    sb.hr = buf.hr;
+    sb.rh = buf.rh;
+    sb.acts = buf.acts;
+    sb.hh = buf.hh;
+
+    // The reverse pass of a bidirectional node is its second direction.
+    const bool reverse = attrs_.direction == LstmDirection::Reverse || dir == 1;
+    float* y = has_.y ? args.out(kRecY) : nullptr;
+    int64_t steps = 0;
+    for (int64_t b = 0; b < d_.batch; ++b) steps = std::max(steps, length(lens, b));
+    for (int64_t s = 0; s < steps; ++s) {
+      for (int64_t b = 0; b < d_.batch; ++b) {
+        const int64_t len = length(lens, b);
+        // A reverse pass starts at each sequence's own last step; an ended sequence is skipped.
+        const int64_t t = reverse ? len - 1 - s : s;
+        xg[b] = s < len ? buf.xw + idx_.x_row(t, b) * width + dir * gh : nullptr;
+      }
+      recurrent_step(p, sb);
+      for (int64_t b = 0; y && b < d_.batch; ++b) {
+        const int64_t len = length(lens, b);
+        if (s >= len) continue;
+        const int64_t t = reverse ? len - 1 - s : s;
+        std::memcpy(y + idx_.y_offset(t, dir, b), buf.h + b * h, h * sizeof(float));
+      }
+    }
+    for (int64_t b = 0; y && b < d_.batch; ++b) {  // Y is zero past each sequence's length
+      for (int64_t t = length(lens, b); t < d_.seq; ++t) std::fill_n(y + idx_.y_offset(t, dir, b), h, 0.0f);
+    }
+    if (has_.y_h) {
+      // A zero-length sequence ends in a zero state (as onnxruntime does), not in the initial one.
+      for (int64_t b = 0; b < d_.batch; ++b) {
+        if (length(lens, b) == 0) std::fill_n(buf.h + b * h, h, 0.0f);
+      }
+      idx_.store_state(buf.h, dir, args.out(kRecYH));
+    }
+  }
+
+  std::string where_;  // for errors about sequence_lens, found only at run time
+  RecurrentAttributes attrs_;
+  LstmDims d_;
+  RnnLayoutIndex idx_;
+  RecurrentPresence has_;
+  std::vector<float> zeros_;  // [H]: Rbh where the step must not add one
+};
+
+KernelChoice plan_recurrent(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+  const RecurrentAttributes attrs = parse_recurrent_attributes(node);
+  const LstmDims dims = recurrent_dims(node, attrs, inputs);
+  auto in = [&](size_t i) { return i < inputs.size() && inputs[i].present; };
+  RecurrentPresence has;
+  has.b = in(kRecB);
+  has.sequence_lens = in(kRecSequenceLens);
+  has.initial_h = in(kRecInitialH);
+  has.y = node.has_output(kRecY);
+  has.y_h = node.has_output(kRecYH);
+
+  KernelChoice choice;
+  choice.kernel = std::make_unique<RecurrentKernel>(node.where(), attrs, dims, has);
+  choice.algorithm = "gemm+gates";
+  choice.workspace_bytes = RecurrentKernel::workspace_floats(attrs, dims) * sizeof(float);
+  return choice;
+}
+
+}  // namespace
+
+void register_cpu_recurrent_kernels(KernelRegistry& r) {
+  r.add("GRU", plan_recurrent);
+  r.add("RNN", plan_recurrent);
+}
+
+}  // namespace dnnx
