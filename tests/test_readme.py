@@ -3,7 +3,6 @@ dict of its Python API section, under dnnx.threads.set_num_threads(1) (the READM
 `dnnx models lenet`'s, seed 0), the Model repr, and `dnnx info lenet.onnx`'s report. Each block
 is parsed out of README.md, so an edit to either side that makes them differ fails here."""
 import ast
-import re
 from pathlib import Path
 
 import onnx
@@ -18,12 +17,15 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def block_after(marker: str) -> str:
-    """The first fenced block after the line holding ``marker``, without its fences."""
-    text = README.read_text()
-    at = text.index(marker)
-    match = re.compile(r"^```[a-z]*\n(.*?)^```", re.S | re.M).search(text, at)
-    assert match, f"no fenced block after {marker!r} in README.md"
-    return match.group(1)
+    """The first fenced block that opens after the line holding ``marker`` (which may sit inside
+    a block of its own), without its fences."""
+    lines = README.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if marker in line)
+    fences = [i for i, line in enumerate(lines) if line.startswith("```")]
+    inside = sum(1 for i in fences if i < at) % 2 == 1
+    after = [i for i in fences if i > at][1 if inside else 0:]
+    assert len(after) >= 2, f"no fenced block after {marker!r} in README.md"
+    return "\n".join(lines[after[0] + 1:after[1]])
 
 
 def comment_after(marker: str) -> str:

@@ -11,8 +11,11 @@ planner folds shape computations per plan: Note [plan-time folding]). Steps:
    targets that carry an exported batch of 1, _rebatch.py), and ``dims`` to named dims;
 4. convert: initializers become arrays over the file's bytes (_tensors.py: one copy, into the
    engine), Constant nodes are converted from their attribute, and a node of an op the engine
-   does not know whose inputs are all constants is folded with onnx's reference evaluator; every
-   other node goes to the engine, which folds what is constant itself;
+   does not know whose inputs are all constants is folded with onnx's reference evaluator; any
+   other node of an op the engine does not know, one the evaluator cannot fold and one of a
+   domain other than ai.onnx are an UnsupportedModelError naming the node, the op and its domain
+   (the evaluator's error as __cause__); every other node goes to the engine, which folds what
+   is constant itself;
 5. emit the IR dict that ``_core.Engine`` takes.
 
 Nothing here imports onnx's package or serializes the model (Note [onnx without its package

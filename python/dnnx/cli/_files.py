@@ -79,7 +79,7 @@ def _load_array_file(path: Path):
     try:
         return np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
-        raise ValueError(f"{path} is not a readable {kind} ({e})") from None
+        raise ValueError(f"{path} is not a readable .npy/.npz file ({e})") from None
 
 
 def _as_input(array: np.ndarray, spec, path: Path) -> np.ndarray:
