@@ -242,6 +242,28 @@ def test_info_counts_constant_nodes_and_subgraph_nodes(capsys, tmp_path):
     assert "  Constant                 4" in lines
 
 
+def test_info_counts_quantized_weights(capsys, tmp_path):
+    model = qdq_model(17)
+    bias = numpy_helper.from_array(np.array([7, -7, 1], np.int32), "bias_q")  # QDQ's int32 bias
+    model.graph.initializer.append(bias)
+    model.graph.node.append(helper.make_node("DequantizeLinear", ["bias_q", "scale"], ["bias"], name="dq_b"))
+    model.graph.node.append(helper.make_node("Reshape", ["bias", "target"], ["bias2"], name="shape_it"))
+    model.graph.initializer.append(numpy_helper.from_array(np.array([1, 3], np.int64), "target"))  # a shape
+    path = tmp_path / "q.onnx"
+    onnx.save(model, path)
+    lines = info_lines(capsys, path)
+    # w_q int8 [2, 3], zero_point int8, scale float32, bias_q int32 [3]; the int64 shape is not a weight
+    count, nbytes = 6 + 1 + 1 + 3, 6 + 1 + 4 + 3 * 4
+    assert f"parameters: {count:,} ({nbytes} B)" in lines, lines
+
+
+@pytest.mark.skipif(not ZOO2.is_dir(), reason="needs ../shared/external/zoo2")
+def test_info_counts_the_int8_weights_of_a_quantized_zoo_model(capsys):
+    lines = info_lines(capsys, ZOO2 / "q_qdq_regnety_002.onnx")
+    count = int(next(line for line in lines if line.startswith("parameters: ")).split()[1].replace(",", ""))
+    assert 2_268_177 + 28_301 <= count < 2_268_177 + 28_301 + 30_840  # int8 weights, float scales, int32 biases
+
+
 # --- InferenceSession: the providers that are there, a readable ModelMetadata ----------------------
 
 def test_unknown_provider_warning_lists_only_the_available_ones(monkeypatch):
