@@ -58,7 +58,8 @@ def test_an_op_the_reference_evaluator_cannot_fold_is_unsupported_naming_it():
         dnnx.load(qdq_model(17))
     message = str(info.value)
     assert re.search(r"node 'dq_w' \(DequantizeLinear\): op DequantizeLinear \(domain ai.onnx, opset 17\) "
-                     r"is not supported by dnnx \(supported ops: .*Conv", message), message
+                     r"is not supported by dnnx; a quantized model's op: load the float model it was quantized "
+                     r"from \(supported ops: .*Conv", message), message
     assert "reference evaluator could not fold it" in message
     assert not message.startswith("constant folding failed")
     assert isinstance(info.value.__cause__, Exception)  # the evaluator's own error, chained
@@ -69,7 +70,7 @@ def test_an_op_the_reference_evaluator_cannot_fold_is_unsupported_naming_it():
 def test_an_op_dnnx_lacks_on_run_time_values_is_unsupported_naming_it():
     with pytest.raises(dnnx.UnsupportedModelError,
                        match=r"node 'q_x' \(QuantizeLinear\): op QuantizeLinear \(domain ai.onnx, opset 19\) "
-                             r"is not supported by dnnx \(supported ops: "):
+                             r"is not supported by dnnx; a quantized model's op"):
         dnnx.load(qdq_model(19, quantize_x=True))
 
 

@@ -50,6 +50,10 @@ STRIPPED_BYTES = 4096
 NON_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
                 "Bernoulli"}
 
+# ONNX's quantization ops (QDQ, QOperator and dynamic quantization): an unknown one says so.
+QUANTIZATION_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
+                    "MatMulInteger", "ConvInteger"}
+
 _ELEM_NAMES = {1: "float32", 6: "int32", 7: "int64", 9: "bool"}  # TensorProto.FLOAT, INT32, INT64, BOOL
 
 
@@ -380,8 +384,10 @@ def _build_ir(model, opset: int, raw: dict) -> dict:
 
 def _unknown_op_message(node, opset: int, where: str, known: frozenset) -> str:
     """Names the node, its op, domain and opset, and what dnnx supports (docs/operators.md)."""
-    return (f"{where}: op {node.op_type} (domain ai.onnx, opset {opset}) is not supported by dnnx (supported ops: "
-            f"{', '.join(sorted(known))}; docs/operators.md)")
+    hint = ("; a quantized model's op: load the float model it was quantized from"
+            if node.op_type in QUANTIZATION_OPS else "")
+    return (f"{where}: op {node.op_type} (domain ai.onnx, opset {opset}) is not supported by dnnx{hint} "
+            f"(supported ops: {', '.join(sorted(known))}; docs/operators.md)")
 
 
 def _foreign_domain_message(model, node, where: str) -> str:
