@@ -190,7 +190,7 @@ def test_run_errors(capsys, tmp_path, lenet):
     (tmp_path / "x.txt").write_text("1 2 3")
     assert_user_error(capsys, "run", tmp_path / "missing.onnx", "--input", tmp_path / "x.npy", match="not found")
     assert_user_error(capsys, "run", lenet, "--input", tmp_path / "missing.npy", match="input file not found")
-    assert_user_error(capsys, "run", lenet, "--input", tmp_path / "bad.npy", match="not a readable")
+    assert_user_error(capsys, "run", lenet, "--input", tmp_path / "bad.npy", match=r"is not an \.npy array file")
     assert_user_error(capsys, "run", lenet, "--input", tmp_path / "x.txt", match=r"expected an \.npy or \.npz")
     assert_user_error(capsys, "run", lenet, "--input", tmp_path / "keys.npz", match=r"keys \['image'\]")
     assert_user_error(capsys, "run", lenet, "--input", tmp_path / "wrong.npy", match="input 'x'")

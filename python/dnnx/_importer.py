@@ -11,8 +11,11 @@ planner folds shape computations per plan: Note [plan-time folding]). Steps:
    targets that carry an exported batch of 1, _rebatch.py), and ``dims`` to named dims;
 4. convert: initializers become arrays over the file's bytes (_tensors.py: one copy, into the
    engine), Constant nodes are converted from their attribute, and a node of an op the engine
-   does not know whose inputs are all constants is folded with onnx's reference evaluator; every
-   other node goes to the engine, which folds what is constant itself;
+   does not know whose inputs are all constants is folded with onnx's reference evaluator; any
+   other node of an op the engine does not know, one the evaluator cannot fold and one of a
+   domain other than ai.onnx are an UnsupportedModelError naming the node, the op and its domain
+   (the evaluator's error as __cause__); every other node goes to the engine, which folds what
+   is constant itself;
 5. emit the IR dict that ``_core.Engine`` takes.
 
 Nothing here imports onnx's package or serializes the model (Note [onnx without its package
@@ -46,6 +49,10 @@ STRIPPED_BYTES = 4096
 # Nodes never folded: their value is not a function of their inputs alone.
 NON_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
                 "Bernoulli"}
+
+# ONNX's quantization ops (QDQ, QOperator and dynamic quantization): an unknown one says so.
+QUANTIZATION_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
+                    "MatMulInteger", "ConvInteger"}
 
 _ELEM_NAMES = {1: "float32", 6: "int32", 7: "int64", 9: "bool"}  # TensorProto.FLOAT, INT32, INT64, BOOL
 
@@ -351,15 +358,16 @@ def _build_ir(model, opset: int, raw: dict) -> dict:
         seen_names.add(name)
         where = f"node '{name}' ({node.op_type})"
         if node.domain not in ("", "ai.onnx"):
-            raise UnsupportedModelError(f"{where}: domain '{node.domain}' is not supported (only ai.onnx)")
+            raise UnsupportedModelError(_foreign_domain_message(model, node, where))
         if node.op_type == "Constant":
             if node.output and node.output[0]:
                 constants[node.output[0]] = constant_node_value(node, where)
             continue
         real_inputs = [i for i in node.input if i]
-        if (node.op_type not in known and node.op_type not in NON_FOLDABLE
-                and all(i in constants for i in real_inputs)):
-            results = _fold(node, [constants[i] for i in real_inputs], opset, where)
+        if node.op_type not in known:
+            if node.op_type in NON_FOLDABLE or not all(i in constants for i in real_inputs):
+                raise UnsupportedModelError(_unknown_op_message(node, opset, where, known))
+            results = _fold(node, [constants[i] for i in real_inputs], opset, where, known)
             for out, value in zip([o for o in node.output if o], results):
                 constants[out] = engine_array(value)
             continue
@@ -374,9 +382,32 @@ def _build_ir(model, opset: int, raw: dict) -> dict:
             "outputs": [o.name for o in graph.output], "edge_inputs": edge_inputs}
 
 
-def _fold(node, values: list, opset: int, where: str) -> list:
+def _unknown_op_message(node, opset: int, where: str, known: frozenset) -> str:
+    """Names the node, its op, domain and opset, and what dnnx supports (docs/operators.md)."""
+    hint = ("; a quantized model's op: load the float model it was quantized from"
+            if node.op_type in QUANTIZATION_OPS else "")
+    return (f"{where}: op {node.op_type} (domain ai.onnx, opset {opset}) is not supported by dnnx{hint} "
+            f"(supported ops: {', '.join(sorted(known))}; docs/operators.md)")
+
+
+def _foreign_domain_message(model, node, where: str) -> str:
+    """Names the node, its domain (with the model's version of it) and what dnnx runs: the
+    ai.onnx domain alone (com.microsoft's contrib ops, ai.onnx.ml and model-local functions are
+    other domains)."""
+    domain = node.domain
+    version = next((f" version {imp.version}" for imp in model.opset_import if imp.domain == domain), "")
+    if any(f.name == node.op_type and f.domain == domain for f in model.functions):
+        return (f"{where}: calls the model-local function {domain}::{node.op_type}, which dnnx does not "
+                f"inline; dnnx runs only ops of the standard ai.onnx domain")
+    return (f"{where}: op {domain}::{node.op_type} is of domain '{domain}'{version}, which dnnx does not "
+            f"support; dnnx runs only ops of the standard ai.onnx domain")
+
+
+def _fold(node, values: list, opset: int, where: str, known: frozenset) -> list:
     """Evaluates one all-constant node of an op the engine does not know with onnx's reference
-    evaluator (this is the one place a load imports onnx's package)."""
+    evaluator (this is the one place a load imports onnx's package). Where the evaluator cannot
+    (no implementation of the op at this opset, or a failure), the op is one dnnx does not
+    support: an UnsupportedModelError naming it, the evaluator's error as its __cause__."""
     from onnx import TensorProto, helper
     from onnx.reference import ReferenceEvaluator
 
@@ -389,5 +420,8 @@ def _fold(node, values: list, opset: int, where: str) -> list:
     try:
         results = ReferenceEvaluator(model).run(None, dict(zip(names, values)))
     except Exception as e:
-        raise InvalidModelError(f"{where}: constant folding failed: {e}") from None
+        reason = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+        raise UnsupportedModelError(f"{_unknown_op_message(node, opset, where, known)}; its inputs are all "
+                                    f"constants, but onnx's reference evaluator could not fold it at load "
+                                    f"either ({reason})") from e
     return [np.asarray(r) for r in results]

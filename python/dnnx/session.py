@@ -125,6 +125,10 @@ class NodeArg:
         return f"NodeArg(name='{self.name}', type='{self.type}', shape={self.shape})"
 
 
+METADATA_FIELDS = ("producer_name", "graph_name", "domain", "description", "graph_description", "version",
+                   "custom_metadata_map")
+
+
 class ModelMetadata:
     """``producer_name``, ``graph_name``, ``domain``, ``description``, ``graph_description``,
     ``version`` and ``custom_metadata_map``, from the model file."""
@@ -138,6 +142,10 @@ class ModelMetadata:
         # onnxruntime reports an unset model_version as INT64_MAX
         self.version = proto.model_version if proto.HasField("model_version") else 2 ** 63 - 1
         self.custom_metadata_map = {p.key: p.value for p in proto.metadata_props}
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in METADATA_FIELDS)
+        return f"ModelMetadata({fields})"
 
 
 # --- providers ------------------------------------------------------------------------------------
@@ -216,9 +224,9 @@ def _choose_provider(providers: list) -> tuple:
                           f"to the next provider", UserWarning, stacklevel=4)
         elif name == CPU:
             return name, {"device": "cpu"}
-        else:
+        else:  # onnxruntime's wording, with what is available here
             warnings.warn(f"Specified provider '{name}' is not in available provider names. Available providers: "
-                          f"'{CUDA}, {CPU}'", UserWarning, stacklevel=4)
+                          f"'{', '.join(get_available_providers())}'", UserWarning, stacklevel=4)
     warnings.warn(f"no provider given is available: running on '{CPU}'", UserWarning, stacklevel=4)
     return CPU, {"device": "cpu"}
 

@@ -40,9 +40,42 @@ def write_npz(path, arrays: dict) -> None:
     atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
+def check_output_npz(path) -> Path:
+    """``--output FILE.npz`` as ``write_npz`` will need it, checked before any model is loaded or
+    run: an .npz name, in a folder that exists and that this process may write, not a folder."""
+    path = Path(path)
+    if path.suffix != ".npz":
+        raise ValueError(f"--output {path}: expected a file name ending in .npz (the outputs are saved with "
+                         f"np.savez, keyed by output name)")
+    if path.is_dir():
+        raise ValueError(f"--output {path}: is a folder; expected an .npz file name")
+    folder = path.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"--output {path}: folder {folder} not found (create it first)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"--output {path}: folder {folder} is not writable")
+    return path
+
+
+NPY_MAGIC = b"\x93NUMPY"  # how every .npy file starts (numpy's format.MAGIC_PREFIX)
+ZIP_MAGIC = b"PK\x03\x04"  # an .npz is a zip archive
+
+
 def _load_array_file(path: Path):
+    """An .npy's array or an .npz's NpzFile. A file that is neither (by its first bytes) is
+    refused before numpy reads it: numpy would take it for a pickle and suggest
+    allow_pickle=True, which is not the fix."""
     if not path.is_file():
         raise FileNotFoundError(f"input file not found: {path}")
+    kind, save = ("an .npy array file", "np.save") if path.suffix == ".npy" else ("an .npz archive", "np.savez")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(max(len(NPY_MAGIC), len(ZIP_MAGIC)))
+    except OSError as e:
+        raise OSError(f"{path}: cannot read it ({e.strerror or e})") from None
+    if not (head.startswith(NPY_MAGIC) or head.startswith(ZIP_MAGIC)):
+        raise ValueError(f"{path} is not {kind}: it does not start with numpy's header "
+                         f"(write it with {save}; text or pickled data is not read)")
     try:
         return np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
-
 from .. import supported_ops
 from .._importer import read_model
 from .._onnx import protos
@@ -13,6 +11,7 @@ from ..errors import DnnxError
 from ..model import load
 from ..plan import format_bytes
 from ._args import add_model
+from ._parameters import all_nodes, parameters
 
 NAME = "info"
 HELP = "show a model's inputs, outputs, ops, parameter count, opset and dnnx support"
@@ -45,32 +44,21 @@ def _op_name(node) -> str:
     return node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"
 
 
-def _parameters(graph) -> tuple:
-    """(count, bytes) of floating-point initializers: the weights. Integer initializers are shapes
-    and axes, not parameters."""
-    count = nbytes = 0
-    for t in graph.initializer:
-        dtype = numpy_dtype(t.data_type)
-        if dtype is not None and dtype.kind == "f":
-            n = int(np.prod(t.dims, dtype=np.int64))
-            count += n
-            nbytes += n * dtype.itemsize
-    return count, nbytes
-
-
 def describe(proto, supported: set) -> list:
     """The report's lines, support status excluded."""
     graph = proto.graph
     initializers = {t.name for t in graph.initializer}
     opset = next((i.version for i in proto.opset_import if i.domain in ("", "ai.onnx")), None)
     producer = " ".join(p for p in (proto.producer_name, proto.producer_version) if p) or "unknown"
-    count, nbytes = _parameters(graph)
-    ops = Counter(_op_name(n) for n in graph.node)
+    count, nbytes = parameters(graph)
+    nodes = list(all_nodes(graph))
+    ops = Counter(_op_name(n) for n in nodes)
+    nested = len(nodes) - len(graph.node)
     lines = [f"producer: {producer}", f"ir version: {proto.ir_version}, opset: {opset}", "inputs:"]
     lines += [_value_line(vi) for vi in graph.input if vi.name not in initializers]
     lines += ["outputs:"] + [_value_line(vi) for vi in graph.output]
     lines.append(f"parameters: {count:,} ({format_bytes(nbytes)})")
-    lines.append(f"ops ({len(graph.node)} nodes):")
+    lines.append(f"ops ({len(nodes)} nodes{f', {nested} of them in subgraphs' if nested else ''}):")
     lines += [f"  {op:<24} {n}" for op, n in sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))]
     unsupported = sorted(op for op in ops if op not in supported and op not in FOLDED_AT_IMPORT)
     if unsupported:

@@ -1,6 +1,8 @@
 """``dnnx run MODEL --input x.npy|x.npz|--random [--output y.npz] [--batch N] [--chunk K]``: inference from
 the shell. Inputs follow dnnx's input rule (dnnx/_inputs.py): a file of another dtype than the
-input's is refused, naming the file, the input and both dtypes. ``--chunk K`` streams the batch K
+input's is refused, naming the file, the input and both dtypes; a shape the model refuses names
+the file too. ``--output`` is checked (an .npz name in a writable folder) before the model is
+loaded. ``--chunk K`` streams the batch K
 rows at a time through one plan per chunk size (a progress bar on a terminal's stderr).
 
 ``--input DIR_OR_GLOB --output DIR [--workers N] [--ray ADDRESS|local]`` runs many files, here, in
@@ -12,7 +14,7 @@ import numpy as np
 from .._progress import bar
 from ..model import load
 from ._args import add_batch, add_model, add_planning, planning_options, positive_int
-from ._files import read_feeds, write_npz
+from ._files import check_output_npz, read_feeds, write_npz
 from ._many import is_many, run_many
 from .timing import random_inputs
 
@@ -70,21 +72,34 @@ def main(args) -> int:
         return run_many(args, {"batch_size": args.batch, **planning_options(args)})
     if args.workers is not None or args.ray is not None:
         raise ValueError("--workers and --ray run many files: give --input a folder or a glob")
+    if args.output:
+        check_output_npz(args.output)  # before the model is loaded and run, not after
     model = load(args.model, batch_size=args.batch, **planning_options(args))
     if args.random:
         feeds, _ = random_inputs(model.inputs, args.batch or 1)
     else:
         feeds = read_feeds(args.input, model.inputs)
-    if args.chunk is None:
-        outputs = model.run_dict(feeds)
-    else:
-        outputs = _run_chunked(model, feeds, args.chunk)
+    try:
+        outputs = model.run_dict(feeds) if args.chunk is None else _run_chunked(model, feeds, args.chunk)
+    except ValueError as e:
+        if args.random:
+            raise
+        raise _naming_file(e, args.input) from e
     for name, array in outputs.items():
         print("\n".join(summarize(name, array)))
     if args.output:
         write_npz(args.output, outputs)
         print(f"wrote {args.output}")
     return 0
+
+
+def _naming_file(error: ValueError, path) -> ValueError:
+    """The run's error (a shape the model refuses, ...) of the same class, prefixed with the file
+    the arrays came from, as read_feeds names it for a dtype."""
+    try:
+        return type(error)(f"{path}: {error}")
+    except TypeError:  # a class that does not take one message
+        return ValueError(f"{path}: {error}")
 
 
 def _run_chunked(model, feeds: dict, chunk: int) -> dict:
