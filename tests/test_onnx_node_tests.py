@@ -81,6 +81,18 @@ IN_SCOPE = [
     r"test_gru_.*_cpu$",
     r"test_rnn_.*_cpu$",
     r"test_simple_rnn_.*_cpu$",
+    # issue #35 (ops-nn): attention, signal processing, new conv/pool/resample ops
+    r"test_attention_.*_cpu$",
+    r"test_rotary_embedding.*_cpu$",
+    r"test_gridsample.*_cpu$",
+    r"test_lppool.*_cpu$",
+    r"test_col2im.*_cpu$",
+    r"test_(hann|hamming|blackman)window.*_cpu$",
+    r"test_affine_grid.*_cpu$",
+    r"test_maxunpool_.*_cpu$",
+    r"test_melweightmatrix.*_cpu$",
+    r"test_deform_conv.*_cpu$",
+    r"test_(dft|stft).*_cpu$",
 ]
 
 EXCLUDED = {
@@ -107,6 +119,14 @@ EXCLUDED = {
                                              "and bool",
     r"test_reduce_(max|min)_(bool_inputs|empty_set_bool).*": "bool inputs: dnnx's Reduce* ops take float32",
     r"test_top_k_uint64.*": "uint64 tensors: dnnx's dtypes are float32, int32, int64 and bool",
+    r"test_attention_.*_bf16.*": "bfloat16 tensors: dnnx's dtypes are float32, int32, int64 and bool "
+                                 "(onnxruntime 1.32's CPU fails these cases too)",
+    r"test_dft_inverse(_opset19)?_cpu$": "the stored output holds float32 FFT rounding noise (1.9e-7) where the "
+                                         "exact value, which dnnx computes, is 0: over the suite's atol of 1e-7 "
+                                         "(onnxruntime 1.32 fails these cases too)",
+    r"test_maxunpool_export_with_output_shape.*": "onnx's expected output pads the default-shaped result into "
+                                                  "output_shape; onnxruntime (whose meaning dnnx follows) indexes "
+                                                  "I into the output_shape tensor itself, and fails this case",
 }
 
 def _array(value):
