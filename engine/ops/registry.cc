@@ -35,7 +35,11 @@
   X(resize)        /* Resize, Upsample */                                                        \
   X(conv_transpose)                                                                              \
   X(indexing)      /* GatherElements, ScatterND, Tile, TopK, ArgMax, ArgMin */                   \
-  X(recurrent)     /* GRU, RNN */
+  X(recurrent)     /* GRU, RNN */                                                                \
+  /* issue #35 (ops-nn): attention, signal, new conv/pool/resample ops */                          \
+  X(attention)     /* Attention */                                                              \
+  X(rotary_embedding) X(grid_sample) X(lp_pool) X(col2im) X(window) X(affine_grid) X(max_unpool) \
+  X(mel_weight_matrix) X(deform_conv) X(dft)
 // clang-format on
 
 namespace dnnx {

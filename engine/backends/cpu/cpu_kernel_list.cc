@@ -18,7 +18,10 @@
   X(matmul_grad) X(transpose_grad) X(concat_grad) X(batchnorm_grad) X(lstm_grad)                 \
   /* issue #15: resampling, transposed conv, indexing (each gradient after its forward) */       \
   X(resize) X(conv_transpose) X(conv_transpose_grad) X(indexing)                                 \
-  X(recurrent) X(recurrent_grad)  /* GRU, RNN */
+  X(recurrent) X(recurrent_grad)  /* GRU, RNN */                                                \
+  /* issue #35 (ops-nn): attention, signal, new conv/pool/resample kernels */                      \
+  X(attention) X(rotary_embedding) X(grid_sample) X(lp_pool) X(col2im) X(window) X(affine_grid) X(max_unpool) \
+  X(mel_weight_matrix) X(deform_conv) X(dft)
 // clang-format on
 
 namespace dnnx {
