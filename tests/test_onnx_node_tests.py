@@ -17,7 +17,7 @@ import node_suite
 CASES = node_suite.cases()
 ORT = node_suite.ort_verdicts(CASES)
 
-_OP = r"\({op}\): op {op} is not supported"
+_OP = r"\({op}\): op {op}\b[^;]*is not supported"
 _TYPE = r"element type {t} is not supported"
 
 # cause (a regex over dnnx's refusal) -> why it is a gap, and which open issue lifts it
@@ -38,7 +38,8 @@ KNOWN_GAPS = {
     r"\(Reduce(Max|Min)\): input data must be float32, got bool": "#35: bool reductions",
     **{_OP.format(op=op): f"#36: {op} has a value-dependent output shape" for op in (
         "NonMaxSuppression Unique Compress NonZero").split()},
-    r"\((Scan|If|Loop)\): attribute '\w+' of type GRAPH is not supported": "#36: control flow (subgraphs)",
+    r"\((Scan|If|Loop)\): (attribute '\w+' of type GRAPH|op \w+\b[^;]*) is not supported":
+        "#36: control flow (subgraphs)",
     r"graph input '[^']*': only tensor inputs are supported": "#36: sequence and optional values",
     _OP.format(op="SplitToSequence"): "#36: sequence values",
     _OP.format(op="DynamicQuantizeLinear"): "#37: quantization ops",
@@ -48,6 +49,27 @@ KNOWN_GAPS = {
                                                        "graphs run in inference mode (fine-tuning has its own "
                                                        "training path)",
 }
+
+
+# Cases whose stored outputs onnxruntime does not reproduce either: why, and what dnnx is held to
+# instead: onnxruntime's outputs (within the case's tolerances), or the stored ones within an atol
+# the stored data's own rounding needs.
+STORED_OUTPUT_DISPUTED = {
+    "test_dft_inverse": ("the stored output carries float32 FFT noise (1.9e-7) where the exact value is 0, "
+                         "over the suite's atol of 1e-7 (onnxruntime's own noise is 1.7e-5); held to the stored "
+                         "values within 1e-5, float32's rounding at their magnitude (up to 50)", 1e-5),
+    "test_dft_inverse_opset19": ("as test_dft_inverse", 1e-5),
+    "test_maxunpool_export_with_output_shape": ("onnx's expected output pads the result; onnxruntime indexes "
+                                                "into output_shape, and dnnx follows onnxruntime", "onnxruntime"),
+}
+
+
+def _ort_run(case):
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(case.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    return lambda inputs: sess.run(None, dict(zip(names, inputs)))
 
 
 def _known_gap(message: str):
@@ -62,7 +84,17 @@ def test_onnx_node_case(case):
     ort = ORT.get(case.name, "missing: recompute tests/data/ort_node_verdicts.json")
     try:
         rep = dnnx.backend.prepare(case.model, "CPU")
-        node_suite.run_case(rep.run, case)
+        if case.name in STORED_OUTPUT_DISPUTED:
+            assert ort != "pass", f"onnxruntime now passes {case.name}: remove it from STORED_OUTPUT_DISPUTED"
+            held_to = STORED_OUTPUT_DISPUTED[case.name][1]
+            ref = _ort_run(case) if held_to == "onnxruntime" else None
+            for inputs, stored in case.data_sets:
+                inputs = [node_suite.as_array(v) for v in inputs]
+                want = ref(inputs) if ref else [node_suite.as_array(v) for v in stored]
+                atol = case.atol if ref else held_to
+                node_suite.assert_similar(want, rep.run(inputs), case.rtol, atol)
+        else:
+            node_suite.run_case(rep.run, case)
     except AssertionError:
         raise  # a wrong value is a failure, whatever onnxruntime does
     except Exception as e:  # noqa: BLE001 - any refusal is judged below
