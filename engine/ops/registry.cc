@@ -35,7 +35,13 @@
   X(resize)        /* Resize, Upsample */                                                        \
   X(conv_transpose)                                                                              \
   X(indexing)      /* GatherElements, ScatterND, Tile, TopK, ArgMax, ArgMin */                   \
-  X(recurrent)     /* GRU, RNN */
+  X(recurrent)     /* GRU, RNN */                                                                \
+  /* issue #35, indexing / layout / shape / dense (ops-index) */                                  \
+  X(size) X(eye_like)                                                                            \
+  X(gather_nd) X(scatter_elements) /* ScatterElements, Scatter */ X(one_hot) X(trilu)            \
+  X(reverse_sequence)                                                                            \
+  X(space_depth)   /* DepthToSpace, SpaceToDepth */ X(center_crop_pad)                          \
+  X(einsum)
 // clang-format on
 
 namespace dnnx {

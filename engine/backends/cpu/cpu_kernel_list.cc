@@ -18,7 +18,11 @@
   X(matmul_grad) X(transpose_grad) X(concat_grad) X(batchnorm_grad) X(lstm_grad)                 \
   /* issue #15: resampling, transposed conv, indexing (each gradient after its forward) */       \
   X(resize) X(conv_transpose) X(conv_transpose_grad) X(indexing)                                 \
-  X(recurrent) X(recurrent_grad)  /* GRU, RNN */
+  X(recurrent) X(recurrent_grad)  /* GRU, RNN */                                                 \
+  /* issue #35, indexing / layout / shape / dense (ops-index; gradients in their files) */       \
+  X(size) X(eye_like)                                                                            \
+  X(gather_nd) X(scatter_elements) X(one_hot) X(trilu) X(reverse_sequence)                       \
+  X(space_depth) X(center_crop_pad) X(einsum)
 // clang-format on
 
 namespace dnnx {
