@@ -78,3 +78,20 @@ def test_eye_like_matches_ort(k, dtype):
     node = helper.make_node("EyeLike", ["x"], ["y"], **kwargs)
     model = make_model([node], [("x", [4, 6], I32)], [("y", None, dtype or I32)], opset=9)
     assert_matches_ort(model, {"x": np.zeros((4, 6), np.int32)})
+
+
+def test_size_feeding_a_shape_input_folds_without_the_data():
+    # Reshape(x, Unsqueeze(Size(x))): Size reads only x's shape, so the plan folds it per shape
+    # and x's values do not join the plan key (one plan per batch size, not per value).
+    nodes = [helper.make_node("Size", ["x"], ["n"]),
+             helper.make_node("Unsqueeze", ["n", "axes"], ["shape"]),
+             helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    model = make_model(nodes, [("x", ["N", 3, 4])], [("y", ["M"])], {"axes": np.array([0], np.int64)}, opset=13)
+    m = dnnx.load(model)
+    x = rand(2, 3, 4, seed=1)
+    np.testing.assert_array_equal(m.run(x), x.reshape(-1))
+    built = m.planner_stats()["plans_built"]
+    x = rand(2, 3, 4, seed=2)
+    np.testing.assert_array_equal(m.run(x), x.reshape(-1))
+    assert m.planner_stats()["plans_built"] == built  # new values, same shape: the same plan
+    np.testing.assert_array_equal(m.run(rand(5, 3, 4)), rand(5, 3, 4).reshape(-1))

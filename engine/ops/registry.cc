@@ -41,7 +41,7 @@
   X(gather_nd) X(scatter_elements) /* ScatterElements, Scatter */ X(one_hot) X(trilu)            \
   X(reverse_sequence)                                                                            \
   X(space_depth)   /* DepthToSpace, SpaceToDepth */ X(center_crop_pad)                          \
-  X(einsum)
+  X(einsum) X(det)
 // clang-format on
 
 namespace dnnx {

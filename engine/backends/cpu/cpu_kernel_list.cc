@@ -22,7 +22,7 @@
   /* issue #35, indexing / layout / shape / dense (ops-index; gradients in their files) */       \
   X(size) X(eye_like)                                                                            \
   X(gather_nd) X(scatter_elements) X(one_hot) X(trilu) X(reverse_sequence)                       \
-  X(space_depth) X(center_crop_pad) X(einsum)
+  X(space_depth) X(center_crop_pad) X(einsum) X(det)
 // clang-format on
 
 namespace dnnx {

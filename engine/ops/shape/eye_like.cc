@@ -44,6 +44,7 @@ void register_eye_like_ops(OpRegistry& r) {
     eye_like_dtype(node, DType::Float32);
   };
   eye.infer = infer_eye_like;
+  eye.reads_input0_shape_only = true;
   eye.min_opset = 9;
   r.add("EyeLike", std::move(eye));
 }

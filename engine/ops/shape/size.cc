@@ -17,6 +17,7 @@ void register_size_ops(OpRegistry& r) {
   OpDef size;
   size.validate = [](const Node& node) { node.expect_only_attrs({}); };
   size.infer = infer_size;
+  size.reads_input0_shape_only = true;
   size.min_opset = 1;
   r.add("Size", std::move(size));
 }
