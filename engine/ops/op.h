@@ -27,6 +27,9 @@ struct OpDef {
   std::function<std::vector<TensorInfo>(const Node&, const std::vector<ValueInfo>&)> infer;
   // Output 0 is input 0's bytes under a new shape (Reshape, Flatten, Identity, ...): no copy.
   bool aliases_input0 = false;
+  // Reads only input 0's shape, never its data (Shape, Size, EyeLike): known once the shapes are,
+  // so plan-time folding computes it without the input's values (runtime/plan_folding.cc).
+  bool reads_input0_shape_only = false;
   std::vector<int> value_inputs;  // inputs whose values infer reads (the planner must know them when it plans)
   // Opset range this definition implements (inclusive).
   int min_opset = 7;

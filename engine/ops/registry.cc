@@ -39,7 +39,13 @@
   /* issue #35 (ops-nn): attention, signal, new conv/pool/resample ops */                          \
   X(attention)     /* Attention */                                                              \
   X(rotary_embedding) X(grid_sample) X(lp_pool) X(col2im) X(window) X(affine_grid) X(max_unpool) \
-  X(mel_weight_matrix) X(deform_conv) X(dft)
+  X(mel_weight_matrix) X(deform_conv) X(dft) \
+  /* issue #35, indexing / layout / shape / dense (ops-index) */                                  \
+  X(size) X(eye_like)                                                                            \
+  X(gather_nd) X(scatter_elements) /* ScatterElements, Scatter */ X(one_hot) X(trilu)            \
+  X(reverse_sequence)                                                                            \
+  X(space_depth)   /* DepthToSpace, SpaceToDepth */ X(center_crop_pad)                          \
+  X(einsum) X(det)
 // clang-format on
 
 namespace dnnx {

@@ -60,7 +60,8 @@ std::vector<int> reached_inputs(const Graph& graph, const Backend& host) {
     auto p = producer.find(name);
     if (p == producer.end()) continue;  // a constant
     const Node& node = graph.nodes[p->second];
-    if (node.op_type == "Shape" || !host_runs(host, node, ops.find(node.op_type))) continue;
+    const OpDef* def = ops.find(node.op_type);
+    if ((def && def->reads_input0_shape_only) || !host_runs(host, node, def)) continue;
     for (const std::string& i : node.inputs) {
       if (!i.empty()) work.push_back(i);
     }
@@ -82,11 +83,12 @@ GraphFolding graph_folding(const Graph& graph, const Backend* host) {
   const OpRegistry& ops = op_registry();
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
-    if (!host_runs(*host, node, ops.find(node.op_type))) continue;
+    const OpDef* def = ops.find(node.op_type);
+    if (!host_runs(*host, node, def)) continue;
     bool all_known = true;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const std::string& name = node.inputs[k];
-      const bool shape_only = node.op_type == "Shape" && k == 0;  // its value is the input's shape
+      const bool shape_only = def->reads_input0_shape_only && k == 0;  // its value follows from the input's shape
       if (!name.empty() && !shape_only && !known.count(name)) all_known = false;
     }
     if (!all_known) continue;

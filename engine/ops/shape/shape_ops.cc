@@ -59,6 +59,7 @@ void register_shape_ops(OpRegistry& r) {
   OpDef shape;
   shape.validate = [](const Node& node) { node.expect_only_attrs({"start", "end"}); };
   shape.infer = infer_shape;
+  shape.reads_input0_shape_only = true;
   shape.min_opset = 1;
   r.add("Shape", std::move(shape));
   OpDef fill;

@@ -116,7 +116,7 @@ std::map<std::string, TensorInfo> value_types(const Graph& graph, int64_t symbol
       inputs.push_back(ValueInfo{it->second, f != folded.end() ? f->second.get() : find_constant(graph, name), true});
       const bool read_as_value = std::find(def.value_inputs.begin(), def.value_inputs.end(), static_cast<int>(k)) !=
                                  def.value_inputs.end();
-      const bool data_needed = folds[n] && !(node.op_type == "Shape" && k == 0);
+      const bool data_needed = folds[n] && !(def.reads_input0_shape_only && k == 0);
       if ((read_as_value || data_needed) && !inputs.back().constant) typed = false;
     }
     if (!typed) continue;

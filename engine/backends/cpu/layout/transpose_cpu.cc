@@ -14,21 +14,13 @@
 
 #include "runtime/kernel_registry.h"
 #include "ops/layout/transpose.h"
+#include "backends/cpu/layout/transpose_cpu.h"
 
 namespace dnnx {
 
 namespace {
 
-enum class TransposePath { Copy, RowCopy, Tiled };
-
 constexpr int64_t kTile = 32;  // elements per tile side: 32x32x8 bytes fit in L1
-
-// One merged output dim with its element strides in the input and in the output.
-struct StridedDim {
-  int64_t size;
-  int64_t in_stride;
-  int64_t out_stride;
-};
 
 // The output dims, outermost first, after dropping size-1 dims and merging neighbours.
 std::vector<StridedDim> merge_dims(const Shape& in, const std::vector<int64_t>& perm) {
@@ -53,15 +45,7 @@ std::vector<StridedDim> merge_dims(const Shape& in, const std::vector<int64_t>& 
   return dims;
 }
 
-// What one kernel does, fixed at plan time.
-struct TransposePlan {
-  TransposePath path = TransposePath::Copy;
-  size_t elem = 0;
-  int64_t n = 0;
-  StridedDim p{1, 1, 1};        // Tiled: the output dim contiguous in the input
-  StridedDim q{1, 1, 1};        // RowCopy, Tiled: the innermost output dim
-  std::vector<StridedDim> rest;  // the dims walked by the counter, outermost first
-};
+}  // namespace
 
 TransposePlan plan_transpose(const Shape& in, const std::vector<int64_t>& perm, size_t elem) {
   TransposePlan plan;
@@ -83,6 +67,8 @@ TransposePlan plan_transpose(const Shape& in, const std::vector<int64_t>& perm, 
   return plan;
 }
 
+namespace {
+
 template <class T>
 void copy_tile(const uint8_t* x, uint8_t* y, int64_t rows, int64_t cols, int64_t in_col_stride,
                int64_t out_row_stride) {
@@ -103,68 +89,81 @@ void copy_tile_bytes(const uint8_t* x, uint8_t* y, int64_t rows, int64_t cols, i
   }
 }
 
+// The [p, q] block: y[i * p.out_stride + j] = x[i + j * q.in_stride], tile by tile.
+void copy_block(const TransposePlan& plan, const uint8_t* x, uint8_t* y) {
+  const StridedDim& p = plan.p;
+  const StridedDim& q = plan.q;
+  const size_t elem = plan.elem;
+  for (int64_t i0 = 0; i0 < p.size; i0 += kTile) {
+    const int64_t rows = std::min(kTile, p.size - i0);
+    for (int64_t j0 = 0; j0 < q.size; j0 += kTile) {
+      const int64_t cols = std::min(kTile, q.size - j0);
+      const uint8_t* xt = x + (i0 + j0 * q.in_stride) * elem;
+      uint8_t* yt = y + (i0 * p.out_stride + j0) * elem;
+      switch (elem) {
+        case 4: copy_tile<uint32_t>(xt, yt, rows, cols, q.in_stride, p.out_stride); break;
+        case 8: copy_tile<uint64_t>(xt, yt, rows, cols, q.in_stride, p.out_stride); break;
+        default: copy_tile_bytes(xt, yt, rows, cols, q.in_stride, p.out_stride, elem);
+      }
+    }
+  }
+}
+
 class TransposeKernel final : public Kernel {
  public:
   explicit TransposeKernel(TransposePlan plan) : plan_(std::move(plan)) {}
-
-  void run(const KernelArgs& args) const override {
-    const uint8_t* x = args.in<uint8_t>(0);
-    uint8_t* y = args.out<uint8_t>(0);
-    if (plan_.n == 0) return;
-    if (plan_.path == TransposePath::Copy) {
-      std::memcpy(y, x, static_cast<size_t>(plan_.n) * plan_.elem);
-      return;
-    }
-    // Walk every position of the counter dims; each position is one row or one [p, q] block.
-    const std::vector<StridedDim>& rest = plan_.rest;
-    std::vector<int64_t> index(rest.size(), 0);
-    int64_t in_off = 0, out_off = 0;  // in elements
-    int64_t count = 1;
-    for (const StridedDim& d : rest) count *= d.size;
-    for (int64_t i = 0; i < count; ++i) {
-      const uint8_t* xi = x + in_off * plan_.elem;
-      uint8_t* yi = y + out_off * plan_.elem;
-      if (plan_.path == TransposePath::RowCopy) {
-        std::memcpy(yi, xi, static_cast<size_t>(plan_.q.size) * plan_.elem);
-      } else {
-        block(xi, yi);
-      }
-      for (size_t d = rest.size(); d-- > 0;) {
-        in_off += rest[d].in_stride;
-        out_off += rest[d].out_stride;
-        if (++index[d] < rest[d].size) break;
-        in_off -= rest[d].in_stride * rest[d].size;
-        out_off -= rest[d].out_stride * rest[d].size;
-        index[d] = 0;
-      }
-    }
-  }
+  void run(const KernelArgs& args) const override { transpose_copy(plan_, args.inputs[0], args.outputs[0]); }
 
  private:
-  // The [p, q] block: y[i * p.out_stride + j] = x[i + j * q.in_stride], tile by tile.
-  void block(const uint8_t* x, uint8_t* y) const {
-    const StridedDim& p = plan_.p;
-    const StridedDim& q = plan_.q;
-    const size_t elem = plan_.elem;
-    for (int64_t i0 = 0; i0 < p.size; i0 += kTile) {
-      const int64_t rows = std::min(kTile, p.size - i0);
-      for (int64_t j0 = 0; j0 < q.size; j0 += kTile) {
-        const int64_t cols = std::min(kTile, q.size - j0);
-        const uint8_t* xt = x + (i0 + j0 * q.in_stride) * elem;
-        uint8_t* yt = y + (i0 * p.out_stride + j0) * elem;
-        switch (elem) {
-          case 4: copy_tile<uint32_t>(xt, yt, rows, cols, q.in_stride, p.out_stride); break;
-          case 8: copy_tile<uint64_t>(xt, yt, rows, cols, q.in_stride, p.out_stride); break;
-          default: copy_tile_bytes(xt, yt, rows, cols, q.in_stride, p.out_stride, elem);
-        }
-      }
-    }
-  }
-
   TransposePlan plan_;
 };
 
-const char* path_name(TransposePath path) {
+KernelChoice transpose_factory(const Node& node, const std::vector<ValueInfo>& inputs,
+                               const std::vector<TensorInfo>&) {
+  const TensorInfo& x = inputs[0].info;
+  TransposePlan plan = plan_transpose(x.shape, transpose_perm(node, x.shape.size()), dtype_size(x.dtype));
+  KernelChoice choice;
+  choice.algorithm = transpose_path_name(plan.path);
+  choice.kernel = std::make_unique<TransposeKernel>(std::move(plan));
+  return choice;
+}
+
+}  // namespace
+
+void transpose_copy(const TransposePlan& plan, const void* x_bytes, void* y_bytes) {
+  const uint8_t* x = static_cast<const uint8_t*>(x_bytes);
+  uint8_t* y = static_cast<uint8_t*>(y_bytes);
+  if (plan.n == 0) return;
+  if (plan.path == TransposePath::Copy) {
+    std::memcpy(y, x, static_cast<size_t>(plan.n) * plan.elem);
+    return;
+  }
+  // Walk every position of the counter dims; each position is one row or one [p, q] block.
+  const std::vector<StridedDim>& rest = plan.rest;
+  std::vector<int64_t> index(rest.size(), 0);
+  int64_t in_off = 0, out_off = 0;  // in elements
+  int64_t count = 1;
+  for (const StridedDim& d : rest) count *= d.size;
+  for (int64_t i = 0; i < count; ++i) {
+    const uint8_t* xi = x + in_off * plan.elem;
+    uint8_t* yi = y + out_off * plan.elem;
+    if (plan.path == TransposePath::RowCopy) {
+      std::memcpy(yi, xi, static_cast<size_t>(plan.q.size) * plan.elem);
+    } else {
+      copy_block(plan, xi, yi);
+    }
+    for (size_t d = rest.size(); d-- > 0;) {
+      in_off += rest[d].in_stride;
+      out_off += rest[d].out_stride;
+      if (++index[d] < rest[d].size) break;
+      in_off -= rest[d].in_stride * rest[d].size;
+      out_off -= rest[d].out_stride * rest[d].size;
+      index[d] = 0;
+    }
+  }
+}
+
+const char* transpose_path_name(TransposePath path) {
   switch (path) {
     case TransposePath::Copy: return "copy";
     case TransposePath::RowCopy: return "row copy";
@@ -172,18 +171,6 @@ const char* path_name(TransposePath path) {
   }
   return "?";
 }
-
-KernelChoice transpose_factory(const Node& node, const std::vector<ValueInfo>& inputs,
-                               const std::vector<TensorInfo>&) {
-  const TensorInfo& x = inputs[0].info;
-  TransposePlan plan = plan_transpose(x.shape, transpose_perm(node, x.shape.size()), dtype_size(x.dtype));
-  KernelChoice choice;
-  choice.algorithm = path_name(plan.path);
-  choice.kernel = std::make_unique<TransposeKernel>(std::move(plan));
-  return choice;
-}
-
-}  // namespace
 
 void register_cpu_transpose_kernels(KernelRegistry& r) { r.add("Transpose", transpose_factory); }
 
