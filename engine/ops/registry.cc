@@ -35,7 +35,15 @@
   X(resize)        /* Resize, Upsample */                                                        \
   X(conv_transpose)                                                                              \
   X(indexing)      /* GatherElements, ScatterND, Tile, TopK, ArgMax, ArgMin */                   \
-  X(recurrent)     /* GRU, RNN */
+  X(recurrent)     /* GRU, RNN */                                                                \
+  /* issue #35, math families (ops-math) */                                                        \
+  X(float_math)    /* Sin..Atanh, Ceil, Floor, Round, Softsign, Celu, ThresholdedRelu, Swish, Sign, Shrink */ \
+  X(float_class)   /* IsNaN, IsInf */                                                              \
+  X(bitwise)       /* BitShift, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot */              \
+  X(cumulative)    /* CumSum, CumProd */                                                           \
+  X(hardmax)                                                                                       \
+  X(moment_norms)  /* RMSNormalization, LpNormalization, MeanVarianceNormalization */            \
+  X(class_loss)    /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */
 // clang-format on
 
 namespace dnnx {

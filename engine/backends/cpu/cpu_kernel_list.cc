@@ -18,7 +18,9 @@
   X(matmul_grad) X(transpose_grad) X(concat_grad) X(batchnorm_grad) X(lstm_grad)                 \
   /* issue #15: resampling, transposed conv, indexing (each gradient after its forward) */       \
   X(resize) X(conv_transpose) X(conv_transpose_grad) X(indexing)                                 \
-  X(recurrent) X(recurrent_grad)  /* GRU, RNN */
+  X(recurrent) X(recurrent_grad)  /* GRU, RNN */                                                \
+  /* issue #35, math families (ops-math; gradients in the forward files) */                        \
+  X(float_math) X(float_class) X(bitwise) X(cumulative) X(hardmax) X(moment_norms) X(class_loss) X(moment_norms_grad)
 // clang-format on
 
 namespace dnnx {
