@@ -107,7 +107,8 @@ class ClassLossGradKernel final : public GradKernel {
         const int64_t first = n * g_.c * g_.d + d;
         const int64_t label = class_of(g_, labels, n * g_.d + d);
         const float w = label < 0 ? 0.0f : weight ? weight[label] : 1.0f;
-        const float g = w * scale * (g_.reduction == LossReduction::None ? dy[n * g_.d + d] : dy[0]);
+        // dy is null when nothing reads the loss (only log_prob trains)
+        const float g = !dy ? 0.0f : w * scale * (g_.reduction == LossReduction::None ? dy[n * g_.d + d] : dy[0]);
         if (!softmax_) {
           for (int64_t k = 0; k < g_.c; ++k) dx[first + k * g_.d] = k == label ? -g : 0.0f;
           continue;
