@@ -43,8 +43,8 @@ def test_sign(dtype):
 
 
 def test_sign_of_specials():
-    x = np.array([np.inf, -np.inf, -0.0, 1e-30], np.float32)
-    assert_matches_ort(unary_model("Sign", [4]), {"x": x})
+    x = np.array([np.inf, -np.inf, -0.0, 1e-30, np.nan], np.float32)
+    assert_matches_ort(unary_model("Sign", [5]), {"x": x})
 
 
 @pytest.mark.parametrize("attrs", [{}, {"detect_positive": 0}, {"detect_negative": 0},

@@ -13,6 +13,8 @@ from onnx.reference.op_run import OpRun
 from grad_check import check_gradients
 from ort_check import make_model
 
+import dnnx
+
 RNG = np.random.default_rng(35)
 
 
@@ -153,3 +155,9 @@ def test_class_loss_gradient(op, reduction, weight, ignore_index):
 
 def test_softmax_cross_entropy_log_prob_gradient():
     check_gradients(*loss_chain("SoftmaxCrossEntropyLoss", "mean", True, None, log_prob=True))
+
+
+def test_trainable_class_weights_are_refused():
+    model, _, feeds, target = loss_chain("NegativeLogLikelihoodLoss", "none", True, None)
+    with pytest.raises(dnnx.UnsupportedModelError, match="class weights carry no gradient"):
+        dnnx.load(model, optimize=False).finetune(trainable=["w", "cw"], loss="mse")

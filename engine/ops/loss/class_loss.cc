@@ -62,6 +62,11 @@ OpDef class_loss_op(bool softmax) {
   def.infer = [softmax](const Node& node, const std::vector<ValueInfo>& inputs) {
     return infer_class_loss(node, inputs, softmax);
   };
+  def.untrainable = [](const Node&, const std::vector<ValueInfo>&, const std::vector<bool>& needs_grad) {
+    return needs_grad.size() > kWeight && needs_grad[kWeight]
+               ? std::string("its class weights carry no gradient (make them a constant, not a trainable tensor)")
+               : std::string();
+  };
   return def;
 }
 
