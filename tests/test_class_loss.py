@@ -85,3 +85,9 @@ def test_labels_of_the_wrong_shape_are_refused():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     with pytest.raises(dnnx.InvalidModelError, match="loss_node.*labels \\[2,3\\]"):
         dnnx.load(model)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_no_classes_is_refused(op):
+    with pytest.raises(dnnx.InvalidModelError, match="loss_node.*no classes"):
+        dnnx.load(loss_model(op, [2, 0], reduction="mean"))

@@ -38,6 +38,9 @@ std::vector<TensorInfo> infer_class_loss(const Node& node, const std::vector<Val
     node_fail<InvalidModelError>(node, "scores " + shape_str(x.shape) + " must be [N, C] or [N, C, d1..dk] and labels " +
                                            shape_str(t.shape) + " its shape without C, " + shape_str(want_t));
   }
+  if (x.shape[1] == 0) {
+    node_fail<InvalidModelError>(node, "scores " + shape_str(x.shape) + " have no classes (C = 0)");
+  }
   if (input_present(inputs, kWeight)) {
     const TensorInfo& w = inputs[kWeight].info;
     if (w.dtype != x.dtype || w.shape != Shape{x.shape[1]}) {
