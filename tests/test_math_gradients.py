@@ -97,7 +97,8 @@ class LpNormalization(OpRun):
 @pytest.mark.parametrize("axis", [0, -1])
 def test_lp_norm_gradient(p, axis):
     inits = {"q": rand(3, 5)}
-    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node("LpNormalization", ["h"], ["y"], p=p, axis=axis)]
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]),
+             helper.make_node("LpNormalization", ["h"], ["y"], p=p, axis=axis)]
     model = make_model(nodes, [("x", [3, 5])], [("y", None)], inits, opset=22)
     check_gradients(model, ["q"], {"x": rand(3, 5)}, rand(3, 5), reference_ops=[LpNormalization])
 

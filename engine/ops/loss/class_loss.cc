@@ -26,8 +26,8 @@ std::vector<TensorInfo> infer_class_loss(const Node& node, const std::vector<Val
   require_float(node, x, softmax ? "input scores" : "input");
   const TensorInfo& t = require_input(node, inputs, kLabels, softmax ? "labels" : "target");
   if (!is_integer(t.dtype)) {
-    node_fail<UnsupportedModelError>(node, std::string(softmax ? "labels" : "target") + " must be int32 or int64, got " +
-                                               dtype_name(t.dtype));
+    const std::string what = softmax ? "labels" : "target";
+    node_fail<UnsupportedModelError>(node, what + " must be int32 or int64, got " + dtype_name(t.dtype));
   }
   Shape want_t;  // [N, d1..dk]: X's shape without C
   if (x.shape.size() >= 2) {
@@ -35,8 +35,9 @@ std::vector<TensorInfo> infer_class_loss(const Node& node, const std::vector<Val
     want_t.erase(want_t.begin() + 1);
   }
   if (x.shape.size() < 2 || t.shape != want_t) {
-    node_fail<InvalidModelError>(node, "scores " + shape_str(x.shape) + " must be [N, C] or [N, C, d1..dk] and labels " +
-                                           shape_str(t.shape) + " its shape without C, " + shape_str(want_t));
+    node_fail<InvalidModelError>(node, "scores " + shape_str(x.shape) + " must be [N, C] or [N, C, d1..dk] and " +
+                                           "labels " + shape_str(t.shape) + " its shape without C, " +
+                                           shape_str(want_t));
   }
   if (x.shape[1] == 0) {
     node_fail<InvalidModelError>(node, "scores " + shape_str(x.shape) + " have no classes (C = 0)");

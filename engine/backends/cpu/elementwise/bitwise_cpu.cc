@@ -22,7 +22,8 @@ struct BitFn {
 }
 
 template <BitOp Op>
-KernelChoice plan_bit_op(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+KernelChoice plan_bit_op(const Node& node, const std::vector<ValueInfo>& inputs,
+                         const std::vector<TensorInfo>& outputs) {
   KernelChoice choice;
   with_dtype(outputs[0].dtype, [&](auto t) {
     using T = decltype(t);

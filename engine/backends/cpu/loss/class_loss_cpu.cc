@@ -26,9 +26,10 @@ int64_t class_of(const ClassLossGeometry& g, const void* labels, int64_t at) {
                                                      : static_cast<const int64_t*>(labels)[at];
   if (g.has_ignore_index && label == g.ignore_index) return -1;
   if (label < 0 || label >= g.c) {
+    const std::string ignore =
+        g.has_ignore_index ? " (and is not ignore_index " + std::to_string(g.ignore_index) + ")" : std::string();
     throw InputError(g.where + ": label " + std::to_string(label) + " is out of range for " + std::to_string(g.c) +
-                     " classes" + (g.has_ignore_index ? " (and is not ignore_index " + std::to_string(g.ignore_index) + ")"
-                                                      : std::string()));
+                     " classes" + ignore);
   }
   return label;
 }

@@ -112,7 +112,8 @@ KernelChoice plan_rms_norm(const Node& node, const std::vector<ValueInfo>& input
 KernelChoice plan_lp_norm(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
   KernelChoice choice;
   choice.algorithm = "rows";
-  choice.kernel = make_float_kernel<LpNormKernel>(node, inputs[0].info.dtype, lp_norm_geometry(node, inputs[0].info.shape));
+  choice.kernel =
+      make_float_kernel<LpNormKernel>(node, inputs[0].info.dtype, lp_norm_geometry(node, inputs[0].info.shape));
   return choice;
 }
 

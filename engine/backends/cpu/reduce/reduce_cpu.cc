@@ -2,9 +2,9 @@
 // ReduceMean: X's dims are merged into alternating runs of kept and reduced dims; a counter
 // walks X in order, adding each element into its output cell (the output stride of a reduced
 // run is 0), and the sums are scaled by 1 / (elements per cell) at the end.
-// The others (templated over the element type), and every gradient, walk cells (ReduceCells): output cell i reads X at
-// base[i] + red[j] for each of its `count` reduced elements j, in X's order, as the CUDA kernels
-// do (elementwise/reduce_kernels.cu). The gradients, from X, Y and dY of each cell:
+// The others (templated over the element type), and every gradient, walk cells (ReduceCells):
+// output cell i reads X at base[i] + red[j] for each of its `count` reduced elements j, in X's
+// order, as the CUDA kernels do (elementwise/reduce_kernels.cu). The gradients, from X, Y and dY of each cell:
 //   Mean dy / count    Sum dy    L2 dy * x / y (0 where y is 0)    L1 dy * sign(x)
 //   SumSquare 2 x dy   LogSum dy / e^y   LogSumExp dy * e^(x - y)
 //   Max, Min   dy split evenly between the elements equal to y (PyTorch's amax rule)
@@ -12,9 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
-
 #include <type_traits>
+#include <vector>
 
 #include "backends/cpu/reduce/reduce_cells.h"
 #include "backends/cpu/runtime/element_type.h"
