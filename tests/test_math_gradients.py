@@ -162,3 +162,27 @@ def test_trainable_class_weights_are_refused():
     model, _, feeds, target = loss_chain("NegativeLogLikelihoodLoss", "none", True, None)
     with pytest.raises(dnnx.UnsupportedModelError, match="class weights carry no gradient"):
         dnnx.load(model, optimize=False).finetune(trainable=["w", "cw"], loss="mse")
+
+
+def test_loss_choices_match_the_onnx_loss_ops():
+    """loss="nll" on a LogSoftmax-then-Identity output and loss="softmax_cross_entropy" on logits
+    give the loss onnx's NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (onnxruntime) give."""
+    from ort_check import run_ort
+
+    w, x = rand(5, 4), rand(6, 5)
+    labels = np.array([0, 3, 1, 2, 3, 1], np.int64)
+    for loss, nodes, op in [
+        ("nll", [helper.make_node("MatMul", ["x", "w"], ["s"]), helper.make_node("LogSoftmax", ["s"], ["lp"], axis=1),
+                 helper.make_node("Identity", ["lp"], ["y"])], "NegativeLogLikelihoodLoss"),
+        ("softmax_cross_entropy", [helper.make_node("MatMul", ["x", "w"], ["y"])], "SoftmaxCrossEntropyLoss"),
+    ]:
+        model = make_model(nodes, [("x", [6, 5])], [("y", None)], {"w": w}, opset=13)
+        got, grads = dnnx.load(model, optimize=False).finetune(trainable=["w"], loss=loss, momentum=0.0).gradients(
+            [x], labels)
+        ref = make_model(nodes + [helper.make_node(op, ["y", "t"], ["loss"])], [("x", [6, 5]), ("t", [6], 7)],
+                         [("loss", None)], {"w": w}, opset=13)
+        want = run_ort(ref, {"x": x, "t": labels})["loss"]
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+        assert grads["w"].shape == (5, 4)
+    with pytest.raises(ValueError, match="nll takes integer class labels"):
+        dnnx.load(model).finetune(trainable=["w"], loss="nll").step([x], np.zeros(6, np.float32))
