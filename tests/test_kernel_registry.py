@@ -22,8 +22,9 @@ def test_every_supported_op_has_a_cpu_kernel_or_is_a_view():
 
 def test_cpu_capabilities():
     kernels = dnnx.load(build("lenet")).kernels()
-    bool_only = {"Not", "And", "Or", "Xor"}
-    assert all(caps["dtypes"] == ([] if op in bool_only else ["float32"]) for op, caps in kernels.items())
+    no_float = {"Not", "And", "Or", "Xor",  # bool only
+                "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"}  # integers only
+    assert all(caps["dtypes"] == ([] if op in no_float else ["float32"]) for op, caps in kernels.items())
     assert not any(caps["checks_nodes"] for caps in kernels.values())  # the CPU refuses no node form
 
 

@@ -45,7 +45,15 @@
   X(gather_nd) X(scatter_elements) /* ScatterElements, Scatter */ X(one_hot) X(trilu)            \
   X(reverse_sequence)                                                                            \
   X(space_depth)   /* DepthToSpace, SpaceToDepth */ X(center_crop_pad)                          \
-  X(einsum) X(det)
+  X(einsum) X(det) \
+  /* issue #35, math families (ops-math) */                                                        \
+  X(float_math)    /* Sin..Atanh, Ceil, Floor, Round, Softsign, Celu, ThresholdedRelu, Swish, Sign, Shrink */ \
+  X(float_class)   /* IsNaN, IsInf */                                                              \
+  X(bitwise)       /* BitShift, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot */              \
+  X(cumulative)    /* CumSum, CumProd */                                                           \
+  X(hardmax)                                                                                       \
+  X(moment_norms)  /* RMSNormalization, LpNormalization, MeanVarianceNormalization */            \
+  X(class_loss)    /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */
 // clang-format on
 
 namespace dnnx {

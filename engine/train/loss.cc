@@ -6,9 +6,10 @@
 namespace dnnx {
 
 LossKind loss_from_name(const std::string& name) {
-  if (name == "cross_entropy") return LossKind::CrossEntropy;
+  // softmax_cross_entropy is cross_entropy by onnx's name; nll reads log-probabilities (TrainerOptions)
+  if (name == "cross_entropy" || name == "softmax_cross_entropy" || name == "nll") return LossKind::CrossEntropy;
   if (name == "mse") return LossKind::MeanSquaredError;
-  throw InputError("loss: expected 'cross_entropy' or 'mse', got '" + name + "'");
+  throw InputError("loss: expected 'cross_entropy', 'softmax_cross_entropy', 'nll' or 'mse', got '" + name + "'");
 }
 
 namespace {

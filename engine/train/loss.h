@@ -13,7 +13,9 @@
 
 namespace dnnx {
 
-// "cross_entropy" or "mse"; InputError naming `loss` otherwise.
+// "cross_entropy" (also "softmax_cross_entropy", onnx's SoftmaxCrossEntropyLoss with reduction
+// "mean", and "nll", its NegativeLogLikelihoodLoss: the scores read as log-probabilities) or
+// "mse"; InputError naming `loss` otherwise.
 LossKind loss_from_name(const std::string& name);
 
 struct LossValue {

@@ -72,7 +72,9 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
   const Node& last = split_.tail.nodes.back();
   loss_value_ = graph_.outputs[0];
   const bool ends_in_output = last.has_output(0) && last.outputs[0] == graph_.outputs[0];
-  if (options_.loss == LossKind::CrossEntropy && ends_in_output) {
+  if (options_.loss == LossKind::CrossEntropy && options_.scores_are_log_probs) {
+    scores_ = ScoreKind::LogProbs;
+  } else if (options_.loss == LossKind::CrossEntropy && ends_in_output) {
     if (last.op_type == "Softmax") {
       const int64_t axis = last.attr_int("axis", last.opset >= 13 ? -1 : 1);
       if (axis != 1 && axis != -1) {

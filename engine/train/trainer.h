@@ -40,6 +40,9 @@ class PartMarks;  // train/part_marks.h
 struct TrainerOptions {
   std::vector<std::string> params;  // the trainable constants (train/trainable.h selects them)
   LossKind loss = LossKind::CrossEntropy;
+  // loss "nll": the output already holds log-probabilities, whatever the last node (no Softmax
+  // fused, no log-softmax taken): onnx's NegativeLogLikelihoodLoss with reduction "mean"
+  bool scores_are_log_probs = false;
   SgdOptions sgd;
   PassOptions head_passes;          // the frozen head's rewrites (fuse_lstm_stack: the tail's too)
   bool device_graphs = true;        // on a device backend: replay each step as one recorded graph

@@ -82,6 +82,7 @@ TrainerOptions trainer_options(const Graph& graph, const py::object& trainable, 
     o.params = check_parameters(graph, trainable.cast<std::vector<std::string>>());
   }
   o.loss = loss_from_name(loss);
+  o.scores_are_log_probs = loss == "nll";
   if (sgd.contains("momentum")) o.sgd.momentum = sgd["momentum"].cast<float>();
   if (sgd.contains("weight_decay")) o.sgd.weight_decay = sgd["weight_decay"].cast<float>();
   if (sgd.contains("nesterov")) o.sgd.nesterov = sgd["nesterov"].cast<bool>();

@@ -35,7 +35,8 @@ from .profile import ProfileTable, profile_table
 
 NonFiniteLossError = core.NonFiniteLossError  # also a FloatingPointError
 
-LOSSES = ("cross_entropy", "mse")
+LOSSES = ("cross_entropy", "softmax_cross_entropy", "nll", "mse")
+LABEL_LOSSES = ("cross_entropy", "softmax_cross_entropy", "nll")  # integer class labels [N]
 SCHEDULES = (None, "step", "cosine")
 STEP_DECAY = 0.1      # "step": the lr is multiplied by this ...
 STEP_DECAY_PHASES = 3  # ... at each third of total_steps
@@ -173,9 +174,9 @@ class Tuner:
 
     def _target(self, y) -> np.ndarray:
         y = np.asarray(y)
-        if self.loss == "cross_entropy":
+        if self.loss in LABEL_LOSSES:
             if y.dtype.kind not in "iu":
-                raise ValueError(f"y: cross_entropy takes integer class labels, got dtype {y.dtype}")
+                raise ValueError(f"y: {self.loss} takes integer class labels, got dtype {y.dtype}")
             return np.ascontiguousarray(y, dtype=np.int64)
         if y.dtype.kind not in "fiu":
             raise ValueError(f"y: mse takes float targets, got dtype {y.dtype}")

@@ -249,7 +249,9 @@ class Model:
                  weight_decay=0.0, schedule=None, deterministic=False, seed=0, total_steps=None):
         """A Tuner that trains ``trainable`` ("last:N": the parameters of the last N Conv, Gemm,
         MatMul or LSTM layers; "all"; or a list of initializer names) with SGD on ``loss``
-        ("cross_entropy": integer labels, fused with a final Softmax; "mse": float targets).
+        ("cross_entropy" or its onnx name "softmax_cross_entropy": integer labels, fused with a
+        final Softmax; "nll": integer labels against an output of log-probabilities; "mse": float
+        targets).
         ``schedule`` ("step", "cosine") needs ``total_steps``. ``run()`` and ``save()`` see the
         tuned weights. See dnnx/finetune.py."""
         options = self._backend[1].get("device_options")

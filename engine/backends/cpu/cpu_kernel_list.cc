@@ -25,7 +25,9 @@
   /* issue #35, indexing / layout / shape / dense (ops-index; gradients in their files) */       \
   X(size) X(eye_like)                                                                            \
   X(gather_nd) X(scatter_elements) X(one_hot) X(trilu) X(reverse_sequence)                       \
-  X(space_depth) X(center_crop_pad) X(einsum) X(det)
+  X(space_depth) X(center_crop_pad) X(einsum) X(det) \
+  /* issue #35, math families (ops-math; gradients in the forward files) */                        \
+  X(float_math) X(float_class) X(bitwise) X(cumulative) X(hardmax) X(moment_norms) X(class_loss) X(moment_norms_grad)
 // clang-format on
 
 namespace dnnx {

@@ -7,6 +7,7 @@ const char* element_types_name(ElementTypes types) {
     case ElementTypes::Numbers: return "float32, int32 or int64";
     case ElementTypes::NumbersAndBool: return "float32, int32, int64 or bool";
     case ElementTypes::Bool: return "bool";
+    case ElementTypes::Integers: return "int32 or int64";
   }
   return "?";
 }
@@ -16,6 +17,7 @@ bool element_type_allowed(ElementTypes types, DType t) {
     case ElementTypes::Numbers: return t != DType::Bool;
     case ElementTypes::NumbersAndBool: return true;
     case ElementTypes::Bool: return t == DType::Bool;
+    case ElementTypes::Integers: return is_integer(t);
   }
   return false;
 }

@@ -13,6 +13,7 @@ enum class ElementTypes {
   Numbers,         // float32 (float16 under precision="fp16"), int32, int64
   NumbersAndBool,  // the above and bool (Equal)
   Bool,            // bool only (Not, And, Or, Xor)
+  Integers,        // the integer types, is_integer (BitShift, BitwiseAnd, ...)
 };
 
 // "float32, int32 or int64", ...: for messages.

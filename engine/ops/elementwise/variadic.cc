@@ -1,5 +1,6 @@
 // Sum, Max, Min: one or more inputs of one dtype (float32, int32 or int64), broadcast together
-// numpy-style (opset 8+; opsets 6-7 required equal shapes, a special case).
+// numpy-style (opset 8+; opsets 6-7 required equal shapes, a special case). Mean: the same over
+// float inputs, the sum divided by the number of inputs.
 #include "ops/op.h"
 
 namespace dnnx {
@@ -17,6 +18,7 @@ std::vector<TensorInfo> infer_variadic(const Node& node, const std::vector<Value
     }
     out.shape = broadcast_shapes(node, out.shape, x.shape);
   }
+  if (node.op_type == "Mean") require_float(node, out, "the inputs");
   return {out};
 }
 
@@ -33,6 +35,7 @@ void register_variadic_ops(OpRegistry& r) {
   r.add("Sum", variadic_op());
   r.add("Max", variadic_op());
   r.add("Min", variadic_op());
+  r.add("Mean", variadic_op());
 }
 
 }  // namespace dnnx

@@ -1,10 +1,12 @@
-// ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL2: X [d...] float32 -> the
+// ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL2, ReduceLogSum,
+// ReduceLogSumExp: X [d...] float32 (ReduceL1, ReduceSumSquare: also int32, int64) -> the
 // reduction over the reduced axes (ops/reduce/reduce.h), keeping them as 1s (keepdims, the default) or
 // dropping them. The axes are an attribute before opset 18 (ReduceSum: 13) and an optional
 // input after, a value input: known when the plan is built.
 #include "ops/reduce/reduce.h"
 
 #include "ops/const_inputs.h"
+#include "ops/elementwise/elementwise.h"
 #include "ops/op.h"
 
 namespace dnnx {
@@ -29,7 +31,12 @@ void validate_reduce(const Node& node) {
 
 std::vector<TensorInfo> infer_reduce(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& x = require_input(node, inputs, 0, "data");
-  require_float(node, x, "input data");
+  const ReduceKind kind = reduce_kind(node.op_type);
+  if (kind == ReduceKind::L1 || kind == ReduceKind::SumSquare) {
+    require_element_type(node, x, ElementTypes::Numbers, "input data");
+  } else {
+    require_float(node, x, "input data");
+  }
   return {TensorInfo{reduce_axes(node, inputs, x.shape).out, x.dtype}};
 }
 
@@ -41,6 +48,10 @@ ReduceKind reduce_kind(const std::string& op_type) {
   if (op_type == "ReduceMin") return ReduceKind::Min;
   if (op_type == "ReduceProd") return ReduceKind::Prod;
   if (op_type == "ReduceL2") return ReduceKind::L2;
+  if (op_type == "ReduceL1") return ReduceKind::L1;
+  if (op_type == "ReduceSumSquare") return ReduceKind::SumSquare;
+  if (op_type == "ReduceLogSum") return ReduceKind::LogSum;
+  if (op_type == "ReduceLogSumExp") return ReduceKind::LogSumExp;
   return ReduceKind::Mean;
 }
 
@@ -73,6 +84,8 @@ void register_reduce_ops(OpRegistry& r) {
   def.value_inputs = {kAxesInput};
   def.min_opset = 1;
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"}) r.add(op, def);
+  // issue #35
+  for (const char* op : {"ReduceL1", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}) r.add(op, def);
 }
 
 }  // namespace dnnx

@@ -9,7 +9,9 @@ namespace dnnx {
 // Over the reduced elements of one output cell (an empty set gives the identity: 0, 1, -inf,
 // +inf; ReduceMean's is NaN, 0 / 0):
 //   Mean  sum / count     Sum  sum     Max / Min  max / min     Prod  product     L2  sqrt(sum x^2)
-enum class ReduceKind { Mean, Sum, Max, Min, Prod, L2 };
+//   L1  sum |x|    SumSquare  sum x^2    LogSum  log(sum x)    LogSumExp  log(sum e^x), computed as
+//   max + log(sum e^(x - max)) (an empty set: log 0 = -inf)
+enum class ReduceKind { Mean, Sum, Max, Min, Prod, L2, L1, SumSquare, LogSum, LogSumExp };
 ReduceKind reduce_kind(const std::string& op_type);
 
 struct ReduceAxes {

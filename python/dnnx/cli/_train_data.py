@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .._digits import load_digits
+from ..finetune import LABEL_LOSSES
 from ._files import _load_array_file
 
 DIGITS = "digits"
@@ -29,9 +30,9 @@ def _read_xy(path, x_key: str, y_key: str, loss: str, what: str) -> tuple:
         raise ValueError(f"{what} {path}: no rows")
     if x.dtype.kind not in "fiu":
         raise ValueError(f"{what} {path}: '{x_key}' must be numeric, got {x.dtype}")
-    if loss == "cross_entropy" and y.dtype.kind not in "iu":
-        raise ValueError(f"{what} {path}: '{y_key}' must hold integer class labels for cross_entropy, got {y.dtype}")
-    y = y.astype(np.int64 if loss == "cross_entropy" else np.float32)
+    if loss in LABEL_LOSSES and y.dtype.kind not in "iu":
+        raise ValueError(f"{what} {path}: '{y_key}' must hold integer class labels for {loss}, got {y.dtype}")
+    y = y.astype(np.int64 if loss in LABEL_LOSSES else np.float32)
     return np.ascontiguousarray(x, dtype=np.float32), y
 
 
@@ -39,7 +40,7 @@ def load_training_data(args, input_shape, loss: str) -> tuple:
     """(x_train, y_train, x_val, y_val); the validation pair is None without --val (and for
     digits it is the bundled split's, unless --val names a file)."""
     if args.data == DIGITS:
-        if loss != "cross_entropy":
+        if loss not in LABEL_LOSSES:
             raise ValueError("--data digits has class labels: use --loss cross_entropy")
         x_train, y_train, x_val, y_val = load_digits(input_shape, seed=args.seed)
     else:

@@ -25,7 +25,7 @@ import numpy as np
 from .._importer import read_model
 from .._plot import require_matplotlib, training_curves
 from .._progress import bar
-from ..finetune import LOSSES, atomic_write_bytes, tuned_proto
+from ..finetune import LABEL_LOSSES, LOSSES, atomic_write_bytes, tuned_proto
 from ..model import load
 from . import _checkpoint
 from ._args import add_model, add_planning, planning_options, positive_int
@@ -263,7 +263,7 @@ def main(args) -> int:
                 break
             validation = tuner.evaluate(x_val, y_val, batch_size=args.batch_size) if x_val is not None else None
             train_accuracy = None
-            if args.plot and args.loss == "cross_entropy":
+            if args.plot and args.loss in LABEL_LOSSES:
                 train_accuracy = tuner.evaluate(x_train, y_train, batch_size=args.batch_size)["accuracy"]
             history.append(progress.finish(validation, train_accuracy))
             epoch, skip = epoch + 1, 0

@@ -1,5 +1,6 @@
 // Sum, Max, Min on the CPU for float32, int32 and int64: y starts as input 0 broadcast to the
 // output, then folds in each further input (broadcast the same way, see broadcast_walk.h).
+// Mean (float types) is the Sum, divided by the number of inputs at the end.
 // Max and Min propagate NaN, as numpy's maximum/minimum and onnxruntime do.
 #include <cmath>
 #include <cstring>
@@ -13,7 +14,7 @@ namespace dnnx {
 
 namespace {
 
-enum class Fold { Sum, Max, Min };
+enum class Fold { Sum, Max, Min, Mean };
 
 template <class T>
 bool is_nan(T v) {
@@ -23,7 +24,7 @@ bool is_nan(T v) {
 
 template <Fold F, class T>
 inline T fold(T acc, T v) {
-  if constexpr (F == Fold::Sum) {
+  if constexpr (F == Fold::Sum || F == Fold::Mean) {
     return acc + v;
   } else if constexpr (F == Fold::Max) {
     return (v > acc || is_nan(v)) ? v : acc;
@@ -56,6 +57,11 @@ class VariadicKernel final : public Kernel {
         }
       });
     }
+    if constexpr (F == Fold::Mean) {
+      const T count = static_cast<T>(walks_.size());
+      const int64_t n = walks_.empty() ? 0 : walks_[0].total;
+      for (int64_t k = 0; k < n; ++k) y[k] /= count;
+    }
   }
 
  private:
@@ -85,6 +91,7 @@ void register_cpu_variadic_kernels(KernelRegistry& r) {
   r.add("Sum", plan_variadic<Fold::Sum>);
   r.add("Max", plan_variadic<Fold::Max>);
   r.add("Min", plan_variadic<Fold::Min>);
+  r.add("Mean", plan_variadic<Fold::Mean>);
 }
 
 }  // namespace dnnx

@@ -2,19 +2,23 @@
 // ReduceMean: X's dims are merged into alternating runs of kept and reduced dims; a counter
 // walks X in order, adding each element into its output cell (the output stride of a reduced
 // run is 0), and the sums are scaled by 1 / (elements per cell) at the end.
-// The others, and every gradient, walk cells (ReduceCells): output cell i reads X at
-// base[i] + red[j] for each of its `count` reduced elements j, in X's order, as the CUDA kernels
-// do (elementwise/reduce_kernels.cu). The gradients, from X, Y and dY of each cell:
-//   Mean dy / count    Sum dy    L2 dy * x / y (0 where y is 0)
+// The others (templated over the element type), and every gradient, walk cells (ReduceCells):
+// output cell i reads X at base[i] + red[j] for each of its `count` reduced elements j, in X's
+// order, as the CUDA kernels do (elementwise/reduce_kernels.cu). The gradients, from X, Y and dY of each cell:
+//   Mean dy / count    Sum dy    L2 dy * x / y (0 where y is 0)    L1 dy * sign(x)
+//   SumSquare 2 x dy   LogSum dy / e^y   LogSumExp dy * e^(x - y)
 //   Max, Min   dy split evenly between the elements equal to y (PyTorch's amax rule)
 //   Prod       dy * (the product of the others): y / x without zeros, else from the non-zeros
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
-#include "runtime/kernel_registry.h"
+#include "backends/cpu/reduce/reduce_cells.h"
+#include "backends/cpu/runtime/element_type.h"
 #include "ops/reduce/reduce.h"
+#include "runtime/kernel_registry.h"
 
 namespace dnnx {
 
@@ -90,66 +94,66 @@ class ReduceMeanKernel final : public Kernel {
   ReduceWalk w_;
 };
 
-// Cell i's elements are x[base[i] + red[j]], j < red.size().
-struct ReduceCells {
-  std::vector<int64_t> base;
-  std::vector<int64_t> red;
-};
-
-ReduceCells reduce_cells(const Shape& x, const std::vector<bool>& reduced) {
-  std::vector<int64_t> strides(x.size(), 1);
-  for (size_t d = x.size(); d-- > 1;) strides[d - 1] = strides[d] * x[d];
-  ReduceCells c;
-  c.base = {0};
-  c.red = {0};
-  for (size_t d = 0; d < x.size(); ++d) {  // outer dims first: each list stays in X's order
-    std::vector<int64_t>& list = reduced[d] ? c.red : c.base;
-    std::vector<int64_t> next;
-    next.reserve(list.size() * x[d]);
-    for (int64_t at : list) {
-      for (int64_t k = 0; k < x[d]; ++k) next.push_back(at + k * strides[d]);
-    }
-    list = std::move(next);
-  }
-  return c;
-}
-
-float reduce_identity(ReduceKind kind) {
+template <class T>
+T reduce_identity(ReduceKind kind) {
+  using L = std::numeric_limits<T>;
   switch (kind) {
-    case ReduceKind::Prod: return 1.0f;
-    case ReduceKind::Max: return -std::numeric_limits<float>::infinity();
-    case ReduceKind::Min: return std::numeric_limits<float>::infinity();
-    default: return 0.0f;
+    case ReduceKind::Prod: return T(1);
+    case ReduceKind::Max: return L::has_infinity ? -L::infinity() : L::lowest();
+    case ReduceKind::Min: return L::has_infinity ? L::infinity() : L::max();
+    default: return T(0);
   }
 }
 
+// LogSumExp of one cell: max + log(sum e^(x - max)); an infinite or empty max is the answer.
+template <class T>
+T log_sum_exp(const T* cell, const std::vector<int64_t>& red) {
+  T top = -std::numeric_limits<T>::infinity();
+  for (int64_t r : red) top = std::max(top, cell[r]);
+  if (!std::isfinite(top)) return top;
+  T sum = 0;
+  for (int64_t r : red) sum += std::exp(cell[r] - top);
+  return top + std::log(sum);
+}
+
+// T: float32, or int32/int64 for ReduceL1 and ReduceSumSquare (the OpDef refuses the rest).
+template <class T>
 class ReduceCellKernel final : public Kernel {
  public:
   ReduceCellKernel(ReduceKind kind, ReduceCells c) : kind_(kind), c_(std::move(c)) {}
 
   void run(const KernelArgs& args) const override {
-    const float* x = args.in(0);
-    float* y = args.out(0);
-    for (size_t i = 0; i < c_.base.size(); ++i) {
-      const float* cell = x + c_.base[i];
-      float acc = reduce_identity(kind_);
-      for (int64_t r : c_.red) {
-        const float v = cell[r];
-        switch (kind_) {
-          case ReduceKind::Max: acc = std::max(acc, v); break;
-          case ReduceKind::Min: acc = std::min(acc, v); break;
-          case ReduceKind::Prod: acc *= v; break;
-          case ReduceKind::L2: acc += v * v; break;
-          default: acc += v; break;
-        }
-      }
-      if (kind_ == ReduceKind::L2) acc = std::sqrt(acc);
-      if (kind_ == ReduceKind::Mean) acc /= static_cast<float>(c_.red.size());
-      y[i] = acc;
-    }
+    const T* x = args.in<T>(0);
+    T* y = args.out<T>(0);
+    for (size_t i = 0; i < c_.base.size(); ++i) y[i] = cell(x + c_.base[i]);
   }
 
  private:
+  T cell(const T* cell) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (kind_ == ReduceKind::LogSumExp) return log_sum_exp(cell, c_.red);
+    }
+    T acc = reduce_identity<T>(kind_);
+    for (int64_t r : c_.red) {
+      const T v = cell[r];
+      switch (kind_) {
+        case ReduceKind::Max: acc = std::max(acc, v); break;
+        case ReduceKind::Min: acc = std::min(acc, v); break;
+        case ReduceKind::Prod: acc *= v; break;
+        case ReduceKind::L2:
+        case ReduceKind::SumSquare: acc += v * v; break;
+        case ReduceKind::L1: acc += v < T(0) ? -v : v; break;
+        default: acc += v; break;
+      }
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      if (kind_ == ReduceKind::L2) acc = std::sqrt(acc);
+      if (kind_ == ReduceKind::LogSum) acc = std::log(acc);
+      if (kind_ == ReduceKind::Mean) acc /= static_cast<T>(c_.red.size());
+    }
+    return acc;
+  }
+
   ReduceKind kind_;
   ReduceCells c_;
 };
@@ -178,6 +182,20 @@ class ReduceGradKernel final : public GradKernel {
       }
       case ReduceKind::L2:
         for (int64_t r : c_.red) dx[r] = y == 0.0f ? 0.0f : dy * x[r] / y;
+        break;
+      case ReduceKind::L1:  // the subgradient 0 at x = 0
+        for (int64_t r : c_.red) dx[r] = x[r] > 0.0f ? dy : x[r] < 0.0f ? -dy : 0.0f;
+        break;
+      case ReduceKind::SumSquare:
+        for (int64_t r : c_.red) dx[r] = 2.0f * x[r] * dy;
+        break;
+      case ReduceKind::LogSum: {  // d log(s) / dx = 1 / s, s = e^y
+        const float g = dy / std::exp(y);
+        for (int64_t r : c_.red) dx[r] = g;
+        break;
+      }
+      case ReduceKind::LogSumExp:  // softmax of the cell: e^(x - y)
+        for (int64_t r : c_.red) dx[r] = dy * std::exp(x[r] - y);
         break;
       case ReduceKind::Max:
       case ReduceKind::Min: {
@@ -218,7 +236,11 @@ KernelChoice plan_reduce(const Node& node, const std::vector<ValueInfo>& inputs,
   const ReduceAxes axes = reduce_axes(node, inputs, x);
   KernelChoice choice;
   choice.algorithm = "cells";
-  choice.kernel = std::make_unique<ReduceCellKernel>(reduce_kind(node.op_type), reduce_cells(x, axes.reduced));
+  const ReduceKind kind = reduce_kind(node.op_type);
+  ReduceCells cells = reduce_cells(x, axes.reduced);
+  choice.kernel = with_dtype(inputs[0].info.dtype, [&](auto t) -> std::unique_ptr<Kernel> {
+    return std::make_unique<ReduceCellKernel<decltype(t)>>(kind, std::move(cells));
+  });
   return choice;
 }
 
@@ -244,7 +266,8 @@ KernelChoice plan_reduce_mean(const Node& node, const std::vector<ValueInfo>& in
 
 void register_cpu_reduce_kernels(KernelRegistry& r) {
   r.add("ReduceMean", plan_reduce_mean).with_gradient(plan_reduce_grad);
-  for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"}) {
+  for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", /* issue #35: */
+                         "ReduceL1", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}) {
     r.add(op, plan_reduce).with_gradient(plan_reduce_grad);
   }
 }
