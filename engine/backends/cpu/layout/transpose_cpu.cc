@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/runtime/element_type.h"
 #include "runtime/kernel_registry.h"
 #include "ops/layout/transpose.h"
 
@@ -185,6 +186,6 @@ KernelChoice transpose_factory(const Node& node, const std::vector<ValueInfo>& i
 
 }  // namespace
 
-void register_cpu_transpose_kernels(KernelRegistry& r) { r.add("Transpose", transpose_factory); }
+void register_cpu_transpose_kernels(KernelRegistry& r) { r.add("Transpose", transpose_factory).with_dtypes(movable_types()); }
 
 }  // namespace dnnx
