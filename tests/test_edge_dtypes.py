@@ -125,7 +125,7 @@ def test_cpu_plan_says_which_float64_layers_compute_in_float32():
     m = dnnx.load(_mlp(T.DOUBLE, np.float64))
     plan = m.plan(batch_size=2)
     assert plan.notes == []  # nothing converted at the graph's edges on the CPU
-    assert all("float64 computed in float32" in layer.algorithm for layer in plan.layers)
+    assert all("float64 computed in float32" in row["algorithm"] for row in plan)
 
 
 def test_device_import_converts_at_the_edges():

@@ -23,7 +23,12 @@ def test_every_supported_op_has_a_cpu_kernel_or_is_a_view():
 def test_cpu_capabilities():
     kernels = dnnx.load(build("lenet")).kernels()
     bool_only = {"Not", "And", "Or", "Xor"}
-    assert all(caps["dtypes"] == ([] if op in bool_only else ["float32"]) for op, caps in kernels.items())
+    # Note [cpu dtypes]: the types beyond float32, int32, int64 and bool that a kernel takes
+    assert all(caps["dtypes"] == [] if op in bool_only else "float32" in caps["dtypes"] for op, caps in kernels.items())
+    assert kernels["Conv"]["dtypes"] == ["float32"]  # float64/float16 Convs run it between conversions
+    assert {"float64", "uint64", "int8"} <= set(kernels["Add"]["dtypes"])
+    assert {"float8_e4m3fn", "int4", "bfloat16", "float16"} <= set(kernels["Transpose"]["dtypes"])
+    assert set(kernels["Cast"]["dtypes"]) == set(kernels["Concat"]["dtypes"])  # every type
     assert not any(caps["checks_nodes"] for caps in kernels.values())  # the CPU refuses no node form
 
 

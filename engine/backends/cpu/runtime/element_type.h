@@ -30,8 +30,9 @@ inline const std::vector<DType>& movable_types() {
   return all;
 }
 inline const std::vector<DType>& number_types() {
-  static const std::vector<DType> numbers = {DType::Float32, DType::Float64, DType::Int8,  DType::UInt8,
-                                             DType::Int16,   DType::UInt16,  DType::UInt32, DType::UInt64};
+  static const std::vector<DType> numbers = {DType::Float32, DType::Float64, DType::Int8,   DType::UInt8,
+                                             DType::Int16,   DType::UInt16,  DType::Int32,  DType::UInt32,
+                                             DType::Int64,   DType::UInt64};
   return numbers;
 }
 

@@ -103,11 +103,16 @@ KernelChoice plan_widened(const KernelFactory& factory, const std::vector<DType>
       constants.push_back(std::move(copy));
     }
   }
+  // Note [views with more outputs] (runtime/planner.cc): a view's output 0 is its input's bytes,
+  // which its kernel leaves alone: nothing to convert back there.
+  const OpDef* def = op_registry().find(node.op_type);
+  const size_t first = def && def->aliases_input0 ? 1 : 0;
   for (size_t o = 0; o < out.size(); ++o) {
     const DType t = out[o].dtype;
     if (!widenable(t) || holds(native, t)) continue;
-    out_edges[o] = {t, numel(out[o].shape)};
     out[o].dtype = DType::Float32;
+    if (o < first) continue;
+    out_edges[o] = {t, numel(out[o].shape)};
     note(t);
   }
   KernelChoice choice = factory(node, in, out);
