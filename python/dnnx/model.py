@@ -12,7 +12,7 @@ import numpy as np
 from ._chunks import run_chunked
 from ._device import backend_options
 from ._inputs import checked_inputs
-from ._tensors import ELEM_NAMES
+from ._tensors import ELEM_NAMES, dtype_named
 from .errors import HostFallbackWarning, NonFiniteWarning, PlanCacheWarning
 from . import finetune as _finetune
 from . import _pickle
@@ -401,7 +401,7 @@ class Model:
                 if spec.name in self.value_inputs:
                     raise ValueError(f"prepare: input '{spec.name}' decides shapes by its value: give an "
                                      f"array for it, not a shape")
-                arrays.append(np.zeros(tuple(int(d) for d in item), dtype=spec.dtype))
+                arrays.append(np.zeros(tuple(int(d) for d in item), dtype=dtype_named(spec.dtype)))
             else:
                 arrays.append(item)
         return self._edges.to_engine(names, arrays)
