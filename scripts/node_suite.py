@@ -25,7 +25,7 @@ def dnnx_verdict(case) -> str:
 
     try:
         rep = dnnx.backend.prepare(case.model, "CPU")
-        node_suite.run_case(rep.run, case)
+        node_suite.run_case(rep.run, case, node_suite.FLOAT16_RTOL)
         return "pass"
     except AssertionError as e:
         return "mismatch: " + str(e).strip().splitlines()[0][:200]

@@ -83,11 +83,17 @@ def test_initializers_round_to_nearest_even_like_the_reference():
     assert np.all(np.abs(back[finite] - values[finite]) <= np.abs(values[finite]) * 2.0**-8)
 
 
-def test_a_bfloat16_cast_in_a_loaded_model_is_refused_by_name():
+def test_a_bfloat16_cast_in_a_loaded_model_is_a_bfloat16_cast_on_the_cpu():
+    """A model's own Cast to BFLOAT16 is a value type on the CPU (issue #35; on a device it is a
+    float32 Cast with the edge converted: python/dnnx/_edges.py), rounded to nearest even."""
+    import ml_dtypes
+
     node = helper.make_node("Cast", ["x"], ["y"], name="to_bf16", to=TensorProto.BFLOAT16)
-    model = make_model([node], [("x", [3])], [("y", [3], TensorProto.FLOAT)])
-    with pytest.raises(dnnx.UnsupportedModelError, match="to_bf16.*cast to BFLOAT16 is not supported.*'bf16'"):
-        dnnx.load(model)
+    model = make_model([node], [("x", [4])], [("y", [4], TensorProto.BFLOAT16)])
+    x = np.array([1.0, 1.00390625, 1.01171875, -3.3e38], np.float32)  # ties to even, and a large value
+    got = dnnx.load(model).run(x)
+    assert got.dtype == np.dtype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(got.view(np.uint16), x.astype(ml_dtypes.bfloat16).view(np.uint16))
 
 
 def test_lstm_rewrite_without_bf16_recurrent_kernels_keeps_the_lstm_float32():

@@ -1,11 +1,12 @@
-"""float64 and float16 graph inputs, outputs, initializers and Casts (issue #15): dnnx computes
-them in float32 and converts at the edges (python/dnnx/_edges.py), against onnxruntime, which
-computes in the declared types.
+"""float64 and float16 graph inputs, outputs, initializers and Casts (issue #15), against
+onnxruntime, which computes in the declared types. On the CPU they are engine dtypes (issue #35):
+the ops without a kernel of their own type run a float32 kernel, converted at its edges
+(Note [cpu dtypes]); on a device the importer converts at the graph's edges (_edges.py: its
+conversions are checked here through import_model(float_edges=True)).
 
 Tolerances: a float64 model computed in float32 agrees with onnxruntime's float64 to float32's
 rounding (rtol 1e-5, atol 1e-6 on these small values); a float16 model agrees to float16's
-(rtol 2e-3, atol 2e-3: one half-precision ulp at 1 is 9.8e-4, and onnxruntime rounds every
-intermediate to float16 where dnnx keeps float32)."""
+(rtol 2e-3, atol 2e-3: one half-precision ulp at 1 is 9.8e-4)."""
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -80,7 +81,7 @@ def test_float16_conv_matches_onnxruntime():
 
 def test_casts_to_and_from_double_and_half_inside_a_float32_model():
     """float32 in and out; inside, Casts to DOUBLE and FLOAT16, a float64 Constant and a float64
-    ConstantOfShape value: all computed in float32."""
+    ConstantOfShape value: on the CPU each computed in its own type, so the results are onnxruntime's."""
     c = numpy_helper.from_array(np.array([0.5, -1.25, 2.0], np.float64), "c")
     nodes = [helper.make_node("Cast", ["x"], ["xd"], to=T.DOUBLE),
              helper.make_node("Constant", [], ["k"], value=c),
@@ -101,8 +102,7 @@ def test_casts_to_and_from_double_and_half_inside_a_float32_model():
     x = np.random.default_rng(3).standard_normal((4, 3)).astype(np.float32) * 3
     y, i = m.run(x)
     want_y, want_i = _ort(model, {"x": x})
-    # onnxruntime rounds q to float16 before the last Cast; dnnx does not (float16 computed in float32)
-    np.testing.assert_allclose(y, want_y, **F16)
+    np.testing.assert_array_equal(y, want_y)  # q rounded to float16 before the last Cast, in both
     np.testing.assert_array_equal(i, want_i)
 
 
@@ -121,12 +121,28 @@ def test_float64_range_value_input():
     np.testing.assert_allclose(got, want, **F64)
 
 
-def test_plan_notes_the_edge_conversions():
+def test_cpu_plan_says_which_float64_layers_compute_in_float32():
     m = dnnx.load(_mlp(T.DOUBLE, np.float64))
     plan = m.plan(batch_size=2)
-    assert plan.notes == ["x: float64 -> float32 at the input edge", "probs: float32 -> float64 at the output edge",
-                          "logits: float32 -> float64 at the output edge"]
-    assert "note: x: float64 -> float32 at the input edge" in str(plan)
+    assert plan.notes == []  # nothing converted at the graph's edges on the CPU
+    assert all("float64 computed in float32" in row["algorithm"] for row in plan)
+
+
+def test_device_import_converts_at_the_edges():
+    """What a device model gets (python/dnnx/_edges.py): float32 inside, the declared types at the edges."""
+    from dnnx._importer import import_model
+
+    imported = import_model(_mlp(T.DOUBLE, np.float64), float_edges=True)
+    assert imported.ir["inputs"][0][2] == "float32"
+    assert all(v.dtype == np.float32 for v in imported.ir["constants"].values())
+    assert imported.edges.notes() == ["x: float64 -> float32 at the input edge",
+                                      "probs: float32 -> float64 at the output edge",
+                                      "logits: float32 -> float64 at the output edge"]
+    x = np.zeros((2, 6))
+    assert imported.edges.to_engine(["x"], [x])[0].dtype == np.float32
+    assert imported.edges.from_engine(["probs", "logits"], [np.zeros(2, np.float32)] * 2)[0].dtype == np.float64
+    on_cpu = import_model(_mlp(T.DOUBLE, np.float64))
+    assert on_cpu.ir["inputs"][0][2] == "float64" and not on_cpu.edges
 
 
 def test_wrong_dtype_for_a_float64_input_names_it():

@@ -22,9 +22,15 @@ def test_every_supported_op_has_a_cpu_kernel_or_is_a_view():
 
 def test_cpu_capabilities():
     kernels = dnnx.load(build("lenet")).kernels()
-    no_float = {"Not", "And", "Or", "Xor",  # bool only
-                "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"}  # integers only
-    assert all(caps["dtypes"] == ([] if op in no_float else ["float32"]) for op, caps in kernels.items())
+    bool_only = {"Not", "And", "Or", "Xor"}
+    integer_only = {"BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"}
+    # Note [cpu dtypes]: the types beyond float32, int32, int64 and bool that a kernel takes
+    assert all(caps["dtypes"] == [] if op in bool_only else ("float32" in caps["dtypes"]) != (op in integer_only)
+               for op, caps in kernels.items())
+    assert kernels["Conv"]["dtypes"] == ["float32"]  # float64/float16 Convs run it between conversions
+    assert {"float64", "uint64", "int8"} <= set(kernels["Add"]["dtypes"])
+    assert {"float8_e4m3fn", "int4", "bfloat16", "float16"} <= set(kernels["Transpose"]["dtypes"])
+    assert set(kernels["Cast"]["dtypes"]) == set(kernels["Concat"]["dtypes"])  # every type
     assert not any(caps["checks_nodes"] for caps in kernels.values())  # the CPU refuses no node form
 
 

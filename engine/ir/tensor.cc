@@ -6,28 +6,37 @@
 
 namespace dnnx {
 
-size_t dtype_size(DType t) {
-  switch (t) {
-    case DType::Float32: return 4;
-    case DType::Int32: return 4;
-    case DType::Int64: return 8;
-    case DType::Float16: return 2;
-    case DType::Bool: return 1;
-    case DType::BFloat16: return 2;
-  }
-  return 0;
-}
+namespace {
 
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::Float32: return "float32";
-    case DType::Int32: return "int32";
-    case DType::Int64: return "int64";
-    case DType::Float16: return "float16";
-    case DType::Bool: return "bool";
-    case DType::BFloat16: return "bfloat16";
+struct DTypeTraits {
+  const char* name;  // numpy's / ml_dtypes'
+  size_t size;
+};
+
+// In DType's order (Note [dtypes]).
+constexpr DTypeTraits kTraits[kDTypeCount] = {
+    {"float32", 4}, {"int32", 4}, {"int64", 8}, {"float16", 2}, {"bool", 1}, {"bfloat16", 2},
+    {"float64", 8}, {"int8", 1}, {"uint8", 1}, {"int16", 2}, {"uint16", 2}, {"uint32", 4}, {"uint64", 8},
+    {"float8_e4m3fn", 1}, {"float8_e4m3fnuz", 1}, {"float8_e5m2", 1}, {"float8_e5m2fnuz", 1},
+    {"int4", 1}, {"uint4", 1}, {"float4_e2m1fn", 1},
+};
+
+bool valid(DType t) { return static_cast<int>(t) >= 0 && static_cast<int>(t) < kDTypeCount; }
+
+}  // namespace
+
+size_t dtype_size(DType t) { return valid(t) ? kTraits[static_cast<int>(t)].size : 0; }
+
+const char* dtype_name(DType t) { return valid(t) ? kTraits[static_cast<int>(t)].name : "?"; }
+
+bool dtype_from_name(const std::string& name, DType& out) {
+  for (int i = 0; i < kDTypeCount; ++i) {
+    if (name == kTraits[i].name) {
+      out = static_cast<DType>(i);
+      return true;
+    }
   }
-  return "?";
+  return false;
 }
 
 uint16_t float_to_half(float value) {
@@ -142,11 +151,25 @@ std::vector<int64_t> ConstTensor::to_int64() const {
       for (int64_t i = 0; i < n; ++i) out[i] = as<int32_t>()[i];
       break;
     case DType::Bool:
+    case DType::UInt8:
       for (int64_t i = 0; i < n; ++i) out[i] = as<uint8_t>()[i];
       break;
-    case DType::Float32:
-    case DType::Float16:
-    case DType::BFloat16:
+    case DType::Int8:
+      for (int64_t i = 0; i < n; ++i) out[i] = as<int8_t>()[i];
+      break;
+    case DType::Int16:
+      for (int64_t i = 0; i < n; ++i) out[i] = as<int16_t>()[i];
+      break;
+    case DType::UInt16:
+      for (int64_t i = 0; i < n; ++i) out[i] = as<uint16_t>()[i];
+      break;
+    case DType::UInt32:
+      for (int64_t i = 0; i < n; ++i) out[i] = as<uint32_t>()[i];
+      break;
+    case DType::UInt64:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int64_t>(as<uint64_t>()[i]);
+      break;
+    default:
       throw InvalidModelError(std::string("expected an integer tensor, got ") + dtype_name(info.dtype));
   }
   return out;

@@ -9,19 +9,39 @@
 
 namespace dnnx {
 
-// Float16 (IEEE binary16) and BFloat16 (bfloat16: float32's sign and 8-bit exponent, 7 stored
-// significand bits) exist only inside models loaded with precision="fp16" or "bf16": the
-// half_storage pass (runtime/passes/half_storage.cc) makes such values; the importer never does.
-// Bool is one byte per element holding 0 or 1 (numpy's bool_, ONNX's BOOL, DLPack's kBool).
+// Note [dtypes]: the engine's element types are ONNX's, stored as numpy (and ml_dtypes, which
+// onnx's numpy_helper uses) stores them: little-endian, C order, one element per slot.
+//   Float32, Float64, Float16, BFloat16       IEEE binary32/64/16 and bfloat16 (float32's top half)
+//   Int8..Int64, UInt8..UInt64                two's complement / unsigned integers
+//   Bool                                      one byte holding 0 or 1 (numpy's bool_, DLPack's kBool)
+//   Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ   one byte each (ml_dtypes' float8_*)
+//   Int4, UInt4, Float4E2M1                   one byte per element (ml_dtypes' unpacked numpy
+//                                             form; ONNX's raw_data packs two per byte: the
+//                                             importer unpacks them)
+// Float16 and BFloat16 also serve half storage: the half_storage pass (runtime/passes/
+// half_storage.cc) makes such values in a precision="fp16"/"bf16" model on a device.
+// The float8, 4-bit and float4 types are storage-only: Cast, CastLike and the data-movement ops.
 // New types go at the end: DType crosses the device ABI (kDeviceAbiVersion).
-enum class DType { Float32, Int32, Int64, Float16, Bool, BFloat16 };
+enum class DType {
+  Float32, Int32, Int64, Float16, Bool, BFloat16,
+  Float64, Int8, UInt8, Int16, UInt16, UInt32, UInt64,
+  Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Int4, UInt4, Float4E2M1,
+};
+// One past the last DType, for tables and loops over every type.
+constexpr int kDTypeCount = static_cast<int>(DType::Float4E2M1) + 1;
 
 // Whether `t` is one of the 2-byte float storage types of half storage (float16, bfloat16).
 inline bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
-// Whether `t` is a floating-point type (float32, float16 or bfloat16).
-inline bool is_floating(DType t) { return t == DType::Float32 || is_half(t); }
-// Whether `t` is int32 or int64.
-inline bool is_integer(DType t) { return t == DType::Int32 || t == DType::Int64; }
+// Whether `t` is a floating-point type that ops compute with (float32, float64, float16, bfloat16).
+inline bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64 || is_half(t); }
+// Whether `t` is a signed or unsigned integer type of 8 to 64 bits (not the 4-bit ones, not bool).
+inline bool is_integer(DType t) {
+  return t == DType::Int32 || t == DType::Int64 || (t >= DType::Int8 && t <= DType::UInt64);
+}
+// Whether `t` is an index type (int32, int64): Gather's indices, Reshape's shape, ...
+inline bool is_index(DType t) { return t == DType::Int32 || t == DType::Int64; }
+// Whether `t` is a storage-only type: the float8 types, int4, uint4, float4e2m1.
+inline bool is_storage_only(DType t) { return t >= DType::Float8E4M3FN; }
 
 // IEEE binary16 conversions on the host, round to nearest even (NaN stays NaN, overflow -> inf).
 uint16_t float_to_half(float value);
@@ -36,7 +56,17 @@ uint16_t float_to_storage(float value, DType half);
 float storage_to_float(uint16_t bits, DType half);
 
 size_t dtype_size(DType t);
+// numpy's (and ml_dtypes') name: "float32", "uint8", "bfloat16", "float8_e4m3fn", "int4", ...
 const char* dtype_name(DType t);
+// The type named `name` (dtype_name's inverse); false for none.
+bool dtype_from_name(const std::string& name, DType& out);
+
+// The float8 types and float4e2m1 from a double (round to nearest even, once) and to float32 (exact).
+// `saturate`: a value past the largest finite one becomes that value (ONNX Cast's saturate=1)
+// rather than inf, or NaN for the types without inf (e4m3fn, e4m3fnuz, e5m2fnuz, float4e2m1
+// always saturates). int4/uint4 are not floats: Cast handles them as integers.
+uint8_t float_to_minifloat(double value, DType t, bool saturate);
+float minifloat_to_float(uint8_t bits, DType t);
 
 using Shape = std::vector<int64_t>;
 
@@ -64,7 +94,8 @@ struct ConstTensor {
   const T* as() const { return reinterpret_cast<const T*>(data.data()); }
   template <class T>
   T* as_mut() { return reinterpret_cast<T*>(data.data()); }
-  // Integer (or bool) contents widened to int64 (Reshape shapes, axes, ...). Floating types are refused.
+  // Integer (or bool) contents widened to int64 (Reshape shapes, axes, ...). Floating types are refused;
+  // uint64 values past INT64_MAX wrap (no shape, axis or count is that large).
   std::vector<int64_t> to_int64() const;
 };
 using ConstTensorPtr = std::shared_ptr<ConstTensor>;

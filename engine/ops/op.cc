@@ -42,7 +42,7 @@ const TensorInfo& require_input(const Node& node, const std::vector<ValueInfo>& 
 
 void require_float(const Node& node, const TensorInfo& info, const char* what) {
   if (!is_floating(info.dtype)) {
-    node_fail<UnsupportedModelError>(node, std::string(what) + " must be float32, got " +
+    node_fail<UnsupportedModelError>(node, std::string(what) + " must be a float type (float32, float64, float16, bfloat16), got " +
                                                dtype_name(info.dtype));
   }
 }

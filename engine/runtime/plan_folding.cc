@@ -127,7 +127,7 @@ int fold_graph_constants(Graph& graph, const Backend* host) {
     }
     std::vector<TensorInfo> out_infos = def->infer(node, in_infos);
     out_infos.resize(node.outputs.size());
-    if (!host_can_fold(in_infos, out_infos)) {
+    if (!host_can_fold(*def, in_infos, out_infos)) {
       kept.push_back(std::move(node));
       continue;
     }
@@ -141,9 +141,11 @@ int fold_graph_constants(Graph& graph, const Backend* host) {
   return folded;
 }
 
-bool host_can_fold(const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
-  for (const ValueInfo& v : inputs) {
-    if (v.present && is_half(v.info.dtype)) return false;
+bool host_can_fold(const OpDef& def, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const ValueInfo& v = inputs[k];
+    if (!v.present || (def.reads_input0_shape_only && k == 0)) continue;
+    if (!v.constant || is_half(v.info.dtype)) return false;
   }
   for (const TensorInfo& t : outputs) {
     if (is_half(t.dtype)) return false;

@@ -54,7 +54,9 @@ std::vector<std::shared_ptr<ConstTensor>> fold_node(const Backend& host, const N
                                                     const std::vector<ValueInfo>& inputs,
                                                     const std::vector<TensorInfo>& outputs);
 
-// Whether the folding can run here: no float16 value among the node's inputs and outputs.
-bool host_can_fold(const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs);
+// Whether the folding can run here: every input whose data the node reads has a constant (input
+// 0 of a reads_input0_shape_only op needs only its shape: a Shape of a value the host did not fold),
+// and no half value among the data it reads and writes.
+bool host_can_fold(const OpDef& def, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs);
 
 }  // namespace dnnx

@@ -195,7 +195,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
         check_fits(out_infos[o], limit, node.where() + " output '" + node.outputs[o] + "'", device);
       }
     }
-    if (folds[n] && host_can_fold(in_infos, out_infos)) {
+    if (folds[n] && host_can_fold(def, in_infos, out_infos)) {
       fold_into_plan(*plan, table, backend, *host, node, def, in_infos, out_infos, layer);
       continue;
     }

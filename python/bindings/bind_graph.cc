@@ -7,38 +7,39 @@
 
 namespace dnnx {
 
-// Compared by value: an unpickled array's dtype is equal to numpy's cached one, not the same object.
+// Note [dtypes] (ir/tensor.h): an engine dtype is the numpy dtype of its name, numpy's own or
+// ml_dtypes' (bfloat16, the float8 types, int4, uint4, float4_e2m1fn: what onnx's numpy_helper
+// gives), little-endian. Compared by name and byte order, so an unpickled array's dtype (equal to
+// numpy's cached one, not the same object) is recognised too.
 DType dtype_from_numpy(const py::dtype& dt, const std::string& what) {
-  if (dt.equal(py::dtype::of<float>())) return DType::Float32;
-  if (dt.equal(py::dtype::of<int32_t>())) return DType::Int32;
-  if (dt.equal(py::dtype::of<int64_t>())) return DType::Int64;
-  if (dt.equal(py::dtype::of<bool>())) return DType::Bool;
+  const std::string order = py::str(dt.attr("byteorder"));
+  DType out = DType::Float32;
+  if (order != ">" && dtype_from_name(py::str(dt.attr("name")), out) && static_cast<size_t>(dt.itemsize()) == dtype_size(out)) {
+    return out;
+  }
   throw InputError(what + ": dtype " + std::string(py::str(dt)) +
-                   " is not supported (float32, int32, int64 or bool expected)");
+                   " is not supported (a numeric numpy dtype, bool, or an ml_dtypes one of ONNX's types expected)");
 }
 
 py::dtype numpy_dtype(DType t) {
-  switch (t) {
-    case DType::Float32: return py::dtype::of<float>();
-    case DType::Int32: return py::dtype::of<int32_t>();
-    case DType::Int64: return py::dtype::of<int64_t>();
-    case DType::Float16: return py::dtype("float16");
-    case DType::Bool: return py::dtype::of<bool>();
-    // numpy has no bfloat16: the bit patterns. (No graph output is bfloat16: half storage converts
-    // the outputs back to float32, so only internal values could be, and none reach Python.)
-    case DType::BFloat16: return py::dtype::of<uint16_t>();
+  // Made once per type, and kept for the process (numpy's dtype objects live as long).
+  static std::vector<py::dtype*> cache(kDTypeCount, nullptr);
+  py::dtype*& slot = cache[static_cast<size_t>(t)];
+  if (!slot) {
+    const std::string name = dtype_name(t);
+    py::object type = py::str(name);
+    if (t == DType::BFloat16 || is_storage_only(t)) type = py::module_::import("ml_dtypes").attr(name.c_str());
+    slot = new py::dtype(py::module_::import("numpy").attr("dtype")(type));
   }
-  return py::dtype::of<float>();
+  return *slot;
 }
 
 namespace {
 
-DType dtype_from_name(const std::string& name, const std::string& what) {
-  if (name == "float32") return DType::Float32;
-  if (name == "int32") return DType::Int32;
-  if (name == "int64") return DType::Int64;
-  if (name == "bool") return DType::Bool;
-  throw UnsupportedModelError(what + ": element type " + name + " is not supported (float32, int32, int64, bool)");
+DType graph_input_dtype(const std::string& name, const std::string& what) {
+  DType out = DType::Float32;
+  if (!dtype_from_name(name, out)) throw UnsupportedModelError(what + ": element type " + name + " is not supported");
+  return out;
 }
 
 ConstTensorPtr tensor_from_array(const py::array& source, const std::string& what) {
@@ -86,7 +87,7 @@ Graph graph_from_ir(const py::dict& ir) {
         in.symbols.push_back(py::str(dim).cast<std::string>());
       }
     }
-    in.dtype = dtype_from_name(spec[2].cast<std::string>(), "graph input '" + in.name + "'");
+    in.dtype = graph_input_dtype(spec[2].cast<std::string>(), "graph input '" + in.name + "'");
     g.inputs.push_back(std::move(in));
   }
   for (auto item : ir["outputs"].cast<py::list>()) g.outputs.push_back(item.cast<std::string>());

@@ -43,16 +43,11 @@ void DeviceArray::add_reader(uintptr_t stream) {
 
 namespace {
 
+// The array interface's typestr: numpy's, or 1 or 2 opaque bytes for the ml_dtypes types (which
+// the interface has no code for).
 std::string typestr(DType t) {
-  switch (t) {
-    case DType::Float32: return "<f4";
-    case DType::Int32: return "<i4";
-    case DType::Int64: return "<i8";
-    case DType::Float16: return "<f2";
-    case DType::Bool: return "|b1";
-    case DType::BFloat16: return "<V2";  // no array-interface code for bfloat16: 2 opaque bytes
-  }
-  return "<f4";
+  if (t == DType::BFloat16 || is_storage_only(t)) return "<V" + std::to_string(dtype_size(t));
+  return py::str(numpy_dtype(t).attr("str"));
 }
 
 py::tuple shape_tuple(const Shape& shape) {

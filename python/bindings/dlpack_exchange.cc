@@ -27,15 +27,23 @@ void destroy_capsule(PyObject* capsule) {
 }
 
 dlpack::DataType dlpack_dtype(DType t) {
+  const uint8_t bits = static_cast<uint8_t>(dtype_size(t) * 8);
   switch (t) {
-    case DType::Float32: return {dlpack::kFloat, 32, 1};
-    case DType::Int32: return {dlpack::kInt, 32, 1};
-    case DType::Int64: return {dlpack::kInt, 64, 1};
-    case DType::Float16: return {dlpack::kFloat, 16, 1};
+    case DType::Float32:
+    case DType::Float64:
+    case DType::Float16: return {dlpack::kFloat, bits, 1};
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64: return {dlpack::kInt, bits, 1};
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::UInt32:
+    case DType::UInt64: return {dlpack::kUInt, bits, 1};
     case DType::Bool: return {dlpack::kBool, 8, 1};
     case DType::BFloat16: return {dlpack::kBfloat, 16, 1};
+    default: return {dlpack::kUInt, bits, 1};  // the float8 and 4-bit types: their bytes
   }
-  return {dlpack::kFloat, 32, 1};
 }
 
 }  // namespace
@@ -71,8 +79,15 @@ const dlpack::Tensor& capsule_tensor(const py::object& capsule, const std::strin
 bool dtype_from_dlpack(dlpack::DataType type, DType& out) {
   if (type.lanes != 1) return false;
   if (type.code == dlpack::kFloat && type.bits == 32) out = DType::Float32;
+  else if (type.code == dlpack::kFloat && type.bits == 64) out = DType::Float64;
+  else if (type.code == dlpack::kInt && type.bits == 8) out = DType::Int8;
+  else if (type.code == dlpack::kInt && type.bits == 16) out = DType::Int16;
   else if (type.code == dlpack::kInt && type.bits == 32) out = DType::Int32;
   else if (type.code == dlpack::kInt && type.bits == 64) out = DType::Int64;
+  else if (type.code == dlpack::kUInt && type.bits == 8) out = DType::UInt8;
+  else if (type.code == dlpack::kUInt && type.bits == 16) out = DType::UInt16;
+  else if (type.code == dlpack::kUInt && type.bits == 32) out = DType::UInt32;
+  else if (type.code == dlpack::kUInt && type.bits == 64) out = DType::UInt64;
   else if (type.code == dlpack::kBool && type.bits == 8) out = DType::Bool;
   else return false;
   return true;

@@ -1,8 +1,9 @@
-"""float64 and float16 at a model's edges (issue #15).
+"""float64, float16 and bfloat16 at a model's edges on a device (issue #15).
 
-dnnx computes floats in float32 (or in half storage under precision="fp16" on CUDA). A model whose
-graph inputs, outputs, initializers or Casts are float64 (DOUBLE) or float16 (FLOAT16) is imported
-as its float32 twin (_importer.py: constants and Constant/tensor attributes converted, Cast to
+On the CPU these are engine dtypes like any other (issue #35). A device computes floats in float32
+(or in half storage under precision="fp16"/"bf16" on CUDA, whose float16 and bfloat16 values are
+its own). There a model whose graph inputs, outputs, initializers or Casts are float64 (DOUBLE),
+float16 (FLOAT16) or bfloat16 (BFLOAT16) is imported as its float32 twin (_importer.py: constants and Constant/tensor attributes converted, Cast to
 DOUBLE or FLOAT16 made a Cast to FLOAT, the graph inputs declared float32 to the engine), and the
 conversion happens here, at the edges: ``run`` takes arrays of the declared dtype and converts them
 to float32, and returns numpy outputs in their declared dtype. ``m.inputs``/``m.outputs`` keep the
@@ -16,8 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._tensors import dtype_named
+
 # TensorProto.DataType -> the declared dtype that dnnx computes in float32
-EDGE_TYPES = {10: "float16", 11: "float64"}  # FLOAT16, DOUBLE
+EDGE_TYPES = {10: "float16", 11: "float64", 16: "bfloat16"}  # FLOAT16, DOUBLE, BFLOAT16
 FLOAT = 1  # TensorProto.FLOAT: the compute type of every EDGE_TYPES value
 COMPUTE = np.dtype(np.float32)
 
@@ -28,8 +31,8 @@ def compute_elem_type(elem_type: int) -> int:
 
 
 def compute_array(array: np.ndarray) -> np.ndarray:
-    """A float64 or float16 constant as float32 (the same array for any other dtype)."""
-    if array.dtype.kind == "f" and array.dtype.itemsize != 4:
+    """A float64, float16 or bfloat16 constant as float32 (the same array for any other dtype)."""
+    if array.dtype.name in EDGE_TYPES.values():
         return array.astype(COMPUTE)
     return array
 
@@ -67,8 +70,8 @@ class Edges:
                 out.append(value)
                 continue
             if not isinstance(value, (np.ndarray, np.generic)):
-                value = np.asarray(value, dtype=declared)
-            if value.dtype != np.dtype(declared):
+                value = np.asarray(value, dtype=dtype_named(declared))
+            if value.dtype != dtype_named(declared):
                 raise ValueError(f"input '{name}': expected dtype {declared}, got {value.dtype} (the model declares "
                                  f"{declared}; dnnx converts it to float32 at the edge)")
             out.append(np.asarray(value, dtype=COMPUTE, order="C"))  # a 0-d input stays 0-d
@@ -79,5 +82,5 @@ class Edges:
         (``output="device"``) stay float32."""
         if not self.outputs:
             return values
-        return [value.astype(self.outputs[name]) if name in self.outputs and isinstance(value, np.ndarray) else value
+        return [value.astype(dtype_named(self.outputs[name])) if name in self.outputs and isinstance(value, np.ndarray) else value
                 for name, value in zip(names, values)]

@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy as np
 
 from . import _view
-from ._edges import EDGE_TYPES, FLOAT, Edges
+from ._edges import EDGE_TYPES, FLOAT, Edges, compute_array
 from ._dims import bind_dims, check_dims, data_input_names, set_batch_size
 from ._onnx import protos
 from ._rebatch import rebatch_reshapes
-from ._tensors import EXTERNAL, attribute, constant_node_value, elem_type_name, engine_array, tensor_array
+from ._tensors import ELEM_NAMES, EXTERNAL, attribute, constant_node_value, elem_type_name, engine_array, tensor_array
 from ._wire import strip_weights
 from .errors import InvalidModelError, UnsupportedModelError
 
@@ -54,7 +54,6 @@ NON_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUnif
 QUANTIZATION_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
                     "MatMulInteger", "ConvInteger"}
 
-_ELEM_NAMES = {1: "float32", 6: "int32", 7: "int64", 9: "bool"}  # TensorProto.FLOAT, INT32, INT64, BOOL
 
 
 @dataclass
@@ -65,7 +64,8 @@ class Imported:
     opset: int
     outputs: list           # [(name, dims, elem type)] of the graph outputs (inferred where not declared)
     weights: dict           # {initializer name: buffer}: raw_data left out of ``proto`` (restore_weights)
-    edges: Edges = field(default_factory=Edges)  # float64/float16 inputs and outputs, computed in float32
+    edges: Edges = field(default_factory=Edges)  # on a device: float64/float16/bfloat16 inputs and outputs,
+                                                 # computed in float32 (_edges.py)
     phases: dict = field(default_factory=dict)  # {step: seconds}
 
 
@@ -254,8 +254,10 @@ class _Clock:
         self._last = now
 
 
-def import_model(src, batch_size=None, dims=None) -> Imported:
-    """The IR of ``src``; ``batch_size`` and ``dims`` as dnnx.load takes them."""
+def import_model(src, batch_size=None, dims=None, float_edges=False) -> Imported:
+    """The IR of ``src``; ``batch_size`` and ``dims`` as dnnx.load takes them. ``float_edges`` (a
+    device): float64, float16 and bfloat16 values become float32, converted at the edges (_edges.py);
+    otherwise (the CPU) every type is the engine's own."""
     if dims is not None:
         check_dims(dims)
     clock = _Clock()
@@ -280,11 +282,12 @@ def import_model(src, batch_size=None, dims=None) -> Imported:
             rebatch_reshapes(model, view, batch_size)
     clock.lap("shapes")
     opset = onnx_opset(model)
-    ir = _build_ir(model, opset, raw)
+    ir = _build_ir(model, opset, raw, float_edges)
     clock.lap("convert")
     outputs = [(o.name, _dims_of(o), o.type.tensor_type.elem_type) for o in view.graph.output]
-    edges = Edges(inputs=ir.pop("edge_inputs"),
-                  outputs={name: EDGE_TYPES[t] for name, _, t in outputs if t in EDGE_TYPES})
+    edge_inputs = ir.pop("edge_inputs")
+    edges = Edges(inputs=edge_inputs,
+                  outputs={name: EDGE_TYPES[t] for name, _, t in outputs if t in EDGE_TYPES}) if float_edges else Edges()
     return Imported(proto=model, ir=ir, opset=opset, outputs=outputs, weights=raw, phases=clock.phases, edges=edges)
 
 
@@ -309,9 +312,9 @@ def _dims_of(vi) -> list:
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in vi.type.tensor_type.shape.dim]
 
 
-def _graph_inputs(graph, constants: dict) -> tuple:
-    """([(name, dims, engine dtype)], {name: declared dtype} of the float64/float16 inputs, which
-    the engine takes as float32: _edges.py converts them at the edge)."""
+def _graph_inputs(graph, constants: dict, float_edges: bool) -> tuple:
+    """([(name, dims, engine dtype)], {name: declared dtype} of the float64/float16/bfloat16 inputs
+    that the engine takes as float32 under ``float_edges``: _edges.py converts them at the edge)."""
     # ONNX lets an initializer double as a graph input (an overridable default): dnnx treats it
     # as a constant, like most runtimes do.
     inputs, edges = [], {}
@@ -321,21 +324,22 @@ def _graph_inputs(graph, constants: dict) -> tuple:
         if not vi.type.HasField("tensor_type"):
             raise UnsupportedModelError(f"graph input '{vi.name}': only tensor inputs are supported")
         elem_type = vi.type.tensor_type.elem_type
-        if elem_type in EDGE_TYPES:
+        if float_edges and elem_type in EDGE_TYPES:
             edges[vi.name], elem_type = EDGE_TYPES[elem_type], FLOAT
-        elem = _ELEM_NAMES.get(elem_type)
+        elem = ELEM_NAMES.get(elem_type)
         if elem is None:
             raise UnsupportedModelError(f"graph input '{vi.name}': element type "
-                                        f"{elem_type_name(protos(), elem_type)} is not supported "
-                                        f"(float32, int32, int64, bool; float64 and float16 computed in float32)")
+                                        f"{elem_type_name(protos(), elem_type)} is not supported")
         inputs.append((vi.name, _dims_of(vi), elem))
     return inputs, edges
 
 
-def _float32_cast(attrs: dict) -> dict:
-    """A Cast to DOUBLE or FLOAT16 is a Cast to FLOAT: those values are computed in float32 (_edges.py)."""
+def _float32_cast(op_type: str, attrs: dict) -> dict:
+    """Under float_edges, a Cast to DOUBLE, FLOAT16 or BFLOAT16 is a Cast to FLOAT (_edges.py), and a
+    tensor attribute of those types is float32."""
+    attrs = {k: (kind, compute_array(v)) if kind == "tensor" else (kind, v) for k, (kind, v) in attrs.items()}
     kind, to = attrs.get("to", (None, None))
-    if kind == "int" and to in EDGE_TYPES:
+    if op_type == "Cast" and kind == "int" and to in EDGE_TYPES:
         return dict(attrs, to=("int", FLOAT))
     return attrs
 
@@ -346,11 +350,11 @@ def _engine_ops() -> frozenset:
     return frozenset(core.supported_ops())
 
 
-def _build_ir(model, opset: int, raw: dict) -> dict:
+def _build_ir(model, opset: int, raw: dict, float_edges: bool = False) -> dict:
     """raw: {initializer name: its raw_data as a buffer} (read there rather than from the proto)."""
     graph = model.graph
     constants = {t.name: tensor_array(t, f"initializer '{t.name}'", raw.get(t.name)) for t in graph.initializer}
-    inputs, edge_inputs = _graph_inputs(graph, constants)
+    inputs, edge_inputs = _graph_inputs(graph, constants, float_edges)
     known = _engine_ops()
     nodes, seen_names = [], set()
     for index, node in enumerate(graph.node):
@@ -372,12 +376,12 @@ def _build_ir(model, opset: int, raw: dict) -> dict:
                 constants[out] = engine_array(value)
             continue
         attrs = {a.name: attribute(a, where) for a in node.attribute}
-        if node.op_type == "Cast":
-            attrs = _float32_cast(attrs)
+        if float_edges:
+            attrs = _float32_cast(node.op_type, attrs)
         nodes.append((node.op_type, name, list(node.input), list(node.output), attrs))
 
     used = {i for n in nodes for i in n[2]} | {o.name for o in graph.output}
-    constants = {k: v for k, v in constants.items() if k in used}
+    constants = {k: (compute_array(v) if float_edges else v) for k, v in constants.items() if k in used}
     return {"opset": opset, "nodes": nodes, "constants": constants, "inputs": inputs,
             "outputs": [o.name for o in graph.output], "edge_inputs": edge_inputs}
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._tensors import dtype_named
+
 
 def _is_device(value) -> bool:
     return not isinstance(value, np.ndarray) and (hasattr(value, "__cuda_array_interface__") or
@@ -29,7 +31,7 @@ def _is_device(value) -> bool:
 
 def _from_python(spec, value) -> np.ndarray:
     """A list, tuple or scalar as an array of the declared dtype, when no kind changes."""
-    want = np.dtype(spec.dtype)
+    want = dtype_named(spec.dtype)
     try:
         natural = np.asarray(value)
     except ValueError as e:  # a ragged list
@@ -46,7 +48,7 @@ def checked_input(spec, value):
     if value is None:
         raise ValueError(f"input '{spec.name}': expected an array of {spec.dtype} {list(spec.shape)}, got None")
     if isinstance(value, (np.ndarray, np.generic)):
-        if value.dtype != np.dtype(spec.dtype):
+        if value.dtype != dtype_named(spec.dtype):
             raise ValueError(f"input '{spec.name}': expected dtype {spec.dtype}, got {value.dtype} "
                              f"(dnnx converts no arrays: pass x.astype(np.{spec.dtype}))")
         return np.asarray(value)  # a numpy scalar as a 0-d array

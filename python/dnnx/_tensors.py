@@ -10,24 +10,39 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._edges import compute_array
 from .errors import InvalidModelError, UnsupportedModelError
 
-# TensorProto.DataType -> (numpy dtype, the typed field that holds it when there is no raw_data)
-_TYPES = {
-    1: (np.dtype("<f4"), "float_data"), 2: (np.dtype("u1"), "int32_data"), 3: (np.dtype("i1"), "int32_data"),
-    4: (np.dtype("<u2"), "int32_data"), 5: (np.dtype("<i2"), "int32_data"), 6: (np.dtype("<i4"), "int32_data"),
-    7: (np.dtype("<i8"), "int64_data"), 9: (np.dtype("?"), "int32_data"), 10: (np.dtype("<f2"), "int32_data"),
-    11: (np.dtype("<f8"), "double_data"), 12: (np.dtype("<u4"), "uint64_data"), 13: (np.dtype("<u8"), "uint64_data"),
+# TensorProto.DataType -> the engine dtype's name, which is numpy's or ml_dtypes' (Note [dtypes] in
+# engine/ir/tensor.h). STRING (8) and the types numpy has no form for are absent.
+ELEM_NAMES = {
+    1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+    10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 16: "bfloat16", 17: "float8_e4m3fn",
+    18: "float8_e4m3fnuz", 19: "float8_e5m2", 20: "float8_e5m2fnuz", 21: "uint4", 22: "int4",
+    23: "float4_e2m1fn",
 }
+# The typed field that holds each type's values when a tensor has no raw_data.
+_FIELDS = {1: "float_data", 7: "int64_data", 11: "double_data", 12: "uint64_data", 13: "uint64_data"}
+_BITS16 = {10, 16}          # float16, bfloat16: int32_data holds their bit patterns
+_PACKED4 = {21, 22, 23}     # uint4, int4, float4e2m1: two per byte, the first in the low half
 FLOAT, INT32, INT64 = 1, 6, 7
 EXTERNAL = 1  # TensorProto.DataLocation
+_ML_DTYPES = {"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint4", "int4",
+              "float4_e2m1fn"}
+
+
+def dtype_named(name: str) -> np.dtype:
+    """The numpy dtype of an engine dtype name (ml_dtypes' for bfloat16, the float8 and 4-bit types)."""
+    if name in _ML_DTYPES:
+        import ml_dtypes  # onnx's own dependency; imported only for these types
+
+        return np.dtype(getattr(ml_dtypes, name))
+    return np.dtype(name)
 
 
 def numpy_dtype(elem_type: int):
     """The numpy dtype of a TensorProto.DataType, or None for one numpy has no type for."""
-    entry = _TYPES.get(elem_type)
-    return entry[0] if entry else None
+    name = ELEM_NAMES.get(elem_type)
+    return dtype_named(name).newbyteorder("<") if name else None
 
 
 def elem_type_name(proto_module, elem_type: int) -> str:
@@ -40,42 +55,50 @@ def elem_type_name(proto_module, elem_type: int) -> str:
 def tensor_array(tensor, what: str, raw=None) -> np.ndarray:
     """The tensor's value. ``raw``:
     its raw_data as a buffer already (a view of the file's bytes, _wire.py), read instead."""
-    entry = _TYPES.get(tensor.data_type)
-    if entry is None:
+    dtype = numpy_dtype(tensor.data_type)
+    if dtype is None:
         from ._onnx import protos
 
         raise UnsupportedModelError(f"{what}: element type {elem_type_name(protos(), tensor.data_type)} "
                                     f"is not supported")
-    dtype, field = entry
+    field = _FIELDS.get(tensor.data_type, "int32_data")
     dims = tuple(int(d) for d in tensor.dims)
     if any(d < 0 for d in dims):
         raise InvalidModelError(f"{what}: negative dim in {list(dims)}")
     count = int(np.prod(dims, dtype=np.int64))
     if tensor.data_location == EXTERNAL:
         raise InvalidModelError(f"{what}: its external data was not read")
+    packed = tensor.data_type in _PACKED4
+    stored = (count + 1) // 2 if packed else count  # the elements (bytes, for the 4-bit types) stored
     if raw is not None or tensor.HasField("raw_data"):
         raw = tensor.raw_data if raw is None else raw
-        if len(raw) != count * dtype.itemsize:
+        size = 1 if packed else dtype.itemsize
+        if len(raw) != stored * size:
             raise InvalidModelError(f"{what}: raw_data holds {len(raw)} bytes, but dims {list(dims)} of "
-                                    f"{dtype.name} need {count * dtype.itemsize} (a truncated or corrupt file?)")
-        array = np.frombuffer(raw, dtype=dtype).reshape(dims)
+                                    f"{dtype.name} need {stored * size} (a truncated or corrupt file?)")
+        values = np.frombuffer(raw, dtype=np.uint8 if packed else dtype)
     else:
         values = getattr(tensor, field)
-        if len(values) != count:
+        if len(values) != stored:
             raise InvalidModelError(f"{what}: {field} holds {len(values)} values, but dims {list(dims)} "
-                                    f"need {count}")
-        if tensor.data_type == 10:  # float16 values are stored as their bit patterns
-            array = np.array(values, dtype=np.uint16).view(np.float16).reshape(dims)
+                                    f"need {stored}")
+        if tensor.data_type in _BITS16:
+            values = np.array(values, dtype=np.uint16).view(dtype)
+        elif packed or dtype.kind == "V":  # the float8 types: their bytes in int32_data
+            values = np.array(values, dtype=np.uint8)
+            values = values if packed else values.view(dtype)
         else:
-            array = np.array(values, dtype=dtype).reshape(dims)
-    return engine_array(array)
+            values = np.array(values, dtype=dtype)
+    if packed:  # one element per byte, as ml_dtypes holds them
+        values = np.stack([values & 0x0F, values >> 4], axis=-1).reshape(-1)[:count].view(dtype)
+    return engine_array(values.reshape(dims))
 
 
 def engine_array(array: np.ndarray) -> np.ndarray:
-    """Constants in C order; float32, int32, int64 and bool are the engine's, float64 and float16
-    become float32 (dnnx computes them in float32: _edges.py), others are left for the core to
-    refuse. Little-endian dtypes become native ones (the same bytes on the hosts dnnx runs on)."""
-    array = compute_array(array.astype(array.dtype.newbyteorder("="), copy=False))
+    """Constants in C order, of their own dtype (on a device, _edges.py then makes float64,
+    float16 and bfloat16 ones float32). Little-endian dtypes become native ones (the same bytes
+    on the hosts dnnx runs on)."""
+    array = array.astype(array.dtype.newbyteorder("="), copy=False)
     return np.asarray(array, order="C")  # not ascontiguousarray: it turns a scalar into shape [1]
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ._native import core
+from ._tensors import dtype_named
 from .errors import UnsupportedModelError
 from .plan import PlanTable
 from .profile import ProfileTable, profile_table
@@ -167,8 +168,8 @@ class Tuner:
                 out.append(a)
                 continue
             a = np.asarray(a)
-            if a.dtype != np.dtype(spec.dtype) and np.can_cast(a.dtype, spec.dtype, casting="same_kind"):
-                a = a.astype(spec.dtype)
+            if a.dtype != dtype_named(spec.dtype) and np.can_cast(a.dtype, dtype_named(spec.dtype), casting="same_kind"):
+                a = a.astype(dtype_named(spec.dtype))
             out.append(np.ascontiguousarray(a))
         return out
 

@@ -12,6 +12,7 @@ import numpy as np
 from ._chunks import run_chunked
 from ._device import backend_options
 from ._inputs import checked_inputs
+from ._tensors import ELEM_NAMES, dtype_named
 from .errors import HostFallbackWarning, NonFiniteWarning, PlanCacheWarning
 from . import finetune as _finetune
 from . import _pickle
@@ -32,8 +33,8 @@ class TensorSpec:
     dtype: str
 
 
-# TensorProto.FLOAT, INT32, INT64, BOOL; FLOAT16 and DOUBLE are computed in float32 (_edges.py)
-_ONNX_DTYPES = {1: "float32", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64"}
+# TensorProto.DataType -> dtype name (on a device FLOAT16, DOUBLE and BFLOAT16 are computed in float32: _edges.py)
+_ONNX_DTYPES = ELEM_NAMES
 
 
 _PLANNER_COUNTERS = ("timing_runs", "cache_hits", "cache_misses", "cache_stale", "cache_writes", "search_seconds")
@@ -60,7 +61,7 @@ class Model:
         # read by the engine, not the backend
         options = dict(options, cuda_graph=bool(cuda_graph), max_plans=max_plans)
         device_seconds = time.perf_counter() - start
-        imported = import_model(src, batch_size=batch_size, dims=dims)
+        imported = import_model(src, batch_size=batch_size, dims=dims, float_edges=kind != "cpu")
         if calibration is not None:  # measured value ranges for the fp16 range check (_calibration.py)
             if precision != "fp16":
                 raise ValueError(f"calibration applies to precision='fp16' only (got precision={precision!r})")
@@ -402,7 +403,7 @@ class Model:
                 if spec.name in self.value_inputs:
                     raise ValueError(f"prepare: input '{spec.name}' decides shapes by its value: give an "
                                      f"array for it, not a shape")
-                arrays.append(np.zeros(tuple(int(d) for d in item), dtype=spec.dtype))
+                arrays.append(np.zeros(tuple(int(d) for d in item), dtype=dtype_named(spec.dtype)))
             else:
                 arrays.append(item)
         return self._edges.to_engine(names, arrays)

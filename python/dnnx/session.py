@@ -54,7 +54,11 @@ CUDA = "CUDAExecutionProvider"
 
 _TYPES = {"float32": "tensor(float)", "float64": "tensor(double)", "float16": "tensor(float16)",
           "int32": "tensor(int32)", "int64": "tensor(int64)", "bool": "tensor(bool)", "int8": "tensor(int8)",
-          "uint8": "tensor(uint8)"}
+          "uint8": "tensor(uint8)", "int16": "tensor(int16)", "uint16": "tensor(uint16)", "uint32": "tensor(uint32)",
+          "uint64": "tensor(uint64)", "bfloat16": "tensor(bfloat16)", "float8_e4m3fn": "tensor(float8e4m3fn)",
+          "float8_e4m3fnuz": "tensor(float8e4m3fnuz)", "float8_e5m2": "tensor(float8e5m2)",
+          "float8_e5m2fnuz": "tensor(float8e5m2fnuz)", "int4": "tensor(int4)", "uint4": "tensor(uint4)",
+          "float4_e2m1fn": "tensor(float4e2m1)"}  # onnxruntime's NodeArg.type strings
 
 
 class GraphOptimizationLevel(enum.IntEnum):

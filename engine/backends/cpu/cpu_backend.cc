@@ -1,5 +1,7 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include "backends/cpu/runtime/widened_kernel.h"
+
 namespace dnnx {
 
 CpuBackend::CpuBackend() { register_cpu_kernels(kernels_); }
@@ -11,11 +13,35 @@ std::string CpuBackend::unsupported_reason(const Node& node) const {
   return entry ? entry->refusal(node) : "the CPU backend has no kernel for " + node.op_type;
 }
 
+namespace {
+
+// The types every CPU kernel file handles as it says (Note [cpu dtypes] in runtime/element_type.h).
+bool basic_type(DType t) {
+  return t == DType::Float32 || t == DType::Int32 || t == DType::Int64 || t == DType::Bool;
+}
+
+}  // namespace
+
 KernelChoice CpuBackend::plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                                    const std::vector<TensorInfo>& outputs) const {
-  const KernelFactory* factory = kernels_.find(node.op_type);
-  if (!factory) node_fail<UnsupportedModelError>(node, unsupported_reason(node));
-  return (*factory)(node, inputs, outputs);
+  const KernelEntry* entry = kernels_.entry(node.op_type);
+  if (!entry) node_fail<UnsupportedModelError>(node, unsupported_reason(node));
+  // Note [cpu dtypes]: a type the entry does not list is refused, or widened to float32.
+  bool widen = false;
+  auto check = [&](DType t) {
+    if (basic_type(t) || entry->stores(t)) return;
+    if (!widenable(t)) {
+      node_fail<UnsupportedModelError>(node, std::string("the CPU backend has no ") + dtype_name(t) + " kernel for " +
+                                                 node.op_type);
+    }
+    widen = true;
+  };
+  for (const ValueInfo& v : inputs) {
+    if (v.present) check(v.info.dtype);
+  }
+  for (const TensorInfo& t : outputs) check(t.dtype);
+  if (widen) return plan_widened(entry->factory, entry->dtypes, node, inputs, outputs);
+  return entry->factory(node, inputs, outputs);
 }
 
 }  // namespace dnnx

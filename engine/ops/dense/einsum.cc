@@ -145,8 +145,8 @@ std::vector<TensorInfo> infer_einsum(const Node& node, const std::vector<ValueIn
   std::vector<Shape> shapes;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorInfo& t = require_input(node, inputs, i, "Inputs");
-    if (t.dtype != DType::Float32 && !is_integer(t.dtype)) {
-      node_fail<UnsupportedModelError>(node, std::string("inputs must be float32, int32 or int64, got ") +
+    if (!is_floating(t.dtype) && !is_integer(t.dtype)) {  // float64 and the halves: in float32 (Note [cpu dtypes])
+      node_fail<UnsupportedModelError>(node, std::string("inputs must be a float or integer type, got ") +
                                                  dtype_name(t.dtype));
     }
     if (t.dtype != inputs[0].info.dtype) node_fail<InvalidModelError>(node, "inputs must share one dtype");

@@ -31,17 +31,24 @@ DNNX_HOST_DEVICE inline T int_neg(T a) {
 template <class T>
 DNNX_HOST_DEVICE inline T int_div(T a, T b) {
   if (b == 0) return 0;
-  if (b == -1) return int_neg(a);
-  return a / b;
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return int_neg(a);
+  }
+  return static_cast<T>(a / b);
 }
 
 // The remainder of a / b under `kind`; 0 for a divisor of 0 (as int_div) or -1.
 template <class T>
 DNNX_HOST_DEVICE inline T int_mod(T a, T b, ModKind kind) {
-  if (b == 0 || b == -1) return 0;
-  const T r = a % b;
-  if (kind == ModKind::Floor && r != 0 && ((r < 0) != (b < 0))) return r + b;
-  return r;
+  if (b == 0) return 0;
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return 0;
+    const T r = static_cast<T>(a % b);
+    if (kind == ModKind::Floor && r != 0 && ((r < 0) != (b < 0))) return static_cast<T>(r + b);
+    return r;
+  } else {
+    return static_cast<T>(a % b);  // both kinds agree on unsigned values
+  }
 }
 
 // The float remainder under `kind`: fmod, or numpy.mod for Floor (a zero remainder takes the
@@ -51,6 +58,15 @@ DNNX_HOST_DEVICE inline float float_mod(float a, float b, ModKind kind) {
   if (kind == ModKind::Fmod) return r;
   if (r == 0.0f) return copysignf(0.0f, b);
   if ((r < 0.0f) != (b < 0.0f)) r += b;
+  return r;
+}
+
+// float_mod in float64 (the CPU's float64 Mod).
+DNNX_HOST_DEVICE inline double float_mod(double a, double b, ModKind kind) {
+  double r = fmod(a, b);
+  if (kind == ModKind::Fmod) return r;
+  if (r == 0.0) return copysign(0.0, b);
+  if ((r < 0.0) != (b < 0.0)) r += b;
   return r;
 }
 

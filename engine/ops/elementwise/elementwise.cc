@@ -4,8 +4,8 @@ namespace dnnx {
 
 const char* element_types_name(ElementTypes types) {
   switch (types) {
-    case ElementTypes::Numbers: return "float32, int32 or int64";
-    case ElementTypes::NumbersAndBool: return "float32, int32, int64 or bool";
+    case ElementTypes::Numbers: return "a float or integer type";
+    case ElementTypes::NumbersAndBool: return "a float or integer type, or bool";
     case ElementTypes::Bool: return "bool";
     case ElementTypes::Integers: return "int32 or int64";
   }
@@ -14,8 +14,8 @@ const char* element_types_name(ElementTypes types) {
 
 bool element_type_allowed(ElementTypes types, DType t) {
   switch (types) {
-    case ElementTypes::Numbers: return t != DType::Bool;
-    case ElementTypes::NumbersAndBool: return true;
+    case ElementTypes::Numbers: return is_floating(t) || is_integer(t);
+    case ElementTypes::NumbersAndBool: return is_floating(t) || is_integer(t) || t == DType::Bool;
     case ElementTypes::Bool: return t == DType::Bool;
     case ElementTypes::Integers: return is_integer(t);
   }

@@ -10,8 +10,8 @@ namespace dnnx {
 
 // The element types of an elementwise op's inputs.
 enum class ElementTypes {
-  Numbers,         // float32 (float16 under precision="fp16"), int32, int64
-  NumbersAndBool,  // the above and bool (Equal)
+  Numbers,         // the float and integer types (a backend's kernels may take fewer: Note [cpu dtypes])
+  NumbersAndBool,  // the above and bool (Equal, Where)
   Bool,            // bool only (Not, And, Or, Xor)
   Integers,        // the integer types, is_integer (BitShift, BitwiseAnd, ...)
 };

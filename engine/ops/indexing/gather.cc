@@ -10,7 +10,7 @@ namespace {
 std::vector<TensorInfo> infer_gather(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& data = require_input(node, inputs, 0, "data");
   const TensorInfo& indices = require_input(node, inputs, 1, "indices");
-  if (!is_integer(indices.dtype)) {
+  if (!is_index(indices.dtype)) {
     node_fail<InvalidModelError>(node, std::string("indices must be int32 or int64, got ") + dtype_name(indices.dtype));
   }
   const int64_t rank = static_cast<int64_t>(data.shape.size());

@@ -18,14 +18,14 @@ namespace dnnx {
 namespace {
 
 void require_index(const Node& node, const TensorInfo& t, const char* what) {
-  if (!is_integer(t.dtype)) {
+  if (!is_index(t.dtype)) {
     node_fail<InvalidModelError>(node, std::string(what) + " must be int32 or int64, got " + dtype_name(t.dtype));
   }
 }
 
 void require_numeric(const Node& node, const TensorInfo& t, const char* what) {
-  if (t.dtype != DType::Float32 && t.dtype != DType::Int32 && t.dtype != DType::Int64) {
-    node_fail<UnsupportedModelError>(node, std::string(what) + " must be float32, int32 or int64, got " +
+  if (!is_floating(t.dtype) && t.dtype != DType::Int32 && t.dtype != DType::Int64) {
+    node_fail<UnsupportedModelError>(node, std::string(what) + " must be a float type, int32 or int64, got " +
                                                dtype_name(t.dtype));
   }
 }

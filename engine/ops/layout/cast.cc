@@ -1,11 +1,9 @@
-// Cast between float32, int32, int64 and bool (float -> int truncates toward zero, as C++ and
-// onnxruntime do; to bool is x != 0, NaN included; from bool is 0 or 1). Every other target
-// type (float16, bfloat16, double, 8/16-bit ints, strings, the
-// float8 family) is refused at load, naming it. FLOAT16 and BFLOAT16 are refused in a model as
-// loaded too: only the half_storage pass (runtime/passes/half_storage.cc) makes such Casts, after
-// validation, for the edges of a precision="fp16" or "bf16" model on a device with half kernels. (A model's own Casts to
-// DOUBLE or FLOAT16 never reach here: python/dnnx/_importer.py computes float64 and float16 in
-// float32 and makes them Casts to FLOAT; python/dnnx/_edges.py converts at the graph's edges.)
+// Cast (every engine dtype to every other) and CastLike (Cast to the type of its second input,
+// opset 15). The rounding is onnxruntime's and onnx's reference's (backends/cpu/layout/cast_cpu.cc
+// says it type by type); `saturate` (opset 19) matters only for the float8 targets.
+// Under precision="fp16"/"bf16" on a device the model's own float16/bfloat16/float64 values are
+// float32 (python/dnnx/_edges.py converts them at the graph's edges), so the half_storage pass
+// (runtime/passes/half_storage.cc) is the only maker of Casts to half types there.
 #include "ops/layout/cast.h"
 
 #include "ops/op.h"
@@ -14,38 +12,44 @@ namespace dnnx {
 
 namespace {
 
-// onnx.TensorProto.DataType values.
-enum OnnxType : int64_t {
-  kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5, kInt32 = 6, kInt64 = 7, kString = 8,
-  kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13, kBfloat16 = 16,
+// onnx.TensorProto.DataType code -> DType, in onnx's order.
+struct OnnxCode {
+  int64_t code;
+  DType dtype;
+  const char* onnx_name;
+};
+constexpr OnnxCode kCodes[] = {
+    {1, DType::Float32, "FLOAT"},           {2, DType::UInt8, "UINT8"},
+    {3, DType::Int8, "INT8"},               {4, DType::UInt16, "UINT16"},
+    {5, DType::Int16, "INT16"},             {6, DType::Int32, "INT32"},
+    {7, DType::Int64, "INT64"},             {9, DType::Bool, "BOOL"},
+    {10, DType::Float16, "FLOAT16"},        {11, DType::Float64, "DOUBLE"},
+    {12, DType::UInt32, "UINT32"},          {13, DType::UInt64, "UINT64"},
+    {16, DType::BFloat16, "BFLOAT16"},      {17, DType::Float8E4M3FN, "FLOAT8E4M3FN"},
+    {18, DType::Float8E4M3FNUZ, "FLOAT8E4M3FNUZ"}, {19, DType::Float8E5M2, "FLOAT8E5M2"},
+    {20, DType::Float8E5M2FNUZ, "FLOAT8E5M2FNUZ"}, {21, DType::UInt4, "UINT4"},
+    {22, DType::Int4, "INT4"},              {23, DType::Float4E2M1, "FLOAT4E2M1"},
 };
 
 std::string onnx_type_name(int64_t t) {
+  for (const OnnxCode& c : kCodes) {
+    if (c.code == t) return c.onnx_name;
+  }
   switch (t) {
-    case kUint8: return "UINT8";
-    case kInt8: return "INT8";
-    case kUint16: return "UINT16";
-    case kInt16: return "INT16";
-    case kString: return "STRING";
-    case kFloat16: return "FLOAT16";
-    case kDouble: return "DOUBLE";
-    case kUint32: return "UINT32";
-    case kUint64: return "UINT64";
-    case kBfloat16: return "BFLOAT16";
+    case 8: return "STRING";
+    case 14: return "COMPLEX64";
+    case 15: return "COMPLEX128";
+    case 24: return "FLOAT8E8M0";
+    case 25: return "UINT2";
+    case 26: return "INT2";
     default: return "type " + std::to_string(t);
   }
 }
 
 void validate_cast(const Node& node) {
-  // `saturate` (opset 19) matters only for the float8 types, which are refused anyway.
-  node.expect_only_attrs({"to", "saturate"});
+  // round_mode (opset 24) matters only for FLOAT8E8M0, which cast_target refuses.
+  node.expect_only_attrs({"to", "saturate", "round_mode"});
   if (!node.has_attr("to")) node_fail<InvalidModelError>(node, "attribute 'to' is required");
-  const int64_t to = node.attr_int("to", kFloat);
-  if (to == kFloat16 || to == kBfloat16) {
-    node_fail<UnsupportedModelError>(node, "cast to " + onnx_type_name(to) +
-                                               " is not supported (FLOAT, INT32, INT64 and BOOL are; for half "
-                                               "precision load the float32 model with precision='fp16' or 'bf16')");
-  }
   cast_target(node);
 }
 
@@ -54,33 +58,44 @@ std::vector<TensorInfo> infer_cast(const Node& node, const std::vector<ValueInfo
   return {TensorInfo{x.shape, cast_target(node)}};
 }
 
+void validate_cast_like(const Node& node) { node.expect_only_attrs({"saturate", "round_mode"}); }
+
+// input [..] of any type, target_type [any shape] -> [..] of target_type's type.
+std::vector<TensorInfo> infer_cast_like(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_input(node, inputs, 0, "input");
+  const TensorInfo& like = require_input(node, inputs, 1, "target_type");
+  return {TensorInfo{x.shape, like.dtype}};
+}
+
 }  // namespace
 
 DType cast_target(const Node& node) {
-  const int64_t to = node.attr_int("to", kFloat);
-  switch (to) {
-    case kFloat: return DType::Float32;
-    case kInt32: return DType::Int32;
-    case kInt64: return DType::Int64;
-    case kBool: return DType::Bool;
-    case kFloat16: return DType::Float16;    // made by the half_storage pass only (validate_cast)
-    case kBfloat16: return DType::BFloat16;  // the same
-    default:
-      node_fail<UnsupportedModelError>(node, "cast to " + onnx_type_name(to) +
-                                                 " is not supported (FLOAT, INT32, INT64 and BOOL are)");
+  const int64_t to = node.attr_int("to", 1);
+  DType out = DType::Float32;
+  if (!dtype_from_onnx(to, out)) {
+    node_fail<UnsupportedModelError>(node, "cast to " + onnx_type_name(to) +
+                                               " is not supported (dnnx has no such tensor type)");
   }
+  return out;
 }
 
+bool cast_saturates(const Node& node) { return node.attr_int("saturate", 1) != 0; }
+
 int64_t onnx_type_code(DType t) {
-  switch (t) {
-    case DType::Float32: return kFloat;
-    case DType::Int32: return kInt32;
-    case DType::Int64: return kInt64;
-    case DType::Float16: return kFloat16;
-    case DType::Bool: return kBool;
-    case DType::BFloat16: return kBfloat16;
+  for (const OnnxCode& c : kCodes) {
+    if (c.dtype == t) return c.code;
   }
-  return kFloat;
+  return 1;
+}
+
+bool dtype_from_onnx(int64_t code, DType& out) {
+  for (const OnnxCode& c : kCodes) {
+    if (c.code == code) {
+      out = c.dtype;
+      return true;
+    }
+  }
+  return false;
 }
 
 void register_cast_ops(OpRegistry& r) {
@@ -88,6 +103,11 @@ void register_cast_ops(OpRegistry& r) {
   def.validate = validate_cast;
   def.infer = infer_cast;
   r.add("Cast", std::move(def));
+  OpDef like;
+  like.validate = validate_cast_like;
+  like.infer = infer_cast_like;
+  like.min_opset = 15;
+  r.add("CastLike", std::move(like));
 }
 
 }  // namespace dnnx

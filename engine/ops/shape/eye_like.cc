@@ -1,13 +1,11 @@
 // EyeLike: input [rows, cols] (any dtype: only its shape is read) -> [rows, cols] of `dtype`
 // (default: the input's), 1 where col = row + k, 0 elsewhere.
 #include "ops/shape/eye_like.h"
+#include "ops/layout/cast.h"
 
 namespace dnnx {
 
 namespace {
-
-// onnx.TensorProto.DataType codes EyeLike's `dtype` may hold here.
-enum OnnxType : int64_t { kFloat = 1, kInt32 = 6, kInt64 = 7, kBool = 9, kFloat16 = 10, kDouble = 11 };
 
 std::vector<TensorInfo> infer_eye_like(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& x = require_input(node, inputs, 0, "input");
@@ -18,23 +16,16 @@ std::vector<TensorInfo> infer_eye_like(const Node& node, const std::vector<Value
 }  // namespace
 
 DType eye_like_dtype(const Node& node, DType input) {
-  if (!node.has_attr("dtype")) {
-    if (is_half(input)) return DType::Float32;
-    return input;
+  DType out = input;  // default: the input's type
+  if (node.has_attr("dtype") && !dtype_from_onnx(node.attr_int("dtype", 1), out)) {
+    node_fail<UnsupportedModelError>(node, "dtype " + std::to_string(node.attr_int("dtype", 1)) +
+                                               " is not a tensor type dnnx has");
   }
-  const int64_t code = node.attr_int("dtype", kFloat);
-  switch (code) {
-    case kFloat:
-    case kFloat16:
-    case kDouble: return DType::Float32;
-    case kInt32: return DType::Int32;
-    case kInt64: return DType::Int64;
-    case kBool: return DType::Bool;
-    default:
-      node_fail<UnsupportedModelError>(node, "dtype " + std::to_string(code) +
-                                                 " is not supported (FLOAT, INT32, INT64, BOOL; DOUBLE and "
-                                                 "FLOAT16 computed in float32)");
+  if (is_storage_only(out)) {
+    node_fail<UnsupportedModelError>(node, std::string("dtype ") + dtype_name(out) +
+                                               " is storage-only: EyeLike makes numbers or bools");
   }
+  return out;
 }
 
 void register_eye_like_ops(OpRegistry& r) {

@@ -1,4 +1,5 @@
-// Range (opset 11+): start, limit, delta, scalars of one type (float32, int32, int64) ->
+// Range (opset 11+): start, limit, delta, scalars of one type (float32, float64, int16, int32,
+// int64, as onnxruntime's; float16 and bfloat16 too) ->
 // [n] of that type, y[i] = start + i * delta, n = max(ceil((limit - start) / delta), 0).
 // The output's shape depends on the inputs' values (value_inputs): the planner must know them,
 // as constants, values folded at plan time (Note [plan-time folding]) or values it keys a plan by.
@@ -58,6 +59,21 @@ int64_t range_length(const Node& node, const ConstTensor& start, const ConstTens
       if (n > 1e15) node_fail<InvalidModelError>(node, "the range has too many elements");
       return static_cast<int64_t>(n);
     }
+    case DType::Float16:
+    case DType::BFloat16:  // the CPU computes it in float32 (Note [cpu dtypes]), as the length here
+    case DType::Float64: {
+      auto value = [](const ConstTensor& t) {
+        return t.info.dtype == DType::Float64 ? *t.as<double>()
+                                              : static_cast<double>(storage_to_float(*t.as<uint16_t>(), t.info.dtype));
+      };
+      const double s = value(start), l = value(limit), d = value(delta);
+      if (d == 0.0) node_fail<InvalidModelError>(node, "delta must not be 0");
+      const double n = std::ceil((l - s) / d);
+      if (!(n > 0)) return 0;  // NaN included
+      if (n > 1e15) node_fail<InvalidModelError>(node, "the range has too many elements");
+      return static_cast<int64_t>(n);
+    }
+    case DType::Int16:
     case DType::Int32:
     case DType::Int64: {
       const int64_t s = start.to_int64()[0], l = limit.to_int64()[0], d = delta.to_int64()[0];
@@ -66,7 +82,7 @@ int64_t range_length(const Node& node, const ConstTensor& start, const ConstTens
     }
     default:
       node_fail<UnsupportedModelError>(node, std::string("Range on ") + dtype_name(start.info.dtype) +
-                                                 " is not supported (float32, int32, int64 are)");
+                                                 " is not supported (the float types, int16, int32, int64 are)");
   }
 }
 

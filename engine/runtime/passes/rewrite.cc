@@ -122,7 +122,7 @@ std::map<std::string, TensorInfo> value_types(const Graph& graph, int64_t symbol
     if (!typed) continue;
     std::vector<TensorInfo> outs = def.infer(node, inputs);
     outs.resize(node.outputs.size());  // one per node output, as the planner keeps them
-    if (folds[n] && host_can_fold(inputs, outs)) {
+    if (folds[n] && host_can_fold(def, inputs, outs)) {
       const std::vector<std::shared_ptr<ConstTensor>> values = fold_node(*host, node, def, inputs, outs);
       for (size_t o = 0; o < values.size(); ++o) {
         if (values[o]) folded[node.outputs[o]] = values[o];

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._tensors import dtype_named
+
 
 def _umask() -> int:
     mask = os.umask(0)
@@ -85,7 +87,7 @@ def _load_array_file(path: Path):
 def _as_input(array: np.ndarray, spec, path: Path) -> np.ndarray:
     """The array as it is: dnnx's input rule (dnnx/_inputs.py) converts no arrays, here as in
     Model.run, so a file of another dtype than the input's is refused with the file's name."""
-    want = np.dtype(spec.dtype)
+    want = dtype_named(spec.dtype)
     if array.dtype != want:
         raise ValueError(f"{path}: input '{spec.name}': expected dtype {want}, got {array.dtype} (dnnx converts "
                          f"no arrays: save it as {want}, e.g. np.save(path, x.astype(np.{want})))")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._tensors import dtype_named
+
 
 def _pyarrow():
     try:
@@ -79,7 +81,7 @@ def read_parquet_feeds(path, specs) -> dict:
     for spec in specs:
         column = columns[spec.name]
         array = _fit(_regular(pa, table.column(column).combine_chunks(), path, column), spec)
-        want = np.dtype(spec.dtype)
+        want = dtype_named(spec.dtype)
         if array.dtype != want:
             raise ValueError(f"{path}: column '{column}' for input '{spec.name}': expected dtype {want}, got "
                              f"{array.dtype} (dnnx converts no arrays: store it as {want})")

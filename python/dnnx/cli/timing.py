@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._progress import bar
+from .._tensors import dtype_named
 from ..model import load
 from ..threads import set_num_threads
 
@@ -84,10 +85,10 @@ def random_inputs(specs, batch: int, seed: int = 0) -> tuple:
         for d in spec.shape:
             symbolic |= isinstance(d, str)
             shape.append(batch if isinstance(d, str) else d)
-        if np.dtype(spec.dtype).kind == "f":
-            feeds[spec.name] = rng.standard_normal(shape).astype(spec.dtype)
+        if dtype_named(spec.dtype).kind in "fV":  # V: ml_dtypes floats (and int4: normal values cast)
+            feeds[spec.name] = rng.standard_normal(shape).astype(dtype_named(spec.dtype))
         else:
-            feeds[spec.name] = rng.integers(0, 4, size=shape).astype(spec.dtype)
+            feeds[spec.name] = rng.integers(0, 4, size=shape).astype(dtype_named(spec.dtype))
     first = next(iter(feeds.values()), None)
     fixed = not symbolic and first is not None and batch not in first.shape
     samples = (first.shape[0] if first.ndim else 1) if fixed else batch

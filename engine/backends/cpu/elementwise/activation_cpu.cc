@@ -48,7 +48,7 @@ KernelFactory activation_factory(Activation kind) {
 
 enum class Sign { Neg, Abs };
 
-// y = -x or |x| on float32, int32 or int64 (an integer MIN stays MIN: ops/elementwise/div_mod.h).
+// y = -x or |x| on float32, float64 or any integer type (an integer MIN stays MIN: ops/elementwise/div_mod.h).
 template <Sign Op, class T>
 class SignKernel final : public Kernel {
  public:
@@ -73,7 +73,7 @@ class SignKernel final : public Kernel {
 template <Sign Op>
 KernelChoice sign_factory(const Node&, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
   KernelChoice choice;
-  choice.kernel = with_dtype(inputs[0].info.dtype, [&](auto t) -> std::unique_ptr<Kernel> {
+  choice.kernel = with_number(inputs[0].info.dtype, [&](auto t) -> std::unique_ptr<Kernel> {
     return std::make_unique<SignKernel<Op, decltype(t)>>(numel(inputs[0].info.shape));
   });
   choice.algorithm = "elementwise";
@@ -108,8 +108,8 @@ void register_cpu_activation_kernels(KernelRegistry& r) {
   r.add("Relu", activation_factory(Activation::Relu));
   r.add("Sigmoid", activation_factory(Activation::Sigmoid));
   r.add("Tanh", activation_factory(Activation::Tanh));
-  r.add("Neg", sign_factory<Sign::Neg>).with_gradient(plan_neg_grad);
-  r.add("Abs", sign_factory<Sign::Abs>);
+  r.add("Neg", sign_factory<Sign::Neg>).with_dtypes(number_types()).with_gradient(plan_neg_grad);
+  r.add("Abs", sign_factory<Sign::Abs>).with_dtypes(number_types());
 }
 
 }  // namespace dnnx

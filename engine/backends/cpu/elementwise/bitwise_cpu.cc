@@ -1,5 +1,5 @@
 // BitShift, BitwiseAnd, BitwiseOr, BitwiseXor on the CPU through the one broadcasting loop
-// (broadcast_binary.h), BitwiseNot as a plain loop; integer types only, no float types stored.
+// (broadcast_binary.h), BitwiseNot as a plain loop; every integer type (with_number), no float type.
 #include <type_traits>
 
 #include "backends/cpu/elementwise/broadcast_binary.h"
@@ -18,14 +18,14 @@ struct BitFn {
 };
 
 [[noreturn]] void refuse_non_integer(const Node& node, DType t) {
-  node_fail<UnsupportedModelError>(node, std::string("inputs must be int32 or int64, got ") + dtype_name(t));
+  node_fail<UnsupportedModelError>(node, std::string("inputs must be an integer type, got ") + dtype_name(t));
 }
 
 template <BitOp Op>
 KernelChoice plan_bit_op(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) {
   KernelChoice choice;
-  with_dtype(outputs[0].dtype, [&](auto t) {
+  with_number(outputs[0].dtype, [&](auto t) {
     using T = decltype(t);
     if constexpr (std::is_integral_v<T>) {
       choice = broadcast_binary_choice<T, T>(inputs, outputs, BitFn<Op>{});
@@ -59,7 +59,7 @@ class BitwiseNotKernel final : public Kernel {
 KernelChoice plan_bitwise_not(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
   KernelChoice choice;
   choice.algorithm = "elementwise";
-  choice.kernel = with_dtype(inputs[0].info.dtype, [&](auto t) -> std::unique_ptr<Kernel> {
+  choice.kernel = with_number(inputs[0].info.dtype, [&](auto t) -> std::unique_ptr<Kernel> {
     using T = decltype(t);
     if constexpr (std::is_integral_v<T>) {
       return std::make_unique<BitwiseNotKernel<T>>(numel(inputs[0].info.shape));
@@ -72,12 +72,16 @@ KernelChoice plan_bitwise_not(const Node& node, const std::vector<ValueInfo>& in
 
 }  // namespace
 
+// The integer types beyond int32 and int64 (Note [cpu dtypes]); no float type.
+const std::vector<DType> kSmallAndUnsigned = {DType::Int8, DType::UInt8, DType::Int16, DType::UInt16, DType::UInt32,
+                                              DType::UInt64};
+
 void register_cpu_bitwise_kernels(KernelRegistry& r) {
-  r.add("BitShift", plan_bit_shift).with_dtypes({});
-  r.add("BitwiseAnd", plan_bit_op<BitOp::And>).with_dtypes({});
-  r.add("BitwiseOr", plan_bit_op<BitOp::Or>).with_dtypes({});
-  r.add("BitwiseXor", plan_bit_op<BitOp::Xor>).with_dtypes({});
-  r.add("BitwiseNot", plan_bitwise_not).with_dtypes({});
+  r.add("BitShift", plan_bit_shift).with_dtypes(kSmallAndUnsigned);
+  r.add("BitwiseAnd", plan_bit_op<BitOp::And>).with_dtypes(kSmallAndUnsigned);
+  r.add("BitwiseOr", plan_bit_op<BitOp::Or>).with_dtypes(kSmallAndUnsigned);
+  r.add("BitwiseXor", plan_bit_op<BitOp::Xor>).with_dtypes(kSmallAndUnsigned);
+  r.add("BitwiseNot", plan_bitwise_not).with_dtypes(kSmallAndUnsigned);
 }
 
 }  // namespace dnnx

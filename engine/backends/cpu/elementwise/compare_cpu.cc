@@ -1,5 +1,5 @@
-// Equal, Less, Greater, LessOrEqual, GreaterOrEqual on the CPU (float32, int32, int64; Equal also
-// bool) -> bool, through the one broadcasting loop (broadcast_binary.h). NaN compares false.
+// Equal, Less, Greater, LessOrEqual, GreaterOrEqual on the CPU (float32, float64, every integer
+// type; Equal also bool; float16 and bfloat16 through float32, exact) -> bool, through the one broadcasting loop (broadcast_binary.h). NaN compares false.
 #include "backends/cpu/elementwise/broadcast_binary.h"
 #include "backends/cpu/runtime/element_type.h"
 #include "runtime/kernel_registry.h"
@@ -23,7 +23,7 @@ struct Comparison {
 
 template <Compare Op>
 KernelChoice compare_factory(const Node&, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
-  return with_dtype_or_bool(inputs[0].info.dtype, [&](auto t) {
+  return with_number_or_bool(inputs[0].info.dtype, [&](auto t) {
     using T = decltype(t);
     return broadcast_binary_choice<T, bool>(inputs, outputs, Comparison<Op, T>{});
   });
@@ -32,11 +32,11 @@ KernelChoice compare_factory(const Node&, const std::vector<ValueInfo>& inputs, 
 }  // namespace
 
 void register_cpu_compare_kernels(KernelRegistry& r) {
-  r.add("Equal", compare_factory<Compare::Equal>);
-  r.add("Less", compare_factory<Compare::Less>);
-  r.add("Greater", compare_factory<Compare::Greater>);
-  r.add("LessOrEqual", compare_factory<Compare::LessOrEqual>);
-  r.add("GreaterOrEqual", compare_factory<Compare::GreaterOrEqual>);
+  r.add("Equal", compare_factory<Compare::Equal>).with_dtypes(number_types());
+  r.add("Less", compare_factory<Compare::Less>).with_dtypes(number_types());
+  r.add("Greater", compare_factory<Compare::Greater>).with_dtypes(number_types());
+  r.add("LessOrEqual", compare_factory<Compare::LessOrEqual>).with_dtypes(number_types());
+  r.add("GreaterOrEqual", compare_factory<Compare::GreaterOrEqual>).with_dtypes(number_types());
 }
 
 }  // namespace dnnx

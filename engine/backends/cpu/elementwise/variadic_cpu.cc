@@ -1,4 +1,4 @@
-// Sum, Max, Min on the CPU for float32, int32 and int64: y starts as input 0 broadcast to the
+// Sum, Max, Min on the CPU for float32, float64 and every integer type (the halves through float32): y starts as input 0 broadcast to the
 // output, then folds in each further input (broadcast the same way, see broadcast_walk.h).
 // Mean (float types) is the Sum, divided by the number of inputs at the end.
 // Max and Min propagate NaN, as numpy's maximum/minimum and onnxruntime do.
@@ -24,7 +24,9 @@ bool is_nan(T v) {
 
 template <Fold F, class T>
 inline T fold(T acc, T v) {
-  if constexpr (F == Fold::Sum || F == Fold::Mean) {
+  if constexpr ((F == Fold::Sum || F == Fold::Mean) && std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v));  // wraps, as Add
+  } else if constexpr (F == Fold::Sum || F == Fold::Mean) {
     return acc + v;
   } else if constexpr (F == Fold::Max) {
     return (v > acc || is_nan(v)) ? v : acc;
@@ -79,7 +81,7 @@ KernelChoice plan_variadic(const Node&, const std::vector<ValueInfo>& inputs,
   }
   KernelChoice choice;
   choice.algorithm = broadcast ? "broadcast" : "elementwise";
-  choice.kernel = with_dtype(outputs[0].dtype, [&](auto t) -> std::unique_ptr<Kernel> {
+  choice.kernel = with_number(outputs[0].dtype, [&](auto t) -> std::unique_ptr<Kernel> {
     return std::make_unique<VariadicKernel<F, decltype(t)>>(std::move(walks));
   });
   return choice;
@@ -88,10 +90,10 @@ KernelChoice plan_variadic(const Node&, const std::vector<ValueInfo>& inputs,
 }  // namespace
 
 void register_cpu_variadic_kernels(KernelRegistry& r) {
-  r.add("Sum", plan_variadic<Fold::Sum>);
-  r.add("Max", plan_variadic<Fold::Max>);
-  r.add("Min", plan_variadic<Fold::Min>);
-  r.add("Mean", plan_variadic<Fold::Mean>);
+  r.add("Sum", plan_variadic<Fold::Sum>).with_dtypes(number_types());
+  r.add("Max", plan_variadic<Fold::Max>).with_dtypes(number_types());
+  r.add("Min", plan_variadic<Fold::Min>).with_dtypes(number_types());
+  r.add("Mean", plan_variadic<Fold::Mean>).with_dtypes(number_types());
 }
 
 }  // namespace dnnx

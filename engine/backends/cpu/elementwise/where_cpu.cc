@@ -80,6 +80,6 @@ KernelChoice plan_where(const Node&, const std::vector<ValueInfo>& inputs, const
 
 }  // namespace
 
-void register_cpu_where_kernels(KernelRegistry& r) { r.add("Where", plan_where); }
+void register_cpu_where_kernels(KernelRegistry& r) { r.add("Where", plan_where).with_dtypes(movable_types()); }
 
 }  // namespace dnnx

@@ -61,6 +61,6 @@ KernelChoice plan_gather(const Node& node, const std::vector<ValueInfo>& inputs,
 
 }  // namespace
 
-void register_cpu_gather_kernels(KernelRegistry& r) { r.add("Gather", plan_gather); }
+void register_cpu_gather_kernels(KernelRegistry& r) { r.add("Gather", plan_gather).with_dtypes(movable_types()); }
 
 }  // namespace dnnx

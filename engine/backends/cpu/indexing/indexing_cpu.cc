@@ -387,9 +387,9 @@ KernelFactory arg_factory(bool max) {
 }  // namespace
 
 void register_cpu_indexing_kernels(KernelRegistry& r) {
-  r.add("GatherElements", plan_gather_elements).with_gradient(plan_gather_elements_grad);
+  r.add("GatherElements", plan_gather_elements).with_dtypes(movable_types()).with_gradient(plan_gather_elements_grad);
   r.add("ScatterND", plan_scatter_nd);
-  r.add("Tile", plan_tile).with_gradient(plan_tile_grad);
+  r.add("Tile", plan_tile).with_dtypes(movable_types()).with_gradient(plan_tile_grad);
   r.add("TopK", plan_topk).with_gradient(plan_topk_grad);
   r.add("ArgMax", arg_factory(true));
   r.add("ArgMin", arg_factory(false));

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/runtime/element_type.h"
 #include "runtime/kernel_registry.h"
 #include "ops/layout/concat.h"
 
@@ -49,6 +50,6 @@ KernelChoice concat_factory(const Node& node, const std::vector<ValueInfo>& inpu
 
 }  // namespace
 
-void register_cpu_concat_kernels(KernelRegistry& r) { r.add("Concat", concat_factory); }
+void register_cpu_concat_kernels(KernelRegistry& r) { r.add("Concat", concat_factory).with_dtypes(movable_types()); }
 
 }  // namespace dnnx

@@ -41,6 +41,6 @@ KernelChoice plan_expand(const Node&, const std::vector<ValueInfo>& inputs, cons
 
 }  // namespace
 
-void register_cpu_expand_kernels(KernelRegistry& r) { r.add("Expand", plan_expand); }
+void register_cpu_expand_kernels(KernelRegistry& r) { r.add("Expand", plan_expand).with_dtypes(movable_types()); }
 
 }  // namespace dnnx

@@ -204,7 +204,7 @@ KernelChoice plan_pad(const Node& node, const std::vector<ValueInfo>& inputs, co
   g.pads = pad_amounts(node, inputs, g.in.size());
   g.value_input = node.opset >= kPadsAsInputOpset && kValueInput < inputs.size() && inputs[kValueInput].present;
   if (!g.value_input) {
-    with_dtype(dtype, [&](auto t) {
+    with_number(dtype, [&](auto t) {
       using T = decltype(t);
       const T value = static_cast<T>(node.opset < kPadsAsInputOpset ? node.attr_float("value", 0.0f) : 0.0f);
       std::memcpy(&g.value_bits, &value, sizeof(T));
@@ -218,6 +218,6 @@ KernelChoice plan_pad(const Node& node, const std::vector<ValueInfo>& inputs, co
 
 }  // namespace
 
-void register_cpu_pad_kernels(KernelRegistry& r) { r.add("Pad", plan_pad).with_gradient(plan_pad_grad); }
+void register_cpu_pad_kernels(KernelRegistry& r) { r.add("Pad", plan_pad).with_dtypes(number_types()).with_gradient(plan_pad_grad); }
 
 }  // namespace dnnx

@@ -62,6 +62,6 @@ KernelChoice plan_slice(const Node& node, const std::vector<ValueInfo>& inputs, 
 
 }  // namespace
 
-void register_cpu_slice_kernels(KernelRegistry& r) { r.add("Slice", plan_slice); }
+void register_cpu_slice_kernels(KernelRegistry& r) { r.add("Slice", plan_slice).with_dtypes(movable_types()); }
 
 }  // namespace dnnx

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/runtime/element_type.h"
 #include "runtime/kernel_registry.h"
 #include "ops/layout/split.h"
 
@@ -53,6 +54,6 @@ KernelChoice plan_split(const Node& node, const std::vector<ValueInfo>& inputs, 
 
 }  // namespace
 
-void register_cpu_split_kernels(KernelRegistry& r) { r.add("Split", plan_split); }
+void register_cpu_split_kernels(KernelRegistry& r) { r.add("Split", plan_split).with_dtypes(movable_types()); }
 
 }  // namespace dnnx

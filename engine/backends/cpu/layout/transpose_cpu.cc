@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/runtime/element_type.h"
 #include "runtime/kernel_registry.h"
 #include "ops/layout/transpose.h"
 #include "backends/cpu/layout/transpose_cpu.h"
@@ -172,6 +173,8 @@ const char* transpose_path_name(TransposePath path) {
   return "?";
 }
 
-void register_cpu_transpose_kernels(KernelRegistry& r) { r.add("Transpose", transpose_factory); }
+void register_cpu_transpose_kernels(KernelRegistry& r) {
+  r.add("Transpose", transpose_factory).with_dtypes(movable_types());
+}
 
 }  // namespace dnnx

@@ -38,7 +38,7 @@ KernelChoice plan_eye_like(const Node& node, const std::vector<ValueInfo>& input
   const EyeShape s{x[0], x[1], node.attr_int("k", 0)};
   KernelChoice choice;
   choice.algorithm = "fill diagonal";
-  choice.kernel = with_dtype_or_bool(outputs[0].dtype, [&](auto t) -> std::unique_ptr<Kernel> {
+  choice.kernel = with_number_or_bool(outputs[0].dtype, [&](auto t) -> std::unique_ptr<Kernel> {
     return std::make_unique<EyeLikeKernel<decltype(t)>>(s);
   });
   return choice;
@@ -46,6 +46,6 @@ KernelChoice plan_eye_like(const Node& node, const std::vector<ValueInfo>& input
 
 }  // namespace
 
-void register_cpu_eye_like_kernels(KernelRegistry& r) { r.add("EyeLike", plan_eye_like); }
+void register_cpu_eye_like_kernels(KernelRegistry& r) { r.add("EyeLike", plan_eye_like).with_dtypes(number_types()); }
 
 }  // namespace dnnx

@@ -24,7 +24,7 @@ class RangeKernel final : public Kernel {
 KernelChoice plan_range(const Node&, const std::vector<ValueInfo>&, const std::vector<TensorInfo>& outputs) {
   KernelChoice choice;
   choice.algorithm = "fill";
-  choice.kernel = with_dtype(outputs[0].dtype, [&](auto t) -> std::unique_ptr<Kernel> {
+  choice.kernel = with_number(outputs[0].dtype, [&](auto t) -> std::unique_ptr<Kernel> {
     return std::make_unique<RangeKernel<decltype(t)>>(numel(outputs[0].shape));
   });
   return choice;
@@ -32,6 +32,6 @@ KernelChoice plan_range(const Node&, const std::vector<ValueInfo>&, const std::v
 
 }  // namespace
 
-void register_cpu_range_kernels(KernelRegistry& r) { r.add("Range", plan_range); }
+void register_cpu_range_kernels(KernelRegistry& r) { r.add("Range", plan_range).with_dtypes(number_types()); }
 
 }  // namespace dnnx

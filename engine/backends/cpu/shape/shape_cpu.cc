@@ -60,8 +60,8 @@ KernelChoice plan_constant_of_shape(const Node& node, const std::vector<ValueInf
 }  // namespace
 
 void register_cpu_shape_kernels(KernelRegistry& r) {
-  r.add("Shape", plan_shape);
-  r.add("ConstantOfShape", plan_constant_of_shape);
+  r.add("Shape", plan_shape).with_dtypes(movable_types());
+  r.add("ConstantOfShape", plan_constant_of_shape).with_dtypes(movable_types());
 }
 
 }  // namespace dnnx

@@ -115,10 +115,36 @@ std::string CudaBackend::half_unsupported_reason(const Node& node) const {
   return refused.empty() ? "" : "runs on the host: " + refused;
 }
 
+namespace {
+
+// The element types the CUDA kernels were written for: float32, int32, int64, bool, and the half
+// storage types. A node with any other (int8, float64, the float8 types, ... of Note [dtypes] in
+// ir/tensor.h) is refused here, so it runs on the host (Note [host fallback]): no kernel reads
+// bytes of a type it does not know. (A model's own float64/float16 values are float32 on a
+// device: python/dnnx/_edges.py.)
+bool device_type(DType t) {
+  return t == DType::Float32 || t == DType::Int32 || t == DType::Int64 || t == DType::Bool || is_half(t);
+}
+
+void require_device_types(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+  auto check = [&node](DType t) {
+    if (!device_type(t)) {
+      node_fail<UnsupportedModelError>(node, std::string("the CUDA backend has no ") + dtype_name(t) + " kernels");
+    }
+  };
+  for (const ValueInfo& v : inputs) {
+    if (v.present) check(v.info.dtype);
+  }
+  for (const TensorInfo& t : outputs) check(t.dtype);
+}
+
+}  // namespace
+
 KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                                     const std::vector<TensorInfo>& outputs) const {
   const KernelFactory* factory = kernels_.find(node.op_type);
   if (!factory) node_fail<UnsupportedModelError>(node, unsupported_reason(node));
+  require_device_types(node, inputs, outputs);
   std::lock_guard<std::recursive_mutex> lock(plan_mutex_);
   activate();
   try {

@@ -18,6 +18,7 @@ int dtype_code(DType t) {
     case DType::Float16: return 3;
     case DType::Bool: return 4;
     case DType::BFloat16: return 5;
+    default: break;  // no other type reaches a CUDA kernel (CudaBackend::plan_node)
   }
   return 0;
 }
