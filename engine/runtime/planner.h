@@ -32,7 +32,7 @@ struct PlannedLayer {
   const Node* node = nullptr;
   std::vector<int> inputs;   // value ids; -1 for an omitted optional input
   std::vector<int> outputs;  // value ids; -1 for an omitted optional output
-  std::unique_ptr<Kernel> kernel;  // null for a view (Reshape, Flatten, ...): nothing runs
+  std::unique_ptr<Kernel> kernel;  // null for a view (Reshape, Flatten, ...), a folded or an empty layer
   std::string algorithm;
   std::string math;
   size_t workspace_bytes = 0;
@@ -69,6 +69,14 @@ struct Plan {
   // "name (op): why" of each layer that runs on the host in this device plan (Note [host fallback]).
   std::vector<std::string> host_layers;
 };
+
+// What plan() shows for a layer whose outputs all hold 0 elements: it gets no kernel and runs
+// nothing on any backend (Note [empty tensors] in planner.cc).
+inline constexpr const char* kEmptyOutput = "empty output: nothing to run";
+
+// Whether every output `node` produces (the omitted ones aside) holds 0 elements; false for a
+// node with no outputs.
+bool outputs_empty(const Node& node, const std::vector<TensorInfo>& outputs);
 
 // Validates every node against the op registry and the backend; throws UnsupportedModelError
 // naming the first node that cannot run, with the op and what is supported.

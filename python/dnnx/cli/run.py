@@ -72,7 +72,7 @@ def main(args) -> int:
         raise ValueError("--workers and --ray run many files: give --input a folder or a glob")
     model = load(args.model, batch_size=args.batch, **planning_options(args))
     if args.random:
-        feeds, _ = random_inputs(model.inputs, args.batch or 1)
+        feeds, _ = random_inputs(model.inputs, 1 if args.batch is None else args.batch)
     else:
         feeds = read_feeds(args.input, model.inputs)
     if args.chunk is None:

@@ -144,7 +144,8 @@ class ReduceCellKernel final : public Kernel {
         }
       }
       if (kind_ == ReduceKind::L2) acc = std::sqrt(acc);
-      if (kind_ == ReduceKind::Mean) acc /= static_cast<float>(c_.red.size());
+      // An empty cell keeps the identity; its mean is 0, as onnxruntime gives (Note [empty tensors]).
+      if (kind_ == ReduceKind::Mean && !c_.red.empty()) acc /= static_cast<float>(c_.red.size());
       y[i] = acc;
     }
   }

@@ -1,0 +1,105 @@
+"""Empty-tensor versions of the onnx package's node cases (Note [empty tensors] in
+engine/runtime/planner.cc), shared by tests/test_empty_every_op.py (CPU against onnxruntime) and
+tests/cuda/test_cuda_empty_every_op.py (CUDA against the CPU).
+
+A case's model is made shape-free (every graph-input dim symbolic, under a name of its own; the
+outputs' shapes dropped), and its data inputs are cut to an empty slice: all of them along axis 0
+at once (an empty batch), and each alone along its first and its last axis. The inputs whose value
+decides shapes (dnnx's ``Model.value_inputs``: a Reshape's shape, Slice's starts, ...) keep their
+values. A variant counts where onnxruntime runs it; where onnxruntime refuses it (an op that needs
+a non-empty axis: reflect padding, LayerNormalization over an empty axis), it is left out."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+
+import dnnx
+from test_onnx_node_tests import _array, _selected_cases
+
+
+def case_op(case):
+    return case.model.graph.node[0].op_type if len(case.model.graph.node) == 1 else None
+
+
+def cases_by_op() -> dict:
+    """{op type: [single-node cases]}, from tests/test_onnx_node_tests.py's selection."""
+    found = {}
+    for case in _selected_cases():
+        op = case_op(case)
+        if op:
+            found.setdefault(op, []).append(case)
+    return found
+
+
+def shape_free(model):
+    """A copy of ``model`` whose graph inputs have symbolic dims only (each its own name) and whose
+    outputs and value infos carry no shapes."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for vi in model.graph.input:
+        if not vi.type.HasField("tensor_type"):
+            continue
+        for i, d in enumerate(vi.type.tensor_type.shape.dim):
+            d.Clear()
+            d.dim_param = f"{vi.name}_d{i}"
+    for vi in model.graph.output:
+        if vi.type.HasField("tensor_type"):
+            vi.type.tensor_type.ClearField("shape")
+    del model.graph.value_info[:]
+    return model
+
+
+def _cut(array: np.ndarray, axis: int) -> np.ndarray:
+    index = [slice(None)] * array.ndim
+    index[axis] = slice(0, 0)
+    return np.ascontiguousarray(array[tuple(index)])
+
+
+def variants(feeds: list, data: list) -> list:
+    """[(label, feeds)]: the empty versions of ``feeds``; ``data``: the indices of the inputs that
+    may be cut (non-empty, rank >= 1, not value inputs)."""
+    out = []
+    if len(data) > 1:
+        if len({feeds[i].shape[0] for i in data}) == 1:
+            out.append(("all inputs, axis 0", [(_cut(f, 0) if i in data else f) for i, f in enumerate(feeds)]))
+    for i in data:
+        for axis in sorted({0, feeds[i].ndim - 1}):
+            cut = list(feeds)
+            cut[i] = _cut(feeds[i], axis)
+            out.append((f"input {i}, axis {axis}", cut))
+    return out
+
+
+def ort_outputs(model, names, feeds):
+    """onnxruntime's outputs for ``feeds`` ({name: array}), or None where it refuses them."""
+    import onnxruntime as ort
+
+    try:
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, dict(zip(names, feeds)))))
+    except Exception:  # onnxruntime refuses this empty input (or this case at all): not a variant
+        return None
+
+
+def empty_variants(case) -> list:
+    """[(label, shape-free model, input names, feeds, onnxruntime's outputs)] for ``case``: the
+    variants onnxruntime runs and that leave at least one tensor empty."""
+    model = shape_free(case.model)
+    try:
+        probe = dnnx.load(model)
+    except dnnx.UnsupportedModelError:
+        return []  # a case dnnx refuses at load whatever the shapes (tests/test_onnx_node_tests.py says why)
+    names = [spec.name for spec in probe.inputs]
+    found = []
+    for inputs, _ in case.data_sets[:1]:
+        feeds = [np.asarray(_array(v)) for v in inputs]
+        data = [i for i, f in enumerate(feeds)
+                if f.ndim >= 1 and f.size and names[i] not in probe.value_inputs and f.dtype != object]
+        for label, cut in variants(feeds, data):
+            want = ort_outputs(model, names, cut)
+            if want is not None:
+                found.append((label, model, names, cut, want))
+    return found
+
+
+__all__ = ["case_op", "cases_by_op", "empty_variants", "shape_free", "TensorProto"]

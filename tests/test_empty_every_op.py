@@ -1,0 +1,51 @@
+"""Empty tensors through every op the CPU backend registers (Note [empty tensors] in
+engine/runtime/planner.cc): each op's onnx node cases (tests/test_onnx_node_tests.py's selection)
+run with an empty dim, as tests/empty_cases.py makes them, and must give onnxruntime's outputs
+(empty ones, or a reduction's identity over an empty axis, MatMul's zeros for K = 0, ...). The op
+list comes from the CPU backend's registrations, so an op added later is tested here with no list
+to edit; one with no node case, or none that onnxruntime runs empty, needs a reason below."""
+import numpy as np
+import pytest
+
+import dnnx
+from dnnx.examples import build
+from empty_cases import cases_by_op, empty_variants
+
+CASES = cases_by_op()
+
+# Registered ops without an empty variant here, each with why and where empty tensors are covered.
+NO_EMPTY_VARIANT = {
+    "LSTMStack": "made by the fuse_lstm_stack pass, not an ONNX op; an empty batch through a fused stack: "
+                 "tests/test_empty_tensors.py",
+}
+
+
+def cpu_ops() -> list:
+    kernels = dnnx.load(build("lenet")).kernels()
+    return sorted(op for op in kernels if "+" not in op and "@" not in op)
+
+
+def _compare(op, label, got, want):
+    assert set(got) == set(want), f"{op} ({label}): outputs {sorted(got)} != {sorted(want)}"
+    for name, ref in want.items():
+        assert got[name].shape == ref.shape, f"{op} ({label}) {name}: shape {got[name].shape} != {ref.shape}"
+        assert got[name].dtype == ref.dtype, f"{op} ({label}) {name}: dtype {got[name].dtype} != {ref.dtype}"
+        np.testing.assert_allclose(got[name], ref, rtol=1e-4, atol=1e-5, equal_nan=True,
+                                   err_msg=f"{op} ({label}) {name}")
+
+
+@pytest.mark.parametrize("op", [op for op in cpu_ops() if op not in NO_EMPTY_VARIANT])
+def test_op_with_an_empty_dim_matches_onnxruntime(op):
+    assert op in CASES, f"{op}: the CPU backend registers it, but no onnx node case covers it (add one to " \
+                        f"tests/test_onnx_node_tests.py's IN_SCOPE, or a reason to NO_EMPTY_VARIANT)"
+    ran = 0
+    for case in CASES[op]:
+        for label, model, names, feeds, want in empty_variants(case):
+            got = dnnx.load(model).run_dict(dict(zip(names, feeds)))
+            _compare(f"{op}: {case.name}", label, got, want)
+            ran += 1
+    assert ran, f"{op}: onnxruntime runs none of its node cases with an empty dim (give a reason in NO_EMPTY_VARIANT)"
+
+
+def test_reasons_are_given():
+    assert all(NO_EMPTY_VARIANT.values())
