@@ -128,9 +128,19 @@ void fold_into_plan(Plan& plan, ValueTable& table, const Backend& backend, const
 // follows the same rule (fold_node). What is left are the kernels whose output is not empty
 // while an input is: a reduction over an empty axis (its identity: ReduceSum 0, ReduceProd 1,
 // ReduceMax -inf, ReduceMean 0 as onnxruntime gives), MatMul and Gemm with K = 0 (zeros, plus
-// Gemm's C), Concat and Pad of an empty input, ScatterND with no updates; each handles it
-// itself. tests/test_empty_tensors.py runs every op family with an empty dim against
+// Gemm's C), Concat and Pad of an empty input, ScatterND with no updates. The host backend's
+// kernels handle these themselves. A device plan runs such a layer on the host (Note [host
+// fallback]: kEmptyInputOnHost), so that no device kernel meets an empty input and the results
+// are the host's by construction; the layer is small where it arises (an empty batch), and a
+// device kernel need not be written for a case no model's hot path has. (A fused or channels-last
+// node the host lacks keeps its device kernel, which must then handle it.)
+// tests/test_empty_tensors.py runs every op family with an empty dim against
 // onnxruntime, and tests/test_empty_every_op.py every op the CPU backend registers.
+bool any_input_empty(const std::vector<ValueInfo>& inputs) {
+  return std::any_of(inputs.begin(), inputs.end(),
+                     [](const ValueInfo& v) { return v.present && numel(v.info.shape) == 0; });
+}
+
 bool outputs_empty(const Node& node, const std::vector<TensorInfo>& outputs) {
   bool any = false;
   for (size_t o = 0; o < node.outputs.size() && o < outputs.size(); ++o) {
@@ -251,6 +261,10 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
       layer.algorithm = def.aliases_input0 ? "view (no copy), " + std::string(kEmptyOutput) : kEmptyOutput;
     } else {
       std::string fallback = plan->device ? host_fallback_reason(node, backend, host) : "";
+      if (fallback.empty() && plan->device && host && any_input_empty(in_infos) &&
+          host->unsupported_reason(node).empty()) {
+        fallback = kEmptyInputOnHost;  // Note [empty tensors]
+      }
       KernelChoice choice;
       if (fallback.empty()) {
         try {

@@ -74,6 +74,12 @@ struct Plan {
 // nothing on any backend (Note [empty tensors] in planner.cc).
 inline constexpr const char* kEmptyOutput = "empty output: nothing to run";
 
+// Why a device plan runs a layer with an empty input and a non-empty output on the host.
+inline constexpr const char* kEmptyInputOnHost = "an empty input with a non-empty output (Note [empty tensors])";
+
+// Whether a present input holds 0 elements.
+bool any_input_empty(const std::vector<ValueInfo>& inputs);
+
 // Whether every output `node` produces (the omitted ones aside) holds 0 elements; false for a
 // node with no outputs.
 bool outputs_empty(const Node& node, const std::vector<TensorInfo>& outputs);
