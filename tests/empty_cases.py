@@ -2,9 +2,9 @@
 engine/runtime/planner.cc), shared by tests/test_empty_every_op.py (CPU against onnxruntime) and
 tests/cuda/test_cuda_empty_every_op.py (CUDA against the CPU).
 
-A case's model is made shape-free (every graph-input dim symbolic, under a name of its own; the
-outputs' shapes dropped), and its data inputs are cut to an empty slice: all of them along axis 0
-at once (an empty batch), and each alone along its first and its last axis. The inputs whose value
+A case's data inputs are cut to an empty slice: all of them along axis 0 at once (an empty
+batch), and each alone along its first and its last axis; the model then declares the cut shapes
+(a fixed 0 dim, as an export at an empty batch has) and symbolic output dims. The inputs whose value
 decides shapes (dnnx's ``Model.value_inputs``: a Reshape's shape, Slice's starts, ...) keep their
 values. A variant counts where onnxruntime runs it; where onnxruntime refuses it (an op that needs
 a non-empty axis: reflect padding, LayerNormalization over an empty axis), it is left out."""
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import TensorProto
 
 import dnnx
 from test_onnx_node_tests import _array, _selected_cases
@@ -32,19 +31,21 @@ def cases_by_op() -> dict:
     return found
 
 
-def shape_free(model):
-    """A copy of ``model`` whose graph inputs have symbolic dims only (each its own name) and whose
-    outputs and value infos carry no shapes."""
+def with_shapes(model, shapes: dict):
+    """A copy of ``model`` whose graph inputs named in ``shapes`` declare those shapes (the empty
+    ones' 0 dims fixed, as a model exported at an empty batch has them) and whose outputs keep
+    their rank with symbolic dims (their sizes are the op's to say)."""
     model = onnx.ModelProto.FromString(model.SerializeToString())
     for vi in model.graph.input:
-        if not vi.type.HasField("tensor_type"):
-            continue
-        for i, d in enumerate(vi.type.tensor_type.shape.dim):
-            d.Clear()
-            d.dim_param = f"{vi.name}_d{i}"
+        if vi.name in shapes and vi.type.HasField("tensor_type"):
+            vi.type.tensor_type.shape.ClearField("dim")
+            for size in shapes[vi.name]:
+                vi.type.tensor_type.shape.dim.add().dim_value = int(size)
     for vi in model.graph.output:
-        if vi.type.HasField("tensor_type"):
-            vi.type.tensor_type.ClearField("shape")
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            for i, d in enumerate(vi.type.tensor_type.shape.dim):
+                d.Clear()
+                d.dim_param = f"{vi.name}_d{i}"
     del model.graph.value_info[:]
     return model
 
@@ -81,12 +82,16 @@ def ort_outputs(model, names, feeds):
         return None
 
 
+# (op, input index): cuts that onnxruntime 1.32 does not survive (the process aborts, so it cannot
+# be the oracle in-process); tests/test_empty_tensors.py checks dnnx on them without it.
+ORT_ABORTS = {("GRU", 0): "a GRU over an empty sequence (X [0, N, I]) aborts onnxruntime's process"}
+
+
 def empty_variants(case) -> list:
-    """[(label, shape-free model, input names, feeds, onnxruntime's outputs)] for ``case``: the
-    variants onnxruntime runs and that leave at least one tensor empty."""
-    model = shape_free(case.model)
+    """[(label, model, input names, feeds, onnxruntime's outputs)] for ``case``: the variants that
+    onnxruntime runs, each with a model that declares its inputs' shapes (the 0 dims included)."""
     try:
-        probe = dnnx.load(model)
+        probe = dnnx.load(case.model)
     except dnnx.UnsupportedModelError:
         return []  # a case dnnx refuses at load whatever the shapes (tests/test_onnx_node_tests.py says why)
     names = [spec.name for spec in probe.inputs]
@@ -96,10 +101,13 @@ def empty_variants(case) -> list:
         data = [i for i, f in enumerate(feeds)
                 if f.ndim >= 1 and f.size and names[i] not in probe.value_inputs and f.dtype != object]
         for label, cut in variants(feeds, data):
+            if any((case_op(case), i) in ORT_ABORTS and cut[i].size == 0 for i in range(len(cut))):
+                continue
+            model = with_shapes(case.model, {n: f.shape for n, f in zip(names, cut)})
             want = ort_outputs(model, names, cut)
             if want is not None:
                 found.append((label, model, names, cut, want))
     return found
 
 
-__all__ = ["case_op", "cases_by_op", "empty_variants", "shape_free", "TensorProto"]
+__all__ = ["case_op", "cases_by_op", "empty_variants", "with_shapes"]
