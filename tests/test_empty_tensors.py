@@ -92,7 +92,9 @@ def test_dims_zero_plans_and_runs_an_empty_batch():
 @pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
 def test_recurrent_layers_over_an_empty_batch_or_sequence(op):
     """An empty batch: every output empty, nothing runs. An empty sequence: Y empty and Y_h zeros,
-    whatever the initial state, as onnxruntime's LSTM and RNN give (it aborts on GRU's)."""
+    whatever the initial state, as onnxruntime's forward LSTM and RNN give (no oracle in-process:
+    it aborts on an empty batch and on GRU's empty sequence, and leaves a reverse LSTM's Y_c
+    uninitialized; tests/empty_cases.py ORT_ABORTS)."""
     gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
     hidden = 4
     constants = {"w": rand(1, gates * hidden, 2), "r": rand(1, gates * hidden, hidden), "b": rand(1, 2 * gates * hidden),
@@ -100,8 +102,6 @@ def test_recurrent_layers_over_an_empty_batch_or_sequence(op):
     node = helper.make_node(op, ["x", "w", "r", "b", "", "h0"], ["y", "h"], hidden_size=hidden)
     model = make_model([node], [("x", ["T", 3, 2])], [("y", None), ("h", None)], constants)
     x = np.zeros((0, 3, 2), np.float32)
-    if op != "GRU":
-        assert_like_ort(model, {"x": x})
     y, h = dnnx.load(model).run(x)
     assert y.shape == (0, 1, 3, hidden) and h.shape == (1, 3, hidden) and not h.any()
     node = helper.make_node(op, ["x", "w", "r", "b"], ["y", "h"], hidden_size=hidden)
@@ -216,10 +216,7 @@ FAMILY_CASES = [
     # resample
     ("resize", [helper.make_node("Resize", ["x", "", "s"], ["y"], mode="nearest")], [("x", [0, 2, 3, 3])],
      {"s": np.array([1, 1, 2, 2], np.float32)}, {"x": np.zeros((0, 2, 3, 3), np.float32)}),
-    # rnn: an empty sequence (an empty batch aborts onnxruntime: test_recurrent_layers_over_...)
-    ("lstm, empty sequence", [helper.make_node("LSTM", ["x", "w", "r", "b"], ["y", "h"], hidden_size=4)],
-     [("x", [0, 2, 2])], {"w": rand(1, 16, 2), "r": rand(1, 16, 4), "b": rand(1, 32)},
-     {"x": np.zeros((0, 2, 2), np.float32)}),
+    # rnn: test_recurrent_layers_over_an_empty_batch_or_sequence (onnxruntime is no oracle there)
 ]
 
 
