@@ -131,11 +131,13 @@ void fold_into_plan(Plan& plan, ValueTable& table, const Backend& backend, const
 // Gemm's C), Concat and Pad of an empty input, ScatterND with no updates. The host backend's
 // kernels handle these themselves. A device plan runs such a layer on the host (Note [host
 // fallback]: kEmptyInputOnHost), so that no device kernel meets an empty input and the results
-// are the host's by construction; the layer is small where it arises (an empty batch), and a
-// device kernel need not be written for a case no model's hot path has. (A fused or channels-last
-// node the host lacks keeps its device kernel, which must then handle it.)
-// tests/test_empty_tensors.py runs every op family with an empty dim against
-// onnxruntime, and tests/test_empty_every_op.py every op the CPU backend registers.
+// are the host's by construction. The price is a copy of the layer's (non-empty) inputs and
+// outputs through the host: fine for an empty batch's few such layers, a cost where a hot path
+// has one (a Concat onto an empty cache), which a device kernel taking empty inputs would then
+// remove. (A fused or channels-last node the host lacks keeps its device kernel, which must then
+// handle it.) tests/test_empty_tensors.py runs every op family with an empty dim against
+// onnxruntime, tests/test_empty_every_op.py every op of the registry and the CPU backend, and
+// tests/cuda/test_cuda_empty_every_op.py the CUDA backend's against the CPU.
 bool any_input_empty(const std::vector<ValueInfo>& inputs) {
   return std::any_of(inputs.begin(), inputs.end(),
                      [](const ValueInfo& v) { return v.present && numel(v.info.shape) == 0; });
