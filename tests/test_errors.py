@@ -175,9 +175,10 @@ def test_checker_failure_is_invalid_model_error():
         dnnx.load(model.SerializeToString())
 
 
-def test_bad_batch_size():
-    with pytest.raises(ValueError, match="batch_size"):
-        dnnx.load(relu_model(), batch_size=0)
+@pytest.mark.parametrize("value", [-1, 2.5, True, "4"])
+def test_bad_batch_size(value):
+    with pytest.raises(ValueError, match=r"batch_size must be an int >= 0 \(0: an empty batch\), got"):
+        dnnx.load(relu_model(), batch_size=value)
 
 
 def test_unknown_device():

@@ -1,6 +1,6 @@
 """dnnx's one input rule (dnnx/_inputs.py; README "Inputs"): strict, with a message naming the input.
 Arrays of another dtype are ValueErrors (no conversion), lists convert where no kind changes, None
-and empty batches are ValueErrors, and two inputs disagreeing on a shared named dim are a ValueError
+is a ValueError, an empty batch runs (onnxruntime's empty outputs), and two inputs disagreeing on a shared named dim are a ValueError
 naming both. The same in Model.run, run_dict, profile, InferenceSession.run and `dnnx run`."""
 import numpy as np
 import onnx
@@ -10,7 +10,7 @@ from onnx import TensorProto, helper
 import dnnx
 from dnnx.cli import main
 from dnnx.examples import build
-from ort_check import make_model, rand
+from ort_check import make_model, rand, run_ort
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +66,18 @@ def test_none_is_refused(model, path):
         runners(model)[path](dict(feeds(), z=None))
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_an_empty_batch_is_refused(model, path):
-    with pytest.raises(ValueError, match=r"input 'x': dim 'N' is 0 \(an empty batch\)"):
-        runners(model)[path](feeds(rows=0))
+@pytest.mark.parametrize("path", [p for p in PATHS if p != "profile"])
+def test_an_empty_batch_runs(model, add_model, path):
+    # ONNX allows empty tensors: the output is onnxruntime's (0, 3) (Note [empty tensors])
+    f = feeds(rows=0)
+    got = runners(model)[path](f)
+    want = run_ort(add_model, f)["c"]
+    assert got.shape == want.shape == (0, 3) and got.dtype == want.dtype
+
+
+def test_an_empty_batch_profiles(model):
+    table = model.profile(feeds(rows=0), repeat=1)
+    assert len(table) and all(row.median_ms >= 0 for row in table)
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -108,9 +116,9 @@ def test_the_cli_applies_the_same_rule(capsys, tmp_path, add_model):
     assert main(["run", str(path), "--input", str(tmp_path / "f64.npz")]) == 2
     err = capsys.readouterr().err
     assert "f64.npz: input 'x': expected dtype float32, got float64" in err and err.count("\n") == 1
-    np.savez(tmp_path / "empty.npz", **feeds(rows=0))
-    assert main(["run", str(path), "--input", str(tmp_path / "empty.npz")]) == 2
-    assert "input 'x': dim 'N' is 0" in capsys.readouterr().err
+    np.savez(tmp_path / "empty.npz", **feeds(rows=0))  # an empty batch runs (Note [empty tensors])
+    assert main(["run", str(path), "--input", str(tmp_path / "empty.npz")]) == 0
+    assert "c  float32  [0, 3]" in capsys.readouterr().out
     np.savez(tmp_path / "mismatch.npz", **dict(f, z=rand(3, 3)))
     assert main(["run", str(path), "--input", str(tmp_path / "mismatch.npz")]) == 2
     assert "inputs 'x' and 'z' disagree on dim 'N': 2 vs 3" in capsys.readouterr().err

@@ -21,7 +21,11 @@ size_t place_blocks(std::vector<ArenaBlock>& blocks) {
   size_t total = 0;
   for (size_t idx : order) {
     ArenaBlock& block = blocks[idx];
-    const size_t size = align_up(std::max<size_t>(block.bytes, 1));
+    if (block.bytes == 0) {  // an empty tensor takes no room: nothing reads or writes it (Note [empty tensors])
+      block.offset = 0;
+      continue;
+    }
+    const size_t size = align_up(block.bytes);
     // The placed blocks alive at the same time, by offset; take the first gap that fits.
     std::vector<const ArenaBlock*> live;
     for (size_t p : placed) {
@@ -33,7 +37,7 @@ size_t place_blocks(std::vector<ArenaBlock>& blocks) {
     size_t offset = 0;
     for (const ArenaBlock* other : live) {
       if (add_sat(offset, size) <= other->offset) break;
-      offset = std::max(offset, add_sat(other->offset, align_up(std::max<size_t>(other->bytes, 1))));
+      offset = std::max(offset, add_sat(other->offset, align_up(other->bytes)));
     }
     block.offset = offset;
     total = std::max(total, add_sat(offset, size));

@@ -65,7 +65,7 @@ void Engine::check_inputs(const std::vector<TensorInfo>& given) const {
     const TensorInfo& got = given[i];
     bool ok = got.dtype == in.dtype && got.shape.size() == in.dims.size();
     for (size_t d = 0; ok && d < in.dims.size(); ++d) {
-      ok = in.dims[d] < 0 ? got.shape[d] >= 1 : got.shape[d] == in.dims[d];
+      ok = in.dims[d] < 0 ? got.shape[d] >= 0 : got.shape[d] == in.dims[d];  // 0: an empty tensor
     }
     if (!ok) {
       throw InputError("input '" + in.name + "': expected " + in.dims_str() + " " + dtype_name(in.dtype) + ", got " +

@@ -56,7 +56,7 @@ void run_layers(const Plan& plan, void* workspace, CallScratch& call, LayerTimer
   for (size_t i = 0; i < plan.layers.size(); ++i) {
     const PlannedLayer& layer = plan.layers[i];
     if (timer) timer->mark(i);
-    if (!layer.kernel) continue;  // a view: nothing runs
+    if (!layer.kernel) continue;  // a view, a folded or an empty layer: nothing runs
     try {
       run_layer(layer, workspace, call);
     } catch (const DeviceLostError& e) {

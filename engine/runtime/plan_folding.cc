@@ -6,6 +6,7 @@
 #include <set>
 
 #include "runtime/kernel_registry.h"
+#include "runtime/planner.h"
 #include "runtime/size_check.h"
 
 namespace dnnx {
@@ -172,6 +173,7 @@ std::vector<std::shared_ptr<ConstTensor>> fold_node(const Backend& host, const N
     // Its further outputs (Dropout's mask) come from its kernel (Note [views with more outputs]).
     if (std::none_of(results.begin() + 1, results.end(), [](const auto& r) { return r != nullptr; })) return results;
   }
+  if (outputs_empty(node, outputs)) return results;  // Note [empty tensors] in planner.cc: nothing to compute
   KernelChoice choice = host.plan_node(node, inputs, outputs);
   std::vector<const void*> in_ptrs;
   for (const ValueInfo& v : inputs) in_ptrs.push_back(v.present && v.constant ? v.constant->data.data() : nullptr);

@@ -119,6 +119,40 @@ void fold_into_plan(Plan& plan, ValueTable& table, const Backend& backend, const
 
 }  // namespace
 
+// Note [empty tensors]: ONNX allows a dim of 0 anywhere (an empty batch, an empty slice), and
+// dnnx gives onnxruntime's results for it. One rule covers most of it: a layer whose outputs all
+// hold 0 elements has nothing to compute, so the planner gives it no kernel (plan() says
+// kEmptyOutput) and neither the host executor nor the device runner runs anything for it (on
+// CUDA: no launch, so no zero-size grid); the backend is not even asked to plan it, so no
+// kernel's sizing (conv blocks, thread splits, workspaces) ever divides by a zero dim. Folding
+// follows the same rule (fold_node). What is left are the kernels whose output is not empty
+// while an input is: a reduction over an empty axis (its identity: ReduceSum 0, ReduceProd 1,
+// ReduceMax -inf, ReduceMean 0 as onnxruntime gives), MatMul and Gemm with K = 0 (zeros, plus
+// Gemm's C), Concat and Pad of an empty input, ScatterND with no updates. The host backend's
+// kernels handle these themselves. A device plan runs such a layer on the host (Note [host
+// fallback]: kEmptyInputOnHost), so that no device kernel meets an empty input and the results
+// are the host's by construction. The price is a copy of the layer's (non-empty) inputs and
+// outputs through the host: fine for an empty batch's few such layers, a cost where a hot path
+// has one (a Concat onto an empty cache), which a device kernel taking empty inputs would then
+// remove. (A fused or channels-last node the host lacks keeps its device kernel, which must then
+// handle it.) tests/test_empty_tensors.py runs every op family with an empty dim against
+// onnxruntime, tests/test_empty_every_op.py every op of the registry and the CPU backend, and
+// tests/cuda/test_cuda_empty_every_op.py the CUDA backend's against the CPU.
+bool any_input_empty(const std::vector<ValueInfo>& inputs) {
+  return std::any_of(inputs.begin(), inputs.end(),
+                     [](const ValueInfo& v) { return v.present && numel(v.info.shape) == 0; });
+}
+
+bool outputs_empty(const Node& node, const std::vector<TensorInfo>& outputs) {
+  bool any = false;
+  for (size_t o = 0; o < node.outputs.size() && o < outputs.size(); ++o) {
+    if (node.outputs[o].empty()) continue;
+    if (numel(outputs[o].shape) != 0) return false;
+    any = true;
+  }
+  return any;
+}
+
 std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, const PlanKey& key,
                                  const DeviceConstants* device_constants, const Backend* host) {
   static std::atomic<uint64_t> next_id{1};
@@ -225,8 +259,14 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
                                              node.outputs.end(), [](const std::string& o) { return !o.empty(); });
     if (def.aliases_input0 && !further_outputs) {
       layer.algorithm = "view (no copy)";
+    } else if (outputs_empty(node, out_infos)) {  // Note [empty tensors]
+      layer.algorithm = def.aliases_input0 ? "view (no copy), " + std::string(kEmptyOutput) : kEmptyOutput;
     } else {
       std::string fallback = plan->device ? host_fallback_reason(node, backend, host) : "";
+      if (fallback.empty() && plan->device && host && any_input_empty(in_infos) &&
+          host->unsupported_reason(node).empty()) {
+        fallback = kEmptyInputOnHost;  // Note [empty tensors]
+      }
       KernelChoice choice;
       if (fallback.empty()) {
         try {

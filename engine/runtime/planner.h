@@ -32,7 +32,7 @@ struct PlannedLayer {
   const Node* node = nullptr;
   std::vector<int> inputs;   // value ids; -1 for an omitted optional input
   std::vector<int> outputs;  // value ids; -1 for an omitted optional output
-  std::unique_ptr<Kernel> kernel;  // null for a view (Reshape, Flatten, ...): nothing runs
+  std::unique_ptr<Kernel> kernel;  // null for a view (Reshape, Flatten, ...), a folded or an empty layer
   std::string algorithm;
   std::string math;
   size_t workspace_bytes = 0;
@@ -69,6 +69,20 @@ struct Plan {
   // "name (op): why" of each layer that runs on the host in this device plan (Note [host fallback]).
   std::vector<std::string> host_layers;
 };
+
+// What plan() shows for a layer whose outputs all hold 0 elements: it gets no kernel and runs
+// nothing on any backend (Note [empty tensors] in planner.cc).
+inline constexpr const char* kEmptyOutput = "empty output: nothing to run";
+
+// Why a device plan runs a layer with an empty input and a non-empty output on the host.
+inline constexpr const char* kEmptyInputOnHost = "an empty input with a non-empty output (Note [empty tensors])";
+
+// Whether a present input holds 0 elements.
+bool any_input_empty(const std::vector<ValueInfo>& inputs);
+
+// Whether every output `node` produces (the omitted ones aside) holds 0 elements; false for a
+// node with no outputs.
+bool outputs_empty(const Node& node, const std::vector<TensorInfo>& outputs);
 
 // Validates every node against the op registry and the backend; throws UnsupportedModelError
 // naming the first node that cannot run, with the op and what is supported.

@@ -7,8 +7,8 @@ planner folds shape computations per plan: Note [plan-time folding]). Steps:
    folder; a ModelProto is used as it is (copied only where batch_size or dims change it);
 2. ``onnx.checker`` once, over a weight-free view (_view.py); upgrade opsets older than 7 with
    onnx's version converter;
-3. apply ``batch_size`` to every graph input whose first dim is 1 or symbolic (and to the Reshape
-   targets that carry an exported batch of 1, _rebatch.py), and ``dims`` to named dims;
+3. apply ``dims`` to named dims, then ``batch_size`` under the one batch rule (Note [one batch
+   rule] in _dims.py; and to the Reshape targets that carry an exported batch of 1, _rebatch.py);
 4. convert: initializers become arrays over the file's bytes (_tensors.py: one copy, into the
    engine), Constant nodes are converted from their attribute, and a node of an op the engine
    does not know whose inputs are all constants is folded with onnx's reference evaluator; any
@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _view
 from ._edges import EDGE_TYPES, FLOAT, Edges, compute_array
-from ._dims import bind_dims, check_dims, data_input_names, set_batch_size
+from ._dims import bind_dims, check_dims, check_size, data_input_names, set_batch_size
 from ._onnx import protos
 from ._rebatch import rebatch_reshapes
 from ._tensors import ELEM_NAMES, EXTERNAL, attribute, constant_node_value, elem_type_name, engine_array, tensor_array
@@ -259,7 +259,9 @@ def import_model(src, batch_size=None, dims=None, float_edges=False) -> Imported
     device): float64, float16 and bfloat16 values become float32, converted at the edges (_edges.py);
     otherwise (the CPU) every type is the engine's own."""
     if dims is not None:
-        check_dims(dims)
+        dims = check_dims(dims)
+    if batch_size is not None:
+        batch_size = check_size(batch_size, "batch_size")
     clock = _Clock()
     model, raw = _read(src)
     clock.lap("read")

@@ -9,8 +9,8 @@
   dtype when its values convert without changing kind (ints to a float input, bools to bool;
   not floats to an int input), as onnxruntime converts lists;
 - ``None`` is a ValueError naming the input;
-- an empty batch (a symbolic dim given as 0) is a ValueError: dnnx plans for 1 row or more (skip
-  the call when there is nothing to run);
+- an empty tensor (a dim of 0: an empty batch) is valid, as ONNX allows: the outputs are what
+  onnxruntime gives (empty, or a reduction's identity over an empty axis);
 - inputs that share a named dim (two inputs declared [N, ...]) must agree on its size: a
   ValueError naming both inputs, before any planning.
 
@@ -58,7 +58,7 @@ def checked_input(spec, value):
 
 
 def check_dims(specs, values) -> None:
-    """Empty symbolic dims, and named dims on which two inputs disagree (inputs in spec order)."""
+    """Named dims on which two inputs disagree (inputs in spec order)."""
     seen = {}  # dim name -> (input name, size)
     for spec, value in zip(specs, values):
         shape = getattr(value, "shape", None)
@@ -68,9 +68,6 @@ def check_dims(specs, values) -> None:
             if not isinstance(declared, str):
                 continue
             size = int(size)
-            if size == 0:
-                raise ValueError(f"input '{spec.name}': dim '{declared}' is 0 (an empty batch); dnnx runs 1 row or "
-                                 f"more: skip the call when there is nothing to run")
             if declared == "?":  # an unnamed dim binds nothing across inputs
                 continue
             other = seen.setdefault(declared, (spec.name, size))

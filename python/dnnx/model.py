@@ -11,6 +11,7 @@ import numpy as np
 
 from ._chunks import run_chunked
 from ._device import backend_options
+from ._dims import batched_shapes
 from ._inputs import checked_inputs
 from ._tensors import ELEM_NAMES, dtype_named
 from .errors import HostFallbackWarning, NonFiniteWarning, PlanCacheWarning
@@ -125,7 +126,7 @@ class Model:
     # --- running -------------------------------------------------------------------------------
     def _ordered_inputs(self, args, kwargs) -> list:
         """The inputs in graph-input order, under dnnx's input rule (_inputs.py: dtypes strict,
-        lists converted, None and empty batches refused, shared dims agreeing)."""
+        lists converted, None refused, shared dims agreeing)."""
         names = [spec.name for spec in self.inputs]
         if len(args) == 1 and isinstance(args[0], dict) and not kwargs:
             feeds = args[0]
@@ -210,9 +211,9 @@ class Model:
         The input rule (the same for ``InferenceSession`` and ``dnnx run``): an array of another
         dtype than the input's (float64 for a float32 input) is a ValueError naming the input, the
         dtype expected and the one given: dnnx converts no arrays. A Python list or scalar becomes
-        an array of the input's dtype when no kind changes (ints for a float input). ``None``, an
-        empty batch (a symbolic dim of 0) and two inputs disagreeing on a shared named dim are
-        ValueErrors naming the input(s).
+        an array of the input's dtype when no kind changes (ints for a float input). ``None`` and
+        two inputs disagreeing on a shared named dim are ValueErrors naming the input(s). An empty
+        batch (a dim of 0) runs, with onnxruntime's outputs (empty ones, or a reduction's identity).
 
         ``output="device"`` (CUDA only) returns ``dnnx.DeviceArray``s in GPU memory instead of
         numpy arrays (their lifetime rules are in ``help(dnnx.DeviceArray)``). ``chunk_size=k``
@@ -294,9 +295,13 @@ class Model:
 
     # --- introspection -------------------------------------------------------------------------
     def _shapes(self, batch_size):
+        """The input shapes plan/memory(batch_size=) plan: the declared ones (symbolic dims as 1)
+        with ``batch_size`` bound by the one batch rule that load applies (Note [one batch rule]
+        in _dims.py); None: the declared shapes."""
         if batch_size is None:
             return None
-        return [[batch_size] + list(s[1:]) if s else s for s in self._engine.default_shapes()]
+        declared = [(spec.name, list(spec.shape)) for spec in self.inputs]
+        return batched_shapes(declared, self._engine.default_shapes(), batch_size)
 
     def _planner_stats(self) -> dict:
         report = self._engine.planner_report()
@@ -344,22 +349,25 @@ class Model:
             feeds = inputs if isinstance(inputs, dict) else (inputs if isinstance(inputs, (list, tuple)) else [inputs])
             args = (feeds,) if isinstance(feeds, dict) else tuple(feeds)
             return {"inputs": self._ordered_inputs(args, {})}
+        shapes = self._shapes(batch_size)  # a bad batch_size first: the ValueError names it
         if self.value_inputs:
             raise ValueError(f"the plan depends on the values of input(s) {self.value_inputs} (they decide "
                              f"shapes): pass inputs= (arrays as run() takes them)")
-        return {"shapes": self._shapes(batch_size)}
+        return {"shapes": shapes}
 
     def plan(self, batch_size=None, inputs=None) -> PlanTable:
         """One row per layer: name, op, input and output shapes, algorithm, math, workspace bytes.
-        Symbolic dims are taken as 1 unless ``batch_size`` says otherwise; ``inputs`` (arrays as
-        ``run`` takes them) plans for those inputs instead, as a model with ``value_inputs`` needs."""
+        Symbolic dims are taken as 1, except those ``batch_size`` binds (the rule ``load`` applies:
+        Note [one batch rule] in _dims.py; 0 plans an empty batch); ``inputs`` (arrays as ``run``
+        takes them) plans for those inputs instead, as a model with ``value_inputs`` needs."""
         table = PlanTable(self._current_engine().plan(**self._plan_request(batch_size, inputs)),
                           notes=self._edges.notes())
         self._planner_stats()  # a new batch size plans anew: its warnings show here
         return table
 
     def memory(self, batch_size=None, inputs=None) -> dict:
-        """Arena bytes after liveness placement against the naive sum of all activations."""
+        """Arena bytes after liveness placement against the naive sum of all activations, for the
+        shapes ``plan`` would plan with the same arguments."""
         return self._engine.memory(**self._plan_request(batch_size, inputs))
 
     def set_max_plans(self, max_plans: int) -> None:
@@ -423,12 +431,17 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto`` (kept as ``Model.proto``, not
     copied, unless ``batch_size`` or ``dims`` change it: then a copy changes).
 
-    ``batch_size=N`` overrides the leading dim of every graph input whose first dim is 1 or
-    symbolic (and a Reshape target that carries an exported batch of 1). ``dims={"T": 128}``
-    binds named (symbolic) dims of the graph inputs at load: ``Model.inputs`` shows the value, and
-    a run with another size there is a ValueError. A name no input has, or a value that is not a
-    positive int, is a ValueError (the message lists the model's named dims); ``dims`` is applied
-    before ``batch_size``. Dims left symbolic are bound per run, with one plan per input shape.
+    ``batch_size=N`` binds each data input's batch dim under one rule (the same for
+    ``Model.plan``, ``Model.memory`` and every CLI ``--batch``; Note [one batch rule] in
+    _dims.py): its leading dim when that is symbolic or 1 (and a Reshape target that carries an
+    exported batch of 1), otherwise its only symbolic dim (a time-major [16, N, 8] input binds N);
+    an input where neither applies and that has symbolic dims is a ValueError that says to use
+    ``dims=``. ``dims={"T": 128}`` binds named (symbolic) dims of the graph inputs at load:
+    ``Model.inputs`` shows the value, and a run with another size there is a ValueError. A name no
+    input has is a ValueError (the message lists the model's named dims); ``dims`` is applied
+    before ``batch_size``. Sizes are ints >= 0: 0 is an empty batch, which plans and runs (empty
+    outputs, as onnxruntime gives); a negative or non-integer size is a ValueError naming the
+    argument. Dims left symbolic are bound per run, with one plan per input shape.
     Unsupported ops or attributes raise ``UnsupportedModelError`` here, not at run time;
     ``Model.load_profile()`` says where the load's time went.
 

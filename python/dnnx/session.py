@@ -28,8 +28,8 @@ What maps where:
   setting a name onnxruntime does not have is an AttributeError, as there.
 - ``run(output_names, input_feed)`` returns a list of numpy arrays. Inputs follow dnnx's input
   rule (``help(dnnx.Model.run)``): a wrong dtype is a ValueError naming the input (onnxruntime
-  raises its InvalidArgument there); lists convert as in onnxruntime; an empty batch is a
-  ValueError (onnxruntime returns empty outputs). Errors are dnnx's: ValueError (missing or
+  raises its InvalidArgument there); lists convert as in onnxruntime; an empty batch runs and
+  returns what onnxruntime returns (empty outputs). Errors are dnnx's: ValueError (missing or
   unknown inputs and outputs, wrong arrays), ``dnnx.DnnxError`` and its subclasses.
 - ``io_binding()``: inputs bound as arrays (numpy, device arrays, or onnxruntime's raw
   (device_type, device_id, element_type, shape, buffer_ptr)), outputs to "cpu" (numpy) or

@@ -19,8 +19,8 @@ GatherNDGeometry gather_nd_geometry(const Node& node, const Shape& data, const S
   }
   GatherNDGeometry g;
   g.k = indices.back();
-  if (g.k < 1 || g.k > r - b) {
-    node_fail<InvalidModelError>(node, "the last dim of indices (" + std::to_string(g.k) + ") must be in [1, " +
+  if (g.k < 0 || g.k > r - b) {  // 0: every tuple takes the whole slice (an empty index tuple)
+    node_fail<InvalidModelError>(node, "the last dim of indices (" + std::to_string(g.k) + ") must be in [0, " +
                                            std::to_string(r - b) + "]: " + shapes);
   }
   for (int64_t d = 0; d < b; ++d) {

@@ -58,9 +58,10 @@ std::vector<TensorInfo> infer_flatten(const Node& node, const std::vector<ValueI
                                            std::to_string(rank));
   }
   if (axis < 0) axis += rank;
-  int64_t outer = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x.shape[i];
-  return {TensorInfo{{outer, numel(x.shape) / std::max<int64_t>(outer, 1)}, x.dtype}};
+  // Each side its own product (saturating, as numel): an empty outer side (an empty batch) must
+  // not turn the inner one into 0, as a division of the element count would.
+  const Shape outer_dims(x.shape.begin(), x.shape.begin() + axis), inner_dims(x.shape.begin() + axis, x.shape.end());
+  return {TensorInfo{{numel(outer_dims), numel(inner_dims)}, x.dtype}};
 }
 
 // Squeeze/Unsqueeze axes: an attribute before opset 13, an input from 13 on.

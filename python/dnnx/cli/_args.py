@@ -56,8 +56,9 @@ def planning_options(args) -> dict:
 
 
 def add_batch(parser: argparse.ArgumentParser, required: bool = False, help_extra: str = "") -> None:
-    parser.add_argument("--batch", type=positive_int, required=required, metavar="N",
-                        help="batch size: replaces a symbolic or size-1 leading input dim" + help_extra)
+    parser.add_argument("--batch", type=non_negative_int, required=required, metavar="N",
+                        help="batch size (0: an empty batch): binds each input's leading dim where it is symbolic "
+                             "or 1, else its only symbolic dim (dnnx.load's batch_size)" + help_extra)
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):

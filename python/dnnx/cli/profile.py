@@ -45,7 +45,7 @@ def main(args) -> int:
         _check_output_folder("--trace", args.trace)
     model = load(args.model, batch_size=args.batch, **planning_options(args),
                  cuda_graph=not args.no_graph)
-    feeds, _ = random_inputs(model.inputs, args.batch or 1, seed=args.seed)
+    feeds, _ = random_inputs(model.inputs, 1 if args.batch is None else args.batch, seed=args.seed)
     model.run_dict(feeds)  # plans and warms up (cuDNN and cuBLAS load their kernels on first use)
     table = model.profile(feeds, repeat=args.repeat)
     print(table)

@@ -76,7 +76,7 @@ def main(args) -> int:
         check_output_npz(args.output)  # before the model is loaded and run, not after
     model = load(args.model, batch_size=args.batch, **planning_options(args))
     if args.random:
-        feeds, _ = random_inputs(model.inputs, args.batch or 1)
+        feeds, _ = random_inputs(model.inputs, 1 if args.batch is None else args.batch)
     else:
         feeds = read_feeds(args.input, model.inputs)
     try:

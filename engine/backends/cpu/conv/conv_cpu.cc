@@ -167,7 +167,10 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
     // are the same however they are split).
     const int64_t panels = direct_conv_gemm(s).panels();
     const int64_t threads = cpu_threads();
-    const int64_t chunks = s.batch >= 2 * threads ? 1 : std::min(panels, (2 * threads + s.batch - 1) / s.batch);
+    // (At least one image and one chunk: an empty batch is never planned, Note [empty tensors],
+    // but no zero dim may divide here.)
+    const int64_t images = std::max<int64_t>(1, s.batch);
+    const int64_t chunks = std::max<int64_t>(1, images >= 2 * threads ? 1 : std::min(panels, (2 * threads + images - 1) / images));
     const int64_t macs = s.filters * s.col_rows() * s.g.output_size();
     const int direct_workers = plan_workers(s.batch * chunks, macs / chunks);
     choice.algorithm = with_threads("direct", direct_workers);

@@ -14,7 +14,17 @@ namespace dnnx {
 // hold anything (arena memory), and 0 * NaN would stay NaN in a scaling sgemv.
 inline void sgemm_serial(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                          int lda, const float* b, int ldb, float beta, float* c, int ldc) {
-  if (m == 1 && n > 0 && k > 0) {
+  if (m == 0 || n == 0) return;  // C is empty (Note [empty tensors] in runtime/planner.cc)
+  if (k == 0) {  // an empty sum: C = beta * C, no BLAS call (cblas refuses lda = 0)
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j < n; ++j) {
+        float& v = c[static_cast<long long>(i) * ldc + j];
+        v = beta == 0.0f ? 0.0f : beta * v;
+      }
+    }
+    return;
+  }
+  if (m == 1) {
     if (beta == 0.0f) {
       for (int j = 0; j < n; ++j) c[j] = 0.0f;
     }

@@ -73,7 +73,10 @@ class ClassLossKernel final : public Kernel {
       }
     }
     if (g_.reduction == LossReduction::Sum) y[0] = total;
-    if (g_.reduction == LossReduction::Mean) y[0] = total / weights;
+    // onnxruntime's mean: no samples at all (an empty batch) gives 0 where the node has no
+    // ignore_index, else (and for samples all ignored) 0 / 0, NaN.
+    const bool no_samples = g_.n * g_.d == 0 && !g_.has_ignore_index;
+    if (g_.reduction == LossReduction::Mean) y[0] = no_samples ? T(0) : total / weights;
   }
 
  private:

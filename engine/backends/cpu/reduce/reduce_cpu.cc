@@ -149,7 +149,8 @@ class ReduceCellKernel final : public Kernel {
     if constexpr (std::is_floating_point_v<T>) {
       if (kind_ == ReduceKind::L2) acc = std::sqrt(acc);
       if (kind_ == ReduceKind::LogSum) acc = std::log(acc);
-      if (kind_ == ReduceKind::Mean) acc /= static_cast<T>(c_.red.size());
+      // An empty cell keeps the identity; its mean is 0, as onnxruntime gives (Note [empty tensors]).
+      if (kind_ == ReduceKind::Mean && !c_.red.empty()) acc /= static_cast<T>(c_.red.size());
     }
     return acc;
   }
