@@ -49,6 +49,7 @@ from typing import Dict, List, Optional
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import _external_models as ext  # noqa: E402
+import _sweep_worker  # noqa: E402
 
 WORKER = HERE / "_sweep_worker.py"
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
@@ -210,6 +211,10 @@ class Sweep:
             if tail:
                 how += f": {tail}"
         if stage == "reference":  # onnxruntime's own crash or hang: not dnnx's
+            failed = Path(_sweep_worker.reference_stem(self.ref_dir, job.model, batch) + ".failed.txt")
+            if not failed.exists():  # dnnx has not run this batch yet: a new child runs it without a reference
+                failed.write_text(f"onnxruntime {what}: {how}")
+                return job
             self.record(job, batch, "onnxruntime-fails", f"onnxruntime {what}: {how}")
         elif stage in ("run", "plan", "between batches"):
             self.record(job, batch, what, how)
@@ -445,9 +450,7 @@ def main(argv=None) -> int:
 
 
 def _tolerances() -> dict:
-    import _sweep_worker
-
-    return dict(_sweep_worker.TOLERANCES)
+    return {"cpu fp32": _sweep_worker.CPU_FP32_TOLERANCE, **{f"cuda {p}": t for p, t in _sweep_worker.TOLERANCES.items()}}
 
 
 if __name__ == "__main__":
