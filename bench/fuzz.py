@@ -64,6 +64,7 @@ PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 
 SLOW_REFUSAL_S = 1.0  # a failure later than this after the call that raised it is a finding ...
 SLOW_REFUSAL_BYTES_PER_S = 100e6  # ... plus the time to read and check the model file at this rate
+MUTATE_S = 300.0  # the most a case's mutation may take (a zoo model's weights drawn) before it is a hang
 HUGE = 2 ** 40
 
 
@@ -100,21 +101,23 @@ def _load_source(name: str):
     return onnx.load(str(EXTERNAL / what))
 
 
-_ZOO_CACHE: Dict[str, bytes] = {}  # insertion order: the oldest first
-ZOO_CACHE_BYTES = 512 << 20
+ZOO_CACHE_ENV = "DNNX_FUZZ_ZOO_CACHE"  # a folder the driver makes: the workers share it
 
 
 def _zoo_bytes(name: str) -> bytes:
-    """The materialized zoo model, serialized: made once per worker (drawing a large model's weights
-    takes seconds) and parsed afresh for each case (each mutates its own copy). The cache keeps
-    ZOO_CACHE_BYTES at most, the least recently used going first; a larger model is not kept."""
-    data = _ZOO_CACHE.pop(name, None)
-    if data is None:
-        data = ext.read_model(name).SerializeToString()
-    if len(data) <= ZOO_CACHE_BYTES:
-        while _ZOO_CACHE and sum(map(len, _ZOO_CACHE.values())) + len(data) > ZOO_CACHE_BYTES:
-            del _ZOO_CACHE[next(iter(_ZOO_CACHE))]
-        _ZOO_CACHE[name] = data
+    """The materialized zoo model, serialized. Drawing a large model's weights takes seconds (VGG's
+    132M), so the first worker to need it writes it to the driver's cache folder and every later
+    case reads it from there (then parses its own copy to mutate)."""
+    folder = os.environ.get(ZOO_CACHE_ENV)
+    if not folder:  # --case: one case in this process
+        return ext.read_model(name).SerializeToString()
+    path = Path(folder) / name.replace("/", "__")
+    if path.is_file():
+        return path.read_bytes()
+    data = ext.read_model(name).SerializeToString()
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)  # whole or absent for a reader in another worker
     return data
 
 
@@ -512,9 +515,11 @@ class Worker:
         return out
 
     def send(self, case: dict, timeout: float) -> None:
+        """Hands over a case. Its timeout starts once the worker says it has made the mutated model
+        (MUTATE_S until then: drawing a large zoo model's weights is the harness's time, not dnnx's)."""
         self.case = case
         self.described = ""
-        self.deadline = time.monotonic() + timeout
+        self.deadline = time.monotonic() + max(timeout, MUTATE_S)
         self.proc.stdin.write((json.dumps(case) + "\n").encode())
         self.proc.stdin.flush()
 
@@ -531,7 +536,13 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
     """Runs `count` cases (seeds seed..seed+count-1, sources round-robin) over `jobs` workers at
     `precision`, each capped at `max_memory` bytes of address space where nonzero (CPU only); no
     case starts after `budget` seconds (those left are counted in stats["not_run"])."""
+    with tempfile.TemporaryDirectory(prefix="dnnx-fuzz-zoo-") as zoo_cache:
+        return _drive(count, seed, device, jobs, timeout, sources, log, max_memory, precision, budget, zoo_cache)
+
+
+def _drive(count, seed, device, jobs, timeout, sources, log, max_memory, precision, budget, zoo_cache) -> dict:
     env = dict(os.environ)
+    env[ZOO_CACHE_ENV] = zoo_cache
     if max_memory:
         env["DNNX_FUZZ_MAX_MEMORY"] = str(max_memory)
     if env.get("DNNX_DEV_BUILD"):  # a dev build runs the checkout's package; else the installed one
@@ -585,6 +596,7 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
                     w.ready = True
                 elif "started" in msg:
                     w.described = msg["what"]
+                    w.deadline = time.monotonic() + timeout
                 elif "result" in msg:
                     r = msg["result"]
                     case, w.case = w.case, None
@@ -644,7 +656,8 @@ def main(argv=None) -> int:
                              "(default: all; those whose files are absent are left out)")
     parser.add_argument("--jobs", type=int, default=0, help="worker processes (default: the CPU count; "
                                                             "on CUDA 8)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case before it is a hang")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case before it is a hang (from the mutated model's making: drawing a zoo "
+                             "model's weights does not count)")
     parser.add_argument("--budget", type=float, default=0,
                         help="seconds for the whole run: cases not started by then are not run (0: no limit)")
     parser.add_argument("--max-memory", type=float, default=0,
