@@ -29,10 +29,10 @@ slow refusal). The summary line:
 
     fuzz cpu fp32: N models, 0 crashes, 0 hangs, K clean errors, M ran, slowest refusal X s
 
-(``--budget`` seconds: cases not started by then are counted as not run, and the line says so.)
-
 and one line per bad case (crash, hang, unclean error, slow refusal) with its seed and mutations,
-which ``--case SEED`` replays in this process (a traceback instead of a summary).
+which ``--case SEED`` (with the same ``--sources``) replays in this process (a traceback instead
+of a summary). With ``--budget`` seconds, cases not started by then are counted as not run, and
+the line says so.
 tests/test_fuzz.py runs a small seeded count of the same cases in CI.
 """
 from __future__ import annotations
