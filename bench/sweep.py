@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -79,7 +79,6 @@ class Child:
     batch: Optional[int] = None
     stage: str = "start"
     pending: bytes = b""
-    started: float = field(default_factory=time.monotonic)
 
 
 def device_precisions(devices: List[str], precisions: List[str]) -> List[tuple]:
@@ -105,7 +104,7 @@ def plan_jobs(root: Path, devices: List[str], precisions: List[str], batches: Li
             continue
         header = onnx.load(str(root / name), load_external_data=False)
         symbolic = ext.batch_dim(ext.declared_inputs(header)) is not None
-        weight = ext.weight_count(name, root)
+        weight = ext.weight_count(header)
         for device, precision in device_precisions(devices, precisions):
             jobs.append(Job(name, device, precision, list(batches) if symbolic else [None], weight))
     jobs.sort(key=lambda j: (-j.weight, j.model, j.device, PRECISIONS.index(j.precision)))
@@ -186,7 +185,9 @@ class Sweep:
                 pass
         return True
 
-    def stderr_tail(self, child: Child) -> str:
+    @staticmethod
+    def stderr_tail(child: Child) -> str:
+        """The last lines the child wrote to stderr (an abort's message, a traceback's last line)."""
         child.stderr.seek(0)
         text = child.stderr.read().decode(errors="replace").strip().splitlines()
         return " | ".join(line.strip() for line in text[-3:])[-500:]
@@ -197,6 +198,9 @@ class Sweep:
         if killed_for_hang:
             child.proc.kill()
         code = child.proc.wait()
+        tail = self.stderr_tail(child)
+        child.proc.stdout.close()
+        child.stderr.close()
         job = child.job
         if not job.batches:
             return None
@@ -206,10 +210,7 @@ class Sweep:
         else:
             what = "crash"
             how = (f"signal {signal.Signals(-code).name}" if code < 0 and -code in signal.Signals._value2member_map_
-                   else f"exit code {code}") + f" (stage {stage})"
-            tail = self.stderr_tail(child)
-            if tail:
-                how += f": {tail}"
+                   else f"exit code {code}") + f" (stage {stage})" + (f": {tail}" if tail else "")
         if stage == "reference":  # onnxruntime's own crash or hang: not dnnx's
             failed = Path(_sweep_worker.reference_stem(self.ref_dir, job.model, batch) + ".failed.txt")
             if not failed.exists():  # dnnx has not run this batch yet: a new child runs it without a reference
