@@ -28,6 +28,7 @@ def _module(name):
 
 
 ext = _module("_external_models")
+report = _module("_sweep_report")
 sweep = _module("sweep")
 
 BATCHES = (1, 3, 0)
@@ -91,7 +92,7 @@ def check(results):
     for r in results:
         key = (r["model"], r["batch"])
         seen.add(key)
-        case = f"{r['model']} batch {sweep.batch_label(r['batch'])}"
+        case = f"{r['model']} batch {report.batch_label(r['batch'])}"
         outcome, detail = r["outcome"], r["detail"]
         if outcome in ("crash", "hang", "mismatch", "sweep error"):
             problems.append(f"{outcome}: {case}: {detail} (an engine bug: fix it)")
@@ -116,7 +117,7 @@ def check(results):
                             f"KNOWN_ONNXRUNTIME_FAILURES")
     for key in sorted(set(refusals) | set(KNOWN_ONNXRUNTIME_FAILURES), key=str):
         if key not in seen:
-            problems.append(f"listed but not swept: {key[0]} batch {sweep.batch_label(key[1])}: the file is gone "
+            problems.append(f"listed but not swept: {key[0]} batch {report.batch_label(key[1])}: the file is gone "
                             f"or its batch changed: update the lists")
     return problems
 
@@ -129,8 +130,8 @@ def test_every_shared_model_runs_on_the_cpu_without_a_crash():
     swept = {r["model"] for r in results}
     assert swept == set(ext.find_models())
     problems = check(results)
-    line = sweep.summary_lines(results, f"{JOBS} workers")[-1]
-    assert not problems, "\n".join([line] + problems + ["", sweep.failure_table(results)])
+    line = report.summary_lines(results, f"{JOBS} workers")[-1]
+    assert not problems, "\n".join([line] + problems + ["", report.failure_table(results)])
     assert sum(r["outcome"] == "ok" for r in results) > len(results) // 2, line
 
 

@@ -29,6 +29,7 @@ def _module(name):
 
 ext = _module("_external_models")
 worker = _module("_sweep_worker")
+report = _module("_sweep_report")
 sweep = _module("sweep")
 
 # A stand-in for bench/_sweep_worker.py: each model name says what happens at which batch.
@@ -110,11 +111,11 @@ def test_summary_and_failure_table():
     results = [{"model": "m.onnx", "device": "cpu", "precision": "fp32", "batch": b, "outcome": o, "detail": d}
                for b, o, d in [(1, "ok", ""), (3, "refusal", "ValueError: x"), (0, "refusal", "ValueError: x"),
                                (None, "crash", "signal SIGSEGV (stage run)")]]
-    line = sweep.summary_lines(results, "1 s")[-1]
+    line = report.summary_lines(results, "1 s")[-1]
     assert line.startswith("sweep cpu fp32: 4 cases: 1 ok, 1 crashes, 0 hangs, 2 refusals, 0 mismatches")
-    table = sweep.failure_table(results)
+    table = report.failure_table(results)
     assert "3,0" in table and "fixed" in table  # the two refusals share a row
-    md = sweep.markdown_report(results, {"date": "d", "command": "c", "machine": "m", "jobs": 1, "timeout": 1.0,
+    md = report.markdown_report(results, {"date": "d", "command": "c", "machine": "m", "jobs": 1, "timeout": 1.0,
                                          "budget": 1.0, "seconds": 1.0, "summary": [line], "tolerances": {"fp32": 1e-3}})
     assert "| crash | m.onnx | cpu | fp32 | fixed |" in md
 
