@@ -1,11 +1,18 @@
 """Fuzzing dnnx with broken models and broken inputs, as a broken exporter, a fuzzer or a careless
 caller would (issue #18): seeded mutations of the project's own example models (dnnx.examples:
-lenet, lstm) and of ../shared/external/models where present, each loaded and run in a worker
-process with a timeout.
+lenet, lstm), of ../shared/external/models, and of every model of ../shared/external/zoo and zoo2
+(issue #34; their weights materialized from their seed, bench/_external_models.py) where present,
+each loaded and run in a worker process with a timeout.
 
     python bench/fuzz.py                       # 2000 models on the CPU
     python bench/fuzz.py --count 300 --seed 7  # fewer, another seed
     python bench/fuzz.py --device cuda --jobs 8
+    python bench/fuzz.py --device cuda --precision fp16 --count 2000   # and again with bf16
+    python bench/fuzz.py --sources example,models  # only the small models (what CI fuzzes)
+
+Sources (--sources, comma-separated kinds; default all): example (dnnx.examples), models (small
+files of ../shared/external/models), zoo and zoo2 (every file there). Cases take the sources in
+turn (seed modulo their count), so a seed names one case of one source list.
 
 Mutations (one to three per model): bit flips and truncation of the serialized file, attribute
 changes (ints to 0, -1, 2^31, 2^40; floats to NaN, inf; dropped or unknown attributes), dim
@@ -16,12 +23,16 @@ exist, or whose offset and length do not fit the file. Inputs are fuzzed too: wr
 dtypes, NaN and Inf, non-contiguous and read-only arrays, empty batches, missing and extra inputs.
 
 The target: no crash (a signal), no hang (the timeout), and every failure a ``dnnx.DnnxError`` or
-``ValueError`` raised within 1 s of the ``load`` call. The summary line:
+``ValueError`` raised within 1 s of the call that raised it (``load``, or ``run`` once loaded),
+plus 1 s per 100 MB of the model file (reading and checking the zoo's larger weights is not a
+slow refusal). The summary line:
 
-    fuzz cpu: N models, 0 crashes, 0 hangs, K clean errors, M ran, slowest refusal X s
+    fuzz cpu fp32: N models, 0 crashes, 0 hangs, K clean errors, M ran, slowest refusal X s
 
 and one line per bad case (crash, hang, unclean error, slow refusal) with its seed and mutations,
-which ``--case SEED`` replays in this process (a traceback instead of a summary).
+which ``--case SEED`` (with the same ``--sources``) replays in this process (a traceback instead
+of a summary). With ``--budget`` seconds, cases not started by then are counted as not run, and
+the line says so.
 tests/test_fuzz.py runs a small seeded count of the same cases in CI.
 """
 from __future__ import annotations
@@ -39,21 +50,38 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 HERE = Path(__file__).resolve().parent
-EXTERNAL = HERE.parent.parent / "shared" / "external" / "models"
+sys.path.insert(0, str(HERE))
+import _external_models as ext  # noqa: E402
+
+EXTERNAL = ext.EXTERNAL / "models"
 # Small real models (under 1 MB each), by file name under EXTERNAL.
 EXTERNAL_MODELS = ("lenet5_mnist_b10.onnx", "lenet5_bn_mnist_b10.onnx", "lenet5_mnist_dynbatch.onnx",
                    "cifar10_imageclassifier_winml.onnx", "squeezenet_cifar10_nhwc.onnx",
                    "lstm_mnist_rows_b128.onnx", "mnist-8/model.onnx")
 EXAMPLES = ("lenet", "lstm")
+SOURCE_KINDS = ("example", "models", "zoo", "zoo2")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 
-SLOW_REFUSAL_S = 1.0  # a failure later than this after the load call is a finding
+SLOW_REFUSAL_S = 1.0  # a failure later than this after the call that raised it is a finding ...
+SLOW_REFUSAL_BYTES_PER_S = 100e6  # ... plus the time to read and check the model file at this rate
+MUTATE_S = 300.0  # the most a case's mutation may take (a zoo model's weights drawn) before it is a hang
 HUGE = 2 ** 40
 
 
-def source_names() -> List[str]:
-    """The models mutated: "example:NAME" for dnnx.examples, "external:FILE" for what exists."""
-    names = [f"example:{n}" for n in EXAMPLES]
-    names += [f"external:{n}" for n in EXTERNAL_MODELS if (EXTERNAL / n).is_file()]
+def source_names(kinds=SOURCE_KINDS) -> List[str]:
+    """The models mutated: "example:NAME" for dnnx.examples, "external:FILE" for the small files of
+    ../shared/external/models, "zoo:FILE" and "zoo2:FILE" for every model there; those that exist."""
+    unknown = set(kinds) - set(SOURCE_KINDS)
+    if unknown:
+        raise ValueError(f"unknown source kind(s) {sorted(unknown)}: the kinds are {', '.join(SOURCE_KINDS)}")
+    names = []
+    if "example" in kinds:
+        names += [f"example:{n}" for n in EXAMPLES]
+    if "models" in kinds:
+        names += [f"external:{n}" for n in EXTERNAL_MODELS if (EXTERNAL / n).is_file()]
+    for folder in ("zoo", "zoo2"):
+        if folder in kinds:
+            names += [f"{folder}:{n.split('/', 1)[1]}" for n in ext.find_models() if n.startswith(folder + "/")]
     return names
 
 
@@ -68,7 +96,29 @@ def _load_source(name: str):
         from dnnx.examples import build
 
         return build(what, seed=0)
+    if kind in ("zoo", "zoo2"):
+        return onnx.ModelProto.FromString(_zoo_bytes(f"{kind}/{what}"))
     return onnx.load(str(EXTERNAL / what))
+
+
+ZOO_CACHE_ENV = "DNNX_FUZZ_ZOO_CACHE"  # a folder the driver makes: the workers share it
+
+
+def _zoo_bytes(name: str) -> bytes:
+    """The materialized zoo model, serialized. Drawing a large model's weights takes seconds (VGG's
+    132M), so the first worker to need it writes it to the driver's cache folder and every later
+    case reads it from there (then parses its own copy to mutate)."""
+    folder = os.environ.get(ZOO_CACHE_ENV)
+    if not folder:  # --case: one case in this process
+        return ext.read_model(name).SerializeToString()
+    path = Path(folder) / name.replace("/", "__")
+    if path.is_file():
+        return path.read_bytes()
+    data = ext.read_model(name).SerializeToString()
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)  # whole or absent for a reader in another worker
+    return data
 
 
 def _random_int(rng: random.Random) -> int:
@@ -365,15 +415,17 @@ def run_case(case: dict) -> dict:
     import numpy as np
     import dnnx
 
-    seed, device = case["seed"], case["device"]
+    seed, device, precision = case["seed"], case["device"], case.get("precision", "fp32")
     rng = random.Random(seed * 7919 + 1)
     with tempfile.TemporaryDirectory(prefix="dnnx-fuzz-") as tmp:
         path, described = mutate(case["source"], seed, Path(tmp))
-        out = {"seed": seed, "what": described}
+        # the time a refusal may take: SLOW_REFUSAL_S, and reading the file at SLOW_REFUSAL_BYTES_PER_S
+        allowed = SLOW_REFUSAL_S + path.stat().st_size / SLOW_REFUSAL_BYTES_PER_S
+        out = {"seed": seed, "what": described, "allowed": allowed}
         _say({"started": seed, "what": described})
         start = time.perf_counter()
         try:
-            model = dnnx.load(str(path), device=device)
+            model = dnnx.load(str(path), device=device, precision=precision)
         except BaseException as e:  # noqa: BLE001 - classified, not swallowed
             out.update(stage="load", error=f"{type(e).__name__}: {str(e)[:300]}", clean=_clean(e),
                        seconds=time.perf_counter() - start)
@@ -381,6 +433,7 @@ def run_case(case: dict) -> dict:
         loaded = time.perf_counter() - start
         mode = rng.choice(INPUT_MODES)
         out["input"] = mode
+        start = time.perf_counter()  # a run's refusal is timed from the run call
         try:
             args, kwargs = fuzz_inputs(model, rng, mode)
             result = model.run(kwargs["inputs"]) if kwargs else model.run()
@@ -391,7 +444,7 @@ def run_case(case: dict) -> dict:
             out.update(stage="run", error=f"{type(e).__name__}: {str(e)[:300]}", clean=_clean(e),
                        seconds=time.perf_counter() - start, load_seconds=loaded)
             return out
-        out.update(stage="ran", seconds=time.perf_counter() - start, load_seconds=loaded)
+        out.update(stage="ran", seconds=loaded + time.perf_counter() - start, load_seconds=loaded)
         return out
 
 
@@ -400,7 +453,7 @@ def _say(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def worker_main(device: str) -> None:
+def worker_main(device: str, precision: str = "fp32") -> None:
     # Onnx's and dnnx's import happen once per worker; each case is then milliseconds of setup.
     cap = os.environ.get("DNNX_FUZZ_MAX_MEMORY")
     if cap:  # a shared machine: a model that fits the RAM but not this cap is a MemoryError finding
@@ -415,7 +468,7 @@ def worker_main(device: str) -> None:
     if device != "cpu":  # the device's context and libraries start once here, not in a case's second
         from dnnx.examples import build
 
-        dnnx.load(build("lenet"), device=device).run(np.zeros((1, 1, 28, 28), np.float32))
+        dnnx.load(build("lenet"), device=device, precision=precision).run(np.zeros((1, 1, 28, 28), np.float32))
     _say({"ready": True})
     for line in sys.stdin:
         case = json.loads(line)
@@ -430,9 +483,10 @@ class Worker:
     from the raw pipe (a buffered reader would hide a second line from select), its stderr goes
     to a file (a full pipe would stall it: a false hang)."""
 
-    def __init__(self, env: Dict[str, str], device: str):
+    def __init__(self, env: Dict[str, str], device: str, precision: str = "fp32"):
         self.stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", "--device", device],
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", "--device", device,
+                                      "--precision", precision],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
                                      env=env)
         self.case: Optional[dict] = None
@@ -461,9 +515,11 @@ class Worker:
         return out
 
     def send(self, case: dict, timeout: float) -> None:
+        """Hands over a case. Its timeout starts once the worker says it has made the mutated model
+        (MUTATE_S until then: drawing a large zoo model's weights is the harness's time, not dnnx's)."""
         self.case = case
         self.described = ""
-        self.deadline = time.monotonic() + timeout
+        self.deadline = time.monotonic() + max(timeout, MUTATE_S)
         self.proc.stdin.write((json.dumps(case) + "\n").encode())
         self.proc.stdin.flush()
 
@@ -476,10 +532,17 @@ class Worker:
 
 
 def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources: List[str],
-          log=print, max_memory: int = 0) -> dict:
-    """Runs `count` cases (seeds seed..seed+count-1, sources round-robin) over `jobs` workers,
-    each capped at `max_memory` bytes of address space where nonzero (CPU only)."""
+          log=print, max_memory: int = 0, precision: str = "fp32", budget: Optional[float] = None) -> dict:
+    """Runs `count` cases (seeds seed..seed+count-1, sources round-robin) over `jobs` workers at
+    `precision`, each capped at `max_memory` bytes of address space where nonzero (CPU only); no
+    case starts after `budget` seconds (those left are counted in stats["not_run"])."""
+    with tempfile.TemporaryDirectory(prefix="dnnx-fuzz-zoo-") as zoo_cache:
+        return _drive(count, seed, device, jobs, timeout, sources, log, max_memory, precision, budget, zoo_cache)
+
+
+def _drive(count, seed, device, jobs, timeout, sources, log, max_memory, precision, budget, zoo_cache) -> dict:
     env = dict(os.environ)
+    env[ZOO_CACHE_ENV] = zoo_cache
     if max_memory:
         env["DNNX_FUZZ_MAX_MEMORY"] = str(max_memory)
     if env.get("DNNX_DEV_BUILD"):  # a dev build runs the checkout's package; else the installed one
@@ -487,12 +550,13 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
                                                                              if env.get("PYTHONPATH") else []))
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    cases = [{"seed": seed + i, "source": sources[(seed + i) % len(sources)], "device": device}
-             for i in range(count)]
+    cases = [{"seed": seed + i, "source": sources[(seed + i) % len(sources)], "device": device,
+              "precision": precision} for i in range(count)]
+    stop = time.monotonic() + budget if budget else float("inf")
     pending = list(reversed(cases))
     stats = {"models": 0, "crashes": 0, "hangs": 0, "clean": 0, "unclean": 0, "slow": 0, "ran": 0,
-             "slowest_refusal": 0.0, "findings": []}
-    workers = [Worker(env, device) for _ in range(max(1, jobs))]
+             "slowest_refusal": 0.0, "findings": [], "not_run": 0}
+    workers = [Worker(env, device, precision) for _ in range(max(1, jobs))]
     startup = 120.0  # an import of dnnx and onnx, on a busy machine
 
     def finding(kind: str, case: dict, detail: str) -> None:
@@ -503,6 +567,9 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
     for w in workers:
         w.deadline = time.monotonic() + startup
     while True:
+        if pending and time.monotonic() > stop:
+            stats["not_run"] += len(pending)
+            pending.clear()
         for i, w in enumerate(workers):
             if w.ready and w.case is None and pending:
                 w.send(pending.pop(), timeout)
@@ -521,7 +588,7 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
                     finding("crash", w.case, f"exit {code}; {err.strip().splitlines()[-1:] if err else ''}")
                 elif not w.ready:
                     raise RuntimeError(f"a fuzz worker did not start:\n{err}")
-                workers[workers.index(w)] = fresh = Worker(env, device)
+                workers[workers.index(w)] = fresh = Worker(env, device, precision)
                 fresh.deadline = time.monotonic() + startup
                 continue
             for msg in messages:
@@ -529,6 +596,7 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
                     w.ready = True
                 elif "started" in msg:
                     w.described = msg["what"]
+                    w.deadline = time.monotonic() + timeout
                 elif "result" in msg:
                     r = msg["result"]
                     case, w.case = w.case, None
@@ -541,7 +609,7 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
                     else:
                         stats["clean"] += 1
                         stats["slowest_refusal"] = max(stats["slowest_refusal"], r["seconds"])
-                        if r["seconds"] > SLOW_REFUSAL_S:
+                        if r["seconds"] > r.get("allowed", SLOW_REFUSAL_S):
                             stats["slow"] += 1
                             finding("slow refusal", {**case, "what": r["what"]},
                                     f"{r['seconds']:.2f} s, {r['stage']}: {r['error']}")
@@ -555,7 +623,7 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
                 stats["hangs"] += 1
                 w.case["what"] = w.described or w.case["source"]
                 finding("hang", w.case, f"no answer in {timeout:.0f} s")
-                workers[i] = Worker(env, device)
+                workers[i] = Worker(env, device, precision)
                 workers[i].deadline = time.monotonic() + startup
     for w in workers:
         w.proc.stdin.close()
@@ -567,10 +635,13 @@ def drive(count: int, seed: int, device: str, jobs: int, timeout: float, sources
 
 
 def summary(device: str, stats: dict) -> str:
+    """The one-line summary; `device` names the device and precision ("cpu fp32", "cuda fp16")."""
     return (f"fuzz {device}: {stats['models']} models, {stats['crashes']} crashes, {stats['hangs']} hangs, "
             f"{stats['clean']} clean errors, {stats['ran']} ran, slowest refusal {stats['slowest_refusal']:.2f} s"
             + (f", {stats['unclean']} unclean errors" if stats["unclean"] else "")
-            + (f", {stats['slow']} refusals over {SLOW_REFUSAL_S:.0f} s" if stats["slow"] else ""))
+            + (f", {stats['slow']} slow refusals (over {SLOW_REFUSAL_S:.0f} s + file size / "
+               f"{SLOW_REFUSAL_BYTES_PER_S / 1e6:.0f} MB/s)" if stats["slow"] else "")
+            + (f", {stats['not_run']} not run (budget)" if stats.get("not_run") else ""))
 
 
 def main(argv=None) -> int:
@@ -578,30 +649,48 @@ def main(argv=None) -> int:
     parser.add_argument("--count", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--precision", default="fp32", choices=PRECISIONS,
+                        help="dnnx.load's precision (CUDA; the CPU runs fp32 only)")
+    parser.add_argument("--sources", default=",".join(SOURCE_KINDS),
+                        help=f"comma-separated kinds of models to mutate, of {', '.join(SOURCE_KINDS)} "
+                             "(default: all; those whose files are absent are left out)")
     parser.add_argument("--jobs", type=int, default=0, help="worker processes (default: the CPU count; "
                                                             "on CUDA 8)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case before it is a hang")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case before it is a hang (from the mutated model's making: drawing a zoo "
+                             "model's weights does not count)")
+    parser.add_argument("--budget", type=float, default=0,
+                        help="seconds for the whole run: cases not started by then are not run (0: no limit)")
     parser.add_argument("--max-memory", type=float, default=0,
                         help="GiB of address space per worker on the CPU (0: no cap); for shared machines")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--case", type=int, help="replay one seed in this process")
     args = parser.parse_args(argv)
+    cuda = args.device.startswith("cuda")
+    if args.precision != "fp32" and not cuda:
+        parser.error(f"--precision {args.precision}: the CPU runs fp32 only (use --device cuda)")
     if args.worker:
-        worker_main(args.device)
+        worker_main(args.device, args.precision)
         return 0
-    sources = source_names()
+    try:
+        sources = source_names(tuple(k.strip() for k in args.sources.split(",") if k.strip()))
+    except ValueError as e:
+        parser.error(f"--sources: {e}")
+    if not sources:
+        parser.error(f"--sources {args.sources}: none of their models is here")
     if args.case is not None:
         if os.environ.get("DNNX_DEV_BUILD"):
             sys.path.insert(0, str(HERE.parent / "python"))
-        case = {"seed": args.case, "source": sources[args.case % len(sources)], "device": args.device}
+        case = {"seed": args.case, "source": sources[args.case % len(sources)], "device": args.device,
+                "precision": args.precision}
         print(json.dumps(run_case(case), indent=1))
         return 0
-    jobs = args.jobs or (8 if args.device.startswith("cuda") else (os.cpu_count() or 1))
+    jobs = args.jobs or (8 if cuda else (os.cpu_count() or 1))
     start = time.monotonic()
-    cap = int(args.max_memory * (1 << 30)) if not args.device.startswith("cuda") else 0
-    stats = drive(args.count, args.seed, args.device, jobs, args.timeout, sources, max_memory=cap)
-    device = "cuda" if args.device.startswith("cuda") else args.device
-    print(summary(device, stats) + f" ({time.monotonic() - start:.0f} s, {jobs} workers, "
+    cap = int(args.max_memory * (1 << 30)) if not cuda else 0
+    stats = drive(args.count, args.seed, args.device, jobs, args.timeout, sources, max_memory=cap,
+                  precision=args.precision, budget=args.budget or None)
+    device = "cuda" if cuda else args.device
+    print(summary(f"{device} {args.precision}", stats) + f" ({time.monotonic() - start:.0f} s, {jobs} workers, "
           f"{len(sources)} source models)")
     bad = stats["crashes"] + stats["hangs"] + stats["unclean"] + stats["slow"]
     return 1 if bad else 0

@@ -17,9 +17,17 @@
 #      onnxruntime-gpu (ORT_GPU_PATH as for load);
 #      ray: bench_ray.py, images/s through dnnx.ray.predict (1 and 2 CPU actors, 1 GPU actor) vs a
 #      direct run (Ray carried in parts, GPU.md, and put on PYTHONPATH for the whole script)
-#   6. GPU_CHECK_EXTRA, a command of your own, run from the checkout (e.g. a probe:
+#   6. the crash checks GPU_CHECK_CRASH names (issue #34; default none: with the build they fill a
+#      device call of their own, docs/testing.md): sweep: bench/sweep.py, every model of
+#      ../shared/external on CUDA at fp32, tf32, fp16 and bf16, batches 1, 3 and 0, against
+#      onnxruntime (carry ../shared as GPU.md says: without it the stage says "no .onnx file");
+#      its report: $OUT/sweep-report.md (in logs.tgz), its failures printed below the summary;
+#      fuzz: bench/fuzz.py --device cuda at each of GPU_CHECK_FUZZ_PRECISIONS (default "fp16 bf16"),
+#      FUZZ_COUNT (2000) models each; SWEEP_BUDGET and FUZZ_BUDGET (seconds; cases not started by
+#      then are reported as not run), SWEEP_JOBS and FUZZ_JOBS (child processes, default 8)
+#   7. GPU_CHECK_EXTRA, a command of your own, run from the checkout (e.g. a probe:
 #      'python3 bench/probes/probe_cuda_floor.py'; its output: extra.log, whose tail is printed)
-#   7. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time;
+#   8. compute-sanitizer memcheck over the glue-kernel tests (last: it may run out of time;
 #      MEMCHECK_TIMEOUT=0 skips it)
 # Full logs go to $OUT (default ./gpu-check-out); a short summary is printed last.
 set -uo pipefail
@@ -64,9 +72,10 @@ if step build build.log env DNNX_CUDA=ON python3 -m pip install -v --no-build-is
   # $OUT: commit it when it changed; tests/cuda/test_cuda_support_matrix.py checks it below).
   step matrix matrix.log python3 "$OLDPWD/scripts/gen_operators.py" && cp "$OLDPWD/docs/operators.md" "$OUT/operators.md"
   # GPU_CHECK_TESTS: the test paths (relative to the checkout) to run instead of all of tests/cuda
+  # ("none": no CUDA tests, for a call that runs only the crash checks)
   tests=()
-  for t in ${GPU_CHECK_TESTS:-tests/cuda tests/test_cuda_status.py}; do tests+=("$OLDPWD/$t"); done
-  step cuda-tests pytest-cuda.log python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider "${tests[@]}"
+  for t in ${GPU_CHECK_TESTS:-tests/cuda tests/test_cuda_status.py}; do [ "$t" != none ] && tests+=("$OLDPWD/$t"); done
+  [ ${#tests[@]} -gt 0 ] && step cuda-tests pytest-cuda.log python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider "${tests[@]}"
   [ "${GPU_CHECK_SUITE:-1}" != 0 ] && step all-tests pytest-all.log python3 -m pytest -q -p no:cacheprovider "$OLDPWD/tests"
   step plan plan.txt python3 -c "import dnnx; from dnnx.examples import build
 for search in ('heuristic', 'exhaustive'):
@@ -93,6 +102,19 @@ for search in ('heuristic', 'exhaustive'):
     step "$name" "bench-$name.log" env PYTHONPATH="${ORT_GPU_PATH:-${PYTHONPATH:-}}" \
       python3 "$OLDPWD/bench/$script" "${args[@]}" --out "$OUT/RESULTS_${name^^}.md"
   done
+  # The crash checks (issue #34): each prints its summary line last, which the summary shows.
+  crash=" ${GPU_CHECK_CRASH:-} "
+  if [[ $crash == *" sweep "* ]]; then
+    step sweep sweep.log python3 "$OLDPWD/bench/sweep.py" --device cuda --precision fp32,tf32,fp16,bf16 \
+      --batches 1,3,0 --jobs "${SWEEP_JOBS:-8}" --timeout "${SWEEP_TIMEOUT:-300}" --budget "${SWEEP_BUDGET:-360}" \
+      --report "$OUT/sweep-report.md"
+  fi
+  if [[ $crash == *" fuzz "* ]]; then
+    for precision in ${GPU_CHECK_FUZZ_PRECISIONS:-fp16 bf16}; do
+      step "fuzz-$precision" "fuzz-$precision.log" python3 "$OLDPWD/bench/fuzz.py" --device cuda \
+        --precision "$precision" --count "${FUZZ_COUNT:-2000}" --jobs "${FUZZ_JOBS:-8}" --budget "${FUZZ_BUDGET:-240}"
+    done
+  fi
   # GPU_CHECK_EXTRA: one more command (a probe), run from the checkout, its output in extra.log
   [ -n "${GPU_CHECK_EXTRA:-}" ] && step extra extra.log sh -c "cd '$OLDPWD' && $GPU_CHECK_EXTRA"
   [ "${MEMCHECK_TIMEOUT:-150}" -gt 0 ] && step memcheck memcheck.log timeout "${MEMCHECK_TIMEOUT:-150}" \
@@ -113,6 +135,9 @@ for results in "$OUT"/RESULTS_*.md; do
   [ -f "$results" ] && grep -E "^\||^- targets?|^Target" "$results"
 done
 [ -f "$OUT/extra.log" ] && tail -n "${GPU_CHECK_EXTRA_TAIL:-40}" "$OUT/extra.log"
+# the crash sweep's failures (its table) and the fuzz's findings, shortened
+[ -f "$OUT/sweep.log" ] && sed -n '/^outcome /,/^report:/p' "$OUT/sweep.log" | head -n "${SWEEP_TAIL:-40}"
+for log in "$OUT"/fuzz-*.log; do [ -f "$log" ] && grep -E "^  (crash|hang|unclean error|slow refusal):" "$log" | head -10; done
 grep -E "^(FAILED|ERROR)" "$OUT/pytest-cuda.log" 2>/dev/null | head -15
 # the tracebacks of failures, shortened, so that the reply's tail shows why
 sed -n '/^=* FAILURES =*$/,/short test summary/p' "$OUT/pytest-cuda.log" 2>/dev/null | grep -E "^(___|E |tests/|[^ ].*:[0-9]+: )" | head -60
