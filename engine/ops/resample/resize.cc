@@ -247,8 +247,15 @@ ResizeParams resize_params(const Node& node, const std::vector<ValueInfo>& input
       const int64_t size = (*sizes)[i];
       if (size < 0) node_fail<InvalidModelError>(node, "sizes must not be negative, got " + std::to_string(size));
       ResizeDim& dim = p.dims[axes[i]];
-      if (dim.in == 0) node_fail<InvalidModelError>(node, "cannot resize the empty dim " + std::to_string(axes[i]) +
-                                                                 " of X " + shape_str(x));
+      if (dim.in == 0) {  // an empty dim stays empty (an empty batch: Note [empty tensors])
+        if (size != 0) {
+          node_fail<InvalidModelError>(node, "cannot resize the empty dim " + std::to_string(axes[i]) + " of X " +
+                                                 shape_str(x) + " to " + std::to_string(size));
+        }
+        dim.out = 0;
+        dim.scale = 1.0;
+        continue;
+      }
       dim.out = size;
       dim.scale = static_cast<double>(size) / static_cast<double>(dim.in);
       kept = policy == "not_larger" ? std::min(kept, dim.scale) : std::max(kept, dim.scale);
