@@ -7,29 +7,13 @@ The lists are kept true both ways: a case newly refused fails this test, and so 
 that now runs. When a fix lands, remove its entries; never add an entry without the open issue
 that will lift it. Skipped where ../shared/external is absent. On 2 cores shared with builds it
 took 141 s (98 cases, 2026-12-04); BATCHES, JOBS and BUDGET set its cost."""
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+from bench_modules import bench_module
 
-
-def _module(name):
-    """bench/NAME.py as a module (bench/ is no package; its modules import each other by name)."""
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-ext = _module("_external_models")
-report = _module("_sweep_report")
-sweep = _module("sweep")
+ext = bench_module("_external_models")
+report = bench_module("_sweep_report")
+sweep = bench_module("sweep")
 
 BATCHES = (1, 3, 0)
 JOBS = 2

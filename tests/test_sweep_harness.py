@@ -3,34 +3,20 @@ and answers on cue: a crash or a hang is reported as such and blamed on the righ
 sweep goes on with the batches left, the budget leaves cases not run; and the comparison and the
 inputs (bench/_sweep_worker.py, bench/_external_models.py) on small arrays and models.
 tests/test_crash_sweep.py runs the sweep itself over ../shared/external."""
-import importlib.util
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def _module(name):
-    """bench/NAME.py as a module (bench/ is no package; its modules import each other by name)."""
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
+from bench_modules import bench_module
 
 
-ext = _module("_external_models")
-worker = _module("_sweep_worker")
-report = _module("_sweep_report")
-sweep = _module("sweep")
+ext = bench_module("_external_models")
+worker = bench_module("_sweep_worker")
+report = bench_module("_sweep_report")
+sweep = bench_module("sweep")
 
 # A stand-in for bench/_sweep_worker.py: each model name says what happens at which batch.
 STAND_IN = textwrap.dedent('''

@@ -47,6 +47,15 @@ void require_float(const Node& node, const TensorInfo& info, const char* what) {
   }
 }
 
+Shape attr_ints_of_size(const Node& node, const char* name, size_t count, int64_t fallback) {
+  Shape v = node.attr_ints(name, Shape(count, fallback));
+  if (v.size() != count) {
+    node_fail<InvalidModelError>(node, std::string(name) + " has " + std::to_string(v.size()) + " values, expected " +
+                                           std::to_string(count));
+  }
+  return v;
+}
+
 Shape broadcast_shapes(const Node& node, const Shape& a, const Shape& b) {
   const size_t rank = std::max(a.size(), b.size());
   Shape out(rank);

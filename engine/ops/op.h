@@ -65,6 +65,9 @@ int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank);
 const TensorInfo& require_input(const Node& node, const std::vector<ValueInfo>& inputs, size_t i,
                                 const char* what);
 void require_float(const Node& node, const TensorInfo& info, const char* what);
+// A per-axis ints attribute (strides, pads, dilations) of `count` values, or `fallback` repeated
+// when absent; InvalidModelError naming the attribute when it holds another count.
+Shape attr_ints_of_size(const Node& node, const char* name, size_t count, int64_t fallback);
 // numpy-style multidirectional broadcast of two shapes.
 Shape broadcast_shapes(const Node& node, const Shape& a, const Shape& b);
 

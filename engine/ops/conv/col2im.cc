@@ -9,15 +9,6 @@ namespace {
 
 constexpr int kCol2ImOpset = 18;
 
-Shape attr_or(const Node& node, const char* name, size_t count, int64_t fallback) {
-  Shape v = node.attr_ints(name, Shape(count, fallback));
-  if (v.size() != count) {
-    node_fail<InvalidModelError>(node, std::string(name) + " has " + std::to_string(v.size()) + " values, expected " +
-                                           std::to_string(count));
-  }
-  return v;
-}
-
 std::vector<TensorInfo> infer_col2im(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& x = require_input(node, inputs, 0, "input");
   require_float(node, x, "input");
@@ -39,9 +30,9 @@ Col2ImGeometry col2im_geometry(const Node& node, const std::vector<ValueInfo>& i
     node_fail<InvalidModelError>(node, "image_shape " + shape_str(g.image) + " and block_shape " + shape_str(g.block) +
                                            " must have one value per spatial dim");
   }
-  g.strides = attr_or(node, "strides", r, 1);
-  g.dilations = attr_or(node, "dilations", r, 1);
-  const Shape pads = attr_or(node, "pads", 2 * r, 0);
+  g.strides = attr_ints_of_size(node, "strides", r, 1);
+  g.dilations = attr_ints_of_size(node, "dilations", r, 1);
+  const Shape pads = attr_ints_of_size(node, "pads", 2 * r, 0);
   g.pads_begin.assign(pads.begin(), pads.begin() + r);
   if (x.size() != 3) node_fail<InvalidModelError>(node, "input " + shape_str(x) + " must be [N, C * prod(block), L]");
   const int64_t block_size = numel(g.block);

@@ -9,15 +9,6 @@ namespace {
 
 constexpr int kDeformConvOpset = 19;
 
-Shape attr_or(const Node& node, const char* name, size_t count, int64_t fallback) {
-  Shape v = node.attr_ints(name, Shape(count, fallback));
-  if (v.size() != count) {
-    node_fail<InvalidModelError>(node, std::string(name) + " has " + std::to_string(v.size()) + " values, expected " +
-                                           std::to_string(count));
-  }
-  return v;
-}
-
 void require_shape(const Node& node, const TensorInfo& t, const Shape& want, const char* what) {
   if (t.shape != want) {
     node_fail<InvalidModelError>(node, std::string(what) + " " + shape_str(t.shape) + " must be " + shape_str(want));
@@ -59,14 +50,14 @@ DeformConvGeometry deform_conv_geometry(const Node& node, const std::vector<Valu
                                            std::to_string(g.group) + " and offset_group " +
                                            std::to_string(g.offset_group));
   }
-  const Shape kernel = attr_or(node, "kernel_shape", 2, 0);
+  const Shape kernel = attr_ints_of_size(node, "kernel_shape", 2, 0);
   g.k_h = node.has_attr("kernel_shape") ? kernel[0] : w[2];
   g.k_w = node.has_attr("kernel_shape") ? kernel[1] : w[3];
   if (g.k_h != w[2] || g.k_w != w[3]) {
     node_fail<InvalidModelError>(node, "kernel_shape " + shape_str(kernel) + " must match W " + shape_str(w));
   }
-  const Shape strides = attr_or(node, "strides", 2, 1), dil = attr_or(node, "dilations", 2, 1);
-  const Shape pads = attr_or(node, "pads", 4, 0);
+  const Shape strides = attr_ints_of_size(node, "strides", 2, 1), dil = attr_ints_of_size(node, "dilations", 2, 1);
+  const Shape pads = attr_ints_of_size(node, "pads", 4, 0);
   g.stride_h = strides[0];
   g.stride_w = strides[1];
   g.dil_h = dil[0];

@@ -12,15 +12,6 @@ namespace {
 
 constexpr int kMaxUnpoolOpset = 9;
 
-Shape attr_or(const Node& node, const char* name, size_t count, int64_t fallback) {
-  Shape v = node.attr_ints(name, Shape(count, fallback));
-  if (v.size() != count) {
-    node_fail<InvalidModelError>(node, std::string(name) + " has " + std::to_string(v.size()) + " values, expected " +
-                                           std::to_string(count));
-  }
-  return v;
-}
-
 std::vector<TensorInfo> infer_max_unpool(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& x = require_input(node, inputs, 0, "X");
   require_float(node, x, "input X");
@@ -35,8 +26,8 @@ std::vector<TensorInfo> infer_max_unpool(const Node& node, const std::vector<Val
                                            shape_str(x.shape));
   }
   const size_t r = kernel.size();
-  const Shape strides = attr_or(node, "strides", r, 1);
-  const Shape pads = attr_or(node, "pads", 2 * r, 0);
+  const Shape strides = attr_ints_of_size(node, "strides", r, 1);
+  const Shape pads = attr_ints_of_size(node, "pads", 2 * r, 0);
   Shape y = {x.shape[0], x.shape[1]};
   for (size_t d = 0; d < r; ++d) {
     y.push_back((x.shape[2 + d] - 1) * strides[d] - pads[d] - pads[r + d] + kernel[d]);
