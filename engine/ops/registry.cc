@@ -53,7 +53,9 @@
   X(cumulative)    /* CumSum, CumProd */                                                           \
   X(hardmax)                                                                                       \
   X(moment_norms)  /* RMSNormalization, LpNormalization, MeanVarianceNormalization */            \
-  X(class_loss)    /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */
+  X(class_loss)    /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */                        \
+  /* issue #35, opset 27 recurrent-model ops (attn2) */                                           \
+  X(linear_attention) X(causal_conv_with_state)
 // clang-format on
 
 namespace dnnx {
