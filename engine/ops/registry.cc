@@ -53,7 +53,9 @@
   X(cumulative)    /* CumSum, CumProd */                                                           \
   X(hardmax)                                                                                       \
   X(moment_norms)  /* RMSNormalization, LpNormalization, MeanVarianceNormalization */            \
-  X(class_loss)    /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */
+  X(class_loss)    /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */                        \
+  /* issue #35, node-suite gaps (gaps) */                                                          \
+  X(bitcast)       /* BitCast */
 // clang-format on
 
 namespace dnnx {

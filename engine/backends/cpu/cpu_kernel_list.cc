@@ -27,7 +27,9 @@
   X(gather_nd) X(scatter_elements) X(one_hot) X(trilu) X(reverse_sequence)                       \
   X(space_depth) X(center_crop_pad) X(einsum) X(det) \
   /* issue #35, math families (ops-math; gradients in the forward files) */                        \
-  X(float_math) X(float_class) X(bitwise) X(cumulative) X(hardmax) X(moment_norms) X(class_loss) X(moment_norms_grad)
+  X(float_math) X(float_class) X(bitwise) X(cumulative) X(hardmax) X(moment_norms) X(class_loss) X(moment_norms_grad) \
+  /* issue #35, node-suite gaps (gaps) */                                                          \
+  X(bitcast)
 // clang-format on
 
 namespace dnnx {
