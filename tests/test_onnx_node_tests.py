@@ -33,9 +33,6 @@ KNOWN_GAPS = {
     _OP.format(op="SplitToSequence"): "#36: sequence values",
     **{_OP.format(op=op): "#37: quantization ops" for op in
        ("DynamicQuantizeLinear", "QuantizeLinear", "QLinearMatMul", "QLinearConv", "MatMulInteger", "ConvInteger")},
-    r"\((Clip|MaxPool|ReduceMax|ReduceMin)\): (the CPU backend has no \w+ kernel|input \w+ must be a float type)":
-        "#35: the op's kernel has no typed form for this element type yet (int8 Clip, uint8 MaxPool, bool "
-        "ReduceMax/ReduceMin)",
     r"the model imports no ai.onnx opset": "ai.onnx.ml cases (LabelEncoder, TreeEnsemble, ...): dnnx runs "
                                            "the default ONNX domain only",
     r"\((BatchNormalization|Dropout)\): training_mode": "training-mode BatchNormalization/Dropout: dnnx's "
