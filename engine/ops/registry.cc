@@ -55,7 +55,8 @@
   X(moment_norms)  /* RMSNormalization, LpNormalization, MeanVarianceNormalization */            \
   X(class_loss)    /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */                        \
   /* issue #35, node-suite gaps (gaps) */                                                          \
-  X(bitcast)       /* BitCast */
+  X(bitcast)       /* BitCast */                                                                   \
+  X(tensor_scatter) /* TensorScatter */
 // clang-format on
 
 namespace dnnx {

@@ -29,7 +29,7 @@
   /* issue #35, math families (ops-math; gradients in the forward files) */                        \
   X(float_math) X(float_class) X(bitwise) X(cumulative) X(hardmax) X(moment_norms) X(class_loss) X(moment_norms_grad) \
   /* issue #35, node-suite gaps (gaps) */                                                          \
-  X(bitcast)
+  X(bitcast) X(tensor_scatter)
 // clang-format on
 
 namespace dnnx {
