@@ -63,3 +63,15 @@ def test_bitcast_width_mismatch_is_refused(src, dst, msg):
 def test_bitcast_to_a_type_dnnx_lacks_is_refused():
     with pytest.raises(dnnx.UnsupportedModelError, match="bc.*cast to COMPLEX64 is not supported"):
         dnnx.load(_model(TensorProto.INT64, TensorProto.COMPLEX64, [2]))
+
+
+@pytest.mark.parametrize("to,name", [(TensorProto.FLOAT16, "float16"), (TensorProto.DOUBLE, "float64")])
+def test_bitcast_to_a_float32_twin_type_is_refused_on_a_device(to, name):
+    # a device imports float16/bfloat16/float64 values as float32 (python/dnnx/_edges.py): their bits
+    # are not the model's, so a BitCast to them is refused there, naming the node
+    from dnnx._importer import import_model
+
+    src = TensorProto.INT16 if to == TensorProto.FLOAT16 else TensorProto.INT64
+    with pytest.raises(dnnx.UnsupportedModelError, match=f"bc.*BitCast to {name} cannot run on a device"):
+        import_model(_model(src, to, [2]), float_edges=True)
+    assert import_model(_model(src, to, [2])).ir["nodes"][0][0] == "BitCast"  # on the CPU it imports

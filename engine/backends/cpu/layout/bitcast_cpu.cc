@@ -35,8 +35,17 @@ class BitCastKernel final : public Kernel {
   BitCastMode mode_;
 };
 
-KernelChoice plan_bitcast(const Node&, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+KernelChoice plan_bitcast(const Node& node, const std::vector<ValueInfo>& inputs,
+                          const std::vector<TensorInfo>& outputs) {
   const DType from = inputs[0].info.dtype, to = outputs[0].dtype;
+  // The op's inference made the widths equal; a host layer inside a device plan sees float16,
+  // bfloat16 (and the importer's float64) values as float32 (Note [host fallback]), whose bits
+  // are not the model's: refused rather than read past the input.
+  if (bit_width(from) != bit_width(to)) {
+    node_fail<UnsupportedModelError>(node, std::string("BitCast of ") + dtype_name(from) + " to " + dtype_name(to) +
+                                               " here: on a device float16, bfloat16 and float64 values are "
+                                               "float32, whose bits are not the model's (run it on the CPU)");
+  }
   BitCastMode mode = BitCastMode::Copy;
   if (bit_width(to) == 4) mode = BitCastMode::LowNibble;
   else if (to == DType::Bool && from != DType::Bool) mode = BitCastMode::Bool;
