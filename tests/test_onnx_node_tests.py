@@ -23,9 +23,8 @@ _TYPE = r"element type {t} is not supported"
 # cause (a regex over dnnx's refusal) -> why it is a gap, and which open issue lifts it
 KNOWN_GAPS = {
     **{_OP.format(op=op): f"#35: operator {op} is not implemented yet" for op in (
-        "TfIdfVectorizer BitCast TensorScatter").split()},
+        "TfIdfVectorizer").split()},
     _TYPE.format(t="STRING"): "#35: string tensors are not an engine dtype yet",
-    r"\(Pow\): base .* \(an integer base is not supported\)": "#35: integer Pow (a float32 base only today)",
     **{_OP.format(op=op): f"#36: {op} has a value-dependent output shape" for op in (
         "NonMaxSuppression Unique Compress NonZero").split()},
     r"\((Scan|If|Loop)\): (attribute '\w+' of type GRAPH|op \w+\b[^;]*) is not supported":
@@ -34,9 +33,6 @@ KNOWN_GAPS = {
     _OP.format(op="SplitToSequence"): "#36: sequence values",
     **{_OP.format(op=op): "#37: quantization ops" for op in
        ("DynamicQuantizeLinear", "QuantizeLinear", "QLinearMatMul", "QLinearConv", "MatMulInteger", "ConvInteger")},
-    r"\((Clip|MaxPool|ReduceMax|ReduceMin)\): (the CPU backend has no \w+ kernel|input \w+ must be a float type)":
-        "#35: the op's kernel has no typed form for this element type yet (int8 Clip, uint8 MaxPool, bool "
-        "ReduceMax/ReduceMin)",
     r"the model imports no ai.onnx opset": "ai.onnx.ml cases (LabelEncoder, TreeEnsemble, ...): dnnx runs "
                                            "the default ONNX domain only",
     r"\((BatchNormalization|Dropout)\): training_mode": "training-mode BatchNormalization/Dropout: dnnx's "

@@ -55,7 +55,10 @@
   X(moment_norms)  /* RMSNormalization, LpNormalization, MeanVarianceNormalization */            \
   X(class_loss)    /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */                        \
   /* issue #35, opset 27 recurrent-model ops (attn2) */                                           \
-  X(linear_attention) X(causal_conv_with_state)
+  X(linear_attention) X(causal_conv_with_state) \
+  /* issue #35, node-suite gaps (gaps) */                                                          \
+  X(bitcast)       /* BitCast */                                                                   \
+  X(tensor_scatter) /* TensorScatter */
 // clang-format on
 
 namespace dnnx {

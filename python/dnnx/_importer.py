@@ -336,13 +336,17 @@ def _graph_inputs(graph, constants: dict, float_edges: bool) -> tuple:
     return inputs, edges
 
 
-def _float32_cast(op_type: str, attrs: dict) -> dict:
+def _float32_cast(op_type: str, attrs: dict, where: str) -> dict:
     """Under float_edges, a Cast to DOUBLE, FLOAT16 or BFLOAT16 is a Cast to FLOAT (_edges.py), and a
-    tensor attribute of those types is float32."""
+    tensor attribute of those types is float32. A BitCast to one of them has no float32 twin (its
+    bits are the point): refused, naming the node (Note [bitcast])."""
     attrs = {k: (kind, compute_array(v)) if kind == "tensor" else (kind, v) for k, (kind, v) in attrs.items()}
     kind, to = attrs.get("to", (None, None))
     if op_type == "Cast" and kind == "int" and to in EDGE_TYPES:
         return dict(attrs, to=("int", FLOAT))
+    if op_type == "BitCast" and kind == "int" and to in EDGE_TYPES:
+        raise UnsupportedModelError(f"{where}: BitCast to {EDGE_TYPES[to]} cannot run on a device, where "
+                                    f"{EDGE_TYPES[to]} values are float32 (load the model with device='cpu')")
     return attrs
 
 
@@ -379,7 +383,7 @@ def _build_ir(model, opset: int, raw: dict, float_edges: bool = False) -> dict:
             continue
         attrs = {a.name: attribute(a, where) for a in node.attribute}
         if float_edges:
-            attrs = _float32_cast(node.op_type, attrs)
+            attrs = _float32_cast(node.op_type, attrs, where)
         nodes.append((node.op_type, name, list(node.input), list(node.output), attrs))
 
     used = {i for n in nodes for i in n[2]} | {o.name for o in graph.output}

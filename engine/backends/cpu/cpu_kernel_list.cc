@@ -29,7 +29,9 @@
   /* issue #35, math families (ops-math; gradients in the forward files) */                        \
   X(float_math) X(float_class) X(bitwise) X(cumulative) X(hardmax) X(moment_norms) X(class_loss) X(moment_norms_grad) \
   /* issue #35, opset 27 recurrent-model kernels (attn2) */                                       \
-  X(linear_attention) X(causal_conv_with_state)
+  X(linear_attention) X(causal_conv_with_state) \
+  /* issue #35, node-suite gaps (gaps) */                                                          \
+  X(bitcast) X(tensor_scatter)
 // clang-format on
 
 namespace dnnx {

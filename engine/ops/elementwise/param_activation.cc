@@ -2,7 +2,7 @@
 //   LeakyRelu  y = x >= 0 ? x : alpha * x          (alpha 0.01; float32)
 //   Elu        y = x >= 0 ? x : alpha * (e^x - 1)  (alpha 1.0; float32)
 //   Selu       y = gamma * (x > 0 ? x : alpha * (e^x - 1))  (alpha 1.6732632, gamma 1.0507010; float32)
-//   Clip       y = min(max(x, min), max)           (float32; int32/int64 from opset 12)
+//   Clip       y = min(max(x, min), max)           (float types; every integer type from opset 12)
 // Clip's bounds are attributes before opset 11 and optional scalar inputs from 11 on; the
 // inputs may be constants or computed, since the kernel reads them when it runs. With
 // min > max every element becomes max, as ONNX specifies.

@@ -1,5 +1,6 @@
 // ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL2, ReduceLogSum,
-// ReduceLogSumExp: X [d...] float32 (ReduceL1, ReduceSumSquare: also int32, int64) -> the
+// ReduceLogSumExp: X [d...] float32 (ReduceL1, ReduceSumSquare: also the integer types;
+// ReduceMax, ReduceMin: the integer types, and bool from opset 20) -> the
 // reduction over the reduced axes (ops/reduce/reduce.h), keeping them as 1s (keepdims, the default) or
 // dropping them. The axes are an attribute before opset 18 (ReduceSum: 13) and an optional
 // input after, a value input: known when the plan is built.
@@ -16,6 +17,7 @@ namespace {
 constexpr int kAxesAsInputOpset = 18;
 constexpr int kSumAxesAsInputOpset = 13;  // ReduceSum took its axes as an input first
 constexpr size_t kAxesInput = 1;
+constexpr int kBoolMaxMinOpset = 20;  // ReduceMax and ReduceMin take bool
 
 int axes_input_opset(const Node& node) {
   return node.op_type == "ReduceSum" ? kSumAxesAsInputOpset : kAxesAsInputOpset;
@@ -34,6 +36,10 @@ std::vector<TensorInfo> infer_reduce(const Node& node, const std::vector<ValueIn
   const ReduceKind kind = reduce_kind(node.op_type);
   if (kind == ReduceKind::L1 || kind == ReduceKind::SumSquare) {
     require_element_type(node, x, ElementTypes::Numbers, "input data");
+  } else if (kind == ReduceKind::Max || kind == ReduceKind::Min) {
+    // onnx's T: the number types, and bool from opset 20 (Max: any, Min: all)
+    require_element_type(node, x, node.opset >= kBoolMaxMinOpset ? ElementTypes::NumbersAndBool : ElementTypes::Numbers,
+                         "input data");
   } else {
     require_float(node, x, "input data");
   }

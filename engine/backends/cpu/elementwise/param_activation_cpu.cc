@@ -1,5 +1,5 @@
-// LeakyRelu, Elu, Selu (float32) and Clip (float32, int32, int64) on the CPU. Clip's bounds come from
-// its attributes (opset < 11) or, when given, its scalar inputs, read as the kernel runs.
+// LeakyRelu, Elu, Selu (float32) and Clip (every number type but the halves) on the CPU. Clip's
+// bounds come from its attributes (opset < 11) or, when given, its scalar inputs, read as the kernel runs.
 #include <cmath>
 #include <limits>
 
@@ -87,12 +87,12 @@ KernelChoice plan_clip(const Node& node, const std::vector<ValueInfo>& inputs,
   const bool max_input = !attrs && kClipMax < inputs.size() && inputs[kClipMax].present;
   KernelChoice choice;
   choice.algorithm = "elementwise";
-  choice.kernel = with_dtype(outputs[0].dtype, [&](auto t) -> std::unique_ptr<Kernel> {
+  choice.kernel = with_number(outputs[0].dtype, [&](auto t) -> std::unique_ptr<Kernel> {
     using T = decltype(t);
     T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
-    if constexpr (std::is_same_v<T, float>) {
-      lo = node.attr_float("min", lo);
-      hi = node.attr_float("max", hi);
+    if constexpr (std::is_floating_point_v<T>) {  // the attributes (opset < 11, float types only)
+      if (node.has_attr("min")) lo = static_cast<T>(node.attr_float("min", 0.0f));
+      if (node.has_attr("max")) hi = static_cast<T>(node.attr_float("max", 0.0f));
     }
     return std::make_unique<ClipKernel<T>>(numel(outputs[0].shape), lo, hi, min_input, max_input);
   });
@@ -105,7 +105,7 @@ void register_cpu_param_activation_kernels(KernelRegistry& r) {
   r.add("LeakyRelu", alpha_factory(AlphaActivation::LeakyRelu, 0.01f));
   r.add("Elu", alpha_factory(AlphaActivation::Elu, 1.0f));
   r.add("Selu", alpha_factory(AlphaActivation::Selu, kSeluAlpha));
-  r.add("Clip", plan_clip);
+  r.add("Clip", plan_clip).with_dtypes(number_types());
 }
 
 }  // namespace dnnx

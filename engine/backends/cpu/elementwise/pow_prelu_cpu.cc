@@ -5,12 +5,16 @@
 //   Pow    z = a^b        dA = sum(dZ * b * a^(b-1))     dB = sum(dZ * z * ln a)
 //          (as PyTorch: the dA term is 0 where b == 0, the dB term 0 where a == 0 and b >= 0)
 //   PRelu  y = x < 0 ? s x : x     dX = dY * (x < 0 ? s : 1)     dS = sum(dY * (x < 0 ? x : 0))
-// An integer exponent is converted to float into the workspace first (numel(B) floats).
+// An integer exponent (any width, signed or not) is converted to float into the workspace first
+// (numel(B) floats). An int32/int64 base is onnxruntime's: both sides as double, std::pow, the
+// result cast back to the base's type (Note [integer pow]).
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "backends/cpu/elementwise/broadcast_binary.h"
 #include "backends/cpu/elementwise/broadcast_sum.h"
+#include "backends/cpu/runtime/element_type.h"
 #include "runtime/kernel_registry.h"
 
 namespace dnnx {
@@ -25,14 +29,69 @@ struct PReluFn {
   float operator()(float x, float slope) const { return x < 0.0f ? slope * x : x; }
 };
 
-// B's elements as float: B itself, or its int32/int64 values converted into `to`.
+// B's elements as float: B itself, or its integer values converted into `to`.
 const float* exponent_floats(DType dtype, const void* b, int64_t n, float* to) {
   if (dtype == DType::Float32) return static_cast<const float*>(b);
-  for (int64_t i = 0; i < n; ++i) {
-    to[i] = dtype == DType::Int32 ? static_cast<float>(static_cast<const int32_t*>(b)[i])
-                                  : static_cast<float>(static_cast<const int64_t*>(b)[i]);
-  }
+  with_number(dtype, [&](auto zero) {
+    using E = decltype(zero);
+    for (int64_t i = 0; i < n; ++i) to[i] = static_cast<float>(static_cast<const E*>(b)[i]);
+  });
   return to;
+}
+
+// Note [integer pow]: onnxruntime computes an int32/int64 base's Pow as
+// static_cast<T>(std::pow(x, y)), x and y promoted to double: exact while the result fits
+// double's 53 bits (3^39 comes out as the double nearest it, as there), truncated toward zero
+// for a float exponent (8^0.5 -> 2) or a negative one (2^-1 -> 0). Where that double is NaN or
+// past T's range (0^-1, (-8)^0.5, 3^40 in int32) C++ leaves the cast undefined and x86 gives
+// T's lowest value; that value is written here, by rule, not by accident.
+template <class T>
+struct IntegerPowFn {
+  T operator()(double a, double b) const {
+    const double z = std::pow(a, b);
+    // T's range as doubles: [-2^(bits-1), 2^(bits-1)), both ends exact powers of two.
+    constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+    if (!(z >= lo && z < -lo)) return std::numeric_limits<T>::min();
+    return static_cast<T>(z);
+  }
+};
+
+// Pow with an int32/int64 base: A and B as doubles in the workspace ([numel(A)] then
+// [numel(B)]), then the broadcasting loop into T.
+template <class T>
+class IntegerBasePowKernel final : public Kernel {
+ public:
+  IntegerBasePowKernel(std::unique_ptr<Kernel> pow, DType exponent, int64_t size_a, int64_t size_b)
+      : pow_(std::move(pow)), exponent_(exponent), size_a_(size_a), size_b_(size_b) {}
+  void run(const KernelArgs& args) const override {
+    double* a = static_cast<double*>(args.workspace);
+    double* b = a + size_a_;
+    const T* x = args.in<T>(0);
+    for (int64_t i = 0; i < size_a_; ++i) a[i] = static_cast<double>(x[i]);
+    with_number(exponent_, [&](auto zero) {
+      using E = decltype(zero);
+      const E* y = args.in<E>(1);
+      for (int64_t i = 0; i < size_b_; ++i) b[i] = static_cast<double>(y[i]);
+    });
+    const void* in[2] = {a, b};
+    pow_->run(KernelArgs{in, args.outputs, nullptr});
+  }
+
+ private:
+  std::unique_ptr<Kernel> pow_;
+  DType exponent_;
+  int64_t size_a_, size_b_;
+};
+
+template <class T>
+KernelChoice plan_integer_base_pow(const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+  KernelChoice choice = broadcast_binary_choice<double, T>(inputs, outputs, IntegerPowFn<T>{});
+  const int64_t size_a = numel(inputs[0].info.shape), size_b = numel(inputs[1].info.shape);
+  choice.kernel = std::make_unique<IntegerBasePowKernel<T>>(std::move(choice.kernel), inputs[1].info.dtype, size_a,
+                                                            size_b);
+  choice.workspace_bytes = static_cast<size_t>(size_a + size_b) * sizeof(double);
+  choice.algorithm += std::string(" (") + dtype_name(inputs[0].info.dtype) + " base, in double)";
+  return choice;
 }
 
 // Pow with an integer exponent: the float loop over a converted copy of B.
@@ -53,6 +112,9 @@ class IntExponentPowKernel final : public Kernel {
 };
 
 KernelChoice plan_pow(const Node&, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+  const DType base = inputs[0].info.dtype;
+  if (base == DType::Int32) return plan_integer_base_pow<int32_t>(inputs, outputs);
+  if (base == DType::Int64) return plan_integer_base_pow<int64_t>(inputs, outputs);
   KernelChoice choice = broadcast_binary_choice<float, float>(inputs, outputs, PowFn{});
   const DType exponent = inputs[1].info.dtype;
   if (exponent != DType::Float32) {
@@ -150,7 +212,13 @@ GradChoice plan_prelu_grad(const GradRequest& r) {
 }  // namespace
 
 void register_cpu_pow_prelu_kernels(KernelRegistry& r) {
-  r.add("Pow", plan_pow).with_gradient(plan_pow_grad);
+  // Float32 and every integer type (the exponent's; the base is float, int32 or int64: the op's
+  // inference refuses others). Float64 and the halves are widened to float32 (Note [cpu dtypes]).
+  std::vector<DType> pow_types = {DType::Float32};
+  for (DType t : number_types()) {
+    if (is_integer(t)) pow_types.push_back(t);
+  }
+  r.add("Pow", plan_pow).with_dtypes(pow_types).with_gradient(plan_pow_grad);
   r.add("PRelu", plan_prelu).with_gradient(plan_prelu_grad);
 }
 

@@ -1,12 +1,12 @@
-// MaxPool on the CPU, NCHW float32, separably: max over a window is max over its columns of the
-// max over its rows, so each output row first takes, column by column, the max of the window's
-// input rows (contiguous, vectorised), then the max over the window's columns at the stride (one
-// dedicated loop for the common 2-wide, stride-2 window). Taps in the padding count as -inf, so
-// they never win. Measured on this project's 2-core CI machine (AMD EPYC, 1 thread), LeNet's
-// pools at batch 64 (2x2, stride 2, on 20x24x24 and 50x8x8 planes) took 0.71 and 0.44 ms with a
-// direct loop over each output's taps, against onnxruntime's 0.22 and 0.15 ms. The planes are
-// split across the CPU thread pool. Every spatial rank runs as 3-D, with unit dims prepended
-// (ConvGeometry::expanded_to).
+// MaxPool on the CPU, NCHW float32, int8 or uint8 (one template), separably: max over a window is
+// max over its columns of the max over its rows, so each output row first takes, column by column,
+// the max of the window's input rows (contiguous, vectorised), then the max over the window's
+// columns at the stride (one dedicated loop for the common 2-wide, stride-2 window). Taps in the
+// padding count as -inf, so they never win (the lowest value of an integer type stands for -inf).
+// Measured on this project's 2-core CI machine (AMD EPYC, 1 thread), LeNet's pools at batch 64
+// (2x2, stride 2, on 20x24x24 and 50x8x8 planes) took 0.71 and 0.44 ms with a direct loop over each
+// output's taps, against onnxruntime's 0.22 and 0.15 ms. The planes are split across the CPU thread
+// pool. Every spatial rank runs as 3-D, with unit dims prepended (ConvGeometry::expanded_to).
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -50,6 +50,13 @@ std::vector<ColumnRange> column_table(const ConvGeometry& g) {
   return table;
 }
 
+// The value padding taps count as: -inf, or an integer type's lowest.
+template <class T>
+constexpr T lowest_value() {
+  return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+}
+
+template <class T>
 class MaxPoolKernel final : public Kernel {
  public:
   MaxPoolKernel(ConvGeometry g, int64_t planes, int workers)
@@ -60,17 +67,17 @@ class MaxPoolKernel final : public Kernel {
 
   // x [N*C planes, D, H, W] -> y [N*C planes, OD, OH, OW]. Workspace: one input row per worker.
   void run(const KernelArgs& args) const override {
-    const float* x = args.in(0);
-    float* y = args.out(0);
-    float* rows = static_cast<float*>(args.workspace);
+    const T* x = args.in<T>(0);
+    T* y = args.out<T>(0);
+    T* rows = static_cast<T*>(args.workspace);
     cpu_thread_pool().parallel_for(planes_, [&](int64_t begin, int64_t end, int worker) {
-      float* row_max = rows + worker * row_stride(g_);
+      T* row_max = rows + worker * row_stride(g_);
       for (int64_t p = begin; p < end; ++p) pool_plane(x + p * g_.input_size(), y + p * g_.output_size(), row_max);
     }, workers_);
   }
 
   static size_t workspace_bytes(const ConvGeometry& g, int workers) {
-    return static_cast<size_t>(workers * row_stride(g)) * sizeof(float);
+    return static_cast<size_t>(workers * row_stride(g)) * sizeof(T);
   }
 
   // Each worker's row starts on its own 128-byte block (a cache-line pair, which the adjacent-line
@@ -78,21 +85,21 @@ class MaxPoolKernel final : public Kernel {
   // a line. Packed rows (LeNet's 24 floats, 96 bytes) made 2-thread pooling 2-3x slower than 1
   // thread on this project's 2-core CI machine (false sharing).
   static int64_t row_stride(const ConvGeometry& g) {
-    constexpr int64_t kFloatsPerBlock = 128 / sizeof(float);
+    constexpr int64_t kFloatsPerBlock = 128 / sizeof(T);
     return (g.input[kW] + kFloatsPerBlock - 1) / kFloatsPerBlock * kFloatsPerBlock;
   }
 
  private:
-  void pool_plane(const float* x, float* y, float* row_max) const {
+  void pool_plane(const T* x, T* y, T* row_max) const {
     const int64_t in_h = g_.input[kH], in_w = g_.input[kW], out_w = g_.output[kW];
     for (const TapRange& td : taps_d_) {
       for (const TapRange& th : taps_h_) {
         // The column-wise max of the window's input rows: the row itself when it is the only one.
-        const float* src = nullptr;
+        const T* src = nullptr;
         for (int64_t kd = td.taps.lo; kd < td.taps.hi; ++kd) {
           const int64_t id = td.start + kd * g_.dilations[kD];
           for (int64_t kh = th.taps.lo; kh < th.taps.hi; ++kh) {
-            const float* row = x + (id * in_h + th.start + kh * g_.dilations[kH]) * in_w;
+            const T* row = x + (id * in_h + th.start + kh * g_.dilations[kH]) * in_w;
             if (!src) {
               src = row;
             } else {
@@ -109,13 +116,13 @@ class MaxPoolKernel final : public Kernel {
   }
 
   // y[ow] = the max over the window's columns of src (no window rows: all padding, -inf).
-  void pool_columns(const float* src, float* y) const {
+  void pool_columns(const T* src, T* y) const {
     const int64_t out_w = g_.output[kW];
     if (src && pairs_) {
       for (int64_t ow = 0; ow < out_w; ++ow) y[ow] = std::max(src[2 * ow], src[2 * ow + 1]);
       return;
     }
-    std::fill(y, y + out_w, -std::numeric_limits<float>::infinity());
+    std::fill(y, y + out_w, lowest_value<T>());
     if (!src) return;
     const int64_t stride_w = g_.strides[kW];
     for (const ColumnRange& c : columns_) {
@@ -144,13 +151,23 @@ KernelChoice plan_max_pool(const Node& node, const std::vector<ValueInfo>& input
   const int workers = plan_workers(x[0] * x[1], g3.output_size() * g3.kernel_size());
   KernelChoice choice;
   choice.algorithm = with_threads("direct", workers);
-  choice.workspace_bytes = MaxPoolKernel::workspace_bytes(g3, workers);
-  choice.kernel = std::make_unique<MaxPoolKernel>(g3, x[0] * x[1], workers);
+  auto make = [&](auto zero) {
+    using T = decltype(zero);
+    choice.workspace_bytes = MaxPoolKernel<T>::workspace_bytes(g3, workers);
+    choice.kernel = std::make_unique<MaxPoolKernel<T>>(g3, x[0] * x[1], workers);
+  };
+  switch (inputs[0].info.dtype) {
+    case DType::Int8: make(int8_t{}); break;
+    case DType::UInt8: make(uint8_t{}); break;
+    default: make(float{});
+  }
   return choice;
 }
 
 }  // namespace
 
-void register_cpu_pool_kernels(KernelRegistry& r) { r.add("MaxPool", plan_max_pool); }
+void register_cpu_pool_kernels(KernelRegistry& r) {
+  r.add("MaxPool", plan_max_pool).with_dtypes({DType::Float32, DType::Int8, DType::UInt8});
+}
 
 }  // namespace dnnx

@@ -116,7 +116,8 @@ T log_sum_exp(const T* cell, const std::vector<int64_t>& red) {
   return top + std::log(sum);
 }
 
-// T: float32, or int32/int64 for ReduceL1 and ReduceSumSquare (the OpDef refuses the rest).
+// T: float32; an integer type for ReduceL1, ReduceSumSquare, ReduceMax and ReduceMin; bool for
+// ReduceMax (any) and ReduceMin (all) (the OpDef refuses the rest).
 template <class T>
 class ReduceCellKernel final : public Kernel {
  public:
@@ -130,6 +131,18 @@ class ReduceCellKernel final : public Kernel {
 
  private:
   T cell(const T* cell) const {
+    if constexpr (std::is_same_v<T, bool>) {  // Max: any (false when empty), Min: all (true when empty)
+      const bool all = kind_ == ReduceKind::Min;
+      for (int64_t r : c_.red) {
+        if (cell[r] != all) return !all;
+      }
+      return all;
+    } else {
+      return number_cell(cell);
+    }
+  }
+
+  T number_cell(const T* cell) const {
     if constexpr (std::is_floating_point_v<T>) {
       if (kind_ == ReduceKind::LogSumExp) return log_sum_exp(cell, c_.red);
     }
@@ -239,7 +252,7 @@ KernelChoice plan_reduce(const Node& node, const std::vector<ValueInfo>& inputs,
   choice.algorithm = "cells";
   const ReduceKind kind = reduce_kind(node.op_type);
   ReduceCells cells = reduce_cells(x, axes.reduced);
-  choice.kernel = with_dtype(inputs[0].info.dtype, [&](auto t) -> std::unique_ptr<Kernel> {
+  choice.kernel = with_number_or_bool(inputs[0].info.dtype, [&](auto t) -> std::unique_ptr<Kernel> {
     return std::make_unique<ReduceCellKernel<decltype(t)>>(kind, std::move(cells));
   });
   return choice;
@@ -271,6 +284,12 @@ void register_cpu_reduce_kernels(KernelRegistry& r) {
                          "ReduceL1", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}) {
     r.add(op, plan_reduce).with_gradient(plan_reduce_grad);
   }
+  // issue #35: the integer types (their OpDefs take them; float64 and the halves are widened)
+  std::vector<DType> integers = {DType::Float32};
+  for (DType t : number_types()) {
+    if (is_integer(t)) integers.push_back(t);
+  }
+  for (const char* op : {"ReduceMax", "ReduceMin", "ReduceL1", "ReduceSumSquare"}) r.at(op).with_dtypes(integers);
 }
 
 }  // namespace dnnx
