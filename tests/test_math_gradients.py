@@ -1,6 +1,7 @@
 """Issue #35's differentiable math ops on the CPU: the backward of each against float64 central
 differences (tests/grad_check.py, with its stated tolerances): the trigonometric, hyperbolic and
-activation ops, the new reductions, CumSum, RMSNormalization, LpNormalization,
+activation ops, the new reductions, CumSum, CumProd (through zeros), Mean and Sum (broadcast),
+Hardmax (zero), RMSNormalization, LpNormalization,
 MeanVarianceNormalization, NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (with
 weights, ignore_index, every reduction and the log_prob output)."""
 from __future__ import annotations
@@ -69,6 +70,59 @@ def test_cumsum_gradient(exclusive, reverse, axis):
              helper.make_node("CumSum", ["h", "axis"], ["y"], exclusive=exclusive, reverse=reverse)]
     model = make_model(nodes, [("x", [2, 3, 4])], [("y", None)], inits, opset=14)
     check_gradients(model, ["q"], {"x": rand(2, 3, 4)}, rand(2, 3, 4))
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+@pytest.mark.parametrize("axis", [1, -1])
+def test_cumprod_gradient(exclusive, reverse, axis):
+    """h = x + q with exact zeros in h (one alone, two in a row) -> CumProd: the gradient through
+    the zeros, where a quotient of prefix products would divide by zero."""
+    q, x = rand(2, 3, 4), rand(2, 3, 4)
+    for at in [(0, 1, 2), (1, 0, 0), (1, 1, 0), (0, 2, 3), (1, 2, 3), (1, 2, 2)]:
+        q[at], x[at] = 0.0, 0.0
+    inits = {"q": q, "axis": np.array(axis, np.int64)}
+    nodes = [helper.make_node("Add", ["x", "q"], ["h"]),
+             helper.make_node("CumProd", ["h", "axis"], ["y"], exclusive=exclusive, reverse=reverse)]
+    model = make_model(nodes, [("x", [2, 3, 4])], [("y", None)], inits, opset=26)
+    check_gradients(model, ["q"], {"x": x}, rand(2, 3, 4))
+
+
+class Mean(OpRun):
+    """Mean with numpy broadcasting on every input (onnx's reference adds in place into a copy of
+    the first input, so it fails when the first is the one broadcast)."""
+
+    op_domain = ""
+
+    def _run(self, *args):
+        return (sum(np.broadcast_arrays(*args)) / len(args),)
+
+
+@pytest.mark.parametrize("op", ["Mean", "Sum"])
+@pytest.mark.parametrize("shapes", [[[2, 3, 4]], [[2, 3, 4], [2, 3, 4]], [[2, 3, 4], [3, 1], [1, 3, 4]],
+                                    [[4], [2, 1, 4], [2, 3, 4]]], ids=str)
+def test_variadic_sum_gradient(op, shapes):
+    """a_i = x_i * q_i (each q_i trainable, broadcast to the output) -> Mean or Sum of them all."""
+    inits = {f"q{i}": rand(*s) for i, s in enumerate(shapes)}
+    nodes = [helper.make_node("Mul", [f"x{i}", f"q{i}"], [f"a{i}"]) for i in range(len(shapes))]
+    nodes.append(helper.make_node(op, [f"a{i}" for i in range(len(shapes))], ["y"]))
+    model = make_model(nodes, [(f"x{i}", s) for i, s in enumerate(shapes)], [("y", None)], inits, opset=13)
+    out = np.broadcast_shapes(*[tuple(s) for s in shapes])
+    check_gradients(model, list(inits), {f"x{i}": rand(*s) for i, s in enumerate(shapes)}, rand(*out),
+                    reference_ops=[Mean])
+
+
+@pytest.mark.parametrize("axis", [1, -1])
+def test_hardmax_gradient_is_zero(axis):
+    """h = x * q -> Hardmax -> * w: y is piecewise constant in h, so q's gradient is exactly zero
+    (central differences agree away from ties) while w's is the one-hot times the loss's dY."""
+    inits = {"q": uniform(0.5, 1.5, 3, 5), "w": rand(3, 5)}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node("Hardmax", ["h"], ["a"], axis=axis),
+             helper.make_node("Mul", ["a", "w"], ["y"])]
+    model = make_model(nodes, [("x", [3, 5])], [("y", None)], inits, opset=13)
+    x = (RNG.permutation(15).reshape(3, 5) + 1).astype(np.float32)  # no two h within a step of each other
+    grads = check_gradients(model, list(inits), {"x": x}, rand(3, 5))
+    assert not grads["q"].any()
+    assert grads["w"].any()
 
 
 @pytest.mark.parametrize("axis,scale_shape", [(-1, [4]), (1, [3, 4]), (1, [1, 4]), (0, [2, 3, 4])], ids=str)

@@ -2,10 +2,14 @@
 // output, then folds in each further input (broadcast the same way, see broadcast_walk.h).
 // Mean (float types) is the Sum, divided by the number of inputs at the end.
 // Max and Min propagate NaN, as numpy's maximum/minimum and onnxruntime do.
+// The gradients of Sum and Mean (float32): input i receives dY summed over the dims it was
+// broadcast along (broadcast_reduce, the broadcast's adjoint), times 1 for Sum and 1 / n for Mean
+// (n inputs).
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/elementwise/broadcast_sum.h"
 #include "backends/cpu/elementwise/broadcast_walk.h"
 #include "runtime/kernel_registry.h"
 #include "backends/cpu/runtime/element_type.h"
@@ -87,13 +91,52 @@ KernelChoice plan_variadic(const Node&, const std::vector<ValueInfo>& inputs,
   return choice;
 }
 
+class VariadicSumGradKernel final : public GradKernel {
+ public:
+  VariadicSumGradKernel(std::vector<BroadcastWalk> walks, std::vector<int64_t> sizes, float scale)
+      : walks_(std::move(walks)), sizes_(std::move(sizes)), scale_(scale) {}
+
+  void run(const GradArgs& args) const override {
+    const float* dy = args.d_outputs[0];
+    for (size_t i = 0; i < walks_.size(); ++i) {
+      float* dx = args.d_inputs[i];
+      if (!dx) continue;
+      broadcast_reduce(walks_[i], dy, dx, sizes_[i]);
+      if (scale_ != 1.0f) {
+        for (int64_t k = 0; k < sizes_[i]; ++k) dx[k] *= scale_;
+      }
+    }
+  }
+
+ private:
+  std::vector<BroadcastWalk> walks_;  // one per input, to the output's shape
+  std::vector<int64_t> sizes_;        // each input's element count
+  float scale_;                       // 1 (Sum) or 1 / n (Mean)
+};
+
+template <Fold F>
+GradChoice plan_variadic_sum_grad(const GradRequest& r) {
+  static_assert(F == Fold::Sum || F == Fold::Mean, "only Sum and Mean are linear");
+  std::vector<BroadcastWalk> walks;
+  std::vector<int64_t> sizes;
+  for (const ValueInfo& v : r.inputs) {
+    walks.push_back(broadcast_walk(v.info.shape, r.outputs[0].shape));
+    sizes.push_back(numel(v.info.shape));
+  }
+  const float scale = F == Fold::Mean ? 1.0f / static_cast<float>(r.inputs.size()) : 1.0f;
+  GradChoice choice;
+  choice.algorithm = "broadcast reduce";
+  choice.kernel = std::make_unique<VariadicSumGradKernel>(std::move(walks), std::move(sizes), scale);
+  return choice;
+}
+
 }  // namespace
 
 void register_cpu_variadic_kernels(KernelRegistry& r) {
-  r.add("Sum", plan_variadic<Fold::Sum>).with_dtypes(number_types());
+  r.add("Sum", plan_variadic<Fold::Sum>).with_dtypes(number_types()).with_gradient(plan_variadic_sum_grad<Fold::Sum>);
   r.add("Max", plan_variadic<Fold::Max>).with_dtypes(number_types());
   r.add("Min", plan_variadic<Fold::Min>).with_dtypes(number_types());
-  r.add("Mean", plan_variadic<Fold::Mean>).with_dtypes(number_types());
+  r.add("Mean", plan_variadic<Fold::Mean>).with_dtypes(number_types()).with_gradient(plan_variadic_sum_grad<Fold::Mean>);
 }
 
 }  // namespace dnnx

@@ -1,6 +1,9 @@
 // Hardmax on the CPU: x viewed as [outer, n, inner] (softmax_geometry); along n, y is 1 at the
 // first maximum and 0 elsewhere (a NaN is never the maximum unless every element is NaN, then
 // the first: onnxruntime's first-index rule over `>`).
+// Its gradient is zero: y is piecewise constant in x (a jump where two maxima tie, no derivative
+// there), so dX = 0 everywhere, as autograd frameworks give for argmax-based one-hots.
+#include <algorithm>
 #include <type_traits>
 
 #include "backends/cpu/runtime/element_type.h"
@@ -44,8 +47,27 @@ KernelChoice plan_hardmax(const Node& node, const std::vector<ValueInfo>& inputs
   return choice;
 }
 
+class HardmaxGradKernel final : public GradKernel {
+ public:
+  explicit HardmaxGradKernel(int64_t size) : size_(size) {}
+  void run(const GradArgs& args) const override {
+    float* dx = args.d_inputs[0];
+    if (dx) std::fill(dx, dx + size_, 0.0f);
+  }
+
+ private:
+  int64_t size_;  // x's element count
+};
+
+GradChoice plan_hardmax_grad(const GradRequest& r) {
+  GradChoice choice;
+  choice.algorithm = "zeros";
+  choice.kernel = std::make_unique<HardmaxGradKernel>(numel(r.inputs[0].info.shape));
+  return choice;
+}
+
 }  // namespace
 
-void register_cpu_hardmax_kernels(KernelRegistry& r) { r.add("Hardmax", plan_hardmax); }
+void register_cpu_hardmax_kernels(KernelRegistry& r) { r.add("Hardmax", plan_hardmax).with_gradient(plan_hardmax_grad); }
 
 }  // namespace dnnx
