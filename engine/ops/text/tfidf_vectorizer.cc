@@ -1,12 +1,14 @@
 // TfIdfVectorizer (opset 9): X int32/int64, [C] or [N, C] (a scalar counts as [1]) -> Y float32,
-// [output_size] or [N, output_size], output_size = max(ngram_indexes) + 1. Counts, per row, the
-// n-grams of the pool (pool_int64s) found in X, with up to max_skip_count items skipped between
-// an n-gram's items, and writes per output column: TF the count, IDF weight (or 1) where the
-// count is > 0, TFIDF weight (or 1) * count. The n-gram trie and the counting loop
+// [output_size] or [N, output_size], output_size = max(ngram_indexes) + 1. Finds, per row, the
+// n-grams of the pool (pool_int64s; n-gram k is the k-th of the pool, k from 0) in X, with up to
+// max_skip_count items skipped between an n-gram's items, and for each one found at column
+// ngram_indexes[k] (as onnxruntime 1.32, whose weights go with the n-gram, not the column):
+// TF adds 1, IDF sets weights[k] (or 1), TFIDF adds weights[k] (or 1). The n-gram trie and the counting loop
 // (onnxruntime's, item for item) are in backends/cpu/text/tfidf_vectorizer_cpu.cc.
 #include "ops/text/tfidf_vectorizer.h"
 
 #include <algorithm>
+#include <set>
 
 namespace dnnx {
 
@@ -58,16 +60,35 @@ TfIdfConfig tfidf_config(const Node& node) {
   if (c.ngram_counts.empty()) fail("ngram_counts must not be empty");
   if (c.ngram_indexes.empty()) fail("ngram_indexes must not be empty");
   if (c.pool.empty()) fail("pool_int64s must not be empty");
+  const int64_t groups = static_cast<int64_t>(c.ngram_counts.size());
+  if (c.max_gram_length > groups) {
+    fail("max_gram_length " + std::to_string(c.max_gram_length) + " exceeds the " + std::to_string(groups) +
+         " n-gram lengths of ngram_counts");
+  }
   const int64_t pool_size = static_cast<int64_t>(c.pool.size());
-  int64_t ngrams = 0;  // the number of n-gram ids the pool defines
-  for (size_t i = 0; i < c.ngram_counts.size(); ++i) {
+  int64_t ngrams = 0;              // the number of n-gram ids the pool defines
+  std::set<std::vector<int64_t>> seen;  // the n-grams of lengths min..max_gram_length, which must differ
+  for (int64_t i = 0; i < groups; ++i) {
+    const int64_t n = i + 1;
     const int64_t begin = c.ngram_counts[i];
-    const int64_t end = i + 1 < c.ngram_counts.size() ? c.ngram_counts[i + 1] : pool_size;
+    const int64_t end = i + 1 < groups ? c.ngram_counts[i + 1] : pool_size;
     if (begin < 0 || begin > end || end > pool_size) {
       fail("ngram_counts must rise from 0 within the pool's " + std::to_string(pool_size) + " items, got " +
            shape_str(c.ngram_counts));
     }
-    ngrams += (end - begin) / static_cast<int64_t>(i + 1);
+    if ((end - begin) % n != 0) {
+      fail("the pool's " + std::to_string(end - begin) + " items of " + std::to_string(n) + "-grams are not whole " +
+           std::to_string(n) + "-grams");
+    }
+    ngrams += (end - begin) / n;
+    if (n < c.min_gram_length || n > c.max_gram_length) continue;
+    for (int64_t at = begin; at < end; at += n) {
+      std::vector<int64_t> gram(c.pool.begin() + at, c.pool.begin() + at + n);
+      if (!seen.insert(gram).second) {
+        fail("pool_int64s repeats the " + std::to_string(n) + "-gram " + shape_str(gram) + " (at item " +
+             std::to_string(at) + ")");
+      }
+    }
   }
   if (ngrams > static_cast<int64_t>(c.ngram_indexes.size())) {
     fail("the pool holds " + std::to_string(ngrams) + " n-grams but ngram_indexes has only " +
@@ -77,9 +98,9 @@ TfIdfConfig tfidf_config(const Node& node) {
     if (v < 0) fail("ngram_indexes must not be negative, got " + std::to_string(v));
   }
   c.output_size = *std::max_element(c.ngram_indexes.begin(), c.ngram_indexes.end()) + 1;
-  if (!c.weights.empty() && static_cast<int64_t>(c.weights.size()) < c.output_size) {
-    fail("weights has " + std::to_string(c.weights.size()) + " entries, fewer than the " +
-         std::to_string(c.output_size) + " output columns");
+  if (!c.weights.empty() && c.weights.size() != c.ngram_indexes.size()) {
+    fail("weights has " + std::to_string(c.weights.size()) + " entries, ngram_indexes " +
+         std::to_string(c.ngram_indexes.size()) + ": one weight per n-gram");
   }
   return c;
 }

@@ -13,7 +13,7 @@ struct TfIdfConfig {
   std::vector<int64_t> ngram_counts;   // where each n-gram length's run starts in the pool (n = 1, 2, ...)
   std::vector<int64_t> ngram_indexes;  // n-gram id - 1 -> output column
   std::vector<int64_t> pool;           // pool_int64s
-  std::vector<float> weights;          // per output column; empty: all 1
+  std::vector<float> weights;          // per n-gram (as ngram_indexes); empty: all 1
   int64_t output_size = 0;             // max(ngram_indexes) + 1
 };
 

@@ -1,5 +1,6 @@
 // TfIdfVectorizer on the CPU (meaning: ops/text/tfidf_vectorizer.cc). The plan builds the pool's
 // n-gram trie once; the kernel walks each row as onnxruntime does (Note [tfidf counting]).
+#include <algorithm>
 #include <unordered_map>
 
 #include "ops/text/tfidf_vectorizer.h"
@@ -34,7 +35,7 @@ struct NgramTrie {
 };
 
 // The pool's n-grams of lengths min_gram_length..max_gram_length; ids still count the others
-// (onnxruntime's populate_grams). A repeated n-gram keeps the later id.
+// (onnxruntime's PopulateGrams). tfidf_config refused repeated n-grams.
 NgramTrie build_trie(const TfIdfConfig& c) {
   NgramTrie trie;
   const size_t pool_size = c.pool.size();
@@ -73,16 +74,12 @@ class TfIdfKernel final : public Kernel {
     const T* x = args.in<T>(0);
     float* y = args.out<float>(0);
     const int64_t width = c_.output_size;
-    std::vector<int64_t> counts(static_cast<size_t>(width));
-    for (int64_t r = 0; r < rows_; ++r) {
-      std::fill(counts.begin(), counts.end(), 0);
-      count_row(x + r * cols_, counts);
-      write_row(counts, y + r * width);
-    }
+    std::fill(y, y + rows_ * width, 0.0f);
+    for (int64_t r = 0; r < rows_; ++r) walk_row(x + r * cols_, y + r * width);
   }
 
  private:
-  void count_row(const T* row, std::vector<int64_t>& counts) const {
+  void walk_row(const T* row, float* y) const {
     int64_t start_size = c_.min_gram_length;
     for (int64_t d = 1; d <= c_.max_skip_count + 1; ++d) {
       for (int64_t start = 0; start < cols_; ++start) {
@@ -94,7 +91,7 @@ class TfIdfKernel final : public Kernel {
           node = trie_.child(node, static_cast<int64_t>(row[item]));
           if (node < 0) break;
           const int64_t id = trie_.nodes[node].id;
-          if (n >= start_size && id != 0) ++counts[static_cast<size_t>(c_.ngram_indexes[id - 1])];
+          if (n >= start_size && id != 0) found(id - 1, y);
         }
       }
       if (start_size == 1) {
@@ -104,15 +101,14 @@ class TfIdfKernel final : public Kernel {
     }
   }
 
-  void write_row(const std::vector<int64_t>& counts, float* y) const {
-    const bool weighted = !c_.weights.empty();
-    for (size_t i = 0; i < counts.size(); ++i) {
-      const float w = weighted ? c_.weights[i] : 1.0f;
-      switch (c_.mode) {
-        case TfIdfMode::TF: y[i] = static_cast<float>(counts[i]); break;
-        case TfIdfMode::IDF: y[i] = counts[i] > 0 ? w : 0.0f; break;
-        case TfIdfMode::TFIDF: y[i] = weighted ? w * static_cast<float>(counts[i]) : static_cast<float>(counts[i]); break;
-      }
+  // N-gram k found: onnxruntime's per-hit update of its column (in float, in the walk's order).
+  void found(int64_t k, float* y) const {
+    float& out = y[c_.ngram_indexes[static_cast<size_t>(k)]];
+    const float w = c_.weights.empty() ? 1.0f : c_.weights[static_cast<size_t>(k)];
+    switch (c_.mode) {
+      case TfIdfMode::TF: out += 1.0f; break;
+      case TfIdfMode::IDF: out = w; break;
+      case TfIdfMode::TFIDF: out += w; break;
     }
   }
 
