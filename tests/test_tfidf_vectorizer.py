@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import dnnx
-from ort_check import assert_matches_ort, make_model
+from ort_check import assert_matches_ort, make_model, run_ort
 
 
 def random_pool(rng, counts, vocab):
@@ -55,13 +55,26 @@ def test_shared_column_weights_follow_the_ngram(mode):
     assert_matches_ort(model, {"x": np.array([11, 10, 12, 12, 10, 5, 11], np.int64)})
 
 
-@pytest.mark.parametrize("skip", [0, 1, 4])
+@pytest.mark.parametrize("skip", [0, 1, 4, 39])
 def test_random_pool_1d_int32(skip):
     rng = np.random.default_rng(skip)
     pool, starts = random_pool(rng, [5, 9, 7, 4], vocab=5)  # up to 4-grams
     model = tfidf_model([40], TensorProto.INT32, pool, starts, "TFIDF", 1, 4, skip,
                         rng.uniform(0.5, 2.0, 25).astype(np.float32).tolist())
     assert_matches_ort(model, {"x": rng.integers(0, 5, 40).astype(np.int32)})
+
+
+def test_huge_skip_count_is_the_row_length():
+    # skip distances past the row fit no 2-gram: max_skip_count 2**40 counts as C (onnxruntime
+    # would loop 2**40 times, so it runs the equivalent skip C as the oracle)
+    rng = np.random.default_rng(7)
+    pool, starts = random_pool(rng, [4, 8, 6], vocab=4)
+    x = rng.integers(0, 4, (2, 12)).astype(np.int64)
+    huge = tfidf_model([2, 12], TensorProto.INT64, pool, starts, "TF", 1, 3, 2**40)
+    same = tfidf_model([2, 12], TensorProto.INT64, pool, starts, "TF", 1, 3, 12)
+    got = dnnx.load(huge).run_dict({"x": x})["y"]
+    want = run_ort(same, {"x": x})["y"]
+    np.testing.assert_array_equal(got, want)
 
 
 def test_output_columns_shared_and_unused():

@@ -81,7 +81,10 @@ class TfIdfKernel final : public Kernel {
  private:
   void walk_row(const T* row, float* y) const {
     int64_t start_size = c_.min_gram_length;
-    for (int64_t d = 1; d <= c_.max_skip_count + 1; ++d) {
+    // A distance of cols_ or more fits no n-gram of 2 or more items: stopping there changes
+    // nothing and bounds the loop whatever max_skip_count says.
+    const int64_t max_distance = std::min(c_.max_skip_count, cols_) + 1;
+    for (int64_t d = 1; d <= max_distance; ++d) {
       for (int64_t start = 0; start < cols_; ++start) {
         if (start + d * (start_size - 1) >= cols_) break;
         int64_t node = 0;
