@@ -22,8 +22,6 @@ _TYPE = r"element type {t} is not supported"
 
 # cause (a regex over dnnx's refusal) -> why it is a gap, and which open issue lifts it
 KNOWN_GAPS = {
-    **{_OP.format(op=op): f"#35: operator {op} is not implemented yet" for op in (
-        "TfIdfVectorizer").split()},
     _TYPE.format(t="STRING"): "#35: string tensors are not an engine dtype yet",
     **{_OP.format(op=op): f"#36: {op} has a value-dependent output shape" for op in (
         "NonMaxSuppression Unique Compress NonZero").split()},

@@ -58,7 +58,9 @@
   X(linear_attention) X(causal_conv_with_state) \
   /* issue #35, node-suite gaps (gaps) */                                                          \
   X(bitcast)       /* BitCast */                                                                   \
-  X(tensor_scatter) /* TensorScatter */
+  X(tensor_scatter) /* TensorScatter */                                                         \
+  /* issue #35, text (tfidf) */                                                                    \
+  X(text)          /* TfIdfVectorizer */
 // clang-format on
 
 namespace dnnx {

@@ -330,10 +330,19 @@ def _graph_inputs(graph, constants: dict, float_edges: bool) -> tuple:
             edges[vi.name], elem_type = EDGE_TYPES[elem_type], FLOAT
         elem = ELEM_NAMES.get(elem_type)
         if elem is None:
-            raise UnsupportedModelError(f"graph input '{vi.name}': element type "
+            raise UnsupportedModelError(f"graph input '{vi.name}'{_read_by(graph, vi.name)}: element type "
                                         f"{elem_type_name(protos(), elem_type)} is not supported")
         inputs.append((vi.name, _dims_of(vi), elem))
     return inputs, edges
+
+
+def _read_by(graph, name: str) -> str:
+    """" (read by node 'n' (Op))" for the first node reading ``name``, so that a refused input type
+    names the op that wanted it; "" when no node reads it."""
+    for node in graph.node:
+        if name in node.input:
+            return f" (read by node '{node.name}' ({node.op_type}))" if node.name else f" (read by a {node.op_type} node)"
+    return ""
 
 
 def _float32_cast(op_type: str, attrs: dict, where: str) -> dict:

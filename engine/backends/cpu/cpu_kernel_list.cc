@@ -31,7 +31,9 @@
   /* issue #35, opset 27 recurrent-model kernels (attn2) */                                       \
   X(linear_attention) X(causal_conv_with_state) \
   /* issue #35, node-suite gaps (gaps) */                                                          \
-  X(bitcast) X(tensor_scatter)
+  X(bitcast) X(tensor_scatter) \
+  /* issue #35, text (tfidf) */ \
+  X(text)
 // clang-format on
 
 namespace dnnx {
