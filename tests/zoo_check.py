@@ -44,40 +44,24 @@ def relative_error(got, want):
     return float(np.max(np.abs(got.astype(np.float64) - want)) / max(float(np.max(np.abs(want))), 1e-30))
 
 
+
 ZOO2 = ZOO.parent / "zoo2"
 
 
-@lru_cache(maxsize=2)
 def zoo2_model(name):
-    """A zoo2 file as its PROVENANCE.md says: float weights materialized from the seed, except the
-    quantized q_* files, which keep theirs."""
-    path = ZOO2 / f"{name}.onnx"
-    if not path.is_file():
-        pytest.skip(f"{path} is not here (the shared zoo2 models are optional)")
-    if name.startswith("q_"):
-        import onnx
+    """A zoo2 file as its PROVENANCE.md says (bench/_external_models.py's reader, the sweep's):
+    float weights materialized from the seed, the quantized q_* files with their own."""
+    if not (ZOO2 / f"{name}.onnx").is_file():
+        pytest.skip(f"{ZOO2 / name}.onnx is not here (the shared zoo2 models are optional)")
+    from bench_modules import bench_module
 
-        return onnx.load(str(path))
-    sys.path.insert(0, str(ZOO))
-    import zoo_models
-
-    return zoo_models.materialized(str(path))
+    return bench_module("_external_models").read_model(f"zoo2/{name}.onnx", ZOO.parent)
 
 
-def zoo2_inputs(model, batch, seed=0):
-    """{input name: array} from the file's metadata_props["zoo.inputs"] (PROVENANCE.md): shape with
-    0 for the batch, dtype, integers in [0, high), floats in [0, 1) where `unit`, else normal."""
-    import json
+def zoo2_inputs(name, model, batch):
+    """{input name: array} of zoo2/NAME.onnx from its metadata_props["zoo.inputs"], drawn as the
+    sweep draws them (bench/_external_models.py: seeded by the file and the batch)."""
+    from bench_modules import bench_module
 
-    meta = {p.key: p.value for p in model.metadata_props}
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for spec in json.loads(meta["zoo.inputs"]):
-        shape = [batch if d == 0 else d for d in spec["shape"]]
-        if spec["dtype"] == "int64":
-            feeds[spec["name"]] = rng.integers(0, spec.get("high", 2), size=shape, dtype=np.int64)
-        elif spec.get("unit"):
-            feeds[spec["name"]] = rng.random(shape, dtype=np.float32)
-        else:
-            feeds[spec["name"]] = rng.standard_normal(shape).astype(np.float32)
+    feeds, _ = bench_module("_external_models").make_inputs(f"zoo2/{name}.onnx", model, batch)
     return feeds

@@ -25,7 +25,7 @@ model = zoo2_model({name!r})
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     m = dnnx.load(model, device="cuda", precision={precision!r})
-np.save({out!r}, m.run_dict(zoo2_inputs(model, {batch}))[model.graph.output[0].name])
+np.save({out!r}, m.run_dict(zoo2_inputs({name!r}, model, {batch}))[model.graph.output[0].name])
 """
 
 
@@ -47,7 +47,7 @@ def test_zoo2_model_at_every_precision(name, precision, tmp_path):
     import onnxruntime as ort
 
     model = zoo2_model(name)
-    feeds = zoo2_inputs(model, 1)
+    feeds = zoo2_inputs(name, model, 1)
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     want = sess.run([model.graph.output[0].name], feeds)[0]
     got = _in_child(name, precision, 1, tmp_path)
