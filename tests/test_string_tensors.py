@@ -190,6 +190,10 @@ def test_empty_string_tensors_run():
                        [("z", ["N"], T.STRING)], opset=20)
     z = dnnx.load(model).run(np.zeros((0,), dtype=object))
     assert z.shape == (0,) and z.dtype == object
+    model = make_model([helper.make_node("StringNormalizer", ["x"], ["y"], case_change_action="UPPER")],
+                       [("x", ["N"], T.STRING)], [("y", ["N"], T.STRING)], opset=10)
+    y = dnnx.load(model).run(np.zeros((0,), dtype=object))
+    assert y.shape == (0,) and y.dtype == object
 
 
 def test_a_number_array_for_a_string_input_is_a_value_error_naming_the_input():
