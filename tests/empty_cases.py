@@ -118,7 +118,7 @@ def empty_variants(case) -> list:
     for inputs, _ in case.data_sets[:1]:
         feeds = [np.asarray(_array(v)) for v in inputs]
         data = [i for i, f in enumerate(feeds)
-                if f.ndim >= 1 and f.size and names[i] not in probe.value_inputs and f.dtype != object]
+                if f.ndim >= 1 and f.size and names[i] not in probe.value_inputs]
         for label, cut in variants(feeds, data):
             if case_op(case) in SHARED_BATCH and not label.startswith("all inputs"):
                 continue

@@ -237,10 +237,3 @@ def test_a_type_an_op_has_no_kernel_for_is_refused_naming_the_node():
     model = make_model([node], [("x", [3], T.INT8)], [("y", [3], T.INT8)], opset=14)
     with pytest.raises(dnnx.UnsupportedModelError, match="relu_x.*int8"):
         dnnx.load(model)
-
-
-def test_cast_to_string_is_refused_naming_the_node():
-    node = helper.make_node("Cast", ["x"], ["y"], name="cast_x", to=T.STRING)
-    model = make_model([node], [("x", [2])], [("y", [2], T.STRING)])
-    with pytest.raises(dnnx.UnsupportedModelError, match="cast_x.*cast to STRING is not supported"):
-        dnnx.load(model)

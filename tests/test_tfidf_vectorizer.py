@@ -93,10 +93,9 @@ def test_row_shorter_than_ngrams():
 def test_string_input_is_refused_naming_the_node():
     node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf0", mode="TF", min_gram_length=1,
                             max_gram_length=1, max_skip_count=0, ngram_counts=[0], ngram_indexes=[0],
-                            pool_strings=["a"])
+                            pool_int64s=[1])
     model = make_model([node], [("x", [3], TensorProto.STRING)], [("y", None)], opset=9)
-    with pytest.raises(dnnx.UnsupportedModelError, match=r"graph input 'x' \(read by node 'tfidf0' "
-                                                         r"\(TfIdfVectorizer\)\): element type STRING is not supported"):
+    with pytest.raises(dnnx.UnsupportedModelError, match=r"node 'tfidf0' \(TfIdfVectorizer\): input X is string"):
         dnnx.load(model)
 
 

@@ -18,7 +18,7 @@ constexpr DTypeTraits kTraits[kDTypeCount] = {
     {"float32", 4}, {"int32", 4}, {"int64", 8}, {"float16", 2}, {"bool", 1}, {"bfloat16", 2},
     {"float64", 8}, {"int8", 1}, {"uint8", 1}, {"int16", 2}, {"uint16", 2}, {"uint32", 4}, {"uint64", 8},
     {"float8_e4m3fn", 1}, {"float8_e4m3fnuz", 1}, {"float8_e5m2", 1}, {"float8_e5m2fnuz", 1},
-    {"int4", 1}, {"uint4", 1}, {"float4_e2m1fn", 1},
+    {"int4", 1}, {"uint4", 1}, {"float4_e2m1fn", 1}, {"string", sizeof(const std::string*)},
 };
 
 bool valid(DType t) { return static_cast<int>(t) >= 0 && static_cast<int>(t) < kDTypeCount; }

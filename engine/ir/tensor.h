@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@ namespace dnnx {
 //   Int4, UInt4, Float4E2M1                   one byte per element (ml_dtypes' unpacked numpy
 //                                             form; ONNX's raw_data packs two per byte: the
 //                                             importer unpacks them)
+//   String                                    a pointer per element (Note [string tensors]:
+//                                             `const std::string*`, null for ""; numpy's object)
 // Float16 and BFloat16 also serve half storage: the half_storage pass (runtime/passes/
 // half_storage.cc) makes such values in a precision="fp16"/"bf16" model on a device.
 // The float8, 4-bit and float4 types are storage-only: Cast, CastLike and the data-movement ops.
@@ -26,9 +29,10 @@ enum class DType {
   Float32, Int32, Int64, Float16, Bool, BFloat16,
   Float64, Int8, UInt8, Int16, UInt16, UInt32, UInt64,
   Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Int4, UInt4, Float4E2M1,
+  String,
 };
 // One past the last DType, for tables and loops over every type.
-constexpr int kDTypeCount = static_cast<int>(DType::Float4E2M1) + 1;
+constexpr int kDTypeCount = static_cast<int>(DType::String) + 1;
 
 // Whether `t` is one of the 2-byte float storage types of half storage (float16, bfloat16).
 inline bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
@@ -41,7 +45,7 @@ inline bool is_integer(DType t) {
 // Whether `t` is an index type (int32, int64): Gather's indices, Reshape's shape, ...
 inline bool is_index(DType t) { return t == DType::Int32 || t == DType::Int64; }
 // Whether `t` is a storage-only type: the float8 types, int4, uint4, float4e2m1.
-inline bool is_storage_only(DType t) { return t >= DType::Float8E4M3FN; }
+inline bool is_storage_only(DType t) { return t >= DType::Float8E4M3FN && t <= DType::Float4E2M1; }
 
 // IEEE binary16 conversions on the host, round to nearest even (NaN stays NaN, overflow -> inf).
 uint16_t float_to_half(float value);
@@ -85,10 +89,42 @@ struct TensorInfo {
   std::string str() const;  // "[2,3] float32"
 };
 
+// Note [string tensors]: a string element is a `const std::string*` (8 bytes; null reads as "").
+// The strings themselves live in a StringStore that outlives every tensor pointing into it: a
+// constant's own (ConstTensor::strings), a run's (RunIO::strings, KernelArgs::strings: where a
+// kernel puts the strings it makes), a plan-time fold's (the folded constant's). Tensors of
+// pointers move like any 8-byte type, so every data-movement kernel takes strings as they are;
+// only the kernels that read or make strings know the type. Strings are host values: the CPU
+// backend runs them, a device backend refuses them.
+class StringStore {
+ public:
+  // A pointer to a copy of `value` that stays valid as long as this store lives (never moved).
+  const std::string* add(std::string value) {
+    strings_.push_back(std::move(value));
+    return &strings_.back();
+  }
+  // Keeps `other` alive as long as this store: for tensors whose elements point into both.
+  void keep(std::shared_ptr<const StringStore> other) { kept_.push_back(std::move(other)); }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  std::deque<std::string> strings_;  // a deque never moves its elements as it grows
+  std::vector<std::shared_ptr<const StringStore>> kept_;
+};
+using StringPtr = const std::string*;
+// The string a string element points to ("" for null).
+inline const std::string& string_of(StringPtr p) {
+  static const std::string empty;
+  return p ? *p : empty;
+}
+
 // A tensor whose data is known at load: initializers and tensor-valued attributes.
 struct ConstTensor {
   TensorInfo info;
   std::vector<uint8_t> data;  // info.bytes() bytes, little-endian, C order
+  // A string tensor's strings, which its elements (data) point into (Note [string tensors]);
+  // shared by every copy of the tensor.
+  std::shared_ptr<StringStore> strings;
 
   template <class T>
   const T* as() const { return reinterpret_cast<const T*>(data.data()); }

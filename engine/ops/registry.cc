@@ -60,7 +60,9 @@
   X(bitcast)       /* BitCast */                                                                   \
   X(tensor_scatter) /* TensorScatter */                                                         \
   /* issue #35, text (tfidf) */                                                                    \
-  X(text)          /* TfIdfVectorizer */
+  X(text)          /* TfIdfVectorizer */                                                           \
+  /* issue #35, string tensors (strings) */                                                        \
+  X(string)        /* StringConcat, RegexFullMatch, StringNormalizer */
 // clang-format on
 
 namespace dnnx {

@@ -24,6 +24,9 @@ struct KernelArgs {
   const void* const* inputs;
   void* const* outputs;
   void* workspace;  // at least the kernel's scratch_bytes + workspace_bytes, shared by every layer
+  // Where a kernel that makes strings puts them (Note [string tensors] in ir/tensor.h): the run's
+  // store, or a plan-time fold's; null where no string is made (a device kernel, a float op).
+  StringStore* strings = nullptr;
 
   template <class T = float>
   const T* in(size_t i) const { return static_cast<const T*>(inputs[i]); }

@@ -47,7 +47,7 @@ void run_layer(const PlannedLayer& layer, void* workspace, CallScratch& call) {
   for (int id : layer.inputs) call.call_inputs.push_back(id < 0 ? nullptr : ptrs[id]);
   // Outputs are always arena values, so the const_cast returns memory we own.
   for (int id : layer.outputs) call.call_outputs.push_back(id < 0 ? nullptr : const_cast<void*>(ptrs[id]));
-  layer.kernel->run(KernelArgs{call.call_inputs.data(), call.call_outputs.data(), workspace});
+  layer.kernel->run(KernelArgs{call.call_inputs.data(), call.call_outputs.data(), workspace, call.strings});
 }
 
 }  // namespace
@@ -76,6 +76,11 @@ void execute_host(const Plan& plan, const RunIO& io, RunScratch& scratch, LayerT
   scratch.workspace.reserve(plan.workspace_bytes);
   std::vector<const void*>& ptrs = scratch.call.value_ptrs;
   bind_values(plan, scratch.arena.data(), io.inputs.data(), ptrs);
+  // Note [string tensors]: a caller that reads no string output (a profile) passes no store;
+  // the strings its kernels make then live as long as this run.
+  std::unique_ptr<StringStore> local;
+  if (plan.has_strings && !io.strings) local = std::make_unique<StringStore>();
+  scratch.call.strings = io.strings ? io.strings : local.get();
   run_layers(plan, scratch.workspace.data(), scratch.call, timer);
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     const PlannedValue& v = plan.values[plan.outputs[o]];

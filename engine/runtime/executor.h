@@ -33,6 +33,9 @@ struct RunIO {
   std::vector<Memory> input_memory;   // one per input
   std::vector<void*> outputs;         // one per plan output, sized for it
   Memory output_memory = Memory::Host;
+  // Where the run's string kernels put the strings they make; the caller keeps it alive while
+  // it reads the string outputs (Note [string tensors] in ir/tensor.h). Null: the run makes none.
+  StringStore* strings = nullptr;
   // External streams (Backend::wait_for_stream) that device inputs were written on.
   std::vector<uintptr_t> input_streams;
 
@@ -45,6 +48,7 @@ struct CallScratch {
   std::vector<const void*> value_ptrs;
   std::vector<const void*> call_inputs;
   std::vector<void*> call_outputs;
+  StringStore* strings = nullptr;  // RunIO::strings of the run under way
 };
 
 // Everything a host run needs besides the plan; one per concurrent run.

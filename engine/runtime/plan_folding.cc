@@ -170,6 +170,7 @@ std::vector<std::shared_ptr<ConstTensor>> fold_node(const Backend& host, const N
   if (def.aliases_input0) {  // a view: the same bytes under the new shape
     const ConstTensor& src = *inputs.at(0).constant;
     std::memcpy(results[0]->data.data(), src.data.data(), std::min(src.data.size(), results[0]->data.size()));
+    results[0]->strings = src.strings;  // Note [string tensors]: the same elements, the same store
     // Its further outputs (Dropout's mask) come from its kernel (Note [views with more outputs]).
     if (std::none_of(results.begin() + 1, results.end(), [](const auto& r) { return r != nullptr; })) return results;
   }
@@ -180,7 +181,19 @@ std::vector<std::shared_ptr<ConstTensor>> fold_node(const Backend& host, const N
   std::vector<void*> out_ptrs;
   for (auto& r : results) out_ptrs.push_back(r ? r->data.data() : nullptr);
   std::vector<uint8_t> workspace(choice.scratch_bytes + choice.workspace_bytes);
-  choice.kernel->run(KernelArgs{in_ptrs.data(), out_ptrs.data(), workspace.data()});
+  // Note [string tensors]: folded strings live in the results' store, which keeps the inputs'
+  // stores alive too (a moved element still points into them).
+  std::shared_ptr<StringStore> strings;
+  if (std::any_of(outputs.begin(), outputs.end(), [](const TensorInfo& t) { return t.dtype == DType::String; })) {
+    strings = std::make_shared<StringStore>();
+    for (const ValueInfo& v : inputs) {
+      if (v.present && v.constant && v.constant->strings) strings->keep(v.constant->strings);
+    }
+    for (auto& r : results) {
+      if (r) r->strings = strings;
+    }
+  }
+  choice.kernel->run(KernelArgs{in_ptrs.data(), out_ptrs.data(), workspace.data(), strings.get()});
   return results;
 }
 

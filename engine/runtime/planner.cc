@@ -306,6 +306,16 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
   }
   if (!plan->folded_device.empty()) backend.synchronize();  // the folded values are on the device
   plan->values = table.take();
+  plan->has_strings = std::any_of(plan->values.begin(), plan->values.end(),
+                                  [](const PlannedValue& v) { return v.info.dtype == DType::String; });
+  if (plan->has_strings && plan->device) {  // Note [string tensors]: strings are host values
+    for (const PlannedValue& v : plan->values) {
+      if (v.info.dtype == DType::String) {
+        throw UnsupportedModelError("tensor '" + v.name + "' is a string tensor: string tensors run on the CPU "
+                                    "only (load the model with device='cpu')");
+      }
+    }
+  }
   for (PlannedLayer& layer : plan->layers) {
     if (auto* fallback = dynamic_cast<FallbackKernel*>(layer.kernel.get())) fallback->set_workspace_cap(plan->workspace_bytes);
   }

@@ -58,6 +58,7 @@ struct Plan {
   std::vector<int> outputs;  // value ids of the graph outputs, in graph order
   std::vector<int> inputs;   // value ids of the graph inputs, in graph order
   bool device = false;       // planned for a device backend (graph inputs live in the arena)
+  bool has_strings = false;  // a value is a string tensor: a run needs a StringStore (Note [string tensors])
   size_t arena_bytes = 0;      // the arena after liveness placement
   size_t naive_bytes = 0;      // the sum of every activation's size (what no reuse would need)
   size_t workspace_bytes = 0;  // one workspace for all layers: the largest single need (scratch included)

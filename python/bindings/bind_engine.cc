@@ -2,6 +2,7 @@
 // profile its layers.
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -137,8 +138,9 @@ class PyEngine {
   // arrays: host or device arrays (run_inputs.h); output: "numpy" or "device" (DeviceArrays).
   py::list run(const py::list& arrays, const std::string& output) {
     const OutputKind kind = output_kind(output);
-    const RunInputs inputs = read_inputs(arrays, *engine_);
+    RunInputs inputs = read_inputs(arrays, *engine_);
     std::shared_ptr<const Plan> plan = plan_checked(inputs);
+    if (plan->has_strings) inputs.string_store();  // where the run's string kernels put theirs
     RunIO io = inputs.io();
     py::list outputs;
     if (kind == OutputKind::Device) {
@@ -155,8 +157,18 @@ class PyEngine {
       for (const auto& array : arrays) outputs.append(py::cast(array));
       return outputs;
     }
-    for (int id : plan->outputs) {
-      const TensorInfo& info = plan->values[id].info;
+    // Note [string tensors]: a string output is written as the engine's elements, then made a
+    // numpy array of str while the run's store still holds them.
+    std::map<size_t, std::vector<StringPtr>> string_outputs;
+    for (size_t o = 0; o < plan->outputs.size(); ++o) {
+      const TensorInfo& info = plan->values[plan->outputs[o]].info;
+      if (info.dtype == DType::String) {
+        std::vector<StringPtr>& elements = string_outputs[o];
+        elements.resize(static_cast<size_t>(std::max<int64_t>(numel(info.shape), 0)));
+        io.outputs.push_back(elements.data());
+        outputs.append(py::none());
+        continue;
+      }
       py::array out(numpy_dtype(info.dtype), info.shape);
       io.outputs.push_back(out.mutable_data());
       outputs.append(out);
@@ -164,6 +176,9 @@ class PyEngine {
     {
       py::gil_scoped_release release;
       engine_->run(*plan, io);
+    }
+    for (const auto& [o, elements] : string_outputs) {
+      outputs[o] = strings_to_array(elements.data(), plan->values[plan->outputs[o]].info.shape);
     }
     return outputs;
   }

@@ -12,6 +12,7 @@ namespace dnnx {
 // gives), little-endian. Compared by name and byte order, so an unpickled array's dtype (equal to
 // numpy's cached one, not the same object) is recognised too.
 DType dtype_from_numpy(const py::dtype& dt, const std::string& what) {
+  if (is_string_dtype(dt)) return DType::String;
   const std::string order = py::str(dt.attr("byteorder"));
   DType out = DType::Float32;
   if (order != ">" && dtype_from_name(py::str(dt.attr("name")), out) && static_cast<size_t>(dt.itemsize()) == dtype_size(out)) {
@@ -21,12 +22,50 @@ DType dtype_from_numpy(const py::dtype& dt, const std::string& what) {
                    " is not supported (a numeric numpy dtype, bool, or an ml_dtypes one of ONNX's types expected)");
 }
 
+bool is_string_dtype(const py::dtype& dt) {
+  const char kind = dt.kind();
+  return kind == 'O' || kind == 'U' || kind == 'S';
+}
+
+std::vector<StringPtr> strings_from_array(const py::array& array, StringStore& store, const std::string& what) {
+  // Flattened in C order through numpy itself (any strides, any of the three dtypes).
+  const py::list items = array.attr("ravel")(py::str("C")).attr("tolist")();
+  std::vector<StringPtr> out;
+  out.reserve(items.size());
+  for (const py::handle item : items) {
+    if (py::isinstance<py::str>(item)) {
+      out.push_back(store.add(item.cast<std::string>()));  // UTF-8
+    } else if (py::isinstance<py::bytes>(item)) {
+      out.push_back(store.add(std::string(py::reinterpret_borrow<py::bytes>(item))));
+    } else {
+      throw InputError(what + ": a string tensor holds str or bytes, got an element of type " +
+                       std::string(py::str(py::type::of(item).attr("__name__"))));
+    }
+  }
+  return out;
+}
+
+py::array strings_to_array(const StringPtr* elements, const Shape& shape) {
+  py::array out(numpy_dtype(DType::String), shape);
+  auto** objects = static_cast<PyObject**>(out.mutable_data());
+  const int64_t n = numel(shape);
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string& s = string_of(elements[i]);
+    // As onnxruntime returns them: str, decoded as UTF-8 (an invalid byte becomes U+FFFD).
+    PyObject* text = PyUnicode_DecodeUTF8(s.data(), static_cast<py::ssize_t>(s.size()), "replace");
+    if (!text) throw py::error_already_set();
+    Py_XDECREF(objects[i]);
+    objects[i] = text;
+  }
+  return out;
+}
+
 py::dtype numpy_dtype(DType t) {
   // Made once per type, and kept for the process (numpy's dtype objects live as long).
   static std::vector<py::dtype*> cache(kDTypeCount, nullptr);
   py::dtype*& slot = cache[static_cast<size_t>(t)];
   if (!slot) {
-    const std::string name = dtype_name(t);
+    const std::string name = t == DType::String ? "object" : dtype_name(t);
     py::object type = py::str(name);
     if (t == DType::BFloat16 || is_storage_only(t)) type = py::module_::import("ml_dtypes").attr(name.c_str());
     slot = new py::dtype(py::module_::import("numpy").attr("dtype")(type));
@@ -36,6 +75,19 @@ py::dtype numpy_dtype(DType t) {
 
 namespace {
 
+// Note [string tensors] (ir/tensor.h): a numpy array of str or bytes (object, unicode or bytes
+// dtype) -> a string constant, its strings (UTF-8) in its own store.
+ConstTensorPtr string_tensor(const py::array& source, const std::string& what) {
+  auto t = std::make_shared<ConstTensor>();
+  t->info.dtype = DType::String;
+  for (py::ssize_t d = 0; d < source.ndim(); ++d) t->info.shape.push_back(source.shape(d));
+  t->strings = std::make_shared<StringStore>();
+  const std::vector<StringPtr> elements = strings_from_array(source, *t->strings, what);
+  t->data.resize(elements.size() * sizeof(StringPtr));
+  if (!elements.empty()) std::memcpy(t->data.data(), elements.data(), t->data.size());
+  return t;
+}
+
 DType graph_input_dtype(const std::string& name, const std::string& what) {
   DType out = DType::Float32;
   if (!dtype_from_name(name, out)) throw UnsupportedModelError(what + ": element type " + name + " is not supported");
@@ -43,6 +95,7 @@ DType graph_input_dtype(const std::string& name, const std::string& what) {
 }
 
 ConstTensorPtr tensor_from_array(const py::array& source, const std::string& what) {
+  if (is_string_dtype(source.dtype())) return string_tensor(source, what);
   auto array = py::array::ensure(source, py::array::c_style);
   auto t = std::make_shared<ConstTensor>();
   t->info.dtype = dtype_from_numpy(array.dtype(), what);

@@ -22,6 +22,12 @@ void bind_threads(py::module_& m);  // bind_threads.cc: the CPU thread pool's si
 // numpy dtype <-> DType; anything else is an InputError naming `what`.
 DType dtype_from_numpy(const py::dtype& dt, const std::string& what);
 py::dtype numpy_dtype(DType t);
+// Note [string tensors] (ir/tensor.h): whether a numpy dtype holds strings (object, str, bytes);
+// an array's elements as strings in `store` (C order; an InputError naming `what` for an element
+// that is not str or bytes); and string elements back as a numpy object array of str.
+bool is_string_dtype(const py::dtype& dt);
+std::vector<StringPtr> strings_from_array(const py::array& array, StringStore& store, const std::string& what);
+py::array strings_to_array(const StringPtr* elements, const Shape& shape);
 
 // One dict per layer of a plan: name, op, inputs, outputs, algorithm, math, workspace,
 // time_ms, rejected (python/dnnx/plan.py prints them).

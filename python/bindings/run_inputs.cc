@@ -15,7 +15,13 @@ RunIO RunInputs::io() const {
     io.input_memory.push_back(a.memory);
   }
   io.input_streams = streams;
+  io.strings = strings.get();
   return io;
+}
+
+StringStore& RunInputs::string_store() {
+  if (!strings) strings = std::make_shared<StringStore>();
+  return *strings;
 }
 
 std::vector<TensorInfo> RunInputs::infos() const {
@@ -61,7 +67,35 @@ void check_device(const Expected& e, const Backend& backend, int device, const c
   }
 }
 
-InputArg host_input(const py::handle& obj, const Expected& e) {
+// A numpy array of str or bytes, for a string input: its elements as the engine's (Note [string
+// tensors] in ir/tensor.h), the strings copied into the run's store.
+InputArg string_input(const py::array& a, const Expected& e, RunInputs& out) {
+  if (e.declared && e.declared->dtype != DType::String) {
+    throw InputError(e.what + ": expected dtype " + dtype_name(e.declared->dtype) + ", got " +
+                     std::string(py::str(a.dtype())));
+  }
+  InputArg arg;
+  arg.info.dtype = DType::String;
+  for (py::ssize_t d = 0; d < a.ndim(); ++d) arg.info.shape.push_back(a.shape(d));
+  out.string_elements.push_back(strings_from_array(a, out.string_store(), e.what));
+  arg.data = out.string_elements.back().data();
+  return arg;
+}
+
+InputArg host_input(const py::handle& obj, const Expected& e, RunInputs& out) {
+  if (e.declared && e.declared->dtype == DType::String) {
+    // str, bytes or object arrays (and lists of str) all hold strings
+    const py::array a = py::isinstance<py::array>(obj) ? py::reinterpret_borrow<py::array>(obj)
+                                                       : py::array(py::module_::import("numpy").attr("asarray")(obj, "object"));
+    if (!is_string_dtype(a.dtype())) {
+      throw InputError(e.what + ": expected dtype string (a numpy array of str, bytes or object), got " +
+                       std::string(py::str(a.dtype())));
+    }
+    return string_input(a, e, out);
+  }
+  if (py::isinstance<py::array>(obj) && is_string_dtype(py::reinterpret_borrow<py::array>(obj).dtype())) {
+    return string_input(py::reinterpret_borrow<py::array>(obj), e, out);
+  }
   if (py::isinstance<py::array>(obj)) {
     // A strided array (a broadcast view of billions of rows costs no memory) is copied to C order
     // below: check that copy's size first (Note [absurd sizes] in runtime/size_check.h).
@@ -197,7 +231,7 @@ RunInputs read_inputs(const py::list& objects, const Backend& backend, const std
     e.what = e.declared ? "input '" + declared[i].name + "'" : "input " + std::to_string(i);
     const py::handle obj = objects[i];
     if (py::isinstance<py::array>(obj)) {
-      out.args.push_back(host_input(obj, e));
+      out.args.push_back(host_input(obj, e, out));
     } else if (py::isinstance<DeviceArray>(obj)) {
       out.args.push_back(device_array_input(obj, e, backend));
     } else if (on_cuda_by_dlpack(obj)) {
@@ -205,7 +239,7 @@ RunInputs read_inputs(const py::list& objects, const Backend& backend, const std
     } else if (py::hasattr(obj, "__cuda_array_interface__")) {
       out.args.push_back(cuda_array_interface_input(obj, e, backend, out));
     } else {
-      out.args.push_back(host_input(obj, e));
+      out.args.push_back(host_input(obj, e, out));
     }
   }
   return out;

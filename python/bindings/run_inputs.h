@@ -9,6 +9,8 @@
 // C-contiguous and on the model's device. A wrong dtype, shape, layout or device is an
 // InputError (ValueError) naming the input.
 #pragma once
+#include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,13 @@ struct InputArg {
 struct RunInputs {
   std::vector<InputArg> args;
   std::vector<uintptr_t> streams;  // external streams the run must wait for first
+  // Note [string tensors] (ir/tensor.h): the strings of string inputs, and those the run makes
+  // (RunIO::strings); null until a string input or a plan with string values needs one.
+  std::shared_ptr<StringStore> strings;
+  std::deque<std::vector<StringPtr>> string_elements;  // each string input's elements (InputArg::data)
+
+  // The run's string store, made on first use.
+  StringStore& string_store();
 
   // The engine's view of these inputs (no outputs yet).
   RunIO io() const;

@@ -47,6 +47,11 @@ def checked_input(spec, value):
     the array a list becomes."""
     if value is None:
         raise ValueError(f"input '{spec.name}': expected an array of {spec.dtype} {list(spec.shape)}, got None")
+    if spec.dtype == "string":  # Note [string tensors]: str, bytes or object arrays, or lists of str
+        array = np.asarray(value) if isinstance(value, (np.ndarray, np.generic)) else np.asarray(value, dtype=object)
+        if array.dtype.kind not in "OUS":
+            raise ValueError(f"input '{spec.name}': expected dtype string (an array of str), got {array.dtype}")
+        return array
     if isinstance(value, (np.ndarray, np.generic)):
         if value.dtype != dtype_named(spec.dtype):
             raise ValueError(f"input '{spec.name}': expected dtype {spec.dtype}, got {value.dtype} "

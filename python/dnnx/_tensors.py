@@ -13,9 +13,10 @@ import numpy as np
 from .errors import InvalidModelError, UnsupportedModelError
 
 # TensorProto.DataType -> the engine dtype's name, which is numpy's or ml_dtypes' (Note [dtypes] in
-# engine/ir/tensor.h). STRING (8) and the types numpy has no form for are absent.
+# engine/ir/tensor.h); STRING (8) is "string", a numpy object array of str (Note [string tensors]).
+# The types numpy has no form for (complex) are absent.
 ELEM_NAMES = {
-    1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+    1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string", 9: "bool",
     10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 16: "bfloat16", 17: "float8_e4m3fn",
     18: "float8_e4m3fnuz", 19: "float8_e5m2", 20: "float8_e5m2fnuz", 21: "uint4", 22: "int4",
     23: "float4_e2m1fn",
@@ -24,7 +25,7 @@ ELEM_NAMES = {
 _FIELDS = {1: "float_data", 7: "int64_data", 11: "double_data", 12: "uint64_data", 13: "uint64_data"}
 _BITS16 = {10, 16}          # float16, bfloat16: int32_data holds their bit patterns
 _PACKED4 = {21, 22, 23}     # uint4, int4, float4e2m1: two per byte, the first in the low half
-FLOAT, INT32, INT64 = 1, 6, 7
+FLOAT, INT32, INT64, STRING = 1, 6, 7, 8
 EXTERNAL = 1  # TensorProto.DataLocation
 _ML_DTYPES = {"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "uint4", "int4",
               "float4_e2m1fn"}
@@ -32,6 +33,8 @@ _ML_DTYPES = {"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "fl
 
 def dtype_named(name: str) -> np.dtype:
     """The numpy dtype of an engine dtype name (ml_dtypes' for bfloat16, the float8 and 4-bit types)."""
+    if name == "string":
+        return np.dtype(object)
     if name in _ML_DTYPES:
         import ml_dtypes  # onnx's own dependency; imported only for these types
 
@@ -66,6 +69,13 @@ def tensor_array(tensor, what: str, raw=None) -> np.ndarray:
     if any(d < 0 for d in dims):
         raise InvalidModelError(f"{what}: negative dim in {list(dims)}")
     count = int(np.prod(dims, dtype=np.int64))
+    if tensor.data_type == STRING:  # string_data: bytes, kept as bytes (the engine holds UTF-8)
+        if len(tensor.string_data) != count:
+            raise InvalidModelError(f"{what}: string_data holds {len(tensor.string_data)} values, but dims "
+                                    f"{list(dims)} need {count}")
+        values = np.empty(count, dtype=object)
+        values[:] = list(tensor.string_data)
+        return values.reshape(dims)
     if tensor.data_location == EXTERNAL:
         raise InvalidModelError(f"{what}: its external data was not read")
     packed = tensor.data_type in _PACKED4
@@ -98,6 +108,8 @@ def engine_array(array: np.ndarray) -> np.ndarray:
     """Constants in C order, of their own dtype (on a device, _edges.py then makes float64,
     float16 and bfloat16 ones float32). Little-endian dtypes become native ones (the same bytes
     on the hosts dnnx runs on)."""
+    if array.dtype == object:
+        return array
     array = array.astype(array.dtype.newbyteorder("="), copy=False)
     return np.asarray(array, order="C")  # not ascontiguousarray: it turns a scalar into shape [1]
 

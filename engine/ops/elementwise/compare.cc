@@ -1,5 +1,5 @@
 // Equal, Less, Greater, LessOrEqual, GreaterOrEqual: A [..], B [..] of one type, broadcast
-// numpy-style -> bool [broadcast(A, B)]. Equal takes float32, int32, int64 and bool; the
+// numpy-style -> bool [broadcast(A, B)]. Equal takes every number type, bool and string; the
 // orderings take float32, int32 and int64 (NaN compares false, as in IEEE and onnxruntime).
 #include "ops/elementwise/elementwise.h"
 
@@ -22,7 +22,7 @@ OpDef compare_op(ElementTypes types, int min_opset) {
 }  // namespace
 
 void register_compare_ops(OpRegistry& r) {
-  r.add("Equal", compare_op(ElementTypes::NumbersAndBool, 7));
+  r.add("Equal", compare_op(ElementTypes::AnyButStorage, 7));
   r.add("Less", compare_op(ElementTypes::Numbers, 7));
   r.add("Greater", compare_op(ElementTypes::Numbers, 7));
   r.add("LessOrEqual", compare_op(ElementTypes::Numbers, 12));

@@ -6,6 +6,7 @@ const char* element_types_name(ElementTypes types) {
   switch (types) {
     case ElementTypes::Numbers: return "a float or integer type";
     case ElementTypes::NumbersAndBool: return "a float or integer type, or bool";
+    case ElementTypes::AnyButStorage: return "a float or integer type, bool or string";
     case ElementTypes::Bool: return "bool";
     case ElementTypes::Integers: return "int32 or int64";
   }
@@ -16,6 +17,7 @@ bool element_type_allowed(ElementTypes types, DType t) {
   switch (types) {
     case ElementTypes::Numbers: return is_floating(t) || is_integer(t);
     case ElementTypes::NumbersAndBool: return is_floating(t) || is_integer(t) || t == DType::Bool;
+    case ElementTypes::AnyButStorage: return is_floating(t) || is_integer(t) || t == DType::Bool || t == DType::String;
     case ElementTypes::Bool: return t == DType::Bool;
     case ElementTypes::Integers: return is_integer(t);
   }

@@ -11,7 +11,8 @@ namespace dnnx {
 // The element types of an elementwise op's inputs.
 enum class ElementTypes {
   Numbers,         // the float and integer types (a backend's kernels may take fewer: Note [cpu dtypes])
-  NumbersAndBool,  // the above and bool (Equal, Where)
+  NumbersAndBool,  // the above and bool (Max/Min at opset 20)
+  AnyButStorage,   // the above and string (Equal, Where: Note [string tensors] in ir/tensor.h)
   Bool,            // bool only (Not, And, Or, Xor)
   Integers,        // the integer types, is_integer (BitShift, BitwiseAnd, ...)
 };

@@ -17,7 +17,7 @@ std::vector<TensorInfo> infer_where(const Node& node, const std::vector<ValueInf
   if (x.dtype != y.dtype) {
     node_fail<InvalidModelError>(node, std::string("X is ") + dtype_name(x.dtype) + " but Y is " + dtype_name(y.dtype));
   }
-  require_element_type(node, x, ElementTypes::NumbersAndBool, "X and Y");
+  require_element_type(node, x, ElementTypes::AnyButStorage, "X and Y");
   return {TensorInfo{broadcast_shapes(node, broadcast_shapes(node, c.shape, x.shape), y.shape), x.dtype}};
 }
 

@@ -12,13 +12,16 @@ namespace {
 void validate_bitcast(const Node& node) {
   node.expect_only_attrs({"to"});
   if (!node.has_attr("to")) node_fail<InvalidModelError>(node, "attribute 'to' is required");
-  cast_target(node);  // refuses a type dnnx has none of (STRING, COMPLEX64, FLOAT8E8M0, ...)
+  cast_target(node);  // refuses a type dnnx has none of (COMPLEX64, FLOAT8E8M0, ...)
 }
 
 // input [..] of any type -> [..] of `to`, whose bit width must be input's.
 std::vector<TensorInfo> infer_bitcast(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& x = require_input(node, inputs, 0, "input");
   const DType to = cast_target(node);
+  if (x.dtype == DType::String || to == DType::String) {
+    node_fail<InvalidModelError>(node, "BitCast takes no string tensors (their elements are not bits)");
+  }
   if (bit_width(x.dtype) != bit_width(to)) {
     node_fail<InvalidModelError>(node, std::string("input of type ") + dtype_name(x.dtype) + " (" +
                                            std::to_string(bit_width(x.dtype)) + " bits) cannot be bitcast to " +

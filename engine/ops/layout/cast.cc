@@ -29,6 +29,7 @@ constexpr OnnxCode kCodes[] = {
     {18, DType::Float8E4M3FNUZ, "FLOAT8E4M3FNUZ"}, {19, DType::Float8E5M2, "FLOAT8E5M2"},
     {20, DType::Float8E5M2FNUZ, "FLOAT8E5M2FNUZ"}, {21, DType::UInt4, "UINT4"},
     {22, DType::Int4, "INT4"},              {23, DType::Float4E2M1, "FLOAT4E2M1"},
+    {8, DType::String, "STRING"},
 };
 
 std::string onnx_type_name(int64_t t) {
@@ -36,7 +37,6 @@ std::string onnx_type_name(int64_t t) {
     if (c.code == t) return c.onnx_name;
   }
   switch (t) {
-    case 8: return "STRING";
     case 14: return "COMPLEX64";
     case 15: return "COMPLEX128";
     case 24: return "FLOAT8E8M0";

@@ -1,5 +1,5 @@
 // Equal, Less, Greater, LessOrEqual, GreaterOrEqual on the CPU (float32, float64, every integer
-// type; Equal also bool; float16 and bfloat16 through float32, exact) -> bool, through the one broadcasting loop (broadcast_binary.h). NaN compares false.
+// type; Equal also bool and string; float16 and bfloat16 through float32, exact) -> bool, through the one broadcasting loop (broadcast_binary.h). NaN compares false.
 #include "backends/cpu/elementwise/broadcast_binary.h"
 #include "backends/cpu/runtime/element_type.h"
 #include "runtime/kernel_registry.h"
@@ -21,8 +21,18 @@ struct Comparison {
   }
 };
 
+// Strings compare by their bytes (Note [string tensors] in ir/tensor.h), as onnxruntime does.
+struct StringsEqual {
+  bool operator()(StringPtr a, StringPtr b) const { return string_of(a) == string_of(b); }
+};
+
 template <Compare Op>
 KernelChoice compare_factory(const Node&, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+  if constexpr (Op == Compare::Equal) {
+    if (inputs[0].info.dtype == DType::String) {
+      return broadcast_binary_choice<StringPtr, bool>(inputs, outputs, StringsEqual{});
+    }
+  }
   return with_number_or_bool(inputs[0].info.dtype, [&](auto t) {
     using T = decltype(t);
     return broadcast_binary_choice<T, bool>(inputs, outputs, Comparison<Op, T>{});
@@ -32,7 +42,9 @@ KernelChoice compare_factory(const Node&, const std::vector<ValueInfo>& inputs, 
 }  // namespace
 
 void register_cpu_compare_kernels(KernelRegistry& r) {
-  r.add("Equal", compare_factory<Compare::Equal>).with_dtypes(number_types());
+  std::vector<DType> equal_types = number_types();
+  equal_types.push_back(DType::String);
+  r.add("Equal", compare_factory<Compare::Equal>).with_dtypes(equal_types);
   r.add("Less", compare_factory<Compare::Less>).with_dtypes(number_types());
   r.add("Greater", compare_factory<Compare::Greater>).with_dtypes(number_types());
   r.add("LessOrEqual", compare_factory<Compare::LessOrEqual>).with_dtypes(number_types());

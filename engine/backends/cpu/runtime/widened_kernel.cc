@@ -59,7 +59,7 @@ class WidenedKernel final : public Kernel {
       out[o] = buffers.back().data();
       converted.push_back(o);
     }
-    inner_->run(KernelArgs{in.data(), out.data(), args.workspace});
+    inner_->run(KernelArgs{in.data(), out.data(), args.workspace, args.strings});
     for (size_t o : converted) {
       from_float(static_cast<const float*>(out[o]), outputs_[o].declared, outputs_[o].n, args.outputs[o]);
     }

@@ -1,0 +1,124 @@
+// The string ops (Note [string tensors] in ir/tensor.h), with onnxruntime's semantics:
+//   StringConcat (opset 20)     X, Y string, broadcast numpy-style -> string: X + Y, byte for byte
+//   RegexFullMatch (opset 20)   X string [..] -> bool [..]: whether `pattern` matches all of X.
+//                               onnxruntime's patterns are RE2's; dnnx compiles them as
+//                               ECMAScript (std::regex), which reads RE2's common syntax (classes,
+//                               \w \d \s \b, groups, alternation, counted repeats) alike; RE2's
+//                               own extensions ((?i) flags, \p{..} classes, \Q..\E) are refused at
+//                               load, and so are backreferences, which RE2 has none of
+//   StringNormalizer (opset 10) X string [C] or [1, C] -> string of X's shape: case_change_action
+//                               LOWER / UPPER / NONE (ASCII letters; onnxruntime's default locale
+//                               maps the same), stopwords removed (is_case_sensitive). Removing
+//                               stopwords makes the output's length depend on X's values: such a
+//                               node is refused until plans can be staged (issue #36)
+#include "ops/text/strings.h"
+
+#include <regex>
+
+#include "ops/elementwise/elementwise.h"
+
+namespace dnnx {
+
+namespace {
+
+constexpr int kStringOpsOpset = 20;
+
+const TensorInfo& require_string(const Node& node, const std::vector<ValueInfo>& inputs, size_t i, const char* name) {
+  const TensorInfo& t = require_input(node, inputs, i, name);
+  if (t.dtype != DType::String) {
+    node_fail<InvalidModelError>(node, std::string("input ") + name + " must be string, got " + dtype_name(t.dtype));
+  }
+  return t;
+}
+
+std::vector<TensorInfo> infer_string_concat(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_string(node, inputs, 0, "X");
+  const TensorInfo& y = require_string(node, inputs, 1, "Y");
+  return {TensorInfo{broadcast_shapes(node, x.shape, y.shape), DType::String}};
+}
+
+std::vector<TensorInfo> infer_regex_full_match(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_string(node, inputs, 0, "X");
+  return {TensorInfo{x.shape, DType::Bool}};
+}
+
+void validate_regex_full_match(const Node& node) {
+  node.expect_only_attrs({"pattern"});
+  if (!node.has_attr("pattern")) node_fail<InvalidModelError>(node, "attribute 'pattern' is required");
+  compile_full_match_pattern(node);
+}
+
+std::vector<TensorInfo> infer_string_normalizer(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_string(node, inputs, 0, "X");
+  if (!(x.shape.size() == 1 || (x.shape.size() == 2 && x.shape[0] == 1))) {
+    node_fail<InvalidModelError>(node, "input X must be [C] or [1, C], got " + shape_str(x.shape));
+  }
+  if (!node.attr_strings("stopwords", {}).empty()) {
+    node_fail<UnsupportedModelError>(node, "stopwords make the output's length depend on the input's values "
+                                           "(a value-dependent output shape): not supported yet");
+  }
+  return {TensorInfo{x.shape, DType::String}};
+}
+
+void validate_string_normalizer(const Node& node) {
+  node.expect_only_attrs({"case_change_action", "is_case_sensitive", "locale", "stopwords"});
+  const std::string action = node.attr_string("case_change_action", "NONE");
+  if (action != "NONE" && action != "LOWER" && action != "UPPER") {
+    node_fail<InvalidModelError>(node, "case_change_action must be LOWER, UPPER or NONE, got '" + action + "'");
+  }
+}
+
+}  // namespace
+
+std::regex compile_full_match_pattern(const Node& node) {
+  const std::string pattern = node.attr_string("pattern", "");
+  const auto refuse = [&](const std::string& why) {
+    node_fail<UnsupportedModelError>(node, "pattern '" + pattern + "': " + why);
+  };
+  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '\\') continue;
+    const char next = pattern[i + 1];
+    if (next >= '1' && next <= '9') refuse("backreferences are not RE2 syntax");
+    if (next == 'p' || next == 'P' || next == 'Q' || next == 'C' || next == 'z' || next == 'A') {
+      refuse(std::string("\\") + next + " (an RE2 extension) is not supported");
+    }
+    ++i;  // an escaped character
+  }
+  if (pattern.find("(?") != std::string::npos && pattern.find("(?:") == std::string::npos) {
+    refuse("RE2's (?flags) groups are not supported");
+  }
+  try {
+    // __polynomial (libstdc++): matched by the breadth-first executor, whose depth is bounded by
+    // the pattern, not by the input's length (the default depth-first one recurses per character).
+    return std::regex(pattern, std::regex::ECMAScript
+#ifdef __GLIBCXX__
+                                   | std::regex_constants::__polynomial
+#endif
+    );
+  } catch (const std::regex_error& e) {
+    node_fail<InvalidModelError>(node, "pattern '" + pattern + "' does not compile: " + e.what());
+  }
+  return std::regex();
+}
+
+void register_string_ops(OpRegistry& r) {
+  OpDef concat;
+  concat.validate = [](const Node& node) { node.expect_only_attrs({}); };
+  concat.infer = infer_string_concat;
+  concat.min_opset = kStringOpsOpset;
+  r.add("StringConcat", std::move(concat));
+
+  OpDef regex;
+  regex.validate = validate_regex_full_match;
+  regex.infer = infer_regex_full_match;
+  regex.min_opset = kStringOpsOpset;
+  r.add("RegexFullMatch", std::move(regex));
+
+  OpDef normalizer;
+  normalizer.validate = validate_string_normalizer;
+  normalizer.infer = infer_string_normalizer;
+  normalizer.min_opset = 10;
+  r.add("StringNormalizer", std::move(normalizer));
+}
+
+}  // namespace dnnx
