@@ -60,7 +60,9 @@
   X(bitcast)       /* BitCast */                                                                   \
   X(tensor_scatter) /* TensorScatter */                                                         \
   /* issue #35, text (tfidf) */                                                                    \
-  X(text)          /* TfIdfVectorizer */
+  X(text)          /* TfIdfVectorizer */ \
+  /* issue #37, quantized models (q8): ops/quant/ */                                               \
+  X(quantize_linear) /* QuantizeLinear, DequantizeLinear */
 // clang-format on
 
 namespace dnnx {

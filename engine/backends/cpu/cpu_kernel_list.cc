@@ -33,7 +33,9 @@
   /* issue #35, node-suite gaps (gaps) */                                                          \
   X(bitcast) X(tensor_scatter) \
   /* issue #35, text (tfidf) */ \
-  X(text)
+  X(text) \
+  /* issue #37, quantized models (q8): quant/ */ \
+  X(quantize_linear)
 // clang-format on
 
 namespace dnnx {
