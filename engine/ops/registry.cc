@@ -62,7 +62,10 @@
   /* issue #35, text (tfidf) */                                                                    \
   X(text)          /* TfIdfVectorizer */ \
   /* issue #37, quantized models (q8): ops/quant/ */                                               \
-  X(quantize_linear) /* QuantizeLinear, DequantizeLinear */
+  X(quantize_linear) /* QuantizeLinear, DequantizeLinear */                                        \
+  X(dynamic_quantize_linear)                                                                       \
+  X(matmul_integer)  /* MatMulInteger, QLinearMatMul */                                            \
+  X(conv_integer)    /* ConvInteger, QLinearConv */
 // clang-format on
 
 namespace dnnx {

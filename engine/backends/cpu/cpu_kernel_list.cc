@@ -35,7 +35,7 @@
   /* issue #35, text (tfidf) */ \
   X(text) \
   /* issue #37, quantized models (q8): quant/ */ \
-  X(quantize_linear)
+  X(quantize_linear) X(dynamic_quantize_linear) X(matmul_integer) X(conv_integer)
 // clang-format on
 
 namespace dnnx {
