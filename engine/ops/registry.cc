@@ -65,7 +65,11 @@
   X(quantize_linear) /* QuantizeLinear, DequantizeLinear */                                        \
   X(dynamic_quantize_linear)                                                                       \
   X(matmul_integer)  /* MatMulInteger, QLinearMatMul */                                            \
-  X(conv_integer)    /* ConvInteger, QLinearConv */
+  X(conv_integer)    /* ConvInteger, QLinearConv */                                                \
+  /* com.microsoft's, as onnxruntime's quantization tool writes them (Note [op domains]) */       \
+  X(qlinear_binary)  /* QLinearAdd, QLinearMul */                                                  \
+  X(qlinear_lookup)  /* QLinearSigmoid, QLinearLeakyRelu */                                        \
+  X(qlinear_global_average_pool) X(qgemm)
 // clang-format on
 
 namespace dnnx {
