@@ -37,7 +37,7 @@ NO_EMPTY_VARIANT = {
     **{f"com.microsoft::{op}": "a contrib op: onnx has no node case of it; tests/test_quant_microsoft.py runs it "
                                "with an empty dim against onnxruntime"
        for op in ("QGemm", "QLinearAdd", "QLinearGlobalAveragePool", "QLinearLeakyRelu", "QLinearMul",
-                  "QLinearSigmoid")},
+                  "QLinearSigmoid", "QLinearConcat", "MatMulIntegerToFloat", "DynamicQuantizeMatMul")},
 }
 
 

@@ -94,7 +94,8 @@ def test_qgemm(ta, tb, quantized_out, trans_b, per_column, c_shape):
 
 
 @pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu",
-                                "QLinearGlobalAveragePool", "QGemm"])
+                                "QLinearGlobalAveragePool", "QGemm", "QLinearConcat", "MatMulIntegerToFloat",
+                                "DynamicQuantizeMatMul"])
 def test_empty_dims_match_onnxruntime(op):
     """tests/test_empty_every_op.py's check for the contrib ops (onnx has no node case of them)."""
     u8, f = TensorProto.UINT8, (lambda v: np.array(v, np.float32))
@@ -107,12 +108,76 @@ def test_empty_dims_match_onnxruntime(op):
         inputs, feeds, out = [("a", (u8, [0, 6])), ("as", f(0.1)), ("az", z), ("b", np.ones((6, 2), np.uint8)),
                               ("bs", f(0.2)), ("bz", z), ("", None), ("ys", f(0.3)), ("yz", z)], \
             {"a": np.zeros((0, 6), np.uint8)}, [0, 2]
+    elif op == "QLinearConcat":
+        inputs, feeds, out = [("ys", f(0.1)), ("yz", z), ("x0", (u8, [0, 2])), ("s0", f(0.2)), ("z0", z),
+                              ("x1", (u8, [0, 3])), ("s1", f(0.1)), ("z1", z)], \
+            {"x0": np.zeros((0, 2), np.uint8), "x1": np.zeros((0, 3), np.uint8)}, [0, 5]
+    elif op in ("MatMulIntegerToFloat", "DynamicQuantizeMatMul"):
+        dynamic = op == "DynamicQuantizeMatMul"
+        a = ("a", (TensorProto.FLOAT if dynamic else u8, [0, 6]))
+        rest = [("bs", f(0.2))] if dynamic else [("as", f(0.1)), ("bs", f(0.2)), ("az", z)]
+        inputs = [a, ("b", np.ones((6, 2), np.uint8))] + rest
+        feeds, out = {"a": np.zeros((0, 6), np.float32 if dynamic else np.uint8)}, [0, 2]
+        model = node_model(op, inputs, ["y"], domain=MS, opset=17, out_types=[(TensorProto.FLOAT, out)])
+        got, want, _ = compare_ms(model, feeds)
+        assert got[0].shape == want[0].shape == tuple(out) and got[0].dtype == want[0].dtype
+        return
     elif op == "QLinearGlobalAveragePool":
         inputs, feeds, out = [("x", (u8, [0, 3, 2, 2])), ("xs", f(0.1)), ("xz", z), ("ys", f(0.2)), ("yz", z)], \
             {"x": np.zeros((0, 3, 2, 2), np.uint8)}, [0, 3, 1, 1]
     else:
         inputs, feeds, out = [("x", (u8, [2, 0])), ("xs", f(0.1)), ("xz", z), ("ys", f(0.2)), ("yz", z)], \
             {"x": np.zeros((2, 0), np.uint8)}, [2, 0]
-    model = node_model(op, inputs, ["y"], domain=MS, opset=17, out_types=[(u8, out)])
+    attrs = {"axis": 1} if op == "QLinearConcat" else {}
+    model = node_model(op, inputs, ["y"], domain=MS, opset=17, out_types=[(u8, out)], **attrs)
     got, want, _ = compare_ms(model, feeds)
     assert got[0].shape == want[0].shape == tuple(out) and got[0].dtype == want[0].dtype
+
+
+@pytest.mark.parametrize("t", [np.uint8, np.int8])
+def test_qlinear_concat(t):
+    y_scale, y_zp = np.array(0.05, np.float32), np.array(10 if t == np.uint8 else -3, t)
+    xs = [rand_q(t, (2, 3, 4)), rand_q(t, (2, 5, 4)), rand_q(t, (2, 1, 4))]
+    params = [(np.array(0.08, np.float32), np.array(120 if t == np.uint8 else 4, t)),  # requantized
+              (y_scale, y_zp),                                                         # copied
+              (np.array(0.02, np.float32), np.array(0, t))]
+    inputs = [("ys", y_scale), ("yz", y_zp)]
+    for i, (x, (s, z)) in enumerate(zip(xs, params)):
+        inputs += [(f"x{i}", (ELEM[t], list(x.shape))), (f"s{i}", s), (f"z{i}", z)]
+    model = node_model("QLinearConcat", inputs, ["y"], domain=MS, opset=17, axis=-2,
+                       out_types=[(ELEM[t], [2, 9, 4])])
+    got, want, _ = compare_ms(model, {f"x{i}": x for i, x in enumerate(xs)})
+    assert_within_one_step(got[0], want[0])
+    np.testing.assert_array_equal(got[0][:, 3:8], xs[1])  # the copied input is bit for bit
+
+
+@pytest.mark.parametrize("tb", [np.uint8, np.int8])
+@pytest.mark.parametrize("per_column, bias", [(False, False), (True, True)])
+def test_matmul_integer_to_float(tb, per_column, bias):
+    a, b = rand_q(np.uint8, (2, 3, 16)), rand_q(tb, (16, 5))
+    bs = (np.linspace(0.01, 0.05, 5) if per_column else np.array(0.02)).astype(np.float32)
+    bz = rand_q(tb, (5,)) if per_column else np.array(3, tb)
+    inputs = [("a", (TensorProto.UINT8, [2, 3, 16])), ("b", b), ("as", np.array(0.03, np.float32)), ("bs", bs),
+              ("az", np.array(128, np.uint8)), ("bz", bz)]
+    if bias:
+        inputs.append(("bias", RNG.standard_normal(5).astype(np.float32)))
+    model = node_model("MatMulIntegerToFloat", inputs, ["y"], domain=MS, opset=17,
+                       out_types=[(TensorProto.FLOAT, [2, 3, 5])])
+    got, want, m = compare_ms(model, {"a": a})
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    assert "int32 accumulation" in m.plan()[0]["math"]
+
+
+@pytest.mark.parametrize("tb", [np.uint8, np.int8])
+@pytest.mark.parametrize("per_column, bias", [(False, True), (True, False)])
+def test_dynamic_quantize_matmul(tb, per_column, bias):
+    a, b = RNG.standard_normal((4, 32)).astype(np.float32), rand_q(tb, (32, 6))
+    bs = (np.linspace(0.01, 0.05, 6) if per_column else np.array(0.02)).astype(np.float32)
+    bz = np.zeros(6 if per_column else (), tb)
+    inputs = [("a", (TensorProto.FLOAT, [4, 32])), ("b", b), ("bs", bs), ("bz", bz)]
+    if bias:
+        inputs.append(("bias", RNG.standard_normal(6).astype(np.float32)))
+    model = node_model("DynamicQuantizeMatMul", inputs, ["y"], domain=MS, opset=17,
+                       out_types=[(TensorProto.FLOAT, [4, 6])])
+    got, want, _ = compare_ms(model, {"a": a})
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)

@@ -69,7 +69,9 @@
   /* com.microsoft's, as onnxruntime's quantization tool writes them (Note [op domains]) */       \
   X(qlinear_binary)  /* QLinearAdd, QLinearMul */                                                  \
   X(qlinear_lookup)  /* QLinearSigmoid, QLinearLeakyRelu */                                        \
-  X(qlinear_global_average_pool) X(qgemm)
+  X(qlinear_global_average_pool) X(qgemm)                                                          \
+  X(qlinear_concat)                                                                                \
+  X(matmul_integer_to_float) /* MatMulIntegerToFloat, DynamicQuantizeMatMul */
 // clang-format on
 
 namespace dnnx {

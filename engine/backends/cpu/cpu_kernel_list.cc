@@ -36,7 +36,7 @@
   X(text) \
   /* issue #37, quantized models (q8): quant/ */ \
   X(quantize_linear) X(dynamic_quantize_linear) X(matmul_integer) X(conv_integer) \
-  X(qlinear_binary) X(qlinear_lookup) X(qlinear_global_average_pool) X(qgemm)
+  X(qlinear_binary) X(qlinear_lookup) X(qlinear_global_average_pool) X(qgemm) X(qlinear_concat)
 // clang-format on
 
 namespace dnnx {

@@ -1,9 +1,13 @@
-// MatMulInteger and QLinearMatMul on the CPU (ops/quant/matmul_integer.cc has their meaning):
-// per output matrix, A and B minus their zero points into int16 (B once while its matrix
-// repeats), the int32 product (Note [int8 gemm]), then the op's epilogue: the sums themselves
-// (MatMulInteger) or requantized (QLinearMatMul, Note [requantization] in quant_codec.h).
+// MatMulInteger and QLinearMatMul (ops/quant/matmul_integer.cc has their meaning) and
+// com.microsoft's MatMulIntegerToFloat and DynamicQuantizeMatMul (ops/quant/
+// matmul_integer_to_float.cc) on the CPU: per output matrix, A and B minus their zero points into
+// int16 (B once while its matrix repeats), the int32 product (Note [int8 gemm]), then the op's
+// epilogue: the sums themselves (MatMulInteger), requantized (QLinearMatMul, Note
+// [requantization] in quant_codec.h) or scaled to float32 with the bias (the com.microsoft ones;
+// DynamicQuantizeMatMul first quantizes its float A as DynamicQuantizeLinear does).
 #include <algorithm>
 
+#include "backends/cpu/quant/dynamic_quantize_cpu.h"
 #include "backends/cpu/quant/int_gemm_cpu.h"
 #include "backends/cpu/quant/quant_codec.h"
 #include "backends/cpu/runtime/thread_pool.h"
@@ -16,7 +20,8 @@ namespace {
 // Which inputs hold what (-1: the op has none, or it is omitted).
 struct Slots {
   int a = 0, b = 1, a_zp = -1, b_zp = -1;
-  int a_scale = -1, b_scale = -1, y_scale = -1, y_zp = -1;  // QLinearMatMul only
+  int a_scale = -1, b_scale = -1, y_scale = -1, y_zp = -1;  // QLinearMatMul (the scales also the float ones)
+  int bias = -1;                                             // the float-output ops
 };
 
 struct IntMatMulPlan {
@@ -25,11 +30,13 @@ struct IntMatMulPlan {
   ParamSpread a_zp = ParamSpread::PerTensor, b_zp = ParamSpread::PerTensor, b_scale = ParamSpread::PerTensor;
   Slots slots;
   int workers = 1;
+  int64_t dynamic_a = 0;  // DynamicQuantizeMatMul: A's element count, quantized to uint8 first; 0 otherwise
 
   size_t a16_elems() const { return static_cast<size_t>(g.m * g.k); }
   size_t b16_elems() const { return static_cast<size_t>(g.k * g.n); }
+  size_t c32_offset() const { return ((a16_elems() + b16_elems()) * sizeof(int16_t) + 63) / 64 * 64; }
   size_t workspace_bytes() const {
-    return (a16_elems() + b16_elems()) * sizeof(int16_t) + 64 + static_cast<size_t>(g.m * g.n) * sizeof(int32_t);
+    return c32_offset() + static_cast<size_t>(g.m * g.n) * sizeof(int32_t) + static_cast<size_t>(dynamic_a);
   }
 };
 
@@ -48,13 +55,26 @@ class IntMatMulKernel final : public Kernel {
   void run(const KernelArgs& args) const override {
     const Slots& s = p_.slots;
     const MatMulGeometry& g = p_.g;
-    auto* a16 = static_cast<int16_t*>(args.workspace);
+    auto* base = static_cast<uint8_t*>(args.workspace);
+    auto* a16 = reinterpret_cast<int16_t*>(base);
     int16_t* b16 = a16 + p_.a16_elems();
-    auto address = reinterpret_cast<uintptr_t>(b16 + p_.b16_elems());
-    auto* c32 = reinterpret_cast<int32_t*>((address + 63) & ~uintptr_t{63});
-    const TA* a = args.in<TA>(s.a);
-    const TB* b = args.in<TB>(s.b);
+    auto* c32 = reinterpret_cast<int32_t*>(base + p_.c32_offset());
+    const TA* a = nullptr;
     const TA* a_zp = s.a_zp >= 0 ? args.in<TA>(s.a_zp) : nullptr;
+    float a_scale = s.a_scale >= 0 ? args.in<float>(s.a_scale)[0] : 1.0f;
+    TA dynamic_zp{};
+    if (p_.dynamic_a) {  // TA is uint8_t here
+      auto* quantized = reinterpret_cast<uint8_t*>(c32 + g.m * g.n);
+      const DynamicQuantParams q = dynamic_quant_params(args.in<float>(s.a), p_.dynamic_a);
+      dynamic_quantize(args.in<float>(s.a), p_.dynamic_a, q, quantized);
+      a = reinterpret_cast<const TA*>(quantized);
+      dynamic_zp = static_cast<TA>(q.zero_point);
+      a_zp = &dynamic_zp;
+      a_scale = q.scale;
+    } else {
+      a = args.in<TA>(s.a);
+    }
+    const TB* b = args.in<TB>(s.b);
     const TB* b_zp = s.b_zp >= 0 ? args.in<TB>(s.b_zp) : nullptr;
     TY* y = args.out<TY>(0);
     int64_t converted_b = -1;
@@ -71,6 +91,8 @@ class IntMatMulKernel final : public Kernel {
       TY* out = y + static_cast<int64_t>(t) * g.m * g.n;
       if constexpr (std::is_same_v<TY, int32_t>) {
         std::copy(c32, c32 + g.m * g.n, out);
+      } else if constexpr (std::is_same_v<TY, float>) {
+        to_float(args, matrix, a_scale, c32, out);
       } else {
         requantize(args, matrix, c32, out);
       }
@@ -92,6 +114,22 @@ class IntMatMulKernel final : public Kernel {
       for (int64_t j = 0; j < n; ++j) {
         const float multiplier = a_scale * b_scale[per_column ? j : 0] / y_scale;
         out[i * n + j] = IntCodec<TY>::quantize(static_cast<float>(c32[i * n + j]) * multiplier, y_zp, DType::Float32, true);
+      }
+    }
+  }
+
+  // y = sum * (a_scale * b_scale) + bias, the multiplier per b_scale entry as onnxruntime's.
+  void to_float(const KernelArgs& args, int64_t matrix, float a_scale, const int32_t* c32, float* out) const {
+    const Slots& s = p_.slots;
+    const int64_t n = p_.g.n;
+    const float* b_scale = args.in<float>(s.b_scale);
+    if (p_.b_scale == ParamSpread::PerBatchColumn) b_scale += matrix * n;
+    const float* bias = s.bias >= 0 ? args.in<float>(s.bias) : nullptr;
+    const bool per_column = p_.b_scale != ParamSpread::PerTensor;
+    for (int64_t i = 0; i < p_.g.m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const float multiplier = a_scale * b_scale[per_column ? j : 0];
+        out[i * n + j] = static_cast<float>(c32[i * n + j]) * multiplier + (bias ? bias[j] : 0.0f);
       }
     }
   }
@@ -149,11 +187,39 @@ KernelChoice plan_qlinear_matmul(const Node& node, const std::vector<ValueInfo>&
   });
 }
 
+// com.microsoft's MatMulIntegerToFloat: A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?
+KernelChoice plan_matmul_integer_to_float(const Node& node, const std::vector<ValueInfo>& inputs,
+                                          const std::vector<TensorInfo>&) {
+  const Shape& b = inputs[1].info.shape;
+  IntMatMulPlan p = base_plan(node, inputs[0].info.shape, b);
+  p.slots = Slots{0, 1, present(inputs, 4) ? 4 : -1, present(inputs, 5) ? 5 : -1, 2, 3, -1, -1,
+                  present(inputs, 6) ? 6 : -1};
+  if (present(inputs, 5)) p.b_zp = b_param_spread(node, p.g, b, inputs[5].info.shape, "b_zero_point");
+  p.b_scale = b_param_spread(node, p.g, b, inputs[3].info.shape, "b_scale");
+  return make_choice<float>(std::move(p), inputs[0].info.dtype, inputs[1].info.dtype);
+}
+
+// com.microsoft's DynamicQuantizeMatMul: A (float32), B, b_scale, b_zero_point?, bias?
+KernelChoice plan_dynamic_quantize_matmul(const Node& node, const std::vector<ValueInfo>& inputs,
+                                          const std::vector<TensorInfo>&) {
+  const Shape& b = inputs[1].info.shape;
+  IntMatMulPlan p = base_plan(node, inputs[0].info.shape, b);
+  p.slots = Slots{0, 1, -1, present(inputs, 3) ? 3 : -1, -1, 2, -1, -1, present(inputs, 4) ? 4 : -1};
+  p.dynamic_a = numel(inputs[0].info.shape);
+  if (present(inputs, 3)) p.b_zp = b_param_spread(node, p.g, b, inputs[3].info.shape, "b_zero_point");
+  p.b_scale = b_param_spread(node, p.g, b, inputs[2].info.shape, "b_scale");
+  KernelChoice choice = make_choice<float>(std::move(p), DType::UInt8, inputs[1].info.dtype);
+  choice.algorithm = "dynamic uint8 quantize, " + choice.algorithm;
+  return choice;
+}
+
 }  // namespace
 
 void register_cpu_matmul_integer_kernels(KernelRegistry& r) {
   r.add("MatMulInteger", plan_matmul_integer).with_dtypes(int8_types());
   r.add("QLinearMatMul", plan_qlinear_matmul).with_dtypes(int8_types());
+  r.add(op_key(kMicrosoftDomain, "MatMulIntegerToFloat"), plan_matmul_integer_to_float).with_dtypes(int8_types());
+  r.add(op_key(kMicrosoftDomain, "DynamicQuantizeMatMul"), plan_dynamic_quantize_matmul).with_dtypes(int8_types());
 }
 
 }  // namespace dnnx
