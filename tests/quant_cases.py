@@ -8,10 +8,11 @@ import dnnx
 MS = "com.microsoft"
 
 
-def node_model(op, inputs, outputs, opset=21, domain="", out_types=None, **attrs):
+def node_model(op, inputs, outputs, opset=21, domain="", out_types=None, node_attrs=None, **attrs):
     """A model of one node. inputs: [(name, array or (elem_type, shape))] — an array is an
     initializer, a (type, shape) a graph input, "" an omitted input; outputs: names, their types
-    from onnx's shape inference, or out_types ((onnx TensorProto code, shape) each: com.microsoft's ops)."""
+    from onnx's shape inference, or out_types ((onnx TensorProto code, shape) each: com.microsoft's ops);
+    node_attrs: attributes whose names clash with these arguments (QLinearSoftmax's opset)."""
     from onnx import shape_inference
 
     graph_inputs, initializers, names = [], [], []
@@ -23,7 +24,7 @@ def node_model(op, inputs, outputs, opset=21, domain="", out_types=None, **attrs
             initializers.append(numpy_helper.from_array(np.asarray(value), name))
         else:
             graph_inputs.append(helper.make_tensor_value_info(name, value[0], value[1]))
-    node = helper.make_node(op, names, outputs, name="n", domain=domain, **attrs)
+    node = helper.make_node(op, names, outputs, name="n", domain=domain, **attrs, **(node_attrs or {}))
     types = out_types or [TensorProto.UNDEFINED] * len(outputs)
     graph = helper.make_graph([node], "g", graph_inputs,
                               [helper.make_tensor_value_info(o, *(t if isinstance(t, tuple) else (t, None)))

@@ -37,7 +37,8 @@ NO_EMPTY_VARIANT = {
     **{f"com.microsoft::{op}": "a contrib op: onnx has no node case of it; tests/test_quant_microsoft.py runs it "
                                "with an empty dim against onnxruntime"
        for op in ("QGemm", "QLinearAdd", "QLinearGlobalAveragePool", "QLinearLeakyRelu", "QLinearMul",
-                  "QLinearSigmoid", "QLinearConcat", "MatMulIntegerToFloat", "DynamicQuantizeMatMul")},
+                  "QLinearSigmoid", "QLinearConcat", "MatMulIntegerToFloat", "DynamicQuantizeMatMul",
+                  "QLinearAveragePool", "QLinearSoftmax")},
 }
 
 

@@ -95,7 +95,7 @@ def test_qgemm(ta, tb, quantized_out, trans_b, per_column, c_shape):
 
 @pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu",
                                 "QLinearGlobalAveragePool", "QGemm", "QLinearConcat", "MatMulIntegerToFloat",
-                                "DynamicQuantizeMatMul"])
+                                "DynamicQuantizeMatMul", "QLinearAveragePool", "QLinearSoftmax"])
 def test_empty_dims_match_onnxruntime(op):
     """tests/test_empty_every_op.py's check for the contrib ops (onnx has no node case of them)."""
     u8, f = TensorProto.UINT8, (lambda v: np.array(v, np.float32))
@@ -122,13 +122,17 @@ def test_empty_dims_match_onnxruntime(op):
         got, want, _ = compare_ms(model, feeds)
         assert got[0].shape == want[0].shape == tuple(out) and got[0].dtype == want[0].dtype
         return
+    elif op == "QLinearAveragePool":
+        inputs, feeds, out = [("x", (u8, [0, 3, 4, 4])), ("xs", f(0.1)), ("xz", z), ("ys", f(0.2)), ("yz", z)], \
+            {"x": np.zeros((0, 3, 4, 4), np.uint8)}, [0, 3, 2, 2]
     elif op == "QLinearGlobalAveragePool":
         inputs, feeds, out = [("x", (u8, [0, 3, 2, 2])), ("xs", f(0.1)), ("xz", z), ("ys", f(0.2)), ("yz", z)], \
             {"x": np.zeros((0, 3, 2, 2), np.uint8)}, [0, 3, 1, 1]
     else:
         inputs, feeds, out = [("x", (u8, [2, 0])), ("xs", f(0.1)), ("xz", z), ("ys", f(0.2)), ("yz", z)], \
             {"x": np.zeros((2, 0), np.uint8)}, [2, 0]
-    attrs = {"axis": 1} if op == "QLinearConcat" else {}
+    attrs = {"QLinearConcat": {"axis": 1}, "QLinearAveragePool": {"kernel_shape": [2, 2], "strides": [2, 2]},
+             "QLinearSoftmax": {"node_attrs": {"opset": 13}}}.get(op, {})
     model = node_model(op, inputs, ["y"], domain=MS, opset=17, out_types=[(u8, out)], **attrs)
     got, want, _ = compare_ms(model, feeds)
     assert got[0].shape == want[0].shape == tuple(out) and got[0].dtype == want[0].dtype
@@ -181,3 +185,37 @@ def test_dynamic_quantize_matmul(tb, per_column, bias):
                        out_types=[(TensorProto.FLOAT, [4, 6])])
     got, want, _ = compare_ms(model, {"a": a})
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("t", [np.uint8, np.int8])
+@pytest.mark.parametrize("attrs", [{"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+                                   {"kernel_shape": [3, 2], "pads": [1, 0, 1, 1], "count_include_pad": 1},
+                                   {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1},
+                                   {"kernel_shape": [3, 3], "channels_last": 1, "pads": [1, 1, 1, 1]}])
+def test_qlinear_average_pool(t, attrs):
+    channels_last = attrs.get("channels_last", 0)
+    shape = [2, 7, 6, 3] if channels_last else [2, 3, 7, 6]
+    x = rand_q(t, shape)
+    inputs = [("x", (ELEM[t], shape)), ("xs", np.array(0.05, np.float32)), ("xz", np.array(100 if t == np.uint8 else -5, t)),
+              ("ys", np.array(0.04, np.float32)), ("yz", np.array(90 if t == np.uint8 else 7, t))]
+    import onnxruntime as ort  # the output shape from onnxruntime's own run: contrib ops have no onnx inference
+
+    probe = node_model("QLinearAveragePool", inputs, ["y"], domain=MS, opset=17, out_types=[(ELEM[t], None)], **attrs)
+    sess = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
+    out_shape = list(sess.run(None, {"x": x})[0].shape)
+    model = node_model("QLinearAveragePool", inputs, ["y"], domain=MS, opset=17, out_types=[(ELEM[t], out_shape)],
+                       **attrs)
+    got, want, _ = compare_ms(model, {"x": x})
+    assert_within_one_step(got[0], want[0])
+
+
+@pytest.mark.parametrize("t", [np.uint8, np.int8])
+@pytest.mark.parametrize("opset, axis", [(13, -1), (13, 1), (12, 1)])
+def test_qlinear_softmax(t, opset, axis):
+    x = rand_q(t, (2, 5, 7))
+    inputs = [("x", (ELEM[t], [2, 5, 7])), ("xs", np.array(0.08, np.float32)), ("xz", np.array(0, t)),
+              ("ys", np.array(1 / 256, np.float32)), ("yz", np.array(0 if t == np.uint8 else -128, t))]
+    model = node_model("QLinearSoftmax", inputs, ["y"], domain=MS, opset=17, out_types=[(ELEM[t], [2, 5, 7])],
+                       node_attrs={"opset": opset, "axis": axis})
+    got, want, _ = compare_ms(model, {"x": x})
+    assert_within_one_step(got[0], want[0])

@@ -70,7 +70,7 @@
   X(qlinear_binary)  /* QLinearAdd, QLinearMul */                                                  \
   X(qlinear_lookup)  /* QLinearSigmoid, QLinearLeakyRelu */                                        \
   X(qlinear_global_average_pool) X(qgemm)                                                          \
-  X(qlinear_concat)                                                                                \
+  X(qlinear_concat) X(qlinear_pool_softmax) /* QLinearAveragePool, QLinearSoftmax */             \
   X(matmul_integer_to_float) /* MatMulIntegerToFloat, DynamicQuantizeMatMul */
 // clang-format on
 

@@ -36,7 +36,8 @@
   X(text) \
   /* issue #37, quantized models (q8): quant/ */ \
   X(quantize_linear) X(dynamic_quantize_linear) X(matmul_integer) X(conv_integer) \
-  X(qlinear_binary) X(qlinear_lookup) X(qlinear_global_average_pool) X(qgemm) X(qlinear_concat)
+  X(qlinear_binary) X(qlinear_lookup) X(qlinear_global_average_pool) X(qgemm) X(qlinear_concat) \
+  X(qlinear_pool_softmax)
 // clang-format on
 
 namespace dnnx {
