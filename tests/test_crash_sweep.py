@@ -30,14 +30,9 @@ KNOWN_REFUSALS = [
      "#36 value-dependent shapes and control flow: NonZero, If subgraphs"),
     ("zoo2/det_ssdlite320_mobilenet_v3_large.onnx", FIXED, "(NonZero)",
      "#36 value-dependent shapes and control flow: NonZero, If subgraphs"),
-    ("zoo2/q_dyn_bert.onnx", ALL, "DequantizeLinear", "#37 int8: dynamic quantization (DequantizeLinear, "
-                                                      "DynamicQuantizeLinear, MatMulInteger)"),
-    ("zoo2/q_qdq_regnety_002.onnx", ALL, "DequantizeLinear", "#37 int8: QDQ (QuantizeLinear, DequantizeLinear)"),
-    ("zoo2/q_qop_efficientnet_b0.onnx", ALL, "QuantizeLinear", "#37 int8: QOperator format (QuantizeLinear, "
-                                                               "QLinearConv, com.microsoft's QLinear ops)"),
 ]
 # The files whose export cannot run an empty batch (EMPTY_BATCH says why).
-REFUSED_AT_BATCH_0 = ["zoo/lstm_bi.onnx", "zoo2/vit_tiny_patch16_224_ts.onnx"]
+REFUSED_AT_BATCH_0 = ["zoo/lstm_bi.onnx", "zoo2/vit_tiny_patch16_224_ts.onnx", "zoo2/q_dyn_bert.onnx"]
 # onnxruntime (the reference) cannot run these; dnnx's run is not compared.
 KNOWN_ONNXRUNTIME_FAILURES = {
     ("models/onnx_lstm_node_tests/test_lstm_batchwise/model.onnx", None):
@@ -118,14 +113,14 @@ def test_the_check_names_each_kind_of_change():
     results = [case("zoo/resnet18.onnx", 1, "crash", "signal SIGSEGV (stage run)"),
                case("zoo/resnet18.onnx", 3, "refusal", "ValueError: new"),
                case("zoo/lstm_bi.onnx", 0, "ok"),
-               case("zoo2/q_qdq_regnety_002.onnx", 1, "refusal", "UnsupportedModelError: op Where"),
-               case("zoo2/q_qdq_regnety_002.onnx", 3, "ok"),
+               case("zoo2/det_fasterrcnn_mobilenet_v3_large_320_fpn.onnx", None, "refusal", "UnsupportedModelError: op Where"),
+               case("zoo2/det_ssdlite320_mobilenet_v3_large.onnx", None, "ok"),
                case("zoo2/bert.onnx", 0, "onnxruntime-fails", "dnnx ran; onnxruntime crash")]
     text = "\n".join(check(results))
     assert "crash: zoo/resnet18.onnx batch 1" in text
     assert "newly refused: zoo/resnet18.onnx batch 3" in text
     assert "a known refusal now gives ok: zoo/lstm_bi.onnx batch 0" in text
-    assert "refused for another reason: zoo2/q_qdq_regnety_002.onnx batch 1" in text
-    assert "a known refusal now gives ok: zoo2/q_qdq_regnety_002.onnx batch 3" in text
+    assert "refused for another reason: zoo2/det_fasterrcnn_mobilenet_v3_large_320_fpn.onnx batch fixed" in text
+    assert "a known refusal now gives ok: zoo2/det_ssdlite320_mobilenet_v3_large.onnx batch fixed" in text
     assert "onnxruntime fails: zoo2/bert.onnx batch 0" in text
-    assert "listed but not swept: zoo2/q_dyn_bert.onnx batch 1" in text
+    assert "listed but not swept: zoo2/vit_tiny_patch16_224_ts.onnx batch 0" in text

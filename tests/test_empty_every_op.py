@@ -34,6 +34,13 @@ NO_EMPTY_VARIANT = {
            "one frame); tests/test_nn_sampling_ops.py covers the op" for op in ("DFT", "STFT")},
     **{op: "onnxruntime refuses every empty variant of its cases" for op in
        ("AffineGrid", "DeformConv", "SoftmaxCrossEntropyLoss")},
+    **{op: "onnxruntime passes none of its node cases; tests/test_quant_linear.py runs it with an empty dim against "
+           "onnxruntime" for op in ("QuantizeLinear", "DequantizeLinear")},
+    **{f"com.microsoft::{op}": "a contrib op: onnx has no node case of it; tests/test_quant_microsoft.py runs it "
+                               "with an empty dim against onnxruntime"
+       for op in ("QGemm", "QLinearAdd", "QLinearGlobalAveragePool", "QLinearLeakyRelu", "QLinearMul",
+                  "QLinearSigmoid", "QLinearConcat", "MatMulIntegerToFloat", "DynamicQuantizeMatMul",
+                  "QLinearAveragePool", "QLinearSoftmax")},
 }
 
 

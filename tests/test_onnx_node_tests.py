@@ -29,8 +29,6 @@ KNOWN_GAPS = {
         "#36: control flow (subgraphs)",
     r"graph input '[^']*': only tensor inputs are supported": "#36: sequence and optional values",
     _OP.format(op="SplitToSequence"): "#36: sequence values",
-    **{_OP.format(op=op): "#37: quantization ops" for op in
-       ("DynamicQuantizeLinear", "QuantizeLinear", "QLinearMatMul", "QLinearConv", "MatMulInteger", "ConvInteger")},
     r"the model imports no ai.onnx opset": "ai.onnx.ml cases (LabelEncoder, TreeEnsemble, ...): dnnx runs "
                                            "the default ONNX domain only",
     r"\((BatchNormalization|Dropout)\): training_mode": "training-mode BatchNormalization/Dropout: dnnx's "

@@ -4,7 +4,12 @@
 
 namespace dnnx {
 
-std::string Node::where() const { return "node '" + name + "' (" + op_type + ")"; }
+std::string op_key(const std::string& domain, const std::string& op_type) {
+  if (domain.empty() || domain == "ai.onnx") return op_type;
+  return domain + "::" + op_type;
+}
+
+std::string Node::where() const { return "node '" + name + "' (" + op_key() + ")"; }
 
 namespace {
 

@@ -14,13 +14,25 @@ namespace dnnx {
 using Attribute = std::variant<int64_t, float, std::string, std::vector<int64_t>,
                                std::vector<float>, std::vector<std::string>, ConstTensorPtr>;
 
+// Note [op domains]: an ONNX node is named by (domain, op_type), and each domain has its own opset
+// versions. The IR keeps the domain as the importer normalised it: "" for ai.onnx (the file may
+// say "" or "ai.onnx"), "com.microsoft" for onnxruntime's contrib ops. Node::opset is the version
+// the model imports for the node's domain (Graph::opsets). The registries (OpRegistry, and each
+// backend's KernelRegistry) are keyed by op_key(): the op type alone for ai.onnx, so that every
+// standard op keeps its plain name, and "domain::op_type" otherwise ("com.microsoft::QLinearAdd").
+// An OpDef's min_opset is a version of its own domain.
+constexpr const char kMicrosoftDomain[] = "com.microsoft";
+// "QLinearConv" for ai.onnx ("" or "ai.onnx"), "com.microsoft::QLinearAdd" for the others.
+std::string op_key(const std::string& domain, const std::string& op_type);
+
 struct Node {
   std::string name;
   std::string op_type;
+  std::string domain;  // "" for ai.onnx (Note [op domains])
   std::vector<std::string> inputs;   // "" marks an omitted optional input
   std::vector<std::string> outputs;  // "" marks an omitted optional output
   std::map<std::string, Attribute> attrs;
-  int opset = 0;  // the ai.onnx opset the model imports: per-opset semantics depend on it
+  int opset = 0;  // the opset the model imports for the node's domain: per-opset semantics depend on it
   // precision="fp16": why this node stays float32 though the backend has a half kernel for it
   // (its values leave fp16's range: runtime/passes/half_range.cc); "" otherwise. Set by half_storage.
   std::string fp32_reason;
@@ -28,8 +40,10 @@ struct Node {
   // [narrow regions] in runtime/passes/channels_last.cc); "" otherwise. Set by channels_last.
   std::string layout_reason;
 
-  // "node 'conv1' (Conv)": the prefix of every error about this node.
+  // "node 'conv1' (Conv)", "node 'add1' (com.microsoft::QLinearAdd)": the prefix of every error about this node.
   std::string where() const;
+  // The registries' key of its op (Note [op domains]).
+  std::string op_key() const { return dnnx::op_key(domain, op_type); }
 
   bool has_input(size_t i) const { return i < inputs.size() && !inputs[i].empty(); }
   bool has_output(size_t i) const { return i < outputs.size() && !outputs[i].empty(); }
@@ -58,7 +72,8 @@ struct GraphInput {
 };
 
 struct Graph {
-  int opset = 0;
+  int opset = 0;                       // ai.onnx's
+  std::map<std::string, int> opsets;   // every domain the model imports -> its version ("" = ai.onnx)
   std::vector<Node> nodes;  // topologically sorted
   std::map<std::string, ConstTensorPtr> constants;
   std::vector<GraphInput> inputs;

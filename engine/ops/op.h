@@ -31,7 +31,8 @@ struct OpDef {
   // so plan-time folding computes it without the input's values (runtime/plan_folding.cc).
   bool reads_input0_shape_only = false;
   std::vector<int> value_inputs;  // inputs whose values infer reads (the planner must know them when it plans)
-  // Opset range this definition implements (inclusive).
+  // Opset range this definition implements (inclusive), in versions of the op's own domain
+  // (Note [op domains] in ir/graph.h: com.microsoft's ops start at 1).
   int min_opset = 7;
   // Made by a rewrite pass (Conv+Relu, ...), never read from a model: not listed as supported.
   bool fused = false;
@@ -44,11 +45,13 @@ struct OpDef {
       untrainable;
 };
 
+// Keyed by op_key (Note [op domains] in ir/graph.h): "Conv", "com.microsoft::QLinearAdd".
 class OpRegistry {
  public:
-  void add(const std::string& op_type, OpDef def);
-  const OpDef* find(const std::string& op_type) const;
-  std::vector<std::string> names() const;  // sorted, fused ops left out
+  void add(const std::string& key, OpDef def);
+  const OpDef* find(const std::string& key) const;
+  const OpDef* find(const Node& node) const { return find(node.op_key()); }
+  std::vector<std::string> names() const;  // op keys, sorted, fused ops left out
   std::string names_joined() const;        // "Add, Concat, ..."
 
  private:

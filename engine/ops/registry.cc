@@ -62,7 +62,18 @@
   /* issue #35, text (tfidf) */                                                                    \
   X(text)          /* TfIdfVectorizer */                                                           \
   /* issue #35, string tensors (strings) */                                                        \
-  X(string)        /* StringConcat, RegexFullMatch, StringNormalizer */
+  X(string)        /* StringConcat, RegexFullMatch, StringNormalizer */ \
+  /* issue #37, quantized models (q8): ops/quant/ */                                               \
+  X(quantize_linear) /* QuantizeLinear, DequantizeLinear */                                        \
+  X(dynamic_quantize_linear)                                                                       \
+  X(matmul_integer)  /* MatMulInteger, QLinearMatMul */                                            \
+  X(conv_integer)    /* ConvInteger, QLinearConv */                                                \
+  /* com.microsoft's, as onnxruntime's quantization tool writes them (Note [op domains]) */       \
+  X(qlinear_binary)  /* QLinearAdd, QLinearMul */                                                  \
+  X(qlinear_lookup)  /* QLinearSigmoid, QLinearLeakyRelu */                                        \
+  X(qlinear_global_average_pool) X(qgemm)                                                          \
+  X(qlinear_concat) X(qlinear_pool_softmax) /* QLinearAveragePool, QLinearSoftmax */             \
+  X(matmul_integer_to_float) /* MatMulIntegerToFloat, DynamicQuantizeMatMul */
 // clang-format on
 
 namespace dnnx {

@@ -62,7 +62,7 @@ struct KernelEntry {
   std::string refusal(const Node& node) const { return check ? check(node) : ""; }
 };
 
-// Op type -> entry.
+// Op key -> entry: the op type, "domain::op_type" outside ai.onnx (Note [op domains] in ir/graph.h).
 class KernelRegistry {
  public:
   // Adds (or replaces) the op's entry; its capabilities are set on the returned entry:
@@ -85,6 +85,9 @@ class KernelRegistry {
     auto it = entries_.find(op_type);
     return it == entries_.end() ? nullptr : &it->second;
   }
+  const KernelEntry* entry(const Node& node) const { return entry(node.op_key()); }
+  const KernelFactory* find(const Node& node) const { return find(node.op_key()); }
+  const GradFactory* gradient(const Node& node) const { return gradient(node.op_key()); }
   const KernelFactory* find(const std::string& op_type) const {
     const KernelEntry* e = entry(op_type);
     return e ? &e->factory : nullptr;

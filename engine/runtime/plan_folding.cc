@@ -25,7 +25,7 @@ namespace {
 
 // Whether the host can evaluate this node (a view needs no kernel).
 bool host_runs(const Backend& host, const Node& node, const OpDef* def) {
-  return def && (def->aliases_input0 || host.kernels().find(node.op_type));
+  return def && (def->aliases_input0 || host.kernels().find(node));
 }
 
 // The graph inputs that some value slot reaches back to (Note [value inputs]).
@@ -41,7 +41,7 @@ std::vector<int> reached_inputs(const Graph& graph, const Backend& host) {
   for (size_t i = 0; i < graph.inputs.size(); ++i) input_position[graph.inputs[i].name] = static_cast<int>(i);
   std::vector<std::string> work;
   for (const Node& node : graph.nodes) {
-    const OpDef* def = ops.find(node.op_type);
+    const OpDef* def = ops.find(node);
     if (!def) continue;
     for (int k : def->value_inputs) {
       if (k < static_cast<int>(node.inputs.size()) && !node.inputs[k].empty()) work.push_back(node.inputs[k]);
@@ -61,7 +61,7 @@ std::vector<int> reached_inputs(const Graph& graph, const Backend& host) {
     auto p = producer.find(name);
     if (p == producer.end()) continue;  // a constant
     const Node& node = graph.nodes[p->second];
-    const OpDef* def = ops.find(node.op_type);
+    const OpDef* def = ops.find(node);
     if ((def && def->reads_input0_shape_only) || !host_runs(host, node, def)) continue;
     for (const std::string& i : node.inputs) {
       if (!i.empty()) work.push_back(i);
@@ -84,7 +84,7 @@ GraphFolding graph_folding(const Graph& graph, const Backend* host) {
   const OpRegistry& ops = op_registry();
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
-    const OpDef* def = ops.find(node.op_type);
+    const OpDef* def = ops.find(node);
     if (!host_runs(*host, node, def)) continue;
     bool all_known = true;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
@@ -109,7 +109,7 @@ int fold_graph_constants(Graph& graph, const Backend* host) {
   std::vector<Node> kept;
   int folded = 0;
   for (Node& node : graph.nodes) {
-    const OpDef* def = ops.find(node.op_type);
+    const OpDef* def = ops.find(node);
     std::vector<ValueInfo> in_infos;
     bool all_constant = host_runs(*host, node, def);
     for (const std::string& name : node.inputs) {

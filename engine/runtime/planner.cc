@@ -34,7 +34,7 @@ void validate_graph(const Graph& graph, const Backend& backend, const Backend* h
   const std::vector<bool> folds = graph_folding(graph, host).nodes;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
-    const OpDef* def = registry.find(node.op_type);
+    const OpDef* def = registry.find(node);
     if (!def) {
       node_fail<UnsupportedModelError>(
           node, "op " + node.op_type + " is not supported (supported ops: " + registry.names_joined() + ")");
@@ -202,7 +202,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
   const std::vector<bool>& folds = folding.nodes;
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
-    const OpDef& def = *registry.find(node.op_type);
+    const OpDef& def = *registry.find(node);
     PlannedLayer layer;
     layer.node = &node;
     std::vector<ValueInfo> in_infos;

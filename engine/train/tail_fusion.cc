@@ -11,7 +11,7 @@ Graph tail_graph_for(const Graph& tail, const std::vector<Shape>& input_shapes, 
   Graph g = tail;
   PassOptions options;
   options.can_run = [&](const Node& node) {
-    return backend.unsupported_reason(node).empty() && backend.kernels().gradient(node.op_type) != nullptr;
+    return backend.unsupported_reason(node).empty() && backend.kernels().gradient(node) != nullptr;
   };
   if (fusions.gemm_relu) fuse_gemm_relu(g, options);
   if (!fusions.lstm_stacks) return g;

@@ -12,7 +12,7 @@ namespace {
 
 // Output 0 is input 0's bytes (ops/op.h: OpDef::aliases_input0), and so is its gradient.
 bool is_view(const PlannedLayer& layer) {
-  const OpDef* def = op_registry().find(layer.node->op_type);
+  const OpDef* def = op_registry().find(*layer.node);
   return def && def->aliases_input0;
 }
 
@@ -142,7 +142,7 @@ void TailPlan::schedule_backward(const Backend& backend, const TailOptions& opti
       continue;
     }
     const Node& node = *layer.node;
-    const GradFactory* factory = backend.kernels().gradient(node.op_type);
+    const GradFactory* factory = backend.kernels().gradient(node);
     if (!factory) {
       node_fail<UnsupportedModelError>(node, "training through " + node.op_type + " is not supported on the " +
                                                  backend.name() + " yet (gradients exist for: " +
@@ -156,7 +156,7 @@ void TailPlan::schedule_backward(const Backend& backend, const TailOptions& opti
     }
     std::vector<TensorInfo> out_infos;
     for (int id : layer.outputs) out_infos.push_back(id < 0 ? TensorInfo{} : values[id].info);
-    const OpDef* def = op_registry().find(node.op_type);
+    const OpDef* def = op_registry().find(node);
     const std::string untrainable = def && def->untrainable ? def->untrainable(node, in_infos, needs_grad) : "";
     if (!untrainable.empty()) node_fail<UnsupportedModelError>(node, untrainable);
     GradChoice choice = (*factory)(GradRequest{node, in_infos, out_infos, needs_grad, backend});

@@ -198,7 +198,7 @@ class PyEngine {
       const PlannedLayer& layer = plan->layers[i];
       py::dict row;
       row["name"] = layer.node->name;
-      row["op"] = layer.node->op_type;
+      row["op"] = layer.node->op_key();
       row["algorithm"] = layer.algorithm;
       row["times_ms"] = times.ms[i];
       // The values it reads and writes, and whether any is half (_precision_choice.py's segments).
@@ -364,7 +364,7 @@ py::list plan_rows(const Plan& plan) {
     for (const Rejected& r : layer.rejected) rejected.append(py::make_tuple(r.algorithm, r.reason));
     py::dict row;
     row["name"] = layer.node->name;
-    row["op"] = layer.node->op_type;
+    row["op"] = layer.node->op_key();
     row["inputs"] = shapes_list(ins);
     row["outputs"] = shapes_list(outs);
     row["algorithm"] = layer.algorithm;

@@ -1,5 +1,6 @@
 // The importer's plain-value IR (a dict built by python/dnnx/_importer.py) -> the engine's Graph.
 #include <cstring>
+#include <map>
 
 #include <pybind11/stl.h>
 
@@ -123,6 +124,10 @@ Attribute attribute_from_ir(const py::tuple& kind_value, const std::string& what
 Graph graph_from_ir(const py::dict& ir) {
   Graph g;
   g.opset = ir["opset"].cast<int>();
+  // Note [op domains] (ir/graph.h): {domain: version} of the model's opset_import, "" = ai.onnx.
+  // Optional, as the domain of a node spec is: a hand-written IR of ai.onnx nodes may leave both out.
+  if (ir.contains("opsets")) g.opsets = ir["opsets"].cast<std::map<std::string, int>>();
+  g.opsets[""] = g.opset;
   for (auto item : ir["constants"].cast<py::dict>()) {
     const std::string name = item.first.cast<std::string>();
     g.constants[name] = tensor_from_array(item.second.cast<py::array>(), "initializer '" + name + "'");
@@ -151,7 +156,13 @@ Graph graph_from_ir(const py::dict& ir) {
     node.name = spec[1].cast<std::string>();
     node.inputs = spec[2].cast<std::vector<std::string>>();
     node.outputs = spec[3].cast<std::vector<std::string>>();
-    node.opset = g.opset;
+    if (spec.size() > 5) node.domain = spec[5].cast<std::string>();
+    if (node.domain == "ai.onnx") node.domain.clear();
+    auto version = g.opsets.find(node.domain);
+    if (version == g.opsets.end()) {
+      throw InvalidModelError(node.where() + ": its domain '" + node.domain + "' is not in the model's opset_import");
+    }
+    node.opset = version->second;
     for (auto attr : spec[4].cast<py::dict>()) {
       const std::string key = attr.first.cast<std::string>();
       node.attrs[key] = attribute_from_ir(attr.second.cast<py::tuple>(), node.where() + " attribute '" + key + "'");

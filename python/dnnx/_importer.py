@@ -12,10 +12,11 @@ planner folds shape computations per plan: Note [plan-time folding]). Steps:
 4. convert: initializers become arrays over the file's bytes (_tensors.py: one copy, into the
    engine), Constant nodes are converted from their attribute, and a node of an op the engine
    does not know whose inputs are all constants is folded with onnx's reference evaluator; any
-   other node of an op the engine does not know, one the evaluator cannot fold and one of a
-   domain other than ai.onnx are an UnsupportedModelError naming the node, the op and its domain
-   (the evaluator's error as __cause__); every other node goes to the engine, which folds what
-   is constant itself;
+   other node of an op the engine does not know (in any domain: the engine knows ai.onnx's ops
+   and some of com.microsoft's, Note [op domains] in engine/ir/graph.h) and one the evaluator
+   cannot fold are an UnsupportedModelError naming the node, the op, its domain and opset (the
+   evaluator's error as __cause__); every other node goes to the engine, with its domain, which
+   folds what is constant itself;
 5. emit the IR dict that ``_core.Engine`` takes.
 
 Nothing here imports onnx's package or serializes the model (Note [onnx without its package
@@ -172,6 +173,18 @@ def _load_external_data(model, base: Path) -> None:
         tensor.raw_data = data
         tensor.data_location = 0  # TensorProto.DEFAULT
         del tensor.external_data[:]
+
+
+def op_key(domain: str, op_type: str) -> str:
+    """The registries' name of an op (Note [op domains] in engine/ir/graph.h): the op type for
+    ai.onnx ("" or "ai.onnx"), "domain::op_type" otherwise ("com.microsoft::QLinearAdd")."""
+    return op_type if domain in ("", "ai.onnx") else f"{domain}::{op_type}"
+
+
+def domain_opsets(model) -> dict:
+    """{domain: version} of the model's opset_import, ai.onnx as "" (what the engine's Graph::opsets
+    holds); a domain declared that no node uses is harmless."""
+    return {("" if imp.domain == "ai.onnx" else imp.domain): imp.version for imp in model.opset_import}
 
 
 def onnx_opset(model) -> int:
@@ -371,13 +384,19 @@ def _build_ir(model, opset: int, raw: dict, float_edges: bool = False) -> dict:
     constants = {t.name: tensor_array(t, f"initializer '{t.name}'", raw.get(t.name)) for t in graph.initializer}
     inputs, edge_inputs = _graph_inputs(graph, constants, float_edges)
     known = _engine_ops()
+    opsets = domain_opsets(model)
     nodes, seen_names = [], set()
     for index, node in enumerate(graph.node):
         name = node.name if node.name and node.name not in seen_names else f"{node.op_type}_{index}"
         seen_names.add(name)
-        where = f"node '{name}' ({node.op_type})"
-        if node.domain not in ("", "ai.onnx"):
-            raise UnsupportedModelError(_foreign_domain_message(model, node, where))
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        where = f"node '{name}' ({op_key(domain, node.op_type)})"
+        if domain:  # Note [op domains]: only the ops the engine knows of another domain pass
+            if op_key(domain, node.op_type) not in known:
+                raise UnsupportedModelError(_foreign_op_message(model, node, where, known))
+            attrs = {a.name: attribute(a, where) for a in node.attribute}
+            nodes.append((node.op_type, name, list(node.input), list(node.output), attrs, domain))
+            continue
         if node.op_type == "Constant":
             if node.output and node.output[0]:
                 constants[node.output[0]] = constant_node_value(node, where)
@@ -393,11 +412,11 @@ def _build_ir(model, opset: int, raw: dict, float_edges: bool = False) -> dict:
         attrs = {a.name: attribute(a, where) for a in node.attribute}
         if float_edges:
             attrs = _float32_cast(node.op_type, attrs, where)
-        nodes.append((node.op_type, name, list(node.input), list(node.output), attrs))
+        nodes.append((node.op_type, name, list(node.input), list(node.output), attrs, ""))
 
     used = {i for n in nodes for i in n[2]} | {o.name for o in graph.output}
     constants = {k: (compute_array(v) if float_edges else v) for k, v in constants.items() if k in used}
-    return {"opset": opset, "nodes": nodes, "constants": constants, "inputs": inputs,
+    return {"opset": opset, "opsets": opsets, "nodes": nodes, "constants": constants, "inputs": inputs,
             "outputs": [o.name for o in graph.output], "edge_inputs": edge_inputs}
 
 
@@ -409,17 +428,21 @@ def _unknown_op_message(node, opset: int, where: str, known: frozenset) -> str:
             f"(supported ops: {', '.join(sorted(known))}; docs/operators.md)")
 
 
-def _foreign_domain_message(model, node, where: str) -> str:
-    """Names the node, its domain (with the model's version of it) and what dnnx runs: the
-    ai.onnx domain alone (com.microsoft's contrib ops, ai.onnx.ml and model-local functions are
-    other domains)."""
+def _foreign_op_message(model, node, where: str, known: frozenset) -> str:
+    """Names the node, its op, domain (with the model's version of it) and what dnnx runs of that
+    domain: its ops the engine knows (com.microsoft's quantized ops), none of ai.onnx.ml and of
+    model-local functions."""
     domain = node.domain
-    version = next((f" version {imp.version}" for imp in model.opset_import if imp.domain == domain), "")
+    version = next((imp.version for imp in model.opset_import if imp.domain == domain), "?")
     if any(f.name == node.op_type and f.domain == domain for f in model.functions):
         return (f"{where}: calls the model-local function {domain}::{node.op_type}, which dnnx does not "
-                f"inline; dnnx runs only ops of the standard ai.onnx domain")
-    return (f"{where}: op {domain}::{node.op_type} is of domain '{domain}'{version}, which dnnx does not "
-            f"support; dnnx runs only ops of the standard ai.onnx domain")
+                f"inline; dnnx runs the standard ai.onnx domain's ops and some of com.microsoft's")
+    ours = sorted(k.split("::", 1)[1] for k in known if k.startswith(domain + "::"))
+    runs = (f"of domain '{domain}' dnnx runs {', '.join(ours)}" if ours else
+            f"dnnx runs no op of domain '{domain}' (it runs the standard ai.onnx domain's ops and some of "
+            f"com.microsoft's)")
+    return (f"{where}: op {node.op_type} (domain {domain}, opset {version}) is not supported by dnnx; "
+            f"{runs} (docs/operators.md)")
 
 
 def _fold(node, values: list, opset: int, where: str, known: frozenset) -> list:

@@ -48,8 +48,10 @@ def matrix_rows(tables: dict, kept: dict = None) -> list:
     a document's block_rows, "?" for an op it lacks)]."""
     rows = []
     for op, definition in sorted(core.op_definitions().items()):
-        # Older models are converted to opset 7 at import, so no row starts below it.
-        row = [op, f"{max(definition['min_opset'], MIN_OPSET)}+"]
+        # Older models are converted to opset 7 at import, so no ai.onnx row starts below it; another
+        # domain's opsets are its own (Note [op domains]: com.microsoft's start at 1).
+        first = definition["min_opset"] if "::" in op else max(definition["min_opset"], MIN_OPSET)
+        row = [op, f"{first}+"]
         for device, table in tables.items():
             if table is None:
                 old = (kept or {}).get(op, {})

@@ -7,9 +7,9 @@ namespace dnnx {
 CpuBackend::CpuBackend() { register_cpu_kernels(kernels_); }
 
 std::string CpuBackend::unsupported_reason(const Node& node) const {
-  const OpDef* def = op_registry().find(node.op_type);
+  const OpDef* def = op_registry().find(node);
   if (def && def->aliases_input0) return "";  // a view: no kernel needed
-  const KernelEntry* entry = kernels_.entry(node.op_type);
+  const KernelEntry* entry = kernels_.entry(node);
   return entry ? entry->refusal(node) : "the CPU backend has no kernel for " + node.op_type;
 }
 
@@ -24,7 +24,7 @@ bool basic_type(DType t) {
 
 KernelChoice CpuBackend::plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                                    const std::vector<TensorInfo>& outputs) const {
-  const KernelEntry* entry = kernels_.entry(node.op_type);
+  const KernelEntry* entry = kernels_.entry(node);
   if (!entry) node_fail<UnsupportedModelError>(node, unsupported_reason(node));
   // Note [cpu dtypes]: a type the entry does not list is refused, or widened to float32.
   bool widen = false;

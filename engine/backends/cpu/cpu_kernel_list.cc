@@ -35,7 +35,11 @@
   /* issue #35, text (tfidf) */ \
   X(text) \
   /* issue #35, string tensors (strings) */ \
-  X(strings)
+  X(strings) \
+  /* issue #37, quantized models (q8): quant/ */ \
+  X(quantize_linear) X(dynamic_quantize_linear) X(matmul_integer) X(conv_integer) \
+  X(qlinear_binary) X(qlinear_lookup) X(qlinear_global_average_pool) X(qgemm) X(qlinear_concat) \
+  X(qlinear_pool_softmax)
 // clang-format on
 
 namespace dnnx {

@@ -98,7 +98,7 @@ std::map<std::string, TensorInfo> value_types(const Graph& graph, int64_t symbol
   std::map<std::string, std::shared_ptr<ConstTensor>> folded;
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
-    const OpDef& def = *registry.find(node.op_type);
+    const OpDef& def = *registry.find(node);
     std::vector<ValueInfo> inputs;
     bool typed = true;
     for (size_t k = 0; k < node.inputs.size(); ++k) {

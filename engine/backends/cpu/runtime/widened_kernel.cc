@@ -105,7 +105,7 @@ KernelChoice plan_widened(const KernelFactory& factory, const std::vector<DType>
   }
   // Note [views with more outputs] (runtime/planner.cc): a view's output 0 is its input's bytes,
   // which its kernel leaves alone: nothing to convert back there.
-  const OpDef* def = op_registry().find(node.op_type);
+  const OpDef* def = op_registry().find(node);
   const size_t first = def && def->aliases_input0 ? 1 : 0;
   for (size_t o = 0; o < out.size(); ++o) {
     const DType t = out[o].dtype;

@@ -79,9 +79,9 @@ CudaBackend::~CudaBackend() {
 }
 
 std::string CudaBackend::unsupported_reason(const Node& node) const {
-  const OpDef* def = op_registry().find(node.op_type);
+  const OpDef* def = op_registry().find(node);
   if (def && def->aliases_input0) return "";  // a view: no kernel needed
-  const KernelEntry* entry = kernels_.entry(node.op_type);
+  const KernelEntry* entry = kernels_.entry(node);
   if (!entry) return "the CUDA backend has no kernel for " + node.op_type + " yet";
   return entry->refusal(node);  // what its registration refuses (LSTM clip, asymmetric NHWC pads, ...)
 }
@@ -104,9 +104,9 @@ int64_t CudaBackend::channels_last_channel_multiple() const {
 }
 
 std::string CudaBackend::half_unsupported_reason(const Node& node) const {
-  const OpDef* def = op_registry().find(node.op_type);
+  const OpDef* def = op_registry().find(node);
   if (def && def->aliases_input0) return "";  // a view: no kernel, any element type
-  const KernelEntry* entry = kernels_.entry(node.op_type);
+  const KernelEntry* entry = kernels_.entry(node);
   const DType half = half_storage();
   if (!entry || !entry->stores(half)) {
     return std::string("the CUDA backend has no ") + dtype_name(half) + " kernel for " + node.op_type;
@@ -142,7 +142,7 @@ void require_device_types(const Node& node, const std::vector<ValueInfo>& inputs
 
 KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                                     const std::vector<TensorInfo>& outputs) const {
-  const KernelFactory* factory = kernels_.find(node.op_type);
+  const KernelFactory* factory = kernels_.find(node);
   if (!factory) node_fail<UnsupportedModelError>(node, unsupported_reason(node));
   require_device_types(node, inputs, outputs);
   std::lock_guard<std::recursive_mutex> lock(plan_mutex_);
