@@ -60,7 +60,9 @@
   X(bitcast)       /* BitCast */                                                                   \
   X(tensor_scatter) /* TensorScatter */                                                         \
   /* issue #35, text (tfidf) */                                                                    \
-  X(text)          /* TfIdfVectorizer */
+  X(text)          /* TfIdfVectorizer */                                                         \
+  /* issue #36, regions of interest (roi) */                                                      \
+  X(roi_align) X(max_roi_pool)
 // clang-format on
 
 namespace dnnx {

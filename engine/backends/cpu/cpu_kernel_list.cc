@@ -33,7 +33,9 @@
   /* issue #35, node-suite gaps (gaps) */                                                          \
   X(bitcast) X(tensor_scatter) \
   /* issue #35, text (tfidf) */ \
-  X(text)
+  X(text) \
+  /* issue #36, regions of interest (roi) */ \
+  X(roi_align) X(max_roi_pool)
 // clang-format on
 
 namespace dnnx {
