@@ -61,7 +61,9 @@ struct Candidate {
   }
 };
 
-const ConstTensor* input_at(const ValueShapedInputs& inputs, size_t i) { return i < inputs.size() ? inputs[i] : nullptr; }
+const ConstTensor* input_at(const ValueShapedInputs& inputs, size_t i) {
+  return i < inputs.size() ? inputs[i] : nullptr;
+}
 
 // An optional one-value input ([] or [1]) of `dtype`, or null when absent.
 template <class T>
@@ -120,8 +122,8 @@ std::vector<ConstTensor> non_max_suppression(const Node& node, const ValueShaped
         kept.clear();
         while (!heap.empty() && static_cast<int64_t>(kept.size()) < max_per_class) {
           const Candidate& top = heap.top();
-          const bool suppressed =
-              std::any_of(kept.begin(), kept.end(), [&](const Candidate& k) { return top.suppressed_by(k, iou_threshold); });
+          const bool suppressed = std::any_of(kept.begin(), kept.end(),
+                                              [&](const Candidate& k) { return top.suppressed_by(k, iou_threshold); });
           if (!suppressed) {
             kept.push_back(top);
             selected.insert(selected.end(), {b, c, top.index});

@@ -146,8 +146,9 @@ std::vector<ConstTensor> unique(const Node& node, const ValueShapedInputs& input
     counts.push_back(numbering.count[static_cast<size_t>(u)]);
     if (columns == 0) continue;
     for (int64_t r = 0; r < rows; ++r) {  // slice src of [rows, n, columns] -> slice p of [rows, found, columns]
-      std::memcpy(y.data.data() + static_cast<size_t>((r * found + p) * columns) * element,
-                  data + static_cast<size_t>((r * n + src) * columns) * element, static_cast<size_t>(columns) * element);
+      const size_t to = static_cast<size_t>((r * found + p) * columns) * element;
+      const size_t from = static_cast<size_t>((r * n + src) * columns) * element;
+      std::memcpy(y.data.data() + to, data + from, static_cast<size_t>(columns) * element);
     }
   }
   for (int64_t u : numbering.inverse) inverse.push_back(rank[static_cast<size_t>(u)]);

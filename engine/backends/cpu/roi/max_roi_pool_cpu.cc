@@ -39,7 +39,8 @@ class MaxRoiPoolKernel final : public Kernel {
       const T* box = boxes + n * 5;
       const double batch = std::trunc(static_cast<double>(box[0]));
       if (!(batch >= 0 && batch < static_cast<double>(x_[0]))) {
-        throw InputError(where_ + ": rois[" + std::to_string(n) + ", 0] = " + std::to_string(static_cast<double>(box[0])) +
+        throw InputError(where_ + ": rois[" + std::to_string(n) + ", 0] = " +
+                         std::to_string(static_cast<double>(box[0])) +
                          " is not a batch index of X's " + std::to_string(x_[0]));
       }
       const int64_t start_w = box_corner(static_cast<double>(box[1] * static_cast<T>(a_.spatial_scale)));
@@ -71,8 +72,13 @@ class MaxRoiPoolKernel final : public Kernel {
   }
 
  private:
-  static int64_t window_start(int64_t p, float bin) { return static_cast<int64_t>(std::floor(static_cast<float>(p) * bin)); }
-  static int64_t window_end(int64_t p, float bin) { return static_cast<int64_t>(std::ceil(static_cast<float>(p + 1) * bin)); }
+  // Bin p's window, [floor(p * bin), ceil((p + 1) * bin)) from the box's start, in float32.
+  static int64_t window_start(int64_t p, float bin) {
+    return static_cast<int64_t>(std::floor(static_cast<float>(p) * bin));
+  }
+  static int64_t window_end(int64_t p, float bin) {
+    return static_cast<int64_t>(std::ceil(static_cast<float>(p + 1) * bin));
+  }
 
   MaxRoiPoolAttrs a_;
   Shape x_;

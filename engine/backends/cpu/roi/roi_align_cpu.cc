@@ -62,7 +62,9 @@ class RoiAlignKernel final : public Kernel {
         sample_roi(boxes + n * 4, samples, grid_h, grid_w);
         const T* image = x + batch[n] * g_.channels * plane;
         T* out = y + n * g_.channels * out_plane;
-        for (int64_t c = 0; c < g_.channels; ++c) pool_plane(image + c * plane, samples, grid_h, grid_w, out + c * out_plane);
+        for (int64_t c = 0; c < g_.channels; ++c) {
+          pool_plane(image + c * plane, samples, grid_h, grid_w, out + c * out_plane);
+        }
       }
     }, workers_);
   }
