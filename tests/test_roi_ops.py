@@ -191,3 +191,16 @@ def test_max_roi_pool_errors():
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 1, 1])])
     with pytest.raises(dnnx.InvalidModelError, match=r"Required attribute 'pooled_shape' is missing"):
         dnnx.load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)]))
+
+
+def test_roi_align_huge_boxes():
+    # a box of hundreds of pixels at adaptive sampling: 240,000 samples per bin, weighed in
+    # chunks, as onnxruntime weighs them; one of billions of pixels is a clear error, not a hang
+    rng = np.random.default_rng(12)
+    f = feeds(rng, 1, 2, 16, 16, 2)
+    f["rois"] = np.array([[-300, -200, 500, 400], [2, 3, 900, 14]], np.float32)
+    assert_matches_ort(roi_align_model(16, output_height=1, output_width=2), f)
+    assert_matches_ort(roi_align_model(16, mode="max", output_height=2, output_width=1), f)
+    f["rois"][0] = [0, 0, 1e12, 1e12]
+    with pytest.raises(ValueError, match=r"RoiAlign.*rois\[0\] needs .* samples \(more than 2\^30\)"):
+        dnnx.load(roi_align_model(16)).run_dict(f)

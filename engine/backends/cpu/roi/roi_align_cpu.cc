@@ -12,7 +12,9 @@
 // reference's) meaning, not the spec's text: the maximum over the samples of the largest of the
 // four weighted pixels w_i * X_i of each, not of the interpolated values. A box whose grid is
 // empty on one axis (a reversed box with adaptive sampling) has no samples and gives 0, where
-// onnxruntime fails on an integer overflow.
+// onnxruntime fails on an integer overflow. Unlike onnxruntime, which weighs every sample of a
+// box at once, the samples are weighed a bin (and at most kSampleChunk) at a time, in the same
+// order, so a huge box needs no huge scratch; one past 2^30 samples is refused (InputError).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -36,6 +38,20 @@ struct RoiAlignGeometry {
   int64_t channels, height, width, batch;
 };
 
+// One box in X's pixels: its first corner, bin size and sampling grid per bin.
+template <class T>
+struct BoxGrid {
+  T start_h, start_w, bin_h, bin_w;
+  int64_t grid_h, grid_w;  // samples per bin along each axis (0 on a reversed half_pixel axis)
+};
+
+// Samples are weighed in chunks of at most this many per bin, so that the scratch stays small
+// whatever the box's size; each chunk adds to the bin's running value in onnxruntime's order.
+constexpr int64_t kSampleChunk = 4096;
+// The most samples one box may take (every bin together): a box past this (billions of
+// pixels at adaptive sampling) is an InputError, not an endless loop.
+constexpr double kMaxSamplesPerBox = 1 << 30;
+
 template <class T>
 class RoiAlignKernel final : public Kernel {
  public:
@@ -48,60 +64,89 @@ class RoiAlignKernel final : public Kernel {
     const T* boxes = args.in<T>(1);
     const int64_t* batch = args.in<int64_t>(2);
     T* y = args.out<T>(0);
+    std::vector<BoxGrid<T>> grids(static_cast<size_t>(rois_));
     for (int64_t n = 0; n < rois_; ++n) {
       if (batch[n] < 0 || batch[n] >= g_.batch) {
         throw InputError(where_ + ": batch_indices[" + std::to_string(n) + "] = " + std::to_string(batch[n]) +
                          " is outside X's batch [0, " + std::to_string(g_.batch) + ")");
       }
+      grids[static_cast<size_t>(n)] = box_grid(boxes + n * 4, n);
     }
     const int64_t plane = g_.height * g_.width, out_plane = a_.output_height * a_.output_width;
     cpu_thread_pool().parallel_for(rois_, [&](int64_t begin, int64_t end, int) {
       std::vector<Sample<T>> samples;
       for (int64_t n = begin; n < end; ++n) {
-        int64_t grid_h = 0, grid_w = 0;
-        sample_roi(boxes + n * 4, samples, grid_h, grid_w);
-        const T* image = x + batch[n] * g_.channels * plane;
-        T* out = y + n * g_.channels * out_plane;
-        for (int64_t c = 0; c < g_.channels; ++c) {
-          pool_plane(image + c * plane, samples, grid_h, grid_w, out + c * out_plane);
-        }
+        pool_box(grids[static_cast<size_t>(n)], x + batch[n] * g_.channels * plane, samples,
+                 y + n * g_.channels * out_plane);
       }
     }, workers_);
   }
 
  private:
-  // The samples of one box, bin by bin (ph, pw, iy, ix), and its grid per bin.
-  void sample_roi(const T* box, std::vector<Sample<T>>& samples, int64_t& grid_h, int64_t& grid_w) const {
+  BoxGrid<T> box_grid(const T* box, int64_t n) const {
     const T offset = a_.half_pixel ? T(0.5) : T(0);
-    const T start_w = box[0] * a_.spatial_scale - offset;
-    const T start_h = box[1] * a_.spatial_scale - offset;
+    BoxGrid<T> b;
+    b.start_w = box[0] * a_.spatial_scale - offset;
+    b.start_h = box[1] * a_.spatial_scale - offset;
     const T end_w = box[2] * a_.spatial_scale - offset;
     const T end_h = box[3] * a_.spatial_scale - offset;
-    T roi_w = end_w - start_w, roi_h = end_h - start_h;
+    T roi_w = end_w - b.start_w, roi_h = end_h - b.start_h;
     if (!a_.half_pixel) {
       roi_w = std::max(roi_w, T(1));
       roi_h = std::max(roi_h, T(1));
     }
-    const int64_t oh = a_.output_height, ow = a_.output_width;
-    const T bin_h = roi_h / static_cast<T>(oh), bin_w = roi_w / static_cast<T>(ow);
-    grid_h = a_.sampling_ratio > 0 ? a_.sampling_ratio : static_cast<int64_t>(std::ceil(roi_h / static_cast<T>(oh)));
-    grid_w = a_.sampling_ratio > 0 ? a_.sampling_ratio : static_cast<int64_t>(std::ceil(roi_w / static_cast<T>(ow)));
-    grid_h = std::max<int64_t>(grid_h, 0);
-    grid_w = std::max<int64_t>(grid_w, 0);
-    samples.assign(static_cast<size_t>(oh * ow * grid_h * grid_w), Sample<T>{});
-    size_t i = 0;
-    for (int64_t ph = 0; ph < oh; ++ph) {
-      for (int64_t pw = 0; pw < ow; ++pw) {
-        for (int64_t iy = 0; iy < grid_h; ++iy) {
-          const T yy = start_h + static_cast<T>(ph) * bin_h +
-                       static_cast<T>(static_cast<float>(iy) + .5f) * bin_h / static_cast<T>(grid_h);
-          for (int64_t ix = 0; ix < grid_w; ++ix, ++i) {
-            const T xx = start_w + static_cast<T>(pw) * bin_w +
-                         static_cast<T>(static_cast<float>(ix) + .5f) * bin_w / static_cast<T>(grid_w);
-            samples[i] = bilinear(yy, xx);
+    const T oh = static_cast<T>(a_.output_height), ow = static_cast<T>(a_.output_width);
+    b.bin_h = roi_h / oh;
+    b.bin_w = roi_w / ow;
+    double grid_h = static_cast<double>(a_.sampling_ratio), grid_w = grid_h;
+    if (a_.sampling_ratio == 0) {
+      grid_h = std::max(0.0, static_cast<double>(std::ceil(roi_h / oh)));
+      grid_w = std::max(0.0, static_cast<double>(std::ceil(roi_w / ow)));
+    }
+    const double total = grid_h * grid_w * static_cast<double>(a_.output_height * a_.output_width);
+    if (!(total <= kMaxSamplesPerBox)) {  // NaN too
+      throw InputError(where_ + ": rois[" + std::to_string(n) + "] needs " + std::to_string(total) +
+                       " samples (more than 2^30): is the box in X's pixels before spatial_scale?");
+    }
+    b.grid_h = static_cast<int64_t>(grid_h);
+    b.grid_w = static_cast<int64_t>(grid_w);
+    return b;
+  }
+
+  // One box: out [C, OH, OW] from image [C, H, W], bin by bin.
+  void pool_box(const BoxGrid<T>& b, const T* image, std::vector<Sample<T>>& samples, T* out) const {
+    const int64_t per_bin = b.grid_h * b.grid_w, plane = g_.height * g_.width;
+    const int64_t out_plane = a_.output_height * a_.output_width;
+    const T count = static_cast<T>(std::max<int64_t>(per_bin, 1));
+    for (int64_t ph = 0; ph < a_.output_height; ++ph) {
+      for (int64_t pw = 0; pw < a_.output_width; ++pw) {
+        const int64_t bin = ph * a_.output_width + pw;
+        for (int64_t c = 0; c < g_.channels; ++c) out[c * out_plane + bin] = T(0);
+        for (int64_t first = 0; first < per_bin; first += kSampleChunk) {
+          const int64_t taken = std::min(kSampleChunk, per_bin - first);
+          bin_samples(b, ph, pw, first, taken, samples);
+          for (int64_t c = 0; c < g_.channels; ++c) {
+            out[c * out_plane + bin] = weigh(image + c * plane, samples, first == 0, out[c * out_plane + bin]);
           }
         }
+        if (a_.mode == RoiAlignMode::Avg) {
+          for (int64_t c = 0; c < g_.channels; ++c) out[c * out_plane + bin] /= count;
+        }
       }
+    }
+  }
+
+  // Samples [first, first + taken) of bin (ph, pw), in (iy, ix) order.
+  void bin_samples(const BoxGrid<T>& b, int64_t ph, int64_t pw, int64_t first, int64_t taken,
+                   std::vector<Sample<T>>& samples) const {
+    samples.resize(static_cast<size_t>(taken));
+    for (int64_t k = 0; k < taken; ++k) {
+      const int64_t iy = (first + k) / b.grid_w, ix = (first + k) % b.grid_w;
+      const T yy = b.start_h + static_cast<T>(ph) * b.bin_h +
+                   static_cast<T>(static_cast<float>(iy) + .5f) * b.bin_h / static_cast<T>(b.grid_h);
+      const T xx = b.start_w + static_cast<T>(pw) * b.bin_w +
+                   static_cast<T>(static_cast<float>(ix) + .5f) * b.bin_w / static_cast<T>(b.grid_w);
+      samples[static_cast<size_t>(k)] = bilinear(yy, xx);
     }
   }
 
@@ -137,30 +182,22 @@ class RoiAlignKernel final : public Kernel {
     return s;
   }
 
-  // One channel of one box: x [H, W] -> out [OH, OW].
-  void pool_plane(const T* x, const std::vector<Sample<T>>& samples, int64_t grid_h, int64_t grid_w, T* out) const {
-    const int64_t per_bin = grid_h * grid_w;
-    const T count = static_cast<T>(std::max<int64_t>(per_bin, 1));
-    const int64_t bins = a_.output_height * a_.output_width;
-    for (int64_t b = 0; b < bins; ++b) {
-      const Sample<T>* s = samples.data() + b * per_bin;
-      T value = 0;
-      if (a_.mode == RoiAlignMode::Avg) {
-        for (int64_t k = 0; k < per_bin; ++k) {
-          value += s[k].w[0] * x[s[k].pos[0]] + s[k].w[1] * x[s[k].pos[1]] + s[k].w[2] * x[s[k].pos[2]] +
-                   s[k].w[3] * x[s[k].pos[3]];
-        }
-        value /= count;
-      } else {
-        for (int64_t k = 0; k < per_bin; ++k) {
-          const T v = std::max(std::max(std::max(s[k].w[0] * x[s[k].pos[0]], s[k].w[1] * x[s[k].pos[1]]),
-                                        s[k].w[2] * x[s[k].pos[2]]),
-                               s[k].w[3] * x[s[k].pos[3]]);
-          value = k == 0 ? v : std::max(value, v);
-        }
+  // The bin's running value after the chunk's samples of one channel x [H, W]: avg adds each
+  // sample's interpolation, max keeps the largest weighted corner (`fresh`: the bin's first chunk).
+  T weigh(const T* x, const std::vector<Sample<T>>& samples, bool fresh, T value) const {
+    if (a_.mode == RoiAlignMode::Avg) {
+      for (const Sample<T>& s : samples) {
+        value += s.w[0] * x[s.pos[0]] + s.w[1] * x[s.pos[1]] + s.w[2] * x[s.pos[2]] + s.w[3] * x[s.pos[3]];
       }
-      out[b] = value;
+      return value;
     }
+    for (size_t k = 0; k < samples.size(); ++k) {
+      const Sample<T>& s = samples[k];
+      const T v = std::max(std::max(std::max(s.w[0] * x[s.pos[0]], s.w[1] * x[s.pos[1]]), s.w[2] * x[s.pos[2]]),
+                           s.w[3] * x[s.pos[3]]);
+      value = fresh && k == 0 ? v : std::max(value, v);
+    }
+    return value;
   }
 
   RoiAlignAttrs a_;
