@@ -12,9 +12,10 @@
 // reference's) meaning, not the spec's text: the maximum over the samples of the largest of the
 // four weighted pixels w_i * X_i of each, not of the interpolated values. A box whose grid is
 // empty on one axis (a reversed box with adaptive sampling) has no samples and gives 0, where
-// onnxruntime fails on an integer overflow. Unlike onnxruntime, which weighs every sample of a
-// box at once, the samples are weighed a bin (and at most kSampleChunk) at a time, in the same
-// order, so a huge box needs no huge scratch; one past 2^30 samples is refused (InputError).
+// onnxruntime fails on an integer overflow. onnxruntime weighs every sample of a box at once;
+// here a box of more than kSampleChunk samples goes a bin (and at most kSampleChunk samples) at
+// a time, each adding to its bins in the same order, so a huge box needs no huge scratch; one
+// past 2^30 samples is refused (InputError).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -113,40 +114,58 @@ class RoiAlignKernel final : public Kernel {
     return b;
   }
 
-  // One box: out [C, OH, OW] from image [C, H, W], bin by bin.
+  // One box: out [C, OH, OW] from image [C, H, W]. A box of at most kSampleChunk samples (the
+  // common case) weighs all of them once and then runs channel by channel, as onnxruntime; a
+  // larger one goes bin by bin, a chunk of samples at a time, each channel adding to its bin.
   void pool_box(const BoxGrid<T>& b, const T* image, std::vector<Sample<T>>& samples, T* out) const {
     const int64_t per_bin = b.grid_h * b.grid_w, plane = g_.height * g_.width;
-    const int64_t out_plane = a_.output_height * a_.output_width;
-    const T count = static_cast<T>(std::max<int64_t>(per_bin, 1));
+    const int64_t bins = a_.output_height * a_.output_width;
+    if (per_bin * bins <= kSampleChunk) {
+      samples.resize(static_cast<size_t>(per_bin * bins));
+      for (int64_t ph = 0; ph < a_.output_height; ++ph) {
+        for (int64_t pw = 0; pw < a_.output_width; ++pw) {
+          bin_samples(b, ph, pw, 0, per_bin, samples.data() + (ph * a_.output_width + pw) * per_bin);
+        }
+      }
+      for (int64_t c = 0; c < g_.channels; ++c) {
+        for (int64_t i = 0; i < bins; ++i) {
+          const T value = weigh(image + c * plane, samples.data() + i * per_bin, per_bin, true, T(0));
+          out[c * bins + i] = finish(value, per_bin);
+        }
+      }
+      return;
+    }
     for (int64_t ph = 0; ph < a_.output_height; ++ph) {
       for (int64_t pw = 0; pw < a_.output_width; ++pw) {
-        const int64_t bin = ph * a_.output_width + pw;
-        for (int64_t c = 0; c < g_.channels; ++c) out[c * out_plane + bin] = T(0);
+        const int64_t i = ph * a_.output_width + pw;
         for (int64_t first = 0; first < per_bin; first += kSampleChunk) {
           const int64_t taken = std::min(kSampleChunk, per_bin - first);
-          bin_samples(b, ph, pw, first, taken, samples);
+          samples.resize(static_cast<size_t>(taken));
+          bin_samples(b, ph, pw, first, taken, samples.data());
           for (int64_t c = 0; c < g_.channels; ++c) {
-            out[c * out_plane + bin] = weigh(image + c * plane, samples, first == 0, out[c * out_plane + bin]);
+            out[c * bins + i] = weigh(image + c * plane, samples.data(), taken, first == 0, out[c * bins + i]);
           }
         }
-        if (a_.mode == RoiAlignMode::Avg) {
-          for (int64_t c = 0; c < g_.channels; ++c) out[c * out_plane + bin] /= count;
-        }
+        for (int64_t c = 0; c < g_.channels; ++c) out[c * bins + i] = finish(out[c * bins + i], per_bin);
       }
     }
   }
 
+  // The bin's value from its running one: avg divides by the samples (at least 1).
+  T finish(T value, int64_t per_bin) const {
+    return a_.mode == RoiAlignMode::Avg ? value / static_cast<T>(std::max<int64_t>(per_bin, 1)) : value;
+  }
+
   // Samples [first, first + taken) of bin (ph, pw), in (iy, ix) order.
   void bin_samples(const BoxGrid<T>& b, int64_t ph, int64_t pw, int64_t first, int64_t taken,
-                   std::vector<Sample<T>>& samples) const {
-    samples.resize(static_cast<size_t>(taken));
+                   Sample<T>* samples) const {
     for (int64_t k = 0; k < taken; ++k) {
       const int64_t iy = (first + k) / b.grid_w, ix = (first + k) % b.grid_w;
       const T yy = b.start_h + static_cast<T>(ph) * b.bin_h +
                    static_cast<T>(static_cast<float>(iy) + .5f) * b.bin_h / static_cast<T>(b.grid_h);
       const T xx = b.start_w + static_cast<T>(pw) * b.bin_w +
                    static_cast<T>(static_cast<float>(ix) + .5f) * b.bin_w / static_cast<T>(b.grid_w);
-      samples[static_cast<size_t>(k)] = bilinear(yy, xx);
+      samples[k] = bilinear(yy, xx);
     }
   }
 
@@ -182,16 +201,19 @@ class RoiAlignKernel final : public Kernel {
     return s;
   }
 
-  // The bin's running value after the chunk's samples of one channel x [H, W]: avg adds each
-  // sample's interpolation, max keeps the largest weighted corner (`fresh`: the bin's first chunk).
-  T weigh(const T* x, const std::vector<Sample<T>>& samples, bool fresh, T value) const {
+  // The bin's running value after `count` more samples of one channel x [H, W]: avg adds each
+  // sample's interpolation, max keeps the largest weighted corner (`fresh`: the bin's first
+  // samples, which start it: 0 for avg, the first sample for max; no samples at all leave 0).
+  T weigh(const T* x, const Sample<T>* samples, int64_t count, bool fresh, T value) const {
+    if (fresh) value = T(0);
     if (a_.mode == RoiAlignMode::Avg) {
-      for (const Sample<T>& s : samples) {
+      for (int64_t k = 0; k < count; ++k) {
+        const Sample<T>& s = samples[k];
         value += s.w[0] * x[s.pos[0]] + s.w[1] * x[s.pos[1]] + s.w[2] * x[s.pos[2]] + s.w[3] * x[s.pos[3]];
       }
       return value;
     }
-    for (size_t k = 0; k < samples.size(); ++k) {
+    for (int64_t k = 0; k < count; ++k) {
       const Sample<T>& s = samples[k];
       const T v = std::max(std::max(std::max(s.w[0] * x[s.pos[0]], s.w[1] * x[s.pos[1]]), s.w[2] * x[s.pos[2]]),
                            s.w[3] * x[s.pos[3]]);
