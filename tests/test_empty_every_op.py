@@ -41,6 +41,10 @@ NO_EMPTY_VARIANT = {
        for op in ("QGemm", "QLinearAdd", "QLinearGlobalAveragePool", "QLinearLeakyRelu", "QLinearMul",
                   "QLinearSigmoid", "QLinearConcat", "MatMulIntegerToFloat", "DynamicQuantizeMatMul",
                   "QLinearAveragePool", "QLinearSoftmax")},
+    "RoiAlign": "its node cases are opset 22, which onnxruntime lacks: an empty roi list and zero channels "
+                "against onnxruntime are in tests/test_roi_ops.py",
+    "MaxRoiPool": "no onnx node case: an empty roi list and zero channels against onnxruntime are in "
+                  "tests/test_roi_ops.py",
 }
 
 

@@ -73,7 +73,9 @@
   X(qlinear_lookup)  /* QLinearSigmoid, QLinearLeakyRelu */                                        \
   X(qlinear_global_average_pool) X(qgemm)                                                          \
   X(qlinear_concat) X(qlinear_pool_softmax) /* QLinearAveragePool, QLinearSoftmax */             \
-  X(matmul_integer_to_float) /* MatMulIntegerToFloat, DynamicQuantizeMatMul */
+  X(matmul_integer_to_float) /* MatMulIntegerToFloat, DynamicQuantizeMatMul */ \
+  /* issue #36, regions of interest (roi) */                                                      \
+  X(roi_align) X(max_roi_pool)
 // clang-format on
 
 namespace dnnx {

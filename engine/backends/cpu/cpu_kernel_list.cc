@@ -39,7 +39,9 @@
   /* issue #37, quantized models (q8): quant/ */ \
   X(quantize_linear) X(dynamic_quantize_linear) X(matmul_integer) X(conv_integer) \
   X(qlinear_binary) X(qlinear_lookup) X(qlinear_global_average_pool) X(qgemm) X(qlinear_concat) \
-  X(qlinear_pool_softmax)
+  X(qlinear_pool_softmax) \
+  /* issue #36, regions of interest (roi) */ \
+  X(roi_align) X(max_roi_pool)
 // clang-format on
 
 namespace dnnx {

@@ -1,12 +1,15 @@
 // The dnnx._pass_hooks extension module, for tests only (kept out of the shipped _core): the
 // load-time passes that rebuild a graph (half_storage, channels_last) run on their own with a
 // stand-in backend, so that their rewrites are checked where no GPU is (tests/test_half_storage.py,
-// tests/test_channels_last_pass.py). Built beside _core from the same static libraries, plus
+// tests/test_channels_last_pass.py), and the value-shaped ops' host computes on their own
+// (tests/test_value_shaped_ops.py). Built beside _core from the same static libraries, plus
 // ../bind_graph.cc for graph_from_ir; tests load it with dnnx._native.load_extension("_pass_hooks").
 #include <algorithm>
+#include <cstring>
 
 #include <pybind11/stl.h>
 
+#include "backends/cpu/indexing/value_shaped_ops.h"
 #include "bindings.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/rewrite.h"
@@ -64,6 +67,37 @@ py::dict rewritten_graph(const Graph& graph) {
   out["shapes"] = shapes;
   out["constants"] = constants;
   out["outputs"] = graph.outputs;
+  return out;
+}
+
+// A Python attribute value (int, float, str, or a list of ints, floats or strs) as an Attribute.
+Attribute attribute_from_python(const std::string& name, const py::handle& value) {
+  if (py::isinstance<py::bool_>(value) || py::isinstance<py::int_>(value)) return value.cast<int64_t>();
+  if (py::isinstance<py::float_>(value)) return value.cast<float>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    const py::sequence items = py::reinterpret_borrow<py::sequence>(value);
+    if (items.size() > 0 && py::isinstance<py::str>(items[0])) return items.cast<std::vector<std::string>>();
+    if (items.size() > 0 && py::isinstance<py::float_>(items[0])) return items.cast<std::vector<float>>();
+    return items.cast<std::vector<int64_t>>();
+  }
+  throw InputError("attribute '" + name + "': expected an int, float, str or a list of them");
+}
+
+ConstTensor tensor_from_numpy(const py::array& source, const std::string& what) {
+  auto array = py::array::ensure(source, py::array::c_style);
+  if (!array) throw InputError(what + ": expected an array");
+  ConstTensor t;
+  t.info.dtype = dtype_from_numpy(array.dtype(), what);
+  for (py::ssize_t d = 0; d < array.ndim(); ++d) t.info.shape.push_back(array.shape(d));
+  t.data.resize(t.info.bytes());
+  if (!t.data.empty()) std::memcpy(t.data.data(), array.data(), t.data.size());
+  return t;
+}
+
+py::array numpy_from_tensor(const ConstTensor& t) {
+  py::array out(numpy_dtype(t.info.dtype), std::vector<py::ssize_t>(t.info.shape.begin(), t.info.shape.end()));
+  if (!t.data.empty()) std::memcpy(out.mutable_data(), t.data.data(), t.data.size());
   return out;
 }
 
@@ -137,6 +171,42 @@ PYBIND11_MODULE(_pass_hooks, m) {
       "then half storage (every node with a half kernel) and the entry-Cast fold (Note [entry cast]): "
       "{'converted', 'folded_casts', 'nodes', 'types', 'shapes', 'constants' (raw bytes), 'outputs', "
       "'layout_reasons'}.");
+  m.def(
+      "run_value_shaped",
+      [](const std::string& op_type, const py::dict& attrs, const py::list& inputs, int opset) {
+        // The host compute of a value-shaped op (Note [value-shaped compute]) on its own, as a
+        // staged plan will call it: a node "under_test" of op_type with attrs, inputs (arrays, or
+        // None for an omitted optional input) -> one array per output the op defines.
+        const ValueShapedCompute compute = find_value_shaped_compute(op_type);
+        if (!compute) throw InputError("op_type: " + op_type + " has no value-shaped compute");
+        Node node;
+        node.op_type = op_type;
+        node.name = "under_test";
+        node.opset = opset;
+        for (auto item : attrs) {
+          const std::string key = item.first.cast<std::string>();
+          node.attrs[key] = attribute_from_python(key, item.second);
+        }
+        std::vector<ConstTensor> tensors(inputs.size());
+        ValueShapedInputs given(inputs.size(), nullptr);
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          node.inputs.push_back(inputs[i].is_none() ? "" : "in" + std::to_string(i));
+          if (inputs[i].is_none()) continue;
+          tensors[i] = tensor_from_numpy(inputs[i].cast<py::array>(), "input " + std::to_string(i));
+          given[i] = &tensors[i];
+        }
+        std::vector<ConstTensor> outputs;
+        {
+          py::gil_scoped_release release;
+          outputs = compute(node, given);
+        }
+        py::list out;
+        for (const ConstTensor& t : outputs) out.append(numpy_from_tensor(t));
+        return out;
+      },
+      py::arg("op_type"), py::arg("attrs"), py::arg("inputs"), py::arg("opset") = 11,
+      "The host compute of NonMaxSuppression or Unique on `inputs` (arrays, None for an omitted "
+      "optional input): one array per output the op defines.");
 }
 
 }  // namespace dnnx

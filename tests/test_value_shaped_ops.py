@@ -1,0 +1,264 @@
+"""NonMaxSuppression's and Unique's host computes (Note [value-shaped compute] in
+engine/backends/cpu/indexing/value_shaped_ops.h), called on their own through the test-only
+dnnx._pass_hooks module as a staged plan will call them, against onnxruntime: random and edge
+inputs (tied scores, no boxes, every box below the threshold, max_output_boxes_per_class 0 or
+absent, NaN scores; Unique of every type, with and without axis, empty, -0.0 and 0.0, NaN), onnx's
+node cases for both ops, and the errors a user can cause. Until staged plans run them (issue #36),
+loading either op is refused with a message naming the node (checked last)."""
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import dnnx
+import node_suite
+from dnnx._native import load_extension
+from ort_check import run_ort
+
+pass_hooks = load_extension("_pass_hooks")  # test-only module, beside _core
+
+NMS_INPUTS = ["boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold"]
+
+
+def nms_model(given, center_point_box=0):
+    """A NonMaxSuppression node whose inputs are the graph inputs named in `given` ('' elsewhere)."""
+    names = [n if n in given else "" for n in NMS_INPUTS]
+    while names and not names[-1]:
+        names.pop()
+    node = helper.make_node("NonMaxSuppression", names, ["selected"], center_point_box=center_point_box)
+    elem = {"max_output_boxes_per_class": TensorProto.INT64}
+    inputs = [helper.make_tensor_value_info(n, elem.get(n, TensorProto.FLOAT), None) for n in names if n]
+    graph = helper.make_graph([node], "nms", inputs, [helper.make_tensor_value_info("selected", TensorProto.INT64, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model.ir_version = 10
+    return model
+
+
+def check_nms(feeds, center_point_box=0):
+    """dnnx's compute against onnxruntime, exactly (the order of the rows included)."""
+    want = run_ort(nms_model(set(feeds), center_point_box), feeds)["selected"]
+    inputs = [feeds.get(n) for n in NMS_INPUTS]
+    (got,) = pass_hooks.run_value_shaped("NonMaxSuppression", {"center_point_box": center_point_box}, inputs)
+    assert got.dtype == np.int64 and got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_array_equal(got, want)
+    return got
+
+
+def random_boxes(rng, batches, count, center_point_box):
+    if center_point_box:
+        return np.concatenate([rng.uniform(0, 10, (batches, count, 2)), rng.uniform(0.5, 4, (batches, count, 2))],
+                              axis=2).astype(np.float32)
+    corners = rng.uniform(0, 10, (batches, count, 4)).astype(np.float32)  # either corner first
+    return corners
+
+
+@pytest.mark.parametrize("center_point_box", [0, 1])
+@pytest.mark.parametrize("iou", [0.0, 0.3, 0.7, 1.0])
+@pytest.mark.parametrize("max_out", [None, -1, 0, 1, 4, 1000])
+@pytest.mark.parametrize("score", [None, 0.2, 0.95])
+def test_nms_random(center_point_box, iou, max_out, score):
+    rng = np.random.default_rng(int(iou * 10) + 3 * center_point_box)
+    feeds = {"boxes": random_boxes(rng, 2, 40, center_point_box),
+             "scores": rng.uniform(0, 1, (2, 3, 40)).astype(np.float32)}
+    if max_out is not None:
+        feeds["max_output_boxes_per_class"] = np.array([max_out], np.int64)
+    feeds["iou_threshold"] = np.array([iou], np.float32)
+    if score is not None:
+        feeds["score_threshold"] = np.array([score], np.float32)
+    check_nms(feeds, center_point_box)
+
+
+@pytest.mark.parametrize("center_point_box", [0, 1])
+def test_nms_tied_scores_and_identical_boxes(center_point_box):
+    rng = np.random.default_rng(7)
+    boxes = random_boxes(rng, 1, 60, center_point_box)
+    boxes[0, 30:] = boxes[0, :30]  # every box twice
+    scores = rng.integers(0, 4, (1, 2, 60)).astype(np.float32) / 4  # four score values: many ties
+    for iou in (0.0, 0.5, 1.0):
+        check_nms({"boxes": boxes, "scores": scores, "max_output_boxes_per_class": np.array(100, np.int64),
+                   "iou_threshold": np.array(iou, np.float32)}, center_point_box)
+
+
+def test_nms_edges():
+    rng = np.random.default_rng(8)
+    big = np.array([100], np.int64)
+    for b, c, n in [(1, 1, 0), (2, 3, 0), (0, 2, 5), (2, 0, 5), (1, 1, 1)]:  # no boxes, batches or classes
+        got = check_nms({"boxes": random_boxes(rng, b, n, 0), "scores": rng.uniform(0, 1, (b, c, n)).astype(np.float32),
+                         "max_output_boxes_per_class": big})
+        assert got.shape[1] == 3
+    feeds = {"boxes": random_boxes(rng, 1, 10, 0), "scores": rng.uniform(0, 0.5, (1, 2, 10)).astype(np.float32)}
+    assert check_nms(dict(feeds, max_output_boxes_per_class=big, score_threshold=np.array([0.5], np.float32))).shape == (0, 3)
+    assert check_nms(feeds).shape == (0, 3)  # max_output_boxes_per_class absent: none
+    # a score equal to the threshold is not above it; degenerate (zero-area) and flipped boxes
+    feeds["scores"][0, 0, :3] = 0.25
+    feeds["boxes"][0, 4] = [3, 3, 3, 3]
+    feeds["boxes"][0, 5] = [9, 8, 1, 2]
+    check_nms(dict(feeds, max_output_boxes_per_class=big, score_threshold=np.array(0.25, np.float32),
+                   iou_threshold=np.array(0.1, np.float32)))
+
+
+def test_nms_nan_scores():
+    # NaN is not ranked by onnxruntime's heap order; the same std::priority_queue gives its order
+    rng = np.random.default_rng(9)
+    scores = rng.uniform(0, 1, (1, 2, 30)).astype(np.float32)
+    scores[0, :, ::4] = np.nan
+    feeds = {"boxes": random_boxes(rng, 1, 30, 0), "scores": scores,
+             "max_output_boxes_per_class": np.array([30], np.int64), "iou_threshold": np.array([0.4], np.float32)}
+    check_nms(feeds)
+    check_nms(dict(feeds, score_threshold=np.array([0.3], np.float32)))  # NaN > threshold is false: dropped
+
+
+def test_nms_errors():
+    boxes = np.zeros((1, 3, 4), np.float32)
+    scores = np.zeros((1, 1, 3), np.float32)
+    with pytest.raises(ValueError, match=r"node 'under_test' \(NonMaxSuppression\): iou_threshold 1.5.* must be in \[0, 1\]"):
+        pass_hooks.run_value_shaped("NonMaxSuppression", {}, [boxes, scores, None, np.array([1.5], np.float32)])
+    with pytest.raises(dnnx.InvalidModelError, match=r"boxes \[1,3,4\] and scores \[1,1,2\] must be"):
+        pass_hooks.run_value_shaped("NonMaxSuppression", {}, [boxes, np.zeros((1, 1, 2), np.float32)])
+    with pytest.raises(dnnx.InvalidModelError, match=r"max_output_boxes_per_class \[2\] int64 must be one int64"):
+        pass_hooks.run_value_shaped("NonMaxSuppression", {}, [boxes, scores, np.array([1, 2], np.int64)])
+    with pytest.raises(dnnx.UnsupportedModelError, match=r"center_point_box 2 must be 0 or 1"):
+        pass_hooks.run_value_shaped("NonMaxSuppression", {"center_point_box": 2}, [boxes, scores])
+    with pytest.raises(dnnx.UnsupportedModelError, match=r"must be float32"):
+        pass_hooks.run_value_shaped("NonMaxSuppression", {}, [boxes.astype(np.float64), scores])
+
+
+# --- Unique ---
+
+def unique_ort(x, attrs):
+    """onnxruntime's four outputs (it runs float32, float64, int64 and int8)."""
+    node = helper.make_node("Unique", ["x"], ["y", "indices", "inverse", "counts"], **attrs)
+    elem = onnx.helper.np_dtype_to_tensor_dtype(x.dtype)
+    graph = helper.make_graph([node], "u", [helper.make_tensor_value_info("x", elem, None)],
+                              [helper.make_tensor_value_info("y", elem, None)] +
+                              [helper.make_tensor_value_info(n, TensorProto.INT64, None)
+                               for n in ("indices", "inverse", "counts")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model.ir_version = 10
+    out = run_ort(model, {"x": x})
+    return [out[n] for n in ("y", "indices", "inverse", "counts")]
+
+
+def check_unique(x, attrs, ort_type=None):
+    """dnnx's compute on x against onnxruntime's on x (or on x as ort_type, for a type onnxruntime
+    lacks: the same order, the values converted back)."""
+    got = pass_hooks.run_value_shaped("Unique", attrs, [x])
+    want = unique_ort(x.astype(ort_type) if ort_type else x, attrs)
+    want[0] = want[0].astype(x.dtype)
+    assert len(got) == 4
+    for name, g, w in zip(("Y", "indices", "inverse_indices", "counts"), got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape, f"{name}: {g.dtype}{g.shape} != {w.dtype}{w.shape}"
+        np.testing.assert_array_equal(g, w, err_msg=name)
+    return got
+
+
+ATTRS = [dict(sorted=1), dict(sorted=0), dict(sorted=1, axis=0), dict(sorted=0, axis=1), dict(sorted=1, axis=-1),
+         dict(axis=2)]
+
+
+@pytest.mark.parametrize("attrs", ATTRS, ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int8])
+def test_unique_ort_types(attrs, dtype):
+    rng = np.random.default_rng(len(str(attrs)))
+    x = rng.integers(-3, 3, (6, 4, 3)).astype(dtype)  # many repeats, of values and of slices
+    x[3] = x[1]
+    x[:, 2] = x[:, 0]
+    x[:, :, 1] = x[:, :, 2]
+    if dtype in (np.float32, np.float64):
+        x = x / 2
+    check_unique(x, attrs)
+
+
+@pytest.mark.parametrize("attrs", ATTRS, ids=str)
+@pytest.mark.parametrize("dtype,ort_type", [(np.int32, np.int64), (np.int16, np.int64), (np.uint8, np.int64),
+                                            (np.uint16, np.int64), (np.uint32, np.int64), (np.uint64, np.int64),
+                                            (np.float16, np.float32), (ml_dtypes.bfloat16, np.float32),
+                                            (np.bool_, np.int8)])
+def test_unique_other_types(attrs, dtype, ort_type):
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 4, (5, 4, 3)).astype(dtype)
+    x[2] = x[4]
+    if dtype in (np.float16, ml_dtypes.bfloat16):
+        x = (x.astype(np.float32) / 4 - 0.3).astype(dtype)
+    check_unique(x, attrs, ort_type)
+
+
+def test_unique_uint64_beyond_int64():
+    x = np.array([2**64 - 1, 3, 2**63, 3, 2**64 - 1, 0], np.uint64)
+    y, indices, inverse, counts = pass_hooks.run_value_shaped("Unique", {"sorted": 1}, [x])
+    np.testing.assert_array_equal(y, [0, 3, 2**63, 2**64 - 1])
+    np.testing.assert_array_equal(indices, [5, 1, 2, 0])
+    np.testing.assert_array_equal(inverse, [3, 1, 2, 1, 3, 0])
+    np.testing.assert_array_equal(counts, [1, 2, 1, 2])
+
+
+@pytest.mark.parametrize("attrs", [dict(sorted=1), dict(sorted=0), dict(axis=0), dict(axis=1), dict(axis=-2)], ids=str)
+def test_unique_empty(attrs):
+    for shape in [(0,), (0, 3), (3, 0)]:
+        x = np.zeros(shape, np.float32)
+        if "axis" in attrs and len(shape) == 1 and attrs["axis"] != 0:
+            continue
+        if "axis" in attrs and shape[attrs["axis"]] == 3:
+            # three empty slices: one unique (empty) slice seen three times (onnxruntime aborts here)
+            y, indices, inverse, counts = pass_hooks.run_value_shaped("Unique", attrs, [x])
+            assert y.shape == tuple(1 if d == 3 else d for d in shape)
+            np.testing.assert_array_equal(indices, [0])
+            np.testing.assert_array_equal(inverse, [0, 0, 0])
+            np.testing.assert_array_equal(counts, [3])
+            continue
+        check_unique(x, attrs)
+
+
+def test_unique_scalar_signed_zero_and_nan():
+    check_unique(np.array(2.5, np.float32), {})
+    check_unique(np.array([0.0, -0.0, 1.0, -0.0, 0.0], np.float32), {"sorted": 1})  # one zero, the first seen
+    check_unique(np.array([0.0, -0.0, 1.0, -0.0, 0.0], np.float32), {"sorted": 0})
+    for sorted_ in (0, 1):
+        got = check_unique(np.array([1.0, np.nan, 2.0, np.nan, 1.0, 0.5, np.nan], np.float32), {"sorted": sorted_})
+        assert len(got[0]) >= 3
+    x = np.array([[1.0, np.nan], [1.0, np.nan], [2.0, 0.0]], np.float64)
+    check_unique(x, {"axis": 0})
+
+
+def test_unique_errors():
+    with pytest.raises(dnnx.InvalidModelError, match=r"node 'under_test' \(Unique\).*axis"):
+        pass_hooks.run_value_shaped("Unique", {"axis": 2}, [np.zeros((2, 2), np.float32)])
+    with pytest.raises(dnnx.UnsupportedModelError, match=r"sorted 2 must be 0 or 1"):
+        pass_hooks.run_value_shaped("Unique", {"sorted": 2}, [np.zeros(2, np.float32)])
+    with pytest.raises(dnnx.UnsupportedModelError, match=r"X of type float8_e4m3fn is not supported"):
+        pass_hooks.run_value_shaped("Unique", {}, [np.zeros(2, ml_dtypes.float8_e4m3fn)])
+
+
+# --- onnx's node cases, through the computes ---
+
+def _node_cases(op):
+    return [c for c in node_suite.cases() if len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type == op]
+
+
+@pytest.mark.parametrize("op", ["NonMaxSuppression", "Unique"])
+def test_node_cases_through_the_compute(op):
+    cases = _node_cases(op)
+    assert cases, f"no onnx node case of {op}"
+    for case in cases:
+        node = case.model.graph.node[0]
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        for inputs, stored in case.data_sets:
+            arrays = iter(node_suite.as_array(v) for v in inputs)
+            given = [next(arrays) if name else None for name in node.input]
+            got = pass_hooks.run_value_shaped(op, attrs, given)
+            want = [node_suite.as_array(v) for v in stored]
+            for g, w in zip(got, want):  # the node names its outputs in order
+                np.testing.assert_array_equal(g.astype(w.dtype) if g.dtype != w.dtype else g, w, err_msg=case.name)
+
+
+@pytest.mark.parametrize("op,inputs", [("NonMaxSuppression", [("boxes", [1, 2, 4]), ("scores", [1, 1, 2])]),
+                                       ("Unique", [("x", [4])])])
+def test_loading_is_refused_naming_the_node_until_staged_plans(op, inputs):
+    node = helper.make_node(op, [n for n, _ in inputs], ["y"], name="vs")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT if op == "Unique" else TensorProto.INT64,
+                                                             None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    with pytest.raises(dnnx.UnsupportedModelError, match=rf"node 'vs' \({op}\): op {op}\b[^;]*is not supported"):
+        dnnx.load(model)
