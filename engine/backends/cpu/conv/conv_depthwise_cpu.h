@@ -13,8 +13,8 @@ namespace dnnx {
 // Why the direct depthwise conv does not apply to `s`, or "" when it does.
 std::string why_not_depthwise_conv(const ConvShape& s);
 
-// The workspace of the kernel on `workers` threads: one zero-padded input plane each (none
-// for an unpadded conv).
+// The workspace of the kernel on `workers` threads: each its zero-padded phase planes of one
+// input plane (none for an unpadded unit-stride conv) and one flat output plane.
 size_t depthwise_conv_workspace_bytes(const ConvShape& s, int workers);
 
 // The threads the kernel splits its N*C input planes across (plan_workers on this shape).
