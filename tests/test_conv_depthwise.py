@@ -5,8 +5,9 @@ strides 1 and 2 (and 3), symmetric, asymmetric, SAME and no padding, dilations, 
 channel multipliers, bias or none, Relu and Add+Relu fused, batch 1, 3 and 0; the same bits on 1
 and 2 threads; random shapes."""
 import numpy as np
+import onnx
 import pytest
-from onnx import helper
+from onnx import helper, numpy_helper
 
 import dnnx
 from dnnx.threads import blas_core_name, get_num_threads, set_num_threads
@@ -181,3 +182,31 @@ def test_convs_the_depthwise_kernel_leaves_to_im2col(x_shape, w_shape, group, re
     assert not row["algorithm"].startswith(DEPTHWISE)
     assert ("direct depthwise", reason) in [tuple(r) for r in row["rejected"]]
     assert_matches_ort(model, {"x": rand(*x_shape, seed=2)})
+
+
+def test_run_sees_fine_tuned_depthwise_weights(tmp_path):
+    # The kernel reads W and B from its inputs on every run (nothing packed at plan time), so
+    # Model.run after fine-tuning steps is the saved, tuned model's output in onnxruntime.
+    from ort_check import run_ort
+
+    c = 6
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="dw", group=c, kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("ReduceMean", ["r"], ["f"], name="pool", axes=[2, 3], keepdims=0),
+             helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["logits"], name="fc", transB=1)]
+    model = make_model(nodes, [("x", ["N", c, 9, 9])], [("logits", None)],
+                       {"w": weights(c, 1, 3, 3, seed=1), "b": rand(c, seed=2), "fc_w": rand(4, c, seed=3),
+                        "fc_b": rand(4, seed=4)})
+    m = dnnx.load(model)
+    assert any(r["algorithm"].startswith(DEPTHWISE) for r in m.plan())
+    tuner = m.finetune(trainable="all", lr=0.1)
+    x = rand(8, c, 9, 9, seed=5)
+    y = np.arange(8) % 4
+    for _ in range(3):
+        tuner.step(x, y)
+    assert not np.array_equal(tuner.weights()["w"], numpy_helper.to_array(model.graph.initializer[0]))
+    path = tmp_path / "tuned.onnx"
+    m.save(path)
+    want = run_ort(onnx.load(path), {"x": x})["logits"]
+    np.testing.assert_allclose(m.run(x), want, rtol=1e-4, atol=1e-5)
