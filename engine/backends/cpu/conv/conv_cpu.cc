@@ -3,7 +3,9 @@
 // at the strides for a 1x1 unpadded strided conv of one group ("gather+gemm(1x1)": ResNet's
 // downsample projections), otherwise X_g unrolled by im2col ("im2col+gemm"); the last two into
 // the planner's workspace. A small unpadded, unstrided conv is computed from X_g directly
-// instead ("direct", Note [direct conv] in conv_direct_cpu.cc: LeNet's layers). The images
+// instead ("direct", Note [direct conv] in conv_direct_cpu.cc: LeNet's layers), a depthwise one
+// (one channel per group) by its own kernel ("direct depthwise 3x3", Note [direct depthwise
+// conv] in conv_depthwise_cpu.cc: MobileNet's and EfficientNet's layers). The images
 // (and, for fewer images than threads, the direct conv's filter panels) are split across the
 // CPU thread pool, each worker with its own col slice (Note [cpu threads] in thread_pool.cc);
 // the plan says "x2 threads" when it does. Every spatial rank runs as 3-D, with unit dims prepended (ConvGeometry::expanded_to).
@@ -14,6 +16,7 @@
 #include <memory>
 
 #include "backends/cpu/dense/blas.h"
+#include "backends/cpu/conv/conv_depthwise_cpu.h"
 #include "backends/cpu/conv/conv_direct_cpu.h"
 #include "backends/cpu/conv/conv_epilogue_cpu.h"
 #include "backends/cpu/conv/conv_winograd_cpu.h"
@@ -154,6 +157,20 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
   // Split the batch (MACs per image) across the pool's threads as they are now (Note [cpu threads]).
   const int workers = plan_workers(s.batch, s.filters * s.col_rows() * s.g.output_size());
   KernelChoice choice;
+  // One group per channel: the direct depthwise kernel (Note [direct depthwise conv]).
+  if (g.group > 1) {
+    const std::string why_not_depthwise = why_not_depthwise_conv(s);
+    if (why_not_depthwise.empty()) {
+      const int dw_workers = depthwise_conv_workers(s);
+      choice.algorithm = with_threads("direct depthwise " + g.kernel_str(), dw_workers);
+      choice.rejected.push_back({"im2col+gemm", "not needed: one channel per group (direct depthwise)"});
+      choice.workspace_bytes = depthwise_conv_workspace_bytes(s, dw_workers);
+      choice.kernel = make_depthwise_conv(s, has_bias, fusion != ConvFusion::None, fusion == ConvFusion::AddRelu,
+                                          dw_workers);
+      return choice;
+    }
+    choice.rejected.push_back({"direct depthwise", why_not_depthwise});
+  }
   if (g.is_pointwise()) {
     choice.algorithm = with_threads("gemm(1x1)", workers);
     choice.rejected.push_back({"im2col+gemm", "not needed: 1x1 kernel, stride 1, no padding"});

@@ -4,7 +4,8 @@
 // and the pthreads build of scipy-openblas32 has no per-thread setting (its header declares
 // openblas_set_num_threads_local, but only the OpenMP build exports it), so pool workers cannot
 // run it single-threaded while other callers keep its threads. So:
-// - Conv splits the batch across the pool, each worker unrolling into its own workspace slice;
+// - Conv splits the batch across the pool, each worker unrolling into its own workspace slice
+//   (the depthwise conv splits the N*C input planes: Note [direct depthwise conv]);
 //   MaxPool and AveragePool split the N*C planes;
 // - every other GEMM (Gemm, MatMul, LSTM, the gradients) goes through sgemm (blas.cc), which
 //   splits a large one into column or row blocks across the pool.
