@@ -58,12 +58,12 @@ class BatchNormTrainingKernel final : public Kernel {
         const float* row = x + (n * channels_ + c) * plane_;
         for (int64_t i = 0; i < plane_; ++i) sum += row[i];
       }
-      const double mean = count > 0 ? sum / count : 0.0;
+      const double mean = sum / count;  // an empty batch: NaN statistics, as onnxruntime's
       for (int64_t n = 0; n < batch_; ++n) {
         const float* row = x + (n * channels_ + c) * plane_;
         for (int64_t i = 0; i < plane_; ++i) squares += (row[i] - mean) * (row[i] - mean);
       }
-      const double var = count > 0 ? squares / count : 0.0;
+      const double var = squares / count;
       const float s = static_cast<float>(scale[c] / std::sqrt(var + epsilon_));
       const float t = static_cast<float>(bias[c] - mean * s);
       for (int64_t n = 0; n < batch_; ++n) {
