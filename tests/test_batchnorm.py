@@ -1,5 +1,6 @@
-"""BatchNormalization (inference) against onnxruntime: ranks 2 to 5, epsilon, statistics as
-initializers or as graph inputs; training mode and extra outputs are refused at load."""
+"""BatchNormalization against onnxruntime: ranks 2 to 5, epsilon, statistics as initializers or as
+graph inputs, and training mode (batch statistics, running mean and variance outputs); Dropout in
+training mode with ratio 0."""
 import numpy as np
 import pytest
 from onnx import helper
@@ -43,10 +44,53 @@ def test_batchnorm_statistics_as_graph_inputs():
     assert_matches_ort(model, {"x": rand(2, 3, 4, 4), **params})
 
 
-def test_batchnorm_training_mode_is_refused():
-    model, _ = bn_model([2, 3, 4, 4], name="bn_train", training_mode=1)
-    with pytest.raises(dnnx.UnsupportedModelError, match="bn_train.*training_mode 1"):
-        dnnx.load(model)
+@pytest.mark.parametrize("x_shape", [[4, 3], [2, 5, 7], [2, 3, 6, 5], [1, 4, 3, 4, 5]])
+@pytest.mark.parametrize("momentum", [None, 0.7])
+def test_batchnorm_training_mode_matches_ort(x_shape, momentum):
+    """Batch statistics (population variance) and the running mean/var outputs, as onnxruntime."""
+    attrs = {"training_mode": 1, "epsilon": 1e-3, **({"momentum": momentum} if momentum is not None else {})}
+    params = bn_params(x_shape[1])
+    node = helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"],
+                            ["y", "running_mean", "running_var"], **attrs)
+    model = make_model([node], [("x", list(x_shape))],
+                       [("y", list(x_shape)), ("running_mean", [x_shape[1]]), ("running_var", [x_shape[1]])],
+                       params, opset=15)
+    assert_matches_ort(model, {"x": rand(*x_shape) * 3 + 1})
+
+
+def test_batchnorm_training_mode_after_a_conv_is_not_folded_into_it():
+    """fold_batchnorm folds the inference form only: after a Conv, training mode still normalizes
+    with the batch's statistics."""
+    w = np.random.default_rng(3).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    params = bn_params(4)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["y", "rm", "rv"],
+                              training_mode=1)]
+    model = make_model(nodes, [("x", [2, 3, 8, 8])], [("y", [2, 4, 6, 6]), ("rm", [4]), ("rv", [4])],
+                       {"w": w, **params}, opset=15)
+    assert_matches_ort(model, {"x": rand(2, 3, 8, 8)})
+    assert "batch statistics" in str(dnnx.load(model).plan())
+
+
+def _dropout_model(opset=13):
+    node = helper.make_node("Dropout", ["x", "ratio", "training"], ["y", "mask"], name="drop")
+    from onnx import TensorProto as T
+    return make_model([node], [("x", [2, 3]), ("ratio", [], T.FLOAT), ("training", [], T.BOOL)],
+                      [("y", [2, 3]), ("mask", [2, 3], T.BOOL)], opset=opset)
+
+
+def test_dropout_in_training_mode_with_ratio_0_is_the_identity():
+    x = rand(2, 3)
+    m = dnnx.load(_dropout_model())
+    for training in (True, False):
+        y, mask = m.run(x, np.array(0.0, np.float32), np.array(training))
+        np.testing.assert_array_equal(y, x)
+        assert mask.all()
+
+
+def test_dropout_in_training_mode_with_a_ratio_is_refused_naming_the_node():
+    with pytest.raises(dnnx.UnsupportedModelError, match=r"node 'drop'.*training_mode true with ratio 0\.3.*random"):
+        dnnx.load(_dropout_model()).run(rand(2, 3), np.array(0.3, np.float32), np.array(True))
 
 
 def test_batchnorm_wrong_channel_count():

@@ -31,8 +31,8 @@ KNOWN_GAPS = {
     _OP.format(op="SplitToSequence"): "#36: sequence values",
     r"the model imports no ai.onnx opset": "ai.onnx.ml cases (LabelEncoder, TreeEnsemble, ...): dnnx runs "
                                            "the default ONNX domain only",
-    r"\((BatchNormalization|Dropout)\): training_mode": "training-mode BatchNormalization/Dropout: dnnx's "
-                                                       "graphs run in inference mode (fine-tuning has its own "
+    r"\(Dropout\): training_mode true with ratio \S+ drops at random": "Dropout in training mode with a ratio above 0 drops at "
+                                                       "random: dnnx runs inference graphs (fine-tuning has its own "
                                                        "training path)",
 }
 

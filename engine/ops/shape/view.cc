@@ -128,11 +128,30 @@ constexpr int kDropoutBoolMaskOpset = 10;
 
 void validate_dropout(const Node& node) { node.expect_only_attrs({"ratio", "seed", "is_test"}); }
 
+// Dropout in training mode (opset 12+: training_mode true) drops at random, unless its ratio is 0:
+// then it is the inference form, which dnnx runs (a graph input may carry either: both are value
+// inputs, so each value plans its own plan).
+constexpr float kDefaultDropoutRatio = 0.5f;
+
 std::vector<TensorInfo> infer_dropout(const Node& node, const std::vector<ValueInfo>& inputs) {
   if (inputs.size() > 2 && inputs[2].present) {
     const ValueInfo& mode = inputs[2];
-    if (!mode.constant || mode.constant->data.empty() || mode.constant->data[0] != 0) {
-      node_fail<UnsupportedModelError>(node, "training_mode must be a constant false (inference only)");
+    if (!mode.constant || mode.constant->data.empty()) {
+      node_fail<UnsupportedModelError>(node, "training_mode must be a constant or a graph input");
+    }
+    if (mode.constant->data[0] != 0) {
+      float ratio = kDefaultDropoutRatio;
+      if (inputs.size() > 1 && inputs[1].present) {
+        const ValueInfo& r = inputs[1];
+        if (!r.constant || r.constant->data.empty() || r.constant->info.dtype != DType::Float32) {
+          node_fail<UnsupportedModelError>(node, "training_mode true needs a constant float32 ratio");
+        }
+        ratio = *r.constant->as<float>();
+      }
+      if (ratio != 0) {
+        node_fail<UnsupportedModelError>(node, "training_mode true with ratio " + std::to_string(ratio) +
+                                                   " drops at random: dnnx runs inference graphs (ratio 0 runs)");
+      }
     }
   }
   const TensorInfo& x = require_input(node, inputs, 0, "data");
@@ -158,7 +177,7 @@ void register_view_ops(OpRegistry& r) {
   r.add("Squeeze", view_op({"axes"}, infer_squeeze, {1}));  // axes (opset 13)
   r.add("Unsqueeze", view_op({"axes"}, infer_unsqueeze, {1}));
   r.add("Identity", view_op({}, infer_identity));
-  OpDef dropout = view_op({}, infer_dropout, {2});  // training_mode must be known false
+  OpDef dropout = view_op({}, infer_dropout, {1, 2});  // ratio and training_mode: known when planned
   dropout.validate = validate_dropout;
   r.add("Dropout", dropout);
 }

@@ -7,6 +7,7 @@
 // weights are new constants: W may be shared with another node.
 #include <cmath>
 
+#include "ops/normalization/batchnorm.h"
 #include "runtime/passes/rewrite.h"
 
 namespace dnnx {
@@ -69,7 +70,8 @@ int fold_batchnorm(Graph& graph, const PassOptions&) {
     const Node& conv = graph.nodes[i];
     if (conv.op_type != "Conv" || conv.outputs.size() != 1 || !conv.has_output(0)) continue;
     const int c = sole_consumer(graph, conv.outputs[0]);
-    if (c < 0 || graph.nodes[c].op_type != "BatchNormalization" || graph.nodes[c].inputs[kX] != conv.outputs[0]) {
+    if (c < 0 || graph.nodes[c].op_type != "BatchNormalization" || graph.nodes[c].inputs[kX] != conv.outputs[0] ||
+        batchnorm_training(graph.nodes[c])) {  // batch statistics: nothing to fold
       continue;
     }
     if (fold_one(graph, i, static_cast<size_t>(c))) {

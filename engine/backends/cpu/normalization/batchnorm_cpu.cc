@@ -1,9 +1,10 @@
-// BatchNormalization (inference) on the CPU: per channel, y = x * s + t with
+// BatchNormalization on the CPU. Inference: per channel, y = x * s + t with
 // s = scale / sqrt(var + epsilon) and t = B - mean * s, computed when the kernel runs (the
 // statistics may be computed tensors); then one multiply-add per element.
 #include <algorithm>
 #include <cmath>
 
+#include "ops/normalization/batchnorm.h"
 #include "runtime/kernel_registry.h"
 
 namespace dnnx {
@@ -37,11 +38,61 @@ class BatchNormKernel final : public Kernel {
   float epsilon_;
 };
 
+// Training mode (ops/normalization/batchnorm.cc): each channel's mean and population variance
+// over N and the plane (accumulated in double), then y as above, and the running statistics
+// (outputs 1 and 2, when present).
+class BatchNormTrainingKernel final : public Kernel {
+ public:
+  BatchNormTrainingKernel(int64_t batch, int64_t channels, int64_t plane, float epsilon, float momentum)
+      : batch_(batch), channels_(channels), plane_(plane), epsilon_(epsilon), momentum_(momentum) {}
+
+  void run(const KernelArgs& args) const override {
+    const float* x = args.in(0);
+    const float *scale = args.in(1), *bias = args.in(2), *input_mean = args.in(3), *input_var = args.in(4);
+    float* y = args.out(0);
+    float *running_mean = args.out(1), *running_var = args.out(2);  // null where omitted
+    const double count = static_cast<double>(batch_ * plane_);
+    for (int64_t c = 0; c < channels_; ++c) {
+      double sum = 0, squares = 0;
+      for (int64_t n = 0; n < batch_; ++n) {
+        const float* row = x + (n * channels_ + c) * plane_;
+        for (int64_t i = 0; i < plane_; ++i) sum += row[i];
+      }
+      const double mean = sum / count;  // an empty batch: NaN statistics, as onnxruntime's
+      for (int64_t n = 0; n < batch_; ++n) {
+        const float* row = x + (n * channels_ + c) * plane_;
+        for (int64_t i = 0; i < plane_; ++i) squares += (row[i] - mean) * (row[i] - mean);
+      }
+      const double var = squares / count;
+      const float s = static_cast<float>(scale[c] / std::sqrt(var + epsilon_));
+      const float t = static_cast<float>(bias[c] - mean * s);
+      for (int64_t n = 0; n < batch_; ++n) {
+        const int64_t at = (n * channels_ + c) * plane_;
+        for (int64_t i = 0; i < plane_; ++i) y[at + i] = x[at + i] * s + t;
+      }
+      if (running_mean) running_mean[c] = static_cast<float>(input_mean[c] * momentum_ + mean * (1.0 - momentum_));
+      if (running_var) running_var[c] = static_cast<float>(input_var[c] * momentum_ + var * (1.0 - momentum_));
+    }
+  }
+
+ private:
+  int64_t batch_, channels_, plane_;
+  float epsilon_, momentum_;
+};
+
+constexpr float kDefaultMomentum = 0.9f;
+
 KernelChoice plan_batchnorm(const Node& node, const std::vector<ValueInfo>& inputs,
                             const std::vector<TensorInfo>&) {
   const Shape& x = inputs[0].info.shape;
   const int64_t plane = numel(x) / std::max<int64_t>(1, x[0] * x[1]);
   KernelChoice choice;
+  if (batchnorm_training(node)) {
+    choice.algorithm = "batch statistics";
+    choice.kernel = std::make_unique<BatchNormTrainingKernel>(x[0], x[1], plane, node.attr_float("epsilon", kDefaultEpsilon),
+                                                              node.attr_float("momentum", kDefaultMomentum));
+    return choice;
+  }
   choice.algorithm = "scale+shift";
   choice.kernel = std::make_unique<BatchNormKernel>(x[0], x[1], plane,
                                                     node.attr_float("epsilon", kDefaultEpsilon));

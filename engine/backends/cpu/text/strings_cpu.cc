@@ -2,7 +2,7 @@
 // semantics). New strings go to the run's store (KernelArgs::strings, Note [string tensors]).
 #include <regex>
 
-#include "backends/cpu/text/case_change.h"
+#include "ops/text/case_change.h"
 #include "ir/errors.h"
 #include "ops/text/strings.h"
 #include "runtime/kernel_registry.h"

@@ -1,7 +1,7 @@
 // BatchNormalization (inference) on CUDA, one of the real-world ops of issue #5: per-channel
 // scale+shift, the statistics read on the device (batchnorm_kernels.cu), float32, float16 or
-// bfloat16 (half storage). Training mode (the running mean/var outputs) is refused at plan time
-// with an UnsupportedModelError naming the node.
+// bfloat16 (half storage). Training mode (batch statistics, the running mean/var outputs) is
+// refused at plan time, so the host's kernel runs it (Note [host fallback]).
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
 

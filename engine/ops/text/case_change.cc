@@ -1,4 +1,4 @@
-#include "backends/cpu/text/case_change.h"
+#include "ops/text/case_change.h"
 
 #include <cstdint>
 
