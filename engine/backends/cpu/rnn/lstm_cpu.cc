@@ -23,6 +23,7 @@
 
 #include "backends/cpu/elementwise/activation_cpu.h"
 #include "backends/cpu/dense/blas.h"
+#include "backends/cpu/conv/tap_gemm_cpu.h"
 #include "backends/cpu/rnn/lstm_cell_avx2_cpu.h"
 #include "backends/cpu/rnn/recurrent_product_cpu.h"
 #include "backends/cpu/rnn/rnn_layout_cpu.h"
@@ -43,6 +44,11 @@ constexpr int64_t kMaxDotWeights = int64_t{1} << 18;
 // per direction, for 2 threads): each block repacks X, which 12 blocks of the zoo's LSTM
 // classifier at batch 1 (X [50, 256], W [1024, 256]) did 12 times.
 constexpr int64_t kFewRows = 256;
+// A batch of kTapRows or more over kTapSteps steps or more, with R^T in 256 KB (L2), takes its
+// step products from TapGemms over R^T, transposed once per call (Note [lstm batch blocks]).
+constexpr int64_t kTapRows = 4;
+constexpr int64_t kTapSteps = 4;
+constexpr int64_t kMaxTapWeights = int64_t{1} << 16;
 
 // Which optional inputs and outputs the node has (fixed at plan time: the call's pointer arrays
 // are only as long as the node's input and output lists).
@@ -107,17 +113,26 @@ class LstmKernel final : public Kernel {
   LstmKernel(std::string where, const LstmAttributes& attrs, const LstmDims& dims,
              const LstmPresence& has, int workers)
       : where_(std::move(where)), attrs_(attrs), d_(dims), idx_(dims, attrs.layout), has_(has),
-        no_peephole_(static_cast<size_t>(3 * dims.hidden), 0.0f), workers_(workers), dot_(dot(dims)) {}
+        no_peephole_(static_cast<size_t>(3 * dims.hidden), 0.0f), workers_(workers), dot_(dot(dims)),
+        tap_(tap(dims)),
+        block_step_(dense_tap_gemm(tap_ ? kBlockRows : 0, kGates * dims.hidden, dims.hidden)),
+        last_step_(dense_tap_gemm(tap_ ? dims.batch - (blocks(dims) - 1) * kBlockRows : 0, kGates * dims.hidden,
+                                  dims.hidden)) {}
 
   // Whether the products are dot products over batch blocks (Note [lstm batch blocks]), or sgemm.
   static bool dot(const LstmDims& d) { return d.batch <= kBlockRows || d.hidden * kGates * d.hidden <= kMaxDotWeights; }
   static int64_t block_rows(const LstmDims& d) { return dot(d) ? kBlockRows : std::max<int64_t>(d.batch, 1); }
   static int64_t blocks(const LstmDims& d) { return (d.batch + block_rows(d) - 1) / block_rows(d); }
+  // Whether the dot products' steps are TapGemms over R^T (kTapRows).
+  static bool tap(const LstmDims& d) {
+    return dot(d) && d.batch >= kTapRows && d.seq >= kTapSteps && d.hidden * kGates * d.hidden <= kMaxTapWeights;
+  }
 
   // The sum of the Buffers below.
   static size_t workspace_floats(const LstmDims& d) {
     const int64_t h = d.hidden, width = d.num_dir * kGates * h;
-    return static_cast<size_t>(d.seq * d.batch * width + d.num_dir * d.batch * (kGates * h + 2 * h));
+    const int64_t rt = tap(d) ? d.num_dir * h * kGates * h : 0;
+    return static_cast<size_t>(d.seq * d.batch * width + d.num_dir * d.batch * (kGates * h + 2 * h) + rt);
   }
 
   void run(const KernelArgs& args) const override {
@@ -150,6 +165,7 @@ class LstmKernel final : public Kernel {
     float* gates;  // [num_dir, batch, 4H]: H_{t-1}·R^T of the current step
     float* h;      // [num_dir, batch, H]: hidden state
     float* c;      // [num_dir, batch, H]: cell state
+    float* rt;     // [num_dir, H, 4H]: R^T (TapGemms only, else empty)
   };
   Buffers buffers(void* workspace) const {
     const int64_t h = d_.hidden, n = d_.num_dir * d_.batch;
@@ -158,6 +174,7 @@ class LstmKernel final : public Kernel {
     buf.gates = buf.xw + d_.seq * d_.batch * gate_width();
     buf.h = buf.gates + n * kGates * h;
     buf.c = buf.h + n * h;
+    buf.rt = buf.c + n * h;
     return buf;
   }
 
@@ -172,6 +189,7 @@ class LstmKernel final : public Kernel {
     CellParams cell;
     const float* w = nullptr;     // [4H, I]
     const float* r = nullptr;     // [4H, H]
+    const float* rt = nullptr;    // [H, 4H] (TapGemms)
     const float* bias = nullptr;  // [8H]: Wb then Rb, or null
     float* xw = nullptr;          // this direction's columns of xw (row stride gate_width())
     float* gates = nullptr;       // [batch, 4H]
@@ -194,6 +212,11 @@ class LstmKernel final : public Kernel {
     run.cell.peephole = has_.p ? args.in(kLstmP) + dir * 3 * h : no_peephole_.data();
     run.w = args.in(kLstmW) + dir * four_h * d_.input;
     run.r = args.in(kLstmR) + dir * four_h * h;
+    if (tap_) {
+      float* rt = buf.rt + dir * h * four_h;
+      recurrent_transpose(four_h, h, run.r, rt);
+      run.rt = rt;
+    }
     run.bias = has_.b ? args.in(kLstmB) + dir * 2 * four_h : nullptr;
     run.xw = buf.xw + dir * four_h;
     run.gates = buf.gates + dir * d_.batch * four_h;
@@ -248,7 +271,9 @@ class LstmKernel final : public Kernel {
     const int64_t width = gate_width();
     for (int64_t s = 0; s < run.steps; ++s) {
       // gates [rows, 4H] = H_{t-1} [rows, H] · R^T
-      if (dot_) {
+      if (tap_) {
+        (first + rows == d_.batch ? last_step_ : block_step_).run(h_state, run.rt, ConvEpilogue(), gates, four_h);
+      } else if (dot_) {
         recurrent_product(rows, four_h, h, h_state, h, run.r, gates, four_h);
       } else if (h == 0) {
         std::fill(gates, gates + rows * four_h, 0.0f);
@@ -309,6 +334,9 @@ class LstmKernel final : public Kernel {
   std::vector<float> no_peephole_;  // [3H] zeros: the peephole terms of a node without P
   int workers_;                     // the most the (direction, block) jobs are split across
   bool dot_;                        // dot products over batch blocks, or sgemm over the whole batch
+  bool tap_;                        // the blocks' steps as TapGemms over R^T instead of dot products
+  TapGemm block_step_;              // a block's gates [kBlockRows, 4H] = H [kBlockRows, H] · R^T
+  TapGemm last_step_;               // the same for the last block's rows
 };
 
 KernelChoice plan_lstm(const Node& node, const std::vector<ValueInfo>& inputs,
@@ -334,7 +362,7 @@ KernelChoice plan_lstm(const Node& node, const std::vector<ValueInfo>& inputs,
                                              (dims.hidden + dims.input));
   KernelChoice choice;
   choice.kernel = std::make_unique<LstmKernel>(node.where(), attrs, dims, has, workers);
-  choice.algorithm = with_threads(dot ? "dot+gates" : "gemm+gates", workers);
+  choice.algorithm = with_threads(LstmKernel::tap(dims) ? "tap+gates" : dot ? "dot+gates" : "gemm+gates", workers);
   choice.workspace_bytes = LstmKernel::workspace_floats(dims) * sizeof(float);
   return choice;
 }

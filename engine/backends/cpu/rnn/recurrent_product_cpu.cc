@@ -55,8 +55,52 @@ void product_portable(int64_t m, int64_t n, int64_t k, const float* a, int64_t l
   }
 }
 
+// Without AVX2: tiles small enough that the strided stores stay in cache.
+void transpose_portable(int64_t rows, int64_t cols, const float* from, float* to) {
+  constexpr int64_t kTile = 16;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    const int64_t r1 = std::min(rows, r0 + kTile);
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t c1 = std::min(cols, c0 + kTile);
+      for (int64_t c = c0; c < c1; ++c) {
+        for (int64_t r = r0; r < r1; ++r) to[c * rows + r] = from[r * cols + c];
+      }
+    }
+  }
+}
+
 #ifdef DNNX_RECURRENT_AVX2
 #define DNNX_AVX2 __attribute__((target("avx2,fma")))
+
+// The 8 x 8 tiles of rows [0, rows - rows % 8) and columns [0, cols - cols % 8).
+DNNX_AVX2 void transpose_avx2(int64_t rows, int64_t cols, const float* from, float* to) {
+  for (int64_t r0 = 0; r0 + kLanes <= rows; r0 += kLanes) {
+    for (int64_t c0 = 0; c0 + kLanes <= cols; c0 += kLanes) {
+      const float* src = from + r0 * cols + c0;
+      const __m256 r0v = _mm256_loadu_ps(src), r1v = _mm256_loadu_ps(src + cols),
+                   r2v = _mm256_loadu_ps(src + 2 * cols), r3v = _mm256_loadu_ps(src + 3 * cols),
+                   r4v = _mm256_loadu_ps(src + 4 * cols), r5v = _mm256_loadu_ps(src + 5 * cols),
+                   r6v = _mm256_loadu_ps(src + 6 * cols), r7v = _mm256_loadu_ps(src + 7 * cols);
+      const __m256 t0 = _mm256_unpacklo_ps(r0v, r1v), t1 = _mm256_unpackhi_ps(r0v, r1v);
+      const __m256 t2 = _mm256_unpacklo_ps(r2v, r3v), t3 = _mm256_unpackhi_ps(r2v, r3v);
+      const __m256 t4 = _mm256_unpacklo_ps(r4v, r5v), t5 = _mm256_unpackhi_ps(r4v, r5v);
+      const __m256 t6 = _mm256_unpacklo_ps(r6v, r7v), t7 = _mm256_unpackhi_ps(r6v, r7v);
+      const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+      const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+      const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+      const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      float* dst = to + c0 * rows + r0;
+      _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps(dst + rows, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(dst + 2 * rows, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(dst + 3 * rows, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(dst + 4 * rows, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(dst + 5 * rows, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(dst + 6 * rows, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(dst + 7 * rows, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+  }
+}
 
 // The mask of the first `lanes` lanes (0-8).
 DNNX_AVX2 inline __m256i tail_mask(int64_t lanes) {
@@ -183,6 +227,21 @@ DNNX_AVX2 void product_avx2(int64_t m, int64_t n, int64_t k, const float* a, int
 #endif
 
 }  // namespace
+
+void recurrent_transpose(int64_t rows, int64_t cols, const float* from, float* to) {
+#ifdef DNNX_RECURRENT_AVX2
+  if (recurrent_vectorized()) {
+    transpose_avx2(rows, cols, from, to);
+    // The edges: the last rows % 8 rows, and the last cols % 8 columns of the other rows.
+    const int64_t full_rows = rows - rows % kLanes, full_cols = cols - cols % kLanes;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = r < full_rows ? full_cols : 0; c < cols; ++c) to[c * rows + r] = from[r * cols + c];
+    }
+    return;
+  }
+#endif
+  transpose_portable(rows, cols, from, to);
+}
 
 bool recurrent_vectorized() {
 #ifdef DNNX_RECURRENT_AVX2
