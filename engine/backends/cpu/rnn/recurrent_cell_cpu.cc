@@ -25,6 +25,9 @@ inline float tanh_fast(float x) { return 2.0f * sigmoidf(2.0f * x) - 1.0f; }
 // call overhead on every step was most of a GRU layer's time.
 constexpr int64_t kMaxDotWeights = int64_t{1} << 18;
 constexpr int64_t kFewRows = 16;
+// A projection of at most this many rows of X runs its sgemm in at most 2 blocks of columns (for
+// 2 threads): each block repacks X (as in lstm_cpu.cc).
+constexpr int64_t kFewProjectionRows = 256;
 
 // c [m, n] (row stride ldc) = a [m, k] (row stride lda) · b^T, b [n, k] dense. The choice between
 // the two depends on the shape only, so a batch gives the same bits on any thread count.
@@ -153,7 +156,7 @@ void recurrent_input_projection(const RecurrentAttributes& attrs, const LstmDims
   if (d.input == 0) return;
   sgemm(false, true, static_cast<int>(rows), static_cast<int>(width), static_cast<int>(d.input), 1.0f, x,
         static_cast<int>(d.input), w + dir_first * gh * d.input, static_cast<int>(d.input), 1.0f, xw,
-        static_cast<int>(width));
+        static_cast<int>(width), rows <= kFewProjectionRows ? 2 : 64);
 }
 
 void recurrent_step(const RecurrentStepParams& p, const RecurrentStepBuffers& buf) {
