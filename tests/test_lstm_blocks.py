@@ -1,7 +1,8 @@
-"""The CPU LSTM's batch blocks (engine/backends/cpu/rnn/lstm_cpu.cc, Note [lstm batch blocks]) and its
+"""The CPU LSTM's batch blocks and dot products (engine/backends/cpu/rnn/lstm_cpu.cc, Note [lstm batch blocks]) and its
 AVX2 cell (lstm_cell_avx2_cpu.cc) against onnxruntime: batches of several 16-row blocks with a
 short last one, hidden sizes off the 8-wide vectors, sequence_lens and directions across blocks,
-the same bits for every thread count, and an LSTM too large for the blocks (sgemm)."""
+the same bits for every thread count, and a large batch of an LSTM too large for the dot
+products (sgemm)."""
 import numpy as np
 import pytest
 
@@ -59,7 +60,7 @@ def test_same_bits_for_every_thread_count(clip, input_forget):
         set_num_threads(threads)
         m = dnnx.load(model)
         if threads == 2:
-            assert m.plan()[0]["algorithm"] == "gemm+gates x2 threads"
+            assert m.plan()[0]["algorithm"] == "tap+gates x2 threads"
         results.append(m.run_dict(feeds))
     for other in results[1:]:
         for name in other:
@@ -68,8 +69,9 @@ def test_same_bits_for_every_thread_count(clip, input_forget):
 
 
 def test_an_lstm_too_large_for_blocks_keeps_sgemm():
-    # R^T [160, 640] is over the blocks' 64K floats: one block, OpenBLAS's sgemm, one thread.
+    # R [1200, 300] is over the dot products' 256K floats and the batch over one block: one
+    # block, OpenBLAS's sgemm.
     set_num_threads(2)
-    model, feeds = lstm_case(3, 20, 7, 160, initial_c=True)
+    model, feeds = lstm_case(3, 20, 7, 300, initial_c=True)
     assert dnnx.load(model).plan()[0]["algorithm"] == "gemm+gates"
     assert_matches_ort(model, feeds)

@@ -9,6 +9,7 @@
 #include "backends/cpu/rnn/lstm_cell_avx2_cpu.h"
 
 #include "backends/cpu/elementwise/activation_cpu.h"
+#include "backends/cpu/rnn/recurrent_product_cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -88,8 +89,7 @@ DNNX_AVX2 int64_t cell_vectors(int64_t n, const float* xg, const float* hg, floa
 
 bool lstm_cell_avx2_available() {
 #ifdef DNNX_LSTM_AVX2
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
+  return recurrent_vectorized();  // AVX2 and FMA, unless DNNX_RNN_PORTABLE forces the portable loop
 #else
   return false;
 #endif

@@ -6,7 +6,7 @@
 
 namespace dnnx {
 
-// Whether lstm_cell_avx2 runs on this CPU.
+// Whether lstm_cell_avx2 runs: recurrent_vectorized() (AVX2 and FMA, DNNX_RNN_PORTABLE unset).
 bool lstm_cell_avx2_available();
 
 // xg = X_t·W^T + Wb + Rb and hg = H_{t-1}·R^T, each [4H] in gate order i, o, f, c; c [H] is

@@ -1,20 +1,25 @@
-// LSTM on the CPU ("gemm+gates"): X·W^T plus both biases for every time step and direction
-// (one GEMM, or one per block of batch rows); then, per direction, block of batch rows and
-// step, one GEMM computes H_prev·R^T for the block and a plain loop does the gate math (ONNX
-// gate order i, o, f, c throughout).
+// LSTM on the CPU: X·W^T plus both biases for every time step and direction (one sgemm); then,
+// per direction, block of batch rows and step, H_prev·R^T for the block and the gate math (ONNX
+// gate order i, o, f, c throughout). The step products, by the plan's algorithm:
+// - "dot+gates": dot products over R as the node gives it (Note [recurrent dot product]), for
+//   batches below kTapRows (batch 1: a matrix-vector product per step);
+// - "tap+gates": TapGemms (conv/tap_gemm_cpu.h) over R^T, transposed once per call, for batches
+//   of kTapRows or more whose R^T fits L2;
+// - "gemm+gates": OpenBLAS's sgemm over the whole batch, for a batch above kBlockRows of an LSTM
+//   whose R is above kMaxDotWeights: a real GEMM there, which OpenBLAS's packing pays for.
 //
 // Note [lstm batch blocks]
-// Batch rows never meet in an LSTM, so each block of kBlockRows rows runs its whole sequence on
-// its own (its rows of X·W^T too, in the first direction's job), and the blocks are split
-// across the CPU thread pool: one job per direction instead of one per step, and no thread
-// waits for another between steps. The GEMMs are TapGemms
-// (tap_gemm_cpu.h) over W^T and R^T, transposed into the workspace once per call: OpenBLAS's
-// sgemm repacked R for every step ([64x32]x[32x128] on the example LSTM), and a block's product
-// computed by it would differ in the last bits from the whole batch's. A TapGemm's sums do not
-// depend on the rows around them, so the results are the same for any thread count and block.
-// Measured on the example model (batch 64, 16 steps, hidden 32; this project's 2-core CI
-// machine, with the AVX2 cell of lstm_cell_avx2_cpu.cc): 1 thread 0.52 -> 0.32 ms, 2 threads
-// 0.52 -> 0.26 ms, onnxruntime 0.32 and 0.26 ms in the same minutes.
+// Batch rows never meet in an LSTM, and neither do the directions, so each block of kBlockRows
+// rows of each direction runs its whole sequence on its own, and the (direction, block) jobs
+// are split across the CPU thread pool: at batch 1 a bidirectional layer's two directions run
+// on two threads, and no thread waits for another between steps. Neither product's sums depend
+// on the rows around them, so the results are the same for any thread count and block. Nothing
+// is packed across calls: a fine-tuning step's update of W or R is read by the next call.
+// Measured on the zoo's bidirectional LSTM classifier at batch 1 (2 layers, 50 steps, hidden
+// 128; bench/RESULTS.md, "CPU recurrent models"): before, TapGemms over W^T and R^T transposed
+// per call by a plain loop (400+ us for R [512, 128]: a 2 KB store stride), and OpenBLAS's
+// sgemm per step in layer 2 (W too large for a TapGemm) took 2.0 ms on 1 thread against
+// onnxruntime's 0.95; now ~1.15 against ~0.85.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -23,9 +28,10 @@
 
 #include "backends/cpu/elementwise/activation_cpu.h"
 #include "backends/cpu/dense/blas.h"
-#include "backends/cpu/rnn/lstm_cell_avx2_cpu.h"
-#include "backends/cpu/rnn/rnn_layout_cpu.h"
 #include "backends/cpu/conv/tap_gemm_cpu.h"
+#include "backends/cpu/rnn/lstm_cell_avx2_cpu.h"
+#include "backends/cpu/rnn/recurrent_product_cpu.h"
+#include "backends/cpu/rnn/rnn_layout_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
 #include "runtime/kernel_registry.h"
 #include "ops/rnn/lstm_attrs.h"
@@ -36,8 +42,17 @@ namespace {
 
 constexpr int64_t kGates = 4;  // i, o, f, c
 constexpr int64_t kBlockRows = 16;  // batch rows a block runs together (Note [lstm batch blocks])
-// A TapGemm reads all of B for every panel of rows: W^T and R^T are kept to 256 KB (in L2).
-// Larger LSTMs keep OpenBLAS's sgemm, over the whole batch at once (one block).
+// R [4H, H] up to 1 MB: at any batch its dot products beat OpenBLAS's sgemm, which packs R on
+// every step. Past it, a batch above kBlockRows runs sgemm over the whole batch at once.
+constexpr int64_t kMaxDotWeights = int64_t{1} << 18;
+// A projection of at most kFewRows rows of X runs its sgemm in at most 2 blocks of columns (one
+// per direction, for 2 threads): each block repacks X, which 12 blocks of the zoo's LSTM
+// classifier at batch 1 (X [50, 256], W [1024, 256]) did 12 times.
+constexpr int64_t kFewRows = 256;
+// A batch of kTapRows or more over kTapSteps steps or more, with R^T in 256 KB (L2), takes its
+// step products from TapGemms over R^T, transposed once per call (Note [lstm batch blocks]).
+constexpr int64_t kTapRows = 4;
+constexpr int64_t kTapSteps = 4;
 constexpr int64_t kMaxTapWeights = int64_t{1} << 16;
 
 // Which optional inputs and outputs the node has (fixed at plan time: the call's pointer arrays
@@ -103,125 +118,133 @@ class LstmKernel final : public Kernel {
   LstmKernel(std::string where, const LstmAttributes& attrs, const LstmDims& dims,
              const LstmPresence& has, int workers)
       : where_(std::move(where)), attrs_(attrs), d_(dims), idx_(dims, attrs.layout), has_(has),
-        no_peephole_(static_cast<size_t>(3 * dims.hidden), 0.0f), workers_(workers),
-        small_(small(dims)),
-        block_projection_(small_ ? dense_tap_gemm(projected_rows(std::min(kBlockRows, dims.batch)), gate_width(),
-                                                  dims.input)
-                                 : dense_tap_gemm(0, 0, 0)),
-        last_projection_(small_ ? dense_tap_gemm(projected_rows(last_block_rows(dims)), gate_width(), dims.input)
-                                : dense_tap_gemm(0, 0, 0)),
-        block_step_(small_ ? dense_tap_gemm(std::min(kBlockRows, dims.batch), kGates * dims.hidden, dims.hidden)
-                           : dense_tap_gemm(0, 0, 0)),
-        last_step_(small_ ? dense_tap_gemm(last_block_rows(dims), kGates * dims.hidden, dims.hidden)
-                          : dense_tap_gemm(0, 0, 0)) {}
+        no_peephole_(static_cast<size_t>(3 * dims.hidden), 0.0f), workers_(workers), dot_(dot(dims)),
+        tap_(tap(dims)),
+        block_step_(dense_tap_gemm(tap_ ? kBlockRows : 0, kGates * dims.hidden, dims.hidden)),
+        last_step_(dense_tap_gemm(tap_ ? dims.batch - (blocks(dims) - 1) * kBlockRows : 0, kGates * dims.hidden,
+                                  dims.hidden)) {}
 
-  // Whether the GEMMs are TapGemms over batch blocks (Note [lstm batch blocks]), or sgemm.
-  static bool small(const LstmDims& d) {
-    const int64_t four_h = kGates * d.hidden;
-    return d.input * d.num_dir * four_h <= kMaxTapWeights && d.hidden * four_h <= kMaxTapWeights;
-  }
-  static int64_t block_rows(const LstmDims& d) { return small(d) ? kBlockRows : std::max<int64_t>(d.batch, 1); }
+  // Whether the products are dot products over batch blocks (Note [lstm batch blocks]), or sgemm.
+  static bool dot(const LstmDims& d) { return d.batch <= kBlockRows || d.hidden * kGates * d.hidden <= kMaxDotWeights; }
+  static int64_t block_rows(const LstmDims& d) { return dot(d) ? kBlockRows : std::max<int64_t>(d.batch, 1); }
   static int64_t blocks(const LstmDims& d) { return (d.batch + block_rows(d) - 1) / block_rows(d); }
-  static int64_t last_block_rows(const LstmDims& d) { return d.batch - (blocks(d) - 1) * block_rows(d); }
+  // Whether the dot products' steps are TapGemms over R^T (kTapRows).
+  static bool tap(const LstmDims& d) {
+    return dot(d) && d.batch >= kTapRows && d.seq >= kTapSteps && d.hidden * kGates * d.hidden <= kMaxTapWeights;
+  }
 
   // The sum of the Buffers below.
   static size_t workspace_floats(const LstmDims& d) {
     const int64_t h = d.hidden, width = d.num_dir * kGates * h;
-    const int64_t transposed = small(d) ? d.input * width + width + d.num_dir * h * kGates * h : 0;
-    return static_cast<size_t>(d.seq * d.batch * width + d.batch * kGates * h + 2 * d.batch * h + transposed);
+    const int64_t rt = tap(d) ? d.num_dir * h * kGates * h : 0;
+    return static_cast<size_t>(d.seq * d.batch * width + d.num_dir * d.batch * (kGates * h + 2 * h) + rt);
   }
 
   void run(const KernelArgs& args) const override {
     const int32_t* lens = has_.sequence_lens ? args.in<int32_t>(kLstmSequenceLens) : nullptr;
     check_sequence_lens(where_, lens, d_);
     const Buffers buf = buffers(args.workspace);
-    input_projection(args, buf);
-    for (int64_t dir = 0; dir < d_.num_dir; ++dir) run_direction(args, dir, lens, buf);
+    sgemm_projection(args, buf.xw);
+    Direction dirs[2];  // num_dir <= 2; nothing allocated per call
+    for (int64_t dir = 0; dir < d_.num_dir; ++dir) dirs[dir] = direction(args, dir, lens, buf);
+    if (dot_) {
+      // Every (direction, block) on its own (Note [lstm batch blocks]).
+      const int64_t count = blocks(d_);
+      cpu_thread_pool().parallel_for(d_.num_dir * count, [&](int64_t begin, int64_t end, int) {
+        for (int64_t job = begin; job < end; ++job) {
+          const Direction& run = dirs[job / count];
+          run_block(run, lens, job % count);
+        }
+      }, workers_);
+    } else {
+      // One block, the whole batch: sgemm's own split across the pool does the threading.
+      for (int64_t dir = 0; dir < d_.num_dir; ++dir) run_block(dirs[dir], lens, 0);
+    }
+    for (int64_t dir = 0; dir < d_.num_dir; ++dir) finish_direction(args, dirs[dir], lens);
   }
 
  private:
   // The workspace, in this order (workspace_floats is their sum).
   struct Buffers {
     float* xw;     // [seq*batch, num_dir*4H]: X·W^T + biases, rows in X's order (x_row)
-    float* gates;  // [batch, 4H]: H_{t-1}·R^T of the current step
-    float* h;      // [batch, H]: hidden state of the current direction
-    float* c;      // [batch, H]: cell state of the current direction
-    // TapGemms only (small_), else empty:
-    float* wt;     // [input, num_dir*4H]: W^T
-    float* bias;   // [num_dir*4H]: Wb + Rb
-    float* rt;     // [num_dir, H, 4H]: R^T per direction
+    float* gates;  // [num_dir, batch, 4H]: H_{t-1}·R^T of the current step
+    float* h;      // [num_dir, batch, H]: hidden state
+    float* c;      // [num_dir, batch, H]: cell state
+    float* rt;     // [num_dir, H, 4H]: R^T (TapGemms only, else empty)
   };
   Buffers buffers(void* workspace) const {
-    const int64_t h = d_.hidden;
+    const int64_t h = d_.hidden, n = d_.num_dir * d_.batch;
     Buffers buf;
     buf.xw = static_cast<float*>(workspace);
     buf.gates = buf.xw + d_.seq * d_.batch * gate_width();
-    buf.h = buf.gates + d_.batch * kGates * h;
-    buf.c = buf.h + d_.batch * h;
-    buf.wt = buf.c + d_.batch * h;
-    buf.bias = buf.wt + (small_ ? d_.input * gate_width() : 0);
-    buf.rt = buf.bias + (small_ ? gate_width() : 0);
+    buf.h = buf.gates + n * kGates * h;
+    buf.c = buf.h + n * h;
+    buf.rt = buf.c + n * h;
     return buf;
   }
 
   int64_t gate_width() const { return d_.num_dir * kGates * d_.hidden; }  // one row of xw
   int64_t length(const int32_t* lens, int64_t b) const { return lens ? lens[b] : d_.seq; }
 
-  // to [cols, rows] = from [rows, cols]^T.
-  static void transpose(const float* from, int64_t rows, int64_t cols, float* to) {
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < cols; ++c) to[c * rows + r] = from[r * cols + c];
+  // What every block of one direction shares.
+  struct Direction {
+    int64_t dir = 0;
+    bool reverse = false;
+    int64_t steps = 0;
+    CellParams cell;
+    const float* w = nullptr;     // [4H, I]
+    const float* r = nullptr;     // [4H, H]
+    const float* rt = nullptr;    // [H, 4H] (TapGemms)
+    const float* bias = nullptr;  // [8H]: Wb then Rb, or null
+    float* xw = nullptr;          // this direction's columns of xw (row stride gate_width())
+    float* gates = nullptr;       // [batch, 4H]
+    float* h = nullptr;           // [batch, H]
+    float* c = nullptr;           // [batch, H]
+    float* y = nullptr;
+    bool plain = false;           // the AVX2 cell (Note [lstm cell in avx2])
+  };
+
+  Direction direction(const KernelArgs& args, int64_t dir, const int32_t* lens, const Buffers& buf) const {
+    const int64_t h = d_.hidden;
+    const int64_t four_h = kGates * h;
+    Direction run;
+    run.dir = dir;
+    // The reverse pass of a bidirectional node is its second direction.
+    run.reverse = attrs_.direction == LstmDirection::Reverse || dir == 1;
+    run.cell.hidden = h;
+    run.cell.clip = attrs_.has_clip ? attrs_.clip : std::numeric_limits<float>::infinity();
+    run.cell.input_forget = attrs_.input_forget;
+    run.cell.peephole = has_.p ? args.in(kLstmP) + dir * 3 * h : no_peephole_.data();
+    run.w = args.in(kLstmW) + dir * four_h * d_.input;
+    run.r = args.in(kLstmR) + dir * four_h * h;
+    if (tap_) {
+      float* rt = buf.rt + dir * h * four_h;
+      recurrent_transpose(four_h, h, run.r, rt);
+      run.rt = rt;
     }
+    run.bias = has_.b ? args.in(kLstmB) + dir * 2 * four_h : nullptr;
+    run.xw = buf.xw + dir * four_h;
+    run.gates = buf.gates + dir * d_.batch * four_h;
+    run.h = buf.h + dir * d_.batch * h;
+    run.c = buf.c + dir * d_.batch * h;
+    run.y = has_.y ? args.out(kLstmY) : nullptr;
+    for (int64_t b = 0; b < d_.batch; ++b) run.steps = std::max(run.steps, length(lens, b));
+    run.plain = !has_.p && !attrs_.has_clip && !attrs_.input_forget && lstm_cell_avx2_available();
+    idx_.load_state(has_.initial_h ? args.in(kLstmInitialH) : nullptr, dir, run.h);
+    idx_.load_state(has_.initial_c ? args.in(kLstmInitialC) : nullptr, dir, run.c);
+    return run;
   }
 
-  // xw = X·W^T + Wb + Rb for every row of X and both directions: W [num_dir, 4H, I] is read as
-  // one [num_dir*4H, I] matrix, so the biases [num_dir, 4H] line up with one row of xw, added
-  // to every row by the epilogue. The panels of rows are split across the pool.
-  void input_projection(const KernelArgs& args, const Buffers& buf) const {
-    const int64_t rows = d_.seq * d_.batch;
-    const int64_t width = gate_width();
-    const int64_t four_h = kGates * d_.hidden;
-    if (rows == 0 || width == 0) return;
-    if (!small_) {
-      sgemm_projection(args, buf.xw);
-      return;
-    }
-    // TapGemms: W^T and the bias row here; each block projects its own rows (project_block).
-    if (has_.b) {
-      const float* b = args.in(kLstmB);  // [num_dir, 8H]: Wb (i, o, f, c) then Rb
-      for (int64_t dir = 0; dir < d_.num_dir; ++dir) {
-        const float* wb = b + dir * 2 * four_h;
-        for (int64_t g = 0; g < four_h; ++g) buf.bias[dir * four_h + g] = wb[g] + wb[four_h + g];
-      }
-    }
-    transpose(args.in(kLstmW), width, d_.input, buf.wt);
-  }
-
-  // The rows of xw a block projects at once: one step's (time-major X: they lie together per
-  // step), or every step's (batch-major X: a block's rows lie together).
-  int64_t projected_rows(int64_t block) const { return idx_.batch_major ? block * d_.seq : block; }
-
-  // xw's rows of batch rows [first, first + rows), every step and both directions: inside the
-  // block's job, so that they are still in cache for its steps and no job waits for another.
-  void project_block(const KernelArgs& args, const Buffers& buf, int64_t first, bool last) const {
-    const TapGemm& gemm = last ? last_projection_ : block_projection_;
-    ConvEpilogue bias;
-    bias.residual = has_.b ? buf.bias : nullptr;  // one row added to every row (ldz 0)
-    const float* x = args.in(kLstmX);
-    const int64_t width = gate_width();
-    const int64_t calls = idx_.batch_major ? 1 : d_.seq;
-    for (int64_t t = 0; t < calls; ++t) {
-      const int64_t row = idx_.batch_major ? first * d_.seq : t * d_.batch + first;
-      gemm.run(x + row * d_.input, buf.wt, bias, buf.xw + row * width, width, 0, 0, gemm.panels());
-    }
-  }
-
-  // The same with sgemm, for an LSTM too large for TapGemms: row 0 gets the biases, every row a
-  // copy, then the GEMM adds X·W^T (beta = 1).
+  // xw = X·W^T + Wb + Rb, every row of X and both directions at once, by OpenBLAS's sgemm (split
+  // across the pool in thread-independent blocks, Note [thread-independent gemm blocks]): row 0
+  // gets the biases, every row a copy, then the GEMM adds X·W^T (beta = 1). W [num_dir, 4H, I]
+  // is read as one [num_dir*4H, I] matrix. (Dot products over W, per block, ran at half
+  // sgemm's rate on the zoo's LSTM classifier: X's 50 rows against 1024 of W.)
   void sgemm_projection(const KernelArgs& args, float* xw) const {
     const int64_t rows = d_.seq * d_.batch;
     const int64_t width = gate_width();
     const int64_t four_h = kGates * d_.hidden;
+    if (rows == 0 || width == 0) return;
     float beta = 0.0f;
     if (has_.b) {
       const float* bias = args.in(kLstmB);
@@ -238,12 +261,61 @@ class LstmKernel final : public Kernel {
     }
     sgemm(false, true, static_cast<int>(rows), static_cast<int>(width), static_cast<int>(d_.input), 1.0f,
           args.in(kLstmX), static_cast<int>(d_.input), args.in(kLstmW), static_cast<int>(d_.input), beta, xw,
-          static_cast<int>(width));
+          static_cast<int>(width), rows <= kFewRows ? 2 : 64);
   }
 
-  void load_state(const KernelArgs& args, size_t input, int64_t dir, float* state) const {
-    const bool present = input == kLstmInitialH ? has_.initial_h : has_.initial_c;
-    idx_.load_state(present ? args.in(input) : nullptr, dir, state);
+  // Every step of batch rows [blk * block_rows, + the block's rows) of one direction.
+  void run_block(const Direction& run, const int32_t* lens, int64_t blk) const {
+    const int64_t h = d_.hidden;
+    const int64_t four_h = kGates * h;
+    const int64_t first = blk * block_rows(d_);
+    const int64_t rows = std::min(block_rows(d_), d_.batch - first);
+    float* gates = run.gates + first * four_h;
+    float* h_state = run.h + first * h;
+    float* c_state = run.c + first * h;
+    const int64_t width = gate_width();
+    for (int64_t s = 0; s < run.steps; ++s) {
+      // gates [rows, 4H] = H_{t-1} [rows, H] · R^T
+      if (tap_) {
+        (first + rows == d_.batch ? last_step_ : block_step_).run(h_state, run.rt, ConvEpilogue(), gates, four_h);
+      } else if (dot_) {
+        recurrent_product(rows, four_h, h, h_state, h, run.r, gates, four_h);
+      } else if (h == 0) {
+        std::fill(gates, gates + rows * four_h, 0.0f);
+      } else {
+        sgemm(false, true, static_cast<int>(rows), static_cast<int>(four_h), static_cast<int>(h), 1.0f, h_state,
+              static_cast<int>(h), run.r, static_cast<int>(h), 0.0f, gates, static_cast<int>(four_h));
+      }
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t b = first + i;
+        const int64_t len = length(lens, b);
+        if (s >= len) continue;  // this sequence has ended: its state stays as it was
+        // A reverse pass starts at each sequence's own last step.
+        const int64_t t = run.reverse ? len - 1 - s : s;
+        const float* xg = run.xw + idx_.x_row(t, b) * width;
+        if (run.plain) {
+          lstm_cell_avx2(h, xg, gates + i * four_h, c_state + i * h, h_state + i * h);
+        } else {
+          cell_step(run.cell, xg, gates + i * four_h, c_state + i * h, h_state + i * h);
+        }
+        if (run.y) std::memcpy(run.y + idx_.y_offset(t, run.dir, b), h_state + i * h, h * sizeof(float));
+      }
+    }
+  }
+
+  // Y's zeros past each sequence's length, and Y_h, Y_c.
+  void finish_direction(const KernelArgs& args, const Direction& run, const int32_t* lens) const {
+    const int64_t h = d_.hidden;
+    if (run.y) {
+      for (int64_t b = 0; b < d_.batch; ++b) {
+        for (int64_t t = length(lens, b); t < d_.seq; ++t) {
+          float* row = run.y + idx_.y_offset(t, run.dir, b);
+          std::fill(row, row + h, 0.0f);
+        }
+      }
+    }
+    if (has_.y_h) store_state(run.h, lens, run.dir, args.out(kLstmYH));
+    if (has_.y_c) store_state(run.c, lens, run.dir, args.out(kLstmYC));
   }
 
   // A zero-length sequence ends in a zero state (as onnxruntime does), not in the initial one.
@@ -259,110 +331,15 @@ class LstmKernel final : public Kernel {
     }
   }
 
-  // What every block of one direction shares.
-  struct Direction {
-    int64_t dir = 0;
-    bool reverse = false;
-    int64_t steps = 0;
-    CellParams cell;
-    const float* rt = nullptr;  // [H, 4H] (TapGemms)
-    const float* r = nullptr;   // [4H, H] (sgemm)
-    float* y = nullptr;
-  };
-
-  void run_direction(const KernelArgs& args, int64_t dir, const int32_t* lens, const Buffers& buf) const {
-    const int64_t h = d_.hidden;
-    const int64_t four_h = kGates * h;
-    load_state(args, kLstmInitialH, dir, buf.h);
-    load_state(args, kLstmInitialC, dir, buf.c);
-
-    Direction run;
-    run.dir = dir;
-    // The reverse pass of a bidirectional node is its second direction.
-    run.reverse = attrs_.direction == LstmDirection::Reverse || dir == 1;
-    run.cell.hidden = h;
-    run.cell.clip = attrs_.has_clip ? attrs_.clip : std::numeric_limits<float>::infinity();
-    run.cell.input_forget = attrs_.input_forget;
-    run.cell.peephole = has_.p ? args.in(kLstmP) + dir * 3 * h : no_peephole_.data();
-    run.r = args.in(kLstmR) + dir * four_h * h;  // R [4H, H]
-    if (small_) {
-      float* rt = buf.rt + dir * h * four_h;
-      transpose(run.r, four_h, h, rt);
-      run.rt = rt;
-    }
-    run.y = has_.y ? args.out(kLstmY) : nullptr;
-    for (int64_t b = 0; b < d_.batch; ++b) run.steps = std::max(run.steps, length(lens, b));
-
-    const int64_t count = blocks(d_);
-    cpu_thread_pool().parallel_for(count, [&](int64_t begin, int64_t end, int) {
-      for (int64_t blk = begin; blk < end; ++blk) {
-        if (small_ && dir == 0) project_block(args, buf, blk * block_rows(d_), blk == count - 1);
-        run_block(run, lens, buf, blk, blk == count - 1);
-      }
-    }, workers_);
-
-    if (run.y) {
-      // Y is zero past each sequence's length.
-      for (int64_t b = 0; b < d_.batch; ++b) {
-        for (int64_t t = length(lens, b); t < d_.seq; ++t) {
-          float* row = run.y + idx_.y_offset(t, dir, b);
-          std::fill(row, row + h, 0.0f);
-        }
-      }
-    }
-    if (has_.y_h) store_state(buf.h, lens, dir, args.out(kLstmYH));
-    if (has_.y_c) store_state(buf.c, lens, dir, args.out(kLstmYC));
-  }
-
-  // Every step of batch rows [blk * block_rows, + the block's rows) of one direction.
-  void run_block(const Direction& run, const int32_t* lens, const Buffers& buf, int64_t blk, bool last) const {
-    const int64_t h = d_.hidden;
-    const int64_t four_h = kGates * h;
-    const int64_t first = blk * block_rows(d_);
-    const int64_t rows = last ? last_block_rows(d_) : block_rows(d_);
-    const TapGemm& step = last ? last_step_ : block_step_;
-    float* gates = buf.gates + first * four_h;
-    float* h_state = buf.h + first * h;
-    float* c_state = buf.c + first * h;
-    const ConvEpilogue none;
-    // The plain cell in AVX2 code where the CPU has it (Note [lstm cell in avx2]).
-    const bool plain = run.cell.peephole == no_peephole_.data() && !attrs_.has_clip && !attrs_.input_forget &&
-                       lstm_cell_avx2_available();
-    for (int64_t s = 0; s < run.steps; ++s) {
-      // gates [rows, 4H] = H_{t-1} [rows, H] · R^T
-      if (small_) {
-        step.run(h_state, run.rt, none, gates, four_h);
-      } else {
-        sgemm(false, true, static_cast<int>(rows), static_cast<int>(four_h), static_cast<int>(h), 1.0f, h_state,
-              static_cast<int>(h), run.r, static_cast<int>(h), 0.0f, gates, static_cast<int>(four_h));
-      }
-      for (int64_t i = 0; i < rows; ++i) {
-        const int64_t b = first + i;
-        const int64_t len = length(lens, b);
-        if (s >= len) continue;  // this sequence has ended: its state stays as it was
-        // A reverse pass starts at each sequence's own last step.
-        const int64_t t = run.reverse ? len - 1 - s : s;
-        const float* xg = buf.xw + idx_.x_row(t, b) * gate_width() + run.dir * four_h;
-        if (plain) {
-          lstm_cell_avx2(h, xg, gates + i * four_h, c_state + i * h, h_state + i * h);
-        } else {
-          cell_step(run.cell, xg, gates + i * four_h, c_state + i * h, h_state + i * h);
-        }
-        if (run.y) std::memcpy(run.y + idx_.y_offset(t, run.dir, b), h_state + i * h, h * sizeof(float));
-      }
-    }
-  }
-
   std::string where_;  // for errors about sequence_lens, found only at run time
   LstmAttributes attrs_;
   LstmDims d_;
   RnnLayoutIndex idx_;
   LstmPresence has_;
   std::vector<float> no_peephole_;  // [3H] zeros: the peephole terms of a node without P
-  int workers_;                     // the most the blocks (and the projection's panels) are split across
-  bool small_;                      // TapGemms over batch blocks, or sgemm over the whole batch
-  TapGemm block_projection_;        // a block's rows of xw = X's rows · W^T [I, width] (projected_rows)
-  TapGemm last_projection_;         // the same for the last block
+  int workers_;                     // the most the (direction, block) jobs are split across
+  bool dot_;                        // dot products over batch blocks, or sgemm over the whole batch
+  bool tap_;                        // the blocks' steps as TapGemms over R^T instead of dot products
   TapGemm block_step_;              // a block's gates [kBlockRows, 4H] = H [kBlockRows, H] · R^T
   TapGemm last_step_;               // the same for the last block's rows
 };
@@ -382,13 +359,15 @@ KernelChoice plan_lstm(const Node& node, const std::vector<ValueInfo>& inputs,
   has.y_h = node.has_output(kLstmYH);
   has.y_c = node.has_output(kLstmYC);
 
-  // Split the blocks across the pool's threads (Note [lstm batch blocks]); each block's work is
-  // its steps' GEMMs.
-  const int workers = plan_workers(LstmKernel::blocks(dims), dims.seq * LstmKernel::block_rows(dims) *
-                                                                 kGates * dims.hidden * dims.hidden);
+  // Split the (direction, block) jobs across the pool's threads (Note [lstm batch blocks]); each
+  // job's work is its rows' projection and steps.
+  const bool dot = LstmKernel::dot(dims);
+  const int64_t jobs = dot ? dims.num_dir * LstmKernel::blocks(dims) : 1;
+  const int workers = plan_workers(jobs, dims.seq * std::min(kBlockRows, dims.batch) * kGates * dims.hidden *
+                                             (dims.hidden + dims.input));
   KernelChoice choice;
   choice.kernel = std::make_unique<LstmKernel>(node.where(), attrs, dims, has, workers);
-  choice.algorithm = with_threads("gemm+gates", workers);
+  choice.algorithm = with_threads(LstmKernel::tap(dims) ? "tap+gates" : dot ? "dot+gates" : "gemm+gates", workers);
   choice.workspace_bytes = LstmKernel::workspace_floats(dims) * sizeof(float);
   return choice;
 }

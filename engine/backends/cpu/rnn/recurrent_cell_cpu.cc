@@ -1,6 +1,6 @@
 // GRU and RNN cell math on the CPU (recurrent_cell_cpu.h). Per step, the products with R are
-// GEMMs over the whole batch; the gate math is a plain loop per batch row, written branch-free
-// so that it vectorises.
+// dot products or GEMMs over the whole batch (gemm_abt); the gate math is a plain loop per batch
+// row, written branch-free so that it vectorises.
 #include "backends/cpu/rnn/recurrent_cell_cpu.h"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 
 #include "backends/cpu/elementwise/activation_cpu.h"
 #include "backends/cpu/dense/blas.h"
+#include "backends/cpu/rnn/recurrent_product_cpu.h"
 
 namespace dnnx {
 
@@ -19,12 +20,26 @@ inline float clamp(float x, float limit) { return std::min(std::max(x, -limit), 
 // (as in lstm_cpu.cc).
 inline float tanh_fast(float x) { return 2.0f * sigmoidf(2.0f * x) - 1.0f; }
 
-// c [m, n] (row stride ldc) = a [m, k] (row stride lda) · b^T, b [n, k] dense.
+// R up to 1 MB, or any R at a batch of a few rows: dot products over R as the node gives it
+// (Note [recurrent dot product]); OpenBLAS's sgemm packs R on every step, and at batch 1 its
+// call overhead on every step was most of a GRU layer's time.
+constexpr int64_t kMaxDotWeights = int64_t{1} << 18;
+constexpr int64_t kFewRows = 16;
+// A projection of at most this many rows of X runs its sgemm in at most 2 blocks of columns (for
+// 2 threads): each block repacks X (as in lstm_cpu.cc).
+constexpr int64_t kFewProjectionRows = 256;
+
+// c [m, n] (row stride ldc) = a [m, k] (row stride lda) · b^T, b [n, k] dense. The choice between
+// the two depends on the shape only, so a batch gives the same bits on any thread count.
 void gemm_abt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, float* c,
               int64_t ldc) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    return;
+  }
+  if (m <= kFewRows || n * k <= kMaxDotWeights) {
+    recurrent_product(m, n, k, a, lda, b, c, ldc);
     return;
   }
   sgemm(false, true, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(lda),
@@ -141,7 +156,7 @@ void recurrent_input_projection(const RecurrentAttributes& attrs, const LstmDims
   if (d.input == 0) return;
   sgemm(false, true, static_cast<int>(rows), static_cast<int>(width), static_cast<int>(d.input), 1.0f, x,
         static_cast<int>(d.input), w + dir_first * gh * d.input, static_cast<int>(d.input), 1.0f, xw,
-        static_cast<int>(width));
+        static_cast<int>(width), rows <= kFewProjectionRows ? 2 : 64);
 }
 
 void recurrent_step(const RecurrentStepParams& p, const RecurrentStepBuffers& buf) {

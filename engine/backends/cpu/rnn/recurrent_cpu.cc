@@ -1,14 +1,18 @@
 // GRU and RNN on the CPU ("gemm+gates", as LSTM in lstm_cpu.cc): one GEMM computes X·W^T plus
-// the biases for every step and direction at once; then, per direction and step, GEMMs compute
-// the products with R for the whole batch and a plain loop does the gate math
-// (recurrent_cell_cpu.cc).
+// the biases for every step and direction at once; then, per direction and step, the products
+// with R for the whole batch (dot products at a small batch, Note [recurrent dot product]) and a
+// plain loop for the gate math (recurrent_cell_cpu.cc). The two directions of a bidirectional
+// node share nothing but xw, so they run on two threads where the pool has them, each with its
+// own buffers: the same bits for any thread count.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "backends/cpu/rnn/recurrent_cell_cpu.h"
 #include "backends/cpu/rnn/rnn_layout_cpu.h"
+#include "backends/cpu/runtime/thread_pool.h"
 #include "runtime/kernel_registry.h"
 
 namespace dnnx {
@@ -25,40 +29,57 @@ struct RecurrentPresence {
 class RecurrentKernel final : public Kernel {
  public:
   RecurrentKernel(std::string where, const RecurrentAttributes& attrs, const LstmDims& dims,
-                  const RecurrentPresence& has)
+                  const RecurrentPresence& has, int workers)
       : where_(std::move(where)), attrs_(attrs), d_(dims), idx_(dims, attrs.layout), has_(has),
-        zeros_(static_cast<size_t>(dims.hidden), 0.0f) {}
+        zeros_(static_cast<size_t>(dims.hidden), 0.0f), workers_(workers) {}
 
-  // The sum of the Buffers below.
+  // The sum of the Buffers below: xw, then per direction its step buffers and xg's pointers
+  // (kept in the workspace: nothing is allocated per call).
   static size_t workspace_floats(const RecurrentAttributes& attrs, const LstmDims& d) {
-    const int64_t gh = attrs.gates() * d.hidden, bh = d.batch * d.hidden;
-    return static_cast<size_t>(d.seq * d.batch * d.num_dir * gh + 2 * d.batch * gh + 3 * bh);
+    return static_cast<size_t>(xw_floats(attrs, d) + d.num_dir * direction_floats(attrs, d));
   }
 
   void run(const KernelArgs& args) const override {
     const int32_t* lens = has_.sequence_lens ? args.in<int32_t>(kRecSequenceLens) : nullptr;
     check_sequence_lens(where_, lens, d_);
-    const Buffers buf = buffers(args.workspace);
+    float* xw = static_cast<float*>(args.workspace);
     recurrent_input_projection(attrs_, d_, args.in(kRecX), args.in(kRecW), has_.b ? args.in(kRecB) : nullptr, 0,
-                               d_.num_dir, buf.xw);
-    for (int64_t dir = 0; dir < d_.num_dir; ++dir) run_direction(args, dir, lens, buf);
+                               d_.num_dir, xw);
+    if (workers_ <= 1) {  // on the caller, outside any pool job: a large step's sgemm splits across the pool
+      for (int64_t dir = 0; dir < d_.num_dir; ++dir) run_direction(args, dir, lens, xw, buffers(args.workspace, dir));
+      return;
+    }
+    cpu_thread_pool().parallel_for(d_.num_dir, [&](int64_t begin, int64_t end, int) {
+      for (int64_t dir = begin; dir < end; ++dir) run_direction(args, dir, lens, xw, buffers(args.workspace, dir));
+    }, workers_);
   }
 
  private:
-  // The workspace, in this order (workspace_floats is their sum).
+  // One direction's buffers.
   struct Buffers {
-    float* xw;    // [seq*batch, num_dir*G*H]: X·W^T + biases, rows in X's order
     float* hr;    // [batch, G*H]: the products with R of the current step
     float* acts;  // [batch, G*H]: GRU's gate activations of the current step
-    float* h;     // [batch, H]: hidden state of the current direction
+    float* h;     // [batch, H]: hidden state
     float* rh;    // [batch, H]: GRU's r ⊙ h_prev
     float* hh;    // [batch, H]: GRU's h_prev·Rh^T + Rbh
+    const float** xg;  // [batch]: the step's xw rows (RecurrentStepBuffers::xg)
   };
-  Buffers buffers(void* workspace) const {
+  // Floats of one direction's Buffers: xg's pointers first (2 floats each, from the share's
+  // first 8-byte boundary: 1 float of slack), then the floats.
+  static int64_t direction_floats(const RecurrentAttributes& attrs, const LstmDims& d) {
+    const int64_t gh = attrs.gates() * d.hidden, bh = d.batch * d.hidden;
+    return 1 + 2 * d.batch + 2 * d.batch * gh + 3 * bh;
+  }
+  static int64_t xw_floats(const RecurrentAttributes& attrs, const LstmDims& d) {
+    return d.seq * d.batch * d.num_dir * attrs.gates() * d.hidden;
+  }
+  Buffers buffers(void* workspace, int64_t dir) const {
     const int64_t gh = attrs_.gates() * d_.hidden, bh = d_.batch * d_.hidden;
+    float* share = static_cast<float*>(workspace) + xw_floats(attrs_, d_) + dir * direction_floats(attrs_, d_);
+    const uintptr_t at = (reinterpret_cast<uintptr_t>(share) + 7) & ~uintptr_t{7};
     Buffers buf;
-    buf.xw = static_cast<float*>(workspace);
-    buf.hr = buf.xw + d_.seq * d_.batch * d_.num_dir * gh;
+    buf.xg = reinterpret_cast<const float**>(at);
+    buf.hr = reinterpret_cast<float*>(at) + 2 * d_.batch;
     buf.acts = buf.hr + d_.batch * gh;
     buf.h = buf.acts + d_.batch * gh;
     buf.rh = buf.h + bh;
@@ -68,7 +89,8 @@ class RecurrentKernel final : public Kernel {
 
   int64_t length(const int32_t* lens, int64_t b) const { return lens ? lens[b] : d_.seq; }
 
-  void run_direction(const KernelArgs& args, int64_t dir, const int32_t* lens, const Buffers& buf) const {
+  void run_direction(const KernelArgs& args, int64_t dir, const int32_t* lens, const float* xw,
+                     const Buffers& buf) const {
     const int64_t h = d_.hidden, gh = attrs_.gates() * h, width = d_.num_dir * gh;
     idx_.load_state(has_.initial_h ? args.in(kRecInitialH) : nullptr, dir, buf.h);
 
@@ -83,9 +105,9 @@ class RecurrentKernel final : public Kernel {
     // Rbh: the last H of the R biases [Rbz, Rbr, Rbh] of this direction.
     p.rbh = has_.b && attrs_.linear_before_reset ? args.in(kRecB) + dir * 2 * gh + gh + 2 * h : zeros_.data();
 
-    std::vector<const float*> xg(static_cast<size_t>(d_.batch));
+    const float** xg = buf.xg;
     RecurrentStepBuffers sb;
-    sb.xg = xg.data();
+    sb.xg = xg;
     sb.h_prev = buf.h;
     sb.h_next = buf.h;  // in place: the step reads a row's h_prev before it writes the row
     sb.hr = buf.hr;
@@ -103,7 +125,7 @@ class RecurrentKernel final : public Kernel {
         const int64_t len = length(lens, b);
         // A reverse pass starts at each sequence's own last step; an ended sequence is skipped.
         const int64_t t = reverse ? len - 1 - s : s;
-        xg[b] = s < len ? buf.xw + idx_.x_row(t, b) * width + dir * gh : nullptr;
+        xg[b] = s < len ? xw + idx_.x_row(t, b) * width + dir * gh : nullptr;
       }
       recurrent_step(p, sb);
       for (int64_t b = 0; y && b < d_.batch; ++b) {
@@ -131,6 +153,7 @@ class RecurrentKernel final : public Kernel {
   RnnLayoutIndex idx_;
   RecurrentPresence has_;
   std::vector<float> zeros_;  // [H]: Rbh where the step must not add one
+  int workers_;               // 2 for a bidirectional node where the pool has 2 threads, else 1
 };
 
 KernelChoice plan_recurrent(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
@@ -144,9 +167,11 @@ KernelChoice plan_recurrent(const Node& node, const std::vector<ValueInfo>& inpu
   has.y = node.has_output(kRecY);
   has.y_h = node.has_output(kRecYH);
 
+  // The directions across the pool's threads; each one's work is its steps' products.
+  const int workers = plan_workers(dims.num_dir, dims.seq * dims.batch * attrs.gates() * dims.hidden * dims.hidden);
   KernelChoice choice;
-  choice.kernel = std::make_unique<RecurrentKernel>(node.where(), attrs, dims, has);
-  choice.algorithm = "gemm+gates";
+  choice.kernel = std::make_unique<RecurrentKernel>(node.where(), attrs, dims, has, workers);
+  choice.algorithm = with_threads("gemm+gates", workers);
   choice.workspace_bytes = RecurrentKernel::workspace_floats(attrs, dims) * sizeof(float);
   return choice;
 }
