@@ -24,9 +24,7 @@ _TYPE = r"element type {t} is not supported"
 KNOWN_GAPS = {
     _TYPE.format(t="STRING"): "#35: string tensors are not an engine dtype yet",
     **{_OP.format(op=op): f"#36: {op} has a value-dependent output shape" for op in (
-        "NonMaxSuppression Unique Compress NonZero").split()},
-    r"\((Scan|If|Loop)\): (attribute '\w+' of type GRAPH|op \w+\b[^;]*) is not supported":
-        "#36: control flow (subgraphs)",
+        "NonMaxSuppression Unique").split()},
     r"graph input '[^']*': only tensor inputs are supported": "#36: sequence and optional values",
     _OP.format(op="SplitToSequence"): "#36: sequence values",
     **{_OP.format(op=op): "#37: quantization ops" for op in

@@ -60,7 +60,10 @@
   X(bitcast)       /* BitCast */                                                                   \
   X(tensor_scatter) /* TensorScatter */                                                         \
   /* issue #35, text (tfidf) */                                                                    \
-  X(text)          /* TfIdfVectorizer */
+  X(text)          /* TfIdfVectorizer */ \
+  /* issue #36, control flow and value-dependent shapes (cf): Note [staged plans] */               \
+  X(value_shaped)  /* NonZero, Compress */                                                         \
+  X(control)       /* If, Loop, Scan (subgraphs) */
 // clang-format on
 
 namespace dnnx {

@@ -11,7 +11,7 @@ namespace dnnx {
 
 Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes,
                const EngineOptions& options)
-    : graph_(std::move(graph)), backend_(std::move(backend)), host_(folding_host()) {
+    : graph_(std::move(graph)), backend_(std::move(backend)), options_(options), host_(folding_host()) {
   stats_.max_plans = std::max<size_t>(options.max_plans, 1);
   validate_graph(graph_, *backend_, host_);
   fold_graph_constants(graph_, host_);  // before the passes: they read constants
@@ -36,6 +36,20 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     half_storage(graph_, half, [this](const Node& node) { return backend_->half_unsupported_reason(node); }, keep);
     if (passes.fold_entry_cast) fold_entry_cast(graph_, passes.checked_by(*backend_));
   }
+  finish_setup(options);
+  if (value_inputs_.empty()) find_or_build(PlanKey{default_shapes(), {}});  // the model's own shapes
+}
+
+Engine::Engine(Graph graph, std::shared_ptr<Backend> backend, const EngineOptions& options, std::string path)
+    : graph_(std::move(graph)), backend_(std::move(backend)), options_(options), path_(std::move(path)),
+      host_(folding_host()) {
+  stats_.max_plans = std::max<size_t>(options.max_plans, 1);
+  validate_graph(graph_, *backend_, host_);
+  fold_graph_constants(graph_, host_);
+  finish_setup(options);
+}
+
+void Engine::finish_setup(const EngineOptions& options) {
   if (!backend_->uses_host_memory()) {
     device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);
     device_ = std::make_unique<DeviceRunner>(*backend_, options.device_graphs);
@@ -43,10 +57,10 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
   const GraphFolding folding = graph_folding(graph_, host_);  // after the passes, which may rename
   value_inputs_ = folding.value_inputs;
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    if (op_registry().find(graph_.nodes[i].op_type)->value_shaped) continue;  // the engine runs it
     const std::string why = folding.nodes[i] ? "" : host_fallback_reason(graph_.nodes[i], *backend_, host_);
     if (!why.empty()) host_layers_.push_back(graph_.nodes[i].where() + ": " + why);
   }
-  if (value_inputs_.empty()) find_or_build(PlanKey{default_shapes(), {}});  // the model's own shapes
 }
 
 std::vector<Shape> Engine::default_shapes() const {
@@ -83,7 +97,7 @@ std::shared_ptr<const Plan> Engine::plan_for(const PlanKey& requested) {
 }
 
 std::shared_ptr<const Plan> Engine::find_or_build(const PlanKey& requested) {
-  PlanKey key{requested.shapes, std::vector<ConstTensorPtr>(graph_.inputs.size())};
+  PlanKey key{requested.shapes, std::vector<ConstTensorPtr>(graph_.inputs.size()), requested.dtypes};
   for (int i : value_inputs_) {
     if (static_cast<size_t>(i) < requested.values.size()) key.values[i] = requested.values[i];
   }
@@ -142,7 +156,13 @@ void Engine::set_max_plans(size_t max_plans) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.max_plans = std::max<size_t>(max_plans, 1);
+    options_.max_plans = stats_.max_plans;
     evicted = evict_locked();
+  }
+  {
+    std::lock_guard<std::mutex> lock(sub_mutex_);  // the stages and bodies share the bound
+    for (auto& kv : continuations_) kv.second->set_max_plans(max_plans);
+    for (auto& kv : bodies_) kv.second->set_max_plans(max_plans);
   }
   if (device_ && !evicted.empty()) {
     std::unique_lock<std::mutex> device_turn = device_->turn();

@@ -10,11 +10,13 @@
 #include "runtime/run_fallback.h"
 #include "runtime/plan_folding.h"
 #include "runtime/size_check.h"
+#include "runtime/stages.h"
 
 namespace dnnx {
 
 bool PlanKey::operator<(const PlanKey& other) const {
   if (shapes != other.shapes) return shapes < other.shapes;
+  if (dtypes != other.dtypes) return dtypes < other.dtypes;
   if (values.size() != other.values.size()) return values.size() < other.values.size();
   for (size_t i = 0; i < values.size(); ++i) {
     const ConstTensor* a = values[i].get();
@@ -45,6 +47,10 @@ void validate_graph(const Graph& graph, const Backend& backend, const Backend* h
                                                  std::to_string(def->min_opset) + ")");
     }
     if (def->validate) def->validate(node);
+    for (const auto& kv : node.attrs) {  // Note [subgraphs]: each body is checked as a graph too
+      if (const GraphPtr* body = std::get_if<GraphPtr>(&kv.second)) validate_graph(**body, backend, host);
+    }
+    if (def->value_shaped) continue;  // the engine runs it (Note [staged plans])
     if (folds[i]) continue;  // the host computes it when a plan is built
     if (!host_fallback_reason(node, backend, host).empty()) continue;  // a host layer (Note [host fallback])
     const std::string why = backend.unsupported_reason(node);
@@ -117,6 +123,27 @@ void fold_into_plan(Plan& plan, ValueTable& table, const Backend& backend, const
   plan.layers.push_back(std::move(layer));
 }
 
+// A value-shaped node whose inputs are all constants of the plan (Note [staged plans]): its
+// outputs are computed now and become constants of the plan.
+void evaluate_into_plan(Plan& plan, ValueTable& table, const Backend& backend, const Node& node, const OpDef& def,
+                        const std::vector<ValueInfo>& in_infos, PlannedLayer& layer) {
+  std::vector<ConstTensorPtr> inputs;
+  for (const ValueInfo& v : in_infos) inputs.push_back(v.present ? std::make_shared<ConstTensor>(*v.constant) : nullptr);
+  std::vector<ConstTensorPtr> results = def.evaluate(node, inputs);
+  for (size_t o = 0; o < node.outputs.size(); ++o) {
+    if (node.outputs[o].empty() || o >= results.size() || !results[o]) {
+      layer.outputs.push_back(-1);
+      continue;
+    }
+    PlannedValue v{node.outputs[o], results[o]->info};
+    constant_of_plan(plan, backend, v, results[o]);
+    layer.outputs.push_back(table.add(v));
+  }
+  layer.algorithm = "folded at plan time (its inputs are constants of the plan)";
+  ++plan.folded_nodes;
+  plan.layers.push_back(std::move(layer));
+}
+
 }  // namespace
 
 // Note [empty tensors]: ONNX allows a dim of 0 anywhere (an empty batch, an empty slice), and
@@ -169,9 +196,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
   const std::string device = backend.memory_name();
   ValueTable table;
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
-    check_fits(TensorInfo{key.shapes[i], graph.inputs[i].dtype}, limit, "input '" + graph.inputs[i].name + "'",
-               device);
-    PlannedValue v{graph.inputs[i].name, {key.shapes[i], graph.inputs[i].dtype},
+    const DType dtype = key.dtypes.empty() ? graph.inputs[i].dtype : key.dtypes.at(i);
+    check_fits(TensorInfo{key.shapes[i], dtype}, limit, "input '" + graph.inputs[i].name + "'", device);
+    PlannedValue v{graph.inputs[i].name, {key.shapes[i], dtype},
                    plan->device ? Storage::Arena : Storage::GraphInput};
     v.input_index = static_cast<int>(i);
     plan->inputs.push_back(table.add(v));
@@ -216,6 +243,19 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
       if (id < 0) node_fail<InvalidModelError>(node, "input '" + name + "' is not produced by any node");
       layer.inputs.push_back(id);
       in_infos.push_back(ValueInfo{table[id].info, table[id].constant, true});
+    }
+    if (def.value_shaped) {  // Note [staged plans]: folds with constant inputs, else the plan stops here
+      const bool known = def.evaluate && std::all_of(in_infos.begin(), in_infos.end(), [](const ValueInfo& v) {
+                           return !v.present || v.constant;
+                         });
+      if (!known) {
+        plan->stage_node = static_cast<int>(n);
+        plan->staged_at = &node;
+        plan->stage_reason = stage_reason(node);
+        break;
+      }
+      evaluate_into_plan(*plan, table, backend, node, def, in_infos, layer);
+      continue;
     }
     std::vector<TensorInfo> out_infos = def.infer(node, in_infos);
     if (out_infos.size() < node.outputs.size()) {
@@ -299,7 +339,8 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
     }
     plan->layers.push_back(std::move(layer));
   }
-  for (const std::string& name : graph.outputs) {
+  if (plan->stage_node >= 0) plan->carried = carried_names(graph, static_cast<size_t>(plan->stage_node));
+  for (const std::string& name : plan->stage_node >= 0 ? plan->carried : graph.outputs) {
     const int id = table.find(name);
     if (id < 0) throw InvalidModelError("graph output '" + name + "' is not produced by any node");
     plan->outputs.push_back(id);
