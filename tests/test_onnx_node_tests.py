@@ -25,7 +25,8 @@ KNOWN_GAPS = {
     _TYPE.format(t="STRING"): "#35: string tensors are not an engine dtype yet",
     **{_OP.format(op=op): f"#36: {op} has a value-dependent output shape" for op in (
         "NonMaxSuppression Unique").split()},
-    r"graph input '[^']*': only tensor inputs are supported": "#36: sequence and optional values",
+    r"'[^']*':? (is a sequence or optional value; )?only tensor (inputs|outputs|values) are supported":
+        "#36: sequence and optional values",
     _OP.format(op="SplitToSequence"): "#36: sequence values",
     **{_OP.format(op=op): "#37: quantization ops" for op in
        ("DynamicQuantizeLinear", "QuantizeLinear", "QLinearMatMul", "QLinearConv", "MatMulInteger", "ConvInteger")},

@@ -370,6 +370,10 @@ def _build_ir(model, opset: int, raw: dict, float_edges: bool = False) -> dict:
     graph = model.graph
     constants = {t.name: tensor_array(t, f"initializer '{t.name}'", raw.get(t.name)) for t in graph.initializer}
     inputs, edge_inputs = _graph_inputs(graph, constants, float_edges)
+    for o in graph.output:
+        if not o.type.HasField("tensor_type"):
+            raise UnsupportedModelError(f"graph output '{o.name}': only tensor outputs are supported (a "
+                                        f"{o.type.WhichOneof('value') or 'untyped'} value)")
     nodes = _convert_nodes(model, graph, constants, opset, float_edges, _engine_ops())
     used = {i for n in nodes for i in n[2]} | {o.name for o in graph.output}
     constants = {k: (compute_array(v) if float_edges else v) for k, v in constants.items() if k in used}
@@ -423,8 +427,8 @@ def _body_ir(model, body, opset: int, float_edges: bool, known: frozenset, scope
     nodes = _convert_nodes(model, body, constants, opset, float_edges, known, scope)
     constants = {k: (compute_array(v) if float_edges else v) for k, v in constants.items()}
     return {"opset": opset, "nodes": nodes, "constants": constants,
-            "inputs": declared(body.input, constants), "outputs": [o.name for o in body.output],
-            "output_types": declared(body.output, {})}
+            "inputs": declared(body.input, constants, f"{scope}input "), "outputs": [o.name for o in body.output],
+            "output_types": declared(body.output, {}, f"{scope}output ")}
 
 
 def _unknown_op_message(node, opset: int, where: str, known: frozenset) -> str:
@@ -469,4 +473,8 @@ def _fold(node, values: list, opset: int, where: str, known: frozenset) -> list:
         raise UnsupportedModelError(f"{_unknown_op_message(node, opset, where, known)}; its inputs are all "
                                     f"constants, but onnx's reference evaluator could not fold it at load "
                                     f"either ({reason})") from e
+    for out, r in zip([o for o in node.output if o], results):
+        if not isinstance(r, np.ndarray) and not np.isscalar(r) or np.asarray(r).dtype == object:
+            raise UnsupportedModelError(f"{where}: output '{out}' is a sequence or optional value; only tensor "
+                                        f"values are supported")
     return [np.asarray(r) for r in results]

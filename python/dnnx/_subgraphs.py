@@ -10,6 +10,7 @@ defines them.
 from __future__ import annotations
 
 from ._tensors import ELEM_NAMES
+from .errors import UnsupportedModelError
 
 GRAPH = 5  # onnx.AttributeProto.GRAPH
 GRAPHS = 10
@@ -23,7 +24,7 @@ def body_attribute(attr, where: str, convert):
     return "graph", convert(attr.g, f"{where} {attr.name}: ")
 
 
-def declared(values, constants: dict) -> list:
+def declared(values, constants: dict, scope: str) -> list:
     """[(name, dims, dtype)] of a body's own inputs (or outputs). A body's input types decide
     nothing in the engine (the parent passes typed tensors: the plan key carries their dtypes), so
     one declared without a tensor type (or with an unknown rank) is listed as float32 without
@@ -32,6 +33,9 @@ def declared(values, constants: dict) -> list:
     for vi in values:
         if vi.name in constants:
             continue
+        if vi.type.WhichOneof("value") not in (None, "tensor_type"):
+            raise UnsupportedModelError(f"{scope}'{vi.name}': only tensor values are supported (a "
+                                        f"{vi.type.WhichOneof('value')} value)")
         tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
         elem = ELEM_NAMES.get(tt.elem_type, "float32") if tt is not None else "float32"
         dims = ([d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]

@@ -52,12 +52,19 @@ void validate_loop(const Node& node) {
 
 // Scan (opset 9+): N state values, M scan inputs (num_scan_inputs), then the outer values. The
 // body takes (N states, M slices, outer) and gives (N states, K per-iteration outputs).
+// Scan-8 has a leading sequence_lens input, batched states and inputs, and `directions`.
 void validate_scan(const Node& node) {
-  node.expect_only_attrs({"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",
-                          "scan_output_directions", kCapturedAttr});
+  if (node.opset < 9) {
+    node.expect_only_attrs({"body", "num_scan_inputs", "directions", kCapturedAttr});
+  } else {
+    node.expect_only_attrs({"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",
+                            "scan_output_directions", kCapturedAttr});
+  }
   const size_t captured = node.captured_inputs();
   const int64_t m = node.attr_int("num_scan_inputs", -1);
-  const size_t formal = node.inputs.size() - captured;
+  const size_t lens = node.opset < 9 ? 1 : 0;
+  if (node.inputs.size() < captured + lens) node_fail<InvalidModelError>(node, "takes sequence_lens (may be \"\")");
+  const size_t formal = node.inputs.size() - captured - lens;
   if (m < 1 || static_cast<size_t>(m) > formal) {
     node_fail<InvalidModelError>(node, "num_scan_inputs must be in [1, " + std::to_string(formal) + "], got " +
                                            std::to_string(m));
@@ -69,6 +76,7 @@ void validate_scan(const Node& node) {
                                            " states + the scan outputs expected, one node output each");
   }
   expect_body(node, "body", formal + captured, body_out);
+  if (lens) return;
   const auto per_input = [&](const char* attr, size_t n) {
     const std::vector<int64_t> v = node.attr_ints(attr, {});
     if (!v.empty() && v.size() != n) {
@@ -96,7 +104,7 @@ OpDef control_op(void (*validate)(const Node&), int min_opset) {
 void register_control_ops(OpRegistry& r) {
   r.add("If", control_op(validate_if, 1));
   r.add("Loop", control_op(validate_loop, 1));
-  r.add("Scan", control_op(validate_scan, 9));
+  r.add("Scan", control_op(validate_scan, 8));
 }
 
 }  // namespace dnnx
