@@ -27,7 +27,6 @@ KNOWN_GAPS = {
         "NonMaxSuppression Unique").split()},
     r"'[^']*':? (is a sequence or optional value; )?only tensor (inputs|outputs|values) are supported":
         "#36: sequence and optional values",
-    _OP.format(op="SplitToSequence"): "#36: sequence values",
     **{_OP.format(op=op): "#37: quantization ops" for op in
        ("DynamicQuantizeLinear", "QuantizeLinear", "QLinearMatMul", "QLinearConv", "MatMulInteger", "ConvInteger")},
     r"the model imports no ai.onnx opset": "ai.onnx.ml cases (LabelEncoder, TreeEnsemble, ...): dnnx runs "
