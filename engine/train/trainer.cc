@@ -18,6 +18,12 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
   if (!ops_) throw DeviceError("finetune: the " + backend->name() + " backend cannot train");
   device_ = !backend->uses_host_memory();
   validate_graph(graph_, *backend);
+  for (const Node& node : graph_.nodes) {  // Note [staged plans]: the trainer plans whole graphs only
+    if (op_registry().find(node.op_type)->value_shaped) {
+      node_fail<UnsupportedModelError>(node, "fine-tuning: its output shapes (or its subgraphs) are decided at run "
+                                             "time; such models run but do not fine-tune");
+    }
+  }
   split_ = split_at_first_trainable(graph_, std::set<std::string>(options_.params.begin(), options_.params.end()));
   // The tail trains private copies of the parameters; the head never reads them.
   for (const std::string& name : options_.params) {
