@@ -159,3 +159,44 @@ def test_value_shaped_node_of_constants_folds():
                        [("x", [1])], [("y", [2, 3])], initializers={"k": np.array([[0, 1], [1, 1]], np.float32)})
     assert_matches_ort(model, {"x": np.ones(1, np.float32)})
     assert not any(r["algorithm"].startswith("staged:") for r in dnnx.load(model).plan())
+
+
+def test_stage_and_body_plans_count_against_max_plans():
+    # The growing loop's body plans four shapes; with max_plans=2 the model keeps two in all.
+    body = helper.make_graph(
+        [helper.make_node("Concat", ["y_in", "y_in"], ["y_out"], axis=0),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "double", [vi("i", I64, []), vi("cond_in", B, []), vi("y_in", F, None)],
+        [vi("cond_out", B, []), vi("y_out", F, None)])
+    model = make_model([helper.make_node("Loop", ["M", "", "y0"], ["y"], body=body)],
+                       [("M", [], I64), ("y0", [1])], [("y", ["Y"])])
+    m = dnnx.load(model, max_plans=2)
+    np.testing.assert_array_equal(m.run(np.array(4, np.int64), np.ones(1, np.float32)), np.ones(16, np.float32))
+    stats = m.planner_stats()
+    (body_stats,) = [s for s in stats["stages"] if s["stage"].endswith("body")]
+    assert body_stats["plans_built"] == 4 and body_stats["plans_evicted"] == 3 and body_stats["plans_kept"] == 1
+    assert stats["plans_kept_total"] == 2
+
+
+def test_empty_sequence_scan_and_zero_trip_loop():
+    # Scan over L = 0 slices: the state passes through and the scan output is [0, 4] (its
+    # declared dims); a Loop of M = 0: the initial value and an empty scan output [0, 2].
+    scan_body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]), helper.make_node("Identity", ["s_out"], ["y_t"])],
+        "scan_body", [vi("s_in", F, [4]), vi("x_t", F, [4])], [vi("s_out", F, [4]), vi("y_t", F, [4])])
+    scan = make_model([helper.make_node("Scan", ["s0", "x"], ["s", "ys"], body=scan_body, num_scan_inputs=1)],
+                      [("s0", [4]), ("x", ["L", 4])], [("s", [4]), ("ys", ["L", 4])])
+    got = dnnx.load(scan).run_dict({"s0": rand(4), "x": np.zeros((0, 4), np.float32)})
+    np.testing.assert_array_equal(got["s"], rand(4))
+    assert got["ys"].shape == (0, 4) and got["ys"].dtype == np.float32
+    loop_body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Neg", ["x_in"], ["x_out"]),
+         helper.make_node("Identity", ["x_out"], ["part"])],
+        "neg", [vi("i", I64, []), vi("cond_in", B, []), vi("x_in", F, [2])],
+        [vi("cond_out", B, []), vi("x_out", F, [2]), vi("part", F, [2])])
+    loop = make_model([helper.make_node("Loop", ["M", "", "x0"], ["x", "parts"], body=loop_body)],
+                      [("M", [], I64), ("x0", [2])], [("x", [2]), ("parts", ["T", 2])])
+    feeds = {"M": np.array(0, np.int64), "x0": rand(2)}
+    got = assert_matches_ort(loop, feeds)
+    assert got["parts"].shape == (0, 2)
+    assert_matches_ort(loop, {"M": np.array(3, np.int64), "x0": rand(2)})

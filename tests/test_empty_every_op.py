@@ -16,6 +16,9 @@ CASES = cases_by_op()
 # Ops without an empty variant onnxruntime runs here, each with why and where empty tensors are
 # covered instead.
 NO_EMPTY_VARIANT = {
+    "If": "its node cases read a scalar cond and constants: no dim to empty; branches giving empty values are in "
+          "tests/test_control_flow.py",
+    "Scan": "onnxruntime runs none of its cases with an empty dim; an empty sequence is in tests/test_control_flow.py",
     "ConstantOfShape": "its one input is a shape (a value input): an empty output from shape [0, 3] is in "
                        "tests/test_empty_tensors.py",
     "Range": "its inputs are scalars (value inputs): an empty range is in tests/test_empty_tensors.py",

@@ -40,9 +40,10 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
   if (value_inputs_.empty()) find_or_build(PlanKey{default_shapes(), {}});  // the model's own shapes
 }
 
-Engine::Engine(Graph graph, std::shared_ptr<Backend> backend, const EngineOptions& options, std::string path)
+Engine::Engine(Graph graph, std::shared_ptr<Backend> backend, const EngineOptions& options, std::string path,
+               std::shared_ptr<std::atomic<size_t>> kept_total)
     : graph_(std::move(graph)), backend_(std::move(backend)), options_(options), path_(std::move(path)),
-      host_(folding_host()) {
+      kept_total_(std::move(kept_total)), host_(folding_host()) {
   stats_.max_plans = std::max<size_t>(options.max_plans, 1);
   validate_graph(graph_, *backend_, host_);
   fold_graph_constants(graph_, host_);
@@ -128,6 +129,7 @@ std::shared_ptr<const Plan> Engine::find_or_build(const PlanKey& requested) {
     ++stats_.built;
     recency_.push_front(key);
     plans_.emplace(key, KeptPlan{plan, recency_.begin()});
+    ++*kept_total_;
     evicted = evict_locked();
   }
   if (device_ && !evicted.empty()) {
@@ -139,12 +141,16 @@ std::shared_ptr<const Plan> Engine::find_or_build(const PlanKey& requested) {
   return plan;
 }
 
+// Note [staged plans]: the stages and bodies of one model share its max_plans (kept_total_ counts
+// every engine's plans); each evicts only its own least recently used plans, and keeps the one
+// it built last, so the total may pass the bound by at most one plan per stage or body.
 std::vector<uint64_t> Engine::evict_locked() {
   std::vector<uint64_t> ids;
-  while (plans_.size() > stats_.max_plans) {
+  while (plans_.size() > stats_.max_plans || (plans_.size() > 1 && kept_total_->load() > stats_.max_plans)) {
     auto it = plans_.find(recency_.back());
     ids.push_back(it->second.plan->id);
     plans_.erase(it);
+    --*kept_total_;
     recency_.pop_back();
     ++stats_.evicted;
   }

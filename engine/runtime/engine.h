@@ -3,6 +3,7 @@
 // On a device backend the constants are uploaded once, here, and runs take turns through the
 // DeviceRunner (one stream and one set of library handles per model; runtime/device_runner.h).
 #pragma once
+#include <atomic>
 #include <list>
 #include <map>
 #include <memory>
@@ -49,7 +50,9 @@ class Engine {
          const EngineOptions& options = {});
   // A stage's or a body's engine (Note [staged plans]): the parent's backend, already rewritten
   // nodes (no passes), nothing planned until it first runs, inputs typed by each run.
-  Engine(Graph graph, std::shared_ptr<Backend> backend, const EngineOptions& options, std::string path);
+  // kept_total: the model's count of kept plans, shared by all its stages and bodies.
+  Engine(Graph graph, std::shared_ptr<Backend> backend, const EngineOptions& options, std::string path,
+         std::shared_ptr<std::atomic<size_t>> kept_total);
 
   const Graph& graph() const { return graph_; }
   const Backend& backend() const { return *backend_; }
@@ -100,6 +103,8 @@ class Engine {
   Engine& body(const Node& node, const std::string& attr);
   // Every stage's and body's plan counts below this engine (built so far), depth first.
   std::vector<StageStats> stage_stats();
+  // The plans kept by this engine, its stages and bodies together.
+  size_t plans_kept_total() const { return kept_total_->load(); }
   // Arrays handed to the caller; null on a host backend (device arrays exist only on a device).
   DeviceRunner* device() { return device_.get(); }
 
@@ -117,6 +122,8 @@ class Engine {
   std::shared_ptr<Backend> backend_;  // shared with the stage and body engines
   EngineOptions options_;
   std::string path_;  // "" for the model; a stage's or body's name (StageStats::path)
+  // Plans kept by this model's engines together (Note [staged plans]): bounded by max_plans.
+  std::shared_ptr<std::atomic<size_t>> kept_total_ = std::make_shared<std::atomic<size_t>>(0);
   std::mutex sub_mutex_;  // guards continuations_ and bodies_
   std::map<int, std::unique_ptr<Engine>> continuations_;
   std::map<std::pair<const Node*, std::string>, std::unique_ptr<Engine>> bodies_;

@@ -62,6 +62,19 @@ std::vector<ConstTensorPtr> Engine::run_tensors(const Plan& plan, const std::vec
   for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
     if (!node.outputs[o].empty()) env[node.outputs[o]] = results[o];
   }
+  if (static_cast<size_t>(plan.stage_node) + 1 == graph_.nodes.size()) {
+    // The node was the last: the outputs are at hand (no continuation to plan).
+    std::vector<ConstTensorPtr> results;
+    for (const std::string& name : graph_.outputs) {
+      auto it = env.find(name);
+      auto c = graph_.constants.find(name);
+      if (it == env.end() && c == graph_.constants.end()) {
+        throw InvalidModelError("graph output '" + name + "' is not produced by any node");
+      }
+      results.push_back(it != env.end() ? it->second : c->second);
+    }
+    return results;
+  }
   Engine& rest = continuation(plan.stage_node);
   std::vector<ConstTensorPtr> rest_inputs;
   for (const GraphInput& in : rest.graph().inputs) {
@@ -79,7 +92,7 @@ Engine& Engine::continuation(int cut) {
     const Node& node = graph_.nodes[static_cast<size_t>(cut)];
     const std::string here = "after " + node.op_type + " '" + node.name + "'";
     slot = std::make_unique<Engine>(continuation_graph(graph_, static_cast<size_t>(cut)), backend_, options_,
-                                    path_.empty() ? here : path_ + " / " + here);
+                                    path_.empty() ? here : path_ + " / " + here, kept_total_);
   }
   return *slot;
 }
@@ -89,7 +102,8 @@ Engine& Engine::body(const Node& node, const std::string& attr) {
   std::unique_ptr<Engine>& slot = bodies_[{&node, attr}];
   if (!slot) {
     const std::string here = node.op_type + " '" + node.name + "' " + attr;
-    slot = std::make_unique<Engine>(*node.attr_graph(attr), backend_, options_, path_.empty() ? here : path_ + " / " + here);
+    slot = std::make_unique<Engine>(*node.attr_graph(attr), backend_, options_, path_.empty() ? here : path_ + " / " + here,
+                                    kept_total_);
   }
   return *slot;
 }

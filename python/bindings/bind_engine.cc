@@ -309,6 +309,7 @@ class PyEngine {
       stages.append(row);
     }
     d["stages"] = stages;
+    d["plans_kept_total"] = engine_->plans_kept_total();  // the model's own, its stages' and bodies'; bounded by max_plans
     return d;
   }
 

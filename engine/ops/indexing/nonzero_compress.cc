@@ -2,6 +2,7 @@
 // runtime/stages.h). Their OpDefs compute the outputs on the host from whole input tensors
 // (`evaluate`): the engine runs them between plan stages, and the planner folds them when every
 // input is a constant of the plan. `infer` gives the exact shape then.
+#include <algorithm>
 #include <cstring>
 
 #include "ops/op.h"
@@ -57,7 +58,7 @@ std::vector<ConstTensorPtr> nonzero(const Node& node, const std::vector<ConstTen
 
 // Compress (opset 9/11): the slices of `input` along `axis` (or of its flattened elements, no
 // axis) whose entry in the 1-D bool `condition` is true; condition may be shorter than the dim
-// (the rest is dropped), never longer.
+// (the rest is dropped) or longer (its extra entries ignored, as onnxruntime does).
 std::vector<ConstTensorPtr> compress(const Node& node, const std::vector<ConstTensorPtr>& in) {
   const ConstTensor& x = *in.at(0);
   const ConstTensor& cond = *in.at(1);
@@ -75,12 +76,8 @@ std::vector<ConstTensorPtr> compress(const Node& node, const std::vector<ConstTe
     for (int64_t d = 0; d < axis; ++d) outer *= x.info.shape[d];
     for (int64_t d = axis + 1; d < rank; ++d) inner *= x.info.shape[d];
   }
-  const int64_t len = cond.info.shape[0];
-  if (len > dim) {
-    node_fail<InvalidModelError>(node, "condition has " + std::to_string(len) + " entries, more than the " +
-                                           std::to_string(dim) + " of input " + shape_str(x.info.shape) +
-                                           (has_axis ? " along axis " + std::to_string(axis) : " (flattened)"));
-  }
+  // onnxruntime reads min(len, dim) entries: a longer condition's extra entries select nothing.
+  const int64_t len = std::min(cond.info.shape[0], dim);
   std::vector<int64_t> kept;
   for (int64_t i = 0; i < len; ++i) {
     if (element_nonzero(cond.data.data() + i * dtype_size(cond.info.dtype), cond.info.dtype)) kept.push_back(i);
