@@ -200,3 +200,19 @@ def test_empty_sequence_scan_and_zero_trip_loop():
     got = assert_matches_ort(loop, feeds)
     assert got["parts"].shape == (0, 2)
     assert_matches_ort(loop, {"M": np.array(3, np.int64), "x0": rand(2)})
+
+
+def test_bad_loop_and_scan_inputs_are_named_errors():
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Identity", ["x_in"], ["x_out"])],
+        "pass", [vi("i", I64, []), vi("cond_in", B, []), vi("x_in", F, [2])], [vi("cond_out", B, []), vi("x_out", F, [2])])
+    loop = dnnx.load(make_model([helper.make_node("Loop", ["M", "", "x0"], ["x"], body=body, name="lp")],
+                                [("M", ["k"], I64), ("x0", [2])], [("x", [2])]))
+    with pytest.raises(dnnx.InvalidModelError, match=r"node 'lp' \(Loop\): M must hold one element"):
+        loop.run(np.array([1, 2], np.int64), rand(2))
+    scan = dnnx.load(make_model([helper.make_node("Scan", ["s0", "a", "b"], ["s"], body=helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["t"]), helper.make_node("Add", ["t", "y_t"], ["s_out"])], "sb2",
+        [vi("s_in", F, [2]), vi("x_t", F, [2]), vi("y_t", F, [2])], [vi("s_out", F, [2])]), num_scan_inputs=2,
+        name="sc")], [("s0", [2]), ("a", ["L", 2]), ("b", ["M", 2])], [("s", [2])]))
+    with pytest.raises(dnnx.InvalidModelError, match=r"node 'sc' \(Scan\): scan input 1 .* has 4 slices"):
+        scan.run(rand(2), rand(3, 2), rand(4, 2))

@@ -51,6 +51,15 @@ std::vector<ConstTensorPtr> run_loop(Engine& owner, const Node& node, const std:
   const size_t n_carried = formal - 2;
   Engine& body = owner.body(node, "body");
   const size_t n_scans = body.graph().outputs.size() - 1 - n_carried;
+  for (int k = 0; k < 2; ++k) {
+    if (inputs[k] && numel(inputs[k]->info.shape) != 1) {
+      node_fail<InvalidModelError>(node, std::string(k == 0 ? "M" : "cond") + " must hold one element, got " +
+                                             inputs[k]->info.str());
+    }
+  }
+  if (inputs[0] && !is_integer(inputs[0]->info.dtype)) {
+    node_fail<InvalidModelError>(node, "M must be an integer, got " + inputs[0]->info.str());
+  }
   const int64_t trips = inputs[0] ? int_of(*inputs[0]) : INT64_MAX;
   bool cond = inputs[1] ? truth_of(*inputs[1]) : true;
   std::vector<ConstTensorPtr> carried(inputs.begin() + 2, inputs.begin() + static_cast<std::ptrdiff_t>(formal));
@@ -61,6 +70,9 @@ std::vector<ConstTensorPtr> run_loop(Engine& owner, const Node& node, const std:
     args.insert(args.end(), carried.begin(), carried.end());
     args.insert(args.end(), inputs.begin() + static_cast<std::ptrdiff_t>(formal), inputs.end());
     std::vector<ConstTensorPtr> outs = body.run_tensors(args);
+    if (numel(outs[0]->info.shape) != 1) {
+      node_fail<InvalidModelError>(node, "the body's cond output must hold one element, got " + outs[0]->info.str());
+    }
     cond = truth_of(*outs[0]);
     for (size_t c = 0; c < n_carried; ++c) carried[c] = outs[1 + c];
     for (size_t k = 0; k < n_scans; ++k) {

@@ -70,10 +70,24 @@ std::vector<ConstTensorPtr> run_scan8(Engine& body, const Node& node, const std:
   const size_t n_scans = body.graph().outputs.size() - n_states;
   std::vector<int64_t> dirs = node.attr_ints("directions", {});
   if (dirs.empty()) dirs.assign(m, 0);
+  if (dirs.size() != m) {
+    node_fail<InvalidModelError>(node, "directions has " + std::to_string(dirs.size()) + " entries, " + std::to_string(m) +
+                                           " expected (one per scan input)");
+  }
   const std::vector<ConstTensorPtr> outer(inputs.begin() + static_cast<std::ptrdiff_t>(formal), inputs.end());
   const ConstTensor& first = *inputs[1 + n_states];
   if (first.info.shape.size() < 2) node_fail<InvalidModelError>(node, "scan inputs must be [batch, sequence, ...], got " + first.info.str());
   const int64_t batch = first.info.shape[0], length = first.info.shape[1];
+  for (size_t k = 1; k < formal; ++k) {  // every state [B, ..] and scan input [B, L, ..]
+    const TensorInfo& info = inputs[k]->info;
+    const bool scanned = k > n_states;
+    if (info.shape.size() < (scanned ? 2u : 1u) || info.shape[0] != batch || (scanned && info.shape[1] != length)) {
+      node_fail<InvalidModelError>(node, std::string(scanned ? "scan input " : "state ") + info.str() +
+                                             " does not match the batch " + std::to_string(batch) +
+                                             (scanned ? " and sequence " + std::to_string(length) : std::string()) +
+                                             " of the first scan input " + first.info.str());
+    }
+  }
   if (inputs[0]) {
     for (int64_t l : inputs[0]->to_int64()) {
       if (l != length) {
@@ -127,6 +141,7 @@ std::vector<ConstTensorPtr> run_scan(Engine& owner, const Node& node, const std:
   std::vector<ConstTensorPtr> scanned;
   for (size_t j = 0; j < m; ++j) {
     scanned.push_back(inputs[n_states + j]);
+    if (scanned[j]->info.shape.empty()) node_fail<InvalidModelError>(node, "scan input " + std::to_string(j) + " is a scalar");
     axes[j] = normalize_axis(node, in_axes[j], static_cast<int64_t>(scanned[j]->info.shape.size()));
   }
   ScanRun run = scan_once(body, node, std::vector<ConstTensorPtr>(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(n_states)),
