@@ -216,3 +216,24 @@ def test_bad_loop_and_scan_inputs_are_named_errors():
         name="sc")], [("s0", [2]), ("a", ["L", 2]), ("b", ["M", 2])], [("s", [2])]))
     with pytest.raises(dnnx.InvalidModelError, match=r"node 'sc' \(Scan\): scan input 1 .* has 4 slices"):
         scan.run(rand(2), rand(3, 2), rand(4, 2))
+
+
+def test_if_on_a_shape_is_inlined_at_plan_time():
+    # cond = (x's first dim == 0), known once the plan has x's shape: the branch is planned in
+    # place of the If (Note [inlined branches]), the plan is not staged, and each batch picks.
+    then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [], [vi("t", F, None)])
+    else_g = helper.make_graph([helper.make_node("Mul", ["x", "k"], ["e"]), helper.make_node("Relu", ["e"], ["e2"])],
+                               "else", [], [vi("e2", F, None)], initializer=[numpy_helper.from_array(np.float32(2), "k")])
+    model = make_model([helper.make_node("Shape", ["x"], ["s"]),
+                        helper.make_node("Gather", ["s", "zero_i"], ["n"], axis=0),
+                        helper.make_node("Equal", ["n", "zero_i"], ["empty"]),
+                        helper.make_node("If", ["empty"], ["y0"], then_branch=then_g, else_branch=else_g),
+                        helper.make_node("Add", ["y0", "x"], ["y"])],
+                       [("x", ["N", 3])], [("y", ["N", 3])], initializers={"zero_i": np.int64(0)})
+    for n in (2, 0):
+        assert_matches_ort(model, {"x": rand(n, 3)})
+    m = dnnx.load(model)
+    rows = m.plan()
+    assert not any(r["algorithm"].startswith("staged:") for r in rows)
+    assert any(r["op"] == "If" and r["algorithm"].startswith("inlined: else_branch") for r in rows)
+    assert any(r["op"] == "Relu" for r in rows)  # the branch's own layers are in the plan

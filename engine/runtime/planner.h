@@ -75,6 +75,8 @@ struct Plan {
   // the plan runs the whole graph), why, and the names of `outputs` then (carried_names).
   int stage_node = -1;
   const Node* staged_at = nullptr;  // that node
+  // The nodes of If branches planned in place (Note [inlined branches] in planner.cc), renamed.
+  std::vector<std::unique_ptr<Node>> inlined;
   std::string stage_reason;
   std::vector<std::string> carried;
 };
