@@ -15,7 +15,9 @@
 //            value inputs), and staged again at its own first value-shaped node.
 //
 // A value-shaped node whose inputs are all constants of the plan (a NonZero of a value input or
-// of folded shapes) folds instead (`OpDef::evaluate` at plan time), and the plan goes on.
+// of folded shapes) folds instead (`OpDef::evaluate` at plan time), and the plan goes on; so does
+// an If whose cond is a constant of the plan, its branch planned in place (Note [inlined
+// branches] in planner.cc).
 //
 // Each stage and each body is an Engine that shares the model's backend and keeps its plans in
 // its own cache, bounded by the model's max_plans; Model.planner_stats()["stages"] counts them per
