@@ -75,7 +75,7 @@ class Engine {
   // cannot fit the device are an InputError naming the tensor and its bytes (Note [absurd sizes]
   // in runtime/size_check.h): the caller chose them.
   std::shared_ptr<const Plan> plan_for(const PlanKey& key);
-  std::shared_ptr<const Plan> plan_for(const std::vector<Shape>& shapes) { return plan_for(PlanKey{shapes, {}}); }
+  std::shared_ptr<const Plan> plan_for(const std::vector<Shape>& shapes) { return plan_for(PlanKey{shapes, {}, {}}); }
   // The key of one run's inputs: their shapes, and the value inputs' bytes (copied back to the
   // host from device memory, after the streams they were written on).
   PlanKey key_of(const std::vector<Shape>& shapes, const RunIO& io);
