@@ -26,10 +26,10 @@ EMPTY_BATCH = ("cannot reshape", "an export whose Reshape infers a -1 beside the
                                 "ambiguous, and onnxruntime refuses it too ('The input tensor cannot be reshaped')")
 # (file, batches, a phrase of the refusal, why and the open issue that lifts it)
 KNOWN_REFUSALS = [
-    ("zoo2/det_fasterrcnn_mobilenet_v3_large_320_fpn.onnx", FIXED, "(NonZero)",
-     "#36 value-dependent shapes and control flow: NonZero, If subgraphs"),
-    ("zoo2/det_ssdlite320_mobilenet_v3_large.onnx", FIXED, "(NonZero)",
-     "#36 value-dependent shapes and control flow: NonZero, If subgraphs"),
+    ("zoo2/det_fasterrcnn_mobilenet_v3_large_320_fpn.onnx", FIXED, "(NonMaxSuppression)",
+     "#36 value-dependent shapes: NonMaxSuppression (inside an If branch; If, Loop and NonZero run)"),
+    ("zoo2/det_ssdlite320_mobilenet_v3_large.onnx", FIXED, "(NonMaxSuppression)",
+     "#36 value-dependent shapes: NonMaxSuppression (inside an If branch; If, Loop and NonZero run)"),
 ]
 # The files whose export cannot run an empty batch (EMPTY_BATCH says why).
 REFUSED_AT_BATCH_0 = ["zoo/lstm_bi.onnx", "zoo2/vit_tiny_patch16_224_ts.onnx", "zoo2/q_dyn_bert.onnx"]

@@ -147,4 +147,4 @@ def test_cpu_planner_stats_are_zero():
     stats = dnnx.load(build("lenet"), plan_cache=False).planner_stats()
     assert stats == {"timing_runs": 0, "cache_hits": 0, "cache_misses": 0, "cache_stale": 0, "cache_writes": 0,
                      "search_seconds": 0, "plan_cache": None, "plans_built": 1, "plans_reused": 0,
-                     "plans_evicted": 0, "plans_kept": 1, "max_plans": 64}
+                     "plans_evicted": 0, "plans_kept": 1, "max_plans": 64, "stages": [], "plans_kept_total": 1}

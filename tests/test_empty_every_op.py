@@ -18,6 +18,9 @@ CASES = cases_by_op()
 NO_EMPTY_VARIANT = {
     "StringNormalizer": "onnxruntime refuses an empty input (\"Single dimension value must be greater than 0\"); "
                         "dnnx returns an empty output (tests/test_string_tensors.py)",
+    "If": "its node cases read a scalar cond and constants: no dim to empty; branches giving empty values are in "
+          "tests/test_control_flow.py",
+    "Scan": "onnxruntime runs none of its cases with an empty dim; an empty sequence is in tests/test_control_flow.py",
     "ConstantOfShape": "its one input is a shape (a value input): an empty output from shape [0, 3] is in "
                        "tests/test_empty_tensors.py",
     "Range": "its inputs are scalars (value inputs): an empty range is in tests/test_empty_tensors.py",

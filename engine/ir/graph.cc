@@ -21,7 +21,8 @@ const char* kind_name() {
   else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return "a list of ints";
   else if constexpr (std::is_same_v<T, std::vector<float>>) return "a list of floats";
   else if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a list of strings";
-  else return "a tensor";
+  else if constexpr (std::is_same_v<T, ConstTensorPtr>) return "a tensor";
+  else return "a graph";
 }
 
 template <class T>
@@ -61,6 +62,22 @@ std::vector<float> Node::attr_floats(const std::string& key,
 std::vector<std::string> Node::attr_strings(const std::string& key,
                                             const std::vector<std::string>& fallback) const {
   return get_attr<std::vector<std::string>>(*this, key, fallback);
+}
+
+const GraphPtr& Node::attr_graph(const std::string& key) const {
+  auto it = attrs.find(key);
+  if (it == attrs.end()) node_fail<InvalidModelError>(*this, "attribute '" + key + "' (a graph) is missing");
+  if (const GraphPtr* g = std::get_if<GraphPtr>(&it->second); g && *g) return *g;
+  node_fail<InvalidModelError>(*this, "attribute '" + key + "' must be a graph");
+}
+
+size_t Node::captured_inputs() const {
+  const int64_t n = attr_int(kCapturedAttr, 0);
+  if (n < 0 || static_cast<size_t>(n) > inputs.size()) {
+    node_fail<InvalidModelError>(*this, "has " + std::to_string(n) + " outer-scope inputs but only " +
+                                            std::to_string(inputs.size()) + " inputs");
+  }
+  return static_cast<size_t>(n);
 }
 
 void Node::expect_only_attrs(const std::vector<std::string>& known) const {

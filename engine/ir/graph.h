@@ -1,7 +1,10 @@
 // The engine's IR: nodes with plain-value attributes, constant tensors and typed graph inputs.
 // Python's importer (python/dnnx/_importer.py) builds it from an onnx.ModelProto.
+// A graph-valued attribute (If's branches, Loop's and Scan's body) is a Graph of its own
+// (Note [subgraphs]).
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -11,8 +14,21 @@
 
 namespace dnnx {
 
+struct Graph;
+using GraphPtr = std::shared_ptr<const Graph>;
+
+// Note [subgraphs]: a subgraph (If's then_branch/else_branch, Loop's and Scan's body) is a
+// self-contained Graph: the importer resolves every name a body reads from an enclosing scope
+// (at any depth) and passes it in explicitly. Such names are appended, in one order, to the
+// node's inputs (so liveness, staging and folding see them as ordinary reads) and to every body
+// graph's inputs (after the body's own formal inputs); the node's int attribute kCapturedAttr
+// says how many there are. So a body runs from its inputs alone, and nested bodies repeat the
+// rule one level down.
 using Attribute = std::variant<int64_t, float, std::string, std::vector<int64_t>,
-                               std::vector<float>, std::vector<std::string>, ConstTensorPtr>;
+                               std::vector<float>, std::vector<std::string>, ConstTensorPtr, GraphPtr>;
+
+// How many trailing inputs of a node with subgraphs are outer-scope values (Note [subgraphs]).
+inline constexpr const char* kCapturedAttr = "__captured";
 
 // Note [op domains]: an ONNX node is named by (domain, op_type), and each domain has its own opset
 // versions. The IR keeps the domain as the importer normalised it: "" for ai.onnx (the file may
@@ -57,6 +73,10 @@ struct Node {
   std::vector<float> attr_floats(const std::string& key, const std::vector<float>& fallback) const;
   std::vector<std::string> attr_strings(const std::string& key,
                                         const std::vector<std::string>& fallback) const;
+  // A graph attribute (Note [subgraphs]); an absent one is an InvalidModelError naming it.
+  const GraphPtr& attr_graph(const std::string& key) const;
+  // The number of trailing outer-scope inputs (kCapturedAttr; 0 without subgraphs).
+  size_t captured_inputs() const;
 
   // Refuses (UnsupportedModelError) any attribute not in `known`, naming it.
   void expect_only_attrs(const std::vector<std::string>& known) const;
@@ -78,6 +98,9 @@ struct Graph {
   std::map<std::string, ConstTensorPtr> constants;
   std::vector<GraphInput> inputs;
   std::vector<std::string> outputs;
+  // The outputs' declared types, where the importer gives them (a body's: a Loop or Scan output
+  // of no iterations takes its dtype and dims); may be empty.
+  std::vector<GraphInput> output_decls;
 };
 
 // The graph inputs' declared shapes with every symbolic dim taken as 1: what load-time

@@ -31,6 +31,15 @@ struct OpDef {
   // so plan-time folding computes it without the input's values (runtime/plan_folding.cc).
   bool reads_input0_shape_only = false;
   std::vector<int> value_inputs;  // inputs whose values infer reads (the planner must know them when it plans)
+  // Note [staged plans] (runtime/stages.h): the output shapes follow from input values computed
+  // at run time (NonZero, Compress, If, Loop, Scan). The planner stops a plan before such a node
+  // unless `evaluate` can compute it now (every input it reads a constant of the plan); the
+  // engine runs the node itself, on the host, and plans the rest per shape. `infer` is then
+  // called only with constant inputs.
+  bool value_shaped = false;
+  // The outputs from whole input tensors (null where omitted), on the host: how the engine runs a
+  // value_shaped op without subgraphs. Errors name the node.
+  std::function<std::vector<ConstTensorPtr>(const Node&, const std::vector<ConstTensorPtr>&)> evaluate;
   // Opset range this definition implements (inclusive), in versions of the op's own domain
   // (Note [op domains] in ir/graph.h: com.microsoft's ops start at 1).
   int min_opset = 7;

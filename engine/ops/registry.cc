@@ -75,7 +75,10 @@
   X(qlinear_concat) X(qlinear_pool_softmax) /* QLinearAveragePool, QLinearSoftmax */             \
   X(matmul_integer_to_float) /* MatMulIntegerToFloat, DynamicQuantizeMatMul */ \
   /* issue #36, regions of interest (roi) */                                                      \
-  X(roi_align) X(max_roi_pool)
+  X(roi_align) X(max_roi_pool) \
+  /* issue #36, control flow and value-dependent shapes (cf): Note [staged plans] */               \
+  X(value_shaped)  /* NonZero, Compress */                                                         \
+  X(control)       /* If, Loop, Scan (subgraphs) */
 // clang-format on
 
 namespace dnnx {

@@ -11,7 +11,7 @@ namespace dnnx {
 
 Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes,
                const EngineOptions& options)
-    : graph_(std::move(graph)), backend_(std::move(backend)), host_(folding_host()) {
+    : graph_(std::move(graph)), backend_(std::move(backend)), options_(options), host_(folding_host()) {
   stats_.max_plans = std::max<size_t>(options.max_plans, 1);
   validate_graph(graph_, *backend_, host_);
   fold_graph_constants(graph_, host_);  // before the passes: they read constants
@@ -36,6 +36,21 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     half_storage(graph_, half, [this](const Node& node) { return backend_->half_unsupported_reason(node); }, keep);
     if (passes.fold_entry_cast) fold_entry_cast(graph_, passes.checked_by(*backend_));
   }
+  finish_setup(options);
+  if (value_inputs_.empty()) find_or_build(PlanKey{default_shapes(), {}, {}});  // the model's own shapes
+}
+
+Engine::Engine(Graph graph, std::shared_ptr<Backend> backend, const EngineOptions& options, std::string path,
+               std::shared_ptr<std::atomic<size_t>> kept_total)
+    : graph_(std::move(graph)), backend_(std::move(backend)), options_(options), path_(std::move(path)),
+      kept_total_(std::move(kept_total)), host_(folding_host()) {
+  stats_.max_plans = std::max<size_t>(options.max_plans, 1);
+  validate_graph(graph_, *backend_, host_);
+  fold_graph_constants(graph_, host_);
+  finish_setup(options);
+}
+
+void Engine::finish_setup(const EngineOptions& options) {
   if (!backend_->uses_host_memory()) {
     device_constants_ = std::make_unique<DeviceConstants>(graph_, *backend_);
     device_ = std::make_unique<DeviceRunner>(*backend_, options.device_graphs);
@@ -43,10 +58,10 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
   const GraphFolding folding = graph_folding(graph_, host_);  // after the passes, which may rename
   value_inputs_ = folding.value_inputs;
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    if (op_registry().find(graph_.nodes[i])->value_shaped) continue;  // the engine runs it
     const std::string why = folding.nodes[i] ? "" : host_fallback_reason(graph_.nodes[i], *backend_, host_);
     if (!why.empty()) host_layers_.push_back(graph_.nodes[i].where() + ": " + why);
   }
-  if (value_inputs_.empty()) find_or_build(PlanKey{default_shapes(), {}});  // the model's own shapes
 }
 
 std::vector<Shape> Engine::default_shapes() const {
@@ -83,7 +98,7 @@ std::shared_ptr<const Plan> Engine::plan_for(const PlanKey& requested) {
 }
 
 std::shared_ptr<const Plan> Engine::find_or_build(const PlanKey& requested) {
-  PlanKey key{requested.shapes, std::vector<ConstTensorPtr>(graph_.inputs.size())};
+  PlanKey key{requested.shapes, std::vector<ConstTensorPtr>(graph_.inputs.size()), requested.dtypes};
   for (int i : value_inputs_) {
     if (static_cast<size_t>(i) < requested.values.size()) key.values[i] = requested.values[i];
   }
@@ -114,6 +129,7 @@ std::shared_ptr<const Plan> Engine::find_or_build(const PlanKey& requested) {
     ++stats_.built;
     recency_.push_front(key);
     plans_.emplace(key, KeptPlan{plan, recency_.begin()});
+    ++*kept_total_;
     evicted = evict_locked();
   }
   if (device_ && !evicted.empty()) {
@@ -125,12 +141,16 @@ std::shared_ptr<const Plan> Engine::find_or_build(const PlanKey& requested) {
   return plan;
 }
 
+// Note [staged plans]: the stages and bodies of one model share its max_plans (kept_total_ counts
+// every engine's plans); each evicts only its own least recently used plans, and keeps the one
+// it built last, so the total may pass the bound by at most one plan per stage or body.
 std::vector<uint64_t> Engine::evict_locked() {
   std::vector<uint64_t> ids;
-  while (plans_.size() > stats_.max_plans) {
+  while (plans_.size() > stats_.max_plans || (plans_.size() > 1 && kept_total_->load() > stats_.max_plans)) {
     auto it = plans_.find(recency_.back());
     ids.push_back(it->second.plan->id);
     plans_.erase(it);
+    --*kept_total_;
     recency_.pop_back();
     ++stats_.evicted;
   }
@@ -142,7 +162,13 @@ void Engine::set_max_plans(size_t max_plans) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.max_plans = std::max<size_t>(max_plans, 1);
+    options_.max_plans = stats_.max_plans;
     evicted = evict_locked();
+  }
+  {
+    std::lock_guard<std::mutex> lock(sub_mutex_);  // the stages and bodies share the bound
+    for (auto& kv : continuations_) kv.second->set_max_plans(max_plans);
+    for (auto& kv : bodies_) kv.second->set_max_plans(max_plans);
   }
   if (device_ && !evicted.empty()) {
     std::unique_lock<std::mutex> device_turn = device_->turn();
@@ -158,7 +184,7 @@ PlanStats Engine::plan_stats() {
 }
 
 PlanKey Engine::key_of(const std::vector<Shape>& shapes, const RunIO& io) {
-  PlanKey key{shapes, std::vector<ConstTensorPtr>(graph_.inputs.size())};
+  PlanKey key{shapes, std::vector<ConstTensorPtr>(graph_.inputs.size()), {}};
   for (int i : value_inputs_) {
     auto value = std::make_shared<ConstTensor>();
     value->info = TensorInfo{shapes.at(i), graph_.inputs[i].dtype};

@@ -3,6 +3,7 @@
 // On a device backend the constants are uploaded once, here, and runs take turns through the
 // DeviceRunner (one stream and one set of library handles per model; runtime/device_runner.h).
 #pragma once
+#include <atomic>
 #include <list>
 #include <map>
 #include <memory>
@@ -32,6 +33,13 @@ struct PlanStats {
   size_t max_plans = 0;
 };
 
+// One stage's or body's plan counts (Note [staged plans] in runtime/stages.h): `path` names it
+// from the model down, e.g. "after NonZero 'nz'" or "Loop 'loop' body / If 'if' then_branch".
+struct StageStats {
+  std::string path;
+  PlanStats plans;
+};
+
 class Engine {
  public:
   // Validates every node (UnsupportedModelError at load), runs the enabled rewrite passes
@@ -40,6 +48,11 @@ class Engine {
   // (its plans need their values).
   Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions& passes = {},
          const EngineOptions& options = {});
+  // A stage's or a body's engine (Note [staged plans]): the parent's backend, already rewritten
+  // nodes (no passes), nothing planned until it first runs, inputs typed by each run.
+  // kept_total: the model's count of kept plans, shared by all its stages and bodies.
+  Engine(Graph graph, std::shared_ptr<Backend> backend, const EngineOptions& options, std::string path,
+         std::shared_ptr<std::atomic<size_t>> kept_total);
 
   const Graph& graph() const { return graph_; }
   const Backend& backend() const { return *backend_; }
@@ -62,7 +75,7 @@ class Engine {
   // cannot fit the device are an InputError naming the tensor and its bytes (Note [absurd sizes]
   // in runtime/size_check.h): the caller chose them.
   std::shared_ptr<const Plan> plan_for(const PlanKey& key);
-  std::shared_ptr<const Plan> plan_for(const std::vector<Shape>& shapes) { return plan_for(PlanKey{shapes, {}}); }
+  std::shared_ptr<const Plan> plan_for(const std::vector<Shape>& shapes) { return plan_for(PlanKey{shapes, {}, {}}); }
   // The key of one run's inputs: their shapes, and the value inputs' bytes (copied back to the
   // host from device memory, after the streams they were written on).
   PlanKey key_of(const std::vector<Shape>& shapes, const RunIO& io);
@@ -79,6 +92,19 @@ class Engine {
   LayerTimes profile(const Plan& plan, const RunIO& io, int repeat);
   // How each plan's layers run on a device backend (empty on a host backend).
   std::vector<GraphStatus> graphs();
+
+  // Note [staged plans]: runs `plan` (staged or not) on host tensors in graph-input order and
+  // returns the graph outputs; a staged plan runs its value-shaped node here and the rest through
+  // the continuation's engine.
+  std::vector<ConstTensorPtr> run_tensors(const Plan& plan, const std::vector<ConstTensorPtr>& inputs);
+  // The same, planning for these tensors (their shapes, types and value-input values) first.
+  std::vector<ConstTensorPtr> run_tensors(const std::vector<ConstTensorPtr>& inputs);
+  // The engine of one graph attribute of one of this graph's nodes, built on first use.
+  Engine& body(const Node& node, const std::string& attr);
+  // Every stage's and body's plan counts below this engine (built so far), depth first.
+  std::vector<StageStats> stage_stats();
+  // The plans kept by this engine, its stages and bodies together.
+  size_t plans_kept_total() const { return kept_total_->load(); }
   // Arrays handed to the caller; null on a host backend (device arrays exist only on a device).
   DeviceRunner* device() { return device_.get(); }
 
@@ -86,10 +112,21 @@ class Engine {
   // plan_for without the conversion: a TooLargeError stays an InvalidModelError (the declared shapes).
   std::shared_ptr<const Plan> find_or_build(const PlanKey& key);
   std::unique_ptr<RunScratch> acquire_scratch();
+  // The engine of the graph after node `cut` (Note [staged plans]), built on first use.
+  Engine& continuation(int cut);
+  // What both constructors share after the passes: device constants, folding, host layers.
+  void finish_setup(const EngineOptions& options);
   void release_scratch(std::unique_ptr<RunScratch> scratch);
 
   Graph graph_;
-  std::unique_ptr<Backend> backend_;
+  std::shared_ptr<Backend> backend_;  // shared with the stage and body engines
+  EngineOptions options_;
+  std::string path_;  // "" for the model; a stage's or body's name (StageStats::path)
+  // Plans kept by this model's engines together (Note [staged plans]): bounded by max_plans.
+  std::shared_ptr<std::atomic<size_t>> kept_total_ = std::make_shared<std::atomic<size_t>>(0);
+  std::mutex sub_mutex_;  // guards continuations_ and bodies_
+  std::map<int, std::unique_ptr<Engine>> continuations_;
+  std::map<std::pair<const Node*, std::string>, std::unique_ptr<Engine>> bodies_;
   const Backend* host_;  // folds shape computations at plan time (runtime/plan_folding.h); may be null
   std::unique_ptr<DeviceConstants> device_constants_;  // null on a host backend
   std::unique_ptr<DeviceRunner> device_;               // null on a host backend

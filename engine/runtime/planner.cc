@@ -2,19 +2,24 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
+#include <set>
 
 #include "runtime/arena.h"
+#include "runtime/control/slices.h"
 #include "ops/layout/channels_last.h"
 #include "runtime/host_fallback.h"
 #include "runtime/run_fallback.h"
 #include "runtime/plan_folding.h"
 #include "runtime/size_check.h"
+#include "runtime/stages.h"
 
 namespace dnnx {
 
 bool PlanKey::operator<(const PlanKey& other) const {
   if (shapes != other.shapes) return shapes < other.shapes;
+  if (dtypes != other.dtypes) return dtypes < other.dtypes;
   if (values.size() != other.values.size()) return values.size() < other.values.size();
   for (size_t i = 0; i < values.size(); ++i) {
     const ConstTensor* a = values[i].get();
@@ -45,6 +50,10 @@ void validate_graph(const Graph& graph, const Backend& backend, const Backend* h
                                                  std::to_string(def->min_opset) + ")");
     }
     if (def->validate) def->validate(node);
+    for (const auto& kv : node.attrs) {  // Note [subgraphs]: each body is checked as a graph too
+      if (const GraphPtr* body = std::get_if<GraphPtr>(&kv.second)) validate_graph(**body, backend, host);
+    }
+    if (def->value_shaped) continue;  // the engine runs it (Note [staged plans])
     if (folds[i]) continue;  // the host computes it when a plan is built
     if (!host_fallback_reason(node, backend, host).empty()) continue;  // a host layer (Note [host fallback])
     const std::string why = backend.unsupported_reason(node);
@@ -75,6 +84,8 @@ class ValueTable {
     return id;
   }
   PlannedValue& operator[](int id) { return values_[id]; }
+  // Another name for a value (an inlined If's output: its branch's value, Note [inlined branches]).
+  void alias(const std::string& name, int id) { ids_[name] = id; }
   std::vector<PlannedValue> take() { return std::move(values_); }
 
  private:
@@ -115,6 +126,121 @@ void fold_into_plan(Plan& plan, ValueTable& table, const Backend& backend, const
   layer.algorithm = "folded at plan time (from the input shapes and value inputs)";
   ++plan.folded_nodes;
   plan.layers.push_back(std::move(layer));
+}
+
+// A value-shaped node whose inputs are all constants of the plan (Note [staged plans]): its
+// outputs are computed now and become constants of the plan.
+void evaluate_into_plan(Plan& plan, ValueTable& table, const Backend& backend, const Node& node, const OpDef& def,
+                        const std::vector<ValueInfo>& in_infos, PlannedLayer& layer) {
+  std::vector<ConstTensorPtr> inputs;
+  for (const ValueInfo& v : in_infos) inputs.push_back(v.present ? std::make_shared<ConstTensor>(*v.constant) : nullptr);
+  std::vector<ConstTensorPtr> results = def.evaluate(node, inputs);
+  for (size_t o = 0; o < node.outputs.size(); ++o) {
+    if (node.outputs[o].empty() || o >= results.size() || !results[o]) {
+      layer.outputs.push_back(-1);
+      continue;
+    }
+    PlannedValue v{node.outputs[o], results[o]->info};
+    constant_of_plan(plan, backend, v, results[o]);
+    layer.outputs.push_back(table.add(v));
+  }
+  layer.algorithm = "folded at plan time (its inputs are constants of the plan)";
+  ++plan.folded_nodes;
+  plan.layers.push_back(std::move(layer));
+}
+
+// Note [inlined branches]: an If whose cond is a constant of the plan (folded from shapes, as
+// exports test sizes) does not stage the plan: its chosen branch's nodes are planned here, in
+// place of the If, as copies (owned by the plan) whose names are scoped ("<if>/<branch>/<name>")
+// and whose outer-scope inputs (Note [subgraphs]) are the If's inputs; the If's outputs are
+// names of the branch's values. A branch holding a value-shaped node of its own, reading as a
+// shape an outer value that is not a constant of the plan, or whose outputs the graph reads as a
+// shape further on, stays staged (its own Engine, and a continuation keyed by those values).
+// So a shape-tested If costs nothing per run, and on CUDA the plan stays one graph.
+// Whether a later node of `graph` reads one of node `from`'s outputs as a shape (a value slot,
+// Note [value inputs]), directly or through nodes the host runs: then those outputs must be
+// plan constants, which an inlined branch's computed values are not.
+bool outputs_read_as_shapes(const Graph& graph, size_t from, const Backend& host) {
+  std::set<std::string> reached;
+  for (const std::string& o : graph.nodes[from].outputs) {
+    if (!o.empty()) reached.insert(o);
+  }
+  const OpRegistry& registry = op_registry();
+  for (size_t n = from + 1; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
+    const OpDef& def = *registry.find(node);
+    bool data = false;
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      if (!reached.count(node.inputs[k])) continue;
+      if (std::find(def.value_inputs.begin(), def.value_inputs.end(), static_cast<int>(k)) != def.value_inputs.end()) {
+        return true;
+      }
+      data = data || !(def.reads_input0_shape_only && k == 0);
+    }
+    if (data && (def.value_shaped || host.unsupported_reason(node).empty())) {
+      for (const std::string& o : node.outputs) {
+        if (!o.empty()) reached.insert(o);
+      }
+    }
+  }
+  return false;
+}
+
+bool inline_if(Plan& plan, ValueTable& table, const Backend& backend, const Graph& graph, const Node& node,
+               const std::vector<ValueInfo>& in_infos, PlannedLayer& layer, const Backend* host,
+               const std::function<bool(const Node&, bool)>& place) {
+  if (node.op_type != "If" || in_infos.empty() || !in_infos[0].constant ||
+      numel(in_infos[0].constant->info.shape) != 1 || !host) {
+    return false;
+  }
+  // Only a node of the graph itself (inlined branches hold no If): its index for the check below.
+  if (graph.nodes.empty() || &node < graph.nodes.data() || &node >= graph.nodes.data() + graph.nodes.size()) return false;
+  if (outputs_read_as_shapes(graph, static_cast<size_t>(&node - graph.nodes.data()), *host)) return false;
+  const ConstTensor& cond = *in_infos[0].constant;
+  const std::string branch = truth_of(cond) ? "then_branch" : "else_branch";
+  const Graph& g = *node.attr_graph(branch);
+  const OpRegistry& registry = op_registry();
+  for (const Node& inner : g.nodes) {
+    if (registry.find(inner)->value_shaped) return false;
+  }
+  // What the branch reads as shapes (Note [value inputs]) must be constants here: its own
+  // engine would take such an input's value into its key, a plan cannot.
+  for (int k : graph_folding(g, host).value_inputs) {
+    const int id = table.find(node.inputs.at(1 + static_cast<size_t>(k)));
+    if (id < 0 || !table[id].constant) return false;
+  }
+  const std::string prefix = node.name + "/" + branch + "/";
+  std::map<std::string, std::string> names;  // the branch's inputs: the If's outer-scope inputs
+  for (size_t k = 0; k < g.inputs.size(); ++k) names[g.inputs[k].name] = node.inputs.at(1 + k);
+  const auto scoped = [&](const std::string& name) {
+    if (name.empty()) return name;
+    auto it = names.find(name);
+    return it != names.end() ? it->second : prefix + name;
+  };
+  for (const auto& [name, tensor] : g.constants) {
+    if (names.count(name)) continue;
+    PlannedValue v{prefix + name, tensor->info};
+    constant_of_plan(plan, backend, v, tensor);
+    table.add(v);
+  }
+  for (const Node& inner : g.nodes) {
+    auto copy = std::make_unique<Node>(inner);
+    copy->name = prefix + inner.name;
+    for (std::string& in : copy->inputs) in = scoped(in);
+    for (std::string& out : copy->outputs) out = scoped(out);
+    const Node& placed = *copy;
+    plan.inlined.push_back(std::move(copy));
+    place(placed, host && host->unsupported_reason(placed).empty());
+  }
+  for (size_t o = 0; o < node.outputs.size() && o < g.outputs.size(); ++o) {
+    if (node.outputs[o].empty()) continue;
+    const int id = table.find(scoped(g.outputs[o]));
+    if (id < 0) node_fail<InvalidModelError>(node, branch + " output '" + g.outputs[o] + "' is not produced by any node");
+    table.alias(node.outputs[o], id);
+  }
+  layer.algorithm = "inlined: " + branch + " (cond known at plan time; Note [inlined branches])";
+  plan.layers.push_back(std::move(layer));
+  return true;
 }
 
 }  // namespace
@@ -169,9 +295,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
   const std::string device = backend.memory_name();
   ValueTable table;
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
-    check_fits(TensorInfo{key.shapes[i], graph.inputs[i].dtype}, limit, "input '" + graph.inputs[i].name + "'",
-               device);
-    PlannedValue v{graph.inputs[i].name, {key.shapes[i], graph.inputs[i].dtype},
+    const DType dtype = key.dtypes.empty() ? graph.inputs[i].dtype : key.dtypes.at(i);
+    check_fits(TensorInfo{key.shapes[i], dtype}, limit, "input '" + graph.inputs[i].name + "'", device);
+    PlannedValue v{graph.inputs[i].name, {key.shapes[i], dtype},
                    plan->device ? Storage::Arena : Storage::GraphInput};
     v.input_index = static_cast<int>(i);
     plan->inputs.push_back(table.add(v));
@@ -200,8 +326,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
   };
   const OpRegistry& registry = op_registry();
   const std::vector<bool>& folds = folding.nodes;
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    const Node& node = graph.nodes[n];
+  // Places one node: its layer, its outputs' values. false: the plan stops before it (Note [staged plans]).
+  std::function<bool(const Node&, bool)> place;
+  place = [&](const Node& node, bool may_fold) -> bool {
     const OpDef& def = *registry.find(node);
     PlannedLayer layer;
     layer.node = &node;
@@ -217,6 +344,15 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
       layer.inputs.push_back(id);
       in_infos.push_back(ValueInfo{table[id].info, table[id].constant, true});
     }
+    if (def.value_shaped) {  // Note [staged plans]: folds with constant inputs, else the plan stops here
+      const bool known = def.evaluate && std::all_of(in_infos.begin(), in_infos.end(), [](const ValueInfo& v) {
+                           return !v.present || v.constant;
+                         });
+      if (!known && inline_if(*plan, table, backend, graph, node, in_infos, layer, host, place)) return true;
+      if (!known) return false;
+      evaluate_into_plan(*plan, table, backend, node, def, in_infos, layer);
+      return true;
+    }
     std::vector<TensorInfo> out_infos = def.infer(node, in_infos);
     if (out_infos.size() < node.outputs.size()) {
       node_fail<InvalidModelError>(node, "has " + std::to_string(node.outputs.size()) +
@@ -229,9 +365,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
         check_fits(out_infos[o], limit, node.where() + " output '" + node.outputs[o] + "'", device);
       }
     }
-    if (folds[n] && host_can_fold(def, in_infos, out_infos)) {
+    if (may_fold && host_can_fold(def, in_infos, out_infos)) {
       fold_into_plan(*plan, table, backend, *host, node, def, in_infos, out_infos, layer);
-      continue;
+      return true;
     }
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       if (node.outputs[o].empty()) {
@@ -298,8 +434,17 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
       plan->workspace_bytes = std::max(plan->workspace_bytes, needs);
     }
     plan->layers.push_back(std::move(layer));
+    return true;
+  };
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    if (place(graph.nodes[n], folds[n])) continue;
+    plan->stage_node = static_cast<int>(n);
+    plan->staged_at = &graph.nodes[n];
+    plan->stage_reason = stage_reason(graph.nodes[n]);
+    break;
   }
-  for (const std::string& name : graph.outputs) {
+  if (plan->stage_node >= 0) plan->carried = carried_names(graph, static_cast<size_t>(plan->stage_node));
+  for (const std::string& name : plan->stage_node >= 0 ? plan->carried : graph.outputs) {
     const int id = table.find(name);
     if (id < 0) throw InvalidModelError("graph output '" + name + "' is not produced by any node");
     plan->outputs.push_back(id);

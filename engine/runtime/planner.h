@@ -46,7 +46,10 @@ struct PlannedLayer {
 struct PlanKey {
   std::vector<Shape> shapes;            // one per graph input
   std::vector<ConstTensorPtr> values;   // one per graph input: a value input's value, else null
-  bool operator<(const PlanKey& other) const;  // by shapes, then the values' bytes
+  // One per graph input, or empty for the graph's declared types. A body or continuation graph
+  // (Note [staged plans] in runtime/stages.h) is typed by what its parent passes.
+  std::vector<DType> dtypes;
+  bool operator<(const PlanKey& other) const;  // by shapes, then types, then the values' bytes
 };
 
 struct Plan {
@@ -69,6 +72,14 @@ struct Plan {
   int folded_nodes = 0;
   // "name (op): why" of each layer that runs on the host in this device plan (Note [host fallback]).
   std::vector<std::string> host_layers;
+  // Note [staged plans] (runtime/stages.h): the graph node this plan stops before (-1: none,
+  // the plan runs the whole graph), why, and the names of `outputs` then (carried_names).
+  int stage_node = -1;
+  const Node* staged_at = nullptr;  // that node
+  // The nodes of If branches planned in place (Note [inlined branches] in planner.cc), renamed.
+  std::vector<std::unique_ptr<Node>> inlined;
+  std::string stage_reason;
+  std::vector<std::string> carried;
 };
 
 // What plan() shows for a layer whose outputs all hold 0 elements: it gets no kernel and runs

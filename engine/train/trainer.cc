@@ -18,6 +18,12 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
   if (!ops_) throw DeviceError("finetune: the " + backend->name() + " backend cannot train");
   device_ = !backend->uses_host_memory();
   validate_graph(graph_, *backend);
+  for (const Node& node : graph_.nodes) {  // Note [staged plans]: the trainer plans whole graphs only
+    if (op_registry().find(node)->value_shaped) {
+      node_fail<UnsupportedModelError>(node, "fine-tuning: its output shapes (or its subgraphs) are decided at run "
+                                             "time; such models run but do not fine-tune");
+    }
+  }
   split_ = split_at_first_trainable(graph_, std::set<std::string>(options_.params.begin(), options_.params.end()));
   // The tail trains private copies of the parameters; the head never reads them.
   for (const std::string& name : options_.params) {
@@ -282,7 +288,7 @@ TrainerMemory Trainer::memory(const std::vector<Shape>& shapes) {
   m.head_arena_bytes = sp.head ? sp.head->arena_bytes + sp.head->workspace_bytes : 0;
   m.tail = sp.tail->memory();
   for (const auto& kv : params_) m.optimizer_bytes += 2 * float_bytes(*kv.second);
-  m.keep_everything_bytes = build_plan(graph_, *backend_, PlanKey{shapes, {}})->naive_bytes;
+  m.keep_everything_bytes = build_plan(graph_, *backend_, PlanKey{shapes, {}, {}})->naive_bytes;
   return m;
 }
 

@@ -2,6 +2,7 @@
 // profile its layers.
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <utility>
 #include <vector>
@@ -143,6 +144,7 @@ class PyEngine {
     if (plan->has_strings) inputs.string_store();  // where the run's string kernels put theirs
     RunIO io = inputs.io();
     py::list outputs;
+    if (plan->stage_node >= 0) return run_staged(*plan, inputs, kind);
     if (kind == OutputKind::Device) {
       std::vector<std::shared_ptr<DeviceArray>> arrays;
       io.output_memory = Memory::Device;
@@ -179,6 +181,52 @@ class PyEngine {
     }
     for (const auto& [o, elements] : string_outputs) {
       outputs[o] = strings_to_array(elements.data(), plan->values[plan->outputs[o]].info.shape);
+    }
+    return outputs;
+  }
+
+  // Note [staged plans] (runtime/stages.h): the inputs as host tensors (device ones copied back),
+  // the stages run by the engine, the outputs (whose shapes only the run decides) converted.
+  py::list run_staged(const Plan& plan, const RunInputs& inputs, OutputKind kind) {
+    const RunIO io = inputs.io();
+    std::vector<ConstTensorPtr> outs;
+    {
+      py::gil_scoped_release release;
+      std::vector<ConstTensorPtr> tensors;
+      for (size_t i = 0; i < inputs.args.size(); ++i) {
+        auto t = std::make_shared<ConstTensor>();
+        t->info = inputs.args[i].info;
+        t->data.resize(t->info.bytes());
+        if (t->info.dtype == DType::String) t->strings = inputs.strings;  // Note [string tensors]
+        if (t->data.empty()) {
+          // nothing to copy
+        } else if (io.input_memory[i] == Memory::Device) {
+          engine_->device()->array_to_host(t->data.data(), io.inputs[i], t->data.size(), io.input_streams);
+        } else {
+          std::memcpy(t->data.data(), io.inputs[i], t->data.size());
+        }
+        tensors.push_back(std::move(t));
+      }
+      outs = engine_->run_tensors(plan, tensors);
+    }
+    py::list outputs;
+    for (const ConstTensorPtr& t : outs) {
+      if (kind == OutputKind::Device) {
+        auto array = std::make_shared<DeviceArray>(engine_, t->info);
+        if (!t->data.empty()) {
+          py::gil_scoped_release release;
+          engine_->device()->array_from_host(array->data(), t->data.data(), t->data.size());
+        }
+        outputs.append(py::cast(array));
+        continue;
+      }
+      if (t->info.dtype == DType::String) {  // Note [string tensors]: str objects, not the elements' bytes
+        outputs.append(strings_to_array(reinterpret_cast<const StringPtr*>(t->data.data()), t->info.shape));
+        continue;
+      }
+      py::array out(numpy_dtype(t->info.dtype), t->info.shape);
+      if (!t->data.empty()) std::memcpy(out.mutable_data(), t->data.data(), t->data.size());
+      outputs.append(out);
     }
     return outputs;
   }
@@ -269,6 +317,19 @@ class PyEngine {
     d["plans_evicted"] = plans.evicted;
     d["plans_kept"] = plans.kept;
     d["max_plans"] = plans.max_plans;
+    // Note [staged plans]: each stage's and body's plans, counted like the model's own.
+    py::list stages;
+    for (const StageStats& st : engine_->stage_stats()) {
+      py::dict row;
+      row["stage"] = st.path;
+      row["plans_built"] = st.plans.built;
+      row["plans_reused"] = st.plans.reused;
+      row["plans_evicted"] = st.plans.evicted;
+      row["plans_kept"] = st.plans.kept;
+      stages.append(row);
+    }
+    d["stages"] = stages;
+    d["plans_kept_total"] = engine_->plans_kept_total();  // the model's own, its stages' and bodies'; bounded by max_plans
     return d;
   }
 
@@ -386,6 +447,22 @@ py::list plan_rows(const Plan& plan) {
     row["fallbacks"] = fallbacks;
     row["scratch"] = layer.scratch_bytes;
     row["rejected"] = rejected;
+    rows.append(row);
+  }
+  if (plan.staged_at) {  // Note [staged plans]: where the plan stops, and why
+    py::dict row;
+    row["name"] = plan.staged_at->name;
+    row["op"] = plan.staged_at->op_type;
+    row["inputs"] = py::list();
+    row["outputs"] = py::list();
+    row["algorithm"] = "staged: " + plan.stage_reason +
+                       "; the engine runs it, then plans the rest for the shapes it gives (no CUDA graph spans it)";
+    row["math"] = "";
+    row["time_ms"] = py::none();
+    row["workspace"] = 0;
+    row["fallbacks"] = py::list();
+    row["scratch"] = 0;
+    row["rejected"] = py::list();
     rows.append(row);
   }
   return rows;

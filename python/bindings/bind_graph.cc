@@ -116,6 +116,8 @@ Attribute attribute_from_ir(const py::tuple& kind_value, const std::string& what
   if (kind == "floats") return value.cast<std::vector<float>>();
   if (kind == "strings") return value.cast<std::vector<std::string>>();
   if (kind == "tensor") return tensor_from_array(value.cast<py::array>(), what);
+  // Note [subgraphs]: a body is a whole IR dict of its own, converted the same way (recursively).
+  if (kind == "graph") return GraphPtr(std::make_shared<Graph>(graph_from_ir(value.cast<py::dict>())));
   throw UnsupportedModelError(what + ": attributes of kind " + kind + " are not supported");
 }
 
@@ -132,8 +134,7 @@ Graph graph_from_ir(const py::dict& ir) {
     const std::string name = item.first.cast<std::string>();
     g.constants[name] = tensor_from_array(item.second.cast<py::array>(), "initializer '" + name + "'");
   }
-  for (auto item : ir["inputs"].cast<py::list>()) {
-    auto spec = item.cast<py::tuple>();
+  const auto read_decl = [](const py::tuple& spec, const char* what) {
     GraphInput in;
     in.name = spec[0].cast<std::string>();
     for (auto dim : spec[1].cast<py::list>()) {
@@ -145,8 +146,12 @@ Graph graph_from_ir(const py::dict& ir) {
         in.symbols.push_back(py::str(dim).cast<std::string>());
       }
     }
-    in.dtype = graph_input_dtype(spec[2].cast<std::string>(), "graph input '" + in.name + "'");
-    g.inputs.push_back(std::move(in));
+    in.dtype = graph_input_dtype(spec[2].cast<std::string>(), what + ("'" + in.name + "'"));
+    return in;
+  };
+  for (auto item : ir["inputs"].cast<py::list>()) g.inputs.push_back(read_decl(item.cast<py::tuple>(), "graph input "));
+  if (ir.contains("output_types")) {  // a body's (Note [subgraphs])
+    for (auto item : ir["output_types"].cast<py::list>()) g.output_decls.push_back(read_decl(item.cast<py::tuple>(), "graph output "));
   }
   for (auto item : ir["outputs"].cast<py::list>()) g.outputs.push_back(item.cast<std::string>());
   for (auto item : ir["nodes"].cast<py::list>()) {

@@ -26,6 +26,7 @@ PYBIND11_MODULE(_core, m) {
           py::dict d;
           d["min_opset"] = def->min_opset;
           d["view"] = def->aliases_input0;
+          d["value_shaped"] = def->value_shaped;  // run by the engine between plan stages (Note [staged plans])
           d["trainability_check"] = static_cast<bool>(def->untrainable);
           out[py::str(name)] = d;
         }

@@ -383,14 +383,31 @@ def _build_ir(model, opset: int, raw: dict, float_edges: bool = False) -> dict:
     graph = model.graph
     constants = {t.name: tensor_array(t, f"initializer '{t.name}'", raw.get(t.name)) for t in graph.initializer}
     inputs, edge_inputs = _graph_inputs(graph, constants, float_edges)
-    known = _engine_ops()
+    for o in graph.output:
+        if not o.type.HasField("tensor_type"):
+            raise UnsupportedModelError(f"graph output '{o.name}': only tensor outputs are supported (a "
+                                        f"{o.type.WhichOneof('value') or 'untyped'} value)")
     opsets = domain_opsets(model)
+    nodes = _convert_nodes(model, graph, constants, opset, float_edges, _engine_ops())
+    used = {i for n in nodes for i in n[2]} | {o.name for o in graph.output}
+    constants = {k: (compute_array(v) if float_edges else v) for k, v in constants.items() if k in used}
+    return {"opset": opset, "opsets": opsets, "nodes": nodes, "constants": constants, "inputs": inputs,
+            "outputs": [o.name for o in graph.output], "edge_inputs": edge_inputs}
+
+
+def _convert_nodes(model, graph, constants: dict, opset: int, float_edges: bool, known: frozenset,
+                   scope: str = "") -> list:
+    """The IR nodes of ``graph`` (the model's or a body: Note [subgraphs], _subgraphs.py); Constant
+    nodes and folded unknown ops go into ``constants``. ``scope`` prefixes a body's node names in
+    messages ("node 'loop' (Loop) body: ")."""
+    from ._subgraphs import body_attribute, capture_outer_names
+
     nodes, seen_names = [], set()
     for index, node in enumerate(graph.node):
         name = node.name if node.name and node.name not in seen_names else f"{node.op_type}_{index}"
         seen_names.add(name)
         domain = "" if node.domain == "ai.onnx" else node.domain
-        where = f"node '{name}' ({op_key(domain, node.op_type)})"
+        where = f"{scope}node '{name}' ({op_key(domain, node.op_type)})"
         if domain:  # Note [op domains]: only the ops the engine knows of another domain pass
             if op_key(domain, node.op_type) not in known:
                 raise UnsupportedModelError(_foreign_op_message(model, node, where, known))
@@ -409,15 +426,29 @@ def _build_ir(model, opset: int, raw: dict, float_edges: bool = False) -> dict:
             for out, value in zip([o for o in node.output if o], results):
                 constants[out] = engine_array(value)
             continue
-        attrs = {a.name: attribute(a, where) for a in node.attribute}
+        attrs = {}
+        for a in node.attribute:
+            body = body_attribute(a, where, lambda body, sub_scope: _body_ir(model, body, opset, float_edges, known,
+                                                                            sub_scope))
+            attrs[a.name] = body if body is not None else attribute(a, where)
         if float_edges:
             attrs = _float32_cast(node.op_type, attrs, where)
-        nodes.append((node.op_type, name, list(node.input), list(node.output), attrs, ""))
+        node_inputs = capture_outer_names(list(node.input), attrs)
+        nodes.append((node.op_type, name, node_inputs, list(node.output), attrs, ""))
+    return nodes
 
-    used = {i for n in nodes for i in n[2]} | {o.name for o in graph.output}
-    constants = {k: (compute_array(v) if float_edges else v) for k, v in constants.items() if k in used}
-    return {"opset": opset, "opsets": opsets, "nodes": nodes, "constants": constants, "inputs": inputs,
-            "outputs": [o.name for o in graph.output], "edge_inputs": edge_inputs}
+
+def _body_ir(model, body, opset: int, float_edges: bool, known: frozenset, scope: str) -> dict:
+    """A body graph's IR dict (Note [subgraphs]); its outer-scope names are added by the caller. Its
+    nodes import the model's opsets (Note [op domains])."""
+    from ._subgraphs import declared
+
+    constants = {t.name: tensor_array(t, f"{scope}initializer '{t.name}'") for t in body.initializer}
+    nodes = _convert_nodes(model, body, constants, opset, float_edges, known, scope)
+    constants = {k: (compute_array(v) if float_edges else v) for k, v in constants.items()}
+    return {"opset": opset, "opsets": domain_opsets(model), "nodes": nodes, "constants": constants,
+            "inputs": declared(body.input, constants, f"{scope}input "), "outputs": [o.name for o in body.output],
+            "output_types": declared(body.output, {}, f"{scope}output ")}
 
 
 def _unknown_op_message(node, opset: int, where: str, known: frozenset) -> str:
@@ -466,4 +497,8 @@ def _fold(node, values: list, opset: int, where: str, known: frozenset) -> list:
         raise UnsupportedModelError(f"{_unknown_op_message(node, opset, where, known)}; its inputs are all "
                                     f"constants, but onnx's reference evaluator could not fold it at load "
                                     f"either ({reason})") from e
+    for out, r in zip([o for o in node.output if o], results):
+        if not isinstance(r, np.ndarray) and not np.isscalar(r) or np.asarray(r).dtype == object:
+            raise UnsupportedModelError(f"{where}: output '{out}' is a sequence or optional value; only tensor "
+                                        f"values are supported")
     return [np.asarray(r) for r in results]

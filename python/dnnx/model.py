@@ -320,7 +320,12 @@ class Model:
         cache after re-validation), ``cache_misses``, ``cache_stale`` (entries dropped, each with a
         ``PlanCacheWarning``), ``cache_writes``, ``search_seconds`` and ``plan_cache`` (the file, or
         None); the search counters are zero on the CPU, which has no algorithm search. On CUDA,
-        ``device_bytes``: what the model holds on the GPU now (what ``memory_limit`` caps)."""
+        ``device_bytes``: what the model holds on the GPU now (what ``memory_limit`` caps).
+        ``stages``: for a model with staged plans or subgraphs (Note [staged plans]), one dict per
+        stage or body planned so far (``stage``: "after NonZero 'n1'", "Loop 'l' body", ...; its
+        ``plans_built``, ``plans_reused``, ``plans_evicted``, ``plans_kept``), and
+        ``plans_kept_total``: the plans kept by the model and all of them, which share
+        ``max_plans`` (each keeps at least the plan it built last)."""
         return self._planner_stats()
 
     def load_profile(self) -> dict:

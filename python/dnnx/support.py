@@ -23,11 +23,15 @@ def kernel_table(device: str = "cpu") -> dict:
     return dict(core.kernel_table(kind, options))
 
 
-def _cell(op: str, view: bool, table: dict) -> tuple:
+def _cell(op: str, view: bool, table: dict, staged: bool = False) -> tuple:
     """(dtypes, gradient) of one op on one backend: views run on every backend without a kernel
-    (the output aliases the input) and pass their gradient through."""
+    (the output aliases the input) and pass their gradient through; the value-shaped ops (NonZero,
+    Compress, If, Loop, Scan) are run by the engine between plan stages, for every backend
+    (Note [staged plans] in engine/runtime/stages.h), and do not fine-tune."""
     if view:
         return "any (view)", "yes (view)"
+    if staged and op not in table:
+        return "any (staged, by the engine)", "no"
     entry = table.get(op)
     if entry is None:
         return "—", "—"
@@ -57,7 +61,7 @@ def matrix_rows(tables: dict, kept: dict = None) -> list:
                 old = (kept or {}).get(op, {})
                 row.extend(old.get(column, "?") for column in _header(device))
             else:
-                row.extend(_cell(op, definition["view"], table))
+                row.extend(_cell(op, definition["view"], table, definition.get("value_shaped", False)))
         rows.append(row)
     return rows
 

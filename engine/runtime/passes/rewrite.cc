@@ -99,6 +99,7 @@ std::map<std::string, TensorInfo> value_types(const Graph& graph, int64_t symbol
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
     const OpDef& def = *registry.find(node);
+    if (def.value_shaped) continue;  // known at run time only (Note [staged plans]): what follows stays untyped
     std::vector<ValueInfo> inputs;
     bool typed = true;
     for (size_t k = 0; k < node.inputs.size(); ++k) {

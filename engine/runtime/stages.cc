@@ -1,0 +1,70 @@
+#include "runtime/stages.h"
+
+#include <set>
+
+namespace dnnx {
+
+namespace {
+
+// Names read by nodes [from, end) and by the graph outputs, in first-read order.
+std::vector<std::string> read_from(const Graph& graph, size_t from) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& name) {
+    if (!name.empty() && seen.insert(name).second) out.push_back(name);
+  };
+  for (size_t n = from; n < graph.nodes.size(); ++n) {
+    for (const std::string& name : graph.nodes[n].inputs) add(name);
+  }
+  for (const std::string& name : graph.outputs) add(name);
+  return out;
+}
+
+std::set<std::string> produced_before(const Graph& graph, size_t end) {
+  std::set<std::string> out;
+  for (size_t n = 0; n < end && n < graph.nodes.size(); ++n) {
+    for (const std::string& name : graph.nodes[n].outputs) {
+      if (!name.empty()) out.insert(name);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> carried_names(const Graph& graph, size_t cut) {
+  const std::set<std::string> produced = produced_before(graph, cut);
+  std::vector<std::string> out;
+  for (const std::string& name : read_from(graph, cut)) {
+    if (produced.count(name)) out.push_back(name);
+  }
+  return out;
+}
+
+Graph continuation_graph(const Graph& graph, size_t cut) {
+  Graph rest;
+  rest.opset = graph.opset;
+  rest.constants = graph.constants;
+  rest.outputs = graph.outputs;
+  rest.nodes.assign(graph.nodes.begin() + static_cast<std::ptrdiff_t>(cut) + 1, graph.nodes.end());
+  const std::set<std::string> produced = produced_before(graph, cut + 1);
+  std::set<std::string> inputs;
+  for (const GraphInput& in : graph.inputs) inputs.insert(in.name);
+  for (const std::string& name : read_from(graph, cut + 1)) {
+    if (!produced.count(name) && !inputs.count(name)) continue;  // a constant, or produced later
+    GraphInput in;
+    in.name = name;  // dims and dtype: the parent's key (PlanKey::dtypes) gives them per run
+    rest.inputs.push_back(std::move(in));
+  }
+  return rest;
+}
+
+std::string stage_reason(const Node& node) {
+  const std::string who = node.op_type + " '" + node.name + "'";
+  if (node.op_type == "If") return who + " chooses its branch at run time";
+  if (node.op_type == "Loop") return who + " runs its body a value-dependent number of times";
+  if (node.op_type == "Scan") return who + " runs its body once per slice, on the host's schedule";
+  return who + " has a value-dependent output shape";
+}
+
+}  // namespace dnnx
