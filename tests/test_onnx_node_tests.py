@@ -17,14 +17,9 @@ import node_suite
 CASES = node_suite.cases()
 ORT = node_suite.ort_verdicts(CASES)
 
-_OP = r"\({op}\): op {op}\b[^;]*is not supported"
 
 # cause (a regex over dnnx's refusal) -> why it is a gap, and which open issue lifts it
 KNOWN_GAPS = {
-    **{_OP.format(op=op): f"#36: {op} has a value-dependent output shape" for op in (
-        "NonMaxSuppression Unique StringSplit").split()},
-    r"\(StringNormalizer\): stopwords make the output's length depend": "#36: StringNormalizer's stopwords "
-                                                                         "give a value-dependent output shape",
     r"'[^']*':? (is a sequence or optional value; )?only tensor (inputs|outputs|values) are supported":
         "#36: sequence and optional values",
     r"the model imports no ai.onnx opset": "ai.onnx.ml cases (LabelEncoder, TreeEnsemble, ...): dnnx runs "

@@ -1,5 +1,5 @@
 """NonMaxSuppression's and Unique's host computes (Note [value-shaped compute] in
-engine/backends/cpu/indexing/value_shaped_ops.h), called on their own through the test-only
+engine/ops/indexing/value_shaped_ops.h), called on their own through the test-only
 dnnx._pass_hooks module as a staged plan will call them, against onnxruntime: random and edge
 inputs (tied scores, no boxes, every box below the threshold, max_output_boxes_per_class 0 or
 absent, NaN scores; Unique of every type, with and without axis, empty, -0.0 and 0.0, NaN), onnx's
@@ -252,13 +252,38 @@ def test_node_cases_through_the_compute(op):
                 np.testing.assert_array_equal(g.astype(w.dtype) if g.dtype != w.dtype else g, w, err_msg=case.name)
 
 
-@pytest.mark.parametrize("op,inputs", [("NonMaxSuppression", [("boxes", [1, 2, 4]), ("scores", [1, 1, 2])]),
-                                       ("Unique", [("x", [4])])])
-def test_loading_is_refused_naming_the_node_until_staged_plans(op, inputs):
-    node = helper.make_node(op, [n for n, _ in inputs], ["y"], name="vs")
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT if op == "Unique" else TensorProto.INT64,
-                                                             None)])
+def test_nms_and_unique_run_staged_in_a_model_against_onnxruntime():
+    """Through dnnx.load: the plan stops at each value-shaped node (Note [staged plans]), the engine
+    runs its host compute, and what follows (Gather of the selected boxes, Add of the counts) is
+    planned per shape; the same shapes reuse their plans."""
+    import onnxruntime as ort
+
+    nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou", "thr"], ["sel"]),
+             helper.make_node("Gather", ["sel", "col"], ["box_ids"], axis=1),
+             helper.make_node("Unique", ["box_ids"], ["u", "idx", "inv", "cnt"]),
+             helper.make_node("Add", ["cnt", "cnt"], ["twice"])]
+    inits = [helper.make_tensor("max_out", TensorProto.INT64, [1], [3]),
+             helper.make_tensor("iou", TensorProto.FLOAT, [1], [0.5]),
+             helper.make_tensor("thr", TensorProto.FLOAT, [1], [0.1]),
+             helper.make_tensor("col", TensorProto.INT64, [], [2])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 6, 4]),
+                                           helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 2, 6])],
+                              [helper.make_tensor_value_info(n, TensorProto.INT64, None) for n in
+                               ("sel", "u", "inv", "twice")], initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
-    with pytest.raises(dnnx.UnsupportedModelError, match=rf"node 'vs' \({op}\): op {op}\b[^;]*is not supported"):
-        dnnx.load(model)
+    model.ir_version = 8
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    m = dnnx.load(model)
+    rng = np.random.default_rng(0)
+    for trial in range(4):
+        corner = rng.uniform(0, 10, (1, 6, 2)).astype(np.float32)
+        boxes = np.concatenate([corner, corner + rng.uniform(1, 4, (1, 6, 2)).astype(np.float32)], axis=2)
+        scores = rng.uniform(0, 1, (1, 2, 6)).astype(np.float32)
+        if trial == 3:
+            scores[:] = 0.0  # nothing above the threshold: empty selections flow on
+        want = sess.run(None, {"boxes": boxes, "scores": scores})
+        got = m.run(boxes, scores)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+    assert "staged" in str(m.plan())

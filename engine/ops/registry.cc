@@ -78,7 +78,9 @@
   X(roi_align) X(max_roi_pool) \
   /* issue #36, control flow and value-dependent shapes (cf): Note [staged plans] */               \
   X(value_shaped)  /* NonZero, Compress */                                                         \
-  X(control)       /* If, Loop, Scan (subgraphs) */
+  X(control)       /* If, Loop, Scan (subgraphs) */                                               \
+  X(nms_unique)    /* NonMaxSuppression, Unique (value-shaped, host computes) */                  \
+  X(value_shaped_strings) /* StringSplit, StringNormalizer (value-shaped) */
 // clang-format on
 
 namespace dnnx {

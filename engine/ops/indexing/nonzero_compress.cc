@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ops/op.h"
+#include "ops/indexing/evaluate.h"
 
 namespace dnnx {
 
@@ -88,6 +88,7 @@ std::vector<ConstTensorPtr> compress(const Node& node, const std::vector<ConstTe
   if (has_axis) out->info.shape[axis] = static_cast<int64_t>(kept.size());
   else out->info.shape = {static_cast<int64_t>(kept.size())};
   out->data.resize(out->info.bytes());
+  out->strings = x.strings;  // Note [string tensors]: kept elements point into x's store
   const size_t block = static_cast<size_t>(inner) * dtype_size(x.info.dtype);
   uint8_t* o = out->data.data();
   for (int64_t a = 0; a < outer; ++a) {
@@ -99,10 +100,10 @@ std::vector<ConstTensorPtr> compress(const Node& node, const std::vector<ConstTe
   return {out};
 }
 
+}  // namespace
+
 // Output types when every input is constant (the planner folds then); the engine runs it otherwise.
-std::vector<TensorInfo> infer_by_evaluating(const Node& node, const std::vector<ValueInfo>& in,
-                                            const std::function<std::vector<ConstTensorPtr>(
-                                                const Node&, const std::vector<ConstTensorPtr>&)>& eval) {
+std::vector<TensorInfo> infer_by_evaluating(const Node& node, const std::vector<ValueInfo>& in, const HostEvaluate& eval) {
   std::vector<ConstTensorPtr> values;
   for (const ValueInfo& v : in) {
     if (!v.present) {
@@ -117,7 +118,6 @@ std::vector<TensorInfo> infer_by_evaluating(const Node& node, const std::vector<
   return out;
 }
 
-}  // namespace
 
 void register_value_shaped_ops(OpRegistry& r) {
   OpDef nz;

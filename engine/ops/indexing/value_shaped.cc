@@ -3,12 +3,13 @@
 // [num_selected, 3] int64; Unique's Y [num_unique] (flat) or X's shape with num_unique on axis,
 // indices, inverse_indices, counts int64), computed on the host by backends/cpu/indexing/
 // non_max_suppression.cc and unique.cc (Note [value-shaped compute]).
-// Not in ops/registry.cc yet: every op the registry lists has a CPU kernel (dnnx.supported_ops()
-// says so), and these have none until staged plans (issue #36) run their host computes. Wiring
-// them is one line there, X(value_shaped), with `infer` giving the outputs' types and ranks with
-// the value-decided first dim in place of refuse_value_shaped.
+// Both are value_shaped (Note [staged plans] in runtime/stages.h): a plan stops before them and
+// the engine runs their host computes (ops/indexing/value_shaped_ops.h), or the planner folds them
+// when every input is a constant of the plan.
 #include "ops/indexing/value_shaped.h"
 
+#include "ops/indexing/evaluate.h"
+#include "ops/indexing/value_shaped_ops.h"
 #include "ops/op.h"
 
 namespace dnnx {
@@ -30,6 +31,28 @@ void require_scalar_input(const Node& node, const std::vector<ValueInfo>& inputs
   }
 }
 
+// OpDef::evaluate over a Note [value-shaped compute] function: the outputs the node names (the
+// compute gives every output the op defines).
+std::vector<ConstTensorPtr> evaluate_with(ValueShapedCompute compute, const Node& node,
+                                          const std::vector<ConstTensorPtr>& inputs) {
+  ValueShapedInputs raw;
+  for (const ConstTensorPtr& t : inputs) raw.push_back(t.get());
+  std::vector<ConstTensor> results = compute(node, raw);
+  std::vector<ConstTensorPtr> out;
+  for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
+    out.push_back(std::make_shared<ConstTensor>(std::move(results[o])));
+  }
+  return out;
+}
+
+std::vector<ConstTensorPtr> evaluate_nms(const Node& node, const std::vector<ConstTensorPtr>& inputs) {
+  return evaluate_with(non_max_suppression, node, inputs);
+}
+
+std::vector<ConstTensorPtr> evaluate_unique(const Node& node, const std::vector<ConstTensorPtr>& inputs) {
+  return evaluate_with(unique, node, inputs);
+}
+
 std::vector<TensorInfo> infer_nms(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& boxes = require_input(node, inputs, 0, "boxes");
   const TensorInfo& scores = require_input(node, inputs, 1, "scores");
@@ -40,7 +63,7 @@ std::vector<TensorInfo> infer_nms(const Node& node, const std::vector<ValueInfo>
   require_scalar_input(node, inputs, 2, DType::Int64, "max_output_boxes_per_class");
   require_scalar_input(node, inputs, 3, DType::Float32, "iou_threshold");
   require_scalar_input(node, inputs, 4, DType::Float32, "score_threshold");
-  refuse_value_shaped(node);
+  return infer_by_evaluating(node, inputs, evaluate_nms);
 }
 
 std::vector<TensorInfo> infer_unique(const Node& node, const std::vector<ValueInfo>& inputs) {
@@ -51,7 +74,7 @@ std::vector<TensorInfo> infer_unique(const Node& node, const std::vector<ValueIn
   }
   const UniqueAttrs attrs = unique_attrs(node);
   if (attrs.axis) normalize_axis(node, *attrs.axis, static_cast<int64_t>(x.shape.size()));
-  refuse_value_shaped(node);
+  return infer_by_evaluating(node, inputs, evaluate_unique);
 }
 
 }  // namespace
@@ -75,13 +98,7 @@ UniqueAttrs unique_attrs(const Node& node) {
   return a;
 }
 
-void refuse_value_shaped(const Node& node) {
-  node_fail<UnsupportedModelError>(node, "op " + node.op_type +
-                                             " is not supported yet: its output shape depends on the input values "
-                                             "(staged plans, issue #36)");
-}
-
-void register_value_shaped_ops(OpRegistry& r) {
+void register_nms_unique_ops(OpRegistry& r) {
   OpDef nms;
   nms.min_opset = kNmsOpset;
   nms.validate = [](const Node& node) {
@@ -93,6 +110,8 @@ void register_value_shaped_ops(OpRegistry& r) {
     }
   };
   nms.infer = infer_nms;
+  nms.value_shaped = true;
+  nms.evaluate = evaluate_nms;
   r.add("NonMaxSuppression", std::move(nms));
 
   OpDef unique;
@@ -105,6 +124,8 @@ void register_value_shaped_ops(OpRegistry& r) {
     }
   };
   unique.infer = infer_unique;
+  unique.value_shaped = true;
+  unique.evaluate = evaluate_unique;
   r.add("Unique", std::move(unique));
 }
 

@@ -1,6 +1,6 @@
 // The ops whose output shape depends on their input values (NonMaxSuppression, Unique): their
-// attributes, read once for the OpDef and the host compute (backends/cpu/indexing/
-// value_shaped_ops.h), and the refusal they give until staged plans run them (issue #36).
+// attributes, read once for the OpDef and the host compute (ops/indexing/
+// value_shaped_ops.h).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -26,8 +26,5 @@ struct UniqueAttrs {
 };
 UniqueAttrs unique_attrs(const Node& node);  // UnsupportedModelError for a sorted not 0 or 1
 
-// "op <type> is not supported yet: ...": what the OpDefs' infer answers until staged plans (issue
-// #36) give the outputs' types with the value-decided first dim.
-[[noreturn]] void refuse_value_shaped(const Node& node);
 
 }  // namespace dnnx

@@ -6,11 +6,8 @@
 //                               \w \d \s \b, groups, alternation, counted repeats) alike; RE2's
 //                               own extensions ((?i) flags, \p{..} classes, \Q..\E) are refused at
 //                               load, and so are backreferences, which RE2 has none of
-//   StringNormalizer (opset 10) X string [C] or [1, C] -> string of X's shape: case_change_action
-//                               LOWER / UPPER / NONE (ASCII letters; onnxruntime's default locale
-//                               maps the same), stopwords removed (is_case_sensitive). Removing
-//                               stopwords makes the output's length depend on X's values: such a
-//                               node is refused until plans can be staged (issue #36)
+// StringSplit and StringNormalizer, whose output shapes depend on the strings, are in
+// value_shaped_strings.{h,cc}.
 #include "ops/text/strings.h"
 
 #include <regex>
@@ -46,26 +43,6 @@ void validate_regex_full_match(const Node& node) {
   node.expect_only_attrs({"pattern"});
   if (!node.has_attr("pattern")) node_fail<InvalidModelError>(node, "attribute 'pattern' is required");
   compile_full_match_pattern(node);
-}
-
-std::vector<TensorInfo> infer_string_normalizer(const Node& node, const std::vector<ValueInfo>& inputs) {
-  const TensorInfo& x = require_string(node, inputs, 0, "X");
-  if (!(x.shape.size() == 1 || (x.shape.size() == 2 && x.shape[0] == 1))) {
-    node_fail<InvalidModelError>(node, "input X must be [C] or [1, C], got " + shape_str(x.shape));
-  }
-  if (!node.attr_strings("stopwords", {}).empty()) {
-    node_fail<UnsupportedModelError>(node, "stopwords make the output's length depend on the input's values "
-                                           "(a value-dependent output shape): not supported yet");
-  }
-  return {TensorInfo{x.shape, DType::String}};
-}
-
-void validate_string_normalizer(const Node& node) {
-  node.expect_only_attrs({"case_change_action", "is_case_sensitive", "locale", "stopwords"});
-  const std::string action = node.attr_string("case_change_action", "NONE");
-  if (action != "NONE" && action != "LOWER" && action != "UPPER") {
-    node_fail<InvalidModelError>(node, "case_change_action must be LOWER, UPPER or NONE, got '" + action + "'");
-  }
 }
 
 }  // namespace
@@ -113,12 +90,6 @@ void register_string_ops(OpRegistry& r) {
   regex.infer = infer_regex_full_match;
   regex.min_opset = kStringOpsOpset;
   r.add("RegexFullMatch", std::move(regex));
-
-  OpDef normalizer;
-  normalizer.validate = validate_string_normalizer;
-  normalizer.infer = infer_string_normalizer;
-  normalizer.min_opset = 10;
-  r.add("StringNormalizer", std::move(normalizer));
 }
 
 }  // namespace dnnx

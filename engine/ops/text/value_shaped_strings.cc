@@ -4,6 +4,7 @@
 #include <cstring>
 #include <set>
 
+#include "ops/indexing/evaluate.h"
 #include "ops/text/case_change.h"
 
 namespace dnnx {
@@ -110,6 +111,56 @@ std::vector<ConstTensorPtr> evaluate_string_normalizer(const Node& node, const s
   Shape shape = x.info.shape;
   shape.back() = static_cast<int64_t>(kept.size());
   return {string_tensor(shape, kept)};
+}
+
+namespace {
+
+const TensorInfo& require_strings(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const TensorInfo& x = require_input(node, inputs, 0, "X");
+  if (x.dtype != DType::String) {
+    node_fail<InvalidModelError>(node, std::string("input X must be string, got ") + dtype_name(x.dtype));
+  }
+  return x;
+}
+
+}  // namespace
+
+void register_value_shaped_strings_ops(OpRegistry& r) {
+  OpDef split;
+  split.min_opset = 20;
+  split.value_shaped = true;
+  split.validate = [](const Node& node) {
+    node.expect_only_attrs({"delimiter", "maxsplit"});
+    if (node.has_attr("maxsplit") && node.attr_int("maxsplit", 0) < 1) {
+      node_fail<InvalidModelError>(node, "maxsplit must be at least 1, got " + std::to_string(node.attr_int("maxsplit", 0)));
+    }
+  };
+  split.evaluate = evaluate_string_split;
+  split.infer = [](const Node& node, const std::vector<ValueInfo>& inputs) {
+    require_strings(node, inputs);
+    return infer_by_evaluating(node, inputs, evaluate_string_split);
+  };
+  r.add("StringSplit", std::move(split));
+
+  OpDef normalizer;
+  normalizer.min_opset = 10;
+  normalizer.value_shaped = true;
+  normalizer.validate = [](const Node& node) {
+    node.expect_only_attrs({"case_change_action", "is_case_sensitive", "locale", "stopwords"});
+    const std::string action = node.attr_string("case_change_action", "NONE");
+    if (action != "NONE" && action != "LOWER" && action != "UPPER") {
+      node_fail<InvalidModelError>(node, "case_change_action must be LOWER, UPPER or NONE, got '" + action + "'");
+    }
+  };
+  normalizer.evaluate = evaluate_string_normalizer;
+  normalizer.infer = [](const Node& node, const std::vector<ValueInfo>& inputs) {
+    const TensorInfo& x = require_strings(node, inputs);
+    if (!(x.shape.size() == 1 || (x.shape.size() == 2 && x.shape[0] == 1))) {
+      node_fail<InvalidModelError>(node, "input X must be [C] or [1, C], got " + shape_str(x.shape));
+    }
+    return infer_by_evaluating(node, inputs, evaluate_string_normalizer);
+  };
+  r.add("StringNormalizer", std::move(normalizer));
 }
 
 }  // namespace dnnx

@@ -9,7 +9,7 @@
 
 #include <pybind11/stl.h>
 
-#include "backends/cpu/indexing/value_shaped_ops.h"
+#include "ops/indexing/value_shaped_ops.h"
 #include "bindings.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/rewrite.h"

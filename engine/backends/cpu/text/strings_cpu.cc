@@ -1,8 +1,7 @@
-// StringConcat, RegexFullMatch and StringNormalizer on the CPU (ops/text/strings.cc has their
+// StringConcat and RegexFullMatch on the CPU (ops/text/strings.cc has their
 // semantics). New strings go to the run's store (KernelArgs::strings, Note [string tensors]).
 #include <regex>
 
-#include "ops/text/case_change.h"
 #include "ir/errors.h"
 #include "ops/text/strings.h"
 #include "runtime/kernel_registry.h"
@@ -73,26 +72,6 @@ class RegexFullMatchKernel final : public Kernel {
   int64_t n_;
 };
 
-class StringNormalizerKernel final : public Kernel {
- public:
-  StringNormalizerKernel(std::string action, int64_t n) : n_(n) {
-    if (action == "LOWER") change_ = CaseChange::Lower;
-    if (action == "UPPER") change_ = CaseChange::Upper;
-  }
-  void run(const KernelArgs& args) const override {
-    StringStore& store = store_of(args, "StringNormalizer");
-    const auto* x = args.in<StringPtr>(0);
-    auto* y = args.out<StringPtr>(0);
-    for (int64_t i = 0; i < n_; ++i) {
-      y[i] = change_ == CaseChange::None ? x[i] : store.add(change_case(string_of(x[i]), change_));
-    }
-  }
-
- private:
-  int64_t n_;
-  CaseChange change_ = CaseChange::None;
-};
-
 KernelChoice plan_string_concat(const Node&, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
   KernelChoice choice;
   choice.algorithm = "concatenate";
@@ -107,20 +86,11 @@ KernelChoice plan_regex_full_match(const Node& node, const std::vector<ValueInfo
   return choice;
 }
 
-KernelChoice plan_string_normalizer(const Node& node, const std::vector<ValueInfo>&, const std::vector<TensorInfo>& outputs) {
-  KernelChoice choice;
-  choice.algorithm = "case change";
-  choice.kernel = std::make_unique<StringNormalizerKernel>(node.attr_string("case_change_action", "NONE"),
-                                                           numel(outputs[0].shape));
-  return choice;
-}
-
 }  // namespace
 
 void register_cpu_strings_kernels(KernelRegistry& r) {
   r.add("StringConcat", plan_string_concat).with_dtypes({DType::String});
   r.add("RegexFullMatch", plan_regex_full_match).with_dtypes({DType::String});
-  r.add("StringNormalizer", plan_string_normalizer).with_dtypes({DType::String});
 }
 
 }  // namespace dnnx

@@ -8,7 +8,7 @@
 #include <functional>
 #include <map>
 
-#include "backends/cpu/indexing/value_shaped_ops.h"
+#include "ops/indexing/value_shaped_ops.h"
 #include "ops/indexing/value_shaped.h"
 #include "ops/op.h"
 

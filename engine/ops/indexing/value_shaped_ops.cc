@@ -1,5 +1,5 @@
 // The value-shaped ops' host computes by op type (Note [value-shaped compute]).
-#include "backends/cpu/indexing/value_shaped_ops.h"
+#include "ops/indexing/value_shaped_ops.h"
 
 namespace dnnx {
 

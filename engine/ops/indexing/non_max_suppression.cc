@@ -10,7 +10,7 @@
 #include <cstring>
 #include <queue>
 
-#include "backends/cpu/indexing/value_shaped_ops.h"
+#include "ops/indexing/value_shaped_ops.h"
 #include "ops/indexing/value_shaped.h"
 
 namespace dnnx {
