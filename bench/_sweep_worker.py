@@ -131,10 +131,55 @@ def relative_error(got, want) -> float:
     return float(np.max(np.abs(got64[finite] - want64[finite]))) / scale
 
 
-def compare(got: dict, want: dict, which, tol: float):
-    """(error, None) where every compared output is within `tol`, else (error, why not)."""
+def align_near_ties(got: dict, want: dict, tol: float) -> dict:
+    """Note [detections compared as sets]: a detector's outputs are rows of one length N (boxes
+    [N, 4], scores [N], labels [N]) in the order of their scores. Two detections whose scores
+    differ by float32 noise may come out in either order, in dnnx as in onnxruntime, and an
+    elementwise comparison then sees two boxes far apart. Here a row of dnnx's may stand for
+    another row of onnxruntime's only where its every 1-D float output (a score) is within `tol`
+    of that row's relative to the output's largest magnitude, its integer outputs are equal and
+    its other outputs are within `tol` too: `got` reordered so, or `got` unchanged when the outputs
+    are not such rows or some row has no such partner."""
     import numpy as np
 
+    names = list(want)
+    arrays = [(np.asarray(got.get(n)), np.asarray(want[n])) for n in names]
+    if not arrays or any(g.shape != w.shape or w.ndim == 0 for g, w in arrays):
+        return got
+    n = arrays[0][1].shape[0]
+    if n < 2 or any(w.shape[0] != n for _, w in arrays):
+        return got
+    scores = [k for k, (_, w) in enumerate(arrays) if w.ndim == 1 and w.dtype.kind == "f"]
+    if not scores:
+        return got
+    scale = [max(float(np.max(np.abs(w.astype(np.float64)))) if w.size else 0.0, 1e-30) for _, w in arrays]
+
+    def same(i, j):
+        for k, (g, w) in enumerate(arrays):
+            a, b = g[i].astype(np.float64), w[j].astype(np.float64)
+            if w.dtype.kind in "biu":
+                if not np.array_equal(a, b):
+                    return False
+            elif np.any(np.abs(a - b) > tol * scale[k]):
+                return False
+        return True
+
+    order, used = [], set()
+    for j in range(n):
+        match = j if j not in used and same(j, j) else next((i for i in range(n) if i not in used and same(i, j)), None)
+        if match is None:
+            return got
+        order.append(match)
+        used.add(match)
+    return {**got, **{name: np.asarray(got[name])[order] for name in names}}
+
+
+def compare(got: dict, want: dict, which, tol: float):
+    """(error, None) where every compared output is within `tol`, else (error, why not); a
+    detector's rows are matched first (align_near_ties)."""
+    import numpy as np
+
+    got = align_near_ties(got, want, tol)
     names = list(want)
     if which is not None:
         names = [names[i] for i in which]

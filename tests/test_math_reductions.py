@@ -57,7 +57,7 @@ def test_reduce_log_sum_exp_is_stable():
     np.testing.assert_allclose(got, [1000.0 + np.log(2.0), -np.inf], rtol=1e-6)
 
 
-@pytest.mark.parametrize("op", ["ReduceL1", "ReduceSumSquare"])
+@pytest.mark.parametrize("op", ["ReduceL1", "ReduceSumSquare", "ReduceSum", "ReduceProd"])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 def test_reduce_integers(op, dtype):
     x = np.random.default_rng(4).integers(-50, 50, (3, 4)).astype(dtype)

@@ -34,7 +34,7 @@ void validate_reduce(const Node& node) {
 std::vector<TensorInfo> infer_reduce(const Node& node, const std::vector<ValueInfo>& inputs) {
   const TensorInfo& x = require_input(node, inputs, 0, "data");
   const ReduceKind kind = reduce_kind(node.op_type);
-  if (kind == ReduceKind::L1 || kind == ReduceKind::SumSquare) {
+  if (kind == ReduceKind::L1 || kind == ReduceKind::SumSquare || kind == ReduceKind::Sum || kind == ReduceKind::Prod) {
     require_element_type(node, x, ElementTypes::Numbers, "input data");
   } else if (kind == ReduceKind::Max || kind == ReduceKind::Min) {
     // onnx's T: the number types, and bool from opset 20 (Max: any, Min: all)

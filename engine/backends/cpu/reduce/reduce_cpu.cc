@@ -289,7 +289,9 @@ void register_cpu_reduce_kernels(KernelRegistry& r) {
   for (DType t : number_types()) {
     if (is_integer(t)) integers.push_back(t);
   }
-  for (const char* op : {"ReduceMax", "ReduceMin", "ReduceL1", "ReduceSumSquare"}) r.at(op).with_dtypes(integers);
+  for (const char* op : {"ReduceMax", "ReduceMin", "ReduceL1", "ReduceSumSquare", "ReduceSum", "ReduceProd"}) {
+    r.at(op).with_dtypes(integers);
+  }
 }
 
 }  // namespace dnnx

@@ -2,7 +2,7 @@
 // vectorise; this one is branch-free float arithmetic, so a loop over it compiles to SIMD code
 // (SSE2 at least). Cody-Waite range reduction x = n*ln2 + r, |r| <= ln2/2, then the Cephes
 // degree-6 polynomial for e^r and 2^n built in the exponent bits. Relative error <= 2 ulp over
-// the whole float range (checked against float64 in tests/test_activations.py through Sigmoid and Tanh).
+// the normal range (subnormal results round once more) (checked against float64 in tests/test_activations.py through Sigmoid and Tanh).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -20,8 +20,13 @@
 namespace dnnx {
 
 inline float fast_expf(float x) {
-  // Above 88.72 e^x overflows float; below -86.6 it is within 2.4e-38 of zero, and clamping
-  // there keeps n >= -125 so that 2^(n-1) below stays a normal float.
+  // Above 88.72 e^x overflows float. Below -86.6 the result is subnormal (or 0 below -103.97):
+  // computed as e^(x + 40) * e^-40, so that the polynomial stays in the normal range and the last
+  // multiply rounds into the subnormals, as onnxruntime's exp does (a Softmax's tiny probabilities
+  // matter: a detector's `score > 0` keeps exactly the boxes onnxruntime keeps). The clamp keeps
+  // n >= -125 so that 2^(n-1) below stays a normal float.
+  const bool subnormal = x < -86.6f;
+  x = subnormal ? x + 40.0f : x;
   x = std::min(std::max(x, -86.6f), 88.72283f);
   const float t = x * 1.44269504088896341f;               // x / ln2
   const float n = (t + 12582912.0f) - 12582912.0f;        // round to nearest (1.5 * 2^23 trick)
@@ -37,7 +42,7 @@ inline float fast_expf(float x) {
   const int32_t bits = (static_cast<int32_t>(n) + 126) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  return er * scale * 2.0f;
+  return er * scale * 2.0f * (subnormal ? 4.24835426e-18f : 1.0f);  // e^-40
 }
 
 }  // namespace dnnx
