@@ -75,7 +75,9 @@
   X(qlinear_concat) X(qlinear_pool_softmax) /* QLinearAveragePool, QLinearSoftmax */             \
   X(matmul_integer_to_float) /* MatMulIntegerToFloat, DynamicQuantizeMatMul */ \
   /* issue #36, regions of interest (roi) */                                                      \
-  X(roi_align) X(max_roi_pool)
+  X(roi_align) X(max_roi_pool) \
+  /* ai.onnx.ml, traditional ML (mlops): ops/ml/ */                                                \
+  X(array_feature_extractor) X(binarizer) X(label_encoder) X(tree_ensemble)
 // clang-format on
 
 namespace dnnx {
