@@ -146,6 +146,9 @@ def test_label_encoder_opset4_tensors_defaults_and_nan_keys():
     _label_case(4, s, T.STRING, T.INT64, keys_tensor=t("k", strings("a", "c")), values_tensor=t("v", np.array([1, 3], np.int64)),
                 default_tensor=t("d", np.array([-9], np.int64)))
     _label_case(4, s, T.STRING, T.DOUBLE, keys_strings=["b"], values_tensor=t("v", np.array([0.125])))
+    _label_case(4, s, T.STRING, T.INT16, keys_strings=["c", "a"], values_tensor=t("v", np.array([3, -7], np.int16)))
+    _label_case(4, s, T.STRING, T.INT16, keys_tensor=t("k", strings("b")), values_tensor=t("v", np.array([5], np.int16)),
+                default_tensor=t("d", np.array([300], np.int16)))
     _label_case(4, np.array([2, 9], np.int64), T.INT64, T.STRING, keys_tensor=t("k", np.array([2], np.int64)),
                 values_tensor=t("v", strings("two")), default_tensor=t("d", strings("none")))
 
@@ -210,7 +213,8 @@ def random_forest(rng, n_trees, n_features, n_targets, dtype, modes=range(7), mi
 def _tree_case(attrs, x, rtol=1e-5, atol=1e-6):
     elem = T.FLOAT if x.dtype == np.float32 else T.DOUBLE
     node = helper.make_node("TreeEnsemble", ["x"], ["y"], domain=ML, **attrs)
-    model = ml_model([node], [("x", list(x.shape), elem)], [("y", None, elem)], ml_opset=5)
+    y = [x.shape[0] if x.ndim == 2 else 1, attrs["n_targets"]]
+    model = ml_model([node], [("x", list(x.shape), elem)], [("y", y, elem)], ml_opset=5)
     return matches_ort(model, {"x": x}, rtol=rtol, atol=atol)["y"]
 
 
@@ -247,7 +251,7 @@ def test_tree_ensemble_single_row_empty_batch_and_one_leaf_tree():
     rng = np.random.default_rng(5)
     attrs = random_forest(rng, 2, 3, 2, np.float32, modes=[0, 1, 2, 3])
     _tree_case(attrs, np.zeros((0, 3), np.float32))
-    _tree_case(attrs, np.array([0.5, -1.0, 2.0], np.float32))  # [F]: one row
+    _tree_case(attrs, np.array([[0.5, -1.0, 2.0]], np.float32))  # one row
     # a one-leaf tree: its root's branches both the same leaf (Note [one-leaf trees])
     one = {"nodes_featureids": [0], "nodes_truenodeids": [0], "nodes_falsenodeids": [0], "nodes_trueleafs": [1],
            "nodes_falseleafs": [1], "nodes_splits": numpy_helper.from_array(np.array([0.0], np.float32), "s"),
@@ -269,7 +273,7 @@ def test_tree_ensemble_refuses_malformed_forests():
         load(leaf_targetids=[2] * len(attrs["leaf_targetids"]))
     with pytest.raises(dnnx.InvalidModelError, match=r"node 'te'.*reads feature 7 but X has 3"):
         load(nodes_featureids=[7] * len(attrs["nodes_featureids"]))
-    with pytest.raises(dnnx.InvalidModelError, match=r"node 'te'.*'nodes_splits' is double, expected X's type float"):
+    with pytest.raises(dnnx.InvalidModelError, match=r"node 'te'.*'nodes_splits' is float64, expected X's type float32"):
         load(nodes_splits=numpy_helper.from_array(numpy_helper.to_array(attrs["nodes_splits"]).astype(np.float64), "s"))
     with pytest.raises(dnnx.InvalidModelError, match=r"node 'te'.*true branch 999 is outside"):
         load(nodes_truenodeids=[999] * len(attrs["nodes_truenodeids"]), nodes_trueleafs=[0] * len(attrs["nodes_trueleafs"]))

@@ -5,9 +5,10 @@
 //   opset 2     keys_{strings,int64s,floats} -> values_{strings,int64s,floats}, one list each of
 //               the same length, the keys' type X's; defaults default_string ("_Unused"),
 //               default_int64 (-1), default_float (-0.0), the one of the values' type
-//   opset 4     also keys_tensor, values_tensor (string, int64, float32 or float64) and
-//               default_tensor (one element of the values' type, before the typed defaults; a
-//               float64 value type has no typed default: -0.0); a NaN key matches a NaN input
+//   opset 4     also keys_tensor, values_tensor (string, int64, float32 or float64; values also
+//               int16, whose default is -1 or default_tensor's) and default_tensor (one element of
+//               the values' type, before the typed defaults; a float64 value type has no typed
+//               default: -0.0); a NaN key matches a NaN input
 // A key listed twice maps to its first value (onnxruntime's map keeps the first insertion).
 // The kernel is backends/cpu/ml/label_encoder_cpu.cc.
 #include "ops/ml/label_encoder.h"
@@ -54,10 +55,11 @@ Side read_side(const Node& node, const std::string& prefix, std::vector<std::str
     const ConstTensor& t = *attr_tensor(node, name);
     side.type = t.info.dtype;
     if (t.info.dtype == DType::String) strings = tensor_strings(node, t, name);
-    else if (t.info.dtype == DType::Int64) ints = tensor_ints(node, t, name);
+    else if (t.info.dtype == DType::Int64 || (t.info.dtype == DType::Int16 && prefix == "values")) ints = tensor_ints(node, t, name);
     else if (t.info.dtype == DType::Float32 || t.info.dtype == DType::Float64) numbers = tensor_doubles(node, t, name);
     else node_fail<UnsupportedModelError>(node, "attribute '" + name + "' is " + dtype_name(t.info.dtype) +
-                                                    ", expected string, int64, float32 or float64");
+                                                    ", expected string, int64, float32 or float64" +
+                                                    (prefix == "values" ? " (or int16)" : ""));
     side.size = static_cast<size_t>(numel(t.info.shape));
   }
   return side;
@@ -65,7 +67,7 @@ Side read_side(const Node& node, const std::string& prefix, std::vector<std::str
 
 void read_defaults(const Node& node, LabelTable& t) {
   t.default_string = node.attr_string("default_string", "_Unused");
-  t.default_int = node.attr_int("default_int64", -1);
+  t.default_int = t.value_type == DType::Int16 ? -1 : node.attr_int("default_int64", -1);
   t.default_number = t.value_type == DType::Float32 ? node.attr_float("default_float", -0.0f) : -0.0;
   const ConstTensor* d = node.opset >= kTensorFormsOpset ? attr_tensor(node, "default_tensor") : nullptr;
   if (!d) return;
@@ -75,7 +77,7 @@ void read_defaults(const Node& node, LabelTable& t) {
                                            shape_str(d->info.shape));
   }
   if (t.value_type == DType::String) t.default_string = tensor_strings(node, *d, "default_tensor")[0];
-  else if (t.value_type == DType::Int64) t.default_int = tensor_ints(node, *d, "default_tensor")[0];
+  else if (t.value_type == DType::Int64 || t.value_type == DType::Int16) t.default_int = tensor_ints(node, *d, "default_tensor")[0];
   else t.default_number = tensor_doubles(node, *d, "default_tensor")[0];
 }
 

@@ -8,7 +8,8 @@
 
 namespace dnnx {
 
-// keys[i] -> values[i]; each side in the vector of its type: strings (String), ints (Int64) or
+// keys[i] -> values[i]; each side in the vector of its type: strings (String), ints (Int64; values
+// also Int16) or
 // numbers (Float32, Float64: float32 values held exactly as doubles).
 struct LabelTable {
   DType key_type = DType::String;

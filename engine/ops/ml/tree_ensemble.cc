@@ -1,5 +1,5 @@
-// TreeEnsemble (ai.onnx.ml 5), with onnxruntime's semantics: X [N, F] (or [F]: one row) of
-// float32 or float64 -> Y [N, n_targets] of X's type.
+// TreeEnsemble (ai.onnx.ml 5), with onnxruntime's semantics: X [N, F] of float32 or float64 ->
+// Y [N, n_targets] of X's type.
 //   Each tree (tree_roots) is walked from its root: node i compares feature nodes_featureids[i]
 //   with nodes_splits[i] by nodes_modes[i] (LEQ, LT, GTE, GT, EQ, NEQ; MEMBER: the feature is one
 //   of the node's set, membership_values holding each MEMBER node's set in node order, sets
@@ -9,10 +9,17 @@
 //   index, whose leaf_weights value adds to target leaf_targetids.
 //   aggregate_function over the trees per target: SUM (1), AVERAGE (0: the sum over the tree
 //   count), MIN (2), MAX (3) (a target no leaf reached is 0), summed in X's type in tree order.
-//   post_transform per row: with n_targets >= 2 NONE (0), SOFTMAX (1), LOGISTIC (2), SOFTMAX_ZERO
-//   (3: entries within 1e-7 of 0 stay 0), PROBIT (4); with one target onnxruntime applies PROBIT
-//   only, and its PROBIT is sqrt(2) * erfinv(2y - 1) by Winitzki's approximation (a = 0.147),
-//   in float32, as dnnx does.
+//   post_transform per row: with n_targets >= 2 NONE (0), LOGISTIC (1), SOFTMAX (2), SOFTMAX_ZERO
+//   (3: entries within 1e-7 of 0 stay 0), PROBIT (4) (Note [post_transform codes]); with one
+//   target onnxruntime applies PROBIT only, and its PROBIT is sqrt(2) * erfinv(2y - 1) by
+//   Winitzki's approximation (a = 0.147), in float32, as dnnx does.
+// Note [post_transform codes]: onnx's spec numbers post_transform 1 SOFTMAX and 2 LOGISTIC;
+// onnxruntime 1.32 reads the integer through its own enum, where 1 is LOGISTIC and 2 SOFTMAX.
+// dnnx gives onnxruntime's results (tests/test_ml_ops.py holds both to it).
+// Note [member sets]: onnxruntime matches a MEMBER node of fewer than 31 values, all within
+// [0, 30], exactly (it unrolls the set into EQ nodes); any other set must hold only int32 values
+// (it refuses others at load) and matches the feature truncated toward zero to an int32 (NaN and
+// values beyond int32 match nothing): 0.5 is in {0, 40}, but not in {0, 3}. dnnx does the same.
 // Note [one-leaf trees]: onnxruntime takes a root whose true and false branches are the same
 // leaf as a one-leaf tree, and reads that leaf at the root's own index (not the branch's):
 // dnnx follows it.
@@ -21,6 +28,7 @@
 // longer than the node count at run time.
 #include "ops/ml/tree_ensemble.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ops/ml/ml_attrs.h"
@@ -59,9 +67,7 @@ std::vector<TensorInfo> infer_tree_ensemble(const Node& node, const std::vector<
   if (x.dtype != DType::Float32 && x.dtype != DType::Float64) {
     node_fail<UnsupportedModelError>(node, std::string("X is ") + dtype_name(x.dtype) + ", expected float32 or float64");
   }
-  if (x.shape.size() != 1 && x.shape.size() != 2) {
-    node_fail<InvalidModelError>(node, "X must be [N, F] or [F], got " + shape_str(x.shape));
-  }
+  if (x.shape.size() != 2) node_fail<InvalidModelError>(node, "X must be [N, F], got " + shape_str(x.shape));
   for (const char* name : {"nodes_splits", "leaf_weights", "membership_values"}) {
     const ConstTensor* t = attr_tensor(node, name);
     if (t && t->info.dtype != x.dtype) {
@@ -71,7 +77,7 @@ std::vector<TensorInfo> infer_tree_ensemble(const Node& node, const std::vector<
   }
   const TreeForest forest = tree_forest(node);
   const int64_t features = x.shape.back();
-  const int64_t rows = x.shape.size() == 2 ? x.shape[0] : 1;
+  const int64_t rows = x.shape[0];
   if (forest.max_feature >= features && rows > 0) {
     node_fail<InvalidModelError>(node, "a node reads feature " + std::to_string(forest.max_feature) + " but X has " +
                                            std::to_string(features) + " (X " + shape_str(x.shape) + ")");
@@ -150,6 +156,16 @@ TreeForest tree_forest(const Node& node) {
       while (next_member < members.size() && !std::isnan(members[next_member])) f.members.push_back(members[next_member++]);
       ++next_member;
       t.members_end = f.members.size();
+      if (t.members_begin == t.members_end) node_fail<InvalidModelError>(node, where + ": a BRANCH_MEMBER node with an empty set");
+      const auto [lo, hi] = std::minmax_element(f.members.begin() + static_cast<std::ptrdiff_t>(t.members_begin), f.members.end());
+      t.truncated_members = t.members_end - t.members_begin >= 31 || *lo < 0 || *hi > 30;  // Note [member sets]
+      for (size_t m = t.members_begin; t.truncated_members && m < t.members_end; ++m) {
+        const double v = f.members[m];
+        if (v != std::trunc(v) || v < -2147483648.0 || v > 2147483647.0) {
+          node_fail<InvalidModelError>(node, where + ": its set holds " + std::to_string(v) + "; a set of 31 or more values, "
+                                                 "or one outside [0, 30], may hold only int32 values (as onnxruntime)");
+        }
+      }
     }
   }
   for (int64_t root : node.attr_ints("tree_roots", {})) {
@@ -157,7 +173,11 @@ TreeForest tree_forest(const Node& node) {
       node_fail<InvalidModelError>(node, "tree_roots holds " + std::to_string(root) + ", outside [0, " + std::to_string(n) + ")");
     }
     const TreeNode& r = f.nodes[static_cast<size_t>(root)];
-    const bool one_leaf = r.next_true == r.next_false && r.true_leaf && r.false_leaf;  // Note [one-leaf trees]
+    const bool one_leaf = r.next_true == r.next_false && r.true_leaf && r.false_leaf;  // Note [member sets]: onnxruntime matches a MEMBER node of fewer than 31 values, all within
+// [0, 30], exactly (it unrolls the set into EQ nodes); any other set must hold only int32 values
+// (it refuses others at load) and matches the feature truncated toward zero to an int32 (NaN and
+// values beyond int32 match nothing): 0.5 is in {0, 40}, but not in {0, 3}. dnnx does the same.
+// Note [one-leaf trees]
     if (one_leaf && root >= leaves) {
       node_fail<InvalidModelError>(node, "tree root " + std::to_string(root) + " is a one-leaf tree but there are only " +
                                              std::to_string(leaves) + " leaves");

@@ -11,7 +11,8 @@ namespace dnnx {
 // nodes_modes' values (onnx's enum).
 enum class TreeBranch : uint8_t { Leq = 0, Lt = 1, Gte = 2, Gt = 3, Eq = 4, Neq = 5, Member = 6 };
 enum class TreeAggregate : int64_t { Average = 0, Sum = 1, Min = 2, Max = 3 };
-enum class TreePostTransform : int64_t { None = 0, Softmax = 1, Logistic = 2, SoftmaxZero = 3, Probit = 4 };
+// post_transform's values as onnxruntime reads them (Note [post_transform codes] in tree_ensemble.cc).
+enum class TreePostTransform : int64_t { None = 0, Logistic = 1, Softmax = 2, SoftmaxZero = 3, Probit = 4 };
 
 struct TreeNode {
   TreeBranch mode = TreeBranch::Leq;
@@ -19,6 +20,7 @@ struct TreeNode {
   double split = 0;            // X's type's value, held exactly as a double
   bool missing_true = false;   // a NaN feature takes the true branch
   size_t members_begin = 0, members_end = 0;  // BRANCH_MEMBER's set: TreeForest::members[begin, end)
+  bool truncated_members = false;  // the feature truncated to int32 is looked up (Note [member sets])
   int64_t next_true = 0, next_false = 0;      // a node index, or a leaf index where *_leaf
   bool true_leaf = false, false_leaf = false;
 };

@@ -67,6 +67,14 @@ class LabelEncoderKernel final : public Kernel {
         }
         break;
       }
+      case DType::Int16: {
+        auto* y = args.out<int16_t>(0);
+        for (int64_t i = 0; i < n_; ++i) {
+          const int64_t k = find(x[i]);
+          y[i] = static_cast<int16_t>(k < 0 ? t_.default_int : t_.value_ints[static_cast<size_t>(k)]);
+        }
+        break;
+      }
       case DType::Float32: write_numbers(x, args.out<float>(0)); break;
       default: write_numbers(x, args.out<double>(0));
     }
@@ -113,7 +121,7 @@ KernelChoice plan_label_encoder(const Node& node, const std::vector<ValueInfo>& 
 }  // namespace
 
 void register_cpu_label_encoder_kernels(KernelRegistry& r) {
-  r.add("ai.onnx.ml::LabelEncoder", plan_label_encoder).with_dtypes({DType::Float32, DType::Float64, DType::String});
+  r.add("ai.onnx.ml::LabelEncoder", plan_label_encoder).with_dtypes({DType::Float32, DType::Float64, DType::String, DType::Int16});
 }
 
 }  // namespace dnnx

@@ -104,6 +104,10 @@ class TreeEnsembleKernel final : public Kernel {
       case TreeBranch::Eq: return v == n.split;
       case TreeBranch::Neq: return v != n.split;
       case TreeBranch::Member:
+        if (n.truncated_members) {  // Note [member sets]
+          if (!(v > -2147483649.0 && v < 2147483648.0)) return false;
+          v = std::trunc(v);
+        }
         return std::find(f_.members.begin() + static_cast<std::ptrdiff_t>(n.members_begin),
                          f_.members.begin() + static_cast<std::ptrdiff_t>(n.members_end), v) !=
                f_.members.begin() + static_cast<std::ptrdiff_t>(n.members_end);
