@@ -29,8 +29,6 @@ KNOWN_GAPS = {
         "#36: control flow (subgraphs)",
     r"graph input '[^']*': only tensor inputs are supported": "#36: sequence and optional values",
     _OP.format(op="SplitToSequence"): "#36: sequence values",
-    r"the model imports no ai.onnx opset": "ai.onnx.ml cases (LabelEncoder, TreeEnsemble, ...): dnnx runs "
-                                           "the default ONNX domain only",
     r"\(Dropout\): training_mode true with ratio \S+ drops at random": "Dropout in training mode with a ratio above 0 drops at "
                                                        "random: dnnx runs inference graphs (fine-tuning has its own "
                                                        "training path)",
