@@ -284,3 +284,61 @@ def test_a_model_of_ai_onnx_ml_and_ai_onnx_ops():
              helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Add", ["b", "r"], ["y"])]
     model = ml_model(nodes, [("x", [2, 3], T.FLOAT)], [("y", [2, 3], T.FLOAT)], onnx_opset=17)
     matches_ort(model, {"x": np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)})
+
+
+# Scaler, Normalizer
+
+_ELEM = {np.dtype(np.float32): T.FLOAT, np.dtype(np.float64): T.DOUBLE, np.dtype(np.int64): T.INT64,
+         np.dtype(np.int32): T.INT32}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32])
+@pytest.mark.parametrize("shape,scale,offset", [
+    ([3, 4], [0.5, 2.0, -1.0, 3.0], [1.0, 0.0, -2.5, 0.25]),  # per feature
+    ([5, 2], [1.5], [0.75]),  # one value
+    ([4], [2.0, 1.0, 0.5, 0.1], [0.0, 1.0, 2.0, 3.0]),  # 1-D: dim 0 is the feature dim
+    ([2, 3, 2], [2.0, -1.0, 0.5], [1.0, 2.0, 3.0]),  # rank 3: dim 1, as onnxruntime counts it
+    ([0, 3], [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]),  # empty
+])
+def test_scaler(dtype, shape, scale, offset):
+    node = helper.make_node("Scaler", ["x"], ["y"], domain=ML, scale=scale, offset=offset)
+    model = ml_model([node], [("x", shape, _ELEM[np.dtype(dtype)])], [("y", shape, T.FLOAT)])
+    x = (np.random.default_rng(2).normal(size=shape) * 10).astype(dtype)
+    matches_ort(model, {"x": x}, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32])
+@pytest.mark.parametrize("norm", [None, "MAX", "L1", "L2"])
+@pytest.mark.parametrize("shape", [[3, 5], [6], [0, 4]])
+def test_normalizer(dtype, norm, shape):
+    node = helper.make_node("Normalizer", ["x"], ["y"], domain=ML, **({"norm": norm} if norm else {}))
+    model = ml_model([node], [("x", shape, _ELEM[np.dtype(dtype)])], [("y", shape, T.FLOAT)])
+    x = (np.random.default_rng(3).normal(size=shape) * 10).astype(dtype)
+    if len(shape) == 2 and shape[0] > 1:
+        x[1] = 0  # a zero norm: the row is copied
+    matches_ort(model, {"x": x}, rtol=1e-6, atol=1e-6)
+
+
+def test_scaler_and_normalizer_refusals_name_the_node():
+    def load(op, shape, **attrs):
+        node = helper.make_node(op, ["x"], ["y"], name="n", domain=ML, **attrs)
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", T.FLOAT, shape)],
+                                  [helper.make_tensor_value_info("y", T.FLOAT, shape)])
+        return dnnx.load(helper.make_model(graph, opset_imports=[helper.make_opsetid(ML, 1)]))
+    with pytest.raises(dnnx.InvalidModelError, match=r"node 'n' \(ai.onnx.ml::Scaler\).*hold 2 values: expected 1 or 3"):
+        load("Scaler", [2, 3], scale=[1.0, 2.0], offset=[0.0, 0.0])
+    with pytest.raises(dnnx.InvalidModelError, match=r"node 'n'.*scale has 1 values but offset 2"):
+        load("Scaler", [2, 3], scale=[1.0], offset=[0.0, 0.0])
+    with pytest.raises(dnnx.InvalidModelError, match=r"node 'n' \(ai.onnx.ml::Normalizer\).*\[C\] or \[N, C\]"):
+        load("Normalizer", [2, 3, 4])
+
+
+def test_zipmap_is_refused_clearly():
+    """ZipMap makes a sequence of maps, which dnnx has no value type for."""
+    node = helper.make_node("ZipMap", ["x"], ["z"], name="zm", domain=ML, classlabels_int64s=[0, 1])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", T.FLOAT, [2, 2])],
+                              [helper.make_value_info("z", helper.make_sequence_type_proto(
+                                  helper.make_map_type_proto(T.INT64, helper.make_tensor_type_proto(T.FLOAT, []))))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(ML, 1)])
+    with pytest.raises(dnnx.UnsupportedModelError, match=r"node 'zm' \(ai.onnx.ml::ZipMap\).*a sequence of maps.*zipmap"):
+        dnnx.load(model)

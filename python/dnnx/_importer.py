@@ -431,6 +431,10 @@ def _unknown_op_message(node, opset: int, where: str, known: frozenset) -> str:
             f"(supported ops: {', '.join(sorted(known))}; docs/operators.md)")
 
 
+# ai.onnx.ml's ops over map and sequence values, which dnnx has no type for: what each makes or reads.
+MAP_OPS = {"ZipMap": "makes a sequence of maps", "DictVectorizer": "reads a map", "CastMap": "reads a map"}
+
+
 def _foreign_op_message(model, node, where: str, known: frozenset) -> str:
     """Names the node, its op, domain (with the model's version of it) and what dnnx runs of that
     domain: its ops the engine knows (com.microsoft's quantized ops, ai.onnx.ml's traditional-ML
@@ -440,6 +444,10 @@ def _foreign_op_message(model, node, where: str, known: frozenset) -> str:
     if any(f.name == node.op_type and f.domain == domain for f in model.functions):
         return (f"{where}: calls the model-local function {domain}::{node.op_type}, which dnnx does not "
                 f"inline; dnnx runs the standard ai.onnx domain's ops and some of com.microsoft's and ai.onnx.ml's")
+    if domain == "ai.onnx.ml" and node.op_type in MAP_OPS:
+        return (f"{where}: op {node.op_type} (domain {domain}) {MAP_OPS[node.op_type]}, and dnnx runs tensors only "
+                f"(no map or sequence values); export the model without it (skl2onnx: options={{id(model): "
+                f"{{'zipmap': False}}}} keeps a classifier's probabilities a tensor)")
     ours = sorted(k.split("::", 1)[1] for k in known if k.startswith(domain + "::"))
     runs = (f"of domain '{domain}' dnnx runs {', '.join(ours)}" if ours else
             f"dnnx runs no op of domain '{domain}' (it runs the standard ai.onnx domain's ops and some of "

@@ -43,7 +43,7 @@
   /* issue #36, regions of interest (roi) */ \
   X(roi_align) X(max_roi_pool) \
   /* ai.onnx.ml, traditional ML (mlops): ml/ */ \
-  X(array_feature_extractor) X(binarizer) X(label_encoder) X(tree_ensemble)
+  X(array_feature_extractor) X(binarizer) X(label_encoder) X(tree_ensemble) X(scaler) X(normalizer)
 // clang-format on
 
 namespace dnnx {
