@@ -342,3 +342,11 @@ def test_zipmap_is_refused_clearly():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid(ML, 1)])
     with pytest.raises(dnnx.UnsupportedModelError, match=r"node 'zm' \(ai.onnx.ml::ZipMap\).*a sequence of maps.*zipmap"):
         dnnx.load(model)
+
+
+def test_an_ai_onnx_node_in_a_model_without_an_ai_onnx_opset_is_refused():
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", T.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(ML, 3)])
+    with pytest.raises(dnnx.InvalidModelError, match=r"No opset import for domain ''"):
+        dnnx.load(model)
