@@ -25,7 +25,11 @@ def _selected_cases():
 
 
 def case_op(case):
-    return case.model.graph.node[0].op_type if len(case.model.graph.node) == 1 else None
+    """The op key of a single-node case (Note [op domains]: "ai.onnx.ml::LabelEncoder" outside ai.onnx)."""
+    if len(case.model.graph.node) != 1:
+        return None
+    node = case.model.graph.node[0]
+    return node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"
 
 
 def cases_by_op() -> dict:

@@ -22,8 +22,6 @@ ORT = node_suite.ort_verdicts(CASES)
 KNOWN_GAPS = {
     r"'[^']*':? (is a sequence or optional value; )?only tensor (inputs|outputs|values) are supported":
         "#36: sequence and optional values",
-    r"the model imports no ai.onnx opset": "ai.onnx.ml cases (LabelEncoder, TreeEnsemble, ...): dnnx runs "
-                                           "the default ONNX domain only",
     r"\(Dropout\): training_mode true with ratio \S+ drops at random": "Dropout in training mode with a ratio above 0 drops at "
                                                        "random: dnnx runs inference graphs (fine-tuning has its own "
                                                        "training path)",

@@ -80,7 +80,9 @@
   X(value_shaped)  /* NonZero, Compress */                                                         \
   X(control)       /* If, Loop, Scan (subgraphs) */                                               \
   X(nms_unique)    /* NonMaxSuppression, Unique (value-shaped, host computes) */                  \
-  X(value_shaped_strings) /* StringSplit, StringNormalizer (value-shaped) */
+  X(value_shaped_strings) /* StringSplit, StringNormalizer (value-shaped) */ \
+  /* ai.onnx.ml, traditional ML (mlops): ops/ml/ */                                                \
+  X(array_feature_extractor) X(binarizer) X(label_encoder) X(tree_ensemble) X(scaler) X(normalizer)
 // clang-format on
 
 namespace dnnx {

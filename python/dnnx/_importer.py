@@ -13,7 +13,7 @@ planner folds shape computations per plan: Note [plan-time folding]). Steps:
    engine), Constant nodes are converted from their attribute, and a node of an op the engine
    does not know whose inputs are all constants is folded with onnx's reference evaluator; any
    other node of an op the engine does not know (in any domain: the engine knows ai.onnx's ops
-   and some of com.microsoft's, Note [op domains] in engine/ir/graph.h) and one the evaluator
+   and some of com.microsoft's and ai.onnx.ml's, Note [op domains] in engine/ir/graph.h) and one the evaluator
    cannot fold are an UnsupportedModelError naming the node, the op, its domain and opset (the
    evaluator's error as __cause__); every other node goes to the engine, with its domain, which
    folds what is constant itself;
@@ -188,10 +188,13 @@ def domain_opsets(model) -> dict:
 
 
 def onnx_opset(model) -> int:
+    """The model's ai.onnx opset; 0 when it imports none (a model of ai.onnx.ml ops alone: onnx's
+    checker refuses any ai.onnx node such a model holds, and so does the planner, whose ai.onnx ops
+    all start past 0)."""
     for imp in model.opset_import:
         if imp.domain in ("", "ai.onnx"):
             return imp.version
-    raise InvalidModelError("the model imports no ai.onnx opset")
+    return 0
 
 
 def _upgrade(model):
@@ -279,7 +282,7 @@ def import_model(src, batch_size=None, dims=None, float_edges=False) -> Imported
     model, raw = _read(src)
     clock.lap("read")
     view = _checked_view(model)
-    if onnx_opset(model) < MIN_OPSET:
+    if 0 < onnx_opset(model) < MIN_OPSET:
         restore_weights(model, raw)  # the version converter works on the whole model
         model, raw = _upgrade(model), {}
         view = _checked_view(model)
@@ -459,19 +462,27 @@ def _unknown_op_message(node, opset: int, where: str, known: frozenset) -> str:
             f"(supported ops: {', '.join(sorted(known))}; docs/operators.md)")
 
 
+# ai.onnx.ml's ops over map and sequence values, which dnnx has no type for: what each makes or reads.
+MAP_OPS = {"ZipMap": "makes a sequence of maps", "DictVectorizer": "reads a map", "CastMap": "reads a map"}
+
+
 def _foreign_op_message(model, node, where: str, known: frozenset) -> str:
     """Names the node, its op, domain (with the model's version of it) and what dnnx runs of that
-    domain: its ops the engine knows (com.microsoft's quantized ops), none of ai.onnx.ml and of
-    model-local functions."""
+    domain: its ops the engine knows (com.microsoft's quantized ops, ai.onnx.ml's traditional-ML
+    ones), none of model-local functions."""
     domain = node.domain
     version = next((imp.version for imp in model.opset_import if imp.domain == domain), "?")
     if any(f.name == node.op_type and f.domain == domain for f in model.functions):
         return (f"{where}: calls the model-local function {domain}::{node.op_type}, which dnnx does not "
-                f"inline; dnnx runs the standard ai.onnx domain's ops and some of com.microsoft's")
+                f"inline; dnnx runs the standard ai.onnx domain's ops and some of com.microsoft's and ai.onnx.ml's")
+    if domain == "ai.onnx.ml" and node.op_type in MAP_OPS:
+        return (f"{where}: op {node.op_type} (domain {domain}) {MAP_OPS[node.op_type]}, and dnnx runs tensors only "
+                f"(no map or sequence values); export the model without it (skl2onnx: options={{id(model): "
+                f"{{'zipmap': False}}}} keeps a classifier's probabilities a tensor)")
     ours = sorted(k.split("::", 1)[1] for k in known if k.startswith(domain + "::"))
     runs = (f"of domain '{domain}' dnnx runs {', '.join(ours)}" if ours else
             f"dnnx runs no op of domain '{domain}' (it runs the standard ai.onnx domain's ops and some of "
-            f"com.microsoft's)")
+            f"com.microsoft's and ai.onnx.ml's)")
     return (f"{where}: op {node.op_type} (domain {domain}, opset {version}) is not supported by dnnx; "
             f"{runs} (docs/operators.md)")
 

@@ -41,7 +41,9 @@
   X(qlinear_binary) X(qlinear_lookup) X(qlinear_global_average_pool) X(qgemm) X(qlinear_concat) \
   X(qlinear_pool_softmax) \
   /* issue #36, regions of interest (roi) */ \
-  X(roi_align) X(max_roi_pool)
+  X(roi_align) X(max_roi_pool) \
+  /* ai.onnx.ml, traditional ML (mlops): ml/ */ \
+  X(array_feature_extractor) X(binarizer) X(label_encoder) X(tree_ensemble) X(scaler) X(normalizer)
 // clang-format on
 
 namespace dnnx {
