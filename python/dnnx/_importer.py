@@ -386,12 +386,12 @@ def _build_ir(model, opset: int, raw: dict, float_edges: bool = False) -> dict:
     graph = model.graph
     constants = {t.name: tensor_array(t, f"initializer '{t.name}'", raw.get(t.name)) for t in graph.initializer}
     inputs, edge_inputs = _graph_inputs(graph, constants, float_edges)
+    opsets = domain_opsets(model)
+    nodes = _convert_nodes(model, graph, constants, opset, float_edges, _engine_ops())  # names an op it lacks first
     for o in graph.output:
         if not o.type.HasField("tensor_type"):
             raise UnsupportedModelError(f"graph output '{o.name}': only tensor outputs are supported (a "
                                         f"{o.type.WhichOneof('value') or 'untyped'} value)")
-    opsets = domain_opsets(model)
-    nodes = _convert_nodes(model, graph, constants, opset, float_edges, _engine_ops())
     used = {i for n in nodes for i in n[2]} | {o.name for o in graph.output}
     constants = {k: (compute_array(v) if float_edges else v) for k, v in constants.items() if k in used}
     return {"opset": opset, "opsets": opsets, "nodes": nodes, "constants": constants, "inputs": inputs,
