@@ -31,8 +31,27 @@ DNNX_VECTOR_CLONES void hard_swish_rows(float* y, int64_t n) {
   }
 }
 
-DNNX_VECTOR_CLONES void swish_rows(float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = y[i] * sigmoidf(y[i]);
+DNNX_VECTOR_CLONES void sigmoid_block(const float* x, float* s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) s[i] = sigmoidf(x[i]);
+}
+
+DNNX_VECTOR_CLONES void multiply_block(const float* s, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = y[i] * s[i];
+}
+
+// y * sigmoid(y) in blocks of 256: the sigmoids into a stack buffer, then the products, as the
+// unfused Sigmoid and Mul compute them (bit for bit). Note [swish in two loops]: the one-loop
+// form y[i] = y[i] * sigmoidf(y[i]) compiled (GCC, -O3, AVX2) to code 10x slower than the two
+// loops (7.9 against 0.65 ms over 1.2M floats, measured in isolation), slower than the
+// unfused pair.
+void swish_rows(float* y, int64_t n) {
+  constexpr int64_t kBlock = 256;
+  float s[kBlock];
+  for (int64_t begin = 0; begin < n; begin += kBlock) {
+    const int64_t m = std::min(kBlock, n - begin);
+    sigmoid_block(y + begin, s, m);
+    multiply_block(s, y + begin, m);
+  }
 }
 
 }  // namespace
