@@ -162,3 +162,16 @@ def _saved(m, tmp_path):
     path = tmp_path / "tuned.onnx"
     m.save(path)
     return onnx.load(path)
+
+
+@pytest.mark.parametrize("op, attrs", [("HardSwish", {}), ("HardSigmoid", {}), ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
+                                       ("Sigmoid", {})])
+def test_vectorized_standalone_activations(op, attrs):
+    # the standalone kernels (one vectorized loop each) on both sides of every piece, at the
+    # ends of the float range, with inf and NaN, and a length that is no multiple of 8
+    x = np.concatenate([rand(1037, seed=9) * np.float32(5.0),
+                        np.array([0.0, -0.0, 3.0, -3.0, 6.0, 2.5, -2.5, 88.0, -88.0, 1e30, -1e30, np.inf, -np.inf, np.nan],
+                                 np.float32)]).reshape(1, -1)
+    model = make_model([helper.make_node(op, ["x"], ["y"], name="act", **attrs)], [("x", list(x.shape))], [("y", None)])
+    assert [r["op"] for r in plan_rows(model)] == [op]
+    assert_matches_ort(model, {"x": x})
