@@ -19,6 +19,20 @@ void add_fused(OpRegistry& r, const std::string& op, const std::string& suffix) 
 
 void register_fused_ops(OpRegistry& r) {
   add_fused(r, "Conv", "+Relu");
+  // fuse_conv_activation: Conv+Clip (attributes clip_min, clip_max), Conv+HardSwish, Conv+Swish (SiLU).
+  {  // Conv's validation, the bounds the pass added aside
+    OpDef clip = *r.find("Conv");
+    clip.fused = true;
+    clip.validate = [conv = clip.validate](const Node& node) {
+      Node without_bounds = node;
+      without_bounds.attrs.erase("clip_min");
+      without_bounds.attrs.erase("clip_max");
+      if (conv) conv(without_bounds);
+    };
+    r.add("Conv+Clip", std::move(clip));
+  }
+  add_fused(r, "Conv", "+HardSwish");
+  add_fused(r, "Conv", "+Swish");
   add_fused(r, "Gemm", "+Relu");
   add_fused(r, "Gemm", "+Softmax");
 }

@@ -509,7 +509,7 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     value plans (and on CUDA records a graph) anew and a seen value reuses its plan.
 
     Load-time rewrites (``dnnx.pass_names()``: fold_batchnorm, fuse_matmul_add, fuse_conv_relu,
-    fuse_gemm_relu, fuse_gemm_softmax, fuse_conv_add_relu, fuse_conv_pool, fuse_lstm_stack,
+    fuse_conv_activation, fuse_gemm_relu, fuse_gemm_softmax, fuse_conv_add_relu, fuse_conv_pool, fuse_lstm_stack,
     channels_last, fold_entry_cast) are on by default; ``passes={"fold_batchnorm": False}``
     switches single ones off, ``optimize=False`` all of them. ``plan()`` shows fused layers (op
     "Conv+Relu", "Conv+MaxPool", "Gemm+Softmax", "LSTMStack", ...). channels_last applies on CUDA

@@ -19,6 +19,7 @@ const PassEntry kPasses[] = {
     {"fold_batchnorm", &PassOptions::fold_batchnorm, fold_batchnorm},
     {"fuse_matmul_add", &PassOptions::fuse_matmul_add, fuse_matmul_add},
     {"fuse_conv_relu", &PassOptions::fuse_conv_relu, fuse_conv_relu},
+    {"fuse_conv_activation", &PassOptions::fuse_conv_activation, fuse_conv_activation},
     {"fuse_gemm_relu", &PassOptions::fuse_gemm_relu, fuse_gemm_relu},
     {"fuse_gemm_softmax", &PassOptions::fuse_gemm_softmax, fuse_gemm_softmax},
     {"fuse_conv_add_relu", &PassOptions::fuse_conv_add_relu, fuse_conv_add_relu},

@@ -17,6 +17,9 @@ struct PassOptions {
   bool fold_batchnorm = true;   // Conv -> BatchNormalization: the BN folded into W and B
   bool fuse_matmul_add = true;  // MatMul(2-D A, constant 2-D B) -> Add(constant bias) => Gemm
   bool fuse_conv_relu = true;   // Conv -> Relu => Conv+Relu (Relu in the conv kernel's epilogue)
+  // Conv -> Clip (constant bounds) / HardSwish / SiLU (Sigmoid and Mul) => Conv+Clip,
+  // Conv+HardSwish, Conv+Swish (where the backend has them: the CPU)
+  bool fuse_conv_activation = true;
   bool fuse_gemm_relu = true;   // Gemm -> Relu => Gemm+Relu
   bool fuse_gemm_softmax = true;  // Gemm -> Softmax (last axis) => Gemm+Softmax (where the backend has it)
   bool fuse_conv_add_relu = true;  // Conv -> Add(z) -> Relu => Conv+Add+Relu (where the backend has it)
@@ -55,6 +58,7 @@ void run_passes(Graph& graph, const PassOptions& options);
 int fold_batchnorm(Graph& graph, const PassOptions& options);   // fold_batchnorm.cc
 int fuse_matmul_add(Graph& graph, const PassOptions& options);  // fuse_matmul_add.cc
 int fuse_conv_relu(Graph& graph, const PassOptions& options);   // fuse_conv_relu.cc
+int fuse_conv_activation(Graph& graph, const PassOptions& options);  // fuse_conv_activation.cc
 int fuse_gemm_relu(Graph& graph, const PassOptions& options);   // fuse_gemm_relu.cc
 int fuse_gemm_softmax(Graph& graph, const PassOptions& options);  // fuse_gemm_softmax.cc
 int fuse_conv_add_relu(Graph& graph, const PassOptions& options);  // fuse_conv_add_relu.cc

@@ -10,12 +10,15 @@
 // CPU thread pool, each worker with its own col slice (Note [cpu threads] in thread_pool.cc);
 // the plan says "x2 threads" when it does. Every spatial rank runs as 3-D, with unit dims prepended (ConvGeometry::expanded_to).
 // "Conv+Relu" (the fuse_conv_relu pass) and "Conv+Add+Relu" (fuse_conv_add_relu: z is input 3)
-// are the same kernel with more epilogue (conv_epilogue_cpu.h), applied per output tile.
+// are the same kernel with more epilogue (conv_epilogue_cpu.h), applied per output tile;
+// "Conv+Clip", "Conv+HardSwish" and "Conv+Swish" (fuse_conv_activation) apply their activation
+// after it, per tile or row (Note [conv activation epilogue] in conv_activation_cpu.cc).
 #include <algorithm>
 #include <cstring>
 #include <memory>
 
 #include "backends/cpu/dense/blas.h"
+#include "backends/cpu/conv/conv_activation_cpu.h"
 #include "backends/cpu/conv/conv_depthwise_cpu.h"
 #include "backends/cpu/conv/conv_direct_cpu.h"
 #include "backends/cpu/conv/conv_epilogue_cpu.h"
@@ -45,12 +48,12 @@ constexpr int kConvGemmBlocks = 8;
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(ConvShape shape, ConvAlgo algo, bool has_bias, ConvFusion fusion, int workers)
-      : s_(std::move(shape)), algo_(algo), has_bias_(has_bias), fusion_(fusion), workers_(workers) {}
+  ConvKernel(ConvShape shape, ConvAlgo algo, bool has_bias, ConvFusion fusion, ConvActivation act, int workers)
+      : s_(std::move(shape)), algo_(algo), has_bias_(has_bias), fusion_(fusion), act_(act), workers_(workers) {}
 
   // The direct conv, its filter panels split into `chunks` per image (items: batch * chunks).
-  ConvKernel(ConvShape shape, bool has_bias, ConvFusion fusion, int workers, int64_t chunks)
-      : s_(std::move(shape)), algo_(ConvAlgo::Direct), has_bias_(has_bias), fusion_(fusion), workers_(workers),
+  ConvKernel(ConvShape shape, bool has_bias, ConvFusion fusion, ConvActivation act, int workers, int64_t chunks)
+      : s_(std::move(shape)), algo_(ConvAlgo::Direct), has_bias_(has_bias), fusion_(fusion), act_(act), workers_(workers),
         direct_(std::make_unique<TapGemm>(direct_conv_gemm(s_))), chunks_(chunks) {}
 
   // x [N, C, in...], w [M, C/group, k...], b [M], z and y [N, M, out...]; workspace holds one
@@ -87,6 +90,10 @@ class ConvKernel final : public Kernel {
       epilogue.relu = fusion_ != ConvFusion::None;
       direct_->run(args.in(1) + grp * mg * s_.col_rows(), x_g, epilogue, args.out(0) + y_offset, out_size, out_size,
                    first, last);
+      // The fused activation over the rows of these panels (Note [conv activation epilogue]).
+      const int64_t panel_rows = TapGemm::panel_rows(mg);
+      const int64_t row_begin = std::min(mg, first * panel_rows), row_end = std::min(mg, last * panel_rows);
+      apply_conv_activation(act_, args.out(0) + y_offset + row_begin * out_size, (row_end - row_begin) * out_size);
     }
   }
 
@@ -122,6 +129,7 @@ class ConvKernel final : public Kernel {
               1.0f, w + grp * mg * rows, static_cast<int>(rows), cols, static_cast<int>(out_size),
               0.0f, y_g, static_cast<int>(out_size), kConvGemmBlocks);
         apply_conv_epilogue(epilogue, mg, out_size, y_g);
+        apply_conv_activation(act_, y_g, mg * out_size);
       }
     }
   }
@@ -130,6 +138,7 @@ class ConvKernel final : public Kernel {
   ConvAlgo algo_;
   bool has_bias_;
   ConvFusion fusion_;
+  ConvActivation act_;  // Conv+Clip, Conv+HardSwish, Conv+Swish: after the epilogue
   int workers_;  // the most the images are split across
   std::unique_ptr<TapGemm> direct_;  // ConvAlgo::Direct only: one image-group
   int64_t chunks_ = 1;                  // ConvAlgo::Direct: items per image
@@ -154,6 +163,7 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
                                             Shape(w.begin() + 2, w.end()));
   ConvShape s{x[0], x[1], w[0], g.expanded_to(kConvKernelRank)};
   const bool has_bias = inputs.size() > 2 && inputs[2].present;
+  const ConvActivation act = conv_activation_of(node);
   // Split the batch (MACs per image) across the pool's threads as they are now (Note [cpu threads]).
   const int workers = plan_workers(s.batch, s.filters * s.col_rows() * s.g.output_size());
   KernelChoice choice;
@@ -166,7 +176,7 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
       choice.rejected.push_back({"im2col+gemm", "not needed: one channel per group (direct depthwise)"});
       choice.workspace_bytes = depthwise_conv_workspace_bytes(s, dw_workers);
       choice.kernel = make_depthwise_conv(s, has_bias, fusion != ConvFusion::None, fusion == ConvFusion::AddRelu,
-                                          dw_workers);
+                                          dw_workers, act);
       return choice;
     }
     choice.rejected.push_back({"direct depthwise", why_not_depthwise});
@@ -174,7 +184,7 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
   if (g.is_pointwise()) {
     choice.algorithm = with_threads("gemm(1x1)", workers);
     choice.rejected.push_back({"im2col+gemm", "not needed: 1x1 kernel, stride 1, no padding"});
-    choice.kernel = std::make_unique<ConvKernel>(std::move(s), ConvAlgo::Pointwise, has_bias, fusion, workers);
+    choice.kernel = std::make_unique<ConvKernel>(std::move(s), ConvAlgo::Pointwise, has_bias, fusion, act, workers);
     return choice;
   }
   choice.rejected.push_back({"gemm(1x1)", why_not_pointwise(g)});
@@ -192,7 +202,7 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
     const int direct_workers = plan_workers(s.batch * chunks, macs / chunks);
     choice.algorithm = with_threads("direct", direct_workers);
     choice.rejected.push_back({"im2col+gemm", "not needed: small, unpadded, unit strides (direct)"});
-    choice.kernel = std::make_unique<ConvKernel>(std::move(s), has_bias, fusion, direct_workers, chunks);
+    choice.kernel = std::make_unique<ConvKernel>(std::move(s), has_bias, fusion, act, direct_workers, chunks);
     return choice;
   }
   choice.rejected.push_back({"direct", why_not_direct});
@@ -201,7 +211,8 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
     choice.algorithm = with_threads("winograd F(2x2,3x3)", workers);
     choice.rejected.push_back({"im2col+gemm", "not needed: a 3x3 unit-stride kernel (winograd)"});
     choice.workspace_bytes = winograd_conv_workspace_bytes(s, workers);
-    choice.kernel = make_winograd_conv(s, has_bias, fusion != ConvFusion::None, fusion == ConvFusion::AddRelu, workers);
+    choice.kernel =
+        make_winograd_conv(s, has_bias, fusion != ConvFusion::None, fusion == ConvFusion::AddRelu, workers, act);
     return choice;
   }
   choice.rejected.push_back({"winograd F(2x2,3x3)", why_not_winograd});
@@ -215,7 +226,7 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
   }
   // One col [Cg*K, OSP] (one group of one image) per worker.
   choice.workspace_bytes = static_cast<size_t>(workers * s.col_rows() * s.g.output_size()) * sizeof(float);
-  choice.kernel = std::make_unique<ConvKernel>(std::move(s), algo, has_bias, fusion, workers);
+  choice.kernel = std::make_unique<ConvKernel>(std::move(s), algo, has_bias, fusion, act, workers);
   return choice;
 }
 
@@ -231,6 +242,8 @@ void register_cpu_conv_kernels(KernelRegistry& r) {
   r.add("Conv", conv_factory(ConvFusion::None));
   r.add("Conv+Relu", conv_factory(ConvFusion::Relu));
   r.add("Conv+Add+Relu", conv_factory(ConvFusion::AddRelu));
+  // fuse_conv_activation's ops: the activation read from the node (conv_activation_of).
+  for (const char* op : {"Conv+Clip", "Conv+HardSwish", "Conv+Swish"}) r.add(op, conv_factory(ConvFusion::None));
 }
 
 }  // namespace dnnx

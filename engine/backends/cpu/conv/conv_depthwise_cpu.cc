@@ -34,6 +34,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/conv/conv_activation_cpu.h"
 #include "backends/cpu/conv/conv_epilogue_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
 
@@ -229,8 +230,9 @@ Phases phases_of(const ConvGeometry& g) {
 
 class DepthwiseConv final : public Kernel {
  public:
-  DepthwiseConv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers)
-      : s_(s), ph_(phases_of(s.g)), tap_sum_(pick_tap_sum()), has_bias_(has_bias), relu_(relu), residual_(residual), workers_(workers) {
+  DepthwiseConv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers, ConvActivation act)
+      : s_(s), ph_(phases_of(s.g)), tap_sum_(pick_tap_sum()), has_bias_(has_bias), relu_(relu), residual_(residual),
+        act_(act), workers_(workers) {
     const ConvGeometry& g = s_.g;
     for (int64_t kh = 0; kh < g.kernel[kH]; ++kh) {
       for (int64_t kw = 0; kw < g.kernel[kW]; ++kw) {
@@ -282,6 +284,7 @@ class DepthwiseConv final : public Kernel {
       for (int64_t oh = 0; oh < out_h; ++oh) {
         store_row(flat + oh * ph_.wq, bias, z ? z + oh * out_w : nullptr, relu_, y + oh * out_w, out_w);
       }
+      apply_conv_activation(act_, y, out_h * out_w);  // the plane just stored (Note [conv activation epilogue])
     }
   }
 
@@ -322,6 +325,7 @@ class DepthwiseConv final : public Kernel {
   TapSumFn tap_sum_;
   std::vector<int64_t> offsets_;  // per tap (kh, kw): its offset from q in the planes
   bool has_bias_, relu_, residual_;
+  ConvActivation act_;
   int workers_;
 };
 
@@ -344,8 +348,9 @@ size_t depthwise_conv_workspace_bytes(const ConvShape& s, int workers) {
   return static_cast<size_t>(workers * DepthwiseConv::worker_floats(s)) * sizeof(float);
 }
 
-std::unique_ptr<Kernel> make_depthwise_conv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers) {
-  return std::make_unique<DepthwiseConv>(s, has_bias, relu, residual, workers);
+std::unique_ptr<Kernel> make_depthwise_conv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers,
+                                            const ConvActivation& act) {
+  return std::make_unique<DepthwiseConv>(s, has_bias, relu, residual, workers, act);
 }
 
 }  // namespace dnnx

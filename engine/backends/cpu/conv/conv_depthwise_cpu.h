@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "backends/cpu/conv/conv_activation_cpu.h"
 #include "backends/cpu/conv/im2col_cpu.h"
 #include "runtime/backend.h"
 
@@ -22,7 +23,8 @@ int depthwise_conv_workers(const ConvShape& s);
 
 // x [N, C, H, W], w [M, 1, KH, KW] (M = C * multiplier), b [M] (has_bias), z [N, M, OH, OW]
 // (input 3, when residual), y [N, M, OH, OW] = relu?((conv + b) + z); the input planes split
-// across `workers`.
-std::unique_ptr<Kernel> make_depthwise_conv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers);
+// across `workers`; then `act` (Conv+Clip, Conv+HardSwish, Conv+Swish) over each output plane.
+std::unique_ptr<Kernel> make_depthwise_conv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers,
+                                            const ConvActivation& act = {});
 
 }  // namespace dnnx

@@ -95,9 +95,9 @@ DNNX_WINOGRAD_CLONES void transform_filter_row(const float* w, int64_t channels,
 
 class WinogradConv final : public Kernel {
  public:
-  WinogradConv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers)
+  WinogradConv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers, ConvActivation act)
       : s_(s), t_(tiles_of(s)), has_bias_(has_bias),
-        relu_(relu), residual_(residual), workers_(workers) {}
+        relu_(relu), residual_(residual), act_(act), workers_(workers) {}
 
   // Workspace: U [16, M, C], then per worker V [16, C, T], M [16, M, T], and the padded scratch
   // of each channel being transformed (one per thread of the pool: the channel stage splits).
@@ -156,6 +156,7 @@ class WinogradConv final : public Kernel {
     cpu_thread_pool().parallel_for(s_.filters, [&](int64_t begin, int64_t end, int) {
       for (int64_t f = begin; f < end; ++f) {
         transform_output(m + f * tiles, bias ? bias[f] : 0.0f, z ? z + f * out_size : nullptr, y + f * out_size);
+        apply_conv_activation(act_, y + f * out_size, out_size);  // Note [conv activation epilogue]
       }
     });
   }
@@ -277,6 +278,7 @@ class WinogradConv final : public Kernel {
   ConvShape s_;
   Tiles t_;
   bool has_bias_, relu_, residual_;
+  ConvActivation act_;
   int workers_;
 };
 
@@ -306,8 +308,9 @@ size_t winograd_conv_workspace_bytes(const ConvShape& s, int workers) {
   return WinogradConv::floats(s, workers) * sizeof(float);
 }
 
-std::unique_ptr<Kernel> make_winograd_conv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers) {
-  return std::make_unique<WinogradConv>(s, has_bias, relu, residual, workers);
+std::unique_ptr<Kernel> make_winograd_conv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers,
+                                           const ConvActivation& act) {
+  return std::make_unique<WinogradConv>(s, has_bias, relu, residual, workers, act);
 }
 
 }  // namespace dnnx

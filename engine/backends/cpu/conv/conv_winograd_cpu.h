@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "backends/cpu/conv/conv_activation_cpu.h"
 #include "backends/cpu/conv/im2col_cpu.h"
 #include "runtime/backend.h"
 
@@ -18,6 +19,8 @@ size_t winograd_conv_workspace_bytes(const ConvShape& s, int workers);
 
 // x [N, C, H, W], w [M, C, 3, 3], b [M] (has_bias), z [N, M, OH, OW] (input 3, when residual),
 // y [N, M, OH, OW] = relu?((conv + b) + z); the images split across `workers`.
-std::unique_ptr<Kernel> make_winograd_conv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers);
+// Then `act` (Conv+Clip, Conv+HardSwish, Conv+Swish) over each filter's output plane.
+std::unique_ptr<Kernel> make_winograd_conv(const ConvShape& s, bool has_bias, bool relu, bool residual, int workers,
+                                           const ConvActivation& act = {});
 
 }  // namespace dnnx

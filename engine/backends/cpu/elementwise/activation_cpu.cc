@@ -13,6 +13,11 @@ namespace {
 
 enum class Activation { Relu, Sigmoid, Tanh };
 
+// Sigmoid over a whole tensor, 8 lanes where the CPU has AVX2 (sigmoidf is branch-free: fast_expf).
+DNNX_VECTOR_CLONES void sigmoid_rows(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = sigmoidf(x[i]);
+}
+
 class ActivationKernel final : public Kernel {
  public:
   ActivationKernel(Activation kind, int64_t n) : kind_(kind), n_(n) {}
@@ -24,7 +29,7 @@ class ActivationKernel final : public Kernel {
         for (int64_t i = 0; i < n_; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];  // NaN passes through, as max(0, x) does in onnxruntime
         break;
       case Activation::Sigmoid:
-        for (int64_t i = 0; i < n_; ++i) y[i] = sigmoidf(x[i]);
+        sigmoid_rows(x, y, n_);
         break;
       case Activation::Tanh:
         for (int64_t i = 0; i < n_; ++i) y[i] = std::tanh(x[i]);

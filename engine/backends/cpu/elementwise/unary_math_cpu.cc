@@ -3,12 +3,31 @@
 //   forward   y = f(x)
 //   gradient  dX = dY * f'(x) (f' from x and the kept y: ops/elementwise/unary_math.h's unary_slope)
 // Abs's forward is activation_cpu.cc's (it also takes integers); its float gradient is here.
+#include <algorithm>
+
+#include "backends/cpu/runtime/fast_math.h"
 #include "ops/elementwise/unary_math.h"
 #include "runtime/kernel_registry.h"
 
 namespace dnnx {
 
 namespace {
+
+// HardSigmoid and HardSwish in 8 lanes where the CPU has AVX2 (unary_math.h's fmaxf/fminf form
+// stays scalar in GCC, for fmaxf's NaN rule). HardSigmoid clamps with comparisons, so a NaN
+// passes through as in onnxruntime (fmaxf(0, fminf(1, NaN)) would give 1); HardSwish is
+// x * clamp(x / 6 + 0.5), NaN for a NaN x either way.
+DNNX_VECTOR_CLONES void hard_sigmoid_rows(const float* x, float* y, int64_t n, float alpha, float beta) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = alpha * x[i] + beta;
+    v = v < 0.0f ? 0.0f : v;
+    y[i] = v > 1.0f ? 1.0f : v;
+  }
+}
+
+DNNX_VECTOR_CLONES void hard_swish_rows(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * std::max(0.0f, std::min(1.0f, x[i] / 6.0f + 0.5f));
+}
 
 template <UnaryMath K>
 class UnaryMathKernel final : public Kernel {
@@ -17,7 +36,13 @@ class UnaryMathKernel final : public Kernel {
   void run(const KernelArgs& args) const override {
     const float* x = args.in(0);
     float* y = args.out(0);
-    for (int64_t i = 0; i < n_; ++i) y[i] = unary_value<K>(x[i], params_);
+    if constexpr (K == UnaryMath::HardSigmoid) {
+      hard_sigmoid_rows(x, y, n_, params_.alpha, params_.beta);
+    } else if constexpr (K == UnaryMath::HardSwish) {
+      hard_swish_rows(x, y, n_);
+    } else {
+      for (int64_t i = 0; i < n_; ++i) y[i] = unary_value<K>(x[i], params_);
+    }
   }
 
  private:
