@@ -99,3 +99,21 @@ def test_batchnorm_wrong_channel_count():
     model = make_model([node], [("x", [2, 3, 4, 4])], [("y", [2, 3, 4, 4])], params)
     with pytest.raises(dnnx.InvalidModelError, match=r"bn_c.*scale \[4\] must be \[3\]"):
         dnnx.load(model)
+
+
+def test_batchnorm_training_mode_with_only_y_runs_and_a_bad_mode_is_refused():
+    """Found by bench/fuzz.py (seed 11, case 195): training_mode set on a BN of one output read
+    outputs it did not have. Y alone is the three-output node's Y; a mode other than 0 or 1 is refused."""
+    params = bn_params(3)
+    x = rand(2, 3, 4, 4)
+    one = make_model([helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"],
+                                       training_mode=1)], [("x", [2, 3, 4, 4])], [("y", [2, 3, 4, 4])], params, opset=15)
+    three = make_model([helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"],
+                                         ["y", "rm", "rv"], training_mode=1)], [("x", [2, 3, 4, 4])],
+                       [("y", [2, 3, 4, 4]), ("rm", [3]), ("rv", [3])], params, opset=15)
+    np.testing.assert_array_equal(dnnx.load(one).run(x), dnnx.load(three).run(x)[0])
+    bad = make_model([helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"],
+                                       name="bn_bad", training_mode=-7)], [("x", [2, 3, 4, 4])], [("y", [2, 3, 4, 4])],
+                     params, opset=15)
+    with pytest.raises(dnnx.InvalidModelError, match="bn_bad.*training_mode must be 0 or 1, got -7"):
+        dnnx.load(bad)

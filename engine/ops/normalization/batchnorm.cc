@@ -16,6 +16,10 @@ constexpr size_t kScale = 1, kBias = 2, kMean = 3, kVar = 4;
 
 void validate_batchnorm(const Node& node) {
   node.expect_only_attrs({"epsilon", "momentum", "spatial", "training_mode"});
+  const int64_t mode = node.attr_int("training_mode", 0);
+  if (mode != 0 && mode != 1) {
+    node_fail<InvalidModelError>(node, "training_mode must be 0 or 1, got " + std::to_string(mode));
+  }
   if (node.attr_int("spatial", 1) != 1) {
     node_fail<UnsupportedModelError>(node, "spatial 0 (statistics per activation) is not supported");
   }

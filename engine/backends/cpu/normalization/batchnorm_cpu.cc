@@ -43,14 +43,17 @@ class BatchNormKernel final : public Kernel {
 // (outputs 1 and 2, when present).
 class BatchNormTrainingKernel final : public Kernel {
  public:
-  BatchNormTrainingKernel(int64_t batch, int64_t channels, int64_t plane, float epsilon, float momentum)
-      : batch_(batch), channels_(channels), plane_(plane), epsilon_(epsilon), momentum_(momentum) {}
+  BatchNormTrainingKernel(int64_t batch, int64_t channels, int64_t plane, float epsilon, float momentum,
+                          size_t outputs)
+      : batch_(batch), channels_(channels), plane_(plane), epsilon_(epsilon), momentum_(momentum), outputs_(outputs) {}
 
   void run(const KernelArgs& args) const override {
     const float* x = args.in(0);
     const float *scale = args.in(1), *bias = args.in(2), *input_mean = args.in(3), *input_var = args.in(4);
     float* y = args.out(0);
-    float *running_mean = args.out(1), *running_var = args.out(2);  // null where omitted
+    // null where omitted; args.outputs holds one pointer per output the node lists
+    float* running_mean = outputs_ > 1 ? args.out(1) : nullptr;
+    float* running_var = outputs_ > 2 ? args.out(2) : nullptr;
     const double count = static_cast<double>(batch_ * plane_);
     for (int64_t c = 0; c < channels_; ++c) {
       double sum = 0, squares = 0;
@@ -78,6 +81,7 @@ class BatchNormTrainingKernel final : public Kernel {
  private:
   int64_t batch_, channels_, plane_;
   float epsilon_, momentum_;
+  size_t outputs_;  // the node's output count (1 to 3)
 };
 
 constexpr float kDefaultMomentum = 0.9f;
@@ -90,7 +94,8 @@ KernelChoice plan_batchnorm(const Node& node, const std::vector<ValueInfo>& inpu
   if (batchnorm_training(node)) {
     choice.algorithm = "batch statistics";
     choice.kernel = std::make_unique<BatchNormTrainingKernel>(x[0], x[1], plane, node.attr_float("epsilon", kDefaultEpsilon),
-                                                              node.attr_float("momentum", kDefaultMomentum));
+                                                              node.attr_float("momentum", kDefaultMomentum),
+                                                              node.outputs.size());
     return choice;
   }
   choice.algorithm = "scale+shift";
