@@ -25,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _external_models as ext  # noqa: E402
+from bench_cpu import cpu_name  # noqa: E402
 
 import dnnx  # noqa: E402
 from dnnx.cli.timing import BLOCK, ort_session, time_interleaved  # noqa: E402
@@ -37,13 +38,6 @@ MODELS = [
     "zoo2/conv_lstm_har.onnx",
     "models/lstm_mnist_rows_b128.onnx",
 ]
-
-
-def cpu_name() -> str:
-    for line in os.popen("lscpu").read().splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return "?"
 
 
 def run_case(name, proto_path, proto, threads, batch, rounds, warmup, profile):

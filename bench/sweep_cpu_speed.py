@@ -25,7 +25,6 @@ import datetime
 import fnmatch
 import json
 import os
-import platform
 import shlex
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import _external_models as ext  # noqa: E402
+from bench_cpu import cpu_name  # noqa: E402
 
 # Note [speed sweep rounds]
 # Rounds of short turns, not one long block per engine: load from the other processes on a
@@ -135,17 +135,6 @@ def run_child(name, args, profile=0) -> dict:
             return json.loads(line)
     why = (done.stderr.strip().splitlines() or ["no output"])[-1][:200]
     return {"model": name, "rows": [{"threads": t, "error": f"child exit {done.returncode}: {why}"} for t in args.threads]}
-
-
-def cpu_name() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return platform.processor() or platform.machine()
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def git_commit() -> str:
