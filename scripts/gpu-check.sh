@@ -77,7 +77,7 @@ if step build build.log env DNNX_CUDA=ON python3 -m pip install -v --no-build-is
   for t in ${GPU_CHECK_TESTS:-tests/cuda tests/test_cuda_status.py}; do [ "$t" != none ] && tests+=("$OLDPWD/$t"); done
   # CUDA_TESTS_END: the script's second by which the CUDA tests must end (default: no limit), so that a
   # device call that must stop at 600 s still ends with its logs and summary
-  limit=0; [ -n "${CUDA_TESTS_END:-}" ] && limit=$((CUDA_TESTS_END - SECONDS)); [ $limit -lt 1 ] && limit=1
+  limit=0; [ -n "${CUDA_TESTS_END:-}" ] && limit=$((CUDA_TESTS_END - SECONDS > 1 ? CUDA_TESTS_END - SECONDS : 1))
   [ ${#tests[@]} -gt 0 ] && step cuda-tests pytest-cuda.log timeout "$limit" python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider "${tests[@]}"
   [ "${GPU_CHECK_SUITE:-1}" != 0 ] && step all-tests pytest-all.log python3 -m pytest -q -p no:cacheprovider "$OLDPWD/tests"
   step plan plan.txt python3 -c "import dnnx; from dnnx.examples import build
