@@ -109,9 +109,12 @@ SHARED_BATCH = {"Attention": "Q, K and V share the batch dim",
                 "GatherND": "with batch_dims, data and indices share their leading dims"}
 
 
-def empty_variants(case) -> list:
+def empty_variants(case, oracle: bool = True) -> list:
     """[(label, model, input names, feeds, onnxruntime's outputs)] for ``case``: the variants that
-    onnxruntime runs, each with a model that declares its inputs' shapes (the 0 dims included)."""
+    onnxruntime runs, each with a model that declares its inputs' shapes (the 0 dims included).
+    ``oracle=False`` asks onnxruntime nothing (outputs None): every variant, for a test whose
+    reference is dnnx's CPU backend. The GPU machine's onnxruntime (1.30) dies on some empty cuts
+    that 1.32 runs, and a test must not die with it."""
     try:
         probe = dnnx.load(case.model)
         names = [spec.name for spec in probe.inputs]
@@ -129,8 +132,8 @@ def empty_variants(case) -> list:
             if any((case_op(case), i) in ORT_ABORTS and cut[i].size == 0 for i in range(len(cut))):
                 continue
             model = with_shapes(case.model, {n: f.shape for n, f in zip(names, cut)})
-            want = ort_outputs(model, names, cut)
-            if want is not None:
+            want = ort_outputs(model, names, cut) if oracle else None
+            if want is not None or not oracle:
                 found.append((label, model, names, cut, want))
     return found
 

@@ -1,6 +1,6 @@
 """Empty tensors on CUDA (Note [empty tensors] in engine/runtime/planner.cc): every op the CUDA
-backend registers, on the empty variants of its onnx node cases (tests/empty_cases.py: the
-variants onnxruntime runs), at fp32 against the CPU backend (tests/test_empty_every_op.py checks
+backend registers, on the empty variants of its onnx node cases (tests/empty_cases.py; onnxruntime is not asked
+here: the GPU machine's 1.30 dies on some cuts), at fp32 against the CPU backend (tests/test_empty_every_op.py checks
 the CPU against onnxruntime); a layer whose outputs are all empty launches nothing, and one with
 an empty input and a non-empty output runs on the host. Also an empty batch through LeNet and the
 LSTM example, replayed from a CUDA graph, with host and device outputs."""
@@ -24,12 +24,15 @@ def test_every_cuda_op_with_an_empty_dim_matches_the_cpu(cuda_ops):
     ran = 0
     for op in cuda_ops:
         for case in CASES[op]:
-            for label, model, names, feeds, _ in empty_variants(case):
+            for label, model, names, feeds, _ in empty_variants(case, oracle=False):
+                try:
+                    want = dnnx.load(model).run_dict(dict(zip(names, feeds)))
+                except (dnnx.DnnxError, ValueError):
+                    continue  # an empty cut the CPU refuses, naming it (tests/test_empty_every_op.py)
                 try:
                     gpu = dnnx.load(model, device="cuda", precision="fp32")
                 except dnnx.UnsupportedModelError:
                     continue  # what CUDA refuses at load whatever the shapes (test_cuda_every_op.py)
-                want = dnnx.load(model).run_dict(dict(zip(names, feeds)))
                 for _ in range(3):  # eager, captured, replayed
                     got = gpu.run_dict(dict(zip(names, feeds)))
                     for name, ref in want.items():
