@@ -71,6 +71,7 @@ if step build build.log env DNNX_CUDA=ON python3 -m pip install -v --no-build-is
   # The support matrix's CUDA columns, from the CUDA registrations (docs/operators.md, copied to
   # $OUT: commit it when it changed; tests/cuda/test_cuda_support_matrix.py checks it below).
   step matrix matrix.log python3 "$OLDPWD/scripts/gen_operators.py" && cp "$OLDPWD/docs/operators.md" "$OUT/operators.md"
+  # GPU_CHECK_PYTEST_ARGS: more pytest arguments (e.g. --deselect ...)
   # GPU_CHECK_TESTS: the test paths (relative to the checkout) to run instead of all of tests/cuda
   # ("none": no CUDA tests, for a call that runs only the crash checks)
   tests=()
@@ -78,7 +79,7 @@ if step build build.log env DNNX_CUDA=ON python3 -m pip install -v --no-build-is
   # CUDA_TESTS_END: the script's second by which the CUDA tests must end (default: no limit), so that a
   # device call that must stop at 600 s still ends with its logs and summary
   limit=0; [ -n "${CUDA_TESTS_END:-}" ] && limit=$((CUDA_TESTS_END - SECONDS > 1 ? CUDA_TESTS_END - SECONDS : 1))
-  [ ${#tests[@]} -gt 0 ] && step cuda-tests pytest-cuda.log timeout "$limit" python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider "${tests[@]}"
+  [ ${#tests[@]} -gt 0 ] && step cuda-tests pytest-cuda.log timeout "$limit" python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider ${GPU_CHECK_PYTEST_ARGS:-} "${tests[@]}"
   [ "${GPU_CHECK_SUITE:-1}" != 0 ] && step all-tests pytest-all.log python3 -m pytest -q -p no:cacheprovider "$OLDPWD/tests"
   step plan plan.txt python3 -c "import dnnx; from dnnx.examples import build
 for search in ('heuristic', 'exhaustive'):
