@@ -98,7 +98,7 @@ def test_option_names_and_defaults_come_from_one_place():
     assert kind == "cpu" and o.precision == core.Precision.fp32 and o.algo_search == core.AlgoSearch.auto
     assert o.workspace_limit is None and "workspace_limit=None" in repr(o)  # the backend's default
     assert core.precision_names() == ["fp32", "tf32", "fp16", "bf16"]
-    assert core.algo_search_names() == ["auto", "heuristic", "exhaustive"]
+    assert core.algo_search_names() == ["auto", "heuristic", "exhaustive", "background"]
     assert [m for m in core.AlgoSearch.__members__] == core.algo_search_names()
     assert [m for m in core.Precision.__members__] == core.precision_names()
     o = options_of(device="cuda:1", precision="tf32", algo_search="exhaustive", deterministic=True, plan_cache=False)[1]

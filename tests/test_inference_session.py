@@ -193,7 +193,9 @@ def test_free_dimension_override_binds_the_dim(lenet_bytes):
 
 
 def test_cuda_provider_options_map_to_load_options():
-    assert _cuda_load_options({}) == {"device": "cuda:0"}
+    # unset: the background search (Note [background search]: onnxruntime's load time, then the
+    # exhaustive plan's speed)
+    assert _cuda_load_options({}) == {"device": "cuda:0", "algo_search": "background"}
     got = _cuda_load_options({"device_id": "1", "cudnn_conv_algo_search": "EXHAUSTIVE", "use_tf32": 0,
                               "enable_cuda_graph": "1", "cudnn_deterministic": True, "gpu_mem_limit": 1 << 30})
     assert got == {"device": "cuda:1", "algo_search": "exhaustive", "precision": "fp32", "cuda_graph": True,

@@ -21,7 +21,8 @@ const std::vector<std::pair<std::string, Precision>>& precision_table() {
 
 const std::vector<std::pair<std::string, AlgoSearch>>& algo_search_table() {
   static const std::vector<std::pair<std::string, AlgoSearch>> t = {
-      {"auto", AlgoSearch::Auto}, {"heuristic", AlgoSearch::Heuristic}, {"exhaustive", AlgoSearch::Exhaustive}};
+      {"auto", AlgoSearch::Auto}, {"heuristic", AlgoSearch::Heuristic}, {"exhaustive", AlgoSearch::Exhaustive},
+      {"background", AlgoSearch::Background}};
   return t;
 }
 
@@ -51,6 +52,11 @@ std::string name_of(const std::vector<std::pair<std::string, E>>& table, E value
 }
 
 }  // namespace
+
+std::atomic<int>& foreground_runs() {
+  static std::atomic<int> count{0};
+  return count;
+}
 
 Precision parse_precision(const std::string& name) { return from_name(precision_table(), name, "precision"); }
 

@@ -1,6 +1,7 @@
 // What a model asks of a device backend, and the C entry points a device backend library
 // exports (see runtime/device_library.h). No device header is needed to read it.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -10,14 +11,16 @@ namespace dnnx {
 // The rule: bump it on any change to what the core and a device library share (DeviceOptions,
 // the entry points below, Backend, TrainingOps and the types they pass), so that a stale
 // library is refused at load instead of crashing.
-constexpr int kDeviceAbiVersion = 22;  // 16: memory_limit, replan_node; 17: bf16 (DType, Precision); 18: channel multiple; 19: every ONNX dtype (DType); 20: op domains (Node::domain, Graph::opsets); 21: string tensors (DType, ConstTensor, KernelArgs); 22: graph attributes (Attribute, Node)
+constexpr int kDeviceAbiVersion = 23;  // 16: memory_limit, replan_node; 17: bf16 (DType, Precision); 18: channel multiple; 19: every ONNX dtype (DType); 20: op domains (Node::domain, Graph::opsets); 21: string tensors (DType, ConstTensor, KernelArgs); 22: graph attributes (Attribute, Node); 23: AlgoSearch::Background, DeviceOptions::runs_in_flight
 
 enum class Precision { Fp32, Tf32, Fp16, Bf16 };
 
 // How the planner picks a layer's algorithm (docs/architecture.md, "Algorithm search"). Auto (the
 // default): exhaustive where it was measured to pay, heuristic elsewhere (Note [auto search] in
-// backends/cuda/search/conv_algo.cc).
-enum class AlgoSearch { Heuristic, Exhaustive, Auto };
+// backends/cuda/search/conv_algo.cc). Background (Note [background search],
+// python/dnnx/_background_search.py): the plan cache's exhaustive choices where it has them,
+// heuristic elsewhere, timing nothing; a searcher engine beside it times the rest.
+enum class AlgoSearch { Heuristic, Exhaustive, Auto, Background };
 
 // workspace_limit's default: the backend's own choice (CUDA: Note [auto search]).
 constexpr size_t kAutoWorkspace = static_cast<size_t>(-1);
@@ -34,12 +37,19 @@ struct DeviceOptions {
   bool deterministic = false;
   // The persistent plan cache (a JSON file, see backends/cuda/search/plan_cache.h); "" disables it.
   std::string plan_cache_path;
+  // Note [background search]: set on a searcher engine only. Its timing waits, before each
+  // candidate, until no run of another engine of this process is in flight (the count that
+  // foreground_runs() keeps); nullptr: time at once.
+  const std::atomic<int>* runs_in_flight = nullptr;
 };
+
+// The runs in flight in this process of engines that are no searchers (the bindings count them).
+std::atomic<int>& foreground_runs();
 
 // The user's names for the options (device_options.cc holds the one list); each parse throws
 // InputError (a ValueError in Python) naming the option and the allowed values.
 Precision parse_precision(const std::string& name);      // "fp32", "tf32", "fp16", "bf16"
-AlgoSearch parse_algo_search(const std::string& name);   // "auto", "heuristic", "exhaustive"
+AlgoSearch parse_algo_search(const std::string& name);   // "auto", "heuristic", "exhaustive", "background"
 std::string precision_name(Precision p);
 std::string algo_search_name(AlgoSearch a);
 std::vector<std::string> precision_names();

@@ -63,6 +63,16 @@ void bind_device(py::module_& m) {
       .def_readonly("plan_cache", &DeviceOptions::plan_cache_path)
       .def("with_deterministic", [](DeviceOptions o, bool on) { o.deterministic = on; return o; }, py::arg("on"),
            "A copy with deterministic= set (a tuner asks for deterministic algorithms on its own).")
+      .def(
+          "as_searcher",
+          [](DeviceOptions o) {
+            o.algo_search = AlgoSearch::Exhaustive;
+            o.runs_in_flight = &foreground_runs();
+            return o;
+          },
+          "Note [background search]: a copy for the searcher engine: exhaustive, its timing waiting while "
+          "another engine of the process runs.")
+      .def_property_readonly("searcher", [](const DeviceOptions& o) { return o.runs_in_flight != nullptr; })
       .def("__repr__", [](const DeviceOptions& o) {
         return "DeviceOptions(device=" + std::to_string(o.device) + ", precision='" + precision_name(o.precision) +
                "', workspace_limit=" +
@@ -103,6 +113,8 @@ void bind_device(py::module_& m) {
       py::arg("algo_search") = "auto", py::arg("deterministic") = false, py::arg("plan_cache") = true,
       py::arg("memory_limit") = py::none(),
       "(kind, DeviceOptions) from dnnx.load's arguments, every one checked here: kind is 'cpu' or 'cuda'.");
+  m.def("foreground_runs", [] { return foreground_runs().load(); },
+        "Note [background search]: the runs in flight of engines that are no searchers.");
   m.def("precision_names", &precision_names, "The precision= names, in order.");
   m.def("algo_search_names", &algo_search_names, "The algo_search= names, in order.");
   m.def(

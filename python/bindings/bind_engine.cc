@@ -107,6 +107,23 @@ OutputKind output_kind(const std::string& name) {
   throw InputError("output must be 'numpy' or 'device', got '" + name + "'");
 }
 
+// Note [background search]: a run of an engine that is no searcher, counted while in flight
+// (foreground_runs(), device_options.h) so that a searcher's timing waits for it to end.
+class ForegroundRun {
+ public:
+  explicit ForegroundRun(bool counted) : counted_(counted) {
+    if (counted_) foreground_runs().fetch_add(1);
+  }
+  ~ForegroundRun() {
+    if (counted_) foreground_runs().fetch_sub(1);
+  }
+  ForegroundRun(const ForegroundRun&) = delete;
+  ForegroundRun& operator=(const ForegroundRun&) = delete;
+
+ private:
+  bool counted_;
+};
+
 class PyEngine {
  public:
   py::dict kernels() const { return kernel_dict(engine_->backend().kernels()); }
@@ -122,9 +139,16 @@ class PyEngine {
     Graph graph = graph_from_ir(ir);
     const auto converted = Clock::now();
     std::unique_ptr<Backend> backend = make_backend(device, options);
+    searcher_ = device == "cuda" && device_options_from_dict(options).runs_in_flight != nullptr;
     const auto opened = Clock::now();
-    engine_ = std::make_shared<Engine>(std::move(graph), std::move(backend),
-                                       with_calibration(pass_options(passes), options), engine_options(options));
+    const PassOptions pass_switches = with_calibration(pass_options(passes), options);
+    const EngineOptions engine_switches = engine_options(options);
+    {
+      // Building plans the declared shapes, which may time algorithms for seconds: other Python
+      // threads (a searcher's model serving requests) go on meanwhile.
+      py::gil_scoped_release release;
+      engine_ = std::make_shared<Engine>(std::move(graph), std::move(backend), pass_switches, engine_switches);
+    }
     load_phases_ = {{"engine: graph", seconds(start, converted)},
                     {"engine: backend", seconds(converted, opened)},
                     {"engine: build", seconds(opened, Clock::now())}};
@@ -138,6 +162,7 @@ class PyEngine {
 
   // arrays: host or device arrays (run_inputs.h); output: "numpy" or "device" (DeviceArrays).
   py::list run(const py::list& arrays, const std::string& output) {
+    const ForegroundRun counted(!searcher_);
     const OutputKind kind = output_kind(output);
     RunInputs inputs = read_inputs(arrays, *engine_);
     std::shared_ptr<const Plan> plan = plan_checked(inputs);
@@ -354,6 +379,7 @@ class PyEngine {
 
   // Shared with the DeviceArrays it hands out, which keep it alive.
   std::shared_ptr<Engine> engine_;
+  bool searcher_ = false;  // Note [background search]: its runs are not counted as foreground runs
   std::vector<std::pair<std::string, double>> load_phases_;  // {phase, seconds} of the constructor
 };
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Union
 
@@ -20,6 +21,7 @@ from . import _pickle
 from ._importer import import_model, restore_weights
 from ._passes import pass_switches
 from . import _precision_choice
+from . import _background_search
 from ._native import core
 from .plan import PlanTable
 from .profile import ProfileTable, profile_table
@@ -50,13 +52,15 @@ class Model:
 
     def __init__(self, src, *, batch_size=None, dims=None, device="cpu", precision="fp32", workspace_limit=None,
                  algo_search="auto", deterministic=False, passes=None, optimize=True, plan_cache=True,
-                 cuda_graph=True, max_plans=64, calibration=None, memory_limit=None, measure_precision=True):
+                 cuda_graph=True, max_plans=64, calibration=None, memory_limit=None, measure_precision=True,
+                 search_budget=None):
         start = time.perf_counter()
         # what a pickled model loads with where it lands (_pickle.py; batch_size and dims live in the proto)
         self._load_options = dict(device=device, precision=precision, workspace_limit=workspace_limit,
                                   algo_search=algo_search, deterministic=deterministic, passes=passes,
                                   optimize=optimize, plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans,
-                                  memory_limit=memory_limit, measure_precision=measure_precision)
+                                  memory_limit=memory_limit, measure_precision=measure_precision,
+                                  search_budget=search_budget)
         kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic, plan_cache,
                                         memory_limit)
         # read by the engine, not the backend
@@ -99,6 +103,65 @@ class Model:
             warnings.warn(f"{len(host_layers)} node(s) run on the host inside this {device} model (no device "
                           f"kernel): " + "; ".join(host_layers), HostFallbackWarning, stacklevel=3)
         self._planner_stats()  # shows the warnings of the load's own plan
+        self._search = self._start_search(kind, algo_search, deterministic, search_budget)
+
+    def _start_search(self, kind, algo_search, deterministic, search_budget):
+        """Note [background search] (_background_search.py): the search thread of
+        algo_search="background"; None for the other policies."""
+        if algo_search != "background":
+            if search_budget is not None:
+                raise ValueError(f"search_budget applies to algo_search='background' (got algo_search={algo_search!r})")
+            return None
+        budget = _background_search.DEFAULT_BUDGET_S if search_budget is None else search_budget
+        if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget >= 0:
+            raise ValueError(f"search_budget: expected seconds >= 0, got {search_budget!r}")
+        why = ("the CPU backend has no algorithm search" if kind != "cuda" else
+               "deterministic=True: the load's plan is kept (a swap would change results)" if deterministic else "")
+        if why:
+            return _background_search.BackgroundSearch(build_engine=None, current=None, swap=None, budget_s=0,
+                                                       enabled=False, why_off=why)
+        load = self._load_options
+        cache, _ = _background_search.plan_cache_for(load["plan_cache"])
+        _, foreground = core.device_options(self.device, load["precision"], load["workspace_limit"], "background",
+                                            bool(deterministic), cache, load["memory_limit"])
+        model = weakref.ref(self)  # the thread must not keep the model alive
+
+        def build_engine(searcher: bool):
+            m = model()
+            if m is None:
+                raise RuntimeError("the model was closed")
+            options = dict(m._backend[1], device_options=foreground.as_searcher() if searcher else foreground)
+            return core.Engine(m._ir, m._backend[0], options, passes=m.passes)
+
+        def swap(engine) -> None:
+            m = model()
+            if m is not None and m._tuner is None and not m._tuned:
+                m._engine = engine  # one assignment: a run holds the engine it started with
+
+        search = _background_search.BackgroundSearch(
+            build_engine=build_engine, current=lambda: model()._engine, swap=swap, budget_s=budget,
+            value_indices=[i for i, spec in enumerate(self.inputs) if spec.name in self.value_inputs])
+        if not self.value_inputs and all(isinstance(d, int) for spec in self.inputs for d in spec.shape):
+            search.saw(self._prepare_arrays([list(spec.shape) for spec in self.inputs]))  # the declared shapes
+        return search
+
+    def search_status(self) -> dict:
+        """Note [background search]: with ``algo_search="background"`` on CUDA, the search's
+        progress: ``state`` ("searching", "done", "budget spent", "stopped", "failed" or "off",
+        with ``why``), ``shapes_searched`` and ``shapes_pending`` (input shapes the model ran),
+        ``layers_searched`` (layers the searcher timed or found in the plan cache),
+        ``search_seconds``, ``seconds`` since load, ``time_left_s`` of the budget, ``swaps`` (times
+        a faster plan replaced the current one) and ``speedup`` (the load plan's time over the
+        current plan's, on the first shape searched). Other policies: {"state": "off", "why": ...}."""
+        if self._search is None:
+            return {"state": "off", "why": f"algo_search={self._load_options['algo_search']!r}: the plan is final at "
+                                           f"load"}
+        return self._search.status()
+
+    def wait_search(self, timeout: Optional[float] = None) -> bool:
+        """Blocks until the background search is over (or ``timeout`` seconds pass); True when it
+        is over. True at once for models without one."""
+        return True if self._search is None else self._search.wait(timeout)
 
     def _choose_precision(self, precision: str, device_args: tuple) -> None:
         """Note [measured precision] (_precision_choice.py): the segments of half layers that run
@@ -148,6 +211,8 @@ class Model:
     def _outputs(self, args, kwargs, output, chunk_size, progress=None) -> list:
         """The outputs of one run (or of a chunked one) as a list in graph-output order."""
         arrays = self._ordered_inputs(args, kwargs)
+        if self._search is not None:
+            self._search.saw(arrays)  # a new shape joins the background search's queue
         engine = self._current_engine()
         if chunk_size is None:
             return self._checked_finite(self._declared_outputs(engine.run(arrays, output)), arrays)
@@ -281,6 +346,8 @@ class Model:
 
     def _weights_changed(self, tuner) -> None:
         self._tuner = tuner
+        if self._search is not None:
+            self._search.stop("fine-tuning changes the weights: the tuned engine is kept")
 
     def _current_engine(self):
         """The engine, rebuilt with a tuner's weights when they changed since the last run."""
@@ -391,6 +458,8 @@ class Model:
         engine = self._current_engine()
         for entry in shapes:
             arrays = self._prepare_arrays(entry)
+            if self._search is not None:
+                self._search.saw(arrays)
             engine.plan(inputs=arrays)
             if self.device != "cpu":
                 for _ in range(2):  # the first run is eager, the second records the graph
@@ -432,7 +501,8 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
          algo_search: str = "auto", deterministic: bool = False, passes: Optional[Dict[str, bool]] = None,
          optimize: bool = True, plan_cache: Union[bool, str, os.PathLike, None] = True,
          cuda_graph: bool = True, max_plans: int = 64, calibration: Any = None,
-         memory_limit: Union[int, str, None] = None, measure_precision: bool = True) -> Model:
+         memory_limit: Union[int, str, None] = None, measure_precision: bool = True,
+         search_budget: Optional[float] = None) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto`` (kept as ``Model.proto``, not
     copied, unless ``batch_size`` or ``dims`` change it: then a copy changes).
 
@@ -475,7 +545,14 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     for the fp32 convolutions of 4 GFLOP or more, where timing was measured to pay, heuristic for
     the rest (Note [auto search] in engine/backends/cuda/search/conv_algo.cc); "heuristic":
     cuDNN's ranking, instant; "exhaustive": every convolution algorithm timed at plan time, the
-    fastest that fits kept, times in ``plan()``) and ``deterministic`` (only algorithms cuDNN marks
+    fastest that fits kept, times in ``plan()``; "background": load returns with cuDNN's
+    heuristic plan, or the plan cache's exhaustive choices where it has them, and a thread then
+    runs the exhaustive search on the shapes the model runs, only while no run is in flight, for
+    at most ``search_budget`` seconds (default 60), writing the plan cache as it goes, and swaps
+    in the searched plan between runs where its replayed graph measures faster:
+    ``Model.search_status()`` and ``Model.wait_search()``; Note [background search] in
+    _background_search.py. ``dnnx.InferenceSession`` uses it by default; ``load`` keeps "auto", whose
+    plan is final when load returns) and ``deterministic`` (only algorithms cuDNN marks
     deterministic). An algorithm that fails at plan time (not supported, its workspace cannot be
     allocated) gives way to the next candidate, with the reason in ``plan()``; so does one that
     fails at run time (the layer is planned again without it, or runs on the CPU; the run's result
@@ -520,4 +597,4 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
                  workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,
                  plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans, calibration=calibration,
-                 memory_limit=memory_limit, measure_precision=measure_precision)
+                 memory_limit=memory_limit, measure_precision=measure_precision, search_budget=search_budget)

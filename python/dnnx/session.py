@@ -14,7 +14,10 @@ What maps where:
   (TensorRT, OpenVINO, ...). ``providers=None``: CUDA where it is available, else the CPU
   (no warning). CUDA options: ``device_id``;
   ``cudnn_conv_algo_search`` EXHAUSTIVE -> algo_search="exhaustive", HEURISTIC and DEFAULT ->
-  "heuristic"; ``use_tf32`` 1 -> precision "tf32", 0 -> "fp32" (unset: dnnx's fp32, where
+  "heuristic", unset -> "background" (Note [background search]: the session loads with the
+  heuristic plan, as fast as onnxruntime's load, and reaches the exhaustive plan's speed once its
+  background search has timed the shapes it runs; onnxruntime's own default, EXHAUSTIVE, times
+  every convolution on the first run instead); ``use_tf32`` 1 -> precision "tf32", 0 -> "fp32" (unset: dnnx's fp32, where
   onnxruntime's CUDA default is TF32); ``enable_cuda_graph`` -> cuda_graph (unset: dnnx's
   default, on); ``cudnn_deterministic``/``use_deterministic_compute`` -> deterministic. The
   memory-arena options onnxruntime has (gpu_mem_limit, arena_extend_strategy, ...) are accepted
@@ -177,7 +180,7 @@ def _cuda_load_options(options: dict) -> dict:
     unknown = sorted(set(options) - _CUDA_OPTIONS - _CUDA_OPTIONS_IGNORED)
     if unknown:
         raise ValueError(f"CUDAExecutionProvider: unknown option(s) {unknown} (dnnx reads {sorted(_CUDA_OPTIONS)})")
-    out = {"device": f"cuda:{int(options.get('device_id', 0))}"}
+    out = {"device": f"cuda:{int(options.get('device_id', 0))}", "algo_search": "background"}
     if "cudnn_conv_algo_search" in options:
         search = str(options["cudnn_conv_algo_search"]).upper()
         if search not in _ALGO_SEARCH:

@@ -340,19 +340,20 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
     const std::string cudnn_name = conv_algo_name(algo.algo);
     bool take = true;
     double own_ms = -1;
-    if (search.timed()) {
-      // The candidate's time: from the plan-cache entry of cuDNN's choice where the process that
-      // searched recorded it there, else measured now (and recorded in that entry).
-      bool cached = false;
-      if (algo.from_cache) {
-        for (auto it = algo.rejected.begin(); it != algo.rejected.end(); ++it) {
-          if (it->algorithm != own.name) continue;
-          own_ms = it->time_ms;
-          cached = own_ms >= 0;
-          algo.rejected.erase(it);
-          break;
-        }
+    // The candidate's time: from the plan-cache entry of cuDNN's choice where the process that
+    // searched recorded it there, else measured now (and recorded in that entry); "background"
+    // measures nothing and, without a recorded time, takes the heuristic rule (the own kernel).
+    bool cached = false;
+    if (algo.from_cache) {
+      for (auto it = algo.rejected.begin(); it != algo.rejected.end(); ++it) {
+        if (it->algorithm != own.name) continue;
+        own_ms = it->time_ms;
+        cached = own_ms >= 0;
+        algo.rejected.erase(it);
+        break;
       }
+    }
+    if (search.timed() || cached) {
       if (!cached) own_ms = search.time_on_scratch({own.scratch}, own.what)[0];
       if (own_ms < 0) {
         take = false;

@@ -154,9 +154,11 @@ struct Timed {
 };
 
 // Both candidates' times: from the plan cache (a ConvPoolEntry), or measured on scratch buffers
-// (the pair ranked first: Note [the pick]) and stored.
-Timed time_both(const Search& search, const Kernel& direct, const KernelChoice& pair, const DirectConvPool& p,
-                bool relu, const std::vector<ValueInfo>& inputs, const TensorInfo& y) {
+// (the pair ranked first: Note [the pick]) and stored; nullopt for a search that times nothing
+// ("background", Note [background search]) and finds no entry.
+std::optional<Timed> time_both(const Search& search, const Kernel& direct, const KernelChoice& pair,
+                               const DirectConvPool& p, bool relu, const std::vector<ValueInfo>& inputs,
+                               const TensorInfo& y) {
   Timed t;
   const std::string key = search.caching() ? choice_key(search.context(), p, relu, pair) : "";
   if (!key.empty()) {
@@ -168,6 +170,7 @@ Timed time_both(const Search& search, const Kernel& direct, const KernelChoice& 
       return t;
     }
   }
+  if (!search.timed()) return std::nullopt;
   std::vector<size_t> in_bytes;
   for (const ValueInfo& v : inputs) in_bytes.push_back(v.present ? v.info.bytes() : 0);
   search.count_timing_run();
@@ -238,8 +241,11 @@ KernelChoice plan_conv_pool(const KernelRegistry& registry, const CudaContext& c
   bool take_direct = false;
   std::string reason;
   const Search search(ctx);
-  if (search.timed()) {
-    const Timed t = time_both(search, *direct, pair, shape, relu, inputs, outputs[0]);
+  const std::optional<Timed> timed =
+      search.timed() || search.caching() ? time_both(search, *direct, pair, shape, relu, inputs, outputs[0])
+                                         : std::nullopt;
+  if (timed) {
+    const Timed& t = *timed;
     if (t.direct_ms < 0 || t.pair_ms < 0) {
       reason = "its scratch buffers could not be allocated at plan time (out of memory)";
     } else {

@@ -34,9 +34,9 @@ bool LtMatmul::plan(const CudaContext& ctx, const GemmCall& c, cublasLtEpilogue_
   check(cublasLtMatrixLayoutCreate(&y_, type, c.n, c.m, c.n), "cublasLtMatrixLayoutCreate (Y)");
   const Search search(ctx);
   const std::vector<cublasLtMatmulHeuristicResult_t> list =
-      ranked(ctx, workspace_limit, search.timed() ? kLtCandidates : 1);
+      ranked(ctx, workspace_limit, search.caching() ? kLtCandidates : 1);
   if (list.empty()) return false;
-  choice_ = search.timed() ? choose_lt_candidate(search, *this, c, epilogue, workspace_limit, list) : LtChoice{};
+  choice_ = search.caching() ? choose_lt_candidate(search, *this, c, epilogue, workspace_limit, list) : LtChoice{};
   algo_ = list[choice_.rank].algo;
   workspace_bytes_ = list[choice_.rank].workspaceSize;
   return true;

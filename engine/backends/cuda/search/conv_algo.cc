@@ -95,6 +95,7 @@ bool conv_search_timed(const CudaContext& ctx, const ConvDescriptors& d) {
   switch (ctx.options.algo_search) {
     case AlgoSearch::Exhaustive: return true;
     case AlgoSearch::Heuristic: return false;
+    case AlgoSearch::Background: return false;  // cached exhaustive choices, else heuristic (search.cc)
     case AlgoSearch::Auto: break;
   }
   return conv_precision(ctx, d) == Precision::Fp32 && conv_flops(d) >= kAutoTimedFlops;

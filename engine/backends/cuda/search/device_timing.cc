@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "backends/cuda/runtime/cuda_check.h"
 
@@ -54,11 +56,21 @@ void warm_up(const CudaContext& ctx, const std::function<void()>& run, double ms
   }
 }
 
+// Note [background search]: a searcher engine times a candidate only while no other engine of
+// the process has a run in flight, so that a request never shares the GPU with a timing; a
+// candidate's rounds (milliseconds) are the unit it yields at.
+static void wait_for_idle_runs(const CudaContext& ctx) {
+  while (ctx.options.runs_in_flight && ctx.options.runs_in_flight->load() > 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
 CandidateTimes time_candidates(const CudaContext& ctx, size_t count, const std::function<bool(size_t)>& prepare,
                                const std::function<bool(size_t)>& run, const char* what) {
   CandidateTimes t{std::vector<double>(count, -1), std::vector<bool>(count, false)};
   for (int round = -1; round < kTimingRounds; ++round) {  // round -1 warms the GPU up
     for (size_t i = 0; i < count; ++i) {
+      wait_for_idle_runs(ctx);
       if (t.failed[i] || !prepare(i)) continue;
       bool ok = true;
       auto run_once = [&] { ok = ok && run(i); };

@@ -131,6 +131,7 @@ LtChoice choose_lt_candidate(const Search& search, const LtMatmul& lt, const Gem
     choice.rejected = cached->rejected;
     return choice;
   }
+  if (!search.timed()) return LtChoice{};  // "background" without an entry: the heuristic's pick
   LtChoice choice = time_and_pick(search, lt, c, epilogue, list);
   if (search.caching() && choice.time_ms >= 0) {
     GemmEntry e;

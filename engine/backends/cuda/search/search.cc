@@ -8,8 +8,12 @@ namespace dnnx::cuda {
 
 Search::Search(const CudaContext& ctx) : Search(ctx, ctx.options.algo_search == AlgoSearch::Exhaustive) {}
 
+// Note [background search]: algo_search="background" reads the exhaustive choices a searcher
+// engine stored, and times nothing itself (timed_ false, the cache read).
 Search::Search(const CudaContext& ctx, bool timed)
-    : ctx_(ctx), timed_(timed), cache_(timed_ ? ctx.plan_cache.get() : nullptr) {}
+    : ctx_(ctx),
+      timed_(timed),
+      cache_(timed_ || ctx.options.algo_search == AlgoSearch::Background ? ctx.plan_cache.get() : nullptr) {}
 
 std::optional<PlanRecord> Search::find_or_miss(const std::string& key) const {
   std::optional<PlanRecord> record = cache_->find(key);
@@ -26,7 +30,7 @@ void Search::drop_stale(const std::string& key, const std::string& warning) cons
 }
 
 void Search::annotate(const std::string& key, const TimedRejected& note) const {
-  if (!cache_) return;
+  if (!cache_ || !timed_) return;
   if (std::optional<PlanRecord> record = cache_->find(key)) {
     record->rejected.push_back(note);
     cache_->store(key, *record);

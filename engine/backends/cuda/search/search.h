@@ -59,10 +59,11 @@ class Search {
   const CudaContext& context() const { return ctx_; }
   // Whether the candidates are timed: algo_search="exhaustive", or the kind's "auto" rule.
   bool timed() const { return timed_; }
-  // "exhaustive" or "heuristic", as plan-cache keys name the policy.
-  const char* policy_name() const { return timed_ ? "exhaustive" : "heuristic"; }
-  // Whether choices are read from and written to the plan cache: exhaustive searches with a
-  // cache file (heuristic choices cost nothing to redo).
+  // "exhaustive" or "heuristic", as plan-cache keys name the policy ("background" reads the
+  // exhaustive entries: Note [background search], search.cc).
+  const char* policy_name() const { return timed_ || cache_ ? "exhaustive" : "heuristic"; }
+  // Whether choices are read from the plan cache: exhaustive searches with a cache file
+  // (heuristic choices cost nothing to redo), and "background" plans. Only timed searches write.
   bool caching() const { return cache_ != nullptr; }
 
   // The entry under `key` that `judge` lets the search use ("cache_hits"). A stale one is dropped
@@ -124,7 +125,7 @@ std::optional<Entry> Search::cached(const std::string& key,
 
 template <class Entry>
 void Search::store(const std::string& key, const Entry& entry) const {
-  if (!cache_) return;
+  if (!cache_ || !timed_) return;
   cache_->store(key, entry.record());
   ctx_.stats->count("cache_writes");
 }

@@ -1,0 +1,238 @@
+"""Note [background search]: ``algo_search="background"`` on CUDA.
+
+``load`` returns at once with a plan from cuDNN's heuristics, or from the plan cache where it holds
+exhaustive choices for a layer (the C++ policy AlgoSearch::Background: it reads the cache and times
+nothing). A thread then searches on its own:
+
+1. A *searcher* engine (the model's options with ``algo_search="exhaustive"``) plans each input
+   shape the model has run, timing every candidate and writing its choices to the plan cache as
+   it goes. Its timing waits, candidate by candidate, while a run of any other engine of the
+   process is in flight (``DeviceOptions.runs_in_flight``, device_timing.cc), so requests never
+   share the GPU with a timing.
+2. Once a shape is searched, a *candidate* engine is built with the model's own options: its plans
+   read the choices just cached. It plans every shape the model has served and records their CUDA
+   graphs (two runs each) off the request path.
+3. The candidate's layers and the current engine's are timed on the searched shape (``profile``:
+   CUDA events over a replayed graph, medians). The candidate replaces the current engine only if
+   it is faster; the exchange is one assignment, so a run holds the engine it started with to its
+   end, and the next run takes the new one. Plans are never changed in place.
+
+The search stops when every shape seen is searched and the budget (seconds, ``search_budget``) is
+spent or no shape is left; a shape's exhaustive planning is not cut short inside. A model with
+``deterministic=True`` never swaps (its plans are the reproducible heuristic ones), and neither does
+one being fine-tuned. Without a plan-cache file (``plan_cache=False``) the search writes to a
+private temporary one. ``Model.search_status()`` reports progress and ``Model.wait_search()`` waits.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+from ._native import core
+
+# The time the search may take after load, by default (seconds): a ResNet-50 at batch 256 searches
+# in about 5 s on an H200 (bench/RESULTS_CUDA.md), and a model rarely has more than a few shapes.
+DEFAULT_BUDGET_S = 60.0
+_PROFILE_REPEAT = 20  # replays per engine when the candidate is timed against the current one
+_SERVED_KEPT = 16     # the most recent shapes a candidate plans and records before it is swapped in
+
+
+def plan_cache_for(plan_cache):
+    """The plan-cache argument the search's engines use: the model's, or a private temporary file
+    when the model has none (the searcher hands its choices over through a cache)."""
+    if plan_cache in (False, None):
+        fd, path = tempfile.mkstemp(prefix="dnnx-background-", suffix=".json")
+        os.close(fd)
+        os.unlink(path)  # the cache writes it atomically on its first store
+        return path, True
+    return plan_cache, False
+
+
+class BackgroundSearch:
+    """The search thread of one model (Note [background search]). ``build_engine(searcher)``
+    builds a searcher or a candidate engine; ``swap(engine)`` makes an engine current;
+    ``current()`` returns the current one."""
+
+    def __init__(self, *, build_engine, current, swap, budget_s: float, value_indices=(), enabled: bool = True,
+                 why_off: str = ""):
+        self._build_engine = build_engine  # build_engine(searcher: bool) -> core.Engine
+        self._value_indices = set(value_indices)
+        self._current = current
+        self._swap = swap
+        self._budget_s = float(budget_s)
+        self._lock = threading.Lock()
+        self._pending = []          # shape sets (lists of arrays) seen and not searched yet
+        self._keys = set()          # their signatures, searched or pending
+        self._served = []           # the shape sets the model ran last (the candidate plans them all)
+        self._start = time.perf_counter()
+        self._searcher = None
+        self._state = "waiting for a run" if enabled else "off"
+        self._why_off = why_off
+        self._shapes_searched = 0
+        self._swaps = 0
+        self._first_ms = None       # the load plan's time on the first searched shape
+        self._best_ms = None        # the current plan's time there
+        self._error = ""
+        self._stopped = False
+        self._done = threading.Event()
+        self._done.set()   # until a shape is queued
+        self._thread = None
+        self._finishing = False  # the thread found the queue empty and is ending
+        self._enabled = enabled
+
+    def _start_thread(self) -> None:
+        """(lock held) A thread for the queued shapes; the last one may still be ending."""
+        previous = self._thread
+        self._state = "searching"
+        self._finishing = False
+        self._done.clear()
+        self._thread = threading.Thread(target=self._work, args=(previous,), name="dnnx-background-search",
+                                        daemon=True)
+        self._thread.start()
+
+    # --- what runs tell it ------------------------------------------------------------------------
+    def saw(self, arrays: list) -> None:
+        """A run's inputs (the engine's arrays, host or device): a new shape set joins the queue, as
+        seeded random data of its shapes (timing on zeros can flatter a kernel), with the values of
+        ``value_inputs`` as given (they decide shapes; a device one is copied back)."""
+        if not self._enabled:
+            return
+        key = tuple((tuple(a.shape), str(a.dtype)) for a in arrays)
+        if key in self._keys:
+            return
+        feeds = [_value(a) if i in self._value_indices else _search_data(a.shape, a.dtype)
+                 for i, a in enumerate(arrays)]
+        with self._lock:
+            if key in self._keys or self._stopped:
+                return
+            self._keys.add(key)
+            self._pending.append(feeds)
+            self._served = self._served[-(_SERVED_KEPT - 1):] + [feeds]
+            if self._budget_s - (time.perf_counter() - self._start) <= 0:
+                self._state = "budget spent"
+                return
+            if self._thread is None or not self._thread.is_alive() or self._finishing:
+                self._start_thread()
+
+    def stop(self, why: str) -> None:
+        """No more searches or swaps (a tuner changes the weights)."""
+        with self._lock:
+            if self._stopped or not self._enabled:
+                return
+            self._stopped = True
+            self._state = "stopped"
+            self._why_off = why
+
+    # --- what users see -------------------------------------------------------------------------
+    def status(self) -> dict:
+        with self._lock:
+            searcher = self._searcher
+            elapsed = time.perf_counter() - self._start
+            report = {
+                "state": self._state,
+                "shapes_searched": self._shapes_searched,
+                "shapes_pending": len(self._pending),
+                "layers_searched": 0,
+                "seconds": round(elapsed, 3),
+                "time_left_s": round(max(0.0, self._budget_s - elapsed), 3) if self._state == "searching" else 0.0,
+                "swaps": self._swaps,
+                "speedup": (round(self._first_ms / self._best_ms, 4)
+                            if self._first_ms and self._best_ms else 1.0),
+            }
+            if self._why_off:
+                report["why"] = self._why_off
+            if self._error:
+                report["error"] = self._error
+        if searcher is not None:
+            stats = searcher.planner_report()
+            report["layers_searched"] = int(stats.get("timing_runs", 0)) + int(stats.get("cache_hits", 0))
+            report["search_seconds"] = float(stats.get("search_seconds", 0.0))
+        return report
+
+    def wait(self, timeout) -> bool:
+        return self._done.wait(timeout)
+
+    # --- the thread -------------------------------------------------------------------------------
+    def _next(self):
+        """The next shape set to search, or None when the search is over for now."""
+        with self._lock:
+            if self._stopped:
+                return None
+            if not self._pending:
+                self._finishing = True  # done until a run brings a new shape (saw starts a thread)
+                return None
+            if self._budget_s - (time.perf_counter() - self._start) <= 0:
+                self._state = "budget spent"
+                return None
+            return self._pending.pop(0)
+
+    def _work(self, previous) -> None:
+        if previous is not None:
+            previous.join()  # one search at a time
+        try:
+            while True:
+                feeds = self._next()
+                if feeds is None:
+                    break
+                self._search(feeds)
+        except Exception as e:  # the search is an optimization: the model keeps its plan
+            with self._lock:
+                self._state = "failed"
+                self._error = f"{type(e).__name__}: {e}"
+                self._enabled = False
+        finally:
+            with self._lock:
+                if self._state == "searching":
+                    self._state = "done"
+                if self._thread is threading.current_thread():
+                    self._done.set()
+
+    def _search(self, feeds: list) -> None:
+        if self._searcher is None:
+            searcher = self._build_engine(searcher=True)
+            with self._lock:
+                self._searcher = searcher
+        self._searcher.plan(inputs=feeds)  # the exhaustive search of this shape: its choices cached
+        candidate = self._build_engine(searcher=False)  # reads them
+        for served in list(self._served):  # plans and CUDA graphs off the request path
+            candidate.plan(inputs=served)
+            for _ in range(2):
+                candidate.run(served, "device")
+        current = self._current()
+        now_ms, new_ms = _graph_ms(current, feeds), _graph_ms(candidate, feeds)
+        with self._lock:
+            self._shapes_searched += 1
+            if self._first_ms is None:
+                self._first_ms = now_ms
+            keep = new_ms < now_ms and not self._stopped
+            self._best_ms = new_ms if keep else (self._best_ms or now_ms)
+            if keep:
+                self._swaps += 1
+        if keep:
+            self._swap(candidate)
+
+
+def _graph_ms(engine, feeds: list) -> float:
+    """The plan's time on ``feeds``: the sum of its layers' medians over replayed CUDA graphs,
+    timed while no request runs (the timing takes the device's turn like a run)."""
+    while core.foreground_runs() > 0:
+        time.sleep(0.0005)
+    layers = engine.profile(feeds, _PROFILE_REPEAT)["layers"]
+    return float(sum(np.median(layer["times_ms"]) for layer in layers))
+
+
+def _search_data(shape, dtype) -> np.ndarray:
+    """Seeded data for timing: standard normal floats, zeros for other types (indices stay valid)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.random.default_rng(0).standard_normal(tuple(shape)).astype(dtype)
+    return np.zeros(tuple(shape), dtype)
+
+
+def _value(array) -> np.ndarray:
+    """A value input's values on the host (a device array is copied back)."""
+    return np.array(array) if isinstance(array, np.ndarray) else array.numpy()
