@@ -16,7 +16,8 @@
 #      precision: bench_cuda_precision.py, LeNet at fp32/tf32/fp16/bf16, dnnx vs PyTorch and
 #      onnxruntime-gpu (ORT_GPU_PATH as for load);
 #      ray: bench_ray.py, images/s through dnnx.ray.predict (1 and 2 CPU actors, 1 GPU actor) vs a
-#      direct run (Ray carried in parts, GPU.md, and put on PYTHONPATH for the whole script)
+#      direct run (Ray carried in parts, GPU.md, and put on PYTHONPATH for the whole script);
+#      background: bench_background_search.py, ResNet-50 cold start to steady state per algo_search
 #   6. the crash checks GPU_CHECK_CRASH names (issue #34; default none: with the build they fill a
 #      device call of their own, docs/testing.md): sweep: bench/sweep.py, every model of
 #      ../shared/external on CUDA at fp32, tf32, fp16 and bf16, batches 1, 3 and 0, against
@@ -91,7 +92,7 @@ for search in ('heuristic', 'exhaustive'):
     python3 -m dnnx.cli profile '$lenet' --device cuda --batch \$b --repeat 50 || exit; done"
   benches=" ${GPU_CHECK_BENCHES:-cuda planner lstm} "
   # name -> script; each writes $OUT/RESULTS_<NAME>.md (the section to paste into bench/RESULTS*.md)
-  for name in cuda planner lstm finetune finetune_lstm resnet load precision ray; do
+  for name in cuda planner lstm finetune finetune_lstm resnet load precision ray background; do
     [[ $benches == *" $name "* ]] || continue
     args=()
     case $name in
@@ -99,6 +100,7 @@ for search in ('heuristic', 'exhaustive'):
       resnet) script=bench_resnet_cuda.py ;;
       load) script=bench_load.py; args=(--device cuda) ;;
       ray) script=bench_ray.py ;;
+      background) script=bench_background_search.py ;;
       *) script=bench_cuda_$name.py ;;
     esac
     # ORT_GPU_PATH: a folder holding onnxruntime-gpu (carried, GPU.md), put on PYTHONPATH for the
