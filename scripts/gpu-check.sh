@@ -79,8 +79,24 @@ if step build build.log env DNNX_CUDA=ON python3 -m pip install -v --no-build-is
   for t in ${GPU_CHECK_TESTS:-tests/cuda tests/test_cuda_status.py}; do [ "$t" != none ] && tests+=("$OLDPWD/$t"); done
   # CUDA_TESTS_END: the script's second by which the CUDA tests must end (default: no limit), so that a
   # device call that must stop at 600 s still ends with its logs and summary
-  limit=0; [ -n "${CUDA_TESTS_END:-}" ] && limit=$((CUDA_TESTS_END - SECONDS > 1 ? CUDA_TESTS_END - SECONDS : 1))
-  [ ${#tests[@]} -gt 0 ] && step cuda-tests pytest-cuda.log timeout "$limit" python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider ${GPU_CHECK_PYTEST_ARGS:-} "${tests[@]}"
+  # A test that kills the process (a segfault) does not end the run: tests/cuda/conftest.py records
+  # each test as it goes (progress.txt: starts, outcomes, failure reports), and pytest runs again
+  # on the tests not started yet, up to 8 times; the one that crashed reads "crashed" there.
+  cuda_tests() {
+    local rc=0 attempt
+    rm -f "$OUT/progress.txt"
+    for attempt in 1 2 3 4 5 6 7 8; do
+      local limit=0
+      [ -n "${CUDA_TESTS_END:-}" ] && limit=$((CUDA_TESTS_END - SECONDS > 1 ? CUDA_TESTS_END - SECONDS : 1))
+      DNNX_TEST_PROGRESS="$OUT/progress.txt" DNNX_TEST_RESUME=$([ $attempt -gt 1 ] && echo 1) timeout "$limit" \
+        python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider ${GPU_CHECK_PYTEST_ARGS:-} "${tests[@]}"
+      rc=$?
+      [ $rc -eq 134 ] || [ $rc -eq 139 ] || break
+      echo "== pytest died (rc $rc) in: $(grep -E '^start ' "$OUT/progress.txt" | tail -1); going on after it"
+    done
+    return $rc
+  }
+  [ ${#tests[@]} -gt 0 ] && step cuda-tests pytest-cuda.log cuda_tests
   [ "${GPU_CHECK_SUITE:-1}" != 0 ] && step all-tests pytest-all.log python3 -m pytest -q -p no:cacheprovider "$OLDPWD/tests"
   step plan plan.txt python3 -c "import dnnx; from dnnx.examples import build
 for search in ('heuristic', 'exhaustive'):
@@ -144,7 +160,11 @@ done
 # the crash sweep's failures (its table) and the fuzz's findings, shortened
 [ -f "$OUT/sweep.log" ] && sed -n '/^outcome /,/^report:/p' "$OUT/sweep.log" | head -n "${SWEEP_TAIL:-40}"
 for log in "$OUT"/fuzz-*.log; do [ -f "$log" ] && grep -E "^  (crash|hang|unclean error|slow refusal):" "$log" | head -10; done
-grep -E "^(FAILED|ERROR)" "$OUT/pytest-cuda.log" 2>/dev/null | head -15
+grep -E "^crashed " "$OUT/progress.txt" 2>/dev/null
+# each failure with its last E line (progress.txt keeps them even where pytest died)
+awk '/^failed /{if (f) print f" :: "e; f=$2; e=""} /^    E /{e=$0} END{if (f) print f" :: "e}' "$OUT/progress.txt" 2>/dev/null |
+  sed 's/  */ /g' | cut -c1-300 | head -${FAILED_TAIL:-40}
+grep -E "^(FAILED|ERROR)" "$OUT/pytest-cuda.log" 2>/dev/null | head -${FAILED_TAIL:-15}
 # the tracebacks of failures, shortened, so that the reply's tail shows why
 sed -n '/^=* FAILURES =*$/,/short test summary/p' "$OUT/pytest-cuda.log" 2>/dev/null | grep -E "^(___|E |tests/|[^ ].*:[0-9]+: )" | head -60
 grep -E "^=* ?[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)" "$OUT/pytest-cuda.log" 2>/dev/null | tail -1

@@ -63,6 +63,13 @@ void validate_graph(const Graph& graph, const Backend& backend, const Backend* h
 
 namespace {
 
+// Note [string tensors]: strings are host values; a device plan refuses the first one it meets.
+[[noreturn]] void refuse_string_on_device(const std::string& tensor) {
+  throw UnsupportedModelError("tensor '" + tensor + "' is a string tensor: string tensors run on the CPU only (load "
+                              "the model with device='cpu')");
+}
+
+
 // "[1,3,32,32], [1,10]": the shapes a plan is for, in messages.
 std::string shapes_str(const std::vector<Shape>& shapes) {
   std::string out;
@@ -344,6 +351,11 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
       layer.inputs.push_back(id);
       in_infos.push_back(ValueInfo{table[id].info, table[id].constant, true});
     }
+    if (plan->device) {  // Note [string tensors]: refused before any string reaches a device buffer or fold
+      for (size_t i = 0; i < in_infos.size(); ++i) {
+        if (in_infos[i].present && in_infos[i].info.dtype == DType::String) refuse_string_on_device(node.inputs[i]);
+      }
+    }
     if (def.value_shaped) {  // Note [staged plans]: folds with constant inputs, else the plan stops here
       const bool known = def.evaluate && std::all_of(in_infos.begin(), in_infos.end(), [](const ValueInfo& v) {
                            return !v.present || v.constant;
@@ -361,6 +373,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
     }
     out_infos.resize(node.outputs.size());
     for (size_t o = 0; o < node.outputs.size(); ++o) {
+      if (plan->device && !node.outputs[o].empty() && out_infos[o].dtype == DType::String) {
+        refuse_string_on_device(node.outputs[o]);
+      }
       if (!node.outputs[o].empty()) {
         check_fits(out_infos[o], limit, node.where() + " output '" + node.outputs[o] + "'", device);
       }
@@ -455,10 +470,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
                                   [](const PlannedValue& v) { return v.info.dtype == DType::String; });
   if (plan->has_strings && plan->device) {  // Note [string tensors]: strings are host values
     for (const PlannedValue& v : plan->values) {
-      if (v.info.dtype == DType::String) {
-        throw UnsupportedModelError("tensor '" + v.name + "' is a string tensor: string tensors run on the CPU "
-                                    "only (load the model with device='cpu')");
-      }
+      if (v.info.dtype == DType::String) refuse_string_on_device(v.name);
     }
   }
   for (PlannedLayer& layer : plan->layers) {
