@@ -268,7 +268,7 @@ def test_scatter_nd_fp16(reduction):
     model = one_node("ScatterND", [("data", data), ("idx", idx), ("upd", upd)], [("y", TensorProto.FLOAT)],
                      reduction=reduction)
     # fp16 storage rounds every combination (the CPU computes in float32): a sum of a few halves.
-    tol = {"rtol": 5e-3, "atol": 5e-3} if reduction in ("add", "mul") else {}
+    tol = {"rtol": 5e-3, "atol": 2e-2} if reduction in ("add", "mul") else {}
     check(model, {"data": data, "idx": idx, "upd": upd}, "fp16", **tol)
 
 
@@ -326,7 +326,7 @@ def test_scatter_elements_fp16(reduction):
     data, upd = halves(data), halves(upd)
     model = one_node("ScatterElements", [("data", data), ("idx", idx), ("upd", upd)], [("y", TensorProto.FLOAT)],
                      axis=1, reduction=reduction)
-    tol = {"rtol": 5e-3, "atol": 5e-3} if reduction in ("add", "mul") else {}
+    tol = {"rtol": 5e-3, "atol": 2e-2} if reduction in ("add", "mul") else {}
     check(model, {"data": data, "idx": idx, "upd": upd}, "fp16", **tol)
 
 
