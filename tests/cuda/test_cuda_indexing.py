@@ -248,8 +248,10 @@ def float_tolerance(reduction):
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_scatter_nd(reduction, dtype):
     data, idx, upd = scatter_nd_case(reduction, dtype)
-    model = one_node("ScatterND", [("data", data), ("idx", idx), ("upd", upd)], [("y", ELEM[dtype])], reduction=reduction)
-    row = check(model, {"data": data, "idx": idx, "upd": upd}, **(float_tolerance(reduction) if dtype is np.float32 else {}))
+    model = one_node("ScatterND", [("data", data), ("idx", idx), ("upd", upd)], [("y", ELEM[dtype])],
+                     reduction=reduction)
+    tol = float_tolerance(reduction) if dtype is np.float32 else {}
+    row = check(model, {"data": data, "idx": idx, "upd": upd}, **tol)
     assert any(algo == "range check" for algo, _ in row["rejected"]), row
 
 
