@@ -386,3 +386,30 @@ def test_topk_fp16(largest):
     model = one_node("TopK", [("x", x)], [("values", TensorProto.FLOAT), ("indices", TensorProto.INT64)],
                      {"k": np.array([33], np.int64)}, opset=11, largest=largest)
     check(model, {"x": x}, "fp16")
+
+
+# --- the models these kernels were written for ---------------------------------------------------------
+NEW_DEVICE_OPS = {"IsNaN", "IsInf", "Where", "GatherND", "GatherElements", "ScatterND", "ScatterElements", "CumSum",
+                  "TopK", *TRIG_DOMAIN}
+
+
+@pytest.mark.parametrize("name", ["bert", "gpt2", "levit_128s"])
+def test_zoo2_models_run_these_ops_on_the_device(name):
+    """BERT and GPT-2 (IsNaN, Where, GatherElements) and LeViT (GatherND) from ../shared/external/
+    zoo2 on CUDA at fp32, batch 1 and 3: none of these ops is a host layer, and the first output
+    matches onnxruntime's (bounds as tests/test_math_models.py)."""
+    from zoo_check import zoo2_inputs, zoo2_model
+
+    model = zoo2_model(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dnnx.HostFallbackWarning)
+        m = dnnx.load(model, device="cuda", precision="fp32")
+    first = model.graph.output[0].name
+    for batch in (1, 3):
+        feeds = zoo2_inputs(name, model, batch)
+        hosts = [(r["name"], r["op"]) for r in m.plan(inputs=feeds) if r["algorithm"].startswith("on the host")]
+        assert not [h for h in hosts if h[1] in NEW_DEVICE_OPS], hosts
+        want = run_ort(model, feeds)[first]
+        got = m.run_dict(feeds)[first]
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4 * float(np.abs(want).max()))
