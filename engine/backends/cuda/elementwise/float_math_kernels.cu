@@ -28,6 +28,32 @@ __device__ inline float trig_value(float x) {
   return x;
 }
 
+// f'(x), as float_math_slope<K, float> computes it on the CPU.
+template <FloatMath K>
+__device__ inline float trig_slope(float x) {
+  if constexpr (K == FloatMath::Sin) return cosf(x);
+  if constexpr (K == FloatMath::Cos) return -sinf(x);
+  if constexpr (K == FloatMath::Tan) {
+    const float c = cosf(x);
+    return 1.0f / (c * c);
+  }
+  if constexpr (K == FloatMath::Asin) return 1.0f / sqrtf(1.0f - x * x);
+  if constexpr (K == FloatMath::Acos) return -1.0f / sqrtf(1.0f - x * x);
+  if constexpr (K == FloatMath::Atan) return 1.0f / (1.0f + x * x);
+  if constexpr (K == FloatMath::Sinh) return coshf(x);
+  if constexpr (K == FloatMath::Cosh) return sinhf(x);
+  if constexpr (K == FloatMath::Asinh) return 1.0f / sqrtf(x * x + 1.0f);
+  if constexpr (K == FloatMath::Acosh) return 1.0f / sqrtf(x * x - 1.0f);
+  if constexpr (K == FloatMath::Atanh) return 1.0f / (1.0f - x * x);
+  return 0.0f;
+}
+
+template <FloatMath K>
+__global__ void trig_backward(const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ dx,
+                              int64_t n) {
+  DNNX_GRID_LOOP(i, n) { dx[i] = dy[i] * trig_slope<K>(x[i]); }
+}
+
 template <FloatMath K, class T>
 __global__ void trig_forward(const T* __restrict__ x, T* __restrict__ y, int64_t n) {
   DNNX_GRID_LOOP(i, n) { y[i] = T(trig_value<K>(float(x[i]))); }
@@ -68,6 +94,20 @@ void launch_trig(FloatMath kind, const void* x, void* y, int64_t n, DType dtype,
     });
   });
   check_launch("trigonometric kernel");
+}
+
+void launch_trig_grad(FloatMath kind, const float* x, const float* dy, float* dx, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  if (!is_trig(kind)) throw DeviceError("trigonometric gradient kernel: not a trigonometric op");
+  with_float_math(kind, [&](auto tag) {
+    constexpr FloatMath K = decltype(tag)::kind;
+    if constexpr (K == FloatMath::Sin || K == FloatMath::Cos || K == FloatMath::Tan || K == FloatMath::Asin ||
+                  K == FloatMath::Acos || K == FloatMath::Atan || K == FloatMath::Sinh || K == FloatMath::Cosh ||
+                  K == FloatMath::Asinh || K == FloatMath::Acosh || K == FloatMath::Atanh) {
+      trig_backward<K><<<grid_for(n), kBlock, 0, stream>>>(x, dy, dx, n);
+    }
+  });
+  check_launch("trigonometric gradient kernel");
 }
 
 void launch_float_class(const void* x, bool* y, int64_t n, DType dtype, bool nan, bool positive, bool negative,

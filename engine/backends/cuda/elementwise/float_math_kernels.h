@@ -17,6 +17,9 @@ namespace dnnx::cuda {
 // (float32, float16 or bfloat16; float arithmetic, one rounding to the stored type).
 void launch_trig(FloatMath kind, const void* x, void* y, int64_t n, DType dtype, cudaStream_t stream);
 
+// dx[i] = dy[i] * f'(x[i]) for the same f, float32 (the CPU's slopes: ops/elementwise/float_math.h).
+void launch_trig_grad(FloatMath kind, const float* x, const float* dy, float* dx, int64_t n, cudaStream_t stream);
+
 // Whether launch_trig computes `kind`.
 bool is_trig(FloatMath kind);
 

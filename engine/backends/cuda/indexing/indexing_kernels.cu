@@ -121,6 +121,22 @@ __global__ void gather_nd(const E* __restrict__ data, const I* __restrict__ idx,
   }
 }
 
+template <class I>
+__global__ void gather_nd_grad(const float* __restrict__ dy, const I* __restrict__ idx, float* dx, int64_t n,
+                               GatherNDDims g) {
+  DNNX_GRID_LOOP(i, n) {
+    const int64_t e = i % g.slice, tuple = i / g.slice, b = tuple / g.tuples;
+    int64_t at = b * g.batch_stride;
+    bool inside = true;
+    for (int64_t j = 0; j < g.k; ++j) {
+      const int64_t c = index_in(idx[tuple * g.k + j], g.size[j]);
+      inside = inside && c >= 0;
+      at += c * g.stride[j];
+    }
+    if (inside) atomicAdd(dx + at + e, dy[i]);
+  }
+}
+
 // --- GatherElements, ScatterElements ----------------------------------------------------------
 // data's element for indices' position i (-1: the index there is out of range).
 template <class I>
@@ -226,6 +242,19 @@ void launch_gather_nd(const void* data, const void* idx, bool idx_int64, void* y
     });
   });
   check_launch("GatherND kernel");
+}
+
+void launch_gather_nd_grad(const float* dy, const void* idx, bool idx_int64, float* dx, const GatherNDDims& g,
+                           cudaStream_t stream) {
+  const size_t bytes = static_cast<size_t>(g.batches * g.batch_stride) * sizeof(float);
+  if (bytes > 0) check(cudaMemsetAsync(dx, 0, bytes, stream), "cudaMemsetAsync (GatherND's gradient)");
+  const int64_t n = g.batches * g.tuples * g.slice;
+  if (n == 0) return;
+  with_index(idx_int64, [&](auto i) {
+    using I = decltype(i);
+    gather_nd_grad<I><<<grid_for(n), kBlock, 0, stream>>>(dy, static_cast<const I*>(idx), dx, n, g);
+  });
+  check_launch("GatherND gradient kernel");
 }
 
 void launch_gather_elements(const void* data, const void* idx, bool idx_int64, void* y, size_t elem,
