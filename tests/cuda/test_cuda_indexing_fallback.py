@@ -1,7 +1,8 @@
-"""The ops issue #15 adds without CUDA kernels (GatherElements, ScatterND, Tile, TopK, ArgMax,
-ArgMin) and MaxPool with its Indices output (which CUDA refuses) run on the host inside a CUDA
-plan (Note [host fallback]): the plan says so, and the outputs are the CPU backend's, exactly
-(the host layer is the CPU kernel; the device layers around it are fp32 and exact here)."""
+"""The indexing ops of issue #15 without CUDA kernels (Tile, ArgMax, ArgMin) and MaxPool with its
+Indices output (which CUDA refuses) run on the host inside a CUDA plan (Note [host fallback]): the
+plan says so, and the outputs are the CPU backend's, exactly (the host layer is the CPU kernel;
+the device layers around it are fp32 and exact here). GatherElements, ScatterND and TopK have
+device kernels now: tests/cuda/test_cuda_indexing.py."""
 import warnings
 
 import numpy as np
@@ -21,15 +22,8 @@ def relu_then(node, inputs, outputs, inits, opset=18):
 
 
 CASES = {
-    "GatherElements": (helper.make_node("GatherElements", ["r", "idx"], ["y"], axis=1, name="under_test"),
-                       {"idx": RNG.integers(0, 4, size=(2, 6, 5)).astype(np.int64)}, [("y", None)]),
-    "ScatterND": (helper.make_node("ScatterND", ["r", "nd", "upd"], ["y"], reduction="add", name="under_test"),
-                  {"nd": np.array([[0, 1], [1, 3]], np.int64), "upd": RNG.standard_normal((2, 5)).astype(np.float32)},
-                  [("y", None)]),
     "Tile": (helper.make_node("Tile", ["r", "reps"], ["y"], name="under_test"),
              {"reps": np.array([1, 2, 3], np.int64)}, [("y", None)]),
-    "TopK": (helper.make_node("TopK", ["r", "k"], ["y", "i"], axis=1, name="under_test"),
-             {"k": np.array([2], np.int64)}, [("y", None), ("i", None, I64)]),
     "ArgMax": (helper.make_node("ArgMax", ["r"], ["y"], axis=2, keepdims=0, name="under_test"), {}, [("y", None, I64)]),
     "ArgMin": (helper.make_node("ArgMin", ["r"], ["y"], axis=1, select_last_index=1, name="under_test"), {},
                [("y", None, I64)]),

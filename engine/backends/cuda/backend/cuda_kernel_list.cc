@@ -21,7 +21,10 @@
   X(dense_grad) X(gemm_grad) X(matmul_grad) X(conv_grad) X(pool_grad) X(binary_grad)               \
   X(layout_grad) X(batchnorm_grad) X(lstm_grad) X(lstm_stack_grad) X(recurrent_grad)              \
   /* issue #15: resampling, transposed conv, indexing (each gradient after its forward) */       \
-  X(resize) X(conv_transpose) X(conv_transpose_grad)
+  X(resize) X(conv_transpose) X(conv_transpose_grad)                                              \
+  /* issues #35, #36: device kernels for ops that ran on the host (gradients in the same files) */ \
+  X(float_class) X(float_math) X(cumsum)  /* elementwise/ */                                       \
+  X(gather_nd) X(gather_elements) X(scatter_nd) X(scatter_elements) X(topk)  /* indexing/ */
 // clang-format on
 
 namespace dnnx::cuda {
