@@ -22,6 +22,7 @@ from ._passes import pass_switches
 from . import _precision_choice
 from ._native import core
 from .plan import PlanTable
+from ._quant_report import METADATA_KEY, decisions_from_metadata
 from .profile import ProfileTable, profile_table
 
 
@@ -50,8 +51,16 @@ class Model:
 
     def __init__(self, src, *, batch_size=None, dims=None, device="cpu", precision="fp32", workspace_limit=None,
                  algo_search="auto", deterministic=False, passes=None, optimize=True, plan_cache=True,
-                 cuda_graph=True, max_plans=64, calibration=None, memory_limit=None, measure_precision=True):
+                 cuda_graph=True, max_plans=64, calibration=None, memory_limit=None, measure_precision=True,
+                 calibration_method=None, int8_tolerance=None):
         start = time.perf_counter()
+        self.int8_report = None  # precision="int8": the accuracy guard's QuantReport (_quantize.py)
+        if precision == "int8":
+            src = self._quantized(src, device, calibration, calibration_method, int8_tolerance)
+            precision, calibration = "fp32", None  # the QDQ graph runs on the CPU backend as it is
+        elif calibration_method is not None or int8_tolerance is not None:
+            raise ValueError(f"calibration_method and int8_tolerance apply to precision='int8' only "
+                             f"(got precision={precision!r})")
         # what a pickled model loads with where it lands (_pickle.py; batch_size and dims live in the proto)
         self._load_options = dict(device=device, precision=precision, workspace_limit=workspace_limit,
                                   algo_search=algo_search, deterministic=deterministic, passes=passes,
@@ -69,7 +78,7 @@ class Model:
             from . import _calibration  # onnx's helpers: imported only when asked for (no onnx package at load)
 
             options = dict(options, fp16_calibration=_calibration.measure(imported.proto, calibration))
-        self.precision = precision
+        self.precision = "int8" if self.int8_report is not None else precision
         self._nonfinite_layer = None  # the first non-finite layer, once looked for (_warn_nonfinite)
         self._nonfinite_load = dict(device=device, precision=precision, workspace_limit=workspace_limit,
                                     algo_search=algo_search, deterministic=deterministic, passes=passes,
@@ -99,6 +108,19 @@ class Model:
             warnings.warn(f"{len(host_layers)} node(s) run on the host inside this {device} model (no device "
                           f"kernel): " + "; ".join(host_layers), HostFallbackWarning, stacklevel=3)
         self._planner_stats()  # shows the warnings of the load's own plan
+        self._int8_notes = int8_plan_notes(imported.proto)
+
+    def _quantized(self, src, device, calibration, calibration_method, int8_tolerance):
+        """precision="int8": the QDQ model of dnnx.quantize (in memory), its report kept."""
+        if device != "cpu":
+            raise ValueError(f"precision='int8' runs on the CPU for now (device={device!r}): int8 on CUDA is not "
+                             f"built yet; use device='cpu', or precision='fp16' on CUDA (docs/precision.md)")
+        from . import _quantize
+
+        self.int8_report = _quantize.quantize_model(
+            src, calibration, calibration_method or "minmax", True,
+            _quantize.DEFAULT_TOLERANCE if int8_tolerance is None else int8_tolerance, show_progress=False)
+        return self.int8_report.model
 
     def _choose_precision(self, precision: str, device_args: tuple) -> None:
         """Note [measured precision] (_precision_choice.py): the segments of half layers that run
@@ -366,7 +388,7 @@ class Model:
         Note [one batch rule] in _dims.py; 0 plans an empty batch); ``inputs`` (arrays as ``run``
         takes them) plans for those inputs instead, as a model with ``value_inputs`` needs."""
         table = PlanTable(self._current_engine().plan(**self._plan_request(batch_size, inputs)),
-                          notes=self._edges.notes())
+                          notes=self._edges.notes(), precision_notes=self._int8_notes)
         self._planner_stats()  # a new batch size plans anew: its warnings show here
         return table
 
@@ -427,12 +449,25 @@ class Model:
         return f"<dnnx.Model device={self.device} opset={self.opset} inputs=({ins}) outputs=({outs})>"
 
 
+def int8_plan_notes(proto) -> dict:
+    """{layer name: "int8 ..." or "fp32 (kept in fp32: ...)"}: the accuracy guard's decisions that a
+    model written by dnnx.quantize carries in its metadata_props (_quant_report.py); {} otherwise."""
+    if not any(p.key == METADATA_KEY for p in proto.metadata_props):
+        return {}
+    notes = {}
+    for row in decisions_from_metadata(proto):
+        notes[row.name] = (f"int8 weights and activations (error {100.0 * row.error:.3g}%, measured by the "
+                           f"int8 accuracy guard)" if row.precision == "int8" else f"{row.precision} ({row.why})")
+    return notes
+
+
 def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = None, device: str = "cpu", *,
          dims: Optional[Dict[str, int]] = None, precision: str = "fp32", workspace_limit: Union[int, str, None] = None,
          algo_search: str = "auto", deterministic: bool = False, passes: Optional[Dict[str, bool]] = None,
          optimize: bool = True, plan_cache: Union[bool, str, os.PathLike, None] = True,
          cuda_graph: bool = True, max_plans: int = 64, calibration: Any = None,
-         memory_limit: Union[int, str, None] = None, measure_precision: bool = True) -> Model:
+         memory_limit: Union[int, str, None] = None, measure_precision: bool = True,
+         calibration_method: Optional[str] = None, int8_tolerance: Optional[float] = None) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto`` (kept as ``Model.proto``, not
     copied, unless ``batch_size`` or ``dims`` change it: then a copy changes).
 
@@ -520,4 +555,5 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
                  workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,
                  plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans, calibration=calibration,
-                 memory_limit=memory_limit, measure_precision=measure_precision)
+                 memory_limit=memory_limit, measure_precision=measure_precision,
+                 calibration_method=calibration_method, int8_tolerance=int8_tolerance)
