@@ -23,6 +23,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ._quant_ranges import int8_weight_params, quantize_int8
 
 QDQ_OPSET = 13
+QDQ_IR_VERSION = 7
 QUANTIZED_OPS = ("Conv", "Gemm", "MatMul")
 PROBE_SUFFIX = "__dnnx_int8_probe"
 
@@ -56,6 +57,8 @@ def prepared(proto: onnx.ModelProto) -> onnx.ModelProto:
         except Exception as e:
             raise ValueError(f"src: int8 needs opset {QDQ_OPSET} (per-channel DequantizeLinear); onnx's version "
                              f"converter could not upgrade this opset-{_opset(proto)} model: {e}") from e
+        # opset 13 is IR 7's; from IR 4 on an initializer need not be a graph input (the new ones are not)
+        out.ir_version = max(out.ir_version, QDQ_IR_VERSION)
     names = {n.name for n in out.graph.node if n.name}
     for i, node in enumerate(out.graph.node):
         if not node.name:
@@ -83,6 +86,17 @@ def find_targets(proto: onnx.ModelProto) -> List[Target]:
              for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output)}
     types.update({name: t.data_type for name, t in inits.items()})
 
+    # torch's exporter routes shared parameters through Identity nodes: follow them to the initializer
+    identity_of = {n.output[0]: n.input[0] for n in proto.graph.node
+                   if n.op_type == "Identity" and n.domain in ("", "ai.onnx") and n.input and n.output}
+
+    def resolved(name):
+        seen = set()
+        while name not in inits and name in identity_of and name not in seen:
+            seen.add(name)
+            name = identity_of[name]
+        return name
+
     def is_float(name):
         return bool(name) and types.get(name) == TensorProto.FLOAT
 
@@ -94,7 +108,7 @@ def find_targets(proto: onnx.ModelProto) -> List[Target]:
     for i, node in enumerate(proto.graph.node):
         if node.op_type not in QUANTIZED_OPS or node.domain not in ("", "ai.onnx"):
             continue
-        ins = list(node.input)
+        ins = [resolved(n) for n in node.input]
         if not all(is_float(n) for n in ins[:2]) or ins[0] in inits:
             continue
         t = Target(i, node.name, node.op_type, activations=[(0, ins[0])])
@@ -173,36 +187,48 @@ class _Builder:
             self.made[key] = dq
         return self.made[key]
 
-    def bias(self, name: str, activation: str, weight: str) -> str:
-        """The DequantizeLinear output of `name` as int32 with scale = activation scale x weight scale
-        (per output channel: onnxruntime's bias quantization)."""
-        key = f"b:{name}:{activation}:{weight}"
-        if key not in self.made:
-            b = numpy_helper.to_array(self.inits[name]).astype(np.float64)
-            scale = (np.float64(self.act_params[activation][0]) * self.weight_scales[weight].astype(np.float64))
-            scale = np.broadcast_to(scale, b.shape).astype(np.float32)
-            q = np.clip(np.round(b / scale.astype(np.float64)), -2 ** 31, 2 ** 31 - 1).astype(np.int32)
-            suffix = f"_{len(self.made)}"
-            qname, s, z = f"{name}_quantized{suffix}", f"{name}_scale{suffix}", f"{name}_zero_point{suffix}"
-            self.initializers += [numpy_helper.from_array(q, qname), numpy_helper.from_array(scale, s),
-                                  numpy_helper.from_array(np.zeros(b.shape, np.int32), z)]
-            dq = f"{name}_DequantizeLinear_Output{suffix}"
-            self.nodes.append(helper.make_node("DequantizeLinear", [qname, s, z], [dq],
-                                               name=f"{name}_DequantizeLinear{suffix}", axis=0))
-            self.made[key] = dq
-        return self.made[key]
+    def bias(self, target: Target, values: np.ndarray) -> str:
+        """The DequantizeLinear output of the bias `values` (float [M]) of `target` as int32 with
+        scale = activation scale x weight scale (per output channel: onnxruntime's bias
+        quantization). Each layer has its own: a corrected bias is the layer's alone."""
+        activation, weight = target.activations[0][1], target.weight[1]
+        name = target.bias[1] if target.bias is not None else f"{target.name}_bias"
+        b = values.astype(np.float64)
+        scale = np.float64(self.act_params[activation][0]) * self.weight_scales[weight].astype(np.float64)
+        scale = np.broadcast_to(scale, b.shape).astype(np.float32)
+        q = np.clip(np.round(b / scale.astype(np.float64)), -2 ** 31, 2 ** 31 - 1).astype(np.int32)
+        suffix = f"_{len(self.made)}"
+        self.made[f"b:{target.name}"] = suffix
+        qname, s, z = f"{name}_quantized{suffix}", f"{name}_scale{suffix}", f"{name}_zero_point{suffix}"
+        self.initializers += [numpy_helper.from_array(q, qname), numpy_helper.from_array(scale, s),
+                              numpy_helper.from_array(np.zeros(b.shape, np.int32), z)]
+        dq = f"{name}_DequantizeLinear_Output{suffix}"
+        self.nodes.append(helper.make_node("DequantizeLinear", [qname, s, z], [dq],
+                                           name=f"{name}_DequantizeLinear{suffix}", axis=0))
+        return dq
 
-    def inputs(self, target: Target, node) -> List[str]:
-        """`node`'s inputs with the quantized ones replaced by their DequantizeLinear outputs."""
+    def inputs(self, target: Target, node, correction: Optional[np.ndarray] = None) -> List[str]:
+        """`node`'s inputs with the quantized ones replaced by their DequantizeLinear outputs;
+        `correction` (float [M]) is subtracted from the bias (Note [bias correction]), a bias of
+        zeros added where the layer has none."""
         ins = list(node.input)
         for slot, tensor in target.activations:
             ins[slot] = self.activation(tensor)
-        if target.weight is not None:
-            slot, name, axis = target.weight
-            ins[slot] = self.weight(name, axis)
-            if target.bias is not None:
-                bslot, bname = target.bias
-                ins[bslot] = self.bias(bname, target.activations[0][1], name)
+        if target.weight is None:
+            return ins
+        slot, name, axis = target.weight
+        ins[slot] = self.weight(name, axis)
+        if target.bias is not None:
+            values = numpy_helper.to_array(self.inits[target.bias[1]]).astype(np.float32)
+        elif correction is not None:
+            values = np.zeros(correction.shape, np.float32)
+        else:
+            return ins
+        if correction is not None:
+            values = values - correction.astype(np.float32)
+        while len(ins) < 3:
+            ins.append("")
+        ins[2] = self.bias(target, values)
         return ins
 
     def take_nodes(self) -> List[onnx.NodeProto]:
@@ -210,7 +236,8 @@ class _Builder:
         return nodes
 
 
-def _rebuild(proto, targets: List[Target], act_params, per_channel: bool, probe: bool) -> onnx.ModelProto:
+def _rebuild(proto, targets: List[Target], act_params, per_channel: bool, probe: bool,
+             corrections: Optional[Dict[str, np.ndarray]] = None) -> onnx.ModelProto:
     out = onnx.ModelProto()
     out.CopyFrom(proto)
     builder = _Builder(proto, act_params, per_channel)
@@ -221,7 +248,7 @@ def _rebuild(proto, targets: List[Target], act_params, per_channel: bool, probe:
         if t is None:
             nodes.append(node)
             continue
-        ins = builder.inputs(t, node)
+        ins = builder.inputs(t, node, (corrections or {}).get(t.name))
         nodes.extend(builder.take_nodes())
         if probe:  # the float layer as it is, and a quantized twin beside it
             twin = onnx.NodeProto()
@@ -269,18 +296,19 @@ def _drop_unused_initializers(proto) -> None:
     proto.graph.input.extend(inputs)
 
 
-def qdq_model(proto, targets: List[Target], act_params, per_channel: bool) -> onnx.ModelProto:
-    """`proto` with the layers `targets` quantized (QDQ pairs on their inputs), the float weights
-    they no longer read removed."""
-    return _rebuild(proto, targets, act_params, per_channel, probe=False)
+def qdq_model(proto, targets: List[Target], act_params, per_channel: bool, corrections=None) -> onnx.ModelProto:
+    """`proto` with the layers `targets` quantized (QDQ pairs on their inputs; `corrections`
+    {layer name: float [M]} subtracted from their biases), the float weights they no longer read
+    removed."""
+    return _rebuild(proto, targets, act_params, per_channel, probe=False, corrections=corrections)
 
 
-def probe_model(proto, targets: List[Target], act_params, per_channel: bool) -> onnx.ModelProto:
+def probe_model(proto, targets: List[Target], act_params, per_channel: bool, corrections=None) -> onnx.ModelProto:
     """The guard's probe: `proto` with, beside each target, a quantized twin reading the same float
     inputs through QDQ; its outputs are each target's float output and its twin's, in pairs
     (output name, output name + PROBE_SUFFIX). Each twin sees fp32 inputs: its error is the
     layer's own, not the sum of the layers before it."""
-    return _rebuild(proto, targets, act_params, per_channel, probe=True)
+    return _rebuild(proto, targets, act_params, per_channel, probe=True, corrections=corrections)
 
 
 def with_outputs(proto, names: List[str]) -> onnx.ModelProto:
@@ -291,3 +319,16 @@ def with_outputs(proto, names: List[str]) -> onnx.ModelProto:
     for name in names:
         out.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
     return out
+
+
+def correctable(proto, target: Target) -> bool:
+    """Whether Note [bias correction] applies: a Conv or Gemm with a constant weight whose bias is a
+    constant we quantize, or that has none (one is added; a Gemm's only with alpha = beta = 1).
+    MatMul has no bias input."""
+    if target.weight is None or target.op not in ("Conv", "Gemm"):
+        return False
+    if target.bias is not None:
+        return True
+    node = proto.graph.node[target.index]
+    no_bias = len(node.input) < 3 or not node.input[2]
+    return no_bias and (target.op == "Conv" or (_attr(node, "alpha", 1.0) == 1.0 and _attr(node, "beta", 1.0) == 1.0))

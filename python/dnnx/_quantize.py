@@ -1,14 +1,15 @@
 """dnnx's own int8: ``dnnx.quantize`` and ``dnnx.load(..., precision="int8", calibration=x)``
-(docs/precision.md, "int8"). Four runs of dnnx itself, in fp32 on the CPU, over the calibration
-data:
+(docs/precision.md, "int8"). Runs of dnnx itself, in fp32 on the CPU, over the calibration data:
 
 1. calibrate: the float inputs of every Conv, Gemm and MatMul (and the model's outputs) are made
    graph outputs of a copy of the model; their values give each activation's range (minmax,
    percentile or entropy: _quant_ranges.py) and so its uint8 scale and zero point;
 2. guard (Note [int8 guard]): a probe model holds, beside each of those layers, a quantized twin
    reading the same fp32 inputs through QDQ; the relative RMS error of each twin's output against
-   its float layer's is the layer's own error; a layer whose error exceeds ``int8_tolerance``
-   stays float (no QDQ pair around it);
+   its float layer's output is the layer's own error. The first probe run also gives each layer's
+   bias correction (Note [bias correction]); a second one, with the corrected biases, measures
+   the errors the guard decides on: a layer whose error exceeds ``int8_tolerance`` stays float
+   (no QDQ pair around it);
 3. the QDQ model (_quant_graph.py) of the layers kept int8 is built, and run once more: its
    outputs' error against fp32 is reported (``QuantReport.output_error``).
 
@@ -17,7 +18,18 @@ The file is written atomically (a temporary file renamed over ``out_path``).
 Note [int8 guard]: each layer's error is measured with fp32 inputs, not behind the layers quantized
 before it: it is what that layer's quantization costs, so a decision does not depend on the
 decisions upstream and one bad layer does not push every later layer over the tolerance. The
-end-to-end effect is reported separately (``output_error``)."""
+end-to-end effect is reported separately (``output_error``).
+
+Note [bias correction]: rounding a channel's weights shifts that channel's output by a constant on
+average wherever its inputs have a nonzero mean (after a ReLU they all do): (W_q - W) E[x]. The
+first probe run measures each layer's mean output error per channel (axis 1); it is subtracted
+from the layer's bias (a zero bias is added to a Conv or Gemm that has none; MatMul has no bias
+input and is not corrected), the way empirical bias correction does (Nagel et al., "Data-Free
+Quantization Through Weight Equalization and Bias Correction", 2019). Without it, per-channel int8
+weights alone cost He-initialised 3x3 convolutions about 0.75 % and the 1 % guard kept 49 of the
+56 layers of the zoo's ResNet-50-D int8 (4 calibration images); with it the median layer error
+went from 0.88 % to 0.51 %, 55 of 56 layers stayed int8, and the output's error on 8 other
+images went from 1.4 % to 0.44 %."""
 from __future__ import annotations
 
 import math
@@ -149,24 +161,33 @@ def _calibrate(base, targets, batches, method, show):
     return params, reference
 
 
-def _layer_errors(base, targets, params, per_channel, batches, show) -> Dict[str, float]:
-    """{layer name: relative RMS error of its int8 twin's output against its fp32 output}."""
+def _layer_errors(base, targets, params, per_channel, batches, show, corrections=None):
+    """({layer name: relative RMS error of its int8 twin's output against its fp32 output},
+    {layer name: the twin's mean error per output channel (axis 1), float [M]})."""
     from ._quant_graph import PROBE_SUFFIX, probe_model
 
-    model = _load_fp32(probe_model(base, targets, params, per_channel))
+    model = _load_fp32(probe_model(base, targets, params, per_channel, corrections))
     outs = {t.name: base.graph.node[t.index].output[0] for t in targets}
     diff = {name: 0.0 for name in outs}
     ref = {name: 0.0 for name in outs}
+    channel_sum: Dict[str, np.ndarray] = {}
+    channel_count: Dict[str, int] = {}
     with _progress.bar(total=len(batches), desc="int8: measuring each layer", unit="batch", show=show) as bar:
         for feeds in batches:
             got = model.run_dict(feeds)
             for name, out in outs.items():
                 f = np.asarray(got[out], np.float64)
-                q = np.asarray(got[out + PROBE_SUFFIX], np.float64)
-                diff[name] += float(np.sum((q - f) ** 2))
+                d = np.asarray(got[out + PROBE_SUFFIX], np.float64) - f
+                diff[name] += float(np.sum(d * d))
                 ref[name] += float(np.sum(f * f))
+                if d.ndim >= 2:
+                    per_channel_d = np.moveaxis(d, 1, 0).reshape(d.shape[1], -1)
+                    channel_sum[name] = channel_sum.get(name, 0.0) + per_channel_d.sum(axis=1)
+                    channel_count[name] = channel_count.get(name, 0) + per_channel_d.shape[1]
             bar.update()
-    return {name: _relative(diff[name], ref[name]) for name in outs}
+    means = {name: (channel_sum[name] / channel_count[name]).astype(np.float32)
+             for name in channel_sum if channel_count[name]}
+    return {name: _relative(diff[name], ref[name]) for name in outs}, means
 
 
 def _relative(diff_sq: float, ref_sq: float) -> float:
@@ -198,7 +219,7 @@ def quantize_model(src, calibration, calibration_method="minmax", per_channel=Tr
                    int8_tolerance=DEFAULT_TOLERANCE, show_progress=True) -> QuantReport:
     """The QDQ model and the guard's decisions (QuantReport; ``model`` is the onnx.ModelProto, not
     written anywhere)."""
-    from ._quant_graph import find_targets, prepared, qdq_model
+    from ._quant_graph import correctable, find_targets, prepared, qdq_model
 
     tolerance = check_options(calibration, calibration_method, per_channel, int8_tolerance)
     base = prepared(read_model(src))
@@ -208,7 +229,13 @@ def quantize_model(src, calibration, calibration_method="minmax", per_channel=Tr
                          "weights: nothing to quantize to int8")
     batches = _batches(_load_fp32(base), calibration)
     params, reference = _calibrate(base, targets, batches, calibration_method, show_progress)
-    errors = _layer_errors(base, targets, params, bool(per_channel), batches, show_progress)
+    errors, mean_errors = _layer_errors(base, targets, params, bool(per_channel), batches, show_progress)
+    # Note [bias correction]: each layer's mean output error per channel, taken off its bias, and
+    # every layer measured again.
+    corrections = {t.name: mean_errors[t.name] for t in targets
+                   if correctable(base, t) and t.name in mean_errors and np.all(np.isfinite(mean_errors[t.name]))}
+    if corrections:
+        errors, _ = _layer_errors(base, targets, params, bool(per_channel), batches, show_progress, corrections)
     rows, kept = [], []
     for t in targets:
         error = errors[t.name]
@@ -219,9 +246,9 @@ def quantize_model(src, calibration, calibration_method="minmax", per_channel=Tr
             rows.append(LayerDecision(t.name, t.op, error, "fp32",
                                       f"kept in fp32: error {100.0 * error:.3g}% exceeds int8_tolerance "
                                       f"{100.0 * tolerance:g}%"))
-    qdq = qdq_model(base, kept, params, bool(per_channel))
+    qdq = qdq_model(base, kept, params, bool(per_channel), corrections)
     settings = {"calibration_method": calibration_method, "per_channel": bool(per_channel),
-                "int8_tolerance": tolerance}
+                "int8_tolerance": tolerance, "bias_corrected": sorted(corrections)}
     report = QuantReport(rows, settings, {}, None, qdq)
     kept_props = [p for p in qdq.metadata_props if p.key not in report.metadata()]
     del qdq.metadata_props[:]
