@@ -522,6 +522,13 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     is a ``DeviceError`` naming what it was for. ``DeviceError``
     when CUDA is not available (``dnnx.cuda_status()`` says why).
 
+    ``precision="int8"`` (CPU only for now; on CUDA a ValueError) with ``calibration=x``: the
+    model is quantized in memory by ``dnnx.quantize``'s own function (``calibration_method``:
+    "minmax", the default, "percentile" or "entropy"; ``int8_tolerance``: default 0.01) and its
+    QDQ graph loaded; ``Model.int8_report`` holds the accuracy guard's per-layer errors and
+    decisions, and ``plan()`` prints each layer's (docs/precision.md, "int8").
+    ``calibration_method`` and ``int8_tolerance`` at another precision are a ValueError.
+
     ``plan_cache``: where exhaustive choices persist, so that another process loading the same
     model times nothing (``planner_stats()`` counts). True (default): $XDG_CACHE_HOME/dnnx/
     plan-cache.json or ~/.cache/dnnx/plan-cache.json; a path: that file; False or None: off.
