@@ -57,7 +57,13 @@ def prepared(proto: onnx.ModelProto) -> onnx.ModelProto:
         except Exception as e:
             raise ValueError(f"src: int8 needs opset {QDQ_OPSET} (per-channel DequantizeLinear); onnx's version "
                              f"converter could not upgrade this opset-{_opset(proto)} model: {e}") from e
-        # opset 13 is IR 7's; from IR 4 on an initializer need not be a graph input (the new ones are not)
+        # opset 13 is IR 7's. Before IR 4 every initializer was also a graph input; from IR 4 on it
+        # need not be (the new ones are not, and onnxruntime folds only those that are not)
+        if out.ir_version < 4:
+            weights = {t.name for t in out.graph.initializer}
+            inputs = [i for i in out.graph.input if i.name not in weights]
+            del out.graph.input[:]
+            out.graph.input.extend(inputs)
         out.ir_version = max(out.ir_version, QDQ_IR_VERSION)
     names = {n.name for n in out.graph.node if n.name}
     for i, node in enumerate(out.graph.node):
@@ -148,6 +154,7 @@ class _Builder:
         self.initializers: List[onnx.TensorProto] = []
         self.made: Dict[str, str] = {}
         self.weight_scales: Dict[str, np.ndarray] = {}
+        self.biases = 0  # biases made so far: each one's names carry its number
 
     def activation(self, tensor: str) -> str:
         """The DequantizeLinear output that stands for `tensor` (QuantizeLinear -> DequantizeLinear)."""
@@ -197,8 +204,8 @@ class _Builder:
         scale = np.float64(self.act_params[activation][0]) * self.weight_scales[weight].astype(np.float64)
         scale = np.broadcast_to(scale, b.shape).astype(np.float32)
         q = np.clip(np.round(b / scale.astype(np.float64)), -2 ** 31, 2 ** 31 - 1).astype(np.int32)
-        suffix = f"_{len(self.made)}"
-        self.made[f"b:{target.name}"] = suffix
+        self.biases += 1
+        suffix = f"_{self.biases}"
         qname, s, z = f"{name}_quantized{suffix}", f"{name}_scale{suffix}", f"{name}_zero_point{suffix}"
         self.initializers += [numpy_helper.from_array(q, qname), numpy_helper.from_array(scale, s),
                               numpy_helper.from_array(np.zeros(b.shape, np.int32), z)]
