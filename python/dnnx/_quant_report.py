@@ -61,7 +61,8 @@ class QuantReport:
                      f"{100.0 * self.settings['int8_tolerance']:g}% ({self.settings['calibration_method']} "
                      f"calibration, {'per-channel' if self.settings['per_channel'] else 'per-tensor'} weights)")
         for name, error in self.output_error.items():
-            lines.append(f"output '{name}': relative RMS error {100.0 * error:.3f}% against fp32 on the calibration data")
+            lines.append(f"output '{name}': relative RMS error {100.0 * error:.3f}% against fp32 on the "
+                         f"calibration data")
         return "\n".join(lines)
 
     __repr__ = __str__

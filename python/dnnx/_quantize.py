@@ -241,7 +241,8 @@ def quantize_model(src, calibration, calibration_method="minmax", per_channel=Tr
         error = errors[t.name]
         if error <= tolerance:
             kept.append(t)
-            rows.append(LayerDecision(t.name, t.op, error, "int8", f"error within int8_tolerance {100.0 * tolerance:g}%"))
+            rows.append(LayerDecision(t.name, t.op, error, "int8",
+                                      f"error within int8_tolerance {100.0 * tolerance:g}%"))
         else:
             rows.append(LayerDecision(t.name, t.op, error, "fp32",
                                       f"kept in fp32: error {100.0 * error:.3g}% exceeds int8_tolerance "
