@@ -10,6 +10,9 @@ CPU; cuDNN and cuBLAS on NVIDIA GPUs).
 
     sess = dnnx.InferenceSession("lenet.onnx", providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
     probs, = sess.run(None, {"x": x})                                       # onnxruntime's API (dnnx.session)
+
+    report = dnnx.quantize("lenet.onnx", "lenet.int8.onnx", calibration=x)  # int8 QDQ, accuracy guard
+    print(report)                                                           # (docs/precision.md)
 """
 from .cuda import cuda_available, cuda_status
 from .device_array import DeviceArray
@@ -19,6 +22,8 @@ from .model import Model, TensorSpec, load
 from .session import GraphOptimizationLevel, InferenceSession, SessionOptions, get_available_providers
 from .finetune import NonFiniteLossError, Tuner
 from ._passes import pass_names
+from ._quantize import quantize
+from ._quant_report import LayerDecision, QuantReport
 from . import support, threads
 from ._native import core as _core
 
@@ -30,7 +35,7 @@ def supported_ops() -> list:
     return list(_core.supported_ops())
 
 
-__all__ = ["load", "Model", "TensorSpec", "DeviceArray", "Tuner", "NonFiniteLossError", "supported_ops", "pass_names",
+__all__ = ["load", "quantize", "QuantReport", "LayerDecision", "Model", "TensorSpec", "DeviceArray", "Tuner", "NonFiniteLossError", "supported_ops", "pass_names",
            "threads", "InferenceSession", "SessionOptions", "GraphOptimizationLevel", "get_available_providers",
            "cuda_available", "cuda_status", "DnnxError", "UnsupportedModelError", "InvalidModelError", "DeviceError",
            "WorkerLoadError", "PlanCacheWarning", "NonFiniteWarning", "HostFallbackWarning", "__version__"]

@@ -24,6 +24,7 @@ from . import _precision_choice
 from . import _background_search
 from ._native import core
 from .plan import PlanTable
+from ._quant_report import METADATA_KEY, decisions_from_metadata
 from .profile import ProfileTable, profile_table
 
 
@@ -53,8 +54,15 @@ class Model:
     def __init__(self, src, *, batch_size=None, dims=None, device="cpu", precision="fp32", workspace_limit=None,
                  algo_search="auto", deterministic=False, passes=None, optimize=True, plan_cache=True,
                  cuda_graph=True, max_plans=64, calibration=None, memory_limit=None, measure_precision=True,
-                 search_budget=None):
+                 search_budget=None, calibration_method=None, int8_tolerance=None):
         start = time.perf_counter()
+        self.int8_report = None  # precision="int8": the accuracy guard's QuantReport (_quantize.py)
+        if precision == "int8":
+            src = self._quantized(src, device, calibration, calibration_method, int8_tolerance)
+            precision, calibration = "fp32", None  # the QDQ graph runs on the CPU backend as it is
+        elif calibration_method is not None or int8_tolerance is not None:
+            raise ValueError(f"calibration_method and int8_tolerance apply to precision='int8' only "
+                             f"(got precision={precision!r})")
         # what a pickled model loads with where it lands (_pickle.py; batch_size and dims live in the proto)
         self._load_options = dict(device=device, precision=precision, workspace_limit=workspace_limit,
                                   algo_search=algo_search, deterministic=deterministic, passes=passes,
@@ -73,7 +81,7 @@ class Model:
             from . import _calibration  # onnx's helpers: imported only when asked for (no onnx package at load)
 
             options = dict(options, fp16_calibration=_calibration.measure(imported.proto, calibration))
-        self.precision = precision
+        self.precision = "int8" if self.int8_report is not None else precision
         self._nonfinite_layer = None  # the first non-finite layer, once looked for (_warn_nonfinite)
         self._nonfinite_load = dict(device=device, precision=precision, workspace_limit=workspace_limit,
                                     algo_search=algo_search, deterministic=deterministic, passes=passes,
@@ -104,6 +112,7 @@ class Model:
                           f"kernel): " + "; ".join(host_layers), HostFallbackWarning, stacklevel=3)
         self._planner_stats()  # shows the warnings of the load's own plan
         self._search = self._start_search(kind, algo_search, deterministic, search_budget)
+        self._int8_notes = int8_plan_notes(imported.proto)
 
     def _start_search(self, kind, algo_search, deterministic, search_budget):
         """Note [background search] (_background_search.py): the search thread of
@@ -162,6 +171,18 @@ class Model:
         """Blocks until the background search is over (or ``timeout`` seconds pass); True when it
         is over. True at once for models without one."""
         return True if self._search is None else self._search.wait(timeout)
+
+    def _quantized(self, src, device, calibration, calibration_method, int8_tolerance):
+        """precision="int8": the QDQ model of dnnx.quantize (in memory), its report kept."""
+        if device != "cpu":
+            raise ValueError(f"precision='int8' runs on the CPU for now (device={device!r}): int8 on CUDA is not "
+                             f"built yet; use device='cpu', or precision='fp16' on CUDA (docs/precision.md)")
+        from . import _quantize
+
+        self.int8_report = _quantize.quantize_model(
+            src, calibration, calibration_method or "minmax", True,
+            _quantize.DEFAULT_TOLERANCE if int8_tolerance is None else int8_tolerance, show_progress=False)
+        return self.int8_report.model
 
     def _choose_precision(self, precision: str, device_args: tuple) -> None:
         """Note [measured precision] (_precision_choice.py): the segments of half layers that run
@@ -433,7 +454,7 @@ class Model:
         Note [one batch rule] in _dims.py; 0 plans an empty batch); ``inputs`` (arrays as ``run``
         takes them) plans for those inputs instead, as a model with ``value_inputs`` needs."""
         table = PlanTable(self._current_engine().plan(**self._plan_request(batch_size, inputs)),
-                          notes=self._edges.notes())
+                          notes=self._edges.notes(), precision_notes=self._int8_notes)
         self._planner_stats()  # a new batch size plans anew: its warnings show here
         return table
 
@@ -496,13 +517,26 @@ class Model:
         return f"<dnnx.Model device={self.device} opset={self.opset} inputs=({ins}) outputs=({outs})>"
 
 
+def int8_plan_notes(proto) -> dict:
+    """{layer name: "int8 ..." or "fp32 (kept in fp32: ...)"}: the accuracy guard's decisions that a
+    model written by dnnx.quantize carries in its metadata_props (_quant_report.py); {} otherwise."""
+    if not any(p.key == METADATA_KEY for p in proto.metadata_props):
+        return {}
+    notes = {}
+    for row in decisions_from_metadata(proto):
+        notes[row.name] = (f"int8 weights and activations (error {100.0 * row.error:.3g}%, measured by the "
+                           f"int8 accuracy guard)" if row.precision == "int8" else f"{row.precision} ({row.why})")
+    return notes
+
+
 def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = None, device: str = "cpu", *,
          dims: Optional[Dict[str, int]] = None, precision: str = "fp32", workspace_limit: Union[int, str, None] = None,
          algo_search: str = "auto", deterministic: bool = False, passes: Optional[Dict[str, bool]] = None,
          optimize: bool = True, plan_cache: Union[bool, str, os.PathLike, None] = True,
          cuda_graph: bool = True, max_plans: int = 64, calibration: Any = None,
          memory_limit: Union[int, str, None] = None, measure_precision: bool = True,
-         search_budget: Optional[float] = None) -> Model:
+         search_budget: Optional[float] = None, calibration_method: Optional[str] = None,
+         int8_tolerance: Optional[float] = None) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto`` (kept as ``Model.proto``, not
     copied, unless ``batch_size`` or ``dims`` change it: then a copy changes).
 
@@ -564,6 +598,13 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     is a ``DeviceError`` naming what it was for. ``DeviceError``
     when CUDA is not available (``dnnx.cuda_status()`` says why).
 
+    ``precision="int8"`` (CPU only for now; on CUDA a ValueError) with ``calibration=x``: the
+    model is quantized in memory by ``dnnx.quantize``'s own function (``calibration_method``:
+    "minmax", the default, "percentile" or "entropy"; ``int8_tolerance``: default 0.01) and its
+    QDQ graph loaded; ``Model.int8_report`` holds the accuracy guard's per-layer errors and
+    decisions, and ``plan()`` prints each layer's (docs/precision.md, "int8").
+    ``calibration_method`` and ``int8_tolerance`` at another precision are a ValueError.
+
     ``plan_cache``: where exhaustive choices persist, so that another process loading the same
     model times nothing (``planner_stats()`` counts). True (default): $XDG_CACHE_HOME/dnnx/
     plan-cache.json or ~/.cache/dnnx/plan-cache.json; a path: that file; False or None: off.
@@ -597,4 +638,5 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
                  workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,
                  plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans, calibration=calibration,
-                 memory_limit=memory_limit, measure_precision=measure_precision, search_budget=search_budget)
+                 memory_limit=memory_limit, measure_precision=measure_precision, search_budget=search_budget,
+                 calibration_method=calibration_method, int8_tolerance=int8_tolerance)

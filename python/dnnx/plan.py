@@ -31,11 +31,17 @@ class PlanTable(list):
     workspace is what the layer's algorithms take (within workspace_limit); scratch is a fused
     layer's own activation between its two halves (e.g. the conv output in a Conv+MaxPool pair),
     which shares the workspace buffer but is not bounded by the limit. ``notes``: lines printed
-    after the table (the float64/float16 inputs and outputs converted at the edges, _edges.py)."""
+    after the table (the float64/float16 inputs and outputs converted at the edges, _edges.py).
+    ``precision_notes`` {layer name: text}: the int8 accuracy guard's decision for each layer it
+    measured (a model from dnnx.quantize or dnnx.load(precision="int8"): _quant_report.py), set
+    as those rows' ``precision`` and printed after the table."""
 
-    def __init__(self, rows=(), notes=()):
+    def __init__(self, rows=(), notes=(), precision_notes=None):
         super().__init__(rows)
         self.notes = list(notes)
+        for row in self:
+            if precision_notes and row["name"] in precision_notes:
+                row["precision"] = precision_notes[row["name"]]
 
     def __str__(self) -> str:
         header = ("layer", "op", "inputs", "outputs", "algorithm", "workspace")
@@ -51,5 +57,7 @@ class PlanTable(list):
                 lines.append(f"  {r['name']}: not {algo}: {why}")
             for algo, why in r.get("fallbacks", ()):
                 lines.append(f"  {r['name']}: run-time fallback from {algo}: {why}")
+            if r.get("precision"):
+                lines.append(f"  {r['name']}: {r['precision']}")
         lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""The ``dnnx`` command line: ``dnnx info|run|plan|bench|profile|models|finetune``; ``dnnx COMMAND --help`` for each;
+"""The ``dnnx`` command line: ``dnnx info|run|plan|bench|profile|models|finetune|quantize``; ``dnnx COMMAND --help`` for each;
 ``dnnx --version`` prints ``dnnx <version>``.
 
 Errors a user can cause (a missing or malformed file, an unsupported model, a wrong input) print
@@ -11,10 +11,10 @@ import sys
 
 from .. import __version__
 from ..errors import DnnxError
-from . import bench, finetune, info, models, plan, profile, run
+from . import bench, finetune, info, models, plan, profile, quantize, run
 from ._args import DefaultsHelpFormatter
 
-COMMANDS = (info, run, plan, bench, profile, models, finetune)  # each: NAME, HELP, add_arguments(parser), main(args)
+COMMANDS = (info, run, plan, bench, profile, models, finetune, quantize)  # each: NAME, HELP, add_arguments(parser), main(args)
 DESCRIPTION = "dnnx: an ONNX inference and fine-tuning engine (CPU: OpenBLAS; NVIDIA GPUs: cuDNN, cuBLAS)."
 USER_ERROR = 2  # the status argparse uses for a bad command line; dnnx uses it for every user error
 
