@@ -68,7 +68,7 @@ def main() -> int:
     parser.add_argument("--precisions", nargs="+", default=["fp32", "tf32"])
     parser.add_argument("--policies", nargs="+", default=["auto", "background", "exhaustive"])
     parser.add_argument("--batch", type=int, default=256)
-    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--out", help="append the markdown section to this file")
     parser.add_argument("--worker", nargs=5, metavar=("MODEL", "PRECISION", "POLICY", "BATCH", "SECONDS"),
                         help=argparse.SUPPRESS)
