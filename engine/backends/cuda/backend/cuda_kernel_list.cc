@@ -21,7 +21,10 @@
   X(dense_grad) X(gemm_grad) X(matmul_grad) X(conv_grad) X(pool_grad) X(binary_grad)               \
   X(layout_grad) X(batchnorm_grad) X(lstm_grad) X(lstm_stack_grad) X(recurrent_grad)              \
   /* issue #15: resampling, transposed conv, indexing (each gradient after its forward) */       \
-  X(resize) X(conv_transpose) X(conv_transpose_grad)
+  X(resize) X(conv_transpose) X(conv_transpose_grad)                                              \
+  /* issue #35: the transformer ops (elementwise/rms_norm, attention/rotary_embedding,          */ \
+  /* dense/einsum, attention/attention)                                                          */ \
+  X(rms_norm) X(rotary_embedding) X(einsum) X(attention)
 // clang-format on
 
 namespace dnnx::cuda {

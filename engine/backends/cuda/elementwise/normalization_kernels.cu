@@ -2,7 +2,9 @@
 // computes them: one block per row for the statistics, the output and dX (block sums in a fixed
 // order: deterministic), and one block per parameter for dscale and dbias (no atomics).
 #include "backends/cuda/elementwise/normalization_kernels.h"
+#include "backends/cuda/runtime/block_reduce.cuh"
 #include "backends/cuda/runtime/cuda_check.h"
+#include "backends/cuda/runtime/element_dispatch.cuh"
 #include "backends/cuda/runtime/launch.cuh"
 
 namespace dnnx::cuda {
@@ -117,6 +119,31 @@ __global__ void norm_backward_params(NormGeometry g, const float* __restrict__ x
   }
 }
 
+__device__ int64_t scale_index(const RmsScaleWalk& w, int64_t j) {
+  int64_t index = 0;
+  for (int d = 0; d < w.rank; ++d) index += ((j / w.inner[d]) % w.size[d]) * w.stride[d];
+  return index;
+}
+
+// One block per row: the sum of squares in float (a fixed-order block sum), then the row scaled.
+template <class T>
+__global__ void rms_norm_forward(const T* __restrict__ x, const T* __restrict__ scale, T* __restrict__ y, int64_t rows,
+                                 int64_t row_len, float epsilon, RmsScaleWalk walk) {
+  __shared__ float shared[kBlock / kWarp];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * row_len;
+    float q = 0.0f;
+    for (int64_t j = threadIdx.x; j < row_len; j += blockDim.x) {
+      const float v = float(xr[j]);
+      q += v * v;
+    }
+    const float inv = 1.0f / sqrtf(block_sum_all(q, shared) / float(row_len) + epsilon);
+    for (int64_t j = threadIdx.x; j < row_len; j += blockDim.x) {
+      y[r * row_len + j] = T(float(xr[j]) * inv * float(scale[scale_index(walk, j)]));
+    }
+  }
+}
+
 unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::max<int64_t>(1, std::min(n, kMaxBlocks))); }
 
 }  // namespace
@@ -136,6 +163,17 @@ void launch_norm_grad(const NormGeometry& g, const float* x, const float* scale,
   if (!dscale && !dbias) return;
   norm_backward_params<<<blocks_for(g.params), kBlock, 0, stream>>>(g, x, dy, stats, dscale, dbias);
   check_launch("normalization gradient kernel (parameters)");
+}
+
+void launch_rms_norm(const void* x, const void* scale, void* y, int64_t rows, int64_t row_len, float epsilon,
+                     const RmsScaleWalk& walk, DType dtype, cudaStream_t stream) {
+  if (rows == 0 || row_len == 0) return;
+  with_element(dtype, [&](auto e) {
+    using T = decltype(e);
+    rms_norm_forward<T><<<blocks_for(rows), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(scale),
+                                                                 static_cast<T*>(y), rows, row_len, epsilon, walk);
+  });
+  check_launch("RMSNormalization kernel");
 }
 
 }  // namespace dnnx::cuda
