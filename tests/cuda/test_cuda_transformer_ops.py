@@ -138,7 +138,7 @@ EINSUM_GEMM = {
     "bhqd,bkhd->bhqk": [[2, 4, 16, 32], [2, 24, 4, 32]],    # B gathered into [b, h, d, k]
     "ij,jk->ki": [[40, 50], [50, 30]],                      # C gathered into the output order
     "...ij,...jk->...ik": [[3, 2, 20, 30], [3, 2, 30, 10]],
-    "bij,bjk": [[5, 7, 9], [5, 9, 11]],                     # implicit output: "bik"
+    "bij,bjk": [[5, 7, 9], [5, 9, 11]],                     # implicit output "ik": K is (b, j)
     "bij,bkj->bik": [[5, 1, 9], [5, 13, 9]],                # M of size 1
     "bik,kj->bij": [[1, 8, 16], [16, 8]],
     "abcd->cadb": [[3, 4, 5, 6]],                           # a transpose
@@ -176,15 +176,15 @@ def test_einsum_outside_the_gemm_form_falls_back(equation, shapes):
 
 
 def test_integer_einsum_falls_back():
-    model = einsum_model("ij,jk->ik", [[4, 5], [5, 6]])
-    for inp in model.graph.input:
-        inp.type.tensor_type.elem_type = TensorProto.INT64
-    model.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
+    i64 = TensorProto.INT64
+    node = helper.make_node("Einsum", ["x0", "x1"], ["y"], equation="ij,jk->ik")
+    model = make_model([node], [("x0", [4, 5], i64), ("x1", [5, 6], i64)], [("y", None)], opset=12)
     rng = np.random.default_rng(0)
     feeds = {"x0": rng.integers(-9, 9, (4, 5)).astype(np.int64), "x1": rng.integers(-9, 9, (5, 6)).astype(np.int64)}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dnnx.HostFallbackWarning)
+    with pytest.warns(dnnx.HostFallbackWarning):
         m = dnnx.load(model, device="cuda")
+    (row,) = [r for r in m.plan() if r["op"] == "Einsum"]
+    assert row["algorithm"].startswith("on the host"), row
     np.testing.assert_array_equal(m.run_dict(feeds)["y"], feeds["x0"] @ feeds["x1"])
 
 

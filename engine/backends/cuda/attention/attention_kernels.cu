@@ -31,17 +31,17 @@ __global__ void rotary_kernel(RotaryGeometry g, const T* __restrict__ x, const T
       s = rest % g.seq;
       b = rest / g.seq / g.heads;
     }
-    if (f >= g.rotary) {
-      y[i] = x[i];
-      continue;
-    }
-    int64_t row = b * g.seq + s;
+    int64_t row = b * g.seq + s;  // the caches' row for (b, s)
     if (positions) {
       row = positions[b * g.seq + s];
-      if (row < 0 || row >= g.max_position) {
+      if (row < 0 || row >= g.max_position) {  // the CPU raises; the whole head vector reads 0 here
         y[i] = T(0.0f);
         continue;
       }
+    }
+    if (f >= g.rotary) {
+      y[i] = x[i];
+      continue;
     }
     // The pair (x1, x2) this feature belongs to, and which of the two it is.
     const int64_t k = g.interleaved ? f / 2 : f % half;

@@ -15,8 +15,8 @@
 namespace dnnx::cuda {
 
 // RotaryEmbedding (ops/attention/rotary_embedding.h): x, y of g's layout; cos, sin [rows, R/2];
-// positions int64 [B, S] or null (row b*S + s). A position outside [0, max_position) gives a
-// row of zeros (the CPU raises; the plan says so).
+// positions int64 [B, S] or null (row b*S + s). A position outside [0, max_position) gives
+// zeros for that position's head vectors (the CPU raises; the plan says so).
 void launch_rotary(const RotaryGeometry& g, const void* x, const void* cos, const void* sin, const int64_t* positions,
                    void* y, DType dtype, cudaStream_t stream);
 
