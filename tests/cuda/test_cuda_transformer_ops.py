@@ -90,6 +90,26 @@ def test_rms_norm(case, precision):
     check(rms_model(x_shape, scale_shape, **attrs), feeds, "RMSNormalization", precision)
 
 
+@pytest.mark.parametrize("shape, axis, scale_shape", [
+    ((4, 6, 40), -1, (40,)),
+    ((3, 6, 40), 1, (6, 40)),
+    ((3, 6, 40), 1, (6, 1)),      # a broadcast scale: its gradient sums the columns that read it
+    ((64, 1000), -1, (1000,)),    # rows longer than a block
+])
+def test_rms_norm_gradient(shape, axis, scale_shape):
+    # h = x * q -> RMSNormalization -> y; q and scale trainable; CUDA's outputs, loss and
+    # gradients against the CPU's (test_cuda_activation_norm_grads.py's bounds), on the device.
+    from test_cuda_activation_norm_grads import assert_runs_on_the_device, compare
+    from test_cuda_activation_norm_grads import rand as grad_rand
+
+    inits = {"q": grad_rand(*shape), "scale": grad_rand(*scale_shape)}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]),
+             helper.make_node("RMSNormalization", ["h", "scale"], ["y"], axis=axis, epsilon=1e-3)]
+    model = make_model(nodes, [("x", list(shape))], [("y", list(shape))], inits, opset=23)
+    tuner = compare(model, list(inits), {"x": grad_rand(*shape)}, grad_rand(*shape))
+    assert_runs_on_the_device(tuner, "RMSNormalization")
+
+
 # --- RotaryEmbedding -----------------------------------------------------------------------------
 
 def rotary_feeds(x_shape, cache_shape, positions, max_position=None, seed=0):

@@ -36,5 +36,13 @@ struct RmsScaleWalk {
 // (float32, float16 or bfloat16).
 void launch_rms_norm(const void* x, const void* scale, void* y, int64_t rows, int64_t row_len, float epsilon,
                      const RmsScaleWalk& walk, DType dtype, cudaStream_t stream);
+// Its gradient, float32 (backends/cpu/normalization/moment_norms_grad_cpu.cc gives the formulas):
+// dx [rows, row_len] and dscale [scale_numel] may each be null (not asked for). workspace:
+// rms_norm_grad_workspace floats (each row's 1 / rms, and the per-column sums when the scale
+// is broadcast).
+size_t rms_norm_grad_workspace(int64_t rows, int64_t row_len, const RmsScaleWalk& walk);
+void launch_rms_norm_grad(const float* x, const float* scale, const float* dy, float* dx, float* dscale, int64_t rows,
+                          int64_t row_len, float epsilon, const RmsScaleWalk& walk, int64_t scale_numel,
+                          float* workspace, cudaStream_t stream);
 
 }  // namespace dnnx::cuda

@@ -2,7 +2,9 @@
 // over ops/normalization/moment_norms.h's geometry: one block per row (normalization_kernels.cu),
 // float32, float16 or bfloat16 storage with float arithmetic. The scale's numpy broadcast to the
 // normalized dims is walked on the device through per-dim strides (RmsScaleWalk), merged at plan
-// time; a broadcast that needs more than kMaxScaleDims dims after merging runs on the host.
+// time; a broadcast that needs more than kMaxScaleDims dims after merging runs on the host. The
+// gradient (float32) beside it: a row pass for dX and each row's 1 / rms, a column pass for
+// dscale (then summed per scale element when the scale is broadcast).
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/elementwise/normalization_kernels.h"
 #include "ops/normalization/moment_norms.h"
@@ -61,10 +63,42 @@ KernelChoice plan_rms_norm(const CudaContext& ctx, const Node& node, const std::
   });
 }
 
+class RmsNormGradKernel final : public GradKernel {
+ public:
+  RmsNormGradKernel(const CudaContext& ctx, int64_t rows, int64_t row_len, float epsilon, RmsScaleWalk walk,
+                    int64_t scale_numel)
+      : ctx_(ctx), rows_(rows), row_len_(row_len), epsilon_(epsilon), walk_(walk), scale_numel_(scale_numel) {}
+  void run(const GradArgs& args) const override {
+    launch_rms_norm_grad(args.in(0), args.in(1), args.d_outputs[0], args.d_inputs[0], args.d_inputs[1], rows_,
+                         row_len_, epsilon_, walk_, scale_numel_, static_cast<float*>(args.workspace), ctx_.stream);
+  }
+
+ private:
+  const CudaContext& ctx_;
+  int64_t rows_, row_len_;
+  float epsilon_;
+  RmsScaleWalk walk_;
+  int64_t scale_numel_;
+};
+
+GradChoice plan_rms_norm_grad(const GradRequest& r) {
+  require_cuda_float(r.node, r.inputs[0].info, "X");
+  const Shape& x = r.inputs[0].info.shape;
+  const Shape& scale = r.inputs[1].info.shape;
+  const RmsNormGeometry g = rms_norm_geometry(r.node, x, scale);
+  const RmsScaleWalk walk = scale_walk(r.node, x, scale);
+  GradChoice choice;
+  choice.algorithm = "row kernel + column kernel";
+  choice.workspace_bytes = rms_norm_grad_workspace(g.rows, g.row_len, walk) * sizeof(float);
+  choice.kernel = std::make_unique<RmsNormGradKernel>(cuda_context_of(r), g.rows, g.row_len, g.epsilon, walk,
+                                                      numel(scale));
+  return choice;
+}
+
 }  // namespace
 
 void register_cuda_rms_norm_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("RMSNormalization", bind(ctx, plan_rms_norm)).with_dtypes(kFloatAndHalves);
+  r.add("RMSNormalization", bind(ctx, plan_rms_norm)).with_dtypes(kFloatAndHalves).with_gradient(plan_rms_norm_grad);
 }
 
 }  // namespace dnnx::cuda
