@@ -158,7 +158,8 @@ KernelChoice plan_attention(const CudaContext& ctx, const Node& node, const std:
   pv.stride_b = t * g.v_head;
   pv.stride_y = int64_t{pv.m} * g.v_head;
   KernelChoice choice;
-  const char* gemm = is_half(dtype) ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched";
+  const char* gemm = qk.batch == 1 ? (is_half(dtype) ? "cublasGemmEx" : "cublasSgemm")
+                                   : (is_half(dtype) ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched");
   choice.algorithm = std::string(gather_k || gather_v ? "kv gather+" : "") + gemm + "+masked softmax kernel+" + gemm +
                      (group > 1 ? " (grouped-query: " + std::to_string(group) + " query heads per kv head)" : "");
   choice.math = blas_math_name(ctx, dtype);

@@ -10,8 +10,9 @@
 //   batch  in A, in B and in the output      M  in A only        N  in B only
 //   K      in A and in B, not in the output
 // A is laid out [batch, M, K] (or read as its transpose [batch, K, M]), B [batch, K, N] (or
-// [batch, N, K]), in place where the operand already is in that order, else gathered into the
-// workspace (a size-1 dim broadcast to a larger batch reads stride 0); one strided-batched GEMM
+// [batch, N, K]), in place where the operand already is in one of these orders, else gathered
+// into the workspace in the one that keeps its innermost dim innermost (a size-1 dim broadcast to
+// a larger batch reads stride 0); one strided-batched GEMM
 // gives C [batch, M, N], written straight into the output when its labels are in that order,
 // else gathered into it. Batch and M/N labels are ordered as the output orders them, K labels
 // as A holds them.
@@ -301,9 +302,14 @@ KernelChoice plan_einsum(const CudaContext& ctx, const Node& node, const std::ve
       trans = true;
       return p;
     }
+    // Gathered in the order whose innermost label the operand holds innermost (its reads then
+    // coalesce), cuBLAS transposing the result when that is the flipped order.
+    const int inner = v.labels.empty() ? -1 : v.labels.back();
+    const bool flip = !flipped.empty() && flipped.back() == inner && (order.empty() || order.back() != inner);
+    trans = flip;
     p.gather = true;
     p.elements = product(order, eq.sizes);
-    p.dims = gather_dims(node, v, order, eq.sizes);
+    p.dims = gather_dims(node, v, flip ? flipped : order, eq.sizes);
     p.offset = workspace;
     workspace += (static_cast<size_t>(p.elements) * elem + 255) / 256 * 256;
     steps += std::string("gather ") + name + "+";
@@ -326,7 +332,9 @@ KernelChoice plan_einsum(const CudaContext& ctx, const Node& node, const std::ve
     c_offset = workspace;
     workspace += static_cast<size_t>(out_elements) * elem;
   }
-  choice.algorithm = steps + (call.half() ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched") +
+  const char* gemm = call.batch == 1 ? (call.half() ? "cublasGemmEx" : "cublasSgemm")
+                                     : (call.half() ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched");
+  choice.algorithm = steps + gemm +
                      (call.trans_a || call.trans_b ? std::string(" (") + (call.trans_a ? "A^T" : "A") + ", " +
                                                          (call.trans_b ? "B^T" : "B") + ")"
                                                    : std::string()) +
