@@ -130,7 +130,8 @@ __global__ void attention_softmax_kernel(SoftmaxRows g, T* __restrict__ scores, 
       float capped;
       bool masked;
       const float v = logit(g, row, mask, nonpad, b, h, i, j, capped, masked);
-      if (qk && (g.qk_mode == kScores || g.qk_mode == kSoftcapped)) qk[j] = T(capped);
+      if (qk && g.qk_mode == kScores) qk[j] = row[j];  // the scaled scores, before softcap
+      if (qk && g.qk_mode == kSoftcapped) qk[j] = T(capped);
       if (qk && g.qk_mode == kWithBias) qk[j] = T(v);
       if (!masked) {
         max = fmaxf(max, v);
