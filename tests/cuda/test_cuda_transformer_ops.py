@@ -245,6 +245,8 @@ ATTENTION_CASES = {
                            {"q_num_heads": 8, "kv_num_heads": 4, "softcap": 2.0}, ("Y",), 23, False),
     "nonpad_causal": ({"Q": [2, 3, 6, 16], "K": [2, 3, 12, 16], "V": [2, 3, 12, 16], "nonpad_kv_seqlen": [2]},
                       {"is_causal": 1}, ("Y",), 24, False),
+    "windows_past": ({"Q": [2, 4, 9, 16], "K": [2, 4, 9, 16], "V": [2, 4, 9, 16], "past_key": [2, 4, 6, 16],
+                      "past_value": [2, 4, 6, 16]}, {"left_window_size": 4, "right_window_size": 1}, ("Y",), 25, False),
 }
 for _mode in range(4):
     ATTENTION_CASES[f"packed_qk_mode{_mode}"] = (
