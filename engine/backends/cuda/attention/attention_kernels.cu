@@ -148,14 +148,13 @@ __global__ void attention_softmax_kernel(SoftmaxRows g, T* __restrict__ scores, 
       if (!masked) sum += expf(v - max);
     }
     sum = block_sum_all(sum, shared);
-    // Every thread has read the whole row above (block_sum_all ends with a barrier): it may be
-    // overwritten now.
-    const float inv = anyone && sum != 0.0f ? 1.0f / sum : 1.0f;
+    // Each thread reads and writes only its own keys j: the row is overwritten in place.
+    const float divisor = anyone && sum != 0.0f ? sum : 1.0f;
     for (int64_t j = threadIdx.x; j < g.total; j += blockDim.x) {
       float capped;
       bool masked;
       const float v = logit(g, row, mask, nonpad, b, h, i, j, capped, masked);
-      const float p = masked ? 0.0f : expf(v - max) * inv;
+      const float p = masked ? 0.0f : expf(v - max) / divisor;
       row[j] = T(p);
       if (qk && g.qk_mode == kProbabilities) qk[j] = T(p);
     }
