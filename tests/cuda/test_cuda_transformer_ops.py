@@ -208,6 +208,34 @@ def test_integer_einsum_falls_back():
     np.testing.assert_array_equal(m.run_dict(feeds)["y"], feeds["x0"] @ feeds["x1"])
 
 
+@pytest.mark.parametrize("equation, x_shape, w_shape", [
+    ("bhid,bhjd->bhij", [2, 3, 8, 16], [2, 3, 12, 16]),   # B in place, read transposed
+    ("bij,bjk->bik", [3, 8, 16], [3, 16, 5]),
+    ("bid,jd->bij", [2, 8, 16], [12, 16]),
+    ("bhqd,bkhd->bhqk", [2, 3, 8, 16], [2, 12, 3, 16]),   # B gathered, dB laid back out
+    ("ij,jk->ki", [8, 16], [16, 5]),                      # dY gathered into C's order
+    ("kb,kc->bc", [16, 8], [16, 5]),                      # A read transposed
+    ("abcd->cadb", [2, 3, 4, 5], None),                   # a transpose: dX = dY transposed back
+])
+def test_einsum_gradient(equation, x_shape, w_shape):
+    # h = x * q -> Einsum(h, w) -> y; q and w trainable; CUDA's outputs, loss and gradients against
+    # the CPU's (test_cuda_activation_norm_grads.py's bounds), the backward on the device.
+    from test_cuda_activation_norm_grads import assert_runs_on_the_device, compare
+    from test_cuda_activation_norm_grads import rand as grad_rand
+
+    inits = {"q": grad_rand(*x_shape)}
+    operands = ["h"]
+    if w_shape:
+        inits["w"] = grad_rand(*w_shape)
+        operands.append("w")
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node("Einsum", operands, ["y"], equation=equation)]
+    shapes = [x_shape] + ([w_shape] if w_shape else [])
+    y_shape = list(np.einsum(equation, *[np.zeros(s) for s in shapes]).shape)
+    model = make_model(nodes, [("x", x_shape)], [("y", y_shape)], inits, opset=12)
+    tuner = compare(model, list(inits), {"x": grad_rand(*x_shape)}, grad_rand(*y_shape))
+    assert_runs_on_the_device(tuner, "Einsum")
+
+
 # --- Attention -----------------------------------------------------------------------------------
 
 def attention_feeds(shapes, mask_bool=False, nonpad=None, seed=0):

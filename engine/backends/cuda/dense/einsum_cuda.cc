@@ -2,7 +2,7 @@
 // reduce to that form (Note [einsum gemm form]); every other equation, and the integer types,
 // run on the host (the CPU's Note [einsum program] covers them all). The transformer forms
 // "bhid,bhjd->bhij", "bhij,bhjd->bhid", "bij,bjk->bik", "bid,jd->bij" and the transposes
-// "...ij->...ji" take this path.
+// "...ij->...ji" take this path. Its gradient (float32) beside it: one GEMM per operand.
 //
 // Note [einsum gemm form]: one operand whose labels the output keeps, each once (a transpose or
 // a copy), or two operands A and B with no label repeated within one and every label either
@@ -246,59 +246,61 @@ int to_int(const Node& node, int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
-KernelChoice plan_einsum(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
-                         const std::vector<TensorInfo>& outputs) {
-  const DType dtype = inputs[0].info.dtype;
-  require_cuda_floating(node, inputs[0].info, dtype, "inputs");
-  std::vector<Shape> shapes;
-  for (const ValueInfo& v : inputs) {
-    require_cuda_floating(node, v.info, dtype, "inputs");
-    shapes.push_back(v.info.shape);
-  }
-  const EinsumEquation eq = parse_einsum(node, shapes);
-  const std::string why = gemm_form_refusal(eq.inputs, eq.output);
-  if (!why.empty()) node_fail<UnsupportedModelError>(node, why);
-  const size_t elem = dtype_size(dtype);
-  const int64_t out_elements = numel(outputs[0].shape);
-  KernelChoice choice;
-  const LabelView a_view = label_view(eq.inputs[0], shapes[0], eq.sizes);
-  if (inputs.size() == 1) {
-    OperandPlan t;
-    t.gather = true;
-    t.elements = out_elements;
-    t.dims = gather_dims(node, a_view, eq.output, eq.sizes);
-    choice.algorithm = in_order(a_view, eq.output, eq.sizes) ? "copy" : "gather kernel (transpose)";
-    GemmCall element;  // no GEMM: only its element type is read
-    element.dtype = dtype;
-    choice.kernel = std::make_unique<EinsumKernel>(ctx, 1, t, OperandPlan{}, element, OperandPlan{}, 0);
-    return choice;
-  }
-  const LabelView b_view = label_view(eq.inputs[1], shapes[1], eq.sizes);
+// Note [einsum gemm form] for one node: the labels' roles, the GEMM, and where its operands and
+// result go (workspace offsets in bytes).
+struct EinsumForm {
+  EinsumEquation eq;
+  size_t operands = 0;
+  LabelView a_view, b_view, c_view;  // c_view: C [batch, M, N], contiguous
   std::vector<int> batch, m, n, k;
-  for (int l : eq.output) {
-    const bool in_a = has(eq.inputs[0], l), in_b = has(eq.inputs[1], l);
-    (in_a && in_b ? batch : in_a ? m : n).push_back(l);
-  }
-  for (int l : eq.inputs[0]) {
-    if (!has(eq.output, l)) k.push_back(l);  // in B too (gemm_form_refusal)
-  }
   GemmCall call;
-  call.dtype = dtype;
-  call.batch = to_int(node, product(batch, eq.sizes), "batch");
-  call.m = to_int(node, product(m, eq.sizes), "M");
-  call.n = to_int(node, product(n, eq.sizes), "N");
-  call.k = to_int(node, product(k, eq.sizes), "K");
+  OperandPlan a, b, out;  // one operand: `a` is the whole transpose (into the output)
+  size_t c_offset = 0, workspace = 0;
+  std::string steps;
+};
+
+EinsumForm einsum_form(const Node& node, const std::vector<ValueInfo>& inputs, const Shape& out_shape, DType dtype) {
+  EinsumForm f;
+  std::vector<Shape> shapes;
+  for (const ValueInfo& v : inputs) shapes.push_back(v.info.shape);
+  f.eq = parse_einsum(node, shapes);
+  const std::string why = gemm_form_refusal(f.eq.inputs, f.eq.output);
+  if (!why.empty()) node_fail<UnsupportedModelError>(node, why);
+  const std::map<int, int64_t>& sizes = f.eq.sizes;
+  const size_t elem = dtype_size(dtype);
+  const int64_t out_elements = numel(out_shape);
+  f.operands = inputs.size();
+  f.call.dtype = dtype;
+  f.a_view = label_view(f.eq.inputs[0], shapes[0], sizes);
+  if (f.operands == 1) {
+    f.a.gather = true;
+    f.a.elements = out_elements;
+    f.a.dims = gather_dims(node, f.a_view, f.eq.output, sizes);
+    f.steps = in_order(f.a_view, f.eq.output, sizes) ? "copy" : "gather kernel (transpose)";
+    return f;
+  }
+  f.b_view = label_view(f.eq.inputs[1], shapes[1], sizes);
+  for (int l : f.eq.output) {
+    const bool in_a = has(f.eq.inputs[0], l), in_b = has(f.eq.inputs[1], l);
+    (in_a && in_b ? f.batch : in_a ? f.m : f.n).push_back(l);
+  }
+  for (int l : f.eq.inputs[0]) {
+    if (!has(f.eq.output, l)) f.k.push_back(l);  // in B too (gemm_form_refusal)
+  }
+  GemmCall& call = f.call;
+  call.batch = to_int(node, product(f.batch, sizes), "batch");
+  call.m = to_int(node, product(f.m, sizes), "M");
+  call.n = to_int(node, product(f.n, sizes), "N");
+  call.k = to_int(node, product(f.k, sizes), "K");
   call.stride_a = int64_t{call.m} * call.k;
   call.stride_b = int64_t{call.k} * call.n;
   call.stride_y = int64_t{call.m} * call.n;
-  size_t workspace = 0;
-  std::string steps;
-  // An operand in place (as is, or as its transpose), else gathered in the first order.
+  // An operand in place (as is, or as its transpose), else gathered.
   const auto operand = [&](const LabelView& v, const std::vector<int>& order, const std::vector<int>& flipped,
                            bool& trans, const char* name) {
     OperandPlan p;
-    if (in_order(v, order, eq.sizes)) return p;
-    if (in_order(v, flipped, eq.sizes)) {
+    if (in_order(v, order, sizes)) return p;
+    if (in_order(v, flipped, sizes)) {
       trans = true;
       return p;
     }
@@ -308,47 +310,230 @@ KernelChoice plan_einsum(const CudaContext& ctx, const Node& node, const std::ve
     const bool flip = !flipped.empty() && flipped.back() == inner && (order.empty() || order.back() != inner);
     trans = flip;
     p.gather = true;
-    p.elements = product(order, eq.sizes);
-    p.dims = gather_dims(node, v, flip ? flipped : order, eq.sizes);
-    p.offset = workspace;
-    workspace += (static_cast<size_t>(p.elements) * elem + 255) / 256 * 256;
-    steps += std::string("gather ") + name + "+";
+    p.elements = product(order, sizes);
+    p.dims = gather_dims(node, v, flip ? flipped : order, sizes);
+    p.offset = f.workspace;
+    f.workspace += (static_cast<size_t>(p.elements) * elem + 255) / 256 * 256;
+    f.steps += std::string("gather ") + name + "+";
     return p;
   };
-  const OperandPlan a = operand(a_view, concat(batch, m, k), concat(batch, k, m), call.trans_a, "A");
-  const OperandPlan b = operand(b_view, concat(batch, k, n), concat(batch, n, k), call.trans_b, "B");
-  // C [batch, M, N] into the output's label order.
-  LabelView c_view;
-  c_view.labels = concat(batch, m, n);
+  f.a = operand(f.a_view, concat(f.batch, f.m, f.k), concat(f.batch, f.k, f.m), call.trans_a, "A");
+  f.b = operand(f.b_view, concat(f.batch, f.k, f.n), concat(f.batch, f.n, f.k), call.trans_b, "B");
+  f.c_view.labels = concat(f.batch, f.m, f.n);
   Shape c_shape;
-  for (int l : c_view.labels) c_shape.push_back(eq.sizes.at(l));
-  c_view.strides = packed_strides(c_shape);
-  OperandPlan out;
-  size_t c_offset = 0;
-  if (!in_order(c_view, eq.output, eq.sizes)) {
-    out.gather = true;
-    out.elements = out_elements;
-    out.dims = gather_dims(node, c_view, eq.output, eq.sizes);
-    c_offset = workspace;
-    workspace += static_cast<size_t>(out_elements) * elem;
+  for (int l : f.c_view.labels) c_shape.push_back(sizes.at(l));
+  f.c_view.strides = packed_strides(c_shape);
+  if (!in_order(f.c_view, f.eq.output, sizes)) {  // C into the output's label order
+    f.out.gather = true;
+    f.out.elements = out_elements;
+    f.out.dims = gather_dims(node, f.c_view, f.eq.output, sizes);
+    f.c_offset = f.workspace;
+    f.workspace += (static_cast<size_t>(out_elements) * elem + 255) / 256 * 256;
   }
   const char* gemm = call.batch == 1 ? (call.half() ? "cublasGemmEx" : "cublasSgemm")
                                      : (call.half() ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched");
-  choice.algorithm = steps + gemm +
-                     (call.trans_a || call.trans_b ? std::string(" (") + (call.trans_a ? "A^T" : "A") + ", " +
-                                                         (call.trans_b ? "B^T" : "B") + ")"
-                                                   : std::string()) +
-                     (out.gather ? "+gather out" : "");
-  choice.math = blas_math_name(ctx, dtype);
+  f.steps += gemm;
+  if (call.trans_a || call.trans_b) {
+    f.steps += std::string(" (") + (call.trans_a ? "A^T" : "A") + ", " + (call.trans_b ? "B^T" : "B") + ")";
+  }
+  if (f.out.gather) f.steps += "+gather out";
+  return f;
+}
+
+KernelChoice plan_einsum(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
+                         const std::vector<TensorInfo>& outputs) {
+  const DType dtype = inputs[0].info.dtype;
+  for (const ValueInfo& v : inputs) require_cuda_floating(node, v.info, dtype, "inputs");
+  const EinsumForm f = einsum_form(node, inputs, outputs[0].shape, dtype);
+  KernelChoice choice;
+  choice.algorithm = f.steps;
+  choice.workspace_bytes = f.workspace;
+  if (f.operands == 2) choice.math = blas_math_name(ctx, dtype);
+  choice.kernel = std::make_unique<EinsumKernel>(ctx, f.operands, f.a, f.b, f.call, f.out, f.c_offset);
+  return choice;
+}
+
+// --- gradient (float32) --------------------------------------------------------------------------
+// One operand: dX = dY gathered into X's label order. Two: dC = dY in C's order [batch, M, N]
+// (gathered unless it already is), then dA [batch, M, K] = dC op(B)^T and dB [batch, K, N] =
+// op(A)^T dC, each one strided-batched SGEMM over the operands as the forward reads them (the
+// transpose flags flipped), gathered into the operand's own label order unless it already is
+// that order. An operand broadcast along a label (a size-1 dim against a larger size) would need
+// its gradient summed: refused (UnsupportedModelError at finetune()).
+
+// The gather that lays a contiguous buffer over `from` (labels in order) out in order `to`.
+BroadcastDims relayout(const Node& node, const std::vector<int>& from, const std::vector<int>& to,
+                       const std::map<int, int64_t>& sizes) {
+  LabelView v;
+  v.labels = from;
+  Shape shape;
+  for (int l : from) shape.push_back(sizes.at(l));
+  v.strides = packed_strides(shape);
+  return gather_dims(node, v, to, sizes);
+}
+
+bool same_order(const std::vector<int>& from, const std::vector<int>& to, const std::map<int, int64_t>& sizes) {
+  LabelView v;
+  v.labels = from;
+  Shape shape;
+  for (int l : from) shape.push_back(sizes.at(l));
+  v.strides = packed_strides(shape);
+  return in_order(v, to, sizes);
+}
+
+// Where one operand's gradient goes: straight into d_input (`direct`), or through the workspace
+// at `offset` and a gather.
+struct GradOut {
+  bool direct = true;
+  BroadcastDims dims;
+  int64_t elements = 0;
+  size_t offset = 0;
+};
+
+class EinsumGradKernel final : public GradKernel {
+ public:
+  EinsumGradKernel(const CudaContext& ctx, EinsumForm f, OperandPlan dc, size_t dc_offset, GradOut da, GradOut db)
+      : ctx_(ctx), f_(std::move(f)), dc_(dc), dc_offset_(dc_offset), da_(da), db_(db) {}
+
+  void run(const GradArgs& args) const override {
+    auto* ws = static_cast<uint8_t*>(args.workspace);
+    const float* dy = args.d_outputs[0];
+    float *da = args.d_inputs[0], *db = f_.operands == 2 ? args.d_inputs[1] : nullptr;
+    if (f_.operands == 1) {
+      if (da) move(dy, da, da_.dims, da_.elements);
+      return;
+    }
+    const float* dc = dy;
+    if (dc_.gather) {
+      move(dy, ws + dc_offset_, dc_.dims, dc_.elements);
+      dc = reinterpret_cast<const float*>(ws + dc_offset_);
+    }
+    const GemmCall& c = f_.call;
+    if (da) {
+      const void* b = args.inputs[1];
+      if (f_.b.gather) {
+        move(b, ws + f_.b.offset, f_.b.dims, f_.b.elements);
+        b = ws + f_.b.offset;
+      }
+      GemmCall g;  // dA [M, K] = dC [M, N] op(B)^T
+      g.trans_b = !c.trans_b;
+      g.m = c.m;
+      g.n = c.k;
+      g.k = c.n;
+      g.batch = c.batch;
+      g.stride_a = c.stride_y;
+      g.stride_b = c.stride_b;
+      g.stride_y = c.stride_a;
+      product_into(g, dc, b, da, da_, ws);
+    }
+    if (db) {
+      const void* a = args.inputs[0];
+      if (f_.a.gather) {
+        move(a, ws + f_.a.offset, f_.a.dims, f_.a.elements);
+        a = ws + f_.a.offset;
+      }
+      GemmCall g;  // dB [K, N] = op(A)^T [K, M] dC [M, N]
+      g.trans_a = !c.trans_a;
+      g.m = c.k;
+      g.n = c.n;
+      g.k = c.m;
+      g.batch = c.batch;
+      g.stride_a = c.stride_a;
+      g.stride_b = c.stride_y;
+      g.stride_y = c.stride_b;
+      product_into(g, a, dc, db, db_, ws);
+    }
+  }
+
+ private:
+  void move(const void* from, void* to, const BroadcastDims& dims, int64_t elements) const {
+    if (elements == 0) return;
+    if (dims.rank <= 1 && (dims.rank == 0 || dims.stride_a[0] == 1)) {
+      check(cudaMemcpyAsync(to, from, static_cast<size_t>(elements) * sizeof(float), cudaMemcpyDeviceToDevice,
+                            ctx_.stream),
+            "cudaMemcpyAsync");
+    } else {
+      launch_gather(from, to, sizeof(float), elements, dims, ctx_.stream);
+    }
+  }
+
+  // y = the GEMM's result in the operand's layout (through the workspace when it differs).
+  void product_into(const GemmCall& g, const void* a, const void* b, float* d, const GradOut& o, uint8_t* ws) const {
+    void* y = o.direct ? static_cast<void*>(d) : static_cast<void*>(ws + o.offset);
+    if (g.k == 0) {
+      check(cudaMemsetAsync(y, 0, static_cast<size_t>(g.batch) * g.m * g.n * sizeof(float), ctx_.stream),
+            "cudaMemsetAsync");
+    } else {
+      row_major_gemm(ctx_, g, a, b, y);
+    }
+    if (!o.direct) move(y, d, o.dims, o.elements);
+  }
+
+  const CudaContext& ctx_;
+  EinsumForm f_;
+  OperandPlan dc_;
+  size_t dc_offset_;
+  GradOut da_, db_;
+};
+
+GradChoice plan_einsum_grad(const GradRequest& r) {
+  for (const ValueInfo& v : r.inputs) require_cuda_float(r.node, v.info, "inputs");
+  const EinsumForm f = einsum_form(r.node, r.inputs, r.outputs[0].shape, DType::Float32);
+  const std::map<int, int64_t>& sizes = f.eq.sizes;
+  for (size_t i = 0; i < f.operands; ++i) {
+    const Shape& shape = r.inputs[i].info.shape;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] == 1 && sizes.at(f.eq.inputs[i][d]) != 1) {
+        node_fail<UnsupportedModelError>(r.node, "Einsum's CUDA gradient: operand " + std::to_string(i) +
+                                                     " broadcasts label '" + label_name(f.eq.inputs[i][d]) +
+                                                     "' (its gradient would be a sum)");
+      }
+    }
+  }
+  GradChoice choice;
+  size_t workspace = f.workspace;  // the forward's gathers of A and B (and C's, unused here)
+  const auto grad_out = [&](size_t i, const std::vector<int>& from) {
+    GradOut o;
+    o.elements = numel(r.inputs[i].info.shape);
+    if (same_order(from, f.eq.inputs[i], sizes)) return o;
+    o.direct = false;
+    o.dims = relayout(r.node, from, f.eq.inputs[i], sizes);
+    o.offset = workspace;
+    workspace += (static_cast<size_t>(o.elements) * sizeof(float) + 255) / 256 * 256;
+    return o;
+  };
+  OperandPlan dc;
+  size_t dc_offset = 0;
+  GradOut da, db;
+  if (f.operands == 1) {
+    da.elements = numel(r.inputs[0].info.shape);
+    da.dims = relayout(r.node, f.eq.output, f.eq.inputs[0], sizes);
+    choice.algorithm = "gather kernel (transpose of dY)";
+  } else {
+    if (f.out.gather) {  // dY [output order] -> dC [batch, M, N]
+      dc.gather = true;
+      dc.elements = numel(r.outputs[0].shape);
+      dc.dims = relayout(r.node, f.eq.output, f.c_view.labels, sizes);
+      dc_offset = workspace;
+      workspace += (static_cast<size_t>(dc.elements) * sizeof(float) + 255) / 256 * 256;
+    }
+    da = grad_out(0, concat(f.batch, f.m, f.k));
+    db = grad_out(1, concat(f.batch, f.k, f.n));
+    choice.algorithm = std::string(f.call.batch == 1 ? "cublasSgemm" : "cublasSgemmStridedBatched") +
+                       " per operand (dA = dC B^T, dB = A^T dC)";
+  }
   choice.workspace_bytes = workspace;
-  choice.kernel = std::make_unique<EinsumKernel>(ctx, 2, a, b, call, out, c_offset);
+  choice.kernel = std::make_unique<EinsumGradKernel>(cuda_context_of(r), f, dc, dc_offset, da, db);
   return choice;
 }
 
 }  // namespace
 
 void register_cuda_einsum_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Einsum", bind(ctx, plan_einsum)).with_dtypes(kFloatAndHalves).refusing(einsum_refusal);
+  r.add("Einsum", bind(ctx, plan_einsum))
+      .with_dtypes(kFloatAndHalves)
+      .refusing(einsum_refusal)
+      .with_gradient(plan_einsum_grad);
 }
 
 }  // namespace dnnx::cuda
