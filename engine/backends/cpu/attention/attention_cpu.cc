@@ -164,11 +164,12 @@ class AttentionKernel final : public Kernel {
   // masked key's probability is 0 whatever its score; a fully masked row is all 0).
   void softmax_row(T* row, const T* bias, T* qk_out) const {
     const int64_t t = g_.total();
+    if (qk_out && g_.qk_mode == QkOutput::Scores) std::copy_n(row, t, qk_out);  // before softcap (onnxruntime's)
     if (g_.softcap > 0) {
       const T cap = static_cast<T>(g_.softcap);
       for (int64_t j = 0; j < t; ++j) row[j] = cap * std::tanh(row[j] / cap);
     }
-    if (qk_out && (g_.qk_mode == QkOutput::Scores || g_.qk_mode == QkOutput::Softcapped)) std::copy_n(row, t, qk_out);
+    if (qk_out && g_.qk_mode == QkOutput::Softcapped) std::copy_n(row, t, qk_out);
     const T ninf = -std::numeric_limits<T>::infinity();
     T max = ninf;
     bool any = false;

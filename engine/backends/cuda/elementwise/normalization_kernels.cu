@@ -2,7 +2,10 @@
 // computes them: one block per row for the statistics, the output and dX (block sums in a fixed
 // order: deterministic), and one block per parameter for dscale and dbias (no atomics).
 #include "backends/cuda/elementwise/normalization_kernels.h"
+#include "backends/cuda/runtime/block_reduce.cuh"
 #include "backends/cuda/runtime/cuda_check.h"
+#include "backends/cuda/runtime/element_dispatch.cuh"
+#include "backends/cuda/runtime/grid_loop.cuh"
 #include "backends/cuda/runtime/launch.cuh"
 
 namespace dnnx::cuda {
@@ -117,6 +120,83 @@ __global__ void norm_backward_params(NormGeometry g, const float* __restrict__ x
   }
 }
 
+__device__ int64_t scale_index(const RmsScaleWalk& w, int64_t j) {
+  int64_t index = 0;
+  for (int d = 0; d < w.rank; ++d) index += ((j / w.inner[d]) % w.size[d]) * w.stride[d];
+  return index;
+}
+
+// One block per row: the sum of squares in float (a fixed-order block sum), then the row scaled.
+template <class T>
+__global__ void rms_norm_forward(const T* __restrict__ x, const T* __restrict__ scale, T* __restrict__ y, int64_t rows,
+                                 int64_t row_len, float epsilon, RmsScaleWalk walk) {
+  __shared__ float shared[kBlock / kWarp];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * row_len;
+    float q = 0.0f;
+    for (int64_t j = threadIdx.x; j < row_len; j += blockDim.x) {
+      const float v = float(xr[j]);
+      q += v * v;
+    }
+    const float inv = 1.0f / sqrtf(block_sum_all(q, shared) / float(row_len) + epsilon);
+    for (int64_t j = threadIdx.x; j < row_len; j += blockDim.x) {
+      y[r * row_len + j] = T(float(xr[j]) * inv * float(scale[scale_index(walk, j)]));
+    }
+  }
+}
+
+// The gradient's row pass: each row's r = 1 / rms into inv, and dx_j = r g_j - (r^3 / L) x_j
+// sum_k(g_k x_k) with g = dy * scale when dx is asked for.
+__global__ void rms_norm_backward_rows(const float* __restrict__ x, const float* __restrict__ scale,
+                                       const float* __restrict__ dy, float* __restrict__ dx, float* __restrict__ inv,
+                                       int64_t rows, int64_t row_len, float epsilon, RmsScaleWalk walk) {
+  __shared__ float shared[kBlock / kWarp];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float *xr = x + r * row_len, *dyr = dy + r * row_len;
+    float q = 0.0f, dot = 0.0f;
+    for (int64_t j = threadIdx.x; j < row_len; j += blockDim.x) {
+      q += xr[j] * xr[j];
+      dot += dyr[j] * scale[scale_index(walk, j)] * xr[j];
+    }
+    const float rinv = 1.0f / sqrtf(block_sum_all(q, shared) / float(row_len) + epsilon);
+    const float total_dot = block_sum_all(dot, shared);
+    if (threadIdx.x == 0) inv[r] = rinv;
+    if (!dx) continue;
+    const float k = rinv * rinv * rinv * total_dot / float(row_len);
+    for (int64_t j = threadIdx.x; j < row_len; j += blockDim.x) {
+      dx[r * row_len + j] = rinv * dyr[j] * scale[scale_index(walk, j)] - k * xr[j];
+    }
+  }
+}
+
+// col[j] = sum over rows of dy x r (one thread per column, the rows in order: deterministic).
+__global__ void rms_norm_backward_columns(const float* __restrict__ x, const float* __restrict__ dy,
+                                          const float* __restrict__ inv, float* __restrict__ col, int64_t rows,
+                                          int64_t row_len) {
+  DNNX_GRID_LOOP(j, row_len) {
+    float s = 0.0f;
+    for (int64_t r = 0; r < rows; ++r) s += dy[r * row_len + j] * x[r * row_len + j] * inv[r];
+    col[j] = s;
+  }
+}
+
+// dscale[p] = the sum of the columns that read scale element p (a broadcast scale).
+__global__ void rms_norm_scale_sums(const float* __restrict__ col, float* __restrict__ dscale, int64_t scale_numel,
+                                    int64_t row_len, RmsScaleWalk walk) {
+  DNNX_GRID_LOOP(p, scale_numel) {
+    float s = 0.0f;
+    for (int64_t j = 0; j < row_len; ++j) {
+      if (scale_index(walk, j) == p) s += col[j];
+    }
+    dscale[p] = s;
+  }
+}
+
+// Whether row element j reads scale element j (scale of the normalized dims' shape).
+bool scale_is_row(const RmsScaleWalk& w, int64_t row_len) {
+  return (w.rank == 1 && w.stride[0] == 1 && w.size[0] == row_len) || (w.rank == 0 && row_len == 1);
+}
+
 unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::max<int64_t>(1, std::min(n, kMaxBlocks))); }
 
 }  // namespace
@@ -136,6 +216,41 @@ void launch_norm_grad(const NormGeometry& g, const float* x, const float* scale,
   if (!dscale && !dbias) return;
   norm_backward_params<<<blocks_for(g.params), kBlock, 0, stream>>>(g, x, dy, stats, dscale, dbias);
   check_launch("normalization gradient kernel (parameters)");
+}
+
+void launch_rms_norm(const void* x, const void* scale, void* y, int64_t rows, int64_t row_len, float epsilon,
+                     const RmsScaleWalk& walk, DType dtype, cudaStream_t stream) {
+  if (rows == 0 || row_len == 0) return;
+  with_element(dtype, [&](auto e) {
+    using T = decltype(e);
+    rms_norm_forward<T><<<blocks_for(rows), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(scale),
+                                                                 static_cast<T*>(y), rows, row_len, epsilon, walk);
+  });
+  check_launch("RMSNormalization kernel");
+}
+
+size_t rms_norm_grad_workspace(int64_t rows, int64_t row_len, const RmsScaleWalk& walk) {
+  return static_cast<size_t>(rows + (scale_is_row(walk, row_len) ? 0 : row_len));
+}
+
+void launch_rms_norm_grad(const float* x, const float* scale, const float* dy, float* dx, float* dscale, int64_t rows,
+                          int64_t row_len, float epsilon, const RmsScaleWalk& walk, int64_t scale_numel,
+                          float* workspace, cudaStream_t stream) {
+  if (rows == 0 || row_len == 0) {
+    if (dscale) check(cudaMemsetAsync(dscale, 0, static_cast<size_t>(scale_numel) * sizeof(float), stream), "cudaMemsetAsync");
+    return;
+  }
+  float* inv = workspace;
+  rms_norm_backward_rows<<<blocks_for(rows), kBlock, 0, stream>>>(x, scale, dy, dx, inv, rows, row_len, epsilon, walk);
+  check_launch("RMSNormalization gradient kernel (rows)");
+  if (!dscale) return;
+  const bool direct = scale_is_row(walk, row_len);
+  float* col = direct ? dscale : workspace + rows;
+  rms_norm_backward_columns<<<grid_for(row_len), kBlock, 0, stream>>>(x, dy, inv, col, rows, row_len);
+  check_launch("RMSNormalization gradient kernel (columns)");
+  if (direct) return;
+  rms_norm_scale_sums<<<grid_for(scale_numel), kBlock, 0, stream>>>(col, dscale, scale_numel, row_len, walk);
+  check_launch("RMSNormalization gradient kernel (scale)");
 }
 
 }  // namespace dnnx::cuda
