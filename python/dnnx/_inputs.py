@@ -82,8 +82,10 @@ def check_dims(specs, values) -> None:
 
 
 def checked_inputs(specs, values) -> list:
-    """All inputs (in spec order) under the rule."""
-    values = [checked_input(spec, value) for spec, value in zip(specs, values)]
+    """All inputs (in spec order) under the rule. A sequence or optional input (Note [sequences]:
+    a list of arrays, None or a value) goes to the engine as it is: the engine checks it there."""
+    values = [checked_input(spec, value) if getattr(spec, "kind", "tensor") == "tensor" else value
+              for spec, value in zip(specs, values)]
     check_dims(specs, values)
     return values
 

@@ -32,6 +32,9 @@ class TensorSpec:
     name: str
     shape: tuple
     dtype: str
+    # "tensor", or for a value that is not one (Note [sequences]) "sequence" (a Python list of
+    # arrays of `dtype`) or "optional" (None, or an array or list); such a value has no shape here.
+    kind: str = "tensor"
 
 
 # TensorProto.DataType -> dtype name (on a device FLOAT16, DOUBLE and BFLOAT16 are computed in float32: _edges.py)
@@ -42,7 +45,8 @@ _PLANNER_COUNTERS = ("timing_runs", "cache_hits", "cache_misses", "cache_stale",
 
 
 def _output_specs(outputs: list) -> list:
-    return [TensorSpec(name, tuple(dims), _ONNX_DTYPES.get(elem_type, "float32")) for name, dims, elem_type in outputs]
+    return [TensorSpec(name, tuple(dims), _ONNX_DTYPES.get(elem_type, "float32"), kind)
+            for name, dims, elem_type, kind in outputs]
 
 
 class Model:
@@ -88,8 +92,9 @@ class Model:
         self._tuner = None     # the Tuner whose weights the engine has not loaded yet
         self._tuned = set()    # parameter names any tuner has changed (what save() writes back)
         self._edges = imported.edges  # float64/float16 inputs and outputs: converted at the edges (_edges.py)
-        self.inputs = [TensorSpec(name, tuple(dims), self._edges.inputs.get(name, dtype))
-                       for name, dims, dtype in imported.ir["inputs"]]
+        kinds = imported.ir.get("input_kinds") or ["tensor"] * len(imported.ir["inputs"])
+        self.inputs = [TensorSpec(name, tuple(dims), self._edges.inputs.get(name, dtype), kind)
+                       for (name, dims, dtype), kind in zip(imported.ir["inputs"], kinds)]
         self.outputs = _output_specs(imported.outputs)
         # Inputs whose values decide shapes (a Reshape's shape, Slice's starts, ...): their values
         # join the plan key (docs/architecture.md, "value inputs").
