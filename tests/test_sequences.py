@@ -16,8 +16,10 @@ def vi(name, elem=F, shape=None):
     return helper.make_tensor_value_info(name, elem, shape)
 
 
-def seq_vi(name, elem=F):
-    return helper.make_value_info(name, helper.make_sequence_type_proto(helper.make_tensor_type_proto(elem, None)))
+def seq_vi(name, elem=F, shape=None):
+    """A sequence of `elem` tensors (onnx.checker wants a graph input's element shape: `shape`,
+    with None for unknown dims)."""
+    return helper.make_value_info(name, helper.make_sequence_type_proto(helper.make_tensor_type_proto(elem, shape)))
 
 
 def opt_vi(name, elem=F, shape=None):
@@ -108,7 +110,7 @@ def test_insert_erase_at_with_negative_positions(insert_at, erase_at, at):
         helper.make_node("SequenceAt", ["s2", "a"], ["elem"]),
         helper.make_node("SequenceLength", ["s2"], ["n"]),
     ]
-    model = model_of(nodes, [seq_vi("seq"), vi("t", F, None)], [seq_vi("s2"), vi("elem"), vi("n", I64)])
+    model = model_of(nodes, [seq_vi("seq", F, [2, None]), vi("t", F, [1, 4])], [seq_vi("s2"), vi("elem"), vi("n", I64)])
     rng = np.random.default_rng(1)
     seq = [rng.standard_normal((2, k + 1)).astype(np.float32) for k in range(3)]
     check(model, {"seq": seq, "t": np.full((1, 4), 7.0, np.float32)})
@@ -146,7 +148,7 @@ def test_optional_of_a_sequence_and_optional_op():
              helper.make_node("SequenceLength", ["s"], ["n"]),
              helper.make_node("Optional", [], ["none"], type=opt_type.optional_type.elem_type),
              helper.make_node("OptionalHasElement", ["none"], ["has"])]
-    model = model_of(nodes, [seq_vi("seq")], [vi("n", I64, []), vi("has", B, [])])
+    model = model_of(nodes, [seq_vi("seq", F, [2])], [vi("n", I64, []), vi("has", B, [])])
     check(model, {"seq": [np.ones((2,), np.float32)] * 4})
 
 
@@ -154,7 +156,7 @@ def test_sequence_map_against_onnxruntime():
     body = helper.make_graph([helper.make_node("Mul", ["e", "w"], ["p"]), helper.make_node("Shape", ["p"], ["sh"])],
                              "body", [vi("e", F, None), vi("w", F, None)], [vi("p", F, None), vi("sh", I64, None)])
     nodes = [helper.make_node("SequenceMap", ["seq", "w"], ["ps", "shapes"], body=body)]
-    model = model_of(nodes, [seq_vi("seq"), vi("w", F, [1])], [seq_vi("ps"), seq_vi("shapes", I64)])
+    model = model_of(nodes, [seq_vi("seq", F, [None, 2]), vi("w", F, [1])], [seq_vi("ps"), seq_vi("shapes", I64)])
     rng = np.random.default_rng(3)
     seq = [rng.standard_normal((k + 1, 2)).astype(np.float32) for k in range(3)]
     check(model, {"seq": seq, "w": np.array([3.0], np.float32)})
@@ -168,18 +170,18 @@ def test_loop_carries_a_sequence():
          helper.make_node("Cast", ["i"], ["f"], to=F),
          helper.make_node("Unsqueeze", ["f", "ax"], ["f1"]),
          helper.make_node("SequenceInsert", ["s_in", "f1"], ["s_out"])],
-        "body", [vi("i", I64, []), vi("cond_in", B, []), seq_vi("s_in")], [vi("cond_out", B, []), seq_vi("s_out")],
+        "body", [vi("i", I64, []), vi("cond_in", B, []), seq_vi("s_in", F, [None])], [vi("cond_out", B, []), seq_vi("s_out", F, [None])],
         initializer=[numpy_helper.from_array(np.array([0], np.int64), "ax")])
     nodes = [const("m", np.asarray(4, np.int64)), const("c", np.asarray(True)),
              helper.make_node("SequenceEmpty", [], ["s0"]),
              helper.make_node("Loop", ["m", "c", "s0"], ["s"], body=body),
              helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)]
-    check(model_of(nodes, [], [vi("y", F, None), seq_vi("s")]), {})
+    check(model_of(nodes, [], [vi("y", F, [4]), seq_vi("s", F, [1])]), {})
 
 
 def test_inference_session_with_a_sequence_input():
     nodes = [helper.make_node("ConcatFromSequence", ["seq"], ["y"], axis=0, new_axis=1)]
-    model = model_of(nodes, [seq_vi("seq")], [vi("y")])
+    model = model_of(nodes, [seq_vi("seq", F, [2])], [vi("y")])
     sess = dnnx.InferenceSession(model.SerializeToString())
     assert sess.get_inputs()[0].type == "seq(tensor(float))"
     seq = [np.full((2,), k, np.float32) for k in range(3)]
@@ -190,7 +192,7 @@ def test_inference_session_with_a_sequence_input():
 
 def _at_model(at):
     nodes = [const("a", np.asarray(at, np.int64)), helper.make_node("SequenceAt", ["seq", "a"], ["y"], name="pick")]
-    return model_of(nodes, [seq_vi("seq")], [vi("y")])
+    return model_of(nodes, [seq_vi("seq", F, [2])], [vi("y")])
 
 
 @pytest.mark.parametrize("at", [3, -4])
@@ -220,7 +222,7 @@ def test_optional_get_element_of_none_names_the_node():
 
 def test_concat_of_mismatched_tensors_names_the_node():
     nodes = [helper.make_node("ConcatFromSequence", ["seq"], ["y"], axis=0, name="cat")]
-    m = dnnx.load(model_of(nodes, [seq_vi("seq")], [vi("y")]))
+    m = dnnx.load(model_of(nodes, [seq_vi("seq", F, [2, None])], [vi("y")]))
     with pytest.raises(dnnx.InvalidModelError, match=r"node 'cat' \(ConcatFromSequence\): tensor 1 \[2,4\] float32 "
                                                       r"does not match tensor 0 \[2,3\] float32"):
         m.run([np.zeros((2, 3), np.float32), np.zeros((2, 4), np.float32)])
@@ -230,6 +232,6 @@ def test_concat_of_mismatched_tensors_names_the_node():
 
 def test_a_tensor_op_reading_a_sequence_names_the_node():
     nodes = [helper.make_node("SplitToSequence", ["x"], ["s"]), helper.make_node("Relu", ["s"], ["y"], name="bad")]
-    model = model_of(nodes, [vi("x", F, [2])], [vi("y")])
+    model = model_of(nodes, [vi("x", F, [2])], [vi("y", F, [2])])
     with pytest.raises((dnnx.InvalidModelError, dnnx.UnsupportedModelError), match=r"node 'bad' \(Relu\)"):
         dnnx.load(model).run(np.zeros(2, np.float32))
