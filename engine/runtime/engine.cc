@@ -37,7 +37,7 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     if (passes.fold_entry_cast) fold_entry_cast(graph_, passes.checked_by(*backend_));
   }
   finish_setup(options);
-  if (value_inputs_.empty()) find_or_build(PlanKey{default_shapes(), {}, {}, {}});  // the model's own shapes
+  if (value_inputs_.empty()) find_or_build(PlanKey{default_shapes(), {}, {}, options.input_kinds});  // the model's own shapes
 }
 
 Engine::Engine(Graph graph, std::shared_ptr<Backend> backend, const EngineOptions& options, std::string path,

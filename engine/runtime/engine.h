@@ -22,6 +22,9 @@ struct EngineOptions {
   bool device_graphs = true;
   // How many plans the engine keeps (least recently used out first); at least 1.
   size_t max_plans = 64;
+  // The graph inputs' kinds where any is a sequence or optional (Note [sequences]); empty: all
+  // tensors. The load-time plan is typed by them, so it stops where a node reads such an input.
+  std::vector<ValueKind> input_kinds;
 };
 
 // What Engine::plan_for did so far (Model.planner_stats()).

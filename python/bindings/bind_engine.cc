@@ -130,8 +130,10 @@ class PyEngine {
       for (const py::handle k : ir["input_kinds"]) input_kinds_.push_back(value_kind_from_name(k.cast<std::string>()));
     }
     for (const GraphInput& in : graph.inputs) input_elems_.push_back(in.dtype);
+    EngineOptions engine_opts = engine_options(options);
+    engine_opts.input_kinds = input_kinds_;
     engine_ = std::make_shared<Engine>(std::move(graph), std::move(backend),
-                                       with_calibration(pass_options(passes), options), engine_options(options));
+                                       with_calibration(pass_options(passes), options), engine_opts);
     load_phases_ = {{"engine: graph", seconds(start, converted)},
                     {"engine: backend", seconds(converted, opened)},
                     {"engine: build", seconds(opened, Clock::now())}};

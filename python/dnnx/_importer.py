@@ -349,10 +349,11 @@ def _graph_inputs(graph, constants: dict, float_edges: bool) -> tuple:
         kind, elem_type = value_kind(vi.type, f"graph input '{vi.name}'")
         if kind != "tensor":  # Note [sequences]: the element type, no dims; input_kinds says which
             elem = ELEM_NAMES.get(elem_type)
-            if elem is None or float_edges:
+            on_edge = float_edges and elem_type in EDGE_TYPES  # no edge conversion of a sequence's tensors
+            if elem is None or on_edge:
                 raise UnsupportedModelError(f"graph input '{vi.name}': a {kind} of "
                                             f"{elem_type_name(protos(), elem_type)} is not supported"
-                                            + (" on a device (load the model with device='cpu')" if float_edges else ""))
+                                            + (" on a device (load the model with device='cpu')" if on_edge else ""))
             inputs.append((vi.name, [], elem, kind))
             continue
         if float_edges and elem_type in EDGE_TYPES:
