@@ -237,3 +237,29 @@ def test_a_tensor_op_reading_a_sequence_names_the_node():
     model = model_of(nodes, [vi("x", F, [2])], [vi("y", F, [2])])
     with pytest.raises((dnnx.InvalidModelError, dnnx.UnsupportedModelError), match=r"node 'bad' \(Relu\)"):
         dnnx.load(model).run(np.zeros(2, np.float32))
+
+
+@pytest.mark.parametrize("given", [None, [np.ones((2,), np.float32), np.zeros((3,), np.float32)]])
+def test_optional_sequence_input_given_none_and_a_list(given):
+    opt_seq = helper.make_value_info("x", helper.make_optional_type_proto(
+        helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, [None]))))
+    nodes = [helper.make_node("OptionalHasElement", ["x"], ["has"])]
+    check(model_of(nodes, [opt_seq], [vi("has", B, [])]), {"x": given})
+
+
+def test_split_sizes_that_do_not_sum_name_the_node():
+    nodes = [const("sizes", np.array([1, 1], np.int64)),
+             helper.make_node("SplitToSequence", ["x", "sizes"], ["s"], axis=0, name="cut"),
+             helper.make_node("SequenceLength", ["s"], ["n"])]
+    m = dnnx.load(model_of(nodes, [vi("x", F, [3])], [vi("n", I64, [])]))
+    with pytest.raises(dnnx.InvalidModelError, match=r"node 'cut' \(SplitToSequence\): split sizes sum to 2, but the "
+                                                      r"input \[3\] float32 has 3 along axis 0"):
+        m.run(np.zeros(3, np.float32))
+
+
+def test_inserting_another_type_names_the_node():
+    nodes = [helper.make_node("SequenceInsert", ["seq", "t"], ["out"], name="ins")]
+    m = dnnx.load(model_of(nodes, [seq_vi("seq", F, [2]), vi("t", I64, [2])], [seq_vi("out")]))
+    with pytest.raises(dnnx.InvalidModelError, match=r"node 'ins' \(SequenceInsert\): the inserted tensor \[2\] int64 "
+                                                      r"must have the sequence's element type float32"):
+        m.run([np.zeros(2, np.float32)], np.zeros(2, np.int64))
