@@ -263,3 +263,16 @@ def test_inserting_another_type_names_the_node():
     with pytest.raises(dnnx.InvalidModelError, match=r"node 'ins' \(SequenceInsert\): the inserted tensor \[2\] int64 "
                                                       r"must have the sequence's element type float32"):
         m.run([np.zeros(2, np.float32)], np.zeros(2, np.int64))
+
+
+@pytest.mark.parametrize("axis,shape", [(1, (0, 4)), (0, (0, 4)), (0, (3, 0))])
+def test_empty_tensors_and_sequences_against_onnxruntime(axis, shape):
+    # Note [empty tensors]: pieces of an empty tensor (or no pieces: an empty sequence, whose
+    # length is 0), then back; an insert into a sequence of empty tensors.
+    nodes = [helper.make_node("SplitToSequence", ["x"], ["s"], axis=axis),
+             helper.make_node("SequenceLength", ["s"], ["n"]),
+             helper.make_node("SequenceInsert", ["s", "x"], ["s2"]),
+             helper.make_node("SequenceLength", ["s2"], ["n2"]),
+             helper.make_node("ConcatFromSequence", ["s2"], ["y"], axis=axis)]
+    model = model_of(nodes, [vi("x", F, list(shape))], [vi("n", I64, []), vi("n2", I64, []), vi("y"), seq_vi("s")])
+    check(model, {"x": np.zeros(shape, np.float32)})

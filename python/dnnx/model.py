@@ -217,7 +217,9 @@ class Model:
         dtype than the input's (float64 for a float32 input) is a ValueError naming the input, the
         dtype expected and the one given: dnnx converts no arrays. A Python list or scalar becomes
         an array of the input's dtype when no kind changes (ints for a float input). ``None`` and
-        two inputs disagreeing on a shared named dim are ValueErrors naming the input(s). An empty
+        two inputs disagreeing on a shared named dim are ValueErrors naming the input(s); a sequence
+        input takes a list of arrays and an optional input None or a value, and a sequence or
+        optional output comes back as a list, None or a value (Note [sequences]). An empty
         batch (a dim of 0) runs, with onnxruntime's outputs (empty ones, or a reduction's identity).
 
         ``output="device"`` (CUDA only) returns ``dnnx.DeviceArray``s in GPU memory instead of
