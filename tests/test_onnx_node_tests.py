@@ -20,10 +20,6 @@ ORT = node_suite.ort_verdicts(CASES)
 
 # cause (a regex over dnnx's refusal) -> why it is a gap, and which open issue lifts it
 KNOWN_GAPS = {
-    r"'[^']*':? (is a sequence or optional value; )?only tensor (inputs|outputs|values) are supported":
-        "#36: sequence and optional values",
-    r"\((SplitToSequence|ConcatFromSequence|Sequence\w+|Optional\w*)\): op \w+ [^;]*is not supported":
-        "#36: the sequence and optional ops",
     r"\(Dropout\): training_mode true with ratio \S+ drops at random": "Dropout in training mode with a ratio above 0 drops at "
                                                        "random: dnnx runs inference graphs (fine-tuning has its own "
                                                        "training path)",

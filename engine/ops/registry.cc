@@ -81,6 +81,8 @@
   X(control)       /* If, Loop, Scan (subgraphs) */                                               \
   X(nms_unique)    /* NonMaxSuppression, Unique (value-shaped, host computes) */                  \
   X(value_shaped_strings) /* StringSplit, StringNormalizer (value-shaped) */ \
+  /* issue #36, sequences and optionals (seq): Note [sequences] */                                 \
+  X(sequence)      /* Sequence*, SplitToSequence, ConcatFromSequence, SequenceMap, Optional* */   \
   /* ai.onnx.ml, traditional ML (mlops): ops/ml/ */                                                \
   X(array_feature_extractor) X(binarizer) X(label_encoder) X(tree_ensemble) X(scaler) X(normalizer)
 // clang-format on

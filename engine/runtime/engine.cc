@@ -37,7 +37,7 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     if (passes.fold_entry_cast) fold_entry_cast(graph_, passes.checked_by(*backend_));
   }
   finish_setup(options);
-  if (value_inputs_.empty()) find_or_build(PlanKey{default_shapes(), {}, {}});  // the model's own shapes
+  if (value_inputs_.empty()) find_or_build(PlanKey{default_shapes(), {}, {}, options.input_kinds});  // the model's own shapes
 }
 
 Engine::Engine(Graph graph, std::shared_ptr<Backend> backend, const EngineOptions& options, std::string path,
@@ -98,7 +98,7 @@ std::shared_ptr<const Plan> Engine::plan_for(const PlanKey& requested) {
 }
 
 std::shared_ptr<const Plan> Engine::find_or_build(const PlanKey& requested) {
-  PlanKey key{requested.shapes, std::vector<ConstTensorPtr>(graph_.inputs.size()), requested.dtypes};
+  PlanKey key{requested.shapes, std::vector<ConstTensorPtr>(graph_.inputs.size()), requested.dtypes, requested.kinds};
   for (int i : value_inputs_) {
     if (static_cast<size_t>(i) < requested.values.size()) key.values[i] = requested.values[i];
   }
@@ -184,7 +184,7 @@ PlanStats Engine::plan_stats() {
 }
 
 PlanKey Engine::key_of(const std::vector<Shape>& shapes, const RunIO& io) {
-  PlanKey key{shapes, std::vector<ConstTensorPtr>(graph_.inputs.size()), {}};
+  PlanKey key{shapes, std::vector<ConstTensorPtr>(graph_.inputs.size()), {}, {}};
   for (int i : value_inputs_) {
     auto value = std::make_shared<ConstTensor>();
     value->info = TensorInfo{shapes.at(i), graph_.inputs[i].dtype};

@@ -22,6 +22,9 @@ struct EngineOptions {
   bool device_graphs = true;
   // How many plans the engine keeps (least recently used out first); at least 1.
   size_t max_plans = 64;
+  // The graph inputs' kinds where any is a sequence or optional (Note [sequences]); empty: all
+  // tensors. The load-time plan is typed by them, so it stops where a node reads such an input.
+  std::vector<ValueKind> input_kinds;
 };
 
 // What Engine::plan_for did so far (Model.planner_stats()).
@@ -75,7 +78,7 @@ class Engine {
   // cannot fit the device are an InputError naming the tensor and its bytes (Note [absurd sizes]
   // in runtime/size_check.h): the caller chose them.
   std::shared_ptr<const Plan> plan_for(const PlanKey& key);
-  std::shared_ptr<const Plan> plan_for(const std::vector<Shape>& shapes) { return plan_for(PlanKey{shapes, {}, {}}); }
+  std::shared_ptr<const Plan> plan_for(const std::vector<Shape>& shapes) { return plan_for(PlanKey{shapes, {}, {}, {}}); }
   // The key of one run's inputs: their shapes, and the value inputs' bytes (copied back to the
   // host from device memory, after the streams they were written on).
   PlanKey key_of(const std::vector<Shape>& shapes, const RunIO& io);
@@ -93,11 +96,15 @@ class Engine {
   // How each plan's layers run on a device backend (empty on a host backend).
   std::vector<GraphStatus> graphs();
 
-  // Note [staged plans]: runs `plan` (staged or not) on host tensors in graph-input order and
+  // Note [staged plans]: runs `plan` (staged or not) on host values in graph-input order and
   // returns the graph outputs; a staged plan runs its value-shaped node here and the rest through
-  // the continuation's engine.
-  std::vector<ConstTensorPtr> run_tensors(const Plan& plan, const std::vector<ConstTensorPtr>& inputs);
-  // The same, planning for these tensors (their shapes, types and value-input values) first.
+  // the continuation's engine. Values may be sequences and optionals (Note [sequences]).
+  std::vector<HostValue> run_values(const Plan& plan, const std::vector<HostValue>& inputs);
+  // The same, planning for these values (their kinds, shapes, types and value-input values) first.
+  std::vector<HostValue> run_values(const std::vector<HostValue>& inputs);
+  // The key of host values: a tensor's shape and type, a sequence's or optional's kind.
+  PlanKey key_of_values(const std::vector<HostValue>& inputs) const;
+  // run_values over tensors only: an output that is not a tensor is an InvalidModelError naming it.
   std::vector<ConstTensorPtr> run_tensors(const std::vector<ConstTensorPtr>& inputs);
   // The engine of one graph attribute of one of this graph's nodes, built on first use.
   Engine& body(const Node& node, const std::string& attr);

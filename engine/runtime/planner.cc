@@ -20,6 +20,7 @@ namespace dnnx {
 bool PlanKey::operator<(const PlanKey& other) const {
   if (shapes != other.shapes) return shapes < other.shapes;
   if (dtypes != other.dtypes) return dtypes < other.dtypes;
+  if (kinds != other.kinds) return kinds < other.kinds;
   if (values.size() != other.values.size()) return values.size() < other.values.size();
   for (size_t i = 0; i < values.size(); ++i) {
     const ConstTensor* a = values[i].get();
@@ -307,6 +308,10 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
     PlannedValue v{graph.inputs[i].name, {key.shapes[i], dtype},
                    plan->device ? Storage::Arena : Storage::GraphInput};
     v.input_index = static_cast<int>(i);
+    if (!key.kinds.empty() && key.kinds.at(i) != ValueKind::Tensor) {  // Note [sequences]: no bytes, no copy
+      v.kind = key.kinds[i];
+      v.storage = Storage::Absent;
+    }
     plan->inputs.push_back(table.add(v));
   }
   for (int i : folding.value_inputs) {  // Note [value inputs]: a constant of this plan
@@ -350,6 +355,10 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
       if (id < 0) node_fail<InvalidModelError>(node, "input '" + name + "' is not produced by any node");
       layer.inputs.push_back(id);
       in_infos.push_back(ValueInfo{table[id].info, table[id].constant, true});
+    }
+    // Note [sequences]: a node that reads a sequence or optional ends the plan; the engine runs it.
+    for (int id : layer.inputs) {
+      if (id >= 0 && table[id].kind != ValueKind::Tensor) return false;
     }
     if (plan->device) {  // Note [string tensors]: refused before any string reaches a device buffer or fold
       for (size_t i = 0; i < in_infos.size(); ++i) {

@@ -10,6 +10,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/device_memory.h"
+#include "runtime/values/host_value.h"
 #include "ir/graph.h"
 
 namespace dnnx {
@@ -26,6 +27,9 @@ struct PlannedValue {
   int input_index = -1;       // GraphInput: position among the graph inputs
   const ConstTensor* constant = nullptr;  // Constant: the load-time tensor
   const void* data = nullptr;             // Constant: where kernels read it (host or device)
+  // Note [sequences]: a sequence or optional graph input of a stage or body, held by the engine;
+  // a 0-byte placeholder here, and any node reading it ends the plan.
+  ValueKind kind = ValueKind::Tensor;
 };
 
 struct PlannedLayer {
@@ -49,6 +53,9 @@ struct PlanKey {
   // One per graph input, or empty for the graph's declared types. A body or continuation graph
   // (Note [staged plans] in runtime/stages.h) is typed by what its parent passes.
   std::vector<DType> dtypes;
+  // One per graph input, or empty for all tensors: a sequence or optional input (Note [sequences]),
+  // whose shapes entry is [0] and dtypes entry its element type.
+  std::vector<ValueKind> kinds;
   bool operator<(const PlanKey& other) const;  // by shapes, then types, then the values' bytes
 };
 

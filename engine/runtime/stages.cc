@@ -2,6 +2,9 @@
 
 #include <set>
 
+#include "ops/op.h"
+#include "runtime/values/value_ops.h"
+
 namespace dnnx {
 
 namespace {
@@ -64,6 +67,9 @@ std::string stage_reason(const Node& node) {
   if (node.op_type == "If") return who + " chooses its branch at run time";
   if (node.op_type == "Loop") return who + " runs its body a value-dependent number of times";
   if (node.op_type == "Scan") return who + " runs its body once per slice, on the host's schedule";
+  if (is_value_op(node)) return who + " makes or reads a sequence or optional value, which the engine holds on the host";
+  const OpDef* def = op_registry().find(node);
+  if (def && !def->value_shaped) return who + " reads a sequence or optional value, which the engine holds on the host";
   return who + " has a value-dependent output shape";
 }
 

@@ -288,7 +288,7 @@ TrainerMemory Trainer::memory(const std::vector<Shape>& shapes) {
   m.head_arena_bytes = sp.head ? sp.head->arena_bytes + sp.head->workspace_bytes : 0;
   m.tail = sp.tail->memory();
   for (const auto& kv : params_) m.optimizer_bytes += 2 * float_bytes(*kv.second);
-  m.keep_everything_bytes = build_plan(graph_, *backend_, PlanKey{shapes, {}, {}})->naive_bytes;
+  m.keep_everything_bytes = build_plan(graph_, *backend_, PlanKey{shapes, {}, {}, {}})->naive_bytes;
   return m;
 }
 

@@ -11,6 +11,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "bindings.h"
+#include "bind_values.h"
 #include "runtime/run_fallback.h"
 #include "device_array.h"
 #include "run_inputs.h"
@@ -141,8 +142,15 @@ class PyEngine {
     std::unique_ptr<Backend> backend = make_backend(device, options);
     searcher_ = device == "cuda" && device_options_from_dict(options).runs_in_flight != nullptr;
     const auto opened = Clock::now();
+    // Note [sequences]: the graph inputs' value kinds ("tensor", "sequence", "optional"), where
+    // any is not a tensor; their element types are the inputs' dtypes.
+    if (ir.contains("input_kinds") && !ir["input_kinds"].is_none()) {
+      for (const py::handle k : ir["input_kinds"]) input_kinds_.push_back(value_kind_from_name(k.cast<std::string>()));
+    }
+    for (const GraphInput& in : graph.inputs) input_elems_.push_back(in.dtype);
+    EngineOptions engine_switches = engine_options(options);
+    engine_switches.input_kinds = input_kinds_;
     const PassOptions pass_switches = with_calibration(pass_options(passes), options);
-    const EngineOptions engine_switches = engine_options(options);
     {
       // Building plans the declared shapes, which may time algorithms for seconds: other Python
       // threads (a searcher's model serving requests) go on meanwhile.
@@ -164,6 +172,7 @@ class PyEngine {
   py::list run(const py::list& arrays, const std::string& output) {
     const ForegroundRun counted(!searcher_);
     const OutputKind kind = output_kind(output);
+    if (!input_kinds_.empty()) return run_values(arrays, kind);
     RunInputs inputs = read_inputs(arrays, *engine_);
     std::shared_ptr<const Plan> plan = plan_checked(inputs);
     if (plan->has_strings) inputs.string_store();  // where the run's string kernels put theirs
@@ -214,10 +223,10 @@ class PyEngine {
   // the stages run by the engine, the outputs (whose shapes only the run decides) converted.
   py::list run_staged(const Plan& plan, const RunInputs& inputs, OutputKind kind) {
     const RunIO io = inputs.io();
-    std::vector<ConstTensorPtr> outs;
+    std::vector<HostValue> outs;
     {
       py::gil_scoped_release release;
-      std::vector<ConstTensorPtr> tensors;
+      std::vector<HostValue> values;
       for (size_t i = 0; i < inputs.args.size(); ++i) {
         auto t = std::make_shared<ConstTensor>();
         t->info = inputs.args[i].info;
@@ -230,28 +239,60 @@ class PyEngine {
         } else {
           std::memcpy(t->data.data(), io.inputs[i], t->data.size());
         }
-        tensors.push_back(std::move(t));
+        values.emplace_back(std::move(t));
       }
-      outs = engine_->run_tensors(plan, tensors);
+      outs = engine_->run_values(plan, values);
     }
+    return outputs_to_py(outs, kind);
+  }
+
+  // Note [sequences]: a graph with sequence or optional inputs: Python lists and None (or values)
+  // as host values, planned by their kinds and shapes, run through the staged machinery.
+  py::list run_values(const py::list& objects, OutputKind kind) {
+    const Graph& g = engine_->graph();
+    if (objects.size() != g.inputs.size()) {
+      throw InputError("expected " + std::to_string(g.inputs.size()) + " input(s), got " + std::to_string(objects.size()));
+    }
+    std::vector<HostValue> values;
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      values.push_back(value_from_py(objects[i], input_kinds_.at(i), input_elems_.at(i), g.inputs[i].name));
+      if (values.back().is_tensor()) check_tensor_input(g.inputs[i], values.back().tensor->info);
+    }
+    std::vector<HostValue> outs;
+    {
+      py::gil_scoped_release release;
+      outs = engine_->run_values(values);
+    }
+    return outputs_to_py(outs, kind);
+  }
+
+  // A tensor input of a graph with sequence inputs: its rank and fixed dims as check_inputs checks them.
+  static void check_tensor_input(const GraphInput& in, const TensorInfo& got) {
+    bool ok = got.shape.size() == in.dims.size();
+    for (size_t d = 0; ok && d < in.dims.size(); ++d) ok = in.dims[d] < 0 || got.shape[d] == in.dims[d];
+    if (!ok) throw InputError("input '" + in.name + "': expected " + in.dims_str() + " " + dtype_name(in.dtype) + ", got " + got.str());
+  }
+
+  // Host values as Python objects (value_to_py), or DeviceArrays for output='device' (tensors only).
+  py::list outputs_to_py(const std::vector<HostValue>& outs, OutputKind kind) {
     py::list outputs;
-    for (const ConstTensorPtr& t : outs) {
-      if (kind == OutputKind::Device) {
-        auto array = std::make_shared<DeviceArray>(engine_, t->info);
-        if (!t->data.empty()) {
-          py::gil_scoped_release release;
-          engine_->device()->array_from_host(array->data(), t->data.data(), t->data.size());
-        }
-        outputs.append(py::cast(array));
+    const Graph& g = engine_->graph();
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (kind != OutputKind::Device) {
+        outputs.append(value_to_py(outs[o]));
         continue;
       }
-      if (t->info.dtype == DType::String) {  // Note [string tensors]: str objects, not the elements' bytes
-        outputs.append(strings_to_array(reinterpret_cast<const StringPtr*>(t->data.data()), t->info.shape));
-        continue;
+      if (!outs[o].is_tensor() || !outs[o].tensor) {
+        throw InputError("output '" + (o < g.outputs.size() ? g.outputs[o] : std::string("?")) + "' is " + outs[o].str() +
+                         ": output='device' returns tensors only; use output='numpy'");
       }
-      py::array out(numpy_dtype(t->info.dtype), t->info.shape);
-      if (!t->data.empty()) std::memcpy(out.mutable_data(), t->data.data(), t->data.size());
-      outputs.append(out);
+      const ConstTensorPtr& t = outs[o].tensor;
+      auto array = std::make_shared<DeviceArray>(engine_, t->info);
+      if (!t->data.empty()) {
+        py::gil_scoped_release release;
+        engine_->device()->array_from_host(array->data(), t->data.data(), t->data.size());
+      }
+      outputs.append(py::cast(array));
     }
     return outputs;
   }
@@ -380,6 +421,8 @@ class PyEngine {
   // Shared with the DeviceArrays it hands out, which keep it alive.
   std::shared_ptr<Engine> engine_;
   bool searcher_ = false;  // Note [background search]: its runs are not counted as foreground runs
+  std::vector<ValueKind> input_kinds_;  // Note [sequences]: empty when every input is a tensor
+  std::vector<DType> input_elems_;      // each input's dtype (a sequence's or optional's element type)
   std::vector<std::pair<std::string, double>> load_phases_;  // {phase, seconds} of the constructor
 };
 

@@ -38,6 +38,7 @@ from ._dims import bind_dims, check_dims, check_size, data_input_names, set_batc
 from ._onnx import protos
 from ._rebatch import rebatch_reshapes
 from ._tensors import ELEM_NAMES, EXTERNAL, attribute, constant_node_value, elem_type_name, engine_array, tensor_array
+from ._value_types import value_kind
 from ._wire import strip_weights
 from .errors import InvalidModelError, UnsupportedModelError
 
@@ -63,7 +64,8 @@ class Imported:
                             # without the raw_data of ``weights``
     ir: dict                # what _core.Engine takes
     opset: int
-    outputs: list           # [(name, dims, elem type)] of the graph outputs (inferred where not declared)
+    outputs: list           # [(name, dims, elem type, kind)] of the graph outputs (inferred where not declared;
+    #                         kind: "tensor", "sequence" or "optional", Note [sequences])
     weights: dict           # {initializer name: buffer}: raw_data left out of ``proto`` (restore_weights)
     edges: Edges = field(default_factory=Edges)  # on a device: float64/float16/bfloat16 inputs and outputs,
                                                  # computed in float32 (_edges.py)
@@ -257,7 +259,9 @@ def _legacy_prelu_slopes(model) -> None:
 
 
 def _outputs_untyped(graph) -> bool:
-    return any(not o.type.HasField("tensor_type") or not o.type.tensor_type.HasField("shape") for o in graph.output)
+    # a sequence or optional output is typed (Note [sequences]): it has no shape to infer
+    return any(o.type.WhichOneof("value") is None or
+               (o.type.HasField("tensor_type") and not o.type.tensor_type.HasField("shape")) for o in graph.output)
 
 
 class _Clock:
@@ -302,10 +306,13 @@ def import_model(src, batch_size=None, dims=None, float_edges=False) -> Imported
     opset = onnx_opset(model)
     ir = _build_ir(model, opset, raw, float_edges)
     clock.lap("convert")
-    outputs = [(o.name, _dims_of(o), o.type.tensor_type.elem_type) for o in view.graph.output]
+    outputs = []
+    for o in view.graph.output:
+        kind, elem = value_kind(o.type, f"graph output '{o.name}'")
+        outputs.append((o.name, _dims_of(o), elem, kind))
     edge_inputs = ir.pop("edge_inputs")
-    edges = Edges(inputs=edge_inputs,
-                  outputs={name: EDGE_TYPES[t] for name, _, t in outputs if t in EDGE_TYPES}) if float_edges else Edges()
+    edges = Edges(inputs=edge_inputs, outputs={name: EDGE_TYPES[t] for name, _, t, kind in outputs
+                                               if t in EDGE_TYPES and kind == "tensor"}) if float_edges else Edges()
     return Imported(proto=model, ir=ir, opset=opset, outputs=outputs, weights=raw, phases=clock.phases, edges=edges)
 
 
@@ -339,16 +346,23 @@ def _graph_inputs(graph, constants: dict, float_edges: bool) -> tuple:
     for vi in graph.input:
         if vi.name in constants:
             continue
-        if not vi.type.HasField("tensor_type"):
-            raise UnsupportedModelError(f"graph input '{vi.name}': only tensor inputs are supported")
-        elem_type = vi.type.tensor_type.elem_type
+        kind, elem_type = value_kind(vi.type, f"graph input '{vi.name}'")
+        if kind != "tensor":  # Note [sequences]: the element type, no dims; input_kinds says which
+            elem = ELEM_NAMES.get(elem_type)
+            on_edge = float_edges and elem_type in EDGE_TYPES  # no edge conversion of a sequence's tensors
+            if elem is None or on_edge:
+                raise UnsupportedModelError(f"graph input '{vi.name}': a {kind} of "
+                                            f"{elem_type_name(protos(), elem_type)} is not supported"
+                                            + (" on a device (load the model with device='cpu')" if on_edge else ""))
+            inputs.append((vi.name, [], elem, kind))
+            continue
         if float_edges and elem_type in EDGE_TYPES:
             edges[vi.name], elem_type = EDGE_TYPES[elem_type], FLOAT
         elem = ELEM_NAMES.get(elem_type)
         if elem is None:
             raise UnsupportedModelError(f"graph input '{vi.name}'{_read_by(graph, vi.name)}: element type "
                                         f"{elem_type_name(protos(), elem_type)} is not supported")
-        inputs.append((vi.name, _dims_of(vi), elem))
+        inputs.append((vi.name, _dims_of(vi), elem, "tensor"))
     return inputs, edges
 
 
@@ -388,13 +402,14 @@ def _build_ir(model, opset: int, raw: dict, float_edges: bool = False) -> dict:
     inputs, edge_inputs = _graph_inputs(graph, constants, float_edges)
     opsets = domain_opsets(model)
     nodes = _convert_nodes(model, graph, constants, opset, float_edges, _engine_ops())  # names an op it lacks first
-    for o in graph.output:
-        if not o.type.HasField("tensor_type"):
-            raise UnsupportedModelError(f"graph output '{o.name}': only tensor outputs are supported (a "
-                                        f"{o.type.WhichOneof('value') or 'untyped'} value)")
+    for o in graph.output:  # Note [sequences]: a sequence or optional output is a list, None or a value
+        value_kind(o.type, f"graph output '{o.name}'")
     used = {i for n in nodes for i in n[2]} | {o.name for o in graph.output}
     constants = {k: (compute_array(v) if float_edges else v) for k, v in constants.items() if k in used}
-    return {"opset": opset, "opsets": opsets, "nodes": nodes, "constants": constants, "inputs": inputs,
+    kinds = [kind for *_, kind in inputs]
+    return {"opset": opset, "opsets": opsets, "nodes": nodes, "constants": constants,
+            "inputs": [(name, dims, elem) for name, dims, elem, _ in inputs],
+            "input_kinds": kinds if any(k != "tensor" for k in kinds) else None,
             "outputs": [o.name for o in graph.output], "edge_inputs": edge_inputs}
 
 

@@ -8,7 +8,9 @@
 - a Python list, tuple or scalar has no dtype of its own: it becomes an array of the declared
   dtype when its values convert without changing kind (ints to a float input, bools to bool;
   not floats to an int input), as onnxruntime converts lists;
-- ``None`` is a ValueError naming the input;
+- ``None`` is a ValueError naming the input, except for an optional input (Note [sequences]),
+  where it is the optional holding none; a sequence input takes a list (or tuple) of arrays of
+  its element type, which the engine checks (python/bindings/bind_values.cc);
 - an empty tensor (a dim of 0: an empty batch) is valid, as ONNX allows: the outputs are what
   onnxruntime gives (empty, or a reduction's identity over an empty axis);
 - inputs that share a named dim (two inputs declared [N, ...]) must agree on its size: a
@@ -82,8 +84,10 @@ def check_dims(specs, values) -> None:
 
 
 def checked_inputs(specs, values) -> list:
-    """All inputs (in spec order) under the rule."""
-    values = [checked_input(spec, value) for spec, value in zip(specs, values)]
+    """All inputs (in spec order) under the rule. A sequence or optional input (Note [sequences]:
+    a list of arrays, None or a value) goes to the engine as it is: the engine checks it there."""
+    values = [checked_input(spec, value) if getattr(spec, "kind", "tensor") == "tensor" else value
+              for spec, value in zip(specs, values)]
     check_dims(specs, values)
     return values
 

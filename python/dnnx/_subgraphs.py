@@ -10,6 +10,7 @@ defines them.
 from __future__ import annotations
 
 from ._tensors import ELEM_NAMES
+from ._value_types import value_kind
 from .errors import UnsupportedModelError
 
 GRAPH = 5  # onnx.AttributeProto.GRAPH
@@ -28,14 +29,16 @@ def declared(values, constants: dict, scope: str) -> list:
     """[(name, dims, dtype)] of a body's own inputs (or outputs). A body's input types decide
     nothing in the engine (the parent passes typed tensors: the plan key carries their dtypes), so
     one declared without a tensor type (or with an unknown rank) is listed as float32 without
-    dims; an output's type serves a Loop or Scan output of no iterations."""
+    dims, and a sequence or optional by its element type; an output's type serves a Loop or Scan
+    output of no iterations (and a SequenceMap of an empty sequence)."""
     out = []
     for vi in values:
         if vi.name in constants:
             continue
-        if vi.type.WhichOneof("value") not in (None, "tensor_type"):
-            raise UnsupportedModelError(f"{scope}'{vi.name}': only tensor values are supported (a "
-                                        f"{vi.type.WhichOneof('value')} value)")
+        kind, elem_type = value_kind(vi.type, f"{scope}'{vi.name}'")
+        if kind != "tensor":  # Note [sequences]: the parent passes the value; its element type serves an empty one
+            out.append((vi.name, [], ELEM_NAMES.get(elem_type, "float32")))
+            continue
         tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
         elem = ELEM_NAMES.get(tt.elem_type, "float32") if tt is not None else "float32"
         dims = ([d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]

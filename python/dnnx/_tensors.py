@@ -117,11 +117,16 @@ def engine_array(array: np.ndarray) -> np.ndarray:
 # AttributeProto.AttributeType -> the IR's kind
 _ATTRIBUTE_KINDS = {1: "float", 2: "int", 3: "string", 4: "tensor", 6: "floats", 7: "ints", 8: "strings"}
 _SPARSE_TENSOR = 11
+_TYPE_PROTO = 13
 
 
 def attribute(attr, where: str) -> tuple:
     """(kind, value) as the IR holds it (bind_graph.cc's attribute_from_ir)."""
     kind = _ATTRIBUTE_KINDS.get(attr.type)
+    if attr.type == _TYPE_PROTO:  # Optional's `type`: held as its type string (_value_types.py)
+        from ._value_types import type_string
+
+        return "string", type_string(attr.tp)
     if kind is None:
         from ._onnx import protos
 

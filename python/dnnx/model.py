@@ -35,6 +35,9 @@ class TensorSpec:
     name: str
     shape: tuple
     dtype: str
+    # "tensor", or for a value that is not one (Note [sequences]) "sequence" (a Python list of
+    # arrays of `dtype`) or "optional" (None, or an array or list); such a value has no shape here.
+    kind: str = "tensor"
 
 
 # TensorProto.DataType -> dtype name (on a device FLOAT16, DOUBLE and BFLOAT16 are computed in float32: _edges.py)
@@ -45,7 +48,8 @@ _PLANNER_COUNTERS = ("timing_runs", "cache_hits", "cache_misses", "cache_stale",
 
 
 def _output_specs(outputs: list) -> list:
-    return [TensorSpec(name, tuple(dims), _ONNX_DTYPES.get(elem_type, "float32")) for name, dims, elem_type in outputs]
+    return [TensorSpec(name, tuple(dims), _ONNX_DTYPES.get(elem_type, "float32"), kind)
+            for name, dims, elem_type, kind in outputs]
 
 
 class Model:
@@ -100,8 +104,9 @@ class Model:
         self._tuner = None     # the Tuner whose weights the engine has not loaded yet
         self._tuned = set()    # parameter names any tuner has changed (what save() writes back)
         self._edges = imported.edges  # float64/float16 inputs and outputs: converted at the edges (_edges.py)
-        self.inputs = [TensorSpec(name, tuple(dims), self._edges.inputs.get(name, dtype))
-                       for name, dims, dtype in imported.ir["inputs"]]
+        kinds = imported.ir.get("input_kinds") or ["tensor"] * len(imported.ir["inputs"])
+        self.inputs = [TensorSpec(name, tuple(dims), self._edges.inputs.get(name, dtype), kind)
+                       for (name, dims, dtype), kind in zip(imported.ir["inputs"], kinds)]
         self.outputs = _output_specs(imported.outputs)
         # Inputs whose values decide shapes (a Reshape's shape, Slice's starts, ...): their values
         # join the plan key (docs/architecture.md, "value inputs").
@@ -298,7 +303,9 @@ class Model:
         dtype than the input's (float64 for a float32 input) is a ValueError naming the input, the
         dtype expected and the one given: dnnx converts no arrays. A Python list or scalar becomes
         an array of the input's dtype when no kind changes (ints for a float input). ``None`` and
-        two inputs disagreeing on a shared named dim are ValueErrors naming the input(s). An empty
+        two inputs disagreeing on a shared named dim are ValueErrors naming the input(s); a sequence
+        input takes a list of arrays and an optional input None or a value, and a sequence or
+        optional output comes back as a list, None or a value (Note [sequences]). An empty
         batch (a dim of 0) runs, with onnxruntime's outputs (empty ones, or a reduction's identity).
 
         ``output="device"`` (CUDA only) returns ``dnnx.DeviceArray``s in GPU memory instead of

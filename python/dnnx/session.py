@@ -360,7 +360,9 @@ class InferenceSession:
 def _node_arg(spec) -> NodeArg:
     """A TensorSpec as onnxruntime shows it: an unnamed symbolic dim ("?" in dnnx) is None."""
     shape = [None if d == "?" else d for d in spec.shape]
-    return NodeArg(spec.name, shape, _TYPES.get(spec.dtype, f"tensor({spec.dtype})"))
+    tensor = _TYPES.get(spec.dtype, f"tensor({spec.dtype})")
+    kind = getattr(spec, "kind", "tensor")  # Note [sequences]: onnxruntime's seq(...) and optional(...)
+    return NodeArg(spec.name, shape, {"sequence": f"seq({tensor})", "optional": f"optional({tensor})"}.get(kind, tensor))
 
 
 # --- io binding -----------------------------------------------------------------------------------

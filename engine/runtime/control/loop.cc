@@ -32,55 +32,61 @@ void expect_same(const Node& node, const std::vector<ConstTensorPtr>& parts, con
   }
 }
 
-std::vector<ConstTensorPtr> run_if(Engine& owner, const Node& node, const std::vector<ConstTensorPtr>& inputs) {
-  const ConstTensor& cond = *inputs.at(0);
+std::vector<HostValue> run_if(Engine& owner, const Node& node, const std::vector<HostValue>& inputs) {
+  const ConstTensor& cond = *tensor_of(node, inputs.at(0), "cond");
   if (numel(cond.info.shape) != 1) {
     node_fail<InvalidModelError>(node, "cond must hold one element, got " + cond.info.str());
   }
   Engine& branch = owner.body(node, truth_of(cond) ? "then_branch" : "else_branch");
-  return branch.run_tensors(std::vector<ConstTensorPtr>(inputs.begin() + 1, inputs.end()));
+  return branch.run_values(std::vector<HostValue>(inputs.begin() + 1, inputs.end()));
 }
 
 // Loop: for (i = 0; (M absent or i < M) && (cond absent or cond); ++i) the body maps
 // (i, cond, carried..., outer...) to (cond, carried..., scan parts...). The body's cond output
 // is read after every iteration (as onnxruntime does). Outputs: the final carried values, then
-// each scan output's parts stacked along a new axis 0.
-std::vector<ConstTensorPtr> run_loop(Engine& owner, const Node& node, const std::vector<ConstTensorPtr>& inputs) {
+// each scan output's parts stacked along a new axis 0. Carried values may be sequences or
+// optionals (Note [sequences]); scan outputs are tensors.
+std::vector<HostValue> run_loop(Engine& owner, const Node& node, const std::vector<HostValue>& inputs) {
   const size_t captured = node.captured_inputs();
   const size_t formal = inputs.size() - captured;
   const size_t n_carried = formal - 2;
   Engine& body = owner.body(node, "body");
   const size_t n_scans = body.graph().outputs.size() - 1 - n_carried;
+  ConstTensorPtr limits[2];
   for (int k = 0; k < 2; ++k) {
-    if (inputs[k] && numel(inputs[k]->info.shape) != 1) {
+    if (!inputs[k].present()) continue;
+    limits[k] = tensor_of(node, inputs[k], k == 0 ? "M" : "cond");
+    if (numel(limits[k]->info.shape) != 1) {
       node_fail<InvalidModelError>(node, std::string(k == 0 ? "M" : "cond") + " must hold one element, got " +
-                                             inputs[k]->info.str());
+                                             limits[k]->info.str());
     }
   }
-  if (inputs[0] && !is_integer(inputs[0]->info.dtype)) {
-    node_fail<InvalidModelError>(node, "M must be an integer, got " + inputs[0]->info.str());
+  if (limits[0] && !is_integer(limits[0]->info.dtype)) {
+    node_fail<InvalidModelError>(node, "M must be an integer, got " + limits[0]->info.str());
   }
-  const int64_t trips = inputs[0] ? int_of(*inputs[0]) : INT64_MAX;
-  bool cond = inputs[1] ? truth_of(*inputs[1]) : true;
-  std::vector<ConstTensorPtr> carried(inputs.begin() + 2, inputs.begin() + static_cast<std::ptrdiff_t>(formal));
+  const int64_t trips = limits[0] ? int_of(*limits[0]) : INT64_MAX;
+  bool cond = limits[1] ? truth_of(*limits[1]) : true;
+  std::vector<HostValue> carried(inputs.begin() + 2, inputs.begin() + static_cast<std::ptrdiff_t>(formal));
   std::vector<std::vector<ConstTensorPtr>> scans(n_scans);
-  std::vector<ConstTensorPtr> args;
+  std::vector<HostValue> args;
   for (int64_t i = 0; i < trips && cond; ++i) {
-    args.assign({scalar_int64(i), scalar_bool(cond)});
+    args.assign({HostValue(scalar_int64(i)), HostValue(scalar_bool(cond))});
     args.insert(args.end(), carried.begin(), carried.end());
     args.insert(args.end(), inputs.begin() + static_cast<std::ptrdiff_t>(formal), inputs.end());
-    std::vector<ConstTensorPtr> outs = body.run_tensors(args);
-    if (numel(outs[0]->info.shape) != 1) {
-      node_fail<InvalidModelError>(node, "the body's cond output must hold one element, got " + outs[0]->info.str());
+    std::vector<HostValue> outs = body.run_values(args);
+    const ConstTensor& next = *tensor_of(node, outs[0], "the body's cond output");
+    if (numel(next.info.shape) != 1) {
+      node_fail<InvalidModelError>(node, "the body's cond output must hold one element, got " + next.info.str());
     }
-    cond = truth_of(*outs[0]);
+    cond = truth_of(next);
     for (size_t c = 0; c < n_carried; ++c) carried[c] = outs[1 + c];
     for (size_t k = 0; k < n_scans; ++k) {
-      expect_same(node, scans[k], outs[1 + n_carried + k], k);
-      scans[k].push_back(outs[1 + n_carried + k]);
+      const ConstTensorPtr& part = tensor_of(node, outs[1 + n_carried + k], "scan output " + std::to_string(k));
+      expect_same(node, scans[k], part, k);
+      scans[k].push_back(part);
     }
   }
-  std::vector<ConstTensorPtr> results = carried;
+  std::vector<HostValue> results = carried;
   for (size_t k = 0; k < n_scans; ++k) {
     results.push_back(scans[k].empty() ? empty_scan_output(body.graph(), 1 + n_carried + k, 0)
                                        : stack_along(scans[k], 0, {}, DType::Float32));
