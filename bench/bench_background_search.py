@@ -2,7 +2,7 @@
 (its own XDG_CACHE_HOME), from the worker's first line (before `import dnnx`): load + first run,
 then runs back to back for --seconds, each timed (numpy outputs, so every run ends on the host).
 
-    python bench/bench_background_search.py [--precisions fp32 tf32] [--policies auto background exhaustive]
+    python bench/bench_background_search.py [--precisions fp32 tf32] [--policies auto background]
                                              [--batch 256] [--seconds 15] [--out FILE]
 
 Reported per row: load + first run; the heuristic phase's median (the first second of runs after
@@ -66,7 +66,7 @@ def summary(result: dict) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--precisions", nargs="+", default=["fp32", "tf32"])
-    parser.add_argument("--policies", nargs="+", default=["auto", "background", "exhaustive"])
+    parser.add_argument("--policies", nargs="+", default=["auto", "background"])
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--out", help="append the markdown section to this file")
