@@ -215,7 +215,7 @@ def test_algo_search_and_workspace_options_reach_the_load(capsys, lenet, command
     with pytest.raises(SystemExit):
         main([command, "--help"])
     help_text = capsys.readouterr().out
-    assert "--algo-search {auto,heuristic,exhaustive}" in help_text and "--workspace-limit BYTES" in help_text
+    assert "--algo-search {auto,heuristic,exhaustive,background}" in help_text and "--workspace-limit BYTES" in help_text
     extra = {"run": ["--random"], "plan": [], "profile": [], "finetune": ["--data", "digits", "--out", "t.onnx"]}
     # checked by the engine's one parser, whichever device: a bad value is a one-line error
     assert_user_error(capsys, command, lenet, "--workspace-limit", "lots", *extra[command], match="workspace_limit")
