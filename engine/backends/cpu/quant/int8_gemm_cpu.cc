@@ -1,0 +1,235 @@
+// Note [int8 gemm paths] (int8_gemm_cpu.h). Layouts:
+//   vnni  W [M/8][K/4][8 rows][4 k] int8; a B panel of 32 columns [K/4][32][4] uint8: one zmm
+//         holds 16 columns x 4 k, and vpdpbusd with a row's 4 broadcast weights adds 4
+//         products to each column's int32 sum. 8 rows x 32 columns = 16 zmm accumulators.
+//   avx2  W [M/6][K/2][6 rows][2 k] int16; a B panel of 16 columns [K/2][16][2] uint8, widened
+//         to int16 per step: vpmaddwd with a row's 2 broadcast weights. 6 x 16 = 12 ymm sums.
+// Rows past M and k past K are zero weights; columns past N are computed and not stored.
+#include "backends/cpu/quant/int8_gemm_cpu.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/cpu/quant/int_gemm_cpu.h"
+#include "backends/cpu/runtime/thread_pool.h"
+
+namespace dnnx {
+
+namespace {
+
+constexpr int64_t kVnniRows = 8, kVnniCols = 32, kVnniK = 4;
+constexpr int64_t kAvx2Rows = 6, kAvx2Cols = 16, kAvx2K = 2;
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+int32_t weight_at(const void* w, bool is_signed, int64_t i) {
+  return is_signed ? static_cast<const int8_t*>(w)[i] : static_cast<const uint8_t*>(w)[i];
+}
+
+// ---- packing B (per run) ----
+
+// One panel of `cols` columns from j0, k grouped by `kg`, uint8 (int8 shifted by 128).
+void pack_panel(const void* b, bool b_signed, int64_t k, int64_t ld_k, int64_t ld_n, int64_t j0, int64_t cols,
+                int64_t width, int64_t kg, uint8_t pad, uint8_t* dst) {
+  const auto* src = static_cast<const uint8_t*>(b);
+  const uint8_t flip = b_signed ? 0x80 : 0;
+  const int64_t kp = round_up(k, kg);
+  for (int64_t p0 = 0; p0 < kp; p0 += kg) {
+    for (int64_t j = 0; j < width; ++j) {
+      for (int64_t t = 0; t < kg; ++t) {
+        const int64_t p = p0 + t;
+        *dst++ = p < k && j < cols ? static_cast<uint8_t>(src[p * ld_k + (j0 + j) * ld_n] ^ flip) : pad;
+      }
+    }
+  }
+}
+
+// ---- the micro kernels: rows [m0, m0 + R) x one panel ----
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_vnni(const int8_t* wp, const uint8_t* bp,
+                                                                         int64_t k4, __m512i* out) {
+  __m512i acc[kVnniRows][2];
+  for (auto& r : acc) r[0] = r[1] = _mm512_setzero_si512();
+  for (int64_t p = 0; p < k4; ++p) {
+    const __m512i b0 = _mm512_loadu_si512(bp + p * 128);
+    const __m512i b1 = _mm512_loadu_si512(bp + p * 128 + 64);
+    const int8_t* wk = wp + p * kVnniRows * 4;
+#pragma GCC unroll 8
+    for (int r = 0; r < kVnniRows; ++r) {
+      int32_t four;
+      std::memcpy(&four, wk + r * 4, 4);
+      const __m512i w = _mm512_set1_epi32(four);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], b0, w);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, w);
+    }
+  }
+  for (int r = 0; r < kVnniRows; ++r) {
+    _mm512_storeu_si512(out + 2 * r, acc[r][0]);
+    _mm512_storeu_si512(out + 2 * r + 1, acc[r][1]);
+  }
+}
+
+__attribute__((target("avx2"))) void tile_avx2(const int16_t* wp, const uint8_t* bp, int64_t k2, int32_t* out) {
+  __m256i acc[kAvx2Rows][2];
+  for (auto& r : acc) r[0] = r[1] = _mm256_setzero_si256();
+  for (int64_t p = 0; p < k2; ++p) {
+    const __m256i b0 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + p * 32)));
+    const __m256i b1 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + p * 32 + 16)));
+    const int16_t* wk = wp + p * kAvx2Rows * 2;
+#pragma GCC unroll 6
+    for (int r = 0; r < kAvx2Rows; ++r) {
+      int32_t two;
+      std::memcpy(&two, wk + r * 2, 4);
+      const __m256i w = _mm256_set1_epi32(two);
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(b0, w));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(b1, w));
+    }
+  }
+  for (int r = 0; r < kAvx2Rows; ++r) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * r), acc[r][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * r + 8), acc[r][1]);
+  }
+}
+
+// The tile's sums, less b_zp x rowsum, into C (rows < M, columns < N only).
+void store_tile(const int32_t* tile, int64_t rows, int64_t cols, int64_t width, const Int8Weights& w, int64_t m0,
+                int64_t j0, int64_t n, int32_t b_zp, int32_t* c) {
+  for (int64_t r = 0; r < rows; ++r) {
+    // modular int32 arithmetic, as the vector sums: the exact value wherever it fits int32
+    const auto fix = static_cast<uint32_t>(b_zp) * static_cast<uint32_t>(w.row_sums[m0 + r]);
+    int32_t* crow = c + (m0 + r) * n + j0;
+    for (int64_t j = 0; j < cols; ++j) {
+      crow[j] = static_cast<int32_t>(static_cast<uint32_t>(tile[r * width + j]) - fix);
+    }
+  }
+}
+
+void gemm_panels(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
+                 int64_t ld_n, int32_t* c, uint8_t* scratch, int64_t first, int64_t last) {
+  const bool vnni = w.path == Int8Path::Vnni;
+  const int64_t width = vnni ? kVnniCols : kAvx2Cols, kg = vnni ? kVnniK : kAvx2K;
+  const int64_t row_tile = vnni ? kVnniRows : kAvx2Rows;
+  const int64_t kp = round_up(w.k, kg);
+  const uint8_t pad = static_cast<uint8_t>(b_signed ? b_zp + 128 : b_zp);
+  alignas(64) int32_t tile[kVnniRows * kVnniCols];
+  for (int64_t panel = first; panel < last; ++panel) {
+    const int64_t j0 = panel * width, cols = std::min(width, n - j0);
+    uint8_t* bp = scratch + panel * kp * width;
+    pack_panel(b, b_signed, w.k, ld_k, ld_n, j0, cols, width, kg, pad, bp);
+    for (int64_t m0 = 0; m0 < w.m; m0 += row_tile) {
+      const int64_t rows = std::min(row_tile, w.m - m0);
+      if (vnni) {
+        tile_vnni(w.s8.data() + m0 * kp, bp, kp / kg, reinterpret_cast<__m512i*>(tile));
+      } else {
+        tile_avx2(w.s16.data() + m0 * kp, bp, kp / kg, tile);
+      }
+      store_tile(tile, rows, cols, width, w, m0, j0, n, b_signed ? b_zp + 128 : b_zp, c);
+    }
+  }
+}
+
+}  // namespace
+
+Int8Path default_int8_path() {
+  static const Int8Path path = [] {
+    if (env_set("DNNX_INT8_PORTABLE")) return Int8Path::Portable;
+    const bool avx2 = __builtin_cpu_supports("avx2");
+    const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vnni");
+    if (vnni && !env_set("DNNX_INT8_AVX2")) return Int8Path::Vnni;
+    return avx2 ? Int8Path::Avx2 : Int8Path::Portable;
+  }();
+  return path;
+}
+
+const char* int8_path_name(Int8Path path) {
+  switch (path) {
+    case Int8Path::Vnni: return "avx512-vnni";
+    case Int8Path::Avx2: return "avx2";
+    default: return "portable";
+  }
+}
+
+Int8Weights pack_int8_weights(const void* w, bool is_signed, int64_t m, int64_t k, int64_t ld_m, int64_t ld_k,
+                              const void* zp, bool zp_per_row, Int8Path path) {
+  Int8Weights out;
+  out.m = m;
+  out.k = k;
+  auto zero_point = [&](int64_t r) { return zp ? weight_at(zp, is_signed, zp_per_row ? r : 0) : 0; };
+  bool all_zero = is_signed;
+  for (int64_t r = 0; r < m && all_zero; ++r) all_zero = zero_point(r) == 0;
+  if (path == Int8Path::Vnni && !all_zero) path = Int8Path::Avx2;
+  if (path == Int8Path::Avx2 && !__builtin_cpu_supports("avx2")) path = Int8Path::Portable;
+  out.path = path;
+  out.row_sums.assign(static_cast<size_t>(m), 0);
+  auto value = [&](int64_t r, int64_t p) { return weight_at(w, is_signed, r * ld_m + p * ld_k) - zero_point(r); };
+  for (int64_t r = 0; r < m; ++r) {
+    int32_t sum = 0;
+    for (int64_t p = 0; p < k; ++p) sum += value(r, p);
+    out.row_sums[static_cast<size_t>(r)] = sum;
+  }
+  if (path == Int8Path::Portable) {
+    out.s16.resize(static_cast<size_t>(m * k));
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t p = 0; p < k; ++p) out.s16[static_cast<size_t>(r * k + p)] = static_cast<int16_t>(value(r, p));
+    }
+    return out;
+  }
+  const bool vnni = path == Int8Path::Vnni;
+  const int64_t rows = vnni ? kVnniRows : kAvx2Rows, kg = vnni ? kVnniK : kAvx2K;
+  const int64_t mp = round_up(m, rows), kp = round_up(k, kg);
+  // [M/rows][K/kg][rows][kg]: element (r, p) of tile t at ((t * kp/kg + p/kg) * rows + r) * kg + p%kg
+  auto index = [&](int64_t r, int64_t p) { return (((r / rows) * (kp / kg) + p / kg) * rows + r % rows) * kg + p % kg; };
+  if (vnni) out.s8.assign(static_cast<size_t>(mp * kp), 0);
+  else out.s16.assign(static_cast<size_t>(mp * kp), 0);
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t p = 0; p < k; ++p) {
+      if (vnni) out.s8[static_cast<size_t>(index(r, p))] = static_cast<int8_t>(value(r, p));
+      else out.s16[static_cast<size_t>(index(r, p))] = static_cast<int16_t>(value(r, p));
+    }
+  }
+  return out;
+}
+
+size_t int8_gemm_scratch_bytes(const Int8Weights& w, int64_t n) {
+  if (w.path == Int8Path::Portable) return static_cast<size_t>(w.k * n) * sizeof(int16_t);
+  const bool vnni = w.path == Int8Path::Vnni;
+  const int64_t width = vnni ? kVnniCols : kAvx2Cols, kg = vnni ? kVnniK : kAvx2K;
+  return static_cast<size_t>(round_up(n, width) * round_up(w.k, kg));
+}
+
+void int8_gemm(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
+               int64_t ld_n, int32_t* c, void* scratch, int workers) {
+  if (w.path == Int8Path::Portable) {  // Note [int8 gemm]'s int16 loop
+    auto* b16 = static_cast<int16_t*>(scratch);
+    for (int64_t p = 0; p < w.k; ++p) {
+      for (int64_t j = 0; j < n; ++j) {
+        const int32_t v = b_signed ? static_cast<const int8_t*>(b)[p * ld_k + j * ld_n]
+                                   : static_cast<const uint8_t*>(b)[p * ld_k + j * ld_n];
+        b16[p * n + j] = static_cast<int16_t>(v - b_zp);
+      }
+    }
+    gemm_s16(w.m, n, w.k, w.s16.data(), b16, c, workers);
+    return;
+  }
+  const int64_t width = w.path == Int8Path::Vnni ? kVnniCols : kAvx2Cols;
+  const int64_t panels = (n + width - 1) / width;
+  auto* bytes = static_cast<uint8_t*>(scratch);
+  if (workers <= 1 || panels < 2) {
+    gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, c, bytes, 0, panels);
+    return;
+  }
+  cpu_thread_pool().parallel_for(
+      panels, [&](int64_t first, int64_t last, int) { gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, c, bytes, first, last); },
+      workers);
+}
+
+}  // namespace dnnx

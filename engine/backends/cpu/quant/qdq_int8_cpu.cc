@@ -1,0 +1,322 @@
+// Int8Conv, Int8Gemm, Int8MatMul on the CPU (ops/quant/qdq_int8.cc has their inputs): the int8
+// GEMM of int8_gemm_cpu.h (weights packed here, at plan time; Note [int8 gemm paths]), then one
+// requantizing epilogue per output row, in the same kernel:
+//   v = float(sum + B_int32) * (x_scale * w_scale[m] / y_scale)  (+ B_float[m] / y_scale)
+//   y = saturate(round_half_even(v) + y_zero_point), at least y_zero_point after a Relu
+// as onnxruntime's QLinearConv requantizes (Note [requantization]: the clamp in float before the
+// rounding conversion, as MLAS). An int32 bias is added to the sums where its scale is
+// x_scale * w_scale[m], as onnxruntime's QDQ fusion requires; otherwise it is dequantized and
+// added as a float one. A residual (Int8Conv's inputs 10-14): the layer's own quantized value r
+// as above (no Relu), then y = saturate(round((r_scale (r - r_zp) + z_scale (z - z_zp)) / y_scale
+// + y_zp)), MLAS's QLinearAdd (qlinear_binary_cpu.cc), with the Relu's floor.
+// Conv: per image and group, im2col into uint8/int8 columns [C/group * k, out] (a padded tap
+// reads x_zero_point) unless the conv is 1x1, stride 1, unpadded (X itself is the columns);
+// Gemm and MatMul: X [rows, K] read transposed as the GEMM's B, Y written transposed.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backends/cpu/quant/int8_gemm_cpu.h"
+#include "backends/cpu/quant/int_gemm_cpu.h"
+#include "backends/cpu/quant/quant_codec.h"
+#include "backends/cpu/runtime/thread_pool.h"
+#include "ops/quant/int_conv.h"
+#include "runtime/kernel_registry.h"
+
+namespace dnnx {
+
+namespace {
+
+enum class Base { Conv, Gemm, MatMul };
+
+enum Slot { kX, kXScale, kXZp, kW, kWScale, kWZp, kYScale, kYZp, kBias, kBiasScale, kRScale, kRZp, kZ, kZScale, kZZp };
+
+// One output row's requantization (see the file comment).
+struct RowParams {
+  float mult = 1, add = 0;
+  int32_t ibias = 0;
+};
+
+// The clamp bounds and zero point of one quantized value.
+struct QuantRange {
+  int32_t zp = 0, lo = 0, hi = 0;  // lo: the type's minimum, or zp after a Relu
+};
+
+void requantize_portable(const int32_t* acc, int64_t n, const RowParams& p, const QuantRange& q, int32_t* out) {
+  const float lo = static_cast<float>(q.lo - q.zp), hi = static_cast<float>(q.hi - q.zp);
+  for (int64_t j = 0; j < n; ++j) {
+    const float v = static_cast<float>(acc[j] + p.ibias) * p.mult + p.add;
+    out[j] = static_cast<int32_t>(std::nearbyint(std::min(std::max(v, lo), hi))) + q.zp;
+  }
+}
+
+__attribute__((target("avx2"))) void requantize_avx2(const int32_t* acc, int64_t n, const RowParams& p,
+                                                    const QuantRange& q, int32_t* out) {
+  const __m256 lo = _mm256_set1_ps(static_cast<float>(q.lo - q.zp)), hi = _mm256_set1_ps(static_cast<float>(q.hi - q.zp));
+  const __m256 mult = _mm256_set1_ps(p.mult), add = _mm256_set1_ps(p.add);
+  const __m256i bias = _mm256_set1_epi32(p.ibias), zp = _mm256_set1_epi32(q.zp);
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256i a = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + j)), bias);
+    __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(a), mult), add);  // no FMA: onnxruntime rounds twice
+    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), _mm256_add_epi32(_mm256_cvtps_epi32(v), zp));
+  }
+  requantize_portable(acc + j, n - j, p, q, out + j);
+}
+
+void requantize(const int32_t* acc, int64_t n, const RowParams& p, const QuantRange& q, int32_t* out) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) requantize_avx2(acc, n, p, q, out);
+  else requantize_portable(acc, n, p, q, out);
+}
+
+QuantRange range_of(DType t, int32_t zp, bool relu) {
+  const int32_t lo = t == DType::Int8 ? -128 : 0, hi = t == DType::Int8 ? 127 : 255;
+  return QuantRange{zp, relu ? std::max(lo, zp) : lo, hi};
+}
+
+int32_t read_8bit(const void* p, DType t, int64_t i) {
+  return t == DType::Int8 ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
+}
+
+struct Int8Plan {
+  Base base = Base::Conv;
+  ConvGeometry g;  // Conv: expanded to 3 spatial dims
+  int64_t batch = 1, channels = 0, filters = 0;  // filters: output channels (M of the GEMM)
+  int64_t rows = 0, k = 0;                        // Gemm/MatMul: X's rows (N of the GEMM) and K
+  bool pointwise = false;                         // 1x1, stride 1, no padding: X is the columns
+  std::vector<Int8Weights> weights;               // one per group
+  DType x_type = DType::UInt8, y_type = DType::UInt8, z_type = DType::UInt8;
+  bool relu = false, has_bias = false, int_bias = false, residual = false;
+  bool w_scale_per_channel = false, bias_scale_per_channel = false;
+  bool has_x_zp = false, has_y_zp = false, has_r_zp = false, has_z_zp = false;  // else 0
+  int workers = 1;
+
+  int64_t groups() const { return base == Base::Conv ? g.group : 1; }
+  int64_t group_filters() const { return filters / groups(); }
+  int64_t gemm_k() const { return base == Base::Conv ? channels / g.group * g.kernel_size() : k; }
+  int64_t gemm_n() const { return base == Base::Conv ? g.output_size() : rows; }
+  size_t cols_bytes() const { return base == Base::Conv && !pointwise ? static_cast<size_t>(gemm_k() * gemm_n()) : 0; }
+  size_t c32_bytes() const { return static_cast<size_t>(group_filters() * gemm_n()) * sizeof(int32_t); }
+  size_t row_bytes() const { return static_cast<size_t>(gemm_n()) * sizeof(int32_t) * 2; }
+  size_t workspace_bytes() const {
+    return c32_bytes() + row_bytes() + cols_bytes() + int8_gemm_scratch_bytes(weights[0], gemm_n()) + 4 * 64;
+  }
+};
+
+// cols[(c, taps), out] = x[c, window tap], x_zero_point outside X: one image's group.
+template <class T>
+void im2col_8bit(const Int8Plan& p, const T* x, T zp, T* cols) {
+  const ConvGeometry& g = p.g;
+  const int64_t in_d = g.input[0], in_h = g.input[1], in_w = g.input[2];
+  const int64_t out_d = g.output[0], out_h = g.output[1], out_w = g.output[2];
+  T* dst = cols;
+  for (int64_t c = 0; c < p.channels / g.group; ++c) {
+    const T* plane = x + c * in_d * in_h * in_w;
+    for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+      for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+        for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+          for (int64_t od = 0; od < out_d; ++od) {
+            const int64_t id = g.window_start(0, od) + kd * g.dilations[0];
+            for (int64_t oh = 0; oh < out_h; ++oh) {
+              const int64_t ih = g.window_start(1, oh) + kh * g.dilations[1];
+              const bool row_inside = id >= 0 && id < in_d && ih >= 0 && ih < in_h;
+              const T* line = plane + (id * in_h + ih) * in_w;
+              for (int64_t ow = 0; ow < out_w; ++ow) {
+                const int64_t iw = g.window_start(2, ow) + kw * g.dilations[2];
+                *dst++ = row_inside && iw >= 0 && iw < in_w ? line[iw] : zp;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+class Int8Kernel final : public Kernel {
+ public:
+  explicit Int8Kernel(Int8Plan plan) : p_(std::move(plan)) {}
+
+  void run(const KernelArgs& args) const override {
+    auto align = [](uint8_t* at) { return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(at) + 63) & ~uintptr_t{63}); };
+    uint8_t* ws = align(static_cast<uint8_t*>(args.workspace));
+    auto* c32 = reinterpret_cast<int32_t*>(ws);
+    auto* row = reinterpret_cast<int32_t*>(align(ws + p_.c32_bytes()));
+    uint8_t* cols = align(reinterpret_cast<uint8_t*>(row) + p_.row_bytes());
+    uint8_t* scratch = align(cols + p_.cols_bytes());
+    const bool x_signed = p_.x_type == DType::Int8;
+    const int32_t x_zp = p_.has_x_zp ? read_8bit(args.in<void>(kXZp), p_.x_type, 0) : 0;
+    const std::vector<RowParams> params = row_params(args);
+    const int64_t n = p_.gemm_n(), mg = p_.group_filters();
+    const auto* x = static_cast<const uint8_t*>(args.inputs[kX]);  // 8-bit: bytes
+    auto* y = static_cast<uint8_t*>(args.outputs[0]);
+    if (p_.base != Base::Conv) {
+      int8_gemm(p_.weights[0], x, x_signed, x_zp, n, 1, p_.k, c32, scratch, p_.workers);
+      for (int64_t m = 0; m < mg; ++m) epilogue(args, params[m], c32 + m * n, n, y + m, p_.filters, -1, row);
+      return;
+    }
+    const int64_t in_image = p_.channels * p_.g.input_size(), in_group = p_.channels / p_.g.group * p_.g.input_size();
+    for (int64_t b = 0; b < p_.batch; ++b) {
+      for (int64_t grp = 0; grp < p_.g.group; ++grp) {
+        const uint8_t* xg = x + b * in_image + grp * in_group;
+        const uint8_t* src = xg;
+        if (!p_.pointwise) {
+          if (x_signed) im2col_8bit(p_, reinterpret_cast<const int8_t*>(xg), static_cast<int8_t>(x_zp), reinterpret_cast<int8_t*>(cols));
+          else im2col_8bit(p_, xg, static_cast<uint8_t>(x_zp), cols);
+          src = cols;
+        }
+        int8_gemm(p_.weights[static_cast<size_t>(grp)], src, x_signed, x_zp, n, n, 1, c32, scratch, p_.workers);
+        const int64_t first = (b * p_.filters + grp * mg) * n;
+        for (int64_t m = 0; m < mg; ++m) {
+          epilogue(args, params[grp * mg + m], c32 + m * n, n, y + first + m * n, 1, p_.residual ? first + m * n : -1, row);
+        }
+      }
+    }
+  }
+
+ private:
+  std::vector<RowParams> row_params(const KernelArgs& args) const {
+    const float x_scale = args.in<float>(kXScale)[0];
+    const float* w_scale = args.in<float>(kWScale);
+    const float out_scale = args.in<float>(p_.residual ? kRScale : kYScale)[0];
+    std::vector<RowParams> out(static_cast<size_t>(p_.filters));
+    for (int64_t m = 0; m < p_.filters; ++m) {
+      RowParams& r = out[static_cast<size_t>(m)];
+      const float xw = x_scale * w_scale[p_.w_scale_per_channel ? m : 0];
+      r.mult = xw / out_scale;
+      if (!p_.has_bias) continue;
+      if (!p_.int_bias) {
+        r.add = args.in<float>(kBias)[m] / out_scale;
+        continue;
+      }
+      const int32_t b = args.in<int32_t>(kBias)[m];
+      const float bs = args.in<float>(kBiasScale)[p_.bias_scale_per_channel ? m : 0];
+      if (bs == xw) r.ibias = b;
+      else r.add = static_cast<float>(b) * bs / out_scale;
+    }
+    return out;
+  }
+
+  // One row of n sums -> y[j * stride]; residual >= 0: z's offset of this row (Int8Conv).
+  void epilogue(const KernelArgs& args, const RowParams& p, const int32_t* acc, int64_t n, uint8_t* y, int64_t stride,
+                int64_t residual, int32_t* q) const {
+    const int32_t y_zp = p_.has_y_zp ? read_8bit(args.in<void>(kYZp), p_.y_type, 0) : 0;
+    if (residual < 0) {
+      requantize(acc, n, p, range_of(p_.y_type, y_zp, p_.relu), q);
+    } else {
+      const int32_t r_zp = p_.has_r_zp ? read_8bit(args.in<void>(kRZp), p_.y_type, 0) : 0;
+      requantize(acc, n, p, range_of(p_.y_type, r_zp, false), q);
+      const int32_t z_zp = p_.has_z_zp ? read_8bit(args.in<void>(kZZp), p_.z_type, 0) : 0;
+      const float sr = args.in<float>(kRScale)[0], sz = args.in<float>(kZScale)[0], sy = args.in<float>(kYScale)[0];
+      const QuantRange out = range_of(p_.y_type, y_zp, p_.relu);
+      const void* z = args.inputs[kZ];
+      for (int64_t j = 0; j < n; ++j) {
+        const float v = (sr * static_cast<float>(q[j] - r_zp) +
+                         sz * static_cast<float>(read_8bit(z, p_.z_type, residual + j) - z_zp)) / sy;
+        const float r = std::nearbyint(v + static_cast<float>(y_zp));
+        q[j] = static_cast<int32_t>(std::min(std::max(r, static_cast<float>(out.lo)), static_cast<float>(out.hi)));
+      }
+    }
+    if (stride == 1) {
+      for (int64_t j = 0; j < n; ++j) y[j] = static_cast<uint8_t>(q[j]);  // int8 and uint8: the low byte
+    } else {
+      for (int64_t j = 0; j < n; ++j) y[j * stride] = static_cast<uint8_t>(q[j]);
+    }
+  }
+
+  Int8Plan p_;
+};
+
+bool present(const std::vector<ValueInfo>& inputs, size_t i) { return i < inputs.size() && inputs[i].present; }
+
+const ConstTensor& constant_input(const Node& node, const std::vector<ValueInfo>& inputs, size_t i, const char* what) {
+  if (!present(inputs, i) || !inputs[i].constant) {
+    node_fail<UnsupportedModelError>(node, std::string(what) + " must be a constant (the int8 weights are packed at plan time)");
+  }
+  return *inputs[i].constant;
+}
+
+bool per_channel(const std::vector<ValueInfo>& inputs, size_t i) {
+  return present(inputs, i) && numel(inputs[i].info.shape) > 1;
+}
+
+KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>& inputs,
+                       const std::vector<TensorInfo>& outputs) {
+  Int8Plan p;
+  p.base = base;
+  const Shape& x = inputs[kX].info.shape;
+  const Shape& w = inputs[kW].info.shape;
+  const ConstTensor& wc = constant_input(node, inputs, kW, "w");
+  const void* w_zp = present(inputs, kWZp) ? constant_input(node, inputs, kWZp, "w_zero_point").data.data() : nullptr;
+  const bool w_signed = inputs[kW].info.dtype == DType::Int8;
+  const bool zp_per_row = per_channel(inputs, kWZp);
+  p.x_type = inputs[kX].info.dtype;
+  p.y_type = outputs[0].dtype;
+  p.relu = node.attr_int("relu", 0) != 0;
+  p.has_bias = present(inputs, kBias);
+  p.int_bias = p.has_bias && inputs[kBias].info.dtype == DType::Int32;
+  p.bias_scale_per_channel = per_channel(inputs, kBiasScale);
+  p.w_scale_per_channel = per_channel(inputs, kWScale);
+  p.residual = present(inputs, kZ);
+  p.has_x_zp = present(inputs, kXZp);
+  p.has_y_zp = present(inputs, kYZp);
+  p.has_r_zp = present(inputs, kRZp);
+  p.has_z_zp = present(inputs, kZZp);
+  if (p.residual) p.z_type = inputs[kZ].info.dtype;
+  const Int8Path path = default_int8_path();
+  if (base == Base::Conv) {
+    p.g = int_conv_geometry(node, x, w).expanded_to(3);
+    p.batch = x[0];
+    p.channels = x[1];
+    p.filters = w[0];
+    p.pointwise = p.g.kernel_size() == 1 && p.g.output == p.g.input && p.g.strides == Shape{1, 1, 1} &&
+                  p.g.pads_begin == Shape{0, 0, 0};
+    const int64_t mg = p.group_filters(), k = p.gemm_k();
+    for (int64_t grp = 0; grp < p.g.group; ++grp) {
+      const auto* wg = static_cast<const uint8_t*>(wc.data.data()) + grp * mg * k;  // one byte per weight
+      const void* zg = w_zp && zp_per_row ? static_cast<const uint8_t*>(w_zp) + grp * mg : w_zp;
+      p.weights.push_back(pack_int8_weights(wg, w_signed, mg, k, k, 1, zg, zp_per_row, path));
+    }
+  } else {
+    const bool trans_b = base == Base::Gemm && node.attr_int("transB", 0) != 0;
+    p.k = x.back();
+    p.rows = numel(x) / p.k;
+    p.filters = trans_b ? w[0] : w[1];
+    // W's row m (output channel) and column k: [N, K] with transB, else [K, N]
+    p.weights.push_back(pack_int8_weights(wc.data.data(), w_signed, p.filters, p.k, trans_b ? p.k : 1,
+                                          trans_b ? 1 : p.filters, w_zp, zp_per_row, path));
+  }
+  p.workers = plan_workers(p.group_filters(), p.gemm_k() * p.gemm_n());
+  const Int8Path used = p.weights[0].path;
+  KernelChoice choice;
+  choice.workspace_bytes = p.workspace_bytes();
+  std::string algorithm = base == Base::Conv ? (p.pointwise ? "1x1 " : "im2col+") : "";
+  algorithm += std::string(dtype_name(p.x_type)) + "x" + dtype_name(inputs[kW].info.dtype) + " gemm (" +
+               int8_path_name(used) + ")";
+  if (p.residual) algorithm += " + residual add";
+  if (p.relu) algorithm += " + relu";
+  choice.algorithm = with_threads(algorithm, p.workers);
+  choice.math = "int8, int32 accumulation, requantized to " + std::string(dtype_name(p.y_type));
+  choice.kernel = std::make_unique<Int8Kernel>(std::move(p));
+  return choice;
+}
+
+}  // namespace
+
+void register_cpu_qdq_int8_kernels(KernelRegistry& r) {
+  r.add("Int8Conv", [](const Node& n, const std::vector<ValueInfo>& i, const std::vector<TensorInfo>& o) {
+     return plan_int8(Base::Conv, n, i, o);
+   }).with_dtypes(int8_types());
+  r.add("Int8Gemm", [](const Node& n, const std::vector<ValueInfo>& i, const std::vector<TensorInfo>& o) {
+     return plan_int8(Base::Gemm, n, i, o);
+   }).with_dtypes(int8_types());
+  r.add("Int8MatMul", [](const Node& n, const std::vector<ValueInfo>& i, const std::vector<TensorInfo>& o) {
+     return plan_int8(Base::MatMul, n, i, o);
+   }).with_dtypes(int8_types());
+}
+
+}  // namespace dnnx
