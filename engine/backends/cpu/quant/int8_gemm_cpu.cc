@@ -36,13 +36,13 @@ int32_t weight_at(const void* w, bool is_signed, int64_t i) {
 
 // ---- packing B (per run) ----
 
-// One panel of `cols` columns from j0, k grouped by `kg`, uint8 (int8 shifted by 128).
-void pack_panel(const void* b, bool b_signed, int64_t k, int64_t ld_k, int64_t ld_n, int64_t j0, int64_t cols,
-                int64_t width, int64_t kg, uint8_t pad, uint8_t* dst) {
-  const auto* src = static_cast<const uint8_t*>(b);
-  const uint8_t flip = b_signed ? 0x80 : 0;
+// One panel of `cols` columns from j0, k grouped by `kg`, uint8 (int8 shifted by 128); k past K
+// and columns past N hold `pad`.
+void pack_panel_generic(const uint8_t* src, uint8_t flip, int64_t k, int64_t ld_k, int64_t ld_n, int64_t j0,
+                        int64_t cols, int64_t width, int64_t kg, uint8_t pad, int64_t p_first, uint8_t* dst) {
   const int64_t kp = round_up(k, kg);
-  for (int64_t p0 = 0; p0 < kp; p0 += kg) {
+  dst += p_first * width;
+  for (int64_t p0 = p_first; p0 < kp; p0 += kg) {
     for (int64_t j = 0; j < width; ++j) {
       for (int64_t t = 0; t < kg; ++t) {
         const int64_t p = p0 + t;
@@ -50,6 +50,47 @@ void pack_panel(const void* b, bool b_signed, int64_t k, int64_t ld_k, int64_t l
       }
     }
   }
+}
+
+// Rows contiguous in B (ld_n == 1), a whole panel: the k groups interleaved 16 columns at a
+// time with SSE2 unpacks (4 rows -> [16][4] bytes, or 2 rows -> [16][2]).
+void pack_panel_rows(const uint8_t* src, uint8_t flip, int64_t k, int64_t ld_k, int64_t j0, int64_t width,
+                     int64_t kg, uint8_t* dst) {
+  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+  auto row = [&](int64_t p, int64_t j) {
+    return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + p * ld_k + j0 + j)), f);
+  };
+  const int64_t full = k / kg * kg;
+  for (int64_t p0 = 0; p0 < full; p0 += kg) {
+    for (int64_t j = 0; j < width; j += 16) {
+      auto* out = reinterpret_cast<__m128i*>(dst + (p0 / kg) * width * kg + j * kg);
+      if (kg == 4) {
+        const __m128i r0 = row(p0, j), r1 = row(p0 + 1, j), r2 = row(p0 + 2, j), r3 = row(p0 + 3, j);
+        const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+        const __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+        _mm_storeu_si128(out, _mm_unpacklo_epi16(lo01, lo23));
+        _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));
+        _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
+        _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
+      } else {
+        const __m128i r0 = row(p0, j), r1 = row(p0 + 1, j);
+        _mm_storeu_si128(out, _mm_unpacklo_epi8(r0, r1));
+        _mm_storeu_si128(out + 1, _mm_unpackhi_epi8(r0, r1));
+      }
+    }
+  }
+}
+
+void pack_panel(const void* b, bool b_signed, int64_t k, int64_t ld_k, int64_t ld_n, int64_t j0, int64_t cols,
+                int64_t width, int64_t kg, uint8_t pad, uint8_t* dst) {
+  const auto* src = static_cast<const uint8_t*>(b);
+  const uint8_t flip = b_signed ? 0x80 : 0;
+  if (ld_n == 1 && cols == width) {
+    pack_panel_rows(src, flip, k, ld_k, j0, width, kg, dst);
+    pack_panel_generic(src, flip, k, ld_k, ld_n, j0, cols, width, kg, pad, k / kg * kg, dst);  // the k tail
+    return;
+  }
+  pack_panel_generic(src, flip, k, ld_k, ld_n, j0, cols, width, kg, pad, 0, dst);
 }
 
 // ---- the micro kernels: rows [m0, m0 + R) x one panel ----

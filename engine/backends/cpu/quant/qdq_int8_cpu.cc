@@ -78,6 +78,45 @@ QuantRange range_of(DType t, int32_t zp, bool relu) {
   return QuantRange{zp, relu ? std::max(lo, zp) : lo, hi};
 }
 
+struct ResidualParams {
+  float r_scale, z_scale, y_scale;
+  int32_t r_zp, z_zp;
+};
+
+// q[j] = saturate(round((r_scale (q[j] - r_zp) + z_scale (z[j] - z_zp)) / y_scale + y_zp)), as
+// QLinearAdd (qlinear_binary_cpu.cc: the zero point added before the rounding).
+void add_residual_portable(int32_t* q, const int32_t* z, int64_t n, const ResidualParams& p, const QuantRange& out) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float v = (p.r_scale * static_cast<float>(q[j] - p.r_zp) + p.z_scale * static_cast<float>(z[j] - p.z_zp)) / p.y_scale;
+    const float r = std::min(std::max(v + static_cast<float>(out.zp), static_cast<float>(out.lo)), static_cast<float>(out.hi));
+    q[j] = static_cast<int32_t>(std::nearbyint(r));
+  }
+}
+
+__attribute__((target("avx2"))) void add_residual_avx2(int32_t* q, const int32_t* z, int64_t n, const ResidualParams& p,
+                                                      const QuantRange& out) {
+  const __m256 sr = _mm256_set1_ps(p.r_scale), sz = _mm256_set1_ps(p.z_scale), sy = _mm256_set1_ps(p.y_scale);
+  const __m256i rzp = _mm256_set1_epi32(p.r_zp), zzp = _mm256_set1_epi32(p.z_zp);
+  const __m256 zp = _mm256_set1_ps(static_cast<float>(out.zp)), lo = _mm256_set1_ps(static_cast<float>(out.lo)),
+               hi = _mm256_set1_ps(static_cast<float>(out.hi));
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256i a = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + j)), rzp);
+    const __m256i b = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(z + j)), zzp);
+    const __m256 v = _mm256_div_ps(
+        _mm256_add_ps(_mm256_mul_ps(sr, _mm256_cvtepi32_ps(a)), _mm256_mul_ps(sz, _mm256_cvtepi32_ps(b))), sy);
+    const __m256 r = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, zp), lo), hi);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + j), _mm256_cvtps_epi32(r));
+  }
+  add_residual_portable(q + j, z + j, n - j, p, out);
+}
+
+void add_residual(int32_t* q, const int32_t* z, int64_t n, const ResidualParams& p, const QuantRange& out) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) add_residual_avx2(q, z, n, p, out);
+  else add_residual_portable(q, z, n, p, out);
+}
+
 int32_t read_8bit(const void* p, DType t, int64_t i) {
   return t == DType::Int8 ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
 }
@@ -124,11 +163,24 @@ void im2col_8bit(const Int8Plan& p, const T* x, T zp, T* cols) {
             for (int64_t oh = 0; oh < out_h; ++oh) {
               const int64_t ih = g.window_start(1, oh) + kh * g.dilations[1];
               const bool row_inside = id >= 0 && id < in_d && ih >= 0 && ih < in_h;
-              const T* line = plane + (id * in_h + ih) * in_w;
-              for (int64_t ow = 0; ow < out_w; ++ow) {
-                const int64_t iw = g.window_start(2, ow) + kw * g.dilations[2];
-                *dst++ = row_inside && iw >= 0 && iw < in_w ? line[iw] : zp;
+              if (!row_inside) {
+                std::fill(dst, dst + out_w, zp);
+                dst += out_w;
+                continue;
               }
+              const T* line = plane + (id * in_h + ih) * in_w;
+              // the outputs whose tap lands inside X: [first, last)
+              const int64_t stride = g.strides[2], start = g.window_start(2, 0) + kw * g.dilations[2];
+              const int64_t first = start >= 0 ? 0 : std::min(out_w, (-start + stride - 1) / stride);
+              const int64_t last = std::max(first, std::min(out_w, start < in_w ? (in_w - start + stride - 1) / stride : 0));
+              std::fill(dst, dst + first, zp);
+              if (stride == 1) {
+                std::memcpy(dst + first, line + start + first, static_cast<size_t>(last - first) * sizeof(T));
+              } else {
+                for (int64_t ow = first; ow < last; ++ow) dst[ow] = line[start + ow * stride];
+              }
+              std::fill(dst + last, dst + out_w, zp);
+              dst += out_w;
             }
           }
         }
@@ -213,13 +265,15 @@ class Int8Kernel final : public Kernel {
       const int32_t z_zp = p_.has_z_zp ? read_8bit(args.in<void>(kZZp), p_.z_type, 0) : 0;
       const float sr = args.in<float>(kRScale)[0], sz = args.in<float>(kZScale)[0], sy = args.in<float>(kYScale)[0];
       const QuantRange out = range_of(p_.y_type, y_zp, p_.relu);
-      const void* z = args.inputs[kZ];
-      for (int64_t j = 0; j < n; ++j) {
-        const float v = (sr * static_cast<float>(q[j] - r_zp) +
-                         sz * static_cast<float>(read_8bit(z, p_.z_type, residual + j) - z_zp)) / sy;
-        const float r = std::nearbyint(v + static_cast<float>(y_zp));
-        q[j] = static_cast<int32_t>(std::min(std::max(r, static_cast<float>(out.lo)), static_cast<float>(out.hi)));
+      int32_t* zrow = q + n;
+      if (p_.z_type == DType::Int8) {
+        const int8_t* z = args.in<int8_t>(kZ) + residual;
+        for (int64_t j = 0; j < n; ++j) zrow[j] = z[j];
+      } else {
+        const uint8_t* z = args.in<uint8_t>(kZ) + residual;
+        for (int64_t j = 0; j < n; ++j) zrow[j] = z[j];
       }
+      add_residual(q, zrow, n, ResidualParams{sr, sz, sy, r_zp, z_zp}, out);
     }
     if (stride == 1) {
       for (int64_t j = 0; j < n; ++j) y[j] = static_cast<uint8_t>(q[j]);  // int8 and uint8: the low byte
