@@ -95,50 +95,66 @@ void pack_panel(const void* b, bool b_signed, int64_t k, int64_t ld_k, int64_t l
 
 // ---- the micro kernels: rows [m0, m0 + R) x one panel ----
 
+// Named accumulators, not an array: GCC kept an array's 16 zmm sums moving between registers
+// every step (two vmovdqa per vpdpbusd).
+#define DNNX_VNNI_ROW(r, c0, c1)                                    \
+  {                                                                 \
+    int32_t four;                                                   \
+    std::memcpy(&four, wk + (r) * 4, 4);                            \
+    const __m512i w = _mm512_set1_epi32(four);                      \
+    c0 = _mm512_dpbusd_epi32(c0, b0, w);                            \
+    c1 = _mm512_dpbusd_epi32(c1, b1, w);                            \
+  }
+
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_vnni(const int8_t* wp, const uint8_t* bp,
                                                                          int64_t k4, __m512i* out) {
-  __m512i acc[kVnniRows][2];
-  for (auto& r : acc) r[0] = r[1] = _mm512_setzero_si512();
+  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+          c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
   for (int64_t p = 0; p < k4; ++p) {
     const __m512i b0 = _mm512_loadu_si512(bp + p * 128);
     const __m512i b1 = _mm512_loadu_si512(bp + p * 128 + 64);
     const int8_t* wk = wp + p * kVnniRows * 4;
-#pragma GCC unroll 8
-    for (int r = 0; r < kVnniRows; ++r) {
-      int32_t four;
-      std::memcpy(&four, wk + r * 4, 4);
-      const __m512i w = _mm512_set1_epi32(four);
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], b0, w);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, w);
-    }
+    DNNX_VNNI_ROW(0, c00, c01)
+    DNNX_VNNI_ROW(1, c10, c11)
+    DNNX_VNNI_ROW(2, c20, c21)
+    DNNX_VNNI_ROW(3, c30, c31)
+    DNNX_VNNI_ROW(4, c40, c41)
+    DNNX_VNNI_ROW(5, c50, c51)
+    DNNX_VNNI_ROW(6, c60, c61)
+    DNNX_VNNI_ROW(7, c70, c71)
   }
-  for (int r = 0; r < kVnniRows; ++r) {
-    _mm512_storeu_si512(out + 2 * r, acc[r][0]);
-    _mm512_storeu_si512(out + 2 * r + 1, acc[r][1]);
-  }
+  const __m512i sums[16] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71};
+  for (int i = 0; i < 16; ++i) _mm512_storeu_si512(out + i, sums[i]);
 }
+#undef DNNX_VNNI_ROW
+
+#define DNNX_AVX2_ROW(r, c0, c1)                                        \
+  {                                                                     \
+    int32_t two;                                                        \
+    std::memcpy(&two, wk + (r) * 2, 4);                                 \
+    const __m256i w = _mm256_set1_epi32(two);                           \
+    c0 = _mm256_add_epi32(c0, _mm256_madd_epi16(b0, w));                \
+    c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(b1, w));                \
+  }
 
 __attribute__((target("avx2"))) void tile_avx2(const int16_t* wp, const uint8_t* bp, int64_t k2, int32_t* out) {
-  __m256i acc[kAvx2Rows][2];
-  for (auto& r : acc) r[0] = r[1] = _mm256_setzero_si256();
+  __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+          c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   for (int64_t p = 0; p < k2; ++p) {
     const __m256i b0 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + p * 32)));
     const __m256i b1 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + p * 32 + 16)));
     const int16_t* wk = wp + p * kAvx2Rows * 2;
-#pragma GCC unroll 6
-    for (int r = 0; r < kAvx2Rows; ++r) {
-      int32_t two;
-      std::memcpy(&two, wk + r * 2, 4);
-      const __m256i w = _mm256_set1_epi32(two);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(b0, w));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(b1, w));
-    }
+    DNNX_AVX2_ROW(0, c00, c01)
+    DNNX_AVX2_ROW(1, c10, c11)
+    DNNX_AVX2_ROW(2, c20, c21)
+    DNNX_AVX2_ROW(3, c30, c31)
+    DNNX_AVX2_ROW(4, c40, c41)
+    DNNX_AVX2_ROW(5, c50, c51)
   }
-  for (int r = 0; r < kAvx2Rows; ++r) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * r), acc[r][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * r + 8), acc[r][1]);
-  }
+  const __m256i sums[12] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
+  for (int i = 0; i < 12; ++i) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * i), sums[i]);
 }
+#undef DNNX_AVX2_ROW
 
 // The tile's sums, less b_zp x rowsum, into C (rows < M, columns < N only).
 void store_tile(const int32_t* tile, int64_t rows, int64_t cols, int64_t width, const Int8Weights& w, int64_t m0,

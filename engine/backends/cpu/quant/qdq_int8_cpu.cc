@@ -127,6 +127,7 @@ struct Int8Plan {
   int64_t batch = 1, channels = 0, filters = 0;  // filters: output channels (M of the GEMM)
   int64_t rows = 0, k = 0;                        // Gemm/MatMul: X's rows (N of the GEMM) and K
   bool pointwise = false;                         // 1x1, stride 1, no padding: X is the columns
+  bool same_2d = false;  // 2-D, stride 1, no dilation, output the input's size: im2col rows are shifted planes
   std::vector<Int8Weights> weights;               // one per group
   DType x_type = DType::UInt8, y_type = DType::UInt8, z_type = DType::UInt8;
   bool relu = false, has_bias = false, int_bias = false, residual = false;
@@ -152,6 +153,31 @@ void im2col_8bit(const Int8Plan& p, const T* x, T zp, T* cols) {
   const ConvGeometry& g = p.g;
   const int64_t in_d = g.input[0], in_h = g.input[1], in_w = g.input[2];
   const int64_t out_d = g.output[0], out_h = g.output[1], out_w = g.output[2];
+  if (p.same_2d) {  // each tap's row is the plane shifted, one copy, then its border set to zp
+    const int64_t plane = in_h * in_w;
+    T* dst = cols;
+    for (int64_t c = 0; c < p.channels / g.group; ++c) {
+      for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+        for (int64_t kw = 0; kw < g.kernel[2]; ++kw, dst += plane) {
+          const int64_t dy = kh - g.pads_begin[1], dx = kw - g.pads_begin[2], shift = dy * in_w + dx;
+          const int64_t first = std::max<int64_t>(0, -shift), last = std::min(plane, plane - shift);
+          std::fill(dst, dst + first, zp);
+          std::memcpy(dst + first, x + c * plane + first + shift, static_cast<size_t>(last - first) * sizeof(T));
+          std::fill(dst + last, dst + plane, zp);
+          const int64_t top = std::max<int64_t>(0, -dy), bottom = std::min(in_h, in_h - dy);
+          std::fill(dst, dst + top * in_w, zp);
+          std::fill(dst + bottom * in_w, dst + plane, zp);
+          if (dx == 0) continue;
+          for (int64_t oh = top; oh < bottom; ++oh) {  // the columns that wrapped to the next or last row
+            T* line = dst + oh * in_w;
+            if (dx < 0) std::fill(line, line + std::min(in_w, -dx), zp);
+            else std::fill(line + std::max<int64_t>(0, in_w - dx), line + in_w, zp);
+          }
+        }
+      }
+    }
+    return;
+  }
   T* dst = cols;
   for (int64_t c = 0; c < p.channels / g.group; ++c) {
     const T* plane = x + c * in_d * in_h * in_w;
@@ -329,6 +355,8 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
     p.filters = w[0];
     p.pointwise = p.g.kernel_size() == 1 && p.g.output == p.g.input && p.g.strides == Shape{1, 1, 1} &&
                   p.g.pads_begin == Shape{0, 0, 0};
+    p.same_2d = !p.pointwise && x.size() == 4 && p.g.output == p.g.input && p.g.strides == Shape{1, 1, 1} &&
+                p.g.dilations == Shape{1, 1, 1};
     const int64_t mg = p.group_filters(), k = p.gemm_k();
     for (int64_t grp = 0; grp < p.g.group; ++grp) {
       const auto* wg = static_cast<const uint8_t*>(wc.data.data()) + grp * mg * k;  // one byte per weight
