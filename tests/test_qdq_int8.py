@@ -6,8 +6,9 @@ and the CPU runs it as an int32-accumulating int8 GEMM (Note [int8 gemm paths]).
 - Small models quantized by onnxruntime's quantize_static (QDQ, per tensor and per channel, int8
   and uint8 activations and weights): fused against the float-between-QDQ run (the pass off) and
   against onnxruntime, within one step of the output's quantization.
-- DNNX_INT8_AVX2=1 forces the AVX2 path on a VNNI CPU (a subprocess: the switch is read once):
-  the same outputs, bit for bit, and plan() says which path ran.
+- DNNX_INT8_AVX2=1 forces the AVX2 path on a VNNI CPU, DNNX_INT8_PORTABLE=1 the plain loop (a
+  subprocess each: the switches are read once): the same outputs, bit for bit, and plan() says
+  which path ran.
 - plan() shows each fused layer as int8 with int32 accumulation."""
 import os
 import subprocess
@@ -181,10 +182,11 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
         assert (steps > 0.5).mean() < 0.05  # one step only at the few ties the float path rounds otherwise
 
 
-def test_avx2_switch_gives_the_same_outputs(tmp_path):
+@pytest.mark.parametrize("kind", ["conv", "conv1x1_residual", "matmul"])
+def test_avx2_switch_gives_the_same_outputs(kind, tmp_path):
     if not has_vnni():
         pytest.skip("no AVX-512 VNNI here: the default path already is AVX2 or portable")
-    model = quantized("conv", tmp_path, True, "uint8", "int8")
+    model = quantized(kind, tmp_path, True, "uint8", "int8")
     path = tmp_path / "m.onnx"
     onnx.save(model, str(path))
     x = input_of(model, 3)
@@ -193,14 +195,17 @@ def test_avx2_switch_gives_the_same_outputs(tmp_path):
               "m = dnnx.load(sys.argv[1]); x = np.load(sys.argv[2])\n"
               "np.save(sys.argv[3], m.run_dict({\"x\": x})[\"y\"]); print(m.plan())\n")
     outs = {}
-    for flag in ("0", "1"):
-        env = dict(os.environ, DNNX_INT8_AVX2=flag)
-        out = tmp_path / f"y{flag}.npy"
+    for name, env_set, shown in (("vnni", {}, "(avx512-vnni)"), ("avx2", {"DNNX_INT8_AVX2": "1"}, "(avx2)"),
+                                 ("portable", {"DNNX_INT8_PORTABLE": "1"}, "(portable)")):
+        env = {k: v for k, v in os.environ.items() if k not in ("DNNX_INT8_AVX2", "DNNX_INT8_PORTABLE")}
+        env.update(env_set)
+        out = tmp_path / f"y_{name}.npy"
         r = subprocess.run([sys.executable, "-c", script, str(path), str(tmp_path / "x.npy"), str(out)],
                            env=env, capture_output=True, text=True, check=True)
-        assert ("(avx2)" if flag == "1" else "(avx512-vnni)") in r.stdout, r.stdout
-        outs[flag] = np.load(out)
-    np.testing.assert_array_equal(outs["0"], outs["1"])
+        assert shown in r.stdout, r.stdout
+        outs[name] = np.load(out)
+    np.testing.assert_array_equal(outs["vnni"], outs["avx2"])
+    np.testing.assert_array_equal(outs["vnni"], outs["portable"])
 
 
 def test_pattern_that_does_not_match_stays_float(tmp_path):

@@ -156,21 +156,20 @@ __attribute__((target("avx2"))) void tile_avx2(const int16_t* wp, const uint8_t*
 }
 #undef DNNX_AVX2_ROW
 
-// The tile's sums, less b_zp x rowsum, into C (rows < M, columns < N only).
-void store_tile(const int32_t* tile, int64_t rows, int64_t cols, int64_t width, const Int8Weights& w, int64_t m0,
-                int64_t j0, int64_t n, int32_t b_zp, int32_t* c) {
+// The tile's sums, less b_zp x rowsum, in place, then to the sink (rows < M, columns < N only).
+void finish_tile(int32_t* tile, int64_t rows, int64_t cols, int64_t width, const Int8Weights& w, int64_t m0,
+                 int64_t j0, int32_t b_zp, const Int8TileSink& sink) {
   for (int64_t r = 0; r < rows; ++r) {
     // modular int32 arithmetic, as the vector sums: the exact value wherever it fits int32
     const auto fix = static_cast<uint32_t>(b_zp) * static_cast<uint32_t>(w.row_sums[m0 + r]);
-    int32_t* crow = c + (m0 + r) * n + j0;
-    for (int64_t j = 0; j < cols; ++j) {
-      crow[j] = static_cast<int32_t>(static_cast<uint32_t>(tile[r * width + j]) - fix);
-    }
+    int32_t* row = tile + r * width;
+    for (int64_t j = 0; j < cols; ++j) row[j] = static_cast<int32_t>(static_cast<uint32_t>(row[j]) - fix);
   }
+  sink(m0, rows, j0, cols, tile, width);
 }
 
 void gemm_panels(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
-                 int64_t ld_n, int32_t* c, uint8_t* scratch, int64_t first, int64_t last) {
+                 int64_t ld_n, const Int8TileSink& sink, uint8_t* scratch, int64_t first, int64_t last) {
   const bool vnni = w.path == Int8Path::Vnni;
   const int64_t width = vnni ? kVnniCols : kAvx2Cols, kg = vnni ? kVnniK : kAvx2K;
   const int64_t row_tile = vnni ? kVnniRows : kAvx2Rows;
@@ -188,7 +187,7 @@ void gemm_panels(const Int8Weights& w, const void* b, bool b_signed, int32_t b_z
       } else {
         tile_avx2(w.s16.data() + m0 * kp, bp, kp / kg, tile);
       }
-      store_tile(tile, rows, cols, width, w, m0, j0, n, b_signed ? b_zp + 128 : b_zp, c);
+      finish_tile(tile, rows, cols, width, w, m0, j0, b_signed ? b_zp + 128 : b_zp, sink);
     }
   }
 }
@@ -257,16 +256,17 @@ Int8Weights pack_int8_weights(const void* w, bool is_signed, int64_t m, int64_t 
 }
 
 size_t int8_gemm_scratch_bytes(const Int8Weights& w, int64_t n) {
-  if (w.path == Int8Path::Portable) return static_cast<size_t>(w.k * n) * sizeof(int16_t);
+  if (w.path == Int8Path::Portable) return static_cast<size_t>(w.k * n) * sizeof(int16_t) + static_cast<size_t>(w.m * n) * sizeof(int32_t);
   const bool vnni = w.path == Int8Path::Vnni;
   const int64_t width = vnni ? kVnniCols : kAvx2Cols, kg = vnni ? kVnniK : kAvx2K;
   return static_cast<size_t>(round_up(n, width) * round_up(w.k, kg));
 }
 
-void int8_gemm(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
-               int64_t ld_n, int32_t* c, void* scratch, int workers) {
-  if (w.path == Int8Path::Portable) {  // Note [int8 gemm]'s int16 loop
+void int8_gemm_tiles(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
+                     int64_t ld_n, const Int8TileSink& sink, void* scratch, int workers) {
+  if (w.path == Int8Path::Portable) {  // Note [int8 gemm]'s int16 loop, C whole, then one sink call
     auto* b16 = static_cast<int16_t*>(scratch);
+    auto* c = reinterpret_cast<int32_t*>(b16 + w.k * n);
     for (int64_t p = 0; p < w.k; ++p) {
       for (int64_t j = 0; j < n; ++j) {
         const int32_t v = b_signed ? static_cast<const int8_t*>(b)[p * ld_k + j * ld_n]
@@ -275,18 +275,28 @@ void int8_gemm(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp,
       }
     }
     gemm_s16(w.m, n, w.k, w.s16.data(), b16, c, workers);
+    sink(0, w.m, 0, n, c, n);
     return;
   }
   const int64_t width = w.path == Int8Path::Vnni ? kVnniCols : kAvx2Cols;
   const int64_t panels = (n + width - 1) / width;
   auto* bytes = static_cast<uint8_t*>(scratch);
   if (workers <= 1 || panels < 2) {
-    gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, c, bytes, 0, panels);
+    gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, sink, bytes, 0, panels);
     return;
   }
   cpu_thread_pool().parallel_for(
-      panels, [&](int64_t first, int64_t last, int) { gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, c, bytes, first, last); },
+      panels, [&](int64_t first, int64_t last, int) { gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, sink, bytes, first, last); },
       workers);
+}
+
+void int8_gemm(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
+               int64_t ld_n, int32_t* c, void* scratch, int workers) {
+  int8_gemm_tiles(w, b, b_signed, b_zp, n, ld_k, ld_n,
+                  [&](int64_t m0, int64_t rows, int64_t j0, int64_t cols, const int32_t* tile, int64_t ld) {
+                    for (int64_t r = 0; r < rows; ++r) std::memcpy(c + (m0 + r) * n + j0, tile + r * ld, sizeof(int32_t) * cols);
+                  },
+                  scratch, workers);
 }
 
 }  // namespace dnnx

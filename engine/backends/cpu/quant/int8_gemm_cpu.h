@@ -19,6 +19,7 @@
 // int_gemm_cpu.h); tests force each path (Int8Path argument).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,11 +47,19 @@ struct Int8Weights {
 Int8Weights pack_int8_weights(const void* w, bool is_signed, int64_t m, int64_t k, int64_t ld_m, int64_t ld_k,
                               const void* zp, bool zp_per_row, Int8Path path);
 
+// Receives C's finished tiles (from several threads at once where workers > 1): rows
+// [m0, m0 + rows) x columns [j0, j0 + cols), element (r, j) at c[r * ld + j], exact sums.
+using Int8TileSink = std::function<void(int64_t m0, int64_t rows, int64_t j0, int64_t cols, const int32_t* c, int64_t ld)>;
+
 // B[k, j] at b[k * ld_k + j * ld_n] (uint8, or int8 when b_signed: shifted by 128 here), its
 // zero point b_zp (of B's type); C [M, N] row-major (ldc = N), overwritten; up to `workers`
 // threads. `scratch` must hold int8_gemm_scratch_bytes(w, n, k) bytes.
 void int8_gemm(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
                int64_t ld_n, int32_t* c, void* scratch, int workers);
 size_t int8_gemm_scratch_bytes(const Int8Weights& w, int64_t n);
+// The same product handed to `sink` tile by tile while it is in cache (the fused layers
+// requantize each tile there: C is never written whole).
+void int8_gemm_tiles(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
+                     int64_t ld_n, const Int8TileSink& sink, void* scratch, int workers);
 
 }  // namespace dnnx

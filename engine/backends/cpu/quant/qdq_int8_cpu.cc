@@ -1,6 +1,6 @@
 // Int8Conv, Int8Gemm, Int8MatMul on the CPU (ops/quant/qdq_int8.cc has their inputs): the int8
 // GEMM of int8_gemm_cpu.h (weights packed here, at plan time; Note [int8 gemm paths]), then one
-// requantizing epilogue per output row, in the same kernel:
+// requantizing epilogue per C tile while it is in cache (int8_gemm_tiles), in the same kernel:
 //   v = float(sum + B_int32) * (x_scale * w_scale[m] / y_scale)  (+ B_float[m] / y_scale)
 //   y = saturate(round_half_even(v) + y_zero_point), at least y_zero_point after a Relu
 // as onnxruntime's QLinearConv requantizes (Note [requantization]: the clamp in float before the
@@ -140,10 +140,8 @@ struct Int8Plan {
   int64_t gemm_k() const { return base == Base::Conv ? channels / g.group * g.kernel_size() : k; }
   int64_t gemm_n() const { return base == Base::Conv ? g.output_size() : rows; }
   size_t cols_bytes() const { return base == Base::Conv && !pointwise ? static_cast<size_t>(gemm_k() * gemm_n()) : 0; }
-  size_t c32_bytes() const { return static_cast<size_t>(group_filters() * gemm_n()) * sizeof(int32_t); }
-  size_t row_bytes() const { return static_cast<size_t>(gemm_n()) * sizeof(int32_t) * 2; }
   size_t workspace_bytes() const {
-    return c32_bytes() + row_bytes() + cols_bytes() + int8_gemm_scratch_bytes(weights[0], gemm_n()) + 4 * 64;
+    return cols_bytes() + int8_gemm_scratch_bytes(weights[0], gemm_n()) + 2 * 64;
   }
 };
 
@@ -221,20 +219,22 @@ class Int8Kernel final : public Kernel {
 
   void run(const KernelArgs& args) const override {
     auto align = [](uint8_t* at) { return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(at) + 63) & ~uintptr_t{63}); };
-    uint8_t* ws = align(static_cast<uint8_t*>(args.workspace));
-    auto* c32 = reinterpret_cast<int32_t*>(ws);
-    auto* row = reinterpret_cast<int32_t*>(align(ws + p_.c32_bytes()));
-    uint8_t* cols = align(reinterpret_cast<uint8_t*>(row) + p_.row_bytes());
+    uint8_t* cols = align(static_cast<uint8_t*>(args.workspace));
     uint8_t* scratch = align(cols + p_.cols_bytes());
     const bool x_signed = p_.x_type == DType::Int8;
     const int32_t x_zp = p_.has_x_zp ? read_8bit(args.in<void>(kXZp), p_.x_type, 0) : 0;
-    const std::vector<RowParams> params = row_params(args);
+    const RunParams run = run_params(args);
     const int64_t n = p_.gemm_n(), mg = p_.group_filters();
     const auto* x = static_cast<const uint8_t*>(args.inputs[kX]);  // 8-bit: bytes
     auto* y = static_cast<uint8_t*>(args.outputs[0]);
-    if (p_.base != Base::Conv) {
-      int8_gemm(p_.weights[0], x, x_signed, x_zp, n, 1, p_.k, c32, scratch, p_.workers);
-      for (int64_t m = 0; m < mg; ++m) epilogue(args, params[m], c32 + m * n, n, y + m, p_.filters, -1, row);
+    if (p_.base != Base::Conv) {  // C^T: the GEMM's row m is Y's column m
+      int8_gemm_tiles(p_.weights[0], x, x_signed, x_zp, n, 1, p_.k,
+                      [&](int64_t m0, int64_t rows, int64_t j0, int64_t cnt, const int32_t* c, int64_t ld) {
+                        for (int64_t r = 0; r < rows; ++r) {
+                          epilogue(run, m0 + r, c + r * ld, cnt, y + j0 * p_.filters + m0 + r, p_.filters, -1);
+                        }
+                      },
+                      scratch, p_.workers);
       return;
     }
     const int64_t in_image = p_.channels * p_.g.input_size(), in_group = p_.channels / p_.g.group * p_.g.input_size();
@@ -247,11 +247,15 @@ class Int8Kernel final : public Kernel {
           else im2col_8bit(p_, xg, static_cast<uint8_t>(x_zp), cols);
           src = cols;
         }
-        int8_gemm(p_.weights[static_cast<size_t>(grp)], src, x_signed, x_zp, n, n, 1, c32, scratch, p_.workers);
-        const int64_t first = (b * p_.filters + grp * mg) * n;
-        for (int64_t m = 0; m < mg; ++m) {
-          epilogue(args, params[grp * mg + m], c32 + m * n, n, y + first + m * n, 1, p_.residual ? first + m * n : -1, row);
-        }
+        const int64_t first = (b * p_.filters + grp * mg) * n;  // Y's offset of the group's first filter
+        int8_gemm_tiles(p_.weights[static_cast<size_t>(grp)], src, x_signed, x_zp, n, n, 1,
+                        [&](int64_t m0, int64_t rows, int64_t j0, int64_t cnt, const int32_t* c, int64_t ld) {
+                          for (int64_t r = 0; r < rows; ++r) {
+                            const int64_t at = first + (m0 + r) * n + j0;
+                            epilogue(run, grp * mg + m0 + r, c + r * ld, cnt, y + at, 1, p_.residual ? at : -1);
+                          }
+                        },
+                        scratch, p_.workers);
       }
     }
   }
@@ -279,32 +283,58 @@ class Int8Kernel final : public Kernel {
     return out;
   }
 
-  // One row of n sums -> y[j * stride]; residual >= 0: z's offset of this row (Int8Conv).
-  void epilogue(const KernelArgs& args, const RowParams& p, const int32_t* acc, int64_t n, uint8_t* y, int64_t stride,
-                int64_t residual, int32_t* q) const {
+  // What every row of one run shares: the per-channel factors and the parameters' values.
+  struct RunParams {
+    std::vector<RowParams> rows;
+    QuantRange y, r;  // y's range (with the Relu's floor); r: the residual's intermediate
+    ResidualParams residual{};
+    const void* z = nullptr;
+  };
+
+  RunParams run_params(const KernelArgs& args) const {
+    RunParams run;
+    run.rows = row_params(args);
     const int32_t y_zp = p_.has_y_zp ? read_8bit(args.in<void>(kYZp), p_.y_type, 0) : 0;
-    if (residual < 0) {
-      requantize(acc, n, p, range_of(p_.y_type, y_zp, p_.relu), q);
-    } else {
+    run.y = range_of(p_.y_type, y_zp, p_.relu);
+    if (p_.residual) {
       const int32_t r_zp = p_.has_r_zp ? read_8bit(args.in<void>(kRZp), p_.y_type, 0) : 0;
-      requantize(acc, n, p, range_of(p_.y_type, r_zp, false), q);
       const int32_t z_zp = p_.has_z_zp ? read_8bit(args.in<void>(kZZp), p_.z_type, 0) : 0;
-      const float sr = args.in<float>(kRScale)[0], sz = args.in<float>(kZScale)[0], sy = args.in<float>(kYScale)[0];
-      const QuantRange out = range_of(p_.y_type, y_zp, p_.relu);
-      int32_t* zrow = q + n;
-      if (p_.z_type == DType::Int8) {
-        const int8_t* z = args.in<int8_t>(kZ) + residual;
-        for (int64_t j = 0; j < n; ++j) zrow[j] = z[j];
-      } else {
-        const uint8_t* z = args.in<uint8_t>(kZ) + residual;
-        for (int64_t j = 0; j < n; ++j) zrow[j] = z[j];
-      }
-      add_residual(q, zrow, n, ResidualParams{sr, sz, sy, r_zp, z_zp}, out);
+      run.r = range_of(p_.y_type, r_zp, false);
+      run.residual = ResidualParams{args.in<float>(kRScale)[0], args.in<float>(kZScale)[0], args.in<float>(kYScale)[0],
+                                    r_zp, z_zp};
+      run.z = args.inputs[kZ];
     }
-    if (stride == 1) {
-      for (int64_t j = 0; j < n; ++j) y[j] = static_cast<uint8_t>(q[j]);  // int8 and uint8: the low byte
-    } else {
-      for (int64_t j = 0; j < n; ++j) y[j * stride] = static_cast<uint8_t>(q[j]);
+    return run;
+  }
+
+  // Output channel m's n sums -> y[j * stride]; residual >= 0: z's offset of these (Int8Conv).
+  // In chunks, the values in a stack buffer: tiles come from several threads at once.
+  void epilogue(const RunParams& run, int64_t m, const int32_t* acc, int64_t n, uint8_t* y, int64_t stride,
+                int64_t residual) const {
+    constexpr int64_t kChunk = 64;
+    alignas(32) int32_t q[kChunk], zrow[kChunk];
+    const RowParams& p = run.rows[static_cast<size_t>(m)];
+    for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
+      const int64_t len = std::min(kChunk, n - j0);
+      if (residual < 0) {
+        requantize(acc + j0, len, p, run.y, q);
+      } else {
+        requantize(acc + j0, len, p, run.r, q);
+        if (p_.z_type == DType::Int8) {
+          const int8_t* z = static_cast<const int8_t*>(run.z) + residual + j0;
+          for (int64_t j = 0; j < len; ++j) zrow[j] = z[j];
+        } else {
+          const uint8_t* z = static_cast<const uint8_t*>(run.z) + residual + j0;
+          for (int64_t j = 0; j < len; ++j) zrow[j] = z[j];
+        }
+        add_residual(q, zrow, len, run.residual, run.y);
+      }
+      uint8_t* out = y + j0 * stride;
+      if (stride == 1) {
+        for (int64_t j = 0; j < len; ++j) out[j] = static_cast<uint8_t>(q[j]);  // int8 and uint8: the low byte
+      } else {
+        for (int64_t j = 0; j < len; ++j) out[j * stride] = static_cast<uint8_t>(q[j]);
+      }
     }
   }
 
