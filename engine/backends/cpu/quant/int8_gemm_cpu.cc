@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "backends/cpu/quant/int_gemm_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
@@ -88,6 +89,17 @@ void pack_panel(const void* b, bool b_signed, int64_t k, int64_t ld_k, int64_t l
   if (ld_n == 1 && cols == width) {
     pack_panel_rows(src, flip, k, ld_k, j0, width, kg, dst);
     pack_panel_generic(src, flip, k, ld_k, ld_n, j0, cols, width, kg, pad, k / kg * kg, dst);  // the k tail
+    return;
+  }
+  if (ld_n == 1) {  // the last, narrower panel: its rows copied out to full width (pad after), then as above
+    thread_local std::vector<uint8_t> rows;
+    rows.resize(static_cast<size_t>(k * width));
+    const uint8_t raw_pad = static_cast<uint8_t>(pad ^ flip);  // pack_panel_rows flips again
+    for (int64_t p = 0; p < k; ++p) {
+      std::memcpy(rows.data() + p * width, src + p * ld_k + j0, static_cast<size_t>(cols));
+      std::memset(rows.data() + p * width + cols, raw_pad, static_cast<size_t>(width - cols));
+    }
+    pack_panel(rows.data(), b_signed, k, width, 1, 0, width, width, kg, pad, dst);
     return;
   }
   pack_panel_generic(src, flip, k, ld_k, ld_n, j0, cols, width, kg, pad, 0, dst);
