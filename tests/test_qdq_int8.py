@@ -77,7 +77,7 @@ def test_int8_gemm_vnni_refuses_what_it_cannot_take():
 
 # ---- QDQ models from onnxruntime's quantize_static ----
 
-def float_model(kind):
+def float_model(kind, symbolic_batch=False):
     rng = np.random.default_rng(7)
     inits, nodes = [], []
 
@@ -108,6 +108,8 @@ def float_model(kind):
     elif kind == "matmul":
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 7, 64])
         nodes += [helper.make_node("MatMul", ["x", const("w", rng.normal(size=(64, 48)) * 0.1)], ["y"])]
+    if symbolic_batch:
+        x.type.tensor_type.shape.dim[0].dim_param = "N"
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     graph = helper.make_graph(nodes, kind, [x], [y], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -115,15 +117,17 @@ def float_model(kind):
     return model
 
 
-def input_of(model, seed):
-    dims = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+def input_of(model, seed, batch=None):
+    dims = [d.dim_value or 1 for d in model.graph.input[0].type.tensor_type.shape.dim]
+    if batch is not None:
+        dims[0] = batch
     return np.random.default_rng(seed).normal(size=dims).astype(np.float32)
 
 
-def quantized(kind, tmp_path, per_channel, activation, weight):
+def quantized(kind, tmp_path, per_channel, activation, weight, symbolic_batch=False):
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
-    model = float_model(kind)
+    model = float_model(kind, symbolic_batch)
     src, dst = str(tmp_path / f"{kind}.onnx"), str(tmp_path / f"{kind}_qdq.onnx")
     onnx.save(model, src)
 
@@ -216,3 +220,21 @@ def test_pattern_that_does_not_match_stays_float(tmp_path):
             n.attribute.append(helper.make_attribute("alpha", 0.5))
     plan = str(dnnx.load(model).plan())
     assert "Int8Gemm" not in plan and "Gemm" in plan
+
+
+@pytest.mark.parametrize("kind", ["conv", "conv1x1_residual", "gemm", "matmul"])
+def test_symbolic_batch_and_empty_batch(kind, tmp_path):
+    """The fused layers with a symbolic batch: batch 3 and an empty batch against onnxruntime."""
+    import onnxruntime as ort
+
+    model = quantized(kind, tmp_path, True, "uint8", "int8", symbolic_batch=True)
+    m = dnnx.load(model)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch in (3, 0):
+        x = input_of(model, 5, batch)
+        assert "Int8" in str(m.plan(inputs={"x": x}))
+        got = m.run_dict({"x": x})["y"]
+        want = sess.run(None, {"x": x})[0]
+        assert got.shape == want.shape and got.dtype == want.dtype
+        if batch:
+            assert np.abs(got - want).max() <= output_step(model) * (1 + 1e-3)

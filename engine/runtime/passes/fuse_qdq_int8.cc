@@ -29,7 +29,8 @@ namespace {
 
 struct Context {
   Graph& graph;
-  const std::map<std::string, TensorInfo>& types;
+  const std::map<std::string, TensorInfo>& types;   // symbolic dims as 1
+  const std::map<std::string, TensorInfo>& types2;  // symbolic dims as 2: which dims follow them
   std::map<std::string, int> producer;  // value -> node index
 };
 
@@ -45,6 +46,15 @@ bool is_8bit(DType t) { return t == DType::Int8 || t == DType::UInt8; }
 const TensorInfo* type_of(const Context& c, const std::string& value) {
   auto it = c.types.find(value);
   return it == c.types.end() ? nullptr : &it->second;
+}
+
+// Whether a and b have one shape however the symbolic dims are sized (tried at 1 and 2).
+bool same_shape(const Context& c, const std::string& a, const std::string& b) {
+  for (const auto* types : {&c.types, &c.types2}) {
+    auto ia = types->find(a), ib = types->find(b);
+    if (ia == types->end() || ib == types->end() || ia->second.shape != ib->second.shape) return false;
+  }
+  return true;
 }
 
 // A constant float32 of one value.
@@ -98,8 +108,11 @@ const Node* weight_dq(const Context& c, const std::string& value, int64_t axis, 
 bool bias_inputs(const Context& c, const Node& base, int64_t channels, std::string& bias, std::string& scale) {
   if (!base.has_input(2)) return true;
   const std::string& b = base.inputs[2];
+  auto per_channel_shape = [&](const Shape& shape) {  // [M], or Gemm's [1, N]: not a per-row [M, 1]
+    return numel(shape) == channels && !shape.empty() && shape.back() == channels;
+  };
   if (const ConstTensor* f = find_constant(c.graph, b)) {
-    if (f->info.dtype != DType::Float32 || numel(f->info.shape) != channels) return false;
+    if (f->info.dtype != DType::Float32 || !per_channel_shape(f->info.shape)) return false;
     bias = b;
     return true;
   }
@@ -107,7 +120,7 @@ bool bias_inputs(const Context& c, const Node& base, int64_t channels, std::stri
   if (!dq || dq->inputs.size() < 2) return false;
   const ConstTensor* q = find_constant(c.graph, dq->inputs[0]);
   const ConstTensor* s = find_constant(c.graph, dq->inputs[1]);
-  if (!q || q->info.dtype != DType::Int32 || numel(q->info.shape) != channels || !s || s->info.dtype != DType::Float32 ||
+  if (!q || q->info.dtype != DType::Int32 || !per_channel_shape(q->info.shape) || !s || s->info.dtype != DType::Float32 ||
       (numel(s->info.shape) != 1 && numel(s->info.shape) != channels)) {
     return false;
   }
@@ -144,6 +157,13 @@ std::optional<Node> int8_layer(const Context& c, const Node& base) {
     op = "Int8MatMul";
     axis = 1;
   } else {
+    return std::nullopt;
+  }
+  const TensorInfo* xt = type_of(c, base.inputs[0]);
+  if (!xt) return std::nullopt;
+  const size_t rank = xt->shape.size();  // the ranks the fused op takes (Conv: 1 to 3 spatial dims)
+  if (base.op_type == "Conv" ? rank < 3 || rank > 5 || wt->shape.size() != rank
+                             : base.op_type == "Gemm" ? rank != 2 : rank < 2) {
     return std::nullopt;
   }
   const Node* dx = activation_dq(c, base.inputs[0]);
@@ -213,7 +233,10 @@ bool try_fuse(Context& c, size_t qi, bool residual, const PassOptions& options, 
       const TensorInfo* yt = type_of(c, q.outputs[0]);
       const TensorInfo* zt = type_of(c, dz->inputs[0]);
       const TensorInfo* ct = type_of(c, conv->outputs[0]);
-      if (!rt || !yt || !zt || !ct || rt->dtype != yt->dtype || zt->shape != ct->shape || !dr->has_input(2)) continue;
+      if (!rt || !yt || !zt || !ct || rt->dtype != yt->dtype || !same_shape(c, dz->inputs[0], conv->outputs[0]) ||
+          !dr->has_input(2)) {
+        continue;
+      }
       if (rq->inputs[1] != dr->inputs[1] || rq->inputs[2] != dr->inputs[2]) continue;
       base = conv;
       extra = {dr->inputs[1], dr->inputs[2], dz->inputs[0], dz->inputs[1], dz->has_input(2) ? dz->inputs[2] : ""};
@@ -261,13 +284,14 @@ int fuse_qdq_int8(Graph& graph, const PassOptions& options) {
   if (std::none_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) { return n.op_type == "QuantizeLinear"; })) {
     return 0;
   }
-  std::map<std::string, TensorInfo> types;
+  std::map<std::string, TensorInfo> types, types2;
   try {
     types = value_types(graph, 1);
+    types2 = value_types(graph, 2);
   } catch (const std::exception&) {
     return 0;  // a graph the shape inference cannot type at these sizes: leave it as it is
   }
-  Context c{graph, types, {}};
+  Context c{graph, types, types2, {}};
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     for (const std::string& o : graph.nodes[i].outputs) c.producer[o] = static_cast<int>(i);
   }
