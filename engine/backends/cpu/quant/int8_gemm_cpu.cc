@@ -170,8 +170,8 @@ __attribute__((target("avx2"))) void tile_avx2(const int16_t* wp, const uint8_t*
 
 // The tile's sums, less b_zp x rowsum, in place, then to the sink (rows < M, columns < N only).
 void finish_tile(int32_t* tile, int64_t rows, int64_t cols, int64_t width, const Int8Weights& w, int64_t m0,
-                 int64_t j0, int32_t b_zp, const Int8TileSink& sink) {
-  for (int64_t r = 0; r < rows; ++r) {
+                 int64_t j0, int32_t b_zp, bool corrected, const Int8TileSink& sink) {
+  for (int64_t r = 0; r < rows && corrected; ++r) {
     // modular int32 arithmetic, as the vector sums: the exact value wherever it fits int32
     const auto fix = static_cast<uint32_t>(b_zp) * static_cast<uint32_t>(w.row_sums[m0 + r]);
     int32_t* row = tile + r * width;
@@ -181,7 +181,7 @@ void finish_tile(int32_t* tile, int64_t rows, int64_t cols, int64_t width, const
 }
 
 void gemm_panels(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
-                 int64_t ld_n, const Int8TileSink& sink, uint8_t* scratch, int64_t first, int64_t last) {
+                 int64_t ld_n, const Int8TileSink& sink, bool corrected, uint8_t* scratch, int64_t first, int64_t last) {
   const bool vnni = w.path == Int8Path::Vnni;
   const int64_t width = vnni ? kVnniCols : kAvx2Cols, kg = vnni ? kVnniK : kAvx2K;
   const int64_t row_tile = vnni ? kVnniRows : kAvx2Rows;
@@ -199,7 +199,7 @@ void gemm_panels(const Int8Weights& w, const void* b, bool b_signed, int32_t b_z
       } else {
         tile_avx2(w.s16.data() + m0 * kp, bp, kp / kg, tile);
       }
-      finish_tile(tile, rows, cols, width, w, m0, j0, b_signed ? b_zp + 128 : b_zp, sink);
+      finish_tile(tile, rows, cols, width, w, m0, j0, b_signed ? b_zp + 128 : b_zp, corrected, sink);
     }
   }
 }
@@ -275,7 +275,7 @@ size_t int8_gemm_scratch_bytes(const Int8Weights& w, int64_t n) {
 }
 
 void int8_gemm_tiles(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
-                     int64_t ld_n, const Int8TileSink& sink, void* scratch, int workers) {
+                     int64_t ld_n, const Int8TileSink& sink, void* scratch, int workers, bool corrected) {
   if (w.path == Int8Path::Portable) {  // Note [int8 gemm]'s int16 loop, C whole, then one sink call
     auto* b16 = static_cast<int16_t*>(scratch);
     auto* c = reinterpret_cast<int32_t*>(b16 + w.k * n);
@@ -294,12 +294,20 @@ void int8_gemm_tiles(const Int8Weights& w, const void* b, bool b_signed, int32_t
   const int64_t panels = (n + width - 1) / width;
   auto* bytes = static_cast<uint8_t*>(scratch);
   if (workers <= 1 || panels < 2) {
-    gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, sink, bytes, 0, panels);
+    gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, sink, corrected, bytes, 0, panels);
     return;
   }
   cpu_thread_pool().parallel_for(
-      panels, [&](int64_t first, int64_t last, int) { gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, sink, bytes, first, last); },
+      panels, [&](int64_t first, int64_t last, int) {
+        gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, sink, corrected, bytes, first, last);
+      },
       workers);
+}
+
+int32_t int8_gemm_row_correction(const Int8Weights& w, bool b_signed, int32_t b_zp, int64_t m) {
+  if (w.path == Int8Path::Portable) return 0;  // its sums subtract the zero point first
+  const auto zp = static_cast<uint32_t>(b_signed ? b_zp + 128 : b_zp);
+  return static_cast<int32_t>(0u - zp * static_cast<uint32_t>(w.row_sums[static_cast<size_t>(m)]));
 }
 
 void int8_gemm(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,

@@ -59,7 +59,10 @@ void int8_gemm(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp,
 size_t int8_gemm_scratch_bytes(const Int8Weights& w, int64_t n);
 // The same product handed to `sink` tile by tile while it is in cache (the fused layers
 // requantize each tile there: C is never written whole).
+// corrected = false: the tiles lack the zero point's term, row m's sums short of the exact ones by
+// -int8_gemm_row_correction(w, b_signed, b_zp, m) (mod 2^32), which the caller adds (in its bias).
 void int8_gemm_tiles(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
-                     int64_t ld_n, const Int8TileSink& sink, void* scratch, int workers);
+                     int64_t ld_n, const Int8TileSink& sink, void* scratch, int workers, bool corrected = true);
+int32_t int8_gemm_row_correction(const Int8Weights& w, bool b_signed, int32_t b_zp, int64_t m);
 
 }  // namespace dnnx

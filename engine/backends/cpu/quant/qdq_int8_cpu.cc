@@ -67,6 +67,24 @@ __attribute__((target("avx2"))) void requantize_avx2(const int32_t* acc, int64_t
   requantize_portable(acc + j, n - j, p, q, out + j);
 }
 
+// The same, 16 lanes, narrowed in the register to Y's bytes (the values are in Y's range already).
+__attribute__((target("avx512f"))) void requantize_bytes_avx512(const int32_t* acc, int64_t n, const RowParams& p,
+                                                                const QuantRange& q, uint8_t* out) {
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(q.lo - q.zp)), hi = _mm512_set1_ps(static_cast<float>(q.hi - q.zp));
+  const __m512 mult = _mm512_set1_ps(p.mult), add = _mm512_set1_ps(p.add);
+  const __m512i bias = _mm512_set1_epi32(p.ibias), zp = _mm512_set1_epi32(q.zp);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512i a = _mm512_add_epi32(_mm512_loadu_si512(acc + j), bias);
+    __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), mult), add);  // no FMA: onnxruntime rounds twice
+    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), zp)));
+  }
+  int32_t rest[16];
+  requantize_portable(acc + j, n - j, p, q, rest);
+  for (int64_t t = 0; t < n - j; ++t) out[j + t] = static_cast<uint8_t>(rest[t]);
+}
+
 void requantize(const int32_t* acc, int64_t n, const RowParams& p, const QuantRange& q, int32_t* out) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   if (avx2) requantize_avx2(acc, n, p, q, out);
@@ -115,6 +133,40 @@ void add_residual(int32_t* q, const int32_t* z, int64_t n, const ResidualParams&
   static const bool avx2 = __builtin_cpu_supports("avx2");
   if (avx2) add_residual_avx2(q, z, n, p, out);
   else add_residual_portable(q, z, n, p, out);
+}
+
+// The residual form in one pass, 16 lanes: r requantized, then QLinearAdd's sum with z (8-bit,
+// signed or not), narrowed to Y's bytes; the tail through the portable steps.
+__attribute__((target("avx512f"))) void residual_bytes_avx512(const int32_t* acc, int64_t n, const RowParams& p,
+                                                              const QuantRange& rq, const void* z, bool z_signed,
+                                                              const ResidualParams& rp, const QuantRange& yq,
+                                                              uint8_t* out) {
+  const __m512 rlo = _mm512_set1_ps(static_cast<float>(rq.lo - rq.zp)), rhi = _mm512_set1_ps(static_cast<float>(rq.hi - rq.zp));
+  const __m512 mult = _mm512_set1_ps(p.mult), add = _mm512_set1_ps(p.add);
+  const __m512i bias = _mm512_set1_epi32(p.ibias);
+  const __m512 sr = _mm512_set1_ps(rp.r_scale), sz = _mm512_set1_ps(rp.z_scale), sy = _mm512_set1_ps(rp.y_scale);
+  const __m512i zzp = _mm512_set1_epi32(rp.z_zp);
+  const __m512 yzp = _mm512_set1_ps(static_cast<float>(yq.zp)), ylo = _mm512_set1_ps(static_cast<float>(yq.lo)),
+               yhi = _mm512_set1_ps(static_cast<float>(yq.hi));
+  const auto* zb = static_cast<const uint8_t*>(z);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512i a = _mm512_add_epi32(_mm512_loadu_si512(acc + j), bias);
+    __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), mult), add);
+    v = _mm512_min_ps(_mm512_max_ps(v, rlo), rhi);
+    const __m512i r = _mm512_cvtps_epi32(v);  // r - r_zp: the zero point added and taken off again
+    const __m128i zraw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zb + j));
+    const __m512i zv = _mm512_sub_epi32(z_signed ? _mm512_cvtepi8_epi32(zraw) : _mm512_cvtepu8_epi32(zraw), zzp);
+    const __m512 sum = _mm512_div_ps(_mm512_add_ps(_mm512_mul_ps(sr, _mm512_cvtepi32_ps(r)), _mm512_mul_ps(sz, _mm512_cvtepi32_ps(zv))), sy);
+    const __m512 y = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(sum, yzp), ylo), yhi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(y)));
+  }
+  int32_t q[16], zrow[16];
+  const int64_t rest = n - j;
+  requantize_portable(acc + j, rest, p, rq, q);
+  for (int64_t t = 0; t < rest; ++t) zrow[t] = z_signed ? static_cast<int32_t>(static_cast<int8_t>(zb[j + t])) : zb[j + t];
+  add_residual_portable(q, zrow, rest, rp, yq);
+  for (int64_t t = 0; t < rest; ++t) out[j + t] = static_cast<uint8_t>(q[t]);
 }
 
 int32_t read_8bit(const void* p, DType t, int64_t i) {
@@ -223,7 +275,7 @@ class Int8Kernel final : public Kernel {
     uint8_t* scratch = align(cols + p_.cols_bytes());
     const bool x_signed = p_.x_type == DType::Int8;
     const int32_t x_zp = p_.has_x_zp ? read_8bit(args.in<void>(kXZp), p_.x_type, 0) : 0;
-    const RunParams run = run_params(args);
+    const RunParams run = run_params(args, x_signed, x_zp);
     const int64_t n = p_.gemm_n(), mg = p_.group_filters();
     const auto* x = static_cast<const uint8_t*>(args.inputs[kX]);  // 8-bit: bytes
     auto* y = static_cast<uint8_t*>(args.outputs[0]);
@@ -234,7 +286,7 @@ class Int8Kernel final : public Kernel {
                           epilogue(run, m0 + r, c + r * ld, cnt, y + j0 * p_.filters + m0 + r, p_.filters, -1);
                         }
                       },
-                      scratch, p_.workers);
+                      scratch, p_.workers, false);
       return;
     }
     const int64_t in_image = p_.channels * p_.g.input_size(), in_group = p_.channels / p_.g.group * p_.g.input_size();
@@ -255,7 +307,7 @@ class Int8Kernel final : public Kernel {
                             epilogue(run, grp * mg + m0 + r, c + r * ld, cnt, y + at, 1, p_.residual ? at : -1);
                           }
                         },
-                        scratch, p_.workers);
+                        scratch, p_.workers, false);
       }
     }
   }
@@ -291,9 +343,16 @@ class Int8Kernel final : public Kernel {
     const void* z = nullptr;
   };
 
-  RunParams run_params(const KernelArgs& args) const {
+  // x_zp: the zero point's term of the sums joins each row's int32 bias (int8_gemm_row_correction).
+  RunParams run_params(const KernelArgs& args, bool x_signed, int32_t x_zp) const {
     RunParams run;
     run.rows = row_params(args);
+    const int64_t mg = p_.group_filters();
+    for (int64_t m = 0; m < p_.filters; ++m) {
+      RowParams& r = run.rows[static_cast<size_t>(m)];
+      const int32_t fix = int8_gemm_row_correction(p_.weights[static_cast<size_t>(m / mg)], x_signed, x_zp, m % mg);
+      r.ibias = static_cast<int32_t>(static_cast<uint32_t>(r.ibias) + static_cast<uint32_t>(fix));
+    }
     const int32_t y_zp = p_.has_y_zp ? read_8bit(args.in<void>(kYZp), p_.y_type, 0) : 0;
     run.y = range_of(p_.y_type, y_zp, p_.relu);
     if (p_.residual) {
@@ -314,6 +373,16 @@ class Int8Kernel final : public Kernel {
     constexpr int64_t kChunk = 64;
     alignas(32) int32_t q[kChunk], zrow[kChunk];
     const RowParams& p = run.rows[static_cast<size_t>(m)];
+    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    if (residual < 0 && stride == 1 && avx512) {
+      requantize_bytes_avx512(acc, n, p, run.y, y);
+      return;
+    }
+    if (residual >= 0 && stride == 1 && avx512) {
+      residual_bytes_avx512(acc, n, p, run.r, static_cast<const uint8_t*>(run.z) + residual, p_.z_type == DType::Int8,
+                            run.residual, run.y, y);
+      return;
+    }
     for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
       const int64_t len = std::min(kChunk, n - j0);
       if (residual < 0) {
