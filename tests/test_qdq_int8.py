@@ -91,6 +91,10 @@ def float_model(kind, symbolic_batch=False):
                                             const("b", rng.normal(size=24) * 0.1)], ["c"],
                                    pads=[1, 1, 1, 1], strides=[2, 2]),
                   helper.make_node("Relu", ["c"], ["y"])]
+    elif kind == "conv_s2_wide":  # stride 2 over rows wide enough for im2col's vector gather
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 75])
+        nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(16, 4, 3, 3)) * 0.2)], ["y"],
+                                   pads=[1, 1, 1, 1], strides=[2, 2])]
     elif kind == "conv_group":  # grouped, no bias
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 9, 9])
         nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(32, 4, 3, 3)) * 0.2)], ["y"],
@@ -153,7 +157,7 @@ def output_step(model):
     return float(inits[dq.input[1]])
 
 
-CASES = [("conv", True, "uint8", "int8"), ("conv", False, "int8", "int8"), ("conv", True, "uint8", "uint8"),
+CASES = [("conv", True, "uint8", "int8"), ("conv", False, "int8", "int8"), ("conv", True, "uint8", "uint8"), ("conv_s2_wide", True, "int8", "int8"),
          ("conv_group", True, "int8", "int8"), ("conv1x1_residual", False, "uint8", "int8"),
          ("conv1x1_residual", True, "int8", "int8"), ("gemm", True, "uint8", "int8"),
          ("gemm", False, "uint8", "uint8"), ("matmul", True, "int8", "int8"), ("matmul", False, "uint8", "int8")]
@@ -168,7 +172,7 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
     step = output_step(model)
     fused = dnnx.load(model)
     plan = str(fused.plan())
-    op = {"conv": "Int8Conv", "conv_group": "Int8Conv", "conv1x1_residual": "Int8Conv",
+    op = {"conv": "Int8Conv", "conv_s2_wide": "Int8Conv", "conv_group": "Int8Conv", "conv1x1_residual": "Int8Conv",
           "gemm": "Int8Gemm", "matmul": "Int8MatMul"}[kind]
     assert op in plan and "int8, int32 accumulation" in plan, plan
     assert "Conv " not in plan.replace("Int8Conv", "") and "Gemm " not in plan.replace("Int8Gemm", "")

@@ -197,6 +197,31 @@ struct Int8Plan {
   }
 };
 
+// dst[ow] = line[start + 2 ow] for ow in [first, last): the even bytes of 32-byte loads (SSSE3
+// shuffles) while a load stays inside the row of in_w bytes, then one by one.
+__attribute__((target("avx2"))) void gather_stride2_avx2(const uint8_t* line, int64_t start, int64_t first,
+                                                         int64_t last, int64_t in_w, uint8_t* dst) {
+  const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
+  int64_t ow = first;
+  for (; ow + 16 <= last && start + 2 * ow + 32 <= in_w; ow += 16) {
+    const uint8_t* src = line + start + 2 * ow;
+    const __m128i a = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)), even);
+    const __m128i b = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16)), even);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + ow), _mm_unpacklo_epi64(a, b));
+  }
+  for (; ow < last; ++ow) dst[ow] = line[start + 2 * ow];
+}
+
+template <class T>
+void gather_stride2(const T* line, int64_t start, int64_t first, int64_t last, int64_t in_w, T* dst) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    gather_stride2_avx2(reinterpret_cast<const uint8_t*>(line), start, first, last, in_w, reinterpret_cast<uint8_t*>(dst));
+    return;
+  }
+  for (int64_t ow = first; ow < last; ++ow) dst[ow] = line[start + 2 * ow];
+}
+
 // cols[(c, taps), out] = x[c, window tap], x_zero_point outside X: one image's group.
 template <class T>
 void im2col_8bit(const Int8Plan& p, const T* x, T zp, T* cols) {
@@ -252,6 +277,8 @@ void im2col_8bit(const Int8Plan& p, const T* x, T zp, T* cols) {
               std::fill(dst, dst + first, zp);
               if (stride == 1) {
                 std::memcpy(dst + first, line + start + first, static_cast<size_t>(last - first) * sizeof(T));
+              } else if (stride == 2) {
+                gather_stride2(line, start, first, last, in_w, dst);
               } else {
                 for (int64_t ow = first; ow < last; ++ow) dst[ow] = line[start + ow * stride];
               }
