@@ -6,7 +6,8 @@ and the CPU runs it as an int32-accumulating int8 GEMM (Note [int8 gemm paths]).
 - Small models quantized by onnxruntime's quantize_static (QDQ, per tensor and per channel, int8
   and uint8 activations and weights): fused against the float-between-QDQ run (the pass off) and
   against onnxruntime, within one step of the output's quantization.
-- DNNX_INT8_AVX2=1 forces the AVX2 path on a VNNI CPU, DNNX_INT8_PORTABLE=1 the plain loop (a
+- DNNX_INT8_AVX2=1 forces the AVX2 path on a VNNI CPU, DNNX_INT8_AVXVNNI=1 the AVX-VNNI (ymm)
+  one where the CPU has it, DNNX_INT8_PORTABLE=1 the plain loop (a
   subprocess each: the switches are read once): the same outputs, bit for bit, and plan() says
   which path ran.
 - plan() shows each fused layer as int8 with int32 accumulation."""
@@ -40,7 +41,15 @@ def has_avx2():
         return False
 
 
-PATHS = ["portable"] + (["avx2"] if has_avx2() else []) + (["vnni"] if has_vnni() else [])
+def has_avx_vnni():
+    try:
+        return " avx_vnni" in open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+
+
+PATHS = (["portable"] + (["avx2"] if has_avx2() else []) + (["avx-vnni"] if has_avx_vnni() else [])
+         + (["vnni"] if has_vnni() else []))
 
 
 # ---- the GEMM, bit-exact ----
@@ -56,9 +65,9 @@ def test_int8_gemm_is_exact_int32_accumulation(path, w_type, b_type, k):
     b = rng.integers(bi.min, bi.max + 1, size=(k, n)).astype(b_type)
     w[0, :] = wi.min  # the worst products: |w| and b at their extremes (vpmaddubsw would saturate)
     b[:, 0] = bi.max
-    w_zp = 0 if path == "vnni" or w_type == np.int8 else 3
-    if path == "vnni" and w_type != np.int8:
-        pytest.skip("the VNNI path takes int8 weights with zero point 0 (else AVX2)")
+    w_zp = 0 if path in ("vnni", "avx-vnni") or w_type == np.int8 else 3
+    if path in ("vnni", "avx-vnni") and w_type != np.int8:
+        pytest.skip("the VNNI paths take int8 weights with zero point 0 (else AVX2)")
     b_zp = int(bi.min) + 5
     got = pass_hooks.int8_gemm(w, w_zp, b, b_zp, path)
     want = (w.astype(np.int64) - w_zp) @ (b.astype(np.int64) - b_zp)
@@ -203,9 +212,12 @@ def test_avx2_switch_gives_the_same_outputs(kind, tmp_path):
               "m = dnnx.load(sys.argv[1]); x = np.load(sys.argv[2])\n"
               "np.save(sys.argv[3], m.run_dict({\"x\": x})[\"y\"]); print(m.plan())\n")
     outs = {}
-    for name, env_set, shown in (("vnni", {}, "(avx512-vnni)"), ("avx2", {"DNNX_INT8_AVX2": "1"}, "(avx2)"),
-                                 ("portable", {"DNNX_INT8_PORTABLE": "1"}, "(portable)")):
-        env = {k: v for k, v in os.environ.items() if k not in ("DNNX_INT8_AVX2", "DNNX_INT8_PORTABLE")}
+    runs = [("vnni", {}, "(avx512-vnni)"), ("avx2", {"DNNX_INT8_AVX2": "1"}, "(avx2)"),
+            ("portable", {"DNNX_INT8_PORTABLE": "1"}, "(portable)")]
+    if has_avx_vnni():
+        runs.append(("avx-vnni", {"DNNX_INT8_AVXVNNI": "1"}, "(avx-vnni)"))
+    for name, env_set, shown in runs:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DNNX_INT8_")}
         env.update(env_set)
         out = tmp_path / f"y_{name}.npy"
         r = subprocess.run([sys.executable, "-c", script, str(path), str(tmp_path / "x.npy"), str(out)],
@@ -213,7 +225,8 @@ def test_avx2_switch_gives_the_same_outputs(kind, tmp_path):
         assert shown in r.stdout, r.stdout
         outs[name] = np.load(out)
     np.testing.assert_array_equal(outs["vnni"], outs["avx2"])
-    np.testing.assert_array_equal(outs["vnni"], outs["portable"])
+    for name in outs:
+        np.testing.assert_array_equal(outs["vnni"], outs[name], err_msg=name)
 
 
 def test_pattern_that_does_not_match_stays_float(tmp_path):

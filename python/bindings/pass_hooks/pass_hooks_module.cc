@@ -212,13 +212,16 @@ PYBIND11_MODULE(_pass_hooks, m) {
       "int8_gemm",
       [](py::array w, int w_zp, py::array b, int b_zp, const std::string& path) {
         // C [M, N] int32 = (W [M, K] - w_zp) x (B [K, N] - b_zp) by the int8 GEMM of the fused
-        // QDQ layers (Note [int8 gemm paths]) on the path asked for ("vnni", "avx2", "portable").
+        // QDQ layers (Note [int8 gemm paths]) on the path asked for ("vnni", "avx-vnni", "avx2", "portable").
         auto wa = py::array::ensure(w, py::array::c_style), ba = py::array::ensure(b, py::array::c_style);
         const bool w_signed = wa.dtype().kind() == 'i', b_signed = ba.dtype().kind() == 'i';
         if (wa.ndim() != 2 || ba.ndim() != 2 || wa.itemsize() != 1 || ba.itemsize() != 1 || wa.shape(1) != ba.shape(0)) {
           throw InputError("int8_gemm: W [M, K] and B [K, N], both int8 or uint8");
         }
-        const Int8Path want = path == "vnni" ? Int8Path::Vnni : path == "avx2" ? Int8Path::Avx2 : Int8Path::Portable;
+        const Int8Path want = path == "vnni"       ? Int8Path::Vnni
+                              : path == "avx-vnni" ? Int8Path::AvxVnni
+                              : path == "avx2"     ? Int8Path::Avx2
+                                                   : Int8Path::Portable;
         const int64_t m_ = wa.shape(0), k = wa.shape(1), n = ba.shape(1);
         const int8_t zp8 = static_cast<int8_t>(w_zp);
         Int8Weights packed = pack_int8_weights(wa.data(), w_signed, m_, k, k, 1, &zp8, false, want);

@@ -2,6 +2,8 @@
 //   vnni  W [M/8][K/4][8 rows][4 k] int8; a B panel of 32 columns [K/4][32][4] uint8: one zmm
 //         holds 16 columns x 4 k, and vpdpbusd with a row's 4 broadcast weights adds 4
 //         products to each column's int32 sum. 8 rows x 32 columns = 16 zmm accumulators.
+//   avx-vnni  as vnni on ymm (VEX vpdpbusd, CPUs without AVX-512): W [M/6][K/4][6][4] int8, B panels
+//         of 16 columns [K/4][16][4], 6 x 16 = 12 ymm sums.
 //   avx2  W [M/6][K/2][6 rows][2 k] int16; a B panel of 16 columns [K/2][16][2] uint8, widened
 //         to int16 per step: vpmaddwd with a row's 2 broadcast weights. 6 x 16 = 12 ymm sums.
 // Rows past M and k past K are zero weights; columns past N are computed and not stored.
@@ -23,6 +25,21 @@ namespace {
 
 constexpr int64_t kVnniRows = 8, kVnniCols = 32, kVnniK = 4;
 constexpr int64_t kAvx2Rows = 6, kAvx2Cols = 16, kAvx2K = 2;
+constexpr int64_t kAvxVnniRows = 6, kAvxVnniCols = 16, kAvxVnniK = 4;
+
+// A path's tile: rows of W, columns of B, k per group; int8 weights (the VNNI kinds) or int16.
+struct PathShape {
+  int64_t rows, cols, kg;
+  bool bytes;
+};
+
+PathShape shape_of(Int8Path path) {
+  switch (path) {
+    case Int8Path::Vnni: return {kVnniRows, kVnniCols, kVnniK, true};
+    case Int8Path::AvxVnni: return {kAvxVnniRows, kAvxVnniCols, kAvxVnniK, true};
+    default: return {kAvx2Rows, kAvx2Cols, kAvx2K, false};
+  }
+}
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
@@ -168,6 +185,36 @@ __attribute__((target("avx2"))) void tile_avx2(const int16_t* wp, const uint8_t*
 }
 #undef DNNX_AVX2_ROW
 
+// AVX-VNNI (VEX vpdpbusd on ymm, CPUs without AVX-512): 6 rows x 16 columns, B [K/4][16][4].
+#define DNNX_AVXVNNI_ROW(r, c0, c1)                                     \
+  {                                                                     \
+    int32_t four;                                                       \
+    std::memcpy(&four, wk + (r) * 4, 4);                                \
+    const __m256i w = _mm256_set1_epi32(four);                          \
+    c0 = _mm256_dpbusd_avx_epi32(c0, b0, w);                            \
+    c1 = _mm256_dpbusd_avx_epi32(c1, b1, w);                            \
+  }
+
+__attribute__((target("avx2,avxvnni"))) void tile_avx_vnni(const int8_t* wp, const uint8_t* bp, int64_t k4,
+                                                           int32_t* out) {
+  __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+          c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (int64_t p = 0; p < k4; ++p) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + p * 64));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + p * 64 + 32));
+    const int8_t* wk = wp + p * kAvxVnniRows * 4;
+    DNNX_AVXVNNI_ROW(0, c00, c01)
+    DNNX_AVXVNNI_ROW(1, c10, c11)
+    DNNX_AVXVNNI_ROW(2, c20, c21)
+    DNNX_AVXVNNI_ROW(3, c30, c31)
+    DNNX_AVXVNNI_ROW(4, c40, c41)
+    DNNX_AVXVNNI_ROW(5, c50, c51)
+  }
+  const __m256i sums[12] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
+  for (int i = 0; i < 12; ++i) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * i), sums[i]);
+}
+#undef DNNX_AVXVNNI_ROW
+
 // The tile's sums, less b_zp x rowsum, in place, then to the sink (rows < M, columns < N only).
 void finish_tile(int32_t* tile, int64_t rows, int64_t cols, int64_t width, const Int8Weights& w, int64_t m0,
                  int64_t j0, int32_t b_zp, bool corrected, const Int8TileSink& sink) {
@@ -182,9 +229,8 @@ void finish_tile(int32_t* tile, int64_t rows, int64_t cols, int64_t width, const
 
 void gemm_panels(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
                  int64_t ld_n, const Int8TileSink& sink, bool corrected, uint8_t* scratch, int64_t first, int64_t last) {
-  const bool vnni = w.path == Int8Path::Vnni;
-  const int64_t width = vnni ? kVnniCols : kAvx2Cols, kg = vnni ? kVnniK : kAvx2K;
-  const int64_t row_tile = vnni ? kVnniRows : kAvx2Rows;
+  const PathShape ps = shape_of(w.path);
+  const int64_t width = ps.cols, kg = ps.kg, row_tile = ps.rows;
   const int64_t kp = round_up(w.k, kg);
   const uint8_t pad = static_cast<uint8_t>(b_signed ? b_zp + 128 : b_zp);
   alignas(64) int32_t tile[kVnniRows * kVnniCols];
@@ -194,8 +240,10 @@ void gemm_panels(const Int8Weights& w, const void* b, bool b_signed, int32_t b_z
     pack_panel(b, b_signed, w.k, ld_k, ld_n, j0, cols, width, kg, pad, bp);
     for (int64_t m0 = 0; m0 < w.m; m0 += row_tile) {
       const int64_t rows = std::min(row_tile, w.m - m0);
-      if (vnni) {
+      if (w.path == Int8Path::Vnni) {
         tile_vnni(w.s8.data() + m0 * kp, bp, kp / kg, reinterpret_cast<__m512i*>(tile));
+      } else if (w.path == Int8Path::AvxVnni) {
+        tile_avx_vnni(w.s8.data() + m0 * kp, bp, kp / kg, tile);
       } else {
         tile_avx2(w.s16.data() + m0 * kp, bp, kp / kg, tile);
       }
@@ -212,7 +260,11 @@ Int8Path default_int8_path() {
     const bool avx2 = __builtin_cpu_supports("avx2");
     const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vnni");
-    if (vnni && !env_set("DNNX_INT8_AVX2")) return Int8Path::Vnni;
+    const bool avx_vnni = avx2 && __builtin_cpu_supports("avxvnni");
+    if (env_set("DNNX_INT8_AVX2")) return avx2 ? Int8Path::Avx2 : Int8Path::Portable;
+    if (env_set("DNNX_INT8_AVXVNNI") && avx_vnni) return Int8Path::AvxVnni;
+    if (vnni) return Int8Path::Vnni;
+    if (avx_vnni) return Int8Path::AvxVnni;
     return avx2 ? Int8Path::Avx2 : Int8Path::Portable;
   }();
   return path;
@@ -221,6 +273,7 @@ Int8Path default_int8_path() {
 const char* int8_path_name(Int8Path path) {
   switch (path) {
     case Int8Path::Vnni: return "avx512-vnni";
+    case Int8Path::AvxVnni: return "avx-vnni";
     case Int8Path::Avx2: return "avx2";
     default: return "portable";
   }
@@ -234,7 +287,11 @@ Int8Weights pack_int8_weights(const void* w, bool is_signed, int64_t m, int64_t 
   auto zero_point = [&](int64_t r) { return zp ? weight_at(zp, is_signed, zp_per_row ? r : 0) : 0; };
   bool all_zero = is_signed;
   for (int64_t r = 0; r < m && all_zero; ++r) all_zero = zero_point(r) == 0;
-  if (path == Int8Path::Vnni && !all_zero) path = Int8Path::Avx2;
+  if (path == Int8Path::Vnni && !(__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"))) {
+    path = Int8Path::Avx2;  // asked for on a CPU without it (the test hook)
+  }
+  if (path == Int8Path::AvxVnni && !__builtin_cpu_supports("avxvnni")) path = Int8Path::Avx2;
+  if ((path == Int8Path::Vnni || path == Int8Path::AvxVnni) && !all_zero) path = Int8Path::Avx2;
   if (path == Int8Path::Avx2 && !__builtin_cpu_supports("avx2")) path = Int8Path::Portable;
   out.path = path;
   out.row_sums.assign(static_cast<size_t>(m), 0);
@@ -251,8 +308,9 @@ Int8Weights pack_int8_weights(const void* w, bool is_signed, int64_t m, int64_t 
     }
     return out;
   }
-  const bool vnni = path == Int8Path::Vnni;
-  const int64_t rows = vnni ? kVnniRows : kAvx2Rows, kg = vnni ? kVnniK : kAvx2K;
+  const PathShape ps = shape_of(path);
+  const bool vnni = ps.bytes;
+  const int64_t rows = ps.rows, kg = ps.kg;
   const int64_t mp = round_up(m, rows), kp = round_up(k, kg);
   // [M/rows][K/kg][rows][kg]: element (r, p) of tile t at ((t * kp/kg + p/kg) * rows + r) * kg + p%kg
   auto index = [&](int64_t r, int64_t p) { return (((r / rows) * (kp / kg) + p / kg) * rows + r % rows) * kg + p % kg; };
@@ -269,8 +327,8 @@ Int8Weights pack_int8_weights(const void* w, bool is_signed, int64_t m, int64_t 
 
 size_t int8_gemm_scratch_bytes(const Int8Weights& w, int64_t n) {
   if (w.path == Int8Path::Portable) return static_cast<size_t>(w.k * n) * sizeof(int16_t) + static_cast<size_t>(w.m * n) * sizeof(int32_t);
-  const bool vnni = w.path == Int8Path::Vnni;
-  const int64_t width = vnni ? kVnniCols : kAvx2Cols, kg = vnni ? kVnniK : kAvx2K;
+  const PathShape ps = shape_of(w.path);
+  const int64_t width = ps.cols, kg = ps.kg;
   return static_cast<size_t>(round_up(n, width) * round_up(w.k, kg));
 }
 
@@ -290,7 +348,7 @@ void int8_gemm_tiles(const Int8Weights& w, const void* b, bool b_signed, int32_t
     sink(0, w.m, 0, n, c, n);
     return;
   }
-  const int64_t width = w.path == Int8Path::Vnni ? kVnniCols : kAvx2Cols;
+  const int64_t width = shape_of(w.path).cols;
   const int64_t panels = (n + width - 1) / width;
   auto* bytes = static_cast<uint8_t*>(scratch);
   if (workers <= 1 || panels < 2) {

@@ -9,6 +9,8 @@
 //          its zero point with it), W as int8, four products summed straight into int32 (no
 //          int16 intermediate, so none of vpmaddubsw's saturation). Needs W's zero points 0
 //          (onnxruntime's quantize_static writes symmetric int8 weights).
+//   avx-vnni the same on ymm registers (VEX-encoded vpdpbusd) where the CPU has AVX-VNNI but not
+//          AVX-512.
 //   avx2   vpmaddwd: B uint8 widened to int16, W minus its zero point as int16 (any zero point,
 //          int8 or uint8 weights), two products summed into int32, exact (|B| <= 255,
 //          |W - zp| <= 255). onnxruntime's AVX2 kernel uses vpmaddubsw on uint8 x int8 and
@@ -25,18 +27,19 @@
 
 namespace dnnx {
 
-enum class Int8Path { Portable, Avx2, Vnni };
+enum class Int8Path { Portable, Avx2, AvxVnni, Vnni };
 
-// The best path this CPU has, unless DNNX_INT8_AVX2=1 (AVX2 even where VNNI is) or
-// DNNX_INT8_PORTABLE=1 (the plain loop) says otherwise; read once.
+// The best path this CPU has (AVX-512 VNNI, AVX-VNNI, AVX2, portable), unless DNNX_INT8_AVX2=1
+// (AVX2 even where a VNNI is), DNNX_INT8_AVXVNNI=1 (AVX-VNNI where the CPU has it, even with
+// AVX-512) or DNNX_INT8_PORTABLE=1 (the plain loop) says otherwise; read once.
 Int8Path default_int8_path();
-const char* int8_path_name(Int8Path path);  // "avx512-vnni", "avx2", "portable"
+const char* int8_path_name(Int8Path path);  // "avx512-vnni", "avx-vnni", "avx2", "portable"
 
 // W packed for one path: rows padded to the path's row tile, K to its k group.
 struct Int8Weights {
   Int8Path path = Int8Path::Portable;
   int64_t m = 0, k = 0;
-  std::vector<int8_t> s8;       // vnni: [M/8][K/4][8][4]
+  std::vector<int8_t> s8;       // vnni: [M/8][K/4][8][4]; avx-vnni: [M/6][K/4][6][4]
   std::vector<int16_t> s16;     // avx2: [M/6][K/2][6][2]; portable: [M][K], W - zp
   std::vector<int32_t> row_sums;  // sum over k of W[m, k] - zp[m]
 };
