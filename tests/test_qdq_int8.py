@@ -104,6 +104,12 @@ def float_model(kind, symbolic_batch=False):
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 75])
         nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(16, 4, 3, 3)) * 0.2)], ["y"],
                                    pads=[1, 1, 1, 1], strides=[2, 2])]
+    elif kind == "conv_maxpool":  # conv -> relu -> maxpool: the pool's QDQ pair dropped, it runs on uint8
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 12, 12])
+        nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(16, 8, 3, 3)) * 0.2)], ["c"],
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", ["c"], ["r"]),
+                  helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])]
     elif kind == "conv_group":  # grouped, no bias
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 9, 9])
         nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(32, 4, 3, 3)) * 0.2)], ["y"],
@@ -167,6 +173,7 @@ def output_step(model):
 
 
 CASES = [("conv", True, "uint8", "int8"), ("conv", False, "int8", "int8"), ("conv", True, "uint8", "uint8"), ("conv_s2_wide", True, "int8", "int8"),
+         ("conv_maxpool", True, "uint8", "int8"), ("conv_maxpool", False, "int8", "int8"),
          ("conv_group", True, "int8", "int8"), ("conv1x1_residual", False, "uint8", "int8"),
          ("conv1x1_residual", True, "int8", "int8"), ("gemm", True, "uint8", "int8"),
          ("gemm", False, "uint8", "uint8"), ("matmul", True, "int8", "int8"), ("matmul", False, "uint8", "int8")]
@@ -181,12 +188,15 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
     step = output_step(model)
     fused = dnnx.load(model)
     plan = str(fused.plan())
-    op = {"conv": "Int8Conv", "conv_s2_wide": "Int8Conv", "conv_group": "Int8Conv", "conv1x1_residual": "Int8Conv",
+    op = {"conv": "Int8Conv", "conv_s2_wide": "Int8Conv", "conv_maxpool": "Int8Conv", "conv_group": "Int8Conv", "conv1x1_residual": "Int8Conv",
           "gemm": "Int8Gemm", "matmul": "Int8MatMul"}[kind]
     assert op in plan and "int8, int32 accumulation" in plan, plan
     assert "Conv " not in plan.replace("Int8Conv", "") and "Gemm " not in plan.replace("Int8Gemm", "")
     if kind == "conv1x1_residual":
         assert "residual add" in plan and " Add " not in plan, plan
+    if kind == "conv_maxpool":  # DequantizeLinear -> MaxPool -> QuantizeLinear => MaxPool on the 8-bit values
+        ops = [row["op"] for row in fused.plan()]
+        assert ops == ["QuantizeLinear", "Int8Conv", "MaxPool", "DequantizeLinear"], ops
     got = fused.run_dict({"x": x})["y"]
     unfused = dnnx.load(model, passes={"fuse_qdq_int8": False})
     assert "Int8" not in str(unfused.plan())

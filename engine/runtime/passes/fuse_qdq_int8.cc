@@ -9,7 +9,9 @@
 // quantize_static writes it:
 //     Conv ─ QuantizeLinear(r) ─ DequantizeLinear ─ Add ─ [Relu] ─ QuantizeLinear ─> y_q
 //                         DequantizeLinear(z_q) ────┘
-// (the Add's rounding is QLinearAdd's, as onnxruntime runs it). Requirements, else the nodes
+// (the Add's rounding is QLinearAdd's, as onnxruntime runs it), and, once a layer has fused,
+// DequantizeLinear -> MaxPool -> QuantizeLinear of one scale and zero point becomes the MaxPool
+// on the 8-bit values (try_int8_max_pool). Requirements, else the nodes
 // stay as they are (float between the pairs): x_q int8/uint8 with one scale and zero point;
 // w_q a constant int8/uint8 with one scale/zero point or one per output channel (the
 // DequantizeLinear's axis is W's output-channel axis: Conv 0, Gemm 0 with transB else 1,
@@ -278,6 +280,40 @@ void drop_unread_dequantize(Graph& graph) {
   erase_nodes(graph, dead);
 }
 
+// Two parameter inputs holding the same value (one float scale, or one 8-bit zero point of one type).
+bool same_param(const Graph& g, const Node& a, const Node& b, size_t i) {
+  if (a.has_input(i) != b.has_input(i)) return false;
+  if (!a.has_input(i) || a.inputs[i] == b.inputs[i]) return true;
+  const ConstTensor* x = find_constant(g, a.inputs[i]);
+  const ConstTensor* y = find_constant(g, b.inputs[i]);
+  return x && y && x->info.dtype == y->info.dtype && x->data == y->data;
+}
+
+// DequantizeLinear(x_q) -> MaxPool -> QuantizeLinear with the same scale and zero point =>
+// MaxPool on x_q itself (its int8/uint8 kernel): the max commutes with the increasing
+// dequantization, and quantizing a dequantized value with its own parameters gives it back
+// exactly (|v - zp| <= 255: (v - zp) * s / s is within an ulp of v - zp). onnxruntime drops these
+// pairs too. The MaxPool keeps its place and writes y_q; the QuantizeLinear goes.
+bool try_int8_max_pool(Context& c, size_t qi, const PassOptions& options, std::vector<bool>& dead) {
+  const Node& q = c.graph.nodes[qi];
+  if (dead[qi] || !output_q(c.graph, q)) return false;
+  auto it = c.producer.find(q.inputs[0]);
+  if (it == c.producer.end() || dead[static_cast<size_t>(it->second)]) return false;
+  Node& pool = c.graph.nodes[static_cast<size_t>(it->second)];
+  if (pool.op_type != "MaxPool" || !pool.domain.empty() || pool.outputs.size() != 1 || !only_read_by(c, q.inputs[0], q)) {
+    return false;
+  }
+  const Node* dq = activation_dq(c, pool.inputs[0]);
+  if (!dq || !same_param(c.graph, *dq, q, 1) || !same_param(c.graph, *dq, q, 2)) return false;
+  Node int8_pool = pool;
+  int8_pool.inputs[0] = dq->inputs[0];
+  int8_pool.outputs = q.outputs;
+  if (!backend_can_run(options, int8_pool)) return false;
+  pool = std::move(int8_pool);
+  dead[qi] = true;
+  return true;
+}
+
 }  // namespace
 
 int fuse_qdq_int8(Graph& graph, const PassOptions& options) {
@@ -300,7 +336,8 @@ int fuse_qdq_int8(Graph& graph, const PassOptions& options) {
   for (bool residual : {true, false}) {  // residual joins first: their Conv's QuantizeLinear is theirs
     for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_fuse(c, i, residual, options, dead) ? 1 : 0;
   }
-  if (fused == 0) return 0;
+  if (fused == 0) return 0;  // a backend without the int8 layers (a device) keeps its pools float too
+  for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_int8_max_pool(c, i, options, dead) ? 1 : 0;
   erase_nodes(graph, dead);
   drop_unread_dequantize(graph);
   drop_unused_constants(graph);
