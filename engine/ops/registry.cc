@@ -74,6 +74,8 @@
   X(qlinear_global_average_pool) X(qgemm)                                                          \
   X(qlinear_concat) X(qlinear_pool_softmax) /* QLinearAveragePool, QLinearSoftmax */             \
   X(matmul_integer_to_float) /* MatMulIntegerToFloat, DynamicQuantizeMatMul */ \
+  /* issue #37, int8 compute (int8cpu): the fused QDQ layers of fuse_qdq_int8 */                 \
+  X(qdq_int8)        /* Int8Conv, Int8Gemm, Int8MatMul */ \
   /* issue #36, regions of interest (roi) */                                                      \
   X(roi_align) X(max_roi_pool) \
   /* issue #36, control flow and value-dependent shapes (cf): Note [staged plans] */               \

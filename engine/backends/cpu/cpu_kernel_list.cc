@@ -40,6 +40,8 @@
   X(quantize_linear) X(dynamic_quantize_linear) X(matmul_integer) X(conv_integer) \
   X(qlinear_binary) X(qlinear_lookup) X(qlinear_global_average_pool) X(qgemm) X(qlinear_concat) \
   X(qlinear_pool_softmax) \
+  /* issue #37, int8 compute (int8cpu): Int8Conv, Int8Gemm, Int8MatMul */ \
+  X(qdq_int8) \
   /* issue #36, regions of interest (roi) */ \
   X(roi_align) X(max_roi_pool) \
   /* ai.onnx.ml, traditional ML (mlops): ml/ */ \

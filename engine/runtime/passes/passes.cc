@@ -39,10 +39,11 @@ PassOptions PassOptions::checked_by(const Backend& backend) const {
 // the backend asks for channels-last or half storage).
 constexpr const char* kChannelsLast = "channels_last";
 constexpr const char* kFoldEntryCast = "fold_entry_cast";
+constexpr const char* kFuseQdqInt8 = "fuse_qdq_int8";  // the engine runs it first, before constant folding
 
 const std::vector<std::string>& pass_names() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
+    std::vector<std::string> out{kFuseQdqInt8};
     for (const PassEntry& p : kPasses) out.push_back(p.name);
     out.push_back(kChannelsLast);
     out.push_back(kFoldEntryCast);
@@ -57,6 +58,10 @@ void set_pass(PassOptions& options, const std::string& name, bool enabled) {
       options.*p.enabled = enabled;
       return;
     }
+  }
+  if (name == kFuseQdqInt8) {
+    options.fuse_qdq_int8 = enabled;
+    return;
   }
   if (name == kChannelsLast) {
     options.channels_last = enabled;

@@ -14,6 +14,10 @@
 namespace dnnx {
 
 struct PassOptions {
+  // Note [qdq int8] (fuse_qdq_int8.cc): DequantizeLinear -> Conv/Gemm/MatMul (+bias, Relu,
+  // residual Add) -> QuantizeLinear => one Int8Conv/Int8Gemm/Int8MatMul that accumulates in int32
+  // and requantizes (where the backend has them: the CPU); run by the engine before constant folding.
+  bool fuse_qdq_int8 = true;
   bool fold_batchnorm = true;   // Conv -> BatchNormalization: the BN folded into W and B
   bool fuse_matmul_add = true;  // MatMul(2-D A, constant 2-D B) -> Add(constant bias) => Gemm
   bool fuse_conv_relu = true;   // Conv -> Relu => Conv+Relu (Relu in the conv kernel's epilogue)
@@ -64,6 +68,8 @@ int fuse_gemm_softmax(Graph& graph, const PassOptions& options);  // fuse_gemm_s
 int fuse_conv_add_relu(Graph& graph, const PassOptions& options);  // fuse_conv_add_relu.cc
 int fuse_conv_pool(Graph& graph, const PassOptions& options);   // fuse_conv_pool.cc
 int fuse_lstm_stack(Graph& graph, const PassOptions& options);  // fuse_lstm_stack.cc
+// Run by the engine before constant folding (the weights' DequantizeLinears must still be there).
+int fuse_qdq_int8(Graph& graph, const PassOptions& options);    // fuse_qdq_int8.cc
 
 // Channels last (channels_last.cc, Note [channels last]), run by the engine after the passes
 // above when the backend asks for it (Backend::channels_last) and before half storage.

@@ -9,6 +9,7 @@
 
 #include <pybind11/stl.h>
 
+#include "backends/cpu/quant/int8_gemm_cpu.h"
 #include "ops/indexing/value_shaped_ops.h"
 #include "bindings.h"
 #include "runtime/passes/passes.h"
@@ -207,6 +208,31 @@ PYBIND11_MODULE(_pass_hooks, m) {
       py::arg("op_type"), py::arg("attrs"), py::arg("inputs"), py::arg("opset") = 11,
       "The host compute of NonMaxSuppression or Unique on `inputs` (arrays, None for an omitted "
       "optional input): one array per output the op defines.");
+  m.def(
+      "int8_gemm",
+      [](py::array w, int w_zp, py::array b, int b_zp, const std::string& path) {
+        // C [M, N] int32 = (W [M, K] - w_zp) x (B [K, N] - b_zp) by the int8 GEMM of the fused
+        // QDQ layers (Note [int8 gemm paths]) on the path asked for ("vnni", "avx-vnni", "avx2", "portable").
+        auto wa = py::array::ensure(w, py::array::c_style), ba = py::array::ensure(b, py::array::c_style);
+        const bool w_signed = wa.dtype().kind() == 'i', b_signed = ba.dtype().kind() == 'i';
+        if (wa.ndim() != 2 || ba.ndim() != 2 || wa.itemsize() != 1 || ba.itemsize() != 1 || wa.shape(1) != ba.shape(0)) {
+          throw InputError("int8_gemm: W [M, K] and B [K, N], both int8 or uint8");
+        }
+        const Int8Path want = path == "vnni"       ? Int8Path::Vnni
+                              : path == "avx-vnni" ? Int8Path::AvxVnni
+                              : path == "avx2"     ? Int8Path::Avx2
+                                                   : Int8Path::Portable;
+        const int64_t m_ = wa.shape(0), k = wa.shape(1), n = ba.shape(1);
+        const int8_t zp8 = static_cast<int8_t>(w_zp);
+        Int8Weights packed = pack_int8_weights(wa.data(), w_signed, m_, k, k, 1, &zp8, false, want);
+        if (packed.path != want) throw InputError(std::string("int8_gemm: this CPU or these weights take ") + int8_path_name(packed.path));
+        std::vector<uint8_t> scratch(int8_gemm_scratch_bytes(packed, n) + 64);
+        py::array_t<int32_t> c({m_, n});
+        int8_gemm(packed, ba.data(), b_signed, b_zp, n, n, 1, c.mutable_data(), scratch.data(), 1);
+        return c;
+      },
+      py::arg("w"), py::arg("w_zero_point"), py::arg("b"), py::arg("b_zero_point"), py::arg("path"),
+      "The fused QDQ layers' int8 GEMM on one path: (W - w_zp) x (B - b_zp) as int32.");
 }
 
 }  // namespace dnnx

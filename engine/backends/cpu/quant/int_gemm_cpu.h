@@ -3,9 +3,10 @@
 //
 // Note [int8 gemm]: the operands are int16 — an 8-bit value minus its zero point lies in
 // [-255, 255] — and the sums int32, as onnxruntime's MLAS accumulates (exact while
-// K * 255 * 255 < 2^31, K < 33025; beyond, both wrap). A plain blocked loop for now (rows split
-// across the CPU threads, the inner loop over N vectorised by the compiler); an int8 library
-// (oneDNN, VNNI) is issue #37's next step.
+// K * 255 * 255 < 2^31, K < 33025; beyond, both wrap). A plain blocked loop (rows split across
+// the CPU threads, the inner loop over N vectorised by the compiler), used by the QOperator and
+// dynamic ops; the fused QDQ layers have the vector int8 GEMM of int8_gemm_cpu.h (Note [int8
+// gemm paths]), which falls back to this loop on a CPU without AVX2.
 #pragma once
 #include <cstdint>
 

@@ -1,0 +1,45 @@
+// The fused QDQ layers' requantizing epilogue (Int8Conv, Int8Gemm, Int8MatMul:
+// qdq_int8_cpu.cc, whose file comment gives the arithmetic): one output channel's exact int32
+// sums -> its 8-bit outputs, in float32 as onnxruntime requantizes (Note [requantization] in
+// quant_codec.h), with AVX2 and AVX-512 forms chosen once per process. No FMA anywhere:
+// onnxruntime rounds the product and the sum apart.
+#pragma once
+#include <cstdint>
+
+#include "ir/tensor.h"
+
+namespace dnnx::int8_epilogue {
+
+// One output row's requantization: v = float(sum + ibias) * mult + add.
+struct RowParams {
+  float mult = 1, add = 0;
+  int32_t ibias = 0;
+};
+
+// The clamp bounds and zero point of one quantized value.
+struct QuantRange {
+  int32_t zp = 0, lo = 0, hi = 0;  // lo: the type's minimum, or zp after a Relu
+};
+
+// A residual join's parameters: y = (r_scale (r - r_zp) + z_scale (z - z_zp)) / y_scale, QLinearAdd's.
+struct ResidualParams {
+  float r_scale, z_scale, y_scale;
+  int32_t r_zp, z_zp;
+};
+
+// Type t's range (int8 or uint8) around zero point zp, floored at zp after a Relu.
+QuantRange range_of(DType t, int32_t zp, bool relu);
+
+// out[j] = clamp(round_half_even(v_j) + zp): the quantized values as int32.
+void requantize(const int32_t* acc, int64_t n, const RowParams& p, const QuantRange& q, int32_t* out);
+// q[j] = QLinearAdd of r = q[j] (r's range already applied) and z[j] (as int32), into y's range.
+void add_residual(int32_t* q, const int32_t* z, int64_t n, const ResidualParams& p, const QuantRange& out);
+// Whether requantize_bytes and residual_bytes run (AVX-512): else the caller uses the two above.
+bool has_byte_epilogues();
+// requantize, narrowed to Y's bytes in the register.
+void requantize_bytes(const int32_t* acc, int64_t n, const RowParams& p, const QuantRange& q, uint8_t* out);
+// requantize into r's range, then add_residual with z (8-bit, signed or not), to Y's bytes.
+void residual_bytes(const int32_t* acc, int64_t n, const RowParams& p, const QuantRange& rq, const void* z,
+                    bool z_signed, const ResidualParams& rp, const QuantRange& yq, uint8_t* out);
+
+}  // namespace dnnx::int8_epilogue

@@ -1,0 +1,380 @@
+// Note [int8 gemm paths] (int8_gemm_cpu.h). Layouts:
+//   vnni  W [M/8][K/4][8 rows][4 k] int8; a B panel of 32 columns [K/4][32][4] uint8: one zmm
+//         holds 16 columns x 4 k, and vpdpbusd with a row's 4 broadcast weights adds 4
+//         products to each column's int32 sum. 8 rows x 32 columns = 16 zmm accumulators.
+//   avx-vnni  as vnni on ymm (VEX vpdpbusd, CPUs without AVX-512): W [M/6][K/4][6][4] int8, B panels
+//         of 16 columns [K/4][16][4], 6 x 16 = 12 ymm sums.
+//   avx2  W [M/6][K/2][6 rows][2 k] int16; a B panel of 16 columns [K/2][16][2] uint8, widened
+//         to int16 per step: vpmaddwd with a row's 2 broadcast weights. 6 x 16 = 12 ymm sums.
+// Rows past M and k past K are zero weights; columns past N are computed and not stored.
+#include "backends/cpu/quant/int8_gemm_cpu.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/quant/int_gemm_cpu.h"
+#include "backends/cpu/runtime/thread_pool.h"
+
+namespace dnnx {
+
+namespace {
+
+constexpr int64_t kVnniRows = 8, kVnniCols = 32, kVnniK = 4;
+constexpr int64_t kAvx2Rows = 6, kAvx2Cols = 16, kAvx2K = 2;
+constexpr int64_t kAvxVnniRows = 6, kAvxVnniCols = 16, kAvxVnniK = 4;
+
+// A path's tile: rows of W, columns of B, k per group; int8 weights (the VNNI kinds) or int16.
+struct PathShape {
+  int64_t rows, cols, kg;
+  bool bytes;
+};
+
+PathShape shape_of(Int8Path path) {
+  switch (path) {
+    case Int8Path::Vnni: return {kVnniRows, kVnniCols, kVnniK, true};
+    case Int8Path::AvxVnni: return {kAvxVnniRows, kAvxVnniCols, kAvxVnniK, true};
+    default: return {kAvx2Rows, kAvx2Cols, kAvx2K, false};
+  }
+}
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+int32_t weight_at(const void* w, bool is_signed, int64_t i) {
+  return is_signed ? static_cast<const int8_t*>(w)[i] : static_cast<const uint8_t*>(w)[i];
+}
+
+// ---- packing B (per run) ----
+
+// One panel of `cols` columns from j0, k grouped by `kg`, uint8 (int8 shifted by 128); k past K
+// and columns past N hold `pad`.
+void pack_panel_generic(const uint8_t* src, uint8_t flip, int64_t k, int64_t ld_k, int64_t ld_n, int64_t j0,
+                        int64_t cols, int64_t width, int64_t kg, uint8_t pad, int64_t p_first, uint8_t* dst) {
+  const int64_t kp = round_up(k, kg);
+  dst += p_first * width;
+  for (int64_t p0 = p_first; p0 < kp; p0 += kg) {
+    for (int64_t j = 0; j < width; ++j) {
+      for (int64_t t = 0; t < kg; ++t) {
+        const int64_t p = p0 + t;
+        *dst++ = p < k && j < cols ? static_cast<uint8_t>(src[p * ld_k + (j0 + j) * ld_n] ^ flip) : pad;
+      }
+    }
+  }
+}
+
+// Rows contiguous in B (ld_n == 1), a whole panel: the k groups interleaved 16 columns at a
+// time with SSE2 unpacks (4 rows -> [16][4] bytes, or 2 rows -> [16][2]).
+void pack_panel_rows(const uint8_t* src, uint8_t flip, int64_t k, int64_t ld_k, int64_t j0, int64_t width,
+                     int64_t kg, uint8_t* dst) {
+  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+  auto row = [&](int64_t p, int64_t j) {
+    return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + p * ld_k + j0 + j)), f);
+  };
+  const int64_t full = k / kg * kg;
+  for (int64_t p0 = 0; p0 < full; p0 += kg) {
+    for (int64_t j = 0; j < width; j += 16) {
+      auto* out = reinterpret_cast<__m128i*>(dst + (p0 / kg) * width * kg + j * kg);
+      if (kg == 4) {
+        const __m128i r0 = row(p0, j), r1 = row(p0 + 1, j), r2 = row(p0 + 2, j), r3 = row(p0 + 3, j);
+        const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+        const __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+        _mm_storeu_si128(out, _mm_unpacklo_epi16(lo01, lo23));
+        _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));
+        _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
+        _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
+      } else {
+        const __m128i r0 = row(p0, j), r1 = row(p0 + 1, j);
+        _mm_storeu_si128(out, _mm_unpacklo_epi8(r0, r1));
+        _mm_storeu_si128(out + 1, _mm_unpackhi_epi8(r0, r1));
+      }
+    }
+  }
+}
+
+void pack_panel(const void* b, bool b_signed, int64_t k, int64_t ld_k, int64_t ld_n, int64_t j0, int64_t cols,
+                int64_t width, int64_t kg, uint8_t pad, uint8_t* dst) {
+  const auto* src = static_cast<const uint8_t*>(b);
+  const uint8_t flip = b_signed ? 0x80 : 0;
+  if (ld_n == 1 && cols == width) {
+    pack_panel_rows(src, flip, k, ld_k, j0, width, kg, dst);
+    pack_panel_generic(src, flip, k, ld_k, ld_n, j0, cols, width, kg, pad, k / kg * kg, dst);  // the k tail
+    return;
+  }
+  if (ld_n == 1) {  // the last, narrower panel: its rows copied out to full width (pad after), then as above
+    thread_local std::vector<uint8_t> rows;
+    rows.resize(static_cast<size_t>(k * width));
+    const uint8_t raw_pad = static_cast<uint8_t>(pad ^ flip);  // pack_panel_rows flips again
+    for (int64_t p = 0; p < k; ++p) {
+      std::memcpy(rows.data() + p * width, src + p * ld_k + j0, static_cast<size_t>(cols));
+      std::memset(rows.data() + p * width + cols, raw_pad, static_cast<size_t>(width - cols));
+    }
+    pack_panel(rows.data(), b_signed, k, width, 1, 0, width, width, kg, pad, dst);
+    return;
+  }
+  pack_panel_generic(src, flip, k, ld_k, ld_n, j0, cols, width, kg, pad, 0, dst);
+}
+
+// ---- the micro kernels: rows [m0, m0 + R) x one panel ----
+
+// Named accumulators, not an array: GCC kept an array's 16 zmm sums moving between registers
+// every step (two vmovdqa per vpdpbusd).
+#define DNNX_VNNI_ROW(r, c0, c1)                                    \
+  {                                                                 \
+    int32_t four;                                                   \
+    std::memcpy(&four, wk + (r) * 4, 4);                            \
+    const __m512i w = _mm512_set1_epi32(four);                      \
+    c0 = _mm512_dpbusd_epi32(c0, b0, w);                            \
+    c1 = _mm512_dpbusd_epi32(c1, b1, w);                            \
+  }
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_vnni(const int8_t* wp, const uint8_t* bp,
+                                                                         int64_t k4, __m512i* out) {
+  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+          c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+  for (int64_t p = 0; p < k4; ++p) {
+    const __m512i b0 = _mm512_loadu_si512(bp + p * 128);
+    const __m512i b1 = _mm512_loadu_si512(bp + p * 128 + 64);
+    const int8_t* wk = wp + p * kVnniRows * 4;
+    DNNX_VNNI_ROW(0, c00, c01)
+    DNNX_VNNI_ROW(1, c10, c11)
+    DNNX_VNNI_ROW(2, c20, c21)
+    DNNX_VNNI_ROW(3, c30, c31)
+    DNNX_VNNI_ROW(4, c40, c41)
+    DNNX_VNNI_ROW(5, c50, c51)
+    DNNX_VNNI_ROW(6, c60, c61)
+    DNNX_VNNI_ROW(7, c70, c71)
+  }
+  const __m512i sums[16] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71};
+  for (int i = 0; i < 16; ++i) _mm512_storeu_si512(out + i, sums[i]);
+}
+#undef DNNX_VNNI_ROW
+
+#define DNNX_AVX2_ROW(r, c0, c1)                                        \
+  {                                                                     \
+    int32_t two;                                                        \
+    std::memcpy(&two, wk + (r) * 2, 4);                                 \
+    const __m256i w = _mm256_set1_epi32(two);                           \
+    c0 = _mm256_add_epi32(c0, _mm256_madd_epi16(b0, w));                \
+    c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(b1, w));                \
+  }
+
+__attribute__((target("avx2"))) void tile_avx2(const int16_t* wp, const uint8_t* bp, int64_t k2, int32_t* out) {
+  __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+          c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (int64_t p = 0; p < k2; ++p) {
+    const __m256i b0 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + p * 32)));
+    const __m256i b1 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + p * 32 + 16)));
+    const int16_t* wk = wp + p * kAvx2Rows * 2;
+    DNNX_AVX2_ROW(0, c00, c01)
+    DNNX_AVX2_ROW(1, c10, c11)
+    DNNX_AVX2_ROW(2, c20, c21)
+    DNNX_AVX2_ROW(3, c30, c31)
+    DNNX_AVX2_ROW(4, c40, c41)
+    DNNX_AVX2_ROW(5, c50, c51)
+  }
+  const __m256i sums[12] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
+  for (int i = 0; i < 12; ++i) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * i), sums[i]);
+}
+#undef DNNX_AVX2_ROW
+
+// AVX-VNNI (VEX vpdpbusd on ymm, CPUs without AVX-512): 6 rows x 16 columns, B [K/4][16][4].
+#define DNNX_AVXVNNI_ROW(r, c0, c1)                                     \
+  {                                                                     \
+    int32_t four;                                                       \
+    std::memcpy(&four, wk + (r) * 4, 4);                                \
+    const __m256i w = _mm256_set1_epi32(four);                          \
+    c0 = _mm256_dpbusd_avx_epi32(c0, b0, w);                            \
+    c1 = _mm256_dpbusd_avx_epi32(c1, b1, w);                            \
+  }
+
+__attribute__((target("avx2,avxvnni"))) void tile_avx_vnni(const int8_t* wp, const uint8_t* bp, int64_t k4,
+                                                           int32_t* out) {
+  __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+          c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (int64_t p = 0; p < k4; ++p) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + p * 64));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + p * 64 + 32));
+    const int8_t* wk = wp + p * kAvxVnniRows * 4;
+    DNNX_AVXVNNI_ROW(0, c00, c01)
+    DNNX_AVXVNNI_ROW(1, c10, c11)
+    DNNX_AVXVNNI_ROW(2, c20, c21)
+    DNNX_AVXVNNI_ROW(3, c30, c31)
+    DNNX_AVXVNNI_ROW(4, c40, c41)
+    DNNX_AVXVNNI_ROW(5, c50, c51)
+  }
+  const __m256i sums[12] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
+  for (int i = 0; i < 12; ++i) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * i), sums[i]);
+}
+#undef DNNX_AVXVNNI_ROW
+
+// The tile's sums, less b_zp x rowsum, in place, then to the sink (rows < M, columns < N only).
+void finish_tile(int32_t* tile, int64_t rows, int64_t cols, int64_t width, const Int8Weights& w, int64_t m0,
+                 int64_t j0, int32_t b_zp, bool corrected, const Int8TileSink& sink) {
+  for (int64_t r = 0; r < rows && corrected; ++r) {
+    // modular int32 arithmetic, as the vector sums: the exact value wherever it fits int32
+    const auto fix = static_cast<uint32_t>(b_zp) * static_cast<uint32_t>(w.row_sums[m0 + r]);
+    int32_t* row = tile + r * width;
+    for (int64_t j = 0; j < cols; ++j) row[j] = static_cast<int32_t>(static_cast<uint32_t>(row[j]) - fix);
+  }
+  sink(m0, rows, j0, cols, tile, width);
+}
+
+void gemm_panels(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
+                 int64_t ld_n, const Int8TileSink& sink, bool corrected, uint8_t* scratch, int64_t first, int64_t last) {
+  const PathShape ps = shape_of(w.path);
+  const int64_t width = ps.cols, kg = ps.kg, row_tile = ps.rows;
+  const int64_t kp = round_up(w.k, kg);
+  const uint8_t pad = static_cast<uint8_t>(b_signed ? b_zp + 128 : b_zp);
+  alignas(64) int32_t tile[kVnniRows * kVnniCols];
+  for (int64_t panel = first; panel < last; ++panel) {
+    const int64_t j0 = panel * width, cols = std::min(width, n - j0);
+    uint8_t* bp = scratch + panel * kp * width;
+    pack_panel(b, b_signed, w.k, ld_k, ld_n, j0, cols, width, kg, pad, bp);
+    for (int64_t m0 = 0; m0 < w.m; m0 += row_tile) {
+      const int64_t rows = std::min(row_tile, w.m - m0);
+      if (w.path == Int8Path::Vnni) {
+        tile_vnni(w.s8.data() + m0 * kp, bp, kp / kg, reinterpret_cast<__m512i*>(tile));
+      } else if (w.path == Int8Path::AvxVnni) {
+        tile_avx_vnni(w.s8.data() + m0 * kp, bp, kp / kg, tile);
+      } else {
+        tile_avx2(w.s16.data() + m0 * kp, bp, kp / kg, tile);
+      }
+      finish_tile(tile, rows, cols, width, w, m0, j0, b_signed ? b_zp + 128 : b_zp, corrected, sink);
+    }
+  }
+}
+
+}  // namespace
+
+Int8Path default_int8_path() {
+  static const Int8Path path = [] {
+    if (env_set("DNNX_INT8_PORTABLE")) return Int8Path::Portable;
+    const bool avx2 = __builtin_cpu_supports("avx2");
+    const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vnni");
+    const bool avx_vnni = avx2 && __builtin_cpu_supports("avxvnni");
+    if (env_set("DNNX_INT8_AVX2")) return avx2 ? Int8Path::Avx2 : Int8Path::Portable;
+    if (env_set("DNNX_INT8_AVXVNNI") && avx_vnni) return Int8Path::AvxVnni;
+    if (vnni) return Int8Path::Vnni;
+    if (avx_vnni) return Int8Path::AvxVnni;
+    return avx2 ? Int8Path::Avx2 : Int8Path::Portable;
+  }();
+  return path;
+}
+
+const char* int8_path_name(Int8Path path) {
+  switch (path) {
+    case Int8Path::Vnni: return "avx512-vnni";
+    case Int8Path::AvxVnni: return "avx-vnni";
+    case Int8Path::Avx2: return "avx2";
+    default: return "portable";
+  }
+}
+
+Int8Weights pack_int8_weights(const void* w, bool is_signed, int64_t m, int64_t k, int64_t ld_m, int64_t ld_k,
+                              const void* zp, bool zp_per_row, Int8Path path) {
+  Int8Weights out;
+  out.m = m;
+  out.k = k;
+  auto zero_point = [&](int64_t r) { return zp ? weight_at(zp, is_signed, zp_per_row ? r : 0) : 0; };
+  bool all_zero = is_signed;
+  for (int64_t r = 0; r < m && all_zero; ++r) all_zero = zero_point(r) == 0;
+  if (path == Int8Path::Vnni && !(__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"))) {
+    path = Int8Path::Avx2;  // asked for on a CPU without it (the test hook)
+  }
+  if (path == Int8Path::AvxVnni && !__builtin_cpu_supports("avxvnni")) path = Int8Path::Avx2;
+  if ((path == Int8Path::Vnni || path == Int8Path::AvxVnni) && !all_zero) path = Int8Path::Avx2;
+  if (path == Int8Path::Avx2 && !__builtin_cpu_supports("avx2")) path = Int8Path::Portable;
+  out.path = path;
+  out.row_sums.assign(static_cast<size_t>(m), 0);
+  auto value = [&](int64_t r, int64_t p) { return weight_at(w, is_signed, r * ld_m + p * ld_k) - zero_point(r); };
+  for (int64_t r = 0; r < m; ++r) {
+    int32_t sum = 0;
+    for (int64_t p = 0; p < k; ++p) sum += value(r, p);
+    out.row_sums[static_cast<size_t>(r)] = sum;
+  }
+  if (path == Int8Path::Portable) {
+    out.s16.resize(static_cast<size_t>(m * k));
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t p = 0; p < k; ++p) out.s16[static_cast<size_t>(r * k + p)] = static_cast<int16_t>(value(r, p));
+    }
+    return out;
+  }
+  const PathShape ps = shape_of(path);
+  const bool vnni = ps.bytes;
+  const int64_t rows = ps.rows, kg = ps.kg;
+  const int64_t mp = round_up(m, rows), kp = round_up(k, kg);
+  // [M/rows][K/kg][rows][kg]: element (r, p) of tile t at ((t * kp/kg + p/kg) * rows + r) * kg + p%kg
+  auto index = [&](int64_t r, int64_t p) { return (((r / rows) * (kp / kg) + p / kg) * rows + r % rows) * kg + p % kg; };
+  if (vnni) out.s8.assign(static_cast<size_t>(mp * kp), 0);
+  else out.s16.assign(static_cast<size_t>(mp * kp), 0);
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t p = 0; p < k; ++p) {
+      if (vnni) out.s8[static_cast<size_t>(index(r, p))] = static_cast<int8_t>(value(r, p));
+      else out.s16[static_cast<size_t>(index(r, p))] = static_cast<int16_t>(value(r, p));
+    }
+  }
+  return out;
+}
+
+size_t int8_gemm_scratch_bytes(const Int8Weights& w, int64_t n) {
+  if (w.path == Int8Path::Portable) return static_cast<size_t>(w.k * n) * sizeof(int16_t) + static_cast<size_t>(w.m * n) * sizeof(int32_t);
+  const PathShape ps = shape_of(w.path);
+  const int64_t width = ps.cols, kg = ps.kg;
+  return static_cast<size_t>(round_up(n, width) * round_up(w.k, kg));
+}
+
+void int8_gemm_tiles(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
+                     int64_t ld_n, const Int8TileSink& sink, void* scratch, int workers, bool corrected) {
+  if (w.path == Int8Path::Portable) {  // Note [int8 gemm]'s int16 loop, C whole, then one sink call
+    auto* b16 = static_cast<int16_t*>(scratch);
+    auto* c = reinterpret_cast<int32_t*>(b16 + w.k * n);
+    for (int64_t p = 0; p < w.k; ++p) {
+      for (int64_t j = 0; j < n; ++j) {
+        const int32_t v = b_signed ? static_cast<const int8_t*>(b)[p * ld_k + j * ld_n]
+                                   : static_cast<const uint8_t*>(b)[p * ld_k + j * ld_n];
+        b16[p * n + j] = static_cast<int16_t>(v - b_zp);
+      }
+    }
+    gemm_s16(w.m, n, w.k, w.s16.data(), b16, c, workers);
+    sink(0, w.m, 0, n, c, n);
+    return;
+  }
+  const int64_t width = shape_of(w.path).cols;
+  const int64_t panels = (n + width - 1) / width;
+  auto* bytes = static_cast<uint8_t*>(scratch);
+  if (workers <= 1 || panels < 2) {
+    gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, sink, corrected, bytes, 0, panels);
+    return;
+  }
+  cpu_thread_pool().parallel_for(
+      panels, [&](int64_t first, int64_t last, int) {
+        gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, sink, corrected, bytes, first, last);
+      },
+      workers);
+}
+
+int32_t int8_gemm_row_correction(const Int8Weights& w, bool b_signed, int32_t b_zp, int64_t m) {
+  if (w.path == Int8Path::Portable) return 0;  // its sums subtract the zero point first
+  const auto zp = static_cast<uint32_t>(b_signed ? b_zp + 128 : b_zp);
+  return static_cast<int32_t>(0u - zp * static_cast<uint32_t>(w.row_sums[static_cast<size_t>(m)]));
+}
+
+void int8_gemm(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
+               int64_t ld_n, int32_t* c, void* scratch, int workers) {
+  int8_gemm_tiles(w, b, b_signed, b_zp, n, ld_k, ld_n,
+                  [&](int64_t m0, int64_t rows, int64_t j0, int64_t cols, const int32_t* tile, int64_t ld) {
+                    for (int64_t r = 0; r < rows; ++r) std::memcpy(c + (m0 + r) * n + j0, tile + r * ld, sizeof(int32_t) * cols);
+                  },
+                  scratch, workers);
+}
+
+}  // namespace dnnx

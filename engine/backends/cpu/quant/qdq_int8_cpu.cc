@@ -1,0 +1,401 @@
+// Int8Conv, Int8Gemm, Int8MatMul on the CPU (ops/quant/qdq_int8.cc has their inputs): the int8
+// GEMM of int8_gemm_cpu.h (weights packed here, at plan time; Note [int8 gemm paths]), then one
+// requantizing epilogue per C tile while it is in cache (int8_gemm_tiles), in the same kernel:
+//   v = float(sum + B_int32) * (x_scale * w_scale[m] / y_scale)  (+ B_float[m] / y_scale)
+//   y = saturate(round_half_even(v) + y_zero_point), at least y_zero_point after a Relu
+// as onnxruntime's QLinearConv requantizes (Note [requantization]: the clamp in float before the
+// rounding conversion, as MLAS). An int32 bias is added to the sums where its scale is
+// x_scale * w_scale[m], as onnxruntime's QDQ fusion requires; otherwise it is dequantized and
+// added as a float one. A residual (Int8Conv's inputs 10-14): the layer's own quantized value r
+// as above (no Relu), then y = saturate(round((r_scale (r - r_zp) + z_scale (z - z_zp)) / y_scale
+// + y_zp)), MLAS's QLinearAdd (qlinear_binary_cpu.cc), with the Relu's floor.
+// Conv: per image and group, im2col into uint8/int8 columns [C/group * k, out] (a padded tap
+// reads x_zero_point) unless the conv is 1x1, stride 1, unpadded (X itself is the columns);
+// Gemm and MatMul: X [rows, K] read transposed as the GEMM's B, Y written transposed.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/quant/int8_epilogue_cpu.h"
+#include "backends/cpu/quant/int8_gemm_cpu.h"
+#include "backends/cpu/quant/int_gemm_cpu.h"
+#include "backends/cpu/quant/quant_codec.h"
+#include "backends/cpu/runtime/thread_pool.h"
+#include "ops/quant/int_conv.h"
+#include "runtime/kernel_registry.h"
+
+namespace dnnx {
+
+namespace {
+
+enum class Base { Conv, Gemm, MatMul };
+
+enum Slot { kX, kXScale, kXZp, kW, kWScale, kWZp, kYScale, kYZp, kBias, kBiasScale, kRScale, kRZp, kZ, kZScale, kZZp };
+
+using int8_epilogue::QuantRange;
+using int8_epilogue::ResidualParams;
+using int8_epilogue::RowParams;
+using int8_epilogue::range_of;
+using int8_epilogue::requantize;
+using int8_epilogue::add_residual;
+
+int32_t read_8bit(const void* p, DType t, int64_t i) {
+  return t == DType::Int8 ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
+}
+
+struct Int8Plan {
+  Base base = Base::Conv;
+  ConvGeometry g;  // Conv: expanded to 3 spatial dims
+  int64_t batch = 1, channels = 0, filters = 0;  // filters: output channels (M of the GEMM)
+  int64_t rows = 0, k = 0;                        // Gemm/MatMul: X's rows (N of the GEMM) and K
+  bool pointwise = false;                         // 1x1, stride 1, no padding: X is the columns
+  bool same_2d = false;  // 2-D, stride 1, no dilation, output the input's size: im2col rows are shifted planes
+  std::vector<Int8Weights> weights;               // one per group
+  DType x_type = DType::UInt8, y_type = DType::UInt8, z_type = DType::UInt8;
+  bool relu = false, has_bias = false, int_bias = false, residual = false;
+  bool w_scale_per_channel = false, bias_scale_per_channel = false;
+  bool has_x_zp = false, has_y_zp = false, has_r_zp = false, has_z_zp = false;  // else 0
+  int workers = 1;
+
+  int64_t groups() const { return base == Base::Conv ? g.group : 1; }
+  int64_t group_filters() const { return filters / groups(); }
+  int64_t gemm_k() const { return base == Base::Conv ? channels / g.group * g.kernel_size() : k; }
+  int64_t gemm_n() const { return base == Base::Conv ? g.output_size() : rows; }
+  size_t cols_bytes() const { return base == Base::Conv && !pointwise ? static_cast<size_t>(gemm_k() * gemm_n()) : 0; }
+  size_t workspace_bytes() const {
+    return cols_bytes() + int8_gemm_scratch_bytes(weights[0], gemm_n()) + 2 * 64;
+  }
+};
+
+// dst[ow] = line[start + 2 ow] for ow in [first, last): the even bytes of 32-byte loads (SSSE3
+// shuffles) while a load stays inside the row of in_w bytes, then one by one.
+__attribute__((target("avx2"))) void gather_stride2_avx2(const uint8_t* line, int64_t start, int64_t first,
+                                                         int64_t last, int64_t in_w, uint8_t* dst) {
+  const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
+  int64_t ow = first;
+  for (; ow + 16 <= last && start + 2 * ow + 32 <= in_w; ow += 16) {
+    const uint8_t* src = line + start + 2 * ow;
+    const __m128i a = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)), even);
+    const __m128i b = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16)), even);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + ow), _mm_unpacklo_epi64(a, b));
+  }
+  for (; ow < last; ++ow) dst[ow] = line[start + 2 * ow];
+}
+
+template <class T>
+void gather_stride2(const T* line, int64_t start, int64_t first, int64_t last, int64_t in_w, T* dst) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    gather_stride2_avx2(reinterpret_cast<const uint8_t*>(line), start, first, last, in_w, reinterpret_cast<uint8_t*>(dst));
+    return;
+  }
+  for (int64_t ow = first; ow < last; ++ow) dst[ow] = line[start + 2 * ow];
+}
+
+// cols[(c, taps), out] = x[c, window tap], x_zero_point outside X: one image's group.
+template <class T>
+void im2col_8bit(const Int8Plan& p, const T* x, T zp, T* cols) {
+  const ConvGeometry& g = p.g;
+  const int64_t in_d = g.input[0], in_h = g.input[1], in_w = g.input[2];
+  const int64_t out_d = g.output[0], out_h = g.output[1], out_w = g.output[2];
+  if (p.same_2d) {  // each tap's row is the plane shifted, one copy, then its border set to zp
+    const int64_t plane = in_h * in_w;
+    T* dst = cols;
+    for (int64_t c = 0; c < p.channels / g.group; ++c) {
+      for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+        for (int64_t kw = 0; kw < g.kernel[2]; ++kw, dst += plane) {
+          const int64_t dy = kh - g.pads_begin[1], dx = kw - g.pads_begin[2], shift = dy * in_w + dx;
+          const int64_t first = std::max<int64_t>(0, -shift), last = std::min(plane, plane - shift);
+          std::fill(dst, dst + first, zp);
+          std::memcpy(dst + first, x + c * plane + first + shift, static_cast<size_t>(last - first) * sizeof(T));
+          std::fill(dst + last, dst + plane, zp);
+          const int64_t top = std::max<int64_t>(0, -dy), bottom = std::min(in_h, in_h - dy);
+          std::fill(dst, dst + top * in_w, zp);
+          std::fill(dst + bottom * in_w, dst + plane, zp);
+          if (dx == 0) continue;
+          for (int64_t oh = top; oh < bottom; ++oh) {  // the columns that wrapped to the next or last row
+            T* line = dst + oh * in_w;
+            if (dx < 0) std::fill(line, line + std::min(in_w, -dx), zp);
+            else std::fill(line + std::max<int64_t>(0, in_w - dx), line + in_w, zp);
+          }
+        }
+      }
+    }
+    return;
+  }
+  T* dst = cols;
+  for (int64_t c = 0; c < p.channels / g.group; ++c) {
+    const T* plane = x + c * in_d * in_h * in_w;
+    for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+      for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+        for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+          for (int64_t od = 0; od < out_d; ++od) {
+            const int64_t id = g.window_start(0, od) + kd * g.dilations[0];
+            for (int64_t oh = 0; oh < out_h; ++oh) {
+              const int64_t ih = g.window_start(1, oh) + kh * g.dilations[1];
+              const bool row_inside = id >= 0 && id < in_d && ih >= 0 && ih < in_h;
+              if (!row_inside) {
+                std::fill(dst, dst + out_w, zp);
+                dst += out_w;
+                continue;
+              }
+              const T* line = plane + (id * in_h + ih) * in_w;
+              // the outputs whose tap lands inside X: [first, last)
+              const int64_t stride = g.strides[2], start = g.window_start(2, 0) + kw * g.dilations[2];
+              const int64_t first = start >= 0 ? 0 : std::min(out_w, (-start + stride - 1) / stride);
+              const int64_t last = std::max(first, std::min(out_w, start < in_w ? (in_w - start + stride - 1) / stride : 0));
+              std::fill(dst, dst + first, zp);
+              if (stride == 1) {
+                std::memcpy(dst + first, line + start + first, static_cast<size_t>(last - first) * sizeof(T));
+              } else if (stride == 2) {
+                gather_stride2(line, start, first, last, in_w, dst);
+              } else {
+                for (int64_t ow = first; ow < last; ++ow) dst[ow] = line[start + ow * stride];
+              }
+              std::fill(dst + last, dst + out_w, zp);
+              dst += out_w;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+class Int8Kernel final : public Kernel {
+ public:
+  explicit Int8Kernel(Int8Plan plan) : p_(std::move(plan)) {}
+
+  void run(const KernelArgs& args) const override {
+    auto align = [](uint8_t* at) { return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(at) + 63) & ~uintptr_t{63}); };
+    uint8_t* cols = align(static_cast<uint8_t*>(args.workspace));
+    uint8_t* scratch = align(cols + p_.cols_bytes());
+    const bool x_signed = p_.x_type == DType::Int8;
+    const int32_t x_zp = p_.has_x_zp ? read_8bit(args.in<void>(kXZp), p_.x_type, 0) : 0;
+    const RunParams run = run_params(args, x_signed, x_zp);
+    const int64_t n = p_.gemm_n(), mg = p_.group_filters();
+    const auto* x = static_cast<const uint8_t*>(args.inputs[kX]);  // 8-bit: bytes
+    auto* y = static_cast<uint8_t*>(args.outputs[0]);
+    if (p_.base != Base::Conv) {  // C^T: the GEMM's row m is Y's column m
+      int8_gemm_tiles(p_.weights[0], x, x_signed, x_zp, n, 1, p_.k,
+                      [&](int64_t m0, int64_t rows, int64_t j0, int64_t cnt, const int32_t* c, int64_t ld) {
+                        for (int64_t r = 0; r < rows; ++r) {
+                          epilogue(run, m0 + r, c + r * ld, cnt, y + j0 * p_.filters + m0 + r, p_.filters, -1);
+                        }
+                      },
+                      scratch, p_.workers, false);
+      return;
+    }
+    const int64_t in_image = p_.channels * p_.g.input_size(), in_group = p_.channels / p_.g.group * p_.g.input_size();
+    for (int64_t b = 0; b < p_.batch; ++b) {
+      for (int64_t grp = 0; grp < p_.g.group; ++grp) {
+        const uint8_t* xg = x + b * in_image + grp * in_group;
+        const uint8_t* src = xg;
+        if (!p_.pointwise) {
+          if (x_signed) im2col_8bit(p_, reinterpret_cast<const int8_t*>(xg), static_cast<int8_t>(x_zp), reinterpret_cast<int8_t*>(cols));
+          else im2col_8bit(p_, xg, static_cast<uint8_t>(x_zp), cols);
+          src = cols;
+        }
+        const int64_t first = (b * p_.filters + grp * mg) * n;  // Y's offset of the group's first filter
+        int8_gemm_tiles(p_.weights[static_cast<size_t>(grp)], src, x_signed, x_zp, n, n, 1,
+                        [&](int64_t m0, int64_t rows, int64_t j0, int64_t cnt, const int32_t* c, int64_t ld) {
+                          for (int64_t r = 0; r < rows; ++r) {
+                            const int64_t at = first + (m0 + r) * n + j0;
+                            epilogue(run, grp * mg + m0 + r, c + r * ld, cnt, y + at, 1, p_.residual ? at : -1);
+                          }
+                        },
+                        scratch, p_.workers, false);
+      }
+    }
+  }
+
+ private:
+  std::vector<RowParams> row_params(const KernelArgs& args) const {
+    const float x_scale = args.in<float>(kXScale)[0];
+    const float* w_scale = args.in<float>(kWScale);
+    const float out_scale = args.in<float>(p_.residual ? kRScale : kYScale)[0];
+    std::vector<RowParams> out(static_cast<size_t>(p_.filters));
+    for (int64_t m = 0; m < p_.filters; ++m) {
+      RowParams& r = out[static_cast<size_t>(m)];
+      const float xw = x_scale * w_scale[p_.w_scale_per_channel ? m : 0];
+      r.mult = xw / out_scale;
+      if (!p_.has_bias) continue;
+      if (!p_.int_bias) {
+        r.add = args.in<float>(kBias)[m] / out_scale;
+        continue;
+      }
+      const int32_t b = args.in<int32_t>(kBias)[m];
+      const float bs = args.in<float>(kBiasScale)[p_.bias_scale_per_channel ? m : 0];
+      if (bs == xw) r.ibias = b;
+      else r.add = static_cast<float>(b) * bs / out_scale;
+    }
+    return out;
+  }
+
+  // What every row of one run shares: the per-channel factors and the parameters' values.
+  struct RunParams {
+    std::vector<RowParams> rows;
+    QuantRange y, r;  // y's range (with the Relu's floor); r: the residual's intermediate
+    ResidualParams residual{};
+    const void* z = nullptr;
+  };
+
+  // x_zp: the zero point's term of the sums joins each row's int32 bias (int8_gemm_row_correction).
+  RunParams run_params(const KernelArgs& args, bool x_signed, int32_t x_zp) const {
+    RunParams run;
+    run.rows = row_params(args);
+    const int64_t mg = p_.group_filters();
+    for (int64_t m = 0; m < p_.filters; ++m) {
+      RowParams& r = run.rows[static_cast<size_t>(m)];
+      const int32_t fix = int8_gemm_row_correction(p_.weights[static_cast<size_t>(m / mg)], x_signed, x_zp, m % mg);
+      r.ibias = static_cast<int32_t>(static_cast<uint32_t>(r.ibias) + static_cast<uint32_t>(fix));
+    }
+    const int32_t y_zp = p_.has_y_zp ? read_8bit(args.in<void>(kYZp), p_.y_type, 0) : 0;
+    run.y = range_of(p_.y_type, y_zp, p_.relu);
+    if (p_.residual) {
+      const int32_t r_zp = p_.has_r_zp ? read_8bit(args.in<void>(kRZp), p_.y_type, 0) : 0;
+      const int32_t z_zp = p_.has_z_zp ? read_8bit(args.in<void>(kZZp), p_.z_type, 0) : 0;
+      run.r = range_of(p_.y_type, r_zp, false);
+      run.residual = ResidualParams{args.in<float>(kRScale)[0], args.in<float>(kZScale)[0], args.in<float>(kYScale)[0],
+                                    r_zp, z_zp};
+      run.z = args.inputs[kZ];
+    }
+    return run;
+  }
+
+  // Output channel m's n sums -> y[j * stride]; residual >= 0: z's offset of these (Int8Conv).
+  // In chunks, the values in a stack buffer: tiles come from several threads at once.
+  void epilogue(const RunParams& run, int64_t m, const int32_t* acc, int64_t n, uint8_t* y, int64_t stride,
+                int64_t residual) const {
+    constexpr int64_t kChunk = 64;
+    alignas(32) int32_t q[kChunk], zrow[kChunk];
+    const RowParams& p = run.rows[static_cast<size_t>(m)];
+    const bool bytes = stride == 1 && int8_epilogue::has_byte_epilogues();
+    if (residual < 0 && bytes) {
+      int8_epilogue::requantize_bytes(acc, n, p, run.y, y);
+      return;
+    }
+    if (residual >= 0 && bytes) {
+      int8_epilogue::residual_bytes(acc, n, p, run.r, static_cast<const uint8_t*>(run.z) + residual, p_.z_type == DType::Int8,
+                            run.residual, run.y, y);
+      return;
+    }
+    for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
+      const int64_t len = std::min(kChunk, n - j0);
+      if (residual < 0) {
+        requantize(acc + j0, len, p, run.y, q);
+      } else {
+        requantize(acc + j0, len, p, run.r, q);
+        if (p_.z_type == DType::Int8) {
+          const int8_t* z = static_cast<const int8_t*>(run.z) + residual + j0;
+          for (int64_t j = 0; j < len; ++j) zrow[j] = z[j];
+        } else {
+          const uint8_t* z = static_cast<const uint8_t*>(run.z) + residual + j0;
+          for (int64_t j = 0; j < len; ++j) zrow[j] = z[j];
+        }
+        add_residual(q, zrow, len, run.residual, run.y);
+      }
+      uint8_t* out = y + j0 * stride;
+      if (stride == 1) {
+        for (int64_t j = 0; j < len; ++j) out[j] = static_cast<uint8_t>(q[j]);  // int8 and uint8: the low byte
+      } else {
+        for (int64_t j = 0; j < len; ++j) out[j * stride] = static_cast<uint8_t>(q[j]);
+      }
+    }
+  }
+
+  Int8Plan p_;
+};
+
+bool present(const std::vector<ValueInfo>& inputs, size_t i) { return i < inputs.size() && inputs[i].present; }
+
+const ConstTensor& constant_input(const Node& node, const std::vector<ValueInfo>& inputs, size_t i, const char* what) {
+  if (!present(inputs, i) || !inputs[i].constant) {
+    node_fail<UnsupportedModelError>(node, std::string(what) + " must be a constant (the int8 weights are packed at plan time)");
+  }
+  return *inputs[i].constant;
+}
+
+bool per_channel(const std::vector<ValueInfo>& inputs, size_t i) {
+  return present(inputs, i) && numel(inputs[i].info.shape) > 1;
+}
+
+KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>& inputs,
+                       const std::vector<TensorInfo>& outputs) {
+  Int8Plan p;
+  p.base = base;
+  const Shape& x = inputs[kX].info.shape;
+  const Shape& w = inputs[kW].info.shape;
+  const ConstTensor& wc = constant_input(node, inputs, kW, "w");
+  const void* w_zp = present(inputs, kWZp) ? constant_input(node, inputs, kWZp, "w_zero_point").data.data() : nullptr;
+  const bool w_signed = inputs[kW].info.dtype == DType::Int8;
+  const bool zp_per_row = per_channel(inputs, kWZp);
+  p.x_type = inputs[kX].info.dtype;
+  p.y_type = outputs[0].dtype;
+  p.relu = node.attr_int("relu", 0) != 0;
+  p.has_bias = present(inputs, kBias);
+  p.int_bias = p.has_bias && inputs[kBias].info.dtype == DType::Int32;
+  p.bias_scale_per_channel = per_channel(inputs, kBiasScale);
+  p.w_scale_per_channel = per_channel(inputs, kWScale);
+  p.residual = present(inputs, kZ);
+  p.has_x_zp = present(inputs, kXZp);
+  p.has_y_zp = present(inputs, kYZp);
+  p.has_r_zp = present(inputs, kRZp);
+  p.has_z_zp = present(inputs, kZZp);
+  if (p.residual) p.z_type = inputs[kZ].info.dtype;
+  const Int8Path path = default_int8_path();
+  if (base == Base::Conv) {
+    p.g = int_conv_geometry(node, x, w).expanded_to(3);
+    p.batch = x[0];
+    p.channels = x[1];
+    p.filters = w[0];
+    p.pointwise = p.g.kernel_size() == 1 && p.g.output == p.g.input && p.g.strides == Shape{1, 1, 1} &&
+                  p.g.pads_begin == Shape{0, 0, 0};
+    p.same_2d = !p.pointwise && x.size() == 4 && p.g.output == p.g.input && p.g.strides == Shape{1, 1, 1} &&
+                p.g.dilations == Shape{1, 1, 1};
+    const int64_t mg = p.group_filters(), k = p.gemm_k();
+    for (int64_t grp = 0; grp < p.g.group; ++grp) {
+      const auto* wg = static_cast<const uint8_t*>(wc.data.data()) + grp * mg * k;  // one byte per weight
+      const void* zg = w_zp && zp_per_row ? static_cast<const uint8_t*>(w_zp) + grp * mg : w_zp;
+      p.weights.push_back(pack_int8_weights(wg, w_signed, mg, k, k, 1, zg, zp_per_row, path));
+    }
+  } else {
+    const bool trans_b = base == Base::Gemm && node.attr_int("transB", 0) != 0;
+    p.k = x.back();
+    p.rows = numel(x) / p.k;
+    p.filters = trans_b ? w[0] : w[1];
+    // W's row m (output channel) and column k: [N, K] with transB, else [K, N]
+    p.weights.push_back(pack_int8_weights(wc.data.data(), w_signed, p.filters, p.k, trans_b ? p.k : 1,
+                                          trans_b ? 1 : p.filters, w_zp, zp_per_row, path));
+  }
+  p.workers = plan_workers(p.group_filters(), p.gemm_k() * p.gemm_n());
+  const Int8Path used = p.weights[0].path;
+  KernelChoice choice;
+  choice.workspace_bytes = p.workspace_bytes();
+  std::string algorithm = base == Base::Conv ? (p.pointwise ? "1x1 " : "im2col+") : "";
+  algorithm += std::string(dtype_name(p.x_type)) + "x" + dtype_name(inputs[kW].info.dtype) + " gemm (" +
+               int8_path_name(used) + ")";
+  if (p.residual) algorithm += " + residual add";
+  if (p.relu) algorithm += " + relu";
+  choice.algorithm = with_threads(algorithm, p.workers);
+  choice.math = "int8, int32 accumulation, requantized to " + std::string(dtype_name(p.y_type));
+  choice.kernel = std::make_unique<Int8Kernel>(std::move(p));
+  return choice;
+}
+
+}  // namespace
+
+void register_cpu_qdq_int8_kernels(KernelRegistry& r) {
+  r.add("Int8Conv", [](const Node& n, const std::vector<ValueInfo>& i, const std::vector<TensorInfo>& o) {
+     return plan_int8(Base::Conv, n, i, o);
+   }).with_dtypes(int8_types());
+  r.add("Int8Gemm", [](const Node& n, const std::vector<ValueInfo>& i, const std::vector<TensorInfo>& o) {
+     return plan_int8(Base::Gemm, n, i, o);
+   }).with_dtypes(int8_types());
+  r.add("Int8MatMul", [](const Node& n, const std::vector<ValueInfo>& i, const std::vector<TensorInfo>& o) {
+     return plan_int8(Base::MatMul, n, i, o);
+   }).with_dtypes(int8_types());
+}
+
+}  // namespace dnnx

@@ -1,0 +1,347 @@
+// Note [qdq int8]: a QDQ file (onnxruntime's quantize_static) says "int8" with QuantizeLinear /
+// DequantizeLinear pairs around float ops. This pass makes the int8 layer itself of
+//     DequantizeLinear(x_q) ─┐
+//     DequantizeLinear(w_q) ─┼─ Conv | Gemm | MatMul ─ [Relu] ─ QuantizeLinear ─> y_q
+//     [bias] ────────────────┘
+// one Int8Conv / Int8Gemm / Int8MatMul node (ops/quant/qdq_int8.cc) that reads x_q and writes
+// y_q: an int32 accumulation and the requantization in one kernel, as onnxruntime's own QDQ
+// fusion makes a QLinearConv of it. It also takes a residual join where it is as
+// quantize_static writes it:
+//     Conv ─ QuantizeLinear(r) ─ DequantizeLinear ─ Add ─ [Relu] ─ QuantizeLinear ─> y_q
+//                         DequantizeLinear(z_q) ────┘
+// (the Add's rounding is QLinearAdd's, as onnxruntime runs it), and, once a layer has fused,
+// DequantizeLinear -> MaxPool -> QuantizeLinear of one scale and zero point becomes the MaxPool
+// on the 8-bit values (try_int8_max_pool). Requirements, else the nodes
+// stay as they are (float between the pairs): x_q int8/uint8 with one scale and zero point;
+// w_q a constant int8/uint8 with one scale/zero point or one per output channel (the
+// DequantizeLinear's axis is W's output-channel axis: Conv 0, Gemm 0 with transB else 1,
+// MatMul 1), MatMul's W 2-D; the bias a float32 constant [M] or a DequantizeLinear of an int32
+// constant [M] (zero point 0); Gemm with alpha = beta = 1 and no transA; y_q int8/uint8 with one
+// scale and a zero point given; each intermediate value read by the next node alone; the
+// backend has the fused op (the CPU; a device keeps the float ops). It runs before constant
+// folding, which would dequantize the constant weights (the engine calls it: Engine's
+// constructor), and is switched by PassOptions::fuse_qdq_int8 ("fuse_qdq_int8").
+#include <algorithm>
+
+#include "runtime/passes/rewrite.h"
+
+namespace dnnx {
+
+namespace {
+
+struct Context {
+  Graph& graph;
+  const std::map<std::string, TensorInfo>& types;   // symbolic dims as 1
+  const std::map<std::string, TensorInfo>& types2;  // symbolic dims as 2: which dims follow them
+  std::map<std::string, int> producer;  // value -> node index
+};
+
+const Node* produced_by(const Context& c, const std::string& value, const std::string& op) {
+  auto it = c.producer.find(value);
+  if (it == c.producer.end()) return nullptr;
+  const Node& n = c.graph.nodes[static_cast<size_t>(it->second)];
+  return n.op_type == op && n.domain.empty() ? &n : nullptr;
+}
+
+bool is_8bit(DType t) { return t == DType::Int8 || t == DType::UInt8; }
+
+const TensorInfo* type_of(const Context& c, const std::string& value) {
+  auto it = c.types.find(value);
+  return it == c.types.end() ? nullptr : &it->second;
+}
+
+// Whether a and b have one shape however the symbolic dims are sized (tried at 1 and 2).
+bool same_shape(const Context& c, const std::string& a, const std::string& b) {
+  for (const auto* types : {&c.types, &c.types2}) {
+    auto ia = types->find(a), ib = types->find(b);
+    if (ia == types->end() || ib == types->end() || ia->second.shape != ib->second.shape) return false;
+  }
+  return true;
+}
+
+// A constant float32 of one value.
+bool one_float(const Graph& g, const std::string& name) {
+  const ConstTensor* t = find_constant(g, name);
+  return t && t->info.dtype == DType::Float32 && numel(t->info.shape) == 1;
+}
+
+// A DequantizeLinear's (or QuantizeLinear's) per-tensor parameters: scale one float constant,
+// zero point absent or one 8-bit constant.
+bool per_tensor(const Graph& g, const Node& q) {
+  if (q.inputs.size() < 2 || !one_float(g, q.inputs[1])) return false;
+  if (!q.has_input(2)) return true;
+  const ConstTensor* zp = find_constant(g, q.inputs[2]);
+  return zp && is_8bit(zp->info.dtype) && numel(zp->info.shape) == 1;
+}
+
+// DequantizeLinear of an 8-bit activation with one scale and zero point: its node.
+const Node* activation_dq(const Context& c, const std::string& value) {
+  const Node* dq = produced_by(c, value, "DequantizeLinear");
+  if (!dq || !per_tensor(c.graph, *dq)) return nullptr;
+  const TensorInfo* t = type_of(c, dq->inputs[0]);
+  return t && is_8bit(t->dtype) ? dq : nullptr;
+}
+
+// DequantizeLinear of constant 8-bit weights, per tensor or per output channel along `axis`.
+const Node* weight_dq(const Context& c, const std::string& value, int64_t axis, size_t rank) {
+  const Node* dq = produced_by(c, value, "DequantizeLinear");
+  if (!dq || dq->inputs.size() < 2) return nullptr;
+  const ConstTensor* w = find_constant(c.graph, dq->inputs[0]);
+  const ConstTensor* scale = find_constant(c.graph, dq->inputs[1]);
+  if (!w || !is_8bit(w->info.dtype) || w->info.shape.size() != rank || !scale || scale->info.dtype != DType::Float32) {
+    return nullptr;
+  }
+  const int64_t channels = w->info.shape[static_cast<size_t>(axis)];
+  const int64_t count = numel(scale->info.shape);
+  if (dq->attr_int("block_size", 0) != 0 || scale->info.shape.size() > 1) return nullptr;
+  if (count != 1) {
+    int64_t a = dq->attr_int("axis", 1);
+    if (a < 0) a += static_cast<int64_t>(rank);
+    if (a != axis || count != channels) return nullptr;
+  }
+  if (dq->has_input(2)) {
+    const ConstTensor* zp = find_constant(c.graph, dq->inputs[2]);
+    if (!zp || zp->info.dtype != w->info.dtype || zp->info.shape != scale->info.shape) return nullptr;
+  }
+  return dq;
+}
+
+// The bias as the fused node takes it: {bias, bias_scale} ("" where absent); false: unusable.
+bool bias_inputs(const Context& c, const Node& base, int64_t channels, std::string& bias, std::string& scale) {
+  if (!base.has_input(2)) return true;
+  const std::string& b = base.inputs[2];
+  auto per_channel_shape = [&](const Shape& shape) {  // [M], or Gemm's [1, N]: not a per-row [M, 1]
+    return numel(shape) == channels && !shape.empty() && shape.back() == channels;
+  };
+  if (const ConstTensor* f = find_constant(c.graph, b)) {
+    if (f->info.dtype != DType::Float32 || !per_channel_shape(f->info.shape)) return false;
+    bias = b;
+    return true;
+  }
+  const Node* dq = produced_by(c, b, "DequantizeLinear");
+  if (!dq || dq->inputs.size() < 2) return false;
+  const ConstTensor* q = find_constant(c.graph, dq->inputs[0]);
+  const ConstTensor* s = find_constant(c.graph, dq->inputs[1]);
+  if (!q || q->info.dtype != DType::Int32 || !per_channel_shape(q->info.shape) || !s || s->info.dtype != DType::Float32 ||
+      (numel(s->info.shape) != 1 && numel(s->info.shape) != channels)) {
+    return false;
+  }
+  if (dq->has_input(2)) {
+    const ConstTensor* zp = find_constant(c.graph, dq->inputs[2]);
+    if (!zp || zp->info.dtype != DType::Int32) return false;
+    for (int64_t i = 0; i < numel(zp->info.shape); ++i) {
+      if (zp->as<int32_t>()[i] != 0) return false;
+    }
+  }
+  bias = dq->inputs[0];
+  scale = dq->inputs[1];
+  return true;
+}
+
+// The fused node for `base` (Conv, Gemm or MatMul) read through DequantizeLinears; nullopt when
+// the pattern does not hold. Inputs 6.. (y's parameters) are left for the caller.
+std::optional<Node> int8_layer(const Context& c, const Node& base) {
+  if (!base.domain.empty() || base.outputs.size() != 1 || base.inputs.size() < 2) return std::nullopt;
+  const TensorInfo* wt = type_of(c, base.inputs[1]);
+  if (!wt) return std::nullopt;
+  int64_t axis = 0;
+  std::string op;
+  if (base.op_type == "Conv") {
+    op = "Int8Conv";
+  } else if (base.op_type == "Gemm") {
+    if (base.attr_int("transA", 0) != 0 || base.attr_float("alpha", 1.0f) != 1.0f || base.attr_float("beta", 1.0f) != 1.0f) {
+      return std::nullopt;
+    }
+    op = "Int8Gemm";
+    axis = base.attr_int("transB", 0) != 0 ? 0 : 1;
+  } else if (base.op_type == "MatMul") {
+    if (base.inputs.size() != 2) return std::nullopt;
+    op = "Int8MatMul";
+    axis = 1;
+  } else {
+    return std::nullopt;
+  }
+  const TensorInfo* xt = type_of(c, base.inputs[0]);
+  if (!xt) return std::nullopt;
+  const size_t rank = xt->shape.size();  // the ranks the fused op takes (Conv: 1 to 3 spatial dims)
+  if (base.op_type == "Conv" ? rank < 3 || rank > 5 || wt->shape.size() != rank
+                             : base.op_type == "Gemm" ? rank != 2 : rank < 2) {
+    return std::nullopt;
+  }
+  const Node* dx = activation_dq(c, base.inputs[0]);
+  const Node* dw = weight_dq(c, base.inputs[1], axis, base.op_type == "Conv" ? wt->shape.size() : 2);
+  if (!dx || !dw) return std::nullopt;
+  const int64_t channels = find_constant(c.graph, dw->inputs[0])->info.shape[static_cast<size_t>(axis)];
+  std::string bias, bias_scale;
+  if (base.op_type != "MatMul" && !bias_inputs(c, base, channels, bias, bias_scale)) return std::nullopt;
+  Node fused;
+  fused.op_type = op;
+  fused.name = base.name;
+  fused.opset = base.opset;
+  fused.attrs = base.attrs;
+  fused.attrs.erase("alpha");
+  fused.attrs.erase("beta");
+  fused.attrs.erase("transA");
+  fused.inputs = {dx->inputs[0], dx->inputs[1], dx->has_input(2) ? dx->inputs[2] : "",
+                  dw->inputs[0], dw->inputs[1], dw->has_input(2) ? dw->inputs[2] : "",
+                  "", "", bias, bias_scale};
+  return fused;
+}
+
+// y's QuantizeLinear: per tensor, an 8-bit zero point given.
+bool output_q(const Graph& g, const Node& q) {
+  if (!q.domain.empty() || q.op_type != "QuantizeLinear" || !q.has_input(2) || !per_tensor(g, q)) return false;
+  return q.outputs.size() == 1;
+}
+
+// Whether `value`, which node `from` writes, is read by node `by` alone.
+bool only_read_by(const Context& c, const std::string& value, const Node& by) {
+  const int i = sole_consumer(c.graph, value);
+  return i >= 0 && &c.graph.nodes[static_cast<size_t>(i)] == &by;
+}
+
+int index_of(const Context& c, const Node& n) { return static_cast<int>(&n - c.graph.nodes.data()); }
+
+// Tries the pattern that ends at QuantizeLinear node qi; residual: only the residual form.
+bool try_fuse(Context& c, size_t qi, bool residual, const PassOptions& options, std::vector<bool>& dead) {
+  const Node& q = c.graph.nodes[qi];
+  if (dead[qi] || !output_q(c.graph, q)) return false;
+  std::vector<int> consumed;
+  std::string value = q.inputs[0];
+  bool relu = false;
+  if (const Node* r = produced_by(c, value, "Relu")) {
+    if (!only_read_by(c, value, q)) return false;
+    relu = true;
+    consumed.push_back(index_of(c, *r));
+    value = r->inputs[0];
+  }
+  const Node* reader = relu ? &c.graph.nodes[static_cast<size_t>(consumed.back())] : &q;
+  std::vector<std::string> extra;  // the residual's inputs 10-14
+  const Node* base = nullptr;
+  if (residual) {
+    const Node* add = produced_by(c, value, "Add");
+    if (!add || add->inputs.size() != 2 || !only_read_by(c, value, *reader)) return false;
+    for (int side = 0; side < 2 && !base; ++side) {
+      const Node* dr = produced_by(c, add->inputs[side], "DequantizeLinear");
+      const Node* dz = activation_dq(c, add->inputs[1 - side]);
+      if (!dr || !dz || !per_tensor(c.graph, *dr) || !only_read_by(c, add->inputs[side], *add)) continue;
+      const Node* rq = produced_by(c, dr->inputs[0], "QuantizeLinear");
+      if (!rq || !output_q(c.graph, *rq) || !only_read_by(c, dr->inputs[0], *dr)) continue;
+      const Node* conv = produced_by(c, rq->inputs[0], "Conv");
+      if (!conv || !only_read_by(c, rq->inputs[0], *rq)) continue;
+      // r's parameters are the DequantizeLinear's (equal to the QuantizeLinear's in these files,
+      // but the DequantizeLinear is what the float graph reads); r's type must be y's.
+      const TensorInfo* rt = type_of(c, dr->inputs[0]);
+      const TensorInfo* yt = type_of(c, q.outputs[0]);
+      const TensorInfo* zt = type_of(c, dz->inputs[0]);
+      const TensorInfo* ct = type_of(c, conv->outputs[0]);
+      if (!rt || !yt || !zt || !ct || rt->dtype != yt->dtype || !same_shape(c, dz->inputs[0], conv->outputs[0]) ||
+          !dr->has_input(2)) {
+        continue;
+      }
+      if (rq->inputs[1] != dr->inputs[1] || rq->inputs[2] != dr->inputs[2]) continue;
+      base = conv;
+      extra = {dr->inputs[1], dr->inputs[2], dz->inputs[0], dz->inputs[1], dz->has_input(2) ? dz->inputs[2] : ""};
+      consumed.insert(consumed.end(), {index_of(c, *add), index_of(c, *dr), index_of(c, *rq)});
+    }
+    if (!base) return false;
+  } else {
+    auto it = c.producer.find(value);
+    if (it == c.producer.end() || !only_read_by(c, value, *reader)) return false;
+    base = &c.graph.nodes[static_cast<size_t>(it->second)];
+  }
+  std::optional<Node> fused = int8_layer(c, *base);
+  if (!fused) return false;
+  consumed.push_back(index_of(c, *base));
+  for (int i : consumed) {
+    if (dead[static_cast<size_t>(i)]) return false;
+  }
+  fused->inputs[6] = q.inputs[1];
+  fused->inputs[7] = q.inputs[2];
+  fused->inputs.insert(fused->inputs.end(), extra.begin(), extra.end());
+  while (!fused->inputs.empty() && fused->inputs.back().empty()) fused->inputs.pop_back();
+  if (relu) fused->attrs["relu"] = int64_t{1};
+  fused->outputs = q.outputs;
+  if (!backend_can_run(options, *fused)) return false;
+  c.graph.nodes[qi] = std::move(*fused);  // at the QuantizeLinear's place: every input is ready there
+  for (int i : consumed) dead[static_cast<size_t>(i)] = true;
+  return true;
+}
+
+// Drops the DequantizeLinears no node reads any more (the weights', the activations' last reader).
+void drop_unread_dequantize(Graph& graph) {
+  std::set<std::string> read(graph.outputs.begin(), graph.outputs.end());
+  for (const Node& n : graph.nodes) read.insert(n.inputs.begin(), n.inputs.end());
+  std::vector<bool> dead(graph.nodes.size(), false);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    dead[i] = n.op_type == "DequantizeLinear" && n.domain.empty() && n.outputs.size() == 1 && !read.count(n.outputs[0]);
+  }
+  erase_nodes(graph, dead);
+}
+
+// Two parameter inputs holding the same value (one float scale, or one 8-bit zero point of one type).
+bool same_param(const Graph& g, const Node& a, const Node& b, size_t i) {
+  if (a.has_input(i) != b.has_input(i)) return false;
+  if (!a.has_input(i) || a.inputs[i] == b.inputs[i]) return true;
+  const ConstTensor* x = find_constant(g, a.inputs[i]);
+  const ConstTensor* y = find_constant(g, b.inputs[i]);
+  return x && y && x->info.dtype == y->info.dtype && x->data == y->data;
+}
+
+// DequantizeLinear(x_q) -> MaxPool -> QuantizeLinear with the same scale and zero point =>
+// MaxPool on x_q itself (its int8/uint8 kernel): the max commutes with the increasing
+// dequantization, and quantizing a dequantized value with its own parameters gives it back
+// exactly (|v - zp| <= 255: (v - zp) * s / s is within an ulp of v - zp). onnxruntime drops these
+// pairs too. The MaxPool keeps its place and writes y_q; the QuantizeLinear goes.
+bool try_int8_max_pool(Context& c, size_t qi, const PassOptions& options, std::vector<bool>& dead) {
+  const Node& q = c.graph.nodes[qi];
+  if (dead[qi] || !output_q(c.graph, q)) return false;
+  auto it = c.producer.find(q.inputs[0]);
+  if (it == c.producer.end() || dead[static_cast<size_t>(it->second)]) return false;
+  Node& pool = c.graph.nodes[static_cast<size_t>(it->second)];
+  if (pool.op_type != "MaxPool" || !pool.domain.empty() || pool.outputs.size() != 1 || !only_read_by(c, q.inputs[0], q)) {
+    return false;
+  }
+  const Node* dq = activation_dq(c, pool.inputs[0]);
+  if (!dq || !same_param(c.graph, *dq, q, 1) || !same_param(c.graph, *dq, q, 2)) return false;
+  Node int8_pool = pool;
+  int8_pool.inputs[0] = dq->inputs[0];
+  int8_pool.outputs = q.outputs;
+  if (!backend_can_run(options, int8_pool)) return false;
+  pool = std::move(int8_pool);
+  dead[qi] = true;
+  return true;
+}
+
+}  // namespace
+
+int fuse_qdq_int8(Graph& graph, const PassOptions& options) {
+  if (std::none_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) { return n.op_type == "QuantizeLinear"; })) {
+    return 0;
+  }
+  std::map<std::string, TensorInfo> types, types2;
+  try {
+    types = value_types(graph, 1);
+    types2 = value_types(graph, 2);
+  } catch (const std::exception&) {
+    return 0;  // a graph the shape inference cannot type at these sizes: leave it as it is
+  }
+  Context c{graph, types, types2, {}};
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (const std::string& o : graph.nodes[i].outputs) c.producer[o] = static_cast<int>(i);
+  }
+  std::vector<bool> dead(graph.nodes.size(), false);
+  int fused = 0;
+  for (bool residual : {true, false}) {  // residual joins first: their Conv's QuantizeLinear is theirs
+    for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_fuse(c, i, residual, options, dead) ? 1 : 0;
+  }
+  if (fused == 0) return 0;  // a backend without the int8 layers (a device) keeps its pools float too
+  for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_int8_max_pool(c, i, options, dead) ? 1 : 0;
+  erase_nodes(graph, dead);
+  drop_unread_dequantize(graph);
+  drop_unused_constants(graph);
+  return fused;
+}
+
+}  // namespace dnnx

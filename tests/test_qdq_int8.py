@@ -1,0 +1,267 @@
+"""Int8 compute for QDQ files (Note [qdq int8], engine/runtime/passes/fuse_qdq_int8.cc): the
+fuse_qdq_int8 pass makes one Int8Conv / Int8Gemm / Int8MatMul of DequantizeLinear -> op -> QuantizeLinear,
+and the CPU runs it as an int32-accumulating int8 GEMM (Note [int8 gemm paths]).
+- The GEMM itself, bit-exact against numpy's integer product at K >= 4096, on every path this CPU
+  has (AVX-512 VNNI, AVX2, the portable loop; the test-only _pass_hooks.int8_gemm picks one).
+- Small models quantized by onnxruntime's quantize_static (QDQ, per tensor and per channel, int8
+  and uint8 activations and weights): fused against the float-between-QDQ run (the pass off) and
+  against onnxruntime, within one step of the output's quantization.
+- DNNX_INT8_AVX2=1 forces the AVX2 path on a VNNI CPU, DNNX_INT8_AVXVNNI=1 the AVX-VNNI (ymm)
+  one where the CPU has it, DNNX_INT8_PORTABLE=1 the plain loop (a
+  subprocess each: the switches are read once): the same outputs, bit for bit, and plan() says
+  which path ran.
+- plan() shows each fused layer as int8 with int32 accumulation."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import dnnx
+from dnnx._native import load_extension
+
+pass_hooks = load_extension("_pass_hooks")  # test-only module, beside _core
+
+
+def has_vnni():
+    try:
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    return " avx512_vnni" in flags and " avx512bw" in flags
+
+
+def has_avx2():
+    try:
+        return " avx2" in open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+
+
+def has_avx_vnni():
+    try:
+        return " avx_vnni" in open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+
+
+PATHS = (["portable"] + (["avx2"] if has_avx2() else []) + (["avx-vnni"] if has_avx_vnni() else [])
+         + (["vnni"] if has_vnni() else []))
+
+
+# ---- the GEMM, bit-exact ----
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("w_type, b_type, k", [(np.int8, np.uint8, 4096), (np.int8, np.int8, 4099),
+                                               (np.uint8, np.uint8, 4097), (np.int8, np.uint8, 8191)])
+def test_int8_gemm_is_exact_int32_accumulation(path, w_type, b_type, k):
+    rng = np.random.default_rng(k)
+    m, n = 13, 37  # row and column tails on every path
+    wi, bi = np.iinfo(w_type), np.iinfo(b_type)
+    w = rng.integers(wi.min, wi.max + 1, size=(m, k)).astype(w_type)
+    b = rng.integers(bi.min, bi.max + 1, size=(k, n)).astype(b_type)
+    w[0, :] = wi.min  # the worst products: |w| and b at their extremes (vpmaddubsw would saturate)
+    b[:, 0] = bi.max
+    w_zp = 0 if path in ("vnni", "avx-vnni") or w_type == np.int8 else 3
+    if path in ("vnni", "avx-vnni") and w_type != np.int8:
+        pytest.skip("the VNNI paths take int8 weights with zero point 0 (else AVX2)")
+    b_zp = int(bi.min) + 5
+    got = pass_hooks.int8_gemm(w, w_zp, b, b_zp, path)
+    want = (w.astype(np.int64) - w_zp) @ (b.astype(np.int64) - b_zp)
+    assert np.abs(want).max() < 2**31
+    np.testing.assert_array_equal(got, want.astype(np.int32))
+
+
+def test_int8_gemm_vnni_refuses_what_it_cannot_take():
+    if not has_vnni():
+        pytest.skip("no AVX-512 VNNI here")
+    w = np.ones((4, 8), np.int8)
+    b = np.ones((8, 4), np.uint8)
+    with pytest.raises(ValueError, match="avx2"):  # InputError
+        pass_hooks.int8_gemm(w, 1, b, 0, "vnni")  # a nonzero weight zero point goes to AVX2
+
+
+# ---- QDQ models from onnxruntime's quantize_static ----
+
+def float_model(kind, symbolic_batch=False):
+    rng = np.random.default_rng(7)
+    inits, nodes = [], []
+
+    def const(name, a):
+        inits.append(numpy_helper.from_array(a.astype(np.float32), name))
+        return name
+
+    if kind == "conv":  # 3x3, stride 2, padded, bias, Relu
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 15, 15])
+        nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(24, 8, 3, 3)) * 0.2),
+                                            const("b", rng.normal(size=24) * 0.1)], ["c"],
+                                   pads=[1, 1, 1, 1], strides=[2, 2]),
+                  helper.make_node("Relu", ["c"], ["y"])]
+    elif kind == "conv_s2_wide":  # stride 2 over rows wide enough for im2col's vector gather
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 75])
+        nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(16, 4, 3, 3)) * 0.2)], ["y"],
+                                   pads=[1, 1, 1, 1], strides=[2, 2])]
+    elif kind == "conv_maxpool":  # conv -> relu -> maxpool: the pool's QDQ pair dropped, it runs on uint8
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 12, 12])
+        nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(16, 8, 3, 3)) * 0.2)], ["c"],
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", ["c"], ["r"]),
+                  helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])]
+    elif kind == "conv_group":  # grouped, no bias
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 9, 9])
+        nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(32, 4, 3, 3)) * 0.2)], ["y"],
+                                   pads=[1, 1, 1, 1], group=4)]
+    elif kind == "conv1x1_residual":  # relu(conv1x1(x) + x): the residual join
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 10, 10])
+        nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(32, 32, 1, 1)) * 0.2),
+                                            const("b", rng.normal(size=32) * 0.1)], ["c"]),
+                  helper.make_node("Add", ["c", "x"], ["s"]),
+                  helper.make_node("Relu", ["s"], ["y"])]
+    elif kind == "gemm":
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 300])
+        nodes += [helper.make_node("Gemm", ["x", const("w", rng.normal(size=(40, 300)) * 0.1),
+                                            const("b", rng.normal(size=40) * 0.1)], ["y"], transB=1)]
+    elif kind == "matmul":
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 7, 64])
+        nodes += [helper.make_node("MatMul", ["x", const("w", rng.normal(size=(64, 48)) * 0.1)], ["y"])]
+    if symbolic_batch:
+        x.type.tensor_type.shape.dim[0].dim_param = "N"
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph(nodes, kind, [x], [y], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def input_of(model, seed, batch=None):
+    dims = [d.dim_value or 1 for d in model.graph.input[0].type.tensor_type.shape.dim]
+    if batch is not None:
+        dims[0] = batch
+    return np.random.default_rng(seed).normal(size=dims).astype(np.float32)
+
+
+def quantized(kind, tmp_path, per_channel, activation, weight, symbolic_batch=False):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    model = float_model(kind, symbolic_batch)
+    src, dst = str(tmp_path / f"{kind}.onnx"), str(tmp_path / f"{kind}_qdq.onnx")
+    onnx.save(model, src)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"x": input_of(model, s)} for s in range(8)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    types = {"int8": QuantType.QInt8, "uint8": QuantType.QUInt8}
+    quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=per_channel,
+                    activation_type=types[activation], weight_type=types[weight])
+    return onnx.load(dst)
+
+
+def output_step(model):
+    """The scale of the DequantizeLinear that makes the graph output: one quantization step."""
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    out = model.graph.output[0].name
+    dq = next(n for n in model.graph.node if out in n.output)
+    assert dq.op_type == "DequantizeLinear"
+    return float(inits[dq.input[1]])
+
+
+CASES = [("conv", True, "uint8", "int8"), ("conv", False, "int8", "int8"), ("conv", True, "uint8", "uint8"), ("conv_s2_wide", True, "int8", "int8"),
+         ("conv_maxpool", True, "uint8", "int8"), ("conv_maxpool", False, "int8", "int8"),
+         ("conv_group", True, "int8", "int8"), ("conv1x1_residual", False, "uint8", "int8"),
+         ("conv1x1_residual", True, "int8", "int8"), ("gemm", True, "uint8", "int8"),
+         ("gemm", False, "uint8", "uint8"), ("matmul", True, "int8", "int8"), ("matmul", False, "uint8", "int8")]
+
+
+@pytest.mark.parametrize("kind, per_channel, activation, weight", CASES)
+def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel, activation, weight, tmp_path):
+    import onnxruntime as ort
+
+    model = quantized(kind, tmp_path, per_channel, activation, weight)
+    x = input_of(model, 99)
+    step = output_step(model)
+    fused = dnnx.load(model)
+    plan = str(fused.plan())
+    op = {"conv": "Int8Conv", "conv_s2_wide": "Int8Conv", "conv_maxpool": "Int8Conv", "conv_group": "Int8Conv", "conv1x1_residual": "Int8Conv",
+          "gemm": "Int8Gemm", "matmul": "Int8MatMul"}[kind]
+    assert op in plan and "int8, int32 accumulation" in plan, plan
+    assert "Conv " not in plan.replace("Int8Conv", "") and "Gemm " not in plan.replace("Int8Gemm", "")
+    if kind == "conv1x1_residual":
+        assert "residual add" in plan and " Add " not in plan, plan
+    if kind == "conv_maxpool":  # DequantizeLinear -> MaxPool -> QuantizeLinear => MaxPool on the 8-bit values
+        ops = [row["op"] for row in fused.plan()]
+        assert ops == ["QuantizeLinear", "Int8Conv", "MaxPool", "DequantizeLinear"], ops
+    got = fused.run_dict({"x": x})["y"]
+    unfused = dnnx.load(model, passes={"fuse_qdq_int8": False})
+    assert "Int8" not in str(unfused.plan())
+    simulated = unfused.run_dict({"x": x})["y"]
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert got.shape == want.shape
+    for other in (simulated, want):
+        steps = np.abs(got.astype(np.float64) - other) / step
+        assert steps.max() <= 1.0 + 1e-3, f"{steps.max():.3f} steps apart"
+        assert (steps > 0.5).mean() < 0.05  # one step only at the few ties the float path rounds otherwise
+
+
+@pytest.mark.parametrize("kind", ["conv", "conv1x1_residual", "matmul"])
+def test_avx2_switch_gives_the_same_outputs(kind, tmp_path):
+    if not has_vnni():
+        pytest.skip("no AVX-512 VNNI here: the default path already is AVX2 or portable")
+    model = quantized(kind, tmp_path, True, "uint8", "int8")
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    x = input_of(model, 3)
+    np.save(tmp_path / "x.npy", x)
+    script = ("import sys, numpy as np, dnnx\n"
+              "m = dnnx.load(sys.argv[1]); x = np.load(sys.argv[2])\n"
+              "np.save(sys.argv[3], m.run_dict({\"x\": x})[\"y\"]); print(m.plan())\n")
+    outs = {}
+    runs = [("vnni", {}, "(avx512-vnni)"), ("avx2", {"DNNX_INT8_AVX2": "1"}, "(avx2)"),
+            ("portable", {"DNNX_INT8_PORTABLE": "1"}, "(portable)")]
+    if has_avx_vnni():
+        runs.append(("avx-vnni", {"DNNX_INT8_AVXVNNI": "1"}, "(avx-vnni)"))
+    for name, env_set, shown in runs:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DNNX_INT8_")}
+        env.update(env_set)
+        out = tmp_path / f"y_{name}.npy"
+        r = subprocess.run([sys.executable, "-c", script, str(path), str(tmp_path / "x.npy"), str(out)],
+                           env=env, capture_output=True, text=True, check=True)
+        assert shown in r.stdout, r.stdout
+        outs[name] = np.load(out)
+    np.testing.assert_array_equal(outs["vnni"], outs["avx2"])
+    for name in outs:
+        np.testing.assert_array_equal(outs["vnni"], outs[name], err_msg=name)
+
+
+def test_pattern_that_does_not_match_stays_float(tmp_path):
+    """A Gemm with alpha != 1 keeps its QDQ pairs (never refused): it runs as before."""
+    model = quantized("gemm", tmp_path, False, "uint8", "int8")
+    for n in model.graph.node:
+        if n.op_type == "Gemm":
+            n.attribute.append(helper.make_attribute("alpha", 0.5))
+    plan = str(dnnx.load(model).plan())
+    assert "Int8Gemm" not in plan and "Gemm" in plan
+
+
+@pytest.mark.parametrize("kind", ["conv", "conv1x1_residual", "gemm", "matmul"])
+def test_symbolic_batch_and_empty_batch(kind, tmp_path):
+    """The fused layers with a symbolic batch: batch 3 and an empty batch against onnxruntime."""
+    import onnxruntime as ort
+
+    model = quantized(kind, tmp_path, True, "uint8", "int8", symbolic_batch=True)
+    m = dnnx.load(model)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch in (3, 0):
+        x = input_of(model, 5, batch)
+        assert "Int8" in str(m.plan(inputs={"x": x}))
+        got = m.run_dict({"x": x})["y"]
+        want = sess.run(None, {"x": x})[0]
+        assert got.shape == want.shape and got.dtype == want.dtype
+        if batch:
+            assert np.abs(got - want).max() <= output_step(model) * (1 + 1e-3)
