@@ -119,10 +119,11 @@ for search in ('heuristic', 'exhaustive'):
       background) script=bench_background_search.py ;;
       *) script=bench_cuda_$name.py ;;
     esac
+    # GPU_CHECK_BENCH_ARGS: more arguments for the benchmarks (one bench per call, say)
     # ORT_GPU_PATH: a folder holding onnxruntime-gpu (carried, GPU.md), put on PYTHONPATH for the
     # benchmarks alone: the tests compare against the machine's CPU onnxruntime in dnnx's process.
     step "$name" "bench-$name.log" env PYTHONPATH="${ORT_GPU_PATH:-${PYTHONPATH:-}}" \
-      python3 "$OLDPWD/bench/$script" "${args[@]}" --out "$OUT/RESULTS_${name^^}.md"
+      python3 "$OLDPWD/bench/$script" "${args[@]}" ${GPU_CHECK_BENCH_ARGS:-} --out "$OUT/RESULTS_${name^^}.md"
   done
   # The crash checks (issue #34): each prints its summary line last, which the summary shows.
   crash=" ${GPU_CHECK_CRASH:-} "
