@@ -11,23 +11,11 @@
 #include "backends/cuda/elementwise/cumulative_kernels.h"
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/launch.cuh"
+#include "backends/cuda/runtime/numeric_types.cuh"
 
 namespace dnnx::cuda {
 
 namespace {
-
-template <class T>
-struct Acc {
-  using type = T;
-};
-template <>
-struct Acc<__half> {
-  using type = float;
-};
-template <>
-struct Acc<__nv_bfloat16> {
-  using type = float;
-};
 
 // Element s of the scan order of the line starting at `base` (from the end when reverse).
 __device__ inline int64_t scan_at(int64_t base, int64_t s, const CumulativeGeometry& g) {
@@ -92,14 +80,7 @@ void launch_cumsum(const void* x, void* y, const CumulativeGeometry& g, DType dt
       cumsum_warps<T><<<grid_for(lines * 32), kBlock, 0, stream>>>(in, out, lines, g);
     }
   };
-  switch (dtype) {
-    case DType::Float32: run(float{}); break;
-    case DType::Float16: run(__half{}); break;
-    case DType::BFloat16: run(__nv_bfloat16{}); break;
-    case DType::Int32: run(int32_t{}); break;
-    case DType::Int64: run(int64_t{}); break;
-    default: throw DeviceError(std::string("CumSum kernel: no form for ") + dtype_name(dtype) + " elements");
-  }
+  for_numeric_dtype(dtype, "CumSum kernel", run);
   check_launch("CumSum kernel");
 }
 

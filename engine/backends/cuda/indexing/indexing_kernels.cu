@@ -15,6 +15,7 @@
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/grid_loop.cuh"
 #include "backends/cuda/runtime/launch.cuh"
+#include "backends/cuda/runtime/numeric_types.cuh"
 
 namespace dnnx::cuda {
 
@@ -42,20 +43,6 @@ struct Carrier<4> {
 template <>
 struct Carrier<8> {
   using type = unsigned long long;
-};
-
-// The type a reduction computes in: float for the half types, the element's own otherwise.
-template <class T>
-struct Acc {
-  using type = T;
-};
-template <>
-struct Acc<__half> {
-  using type = float;
-};
-template <>
-struct Acc<__nv_bfloat16> {
-  using type = float;
 };
 
 // ScatterReduction r of the element's value and an update, as the CPU combines them

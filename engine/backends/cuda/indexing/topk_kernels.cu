@@ -17,6 +17,7 @@
 #include "backends/cuda/indexing/indexing_kernels.h"
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/launch.cuh"
+#include "backends/cuda/runtime/numeric_types.cuh"
 
 namespace dnnx::cuda {
 
@@ -107,14 +108,7 @@ void launch_topk(const void* x, void* values, int64_t* indices, DType dtype, int
     topk_rank<T><<<grid, kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(values), indices, lines, size,
                                                inner, k, largest);
   };
-  switch (dtype) {
-    case DType::Float32: run(float{}); break;
-    case DType::Float16: run(__half{}); break;
-    case DType::BFloat16: run(__nv_bfloat16{}); break;
-    case DType::Int32: run(int32_t{}); break;
-    case DType::Int64: run(int64_t{}); break;
-    default: throw DeviceError(std::string("TopK kernel: no form for ") + dtype_name(dtype) + " elements");
-  }
+  for_numeric_dtype(dtype, "TopK kernel", run);
   check_launch("TopK kernel");
 }
 
