@@ -5,17 +5,12 @@
 
 namespace dnnx {
 
-namespace {
-
-// [outer, dim, inner] around `axis`, inner in elements.
 void around(const Shape& s, int64_t axis, int64_t& outer, int64_t& inner) {
   outer = 1;
   inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= s[d];
   for (size_t d = static_cast<size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
 }
-
-}  // namespace
 
 ConstTensorPtr slice_along(const ConstTensor& t, int64_t axis, int64_t index) {
   int64_t outer = 0, inner = 0;

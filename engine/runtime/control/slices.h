@@ -6,6 +6,8 @@
 
 namespace dnnx {
 
+// [outer, dim, inner] around `axis` of `s`: the elements before and after it (inner in elements).
+void around(const Shape& s, int64_t axis, int64_t& outer, int64_t& inner);
 // t's slice at `index` along `axis`, that axis removed: [a, L, b] -> [a, b].
 ConstTensorPtr slice_along(const ConstTensor& t, int64_t axis, int64_t index);
 

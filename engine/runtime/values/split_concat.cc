@@ -3,19 +3,12 @@
 #include <cstring>
 
 #include "ops/op.h"
+#include "runtime/control/slices.h"
 #include "runtime/values/value_ops.h"
 
 namespace dnnx {
 
 namespace {
-
-// [outer, dim, inner] around `axis`, inner in elements.
-void around(const Shape& s, int64_t axis, int64_t& outer, int64_t& inner) {
-  outer = 1;
-  inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= s[d];
-  for (size_t d = static_cast<size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
-}
 
 // The piece [begin, begin + len) of `x` along `axis`; without the axis where `squeeze` (len 1).
 ConstTensorPtr piece(const ConstTensor& x, int64_t axis, int64_t begin, int64_t len, bool squeeze) {
