@@ -21,6 +21,24 @@
 // backend has the fused op (the CPU; a device keeps the float ops). It runs before constant
 // folding, which would dequantize the constant weights (the engine calls it: Engine's
 // constructor), and is switched by PassOptions::fuse_qdq_int8 ("fuse_qdq_int8").
+//
+// Note [int8 float output]: dnnx.quantize (python/dnnx/_quant_graph.py) quantizes the inputs of
+// each Conv/Gemm/MatMul only, so most layers have no QuantizeLinear right after them (LeNet's
+// Conv -> MaxPool -> Flatten -> QuantizeLinear, the last Gemm -> Softmax, ResNet's Conv -> Add).
+// Such a layer, DequantizeLinear(x_q) and DequantizeLinear(const w_q) -> op [-> Relu] with a
+// float output (no QuantizeLinear, or readers besides it), becomes the int8 layer without Y's
+// parameters (inputs 6, 7 absent): the same exact int32 sums, then a dequantizing epilogue
+//     y = float(sum + B_int32) * (x_scale * w_scale[m]) (+ B_float[m]), max(0, y) after a Relu.
+// The float path it replaces computes sum_k (x_scale (x - x_zp)) (w_scale w) + B in float: the
+// two differ by float rounding alone (the float path's K-term sum rounds each addition: about
+// K * 2^-24 of sum |terms| at worst; here one rounding of the exact sum and the multiply-add),
+// far inside one quantization step of the next layer's QuantizeLinear. It runs after the
+// requantizing forms (which keep their layers) and the residual joins. Before it, a MaxPool
+// between the layer and its QuantizeLinear,
+//     DequantizeLinear(x_q), DequantizeLinear(w_q) -> op [-> Relu] -> MaxPool [-> Relu] -> QuantizeLinear
+// (dnnx.quantize's Conv -> MaxPool -> Q), becomes the requantizing layer and the MaxPool on its
+// 8-bit values (try_fuse_pooled): quantization with a positive scale is nondecreasing, so it
+// commutes with the max (and with a Relu: the layer's floor at y_zero_point).
 #include <algorithm>
 
 #include "runtime/passes/rewrite.h"
@@ -314,6 +332,89 @@ bool try_int8_max_pool(Context& c, size_t qi, const PassOptions& options, std::v
   return true;
 }
 
+// A value name no node writes yet: base, base_, base__, ...
+std::string fresh_value(const Context& c, std::string base) {
+  while (c.producer.count(base)) base += "_";
+  return base;
+}
+
+// Note [int8 float output]'s pooled form, ending at QuantizeLinear node qi: the layer (at its own
+// place, writing a new 8-bit value) and the MaxPool reading it (writing y_q); the Relu and the
+// QuantizeLinear go.
+bool try_fuse_pooled(Context& c, size_t qi, const PassOptions& options, std::vector<bool>& dead) {
+  const Node& q = c.graph.nodes[qi];
+  if (dead[qi] || !output_q(c.graph, q) || !(find_constant(c.graph, q.inputs[1])->as<float>()[0] > 0.0f)) return false;
+  std::vector<int> consumed;
+  const Node* reader = &q;
+  std::string value = q.inputs[0];
+  bool relu = false;
+  auto take_relu = [&]() {
+    const Node* r = produced_by(c, value, "Relu");
+    if (relu || !r || !only_read_by(c, value, *reader)) return;
+    relu = true;
+    consumed.push_back(index_of(c, *r));
+    reader = r;
+    value = r->inputs[0];
+  };
+  take_relu();
+  const Node* pool = produced_by(c, value, "MaxPool");
+  if (!pool || pool->outputs.size() != 1 || !only_read_by(c, value, *reader)) return false;
+  const int pool_index = index_of(c, *pool);
+  reader = pool;
+  value = pool->inputs[0];
+  take_relu();
+  auto it = c.producer.find(value);
+  if (it == c.producer.end() || !only_read_by(c, value, *reader)) return false;
+  const size_t bi = static_cast<size_t>(it->second);
+  std::optional<Node> fused = int8_layer(c, c.graph.nodes[bi]);
+  if (!fused || dead[bi] || dead[static_cast<size_t>(pool_index)]) return false;
+  for (int i : consumed) {
+    if (dead[static_cast<size_t>(i)]) return false;
+  }
+  fused->inputs[6] = q.inputs[1];
+  fused->inputs[7] = q.inputs[2];
+  while (!fused->inputs.empty() && fused->inputs.back().empty()) fused->inputs.pop_back();
+  if (relu) fused->attrs["relu"] = int64_t{1};
+  const std::string inner = fresh_value(c, c.graph.nodes[bi].outputs[0] + "_int8");
+  fused->outputs = {inner};
+  Node int8_pool = *pool;
+  int8_pool.inputs[0] = inner;
+  int8_pool.outputs = q.outputs;
+  if (!backend_can_run(options, *fused) || !backend_can_run(options, int8_pool)) return false;
+  c.producer[inner] = static_cast<int>(bi);
+  c.graph.nodes[bi] = std::move(*fused);  // at the layer's place: its inputs are x_q and constants
+  c.graph.nodes[static_cast<size_t>(pool_index)] = std::move(int8_pool);
+  for (int i : consumed) dead[static_cast<size_t>(i)] = true;
+  dead[qi] = true;
+  return true;
+}
+
+// Note [int8 float output]: the layer at node bi, read through DequantizeLinears, whatever reads
+// it, as the float-output int8 layer at its own place; a Relu that alone reads it joins.
+bool try_fuse_float(Context& c, size_t bi, const PassOptions& options, std::vector<bool>& dead) {
+  const Node& base = c.graph.nodes[bi];
+  if (dead[bi] || !base.domain.empty() || (base.op_type != "Conv" && base.op_type != "Gemm" && base.op_type != "MatMul")) {
+    return false;
+  }
+  std::optional<Node> fused = int8_layer(c, base);
+  if (!fused) return false;
+  while (!fused->inputs.empty() && fused->inputs.back().empty()) fused->inputs.pop_back();
+  fused->outputs = base.outputs;
+  const int r = sole_consumer(c.graph, base.outputs[0]);
+  const Node* relu = r >= 0 ? &c.graph.nodes[static_cast<size_t>(r)] : nullptr;
+  if (relu && (dead[static_cast<size_t>(r)] || relu->op_type != "Relu" || !relu->domain.empty() || relu->outputs.size() != 1)) {
+    relu = nullptr;
+  }
+  if (relu) {
+    fused->attrs["relu"] = int64_t{1};
+    fused->outputs = relu->outputs;
+  }
+  if (!backend_can_run(options, *fused)) return false;
+  if (relu) dead[static_cast<size_t>(r)] = true;
+  c.graph.nodes[bi] = std::move(*fused);
+  return true;
+}
+
 }  // namespace
 
 int fuse_qdq_int8(Graph& graph, const PassOptions& options) {
@@ -336,6 +437,8 @@ int fuse_qdq_int8(Graph& graph, const PassOptions& options) {
   for (bool residual : {true, false}) {  // residual joins first: their Conv's QuantizeLinear is theirs
     for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_fuse(c, i, residual, options, dead) ? 1 : 0;
   }
+  for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_fuse_pooled(c, i, options, dead) ? 1 : 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_fuse_float(c, i, options, dead) ? 1 : 0;
   if (fused == 0) return 0;  // a backend without the int8 layers (a device) keeps its pools float too
   for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_int8_max_pool(c, i, options, dead) ? 1 : 0;
   erase_nodes(graph, dead);
