@@ -273,3 +273,49 @@ def test_int8_paths_agree_bit_for_bit(tmp_path, name):
         outs[label] = np.load(out)
     for label in outs:
         np.testing.assert_array_equal(outs["default"], outs[label], err_msg=label)
+
+
+# ---- QuantizeLinear's vectorized per-tensor form (engine/backends/cpu/quant/quantize_bytes_cpu.h) ----
+
+QUANTIZE_SCRIPT = """
+import sys, numpy as np, onnx, dnnx
+from onnx import TensorProto, helper, numpy_helper
+out = {}
+for signed in (False, True):
+    scale, zp = np.float32(0.037), np.array(-5 if signed else 131, np.int8 if signed else np.uint8)
+    rng = np.random.default_rng(1)
+    k = rng.integers(-300, 300, size=1000).astype(np.float32)
+    x = np.concatenate([(k + 0.5) * scale, (k + 0.5001) * scale, rng.normal(size=1000).astype(np.float32) * 5,
+                        np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 0.0, -0.0], np.float32)])[:2003]
+    x = x.reshape(1, -1)  # 2003: tails past every vector width
+    g = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])], "q",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.INT8 if signed else TensorProto.UINT8, None)],
+                          [numpy_helper.from_array(np.array(scale), "s"), numpy_helper.from_array(zp, "z")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]); m.ir_version = 7
+    out["signed" if signed else "unsigned"] = dnnx.load(m).run_dict({"x": x})["y"]
+    out["x_" + ("signed" if signed else "unsigned")] = x
+    onnx.save(m, sys.argv[1] + ("_s" if signed else "_u") + ".onnx")
+np.savez(sys.argv[1] + ".npz", **out)
+"""
+
+
+def test_quantize_linear_vector_forms_match_onnxruntime(tmp_path):
+    """Per-tensor float32 -> uint8/int8 QuantizeLinear at ties, NaN, infinities, far past the range,
+    with a tail past every vector width: each form (AVX-512, AVX2, the scalar loop: the int8 path
+    switches pick it) equals onnxruntime bit for bit."""
+    import onnxruntime as ort
+
+    runs = [("default", {}), ("portable", {"DNNX_INT8_PORTABLE": "1"})]
+    if has_flag("avx2"):
+        runs.append(("avx2", {"DNNX_INT8_AVX2": "1"}))
+    for label, env_set in runs:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DNNX_INT8_")}
+        env.update(env_set)
+        base = str(tmp_path / label)
+        subprocess.run([sys.executable, "-c", QUANTIZE_SCRIPT, base], env=env, check=True, capture_output=True, text=True)
+        got = np.load(base + ".npz")
+        for kind, suffix in (("unsigned", "_u"), ("signed", "_s")):
+            sess = ort.InferenceSession(base + suffix + ".onnx", providers=["CPUExecutionProvider"])
+            want = sess.run(None, {"x": got["x_" + kind]})[0]
+            np.testing.assert_array_equal(got[kind], want, err_msg=f"{label} {kind}")

@@ -2,6 +2,8 @@
 // (tests/test_qdq_int8.py runs the residual and plain layers against onnxruntime).
 #include "backends/cpu/quant/int8_epilogue_cpu.h"
 
+#include "backends/cpu/quant/int8_gemm_cpu.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -167,7 +169,9 @@ __attribute__((target("avx512f"))) void dequantize_avx512(const int32_t* acc, in
 }
 
 void dequantize(const int32_t* acc, int64_t n, const RowParams& p, bool relu, float* out, int64_t stride) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
+  // the GEMM's path (DNNX_INT8_AVX2=1 etc.) picks the form too, so the path tests cover each
+  static const Int8Path path = default_int8_path();
+  static const bool avx512 = path == Int8Path::Vnni, avx2 = path != Int8Path::Portable;
   if (stride != 1) dequantize_portable(acc, n, p, relu, out, stride);
   else if (avx512) dequantize_avx512(acc, n, p, relu, out);
   else if (avx2) dequantize_avx2(acc, n, p, relu, out);
