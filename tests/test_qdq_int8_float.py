@@ -319,3 +319,18 @@ def test_quantize_linear_vector_forms_match_onnxruntime(tmp_path):
             sess = ort.InferenceSession(base + suffix + ".onnx", providers=["CPUExecutionProvider"])
             want = sess.run(None, {"x": got["x_" + kind]})[0]
             np.testing.assert_array_equal(got[kind], want, err_msg=f"{label} {kind}")
+
+
+def test_float_output_layers_with_other_and_empty_batches(tmp_path):
+    """dnnx.quantize's LeNet (symbolic batch) at batch 3 and at an empty batch, against onnxruntime."""
+    import onnxruntime as ort
+
+    path, _ = quantized_file(tmp_path, "lenet")
+    m = dnnx.load(path)
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for batch in (3, 0):
+        x = np.random.default_rng(batch).standard_normal((batch, 1, 28, 28)).astype(np.float32)
+        got = list(m.run_dict({"x": x}).values())[0]
+        want = sess.run(None, {"x": x})[0]
+        assert got.shape == want.shape == (batch, 10)
+        np.testing.assert_allclose(got, want, atol=1e-3)
