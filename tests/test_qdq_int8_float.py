@@ -334,3 +334,72 @@ def test_float_output_layers_with_other_and_empty_batches(tmp_path):
         want = sess.run(None, {"x": x})[0]
         assert got.shape == want.shape == (batch, 10)
         np.testing.assert_allclose(got, want, atol=1e-3)
+
+
+# ---- a BatchNormalization after the Conv (Note [int8 batchnorm]) ----
+
+def bn_model():
+    """a: Conv -> BN -> Relu (read by b and the Add: float output); b: Conv -> BN -> Add (float);
+    e: Conv -> BN -> Relu -> MaxPool -> Q (the pooled form); d: Conv -> BN -> Relu -> Q (requantized);
+    h: Conv -> BN -> GlobalAveragePool (float); BatchNormalization unfolded, as dnnx.quantize
+    leaves it."""
+    rng = np.random.default_rng(5)
+    inits, nodes = [], []
+
+    def const(name, a):
+        inits.append(numpy_helper.from_array(np.asarray(a, np.float32), name))
+        return name
+
+    def conv_bn(x, y, c_in, c_out, relu):
+        nodes.append(helper.make_node("Conv", [x, const(y + ".w", rng.normal(size=(c_out, c_in, 3, 3)) * 0.2)],
+                                      [y + ".c"], pads=[1, 1, 1, 1], name=y + ".conv"))
+        stats = [const(y + s, v) for s, v in ((".g", rng.uniform(0.5, 1.5, c_out)), (".b", rng.normal(size=c_out) * 0.1),
+                                             (".m", rng.normal(size=c_out) * 0.1), (".v", rng.uniform(0.5, 2, c_out)))]
+        nodes.append(helper.make_node("BatchNormalization", [y + ".c"] + stats, [y + ".bn" if relu else y],
+                                      epsilon=1e-3, name=y + ".bn"))
+        if relu:
+            nodes.append(helper.make_node("Relu", [y + ".bn"], [y]))
+
+    conv_bn("x", "a", 8, 16, True)
+    conv_bn("a", "b", 16, 16, False)
+    nodes += [helper.make_node("Add", ["b", "a"], ["s"]), helper.make_node("Relu", ["s"], ["r"])]
+    conv_bn("r", "e", 16, 16, True)
+    nodes.append(helper.make_node("MaxPool", ["e"], ["p"], kernel_shape=[2, 2], strides=[2, 2]))
+    conv_bn("p", "d", 16, 24, True)
+    conv_bn("d", "h", 24, 24, False)
+    nodes += [helper.make_node("GlobalAveragePool", ["h"], ["g"]), helper.make_node("Flatten", ["g"], ["f"]),
+              helper.make_node("Gemm", ["f", const("fc.w", rng.normal(size=(10, 24)) * 0.3)], ["y"], transB=1,
+                               name="fc")]
+    graph = helper.make_graph(nodes, "bn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8, 12, 12])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    return model
+
+
+def test_batchnorm_joins_the_int8_layer(tmp_path):
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(0)
+    calibration = rng.standard_normal((8, 8, 12, 12)).astype(np.float32)
+    path = tmp_path / "bn_int8.onnx"
+    dnnx.quantize(bn_model(), path, calibration=calibration, int8_tolerance=10.0, show_progress=False)
+    assert sum(n.op_type == "BatchNormalization" for n in onnx.load(str(path)).graph.node) == 5
+    fused = dnnx.load(path)
+    rows = list(fused.plan())
+    ops = [r["op"] for r in rows]
+    assert "BatchNormalization" not in ops and "Conv" not in ops and ops.count("Int8Conv") == 5, ops
+    by_name = {r["name"]: r for r in rows}
+    for name in ("a", "b", "e", "d", "h"):
+        assert "batchnorm" in by_name[name + ".conv"]["algorithm"], by_name[name + ".conv"]
+    for name, math in (("a", "float output"), ("b", "float output"), ("e", "requantized"), ("d", "requantized"),
+                       ("h", "float output")):
+        assert math in by_name[name + ".conv"]["math"], (name, by_name[name + ".conv"]["math"])
+    assert ops.count("QuantizeLinear") == 4, ops  # x's, a's, r's and f's: e's and d's joined their layers
+    x = rng.standard_normal((3, 8, 12, 12)).astype(np.float32)
+    got = fused.run_dict({"x": x})["y"]
+    float_path = dnnx.load(path, passes={"fuse_qdq_int8": False}).run_dict({"x": x})["y"]
+    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    scale = float(np.abs(want).max())
+    for other in (float_path, want):  # float rounding apart; at most a tie of a later QuantizeLinear moved
+        assert np.abs(got - other).max() <= 1e-2 * scale, np.abs(got - other).max() / scale

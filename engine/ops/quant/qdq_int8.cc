@@ -11,6 +11,9 @@
 //                                          DequantizeLinear's scale (one value or [M])
 //   10 r_scale 11 r_zero_point 12 z_q 13 z_scale 14 z_zero_point   a residual Add (Int8Conv
 //     only): the layer's own QuantizeLinear (r), then + DequantizeLinear(z_q), then Y's
+//   15 bn_mult 16 bn_add                   float32 [M]: a BatchNormalization taken in (Int8Conv
+//                                          only, Note [int8 batchnorm]): y = v * bn_mult + bn_add
+//                                          before the Relu and Y's quantization
 // Attributes: the base op's (Conv's window attributes; Gemm's transB), and relu (0/1): a Relu
 // before Y's QuantizeLinear. Shapes: the base op's (MatMul: x [..., M, K] x w [K, N]; Gemm:
 // x [M, K], w [K, N] or [N, K] with transB). The CPU kernel: backends/cpu/quant/qdq_int8_cpu.cc.

@@ -39,6 +39,14 @@
 // (dnnx.quantize's Conv -> MaxPool -> Q), becomes the requantizing layer and the MaxPool on its
 // 8-bit values (try_fuse_pooled): quantization with a positive scale is nondecreasing, so it
 // commutes with the max (and with a Relu: the layer's floor at y_zero_point).
+//
+// Note [int8 batchnorm]: a Conv read by an inference BatchNormalization alone (constant float32
+// [M] statistics, as dnnx.quantize leaves it in a model that has one) takes it in, in each of the
+// forms above but the residual one: inputs 15 bn_mult = scale / sqrt(var + epsilon) and 16
+// bn_add = B - mean * bn_mult (new constants, in double as fold_batchnorm computes them), one more
+// per-channel affine step in the epilogue. The float path folds the same BatchNormalization into
+// the dequantized weights (fold_batchnorm): the two differ by float rounding.
+#include <cmath>
 #include <algorithm>
 
 #include "runtime/passes/rewrite.h"
@@ -206,6 +214,45 @@ std::optional<Node> int8_layer(const Context& c, const Node& base) {
   return fused;
 }
 
+// The inference BatchNormalization that alone reads Conv `conv`'s output, with constant float32
+// [M] statistics; nullptr where there is none.
+const Node* foldable_bn(const Context& c, const Node& conv) {
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1) return nullptr;
+  const int i = sole_consumer(c.graph, conv.outputs[0]);
+  if (i < 0) return nullptr;
+  const Node& bn = c.graph.nodes[static_cast<size_t>(i)];
+  if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5 || bn.outputs.size() != 1 ||
+      bn.inputs[0] != conv.outputs[0] || bn.attr_int("training_mode", 0) != 0) {
+    return nullptr;
+  }
+  const TensorInfo* wt = type_of(c, conv.inputs[1]);
+  if (!wt || wt->shape.empty()) return nullptr;
+  for (size_t k = 1; k < 5; ++k) {
+    const ConstTensor* t = find_constant(c.graph, bn.inputs[k]);
+    if (!t || t->info.dtype != DType::Float32 || t->info.shape != Shape{wt->shape[0]}) return nullptr;
+  }
+  return &bn;
+}
+
+// Note [int8 batchnorm]'s inputs 15 and 16 of `fused` for `bn`.
+void attach_bn(Context& c, const Node& bn, Node& fused) {
+  const ConstTensor* stat[5] = {};
+  for (size_t k = 1; k < 5; ++k) stat[k] = find_constant(c.graph, bn.inputs[k]);
+  const int64_t m = stat[1]->info.shape[0];
+  const double epsilon = bn.attr_float("epsilon", 1e-5f);
+  std::vector<float> mult(static_cast<size_t>(m)), add(static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i) {
+    const double s = static_cast<double>(stat[1]->as<float>()[i]) / std::sqrt(static_cast<double>(stat[4]->as<float>()[i]) + epsilon);
+    mult[static_cast<size_t>(i)] = static_cast<float>(s);
+    add[static_cast<size_t>(i)] = static_cast<float>(stat[2]->as<float>()[i] - stat[3]->as<float>()[i] * s);
+  }
+  const std::string base = bn.name.empty() ? fused.name : bn.name;
+  if (fused.inputs.size() < 15) fused.inputs.resize(15);
+  fused.inputs.resize(17);
+  fused.inputs[15] = add_constant(c.graph, base + ".int8_bn_mult", {m}, std::move(mult));
+  fused.inputs[16] = add_constant(c.graph, base + ".int8_bn_add", {m}, std::move(add));
+}
+
 // y's QuantizeLinear: per tensor, an 8-bit zero point given.
 bool output_q(const Graph& g, const Node& q) {
   if (!q.domain.empty() || q.op_type != "QuantizeLinear" || !q.has_input(2) || !per_tensor(g, q)) return false;
@@ -236,6 +283,7 @@ bool try_fuse(Context& c, size_t qi, bool residual, const PassOptions& options, 
   const Node* reader = relu ? &c.graph.nodes[static_cast<size_t>(consumed.back())] : &q;
   std::vector<std::string> extra;  // the residual's inputs 10-14
   const Node* base = nullptr;
+  const Node* bn = nullptr;
   if (residual) {
     const Node* add = produced_by(c, value, "Add");
     if (!add || add->inputs.size() != 2 || !only_read_by(c, value, *reader)) return false;
@@ -267,6 +315,13 @@ bool try_fuse(Context& c, size_t qi, bool residual, const PassOptions& options, 
     auto it = c.producer.find(value);
     if (it == c.producer.end() || !only_read_by(c, value, *reader)) return false;
     base = &c.graph.nodes[static_cast<size_t>(it->second)];
+    if (base->op_type == "BatchNormalization") {  // Note [int8 batchnorm]
+      const Node* conv = produced_by(c, base->inputs[0], "Conv");
+      if (!conv || foldable_bn(c, *conv) != base) return false;
+      bn = base;
+      consumed.push_back(index_of(c, *bn));
+      base = conv;
+    }
   }
   std::optional<Node> fused = int8_layer(c, *base);
   if (!fused) return false;
@@ -277,6 +332,7 @@ bool try_fuse(Context& c, size_t qi, bool residual, const PassOptions& options, 
   fused->inputs[6] = q.inputs[1];
   fused->inputs[7] = q.inputs[2];
   fused->inputs.insert(fused->inputs.end(), extra.begin(), extra.end());
+  if (bn) attach_bn(c, *bn, *fused);
   while (!fused->inputs.empty() && fused->inputs.back().empty()) fused->inputs.pop_back();
   if (relu) fused->attrs["relu"] = int64_t{1};
   fused->outputs = q.outputs;
@@ -365,7 +421,15 @@ bool try_fuse_pooled(Context& c, size_t qi, const PassOptions& options, std::vec
   take_relu();
   auto it = c.producer.find(value);
   if (it == c.producer.end() || !only_read_by(c, value, *reader)) return false;
-  const size_t bi = static_cast<size_t>(it->second);
+  size_t bi = static_cast<size_t>(it->second);
+  const Node* bn = nullptr;
+  if (c.graph.nodes[bi].op_type == "BatchNormalization") {  // Note [int8 batchnorm]
+    const Node* conv = produced_by(c, c.graph.nodes[bi].inputs[0], "Conv");
+    if (!conv || foldable_bn(c, *conv) != &c.graph.nodes[bi]) return false;
+    bn = &c.graph.nodes[bi];
+    consumed.push_back(static_cast<int>(bi));
+    bi = static_cast<size_t>(index_of(c, *conv));
+  }
   std::optional<Node> fused = int8_layer(c, c.graph.nodes[bi]);
   if (!fused || dead[bi] || dead[static_cast<size_t>(pool_index)]) return false;
   for (int i : consumed) {
@@ -373,6 +437,7 @@ bool try_fuse_pooled(Context& c, size_t qi, const PassOptions& options, std::vec
   }
   fused->inputs[6] = q.inputs[1];
   fused->inputs[7] = q.inputs[2];
+  if (bn) attach_bn(c, *bn, *fused);
   while (!fused->inputs.empty() && fused->inputs.back().empty()) fused->inputs.pop_back();
   if (relu) fused->attrs["relu"] = int64_t{1};
   const std::string inner = fresh_value(c, c.graph.nodes[bi].outputs[0] + "_int8");
@@ -398,9 +463,15 @@ bool try_fuse_float(Context& c, size_t bi, const PassOptions& options, std::vect
   }
   std::optional<Node> fused = int8_layer(c, base);
   if (!fused) return false;
-  while (!fused->inputs.empty() && fused->inputs.back().empty()) fused->inputs.pop_back();
   fused->outputs = base.outputs;
-  const int r = sole_consumer(c.graph, base.outputs[0]);
+  const Node* bn = foldable_bn(c, base);  // Note [int8 batchnorm]
+  if (bn && dead[static_cast<size_t>(index_of(c, *bn))]) bn = nullptr;
+  if (bn) {
+    attach_bn(c, *bn, *fused);
+    fused->outputs = bn->outputs;
+  }
+  while (!fused->inputs.empty() && fused->inputs.back().empty()) fused->inputs.pop_back();
+  const int r = sole_consumer(c.graph, fused->outputs[0]);
   const Node* relu = r >= 0 ? &c.graph.nodes[static_cast<size_t>(r)] : nullptr;
   if (relu && (dead[static_cast<size_t>(r)] || relu->op_type != "Relu" || !relu->domain.empty() || relu->outputs.size() != 1)) {
     relu = nullptr;
@@ -411,6 +482,7 @@ bool try_fuse_float(Context& c, size_t bi, const PassOptions& options, std::vect
   }
   if (!backend_can_run(options, *fused)) return false;
   if (relu) dead[static_cast<size_t>(r)] = true;
+  if (bn) dead[static_cast<size_t>(index_of(c, *bn))] = true;
   c.graph.nodes[bi] = std::move(*fused);
   return true;
 }
@@ -439,7 +511,10 @@ int fuse_qdq_int8(Graph& graph, const PassOptions& options) {
   }
   for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_fuse_pooled(c, i, options, dead) ? 1 : 0;
   for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_fuse_float(c, i, options, dead) ? 1 : 0;
-  if (fused == 0) return 0;  // a backend without the int8 layers (a device) keeps its pools float too
+  if (fused == 0) {  // a backend without the int8 layers (a device) keeps its pools float too
+    drop_unused_constants(graph);  // attach_bn's, where backend_can_run then refused
+    return 0;
+  }
   for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_int8_max_pool(c, i, options, dead) ? 1 : 0;
   erase_nodes(graph, dead);
   drop_unread_dequantize(graph);

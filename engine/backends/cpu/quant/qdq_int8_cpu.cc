@@ -34,7 +34,7 @@ namespace {
 
 enum class Base { Conv, Gemm, MatMul };
 
-enum Slot { kX, kXScale, kXZp, kW, kWScale, kWZp, kYScale, kYZp, kBias, kBiasScale, kRScale, kRZp, kZ, kZScale, kZZp };
+enum Slot { kX, kXScale, kXZp, kW, kWScale, kWZp, kYScale, kYZp, kBias, kBiasScale, kRScale, kRZp, kZ, kZScale, kZZp, kBnMult, kBnAdd };
 
 using int8_epilogue::QuantRange;
 using int8_epilogue::ResidualParams;
@@ -58,6 +58,7 @@ struct Int8Plan {
   DType x_type = DType::UInt8, y_type = DType::UInt8, z_type = DType::UInt8;
   bool relu = false, has_bias = false, int_bias = false, residual = false;
   bool float_out = false;  // no y_scale: Y float32, the sums dequantized
+  bool bn = false;         // a BatchNormalization taken in (Note [int8 batchnorm])
   bool w_scale_per_channel = false, bias_scale_per_channel = false;
   bool has_x_zp = false, has_y_zp = false, has_r_zp = false, has_z_zp = false;  // else 0
   int workers = 1;
@@ -223,16 +224,23 @@ class Int8Kernel final : public Kernel {
     for (int64_t m = 0; m < p_.filters; ++m) {
       RowParams& r = out[static_cast<size_t>(m)];
       const float xw = x_scale * w_scale[p_.w_scale_per_channel ? m : 0];
-      r.mult = xw / out_scale;
-      if (!p_.has_bias) continue;
-      if (!p_.int_bias) {
-        r.add = args.in<float>(kBias)[m] / out_scale;
-        continue;
+      float bias = 0;  // the float bias (an int32 one of another scale dequantized)
+      if (p_.has_bias && !p_.int_bias) {
+        bias = args.in<float>(kBias)[m];
+      } else if (p_.has_bias) {
+        const int32_t b = args.in<int32_t>(kBias)[m];
+        const float bs = args.in<float>(kBiasScale)[p_.bias_scale_per_channel ? m : 0];
+        if (bs == xw) r.ibias = b;
+        else bias = static_cast<float>(b) * bs;
       }
-      const int32_t b = args.in<int32_t>(kBias)[m];
-      const float bs = args.in<float>(kBiasScale)[p_.bias_scale_per_channel ? m : 0];
-      if (bs == xw) r.ibias = b;
-      else r.add = static_cast<float>(b) * bs / out_scale;
+      if (p_.bn) {  // v * bn_mult + bn_add, with v = float(sum + ibias) * xw + bias
+        const float s = args.in<float>(kBnMult)[m], a = args.in<float>(kBnAdd)[m];
+        r.mult = xw * s / out_scale;
+        r.add = (bias * s + a) / out_scale;
+      } else {
+        r.mult = xw / out_scale;
+        r.add = bias / out_scale;
+      }
     }
     return out;
   }
@@ -352,6 +360,10 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   p.has_x_zp = present(inputs, kXZp);
   p.has_y_zp = present(inputs, kYZp);
   p.float_out = !present(inputs, kYScale);
+  p.bn = present(inputs, kBnMult);
+  if (p.bn && (base != Base::Conv || p.residual || !present(inputs, kBnAdd))) {
+    node_fail<InvalidModelError>(node, "bn_mult and bn_add go together, on an Int8Conv without a residual");
+  }
   p.has_r_zp = present(inputs, kRZp);
   p.has_z_zp = present(inputs, kZZp);
   if (p.residual) p.z_type = inputs[kZ].info.dtype;
@@ -387,6 +399,7 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   std::string algorithm = base == Base::Conv ? (p.pointwise ? "1x1 " : "im2col+") : "";
   algorithm += std::string(dtype_name(p.x_type)) + "x" + dtype_name(inputs[kW].info.dtype) + " gemm (" +
                int8_path_name(used) + ")";
+  if (p.bn) algorithm += " + batchnorm";
   if (p.residual) algorithm += " + residual add";
   if (p.relu) algorithm += " + relu";
   choice.algorithm = with_threads(algorithm, p.workers);
