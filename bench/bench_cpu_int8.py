@@ -4,11 +4,14 @@ one thread by default (issue #37, CPU half). The QDQ file is made here by onnxru
 tool: quant_pre_process, then quantize_static (QDQ, per-channel int8 weights, uint8
 activations: its defaults), calibrated on `--calibration` seeded standard-normal batches; the
 float model is ../shared/external/zoo/resnet18.onnx (zoo_models.materialized: seeded weights)
-or bench/resnet50.py's ResNet-50 (seeded weights). Timing: dnnx.cli.timing (the engines take
+or bench/resnet50.py's ResNet-50 (seeded weights). --quantizer dnnx makes the file with
+dnnx.quantize instead (QDQ on the inputs of each Conv/Gemm only, the accuracy guard at its
+default; most layers then run in the float-output form, Note [int8 float output]). Timing: dnnx.cli.timing (the engines take
 turns in blocks of calls after the process's threads have gone idle, Note [settled turns];
 medians). Appends a section to bench/RESULTS.md.
 
-    python bench/bench_cpu_int8.py [--model resnet18|resnet50] [--threads 1] [--iters 30] [--warmup 3]
+    python bench/bench_cpu_int8.py [--model resnet18|resnet50] [--quantizer onnxruntime|dnnx] [--threads 1]
+                                   [--iters 30] [--warmup 3]
 """
 from __future__ import annotations
 
@@ -69,6 +72,15 @@ def qdq_file(model: onnx.ModelProto, tmp: Path, samples: int) -> Path:
     return dst
 
 
+def dnnx_qdq_file(model: onnx.ModelProto, tmp: Path, samples: int) -> Path:
+    """dnnx.quantize's QDQ file of `model`, calibrated on the same seeded batches as qdq_file."""
+    x = np.concatenate([np.random.default_rng(100 + s).standard_normal((1, 3, 224, 224), np.float32)
+                        for s in range(samples)])
+    dst = tmp / "dnnx_qdq.onnx"
+    dnnx.quantize(model, dst, calibration=x, show_progress=False)
+    return dst
+
+
 def cpu_times(runners: dict, rounds: int) -> dict:
     """CPU seconds of each call (time.process_time, one thread: the work itself, not the time the
     process waited for a core on a loaded machine), the engines taking turns call by call."""
@@ -84,6 +96,8 @@ def cpu_times(runners: dict, rounds: int) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", choices=["resnet18", "resnet50"], default="resnet50")
+    parser.add_argument("--quantizer", choices=["onnxruntime", "dnnx"], default="onnxruntime",
+                        help="who writes the QDQ file: onnxruntime's quantize_static or dnnx.quantize")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--iters", type=int, default=30, help="timed calls per engine")
     parser.add_argument("--warmup", type=int, default=3)
@@ -95,11 +109,13 @@ def main() -> int:
     load = os.getloadavg()[0]
     set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
-        path = qdq_file(float_model(args.model), Path(tmp), args.calibration)
+        make = dnnx_qdq_file if args.quantizer == "dnnx" else qdq_file
+        path = make(float_model(args.model), Path(tmp), args.calibration)
         fused = dnnx.load(str(path), batch_size=1)
         unfused = dnnx.load(str(path), batch_size=1, passes={"fuse_qdq_int8": False})
         plan = str(fused.plan())
         int8_layers = sum(1 for line in plan.splitlines() if "int32 accumulation" in line)
+        float_out = sum(1 for line in plan.splitlines() if "int32 accumulation, float output" in line)
         convs = sum(1 for n in onnx.load(str(path)).graph.node if n.op_type in ("Conv", "Gemm", "MatMul"))
         feeds, _ = random_inputs(fused.inputs, 1, 0)
         session = ort_session(fused.proto, args.threads)
@@ -119,11 +135,12 @@ def main() -> int:
     rel = float(np.max(np.abs(ours - ort_out))) / scale
     rel_sim = float(np.max(np.abs(sim - ort_out))) / scale
     agree = float(np.mean(ours.argmax(-1) == ort_out.argmax(-1)))
-    print(f"int8 layers {int8_layers} of {convs} Conv/Gemm/MatMul; rel diff vs ort {rel:.3g} "
+    print(f"int8 layers {int8_layers} ({float_out} with a float output) of {convs} Conv/Gemm/MatMul; rel diff vs ort {rel:.3g} "
           f"(float-between-QDQ {rel_sim:.3g}); top-1 agreement {agree:.2f}")
     lines = [
         "",
-        f"# QDQ int8 {args.model} on the CPU: dnnx int8 layers vs onnxruntime (bench/bench_cpu_int8.py)",
+        f"# QDQ int8 {args.model} ({args.quantizer}'s file) on the CPU: dnnx int8 layers vs onnxruntime "
+        "(bench/bench_cpu_int8.py)",
         "",
         f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
         f"- machine: {cpu_name()}, {available_cores()} cores available, {platform.system()} {platform.release()}",
@@ -131,9 +148,14 @@ def main() -> int:
         "(other processes share these cores: the numbers are noisy)",
         f"- threads: {args.threads} per engine; versions: {versions()}",
         f"- command: `{command}`",
-        f"- model: {args.model}, seeded weights, quant_pre_process + quantize_static (QDQ, per-channel int8 "
-        f"weights, uint8 activations, {args.calibration} calibration batches); batch 1",
-        f"- dnnx ran {int8_layers} of {convs} Conv/Gemm/MatMul as int8 layers; rel diff (max abs diff / "
+        (f"- model: {args.model}, seeded weights, quant_pre_process + quantize_static (QDQ, per-channel int8 "
+         f"weights, uint8 activations, {args.calibration} calibration batches); batch 1"
+         if args.quantizer == "onnxruntime" else
+         f"- model: {args.model}, seeded weights, dnnx.quantize (QDQ on Conv/Gemm inputs, per-channel int8 "
+         f"weights, uint8 activations, minmax on {args.calibration} calibration images, the guard at its "
+         "default); batch 1"),
+        f"- dnnx ran {int8_layers} of {convs} Conv/Gemm/MatMul as int8 layers ({float_out} with a float "
+        f"output); rel diff (max abs diff / "
         f"max |ort|) vs onnxruntime {rel:.3g}, float-between-QDQ {rel_sim:.3g}",
         f"- method: dnnx.cli.timing.time_interleaved, {args.warmup} warm-up + {args.iters} timed calls each",
         "",

@@ -4,11 +4,16 @@
 //   0 x_q  1 x_scale  2 x_zero_point       the activation as the DequantizeLinear read it
 //   3 w_q  4 w_scale  5 w_zero_point       the constant weights, scale and zero point one value
 //                                          or per output channel
-//   6 y_scale  7 y_zero_point              the QuantizeLinear after the layer: Y's type
+//   6 y_scale  7 y_zero_point              the QuantizeLinear after the layer: Y's type; both
+//                                          absent: Y is float32, the sums dequantized
+//                                          (Note [int8 float output] in fuse_qdq_int8.cc)
 //   8 bias  9 bias_scale                   float32 [M] (bias_scale ""), or int32 [M] with its
 //                                          DequantizeLinear's scale (one value or [M])
 //   10 r_scale 11 r_zero_point 12 z_q 13 z_scale 14 z_zero_point   a residual Add (Int8Conv
 //     only): the layer's own QuantizeLinear (r), then + DequantizeLinear(z_q), then Y's
+//   15 bn_mult 16 bn_add                   float32 [M]: a BatchNormalization taken in (Int8Conv
+//                                          only, Note [int8 batchnorm]): y = v * bn_mult + bn_add
+//                                          before the Relu and Y's quantization
 // Attributes: the base op's (Conv's window attributes; Gemm's transB), and relu (0/1): a Relu
 // before Y's QuantizeLinear. Shapes: the base op's (MatMul: x [..., M, K] x w [K, N]; Gemm:
 // x [M, K], w [K, N] or [N, K] with transB). The CPU kernel: backends/cpu/quant/qdq_int8_cpu.cc.
@@ -23,9 +28,15 @@ namespace {
 std::vector<TensorInfo> checked_output(const Node& node, const std::vector<ValueInfo>& inputs, Shape out) {
   const TensorInfo& x = require_input(node, inputs, 0, "x");
   const TensorInfo& w = require_input(node, inputs, 3, "w");
-  const TensorInfo& y_zp = require_input(node, inputs, 7, "y_zero_point");
   require_int8_type(node, x, "x");
   require_int8_type(node, w, "w");
+  const bool residual = inputs.size() > 12 && inputs[12].present;
+  if (!(inputs.size() > 6 && inputs[6].present)) {  // float output: no y parameters, no residual
+    if (inputs.size() > 7 && inputs[7].present) node_fail<InvalidModelError>(node, "y_zero_point given without y_scale");
+    if (residual) node_fail<InvalidModelError>(node, "a residual join needs y_scale and y_zero_point (an 8-bit Y)");
+    return {TensorInfo{std::move(out), DType::Float32}};
+  }
+  const TensorInfo& y_zp = require_input(node, inputs, 7, "y_zero_point");
   require_int8_type(node, y_zp, "y_zero_point");
   return {TensorInfo{std::move(out), y_zp.dtype}};
 }

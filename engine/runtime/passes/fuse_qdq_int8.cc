@@ -21,6 +21,32 @@
 // backend has the fused op (the CPU; a device keeps the float ops). It runs before constant
 // folding, which would dequantize the constant weights (the engine calls it: Engine's
 // constructor), and is switched by PassOptions::fuse_qdq_int8 ("fuse_qdq_int8").
+//
+// Note [int8 float output]: dnnx.quantize (python/dnnx/_quant_graph.py) quantizes the inputs of
+// each Conv/Gemm/MatMul only, so most layers have no QuantizeLinear right after them (LeNet's
+// Conv -> MaxPool -> Flatten -> QuantizeLinear, the last Gemm -> Softmax, ResNet's Conv -> Add).
+// Such a layer, DequantizeLinear(x_q) and DequantizeLinear(const w_q) -> op [-> Relu] with a
+// float output (no QuantizeLinear, or readers besides it), becomes the int8 layer without Y's
+// parameters (inputs 6, 7 absent): the same exact int32 sums, then a dequantizing epilogue
+//     y = float(sum + B_int32) * (x_scale * w_scale[m]) (+ B_float[m]), max(0, y) after a Relu.
+// The float path it replaces computes sum_k (x_scale (x - x_zp)) (w_scale w) + B in float: the
+// two differ by float rounding alone (the float path's K-term sum rounds each addition: about
+// K * 2^-24 of sum |terms| at worst; here one rounding of the exact sum and the multiply-add),
+// far inside one quantization step of the next layer's QuantizeLinear. It runs after the
+// requantizing forms (which keep their layers) and the residual joins. Before it, a MaxPool
+// between the layer and its QuantizeLinear,
+//     DequantizeLinear(x_q), DequantizeLinear(w_q) -> op [-> Relu] -> MaxPool [-> Relu] -> QuantizeLinear
+// (dnnx.quantize's Conv -> MaxPool -> Q), becomes the requantizing layer and the MaxPool on its
+// 8-bit values (try_fuse_pooled): quantization with a positive scale is nondecreasing, so it
+// commutes with the max (and with a Relu: the layer's floor at y_zero_point).
+//
+// Note [int8 batchnorm]: a Conv read by an inference BatchNormalization alone (constant float32
+// [M] statistics, as dnnx.quantize leaves it in a model that has one) takes it in, in each of the
+// forms above but the residual one: inputs 15 bn_mult = scale / sqrt(var + epsilon) and 16
+// bn_add = B - mean * bn_mult (new constants, in double as fold_batchnorm computes them), one more
+// per-channel affine step in the epilogue. The float path folds the same BatchNormalization into
+// the dequantized weights (fold_batchnorm): the two differ by float rounding.
+#include <cmath>
 #include <algorithm>
 
 #include "runtime/passes/rewrite.h"
@@ -188,6 +214,45 @@ std::optional<Node> int8_layer(const Context& c, const Node& base) {
   return fused;
 }
 
+// The inference BatchNormalization that alone reads Conv `conv`'s output, with constant float32
+// [M] statistics; nullptr where there is none.
+const Node* foldable_bn(const Context& c, const Node& conv) {
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1) return nullptr;
+  const int i = sole_consumer(c.graph, conv.outputs[0]);
+  if (i < 0) return nullptr;
+  const Node& bn = c.graph.nodes[static_cast<size_t>(i)];
+  if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5 || bn.outputs.size() != 1 ||
+      bn.inputs[0] != conv.outputs[0] || bn.attr_int("training_mode", 0) != 0) {
+    return nullptr;
+  }
+  const TensorInfo* wt = type_of(c, conv.inputs[1]);
+  if (!wt || wt->shape.empty()) return nullptr;
+  for (size_t k = 1; k < 5; ++k) {
+    const ConstTensor* t = find_constant(c.graph, bn.inputs[k]);
+    if (!t || t->info.dtype != DType::Float32 || t->info.shape != Shape{wt->shape[0]}) return nullptr;
+  }
+  return &bn;
+}
+
+// Note [int8 batchnorm]'s inputs 15 and 16 of `fused` for `bn`.
+void attach_bn(Context& c, const Node& bn, Node& fused) {
+  const ConstTensor* stat[5] = {};
+  for (size_t k = 1; k < 5; ++k) stat[k] = find_constant(c.graph, bn.inputs[k]);
+  const int64_t m = stat[1]->info.shape[0];
+  const double epsilon = bn.attr_float("epsilon", 1e-5f);
+  std::vector<float> mult(static_cast<size_t>(m)), add(static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i) {
+    const double s = static_cast<double>(stat[1]->as<float>()[i]) / std::sqrt(static_cast<double>(stat[4]->as<float>()[i]) + epsilon);
+    mult[static_cast<size_t>(i)] = static_cast<float>(s);
+    add[static_cast<size_t>(i)] = static_cast<float>(stat[2]->as<float>()[i] - stat[3]->as<float>()[i] * s);
+  }
+  const std::string base = bn.name.empty() ? fused.name : bn.name;
+  if (fused.inputs.size() < 15) fused.inputs.resize(15);
+  fused.inputs.resize(17);
+  fused.inputs[15] = add_constant(c.graph, base + ".int8_bn_mult", {m}, std::move(mult));
+  fused.inputs[16] = add_constant(c.graph, base + ".int8_bn_add", {m}, std::move(add));
+}
+
 // y's QuantizeLinear: per tensor, an 8-bit zero point given.
 bool output_q(const Graph& g, const Node& q) {
   if (!q.domain.empty() || q.op_type != "QuantizeLinear" || !q.has_input(2) || !per_tensor(g, q)) return false;
@@ -218,6 +283,7 @@ bool try_fuse(Context& c, size_t qi, bool residual, const PassOptions& options, 
   const Node* reader = relu ? &c.graph.nodes[static_cast<size_t>(consumed.back())] : &q;
   std::vector<std::string> extra;  // the residual's inputs 10-14
   const Node* base = nullptr;
+  const Node* bn = nullptr;
   if (residual) {
     const Node* add = produced_by(c, value, "Add");
     if (!add || add->inputs.size() != 2 || !only_read_by(c, value, *reader)) return false;
@@ -249,6 +315,13 @@ bool try_fuse(Context& c, size_t qi, bool residual, const PassOptions& options, 
     auto it = c.producer.find(value);
     if (it == c.producer.end() || !only_read_by(c, value, *reader)) return false;
     base = &c.graph.nodes[static_cast<size_t>(it->second)];
+    if (base->op_type == "BatchNormalization") {  // Note [int8 batchnorm]
+      const Node* conv = produced_by(c, base->inputs[0], "Conv");
+      if (!conv || foldable_bn(c, *conv) != base) return false;
+      bn = base;
+      consumed.push_back(index_of(c, *bn));
+      base = conv;
+    }
   }
   std::optional<Node> fused = int8_layer(c, *base);
   if (!fused) return false;
@@ -259,6 +332,7 @@ bool try_fuse(Context& c, size_t qi, bool residual, const PassOptions& options, 
   fused->inputs[6] = q.inputs[1];
   fused->inputs[7] = q.inputs[2];
   fused->inputs.insert(fused->inputs.end(), extra.begin(), extra.end());
+  if (bn) attach_bn(c, *bn, *fused);
   while (!fused->inputs.empty() && fused->inputs.back().empty()) fused->inputs.pop_back();
   if (relu) fused->attrs["relu"] = int64_t{1};
   fused->outputs = q.outputs;
@@ -314,6 +388,105 @@ bool try_int8_max_pool(Context& c, size_t qi, const PassOptions& options, std::v
   return true;
 }
 
+// A value name no node writes yet: base, base_, base__, ...
+std::string fresh_value(const Context& c, std::string base) {
+  while (c.producer.count(base)) base += "_";
+  return base;
+}
+
+// Note [int8 float output]'s pooled form, ending at QuantizeLinear node qi: the layer (at its own
+// place, writing a new 8-bit value) and the MaxPool reading it (writing y_q); the Relu and the
+// QuantizeLinear go.
+bool try_fuse_pooled(Context& c, size_t qi, const PassOptions& options, std::vector<bool>& dead) {
+  const Node& q = c.graph.nodes[qi];
+  if (dead[qi] || !output_q(c.graph, q) || !(find_constant(c.graph, q.inputs[1])->as<float>()[0] > 0.0f)) return false;
+  std::vector<int> consumed;
+  const Node* reader = &q;
+  std::string value = q.inputs[0];
+  bool relu = false;
+  auto take_relu = [&]() {
+    const Node* r = produced_by(c, value, "Relu");
+    if (relu || !r || !only_read_by(c, value, *reader)) return;
+    relu = true;
+    consumed.push_back(index_of(c, *r));
+    reader = r;
+    value = r->inputs[0];
+  };
+  take_relu();
+  const Node* pool = produced_by(c, value, "MaxPool");
+  if (!pool || pool->outputs.size() != 1 || !only_read_by(c, value, *reader)) return false;
+  const int pool_index = index_of(c, *pool);
+  reader = pool;
+  value = pool->inputs[0];
+  take_relu();
+  auto it = c.producer.find(value);
+  if (it == c.producer.end() || !only_read_by(c, value, *reader)) return false;
+  size_t bi = static_cast<size_t>(it->second);
+  const Node* bn = nullptr;
+  if (c.graph.nodes[bi].op_type == "BatchNormalization") {  // Note [int8 batchnorm]
+    const Node* conv = produced_by(c, c.graph.nodes[bi].inputs[0], "Conv");
+    if (!conv || foldable_bn(c, *conv) != &c.graph.nodes[bi]) return false;
+    bn = &c.graph.nodes[bi];
+    consumed.push_back(static_cast<int>(bi));
+    bi = static_cast<size_t>(index_of(c, *conv));
+  }
+  std::optional<Node> fused = int8_layer(c, c.graph.nodes[bi]);
+  if (!fused || dead[bi] || dead[static_cast<size_t>(pool_index)]) return false;
+  for (int i : consumed) {
+    if (dead[static_cast<size_t>(i)]) return false;
+  }
+  fused->inputs[6] = q.inputs[1];
+  fused->inputs[7] = q.inputs[2];
+  if (bn) attach_bn(c, *bn, *fused);
+  while (!fused->inputs.empty() && fused->inputs.back().empty()) fused->inputs.pop_back();
+  if (relu) fused->attrs["relu"] = int64_t{1};
+  const std::string inner = fresh_value(c, c.graph.nodes[bi].outputs[0] + "_int8");
+  fused->outputs = {inner};
+  Node int8_pool = *pool;
+  int8_pool.inputs[0] = inner;
+  int8_pool.outputs = q.outputs;
+  if (!backend_can_run(options, *fused) || !backend_can_run(options, int8_pool)) return false;
+  c.producer[inner] = static_cast<int>(bi);
+  c.graph.nodes[bi] = std::move(*fused);  // at the layer's place: its inputs are x_q and constants
+  c.graph.nodes[static_cast<size_t>(pool_index)] = std::move(int8_pool);
+  for (int i : consumed) dead[static_cast<size_t>(i)] = true;
+  dead[qi] = true;
+  return true;
+}
+
+// Note [int8 float output]: the layer at node bi, read through DequantizeLinears, whatever reads
+// it, as the float-output int8 layer at its own place; a Relu that alone reads it joins.
+bool try_fuse_float(Context& c, size_t bi, const PassOptions& options, std::vector<bool>& dead) {
+  const Node& base = c.graph.nodes[bi];
+  if (dead[bi] || !base.domain.empty() || (base.op_type != "Conv" && base.op_type != "Gemm" && base.op_type != "MatMul")) {
+    return false;
+  }
+  std::optional<Node> fused = int8_layer(c, base);
+  if (!fused) return false;
+  fused->outputs = base.outputs;
+  const Node* bn = foldable_bn(c, base);  // Note [int8 batchnorm]
+  if (bn && dead[static_cast<size_t>(index_of(c, *bn))]) bn = nullptr;
+  if (bn) {
+    attach_bn(c, *bn, *fused);
+    fused->outputs = bn->outputs;
+  }
+  while (!fused->inputs.empty() && fused->inputs.back().empty()) fused->inputs.pop_back();
+  const int r = sole_consumer(c.graph, fused->outputs[0]);
+  const Node* relu = r >= 0 ? &c.graph.nodes[static_cast<size_t>(r)] : nullptr;
+  if (relu && (dead[static_cast<size_t>(r)] || relu->op_type != "Relu" || !relu->domain.empty() || relu->outputs.size() != 1)) {
+    relu = nullptr;
+  }
+  if (relu) {
+    fused->attrs["relu"] = int64_t{1};
+    fused->outputs = relu->outputs;
+  }
+  if (!backend_can_run(options, *fused)) return false;
+  if (relu) dead[static_cast<size_t>(r)] = true;
+  if (bn) dead[static_cast<size_t>(index_of(c, *bn))] = true;
+  c.graph.nodes[bi] = std::move(*fused);
+  return true;
+}
+
 }  // namespace
 
 int fuse_qdq_int8(Graph& graph, const PassOptions& options) {
@@ -336,7 +509,12 @@ int fuse_qdq_int8(Graph& graph, const PassOptions& options) {
   for (bool residual : {true, false}) {  // residual joins first: their Conv's QuantizeLinear is theirs
     for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_fuse(c, i, residual, options, dead) ? 1 : 0;
   }
-  if (fused == 0) return 0;  // a backend without the int8 layers (a device) keeps its pools float too
+  for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_fuse_pooled(c, i, options, dead) ? 1 : 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_fuse_float(c, i, options, dead) ? 1 : 0;
+  if (fused == 0) {  // a backend without the int8 layers (a device) keeps its pools float too
+    drop_unused_constants(graph);  // attach_bn's, where backend_can_run then refused
+    return 0;
+  }
   for (size_t i = 0; i < graph.nodes.size(); ++i) fused += try_int8_max_pool(c, i, options, dead) ? 1 : 0;
   erase_nodes(graph, dead);
   drop_unread_dequantize(graph);

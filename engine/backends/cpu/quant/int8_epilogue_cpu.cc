@@ -2,6 +2,8 @@
 // (tests/test_qdq_int8.py runs the residual and plain layers against onnxruntime).
 #include "backends/cpu/quant/int8_epilogue_cpu.h"
 
+#include "backends/cpu/quant/int8_gemm_cpu.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -130,6 +132,50 @@ __attribute__((target("avx512f"))) void residual_bytes_avx512(const int32_t* acc
   for (int64_t t = 0; t < rest; ++t) zrow[t] = z_signed ? static_cast<int32_t>(static_cast<int8_t>(zb[j + t])) : zb[j + t];
   add_residual_portable(q, zrow, rest, rp, yq);
   for (int64_t t = 0; t < rest; ++t) out[j + t] = static_cast<uint8_t>(q[t]);
+}
+
+void dequantize_portable(const int32_t* acc, int64_t n, const RowParams& p, bool relu, float* out, int64_t stride) {
+  for (int64_t j = 0; j < n; ++j) {
+    const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[j]) + static_cast<uint32_t>(p.ibias));  // wraps as the vectors do
+    const float v = static_cast<float>(a) * p.mult + p.add;
+    out[j * stride] = relu && !(v > 0.0f) ? 0.0f : v;  // +0 as vmaxps(v, 0) gives
+  }
+}
+
+__attribute__((target("avx2"))) void dequantize_avx2(const int32_t* acc, int64_t n, const RowParams& p, bool relu,
+                                                    float* out) {
+  const __m256 mult = _mm256_set1_ps(p.mult), add = _mm256_set1_ps(p.add), floor = _mm256_set1_ps(relu ? 0.0f : -INFINITY);
+  const __m256i bias = _mm256_set1_epi32(p.ibias);
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256i a = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + j)), bias);
+    const __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(a), mult), add);
+    _mm256_storeu_ps(out + j, _mm256_max_ps(v, floor));
+  }
+  dequantize_portable(acc + j, n - j, p, relu, out + j, 1);
+}
+
+__attribute__((target("avx512f"))) void dequantize_avx512(const int32_t* acc, int64_t n, const RowParams& p, bool relu,
+                                                         float* out) {
+  const __m512 mult = _mm512_set1_ps(p.mult), add = _mm512_set1_ps(p.add), floor = _mm512_set1_ps(relu ? 0.0f : -INFINITY);
+  const __m512i bias = _mm512_set1_epi32(p.ibias);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512i a = _mm512_add_epi32(_mm512_loadu_si512(acc + j), bias);
+    const __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), mult), add);
+    _mm512_storeu_ps(out + j, _mm512_max_ps(v, floor));
+  }
+  dequantize_portable(acc + j, n - j, p, relu, out + j, 1);
+}
+
+void dequantize(const int32_t* acc, int64_t n, const RowParams& p, bool relu, float* out, int64_t stride) {
+  // the GEMM's path (DNNX_INT8_AVX2=1 etc.) picks the form too, so the path tests cover each
+  static const Int8Path path = default_int8_path();
+  static const bool avx512 = path == Int8Path::Vnni, avx2 = path != Int8Path::Portable;
+  if (stride != 1) dequantize_portable(acc, n, p, relu, out, stride);
+  else if (avx512) dequantize_avx512(acc, n, p, relu, out);
+  else if (avx2) dequantize_avx2(acc, n, p, relu, out);
+  else dequantize_portable(acc, n, p, relu, out, 1);
 }
 
 bool has_byte_epilogues() {

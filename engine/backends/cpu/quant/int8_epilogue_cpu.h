@@ -42,4 +42,10 @@ void requantize_bytes(const int32_t* acc, int64_t n, const RowParams& p, const Q
 void residual_bytes(const int32_t* acc, int64_t n, const RowParams& p, const QuantRange& rq, const void* z,
                     bool z_signed, const ResidualParams& rp, const QuantRange& yq, uint8_t* out);
 
+// The float-output form (no QuantizeLinear after the layer: Note [int8 float output]):
+// out[j * stride] = max(0 if relu, float(acc[j] + ibias) * mult + add), mult = x_scale * w_scale[m],
+// add the float bias. AVX-512 / AVX2 where stride is 1 (as the GEMM's path: DNNX_INT8_AVX2=1 takes
+// AVX2); no FMA, so every form gives the same bits.
+void dequantize(const int32_t* acc, int64_t n, const RowParams& p, bool relu, float* out, int64_t stride);
+
 }  // namespace dnnx::int8_epilogue

@@ -9,6 +9,9 @@
 // added as a float one. A residual (Int8Conv's inputs 10-14): the layer's own quantized value r
 // as above (no Relu), then y = saturate(round((r_scale (r - r_zp) + z_scale (z - z_zp)) / y_scale
 // + y_zp)), MLAS's QLinearAdd (qlinear_binary_cpu.cc), with the Relu's floor.
+// Float output (no y_scale: Note [int8 float output] in fuse_qdq_int8.cc): the same exact sums,
+// dequantized instead, y = float(sum + B_int32) * (x_scale * w_scale[m]) (+ B_float[m]), at least
+// 0 after a Relu (int8_epilogue::dequantize).
 // Conv: per image and group, im2col into uint8/int8 columns [C/group * k, out] (a padded tap
 // reads x_zero_point) unless the conv is 1x1, stride 1, unpadded (X itself is the columns);
 // Gemm and MatMul: X [rows, K] read transposed as the GEMM's B, Y written transposed.
@@ -31,7 +34,7 @@ namespace {
 
 enum class Base { Conv, Gemm, MatMul };
 
-enum Slot { kX, kXScale, kXZp, kW, kWScale, kWZp, kYScale, kYZp, kBias, kBiasScale, kRScale, kRZp, kZ, kZScale, kZZp };
+enum Slot { kX, kXScale, kXZp, kW, kWScale, kWZp, kYScale, kYZp, kBias, kBiasScale, kRScale, kRZp, kZ, kZScale, kZZp, kBnMult, kBnAdd };
 
 using int8_epilogue::QuantRange;
 using int8_epilogue::ResidualParams;
@@ -54,6 +57,8 @@ struct Int8Plan {
   std::vector<Int8Weights> weights;               // one per group
   DType x_type = DType::UInt8, y_type = DType::UInt8, z_type = DType::UInt8;
   bool relu = false, has_bias = false, int_bias = false, residual = false;
+  bool float_out = false;  // no y_scale: Y float32, the sums dequantized
+  bool bn = false;         // a BatchNormalization taken in (Note [int8 batchnorm])
   bool w_scale_per_channel = false, bias_scale_per_channel = false;
   bool has_x_zp = false, has_y_zp = false, has_r_zp = false, has_z_zp = false;  // else 0
   int workers = 1;
@@ -176,12 +181,12 @@ class Int8Kernel final : public Kernel {
     const RunParams run = run_params(args, x_signed, x_zp);
     const int64_t n = p_.gemm_n(), mg = p_.group_filters();
     const auto* x = static_cast<const uint8_t*>(args.inputs[kX]);  // 8-bit: bytes
-    auto* y = static_cast<uint8_t*>(args.outputs[0]);
+    void* y = args.outputs[0];  // 8-bit, or float32 (float_out)
     if (p_.base != Base::Conv) {  // C^T: the GEMM's row m is Y's column m
       int8_gemm_tiles(p_.weights[0], x, x_signed, x_zp, n, 1, p_.k,
                       [&](int64_t m0, int64_t rows, int64_t j0, int64_t cnt, const int32_t* c, int64_t ld) {
                         for (int64_t r = 0; r < rows; ++r) {
-                          epilogue(run, m0 + r, c + r * ld, cnt, y + j0 * p_.filters + m0 + r, p_.filters, -1);
+                          epilogue(run, m0 + r, c + r * ld, cnt, y, j0 * p_.filters + m0 + r, p_.filters, -1);
                         }
                       },
                       scratch, p_.workers, false);
@@ -202,7 +207,7 @@ class Int8Kernel final : public Kernel {
                         [&](int64_t m0, int64_t rows, int64_t j0, int64_t cnt, const int32_t* c, int64_t ld) {
                           for (int64_t r = 0; r < rows; ++r) {
                             const int64_t at = first + (m0 + r) * n + j0;
-                            epilogue(run, grp * mg + m0 + r, c + r * ld, cnt, y + at, 1, p_.residual ? at : -1);
+                            epilogue(run, grp * mg + m0 + r, c + r * ld, cnt, y, at, 1, p_.residual ? at : -1);
                           }
                         },
                         scratch, p_.workers, false);
@@ -214,21 +219,28 @@ class Int8Kernel final : public Kernel {
   std::vector<RowParams> row_params(const KernelArgs& args) const {
     const float x_scale = args.in<float>(kXScale)[0];
     const float* w_scale = args.in<float>(kWScale);
-    const float out_scale = args.in<float>(p_.residual ? kRScale : kYScale)[0];
+    const float out_scale = p_.float_out ? 1.0f : args.in<float>(p_.residual ? kRScale : kYScale)[0];
     std::vector<RowParams> out(static_cast<size_t>(p_.filters));
     for (int64_t m = 0; m < p_.filters; ++m) {
       RowParams& r = out[static_cast<size_t>(m)];
       const float xw = x_scale * w_scale[p_.w_scale_per_channel ? m : 0];
-      r.mult = xw / out_scale;
-      if (!p_.has_bias) continue;
-      if (!p_.int_bias) {
-        r.add = args.in<float>(kBias)[m] / out_scale;
-        continue;
+      float bias = 0;  // the float bias (an int32 one of another scale dequantized)
+      if (p_.has_bias && !p_.int_bias) {
+        bias = args.in<float>(kBias)[m];
+      } else if (p_.has_bias) {
+        const int32_t b = args.in<int32_t>(kBias)[m];
+        const float bs = args.in<float>(kBiasScale)[p_.bias_scale_per_channel ? m : 0];
+        if (bs == xw) r.ibias = b;
+        else bias = static_cast<float>(b) * bs;
       }
-      const int32_t b = args.in<int32_t>(kBias)[m];
-      const float bs = args.in<float>(kBiasScale)[p_.bias_scale_per_channel ? m : 0];
-      if (bs == xw) r.ibias = b;
-      else r.add = static_cast<float>(b) * bs / out_scale;
+      if (p_.bn) {  // v * bn_mult + bn_add, with v = float(sum + ibias) * xw + bias
+        const float s = args.in<float>(kBnMult)[m], a = args.in<float>(kBnAdd)[m];
+        r.mult = xw * s / out_scale;
+        r.add = (bias * s + a) / out_scale;
+      } else {
+        r.mult = xw / out_scale;
+        r.add = bias / out_scale;
+      }
     }
     return out;
   }
@@ -251,6 +263,7 @@ class Int8Kernel final : public Kernel {
       const int32_t fix = int8_gemm_row_correction(p_.weights[static_cast<size_t>(m / mg)], x_signed, x_zp, m % mg);
       r.ibias = static_cast<int32_t>(static_cast<uint32_t>(r.ibias) + static_cast<uint32_t>(fix));
     }
+    if (p_.float_out) return run;
     const int32_t y_zp = p_.has_y_zp ? read_8bit(args.in<void>(kYZp), p_.y_type, 0) : 0;
     run.y = range_of(p_.y_type, y_zp, p_.relu);
     if (p_.residual) {
@@ -264,13 +277,18 @@ class Int8Kernel final : public Kernel {
     return run;
   }
 
-  // Output channel m's n sums -> y[j * stride]; residual >= 0: z's offset of these (Int8Conv).
+  // Output channel m's n sums -> Y's elements at + j * stride; residual >= 0: z's offset of these (Int8Conv).
   // In chunks, the values in a stack buffer: tiles come from several threads at once.
-  void epilogue(const RunParams& run, int64_t m, const int32_t* acc, int64_t n, uint8_t* y, int64_t stride,
+  void epilogue(const RunParams& run, int64_t m, const int32_t* acc, int64_t n, void* y_base, int64_t at, int64_t stride,
                 int64_t residual) const {
     constexpr int64_t kChunk = 64;
     alignas(32) int32_t q[kChunk], zrow[kChunk];
     const RowParams& p = run.rows[static_cast<size_t>(m)];
+    if (p_.float_out) {
+      int8_epilogue::dequantize(acc, n, p, p_.relu, static_cast<float*>(y_base) + at, stride);
+      return;
+    }
+    uint8_t* y = static_cast<uint8_t*>(y_base) + at;
     const bool bytes = stride == 1 && int8_epilogue::has_byte_epilogues();
     if (residual < 0 && bytes) {
       int8_epilogue::requantize_bytes(acc, n, p, run.y, y);
@@ -341,6 +359,11 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   p.residual = present(inputs, kZ);
   p.has_x_zp = present(inputs, kXZp);
   p.has_y_zp = present(inputs, kYZp);
+  p.float_out = !present(inputs, kYScale);
+  p.bn = present(inputs, kBnMult);
+  if (p.bn && (base != Base::Conv || p.residual || !present(inputs, kBnAdd))) {
+    node_fail<InvalidModelError>(node, "bn_mult and bn_add go together, on an Int8Conv without a residual");
+  }
   p.has_r_zp = present(inputs, kRZp);
   p.has_z_zp = present(inputs, kZZp);
   if (p.residual) p.z_type = inputs[kZ].info.dtype;
@@ -376,10 +399,12 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   std::string algorithm = base == Base::Conv ? (p.pointwise ? "1x1 " : "im2col+") : "";
   algorithm += std::string(dtype_name(p.x_type)) + "x" + dtype_name(inputs[kW].info.dtype) + " gemm (" +
                int8_path_name(used) + ")";
+  if (p.bn) algorithm += " + batchnorm";
   if (p.residual) algorithm += " + residual add";
   if (p.relu) algorithm += " + relu";
   choice.algorithm = with_threads(algorithm, p.workers);
-  choice.math = "int8, int32 accumulation, requantized to " + std::string(dtype_name(p.y_type));
+  choice.math = p.float_out ? std::string("int8, int32 accumulation, float output")
+                            : "int8, int32 accumulation, requantized to " + std::string(dtype_name(p.y_type));
   choice.kernel = std::make_unique<Int8Kernel>(std::move(p));
   return choice;
 }

@@ -4,6 +4,7 @@
 // (quant_codec.h). x, scale and y are float32 or int32 here: float16 and bfloat16 ones are
 // widened at the kernel's edges (Note [cpu dtypes]), which is onnxruntime's float32 arithmetic.
 #include "backends/cpu/quant/quant_codec.h"
+#include "backends/cpu/quant/quantize_bytes_cpu.h"
 #include "backends/cpu/runtime/element_type.h"
 #include "ops/quant/quant_layout.h"
 #include "ops/quant/quantize_linear.h"
@@ -37,6 +38,13 @@ class QuantizeKernel final : public Kernel {
     const float* scale = args.in<float>(1);
     const Q* zp = has_zero_point_ ? args.in<Q>(2) : nullptr;
     Q* y = args.out<Q>(0);
+    if constexpr (std::is_same_v<X, float> && (std::is_same_v<Codec, IntCodec<int8_t>> || std::is_same_v<Codec, IntCodec<uint8_t>>)) {
+      if (layout_.granularity == QuantGranularity::PerTensor) {  // the common case, vectorized: quantize_bytes_cpu.h
+        quantize_float_to_8bit(x, layout_.outer * layout_.axis_len * layout_.inner, scale[0], zp ? zp[0] : 0,
+                               std::is_same_v<Codec, IntCodec<int8_t>>, y);
+        return;
+      }
+    }
     for_each_element(layout_, [&](int64_t n, int64_t k) {
       y[n] = Codec::quantize(static_cast<float>(x[n]) / scale[k], zp ? zp[k] : Q{}, type_, saturate_);
     });
