@@ -75,3 +75,12 @@ def test_bitcast_to_a_float32_twin_type_is_refused_on_a_device(to, name):
     with pytest.raises(dnnx.UnsupportedModelError, match=f"bc.*BitCast to {name} cannot run on a device"):
         import_model(_model(src, to, [2]), float_edges=True)
     assert import_model(_model(src, to, [2])).ir["nodes"][0][0] == "BitCast"  # on the CPU it imports
+
+
+def test_a_bitcast_of_a_float64_input_is_refused_on_a_device_naming_the_node():
+    from dnnx._importer import import_model
+
+    model = _model(TensorProto.DOUBLE, TensorProto.INT64, [2])
+    with pytest.raises(dnnx.UnsupportedModelError, match="BitCast.*float64, which a device model computes as float32"):
+        import_model(model, float_edges=True)
+    assert import_model(model).ir["nodes"][0][0] == "BitCast"  # on the CPU it imports

@@ -160,3 +160,21 @@ def test_float64_chunked_run_and_prepare():
     probs, logits = m.run(x, chunk_size=3)
     assert probs.dtype == logits.dtype == np.float64
     np.testing.assert_allclose(logits, _ort(model, {"x": x})[1], **F64)
+
+
+def test_a_device_import_makes_ai_onnx_ml_tensor_attributes_float32():
+    # TreeEnsemble's splits and weights have X's type: a float64 model is float32 on a device
+    # (python/dnnx/_edges.py), its attributes with it (the H200 run refused it: "nodes_splits is
+    # float64, expected X's type float32")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from node_suite import cases
+
+    from dnnx._importer import import_model
+
+    (case,) = [c for c in cases() if c.name == "test_ai_onnx_ml_tree_ensemble_single_tree"]
+    attrs = import_model(case.model, float_edges=True).ir["nodes"][0][4]
+    assert attrs["nodes_splits"][1].dtype == np.float32 and attrs["leaf_weights"][1].dtype == np.float32
+    assert import_model(case.model).ir["nodes"][0][4]["nodes_splits"][1].dtype == np.float64  # the CPU keeps them

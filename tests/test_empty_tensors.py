@@ -306,3 +306,17 @@ def test_a_named_batch_binds_every_input_and_output_sharing_it():
     assert m.inputs[0].shape == (5, 3) and m.inputs[1].shape == (5, 5, 3) and m.outputs[0].shape[1:] == (5, 3)
     assert m.run(rand(5, 3), rand(5, 5, 3)).shape == (5, 5, 3)
     assert [list(s) for s in dnnx.load(model).plan(batch_size=5)[0]["inputs"]] == [[5, 3], [5, 5, 3]]
+
+
+def test_global_pools_over_an_empty_plane_read_nothing():
+    # [1, 3, 5, 0]: each plane is empty. Max starts at the lowest float as onnxruntime's pools do
+    # (it read one element past the plane before: garbage on the CPU, a segfault in a CUDA host
+    # fallback); the average is 0 / 0.
+    from onnx import helper
+
+    from ort_check import make_model
+
+    x = np.zeros((1, 3, 5, 0), np.float32)
+    for op, want in (("GlobalMaxPool", np.finfo(np.float32).min), ("GlobalAveragePool", np.nan)):
+        model = make_model([helper.make_node(op, ["x"], ["y"])], [("x", [1, 3, 5, 0])], [("y", [1, 3, 1, 1])])
+        np.testing.assert_array_equal(dnnx.load(model).run(x), np.full((1, 3, 1, 1), want, np.float32))

@@ -274,7 +274,7 @@ bool inline_if(Plan& plan, ValueTable& table, const Backend& backend, const Grap
 // tests/cuda/test_cuda_empty_every_op.py the CUDA backend's against the CPU.
 bool any_input_empty(const std::vector<ValueInfo>& inputs) {
   return std::any_of(inputs.begin(), inputs.end(),
-                     [](const ValueInfo& v) { return v.present && numel(v.info.shape) == 0; });
+                     [](const ValueInfo& v) { return v.present && !v.constant && numel(v.info.shape) == 0; });
 }
 
 bool outputs_empty(const Node& node, const std::vector<TensorInfo>& outputs) {

@@ -25,10 +25,12 @@ private temporary one. ``Model.search_status()`` reports progress and ``Model.wa
 """
 from __future__ import annotations
 
+import atexit
 import os
 import tempfile
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -50,6 +52,21 @@ def plan_cache_for(plan_cache):
         os.unlink(path)  # the cache writes it atomically on its first store
         return path, True
     return plan_cache, False
+
+
+_LIVE = weakref.WeakSet()  # the searches of this process, stopped and joined at exit
+
+
+@atexit.register
+def _stop_all() -> None:
+    """Interpreter exit: a search thread must not be inside CUDA while Python tears down (the
+    process would die with a segfault after its work is done). Each is stopped and waited for:
+    at most the shape it is searching."""
+    for search in list(_LIVE):
+        search.stop("the process is exiting")
+        thread = search._thread
+        if thread is not None and thread.is_alive():
+            thread.join()
 
 
 class BackgroundSearch:
@@ -83,6 +100,7 @@ class BackgroundSearch:
         self._thread = None
         self._finishing = False  # the thread found the queue empty and is ending
         self._enabled = enabled
+        _LIVE.add(self)
 
     def _start_thread(self) -> None:
         """(lock held) A thread for the queued shapes; the last one may still be ending."""
@@ -101,11 +119,17 @@ class BackgroundSearch:
         ``value_inputs`` as given (they decide shapes; a device one is copied back)."""
         if not self._enabled:
             return
-        key = tuple((tuple(a.shape), str(a.dtype)) for a in arrays)
+        try:  # any array the engine takes: numpy, DeviceArray, torch, a raw CUDA pointer with no dtype
+            key = tuple((tuple(a.shape), np.dtype(_dtype_name(a.dtype)).name) for a in arrays)
+        except (AttributeError, TypeError):
+            return  # a shape or dtype this search cannot read: the run goes on, unsearched
         if key in self._keys:
             return
-        feeds = [_value(a) if i in self._value_indices else _search_data(a.shape, a.dtype)
-                 for i, a in enumerate(arrays)]
+        try:
+            feeds = [_value(a) if i in self._value_indices else _search_data(shape, dtype)
+                     for i, (a, (shape, dtype)) in enumerate(zip(arrays, key))]
+        except (AttributeError, TypeError, ValueError):
+            return
         with self._lock:
             if key in self._keys or self._stopped:
                 return
@@ -197,6 +221,8 @@ class BackgroundSearch:
             with self._lock:
                 self._searcher = searcher
         self._searcher.plan(inputs=feeds)  # the exhaustive search of this shape: its choices cached
+        if self._stopped:
+            return
         candidate = self._build_engine(searcher=False)  # reads them
         for served in list(self._served):  # plans and CUDA graphs off the request path
             candidate.plan(inputs=served)
@@ -223,6 +249,11 @@ def _graph_ms(engine, feeds: list) -> float:
         time.sleep(0.0005)
     layers = engine.profile(feeds, _PROFILE_REPEAT)["layers"]
     return float(sum(np.median(layer["times_ms"]) for layer in layers))
+
+
+def _dtype_name(dtype) -> str:
+    """numpy's name for a dtype object of numpy, dnnx or torch ("torch.float32" -> "float32")."""
+    return str(dtype).rsplit(".", 1)[-1]
 
 
 def _search_data(shape, dtype) -> np.ndarray:

@@ -400,6 +400,12 @@ def _build_ir(model, opset: int, raw: dict, float_edges: bool = False) -> dict:
     graph = model.graph
     constants = {t.name: tensor_array(t, f"initializer '{t.name}'", raw.get(t.name)) for t in graph.initializer}
     inputs, edge_inputs = _graph_inputs(graph, constants, float_edges)
+    for node in graph.node:  # Note [bitcast]: the bits of a float64/float16 input are gone once it is float32
+        if node.op_type == "BitCast" and node.input and node.input[0] in edge_inputs:
+            raise UnsupportedModelError(
+                f"node '{node.name or node.output[0]}' (BitCast): its input '{node.input[0]}' is "
+                f"{edge_inputs[node.input[0]]}, which a device model computes as float32, so its bits cannot be "
+                f"reinterpreted there (load the model with device='cpu')")
     opsets = domain_opsets(model)
     nodes = _convert_nodes(model, graph, constants, opset, float_edges, _engine_ops())  # names an op it lacks first
     for o in graph.output:  # Note [sequences]: a sequence or optional output is a list, None or a value
@@ -430,6 +436,8 @@ def _convert_nodes(model, graph, constants: dict, opset: int, float_edges: bool,
             if op_key(domain, node.op_type) not in known:
                 raise UnsupportedModelError(_foreign_op_message(model, node, where, known))
             attrs = {a.name: attribute(a, where) for a in node.attribute}
+            if float_edges:  # tensor attributes in the compute type (ai.onnx.ml's TreeEnsemble splits)
+                attrs = _float32_cast(node.op_type, attrs, where)
             nodes.append((node.op_type, name, list(node.input), list(node.output), attrs, domain))
             continue
         if node.op_type == "Constant":

@@ -15,7 +15,7 @@ from ._device import backend_options
 from ._dims import batched_shapes
 from ._inputs import checked_inputs
 from ._tensors import ELEM_NAMES, dtype_named
-from .errors import HostFallbackWarning, NonFiniteWarning, PlanCacheWarning
+from .errors import HostFallbackWarning, NonFiniteWarning, PlanCacheWarning, UnsupportedModelError
 from . import finetune as _finetune
 from . import _pickle
 from ._importer import import_model, restore_weights
@@ -97,6 +97,11 @@ class Model:
         self.passes = pass_switches(passes, optimize)
         self._backend = (kind, options)
         self._ir = imported.ir
+        if kind != "cpu":  # Note [string tensors]: host values only, refused before the engine sees them
+            for spec in imported.ir["inputs"]:
+                if spec[2] == "string":
+                    raise UnsupportedModelError(f"graph input '{spec[0]}' is a string tensor: string tensors run on "
+                                                f"the CPU only (load the model with device='cpu')")
         self._engine = core.Engine(imported.ir, kind, options, passes=self.passes)
         self._load_profile = {"device": device_seconds, **imported.phases, **self._engine.load_phases()}
         if kind == "cuda" and precision in ("fp16", "bf16") and measure_precision:

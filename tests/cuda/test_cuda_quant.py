@@ -27,7 +27,12 @@ def load_quietly(model, **kwargs):
 def test_quantized_zoo_model_on_cuda_matches_the_cpu(name, batch):
     model = zoo2_model(name)
     feeds = zoo2_inputs(name, model, batch)
-    cpu = dnnx.load(model)
+    # The CPU reference runs the same float-between-QDQ graph as CUDA (no int8 layers: CUDA has
+    # none yet). A quantized model re-quantizes float values, so a last-bit difference in a float
+    # layer (cuDNN's and OpenBLAS's summation orders) can move a value across a rounding tie of a
+    # later QuantizeLinear: one quantization step, which on these files is up to ~1% of the output
+    # range (issue #37 asks for a match within one step). The bound is 2% of the largest output.
+    cpu = dnnx.load(model, passes={"fuse_qdq_int8": False})
     want = cpu.run_dict(feeds)
     m = load_quietly(model, device="cuda")
     for step in range(3):  # eager, graph capture, replay
@@ -35,7 +40,7 @@ def test_quantized_zoo_model_on_cuda_matches_the_cpu(name, batch):
         for key, ref in want.items():
             assert got[key].dtype == ref.dtype and got[key].shape == ref.shape
             scale = max(float(np.max(np.abs(ref))), 1e-30)
-            assert float(np.max(np.abs(got[key].astype(np.float64) - ref))) / scale < 1e-4, (name, step, key)
+            assert float(np.max(np.abs(got[key].astype(np.float64) - ref))) / scale < 2e-2, (name, step, key)
     rows = [r for r in m.plan() if r["op"] in QUANT_OPS or r["op"].startswith("com.microsoft::")]
     live = [r for r in rows if "folded" not in r["algorithm"]]
     assert live, "the quantized layers should still be in the plan"

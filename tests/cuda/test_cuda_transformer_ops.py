@@ -198,7 +198,7 @@ def test_einsum_outside_the_gemm_form_falls_back(equation, shapes):
 def test_integer_einsum_falls_back():
     i64 = TensorProto.INT64
     node = helper.make_node("Einsum", ["x0", "x1"], ["y"], equation="ij,jk->ik")
-    model = make_model([node], [("x0", [4, 5], i64), ("x1", [5, 6], i64)], [("y", None)], opset=12)
+    model = make_model([node], [("x0", [4, 5], i64), ("x1", [5, 6], i64)], [("y", [4, 6], i64)], opset=12)
     rng = np.random.default_rng(0)
     feeds = {"x0": rng.integers(-9, 9, (4, 5)).astype(np.int64), "x1": rng.integers(-9, 9, (5, 6)).astype(np.int64)}
     with pytest.warns(dnnx.HostFallbackWarning):

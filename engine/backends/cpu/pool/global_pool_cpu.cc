@@ -1,5 +1,6 @@
 // GlobalAveragePool, GlobalMaxPool on the CPU: x [N*C planes, S] -> y [N*C], one pass per plane.
 #include <algorithm>
+#include <limits>
 
 #include "runtime/kernel_registry.h"
 
@@ -19,7 +20,9 @@ class GlobalPoolKernel final : public Kernel {
     float* y = args.out(0);
     for (int64_t p = 0; p < planes_; ++p, x += plane_) {
       if (kind_ == GlobalPool::Max) {
-        y[p] = *std::max_element(x, x + plane_);
+        // An empty plane (a 0 spatial dim) reads nothing: the lowest float, as onnxruntime's pools
+        // start their maximum (the average's 0 / 0 is NaN below).
+        y[p] = plane_ ? *std::max_element(x, x + plane_) : std::numeric_limits<float>::lowest();
         continue;
       }
       float sum = 0.0f;
