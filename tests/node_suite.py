@@ -148,3 +148,16 @@ def ort_verdicts(all_cases=None) -> dict:
     except OSError:
         pass
     return verdicts
+
+
+# Cases whose stored outputs onnxruntime does not reproduce either: why, and what dnnx is held to
+# instead: onnxruntime's outputs (within the case's tolerances), or the stored ones within an atol
+# the stored data's own rounding needs.
+STORED_OUTPUT_DISPUTED = {
+    "test_dft_inverse": ("the stored output carries float32 FFT noise (1.9e-7) where the exact value is 0, "
+                         "over the suite's atol of 1e-7 (onnxruntime's own noise is 1.7e-5); held to the stored "
+                         "values within 1e-5, float32's rounding at their magnitude (up to 50)", 1e-5),
+    "test_dft_inverse_opset19": ("as test_dft_inverse", 1e-5),
+    "test_maxunpool_export_with_output_shape": ("onnx's expected output pads the result; onnxruntime indexes "
+                                                "into output_shape, and dnnx follows onnxruntime", "onnxruntime"),
+}

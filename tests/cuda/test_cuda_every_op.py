@@ -9,7 +9,7 @@ import pytest
 import dnnx
 from dnnx.examples import build
 from node_suite import as_array as _array
-from node_suite import cases
+from node_suite import STORED_OUTPUT_DISPUTED, cases
 
 CASES = cases()
 
@@ -63,6 +63,8 @@ def test_case_on_cuda_matches_cpu(case):
             # fp32 on both; cuDNN may sum in another order (or by FFT / Winograd): the suite's own
             # tolerances against the expected data, and 1e-4 relative against the CPU.
             _assert_close(got[name], ref, 1e-4, 1e-5, f"{case.name}: {name}")
+        if case.name in STORED_OUTPUT_DISPUTED:
+            continue  # the stored outputs are disputed (tests/node_suite.py): the CPU's are the reference
         for got_value, exp in zip(got.values(), expected):
             _assert_close(got_value, _array(exp), case.rtol, case.atol, case.name)
 
