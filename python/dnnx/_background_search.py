@@ -46,12 +46,12 @@ _SERVED_KEPT = 16     # the most recent shapes a candidate plans and records bef
 def plan_cache_for(plan_cache):
     """The plan-cache argument the search's engines use: the model's, or a private temporary file
     when the model has none (the searcher hands its choices over through a cache)."""
-    if plan_cache in (False, None):
-        fd, path = tempfile.mkstemp(prefix="dnnx-background-", suffix=".json")
-        os.close(fd)
-        os.unlink(path)  # the cache writes it atomically on its first store
-        return path, True
-    return plan_cache, False
+    if plan_cache not in (False, None):
+        return plan_cache
+    fd, path = tempfile.mkstemp(prefix="dnnx-background-", suffix=".json")
+    os.close(fd)
+    os.unlink(path)  # the cache writes it atomically on its first store
+    return path
 
 
 _LIVE = weakref.WeakSet()  # the searches of this process, stopped and joined at exit

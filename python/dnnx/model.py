@@ -140,7 +140,7 @@ class Model:
             return _background_search.BackgroundSearch(build_engine=None, current=None, swap=None, budget_s=0,
                                                        enabled=False, why_off=why)
         load = self._load_options
-        cache, _ = _background_search.plan_cache_for(load["plan_cache"])
+        cache = _background_search.plan_cache_for(load["plan_cache"])
         _, foreground = core.device_options(self.device, load["precision"], load["workspace_limit"], "background",
                                             bool(deterministic), cache, load["memory_limit"])
         model = weakref.ref(self)  # the thread must not keep the model alive

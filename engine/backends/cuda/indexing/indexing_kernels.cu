@@ -92,19 +92,27 @@ __device__ inline void scatter_one(T* y, int64_t at, T u, ScatterReduction r) {
 }
 
 // --- GatherND ---------------------------------------------------------------------------------
+// The data element that output element i reads (and its gradient adds into): `at`, from i's index
+// tuple; false when an index is out of range (Note [device index range]).
+template <class I>
+__device__ inline bool nd_element(const I* __restrict__ idx, int64_t i, const GatherNDDims& g, int64_t& at) {
+  const int64_t e = i % g.slice, tuple = i / g.slice, b = tuple / g.tuples;
+  at = b * g.batch_stride + e;
+  bool inside = true;
+  for (int64_t j = 0; j < g.k; ++j) {
+    const int64_t c = index_in(idx[tuple * g.k + j], g.size[j]);
+    inside = inside && c >= 0;
+    at += c * g.stride[j];
+  }
+  return inside;
+}
+
 template <class E, class I>
 __global__ void gather_nd(const E* __restrict__ data, const I* __restrict__ idx, E* __restrict__ y, int64_t n,
                           GatherNDDims g) {
   DNNX_GRID_LOOP(i, n) {
-    const int64_t e = i % g.slice, tuple = i / g.slice, b = tuple / g.tuples;
-    int64_t at = b * g.batch_stride;
-    bool inside = true;
-    for (int64_t j = 0; j < g.k; ++j) {
-      const int64_t c = index_in(idx[tuple * g.k + j], g.size[j]);
-      inside = inside && c >= 0;
-      at += c * g.stride[j];
-    }
-    y[i] = inside ? data[at + e] : E{};
+    int64_t at = 0;
+    y[i] = nd_element(idx, i, g, at) ? data[at] : E{};
   }
 }
 
@@ -112,15 +120,8 @@ template <class I>
 __global__ void gather_nd_grad(const float* __restrict__ dy, const I* __restrict__ idx, float* dx, int64_t n,
                                GatherNDDims g) {
   DNNX_GRID_LOOP(i, n) {
-    const int64_t e = i % g.slice, tuple = i / g.slice, b = tuple / g.tuples;
-    int64_t at = b * g.batch_stride;
-    bool inside = true;
-    for (int64_t j = 0; j < g.k; ++j) {
-      const int64_t c = index_in(idx[tuple * g.k + j], g.size[j]);
-      inside = inside && c >= 0;
-      at += c * g.stride[j];
-    }
-    if (inside) atomicAdd(dx + at + e, dy[i]);
+    int64_t at = 0;
+    if (nd_element(idx, i, g, at)) atomicAdd(dx + at, dy[i]);
   }
 }
 

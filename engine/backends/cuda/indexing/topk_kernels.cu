@@ -25,17 +25,7 @@ namespace {
 
 // The key elements of type T compare as: float for the float types, the integer itself else.
 template <class T>
-struct Key {
-  using type = T;
-};
-template <>
-struct Key<__half> {
-  using type = float;
-};
-template <>
-struct Key<__nv_bfloat16> {
-  using type = float;
-};
+using Key = Acc<T>;
 
 template <class K>
 __device__ inline bool is_nan_key(K v) {
