@@ -7,6 +7,9 @@ from onnx import helper
 import dnnx
 from ort_check import FP32_ATOL, FP32_RTOL, assert_matches_ort, make_model, rand, run_ort
 
+# The NCHW kernels (the channels-last ones: test_conv_channels_last_cpu.py).
+pytestmark = pytest.mark.usefixtures("nchw_kernels")
+
 
 def conv_model(x_shape, w_shape, bias=True, name="conv", seed=1, y_shape=None, **attrs):
     """One Conv node; W (scaled by 1/sqrt(fan_in), so outputs stay O(1)) and B are initializers.

@@ -13,6 +13,9 @@ from onnx import helper, numpy_helper
 import dnnx
 from ort_check import assert_matches_ort, make_model, rand, run_ort
 
+# The NCHW kernels (the channels-last ones: test_conv_channels_last_cpu.py).
+pytestmark = pytest.mark.usefixtures("nchw_kernels")
+
 # name -> (x shape (C, H, W), w shape, conv attributes): one per CPU conv algorithm
 CONVS = {
     "gemm(1x1)": ((8, 7, 6), (12, 8, 1, 1), {}),

@@ -11,6 +11,9 @@ from dnnx.threads import get_num_threads, set_num_threads
 from ort_check import assert_matches_ort, make_model, rand
 from residual_models import broadcast_residual, residual_block, sum_read_elsewhere, weights
 
+# The NCHW kernels (the channels-last ones: test_conv_channels_last_cpu.py).
+pytestmark = pytest.mark.usefixtures("nchw_kernels")
+
 FUSED = "Conv+Add+Relu"
 
 

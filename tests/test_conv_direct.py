@@ -11,7 +11,7 @@ from dnnx.threads import blas_core_name, get_num_threads, set_num_threads
 from ort_check import assert_matches_ort, make_model, rand
 from residual_models import weights
 
-pytestmark = pytest.mark.skipif(blas_core_name() == "unknown", reason="no CPU backend")
+pytestmark = [pytest.mark.skipif(blas_core_name() == "unknown", reason="no CPU backend"), pytest.mark.usefixtures("nchw_kernels")]
 
 
 @pytest.fixture(autouse=True)

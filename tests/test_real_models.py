@@ -75,8 +75,10 @@ def test_squeezenet_nhwc_matches_stored_output():
     ref = np.load(need(REFERENCE / "squeezenet_cifar10_nhwc.npz"))
     model = dnnx.load(need(MODELS / "squeezenet_cifar10_nhwc.onnx"))
     np.testing.assert_allclose(model.run(ref["input"]), ref["output"], rtol=1e-4, atol=1e-5)
-    ops = {row["op"] for row in model.plan()}
-    assert {"GlobalAveragePool", "Concat", "Transpose"} <= ops
+    # the model's own layout Transposes; on a CPU with the channels-last convs (Note [channels-last
+    # conv on the cpu]) its pools run as "<op>@NHWC" and its Transpose to NCHW is a view (Identity)
+    ops = {row["op"].split("@")[0] for row in model.plan()}
+    assert {"GlobalAveragePool", "Concat"} <= ops and ops & {"Transpose", "Identity"}
 
 
 @pytest.mark.parametrize("batch", [8, 25])

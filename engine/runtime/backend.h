@@ -78,6 +78,16 @@ struct KernelChoice {
 using KernelFactory = std::function<KernelChoice(const Node&, const std::vector<ValueInfo>& inputs,
                                                  const std::vector<TensorInfo>& outputs)>;
 
+// Note [channels-last forms] (runtime/passes/channels_last.cc): what the channels_last pass may
+// keep channels-last besides the window ops and the same-shape elementwise ops.
+struct ChannelsLastForms {
+  bool float32_only = false;  // only float32 values (the CPU's channels-last kernels are float32)
+  // more unary ops, binary ops that broadcast (a squeeze-and-excitation gate [N, C, 1, 1], a
+  // per-channel or scalar constant), Concat and Split on the channel axis, and the model's own
+  // Transposes to and from [N, H, W, C] as views
+  bool graph_ops = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -118,6 +128,9 @@ class Backend {
   // Note [padded channels] (the same file): channels-last convs read their input channels padded
   // to a multiple of this; 1: never padded.
   virtual int64_t channels_last_channel_multiple() const { return 1; }
+  // Note [channels-last forms] (the same file): the rewrites past the window ops and the
+  // same-shape elementwise ops that this backend's kernels take.
+  virtual ChannelsLastForms channels_last_forms() const { return {}; }
 
   // Where the kernels' memory lives: nullptr for a host backend (the CPU), whose kernels read
   // the caller's arrays and the constants' bytes in place; a device backend's services otherwise

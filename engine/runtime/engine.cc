@@ -28,7 +28,8 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
     }
     channels_last(graph_, [this, &measured](const Node& node) {
       return !measured.count(node.name) && backend_->unsupported_reason(node).empty();
-    }, backend_->channels_last_min_channels(), backend_->channels_last_channel_multiple());
+    }, backend_->channels_last_min_channels(), backend_->channels_last_channel_multiple(),
+                  backend_->channels_last_forms());
   }
   if (is_half(half)) {
     // bfloat16 has float32's exponent range: only fp16 keeps nodes float32 for their range.

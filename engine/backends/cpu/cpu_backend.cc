@@ -2,7 +2,18 @@
 
 #include "backends/cpu/runtime/widened_kernel.h"
 
+#include <cstdlib>
+#include <string>
+
+#include "backends/cpu/conv/conv_nhwc_tiles_cpu.h"
+
 namespace dnnx {
+
+namespace {
+// Note [narrow regions] on the CPU: a channels-last region needs a conv this wide (measured in
+// bench/RESULTS.md; LeNet's 1 -> 20 -> 50 channel convs keep the NCHW direct kernel, as on CUDA).
+constexpr int64_t kChannelsLastMinChannels = 32;
+}  // namespace
 
 CpuBackend::CpuBackend() { register_cpu_kernels(kernels_); }
 
@@ -11,6 +22,34 @@ std::string CpuBackend::unsupported_reason(const Node& node) const {
   if (def && def->aliases_input0) return "";  // a view: no kernel needed
   const KernelEntry* entry = kernels_.entry(node);
   return entry ? entry->refusal(node) : "the CPU backend has no kernel for " + node.op_type;
+}
+
+bool CpuBackend::channels_last() const {
+  static const bool on = [] {
+    const char* env = std::getenv("DNNX_CONV_NHWC");
+    const std::string mode = env ? env : "";
+    if (mode == "off") return false;
+    return mode == "portable" || nhwc_tiles_have_avx512();
+  }();
+  return on;
+}
+
+int64_t CpuBackend::channels_last_min_channels() const {
+  // DNNX_CONV_NHWC_MIN_CHANNELS overrides the rule (0: every region), read per load (tests set it).
+  const char* env = std::getenv("DNNX_CONV_NHWC_MIN_CHANNELS");
+  if (env && *env) {
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (end && *end == '\0' && v >= 0) return static_cast<int64_t>(v);
+  }
+  return kChannelsLastMinChannels;
+}
+
+ChannelsLastForms CpuBackend::channels_last_forms() const {
+  ChannelsLastForms forms;
+  forms.float32_only = true;
+  forms.graph_ops = true;
+  return forms;
 }
 
 namespace {

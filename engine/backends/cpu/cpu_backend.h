@@ -13,6 +13,12 @@ class CpuBackend final : public Backend {
   const KernelRegistry& kernels() const override { return kernels_; }
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
+  // Note [channels-last conv on the cpu] (conv/conv_nhwc_cpu.cc): on a CPU with AVX-512 (or
+  // with DNNX_CONV_NHWC=portable) the 2-D convs and pools run on [N, H, W, C] data, unless
+  // DNNX_CONV_NHWC=off.
+  bool channels_last() const override;
+  int64_t channels_last_min_channels() const override;
+  ChannelsLastForms channels_last_forms() const override;
   // The host loss and SGD of engine/train and the CPU gradient kernels (training_cpu.cc).
   std::unique_ptr<TrainingOps> training_ops() const override;
 

@@ -17,6 +17,8 @@ const std::map<std::string, std::vector<size_t>>& channels_last_table() {
       {"Conv", {0, 1}},         {"Conv+Relu", {0, 1}},          {"Conv+Add+Relu", {0, 1, 3}},
       {"Conv+MaxPool", {0, 1}}, {"Conv+Relu+MaxPool", {0, 1}}, {"MaxPool", {0}},
       {"GlobalAveragePool", {0}},
+      // the CPU's (Note [channels-last conv on the cpu] in backends/cpu/conv/conv_nhwc_cpu.cc)
+      {"Conv+Clip", {0, 1}},    {"Conv+HardSwish", {0, 1}},    {"Conv+Swish", {0, 1}},   {"AveragePool", {0}},
   };
   return table;
 }

@@ -29,8 +29,9 @@ constexpr const char* kSpaceToDepthOp = "Transpose+SpaceToDepth";
 Shape space_to_depth_shape(const Shape& x, const std::vector<int64_t>& pads, int64_t channels);
 
 // The ops that have a channels-last form, and which of their inputs are stored channels-last
-// (output 0 always is): nullptr for any other op. Conv family: x, w and the residual z;
-// Conv+MaxPool: x and w; MaxPool, GlobalAveragePool: x.
+// (output 0 always is): nullptr for any other op. Conv family (Conv+Relu, +Add+Relu, +Clip,
+// +HardSwish, +Swish): x, w and the residual z; Conv+MaxPool: x and w; MaxPool, AveragePool,
+// GlobalAveragePool: x.
 const std::vector<size_t>* channels_last_inputs(const std::string& base_op);
 
 // "Conv+Relu@NHWC" -> "Conv+Relu"; any other name is returned as it is.

@@ -55,6 +55,23 @@
 // (space_to_depth_filter), and runs with stride 1, no pads and a window of ceil(k / 2): each
 // output sums the same products, with zeros for the window's added taps. The value is named
 // "<x>/nhwc/s2d".
+//
+// Note [channels-last forms]: on the CPU (Backend::channels_last_forms) the regions also keep,
+// channels-last:
+//   - float32 values only (its channels-last kernels are float32; float64 and half models keep
+//     ONNX's layout);
+//   - more unary ops (HardSwish, HardSigmoid, Gelu, Erf, Softplus, ...: no axis, no layout);
+//   - binary ops (Add, Sub, Mul, Div, Max, Min, Sum, Pow, PRelu) whose inputs are channels-last
+//     4-D values of any broadcastable shapes (a squeeze-and-excitation gate [N, 1, 1, C] times
+//     [N, H, W, C]: broadcasting commutes with permuting every operand alike), or constants,
+//     which are padded to 4-D on the left and permuted here (a per-channel [C, 1, 1] scale becomes
+//     [1, 1, 1, C]; a scalar stays as it is);
+//   - Concat and Split on the channel axis, as the same op on axis 3 (DenseNet's, GoogLeNet's
+//     and SqueezeNet's channel concatenations);
+//   - the model's own Transposes: perm [0, 2, 3, 1] of a channels-last value is that value's
+//     bytes (an Identity, a view), and perm [0, 3, 1, 2] of a 4-D value makes a channels-last value
+//     of the same bytes (ConvNeXt's blocks permute to NHWC for LayerNormalization and the MLP and
+//     back, around a depthwise conv that now reads NHWC itself: no copy is left).
 #include <cstring>
 #include <numeric>
 #include <set>
@@ -79,6 +96,19 @@ const std::set<std::string>& elementwise_binary() {
   return ops;
 }
 
+// Note [channels-last forms]: the unary ops and binary ops added with graph_ops.
+const std::set<std::string>& graph_ops_unary() {
+  static const std::set<std::string> ops = {"HardSwish", "HardSigmoid", "Softplus", "Softsign", "Gelu", "Erf",
+                                            "Neg",       "Abs",         "Exp",      "Log",      "Sqrt", "Reciprocal",
+                                            "Selu",      "Mish",        "ThresholdedRelu", "Celu", "Floor", "Ceil"};
+  return ops;
+}
+
+const std::set<std::string>& graph_ops_binary() {
+  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Pow", "PRelu"};
+  return ops;
+}
+
 class ChannelsLastRewrite {
  public:
   // types, types2: the graph's value types with symbolic dims as 1 and as 2 (value_types), read
@@ -86,9 +116,9 @@ class ChannelsLastRewrite {
   // changes nothing.
   ChannelsLastRewrite(Graph& graph, const std::function<bool(const Node&)>& can_run,
                       const std::map<std::string, TensorInfo>& types, const std::map<std::string, TensorInfo>& types2,
-                      int64_t channel_multiple = 1, bool dry = false)
+                      int64_t channel_multiple = 1, bool dry = false, const ChannelsLastForms& forms = {})
       : graph_(graph), can_run_(can_run), types_(types), types2_(types2), fresh_(graph),
-        channel_multiple_(channel_multiple), dry_(dry),
+        channel_multiple_(channel_multiple), forms_(forms), dry_(dry),
         parent_(dry ? graph.nodes.size() : 0) {
     std::iota(parent_.begin(), parent_.end(), size_t{0});
   }
@@ -173,6 +203,38 @@ class ChannelsLastRewrite {
     return true;
   }
 
+  // Note [channels-last forms]: whether `node` stays channels-last under forms_.graph_ops (more
+  // unary ops, broadcasting binary ops, Concat and Split on channels, the model's Transposes);
+  // if so, adds it.
+  bool add_graph_op(const Node& node) {
+    if (!forms_.graph_ops || node.outputs.empty()) return false;
+    if (node.op_type == "Transpose") return add_transpose(node);
+    if (node.op_type == "Concat" || node.op_type == "Split") return add_on_channels(node);
+    const bool unary = graph_ops_unary().count(node.op_type) != 0;
+    if (!unary && !graph_ops_binary().count(node.op_type)) return false;
+    std::vector<size_t> lasts;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const std::string& in = node.inputs[i];
+      if (in.empty()) continue;
+      if (last_.count(in)) {
+        lasts.push_back(i);
+        continue;
+      }
+      // a constant operand of a binary op, at most 4-D, is permuted; nothing else may be plain
+      const ConstTensor* c = unary ? nullptr : find_constant(graph_, in);
+      if (!c || c->info.shape.size() > 4 || !is_floating(c->info.dtype)) return false;
+    }
+    if (lasts.empty() || (unary && node.inputs.size() != 1)) return false;
+    Node out = node;
+    if (!dry_) {
+      for (size_t i = 0; i < out.inputs.size(); ++i) {
+        if (!out.inputs[i].empty() && !last_.count(out.inputs[i])) out.inputs[i] = channels_last_operand(out.inputs[i]);
+      }
+    }
+    keep(out, lasts);
+    return true;
+  }
+
   // Any other node: channels-last inputs back to ONNX's layout first.
   void add_other(Node node) {
     if (dry_) return;
@@ -197,6 +259,83 @@ class ChannelsLastRewrite {
   }
 
  private:
+  // `node` as it is, its outputs channels-last (the dry run joins the regions of inputs `from`).
+  void keep(const Node& node, const std::vector<size_t>& from) {
+    if (dry_) {
+      join(node, from);
+      return;
+    }
+    for (const std::string& o : node.outputs) {
+      if (!o.empty()) last_.insert(o);
+    }
+    nodes_.push_back(node);
+  }
+
+  // Concat on the channel axis with a channels-last input (the others 4-D float values, read
+  // through their shared Transpose), Split of a channels-last value: the same op on axis 3.
+  bool add_on_channels(const Node& node) {
+    const int64_t axis = node.attr_int("axis", 0);
+    if (axis != 1 && axis != -3) return false;
+    const size_t data_inputs = node.op_type == "Concat" ? node.inputs.size() : 1;
+    std::vector<size_t> lasts;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const std::string& in = node.inputs[i];
+      const bool channels_last_value = !in.empty() && last_.count(in);
+      if (i >= data_inputs) {
+        if (channels_last_value) return false;  // Split's sizes: 1-D
+        continue;
+      }
+      if (channels_last_value) {
+        lasts.push_back(i);
+      } else if (in.empty() || !is_float4d(in)) {
+        return false;
+      }
+    }
+    if (lasts.empty()) return false;
+    Node out = node;
+    out.attrs["axis"] = int64_t{3};
+    if (!dry_) {
+      for (size_t i = 0; i < data_inputs; ++i) out.inputs[i] = channels_last(out.inputs[i]);
+    }
+    keep(out, lasts);
+    return true;
+  }
+
+  // The model's own Transposes (Note [channels-last forms]): to [N, H, W, C] from a channels-last
+  // value, or back from a plain 4-D value, each an Identity (a view) of the same bytes.
+  bool add_transpose(const Node& node) {
+    const std::vector<int64_t> perm = node.attr_ints("perm", {});
+    const std::string& in = node.inputs.empty() ? std::string() : node.inputs[0];
+    const bool to_last = perm == channels_last_perm() && last_.count(in);
+    const bool from_last = perm == channels_first_perm() && !last_.count(in) && is_float4d(in) &&
+                           !find_constant(graph_, in) && node.outputs.size() == 1;
+    if (!to_last && !from_last) return false;
+    Node out = node;
+    out.op_type = "Identity";
+    out.attrs.clear();
+    if (to_last) {  // its output is a plain value: the region ends here
+      if (!dry_) nodes_.push_back(std::move(out));
+      return true;
+    }
+    keep(out, {});
+    return true;
+  }
+
+  // A constant operand of a channels-last binary op: padded to 4-D on the left and permuted
+  // (a scalar as it is); one per constant.
+  std::string channels_last_operand(const std::string& name) {
+    const ConstTensor* c = find_constant(graph_, name);
+    if (!c || numel(c->info.shape) == 1) return name;
+    if (c->info.shape.size() == 4) return channels_last(name);
+    auto memo = to_last_.find(name);
+    if (memo != to_last_.end()) return memo->second;
+    ConstTensor padded = *c;
+    padded.info.shape.insert(padded.info.shape.begin(), 4 - c->info.shape.size(), 1);
+    const std::string out = fresh_(name + "/nhwc");
+    graph_.constants[out] = permuted_constant(padded);
+    return to_last_[name] = out;
+  }
+
   // Dry run: the current node joins the regions of the channels-last values among `inputs`;
   // its outputs are channels-last values of its region.
   void join(const Node& node, const std::vector<size_t>& inputs) {
@@ -225,7 +364,8 @@ class ChannelsLastRewrite {
 
   bool is_float4d(const std::string& name) const {
     auto it = types_.find(name);
-    return !name.empty() && it != types_.end() && it->second.shape.size() == 4 && is_floating(it->second.dtype);
+    if (name.empty() || it == types_.end() || it->second.shape.size() != 4) return false;
+    return forms_.float32_only ? it->second.dtype == DType::Float32 : is_floating(it->second.dtype);
   }
 
   // The channels-last form of a value in ONNX's layout: a permuted initializer, or a Transpose.
@@ -424,6 +564,7 @@ class ChannelsLastRewrite {
   const std::map<std::string, TensorInfo>& types2_;  // the same with symbolic dims as 2
   FreshNames fresh_;
   int64_t channel_multiple_ = 1;  // Note [padded channels]; 1: none
+  ChannelsLastForms forms_;       // Note [channels-last forms]
   std::set<std::string> last_;  // values stored channels-last (names unchanged)
   std::map<std::string, std::string> to_last_, to_first_, to_padded_;
   std::map<std::string, std::string> to_blocks_;  // X and its pads -> its Transpose+SpaceToDepth
@@ -442,21 +583,38 @@ class ChannelsLastRewrite {
 std::string narrow_reason(int64_t min_channels) {
   const std::string n = std::to_string(min_channels);
   return "kept in ONNX's layout: no conv of its channels-last region has " + n + " or more input channels and " + n +
-         " or more filters, where tensor ops would pay for the layout conversions (Note [narrow regions])";
+         " or more filters, the work that pays for the layout conversions (Note [narrow regions])";
 }
 
 }  // namespace
 
 int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run, int64_t min_channels,
-                  int64_t channel_multiple) {
+                  int64_t channel_multiple, const ChannelsLastForms& forms) {
+  // Nothing to do without a window op the backend runs channels-last (the forms alone gain nothing).
+  bool any_window = false;
+  for (const Node& node : graph.nodes) {
+    if (!channels_last_inputs(node.op_type)) continue;
+    Node renamed = node;
+    renamed.op_type += kChannelsLastSuffix;
+    if (can_run(renamed)) {
+      any_window = true;
+      break;
+    }
+  }
+  if (!any_window) return 0;
   // Both runs read the types of the graph as it comes in, computed once.
-  const std::map<std::string, TensorInfo> types = value_types(graph, 1), types2 = value_types(graph, 2);
+  std::map<std::string, TensorInfo> types, types2;
+  try {
+    types = value_types(graph, 1), types2 = value_types(graph, 2);
+  } catch (const std::exception&) {
+    return 0;  // a graph whose shapes do not agree stays as it is: the planner names the node and why
+  }
   std::set<size_t> narrow;
   if (min_channels > 0) {
-    ChannelsLastRewrite dry(graph, can_run, types, types2, 1, true);
+    ChannelsLastRewrite dry(graph, can_run, types, types2, 1, true, forms);
     for (size_t i = 0; i < graph.nodes.size(); ++i) {
       dry.at(i);
-      if (!dry.add_window(graph.nodes[i])) dry.add_elementwise(graph.nodes[i]);
+      if (!dry.add_window(graph.nodes[i]) && !dry.add_elementwise(graph.nodes[i])) dry.add_graph_op(graph.nodes[i]);
     }
     narrow = dry.narrow_windows(min_channels);
     for (size_t i : narrow) graph.nodes[i].layout_reason = narrow_reason(min_channels);
@@ -466,11 +624,13 @@ int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run,
     return !narrow.count(index) && can_run(node);
   };
   const std::function<bool(const Node&)>& gate = narrow.empty() ? can_run : allowed;
-  ChannelsLastRewrite rewrite(graph, gate, types, types2, channel_multiple);
+  ChannelsLastRewrite rewrite(graph, gate, types, types2, channel_multiple, false, forms);
   std::vector<Node> nodes = std::move(graph.nodes);
   graph.nodes.clear();
   for (Node& node : nodes) {
-    if (!rewrite.add_window(node) && !rewrite.add_elementwise(node)) rewrite.add_other(std::move(node));
+    if (!rewrite.add_window(node) && !rewrite.add_elementwise(node) && !rewrite.add_graph_op(node)) {
+      rewrite.add_other(std::move(node));
+    }
     ++index;
   }
   rewrite.finish();  // with nothing converted, the nodes as they were

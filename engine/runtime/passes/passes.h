@@ -77,9 +77,10 @@ int fuse_qdq_int8(Graph& graph, const PassOptions& options);    // fuse_qdq_int8
 // channels-last ops is kept only where one of its convs has at least that many input channels
 // (per group) and filters (Note [narrow regions]). Returns the number of window ops that run
 // channels-last (0: the graph is unchanged). `channel_multiple` > 1: convs read input channels
-// padded to a multiple of it (Note [padded channels]).
+// padded to a multiple of it (Note [padded channels]). `forms`: the rewrites past the window ops
+// and same-shape elementwise ops (Note [channels-last forms]).
 int channels_last(Graph& graph, const std::function<bool(const Node&)>& can_run, int64_t min_channels = 0,
-                  int64_t channel_multiple = 1);
+                  int64_t channel_multiple = 1, const ChannelsLastForms& forms = {});
 
 // Half storage (precision="fp16" or "bf16", half_storage.cc), run by the engine after the
 // passes above when the backend asks for it (Backend::half_storage). `half` is the storage type

@@ -1,0 +1,426 @@
+// Note [channels-last conv on the cpu]
+// onnxruntime's CPU convolutions (MLAS) keep activations channel-blocked between layers, and were
+// 1.5-2.4x faster than dnnx's NCHW OpenBLAS path on MobileNet's 1x1 convs and 2-17x on its
+// depthwise ones (bench/RESULTS.md: the same layers in oneDNN's blocked layout). OpenBLAS packs
+// both operands on every call, and a depthwise plane of 7x7 or 14x14 costs more in setup than in
+// multiply-adds. So on a CPU with AVX-512 the CPU backend asks for the channels_last pass (Note
+// [channels last] in runtime/passes/channels_last.cc): the 2-D convs and pools run on
+// [N, H, W, C] data with these kernels, and the graph's elementwise ops, residual Adds,
+// squeeze-and-excitation gates and channel Concats stay channels-last between them
+// (Note [channels-last forms]).
+// - "Conv@NHWC" of one group (and each group of a grouped conv): an implicit GEMM,
+//   Y [pixels, K] = rows x W^T, with the filter packed once at plan time (Note [packed nhwc
+//   filter] in conv_nhwc_tiles_cpu.h) and X read in place through a pointer table per strip of
+//   output pixels: no im2col, no per-call packing of either operand.
+// - A depthwise conv (one channel per group, K = C): each output pixel's 64-channel vectors sum
+//   their taps' input vectors times the tap's filter vectors, strips of 6 pixels at a time.
+// - The fusions of the NCHW kernels (bias, Relu, the residual Add, Clip, HardSwish, Swish) run
+//   on the same tiles: bias, residual and Relu in the tile's store, the activations over each
+//   item's rows right after (Note [conv activation epilogue]).
+// Work is split into items (a range of pixel strips x a range of filter panels or channels),
+// each output computed by one item in a fixed order: results do not depend on the thread count.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "backends/cpu/conv/conv_activation_cpu.h"
+#include "backends/cpu/conv/conv_nhwc_tiles_cpu.h"
+#include "backends/cpu/runtime/thread_pool.h"
+#include "ops/conv/conv_geometry.h"
+#include "ops/layout/channels_last.h"
+#include "runtime/kernel_registry.h"
+
+namespace dnnx {
+
+namespace {
+
+constexpr size_t kResidualInput = 3;  // Conv+Add+Relu's z
+constexpr int64_t kStripsPerItem = 32;  // an item's pixels: 192-256 (its input rows stay in L2)
+
+enum class NhwcFusion { None, Relu, AddRelu };
+
+// A 2-D conv on X [N, H, W, C] -> Y [N, OH, OW, K], filter [K, R, S, C / group].
+struct NhwcConv {
+  int64_t n = 0, h = 0, w = 0, c = 0, k = 0, oh = 0, ow = 0, r = 1, s = 1;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, group = 1;
+  int64_t pixels() const { return n * oh * ow; }
+  int64_t taps() const { return r * s; }
+  int64_t group_channels() const { return c / group; }
+  int64_t group_filters() const { return k / group; }
+  bool depthwise() const { return group > 1 && group == c && k == c; }
+};
+
+// The tile epilogue's clamp: Relu's (the +Relu fusions) or Clip's (Conv+Clip), else none.
+NhwcEpilogue clamp_of(NhwcFusion fusion, const ConvActivation& act) {
+  NhwcEpilogue e;
+  if (act.kind == ConvActivationKind::Clip) {
+    e.clamp = true, e.lo = act.lo, e.hi = act.hi;
+  } else if (fusion != NhwcFusion::None) {
+    e.clamp = true, e.lo = 0.0f, e.hi = std::numeric_limits<float>::infinity();
+  }
+  return e;
+}
+
+// table[t * P + p]: the input row tap t of pixel q + p reads (zeros past the pixels or in the
+// padding), for the P pixels of one strip.
+void strip_rows(const NhwcConv& g, const float* x, const float* zeros, int64_t q, int64_t m, int pixels,
+                const float** table) {
+  int64_t col = 0, row = 0, image = 0;
+  const float* img = x;
+  for (int p = 0; p < pixels; ++p) {
+    if (p >= m) {
+      for (int64_t t = 0; t < g.taps(); ++t) table[t * pixels + p] = zeros;
+      continue;
+    }
+    if (p == 0 || ++col == g.ow) {  // the first pixel, or the next output row
+      const int64_t at = q + p;
+      col = at % g.ow, row = at / g.ow % g.oh, image = at / (g.ow * g.oh);
+      img = x + image * g.h * g.w * g.c;
+    }
+    const int64_t ih0 = row * g.sh - g.ph, iw0 = col * g.sw - g.pw;
+    for (int64_t kh = 0; kh < g.r; ++kh) {
+      const int64_t ih = ih0 + kh * g.dh;
+      for (int64_t kw = 0; kw < g.s; ++kw) {
+        const int64_t iw = iw0 + kw * g.dw;
+        const bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+        table[(kh * g.s + kw) * pixels + p] = inside ? img + (ih * g.w + iw) * g.c : zeros;
+      }
+    }
+  }
+}
+
+// What the dense and depthwise kernels share: the geometry, the zero row, the items, the fusions.
+class NhwcConvKernel : public Kernel {
+ public:
+  NhwcConvKernel(NhwcConv g, int pixels, int64_t columns, int64_t column_items, NhwcFusion fusion, ConvActivation act,
+                 bool has_bias, int workers)
+      : g_(g), pixels_(pixels), zeros_(static_cast<size_t>(std::max<int64_t>(g.c, 1)), 0.0f),
+        strip_items_((g.pixels() + pixels * kStripsPerItem - 1) / (pixels * kStripsPerItem)), columns_(columns),
+        column_items_(column_items), fusion_(fusion), act_(act), has_bias_(has_bias), workers_(workers) {}
+
+  int64_t items() const { return strip_items_ * column_items_; }
+  size_t table_bytes() const { return static_cast<size_t>(kStripsPerItem * pixels_ * g_.taps()) * sizeof(float*); }
+
+  void run(const KernelArgs& args) const override {
+    const float* w = filter(args);
+    char* tables = static_cast<char*>(args.workspace) + pack_bytes();
+    cpu_thread_pool().parallel_for(items(), [&](int64_t begin, int64_t end, int worker) {
+      const float** table = reinterpret_cast<const float**>(tables + worker * table_bytes());
+      for (int64_t item = begin; item < end; ++item) run_item(args, w, item, table);
+    }, workers_);
+  }
+
+  // The workspace: the packed filter of a filter that is not a constant, then one table per worker.
+  size_t workspace_bytes() const { return pack_bytes() + workers_ * table_bytes(); }
+
+ protected:
+  struct Item {
+    int64_t q0, q1;      // output pixels
+    int64_t col0, col1;  // columns item (filter panels or channel blocks, as the kernel counts them)
+  };
+
+  virtual size_t pack_bytes() const = 0;
+  // The packed filter: the constant's, packed at plan time, or args' input 1 packed into the workspace.
+  virtual const float* filter(const KernelArgs& args) const = 0;
+  virtual void run_columns(const KernelArgs& args, const float* w, const Item& item, const float** table) const = 0;
+  // The filters (Y's columns) of column item `i`: [begin, end).
+  virtual std::pair<int64_t, int64_t> filter_range(const Item& item) const = 0;
+
+  Item item_at(int64_t item) const {
+    const int64_t strip_item = item / column_items_, column_item = item % column_items_;
+    const int64_t span = pixels_ * kStripsPerItem;
+    Item it;
+    it.q0 = strip_item * span;
+    it.q1 = std::min(g_.pixels(), it.q0 + span);
+    it.col0 = column_item * columns_ / column_items_;
+    it.col1 = (column_item + 1) * columns_ / column_items_;
+    return it;
+  }
+
+  void build_tables(const float* x, const Item& it, const float** table) const {
+    int64_t strip = 0;
+    for (int64_t q = it.q0; q < it.q1; q += pixels_, ++strip) {
+      strip_rows(g_, x, zeros_.data(), q, std::min<int64_t>(pixels_, it.q1 - q), pixels_,
+                 table + strip * pixels_ * g_.taps());
+    }
+  }
+
+  NhwcEpilogue epilogue(const KernelArgs& args, int64_t q, int64_t filter) const {
+    NhwcEpilogue e = clamp_of(fusion_, act_);
+    e.bias = has_bias_ ? args.in(2) + filter : nullptr;
+    e.residual = fusion_ == NhwcFusion::AddRelu ? args.in(kResidualInput) + q * g_.k + filter : nullptr;
+    return e;
+  }
+
+  NhwcConv g_;
+  int pixels_;                // P
+  std::vector<float> zeros_;  // the row a padding tap reads
+  int64_t strip_items_, columns_, column_items_;
+  NhwcFusion fusion_;
+  ConvActivation act_;
+  bool has_bias_;
+  int workers_;
+
+ private:
+  void run_item(const KernelArgs& args, const float* w, int64_t index, const float** table) const {
+    const Item it = item_at(index);
+    if (it.q0 >= it.q1 || it.col0 >= it.col1) return;
+    build_tables(args.in(0), it, table);
+    run_columns(args, w, it, table);
+    if (act_.kind == ConvActivationKind::None || act_.kind == ConvActivationKind::Clip) return;  // Clip: in the tile
+    const auto [f0, f1] = filter_range(it);
+    float* y = args.out(0);
+    if (f0 == 0 && f1 == g_.k) {  // the item's rows are one contiguous run
+      apply_conv_activation(act_, y + it.q0 * g_.k, (it.q1 - it.q0) * g_.k);
+      return;
+    }
+    for (int64_t q = it.q0; q < it.q1; ++q) apply_conv_activation(act_, y + q * g_.k + f0, f1 - f0);
+  }
+};
+
+// A conv of one or more groups of several channels: the packed implicit GEMM per group.
+class DenseNhwcKernel final : public NhwcConvKernel {
+ public:
+  DenseNhwcKernel(NhwcConv g, NhwcTileShape shape, int64_t column_items, NhwcFusion fusion, ConvActivation act,
+                  bool has_bias, int workers, const float* constant_filter)
+      : NhwcConvKernel(g, shape.pixels, g.group * shape.panels(), column_items, fusion, act, has_bias, workers),
+        shape_(shape) {
+    if (constant_filter) {
+      packed_.resize(static_cast<size_t>(g.group * shape.packed_size()));
+      pack(constant_filter, packed_.data());
+    }
+  }
+
+ private:
+  size_t pack_bytes() const override {
+    return packed_.empty() ? static_cast<size_t>(g_.group * shape_.packed_size()) * sizeof(float) : 0;
+  }
+
+  void pack(const float* w, float* out) const {  // w [K, R, S, Cg]: group gi's filters are rows gi*Kg..
+    const int64_t per_group = shape_.filters * g_.taps() * shape_.channels;
+    for (int64_t gi = 0; gi < g_.group; ++gi) pack_nhwc_filter(shape_, w + gi * per_group, out + gi * shape_.packed_size());
+  }
+
+  const float* filter(const KernelArgs& args) const override {
+    if (!packed_.empty()) return packed_.data();
+    float* out = static_cast<float*>(args.workspace);
+    pack(args.in(1), out);
+    return out;
+  }
+
+  // Column c: panel c % panels of group c / panels.
+  std::pair<int64_t, int64_t> filter_range(const Item& it) const override {
+    const int64_t panels = shape_.panels(), nr = shape_.panel_width();
+    auto at = [&](int64_t col) { return (col / panels) * shape_.filters + std::min(shape_.filters, (col % panels) * nr); };
+    const int64_t last = it.col1 - 1;
+    return {at(it.col0), (last / panels) * shape_.filters + std::min(shape_.filters, (last % panels + 1) * nr)};
+  }
+
+  void run_columns(const KernelArgs& args, const float* w, const Item& it, const float** table) const override {
+    const int64_t panels = shape_.panels(), nr = shape_.panel_width(), kg = shape_.filters;
+    const int64_t blocks = std::max<int64_t>(1, shape_.blocks()), row_stride = pixels_ * g_.taps();
+    float* y = args.out(0);
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t cn = shape_.blocks() ? shape_.block_channels(b) : 0;
+      for (int64_t col = it.col0; col < it.col1; ++col) {
+        const int64_t gi = col / panels, j = col % panels, filter = gi * kg + j * nr;
+        const float* wp = w + gi * shape_.packed_size() + (cn ? shape_.panel_offset(b, j) : 0);
+        const int64_t c0 = gi * shape_.channels + b * shape_.block, n = std::min(nr, kg - j * nr);
+        int64_t strip = 0;
+        for (int64_t q = it.q0; q < it.q1; q += pixels_, ++strip) {
+          nhwc_dense_tile(shape_, table + strip * row_stride, c0, cn, wp, y + q * g_.k + filter, g_.k,
+                          std::min<int64_t>(pixels_, it.q1 - q), n, b > 0, b == blocks - 1, epilogue(args, q, filter));
+        }
+      }
+    }
+  }
+
+  NhwcTileShape shape_;
+  std::vector<float> packed_;  // the constant filter, packed per group (empty: packed per call)
+};
+
+// One channel per group, K = C (Note [channels-last conv on the cpu]): items are output rows x
+// ranges of 64-channel blocks; per row, the window rows' input rows are found once, the pixels
+// whose window lies inside X run in strips, and the few at the borders one at a time with
+// their own column taps. The filter [C, R, S, 1] is packed as [R * S, C].
+class DepthwiseNhwcKernel final : public Kernel {
+ public:
+  DepthwiseNhwcKernel(NhwcConv g, NhwcFusion fusion, ConvActivation act, bool has_bias, const float* constant_filter)
+      : g_(g), fusion_(fusion), act_(act), has_bias_(has_bias),
+        blocks_((g.c + kDepthwiseChannels - 1) / kDepthwiseChannels) {
+    // the output columns whose whole window is inside X: [inner_lo_, inner_hi_)
+    inner_lo_ = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
+    const int64_t last = g.w - 1 - (g.s - 1) * g.dw + g.pw;  // ow * sw <= last
+    inner_hi_ = last < 0 ? inner_lo_ : std::max(inner_lo_, std::min(g.ow, last / g.sw + 1));
+    const int64_t rows = g.n * g.oh;
+    const int64_t wanted = (2 * cpu_threads() + std::max<int64_t>(rows, 1) - 1) / std::max<int64_t>(rows, 1);
+    column_items_ = std::max<int64_t>(1, std::min(blocks_, wanted));
+    workers_ = plan_workers(items(), g.ow * g.taps() * g.c / column_items_);
+    if (constant_filter) {
+      packed_.resize(static_cast<size_t>(g.taps() * g.c));
+      pack(constant_filter, packed_.data());
+    }
+  }
+
+  int64_t items() const { return g_.n * g_.oh * column_items_; }
+  int workers() const { return workers_; }
+  size_t workspace_bytes() const { return packed_.empty() ? static_cast<size_t>(g_.taps() * g_.c) * sizeof(float) : 0; }
+
+  void run(const KernelArgs& args) const override {
+    const float* w = packed_.data();
+    if (packed_.empty()) {
+      float* out = static_cast<float*>(args.workspace);
+      pack(args.in(1), out);
+      w = out;
+    }
+    cpu_thread_pool().parallel_for(items(), [&](int64_t begin, int64_t end, int) {
+      for (int64_t item = begin; item < end; ++item) run_row(args, w, item / column_items_, item % column_items_);
+    }, workers_);
+  }
+
+ private:
+  void pack(const float* w, float* out) const {
+    for (int64_t ch = 0; ch < g_.c; ++ch)
+      for (int64_t t = 0; t < g_.taps(); ++t) out[t * g_.c + ch] = w[ch * g_.taps() + t];
+  }
+
+  // Output row `row` (image row / OH, row % OH), channel blocks of column item `item`.
+  void run_row(const KernelArgs& args, const float* w, int64_t row, int64_t item) const {
+    const int64_t image = row / g_.oh, oh = row % g_.oh;
+    const float* x = args.in(0) + image * g_.h * g_.w * g_.c;
+    constexpr int64_t kStackRows = 16;
+    const float* stack[kStackRows];
+    std::vector<const float*> heap(static_cast<size_t>(g_.r > kStackRows ? g_.r : 0));
+    const float** window = g_.r > kStackRows ? heap.data() : stack;
+    for (int64_t kh = 0; kh < g_.r; ++kh) {
+      const int64_t ih = oh * g_.sh - g_.ph + kh * g_.dh;
+      window[kh] = ih >= 0 && ih < g_.h ? x + ih * g_.w * g_.c : nullptr;
+    }
+    DepthwiseStrip strip{window, g_.r, g_.s, 0, g_.s, 0, g_.sw, g_.dw, g_.c};
+    const int64_t b0 = item * blocks_ / column_items_, b1 = (item + 1) * blocks_ / column_items_;
+    const int64_t c_begin = b0 * kDepthwiseChannels, c_end = std::min(g_.c, b1 * kDepthwiseChannels);
+    const int64_t y_row = row * g_.ow * g_.c;
+    float* y = args.out(0);
+    for (int64_t c0 = c_begin; c0 < c_end; c0 += kDepthwiseChannels) {
+      const int64_t n = std::min(kDepthwiseChannels, c_end - c0);
+      auto run = [&](int64_t ow, int64_t m) {
+        strip.iw0 = ow * g_.sw - g_.pw;
+        NhwcEpilogue e = clamp_of(fusion_, act_);
+        e.bias = has_bias_ ? args.in(2) + c0 : nullptr;
+        e.residual = fusion_ == NhwcFusion::AddRelu ? args.in(kResidualInput) + y_row + ow * g_.c + c0 : nullptr;
+        nhwc_depthwise_strip(strip, c0, n, w, y + y_row + ow * g_.c + c0, m, e);
+      };
+      auto border = [&](int64_t ow) {  // this pixel's column taps inside X
+        const int64_t iw0 = ow * g_.sw - g_.pw;
+        int64_t lo = 0, hi = g_.s;
+        while (lo < hi && iw0 + lo * g_.dw < 0) ++lo;
+        while (hi > lo && iw0 + (hi - 1) * g_.dw >= g_.w) --hi;
+        strip.kw_lo = lo, strip.kw_hi = hi;
+        run(ow, 1);
+      };
+      for (int64_t ow = 0; ow < inner_lo_; ++ow) border(ow);
+      const int pixels = depthwise_strip_pixels(n);
+      strip.kw_lo = 0, strip.kw_hi = g_.s;
+      for (int64_t ow = inner_lo_; ow < inner_hi_; ow += pixels) run(ow, std::min<int64_t>(pixels, inner_hi_ - ow));
+      for (int64_t ow = inner_hi_; ow < g_.ow; ++ow) border(ow);
+    }
+    if (act_.kind == ConvActivationKind::None || act_.kind == ConvActivationKind::Clip) return;  // Clip: in the strip
+    if (c_begin == 0 && c_end == g_.c) {
+      apply_conv_activation(act_, y + y_row, g_.ow * g_.c);
+      return;
+    }
+    for (int64_t ow = 0; ow < g_.ow; ++ow) apply_conv_activation(act_, y + y_row + ow * g_.c + c_begin, c_end - c_begin);
+  }
+
+  NhwcConv g_;
+  NhwcFusion fusion_;
+  ConvActivation act_;
+  bool has_bias_;
+  int64_t blocks_;  // 64-channel blocks
+  int64_t inner_lo_ = 0, inner_hi_ = 0;
+  int64_t column_items_ = 1;
+  int workers_ = 1;
+  std::vector<float> packed_;  // [R * S, C]
+};
+
+NhwcConv nhwc_conv(const Node& node, const Shape& x, const Shape& w) {
+  // x [N, H, W, C], w [K, R, S, Cg] (Note [channels last]: the stored shapes)
+  const ConvGeometry geo = make_conv_geometry(node, WindowOp::Conv, {x[1], x[2]}, {w[1], w[2]});
+  NhwcConv g;
+  g.n = x[0], g.h = x[1], g.w = x[2], g.c = x[3], g.k = w[0];
+  g.oh = geo.output[0], g.ow = geo.output[1], g.r = geo.kernel[0], g.s = geo.kernel[1];
+  g.sh = geo.strides[0], g.sw = geo.strides[1], g.ph = geo.pads_begin[0], g.pw = geo.pads_begin[1];
+  g.dh = geo.dilations[0], g.dw = geo.dilations[1], g.group = geo.group;
+  return g;
+}
+
+// Column items per strip item: enough items for twice the threads where the pixels alone are few.
+int64_t column_items_for(const NhwcConv& g, int pixels, int64_t columns) {
+  const int64_t strip_items = std::max<int64_t>(1, (g.pixels() + pixels * kStripsPerItem - 1) / (pixels * kStripsPerItem));
+  const int64_t wanted = (2 * cpu_threads() + strip_items - 1) / strip_items;
+  return std::max<int64_t>(1, std::min(columns, wanted));
+}
+
+KernelChoice plan_conv_nhwc(const Node& node, const std::vector<ValueInfo>& inputs, NhwcFusion fusion) {
+  const Shape& x = inputs[0].info.shape;
+  const Shape& w = inputs[1].info.shape;
+  if (x.size() != 4 || w.size() != 4) node_fail<UnsupportedModelError>(node, "the CPU's channels-last conv is 2-D only");
+  const NhwcConv g = nhwc_conv(node, x, w);
+  const bool has_bias = inputs.size() > 2 && inputs[2].present;
+  Node base = node;
+  base.op_type = channels_first_op(node.op_type);
+  const ConvActivation act = conv_activation_of(base);
+  const float* constant = inputs[1].constant ? reinterpret_cast<const float*>(inputs[1].constant->data.data()) : nullptr;
+  const std::string path = " (" + nhwc_tile_path() + ")";
+  KernelChoice choice;
+  std::unique_ptr<NhwcConvKernel> kernel;
+  const std::string window = std::to_string(g.r) + "x" + std::to_string(g.s);
+  if (g.depthwise()) {
+    auto depthwise = std::make_unique<DepthwiseNhwcKernel>(g, fusion, act, has_bias, constant);
+    choice.algorithm = with_threads("nhwc depthwise " + window + path, depthwise->workers());
+    choice.workspace_bytes = depthwise->workspace_bytes();
+    choice.rejected.push_back({"im2col+gemm", "channels-last: one channel per group (direct depthwise)"});
+    choice.kernel = std::move(depthwise);
+    return choice;
+  }
+  {
+    const NhwcTileShape shape = nhwc_tile_shape(g.group_filters(), g.group_channels(), g.taps());
+    const int64_t columns = column_items_for(g, shape.pixels, g.group * shape.panels());
+    kernel = std::make_unique<DenseNhwcKernel>(g, shape, columns, fusion, act, has_bias, 1, constant);
+    choice.algorithm = "nhwc packed gemm " + window + " " + std::to_string(shape.pixels) + "x" +
+                       std::to_string(shape.panel_width()) + path;
+  }
+  // The threads: items of ~pixels x taps x channels x filters / items multiply-adds each.
+  const int64_t macs = g.pixels() * g.taps() * g.group_channels() * g.k;
+  const int workers = plan_workers(kernel->items(), macs / std::max<int64_t>(1, kernel->items()));
+  if (workers > 1) {  // rebuild with the workers (they size the workspace)
+    const NhwcTileShape shape = nhwc_tile_shape(g.group_filters(), g.group_channels(), g.taps());
+    kernel = std::make_unique<DenseNhwcKernel>(g, shape, column_items_for(g, shape.pixels, g.group * shape.panels()),
+                                               fusion, act, has_bias, workers, constant);
+  }
+  choice.algorithm = with_threads(choice.algorithm, workers);
+  choice.workspace_bytes = kernel->workspace_bytes();
+  choice.rejected.push_back({"im2col+gemm", "channels-last: the packed filter reads X in place (Note [channels-last conv on the cpu])"});
+  choice.kernel = std::move(kernel);
+  return choice;
+}
+
+KernelFactory nhwc_factory(NhwcFusion fusion) {
+  return [fusion](const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+    return plan_conv_nhwc(node, inputs, fusion);
+  };
+}
+
+}  // namespace
+
+void register_cpu_conv_nhwc_kernels(KernelRegistry& r) {
+  const std::string suffix = kChannelsLastSuffix;
+  r.add("Conv" + suffix, nhwc_factory(NhwcFusion::None));
+  r.add("Conv+Relu" + suffix, nhwc_factory(NhwcFusion::Relu));
+  r.add("Conv+Add+Relu" + suffix, nhwc_factory(NhwcFusion::AddRelu));
+  for (const char* op : {"Conv+Clip", "Conv+HardSwish", "Conv+Swish"}) r.add(op + suffix, nhwc_factory(NhwcFusion::None));
+}
+
+}  // namespace dnnx

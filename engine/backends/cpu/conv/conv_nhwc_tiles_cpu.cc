@@ -1,0 +1,278 @@
+// The channels-last conv tiles (conv_nhwc_tiles_cpu.h): AVX-512 kernels per tile shape, and
+// portable loops of the same products and sums for a CPU without AVX-512.
+#include "backends/cpu/conv/conv_nhwc_tiles_cpu.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DNNX_NHWC_AVX512 1
+// GCC 12 warns that _mm512_max_ps's unused pass-through operand "may be used uninitialized"
+// (inside immintrin.h, once inlined): a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace dnnx {
+
+namespace {
+
+// A panel's channel block: at most this many floats (16 KiB), so it stays in L1 beside the
+// strips' input rows.
+constexpr int64_t kPanelBlockFloats = 4096;
+
+// Where the tile's stores end: the epilogue, then the store (accumulated or not).
+inline float finish(float s, const float* dst, bool accumulate, bool last, const float* bias, const float* residual,
+                    const NhwcEpilogue& e) {
+  if (accumulate) s = *dst + s;
+  if (last) {
+    if (bias) s = s + *bias;
+    if (residual) s = s + *residual;
+    if (e.clamp) {  // NaN passes through
+      s = s < e.lo ? e.lo : s;
+      s = s > e.hi ? e.hi : s;
+    }
+  }
+  return s;
+}
+
+template <int P, int V>
+void dense_portable(const float* const* rows, int64_t taps, int64_t c0, int64_t cn, const float* w, float* y,
+                    int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last, const NhwcEpilogue& e) {
+  constexpr int NR = 16 * V;
+  float acc[P][NR] = {};
+  for (int64_t t = 0; t < taps; ++t) {
+    const float* const* x = rows + t * P;
+    const float* wt = w + t * cn * NR;
+    for (int64_t c = 0; c < cn; ++c) {
+      for (int p = 0; p < P; ++p) {
+        const float b = x[p][c0 + c];
+        for (int j = 0; j < NR; ++j) acc[p][j] += b * wt[c * NR + j];
+      }
+    }
+  }
+  for (int64_t p = 0; p < m; ++p) {
+    for (int64_t j = 0; j < n; ++j) {
+      float* dst = y + p * ldc + j;
+      *dst = finish(acc[p][j], dst, accumulate, last, e.bias ? e.bias + j : nullptr,
+                    e.residual ? e.residual + p * ldc + j : nullptr, e);
+    }
+  }
+}
+
+void depthwise_portable(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t m,
+                        const NhwcEpilogue& e) {
+  for (int64_t p = 0; p < m; ++p) {
+    float acc[kDepthwiseChannels] = {};
+    for (int64_t kh = 0; kh < s.window_rows; ++kh) {
+      if (!s.rows[kh]) continue;
+      for (int64_t kw = s.kw_lo; kw < s.kw_hi; ++kw) {
+        const float* x = s.rows[kh] + (s.iw0 + p * s.sw + kw * s.dw) * s.channels + c0;
+        const float* wt = w + (kh * s.window_cols + kw) * s.channels + c0;
+        for (int64_t c = 0; c < n; ++c) acc[c] += x[c] * wt[c];
+      }
+    }
+    for (int64_t c = 0; c < n; ++c) {
+      float* dst = y + p * s.channels + c;
+      *dst = finish(acc[c], dst, false, true, e.bias ? e.bias + c : nullptr,
+                    e.residual ? e.residual + p * s.channels + c : nullptr, e);
+    }
+  }
+}
+
+#ifdef DNNX_NHWC_AVX512
+#define DNNX_AVX512 __attribute__((target("avx512f")))
+
+DNNX_AVX512 inline __mmask16 lanes(int64_t valid) {
+  return valid >= 16 ? static_cast<__mmask16>(0xFFFF) : valid <= 0 ? 0 : static_cast<__mmask16>((1u << valid) - 1);
+}
+
+// acc (one vector of one pixel's outputs) through the epilogue and into dst's `mask` lanes.
+DNNX_AVX512 inline void store_lanes(__m512 s, float* dst, __mmask16 mask, bool accumulate, bool last,
+                                    const float* bias, const float* residual, const NhwcEpilogue& e) {
+  if (accumulate) s = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, dst), s);
+  if (last) {
+    if (bias) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mask, bias));
+    if (residual) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mask, residual));
+    if (e.clamp) {  // max and min return their second operand for a NaN: it passes through
+      s = _mm512_max_ps(_mm512_set1_ps(e.lo), s);
+      s = _mm512_min_ps(_mm512_set1_ps(e.hi), s);
+    }
+  }
+  _mm512_mask_storeu_ps(dst, mask, s);
+}
+
+template <int P, int V>
+DNNX_AVX512 void dense_avx512(const float* const* rows, int64_t taps, int64_t c0, int64_t cn, const float* w,
+                              float* y, int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last,
+                              const NhwcEpilogue& e) {
+  constexpr int NR = 16 * V;
+  __m512 acc[P][V];
+  for (int p = 0; p < P; ++p)
+    for (int v = 0; v < V; ++v) acc[p][v] = _mm512_setzero_ps();
+  for (int64_t t = 0; t < taps; ++t) {
+    const float* x[P];
+    for (int p = 0; p < P; ++p) x[p] = rows[t * P + p] + c0;
+    const float* wc = w + t * cn * NR;
+    for (int64_t c = 0; c < cn; ++c, wc += NR) {
+      __m512 wv[V];
+      for (int v = 0; v < V; ++v) wv[v] = _mm512_loadu_ps(wc + 16 * v);
+      for (int p = 0; p < P; ++p) {
+        const __m512 b = _mm512_set1_ps(x[p][c]);
+        for (int v = 0; v < V; ++v) acc[p][v] = _mm512_fmadd_ps(b, wv[v], acc[p][v]);
+      }
+    }
+  }
+  for (int p = 0; p < P; ++p) {
+    if (p >= m) break;
+    for (int v = 0; v < V; ++v) {
+      const __mmask16 mask = lanes(n - 16 * v);
+      if (!mask) break;
+      store_lanes(acc[p][v], y + p * ldc + 16 * v, mask, accumulate, last, e.bias ? e.bias + 16 * v : nullptr,
+                  e.residual ? e.residual + p * ldc + 16 * v : nullptr, e);
+    }
+  }
+}
+
+// P pixels x V vectors of 16 channels; kFull: all 16 V channels valid (plain loads), else the
+// last vector masked.
+template <int P, int V, bool kFull>
+DNNX_AVX512 void depthwise_avx512(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t m,
+                                  const NhwcEpilogue& e) {
+  __mmask16 mask[V];
+  for (int v = 0; v < V; ++v) mask[v] = lanes(n - 16 * v);
+  __m512 acc[P][V];
+  for (int p = 0; p < P; ++p)
+    for (int v = 0; v < V; ++v) acc[p][v] = _mm512_setzero_ps();
+  const int64_t step = s.sw * s.channels;
+  for (int64_t kh = 0; kh < s.window_rows; ++kh) {
+    if (!s.rows[kh]) continue;
+    for (int64_t kw = s.kw_lo; kw < s.kw_hi; ++kw) {
+      const float* wt = w + (kh * s.window_cols + kw) * s.channels + c0;
+      const float* x = s.rows[kh] + (s.iw0 + kw * s.dw) * s.channels + c0;
+      __m512 wv[V];
+      for (int v = 0; v < V; ++v) wv[v] = kFull ? _mm512_loadu_ps(wt + 16 * v) : _mm512_maskz_loadu_ps(mask[v], wt + 16 * v);
+      for (int p = 0; p < P; ++p) {
+        if (p >= m) break;
+        for (int v = 0; v < V; ++v) {
+          const float* xp = x + p * step + 16 * v;
+          const __m512 xv = kFull ? _mm512_loadu_ps(xp) : _mm512_maskz_loadu_ps(mask[v], xp);
+          acc[p][v] = _mm512_fmadd_ps(xv, wv[v], acc[p][v]);
+        }
+      }
+    }
+  }
+  for (int p = 0; p < P; ++p) {
+    if (p >= m) break;
+    for (int v = 0; v < V; ++v) {
+      store_lanes(acc[p][v], y + p * s.channels + 16 * v, mask[v], false, true, e.bias ? e.bias + 16 * v : nullptr,
+                  e.residual ? e.residual + p * s.channels + 16 * v : nullptr, e);
+    }
+  }
+}
+
+template <int P, int V>
+DNNX_AVX512 void depthwise_avx512_any(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y,
+                                      int64_t m, const NhwcEpilogue& e) {
+  n == 16 * V ? depthwise_avx512<P, V, true>(s, c0, n, w, y, m, e) : depthwise_avx512<P, V, false>(s, c0, n, w, y, m, e);
+}
+#endif
+
+using DenseFn = void (*)(const float* const*, int64_t, int64_t, int64_t, const float*, float*, int64_t, int64_t,
+                         int64_t, bool, bool, const NhwcEpilogue&);
+
+DenseFn dense_fn(int vectors) {
+  const bool avx512 = nhwc_tiles_have_avx512();
+  (void)avx512;
+  switch (vectors) {
+#ifdef DNNX_NHWC_AVX512
+    case 1: return avx512 ? dense_avx512<8, 1> : dense_portable<8, 1>;
+    case 2: return avx512 ? dense_avx512<8, 2> : dense_portable<8, 2>;
+    case 3: return avx512 ? dense_avx512<8, 3> : dense_portable<8, 3>;
+    default: return avx512 ? dense_avx512<6, 4> : dense_portable<6, 4>;
+#else
+    case 1: return dense_portable<8, 1>;
+    case 2: return dense_portable<8, 2>;
+    case 3: return dense_portable<8, 3>;
+    default: return dense_portable<6, 4>;
+#endif
+  }
+}
+
+}  // namespace
+
+bool nhwc_tiles_have_avx512() {
+#ifdef DNNX_NHWC_AVX512
+  static const bool has = [] {
+    const char* env = std::getenv("DNNX_CONV_NHWC");
+    return !(env && std::strcmp(env, "portable") == 0) && __builtin_cpu_supports("avx512f");
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+std::string nhwc_tile_path() { return nhwc_tiles_have_avx512() ? "avx512" : "portable"; }
+
+NhwcTileShape nhwc_tile_shape(int64_t filters, int64_t channels, int64_t taps) {
+  NhwcTileShape s;
+  s.filters = filters;
+  s.channels = channels;
+  s.taps = std::max<int64_t>(1, taps);
+  int64_t best = -1;
+  for (int v = 4; v >= 1; --v) {
+    const int64_t width = 16 * v, padded = (filters + width - 1) / width * width;
+    if (best < 0 || padded < best) {
+      best = padded;
+      s.vectors = v;
+    }
+  }
+  s.pixels = s.vectors == 4 ? 6 : 8;
+  // Blocks of equal size (the last one at most one smaller), each within kPanelBlockFloats.
+  const int64_t most = std::max<int64_t>(1, kPanelBlockFloats / (s.taps * s.panel_width()));
+  const int64_t blocks = std::max<int64_t>(1, (channels + most - 1) / most);
+  s.block = std::max<int64_t>(1, (channels + blocks - 1) / blocks);
+  return s;
+}
+
+void pack_nhwc_filter(const NhwcTileShape& s, const float* w, float* packed) {
+  const int64_t nr = s.panel_width();
+  std::fill(packed, packed + s.packed_size(), 0.0f);
+  for (int64_t b = 0; b < s.blocks(); ++b) {
+    const int64_t cn = s.block_channels(b);
+    for (int64_t j = 0; j < s.panels(); ++j) {
+      float* out = packed + s.panel_offset(b, j);
+      for (int64_t t = 0; t < s.taps; ++t) {
+        for (int64_t c = 0; c < cn; ++c) {
+          for (int64_t i = 0; i < nr; ++i) {
+            const int64_t k = j * nr + i;
+            if (k < s.filters) out[(t * cn + c) * nr + i] = w[(k * s.taps + t) * s.channels + b * s.block + c];
+          }
+        }
+      }
+    }
+  }
+}
+
+void nhwc_dense_tile(const NhwcTileShape& s, const float* const* rows, int64_t c0, int64_t cn, const float* w,
+                     float* y, int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last, const NhwcEpilogue& e) {
+  dense_fn(s.vectors)(rows, s.taps, c0, cn, w, y, ldc, m, n, accumulate, last, e);
+}
+
+int depthwise_strip_pixels(int64_t n) { return n > 48 ? 6 : 8; }
+
+void nhwc_depthwise_strip(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t m,
+                          const NhwcEpilogue& e) {
+#ifdef DNNX_NHWC_AVX512
+  if (nhwc_tiles_have_avx512()) {
+    if (n > 48) return depthwise_avx512_any<6, 4>(s, c0, n, w, y, m, e);
+    if (n > 32) return depthwise_avx512_any<8, 3>(s, c0, n, w, y, m, e);
+    if (n > 16) return depthwise_avx512_any<8, 2>(s, c0, n, w, y, m, e);
+    return depthwise_avx512_any<8, 1>(s, c0, n, w, y, m, e);
+  }
+#endif
+  depthwise_portable(s, c0, n, w, y, m, e);
+}
+
+}  // namespace dnnx

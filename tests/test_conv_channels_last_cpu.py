@@ -1,0 +1,362 @@
+"""The CPU's channels-last convs and pools (engine/backends/cpu/conv/conv_nhwc_cpu.cc, Note
+[channels-last conv on the cpu]; pool/pool_nhwc_cpu.cc) and the pass forms that keep a region
+channels-last (Note [channels-last forms] in runtime/passes/channels_last.cc), against
+onnxruntime at the project's fp32 tolerance (rtol 1e-4, atol 1e-5: tests/ort_check.py).
+
+Each case checks that the layer under test did run channels-last (its plan row is "<op>@NHWC"),
+so a change that sends it back to the NCHW kernels fails here rather than passing unnoticed.
+DNNX_CONV_NHWC_MIN_CHANNELS=0 keeps every region channels-last (the default rule, 16, keeps the
+narrow ones in ONNX's layout). The portable tiles (no AVX-512) run in a child process with
+DNNX_CONV_NHWC=portable, and DNNX_CONV_NHWC=off turns the path off."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import dnnx
+from dnnx.threads import blas_core_name, get_num_threads, set_num_threads
+from ort_check import assert_matches_ort, make_model, rand, run_ort
+from residual_models import weights
+
+pytestmark = pytest.mark.skipif(blas_core_name() == "unknown", reason="no CPU backend")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def every_region(monkeypatch):
+    monkeypatch.setenv("DNNX_CONV_NHWC_MIN_CHANNELS", "0")
+    before = get_num_threads()
+    yield
+    set_num_threads(before)
+
+
+def out_size(size, k, s, d, p0, p1):
+    return (size + p0 + p1 - ((k - 1) * d + 1)) // s + 1
+
+
+def conv_model(x_shape, k_out, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), group=1, bias=True,
+               fuse=None, seed=1, weight_input=False):
+    """One 2-D Conv (then the fused op's pattern: relu, add_relu, relu6, hardswish, silu)."""
+    n, c, h, w = x_shape
+    kh, kw = (kernel, kernel) if isinstance(kernel, int) else kernel
+    attrs = dict(kernel_shape=[kh, kw], strides=list(strides), pads=list(pads), dilations=list(dilations), group=group)
+    inits = {}
+    inputs = [("x", list(x_shape))]
+    if weight_input:
+        inputs.append(("w", [k_out, c // group, kh, kw]))
+    else:
+        inits["w"] = weights(k_out, c // group, kh, kw, seed=seed)
+    conv_in = ["x", "w"]
+    if bias:
+        inits["b"] = rand(k_out, seed=seed + 1)
+        conv_in.append("b")
+    oh = out_size(h, kh, strides[0], dilations[0], pads[0], pads[2])
+    ow = out_size(w, kw, strides[1], dilations[1], pads[1], pads[3])
+    nodes = [helper.make_node("Conv", conv_in, ["c" if fuse else "y"], name="conv", **attrs)]
+    if fuse == "relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["y"]))
+    elif fuse == "add_relu":
+        inputs.append(("z", [n, k_out, oh, ow]))
+        nodes += [helper.make_node("Add", ["c", "z"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+    elif fuse == "relu6":
+        inits["lo"], inits["hi"] = np.array(0, np.float32), np.array(6, np.float32)
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"]))
+    elif fuse == "hardswish":
+        nodes.append(helper.make_node("HardSwish", ["c"], ["y"]))
+    elif fuse == "silu":
+        nodes += [helper.make_node("Sigmoid", ["c"], ["g"]), helper.make_node("Mul", ["c", "g"], ["y"])]
+    return make_model(nodes, inputs, [("y", None)], inits)
+
+
+def channels_last_on() -> bool:
+    """Whether this process's CPU backend runs convs channels-last (AVX-512, or forced)."""
+    m = dnnx.load(conv_model([1, 32, 6, 6], 32, 1))
+    return any(row["op"].endswith("@NHWC") for row in m.plan())
+
+
+needs_nhwc = pytest.mark.skipif(not channels_last_on(), reason="channels-last CPU path off (no AVX-512)")
+
+
+def feeds_for(model, seed=3):
+    feeds = {}
+    for i, vi in enumerate(model.graph.input):
+        shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+        feeds[vi.name] = rand(*shape, seed=seed + i)
+    return feeds
+
+
+def plan_ops(model, **kwargs):
+    return [row["op"] for row in dnnx.load(model, **kwargs).plan()]
+
+
+def check(model, layer_op, feeds=None, **kwargs):
+    """dnnx against onnxruntime, with `layer_op` (e.g. "Conv+Relu@NHWC") among the plan's rows."""
+    feeds = feeds or feeds_for(model)
+    ops = plan_ops(model, **kwargs)
+    assert layer_op in ops, ops
+    return assert_matches_ort(model, feeds, **kwargs)
+
+
+# (x shape, filters, kernel, strides, pads, dilations, group): pointwise and windowed, filter
+# counts on and off the 16-wide tile columns (K tails), channel counts past the channel blocks,
+# padding on every side, asymmetric, strides, dilations, non-square, batch 2 and groups.
+DENSE = [
+    ([1, 16, 9, 9], 16, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    ([2, 24, 7, 5], 40, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    ([1, 3, 17, 17], 32, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    ([1, 32, 8, 8], 5, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    ([1, 17, 10, 12], 100, 3, (1, 1), (0, 2, 1, 0), (1, 1), 1),
+    ([1, 64, 12, 12], 64, 3, (1, 1), (2, 2, 2, 2), (2, 2), 1),
+    ([1, 20, 11, 11], 24, 5, (2, 1), (2, 2, 2, 2), (1, 1), 1),
+    ([2, 8, 15, 15], 16, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1),
+    ([1, 300, 6, 6], 70, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    ([1, 48, 14, 14], 128, 1, (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    ([1, 32, 9, 9], 64, 3, (1, 1), (1, 1, 1, 1), (1, 1), 4),
+    ([1, 16, 8, 8], 48, 3, (1, 1), (1, 1, 1, 1), (1, 1), 16),
+    ([1, 4, 40, 50], 16, (11, 11), (2, 1), (5, 5, 5, 5), (1, 1), 1),
+]
+
+
+@needs_nhwc
+@pytest.mark.parametrize("x_shape,k,kernel,strides,pads,dilations,group", DENSE)
+def test_dense_conv_matches_ort(x_shape, k, kernel, strides, pads, dilations, group):
+    check(conv_model(x_shape, k, kernel, strides, pads, dilations, group), "Conv@NHWC")
+
+
+DEPTHWISE = [
+    ([1, 32, 14, 14], 3, (1, 1), (1, 1, 1, 1), (1, 1)),
+    ([1, 96, 15, 15], 3, (2, 2), (1, 1, 1, 1), (1, 1)),
+    ([2, 17, 9, 11], 3, (1, 1), (1, 1, 1, 1), (1, 1)),
+    ([1, 144, 7, 7], 5, (1, 1), (2, 2, 2, 2), (1, 1)),
+    ([1, 70, 12, 12], 7, (1, 1), (3, 3, 3, 3), (1, 1)),
+    ([1, 40, 10, 10], 3, (1, 1), (2, 2, 2, 2), (2, 2)),
+    ([1, 24, 8, 9], 3, (2, 1), (0, 1, 2, 0), (1, 1)),
+    ([1, 200, 5, 5], 3, (1, 1), (0, 0, 0, 0), (1, 1)),
+    ([1, 16, 3, 3], 5, (1, 1), (2, 2, 2, 2), (1, 1)),
+]
+
+
+@needs_nhwc
+@pytest.mark.parametrize("x_shape,kernel,strides,pads,dilations", DEPTHWISE)
+def test_depthwise_conv_matches_ort(x_shape, kernel, strides, pads, dilations):
+    c = x_shape[1]
+    check(conv_model(x_shape, c, kernel, strides, pads, dilations, group=c), "Conv@NHWC")
+
+
+@needs_nhwc
+def test_depthwise_with_channel_multiplier_runs_as_groups():
+    check(conv_model([1, 8, 9, 9], 16, 3, pads=(1, 1, 1, 1), group=8), "Conv@NHWC")
+
+
+@needs_nhwc
+@pytest.mark.parametrize("fuse,op", [("relu", "Conv+Relu@NHWC"), ("add_relu", "Conv+Add+Relu@NHWC"),
+                                     ("relu6", "Conv+Clip@NHWC"), ("hardswish", "Conv+HardSwish@NHWC"),
+                                     ("silu", "Conv+Swish@NHWC")])
+@pytest.mark.parametrize("group", [1, 24])
+def test_fused_conv_matches_ort(fuse, op, group):
+    model = conv_model([1, 24, 10, 10], 24, 3, pads=(1, 1, 1, 1), group=group, fuse=fuse)
+    feeds = feeds_for(model)
+    feeds["x"] *= 4  # values past Clip's 6 and HardSwish's +-3
+    check(model, op, feeds)
+
+
+@needs_nhwc
+@pytest.mark.parametrize("bias", [True, False])
+def test_filter_as_a_graph_input_is_packed_per_call(bias):
+    model = conv_model([1, 16, 8, 8], 32, 3, pads=(1, 1, 1, 1), bias=bias, weight_input=True)
+    check(model, "Conv@NHWC")
+    dw = conv_model([1, 16, 8, 8], 16, 3, pads=(1, 1, 1, 1), group=16, bias=bias, weight_input=True)
+    check(dw, "Conv@NHWC")
+
+
+@needs_nhwc
+@pytest.mark.parametrize("group", [1, 32])
+def test_same_bits_on_one_and_two_threads(group):
+    model = conv_model([2, 32, 23, 23], 32, 3, pads=(1, 1, 1, 1), group=group, fuse="relu6")
+    feeds = feeds_for(model)
+    results = []
+    for threads in (1, 2):
+        set_num_threads(threads)
+        m = dnnx.load(model)
+        assert "Conv+Clip@NHWC" in [row["op"] for row in m.plan()]
+        results.append(m.run_dict(feeds)["y"])
+    assert np.array_equal(results[0], results[1])
+
+
+@needs_nhwc
+def test_empty_batch_runs():
+    model = conv_model([1, 16, 8, 8], 16, 3, pads=(1, 1, 1, 1))
+    m = dnnx.load(model, batch_size=0)
+    y = m.run(np.zeros((0, 16, 8, 8), np.float32))
+    assert y.shape == (0, 16, 8, 8)
+
+
+def pool_model(op, x_shape, **attrs):
+    """A wide 1x1 conv (so the region is channels-last) then the pool."""
+    c = x_shape[1]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[1, 1]),
+             helper.make_node(op, ["c"], ["y"], **attrs)]
+    return make_model(nodes, [("x", list(x_shape))], [("y", None)], {"w": weights(c, c, 1, 1, seed=2)})
+
+
+POOLS = [
+    ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+    ("MaxPool", dict(kernel_shape=[2, 2], strides=[2, 2])),
+    ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)),
+    ("MaxPool", dict(kernel_shape=[3, 2], dilations=[2, 1], pads=[0, 1, 2, 0])),
+    ("AveragePool", dict(kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1])),
+    ("AveragePool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1)),
+    ("AveragePool", dict(kernel_shape=[2, 3], strides=[2, 2], ceil_mode=1)),
+    ("GlobalAveragePool", {}),
+]
+
+
+@needs_nhwc
+@pytest.mark.parametrize("op,attrs", POOLS)
+@pytest.mark.parametrize("x_shape", [[1, 16, 9, 9], [2, 37, 8, 11]])
+def test_pools_match_ort(op, attrs, x_shape):
+    check(pool_model(op, x_shape, **attrs), op + "@NHWC")
+
+
+# --- the pass's forms (Note [channels-last forms]) --------------------------------------------------
+
+def transposes(model):
+    return sum(op == "Transpose" for op in plan_ops(model))
+
+
+@needs_nhwc
+def test_squeeze_excitation_gate_stays_channels_last():
+    """GlobalAveragePool -> 1x1 convs -> HardSigmoid -> Mul([N, C, H, W], [N, C, 1, 1]): one
+    Transpose in and one out, none around the gate."""
+    c, r = 32, 8
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalAveragePool", ["a"], ["p"]),
+             helper.make_node("Conv", ["p", "w1"], ["q"], kernel_shape=[1, 1]),
+             helper.make_node("Relu", ["q"], ["q1"]),
+             helper.make_node("Conv", ["q1", "w2"], ["g0"], kernel_shape=[1, 1]),
+             helper.make_node("HardSigmoid", ["g0"], ["g"]),
+             helper.make_node("Mul", ["a", "g"], ["y"])]
+    model = make_model(nodes, [("x", [2, c, 7, 7])], [("y", None)],
+                       {"w0": weights(c, c, 3, 3, seed=1), "w1": weights(r, c, 1, 1, seed=2),
+                        "w2": weights(c, r, 1, 1, seed=3)})
+    check(model, "GlobalAveragePool@NHWC")
+    assert transposes(model) == 2
+    assert "Mul" in plan_ops(model)
+
+
+@needs_nhwc
+def test_per_channel_and_scalar_constants_are_permuted():
+    """An unfolded BatchNormalization as Mul and Add by [C, 1, 1] constants, a scalar Mul, PRelu."""
+    c = 24
+    nodes = [helper.make_node("Conv", ["x", "w"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Mul", ["a", "scale"], ["b"]),
+             helper.make_node("Add", ["b", "shift"], ["d"]),
+             helper.make_node("Mul", ["d", "half"], ["e"]),
+             helper.make_node("PRelu", ["e", "slope"], ["f"]),
+             helper.make_node("Conv", ["f", "w2"], ["y"], kernel_shape=[1, 1])]
+    model = make_model(nodes, [("x", [1, c, 9, 9])], [("y", None)],
+                       {"w": weights(c, c, 3, 3, seed=1), "w2": weights(c, c, 1, 1, seed=2),
+                        "scale": rand(c, 1, 1, seed=3), "shift": rand(c, 1, 1, seed=4),
+                        "half": np.array(0.5, np.float32), "slope": rand(c, 1, 1, seed=5) * 0.1})
+    check(model, "Conv@NHWC")
+    assert transposes(model) == 2
+
+
+@needs_nhwc
+def test_channel_concat_and_split_run_on_axis_3():
+    c = 16
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "w1"], ["b"], kernel_shape=[1, 1]),
+             helper.make_node("Concat", ["a", "b", "x"], ["cat"], axis=1),
+             helper.make_node("Conv", ["cat", "w2"], ["d"], kernel_shape=[1, 1]),
+             helper.make_node("Split", ["d"], ["s0", "s1"], axis=1),
+             helper.make_node("Conv", ["s0", "w3"], ["y0"], kernel_shape=[1, 1]),
+             helper.make_node("Relu", ["s1"], ["y1"])]
+    model = make_model(nodes, [("x", [1, c, 6, 6])], [("y0", None), ("y1", None)],
+                       {"w0": weights(c, c, 3, 3, seed=1), "w1": weights(c, c, 1, 1, seed=2),
+                        "w2": weights(32, 3 * c, 1, 1, seed=3), "w3": weights(c, c, 1, 1, seed=4)}, opset=17)
+    check(model, "Conv@NHWC")
+    # one Transpose of x in, one out for each output
+    assert transposes(model) == 3
+
+
+@needs_nhwc
+def test_convnext_style_transposes_become_views():
+    """depthwise conv -> Transpose(0,2,3,1) -> LayerNormalization -> MatMul -> Transpose(0,3,1,2)
+    -> Mul by a [C, 1, 1] scale -> Add the block input: no copy is left inside the block."""
+    c = 32
+    nodes = [helper.make_node("Conv", ["x", "wp"], ["x0"], kernel_shape=[1, 1]),
+             helper.make_node("Conv", ["x0", "wd", "bd"], ["a"], kernel_shape=[7, 7], pads=[3, 3, 3, 3], group=c),
+             helper.make_node("Transpose", ["a"], ["t"], perm=[0, 2, 3, 1]),
+             helper.make_node("LayerNormalization", ["t", "ln_s", "ln_b"], ["n"], axis=-1),
+             helper.make_node("MatMul", ["n", "m"], ["h"]),
+             helper.make_node("Transpose", ["h"], ["u"], perm=[0, 3, 1, 2]),
+             helper.make_node("Mul", ["u", "gamma"], ["v"]),
+             helper.make_node("Add", ["v", "x0"], ["y"])]
+    model = make_model(nodes, [("x", [1, c, 8, 8])], [("y", None)],
+                       {"wp": weights(c, c, 1, 1, seed=1), "wd": weights(c, 1, 7, 7, seed=2), "bd": rand(c, seed=3),
+                        "ln_s": 1 + 0.1 * rand(c, seed=4), "ln_b": rand(c, seed=5), "m": weights(c, c, seed=6),
+                        "gamma": rand(c, 1, 1, seed=7)})
+    check(model, "Conv@NHWC")
+    ops = plan_ops(model)
+    assert ops.count("Transpose") == 2, ops  # x in, y out
+    assert ops.count("Identity") == 2, ops
+
+
+@needs_nhwc
+def test_float64_convs_keep_onnx_layout():
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    model = make_model(nodes, [("x", [1, 16, 6, 6], TensorProto.DOUBLE)], [("y", None, TensorProto.DOUBLE)],
+                       {"w": weights(16, 16, 3, 3, seed=1).astype(np.float64)})
+    assert "Conv" in plan_ops(model) and not any(op.endswith("@NHWC") for op in plan_ops(model))
+
+
+@needs_nhwc
+def test_the_pass_switch_keeps_the_nchw_kernels():
+    model = conv_model([1, 16, 8, 8], 16, 3, pads=(1, 1, 1, 1))
+    assert plan_ops(model, passes={"channels_last": False}) == ["Conv"]
+
+
+def test_default_rule_keeps_narrow_regions_in_onnx_layout(monkeypatch):
+    """LeNet-sized convs (1 -> 6 -> 16 channels) stay on the NCHW kernels under the default rule."""
+    monkeypatch.delenv("DNNX_CONV_NHWC_MIN_CHANNELS")
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["a"], kernel_shape=[5, 5]),
+             helper.make_node("Relu", ["a"], ["b"]),
+             helper.make_node("Conv", ["b", "w1"], ["y"], kernel_shape=[5, 5])]
+    model = make_model(nodes, [("x", [1, 1, 28, 28])], [("y", None)],
+                       {"w0": weights(6, 1, 5, 5, seed=1), "w1": weights(16, 6, 5, 5, seed=2)})
+    ops = plan_ops(model)
+    assert "Conv+Relu" in ops and not any(op.endswith("@NHWC") for op in ops), ops
+
+
+# --- the portable tiles and the off switch, in child processes ------------------------------------
+
+CHILD = r"""
+import sys, numpy as np
+sys.path.insert(0, {tests!r})
+import test_conv_channels_last_cpu as t
+from ort_check import assert_matches_ort
+for shape, k, kernel, strides, pads, dil, group in t.DENSE[:6] + [([1, 24, 9, 9], 24, 3, (1, 1), (1, 1, 1, 1), (1, 1), 24)]:
+    model = t.conv_model(shape, k, kernel, strides, pads, dil, group, fuse="relu")
+    ops = t.plan_ops(model)
+    print("ops", ops)
+    assert_matches_ort(model, t.feeds_for(model))
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("mode", ["portable", "off"])
+def test_portable_tiles_and_off_switch_in_a_child(mode):
+    env = dict(os.environ, DNNX_CONV_NHWC=mode, DNNX_CONV_NHWC_MIN_CHANNELS="0")
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests"), env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c", CHILD.format(tests=str(REPO / "tests"))], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert out.stdout.strip().endswith("ok")
+    nhwc = "Conv+Relu@NHWC" in out.stdout
+    assert nhwc == (mode == "portable"), out.stdout[-2000:]
