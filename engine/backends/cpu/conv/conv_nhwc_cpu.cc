@@ -25,6 +25,8 @@
 #include <memory>
 #include <vector>
 
+#include "backends/cpu/conv/conv_nhwc_cpu.h"
+
 #include "backends/cpu/conv/conv_activation_cpu.h"
 #include "backends/cpu/conv/conv_nhwc_tiles_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
@@ -414,6 +416,44 @@ KernelFactory nhwc_factory(NhwcFusion fusion) {
 }
 
 }  // namespace
+
+// Note [packed product]: MatMul and Gemm with a constant B on the dense tiles, as a 1x1 conv of
+// X [1, M, 1, K] (ConvNeXt's and the transformers' MLPs: [3136 x 96] x [96 x 384] took OpenBLAS
+// the time of a whole ONNX Runtime run, repacking B on every call). A product of fewer rows than
+// kMinRows keeps OpenBLAS: a strip of P rows computes P, so 1 row would waste most of it.
+constexpr int64_t kPackedProductMinRows = 32;
+
+std::string why_not_packed_product(int64_t m, int64_t k, int64_t n) {
+  if (!nhwc_tiles_have_avx512()) return "no AVX-512 (the packed tiles' path)";
+  if (m < kPackedProductMinRows) return std::to_string(m) + " rows, under " + std::to_string(kPackedProductMinRows);
+  if (k < 16 || n < 16) return "K or N under 16";
+  return "";
+}
+
+PackedProduct make_packed_product(int64_t m, int64_t k, int64_t n, const float* b, bool b_nk, bool has_bias,
+                                  bool relu) {
+  NhwcConv g;
+  g.n = 1, g.h = m, g.w = 1, g.c = k, g.k = n, g.oh = m, g.ow = 1;
+  std::vector<float> w_nk;  // the filter [N, K]
+  if (!b_nk) {
+    w_nk.resize(static_cast<size_t>(n * k));
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < n; ++j) w_nk[static_cast<size_t>(j * k + i)] = b[i * n + j];
+    b = w_nk.data();
+  }
+  const NhwcTileShape shape = nhwc_tile_shape(n, k, 1);
+  const NhwcFusion fusion = relu ? NhwcFusion::Relu : NhwcFusion::None;
+  const int64_t columns = column_items_for(g, shape.pixels, shape.panels());
+  auto probe = std::make_unique<DenseNhwcKernel>(g, shape, columns, fusion, ConvActivation{}, has_bias, 1, nullptr);
+  const int workers = plan_workers(probe->items(), m * k * n / std::max<int64_t>(1, probe->items()));
+  auto kernel = std::make_unique<DenseNhwcKernel>(g, shape, columns, fusion, ConvActivation{}, has_bias, workers, b);
+  PackedProduct out;
+  out.algorithm = with_threads("packed gemm " + std::to_string(shape.pixels) + "x" +
+                               std::to_string(shape.panel_width()) + " (" + nhwc_tile_path() + ")", workers);
+  out.workspace_bytes = kernel->workspace_bytes();
+  out.kernel = std::move(kernel);
+  return out;
+}
 
 void register_cpu_conv_nhwc_kernels(KernelRegistry& r) {
   const std::string suffix = kChannelsLastSuffix;

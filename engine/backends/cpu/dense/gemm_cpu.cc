@@ -1,6 +1,7 @@
 // Gemm on OpenBLAS: Y is first filled with beta * C (broadcast), then sgemm accumulates into it.
 // "Gemm+Relu" (made by the fuse_gemm_relu pass) applies the Relu to Y right after.
 #include "backends/cpu/elementwise/activation_cpu.h"
+#include "backends/cpu/conv/conv_nhwc_cpu.h"
 #include "backends/cpu/dense/blas.h"
 #include "runtime/kernel_registry.h"
 
@@ -69,6 +70,20 @@ KernelChoice make_gemm(const Node& node, const std::vector<ValueInfo>& inputs,
   s.has_c = inputs.size() > 2 && inputs[2].present;
   if (s.has_c) s.c_shape = inputs[2].info.shape;
   KernelChoice choice;
+  // Note [packed product] (conv/conv_nhwc_cpu.cc): a constant B, y = A B (+ C [N]) on the packed tiles
+  const bool bias_only = !s.has_c || (s.beta == 1.0f && numel(s.c_shape) == s.n && s.c_shape.back() == s.n);
+  if (!s.trans_a && s.alpha == 1.0f && bias_only && inputs[1].constant && inputs[1].info.dtype == DType::Float32) {
+    const std::string why_not = why_not_packed_product(s.m, s.k, s.n);
+    if (why_not.empty()) {
+      PackedProduct p = make_packed_product(s.m, s.k, s.n, inputs[1].constant->as<float>(), s.trans_b, s.has_c, s.relu);
+      choice.kernel = std::move(p.kernel);
+      choice.algorithm = p.algorithm;
+      choice.workspace_bytes = p.workspace_bytes;
+      choice.rejected.push_back({"sgemm", "not needed: B is a constant, packed once (Note [packed product])"});
+      return choice;
+    }
+    choice.rejected.push_back({"packed gemm", why_not});
+  }
   choice.kernel = std::make_unique<GemmKernel>(std::move(s));
   choice.algorithm = "sgemm";
   return choice;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cpu/conv/conv_nhwc_cpu.h"
 #include "backends/cpu/dense/blas.h"
 #include "runtime/kernel_registry.h"
 #include "ops/dense/matmul.h"
@@ -64,6 +65,20 @@ KernelChoice matmul_factory(const Node& node, const std::vector<ValueInfo>& inpu
                                                " exceed the BLAS limit of 2^31-1");
   }
   KernelChoice choice;
+  // Note [packed product] (conv/conv_nhwc_cpu.cc): a constant 2-D B on the packed tiles
+  if (path == MatMulPath::Gemm && inputs[1].constant && inputs[1].info.shape.size() == 2 &&
+      inputs[1].info.dtype == DType::Float32) {
+    const std::string why_not = why_not_packed_product(rows, g.k, g.n);
+    if (why_not.empty()) {
+      PackedProduct p = make_packed_product(rows, g.k, g.n, inputs[1].constant->as<float>(), false, false, false);
+      choice.kernel = std::move(p.kernel);
+      choice.algorithm = p.algorithm;
+      choice.workspace_bytes = p.workspace_bytes;
+      choice.rejected.push_back({"gemm", "not needed: B is a constant, packed once (Note [packed product])"});
+      return choice;
+    }
+    choice.rejected.push_back({"packed gemm", why_not});
+  }
   if (path == MatMulPath::Gemm) {
     choice.algorithm = "gemm";
     choice.kernel = std::make_unique<MatMulKernel>(path, rows, g.k, g.n,
