@@ -49,6 +49,7 @@ ChannelsLastForms CpuBackend::channels_last_forms() const {
   ChannelsLastForms forms;
   forms.float32_only = true;
   forms.graph_ops = true;
+  forms.wide_depthwise = true;  // MobileNet's and ConvNeXt's depthwise layers gain the most
   return forms;
 }
 

@@ -154,6 +154,7 @@ class ChannelsLastRewrite {
     if (dry_) {
       windows_.push_back(current_);
       filters_[current_] = node.has_input(1) && permuted->size() > 1 ? types_.at(node.inputs[1]).shape : Shape{};
+      if (!filters_[current_].empty() && node.attr_int("group", 1) == filters_[current_][0]) depthwise_.insert(current_);
       join(node, *permuted);
       return true;
     }
@@ -356,10 +357,12 @@ class ChannelsLastRewrite {
     return i;
   }
 
-  // A conv whose filter [K, C/group, ...] has min_channels or more on both counts.
+  // A conv whose filter [K, C/group, ...] has min_channels or more on both counts (with
+  // forms_.wide_depthwise, a depthwise conv of min_channels or more channels too).
   bool wide(size_t i, int64_t min_channels) const {
     const Shape& w = filters_.at(i);
-    return w.size() == 4 && w[0] >= min_channels && w[1] >= min_channels;
+    if (w.size() != 4 || w[0] < min_channels) return false;
+    return w[1] >= min_channels || (forms_.wide_depthwise && w[1] == 1 && depthwise_.count(i));
   }
 
   bool is_float4d(const std::string& name) const {
@@ -577,6 +580,7 @@ class ChannelsLastRewrite {
   std::map<std::string, size_t> producer_;  // channels-last value -> the node that makes it
   std::vector<size_t> windows_;             // the window ops it would convert
   std::map<size_t, Shape> filters_;         // their filters' shapes ([] for a pool)
+  std::set<size_t> depthwise_;              // the depthwise ones among them (group = K)
 };
 
 // The text plan() shows for a window op of a narrow region.
