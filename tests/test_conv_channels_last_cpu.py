@@ -360,3 +360,22 @@ def test_portable_tiles_and_off_switch_in_a_child(mode):
     assert out.stdout.strip().endswith("ok")
     nhwc = "Conv+Relu@NHWC" in out.stdout
     assert nhwc == (mode == "portable"), out.stdout[-2000:]
+
+
+@needs_nhwc
+def test_batchnorm_after_a_concat_runs_channels_last():
+    """DenseNet's pre-activation BatchNormalization (no conv before it to fold into)."""
+    c = 16
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Concat", ["a", "x"], ["cat"], axis=1),
+             helper.make_node("BatchNormalization", ["cat", "s", "b", "m", "v"], ["n"], epsilon=1e-3),
+             helper.make_node("Relu", ["n"], ["r"]),
+             helper.make_node("Conv", ["r", "w1"], ["y"], kernel_shape=[1, 1])]
+    rng = np.random.default_rng(0)
+    model = make_model(nodes, [("x", [2, c, 7, 7])], [("y", None)],
+                       {"w0": weights(c, c, 3, 3, seed=1), "w1": weights(32, 2 * c, 1, 1, seed=2),
+                        "s": rand(2 * c, seed=3), "b": rand(2 * c, seed=4), "m": rand(2 * c, seed=5),
+                        "v": rng.uniform(0.5, 2.0, 2 * c).astype(np.float32)})
+    ops = plan_ops(model)
+    assert "BatchNormalization@NHWC" in ops, ops
+    assert_matches_ort(model, feeds_for(model))

@@ -45,7 +45,7 @@
   /* issue #36, regions of interest (roi) */ \
   X(roi_align) X(max_roi_pool) \
   /* issue #38, channels-last convs and pools (Note [channels-last conv on the cpu]) */ \
-  X(conv_nhwc) X(pool_nhwc) \
+  X(conv_nhwc) X(pool_nhwc) X(batchnorm_nhwc) \
   /* ai.onnx.ml, traditional ML (mlops): ml/ */ \
   X(array_feature_extractor) X(binarizer) X(label_encoder) X(tree_ensemble) X(scaler) X(normalizer)
 // clang-format on

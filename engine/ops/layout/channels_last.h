@@ -31,7 +31,7 @@ Shape space_to_depth_shape(const Shape& x, const std::vector<int64_t>& pads, int
 // The ops that have a channels-last form, and which of their inputs are stored channels-last
 // (output 0 always is): nullptr for any other op. Conv family (Conv+Relu, +Add+Relu, +Clip,
 // +HardSwish, +Swish): x, w and the residual z; Conv+MaxPool: x and w; MaxPool, AveragePool,
-// GlobalAveragePool: x.
+// GlobalAveragePool, BatchNormalization (inference: its [C] statistics as they are): x.
 const std::vector<size_t>* channels_last_inputs(const std::string& base_op);
 
 // "Conv+Relu@NHWC" -> "Conv+Relu"; any other name is returned as it is.

@@ -19,7 +19,7 @@ namespace {
 
 // A panel's channel block: at most this many floats (16 KiB), so it stays in L1 beside the
 // strips' input rows.
-constexpr int64_t kPanelBlockFloats = 4096;
+constexpr int64_t kPanelBlockFloats = 32768;
 
 // Where the tile's stores end: the epilogue, then the store (accumulated or not).
 inline float finish(float s, const float* dst, bool accumulate, bool last, const float* bias, const float* residual,
