@@ -341,7 +341,9 @@ import sys, numpy as np
 sys.path.insert(0, {tests!r})
 import test_conv_channels_last_cpu as t
 from ort_check import assert_matches_ort
-for shape, k, kernel, strides, pads, dil, group in t.DENSE[:6] + [([1, 24, 9, 9], 24, 3, (1, 1), (1, 1, 1, 1), (1, 1), 24)]:
+extra = [([1, 24, 9, 9], 24, 3, (1, 1), (1, 1, 1, 1), (1, 1), 24),  # depthwise
+         ([1, 16, 12, 12], 16, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1)]  # winograd
+for shape, k, kernel, strides, pads, dil, group in t.DENSE[:6] + extra:
     model = t.conv_model(shape, k, kernel, strides, pads, dil, group, fuse="relu")
     ops = t.plan_ops(model)
     print("ops", ops)
@@ -379,3 +381,40 @@ def test_batchnorm_after_a_concat_runs_channels_last():
     ops = plan_ops(model)
     assert "BatchNormalization@NHWC" in ops, ops
     assert_matches_ort(model, feeds_for(model))
+
+
+# (x shape, filters, pads): 3x3 unit-stride convs of one group with 36+ output tiles, which take
+# the channels-last Winograd conv (Note [channels-last winograd]): odd sizes (a last tile half
+# outside Y), asymmetric and no padding, channels and filters off the 16-wide blocks, batch 2.
+WINOGRAD = [
+    ([1, 16, 12, 12], 16, (1, 1, 1, 1)),
+    ([2, 24, 13, 15], 40, (1, 0, 0, 1)),
+    ([1, 17, 14, 14], 20, (0, 0, 0, 0)),
+    ([1, 64, 15, 11], 96, (1, 1, 1, 1)),
+    ([1, 130, 16, 16], 70, (2, 2, 2, 2)),
+]
+
+
+@needs_nhwc
+@pytest.mark.parametrize("x_shape,k,pads", WINOGRAD)
+@pytest.mark.parametrize("fuse", [None, "add_relu", "relu6", "silu"])
+def test_winograd_conv_matches_ort(x_shape, k, pads, fuse):
+    model = conv_model(x_shape, k, 3, pads=pads, fuse=fuse)
+    algorithms = [row["algorithm"] for row in dnnx.load(model).plan()]
+    assert any(a.startswith("nhwc winograd") for a in algorithms), algorithms
+    feeds = feeds_for(model)
+    feeds["x"] *= 3
+    check(model, "Conv" + {None: "", "add_relu": "+Add+Relu", "relu6": "+Clip", "silu": "+Swish"}[fuse] + "@NHWC", feeds)
+
+
+@needs_nhwc
+def test_winograd_same_bits_on_one_and_two_threads():
+    model = conv_model([2, 32, 30, 30], 48, 3, pads=(1, 1, 1, 1), fuse="relu")
+    feeds = feeds_for(model)
+    results = []
+    for threads in (1, 2):
+        set_num_threads(threads)
+        m = dnnx.load(model)
+        assert any(row["algorithm"].startswith("nhwc winograd") for row in m.plan())
+        results.append(m.run_dict(feeds)["y"])
+    assert np.array_equal(results[0], results[1])

@@ -29,6 +29,7 @@
 
 #include "backends/cpu/conv/conv_activation_cpu.h"
 #include "backends/cpu/conv/conv_nhwc_tiles_cpu.h"
+#include "backends/cpu/conv/conv_winograd_nhwc_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
 #include "ops/conv/conv_geometry.h"
 #include "ops/layout/channels_last.h"
@@ -43,16 +44,6 @@ constexpr int64_t kStripsPerItem = 32;  // an item's pixels: 192-256 (its input 
 
 enum class NhwcFusion { None, Relu, AddRelu };
 
-// A 2-D conv on X [N, H, W, C] -> Y [N, OH, OW, K], filter [K, R, S, C / group].
-struct NhwcConv {
-  int64_t n = 0, h = 0, w = 0, c = 0, k = 0, oh = 0, ow = 0, r = 1, s = 1;
-  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, group = 1;
-  int64_t pixels() const { return n * oh * ow; }
-  int64_t taps() const { return r * s; }
-  int64_t group_channels() const { return c / group; }
-  int64_t group_filters() const { return k / group; }
-  bool depthwise() const { return group > 1 && group == c && k == c; }
-};
 
 // The tile epilogue's clamp: Relu's (the +Relu fusions) or Clip's (Conv+Clip), else none.
 NhwcEpilogue clamp_of(NhwcFusion fusion, const ConvActivation& act) {
@@ -387,6 +378,16 @@ KernelChoice plan_conv_nhwc(const Node& node, const std::vector<ValueInfo>& inpu
     choice.kernel = std::move(depthwise);
     return choice;
   }
+  const std::string why_not_winograd = why_not_winograd_nhwc(g, constant != nullptr);
+  if (why_not_winograd.empty()) {
+    WinogradNhwc wino = make_winograd_nhwc(g, constant, has_bias, fusion == NhwcFusion::AddRelu, clamp_of(fusion, act), act);
+    choice.algorithm = with_threads("nhwc winograd F(2x2,3x3)" + path, wino.workers);
+    choice.workspace_bytes = wino.workspace_bytes;
+    choice.rejected.push_back({"nhwc packed gemm", "not needed: a 3x3 unit-stride conv (Note [channels-last winograd])"});
+    choice.kernel = std::move(wino.kernel);
+    return choice;
+  }
+  choice.rejected.push_back({"nhwc winograd F(2x2,3x3)", why_not_winograd});
   {
     const NhwcTileShape shape = nhwc_tile_shape(g.group_filters(), g.group_channels(), g.taps());
     const int64_t columns = column_items_for(g, shape.pixels, g.group * shape.panels());

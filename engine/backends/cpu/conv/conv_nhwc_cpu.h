@@ -11,6 +11,17 @@
 
 namespace dnnx {
 
+// A 2-D conv on X [N, H, W, C] -> Y [N, OH, OW, K], filter [K, R, S, C / group].
+struct NhwcConv {
+  int64_t n = 0, h = 0, w = 0, c = 0, k = 0, oh = 0, ow = 0, r = 1, s = 1;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, group = 1;
+  int64_t pixels() const { return n * oh * ow; }
+  int64_t taps() const { return r * s; }
+  int64_t group_channels() const { return c / group; }
+  int64_t group_filters() const { return k / group; }
+  bool depthwise() const { return group > 1 && group == c && k == c; }
+};
+
 struct PackedProduct {
   std::unique_ptr<Kernel> kernel;
   std::string algorithm;
