@@ -22,6 +22,12 @@
 #include "backends/cpu/runtime/fast_math.h"
 #include "backends/cpu/runtime/thread_pool.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DNNX_WINOGRAD_AVX512 1
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // _mm512_max_ps's pass-through operand (GCC 12)
+#endif
+
 namespace dnnx {
 
 namespace {
@@ -30,7 +36,7 @@ constexpr int64_t kXi = 16;          // elements of a 4x4 tile
 constexpr int64_t kMaxItemTiles = 64;
 
 // V's 16 planes from one tile's 16 input rows d[i * 4 + j] (C floats each), v[e * ve + c].
-DNNX_VECTOR_CLONES void input_transform(const float* const* d, float* v, int64_t ve, int64_t channels) {
+void input_transform_portable(const float* const* d, float* v, int64_t ve, int64_t channels) {
   for (int64_t c = 0; c < channels; ++c) {
     float t[4][4];
     for (int j = 0; j < 4; ++j) {  // t = B^T d
@@ -51,7 +57,7 @@ DNNX_VECTOR_CLONES void input_transform(const float* const* d, float* v, int64_t
 
 // One tile's 2x2 outputs y[q] (filters [0, K), K floats each; null: outside Y) from M's 16 planes
 // m[e * me + k], then + bias, + residual z[q], clamp.
-DNNX_VECTOR_CLONES void output_transform(const float* m, int64_t me, float* const* y, const float* const* z,
+void output_transform_portable(const float* m, int64_t me, float* const* y, const float* const* z,
                                          const float* bias, bool clamp, float lo, float hi, int64_t filters) {
   for (int64_t k = 0; k < filters; ++k) {
     float s[2][4];
@@ -77,6 +83,83 @@ DNNX_VECTOR_CLONES void output_transform(const float* m, int64_t me, float* cons
       }
     }
   }
+}
+
+#ifdef DNNX_WINOGRAD_AVX512
+#define DNNX_AVX512 __attribute__((target("avx512f")))
+
+DNNX_AVX512 inline __mmask16 lanes(int64_t valid) {
+  return valid >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << valid) - 1);
+}
+
+// input_transform_portable's sums, 16 channels at a time (the last ones masked).
+DNNX_AVX512 void input_transform_avx512(const float* const* d, float* v, int64_t ve, int64_t channels) {
+  for (int64_t c = 0; c < channels; c += 16) {
+    const __mmask16 mask = lanes(channels - c);
+    __m512 t[4][4];
+    for (int j = 0; j < 4; ++j) {
+      const __m512 d0 = _mm512_maskz_loadu_ps(mask, d[0 * 4 + j] + c), d1 = _mm512_maskz_loadu_ps(mask, d[1 * 4 + j] + c);
+      const __m512 d2 = _mm512_maskz_loadu_ps(mask, d[2 * 4 + j] + c), d3 = _mm512_maskz_loadu_ps(mask, d[3 * 4 + j] + c);
+      t[0][j] = _mm512_sub_ps(d0, d2);
+      t[1][j] = _mm512_add_ps(d1, d2);
+      t[2][j] = _mm512_sub_ps(d2, d1);
+      t[3][j] = _mm512_sub_ps(d1, d3);
+    }
+    for (int i = 0; i < 4; ++i) {
+      _mm512_mask_storeu_ps(v + (i * 4 + 0) * ve + c, mask, _mm512_sub_ps(t[i][0], t[i][2]));
+      _mm512_mask_storeu_ps(v + (i * 4 + 1) * ve + c, mask, _mm512_add_ps(t[i][1], t[i][2]));
+      _mm512_mask_storeu_ps(v + (i * 4 + 2) * ve + c, mask, _mm512_sub_ps(t[i][2], t[i][1]));
+      _mm512_mask_storeu_ps(v + (i * 4 + 3) * ve + c, mask, _mm512_sub_ps(t[i][1], t[i][3]));
+    }
+  }
+}
+
+// output_transform_portable's sums and epilogue, 16 filters at a time (the last ones masked).
+DNNX_AVX512 void output_transform_avx512(const float* m, int64_t me, float* const* y, const float* const* z,
+                                         const float* bias, bool clamp, float lo, float hi, int64_t filters) {
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  for (int64_t k = 0; k < filters; k += 16) {
+    const __mmask16 mask = lanes(filters - k);
+    __m512 s[2][4];
+    for (int j = 0; j < 4; ++j) {
+      const __m512 m0 = _mm512_maskz_loadu_ps(mask, m + (0 * 4 + j) * me + k);
+      const __m512 m1 = _mm512_maskz_loadu_ps(mask, m + (1 * 4 + j) * me + k);
+      const __m512 m2 = _mm512_maskz_loadu_ps(mask, m + (2 * 4 + j) * me + k);
+      const __m512 m3 = _mm512_maskz_loadu_ps(mask, m + (3 * 4 + j) * me + k);
+      s[0][j] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
+      s[1][j] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
+    }
+    const __m512 b = bias ? _mm512_maskz_loadu_ps(mask, bias + k) : _mm512_setzero_ps();
+    for (int i = 0; i < 2; ++i) {
+      const __m512 out[2] = {_mm512_add_ps(_mm512_add_ps(s[i][0], s[i][1]), s[i][2]),
+                             _mm512_sub_ps(_mm512_sub_ps(s[i][1], s[i][2]), s[i][3])};
+      for (int j = 0; j < 2; ++j) {
+        float* dst = y[i * 2 + j];
+        if (!dst) continue;
+        __m512 value = out[j];
+        if (bias) value = _mm512_add_ps(value, b);
+        if (z[i * 2 + j]) value = _mm512_add_ps(value, _mm512_maskz_loadu_ps(mask, z[i * 2 + j] + k));
+        if (clamp) value = _mm512_min_ps(vhi, _mm512_max_ps(vlo, value));  // NaN passes (second operand)
+        _mm512_mask_storeu_ps(dst + k, mask, value);
+      }
+    }
+  }
+}
+#endif
+
+void input_transform(const float* const* d, float* v, int64_t ve, int64_t channels) {
+#ifdef DNNX_WINOGRAD_AVX512
+  if (nhwc_tiles_have_avx512()) return input_transform_avx512(d, v, ve, channels);
+#endif
+  input_transform_portable(d, v, ve, channels);
+}
+
+void output_transform(const float* m, int64_t me, float* const* y, const float* const* z, const float* bias,
+                      bool clamp, float lo, float hi, int64_t filters) {
+#ifdef DNNX_WINOGRAD_AVX512
+  if (nhwc_tiles_have_avx512()) return output_transform_avx512(m, me, y, z, bias, clamp, lo, hi, filters);
+#endif
+  output_transform_portable(m, me, y, z, bias, clamp, lo, hi, filters);
 }
 
 // U[e] [K, C] = (G g G^T)[e] for filter k and channel c of w [K, 3, 3, C].
