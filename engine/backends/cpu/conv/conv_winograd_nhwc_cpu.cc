@@ -195,7 +195,10 @@ class WinogradNhwcKernel final : public Kernel {
     th_ = (g.oh + 1) / 2, tw_ = (g.ow + 1) / 2;
     tiles_ = g.n * th_ * tw_;
     const int64_t p = shape_.pixels;
-    const int64_t wanted = std::max<int64_t>(1, (tiles_ + 2 * cpu_threads() - 1) / (2 * cpu_threads()));
+    // Each item streams all of U: where U is past L2's share (1 MiB), one item per thread, not two.
+    const int64_t u_bytes = kXi * g.c * g.k * static_cast<int64_t>(sizeof(float));
+    const int64_t splits = (u_bytes > (int64_t{1} << 20) ? 1 : 2) * cpu_threads();
+    const int64_t wanted = std::max<int64_t>(1, (tiles_ + splits - 1) / splits);
     item_tiles_ = std::min(kMaxItemTiles / p * p, (wanted + p - 1) / p * p);  // whole strips: the row table's size
     items_ = (tiles_ + item_tiles_ - 1) / item_tiles_;
     workers_ = plan_workers(items_, item_tiles_ * kXi * g.c * g.k);
@@ -303,7 +306,7 @@ std::string why_not_winograd_nhwc(const NhwcConv& g, bool constant_filter) {
   if (g.r != 3 || g.s != 3) return "kernel is " + std::to_string(g.r) + "x" + std::to_string(g.s);
   if (g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1) return "strided or dilated";
   if (g.k < 16 || g.c < 16) return "fewer than 16 filters or channels";
-  if (((g.oh + 1) / 2) * ((g.ow + 1) / 2) < 36) return "fewer than 36 output tiles per image";
+  if (((g.oh + 1) / 2) * ((g.ow + 1) / 2) < 16) return "fewer than 16 output tiles per image";
   return "";
 }
 
