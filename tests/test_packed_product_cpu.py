@@ -94,3 +94,26 @@ def test_same_bits_on_one_and_two_threads():
     finally:
         set_num_threads(before)
     assert np.array_equal(out[0], out[1])
+
+
+def test_fine_tuning_reads_the_updated_weights():
+    """Note [mutable constants]: the trainer's tail plans its Gemm weights as constants that SGD
+    changes in place, so its forward must not keep a plan-time copy. Each step's loss is the loss
+    of the weights the previous step left, which the tuned model's own forward recomputes."""
+    rng = np.random.default_rng(0)
+    k, n, batch = 48, 40, 64
+    nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["h"], transB=1),
+             helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("Gemm", ["r", "w2", "b2"], ["y"], transB=1)]
+    model = make_model(nodes, [("x", ["N", k])], [("y", None)],
+                       {"w": (rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32), "b": rand(n, seed=1),
+                        "w2": (rng.standard_normal((10, n)) / np.sqrt(n)).astype(np.float32), "b2": rand(10, seed=2)})
+    m = dnnx.load(model)
+    x = rand(batch, k, seed=3)
+    labels = rng.integers(0, 10, batch)
+    tuner = m.finetune(trainable="all", lr=0.5, momentum=0.0)
+    tuner.step(x, labels)
+    logits = m.run(x)  # the tuned weights, through the inference engine (rebuilt with them)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    expected = float(np.mean(np.log(np.exp(shifted).sum(axis=1)) - shifted[np.arange(batch), labels]))
+    assert tuner.step(x, labels) == pytest.approx(expected, rel=1e-4)

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "runtime/kernel_registry.h"
+#include "runtime/mutable_constants.h"
 #include "train/tail_fusion.h"
 
 namespace dnnx {
@@ -43,7 +44,10 @@ TailPlan::TailPlan(const Graph& tail, const Backend& backend, const TrainingOps&
     : ops_(ops),
       backend_(backend),
       graph_(tail_graph_for(tail, input_shapes, backend, TailFusions{options.fuse_lstm_stacks, options.fuse_gemm_relu})),
-      plan_(build_plan(graph_, backend, PlanKey{input_shapes, {}, {}, {}}, constants)) {
+      plan_([&] {
+        MutableConstantsScope tuned;  // Note [mutable constants]: SGD changes the parameters in place
+        return build_plan(graph_, backend, PlanKey{input_shapes, {}, {}, {}}, constants);
+      }()) {
   const size_t n_values = plan_->values.size();
   root_.resize(n_values);
   for (size_t id = 0; id < n_values; ++id) root_[id] = static_cast<int>(id);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/conv/conv_nhwc_cpu.h"
+#include "runtime/mutable_constants.h"
 #include "backends/cpu/dense/blas.h"
 #include "runtime/kernel_registry.h"
 #include "ops/dense/matmul.h"
@@ -67,7 +68,7 @@ KernelChoice matmul_factory(const Node& node, const std::vector<ValueInfo>& inpu
   KernelChoice choice;
   // Note [packed product] (conv/conv_nhwc_cpu.cc): a constant 2-D B on the packed tiles
   if (path == MatMulPath::Gemm && inputs[1].constant && inputs[1].info.shape.size() == 2 &&
-      inputs[1].info.dtype == DType::Float32) {
+      inputs[1].info.dtype == DType::Float32 && !planning_mutable_constants()) {
     const std::string why_not = why_not_packed_product(rows, g.k, g.n);
     if (why_not.empty()) {
       PackedProduct p = make_packed_product(rows, g.k, g.n, inputs[1].constant->as<float>(), false, false, false);
