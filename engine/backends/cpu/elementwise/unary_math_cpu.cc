@@ -33,16 +33,16 @@ DNNX_VECTOR_CLONES void hard_swish_rows(const float* x, float* y, int64_t n) {
 // Erf and Gelu (both forms) on vector_math.h's erf and tanh, 8 lanes where the CPU has AVX2
 // (libm's erff/tanhf are scalar calls; the formulas are unary_math.h's, as onnxruntime's Gelu:
 // 0.5 x (1 + erf(x / sqrt 2)) and 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))).
-DNNX_VECTOR_CLONES void erf_rows(const float* x, float* y, int64_t n) {
+DNNX_VECTOR_CLONES_AVX512 void erf_rows(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = fast_erff(x[i]);
 }
 
-DNNX_VECTOR_CLONES void gelu_rows(const float* x, float* y, int64_t n) {
+DNNX_VECTOR_CLONES_AVX512 void gelu_rows(const float* x, float* y, int64_t n) {
   using namespace unary_detail;
   for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + fast_erff(x[i] * kInvSqrt2));
 }
 
-DNNX_VECTOR_CLONES void gelu_tanh_rows(const float* x, float* y, int64_t n) {
+DNNX_VECTOR_CLONES_AVX512 void gelu_tanh_rows(const float* x, float* y, int64_t n) {
   using namespace unary_detail;
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];

@@ -5,8 +5,10 @@
 // block, so the loops still walk memory contiguously ("strided axis").
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "runtime/kernel_registry.h"
+#include "backends/cpu/elementwise/vector_math.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "ops/normalization/softmax.h"
 
@@ -24,18 +26,26 @@ enum class SoftmaxKind { Softmax, LogSoftmax };
 // skips NaN as std::max_element did (a NaN element still makes the row's sum, and so the row, NaN).
 constexpr int64_t kLanes = 16;
 
+// kLanes floats as one GCC vector value: the block loops below compile to vector max/add in every
+// clone (written as 16-element array loops, the max loop stayed scalar).
+typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
+
 inline float lanes_max(const float* x, int64_t n) {
-  float m[kLanes];
-  for (int64_t l = 0; l < kLanes; ++l) m[l] = x[0];
+  Lanes m = {};
+  m += x[0];  // every lane x[0]
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
+    Lanes v;
+    std::memcpy(&v, x + j, sizeof v);
+    m = v > m ? v : m;
   }
-  for (; j < n; ++j) m[0] = x[j] > m[0] ? x[j] : m[0];
+  float out[kLanes];
+  std::memcpy(out, &m, sizeof out);
+  for (; j < n; ++j) out[0] = x[j] > out[0] ? x[j] : out[0];
   for (int64_t w = kLanes / 2; w > 0; w /= 2) {
-    for (int64_t l = 0; l < w; ++l) m[l] = m[l + w] > m[l] ? m[l + w] : m[l];
+    for (int64_t l = 0; l < w; ++l) out[l] = out[l + w] > out[l] ? out[l + w] : out[l];
   }
-  return m[0];
+  return out[0];
 }
 
 inline float lanes_sum(const float (&acc)[kLanes]) {
@@ -47,28 +57,33 @@ inline float lanes_sum(const float (&acc)[kLanes]) {
   return s[0];
 }
 
-// y = e^(x - max) / sum, over one contiguous row of n >= 1.
-DNNX_VECTOR_CLONES void softmax_row(const float* x, float* y, int64_t n) {
-  const float max = lanes_max(x, n);
-  float acc[kLanes] = {};
+// The row's sum in lanes (Note [softmax lanes]).
+inline float lanes_total(const float* y, int64_t n) {
+  Lanes a = {};
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) {
-      y[j + l] = fast_expf(x[j + l] - max);
-      acc[l] += y[j + l];
-    }
+    Lanes v;
+    std::memcpy(&v, y + j, sizeof v);
+    a += v;
   }
-  for (; j < n; ++j) {
-    y[j] = fast_expf(x[j] - max);
-    acc[0] += y[j];
-  }
-  const float scale = 1.0f / lanes_sum(acc);
-  for (j = 0; j < n; ++j) y[j] *= scale;
+  float acc[kLanes];
+  std::memcpy(acc, &a, sizeof acc);
+  for (; j < n; ++j) acc[0] += y[j];
+  return lanes_sum(acc);
+}
+
+// y = e^(x - max) / sum, over one contiguous row of n >= 1: the exps in one plain loop (the
+// compiler vectorizes it; fused with the lane sums it did not), then the sum over y in L1.
+DNNX_VECTOR_CLONES_AVX512 void softmax_row(const float* x, float* y, int64_t n) {
+  const float max = lanes_max(x, n);
+  for (int64_t j = 0; j < n; ++j) y[j] = fast_expf(x[j] - max);
+  const float scale = 1.0f / lanes_total(y, n);
+  for (int64_t j = 0; j < n; ++j) y[j] *= scale;
 }
 
 // y = (x - max) - log(sum e^(x - max)): (x - max) first, exact for close large logits, where
 // max + log(sum) would round.
-DNNX_VECTOR_CLONES void log_softmax_row(const float* x, float* y, int64_t n) {
+DNNX_VECTOR_CLONES_AVX512 void log_softmax_row(const float* x, float* y, int64_t n) {
   const float max = lanes_max(x, n);
   float acc[kLanes] = {};
   int64_t j = 0;
