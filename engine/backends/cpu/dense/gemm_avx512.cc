@@ -3,7 +3,9 @@
 // that target alone (the rest of the file's callers check sgemm_avx512_applies first).
 //   - op(B) is cut into panels of 32 columns; each is packed per call into a contiguous [K, 32]
 //     buffer (zero-padded past N), so the micro-kernel reads two cache lines per k instead of a
-//     strided walk whose rows of 3 KB fall into a handful of L1 sets.
+//     strided walk whose rows of 3 KB fall into a handful of L1 sets. With M <= 48 (at most four
+//     row blocks per panel) and B not transposed, the panel is read in place instead: packing
+//     cost as much as the product there.
 //   - the micro-kernel keeps a 6 x 32 tile of C in 12 zmm accumulators: per k, two loads of the
 //     panel, six broadcasts of A, twelve FMAs (the FMA ports' rate); the last rows of M take the
 //     same kernel with fewer rows (a template per row count).
@@ -34,6 +36,7 @@ namespace {
 
 constexpr int kPanel = 32;   // columns of op(B) per panel: two zmm
 constexpr int kRows = 12;    // rows of C per micro-kernel call
+constexpr int kInPlaceRows = 48;  // up to 4 row blocks read op(B) in place (Note [avx512 gemm])
 constexpr int kMaxK = 4096;  // a packed panel of kMaxK x 32 floats: 512 KB, L2's share
 
 bool cpu_has_avx512f() {
@@ -54,10 +57,17 @@ void pack_panel(bool trans_b, const float* b, int ldb, int k, int j0, int cols, 
   }
 }
 
-// C rows [0, R) x panel columns [0, cols): a(i, p) = a[i * a_row + p * a_k].
+// C rows [0, R) x panel columns [0, cols): a(i, p) = a[i * a_row + p * a_k], b(p, j) = panel[p * ps + j]
+// (ps: 32 for a packed panel, ldb for op(B) read in place; masked loads never touch columns past cols).
 template <int R>
 __attribute__((target("avx512f"))) void micro_kernel(const float* a, int64_t a_row, int64_t a_k, const float* panel,
-                                                     int k, float* c, int64_t ldc, int cols, float alpha, float beta) {
+                                                     int64_t ps, int k, float* c, int64_t ldc, int cols, float alpha,
+                                                     float beta) {
+  const __mmask16 m0 = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
+  const int rest = cols - 16;
+  const __mmask16 m1 = rest >= 16  ? static_cast<__mmask16>(0xFFFF)
+                       : rest <= 0 ? static_cast<__mmask16>(0)
+                                   : static_cast<__mmask16>((1u << rest) - 1);
   __m512 acc0[R], acc1[R];
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
@@ -65,8 +75,9 @@ __attribute__((target("avx512f"))) void micro_kernel(const float* a, int64_t a_r
     acc1[r] = _mm512_setzero_ps();
   }
   for (int p = 0; p < k; ++p) {
-    const __m512 b0 = _mm512_loadu_ps(panel + static_cast<int64_t>(p) * kPanel);
-    const __m512 b1 = _mm512_loadu_ps(panel + static_cast<int64_t>(p) * kPanel + 16);
+    const float* bp = panel + p * ps;
+    const __m512 b0 = _mm512_maskz_loadu_ps(m0, bp);
+    const __m512 b1 = _mm512_maskz_loadu_ps(m1, bp + 16);
     const float* ap = a + p * a_k;
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
@@ -75,11 +86,6 @@ __attribute__((target("avx512f"))) void micro_kernel(const float* a, int64_t a_r
       acc1[r] = _mm512_fmadd_ps(av, b1, acc1[r]);
     }
   }
-  const __mmask16 m0 = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
-  const int rest = cols - 16;
-  const __mmask16 m1 = rest >= 16  ? static_cast<__mmask16>(0xFFFF)
-                       : rest <= 0 ? static_cast<__mmask16>(0)
-                                   : static_cast<__mmask16>((1u << rest) - 1);
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 12
   for (int r = 0; r < R; ++r) {
@@ -95,7 +101,8 @@ __attribute__((target("avx512f"))) void micro_kernel(const float* a, int64_t a_r
   }
 }
 
-using MicroKernel = void (*)(const float*, int64_t, int64_t, const float*, int, float*, int64_t, int, float, float);
+using MicroKernel = void (*)(const float*, int64_t, int64_t, const float*, int64_t, int, float*, int64_t, int, float,
+                             float);
 constexpr MicroKernel kKernels[kRows + 1] = {nullptr,          micro_kernel<1>,  micro_kernel<2>, micro_kernel<3>,
                                              micro_kernel<4>,  micro_kernel<5>,  micro_kernel<6>, micro_kernel<7>,
                                              micro_kernel<8>,  micro_kernel<9>,  micro_kernel<10>, micro_kernel<11>,
@@ -111,16 +118,25 @@ void sgemm_avx512(bool trans_a, bool trans_b, int m, int n, int k, float alpha, 
                   const float* b, int ldb, float beta, float* c, int ldc) {
   const int64_t a_row = trans_a ? 1 : lda, a_k = trans_a ? lda : 1;
   const int64_t panels = (n + kPanel - 1) / kPanel;
+  // Few row blocks: op(B) read in place (packing would cost as much as the product: LeViT's
+  // [16 x 384] x [384 x 768] reads its 1.2 MB B once either way).
+  const bool in_place = !trans_b && m <= kInPlaceRows;
   cpu_thread_pool().parallel_for(panels, [&](int64_t first, int64_t last, int) {
-    thread_local std::vector<float> panel;
-    panel.resize(static_cast<size_t>(k) * kPanel);
+    thread_local std::vector<float> packed;
+    if (!in_place) packed.resize(static_cast<size_t>(k) * kPanel);
     for (int64_t pi = first; pi < last; ++pi) {
       const int j0 = static_cast<int>(pi * kPanel);
       const int cols = std::min(kPanel, n - j0);
-      pack_panel(trans_b, b, ldb, k, j0, cols, panel.data());
+      const float* panel = b + j0;
+      int64_t ps = ldb;
+      if (!in_place) {
+        pack_panel(trans_b, b, ldb, k, j0, cols, packed.data());
+        panel = packed.data();
+        ps = kPanel;
+      }
       for (int i = 0; i < m; i += kRows) {
         const int rows = std::min(kRows, m - i);
-        kKernels[rows](a + i * a_row, a_row, a_k, panel.data(), k, c + static_cast<int64_t>(i) * ldc + j0, ldc, cols,
+        kKernels[rows](a + i * a_row, a_row, a_k, panel, ps, k, c + static_cast<int64_t>(i) * ldc + j0, ldc, cols,
                        alpha, beta);
       }
     }
