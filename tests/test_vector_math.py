@@ -134,3 +134,20 @@ def test_pow_broadcast_shapes_keep_the_general_loop(x_shape, e_shape):
     want = run_ort(model, {"x": x})["y"]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("op, attrs, opset", [("Tanh", {}, 17), ("Erf", {}, 17), ("Gelu", {}, 20),
+                                              ("Gelu", {"approximate": "tanh"}, 20)])
+def test_same_bits_at_one_and_two_threads(op, attrs, opset):
+    # 100003 floats: several 16K chunks across the pool (Note [fixed chunks]), and a ragged last one
+    x = rand(1, 100003, seed=11) * 4
+    model = make_model([helper.make_node(op, ["x"], ["y"], **attrs)], [("x", list(x.shape))],
+                       [("y", list(x.shape))], opset=opset)
+    outs, before = [], dnnx.threads.get_num_threads()
+    for t in (1, 2):
+        dnnx.threads.set_num_threads(t)
+        try:
+            outs.append(dnnx.load(model).run(x))
+        finally:
+            dnnx.threads.set_num_threads(before)
+    np.testing.assert_array_equal(outs[0], outs[1])

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "backends/cpu/elementwise/activation_cpu.h"
+#include "backends/cpu/elementwise/fixed_chunks.h"
 #include "backends/cpu/elementwise/vector_math.h"
 #include "backends/cpu/runtime/element_type.h"
 #include "ops/elementwise/div_mod.h"
@@ -38,7 +39,7 @@ class ActivationKernel final : public Kernel {
         sigmoid_rows(x, y, n_);
         break;
       case Activation::Tanh:
-        tanh_rows(x, y, n_);
+        for_fixed_chunks(n_, kTranscendentalChunk, [&](int64_t b, int64_t e) { tanh_rows(x + b, y + b, e - b); });
         break;
     }
   }

@@ -5,6 +5,7 @@
 // Abs's forward is activation_cpu.cc's (it also takes integers); its float gradient is here.
 #include <algorithm>
 
+#include "backends/cpu/elementwise/fixed_chunks.h"
 #include "backends/cpu/elementwise/vector_math.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "ops/elementwise/unary_math.h"
@@ -61,12 +62,13 @@ class UnaryMathKernel final : public Kernel {
       hard_sigmoid_rows(x, y, n_, params_.alpha, params_.beta);
     } else if constexpr (K == UnaryMath::HardSwish) {
       hard_swish_rows(x, y, n_);
-    } else if constexpr (K == UnaryMath::Erf) {
-      erf_rows(x, y, n_);
-    } else if constexpr (K == UnaryMath::Gelu) {
-      gelu_rows(x, y, n_);
-    } else if constexpr (K == UnaryMath::GeluTanh) {
-      gelu_tanh_rows(x, y, n_);
+    } else if constexpr (K == UnaryMath::Erf || K == UnaryMath::Gelu || K == UnaryMath::GeluTanh) {
+      // Note [fixed chunks]: the same bits at any thread count
+      for_fixed_chunks(n_, kTranscendentalChunk, [&](int64_t b, int64_t e) {
+        if constexpr (K == UnaryMath::Erf) erf_rows(x + b, y + b, e - b);
+        if constexpr (K == UnaryMath::Gelu) gelu_rows(x + b, y + b, e - b);
+        if constexpr (K == UnaryMath::GeluTanh) gelu_tanh_rows(x + b, y + b, e - b);
+      });
     } else {
       for (int64_t i = 0; i < n_; ++i) y[i] = unary_value<K>(x[i], params_);
     }

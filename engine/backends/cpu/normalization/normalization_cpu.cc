@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends/cpu/elementwise/fixed_chunks.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "ops/normalization/normalization.h"
 #include "runtime/kernel_registry.h"
@@ -91,7 +92,16 @@ class NormKernel final : public Kernel {
     float* y = args.out(0);
     float* mean_out = slots_.mean ? args.out(kMeanOut) : nullptr;
     float* inv_std_out = slots_.inv_std ? args.out(kInvStdOut) : nullptr;
-    for (int64_t r = 0; r < g_.rows; ++r) {
+    // rows across the pool (Note [fixed chunks]: each row is computed alone either way)
+    for_fixed_chunks(g_.rows, rows_per_chunk(g_.row_len), [&](int64_t first, int64_t last) {
+      run_rows(first, last, x, scale, bias, y, mean_out, inv_std_out);
+    });
+  }
+
+ private:
+  void run_rows(int64_t first, int64_t last, const float* x, const float* scale, const float* bias, float* y,
+                float* mean_out, float* inv_std_out) const {
+    for (int64_t r = first; r < last; ++r) {
       const float* xr = x + r * g_.row_len;
       float* yr = y + r * g_.row_len;
       const RowStats s = row_stats(xr, g_.row_len, g_.epsilon);
@@ -109,7 +119,6 @@ class NormKernel final : public Kernel {
     }
   }
 
- private:
   NormGeometry g_;
   NormSlots slots_;
 };

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "runtime/kernel_registry.h"
+#include "backends/cpu/elementwise/fixed_chunks.h"
 #include "backends/cpu/elementwise/vector_math.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "ops/normalization/softmax.h"
@@ -103,13 +104,13 @@ class SoftmaxKernel final : public Kernel {
     const float* x = args.in(0);
     float* y = args.out(0);
     const int64_t block = g_.n * g_.inner;
-    for (int64_t o = 0; o < g_.outer; ++o) {
-      if (g_.inner == 1) {
-        row(x + o * block, y + o * block);
-      } else {
-        strided(x + o * block, y + o * block, static_cast<float*>(args.workspace));
-      }
+    if (g_.inner == 1) {  // rows across the pool (Note [fixed chunks]: each row is one call either way)
+      for_fixed_chunks(g_.outer, rows_per_chunk(g_.n), [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) row(x + o * block, y + o * block);
+      });
+      return;
     }
+    for (int64_t o = 0; o < g_.outer; ++o) strided(x + o * block, y + o * block, static_cast<float*>(args.workspace));
   }
 
  private:
