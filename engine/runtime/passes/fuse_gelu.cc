@@ -2,7 +2,7 @@
 // backend's Gelu kernel: vector_math.h's erf and tanh on the CPU), where the backend has it.
 // Exporters before opset 20 spell it out (Note [gelu spellings]):
 //   erf form   Div(x, sqrt 2) | Mul(x, 1/sqrt 2) -> Erf -> Add(1) -> Mul(x, .) -> Mul(0.5)
-//              or with the 0.5 first: Mul(Mul(x, 0.5), Add(Erf(..), 1))           (ViT, BERT)
+//              or with the 0.5 first: Mul(Mul(x, 0.5), Add(Erf(..), 1))  (ViT, TorchScript export)
 //   tanh form  Pow(x, 3) -> Mul(0.044715) -> Add(x) -> Mul(sqrt(2/pi)) -> Tanh -> Add(1)
 //              -> Mul(Mul(x, 0.5), .) | Mul(x, .) -> Mul(0.5)                     (GPT-2)
 // Every value inside the chain must feed the next node alone and be no graph output; x may have

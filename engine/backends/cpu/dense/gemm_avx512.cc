@@ -1,6 +1,6 @@
 // Note [avx512 gemm]
 // C [M, N] = alpha * op(A) [M, K] op(B) [K, N] + beta * C with AVX-512F intrinsics, compiled for
-// that target alone (the rest of the file's callers check sgemm_avx512_applies first).
+// that target alone (callers check sgemm_avx512_applies first: AVX-512F present at run time).
 //   - op(B) is cut into panels of 32 columns, all packed per call into contiguous [K, 32] blocks
 //     (zero-padded past N), B read once in its own memory order: a model's weights are cold at
 //     each layer, and a sequential read streams where a panel-by-panel (strided) walk waited on
@@ -9,14 +9,16 @@
 //     reads two cache lines of its panel per k. Where B is small (<= 256 KB, likely still in L2
 //     from the last call: GPT-2's and BERT's layers) and M has at most 4 row blocks, the kernel
 //     reads B in place: GPT-2's [32 x 128] x [128 x 512] 0.031 ms, against 0.054 packing first.
-//   - the micro-kernel keeps a 6 x 32 tile of C in 12 zmm accumulators: per k, two loads of the
-//     panel, six broadcasts of A, twelve FMAs (the FMA ports' rate); the last rows of M take the
-//     same kernel with fewer rows (a template per row count).
+//   - the micro-kernel keeps a 12 x 32 tile of C in 24 zmm accumulators: per k, two loads of the
+//     panel, twelve broadcasts of A, 24 FMAs (the FMA ports' rate; a 6 x 32 tile ran 10-15%
+//     slower); the last rows of M take the same kernel with fewer rows (a template per count).
 //   - each element of C is acc = fma(a[i,k], b[k,j], acc) for k = 0..K-1 from 0, then alpha and
 //     beta: one order, whatever panel or thread computed it, so the result does not depend on
 //     the thread count (Note [thread-independent gemm blocks] in blas.cc asks no more).
-// Measured on this Xeon (1 thread): ViT-Tiny's [197 x 192] x [192 x 768] 0.41 ms on OpenBLAS
-// (SkylakeX kernels; SapphireRapids and Cooperlake core types no faster) -> see bench/RESULTS.md.
+// Measured on this Xeon (1 thread, B in cache): ViT-Tiny's [197 x 192] x [192 x 768] 0.41 ms on
+// OpenBLAS (SkylakeX kernels; its SapphireRapids and Cooperlake core types no faster), 0.36-0.40
+// here, onnxruntime 0.32 (its weights packed once at load: packing per call is the difference;
+// a plan-time pack would need repacking when fine-tuning changes B). bench/RESULTS.md has the models.
 #include "backends/cpu/dense/gemm_avx512.h"
 
 #include <algorithm>
