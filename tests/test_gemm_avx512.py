@@ -63,6 +63,12 @@ def test_large_k_falls_back_and_matches():
     assert_matches_ort(matmul_model(a.shape, b.shape, b_const=b), {"a": a}, rtol=1e-3, atol=1e-3)
 
 
+def test_large_packed_b_falls_back_and_matches():
+    # op(B) past 16 MB packed (a vocabulary projection): OpenBLAS's sgemm, same answer
+    a, b = rand(3, 64, seed=11), rand(64, 70000, seed=12)
+    assert_matches_ort(matmul_model(a.shape, b.shape, b_const=b), {"a": a}, rtol=1e-4, atol=1e-4)
+
+
 def test_same_bits_at_one_and_two_threads():
     a, b = rand(197, 192, seed=9), rand(192, 768, seed=10)
     model = matmul_model(a.shape, b.shape, b_const=b)

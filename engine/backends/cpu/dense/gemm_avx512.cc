@@ -45,6 +45,9 @@ constexpr int kRows = 12;    // rows of C per micro-kernel call
 constexpr int kInPlaceRows = 48;
 constexpr int64_t kInPlaceFloats = int64_t{1} << 16;
 constexpr int kMaxK = 4096;  // a panel of kMaxK x 32 floats: 512 KB, L2's share
+// The packed op(B) lives in a per-thread buffer that keeps its largest size: at most 16 MB (a
+// language model's vocabulary projection stays OpenBLAS's).
+constexpr int64_t kMaxPackedFloats = int64_t{1} << 22;
 
 bool cpu_has_avx512f() {
   static const bool has = __builtin_cpu_supports("avx512f");
@@ -140,7 +143,8 @@ constexpr MicroKernel kKernels[kRows + 1] = {nullptr,          micro_kernel<1>, 
 }  // namespace
 
 bool sgemm_avx512_applies(int m, int n, int k) {
-  return m >= 2 && n >= 1 && k >= 1 && k <= kMaxK && cpu_has_avx512f();
+  const int64_t packed = (int64_t{n} + kPanel - 1) / kPanel * kPanel * k;
+  return m >= 2 && n >= 1 && k >= 1 && k <= kMaxK && packed <= kMaxPackedFloats && cpu_has_avx512f();
 }
 
 void sgemm_avx512(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,

@@ -6,7 +6,7 @@
 namespace dnnx {
 
 // Whether sgemm_avx512 takes this product on this CPU: AVX-512F present, M >= 2 (one row stays
-// OpenBLAS's sgemv), 1 <= K <= 4096 (a packed B panel stays in L2).
+// OpenBLAS's sgemv), 1 <= K <= 4096 (a packed B panel stays in L2), op(B) packed within 16 MB.
 bool sgemm_avx512_applies(int m, int n, int k);
 
 // C = alpha * op(A) op(B) + beta * C, row-major (op: transposed when the flag says so); beta 0
