@@ -192,7 +192,7 @@ def test_pass_switches():
     model = conv_bn_relu()
     assert dnnx.load(model).passes == {"fuse_qdq_int8": True, "fold_batchnorm": True, "fuse_matmul_add": True, "fuse_conv_relu": True,
                                        "fuse_conv_activation": True, "fuse_gemm_relu": True, "fuse_gemm_softmax": True, "fuse_conv_add_relu": True,
-                                       "fuse_conv_pool": True, "fuse_lstm_stack": True, "channels_last": True,
+                                       "fuse_conv_pool": True, "fuse_lstm_stack": True, "fuse_gelu": True, "channels_last": True,
                                        "fold_entry_cast": True}
     assert set(dnnx.load(model, optimize=False).passes.values()) == {False}
     only_fold = dnnx.load(model, optimize=False, passes={"fold_batchnorm": True})
@@ -219,4 +219,4 @@ def test_fused_ops_are_not_listed_as_supported():
 def test_pass_names_in_run_order():
     assert dnnx.pass_names() == ["fuse_qdq_int8", "fold_batchnorm", "fuse_matmul_add", "fuse_conv_relu", "fuse_conv_activation", "fuse_gemm_relu",
                                  "fuse_gemm_softmax", "fuse_conv_add_relu", "fuse_conv_pool", "fuse_lstm_stack",
-                                 "channels_last", "fold_entry_cast"]
+                                 "fuse_gelu", "channels_last", "fold_entry_cast"]

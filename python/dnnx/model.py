@@ -640,7 +640,7 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
 
     Load-time rewrites (``dnnx.pass_names()``: fuse_qdq_int8, fold_batchnorm, fuse_matmul_add, fuse_conv_relu,
     fuse_conv_activation, fuse_gemm_relu, fuse_gemm_softmax, fuse_conv_add_relu, fuse_conv_pool, fuse_lstm_stack,
-    channels_last, fold_entry_cast) are on by default; ``passes={"fold_batchnorm": False}``
+    fuse_gelu, channels_last, fold_entry_cast) are on by default; ``passes={"fold_batchnorm": False}``
     switches single ones off, ``optimize=False`` all of them. ``plan()`` shows fused layers (op
     "Conv+Relu", "Conv+MaxPool", "Gemm+Softmax", "LSTMStack", "Int8Conv", ...). channels_last applies on CUDA
     at tf32, fp16 and bf16 only: the convs and pools run on NHWC data ("Conv+Relu@NHWC", ...) between

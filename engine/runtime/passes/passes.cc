@@ -25,6 +25,8 @@ const PassEntry kPasses[] = {
     {"fuse_conv_add_relu", &PassOptions::fuse_conv_add_relu, fuse_conv_add_relu},
     {"fuse_conv_pool", &PassOptions::fuse_conv_pool, fuse_conv_pool},
     {"fuse_lstm_stack", &PassOptions::fuse_lstm_stack, fuse_lstm_stack},
+    // --- transformer passes (issue #38) ---
+    {"fuse_gelu", &PassOptions::fuse_gelu, fuse_gelu},
 };
 
 }  // namespace

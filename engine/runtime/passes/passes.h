@@ -29,6 +29,11 @@ struct PassOptions {
   bool fuse_conv_add_relu = true;  // Conv -> Add(z) -> Relu => Conv+Add+Relu (where the backend has it)
   bool fuse_conv_pool = true;   // Conv(+Relu) -> MaxPool => Conv(+Relu)+MaxPool (where the backend has it)
   bool fuse_lstm_stack = true;  // LSTM -> drop the direction axis -> LSTM ... => LSTMStack (one call)
+  // --- transformer passes (issue #38, fuse_gelu.cc) ---
+  // GELU spelled out in elementwise nodes (erf form: Div/Mul, Erf, Add, Mul, Mul; tanh form: Pow,
+  // Mul, Add, Mul, Tanh, Add, Mul, Mul) => one Gelu node (where the backend has it)
+  bool fuse_gelu = true;
+  // --- end transformer passes ---
   // 4-D window ops channels-last between the model's edges, where the backend asks for it
   // (Backend::channels_last: CUDA at tf32 and fp16); run by the engine after the passes above.
   bool channels_last = true;
@@ -68,6 +73,9 @@ int fuse_gemm_softmax(Graph& graph, const PassOptions& options);  // fuse_gemm_s
 int fuse_conv_add_relu(Graph& graph, const PassOptions& options);  // fuse_conv_add_relu.cc
 int fuse_conv_pool(Graph& graph, const PassOptions& options);   // fuse_conv_pool.cc
 int fuse_lstm_stack(Graph& graph, const PassOptions& options);  // fuse_lstm_stack.cc
+// --- transformer passes (issue #38) ---
+int fuse_gelu(Graph& graph, const PassOptions& options);        // fuse_gelu.cc
+// --- end transformer passes ---
 // Run by the engine before constant folding (the weights' DequantizeLinears must still be there).
 int fuse_qdq_int8(Graph& graph, const PassOptions& options);    // fuse_qdq_int8.cc
 

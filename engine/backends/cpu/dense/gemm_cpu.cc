@@ -1,9 +1,11 @@
-// Gemm on OpenBLAS: Y is first filled with beta * C (broadcast), then sgemm accumulates into it.
+// Gemm on sgemm (the AVX-512 kernel of gemm_avx512.h where it applies, chosen at plan time;
+// OpenBLAS otherwise): Y is first filled with beta * C (broadcast), then sgemm accumulates into it.
 // "Gemm+Relu" (made by the fuse_gemm_relu pass) applies the Relu to Y right after.
 #include "backends/cpu/elementwise/activation_cpu.h"
 #include "backends/cpu/conv/conv_nhwc_cpu.h"
 #include "runtime/mutable_constants.h"
 #include "backends/cpu/dense/blas.h"
+#include "backends/cpu/dense/gemm_avx512.h"
 #include "runtime/kernel_registry.h"
 
 namespace dnnx {
@@ -21,7 +23,7 @@ struct GemmShape {
 
 class GemmKernel final : public Kernel {
  public:
-  explicit GemmKernel(GemmShape s) : s_(std::move(s)) {}
+  explicit GemmKernel(GemmShape s) : s_(std::move(s)), avx512_(sgemm_avx512_applies(s_.m, s_.n, s_.k)) {}
 
   void run(const KernelArgs& args) const override {
     float* y = args.out(0);
@@ -32,8 +34,12 @@ class GemmKernel final : public Kernel {
     }
     const int lda = s_.trans_a ? s_.m : s_.k;
     const int ldb = s_.trans_b ? s_.k : s_.n;
-    sgemm(s_.trans_a, s_.trans_b, s_.m, s_.n, s_.k, s_.alpha, args.in(0), lda, args.in(1), ldb, beta,
-          y, s_.n);
+    if (avx512_) {
+      sgemm_avx512(s_.trans_a, s_.trans_b, s_.m, s_.n, s_.k, s_.alpha, args.in(0), lda, args.in(1), ldb, beta, y,
+                   s_.n);
+    } else {
+      sgemm(s_.trans_a, s_.trans_b, s_.m, s_.n, s_.k, s_.alpha, args.in(0), lda, args.in(1), ldb, beta, y, s_.n);
+    }
     if (s_.relu) relu_inplace(y, static_cast<int64_t>(s_.m) * s_.n);
   }
 
@@ -55,6 +61,7 @@ class GemmKernel final : public Kernel {
   }
 
   GemmShape s_;
+  bool avx512_;  // sgemm_avx512 takes this product
 };
 
 KernelChoice make_gemm(const Node& node, const std::vector<ValueInfo>& inputs,

@@ -1,4 +1,5 @@
-// MatMul on the CPU through OpenBLAS sgemm, per batch:
+// MatMul on the CPU through sgemm, per batch (the AVX-512 kernel of gemm_avx512.h where it
+// applies, chosen at plan time; OpenBLAS otherwise):
 //   gemm          B has no batch (or only 1s): A [batch..., M, K] is one contiguous
 //                 [batch*M, K] matrix, so the whole product is one GEMM
 //   batched gemm  one GEMM per output batch, each operand's offset taken through its broadcast
@@ -11,6 +12,7 @@
 #include "backends/cpu/conv/conv_nhwc_cpu.h"
 #include "runtime/mutable_constants.h"
 #include "backends/cpu/dense/blas.h"
+#include "backends/cpu/dense/gemm_avx512.h"
 #include "runtime/kernel_registry.h"
 #include "ops/dense/matmul.h"
 
@@ -20,12 +22,18 @@ namespace {
 
 enum class MatMulPath { Gemm, BatchedGemm };
 
+void sgemm_default_blocks(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                          const float* b, int ldb, float beta, float* c, int ldc) {
+  sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 class MatMulKernel final : public Kernel {
  public:
   // Gemm: rows = batch*M, no offsets. BatchedGemm: rows = M, one offset pair per output batch.
   MatMulKernel(MatMulPath path, int64_t rows, int64_t k, int64_t n,
                std::vector<std::pair<int64_t, int64_t>> offsets)
-      : path_(path), rows_(rows), k_(k), n_(n), offsets_(std::move(offsets)) {}
+      : path_(path), rows_(rows), k_(k), n_(n), offsets_(std::move(offsets)),
+        avx512_(sgemm_avx512_applies(static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k))) {}
 
   void run(const KernelArgs& args) const override {
     const float* a = args.in(0);
@@ -38,13 +46,14 @@ class MatMulKernel final : public Kernel {
       return;
     }
     const int m = static_cast<int>(rows_), k = static_cast<int>(k_), n = static_cast<int>(n_);
+    const auto product = avx512_ ? sgemm_avx512 : sgemm_default_blocks;
     if (path_ == MatMulPath::Gemm) {
-      sgemm(false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, y, n);
+      product(false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, y, n);
       return;
     }
     for (int64_t i = 0; i < batches; ++i) {
-      sgemm(false, false, m, n, k, 1.0f, a + offsets_[i].first, k, b + offsets_[i].second, n, 0.0f,
-            y + i * rows_ * n_, n);
+      product(false, false, m, n, k, 1.0f, a + offsets_[i].first, k, b + offsets_[i].second, n, 0.0f,
+              y + i * rows_ * n_, n);
     }
   }
 
@@ -52,6 +61,7 @@ class MatMulKernel final : public Kernel {
   MatMulPath path_;
   int64_t rows_, k_, n_;
   std::vector<std::pair<int64_t, int64_t>> offsets_;
+  bool avx512_;  // sgemm_avx512 (gemm_avx512.h) takes this product
 };
 
 KernelChoice matmul_factory(const Node& node, const std::vector<ValueInfo>& inputs,

@@ -15,6 +15,7 @@
 #include "backends/cpu/elementwise/broadcast_binary.h"
 #include "backends/cpu/elementwise/broadcast_sum.h"
 #include "backends/cpu/runtime/element_type.h"
+#include "backends/cpu/runtime/fast_math.h"
 #include "runtime/kernel_registry.h"
 
 namespace dnnx {
@@ -111,10 +112,57 @@ class IntExponentPowKernel final : public Kernel {
   int64_t n_;
 };
 
+// Note [pow by a scalar]: a float base raised to one float exponent (GELU's tanh form: x^3, the
+// RMS and variance forms: x^2) reads the exponent at run time, as onnxruntime does, and takes
+// exact special cases: 2 -> x * x (correctly rounded, as powf), 3 -> x * x * x in double rounded
+// to float (powf's value but for a rare double rounding; float products would be 2 roundings
+// off), 1 -> x; any other value runs std::pow per element (0.5 stays
+// there: pow(-0, 0.5) = +0 and pow(-inf, 0.5) = +inf, unlike sqrt). libm's powf is ~8 ns an
+// element here; the products vectorize.
+DNNX_VECTOR_CLONES void square_rows(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * x[i];
+}
+
+DNNX_VECTOR_CLONES void cube_rows(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    y[i] = static_cast<float>(v * v * v);
+  }
+}
+
+class PowByScalarKernel final : public Kernel {
+ public:
+  explicit PowByScalarKernel(int64_t n) : n_(n) {}
+  void run(const KernelArgs& args) const override {
+    const float* x = args.in(0);
+    const float e = *args.in(1);
+    float* y = args.out(0);
+    if (e == 2.0f) {
+      square_rows(x, y, n_);
+    } else if (e == 3.0f) {
+      cube_rows(x, y, n_);
+    } else if (e == 1.0f) {
+      if (y != x) std::memcpy(y, x, static_cast<size_t>(n_) * sizeof(float));
+    } else {
+      for (int64_t i = 0; i < n_; ++i) y[i] = std::pow(x[i], e);
+    }
+  }
+
+ private:
+  int64_t n_;
+};
+
 KernelChoice plan_pow(const Node&, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
   const DType base = inputs[0].info.dtype;
   if (base == DType::Int32) return plan_integer_base_pow<int32_t>(inputs, outputs);
   if (base == DType::Int64) return plan_integer_base_pow<int64_t>(inputs, outputs);
+  if (base == DType::Float32 && inputs[1].info.dtype == DType::Float32 && numel(inputs[1].info.shape) == 1 &&
+      inputs[0].info.shape == outputs[0].shape) {
+    KernelChoice choice;
+    choice.kernel = std::make_unique<PowByScalarKernel>(numel(outputs[0].shape));
+    choice.algorithm = "by scalar";
+    return choice;
+  }
   KernelChoice choice = broadcast_binary_choice<float, float>(inputs, outputs, PowFn{});
   const DType exponent = inputs[1].info.dtype;
   if (exponent != DType::Float32) {

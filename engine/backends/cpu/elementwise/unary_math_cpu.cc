@@ -5,6 +5,8 @@
 // Abs's forward is activation_cpu.cc's (it also takes integers); its float gradient is here.
 #include <algorithm>
 
+#include "backends/cpu/elementwise/fixed_chunks.h"
+#include "backends/cpu/elementwise/vector_math.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "ops/elementwise/unary_math.h"
 #include "runtime/kernel_registry.h"
@@ -29,6 +31,26 @@ DNNX_VECTOR_CLONES void hard_swish_rows(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * std::max(0.0f, std::min(1.0f, x[i] / 6.0f + 0.5f));
 }
 
+// Erf and Gelu (both forms) on vector_math.h's erf and tanh, 8 lanes where the CPU has AVX2
+// (libm's erff/tanhf are scalar calls; the formulas are unary_math.h's, as onnxruntime's Gelu:
+// 0.5 x (1 + erf(x / sqrt 2)) and 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))).
+DNNX_VECTOR_CLONES_AVX512 void erf_rows(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = fast_erff(x[i]);
+}
+
+DNNX_VECTOR_CLONES_AVX512 void gelu_rows(const float* x, float* y, int64_t n) {
+  using namespace unary_detail;
+  for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + fast_erff(x[i] * kInvSqrt2));
+}
+
+DNNX_VECTOR_CLONES_AVX512 void gelu_tanh_rows(const float* x, float* y, int64_t n) {
+  using namespace unary_detail;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    y[i] = 0.5f * v * (1.0f + fast_tanhf(kSqrt2OverPi * (v + kGeluCubic * v * v * v)));
+  }
+}
+
 template <UnaryMath K>
 class UnaryMathKernel final : public Kernel {
  public:
@@ -40,6 +62,13 @@ class UnaryMathKernel final : public Kernel {
       hard_sigmoid_rows(x, y, n_, params_.alpha, params_.beta);
     } else if constexpr (K == UnaryMath::HardSwish) {
       hard_swish_rows(x, y, n_);
+    } else if constexpr (K == UnaryMath::Erf || K == UnaryMath::Gelu || K == UnaryMath::GeluTanh) {
+      // Note [fixed chunks]: the same bits at any thread count
+      for_fixed_chunks(n_, kTranscendentalChunk, [&](int64_t b, int64_t e) {
+        if constexpr (K == UnaryMath::Erf) erf_rows(x + b, y + b, e - b);
+        if constexpr (K == UnaryMath::Gelu) gelu_rows(x + b, y + b, e - b);
+        if constexpr (K == UnaryMath::GeluTanh) gelu_tanh_rows(x + b, y + b, e - b);
+      });
     } else {
       for (int64_t i = 0; i < n_; ++i) y[i] = unary_value<K>(x[i], params_);
     }
