@@ -14,7 +14,7 @@ namespace dnnx {
 
 namespace {
 
-DNNX_VECTOR_CLONES void clip_rows(float lo, float hi, float* y, int64_t n) {
+DNNX_VECTOR_CLONES_AVX512 void clip_rows(float lo, float hi, float* y, int64_t n) {
   // onnxruntime's Clip: min(max(x, lo), hi); NaN passes through as std::min/max keep their first argument.
   for (int64_t i = 0; i < n; ++i) {
     float v = y[i];
@@ -24,18 +24,18 @@ DNNX_VECTOR_CLONES void clip_rows(float lo, float hi, float* y, int64_t n) {
   }
 }
 
-DNNX_VECTOR_CLONES void hard_swish_rows(float* y, int64_t n) {
+DNNX_VECTOR_CLONES_AVX512 void hard_swish_rows(float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float x = y[i];
     y[i] = x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
   }
 }
 
-DNNX_VECTOR_CLONES void sigmoid_block(const float* x, float* s, int64_t n) {
+DNNX_VECTOR_CLONES_AVX512 void sigmoid_block(const float* x, float* s, int64_t n) {
   for (int64_t i = 0; i < n; ++i) s[i] = sigmoidf(x[i]);
 }
 
-DNNX_VECTOR_CLONES void multiply_block(const float* s, float* y, int64_t n) {
+DNNX_VECTOR_CLONES_AVX512 void multiply_block(const float* s, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = y[i] * s[i];
 }
 

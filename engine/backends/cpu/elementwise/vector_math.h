@@ -11,16 +11,7 @@
 
 #include "backends/cpu/runtime/fast_math.h"
 
-// Note [avx512 clones]: the transcendental loops (these functions' callers, Softmax's rows) are
-// compute-bound: ~40 vector ops per 8 lanes of erf. A third clone for AVX-512 (x86-64-v4: 16
-// lanes, mask registers for the selects) runs them 2.2x faster than the AVX2 clone (erf 1.7
-// against 3.8 cycles an element on this Xeon); the same arithmetic in every clone, so a
-// machine's results are its clone's, whatever the thread count.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define DNNX_VECTOR_CLONES_AVX512 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define DNNX_VECTOR_CLONES_AVX512
-#endif
+// DNNX_VECTOR_CLONES_AVX512: Note [avx512 clones] in runtime/fast_math.h.
 
 namespace dnnx {
 
