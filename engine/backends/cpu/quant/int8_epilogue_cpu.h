@@ -21,10 +21,14 @@ struct QuantRange {
   int32_t zp = 0, lo = 0, hi = 0;  // lo: the type's minimum, or zp after a Relu
 };
 
-// A residual join's parameters: y = (r_scale (r - r_zp) + z_scale (z - z_zp)) / y_scale, QLinearAdd's.
+// A residual join's parameters: y = (r_scale / y_scale) (r - r_zp) + (z_scale / y_scale) (z - z_zp),
+// QLinearAdd's as MLAS computes it (the two scale ratios once, then a multiply-add per value: no
+// division per element; MLAS's fixed-point form of the same sum may differ by one step in a tie).
 struct ResidualParams {
   float r_scale, z_scale, y_scale;
   int32_t r_zp, z_zp;
+  float r_ratio() const { return r_scale / y_scale; }
+  float z_ratio() const { return z_scale / y_scale; }
 };
 
 // Type t's range (int8 or uint8) around zero point zp, floored at zp after a Relu.

@@ -136,9 +136,17 @@ void pack_panel(const void* b, bool b_signed, int64_t k, int64_t ld_k, int64_t l
   }
 
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_vnni(const int8_t* wp, const uint8_t* bp,
-                                                                         int64_t k4, __m512i* out) {
+                                                                         int64_t k4, __m512i* out, bool accumulate) {
   __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
           c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+  if (accumulate) {  // a later K block: the sums so far
+    c00 = _mm512_loadu_si512(out + 0), c01 = _mm512_loadu_si512(out + 1), c10 = _mm512_loadu_si512(out + 2);
+    c11 = _mm512_loadu_si512(out + 3), c20 = _mm512_loadu_si512(out + 4), c21 = _mm512_loadu_si512(out + 5);
+    c30 = _mm512_loadu_si512(out + 6), c31 = _mm512_loadu_si512(out + 7), c40 = _mm512_loadu_si512(out + 8);
+    c41 = _mm512_loadu_si512(out + 9), c50 = _mm512_loadu_si512(out + 10), c51 = _mm512_loadu_si512(out + 11);
+    c60 = _mm512_loadu_si512(out + 12), c61 = _mm512_loadu_si512(out + 13), c70 = _mm512_loadu_si512(out + 14);
+    c71 = _mm512_loadu_si512(out + 15);
+  }
   for (int64_t p = 0; p < k4; ++p) {
     const __m512i b0 = _mm512_loadu_si512(bp + p * 128);
     const __m512i b1 = _mm512_loadu_si512(bp + p * 128 + 64);
@@ -166,9 +174,16 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_vnni(const int8
     c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(b1, w));                \
   }
 
-__attribute__((target("avx2"))) void tile_avx2(const int16_t* wp, const uint8_t* bp, int64_t k2, int32_t* out) {
+__attribute__((target("avx2"))) void tile_avx2(const int16_t* wp, const uint8_t* bp, int64_t k2, int32_t* out, bool accumulate) {
   __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
           c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  if (accumulate) {  // a later K block: the sums so far
+    const auto* o = reinterpret_cast<const __m256i*>(out);
+    c00 = _mm256_loadu_si256(o + 0), c01 = _mm256_loadu_si256(o + 1), c10 = _mm256_loadu_si256(o + 2);
+    c11 = _mm256_loadu_si256(o + 3), c20 = _mm256_loadu_si256(o + 4), c21 = _mm256_loadu_si256(o + 5);
+    c30 = _mm256_loadu_si256(o + 6), c31 = _mm256_loadu_si256(o + 7), c40 = _mm256_loadu_si256(o + 8);
+    c41 = _mm256_loadu_si256(o + 9), c50 = _mm256_loadu_si256(o + 10), c51 = _mm256_loadu_si256(o + 11);
+  }
   for (int64_t p = 0; p < k2; ++p) {
     const __m256i b0 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + p * 32)));
     const __m256i b1 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + p * 32 + 16)));
@@ -196,9 +211,16 @@ __attribute__((target("avx2"))) void tile_avx2(const int16_t* wp, const uint8_t*
   }
 
 __attribute__((target("avx2,avxvnni"))) void tile_avx_vnni(const int8_t* wp, const uint8_t* bp, int64_t k4,
-                                                           int32_t* out) {
+                                                           int32_t* out, bool accumulate) {
   __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
           c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  if (accumulate) {  // a later K block: the sums so far
+    const auto* o = reinterpret_cast<const __m256i*>(out);
+    c00 = _mm256_loadu_si256(o + 0), c01 = _mm256_loadu_si256(o + 1), c10 = _mm256_loadu_si256(o + 2);
+    c11 = _mm256_loadu_si256(o + 3), c20 = _mm256_loadu_si256(o + 4), c21 = _mm256_loadu_si256(o + 5);
+    c30 = _mm256_loadu_si256(o + 6), c31 = _mm256_loadu_si256(o + 7), c40 = _mm256_loadu_si256(o + 8);
+    c41 = _mm256_loadu_si256(o + 9), c50 = _mm256_loadu_si256(o + 10), c51 = _mm256_loadu_si256(o + 11);
+  }
   for (int64_t p = 0; p < k4; ++p) {
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + p * 64));
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + p * 64 + 32));
@@ -227,27 +249,49 @@ void finish_tile(int32_t* tile, int64_t rows, int64_t cols, int64_t width, const
   sink(m0, rows, j0, cols, tile, width);
 }
 
+// Note [int8 k blocks]: with a long K (a 3x3 conv of 256 channels: K 2304) one B panel (K x 32
+// bytes, 72 KiB) outgrows L1, and every row tile streamed it again from L2 (the kernel's B loads,
+// 128 bytes per 16 vpdpbusd, then wait on L2). K is cut into blocks whose panel part stays in
+// L1 (kBlockBytes); each row tile's sums over the blocks so far wait in `acc` (one tile per row
+// tile, the panel's M x width int32) and the next block adds to them. The sums are exact
+// integers in every order, so the blocks change no bit.
+constexpr int64_t kBlockBytes = 16 * 1024;
+
 void gemm_panels(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
                  int64_t ld_n, const Int8TileSink& sink, bool corrected, uint8_t* scratch, int64_t first, int64_t last) {
   const PathShape ps = shape_of(w.path);
   const int64_t width = ps.cols, kg = ps.kg, row_tile = ps.rows;
   const int64_t kp = round_up(w.k, kg);
+  const int64_t max_block = std::max(kg, kBlockBytes / width / kg * kg);
+  const int64_t blocks = kp <= max_block * 3 / 2 ? 1 : (kp + max_block - 1) / max_block;
+  const int64_t kb = round_up((kp + blocks - 1) / blocks, kg);  // k per block (the last may be shorter)
   const uint8_t pad = static_cast<uint8_t>(b_signed ? b_zp + 128 : b_zp);
-  alignas(64) int32_t tile[kVnniRows * kVnniCols];
+  const int64_t tiles = (w.m + row_tile - 1) / row_tile, tile_elems = row_tile * width;
+  thread_local std::vector<int32_t> acc_buffer;  // one K block: one tile, reused
+  const size_t need = static_cast<size_t>((blocks > 1 ? tiles : 1) * tile_elems);
+  if (acc_buffer.size() < need) acc_buffer.resize(need);
+  int32_t* acc = acc_buffer.data();
   for (int64_t panel = first; panel < last; ++panel) {
     const int64_t j0 = panel * width, cols = std::min(width, n - j0);
     uint8_t* bp = scratch + panel * kp * width;
     pack_panel(b, b_signed, w.k, ld_k, ld_n, j0, cols, width, kg, pad, bp);
-    for (int64_t m0 = 0; m0 < w.m; m0 += row_tile) {
-      const int64_t rows = std::min(row_tile, w.m - m0);
-      if (w.path == Int8Path::Vnni) {
-        tile_vnni(w.s8.data() + m0 * kp, bp, kp / kg, reinterpret_cast<__m512i*>(tile));
-      } else if (w.path == Int8Path::AvxVnni) {
-        tile_avx_vnni(w.s8.data() + m0 * kp, bp, kp / kg, tile);
-      } else {
-        tile_avx2(w.s16.data() + m0 * kp, bp, kp / kg, tile);
+    for (int64_t k0 = 0; k0 < kp; k0 += kb) {
+      const int64_t kn = std::min(kb, kp - k0);
+      const bool accumulate = k0 > 0, last_block = k0 + kn >= kp;
+      for (int64_t t = 0; t < tiles; ++t) {
+        const int64_t m0 = t * row_tile, rows = std::min(row_tile, w.m - m0);
+        int32_t* tile = acc + (blocks > 1 ? t : 0) * tile_elems;
+        // W's row tile t, k from k0: [kn/kg][rows][kg] at t * rows * kp + k0 * rows; B's block at k0 * width
+        if (w.path == Int8Path::Vnni) {
+          tile_vnni(w.s8.data() + m0 * kp + k0 * row_tile, bp + k0 * width, kn / kg, reinterpret_cast<__m512i*>(tile),
+                    accumulate);
+        } else if (w.path == Int8Path::AvxVnni) {
+          tile_avx_vnni(w.s8.data() + m0 * kp + k0 * row_tile, bp + k0 * width, kn / kg, tile, accumulate);
+        } else {
+          tile_avx2(w.s16.data() + m0 * kp + k0 * row_tile, bp + k0 * width, kn / kg, tile, accumulate);
+        }
+        if (last_block) finish_tile(tile, rows, cols, width, w, m0, j0, b_signed ? b_zp + 128 : b_zp, corrected, sink);
       }
-      finish_tile(tile, rows, cols, width, w, m0, j0, b_signed ? b_zp + 128 : b_zp, corrected, sink);
     }
   }
 }

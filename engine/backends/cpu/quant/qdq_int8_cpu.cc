@@ -7,8 +7,9 @@
 // rounding conversion, as MLAS). An int32 bias is added to the sums where its scale is
 // x_scale * w_scale[m], as onnxruntime's QDQ fusion requires; otherwise it is dequantized and
 // added as a float one. A residual (Int8Conv's inputs 10-14): the layer's own quantized value r
-// as above (no Relu), then y = saturate(round((r_scale (r - r_zp) + z_scale (z - z_zp)) / y_scale
-// + y_zp)), MLAS's QLinearAdd (qlinear_binary_cpu.cc), with the Relu's floor.
+// as above (no Relu), then y = saturate(round((r_scale / y_scale) (r - r_zp) + (z_scale / y_scale)
+// (z - z_zp) + y_zp)), QLinearAdd as MLAS computes it (the scale ratios once: ResidualParams in
+// int8_epilogue_cpu.h), with the Relu's floor.
 // Float output (no y_scale: Note [int8 float output] in fuse_qdq_int8.cc): the same exact sums,
 // dequantized instead, y = float(sum + B_int32) * (x_scale * w_scale[m]) (+ B_float[m]), at least
 // 0 after a Relu (int8_epilogue::dequantize).
