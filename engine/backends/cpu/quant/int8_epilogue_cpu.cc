@@ -191,4 +191,41 @@ void residual_bytes(const int32_t* acc, int64_t n, const RowParams& p, const Qua
   residual_bytes_avx512(acc, n, p, rq, z, z_signed, rp, yq, out);
 }
 
+// A whole tile, rows [0, rows) x cols: row r's sums at acc + r * ld, its parameters p[r], its
+// bytes at out + r * out_ld (and z's at z + r * out_ld): one call per GEMM tile (the per-row calls
+// cost as much as the arithmetic on a short K's tiles).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void requantize_tile_bytes_avx512(
+    const int32_t* acc, int64_t ld, int64_t rows, int64_t cols, const RowParams* p, const QuantRange& q, uint8_t* out,
+    int64_t out_ld) {
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(q.lo - q.zp)), hi = _mm512_set1_ps(static_cast<float>(q.hi - q.zp));
+  const __m512i zp = _mm512_set1_epi32(q.zp);
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m512 mult = _mm512_set1_ps(p[r].mult), add = _mm512_set1_ps(p[r].add);
+    const __m512i bias = _mm512_set1_epi32(p[r].ibias);
+    const int32_t* a_row = acc + r * ld;
+    uint8_t* o_row = out + r * out_ld;
+    for (int64_t j = 0; j < cols; j += 16) {
+      const __mmask16 m = cols - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (cols - j)) - 1);
+      const __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, a_row + j), bias);
+      __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), mult), add);  // no FMA: onnxruntime rounds twice
+      v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+      _mm512_mask_cvtepi32_storeu_epi8(o_row + j, m, _mm512_add_epi32(_mm512_cvtps_epi32(v), zp));
+    }
+  }
+}
+
+void requantize_tile_bytes(const int32_t* acc, int64_t ld, int64_t rows, int64_t cols, const RowParams* p,
+                           const QuantRange& q, uint8_t* out, int64_t out_ld) {
+  requantize_tile_bytes_avx512(acc, ld, rows, cols, p, q, out, out_ld);
+}
+
+void residual_tile_bytes(const int32_t* acc, int64_t ld, int64_t rows, int64_t cols, const RowParams* p,
+                         const QuantRange& rq, const void* z, bool z_signed, const ResidualParams& rp,
+                         const QuantRange& yq, uint8_t* out, int64_t out_ld) {
+  for (int64_t r = 0; r < rows; ++r) {
+    residual_bytes_avx512(acc + r * ld, cols, p[r], rq, static_cast<const uint8_t*>(z) + r * out_ld, z_signed, rp, yq,
+                          out + r * out_ld);
+  }
+}
+
 }  // namespace dnnx::int8_epilogue

@@ -45,6 +45,13 @@ void requantize_bytes(const int32_t* acc, int64_t n, const RowParams& p, const Q
 // requantize into r's range, then add_residual with z (8-bit, signed or not), to Y's bytes.
 void residual_bytes(const int32_t* acc, int64_t n, const RowParams& p, const QuantRange& rq, const void* z,
                     bool z_signed, const ResidualParams& rp, const QuantRange& yq, uint8_t* out);
+// requantize_bytes and residual_bytes over one GEMM tile: row r's sums at acc + r * ld, its
+// parameters p[r], its output bytes (and z's) at out + r * out_ld (z + r * out_ld).
+void requantize_tile_bytes(const int32_t* acc, int64_t ld, int64_t rows, int64_t cols, const RowParams* p,
+                           const QuantRange& q, uint8_t* out, int64_t out_ld);
+void residual_tile_bytes(const int32_t* acc, int64_t ld, int64_t rows, int64_t cols, const RowParams* p,
+                         const QuantRange& rq, const void* z, bool z_signed, const ResidualParams& rp,
+                         const QuantRange& yq, uint8_t* out, int64_t out_ld);
 
 // The float-output form (no QuantizeLinear after the layer: Note [int8 float output]):
 // out[j * stride] = max(0 if relu, float(acc[j] + ibias) * mult + add), mult = x_scale * w_scale[m],

@@ -249,48 +249,60 @@ void finish_tile(int32_t* tile, int64_t rows, int64_t cols, int64_t width, const
   sink(m0, rows, j0, cols, tile, width);
 }
 
-// Note [int8 k blocks]: with a long K (a 3x3 conv of 256 channels: K 2304) one B panel (K x 32
-// bytes, 72 KiB) outgrows L1, and every row tile streamed it again from L2 (the kernel's B loads,
-// 128 bytes per 16 vpdpbusd, then wait on L2). K is cut into blocks whose panel part stays in
-// L1 (kBlockBytes); each row tile's sums over the blocks so far wait in `acc` (one tile per row
-// tile, the panel's M x width int32) and the next block adds to them. The sums are exact
-// integers in every order, so the blocks change no bit.
-constexpr int64_t kBlockBytes = 16 * 1024;
+// Note [int8 panel order]: B is packed a chunk of panels at a time (about kChunkBytes: it stays in
+// L2), then each row tile of W runs over the chunk's panels. The sink then gets one row tile's
+// tiles left to right: the epilogue reads z and writes Y along each output row (a few streams
+// the prefetchers follow), where panel-outer order wrote 32 bytes into each of M rows, M apart
+// (a residual 1x1 conv on 56x56 waited on those lines: 0.77 ms, now ~0.4). Packing B whole
+// first costs nothing more: the scratch holds every panel already. (Cutting K into L1-sized
+// blocks, tried before this, changed nothing measurable: B streams well from L2.)
+constexpr int64_t kChunkBytes = 256 * 1024;
 
-void gemm_panels(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
-                 int64_t ld_n, const Int8TileSink& sink, bool corrected, uint8_t* scratch, int64_t first, int64_t last) {
+// A source's chunk: at least kMinSourcePanels panels (each call's fixed costs: an im2col
+// segment per output row).
+constexpr int64_t kMinSourcePanels = 4;
+
+void gemm_panels(const Int8Weights& w, const void* b, const Int8ColumnSource* source, bool b_signed, int32_t b_zp,
+                 int64_t n, int64_t ld_k, int64_t ld_n, const Int8TileSink& sink, bool corrected, uint8_t* scratch,
+                 int64_t first, int64_t last) {
   const PathShape ps = shape_of(w.path);
   const int64_t width = ps.cols, kg = ps.kg, row_tile = ps.rows;
   const int64_t kp = round_up(w.k, kg);
-  const int64_t max_block = std::max(kg, kBlockBytes / width / kg * kg);
-  const int64_t blocks = kp <= max_block * 3 / 2 ? 1 : (kp + max_block - 1) / max_block;
-  const int64_t kb = round_up((kp + blocks - 1) / blocks, kg);  // k per block (the last may be shorter)
   const uint8_t pad = static_cast<uint8_t>(b_signed ? b_zp + 128 : b_zp);
-  const int64_t tiles = (w.m + row_tile - 1) / row_tile, tile_elems = row_tile * width;
-  thread_local std::vector<int32_t> acc_buffer;  // one K block: one tile, reused
-  const size_t need = static_cast<size_t>((blocks > 1 ? tiles : 1) * tile_elems);
-  if (acc_buffer.size() < need) acc_buffer.resize(need);
-  int32_t* acc = acc_buffer.data();
-  for (int64_t panel = first; panel < last; ++panel) {
-    const int64_t j0 = panel * width, cols = std::min(width, n - j0);
-    uint8_t* bp = scratch + panel * kp * width;
-    pack_panel(b, b_signed, w.k, ld_k, ld_n, j0, cols, width, kg, pad, bp);
-    for (int64_t k0 = 0; k0 < kp; k0 += kb) {
-      const int64_t kn = std::min(kb, kp - k0);
-      const bool accumulate = k0 > 0, last_block = k0 + kn >= kp;
-      for (int64_t t = 0; t < tiles; ++t) {
-        const int64_t m0 = t * row_tile, rows = std::min(row_tile, w.m - m0);
-        int32_t* tile = acc + (blocks > 1 ? t : 0) * tile_elems;
-        // W's row tile t, k from k0: [kn/kg][rows][kg] at t * rows * kp + k0 * rows; B's block at k0 * width
+  int64_t chunk = std::max<int64_t>(1, kChunkBytes / (kp * width));
+  if (source) chunk = std::max(chunk, kMinSourcePanels);
+  thread_local std::vector<uint8_t> columns;  // a source's columns [K][chunk * width]
+  alignas(64) int32_t tile[kVnniRows * kVnniCols];
+  for (int64_t c0 = first; c0 < last; c0 += chunk) {
+    const int64_t c1 = std::min(last, c0 + chunk);
+    const uint8_t* from = static_cast<const uint8_t*>(b);
+    int64_t from_ld = ld_k, base = 0;  // B's column j at from + (j - base) * ld_n
+    if (source) {
+      const int64_t j1 = std::min(n, c1 * width);
+      from_ld = j1 - c0 * width;
+      base = c0 * width;
+      columns.resize(static_cast<size_t>(w.k * from_ld));
+      (*source)(base, j1, columns.data(), from_ld);
+      from = columns.data();
+    }
+    for (int64_t panel = c0; panel < c1; ++panel) {
+      const int64_t j0 = panel * width;
+      pack_panel(from, b_signed, w.k, from_ld, ld_n, j0 - base, std::min(width, n - j0), width, kg, pad,
+                 scratch + panel * kp * width);
+    }
+    for (int64_t m0 = 0; m0 < w.m; m0 += row_tile) {
+      const int64_t rows = std::min(row_tile, w.m - m0);
+      for (int64_t panel = c0; panel < c1; ++panel) {
+        const int64_t j0 = panel * width, cols = std::min(width, n - j0);
+        const uint8_t* bp = scratch + panel * kp * width;
         if (w.path == Int8Path::Vnni) {
-          tile_vnni(w.s8.data() + m0 * kp + k0 * row_tile, bp + k0 * width, kn / kg, reinterpret_cast<__m512i*>(tile),
-                    accumulate);
+          tile_vnni(w.s8.data() + m0 * kp, bp, kp / kg, reinterpret_cast<__m512i*>(tile), false);
         } else if (w.path == Int8Path::AvxVnni) {
-          tile_avx_vnni(w.s8.data() + m0 * kp + k0 * row_tile, bp + k0 * width, kn / kg, tile, accumulate);
+          tile_avx_vnni(w.s8.data() + m0 * kp, bp, kp / kg, tile, false);
         } else {
-          tile_avx2(w.s16.data() + m0 * kp + k0 * row_tile, bp + k0 * width, kn / kg, tile, accumulate);
+          tile_avx2(w.s16.data() + m0 * kp, bp, kp / kg, tile, false);
         }
-        if (last_block) finish_tile(tile, rows, cols, width, w, m0, j0, b_signed ? b_zp + 128 : b_zp, corrected, sink);
+        finish_tile(tile, rows, cols, width, w, m0, j0, b_signed ? b_zp + 128 : b_zp, corrected, sink);
       }
     }
   }
@@ -396,12 +408,34 @@ void int8_gemm_tiles(const Int8Weights& w, const void* b, bool b_signed, int32_t
   const int64_t panels = (n + width - 1) / width;
   auto* bytes = static_cast<uint8_t*>(scratch);
   if (workers <= 1 || panels < 2) {
-    gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, sink, corrected, bytes, 0, panels);
+    gemm_panels(w, b, nullptr, b_signed, b_zp, n, ld_k, ld_n, sink, corrected, bytes, 0, panels);
     return;
   }
   cpu_thread_pool().parallel_for(
       panels, [&](int64_t first, int64_t last, int) {
-        gemm_panels(w, b, b_signed, b_zp, n, ld_k, ld_n, sink, corrected, bytes, first, last);
+        gemm_panels(w, b, nullptr, b_signed, b_zp, n, ld_k, ld_n, sink, corrected, bytes, first, last);
+      },
+      workers);
+}
+
+void int8_gemm_tiles_from(const Int8Weights& w, const Int8ColumnSource& source, bool b_signed, int32_t b_zp, int64_t n,
+                          const Int8TileSink& sink, void* scratch, int workers, bool corrected) {
+  if (w.path == Int8Path::Portable) {  // B whole, then the plain loop (the test path: speed is no matter)
+    std::vector<uint8_t> whole(static_cast<size_t>(w.k * n));
+    if (n > 0) source(0, n, whole.data(), n);
+    int8_gemm_tiles(w, whole.data(), b_signed, b_zp, n, n, 1, sink, scratch, workers, corrected);
+    return;
+  }
+  const int64_t width = shape_of(w.path).cols;
+  const int64_t panels = (n + width - 1) / width;
+  auto* bytes = static_cast<uint8_t*>(scratch);
+  if (workers <= 1 || panels < 2) {
+    gemm_panels(w, nullptr, &source, b_signed, b_zp, n, 0, 1, sink, corrected, bytes, 0, panels);
+    return;
+  }
+  cpu_thread_pool().parallel_for(
+      panels, [&](int64_t first, int64_t last, int) {
+        gemm_panels(w, nullptr, &source, b_signed, b_zp, n, 0, 1, sink, corrected, bytes, first, last);
       },
       workers);
 }
