@@ -129,6 +129,12 @@ def float_model(kind, symbolic_batch=False):
         nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(40, 64, 3, 3)) * 0.05),
                                             const("b", rng.normal(size=40) * 0.1)], ["c"], **attrs),
                   helper.make_node("Relu", ["c"], ["y"])]
+    elif kind in ("conv_depthwise", "conv_depthwise_s1"):  # one filter per channel: Note [int8 depthwise]
+        attrs = dict(pads=[2, 1, 2, 3], strides=[2, 2]) if kind == "conv_depthwise" else dict(pads=[2, 2, 2, 2], dilations=[1, 2])
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 24, 17, 19])
+        nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(24, 1, 5, 5)) * 0.3),
+                                            const("b", rng.normal(size=24) * 0.1)], ["c"], group=24, **attrs),
+                  helper.make_node("Relu", ["c"], ["y"])]
     elif kind == "gemm":
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 300])
         nodes += [helper.make_node("Gemm", ["x", const("w", rng.normal(size=(40, 300)) * 0.1),
@@ -187,7 +193,9 @@ CASES = [("conv", True, "uint8", "int8"), ("conv", False, "int8", "int8"), ("con
          ("conv1x1_residual", True, "int8", "int8"), ("gemm", True, "uint8", "int8"),
          ("gemm", False, "uint8", "uint8"), ("matmul", True, "int8", "int8"), ("matmul", False, "uint8", "int8"),
          ("conv_tiled", True, "uint8", "int8"), ("conv_tiled", False, "int8", "int8"),
-         ("conv_tiled_s2", True, "uint8", "int8"), ("conv_tiled_dilated", True, "uint8", "uint8")]
+         ("conv_tiled_s2", True, "uint8", "int8"), ("conv_tiled_dilated", True, "uint8", "uint8"),
+         ("conv_depthwise", True, "uint8", "int8"), ("conv_depthwise", False, "int8", "int8"),
+         ("conv_depthwise_s1", True, "uint8", "uint8")]
 
 
 @pytest.mark.parametrize("kind, per_channel, activation, weight", CASES)
@@ -199,13 +207,15 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
     step = output_step(model)
     fused = dnnx.load(model)
     plan = str(fused.plan())
-    op = {"conv": "Int8Conv", "conv_tiled": "Int8Conv", "conv_tiled_s2": "Int8Conv", "conv_tiled_dilated": "Int8Conv",
+    op = {"conv": "Int8Conv", "conv_depthwise": "Int8Conv", "conv_depthwise_s1": "Int8Conv", "conv_tiled": "Int8Conv", "conv_tiled_s2": "Int8Conv", "conv_tiled_dilated": "Int8Conv",
           "conv_s2_wide": "Int8Conv", "conv_maxpool": "Int8Conv", "conv_group": "Int8Conv", "conv1x1_residual": "Int8Conv",
           "gemm": "Int8Gemm", "matmul": "Int8MatMul"}[kind]
     assert op in plan and "int8, int32 accumulation" in plan, plan
     assert "Conv " not in plan.replace("Int8Conv", "") and "Gemm " not in plan.replace("Int8Gemm", "")
     if kind == "conv1x1_residual":
         assert "residual add" in plan and " Add " not in plan, plan
+    if kind.startswith("conv_depthwise"):
+        assert "depthwise" in plan, plan
     if kind == "conv_maxpool":  # DequantizeLinear -> MaxPool -> QuantizeLinear => MaxPool on the 8-bit values
         ops = [row["op"] for row in fused.plan()]
         assert ops == ["QuantizeLinear", "Int8Conv", "MaxPool", "DequantizeLinear"], ops
@@ -221,7 +231,7 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
         assert (steps > 0.5).mean() < 0.05  # one step only at the few ties the float path rounds otherwise
 
 
-@pytest.mark.parametrize("kind", ["conv", "conv1x1_residual", "matmul", "conv_tiled", "conv_tiled_s2"])
+@pytest.mark.parametrize("kind", ["conv", "conv1x1_residual", "matmul", "conv_tiled", "conv_tiled_s2", "conv_depthwise"])
 def test_avx2_switch_gives_the_same_outputs(kind, tmp_path):
     if not has_vnni():
         pytest.skip("no AVX-512 VNNI here: the default path already is AVX2 or portable")
@@ -279,7 +289,7 @@ def test_symbolic_batch_and_empty_batch(kind, tmp_path):
             assert np.abs(got - want).max() <= output_step(model) * (1 + 1e-3)
 
 
-@pytest.mark.parametrize("kind", ["conv_tiled", "conv_tiled_s2", "conv1x1_residual", "gemm"])
+@pytest.mark.parametrize("kind", ["conv_tiled", "conv_tiled_s2", "conv1x1_residual", "gemm", "conv_depthwise"])
 def test_thread_counts_give_the_same_outputs(kind, tmp_path):
     """The workers split the GEMM's panels (and the tiled im2col's chunks within them): exact int32
     sums and one epilogue per element, so 1 and 2 threads give the same bytes."""

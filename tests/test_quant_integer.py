@@ -121,7 +121,7 @@ def test_qlinear_matmul(ta, tb, per_column):
 
 @pytest.mark.parametrize("tx, tw", [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.int8)])
 @pytest.mark.parametrize("per_channel", [False, True])
-@pytest.mark.parametrize("group", [1, 3])
+@pytest.mark.parametrize("group", [1, 3, 6])  # 6: depthwise (Note [int8 depthwise])
 def test_qlinear_conv(tx, tw, per_channel, group):
     x = rand_q(tx, (1, 6, 9, 8))
     w = rand_q(tw, (6, 6 // group, 3, 3))
@@ -137,7 +137,9 @@ def test_qlinear_conv(tx, tw, per_channel, group):
     want, by = reference_outputs(model, {"x": x})
     got, m = run_dnnx(model, {"x": x})
     assert_within_one_step(got["y"], want[0])
-    assert "int8, int32 accumulation" == m.plan()[0]["math"]
+    # constant weights: Int8Conv's kernel (qdq_int8_cpu.h), requantizing in its epilogue
+    assert m.plan()[0]["math"] == f"int8, int32 accumulation, requantized to {np.dtype(tx).name}"
+    assert ("depthwise" in m.plan()[0]["algorithm"]) == (group == 6)
 
 
 def test_qlinear_conv_refuses_a_wrong_bias_naming_it():

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/quant/qdq_int8_cpu.h"
 #include "backends/cpu/quant/int8_epilogue_cpu.h"
 #include "backends/cpu/quant/int8_gemm_cpu.h"
 #include "backends/cpu/quant/int_gemm_cpu.h"
@@ -56,12 +57,15 @@ struct Int8Plan {
   int64_t rows = 0, k = 0;                        // Gemm/MatMul: X's rows (N of the GEMM) and K
   bool pointwise = false;                         // 1x1, stride 1, no padding: X is the columns
   bool same_2d = false;  // 2-D, stride 1, no dilation, output the input's size: im2col rows are shifted planes
-  std::vector<Int8Weights> weights;               // one per group
+  std::vector<Int8Weights> weights;               // one per group (none: depthwise)
+  bool depthwise = false;          // 2-D, one filter per channel: Note [int8 depthwise]
+  std::vector<float> dw_weights;  // depthwise: [C][kh * kw], W minus its zero point
   DType x_type = DType::UInt8, y_type = DType::UInt8, z_type = DType::UInt8;
   bool relu = false, has_bias = false, int_bias = false, residual = false;
   bool float_out = false;  // no y_scale: Y float32, the sums dequantized
   bool bn = false;         // a BatchNormalization taken in (Note [int8 batchnorm])
   bool w_scale_per_channel = false, bias_scale_per_channel = false;
+  bool has_bias_scale = false;  // absent with an int32 bias: QLinearConv's, in the sums' scale
   bool has_x_zp = false, has_y_zp = false, has_r_zp = false, has_z_zp = false;  // else 0
   int workers = 1;
 
@@ -69,7 +73,7 @@ struct Int8Plan {
   int64_t group_filters() const { return filters / groups(); }
   int64_t gemm_k() const { return base == Base::Conv ? channels / g.group * g.kernel_size() : k; }
   int64_t gemm_n() const { return base == Base::Conv ? g.output_size() : rows; }
-  size_t workspace_bytes() const { return int8_gemm_scratch_bytes(weights[0], gemm_n()) + 64; }
+  size_t workspace_bytes() const { return depthwise ? 64 : int8_gemm_scratch_bytes(weights[0], gemm_n()) + 64; }
 };
 
 // dst[ow] = line[start + 2 ow] for ow in [first, last): the even bytes of 32-byte loads (SSSE3
@@ -177,7 +181,112 @@ void im2col_columns(const Int8Plan& p, const T* x, T zp, int64_t j0, int64_t j1,
   }
 }
 
+// acc[i] = sum over taps t of w[t] * q[off[t] + i], i < n: one depthwise plane, in float32 (every
+// value an integer and every sum below 2^24: Note [int8 depthwise], so exact in any order), 64
+// outputs at a time held in registers over all the taps (a pass per tap over the plane moved the
+// sums through L2 once per tap: 4x slower).
+void depthwise_plane_portable(float* acc, const float* q, const int64_t* off, const float* w, int64_t taps, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float sum = 0;
+    for (int64_t t = 0; t < taps; ++t) sum += w[t] * q[off[t] + i];
+    acc[i] = sum;
+  }
+}
+
+__attribute__((target("avx512f"))) void depthwise_plane_avx512(float* acc, const float* q, const int64_t* off,
+                                                               const float* w, int64_t taps, int64_t n) {
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const float* src = q + off[t] + i;
+      const __m512 wt = _mm512_set1_ps(w[t]);
+      a0 = _mm512_fmadd_ps(wt, _mm512_loadu_ps(src), a0);
+      a1 = _mm512_fmadd_ps(wt, _mm512_loadu_ps(src + 16), a1);
+      a2 = _mm512_fmadd_ps(wt, _mm512_loadu_ps(src + 32), a2);
+      a3 = _mm512_fmadd_ps(wt, _mm512_loadu_ps(src + 48), a3);
+    }
+    _mm512_storeu_ps(acc + i, a0);
+    _mm512_storeu_ps(acc + i + 16, a1);
+    _mm512_storeu_ps(acc + i + 32, a2);
+    _mm512_storeu_ps(acc + i + 48, a3);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    __m512 a0 = _mm512_setzero_ps();
+    for (int64_t t = 0; t < taps; ++t) {
+      a0 = _mm512_fmadd_ps(_mm512_set1_ps(w[t]), _mm512_maskz_loadu_ps(m, q + off[t] + i), a0);
+    }
+    _mm512_mask_storeu_ps(acc + i, m, a0);
+  }
+}
+
+__attribute__((target("avx2,fma"))) void depthwise_plane_avx2(float* acc, const float* q, const int64_t* off,
+                                                              const float* w, int64_t taps, int64_t n) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const float* src = q + off[t] + i;
+      const __m256 wt = _mm256_set1_ps(w[t]);
+      a0 = _mm256_fmadd_ps(wt, _mm256_loadu_ps(src), a0);
+      a1 = _mm256_fmadd_ps(wt, _mm256_loadu_ps(src + 8), a1);
+      a2 = _mm256_fmadd_ps(wt, _mm256_loadu_ps(src + 16), a2);
+      a3 = _mm256_fmadd_ps(wt, _mm256_loadu_ps(src + 24), a3);
+    }
+    _mm256_storeu_ps(acc + i, a0);
+    _mm256_storeu_ps(acc + i + 8, a1);
+    _mm256_storeu_ps(acc + i + 16, a2);
+    _mm256_storeu_ps(acc + i + 24, a3);
+  }
+  depthwise_plane_portable(acc + i, q + i, off, w, taps, n - i);
+}
+
+void int8_depthwise_plane(float* acc, const float* q, const int64_t* off, const float* w, int64_t taps, int64_t n) {
+  static const Int8Path path = default_int8_path();  // DNNX_INT8_AVX2=1 takes the AVX2 form
+  if (path == Int8Path::Vnni) depthwise_plane_avx512(acc, q, off, w, taps, n);
+  else if (path != Int8Path::Portable) depthwise_plane_avx2(acc, q, off, w, taps, n);
+  else depthwise_plane_portable(acc, q, off, w, taps, n);
+}
+
+// dst[j] = src[j * step] - zp, j < n (8-bit values, signed or not): a depthwise phase row.
+inline __attribute__((always_inline)) void depthwise_row_body(float* dst, const uint8_t* src, int64_t step, int64_t n,
+                                                              int32_t zp, bool is_signed) {
+  if (step == 1 && is_signed) {
+    for (int64_t j = 0; j < n; ++j) dst[j] = static_cast<float>(static_cast<int8_t>(src[j]) - zp);
+  } else if (step == 1) {
+    for (int64_t j = 0; j < n; ++j) dst[j] = static_cast<float>(src[j] - zp);
+  } else if (is_signed) {
+    for (int64_t j = 0; j < n; ++j) dst[j] = static_cast<float>(static_cast<int8_t>(src[j * step]) - zp);
+  } else {
+    for (int64_t j = 0; j < n; ++j) dst[j] = static_cast<float>(src[j * step] - zp);
+  }
+}
+__attribute__((target("avx512f,avx512bw"))) void depthwise_row_avx512(float* dst, const uint8_t* src, int64_t step,
+                                                                      int64_t n, int32_t zp, bool is_signed) {
+  depthwise_row_body(dst, src, step, n, zp, is_signed);
+}
+__attribute__((target("avx2"))) void depthwise_row_avx2(float* dst, const uint8_t* src, int64_t step, int64_t n,
+                                                        int32_t zp, bool is_signed) {
+  depthwise_row_body(dst, src, step, n, zp, is_signed);
+}
+void int8_depthwise_row(float* dst, const uint8_t* src, int64_t step, int64_t n, int32_t zp, bool is_signed) {
+  static const Int8Path path = default_int8_path();
+  if (path == Int8Path::Vnni) depthwise_row_avx512(dst, src, step, n, zp, is_signed);
+  else if (path != Int8Path::Portable) depthwise_row_avx2(dst, src, step, n, zp, is_signed);
+  else depthwise_row_body(dst, src, step, n, zp, is_signed);
+}
+
 class Int8Kernel final : public Kernel {
+ private:
+  // What every row of one run shares: the per-channel factors and the parameters' values.
+  struct RunParams {
+    std::vector<RowParams> rows;
+    QuantRange y, r;  // y's range (with the Relu's floor); r: the residual's intermediate
+    ResidualParams residual{};
+    const void* z = nullptr;
+  };
+
  public:
   explicit Int8Kernel(Int8Plan plan) : p_(std::move(plan)) {}
 
@@ -190,6 +299,10 @@ class Int8Kernel final : public Kernel {
     const int64_t n = p_.gemm_n(), mg = p_.group_filters();
     const auto* x = static_cast<const uint8_t*>(args.inputs[kX]);  // 8-bit: bytes
     void* y = args.outputs[0];  // 8-bit, or float32 (float_out)
+    if (p_.depthwise) {
+      run_depthwise(run, x, x_signed, x_zp, y);
+      return;
+    }
     if (p_.base != Base::Conv) {  // C^T: the GEMM's row m is Y's column m
       int8_gemm_tiles(p_.weights[0], x, x_signed, x_zp, n, 1, p_.k,
                       [&](int64_t m0, int64_t rows, int64_t j0, int64_t cnt, const int32_t* c, int64_t ld) {
@@ -244,6 +357,78 @@ class Int8Kernel final : public Kernel {
   }
 
  private:
+  // Note [int8 depthwise]: a GEMM per channel would be M = 1, K = kh * kw (an 8-row tile, one row
+  // used, K padded to 4): instead each (image, channel) plane on its own, by one worker (so the
+  // thread count changes no bit). X minus its zero point goes into float32 phase planes, 0 at the
+  // pads: plane (pr, pc) holds the padded input's rows pr, pr + sh, ... and columns pc, pc + sw,
+  // ..., so a tap (kh, kw) reads one of them at the offset (kh dh / sh, kw dw / sw) with the
+  // output's own row and column steps. The sums are kept with the planes' row pitch qw (columns
+  // past out_w computed and dropped), which makes every tap a contiguous multiply-add over the
+  // plane (int8_depthwise_plane: 64 outputs in registers over all taps). float32 is exact here:
+  // |x - zp| and |w - zp| <= 255, so with kh * kw <= 256 taps (else the grouped GEMM) every partial
+  // sum is an integer below 2^24; the int32 sums then go through the layer's epilogue, row by row.
+  void run_depthwise(const RunParams& run, const uint8_t* x, bool x_signed, int32_t x_zp, void* y) const {
+    const ConvGeometry& g = p_.g;
+    const int64_t in_h = g.input[1], in_w = g.input[2], out_h = g.output[1], out_w = g.output[2];
+    const int64_t kh_n = g.kernel[1], kw_n = g.kernel[2], sh = g.strides[1], sw = g.strides[2];
+    const int64_t dh = g.dilations[1], dw = g.dilations[2], pt = g.pads_begin[1], pl = g.pads_begin[2];
+    const int64_t rows = (out_h - 1) * sh + (kh_n - 1) * dh + 1;  // the padded input rows and columns read
+    const int64_t cols = (out_w - 1) * sw + (kw_n - 1) * dw + 1;
+    const int64_t qh = (rows + sh - 1) / sh, qw = (cols + sw - 1) / sw;  // one phase plane
+    const int64_t plane_elems = qh * qw + qw;  // a row's slack: the last row's dropped columns read past it
+    const int64_t out_size = out_h * out_w;
+    std::vector<int64_t> offsets;  // tap (kh, kw)'s values in q: its phase plane, at its offset
+    for (int64_t kh = 0; kh < kh_n; ++kh) {
+      for (int64_t kw = 0; kw < kw_n; ++kw) {
+        const int64_t tr = kh * dh, tc = kw * dw;
+        offsets.push_back(((tr % sh) * sw + tc % sw) * plane_elems + (tr / sh) * qw + tc / sw);
+      }
+    }
+    auto work = [&](int64_t first, int64_t last, int) {
+      thread_local std::vector<float> q, acc;
+      thread_local std::vector<int32_t> sums;
+      q.resize(static_cast<size_t>(sh * sw * plane_elems));
+      acc.resize(static_cast<size_t>(out_h * qw));
+      sums.resize(static_cast<size_t>(out_w));
+      for (int64_t plane = first; plane < last; ++plane) {
+        const int64_t c = plane % p_.channels;
+        const uint8_t* xp = x + plane * in_h * in_w;
+        for (int64_t pr = 0; pr < sh; ++pr) {
+          for (int64_t pc = 0; pc < sw; ++pc) {
+            float* qp = q.data() + (pr * sw + pc) * plane_elems;
+            std::fill(qp + qh * qw, qp + plane_elems, 0.0f);
+            // q[pr][pc][r][j] = X[r sh + pr - pt, j sw + pc - pl] - x_zp, 0 outside X
+            const int64_t off = pc - pl;  // the input column of j = 0
+            const int64_t lo = std::min(qw, off >= 0 ? 0 : (-off + sw - 1) / sw);
+            const int64_t hi = std::max(lo, std::min(qw, in_w - off <= 0 ? 0 : (in_w - off + sw - 1) / sw));
+            for (int64_t r = 0; r < qh; ++r) {
+              float* dst = qp + r * qw;
+              const int64_t ir = r * sh + pr - pt;
+              if (ir < 0 || ir >= in_h) {
+                std::fill(dst, dst + qw, 0.0f);
+                continue;
+              }
+              std::fill(dst, dst + lo, 0.0f);
+              int8_depthwise_row(dst + lo, xp + ir * in_w + lo * sw + off, sw, hi - lo, x_zp, x_signed);
+              std::fill(dst + hi, dst + qw, 0.0f);
+            }
+          }
+        }
+        int8_depthwise_plane(acc.data(), q.data(), offsets.data(), p_.dw_weights.data() + c * kh_n * kw_n, kh_n * kw_n,
+                             out_h * qw);
+        for (int64_t oh = 0; oh < out_h; ++oh) {
+          const int64_t at = plane * out_size + oh * out_w;
+          const float* row = acc.data() + oh * qw;
+          for (int64_t j = 0; j < out_w; ++j) sums[static_cast<size_t>(j)] = static_cast<int32_t>(row[j]);  // exact
+          epilogue(run, c, sums.data(), out_w, y, at, 1, p_.residual ? at : -1);
+        }
+      }
+    };
+    const int64_t planes = p_.batch * p_.channels;
+    if (p_.workers <= 1 || planes < 2) work(0, planes, 0);
+    else cpu_thread_pool().parallel_for(planes, work, p_.workers);
+  }
+
   std::vector<RowParams> row_params(const KernelArgs& args) const {
     const float x_scale = args.in<float>(kXScale)[0];
     const float* w_scale = args.in<float>(kWScale);
@@ -257,7 +442,8 @@ class Int8Kernel final : public Kernel {
         bias = args.in<float>(kBias)[m];
       } else if (p_.has_bias) {
         const int32_t b = args.in<int32_t>(kBias)[m];
-        const float bs = args.in<float>(kBiasScale)[p_.bias_scale_per_channel ? m : 0];
+        // no bias_scale: QLinearConv's bias, in the sums' own scale x_scale * w_scale[m]
+        const float bs = p_.has_bias_scale ? args.in<float>(kBiasScale)[p_.bias_scale_per_channel ? m : 0] : xw;
         if (bs == xw) r.ibias = b;
         else bias = static_cast<float>(b) * bs;
       }
@@ -273,13 +459,6 @@ class Int8Kernel final : public Kernel {
     return out;
   }
 
-  // What every row of one run shares: the per-channel factors and the parameters' values.
-  struct RunParams {
-    std::vector<RowParams> rows;
-    QuantRange y, r;  // y's range (with the Relu's floor); r: the residual's intermediate
-    ResidualParams residual{};
-    const void* z = nullptr;
-  };
 
   // x_zp: the zero point's term of the sums joins each row's int32 bias (int8_gemm_row_correction).
   RunParams run_params(const KernelArgs& args, bool x_signed, int32_t x_zp) const {
@@ -288,7 +467,8 @@ class Int8Kernel final : public Kernel {
     const int64_t mg = p_.group_filters();
     for (int64_t m = 0; m < p_.filters; ++m) {
       RowParams& r = run.rows[static_cast<size_t>(m)];
-      const int32_t fix = int8_gemm_row_correction(p_.weights[static_cast<size_t>(m / mg)], x_signed, x_zp, m % mg);
+      // depthwise: X's zero point is taken off before the products (Note [int8 depthwise])
+      const int32_t fix = p_.depthwise ? 0 : int8_gemm_row_correction(p_.weights[static_cast<size_t>(m / mg)], x_signed, x_zp, m % mg);
       r.ibias = static_cast<int32_t>(static_cast<uint32_t>(r.ibias) + static_cast<uint32_t>(fix));
     }
     if (p_.float_out) return run;
@@ -383,6 +563,7 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   p.has_bias = present(inputs, kBias);
   p.int_bias = p.has_bias && inputs[kBias].info.dtype == DType::Int32;
   p.bias_scale_per_channel = per_channel(inputs, kBiasScale);
+  p.has_bias_scale = present(inputs, kBiasScale);
   p.w_scale_per_channel = per_channel(inputs, kWScale);
   p.residual = present(inputs, kZ);
   p.has_x_zp = present(inputs, kXZp);
@@ -406,7 +587,18 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
     p.same_2d = !p.pointwise && x.size() == 4 && p.g.output == p.g.input && p.g.strides == Shape{1, 1, 1} &&
                 p.g.dilations == Shape{1, 1, 1};
     const int64_t mg = p.group_filters(), k = p.gemm_k();
-    for (int64_t grp = 0; grp < p.g.group; ++grp) {
+    p.depthwise = x.size() == 4 && p.g.group > 1 && p.g.group == p.channels && p.filters == p.channels && k <= 256;
+    if (p.depthwise) {  // Note [int8 depthwise]: W minus its zero point, [C][kh * kw]
+      p.dw_weights.resize(static_cast<size_t>(p.filters * k));
+      for (int64_t m = 0; m < p.filters; ++m) {
+        const int32_t zp = w_zp ? read_8bit(w_zp, inputs[kW].info.dtype, zp_per_row ? m : 0) : 0;
+        for (int64_t t = 0; t < k; ++t) {
+          p.dw_weights[static_cast<size_t>(m * k + t)] =
+              static_cast<float>(read_8bit(wc.data.data(), inputs[kW].info.dtype, m * k + t) - zp);
+        }
+      }
+    }
+    for (int64_t grp = 0; grp < p.g.group && !p.depthwise; ++grp) {
       const auto* wg = static_cast<const uint8_t*>(wc.data.data()) + grp * mg * k;  // one byte per weight
       const void* zg = w_zp && zp_per_row ? static_cast<const uint8_t*>(w_zp) + grp * mg : w_zp;
       p.weights.push_back(pack_int8_weights(wg, w_signed, mg, k, k, 1, zg, zp_per_row, path));
@@ -420,13 +612,14 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
     p.weights.push_back(pack_int8_weights(wc.data.data(), w_signed, p.filters, p.k, trans_b ? p.k : 1,
                                           trans_b ? 1 : p.filters, w_zp, zp_per_row, path));
   }
-  p.workers = plan_workers(p.group_filters(), p.gemm_k() * p.gemm_n());
-  const Int8Path used = p.weights[0].path;
+  p.workers = p.depthwise ? plan_workers(p.batch * p.channels, p.gemm_k() * p.gemm_n())
+                          : plan_workers(p.group_filters(), p.gemm_k() * p.gemm_n());
+  const Int8Path used = p.depthwise ? path : p.weights[0].path;
   KernelChoice choice;
   choice.workspace_bytes = p.workspace_bytes();
-  std::string algorithm = base == Base::Conv ? (p.pointwise ? "1x1 " : "im2col+") : "";
-  algorithm += std::string(dtype_name(p.x_type)) + "x" + dtype_name(inputs[kW].info.dtype) + " gemm (" +
-               int8_path_name(used) + ")";
+  std::string algorithm = base == Base::Conv ? (p.pointwise ? "1x1 " : p.depthwise ? "depthwise " : "im2col+") : "";
+  algorithm += std::string(dtype_name(p.x_type)) + "x" + dtype_name(inputs[kW].info.dtype) +
+               (p.depthwise ? " direct (" : " gemm (") + int8_path_name(used) + ")";
   if (p.bn) algorithm += " + batchnorm";
   if (p.residual) algorithm += " + residual add";
   if (p.relu) algorithm += " + relu";
@@ -438,6 +631,18 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
 }
 
 }  // namespace
+
+std::optional<KernelChoice> plan_qlinear_conv_int8(const Node& node, const std::vector<ValueInfo>& inputs,
+                                                   const std::vector<TensorInfo>& outputs) {
+  // QLinearConv's inputs are Int8Conv's first nine (x, its scale and zero point, w, ..., y's, an
+  // int32 bias in the sums' scale): the same kernel, where W and its zero point are constants
+  auto constant = [&](size_t i) { return i < inputs.size() && inputs[i].present && inputs[i].constant; };
+  const bool w_zp_ok = !(kWZp < inputs.size() && inputs[kWZp].present) || constant(kWZp);
+  if (!constant(kW) || !w_zp_ok || inputs[kX].info.shape.size() < 3 || inputs[kX].info.shape.size() > 5) {
+    return std::nullopt;
+  }
+  return plan_int8(Base::Conv, node, inputs, outputs);
+}
 
 void register_cpu_qdq_int8_kernels(KernelRegistry& r) {
   r.add("Int8Conv", [](const Node& n, const std::vector<ValueInfo>& i, const std::vector<TensorInfo>& o) {
