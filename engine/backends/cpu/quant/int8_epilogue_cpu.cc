@@ -9,6 +9,11 @@
 #include <algorithm>
 #include <cmath>
 
+// No FMA contraction here (the header's rule: onnxruntime rounds the product and the sum apart):
+// GCC fused _mm512_mul_ps + _mm512_add_ps into vfmadd under the AVX-512 targets (FMA comes with
+// them), so the AVX-512 forms could differ from the AVX2 ones at a rounding tie.
+#pragma GCC optimize("fp-contract=off")
+
 namespace dnnx::int8_epilogue {
 
 

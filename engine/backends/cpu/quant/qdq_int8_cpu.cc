@@ -108,12 +108,136 @@ void gather_stride2(const T* line, int64_t start, int64_t first, int64_t last, i
 // 56x56, written and read back once more per run). same_2d (stride 1, the output the input's
 // size): a tap's row is the plane shifted, one copy, then its border set to zp; otherwise one
 // segment per output row the range touches.
+// same_2d with AVX-512BW: which positions of [j0, j1) a tap reads inside X depends on the tap
+// alone, not the channel, so each tap's 64-bit masks (one per 64 columns) are made once per call
+// and every row is one masked load per 64 columns, merged into zp (the masked-off bytes are not
+// read: no fault past the plane). The per-row fills and copies of the form below cost more than
+// the GEMM's share on small planes (14x14: 2304 rows of 196 bytes).
+__attribute__((target("avx512f,avx512bw"))) void im2col_same_2d_avx512(const Int8Plan& p, const uint8_t* x, uint8_t zp,
+                                                                       int64_t j0, int64_t j1, uint8_t* dst, int64_t ld) {
+  const ConvGeometry& g = p.g;
+  const int64_t in_h = g.input[1], in_w = g.input[2], plane = in_h * in_w, len = j1 - j0;
+  const int64_t kh_n = g.kernel[1], kw_n = g.kernel[2], taps = kh_n * kw_n, blocks = (len + 63) / 64;
+  thread_local std::vector<uint64_t> masks;  // [tap][block]
+  masks.assign(static_cast<size_t>(taps * blocks), 0);
+  for (int64_t t = 0; t < taps; ++t) {
+    const int64_t dy = t / kw_n - g.pads_begin[1], dx = t % kw_n - g.pads_begin[2];
+    uint64_t* m = masks.data() + t * blocks;
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t oh = j / in_w, ow = j % in_w;
+      const bool inside = oh + dy >= 0 && oh + dy < in_h && ow + dx >= 0 && ow + dx < in_w;
+      if (inside) m[(j - j0) / 64] |= uint64_t{1} << ((j - j0) % 64);
+    }
+  }
+  const __m512i zpv = _mm512_set1_epi8(static_cast<char>(zp));
+  const uint64_t tail = len % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (len % 64)) - 1;
+  uint8_t* row = dst;
+  for (int64_t c = 0; c < p.channels / g.group; ++c) {
+    for (int64_t t = 0; t < taps; ++t, row += ld) {
+      const int64_t dy = t / kw_n - g.pads_begin[1], dx = t % kw_n - g.pads_begin[2];
+      const uint8_t* src = x + c * plane + j0 + dy * in_w + dx;  // position j reads src[j - j0] where inside
+      const uint64_t* m = masks.data() + t * blocks;
+      for (int64_t b = 0; b < blocks; ++b) {
+        const __m512i v = _mm512_mask_loadu_epi8(zpv, m[b], src + b * 64);
+        _mm512_mask_storeu_epi8(row + b * 64, b + 1 < blocks ? ~uint64_t{0} : tail, v);
+      }
+    }
+  }
+}
+
+// One output row's segment of an im2col row, AVX-512BW: d[i] for i < total is zp, but
+// line[(i - pre) * stride] for i in [pre, pre + count) (stride 1 or 2): 64 (stride 1) or 32
+// (stride 2: the low bytes of 16-bit lanes, vpmovwb) outputs per masked load and store, instead of
+// the fills and copies of a few bytes each (46K of them per run for a 3x3, stride-2 conv on 28x28).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void im2col_segment_avx512(uint8_t* d, const uint8_t* line, int64_t stride,
+                                                                       int64_t pre, int64_t count, int64_t total,
+                                                                       uint8_t zp) {
+  auto bits = [](int64_t from, int64_t to) {  // bits [from, to) of 64, clamped
+    from = std::clamp<int64_t>(from, 0, 64), to = std::clamp<int64_t>(to, from, 64);
+    return to - from == 64 ? ~uint64_t{0} : ((uint64_t{1} << (to - from)) - 1) << from;
+  };
+  const __m512i zpv = _mm512_set1_epi8(static_cast<char>(zp));
+  if (stride == 1) {
+    for (int64_t o = 0; o < total; o += 64) {
+      const __m512i v = _mm512_mask_loadu_epi8(zpv, bits(pre - o, pre + count - o), line + (o - pre));
+      _mm512_mask_storeu_epi8(d + o, bits(0, total - o), v);
+    }
+    return;
+  }
+  const __m256i zp32 = _mm256_set1_epi8(static_cast<char>(zp));
+  for (int64_t o = 0; o < total; o += 32) {
+    // outputs [o, o + 32): valid ones i in [pre, pre + count) read byte 2 (i - pre) of line
+    const int64_t first = std::max(pre, o) - o, last = std::min(pre + count, o + 32) - o;  // valid, relative to o
+    const uint64_t load = first < last ? bits(2 * first, 2 * last - 1) : 0;
+    const __m512i words = _mm512_maskz_loadu_epi8(load, line + 2 * (o - pre));
+    const __m256i even = _mm512_cvtepi16_epi8(words);
+    const __m256i v = _mm256_mask_blend_epi8(static_cast<__mmask32>(bits(first, last)), zp32, even);
+    _mm256_mask_storeu_epi8(d + o, static_cast<__mmask32>(bits(0, total - o)), v);
+  }
+}
+
+// The general 2-D case on narrow outputs (out_w < 64: a 3x3, stride-2 conv on 28x28 has 14-byte
+// row segments, 46K of them per run, each a few calls), AVX-512: each tap's source offset
+// within a channel's plane (or -1 outside X) is the same for every channel, so it is made once
+// per call for the positions [j0, j1), and every row is 16-lane dword gathers at c * plane +
+// offset, the byte wanted at the bottom of each dword. `readable` bytes from x on may be read: a
+// dword whose 4 bytes would pass that end is read that many bytes lower and shifted down.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void im2col_gather_avx512(const Int8Plan& p, const uint8_t* x,
+                                                                              int64_t readable, uint8_t zp, int64_t j0,
+                                                                              int64_t j1, uint8_t* dst, int64_t ld) {
+  const ConvGeometry& g = p.g;
+  const int64_t in_h = g.input[1], in_w = g.input[2], out_w = g.output[2], plane = in_h * in_w, len = j1 - j0;
+  const int64_t kh_n = g.kernel[1], kw_n = g.kernel[2], taps = kh_n * kw_n;
+  thread_local std::vector<int32_t> offsets;  // [tap][position]
+  offsets.resize(static_cast<size_t>(taps * len));
+  for (int64_t t = 0; t < taps; ++t) {
+    const int64_t kh = t / kw_n, kw = t % kw_n;
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t ih = g.window_start(1, j / out_w) + kh * g.dilations[1];
+      const int64_t iw = g.window_start(2, j % out_w) + kw * g.dilations[2];
+      const bool inside = ih >= 0 && ih < in_h && iw >= 0 && iw < in_w;
+      offsets[static_cast<size_t>(t * len + (j - j0))] = inside ? static_cast<int32_t>(ih * in_w + iw) : -1;
+    }
+  }
+  const __m128i zpv = _mm_set1_epi8(static_cast<char>(zp));
+  const __m512i limit = _mm512_set1_epi32(static_cast<int32_t>(readable - 4)), zero = _mm512_setzero_si512();
+  uint8_t* row = dst;
+  for (int64_t c = 0; c < p.channels / g.group; ++c) {
+    const __m512i base = _mm512_set1_epi32(static_cast<int32_t>(c * plane));
+    for (int64_t t = 0; t < taps; ++t, row += ld) {
+      const int32_t* off = offsets.data() + t * len;
+      for (int64_t i = 0; i < len; i += 16) {
+        const __mmask16 lanes = len - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (len - i)) - 1);
+        const __m512i o = _mm512_maskz_loadu_epi32(lanes, off + i);
+        const __mmask16 inside = _mm512_mask_cmpge_epi32_mask(lanes, o, zero);
+        const __m512i at = _mm512_add_epi32(o, base);
+        const __m512i safe = _mm512_min_epi32(at, limit);  // the dword's 4 bytes inside what may be read
+        const __m512i v = _mm512_mask_i32gather_epi32(zero, inside, safe, x, 1);
+        const __m512i b = _mm512_srlv_epi32(v, _mm512_slli_epi32(_mm512_sub_epi32(at, safe), 3));
+        _mm_mask_storeu_epi8(row + i, lanes, _mm_mask_mov_epi8(zpv, inside, _mm512_cvtepi32_epi8(b)));
+      }
+    }
+  }
+}
+
 template <class T>
-void im2col_columns(const Int8Plan& p, const T* x, T zp, int64_t j0, int64_t j1, T* dst, int64_t ld) {
+void im2col_columns(const Int8Plan& p, const T* x, int64_t readable, T zp, int64_t j0, int64_t j1, T* dst, int64_t ld) {
   const ConvGeometry& g = p.g;
   const int64_t in_d = g.input[0], in_h = g.input[1], in_w = g.input[2];
   const int64_t out_h = g.output[1], out_w = g.output[2];
   const int64_t len = j1 - j0;
+  static const bool avx512bw = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                               __builtin_cpu_supports("avx512vl");
+  if (p.same_2d && avx512bw) {
+    im2col_same_2d_avx512(p, reinterpret_cast<const uint8_t*>(x), static_cast<uint8_t>(zp), j0, j1,
+                          reinterpret_cast<uint8_t*>(dst), ld);
+    return;
+  }
+  if (avx512bw && in_d == 1 && out_w < 64 && readable >= 4 && readable < (int64_t{1} << 31)) {
+    im2col_gather_avx512(p, reinterpret_cast<const uint8_t*>(x), readable, static_cast<uint8_t>(zp), j0, j1,
+                         reinterpret_cast<uint8_t*>(dst), ld);
+    return;
+  }
   if (p.same_2d) {
     const int64_t plane = in_h * in_w;
     T* row = dst;
@@ -165,6 +289,11 @@ void im2col_columns(const Int8Plan& p, const T* x, T zp, int64_t j0, int64_t j1,
             }
             const T* line = plane + (id * in_h + ih) * in_w;
             const int64_t lo = std::clamp(first, a, b), hi = std::clamp(last, lo, b);
+            if (avx512bw && (stride == 1 || stride == 2)) {
+              im2col_segment_avx512(reinterpret_cast<uint8_t*>(d), reinterpret_cast<const uint8_t*>(line + start + lo * stride),
+                                    stride, lo - a, hi - lo, b - a, static_cast<uint8_t>(zp));
+              continue;
+            }
             std::fill(d, d + (lo - a), zp);
             if (stride == 1) {
               std::memcpy(d + (lo - a), line + start + lo, static_cast<size_t>(hi - lo) * sizeof(T));
@@ -343,12 +472,13 @@ class Int8Kernel final : public Kernel {
           int8_gemm_tiles(w, xg, x_signed, x_zp, n, n, 1, sink, scratch, p_.workers, false);
           continue;
         }
+        const int64_t readable = (p_.batch - b) * in_image - grp * in_group;  // X's bytes from xg on
         const Int8ColumnSource columns = [&](int64_t j0, int64_t j1, uint8_t* dst, int64_t ld) {  // Note [tiled int8 im2col]
           if (x_signed) {
-            im2col_columns(p_, reinterpret_cast<const int8_t*>(xg), static_cast<int8_t>(x_zp), j0, j1,
+            im2col_columns(p_, reinterpret_cast<const int8_t*>(xg), readable, static_cast<int8_t>(x_zp), j0, j1,
                            reinterpret_cast<int8_t*>(dst), ld);
           } else {
-            im2col_columns(p_, xg, static_cast<uint8_t>(x_zp), j0, j1, dst, ld);
+            im2col_columns(p_, xg, readable, static_cast<uint8_t>(x_zp), j0, j1, dst, ld);
           }
         };
         int8_gemm_tiles_from(w, columns, x_signed, x_zp, n, sink, scratch, p_.workers, false);
