@@ -20,6 +20,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "backends/cpu/quant/qdq_int8_cpu.h"
@@ -37,7 +38,7 @@ namespace {
 
 enum class Base { Conv, Gemm, MatMul };
 
-enum Slot { kX, kXScale, kXZp, kW, kWScale, kWZp, kYScale, kYZp, kBias, kBiasScale, kRScale, kRZp, kZ, kZScale, kZZp, kBnMult, kBnAdd };
+enum Slot { kX, kXScale, kXZp, kW, kWScale, kWZp, kYScale, kYZp, kBias, kBiasScale, kRScale, kRZp, kZ, kZScale, kZZp, kBnMult, kBnAdd, kSlots };
 
 using int8_epilogue::QuantRange;
 using int8_epilogue::ResidualParams;
@@ -68,6 +69,13 @@ struct Int8Plan {
   bool has_bias_scale = false;  // absent with an int32 bias: QLinearConv's, in the sums' scale
   bool has_x_zp = false, has_y_zp = false, has_r_zp = false, has_z_zp = false;  // else 0
   int workers = 1;
+  // The node's input index of each Slot: the identity for Int8Conv/Int8Gemm/Int8MatMul; QGemm's
+  // order for a QGemm run by this kernel (plan_qgemm_int8).
+  std::array<int, kSlots> slot = [] {
+    std::array<int, kSlots> a{};
+    for (int i = 0; i < kSlots; ++i) a[static_cast<size_t>(i)] = i;
+    return a;
+  }();
 
   int64_t groups() const { return base == Base::Conv ? g.group : 1; }
   int64_t group_filters() const { return filters / groups(); }
@@ -423,10 +431,10 @@ class Int8Kernel final : public Kernel {
     auto align = [](uint8_t* at) { return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(at) + 63) & ~uintptr_t{63}); };
     uint8_t* scratch = align(static_cast<uint8_t*>(args.workspace));
     const bool x_signed = p_.x_type == DType::Int8;
-    const int32_t x_zp = p_.has_x_zp ? read_8bit(args.in<void>(kXZp), p_.x_type, 0) : 0;
+    const int32_t x_zp = p_.has_x_zp ? read_8bit(arg<void>(args, kXZp), p_.x_type, 0) : 0;
     const RunParams run = run_params(args, x_signed, x_zp);
     const int64_t n = p_.gemm_n(), mg = p_.group_filters();
-    const auto* x = static_cast<const uint8_t*>(args.inputs[kX]);  // 8-bit: bytes
+    const auto* x = arg<uint8_t>(args, kX);  // 8-bit: bytes
     void* y = args.outputs[0];  // 8-bit, or float32 (float_out)
     if (p_.depthwise) {
       run_depthwise(run, x, x_signed, x_zp, y);
@@ -560,25 +568,25 @@ class Int8Kernel final : public Kernel {
   }
 
   std::vector<RowParams> row_params(const KernelArgs& args) const {
-    const float x_scale = args.in<float>(kXScale)[0];
-    const float* w_scale = args.in<float>(kWScale);
-    const float out_scale = p_.float_out ? 1.0f : args.in<float>(p_.residual ? kRScale : kYScale)[0];
+    const float x_scale = arg<float>(args, kXScale)[0];
+    const float* w_scale = arg<float>(args, kWScale);
+    const float out_scale = p_.float_out ? 1.0f : arg<float>(args, p_.residual ? kRScale : kYScale)[0];
     std::vector<RowParams> out(static_cast<size_t>(p_.filters));
     for (int64_t m = 0; m < p_.filters; ++m) {
       RowParams& r = out[static_cast<size_t>(m)];
       const float xw = x_scale * w_scale[p_.w_scale_per_channel ? m : 0];
       float bias = 0;  // the float bias (an int32 one of another scale dequantized)
       if (p_.has_bias && !p_.int_bias) {
-        bias = args.in<float>(kBias)[m];
+        bias = arg<float>(args, kBias)[m];
       } else if (p_.has_bias) {
-        const int32_t b = args.in<int32_t>(kBias)[m];
+        const int32_t b = arg<int32_t>(args, kBias)[m];
         // no bias_scale: QLinearConv's bias, in the sums' own scale x_scale * w_scale[m]
-        const float bs = p_.has_bias_scale ? args.in<float>(kBiasScale)[p_.bias_scale_per_channel ? m : 0] : xw;
+        const float bs = p_.has_bias_scale ? arg<float>(args, kBiasScale)[p_.bias_scale_per_channel ? m : 0] : xw;
         if (bs == xw) r.ibias = b;
         else bias = static_cast<float>(b) * bs;
       }
       if (p_.bn) {  // v * bn_mult + bn_add, with v = float(sum + ibias) * xw + bias
-        const float s = args.in<float>(kBnMult)[m], a = args.in<float>(kBnAdd)[m];
+        const float s = arg<float>(args, kBnMult)[m], a = arg<float>(args, kBnAdd)[m];
         r.mult = xw * s / out_scale;
         r.add = (bias * s + a) / out_scale;
       } else {
@@ -602,15 +610,15 @@ class Int8Kernel final : public Kernel {
       r.ibias = static_cast<int32_t>(static_cast<uint32_t>(r.ibias) + static_cast<uint32_t>(fix));
     }
     if (p_.float_out) return run;
-    const int32_t y_zp = p_.has_y_zp ? read_8bit(args.in<void>(kYZp), p_.y_type, 0) : 0;
+    const int32_t y_zp = p_.has_y_zp ? read_8bit(arg<void>(args, kYZp), p_.y_type, 0) : 0;
     run.y = range_of(p_.y_type, y_zp, p_.relu);
     if (p_.residual) {
-      const int32_t r_zp = p_.has_r_zp ? read_8bit(args.in<void>(kRZp), p_.y_type, 0) : 0;
-      const int32_t z_zp = p_.has_z_zp ? read_8bit(args.in<void>(kZZp), p_.z_type, 0) : 0;
+      const int32_t r_zp = p_.has_r_zp ? read_8bit(arg<void>(args, kRZp), p_.y_type, 0) : 0;
+      const int32_t z_zp = p_.has_z_zp ? read_8bit(arg<void>(args, kZZp), p_.z_type, 0) : 0;
       run.r = range_of(p_.y_type, r_zp, false);
-      run.residual = ResidualParams{args.in<float>(kRScale)[0], args.in<float>(kZScale)[0], args.in<float>(kYScale)[0],
+      run.residual = ResidualParams{arg<float>(args, kRScale)[0], arg<float>(args, kZScale)[0], arg<float>(args, kYScale)[0],
                                     r_zp, z_zp};
-      run.z = args.inputs[kZ];
+      run.z = arg<void>(args, kZ);
     }
     return run;
   }
@@ -661,6 +669,11 @@ class Int8Kernel final : public Kernel {
     }
   }
 
+  template <class T>
+  const T* arg(const KernelArgs& args, Slot s) const {
+    return static_cast<const T*>(args.inputs[p_.slot[static_cast<size_t>(s)]]);
+  }
+
   Int8Plan p_;
 };
 
@@ -678,9 +691,10 @@ bool per_channel(const std::vector<ValueInfo>& inputs, size_t i) {
 }
 
 KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>& inputs,
-                       const std::vector<TensorInfo>& outputs) {
+                       const std::vector<TensorInfo>& outputs, const std::array<int, kSlots>* slot = nullptr) {
   Int8Plan p;
   p.base = base;
+  if (slot) p.slot = *slot;
   const Shape& x = inputs[kX].info.shape;
   const Shape& w = inputs[kW].info.shape;
   const ConstTensor& wc = constant_input(node, inputs, kW, "w");
@@ -772,6 +786,36 @@ std::optional<KernelChoice> plan_qlinear_conv_int8(const Node& node, const std::
     return std::nullopt;
   }
   return plan_int8(Base::Conv, node, inputs, outputs);
+}
+
+std::optional<KernelChoice> plan_qgemm_int8(const Node& node, const std::vector<ValueInfo>& inputs,
+                                            const std::vector<TensorInfo>& outputs) {
+  // QGemm: A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp? (no y_scale: a float output);
+  // Int8Gemm's slots in that order, where B and its zero point are constants, alpha 1, no transA,
+  // and C (int32, in the sums' scale) is one value per output column.
+  auto has = [&](size_t i) { return i < inputs.size() && inputs[i].present; };
+  if (node.attr_float("alpha", 1.0f) != 1.0f || node.attr_int("transA", 0) != 0 || !has(3) || !inputs[3].constant ||
+      inputs[3].info.shape.size() != 2 || inputs[0].info.shape.size() != 2 || (has(5) && !inputs[5].constant)) {
+    return std::nullopt;
+  }
+  const int64_t n = node.attr_int("transB", 0) != 0 ? inputs[3].info.shape[0] : inputs[3].info.shape[1];
+  if (has(6)) {
+    const Shape& c = inputs[6].info.shape;
+    if (numel(c) != n || c.empty() || c.back() != n) return std::nullopt;
+  }
+  std::array<int, kSlots> slot{};
+  slot.fill(-1);
+  const int order[] = {0, 1, 2, 3, 4, 5, 7, 8, 6};  // x .. w_zp, y_scale, y_zp, bias
+  std::vector<ValueInfo> mapped(kBiasScale + 1);
+  for (int s = 0; s <= kBias; ++s) {
+    const size_t from = static_cast<size_t>(order[s]);
+    slot[static_cast<size_t>(s)] = order[s];
+    if (from < inputs.size()) mapped[static_cast<size_t>(s)] = inputs[from];
+    else mapped[static_cast<size_t>(s)].present = false;
+  }
+  mapped[kBiasScale].present = false;
+  if (!mapped[kYScale].present) mapped[kYZp].present = false;
+  return plan_int8(Base::Gemm, node, mapped, outputs, &slot);
 }
 
 void register_cpu_qdq_int8_kernels(KernelRegistry& r) {

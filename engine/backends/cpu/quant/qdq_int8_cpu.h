@@ -14,4 +14,10 @@ namespace dnnx {
 std::optional<KernelChoice> plan_qlinear_conv_int8(const Node& node, const std::vector<ValueInfo>& inputs,
                                                    const std::vector<TensorInfo>& outputs);
 
+// com.microsoft's QGemm by Int8Gemm's kernel (its inputs mapped to Int8Gemm's slots), where B and
+// its zero point are constants, alpha is 1, transA 0 and C one value per output column; nullopt
+// otherwise (qgemm_cpu.cc keeps its own).
+std::optional<KernelChoice> plan_qgemm_int8(const Node& node, const std::vector<ValueInfo>& inputs,
+                                            const std::vector<TensorInfo>& outputs);
+
 }  // namespace dnnx
