@@ -136,17 +136,9 @@ void pack_panel(const void* b, bool b_signed, int64_t k, int64_t ld_k, int64_t l
   }
 
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_vnni(const int8_t* wp, const uint8_t* bp,
-                                                                         int64_t k4, __m512i* out, bool accumulate) {
+                                                                         int64_t k4, __m512i* out) {
   __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
           c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
-  if (accumulate) {  // a later K block: the sums so far
-    c00 = _mm512_loadu_si512(out + 0), c01 = _mm512_loadu_si512(out + 1), c10 = _mm512_loadu_si512(out + 2);
-    c11 = _mm512_loadu_si512(out + 3), c20 = _mm512_loadu_si512(out + 4), c21 = _mm512_loadu_si512(out + 5);
-    c30 = _mm512_loadu_si512(out + 6), c31 = _mm512_loadu_si512(out + 7), c40 = _mm512_loadu_si512(out + 8);
-    c41 = _mm512_loadu_si512(out + 9), c50 = _mm512_loadu_si512(out + 10), c51 = _mm512_loadu_si512(out + 11);
-    c60 = _mm512_loadu_si512(out + 12), c61 = _mm512_loadu_si512(out + 13), c70 = _mm512_loadu_si512(out + 14);
-    c71 = _mm512_loadu_si512(out + 15);
-  }
   for (int64_t p = 0; p < k4; ++p) {
     const __m512i b0 = _mm512_loadu_si512(bp + p * 128);
     const __m512i b1 = _mm512_loadu_si512(bp + p * 128 + 64);
@@ -174,16 +166,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_vnni(const int8
     c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(b1, w));                \
   }
 
-__attribute__((target("avx2"))) void tile_avx2(const int16_t* wp, const uint8_t* bp, int64_t k2, int32_t* out, bool accumulate) {
+__attribute__((target("avx2"))) void tile_avx2(const int16_t* wp, const uint8_t* bp, int64_t k2, int32_t* out) {
   __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
           c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  if (accumulate) {  // a later K block: the sums so far
-    const auto* o = reinterpret_cast<const __m256i*>(out);
-    c00 = _mm256_loadu_si256(o + 0), c01 = _mm256_loadu_si256(o + 1), c10 = _mm256_loadu_si256(o + 2);
-    c11 = _mm256_loadu_si256(o + 3), c20 = _mm256_loadu_si256(o + 4), c21 = _mm256_loadu_si256(o + 5);
-    c30 = _mm256_loadu_si256(o + 6), c31 = _mm256_loadu_si256(o + 7), c40 = _mm256_loadu_si256(o + 8);
-    c41 = _mm256_loadu_si256(o + 9), c50 = _mm256_loadu_si256(o + 10), c51 = _mm256_loadu_si256(o + 11);
-  }
   for (int64_t p = 0; p < k2; ++p) {
     const __m256i b0 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + p * 32)));
     const __m256i b1 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + p * 32 + 16)));
@@ -211,16 +196,9 @@ __attribute__((target("avx2"))) void tile_avx2(const int16_t* wp, const uint8_t*
   }
 
 __attribute__((target("avx2,avxvnni"))) void tile_avx_vnni(const int8_t* wp, const uint8_t* bp, int64_t k4,
-                                                           int32_t* out, bool accumulate) {
+                                                           int32_t* out) {
   __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
           c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  if (accumulate) {  // a later K block: the sums so far
-    const auto* o = reinterpret_cast<const __m256i*>(out);
-    c00 = _mm256_loadu_si256(o + 0), c01 = _mm256_loadu_si256(o + 1), c10 = _mm256_loadu_si256(o + 2);
-    c11 = _mm256_loadu_si256(o + 3), c20 = _mm256_loadu_si256(o + 4), c21 = _mm256_loadu_si256(o + 5);
-    c30 = _mm256_loadu_si256(o + 6), c31 = _mm256_loadu_si256(o + 7), c40 = _mm256_loadu_si256(o + 8);
-    c41 = _mm256_loadu_si256(o + 9), c50 = _mm256_loadu_si256(o + 10), c51 = _mm256_loadu_si256(o + 11);
-  }
   for (int64_t p = 0; p < k4; ++p) {
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + p * 64));
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + p * 64 + 32));
@@ -296,11 +274,11 @@ void gemm_panels(const Int8Weights& w, const void* b, const Int8ColumnSource* so
         const int64_t j0 = panel * width, cols = std::min(width, n - j0);
         const uint8_t* bp = scratch + panel * kp * width;
         if (w.path == Int8Path::Vnni) {
-          tile_vnni(w.s8.data() + m0 * kp, bp, kp / kg, reinterpret_cast<__m512i*>(tile), false);
+          tile_vnni(w.s8.data() + m0 * kp, bp, kp / kg, reinterpret_cast<__m512i*>(tile));
         } else if (w.path == Int8Path::AvxVnni) {
-          tile_avx_vnni(w.s8.data() + m0 * kp, bp, kp / kg, tile, false);
+          tile_avx_vnni(w.s8.data() + m0 * kp, bp, kp / kg, tile);
         } else {
-          tile_avx2(w.s16.data() + m0 * kp, bp, kp / kg, tile, false);
+          tile_avx2(w.s16.data() + m0 * kp, bp, kp / kg, tile);
         }
         finish_tile(tile, rows, cols, width, w, m0, j0, b_signed ? b_zp + 128 : b_zp, corrected, sink);
       }
