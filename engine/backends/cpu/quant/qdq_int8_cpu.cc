@@ -131,10 +131,11 @@ __attribute__((target("avx512f,avx512bw"))) void im2col_same_2d_avx512(const Int
   for (int64_t t = 0; t < taps; ++t) {
     const int64_t dy = t / kw_n - g.pads_begin[1], dx = t % kw_n - g.pads_begin[2];
     uint64_t* m = masks.data() + t * blocks;
-    for (int64_t j = j0; j < j1; ++j) {
-      const int64_t oh = j / in_w, ow = j % in_w;
+    int64_t oh = j0 / in_w, ow = j0 % in_w;  // stepped along, not divided per position (that cost more than the copies)
+    for (int64_t i = 0; i < len; ++i) {
       const bool inside = oh + dy >= 0 && oh + dy < in_h && ow + dx >= 0 && ow + dx < in_w;
-      if (inside) m[(j - j0) / 64] |= uint64_t{1} << ((j - j0) % 64);
+      if (inside) m[i >> 6] |= uint64_t{1} << (i & 63);
+      if (++ow == in_w) ow = 0, ++oh;
     }
   }
   const __m512i zpv = _mm512_set1_epi8(static_cast<char>(zp));
@@ -200,11 +201,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void im2col_gather_avx512(c
   offsets.resize(static_cast<size_t>(taps * len));
   for (int64_t t = 0; t < taps; ++t) {
     const int64_t kh = t / kw_n, kw = t % kw_n;
-    for (int64_t j = j0; j < j1; ++j) {
-      const int64_t ih = g.window_start(1, j / out_w) + kh * g.dilations[1];
-      const int64_t iw = g.window_start(2, j % out_w) + kw * g.dilations[2];
+    int64_t oh = j0 / out_w, ow = j0 % out_w;  // stepped along, not divided per position
+    int32_t* off = offsets.data() + t * len;
+    for (int64_t i = 0; i < len; ++i) {
+      const int64_t ih = g.window_start(1, oh) + kh * g.dilations[1];
+      const int64_t iw = g.window_start(2, ow) + kw * g.dilations[2];
       const bool inside = ih >= 0 && ih < in_h && iw >= 0 && iw < in_w;
-      offsets[static_cast<size_t>(t * len + (j - j0))] = inside ? static_cast<int32_t>(ih * in_w + iw) : -1;
+      off[i] = inside ? static_cast<int32_t>(ih * in_w + iw) : -1;
+      if (++ow == out_w) ow = 0, ++oh;
     }
   }
   const __m128i zpv = _mm_set1_epi8(static_cast<char>(zp));
