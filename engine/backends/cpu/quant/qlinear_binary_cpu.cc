@@ -12,6 +12,10 @@
 #include "backends/cpu/quant/quant_codec.h"
 #include "runtime/kernel_registry.h"
 
+// No FMA contraction: the AVX-512 and AVX2 forms below must round the product and the sum apart,
+// as the scalar form and MLAS do (GCC would fuse them under the AVX-512 target).
+#pragma GCC optimize("fp-contract=off")
+
 namespace dnnx {
 
 namespace {
