@@ -12,6 +12,11 @@ medians). Appends a section to bench/RESULTS.md.
 
     python bench/bench_cpu_int8.py [--model resnet18|resnet50] [--quantizer onnxruntime|dnnx] [--threads 1]
                                    [--iters 30] [--warmup 3]
+    python bench/bench_cpu_int8.py --zoo2 q_qdq_regnety_002 [--threads 1] [--iters 30]
+
+--zoo2 NAME times ../shared/external/zoo2/NAME.onnx instead (the quantized files onnxruntime's
+tool wrote: q_qdq_* QDQ, q_qop_* QOperator, q_dyn_* dynamic), fed as its PROVENANCE.md says
+(bench/_external_models.py), batch 1, dnnx against onnxruntime on the same file.
 """
 from __future__ import annotations
 
@@ -81,6 +86,55 @@ def dnnx_qdq_file(model: onnx.ModelProto, tmp: Path, samples: int) -> Path:
     return dst
 
 
+def zoo2_main(args, command: str, load: float) -> int:
+    """--zoo2: one quantized zoo2 file, dnnx against onnxruntime (no float-between-QDQ row: the
+    QOperator and dynamic files have no QDQ pairs)."""
+    from _external_models import EXTERNAL, make_inputs, read_model
+
+    name = f"zoo2/{args.zoo2}.onnx"
+    model = read_model(name, EXTERNAL)
+    feeds, _ = make_inputs(name, model, 1)
+    ours = dnnx.load(model, batch_size=1)
+    plan = str(ours.plan())
+    int8_layers = sum(1 for line in plan.splitlines() if "int32 accumulation" in line)
+    session = ort_session(model, args.threads)
+    runners = {"dnnx": lambda: ours.run_dict(feeds), "onnxruntime": lambda: session.run(None, feeds)}
+    seconds = time_interleaved(runners, args.warmup, args.iters)
+    cpu = cpu_times(runners, args.iters)
+    want = session.run(None, feeds)[0]
+    got = list(ours.run_dict(feeds).values())[0]
+    rel = float(np.max(np.abs(got.astype(np.float64) - want))) / max(float(np.max(np.abs(want))), 1e-30)
+    med = {k: 1e3 * float(np.median(v)) for k, v in seconds.items()}
+    cpu_med = {k: 1e3 * float(np.median(v)) for k, v in cpu.items()}
+    for k in med:
+        print(f"{k:12s} median {med[k]:8.2f} ms  cpu-time median {cpu_med[k]:8.2f} ms")
+    print(f"{int8_layers} layers with int32 accumulation in dnnx's plan; rel diff vs ort {rel:.3g}")
+    lines = [
+        "",
+        f"# zoo2 {args.zoo2} (onnxruntime's quantized file) on the CPU: dnnx vs onnxruntime, {args.threads} "
+        "thread(s) (bench/bench_cpu_int8.py --zoo2)",
+        "",
+        f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
+        f"- machine: {cpu_name()}, {available_cores()} cores available, {platform.system()} {platform.release()}",
+        f"- load average (1 min): {load:.2f} when the run began, {os.getloadavg()[0]:.2f} at its end",
+        f"- threads: {args.threads} per engine; versions: {versions()}",
+        f"- command: `{command}`",
+        f"- batch 1, inputs as zoo2/PROVENANCE.md says; {int8_layers} layers with int32 accumulation in dnnx's "
+        f"plan; rel diff (max abs diff / max |ort|) vs onnxruntime {rel:.3g}",
+        f"- method: dnnx.cli.timing.time_interleaved, {args.warmup} warm-up + {args.iters} timed calls each",
+        "",
+        "| engine | median ms | / onnxruntime | cpu ms (median) | / onnxruntime |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for k in med:
+        lines.append(f"| {k} | {med[k]:.2f} | {med[k] / med['onnxruntime']:.2f} | {cpu_med[k]:.2f} | "
+                     f"{cpu_med[k] / cpu_med['onnxruntime']:.2f} |")
+    with open(args.out, "a") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"appended to {args.out}")
+    return 0
+
+
 def cpu_times(runners: dict, rounds: int) -> dict:
     """CPU seconds of each call (time.process_time, one thread: the work itself, not the time the
     process waited for a core on a loaded machine), the engines taking turns call by call."""
@@ -98,6 +152,8 @@ def main() -> int:
     parser.add_argument("--model", choices=["resnet18", "resnet50"], default="resnet50")
     parser.add_argument("--quantizer", choices=["onnxruntime", "dnnx"], default="onnxruntime",
                         help="who writes the QDQ file: onnxruntime's quantize_static or dnnx.quantize")
+    parser.add_argument("--zoo2", default=None, help="a quantized ../shared/external/zoo2 file's name "
+                        "(q_qdq_regnety_002, q_qop_efficientnet_b0, q_dyn_bert) instead of --model")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--iters", type=int, default=30, help="timed calls per engine")
     parser.add_argument("--warmup", type=int, default=3)
@@ -108,6 +164,8 @@ def main() -> int:
     command = shlex.join([*env, "python3", *sys.argv])
     load = os.getloadavg()[0]
     set_num_threads(args.threads)
+    if args.zoo2:
+        return zoo2_main(args, command, load)
     with tempfile.TemporaryDirectory() as tmp:
         make = dnnx_qdq_file if args.quantizer == "dnnx" else qdq_file
         path = make(float_model(args.model), Path(tmp), args.calibration)

@@ -75,6 +75,21 @@ def test_int8_gemm_is_exact_int32_accumulation(path, w_type, b_type, k):
     np.testing.assert_array_equal(got, want.astype(np.int32))
 
 
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("m, k, n", [(13, 4096, 1), (17, 4099, 2), (17, 4103, 3), (8, 5, 1)])
+def test_int8_gemm_of_few_columns_is_exact(path, m, k, n):
+    """One to three columns (a classifier at batch 1): the VNNI path's W x b form (Note [int8 gemv]),
+    odd row tiles and a lone last k group included; the other paths as they are."""
+    rng = np.random.default_rng(m * k + n)
+    w = rng.integers(-128, 128, size=(m, k)).astype(np.int8)
+    b = rng.integers(0, 256, size=(k, n)).astype(np.uint8)
+    w[0, :] = -128
+    b[:, 0] = 255
+    got = pass_hooks.int8_gemm(w, 0, b, 17, path)
+    want = w.astype(np.int64) @ (b.astype(np.int64) - 17)
+    np.testing.assert_array_equal(got, want.astype(np.int32))
+
+
 def test_int8_gemm_vnni_refuses_what_it_cannot_take():
     if not has_vnni():
         pytest.skip("no AVX-512 VNNI here")
@@ -120,6 +135,25 @@ def float_model(kind, symbolic_batch=False):
                                             const("b", rng.normal(size=32) * 0.1)], ["c"]),
                   helper.make_node("Add", ["c", "x"], ["s"]),
                   helper.make_node("Relu", ["s"], ["y"])]
+    elif kind in ("conv_tiled", "conv_tiled_s2", "conv_tiled_dilated"):
+        # K x HW past the GEMM's 256 KiB chunk (Note [tiled int8 im2col]): chunks end mid-row
+        shape, attrs = {"conv_tiled": ([1, 64, 23, 37], dict(pads=[1, 1, 1, 1])),
+                        "conv_tiled_s2": ([1, 64, 45, 47], dict(pads=[1, 0, 1, 2], strides=[2, 2])),
+                        "conv_tiled_dilated": ([1, 64, 25, 29], dict(pads=[2, 2, 2, 2], dilations=[2, 2]))}[kind]
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+        nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(40, 64, 3, 3)) * 0.05),
+                                            const("b", rng.normal(size=40) * 0.1)], ["c"], **attrs),
+                  helper.make_node("Relu", ["c"], ["y"])]
+    elif kind in ("conv_depthwise", "conv_depthwise_s1"):  # one filter per channel: Note [int8 depthwise]
+        attrs = dict(pads=[2, 1, 2, 3], strides=[2, 2]) if kind == "conv_depthwise" else dict(pads=[2, 2, 2, 2], dilations=[1, 2])
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 24, 17, 19])
+        nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(24, 1, 5, 5)) * 0.3),
+                                            const("b", rng.normal(size=24) * 0.1)], ["c"], group=24, **attrs),
+                  helper.make_node("Relu", ["c"], ["y"])]
+    elif kind == "gemm_row":  # batch 1: one column for the GEMM (Note [int8 gemv])
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 300])
+        nodes += [helper.make_node("Gemm", ["x", const("w", rng.normal(size=(43, 300)) * 0.1),
+                                            const("b", rng.normal(size=43) * 0.1)], ["y"], transB=1)]
     elif kind == "gemm":
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 300])
         nodes += [helper.make_node("Gemm", ["x", const("w", rng.normal(size=(40, 300)) * 0.1),
@@ -176,7 +210,12 @@ CASES = [("conv", True, "uint8", "int8"), ("conv", False, "int8", "int8"), ("con
          ("conv_maxpool", True, "uint8", "int8"), ("conv_maxpool", False, "int8", "int8"),
          ("conv_group", True, "int8", "int8"), ("conv1x1_residual", False, "uint8", "int8"),
          ("conv1x1_residual", True, "int8", "int8"), ("gemm", True, "uint8", "int8"),
-         ("gemm", False, "uint8", "uint8"), ("matmul", True, "int8", "int8"), ("matmul", False, "uint8", "int8")]
+         ("gemm", False, "uint8", "uint8"), ("matmul", True, "int8", "int8"), ("matmul", False, "uint8", "int8"),
+         ("conv_tiled", True, "uint8", "int8"), ("conv_tiled", False, "int8", "int8"),
+         ("conv_tiled_s2", True, "uint8", "int8"), ("conv_tiled_dilated", True, "uint8", "uint8"),
+         ("conv_depthwise", True, "uint8", "int8"), ("conv_depthwise", False, "int8", "int8"),
+         ("conv_depthwise_s1", True, "uint8", "uint8"), ("gemm_row", True, "uint8", "int8"),
+         ("gemm_row", False, "int8", "int8")]
 
 
 @pytest.mark.parametrize("kind, per_channel, activation, weight", CASES)
@@ -188,12 +227,15 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
     step = output_step(model)
     fused = dnnx.load(model)
     plan = str(fused.plan())
-    op = {"conv": "Int8Conv", "conv_s2_wide": "Int8Conv", "conv_maxpool": "Int8Conv", "conv_group": "Int8Conv", "conv1x1_residual": "Int8Conv",
-          "gemm": "Int8Gemm", "matmul": "Int8MatMul"}[kind]
+    op = {"conv": "Int8Conv", "conv_depthwise": "Int8Conv", "conv_depthwise_s1": "Int8Conv", "conv_tiled": "Int8Conv", "conv_tiled_s2": "Int8Conv", "conv_tiled_dilated": "Int8Conv",
+          "conv_s2_wide": "Int8Conv", "conv_maxpool": "Int8Conv", "conv_group": "Int8Conv", "conv1x1_residual": "Int8Conv",
+          "gemm": "Int8Gemm", "gemm_row": "Int8Gemm", "matmul": "Int8MatMul"}[kind]
     assert op in plan and "int8, int32 accumulation" in plan, plan
     assert "Conv " not in plan.replace("Int8Conv", "") and "Gemm " not in plan.replace("Int8Gemm", "")
     if kind == "conv1x1_residual":
         assert "residual add" in plan and " Add " not in plan, plan
+    if kind.startswith("conv_depthwise"):
+        assert "depthwise" in plan, plan
     if kind == "conv_maxpool":  # DequantizeLinear -> MaxPool -> QuantizeLinear => MaxPool on the 8-bit values
         ops = [row["op"] for row in fused.plan()]
         assert ops == ["QuantizeLinear", "Int8Conv", "MaxPool", "DequantizeLinear"], ops
@@ -209,7 +251,8 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
         assert (steps > 0.5).mean() < 0.05  # one step only at the few ties the float path rounds otherwise
 
 
-@pytest.mark.parametrize("kind", ["conv", "conv1x1_residual", "matmul"])
+@pytest.mark.parametrize("kind", ["conv", "conv1x1_residual", "matmul", "conv_tiled", "conv_tiled_s2", "conv_depthwise",
+                                  "gemm_row"])
 def test_avx2_switch_gives_the_same_outputs(kind, tmp_path):
     if not has_vnni():
         pytest.skip("no AVX-512 VNNI here: the default path already is AVX2 or portable")
@@ -265,3 +308,22 @@ def test_symbolic_batch_and_empty_batch(kind, tmp_path):
         assert got.shape == want.shape and got.dtype == want.dtype
         if batch:
             assert np.abs(got - want).max() <= output_step(model) * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("kind", ["conv_tiled", "conv_tiled_s2", "conv1x1_residual", "gemm", "conv_depthwise"])
+def test_thread_counts_give_the_same_outputs(kind, tmp_path):
+    """The workers split the GEMM's panels (and the tiled im2col's chunks within them): exact int32
+    sums and one epilogue per element, so 1 and 2 threads give the same bytes."""
+    from dnnx.threads import get_num_threads, set_num_threads
+
+    model = quantized(kind, tmp_path, True, "uint8", "int8")
+    x = input_of(model, 11)
+    before = get_num_threads()
+    outs = []
+    try:
+        for threads in (1, 2):
+            set_num_threads(threads)
+            outs.append(dnnx.load(model).run_dict({"x": x})["y"])
+    finally:
+        set_num_threads(before)
+    np.testing.assert_array_equal(outs[0], outs[1])

@@ -121,7 +121,7 @@ def test_qlinear_matmul(ta, tb, per_column):
 
 @pytest.mark.parametrize("tx, tw", [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.int8)])
 @pytest.mark.parametrize("per_channel", [False, True])
-@pytest.mark.parametrize("group", [1, 3])
+@pytest.mark.parametrize("group", [1, 3, 6])  # 6: depthwise (Note [int8 depthwise])
 def test_qlinear_conv(tx, tw, per_channel, group):
     x = rand_q(tx, (1, 6, 9, 8))
     w = rand_q(tw, (6, 6 // group, 3, 3))
@@ -137,7 +137,9 @@ def test_qlinear_conv(tx, tw, per_channel, group):
     want, by = reference_outputs(model, {"x": x})
     got, m = run_dnnx(model, {"x": x})
     assert_within_one_step(got["y"], want[0])
-    assert "int8, int32 accumulation" == m.plan()[0]["math"]
+    # constant weights: Int8Conv's kernel (qdq_int8_cpu.h), requantizing in its epilogue
+    assert m.plan()[0]["math"] == f"int8, int32 accumulation, requantized to {np.dtype(tx).name}"
+    assert ("depthwise" in m.plan()[0]["algorithm"]) == (group == 6)
 
 
 def test_qlinear_conv_refuses_a_wrong_bias_naming_it():
@@ -147,3 +149,50 @@ def test_qlinear_conv_refuses_a_wrong_bias_naming_it():
     model = node_model("QLinearConv", inputs, ["y"], opset=10)
     with pytest.raises(dnnx.InvalidModelError, match=r"node 'n' \(QLinearConv\): B must be int32 \[M\] = \[3\]"):
         dnnx.load(model)
+
+
+def test_matmul_integer_constant_b_is_packed_and_a_graph_input_b_is_not():
+    """A constant B is packed once for the int8 GEMM (its path in the plan); a B fed at run time
+    takes the int16 loop: both give numpy's exact sums."""
+    a, b = rand_q(np.uint8, (3, 6, 40)), rand_q(np.int8, (40, 9))
+    bz = rand_q(np.int8, (9,))
+    ref = (a.astype(np.int64) - 7) @ (b.astype(np.int64) - bz)
+    constant = node_model("MatMulInteger", [("a", (TensorProto.UINT8, [3, 6, 40])), ("b", b), ("az", np.array(7, np.uint8)),
+                                            ("bz", bz)], ["y"], opset=10)
+    fed = node_model("MatMulInteger", [("a", (TensorProto.UINT8, [3, 6, 40])), ("b", (TensorProto.INT8, [40, 9])),
+                                       ("az", np.array(7, np.uint8)), ("bz", bz)], ["y"], opset=10)
+    got, m = run_dnnx(constant, {"a": a})
+    np.testing.assert_array_equal(got["y"], ref)
+    assert "(" in m.plan()[0]["algorithm"]  # the GEMM path's name: avx512-vnni, avx2, ...
+    got, m = run_dnnx(fed, {"a": a, "b": b})
+    np.testing.assert_array_equal(got["y"], ref)
+    assert "(" not in m.plan()[0]["algorithm"]
+
+
+@pytest.mark.parametrize("switch", ["DNNX_INT8_AVX2", "DNNX_INT8_PORTABLE"])
+def test_matmul_integer_packed_b_on_the_forced_paths(switch, tmp_path):
+    """The packed B on the AVX2 path and the plain loop (the switches are read once: a subprocess),
+    uint8 weights with a zero point per column, K past 4096: numpy's exact sums."""
+    import os
+    import subprocess
+    import sys
+
+    import onnx
+
+    rng = np.random.default_rng(3)
+    a, b = rand_q(np.uint8, (5, 4100), rng), rand_q(np.uint8, (4100, 11), rng)
+    bz = rand_q(np.uint8, (11,), rng)
+    model = node_model("MatMulInteger", [("a", (TensorProto.UINT8, [5, 4100])), ("b", b), ("az", np.array(200, np.uint8)),
+                                         ("bz", bz)], ["y"], opset=10)
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    np.save(tmp_path / "a.npy", a)
+    script = ("import sys, numpy as np, dnnx\n"
+              "m = dnnx.load(sys.argv[1]); a = np.load(sys.argv[2])\n"
+              "np.save(sys.argv[3], m.run_dict({'a': a})['y']); print(m.plan())\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DNNX_INT8_")}
+    env[switch] = "1"
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path / "m.onnx"), str(tmp_path / "a.npy"),
+                        str(tmp_path / "y.npy")], env=env, capture_output=True, text=True, check=True)
+    assert ("(avx2)" if switch == "DNNX_INT8_AVX2" else "(portable)") in r.stdout, r.stdout
+    ref = (a.astype(np.int64) - 200) @ (b.astype(np.int64) - bz)
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), ref)

@@ -195,3 +195,17 @@ def test_empty_dims_match_onnxruntime(op, axis_scale):
                        opset=13, axis=1)
     x = np.zeros((0, 3), np.float32 if op == "QuantizeLinear" else np.int8)
     assert compare(model, {"x": x}) == "onnxruntime"
+
+
+@pytest.mark.parametrize("npt, elem", [(np.uint8, TensorProto.UINT8), (np.int8, TensorProto.INT8)])
+@pytest.mark.parametrize("with_zp", [True, False])
+def test_dequantize_linear_per_tensor_bytes_long(npt, elem, with_zp):
+    """The per-tensor 8-bit form's vectorized loop (quantize_linear_cpu.cc: dequantize_bytes) over a
+    tensor long enough for its full vectors and a tail, bit for bit against onnxruntime."""
+    info = np.iinfo(npt)
+    x = np.random.default_rng(4).integers(info.min, info.max + 1, (3, 7, 53)).astype(npt)
+    inputs = [("x", (elem, list(x.shape))), ("s", np.array(0.0371, np.float32))]
+    if with_zp:
+        inputs.append(("z", np.array(-5 if npt == np.int8 else 131, npt)))
+    model = node_model("DequantizeLinear", inputs, ["y"], opset=13)
+    compare(model, {"x": x})

@@ -74,7 +74,8 @@ def test_qlinear_global_average_pool(t, channels_last):
 @pytest.mark.parametrize("ta, tb", [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.int8)])
 @pytest.mark.parametrize("quantized_out", [True, False])
 @pytest.mark.parametrize("trans_b, per_column, c_shape", [(0, False, [5]), (1, True, [3, 5]), (1, False, None)])
-def test_qgemm(ta, tb, quantized_out, trans_b, per_column, c_shape):
+@pytest.mark.parametrize("alpha", [0.75, 1.0])
+def test_qgemm(ta, tb, quantized_out, trans_b, per_column, c_shape, alpha):
     a = rand_q(ta, (3, 8))
     b = rand_q(tb, (5, 8) if trans_b else (8, 5))
     bs = (np.linspace(0.01, 0.03, 5) if per_column else np.array(0.02)).astype(np.float32)
@@ -84,9 +85,12 @@ def test_qgemm(ta, tb, quantized_out, trans_b, per_column, c_shape):
     inputs.append(("c", RNG.integers(-3000, 3000, c_shape).astype(np.int32)) if c_shape else ("", None))
     if quantized_out:
         inputs += [("ys", np.array(0.5, np.float32)), ("yz", np.array(100 if ta == np.uint8 else -7, ta))]
-    model = node_model("QGemm", inputs, ["y"], domain=MS, opset=17, transB=trans_b, alpha=0.75,
+    model = node_model("QGemm", inputs, ["y"], domain=MS, opset=17, transB=trans_b, alpha=alpha,
                        out_types=[(ELEM[ta] if quantized_out else TensorProto.FLOAT, [3, 5])])
-    got, want, _ = compare_ms(model, {"a": a})
+    got, want, m = compare_ms(model, {"a": a})
+    # alpha 1 and C per column (or none): Int8Gemm's kernel (qdq_int8_cpu.h), its path in the plan
+    int8_kernel = alpha == 1.0 and c_shape != [3, 5]
+    assert ("(" in m.plan()[0]["algorithm"]) == int8_kernel, m.plan()[0]["algorithm"]
     if quantized_out:
         assert_within_one_step(got[0], want[0])
     else:

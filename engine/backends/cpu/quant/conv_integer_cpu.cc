@@ -1,4 +1,5 @@
-// ConvInteger and QLinearConv on the CPU (ops/quant/conv_integer.cc has their meaning), as
+// ConvInteger and QLinearConv on the CPU (ops/quant/conv_integer.cc has their meaning; a
+// QLinearConv with constant weights runs Int8Conv's kernel instead: qdq_int8_cpu.h), as
 // im2col + the integer GEMM (Note [int8 gemm]): per image and group, X minus its zero point into
 // int16 columns [C/group * k, out] (a padded tap reads 0: x_zero_point minus itself), W minus
 // its zero points into int16 [M/group, C/group * k] once per run, the int32 product, then the
@@ -7,6 +8,7 @@
 #include <algorithm>
 
 #include "backends/cpu/quant/int_gemm_cpu.h"
+#include "backends/cpu/quant/qdq_int8_cpu.h"
 #include "backends/cpu/quant/quant_codec.h"
 #include "backends/cpu/runtime/thread_pool.h"
 #include "ops/quant/int_conv.h"
@@ -166,6 +168,8 @@ KernelChoice plan_conv_integer(const Node& node, const std::vector<ValueInfo>& i
 
 KernelChoice plan_qlinear_conv(const Node& node, const std::vector<ValueInfo>& inputs,
                                const std::vector<TensorInfo>& outputs) {
+  // constant weights (every file quantize_static writes): the int8 layers' kernel
+  if (std::optional<KernelChoice> fast = plan_qlinear_conv_int8(node, inputs, outputs)) return std::move(*fast);
   const Shape& w = inputs[3].info.shape;
   IntConvPlan p = base_plan(node, inputs[0].info.shape, w);
   p.slots = Slots{0, 3, 2, 5, 1, 4, 6, 7, present(inputs, 8) ? 8 : -1};

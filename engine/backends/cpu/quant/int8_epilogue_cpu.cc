@@ -9,6 +9,11 @@
 #include <algorithm>
 #include <cmath>
 
+// No FMA contraction here (the header's rule: onnxruntime rounds the product and the sum apart):
+// GCC fused _mm512_mul_ps + _mm512_add_ps into vfmadd under the AVX-512 targets (FMA comes with
+// them), so the AVX-512 forms could differ from the AVX2 ones at a rounding tie.
+#pragma GCC optimize("fp-contract=off")
+
 namespace dnnx::int8_epilogue {
 
 
@@ -37,7 +42,7 @@ __attribute__((target("avx2"))) void requantize_avx2(const int32_t* acc, int64_t
 }
 
 // The same, 16 lanes, narrowed in the register to Y's bytes (the values are in Y's range already).
-__attribute__((target("avx512f"))) void requantize_bytes_avx512(const int32_t* acc, int64_t n, const RowParams& p,
+__attribute__((target("avx512f,avx512bw"))) void requantize_bytes_avx512(const int32_t* acc, int64_t n, const RowParams& p,
                                                                 const QuantRange& q, uint8_t* out) {
   const __m512 lo = _mm512_set1_ps(static_cast<float>(q.lo - q.zp)), hi = _mm512_set1_ps(static_cast<float>(q.hi - q.zp));
   const __m512 mult = _mm512_set1_ps(p.mult), add = _mm512_set1_ps(p.add);
@@ -49,9 +54,13 @@ __attribute__((target("avx512f"))) void requantize_bytes_avx512(const int32_t* a
     v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), zp)));
   }
-  int32_t rest[16];
-  requantize_portable(acc + j, n - j, p, q, rest);
-  for (int64_t t = 0; t < n - j; ++t) out[j + t] = static_cast<uint8_t>(rest[t]);
+  if (j < n) {  // the tail: the same steps on masked lanes
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - j)) - 1);
+    const __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, acc + j), bias);
+    __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), mult), add);
+    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    _mm512_mask_cvtepi32_storeu_epi8(out + j, m, _mm512_add_epi32(_mm512_cvtps_epi32(v), zp));
+  }
 }
 
 void requantize(const int32_t* acc, int64_t n, const RowParams& p, const QuantRange& q, int32_t* out) {
@@ -70,7 +79,7 @@ QuantRange range_of(DType t, int32_t zp, bool relu) {
 // QLinearAdd (qlinear_binary_cpu.cc: the zero point added before the rounding).
 void add_residual_portable(int32_t* q, const int32_t* z, int64_t n, const ResidualParams& p, const QuantRange& out) {
   for (int64_t j = 0; j < n; ++j) {
-    const float v = (p.r_scale * static_cast<float>(q[j] - p.r_zp) + p.z_scale * static_cast<float>(z[j] - p.z_zp)) / p.y_scale;
+    const float v = p.r_ratio() * static_cast<float>(q[j] - p.r_zp) + p.z_ratio() * static_cast<float>(z[j] - p.z_zp);
     const float r = std::min(std::max(v + static_cast<float>(out.zp), static_cast<float>(out.lo)), static_cast<float>(out.hi));
     q[j] = static_cast<int32_t>(std::nearbyint(r));
   }
@@ -78,7 +87,7 @@ void add_residual_portable(int32_t* q, const int32_t* z, int64_t n, const Residu
 
 __attribute__((target("avx2"))) void add_residual_avx2(int32_t* q, const int32_t* z, int64_t n, const ResidualParams& p,
                                                       const QuantRange& out) {
-  const __m256 sr = _mm256_set1_ps(p.r_scale), sz = _mm256_set1_ps(p.z_scale), sy = _mm256_set1_ps(p.y_scale);
+  const __m256 sr = _mm256_set1_ps(p.r_ratio()), sz = _mm256_set1_ps(p.z_ratio());
   const __m256i rzp = _mm256_set1_epi32(p.r_zp), zzp = _mm256_set1_epi32(p.z_zp);
   const __m256 zp = _mm256_set1_ps(static_cast<float>(out.zp)), lo = _mm256_set1_ps(static_cast<float>(out.lo)),
                hi = _mm256_set1_ps(static_cast<float>(out.hi));
@@ -86,8 +95,7 @@ __attribute__((target("avx2"))) void add_residual_avx2(int32_t* q, const int32_t
   for (; j + 8 <= n; j += 8) {
     const __m256i a = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + j)), rzp);
     const __m256i b = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(z + j)), zzp);
-    const __m256 v = _mm256_div_ps(
-        _mm256_add_ps(_mm256_mul_ps(sr, _mm256_cvtepi32_ps(a)), _mm256_mul_ps(sz, _mm256_cvtepi32_ps(b))), sy);
+    const __m256 v = _mm256_add_ps(_mm256_mul_ps(sr, _mm256_cvtepi32_ps(a)), _mm256_mul_ps(sz, _mm256_cvtepi32_ps(b)));
     const __m256 r = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, zp), lo), hi);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + j), _mm256_cvtps_epi32(r));
   }
@@ -102,36 +110,31 @@ void add_residual(int32_t* q, const int32_t* z, int64_t n, const ResidualParams&
 
 // The residual form in one pass, 16 lanes: r requantized, then QLinearAdd's sum with z (8-bit,
 // signed or not), narrowed to Y's bytes; the tail through the portable steps.
-__attribute__((target("avx512f"))) void residual_bytes_avx512(const int32_t* acc, int64_t n, const RowParams& p,
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void residual_bytes_avx512(const int32_t* acc, int64_t n, const RowParams& p,
                                                               const QuantRange& rq, const void* z, bool z_signed,
                                                               const ResidualParams& rp, const QuantRange& yq,
                                                               uint8_t* out) {
   const __m512 rlo = _mm512_set1_ps(static_cast<float>(rq.lo - rq.zp)), rhi = _mm512_set1_ps(static_cast<float>(rq.hi - rq.zp));
   const __m512 mult = _mm512_set1_ps(p.mult), add = _mm512_set1_ps(p.add);
   const __m512i bias = _mm512_set1_epi32(p.ibias);
-  const __m512 sr = _mm512_set1_ps(rp.r_scale), sz = _mm512_set1_ps(rp.z_scale), sy = _mm512_set1_ps(rp.y_scale);
+  const __m512 sr = _mm512_set1_ps(rp.r_ratio()), sz = _mm512_set1_ps(rp.z_ratio());
   const __m512i zzp = _mm512_set1_epi32(rp.z_zp);
   const __m512 yzp = _mm512_set1_ps(static_cast<float>(yq.zp)), ylo = _mm512_set1_ps(static_cast<float>(yq.lo)),
                yhi = _mm512_set1_ps(static_cast<float>(yq.hi));
   const auto* zb = static_cast<const uint8_t*>(z);
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16) {
-    const __m512i a = _mm512_add_epi32(_mm512_loadu_si512(acc + j), bias);
+  // lanes m of 16 from j: requantized r, QLinearAdd with z, to bytes (the tail: masked lanes)
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = n - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - j)) - 1);
+    const __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, acc + j), bias);
     __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), mult), add);
     v = _mm512_min_ps(_mm512_max_ps(v, rlo), rhi);
     const __m512i r = _mm512_cvtps_epi32(v);  // r - r_zp: the zero point added and taken off again
-    const __m128i zraw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zb + j));
+    const __m128i zraw = _mm_maskz_loadu_epi8(m, zb + j);
     const __m512i zv = _mm512_sub_epi32(z_signed ? _mm512_cvtepi8_epi32(zraw) : _mm512_cvtepu8_epi32(zraw), zzp);
-    const __m512 sum = _mm512_div_ps(_mm512_add_ps(_mm512_mul_ps(sr, _mm512_cvtepi32_ps(r)), _mm512_mul_ps(sz, _mm512_cvtepi32_ps(zv))), sy);
+    const __m512 sum = _mm512_add_ps(_mm512_mul_ps(sr, _mm512_cvtepi32_ps(r)), _mm512_mul_ps(sz, _mm512_cvtepi32_ps(zv)));
     const __m512 y = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(sum, yzp), ylo), yhi);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(y)));
+    _mm512_mask_cvtepi32_storeu_epi8(out + j, m, _mm512_cvtps_epi32(y));
   }
-  int32_t q[16], zrow[16];
-  const int64_t rest = n - j;
-  requantize_portable(acc + j, rest, p, rq, q);
-  for (int64_t t = 0; t < rest; ++t) zrow[t] = z_signed ? static_cast<int32_t>(static_cast<int8_t>(zb[j + t])) : zb[j + t];
-  add_residual_portable(q, zrow, rest, rp, yq);
-  for (int64_t t = 0; t < rest; ++t) out[j + t] = static_cast<uint8_t>(q[t]);
 }
 
 void dequantize_portable(const int32_t* acc, int64_t n, const RowParams& p, bool relu, float* out, int64_t stride) {
@@ -179,7 +182,8 @@ void dequantize(const int32_t* acc, int64_t n, const RowParams& p, bool relu, fl
 }
 
 bool has_byte_epilogues() {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                             __builtin_cpu_supports("avx512vl");
   return avx512;
 }
 
@@ -190,6 +194,43 @@ void requantize_bytes(const int32_t* acc, int64_t n, const RowParams& p, const Q
 void residual_bytes(const int32_t* acc, int64_t n, const RowParams& p, const QuantRange& rq, const void* z,
                     bool z_signed, const ResidualParams& rp, const QuantRange& yq, uint8_t* out) {
   residual_bytes_avx512(acc, n, p, rq, z, z_signed, rp, yq, out);
+}
+
+// A whole tile, rows [0, rows) x cols: row r's sums at acc + r * ld, its parameters p[r], its
+// bytes at out + r * out_ld (and z's at z + r * out_ld): one call per GEMM tile (the per-row calls
+// cost as much as the arithmetic on a short K's tiles).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void requantize_tile_bytes_avx512(
+    const int32_t* acc, int64_t ld, int64_t rows, int64_t cols, const RowParams* p, const QuantRange& q, uint8_t* out,
+    int64_t out_ld) {
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(q.lo - q.zp)), hi = _mm512_set1_ps(static_cast<float>(q.hi - q.zp));
+  const __m512i zp = _mm512_set1_epi32(q.zp);
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m512 mult = _mm512_set1_ps(p[r].mult), add = _mm512_set1_ps(p[r].add);
+    const __m512i bias = _mm512_set1_epi32(p[r].ibias);
+    const int32_t* a_row = acc + r * ld;
+    uint8_t* o_row = out + r * out_ld;
+    for (int64_t j = 0; j < cols; j += 16) {
+      const __mmask16 m = cols - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (cols - j)) - 1);
+      const __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, a_row + j), bias);
+      __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), mult), add);  // no FMA: onnxruntime rounds twice
+      v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+      _mm512_mask_cvtepi32_storeu_epi8(o_row + j, m, _mm512_add_epi32(_mm512_cvtps_epi32(v), zp));
+    }
+  }
+}
+
+void requantize_tile_bytes(const int32_t* acc, int64_t ld, int64_t rows, int64_t cols, const RowParams* p,
+                           const QuantRange& q, uint8_t* out, int64_t out_ld) {
+  requantize_tile_bytes_avx512(acc, ld, rows, cols, p, q, out, out_ld);
+}
+
+void residual_tile_bytes(const int32_t* acc, int64_t ld, int64_t rows, int64_t cols, const RowParams* p,
+                         const QuantRange& rq, const void* z, bool z_signed, const ResidualParams& rp,
+                         const QuantRange& yq, uint8_t* out, int64_t out_ld) {
+  for (int64_t r = 0; r < rows; ++r) {
+    residual_bytes_avx512(acc + r * ld, cols, p[r], rq, static_cast<const uint8_t*>(z) + r * out_ld, z_signed, rp, yq,
+                          out + r * out_ld);
+  }
 }
 
 }  // namespace dnnx::int8_epilogue

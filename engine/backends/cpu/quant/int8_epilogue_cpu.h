@@ -21,10 +21,14 @@ struct QuantRange {
   int32_t zp = 0, lo = 0, hi = 0;  // lo: the type's minimum, or zp after a Relu
 };
 
-// A residual join's parameters: y = (r_scale (r - r_zp) + z_scale (z - z_zp)) / y_scale, QLinearAdd's.
+// A residual join's parameters: y = (r_scale / y_scale) (r - r_zp) + (z_scale / y_scale) (z - z_zp),
+// QLinearAdd's as MLAS computes it (the two scale ratios once, then a multiply-add per value: no
+// division per element; MLAS's fixed-point form of the same sum may differ by one step in a tie).
 struct ResidualParams {
   float r_scale, z_scale, y_scale;
   int32_t r_zp, z_zp;
+  float r_ratio() const { return r_scale / y_scale; }
+  float z_ratio() const { return z_scale / y_scale; }
 };
 
 // Type t's range (int8 or uint8) around zero point zp, floored at zp after a Relu.
@@ -41,6 +45,13 @@ void requantize_bytes(const int32_t* acc, int64_t n, const RowParams& p, const Q
 // requantize into r's range, then add_residual with z (8-bit, signed or not), to Y's bytes.
 void residual_bytes(const int32_t* acc, int64_t n, const RowParams& p, const QuantRange& rq, const void* z,
                     bool z_signed, const ResidualParams& rp, const QuantRange& yq, uint8_t* out);
+// requantize_bytes and residual_bytes over one GEMM tile: row r's sums at acc + r * ld, its
+// parameters p[r], its output bytes (and z's) at out + r * out_ld (z + r * out_ld).
+void requantize_tile_bytes(const int32_t* acc, int64_t ld, int64_t rows, int64_t cols, const RowParams* p,
+                           const QuantRange& q, uint8_t* out, int64_t out_ld);
+void residual_tile_bytes(const int32_t* acc, int64_t ld, int64_t rows, int64_t cols, const RowParams* p,
+                         const QuantRange& rq, const void* z, bool z_signed, const ResidualParams& rp,
+                         const QuantRange& yq, uint8_t* out, int64_t out_ld);
 
 // The float-output form (no QuantizeLinear after the layer: Note [int8 float output]):
 // out[j * stride] = max(0 if relu, float(acc[j] + ibias) * mult + add), mult = x_scale * w_scale[m],

@@ -66,6 +66,13 @@ size_t int8_gemm_scratch_bytes(const Int8Weights& w, int64_t n);
 // -int8_gemm_row_correction(w, b_signed, b_zp, m) (mod 2^32), which the caller adds (in its bias).
 void int8_gemm_tiles(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,
                      int64_t ld_n, const Int8TileSink& sink, void* scratch, int workers, bool corrected = true);
+// B made a few panels at a time (Note [int8 panel order]): fill(j0, j1, dst, ld) writes B's
+// columns [j0, j1), k by k, row k at dst + k * ld (B's own bytes: int8 or uint8 as b_signed
+// says); a conv's im2col of those output positions only, so the columns stay in L2 (tiled im2col).
+using Int8ColumnSource = std::function<void(int64_t j0, int64_t j1, uint8_t* dst, int64_t ld)>;
+// int8_gemm_tiles with B from `source` (called from the workers, on column ranges of their own).
+void int8_gemm_tiles_from(const Int8Weights& w, const Int8ColumnSource& source, bool b_signed, int32_t b_zp, int64_t n,
+                          const Int8TileSink& sink, void* scratch, int workers, bool corrected = true);
 int32_t int8_gemm_row_correction(const Int8Weights& w, bool b_signed, int32_t b_zp, int64_t m);
 
 }  // namespace dnnx

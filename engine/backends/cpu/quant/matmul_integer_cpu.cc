@@ -4,10 +4,15 @@
 // int16 (B once while its matrix repeats), the int32 product (Note [int8 gemm]), then the op's
 // epilogue: the sums themselves (MatMulInteger), requantized (QLinearMatMul, Note
 // [requantization] in quant_codec.h) or scaled to float32 with the bias (the com.microsoft ones;
-// DynamicQuantizeMatMul first quantizes its float A as DynamicQuantizeLinear does).
+// DynamicQuantizeMatMul first quantizes its float A as DynamicQuantizeLinear does). A constant B
+// (the weights, as quantize_dynamic writes them) is packed once at plan time for the int8 GEMM of
+// int8_gemm_cpu.h (VNNI / AVX2) instead.
 #include <algorithm>
+#include <optional>
+#include <type_traits>
 
 #include "backends/cpu/quant/dynamic_quantize_cpu.h"
+#include "backends/cpu/quant/int8_gemm_cpu.h"
 #include "backends/cpu/quant/int_gemm_cpu.h"
 #include "backends/cpu/quant/quant_codec.h"
 #include "backends/cpu/runtime/thread_pool.h"
@@ -31,12 +36,18 @@ struct IntMatMulPlan {
   Slots slots;
   int workers = 1;
   int64_t dynamic_a = 0;  // DynamicQuantizeMatMul: A's element count, quantized to uint8 first; 0 otherwise
+  // B a constant matrix (the usual case: the weights): packed once for the int8 GEMM of Note [int8
+  // gemm paths] as its W = B^T (B's columns its rows), A read transposed as its B; empty otherwise.
+  std::optional<Int8Weights> packed;
 
   size_t a16_elems() const { return static_cast<size_t>(g.m * g.k); }
   size_t b16_elems() const { return static_cast<size_t>(g.k * g.n); }
   size_t c32_offset() const { return ((a16_elems() + b16_elems()) * sizeof(int16_t) + 63) / 64 * 64; }
+  size_t scratch_offset() const {
+    return (c32_offset() + static_cast<size_t>(g.m * g.n) * sizeof(int32_t) + static_cast<size_t>(dynamic_a) + 63) / 64 * 64;
+  }
   size_t workspace_bytes() const {
-    return c32_offset() + static_cast<size_t>(g.m * g.n) * sizeof(int32_t) + static_cast<size_t>(dynamic_a);
+    return scratch_offset() + (packed ? int8_gemm_scratch_bytes(*packed, g.m) + 64 : 0);
   }
 };
 
@@ -81,13 +92,25 @@ class IntMatMulKernel final : public Kernel {
     for (size_t t = 0; t < p_.offsets.size(); ++t) {
       const auto [ao, bo] = p_.offsets[t];
       const int64_t matrix = b_matrix(p_, bo);
-      minus_zero_point(a + ao, g.m, g.k, g.k, a_zp, p_.a_zp, a16);
-      if (bo != converted_b) {
-        const TB* zp = b_zp && p_.b_zp == ParamSpread::PerBatchColumn ? b_zp + matrix * g.n : b_zp;
-        minus_zero_point(b + bo, g.k, g.n, g.n, zp, p_.b_zp, b16);
-        converted_b = bo;
+      if (p_.packed) {  // C^T = W x A^T: the GEMM's row j is C's column j
+        const int64_t n = g.n;
+        int8_gemm_tiles(*p_.packed, a + ao, std::is_same_v<TA, int8_t>, a_zp ? static_cast<int32_t>(a_zp[0]) : 0, g.m, 1,
+                        g.k,
+                        [&](int64_t m0, int64_t rows, int64_t j0, int64_t cnt, const int32_t* tile, int64_t ld) {
+                          for (int64_t r = 0; r < rows; ++r) {
+                            for (int64_t i = 0; i < cnt; ++i) c32[(j0 + i) * n + m0 + r] = tile[r * ld + i];
+                          }
+                        },
+                        base + p_.scratch_offset(), p_.workers);
+      } else {
+        minus_zero_point(a + ao, g.m, g.k, g.k, a_zp, p_.a_zp, a16);
+        if (bo != converted_b) {
+          const TB* zp = b_zp && p_.b_zp == ParamSpread::PerBatchColumn ? b_zp + matrix * g.n : b_zp;
+          minus_zero_point(b + bo, g.k, g.n, g.n, zp, p_.b_zp, b16);
+          converted_b = bo;
+        }
+        gemm_s16(g.m, g.n, g.k, a16, b16, c32, p_.workers);
       }
-      gemm_s16(g.m, g.n, g.k, a16, b16, c32, p_.workers);
       TY* out = y + static_cast<int64_t>(t) * g.m * g.n;
       if constexpr (std::is_same_v<TY, int32_t>) {
         std::copy(c32, c32 + g.m * g.n, out);
@@ -139,8 +162,34 @@ class IntMatMulKernel final : public Kernel {
 
 bool present(const std::vector<ValueInfo>& inputs, size_t i) { return i < inputs.size() && inputs[i].present; }
 
+// p.packed where B (and its zero point) are constants of one matrix and A's zero point is one value.
+void pack_constant_b(IntMatMulPlan& p, const std::vector<ValueInfo>& inputs) {
+  const int b = p.slots.b, zp = p.slots.b_zp;
+  if (!present(inputs, static_cast<size_t>(b)) || !inputs[static_cast<size_t>(b)].constant || p.a_zp != ParamSpread::PerTensor ||
+      inputs[static_cast<size_t>(b)].info.shape.size() != 2) {
+    return;
+  }
+  const void* zp_data = nullptr;
+  bool per_column = false;
+  if (zp >= 0) {
+    const ValueInfo& z = inputs[static_cast<size_t>(zp)];
+    if (!z.constant || (p.b_zp != ParamSpread::PerTensor && p.b_zp != ParamSpread::PerBatchColumn &&
+                        p.b_zp != ParamSpread::PerColumn)) {
+      return;
+    }
+    zp_data = z.constant->data.data();
+    per_column = p.b_zp != ParamSpread::PerTensor;
+  }
+  const ConstTensor& w = *inputs[static_cast<size_t>(b)].constant;
+  // W[j, k] = B[k, j]: row j at B + j, k steps of n
+  p.packed = pack_int8_weights(w.data.data(), w.info.dtype == DType::Int8, p.g.n, p.g.k, 1, p.g.n, zp_data, per_column,
+                               default_int8_path());
+}
+
 template <class TY>
-KernelChoice make_choice(IntMatMulPlan plan, DType ta, DType tb) {
+KernelChoice make_choice(IntMatMulPlan plan, DType ta, DType tb, const std::vector<ValueInfo>& inputs) {
+  pack_constant_b(plan, inputs);
+  const std::string path = plan.packed ? std::string(" (") + int8_path_name(plan.packed->path) + ")" : "";
   KernelChoice choice;
   choice.workspace_bytes = plan.workspace_bytes();
   choice.kernel = with_int8_type(ta, [&](auto a) {
@@ -148,7 +197,7 @@ KernelChoice make_choice(IntMatMulPlan plan, DType ta, DType tb) {
       return std::make_unique<IntMatMulKernel<decltype(a), decltype(b), TY>>(plan);
     });
   });
-  choice.algorithm = with_threads(std::string(dtype_name(ta)) + "x" + dtype_name(tb) + " gemm", plan.workers);
+  choice.algorithm = with_threads(std::string(dtype_name(ta)) + "x" + dtype_name(tb) + " gemm" + path, plan.workers);
   choice.math = "int8, int32 accumulation";
   return choice;
 }
@@ -172,7 +221,7 @@ KernelChoice plan_matmul_integer(const Node& node, const std::vector<ValueInfo>&
     p.slots.b_zp = 3;
     p.b_zp = b_param_spread(node, p.g, inputs[1].info.shape, inputs[3].info.shape, "b_zero_point");
   }
-  return make_choice<int32_t>(std::move(p), inputs[0].info.dtype, inputs[1].info.dtype);
+  return make_choice<int32_t>(std::move(p), inputs[0].info.dtype, inputs[1].info.dtype, inputs);
 }
 
 KernelChoice plan_qlinear_matmul(const Node& node, const std::vector<ValueInfo>& inputs,
@@ -183,7 +232,7 @@ KernelChoice plan_qlinear_matmul(const Node& node, const std::vector<ValueInfo>&
   p.b_zp = b_param_spread(node, p.g, b, inputs[5].info.shape, "b_zero_point");
   p.b_scale = b_param_spread(node, p.g, b, inputs[4].info.shape, "b_scale");
   return with_int8_type(outputs[0].dtype, [&](auto y) {
-    return make_choice<decltype(y)>(std::move(p), inputs[0].info.dtype, inputs[3].info.dtype);
+    return make_choice<decltype(y)>(std::move(p), inputs[0].info.dtype, inputs[3].info.dtype, inputs);
   });
 }
 
@@ -196,7 +245,7 @@ KernelChoice plan_matmul_integer_to_float(const Node& node, const std::vector<Va
                   present(inputs, 6) ? 6 : -1};
   if (present(inputs, 5)) p.b_zp = b_param_spread(node, p.g, b, inputs[5].info.shape, "b_zero_point");
   p.b_scale = b_param_spread(node, p.g, b, inputs[3].info.shape, "b_scale");
-  return make_choice<float>(std::move(p), inputs[0].info.dtype, inputs[1].info.dtype);
+  return make_choice<float>(std::move(p), inputs[0].info.dtype, inputs[1].info.dtype, inputs);
 }
 
 // com.microsoft's DynamicQuantizeMatMul: A (float32), B, b_scale, b_zero_point?, bias?
@@ -208,7 +257,7 @@ KernelChoice plan_dynamic_quantize_matmul(const Node& node, const std::vector<Va
   p.dynamic_a = numel(inputs[0].info.shape);
   if (present(inputs, 3)) p.b_zp = b_param_spread(node, p.g, b, inputs[3].info.shape, "b_zero_point");
   p.b_scale = b_param_spread(node, p.g, b, inputs[2].info.shape, "b_scale");
-  KernelChoice choice = make_choice<float>(std::move(p), DType::UInt8, inputs[1].info.dtype);
+  KernelChoice choice = make_choice<float>(std::move(p), DType::UInt8, inputs[1].info.dtype, inputs);
   choice.algorithm = "dynamic uint8 quantize, " + choice.algorithm;
   return choice;
 }

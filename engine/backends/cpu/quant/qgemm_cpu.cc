@@ -1,7 +1,9 @@
 // com.microsoft's QGemm on the CPU (ops/quant/qgemm.cc has its meaning): A and B minus their
 // zero points into int16 (transposed as transA/transB say), the int32 product (Note [int8
-// gemm]), C's bias, then requantized or scaled to float32.
+// gemm]), C's bias, then requantized or scaled to float32. With constant weights (alpha 1, no
+// transA, C per column) it runs Int8Gemm's kernel instead (qdq_int8_cpu.h).
 #include "backends/cpu/quant/int_gemm_cpu.h"
+#include "backends/cpu/quant/qdq_int8_cpu.h"
 #include "backends/cpu/quant/quant_codec.h"
 #include "backends/cpu/runtime/thread_pool.h"
 #include "ops/quant/qgemm.h"
@@ -84,6 +86,8 @@ std::unique_ptr<Kernel> make_kernel(DType ta, DType tb, const QGemmGeometry& g, 
 }
 
 KernelChoice plan_qgemm(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
+  // constant weights: the int8 layers' kernel (qdq_int8_cpu.h)
+  if (std::optional<KernelChoice> fast = plan_qgemm_int8(node, inputs, outputs)) return std::move(*fast);
   const bool bias = present(inputs, 6);
   const QGemmGeometry g = qgemm_geometry(node, inputs[0].info.shape, inputs[3].info.shape,
                                          bias ? &inputs[6].info.shape : nullptr);

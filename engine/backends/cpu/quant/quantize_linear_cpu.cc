@@ -3,6 +3,8 @@
 // parameter entry of each element from the layout; the element step is the codec's
 // (quant_codec.h). x, scale and y are float32 or int32 here: float16 and bfloat16 ones are
 // widened at the kernel's edges (Note [cpu dtypes]), which is onnxruntime's float32 arithmetic.
+#include <type_traits>
+
 #include "backends/cpu/quant/quant_codec.h"
 #include "backends/cpu/quant/quantize_bytes_cpu.h"
 #include "backends/cpu/runtime/element_type.h"
@@ -56,6 +58,34 @@ class QuantizeKernel final : public Kernel {
   bool saturate_, has_zero_point_;
 };
 
+// y[i] = float(x[i] - zp) * scale, 8-bit x (signed or not), one scale and zero point: the
+// per-tensor DequantizeLinear of an activation, written so the compiler vectorizes it (the
+// general walk below is a scalar loop: EfficientNet-B0's 1.5 ms against onnxruntime's 0.5).
+// The same operations in the same order as the walk: the same bits.
+inline __attribute__((always_inline)) void dequantize_bytes_body(const uint8_t* x, bool is_signed, int64_t n, int32_t zp,
+                                                                 float scale, float* y) {
+  if (is_signed) {
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(static_cast<int32_t>(static_cast<int8_t>(x[i])) - zp) * scale;
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(static_cast<int32_t>(x[i]) - zp) * scale;
+  }
+}
+__attribute__((target("avx512f,avx512bw"))) void dequantize_bytes_avx512(const uint8_t* x, bool is_signed, int64_t n,
+                                                                         int32_t zp, float scale, float* y) {
+  dequantize_bytes_body(x, is_signed, n, zp, scale, y);
+}
+__attribute__((target("avx2"))) void dequantize_bytes_avx2(const uint8_t* x, bool is_signed, int64_t n, int32_t zp,
+                                                           float scale, float* y) {
+  dequantize_bytes_body(x, is_signed, n, zp, scale, y);
+}
+void dequantize_bytes(const uint8_t* x, bool is_signed, int64_t n, int32_t zp, float scale, float* y) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx512) dequantize_bytes_avx512(x, is_signed, n, zp, scale, y);
+  else if (avx2) dequantize_bytes_avx2(x, is_signed, n, zp, scale, y);
+  else dequantize_bytes_body(x, is_signed, n, zp, scale, y);
+}
+
 template <class Codec>
 class DequantizeKernel final : public Kernel {
  public:
@@ -67,6 +97,15 @@ class DequantizeKernel final : public Kernel {
     const float* scale = args.in<float>(1);
     const Q* zp = has_zero_point_ ? args.in<Q>(2) : nullptr;
     float* y = args.out<float>(0);
+    if constexpr (Codec::kInteger && (std::is_same_v<Q, uint8_t> || std::is_same_v<Q, int8_t>)) {
+      if (layout_.granularity == QuantGranularity::PerTensor && (type_ == DType::UInt8 || type_ == DType::Int8)) {
+        const auto* zb = reinterpret_cast<const uint8_t*>(zp);
+        const int32_t z = !zb ? 0 : type_ == DType::Int8 ? static_cast<int8_t>(zb[0]) : static_cast<int32_t>(zb[0]);
+        dequantize_bytes(reinterpret_cast<const uint8_t*>(x), type_ == DType::Int8,
+                         layout_.outer * layout_.axis_len * layout_.inner, z, scale[0], y);
+        return;
+      }
+    }
     for_each_element(layout_, [&](int64_t n, int64_t k) {
       if constexpr (Codec::kInteger) {  // onnxruntime: float(x - zero_point) * scale
         const int64_t z = zp ? Codec::read(zp[k], type_) : 0;
