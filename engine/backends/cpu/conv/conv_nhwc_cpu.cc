@@ -33,6 +33,7 @@
 #include "backends/cpu/runtime/thread_pool.h"
 #include "ops/conv/conv_geometry.h"
 #include "ops/layout/channels_last.h"
+#include "runtime/mutable_constants.h"
 #include "runtime/kernel_registry.h"
 
 namespace dnnx {
@@ -508,6 +509,22 @@ PackedProduct make_packed_product(int64_t m, int64_t k, int64_t n, const float* 
   out.workspace_bytes = kernel->workspace_bytes();
   out.kernel = std::move(kernel);
   return out;
+}
+
+bool choose_packed_product(KernelChoice& choice, int64_t m, int64_t k, int64_t n, const ValueInfo& b, bool b_nk,
+                           bool has_bias, bool relu, const std::string& replaced) {
+  if (!b.constant || b.info.dtype != DType::Float32 || planning_mutable_constants()) return false;
+  const std::string why_not = why_not_packed_product(m, k, n);
+  if (!why_not.empty()) {
+    choice.rejected.push_back({"packed gemm", why_not});
+    return false;
+  }
+  PackedProduct p = make_packed_product(m, k, n, b.constant->as<float>(), b_nk, has_bias, relu);
+  choice.kernel = std::move(p.kernel);
+  choice.algorithm = p.algorithm;
+  choice.workspace_bytes = p.workspace_bytes;
+  choice.rejected.push_back({replaced, "not needed: B is a constant, packed once (Note [packed product])"});
+  return true;
 }
 
 void register_cpu_conv_nhwc_kernels(KernelRegistry& r) {

@@ -36,4 +36,10 @@ std::string why_not_packed_product(int64_t m, int64_t k, int64_t n);
 // A as input 0 and, with has_bias, a bias [N] as input 2.
 PackedProduct make_packed_product(int64_t m, int64_t k, int64_t n, const float* b, bool b_nk, bool has_bias, bool relu);
 
+// MatMul's and Gemm's choice: where B (input 1) is a float32 constant that no tuner changes (Note
+// [mutable constants]) and the tiles take the product, fills `choice` (`replaced`, the library
+// path, among its rejected) and returns true; else records why not in `choice` and returns false.
+bool choose_packed_product(KernelChoice& choice, int64_t m, int64_t k, int64_t n, const ValueInfo& b, bool b_nk,
+                           bool has_bias, bool relu, const std::string& replaced);
+
 }  // namespace dnnx

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "backends/cpu/conv/conv_nhwc_cpu.h"
-#include "runtime/mutable_constants.h"
 #include "backends/cpu/dense/blas.h"
 #include "backends/cpu/dense/gemm_avx512.h"
 #include "runtime/kernel_registry.h"
@@ -77,18 +76,9 @@ KernelChoice matmul_factory(const Node& node, const std::vector<ValueInfo>& inpu
   }
   KernelChoice choice;
   // Note [packed product] (conv/conv_nhwc_cpu.cc): a constant 2-D B on the packed tiles
-  if (path == MatMulPath::Gemm && inputs[1].constant && inputs[1].info.shape.size() == 2 &&
-      inputs[1].info.dtype == DType::Float32 && !planning_mutable_constants()) {
-    const std::string why_not = why_not_packed_product(rows, g.k, g.n);
-    if (why_not.empty()) {
-      PackedProduct p = make_packed_product(rows, g.k, g.n, inputs[1].constant->as<float>(), false, false, false);
-      choice.kernel = std::move(p.kernel);
-      choice.algorithm = p.algorithm;
-      choice.workspace_bytes = p.workspace_bytes;
-      choice.rejected.push_back({"gemm", "not needed: B is a constant, packed once (Note [packed product])"});
-      return choice;
-    }
-    choice.rejected.push_back({"packed gemm", why_not});
+  if (path == MatMulPath::Gemm && inputs[1].info.shape.size() == 2 &&
+      choose_packed_product(choice, rows, g.k, g.n, inputs[1], false, false, false, "gemm")) {
+    return choice;
   }
   if (path == MatMulPath::Gemm) {
     choice.algorithm = "gemm";
