@@ -394,6 +394,7 @@ WINOGRAD = [
     ([1, 17, 14, 14], 20, (0, 0, 0, 0)),
     ([1, 64, 15, 11], 96, (1, 1, 1, 1)),
     ([1, 130, 16, 16], 70, (2, 2, 2, 2)),
+    ([1, 256, 9, 9], 200, (1, 1, 1, 1)),  # U past 1 MiB: the threads split the filters
 ]
 
 
@@ -410,8 +411,9 @@ def test_winograd_conv_matches_ort(x_shape, k, pads, fuse):
 
 
 @needs_nhwc
-def test_winograd_same_bits_on_one_and_two_threads():
-    model = conv_model([2, 32, 30, 30], 48, 3, pads=(1, 1, 1, 1), fuse="relu")
+@pytest.mark.parametrize("x_shape,k", [([2, 32, 30, 30], 48), ([1, 256, 14, 14], 256)])
+def test_winograd_same_bits_on_one_and_two_threads(x_shape, k):
+    model = conv_model(x_shape, k, 3, pads=(1, 1, 1, 1), fuse="relu")
     feeds = feeds_for(model)
     results = []
     for threads in (1, 2):

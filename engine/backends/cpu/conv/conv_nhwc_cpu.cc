@@ -404,9 +404,14 @@ NhwcConv nhwc_conv(const Node& node, const Shape& x, const Shape& w) {
   return g;
 }
 
+// The strip items of a conv's output pixels (ranges of kStripsPerItem strips of `pixels`), at least 1.
+int64_t strip_items_for(const NhwcConv& g, int pixels) {
+  return std::max<int64_t>(1, (g.pixels() + pixels * kStripsPerItem - 1) / (pixels * kStripsPerItem));
+}
+
 // Column items per strip item: enough items for twice the threads where the pixels alone are few.
 int64_t column_items_for(const NhwcConv& g, int pixels, int64_t columns) {
-  const int64_t strip_items = std::max<int64_t>(1, (g.pixels() + pixels * kStripsPerItem - 1) / (pixels * kStripsPerItem));
+  const int64_t strip_items = strip_items_for(g, pixels);
   const int64_t wanted = (2 * cpu_threads() + strip_items - 1) / strip_items;
   return std::max<int64_t>(1, std::min(columns, wanted));
 }
@@ -423,7 +428,6 @@ KernelChoice plan_conv_nhwc(const Node& node, const std::vector<ValueInfo>& inpu
   const float* constant = inputs[1].constant ? reinterpret_cast<const float*>(inputs[1].constant->data.data()) : nullptr;
   const std::string path = " (" + nhwc_tile_path() + ")";
   KernelChoice choice;
-  std::unique_ptr<NhwcConvKernel> kernel;
   const std::string window = std::to_string(g.r) + "x" + std::to_string(g.s);
   if (g.depthwise()) {
     auto depthwise = std::make_unique<DepthwiseNhwcKernel>(g, fusion, act, has_bias, constant);
@@ -443,21 +447,15 @@ KernelChoice plan_conv_nhwc(const Node& node, const std::vector<ValueInfo>& inpu
     return choice;
   }
   choice.rejected.push_back({"nhwc winograd F(2x2,3x3)", why_not_winograd});
-  {
-    const NhwcTileShape shape = dense_shape(g);
-    const int64_t columns = column_items_for(g, shape.pixels, g.group * shape.panels());
-    kernel = std::make_unique<DenseNhwcKernel>(g, shape, columns, fusion, act, has_bias, 1, constant);
-    choice.algorithm = "nhwc packed gemm " + window + " " + std::to_string(shape.pixels) + "x" +
-                       std::to_string(shape.panel_width()) + (shape.taps != g.taps() ? " gathered" : "") + path;
-  }
+  const NhwcTileShape shape = dense_shape(g);
+  const int64_t columns = column_items_for(g, shape.pixels, g.group * shape.panels());
   // The threads: items of ~pixels x taps x channels x filters / items multiply-adds each.
+  const int64_t items = strip_items_for(g, shape.pixels) * columns;
   const int64_t macs = g.pixels() * g.taps() * g.group_channels() * g.k;
-  const int workers = plan_workers(kernel->items(), macs / std::max<int64_t>(1, kernel->items()));
-  if (workers > 1) {  // rebuild with the workers (they size the workspace)
-    const NhwcTileShape shape = dense_shape(g);
-    kernel = std::make_unique<DenseNhwcKernel>(g, shape, column_items_for(g, shape.pixels, g.group * shape.panels()),
-                                               fusion, act, has_bias, workers, constant);
-  }
+  const int workers = plan_workers(items, macs / std::max<int64_t>(1, items));
+  auto kernel = std::make_unique<DenseNhwcKernel>(g, shape, columns, fusion, act, has_bias, workers, constant);
+  choice.algorithm = "nhwc packed gemm " + window + " " + std::to_string(shape.pixels) + "x" +
+                     std::to_string(shape.panel_width()) + (shape.taps != g.taps() ? " gathered" : "") + path;
   choice.algorithm = with_threads(choice.algorithm, workers);
   choice.workspace_bytes = kernel->workspace_bytes();
   choice.rejected.push_back({"im2col+gemm", "channels-last: the packed filter reads X in place (Note [channels-last conv on the cpu])"});
@@ -500,8 +498,8 @@ PackedProduct make_packed_product(int64_t m, int64_t k, int64_t n, const float* 
   const NhwcTileShape shape = nhwc_tile_shape(n, k, 1);
   const NhwcFusion fusion = relu ? NhwcFusion::Relu : NhwcFusion::None;
   const int64_t columns = column_items_for(g, shape.pixels, shape.panels());
-  auto probe = std::make_unique<DenseNhwcKernel>(g, shape, columns, fusion, ConvActivation{}, has_bias, 1, nullptr);
-  const int workers = plan_workers(probe->items(), m * k * n / std::max<int64_t>(1, probe->items()));
+  const int64_t items = strip_items_for(g, shape.pixels) * columns;
+  const int workers = plan_workers(items, m * k * n / std::max<int64_t>(1, items));
   auto kernel = std::make_unique<DenseNhwcKernel>(g, shape, columns, fusion, ConvActivation{}, has_bias, workers, b);
   PackedProduct out;
   out.algorithm = with_threads("packed gemm " + std::to_string(shape.pixels) + "x" +

@@ -195,13 +195,18 @@ class WinogradNhwcKernel final : public Kernel {
     th_ = (g.oh + 1) / 2, tw_ = (g.ow + 1) / 2;
     tiles_ = g.n * th_ * tw_;
     const int64_t p = shape_.pixels;
-    // Each item streams all of U: where U is past L2's share (1 MiB), one item per thread, not two.
+    // Each item streams its filters' part of U. Where U is past L2's share (1 MiB: ResNet's 256- and
+    // 512-channel layers, of few tiles), the threads split the filter panels and each streams its
+    // part once; else they split the tiles, two items per thread.
     const int64_t u_bytes = kXi * g.c * g.k * static_cast<int64_t>(sizeof(float));
-    const int64_t splits = (u_bytes > (int64_t{1} << 20) ? 1 : 2) * cpu_threads();
+    const bool big_u = u_bytes > (int64_t{1} << 20);
+    filter_groups_ = big_u ? std::max<int64_t>(1, std::min<int64_t>(shape_.panels(), cpu_threads())) : 1;
+    const int64_t splits = big_u ? 1 : 2 * cpu_threads();
     const int64_t wanted = std::max<int64_t>(1, (tiles_ + splits - 1) / splits);
     item_tiles_ = std::min(kMaxItemTiles / p * p, (wanted + p - 1) / p * p);  // whole strips: the row table's size
-    items_ = (tiles_ + item_tiles_ - 1) / item_tiles_;
-    workers_ = plan_workers(items_, item_tiles_ * kXi * g.c * g.k);
+    tile_items_ = (tiles_ + item_tiles_ - 1) / item_tiles_;
+    items_ = tile_items_ * filter_groups_;
+    workers_ = plan_workers(items_, item_tiles_ * kXi * g.c * g.k / filter_groups_);
     const std::vector<float> u = filter_transform(w, g.k, g.c);
     packed_.resize(static_cast<size_t>(kXi * shape_.packed_size()));
     for (int64_t e = 0; e < kXi; ++e) {
@@ -222,13 +227,16 @@ class WinogradNhwcKernel final : public Kernel {
       float* v = reinterpret_cast<float*>(base + worker * per_worker);
       float* m = v + kXi * item_tiles_ * g_.c;
       const float** table = reinterpret_cast<const float**>(base + worker * per_worker + worker_floats() * sizeof(float));
-      for (int64_t item = begin; item < end; ++item) run_item(args, item, v, m, table);
+      for (int64_t item = begin; item < end; ++item) run_item(args, item / filter_groups_, item % filter_groups_, v, m, table);
     }, workers_);
   }
 
  private:
-  void run_item(const KernelArgs& args, int64_t item, float* v, float* m, const float** table) const {
+  // Tiles of item `item`, the filter panels of group `group` (its part of M and Y).
+  void run_item(const KernelArgs& args, int64_t item, int64_t group, float* v, float* m, const float** table) const {
     const int64_t t0 = item * item_tiles_, count = std::min(item_tiles_, tiles_ - t0);
+    const int64_t j0 = group * shape_.panels() / filter_groups_, j1 = (group + 1) * shape_.panels() / filter_groups_;
+    const int64_t f0 = std::min(g_.k, j0 * shape_.panel_width()), f1 = std::min(g_.k, j1 * shape_.panel_width());
     const float* x = args.in(0);
     const int64_t ve = item_tiles_ * g_.c, me = item_tiles_ * g_.k;
     for (int64_t i = 0; i < count; ++i) {  // V
@@ -253,7 +261,7 @@ class WinogradNhwcKernel final : public Kernel {
       const float* u = packed_.data() + e * shape_.packed_size();
       for (int64_t b = 0; b < blocks; ++b) {
         const int64_t cn = shape_.blocks() ? shape_.block_channels(b) : 0;
-        for (int64_t j = 0; j < shape_.panels(); ++j) {
+        for (int64_t j = j0; j < j1; ++j) {
           const float* wp = u + (cn ? shape_.panel_offset(b, j) : 0);
           for (int64_t s = 0; s < strips; ++s) {
             nhwc_dense_tile(shape_, table + s * pixels, b * shape_.block, cn, wp, m + e * me + s * pixels * g_.k + j * nr,
@@ -279,10 +287,15 @@ class WinogradNhwcKernel final : public Kernel {
           res[a * 2 + b] = inside && z ? z + at : nullptr;
         }
       }
-      output_transform(m + i * g_.k, me, out, res, bias, clamp_.clamp, clamp_.lo, clamp_.hi, g_.k);
+      for (int q = 0; q < 4; ++q) {  // this group's filters
+        if (out[q]) out[q] += f0;
+        if (res[q]) res[q] += f0;
+      }
+      output_transform(m + i * g_.k + f0, me, out, res, bias ? bias + f0 : nullptr, clamp_.clamp, clamp_.lo, clamp_.hi,
+                       f1 - f0);
       if (act_.kind == ConvActivationKind::None || act_.kind == ConvActivationKind::Clip) continue;
       for (float* o : out) {
-        if (o) apply_conv_activation(act_, o, g_.k);
+        if (o) apply_conv_activation(act_, o, f1 - f0);
       }
     }
   }
@@ -293,7 +306,8 @@ class WinogradNhwcKernel final : public Kernel {
   NhwcEpilogue clamp_;
   ConvActivation act_;
   std::vector<float> zeros_;
-  int64_t th_ = 0, tw_ = 0, tiles_ = 0, item_tiles_ = 1, items_ = 0;
+  int64_t th_ = 0, tw_ = 0, tiles_ = 0, item_tiles_ = 1, tile_items_ = 0, items_ = 0;
+  int64_t filter_groups_ = 1;  // items per tile range: the filter panels split
   int workers_ = 1;
   std::vector<float> packed_;  // the 16 U[e], packed
 };
