@@ -369,9 +369,8 @@ class DepthwiseNhwcKernel final : public Kernel {
         run(ow, 1);
       };
       for (int64_t ow = 0; ow < inner_lo_; ++ow) border(ow);
-      const int pixels = depthwise_strip_pixels(n);
       strip.kw_lo = 0, strip.kw_hi = g_.s;
-      for (int64_t ow = inner_lo_; ow < inner_hi_; ow += pixels) run(ow, std::min<int64_t>(pixels, inner_hi_ - ow));
+      if (inner_hi_ > inner_lo_) run(inner_lo_, inner_hi_ - inner_lo_);  // the inside pixels, in strips, one call
       for (int64_t ow = inner_hi_; ow < g_.ow; ++ow) border(ow);
     }
     if (act_.kind == ConvActivationKind::None || act_.kind == ConvActivationKind::Clip) return;  // Clip: in the strip

@@ -141,32 +141,38 @@ DNNX_AVX512 void depthwise_avx512(const DepthwiseStrip& s, int64_t c0, int64_t n
                                   const NhwcEpilogue& e) {
   __mmask16 mask[V];
   for (int v = 0; v < V; ++v) mask[v] = lanes(n - 16 * v);
-  __m512 acc[P][V];
-  for (int p = 0; p < P; ++p)
-    for (int v = 0; v < V; ++v) acc[p][v] = _mm512_setzero_ps();
   const int64_t step = s.sw * s.channels;
-  for (int64_t kh = 0; kh < s.window_rows; ++kh) {
-    if (!s.rows[kh]) continue;
-    for (int64_t kw = s.kw_lo; kw < s.kw_hi; ++kw) {
-      const float* wt = w + (kh * s.window_cols + kw) * s.channels + c0;
-      const float* x = s.rows[kh] + (s.iw0 + kw * s.dw) * s.channels + c0;
-      __m512 wv[V];
-      for (int v = 0; v < V; ++v) wv[v] = kFull ? _mm512_loadu_ps(wt + 16 * v) : _mm512_maskz_loadu_ps(mask[v], wt + 16 * v);
-      for (int p = 0; p < P; ++p) {
-        if (p >= m) break;
-        for (int v = 0; v < V; ++v) {
-          const float* xp = x + p * step + 16 * v;
-          const __m512 xv = kFull ? _mm512_loadu_ps(xp) : _mm512_maskz_loadu_ps(mask[v], xp);
-          acc[p][v] = _mm512_fmadd_ps(xv, wv[v], acc[p][v]);
+  // The strips of P pixels of the run, one after the other in this call (the setup once per row).
+  for (int64_t first = 0; first < m; first += P) {
+    const int64_t count = std::min<int64_t>(P, m - first);
+    __m512 acc[P][V];
+    for (int p = 0; p < P; ++p)
+      for (int v = 0; v < V; ++v) acc[p][v] = _mm512_setzero_ps();
+    for (int64_t kh = 0; kh < s.window_rows; ++kh) {
+      if (!s.rows[kh]) continue;
+      for (int64_t kw = s.kw_lo; kw < s.kw_hi; ++kw) {
+        const float* wt = w + (kh * s.window_cols + kw) * s.channels + c0;
+        const float* x = s.rows[kh] + (s.iw0 + first * s.sw + kw * s.dw) * s.channels + c0;
+        __m512 wv[V];
+        for (int v = 0; v < V; ++v) wv[v] = kFull ? _mm512_loadu_ps(wt + 16 * v) : _mm512_maskz_loadu_ps(mask[v], wt + 16 * v);
+        for (int p = 0; p < P; ++p) {
+          if (p >= count) break;
+          for (int v = 0; v < V; ++v) {
+            const float* xp = x + p * step + 16 * v;
+            const __m512 xv = kFull ? _mm512_loadu_ps(xp) : _mm512_maskz_loadu_ps(mask[v], xp);
+            acc[p][v] = _mm512_fmadd_ps(xv, wv[v], acc[p][v]);
+          }
         }
       }
     }
-  }
-  for (int p = 0; p < P; ++p) {
-    if (p >= m) break;
-    for (int v = 0; v < V; ++v) {
-      store_lanes(acc[p][v], y + p * s.channels + 16 * v, mask[v], false, true, e.bias ? e.bias + 16 * v : nullptr,
-                  e.residual ? e.residual + p * s.channels + 16 * v : nullptr, e);
+    float* yf = y + first * s.channels;
+    const float* zf = e.residual ? e.residual + first * s.channels : nullptr;
+    for (int p = 0; p < P; ++p) {
+      if (p >= count) break;
+      for (int v = 0; v < V; ++v) {
+        store_lanes(acc[p][v], yf + p * s.channels + 16 * v, mask[v], false, true, e.bias ? e.bias + 16 * v : nullptr,
+                    zf ? zf + p * s.channels + 16 * v : nullptr, e);
+      }
     }
   }
 }
@@ -259,8 +265,6 @@ void nhwc_dense_tile(const NhwcTileShape& s, const float* const* rows, int64_t c
                      float* y, int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last, const NhwcEpilogue& e) {
   dense_fn(s.vectors)(rows, s.taps, c0, cn, w, y, ldc, m, n, accumulate, last, e);
 }
-
-int depthwise_strip_pixels(int64_t n) { return n > 48 ? 6 : 8; }
 
 void nhwc_depthwise_strip(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t m,
                           const NhwcEpilogue& e) {

@@ -67,8 +67,8 @@ struct NhwcEpilogue {
 void nhwc_dense_tile(const NhwcTileShape& s, const float* const* rows, int64_t c0, int64_t cn, const float* w,
                      float* y, int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last, const NhwcEpilogue& e);
 
-// The depthwise strip (one channel per group, K = C): m <= depthwise_strip_pixels(n) output
-// pixels of one output row, channels [c0, c0 + n) (n <= 64), every pixel reading the same
+// The depthwise strip (one channel per group, K = C): m output pixels of one output row (in
+// strips of 6 or 8 within the call), channels [c0, c0 + n) (n <= 64), every pixel reading the same
 // window taps: rows[kh] is X's input row (C floats per column) of window row kh, or null in the
 // padding; columns kw in [kw_lo, kw_hi) are inside X for every pixel, pixel p's tap kw at column
 // iw0 + p * sw + kw * dw. y[p, c] = epilogue(sum over the taps, in order, of x * w[(kh * S + kw)
@@ -79,7 +79,6 @@ struct DepthwiseStrip {
   int64_t kw_lo, kw_hi;
   int64_t iw0, sw, dw, channels;  // channels: C, X's and Y's row length
 };
-int depthwise_strip_pixels(int64_t n);
 void nhwc_depthwise_strip(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t m,
                           const NhwcEpilogue& e);
 
