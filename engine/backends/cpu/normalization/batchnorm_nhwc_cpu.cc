@@ -18,7 +18,7 @@ namespace {
 
 constexpr float kDefaultEpsilon = 1e-5f;
 
-DNNX_VECTOR_CLONES void scale_shift_row(const float* x, const float* s, const float* t, float* y, int64_t c) {
+DNNX_VECTOR_CLONES_AVX512 void scale_shift_row(const float* x, const float* s, const float* t, float* y, int64_t c) {
   for (int64_t i = 0; i < c; ++i) y[i] = x[i] * s[i] + t[i];
 }
 

@@ -20,15 +20,15 @@ namespace {
 
 enum class WindowPool { Max, Average };
 
-DNNX_VECTOR_CLONES void max_into(const float* x, float* y, int64_t c) {
+DNNX_VECTOR_CLONES_AVX512 void max_into(const float* x, float* y, int64_t c) {
   for (int64_t i = 0; i < c; ++i) y[i] = std::max(y[i], x[i]);
 }
 
-DNNX_VECTOR_CLONES void add_into(const float* x, float* y, int64_t c) {
+DNNX_VECTOR_CLONES_AVX512 void add_into(const float* x, float* y, int64_t c) {
   for (int64_t i = 0; i < c; ++i) y[i] += x[i];
 }
 
-DNNX_VECTOR_CLONES void divide(float* y, int64_t c, float divisor) {
+DNNX_VECTOR_CLONES_AVX512 void divide(float* y, int64_t c, float divisor) {
   for (int64_t i = 0; i < c; ++i) y[i] = y[i] / divisor;
 }
 
@@ -80,22 +80,35 @@ class WindowPoolNhwcKernel final : public Kernel {
 };
 
 // X [N, H, W, C] -> Y [N, 1, 1, C]: per image the pixels summed in order, then divided by H * W.
+// Items are (image, block of kGlobalBlock channels): each sums its channels over every pixel,
+// the same order whatever the split.
+constexpr int64_t kGlobalBlock = 64;
+
 class GlobalAverageNhwcKernel final : public Kernel {
  public:
-  explicit GlobalAverageNhwcKernel(const Shape& x) : n_(x[0]), pixels_(x[1] * x[2]), c_(x[3]) {}
+  GlobalAverageNhwcKernel(const Shape& x, int workers)
+      : n_(x[0]), pixels_(x[1] * x[2]), c_(x[3]), blocks_((x[3] + kGlobalBlock - 1) / kGlobalBlock), workers_(workers) {}
+
+  int64_t items() const { return n_ * blocks_; }
 
   void run(const KernelArgs& args) const override {
     const float* x = args.in(0);
     float* y = args.out(0);
-    for (int64_t image = 0; image < n_; ++image, y += c_) {
-      std::fill(y, y + c_, 0.0f);
-      for (int64_t p = 0; p < pixels_; ++p, x += c_) add_into(x, y, c_);
-      divide(y, c_, static_cast<float>(pixels_));  // an empty image: 0 / 0, NaN, as the NCHW kernel
-    }
+    cpu_thread_pool().parallel_for(items(), [&](int64_t begin, int64_t end, int) {
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t image = item / blocks_, c0 = item % blocks_ * kGlobalBlock, width = std::min(kGlobalBlock, c_ - c0);
+        float* out = y + image * c_ + c0;
+        std::fill(out, out + width, 0.0f);
+        const float* in = x + image * pixels_ * c_ + c0;
+        for (int64_t p = 0; p < pixels_; ++p, in += c_) add_into(in, out, width);
+        divide(out, width, static_cast<float>(pixels_));  // an empty image: 0 / 0, NaN, as the NCHW kernel
+      }
+    }, workers_);
   }
 
  private:
-  int64_t n_, pixels_, c_;
+  int64_t n_, pixels_, c_, blocks_;
+  int workers_;
 };
 
 KernelFactory window_pool_factory(WindowPool kind) {
@@ -118,9 +131,11 @@ KernelChoice plan_global_average_nhwc(const Node& node, const std::vector<ValueI
                                       const std::vector<TensorInfo>&) {
   const Shape& x = inputs[0].info.shape;
   if (x.size() != 4) node_fail<UnsupportedModelError>(node, "the CPU's channels-last pools are 2-D only");
+  const int64_t items = x[0] * ((x[3] + kGlobalBlock - 1) / kGlobalBlock);
+  const int workers = plan_workers(items, x[1] * x[2] * kGlobalBlock);
   KernelChoice choice;
-  choice.algorithm = "nhwc pixel sum";
-  choice.kernel = std::make_unique<GlobalAverageNhwcKernel>(x);
+  choice.algorithm = with_threads("nhwc pixel sum", workers);
+  choice.kernel = std::make_unique<GlobalAverageNhwcKernel>(x, workers);
   return choice;
 }
 
