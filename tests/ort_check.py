@@ -52,3 +52,17 @@ def assert_matches_ort(model, feeds, rtol=FP32_RTOL, atol=FP32_ATOL, **load_kwar
 
 def rand(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def assert_same_bits_on_one_and_two_threads(model, *inputs):
+    """Loads and runs the model on 1 and then 2 CPU threads (the thread count is read at plan time)
+    and checks that every output is bit-identical; restores the thread count."""
+    outs, before = [], dnnx.threads.get_num_threads()
+    try:
+        for t in (1, 2):
+            dnnx.threads.set_num_threads(t)
+            outs.append(dnnx.load(model).run(*inputs))
+    finally:
+        dnnx.threads.set_num_threads(before)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    return outs[0]

@@ -8,7 +8,7 @@ import pytest
 from onnx import helper
 
 import dnnx
-from ort_check import assert_matches_ort, make_model, rand
+from ort_check import assert_matches_ort, make_model, rand, assert_same_bits_on_one_and_two_threads
 
 
 def matmul_model(a_shape, b_shape, b_const=None):
@@ -72,11 +72,4 @@ def test_large_packed_b_falls_back_and_matches():
 def test_same_bits_at_one_and_two_threads():
     a, b = rand(197, 192, seed=9), rand(192, 768, seed=10)
     model = matmul_model(a.shape, b.shape, b_const=b)
-    outs, before = [], dnnx.threads.get_num_threads()
-    for t in (1, 2):
-        dnnx.threads.set_num_threads(t)
-        try:
-            outs.append(dnnx.load(model).run(a))
-        finally:
-            dnnx.threads.set_num_threads(before)
-    np.testing.assert_array_equal(outs[0], outs[1])
+    assert_same_bits_on_one_and_two_threads(model, a)

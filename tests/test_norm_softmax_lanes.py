@@ -7,7 +7,7 @@ import pytest
 from onnx import helper
 
 import dnnx
-from ort_check import assert_matches_ort, make_model, rand
+from ort_check import assert_matches_ort, make_model, rand, assert_same_bits_on_one_and_two_threads
 
 LENGTHS = [1, 7, 8, 9, 15, 16, 17, 31, 33, 192, 197]
 
@@ -69,11 +69,4 @@ def test_same_bits_at_one_and_two_threads():
     nodes = [helper.make_node("LayerNormalization", ["x", "s", "b"], ["h"], axis=-1),
              helper.make_node("Softmax", ["h"], ["y"], axis=-1)]
     model = make_model(nodes, [("x", list(x.shape))], [("y", list(x.shape))], initializers={"s": s, "b": b})
-    outs, before = [], dnnx.threads.get_num_threads()
-    for t in (1, 2):
-        dnnx.threads.set_num_threads(t)
-        try:
-            outs.append(dnnx.load(model).run(x))
-        finally:
-            dnnx.threads.set_num_threads(before)
-    np.testing.assert_array_equal(outs[0], outs[1])
+    assert_same_bits_on_one_and_two_threads(model, x)

@@ -9,7 +9,7 @@ import pytest
 from onnx import helper
 
 import dnnx
-from ort_check import make_model, rand, run_ort
+from ort_check import make_model, rand, run_ort, assert_same_bits_on_one_and_two_threads
 
 EPS = np.finfo(np.float32).eps
 
@@ -143,11 +143,4 @@ def test_same_bits_at_one_and_two_threads(op, attrs, opset):
     x = rand(1, 100003, seed=11) * 4
     model = make_model([helper.make_node(op, ["x"], ["y"], **attrs)], [("x", list(x.shape))],
                        [("y", list(x.shape))], opset=opset)
-    outs, before = [], dnnx.threads.get_num_threads()
-    for t in (1, 2):
-        dnnx.threads.set_num_threads(t)
-        try:
-            outs.append(dnnx.load(model).run(x))
-        finally:
-            dnnx.threads.set_num_threads(before)
-    np.testing.assert_array_equal(outs[0], outs[1])
+    assert_same_bits_on_one_and_two_threads(model, x)

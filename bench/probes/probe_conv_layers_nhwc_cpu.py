@@ -5,13 +5,17 @@ ResNet's 3x3 and 1x1 layer shapes. The numbers in bench/RESULTS.md's current CPU
     DNNX_DEV_BUILD=build/dev PYTHONPATH=python python bench/probes/probe_conv_layers_nhwc_cpu.py
 """
 import statistics
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 import dnnx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/
+from _timing import time_calls  # noqa: E402
 
 # (C, K, H, W, kernel, pad)
 LAYERS = [(64, 64, 56, 56, 3, 1), (128, 128, 28, 28, 3, 1), (256, 256, 14, 14, 3, 1), (512, 512, 7, 7, 3, 1),
@@ -31,14 +35,7 @@ def conv_model(c, k, h, w, kernel, pad):
 
 
 def median_ms(fn, n=50):
-    for _ in range(5):
-        fn()
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
+    return 1e3 * statistics.median(time_calls(fn, 5, n))
 
 
 def main():
