@@ -326,15 +326,7 @@ class ChannelsLastRewrite {
   // (a scalar as it is); one per constant.
   std::string channels_last_operand(const std::string& name) {
     const ConstTensor* c = find_constant(graph_, name);
-    if (!c || numel(c->info.shape) == 1) return name;
-    if (c->info.shape.size() == 4) return channels_last(name);
-    auto memo = to_last_.find(name);
-    if (memo != to_last_.end()) return memo->second;
-    ConstTensor padded = *c;
-    padded.info.shape.insert(padded.info.shape.begin(), 4 - c->info.shape.size(), 1);
-    const std::string out = fresh_(name + "/nhwc");
-    graph_.constants[out] = permuted_constant(padded);
-    return to_last_[name] = out;
+    return !c || numel(c->info.shape) == 1 ? name : channels_last(name);
   }
 
   // Dry run: the current node joins the regions of the channels-last values among `inputs`;
@@ -402,7 +394,13 @@ class ChannelsLastRewrite {
     return to_first_[name] = out;
   }
 
-  ConstTensorPtr permuted_constant(const ConstTensor& c) { return padded_filter(c, c.info.shape[1]); }
+  // A constant of rank 4, or less (padded with 1s on the left: a [C, 1, 1] scale), as [N, H, W, C].
+  static ConstTensorPtr permuted_constant(const ConstTensor& c) {
+    if (c.info.shape.size() == 4) return padded_filter(c, c.info.shape[1]);
+    ConstTensor padded = c;
+    padded.info.shape.insert(padded.info.shape.begin(), 4 - c.info.shape.size(), 1);
+    return padded_filter(padded, padded.info.shape[1]);
+  }
 
   Node transpose(const std::string& from, const std::string& to, std::vector<int64_t> perm) {
     Node n;

@@ -20,7 +20,6 @@
 // Work is split into items (a range of pixel strips x a range of filter panels or channels),
 // each output computed by one item in a fixed order: results do not depend on the thread count.
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -91,24 +90,30 @@ inline void copy_floats(const float* from, float* to, int64_t n) {
   for (int64_t i = 0; i < n; ++i) to[i] = from[i];
 }
 
-// What the dense and depthwise kernels share: the geometry, the zero row, the items, the fusions.
-class NhwcConvKernel : public Kernel {
+// A conv of one or more groups of several channels: the packed implicit GEMM per group. Work items
+// are (a range of kStripsPerItem strips of P output pixels) x (a range of columns: filter panels,
+// column c being panel c % panels of group c / panels).
+class DenseNhwcKernel final : public Kernel {
  public:
-  NhwcConvKernel(NhwcConv g, int pixels, int64_t columns, int64_t column_items, NhwcFusion fusion, ConvActivation act,
-                 bool has_bias, int workers)
-      : g_(g), pixels_(pixels), zeros_(static_cast<size_t>(std::max<int64_t>(g.c, 1)), 0.0f),
-        strip_items_((g.pixels() + pixels * kStripsPerItem - 1) / (pixels * kStripsPerItem)), columns_(columns),
-        column_items_(column_items), fusion_(fusion), act_(act), has_bias_(has_bias), workers_(workers) {}
-
-  int64_t items() const { return strip_items_ * column_items_; }
-  // A worker's scratch: the pointer table of an item's strips, then worker_extra_bytes().
-  size_t pointer_bytes() const { return static_cast<size_t>(kStripsPerItem * pixels_ * g_.taps()) * sizeof(float*); }
-  size_t table_bytes() const { return pointer_bytes() + worker_extra_bytes(); }
+  // shape: the tiles for Kg filters over Cg channels and the conv's taps, or (gathered, Note
+  // [gathered rows]) over taps x Cg channels and one tap.
+  DenseNhwcKernel(NhwcConv g, NhwcTileShape shape, int64_t column_items, NhwcFusion fusion, ConvActivation act,
+                  bool has_bias, int workers, const float* constant_filter)
+      : g_(g), shape_(shape), pixels_(shape.pixels), gathered_(shape.taps != g.taps()),
+        zeros_(static_cast<size_t>(std::max<int64_t>(g.c, 1)), 0.0f),
+        strip_items_((g.pixels() + pixels_ * kStripsPerItem - 1) / (pixels_ * kStripsPerItem)),
+        columns_(g.group * shape.panels()), column_items_(column_items), fusion_(fusion), act_(act),
+        has_bias_(has_bias), workers_(workers) {
+    if (constant_filter) {
+      packed_.resize(static_cast<size_t>(g.group * shape.packed_size()));
+      pack(constant_filter, packed_.data());
+    }
+  }
 
   void run(const KernelArgs& args) const override {
     const float* w = filter(args);
     char* tables = static_cast<char*>(args.workspace) + pack_bytes();
-    cpu_thread_pool().parallel_for(items(), [&](int64_t begin, int64_t end, int worker) {
+    cpu_thread_pool().parallel_for(strip_items_ * column_items_, [&](int64_t begin, int64_t end, int worker) {
       const float** table = reinterpret_cast<const float**>(tables + worker * table_bytes());
       for (int64_t item = begin; item < end; ++item) run_item(args, w, item, table);
     }, workers_);
@@ -117,19 +122,34 @@ class NhwcConvKernel : public Kernel {
   // The workspace: the packed filter of a filter that is not a constant, then one table per worker.
   size_t workspace_bytes() const { return pack_bytes() + workers_ * table_bytes(); }
 
- protected:
+ private:
   struct Item {
     int64_t q0, q1;      // output pixels
-    int64_t col0, col1;  // columns item (filter panels or channel blocks, as the kernel counts them)
+    int64_t col0, col1;  // columns
   };
 
-  virtual size_t pack_bytes() const = 0;
-  virtual size_t worker_extra_bytes() const { return 0; }
-  // The packed filter: the constant's, packed at plan time, or args' input 1 packed into the workspace.
-  virtual const float* filter(const KernelArgs& args) const = 0;
-  virtual void run_columns(const KernelArgs& args, const float* w, const Item& item, const float** table) const = 0;
-  // The filters (Y's columns) of column item `i`: [begin, end).
-  virtual std::pair<int64_t, int64_t> filter_range(const Item& item) const = 0;
+  size_t pack_bytes() const {
+    return packed_.empty() ? static_cast<size_t>(g_.group * shape_.packed_size()) * sizeof(float) : 0;
+  }
+  // A worker's scratch: the pointer table of an item's strips, then (gathered) its gathered rows.
+  size_t pointer_bytes() const { return static_cast<size_t>(kStripsPerItem * pixels_ * g_.taps()) * sizeof(float*); }
+  size_t table_bytes() const {
+    const size_t rows = gathered_ ? static_cast<size_t>(kStripsPerItem * pixels_ * shape_.channels) : 0;
+    return pointer_bytes() + rows * sizeof(float);
+  }
+
+  void pack(const float* w, float* out) const {  // w [K, R, S, Cg]: group gi's filters are rows gi*Kg..
+    const int64_t per_group = shape_.filters * shape_.taps * shape_.channels;
+    for (int64_t gi = 0; gi < g_.group; ++gi) pack_nhwc_filter(shape_, w + gi * per_group, out + gi * shape_.packed_size());
+  }
+
+  // The packed filter: the constant's, packed at plan time, or input 1 packed into the workspace.
+  const float* filter(const KernelArgs& args) const {
+    if (!packed_.empty()) return packed_.data();
+    float* out = static_cast<float*>(args.workspace);
+    pack(args.in(1), out);
+    return out;
+  }
 
   Item item_at(int64_t item) const {
     const int64_t strip_item = item / column_items_, column_item = item % column_items_;
@@ -142,12 +162,12 @@ class NhwcConvKernel : public Kernel {
     return it;
   }
 
-  void build_tables(const float* x, const Item& it, const float** table) const {
-    int64_t strip = 0;
-    for (int64_t q = it.q0; q < it.q1; q += pixels_, ++strip) {
-      strip_rows(g_, x, zeros_.data(), q, std::min<int64_t>(pixels_, it.q1 - q), pixels_,
-                 table + strip * pixels_ * g_.taps());
-    }
+  // The filters (Y's columns) of the item's columns: [begin, end).
+  std::pair<int64_t, int64_t> filter_range(const Item& it) const {
+    const int64_t panels = shape_.panels(), nr = shape_.panel_width();
+    auto at = [&](int64_t col) { return (col / panels) * shape_.filters + std::min(shape_.filters, (col % panels) * nr); };
+    const int64_t last = it.col1 - 1;
+    return {at(it.col0), (last / panels) * shape_.filters + std::min(shape_.filters, (last % panels + 1) * nr)};
   }
 
   NhwcEpilogue epilogue(const KernelArgs& args, int64_t q, int64_t filter) const {
@@ -157,20 +177,15 @@ class NhwcConvKernel : public Kernel {
     return e;
   }
 
-  NhwcConv g_;
-  int pixels_;                // P
-  std::vector<float> zeros_;  // the row a padding tap reads
-  int64_t strip_items_, columns_, column_items_;
-  NhwcFusion fusion_;
-  ConvActivation act_;
-  bool has_bias_;
-  int workers_;
-
- private:
   void run_item(const KernelArgs& args, const float* w, int64_t index, const float** table) const {
     const Item it = item_at(index);
     if (it.q0 >= it.q1 || it.col0 >= it.col1) return;
-    build_tables(args.in(0), it, table);
+    int64_t strip = 0;
+    for (int64_t q = it.q0; q < it.q1; q += pixels_, ++strip) {
+      strip_rows(g_, args.in(0), zeros_.data(), q, std::min<int64_t>(pixels_, it.q1 - q), pixels_,
+                 table + strip * pixels_ * g_.taps());
+    }
+    if (gathered_) gather(it, table);
     run_columns(args, w, it, table);
     if (act_.kind == ConvActivationKind::None || act_.kind == ConvActivationKind::Clip) return;  // Clip: in the tile
     const auto [f0, f1] = filter_range(it);
@@ -180,51 +195,6 @@ class NhwcConvKernel : public Kernel {
       return;
     }
     for (int64_t q = it.q0; q < it.q1; ++q) apply_conv_activation(act_, y + q * g_.k + f0, f1 - f0);
-  }
-};
-
-// A conv of one or more groups of several channels: the packed implicit GEMM per group.
-class DenseNhwcKernel final : public NhwcConvKernel {
- public:
-  // shape: the tiles for Kg filters over Cg channels and the conv's taps, or (gathered, Note
-  // [gathered rows]) over taps x Cg channels and one tap.
-  DenseNhwcKernel(NhwcConv g, NhwcTileShape shape, int64_t column_items, NhwcFusion fusion, ConvActivation act,
-                  bool has_bias, int workers, const float* constant_filter)
-      : NhwcConvKernel(g, shape.pixels, g.group * shape.panels(), column_items, fusion, act, has_bias, workers),
-        shape_(shape), gathered_(shape.taps != g.taps()) {
-    if (constant_filter) {
-      packed_.resize(static_cast<size_t>(g.group * shape.packed_size()));
-      pack(constant_filter, packed_.data());
-    }
-  }
-
- private:
-  size_t pack_bytes() const override {
-    return packed_.empty() ? static_cast<size_t>(g_.group * shape_.packed_size()) * sizeof(float) : 0;
-  }
-
-  size_t worker_extra_bytes() const override {
-    return gathered_ ? static_cast<size_t>(kStripsPerItem * pixels_ * shape_.channels) * sizeof(float) : 0;
-  }
-
-  void pack(const float* w, float* out) const {  // w [K, R, S, Cg]: group gi's filters are rows gi*Kg..
-    const int64_t per_group = shape_.filters * shape_.taps * shape_.channels;
-    for (int64_t gi = 0; gi < g_.group; ++gi) pack_nhwc_filter(shape_, w + gi * per_group, out + gi * shape_.packed_size());
-  }
-
-  const float* filter(const KernelArgs& args) const override {
-    if (!packed_.empty()) return packed_.data();
-    float* out = static_cast<float*>(args.workspace);
-    pack(args.in(1), out);
-    return out;
-  }
-
-  // Column c: panel c % panels of group c / panels.
-  std::pair<int64_t, int64_t> filter_range(const Item& it) const override {
-    const int64_t panels = shape_.panels(), nr = shape_.panel_width();
-    auto at = [&](int64_t col) { return (col / panels) * shape_.filters + std::min(shape_.filters, (col % panels) * nr); };
-    const int64_t last = it.col1 - 1;
-    return {at(it.col0), (last / panels) * shape_.filters + std::min(shape_.filters, (last % panels + 1) * nr)};
   }
 
   // Note [gathered rows]: a conv of few channels (a stem's 3 over 7x7 taps) runs 3 multiply-adds
@@ -255,8 +225,7 @@ class DenseNhwcKernel final : public NhwcConvKernel {
     for (int64_t i = 0; i < strip * pixels_; ++i) table[i] = rows + i * row;  // strip s's rows at s * P
   }
 
-  void run_columns(const KernelArgs& args, const float* w, const Item& it, const float** table) const override {
-    if (gathered_) gather(it, table);
+  void run_columns(const KernelArgs& args, const float* w, const Item& it, const float** table) const {
     const int64_t panels = shape_.panels(), nr = shape_.panel_width(), kg = shape_.filters;
     const int64_t blocks = std::max<int64_t>(1, shape_.blocks()), row_stride = pixels_ * shape_.taps;
     float* y = args.out(0);
@@ -275,8 +244,16 @@ class DenseNhwcKernel final : public NhwcConvKernel {
     }
   }
 
+  NhwcConv g_;
   NhwcTileShape shape_;
+  int pixels_;                 // P
   bool gathered_;              // Note [gathered rows]
+  std::vector<float> zeros_;   // the row a padding tap reads
+  int64_t strip_items_, columns_, column_items_;
+  NhwcFusion fusion_;
+  ConvActivation act_;
+  bool has_bias_;
+  int workers_;
   std::vector<float> packed_;  // the constant filter, packed per group (empty: packed per call)
 };
 
