@@ -13,7 +13,7 @@ Per case (model x device x precision x batch) the outcome is one of:
 - hang: no answer within --timeout seconds (the child is killed);
 - refusal: dnnx raised at load, run or plan (a refusal is a failure: onnxruntime runs these);
 - mismatch: it ran, and an output's shape or values are not onnxruntime's;
-- onnxruntime-fails: dnnx ran it, and onnxruntime (the reference) cannot: not dnnx's failure;
+- onnxruntime-fails: onnxruntime (the reference) cannot run it, and dnnx ran it or refused it as well: not dnnx's failure;
 - not run: the --budget ran out before the case started;
 - sweep error: the harness itself failed (reading the file, drawing the inputs).
 

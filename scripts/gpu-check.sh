@@ -52,7 +52,7 @@ step() {  # step NAME LOG COMMAND...: runs, logs, records pass/fail and the log'
   date -u
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   nvcc --version | tail -2
-  python3 -c "import sys, torch, numpy; print(sys.version.split()[0], 'torch', torch.__version__, 'numpy', numpy.__version__)"
+  python3 -c "import sys, torch, numpy, onnx, onnxruntime; print(sys.version.split()[0], 'torch', torch.__version__, 'numpy', numpy.__version__, 'onnx', onnx.__version__, 'onnxruntime', onnxruntime.__version__)"
   python3 -c "import nvidia.cudnn, nvidia.cu13; print('wheels:', nvidia.cudnn.__path__, nvidia.cu13.__path__)"
 } >"$OUT/machine.txt" 2>&1
 

@@ -131,6 +131,17 @@ def test_group_normalization_over_an_empty_batch():
     assert m.plan(batch_size=0)[0]["algorithm"] == EMPTY
 
 
+def test_layer_normalization_over_no_elements_is_refused_naming_the_node():
+    # shape[axis:] holds nothing: no mean or variance (onnxruntime refuses it too: "Size of
+    # X.shape[axis:] must be at least 1"); the CPU once returned an uninitialized InvStdDev here
+    node = helper.make_node("LayerNormalization", ["x", "s"], ["y", "mean", "inv"], axis=0, name="ln")
+    model = make_model([node], [("x", [0, 4])], [("y", None), ("mean", None), ("inv", None)],
+                       {"s": np.zeros((0, 4), np.float32)}, opset=17)
+    with pytest.raises(dnnx.InvalidModelError, match=r"node 'ln' \(LayerNormalization\): X \[0,4\] has no elements "
+                                                     r"to normalize over"):
+        dnnx.load(model).run(np.zeros((0, 4), np.float32))
+
+
 # --- one case per op family ---------------------------------------------------------------------
 
 def _reduce(op, axes, keepdims=1):

@@ -118,6 +118,56 @@ def test_integer_values_are_untouched():
     assert out["types"]["shape"] == "int64" and out["types"]["g"] == "float16"
 
 
+def test_float_arithmetic_on_shapes_stays_float32_for_the_host_to_fold():
+    # A detector's padding: pad H up to a multiple of 32, ceil(h / 32) * 32 - h, computed in float from
+    # Shape (torchvision's GeneralizedRCNNTransform). The planner folds it on the host, which has no
+    # half kernels: in half it would leave Pad's pads to the device, which Pad refuses (the sweep's
+    # Faster R-CNN at fp16 and bf16, 2026-12-05).
+    nodes = [helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+             helper.make_node("Gather", ["shape", "two"], ["h"], name="h"),
+             helper.make_node("Cast", ["h"], ["hf"], name="to_float", to=TensorProto.FLOAT),
+             helper.make_node("Div", ["hf", "k32"], ["q"], name="div"),
+             helper.make_node("Ceil", ["q"], ["qc"], name="ceil"),
+             helper.make_node("Mul", ["qc", "k32"], ["hp"], name="mul"),
+             helper.make_node("Cast", ["hp"], ["hpi"], name="to_int", to=TensorProto.INT64),
+             helper.make_node("Sub", ["hpi", "h"], ["extra"], name="extra"),
+             helper.make_node("Concat", ["zeros6", "extra", "zero1"], ["pads"], name="pads", axis=0),
+             helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Pad", ["r", "pads"], ["y"], name="pad")]
+    consts = {"two": np.array([2], np.int64), "k32": np.array([32.0], np.float32),
+              "zeros6": np.zeros(6, np.int64), "zero1": np.zeros(1, np.int64)}
+    model = make_model(nodes, [("x", ["N", 3, "H", 8])], [("y", None)], consts, opset=17)
+    for half in ("float16", "bfloat16"):
+        out = pass_hooks.half_storage_rewrite(import_model(model).ir, ["Cast", "Div", "Ceil", "Mul", "Relu", "Pad"],
+                                              half=half)
+        by_name = {n["name"]: n for n in out["nodes"]}
+        for name in ("to_float", "div", "ceil", "mul"):
+            assert "computed on the host" in by_name[name]["fp32_reason"], (half, name)
+        for value in ("hf", "q", "qc", "hp"):
+            assert out["types"][value] == "float32", (half, value)
+        assert out["types"]["r"] == half and by_name["relu"]["fp32_reason"] == ""  # the tensor math goes half
+
+
+def test_a_node_with_subgraphs_reads_float32():
+    # Its bodies are not rewritten (they add their own float32 constants): what it captures from the
+    # outer scope must reach them as float32 (SSDlite's If at fp16: "A is float16 but B is float32").
+    k = helper.make_tensor("k", TensorProto.FLOAT, [1], [1.5])
+    then_g = helper.make_graph([helper.make_node("Add", ["r", "k"], ["t"])], "then", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)], [k])
+    else_g = helper.make_graph([helper.make_node("Sub", ["r", "k"], ["e"])], "else", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)], [k])
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("If", ["cond"], ["y"], name="if", then_branch=then_g, else_branch=else_g)]
+    model = make_model(nodes, [("x", [2, 3]), ("cond", [], TensorProto.BOOL)], [("y", None)], opset=17)
+    out = pass_hooks.half_storage_rewrite(import_model(model).ir, ["Relu", "If", "Add", "Sub", "Cast"])
+    node = [n for n in out["nodes"] if n["op"] == "If"][0]
+    assert node["fp32_reason"] == "its subgraphs run in float32"
+    assert out["types"]["r"] == "float16"
+    captured = node["inputs"][1]  # after cond: r, through one Cast back to float32
+    cast = [n for n in out["nodes"] if captured in n["outputs"]][0]
+    assert cast["op"] == "Cast" and cast["inputs"] == ["r"] and cast["to"] == TO_FLOAT
+
+
 def test_nothing_changes_without_half_kernels():
     model = conv_relu_gemm()
     out = rewrite(model, [])

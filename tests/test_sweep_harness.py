@@ -142,6 +142,23 @@ def test_compare_shapes_non_finite_and_integers():
     assert worker.compare({"a": np.ones(2, np.float32), "b": np.zeros(2, np.float32)}, two, (0,), 1e-3)[1] is None
 
 
+def test_detections_at_the_cut_off_may_differ_and_others_may_not():
+    # 4 detections in score order: boxes [N, 4], scores [N], labels [N]; the last two scores sit at the
+    # cut-off (0.101, 0.1): at a reduced precision dnnx may keep another detection there
+    want = {"boxes": np.array([[0, 0, 5, 5], [1, 1, 6, 6], [2, 2, 7, 7], [3, 3, 8, 8]], np.float32),
+            "scores": np.array([0.9, 0.5, 0.101, 0.1], np.float32), "labels": np.array([1, 2, 3, 4])}
+    swapped_tail = {"boxes": want["boxes"].copy(), "scores": np.array([0.9, 0.5, 0.1005, 0.1], np.float32),
+                    "labels": np.array([1, 2, 3, 7])}
+    swapped_tail["boxes"][3] = [9, 9, 20, 20]  # another detection in the last place
+    assert worker.compare(swapped_tail, want, (0,), 0.03)[1] is None
+    # the same difference in a high-scoring row is a mismatch
+    wrong_head = {k: v.copy() for k, v in want.items()}
+    wrong_head["boxes"][0] = [9, 9, 20, 20]
+    assert "max error" in worker.compare(wrong_head, want, (0,), 0.03)[1]
+    # and so is any unmatched row under the strict rule the tests use
+    assert worker.align_near_ties(swapped_tail, want, 0.03) is swapped_tail
+
+
 # -- the inputs (Note [sweep inputs], [sweep batch])
 
 def _model(inputs, metadata=None):

@@ -4,6 +4,7 @@ backends at fp32 and compared. The op list comes from the CUDA backend's own reg
 (Model.kernels()), so a new CUDA op is tested here without a new test list; an op with no node
 case fails test_every_registered_op_has_a_case until it gets one."""
 import numpy as np
+import onnx
 import pytest
 
 import dnnx
@@ -65,8 +66,21 @@ def test_case_on_cuda_matches_cpu(case):
             _assert_close(got[name], ref, 1e-4, 1e-5, f"{case.name}: {name}")
         if case.name in STORED_OUTPUT_DISPUTED:
             continue  # the stored outputs are disputed (tests/node_suite.py): the CPU's are the reference
+        if not _matches(want.values(), expected, case):
+            # This machine's onnx package stores other outputs than the pinned one (tests/requirements.txt)
+            # that the CPU is checked against (tests/test_onnx_node_tests.py): CUDA matched the CPU above.
+            pytest.skip(f"onnx {onnx.__version__} here stores outputs the CPU does not give; CUDA matches the CPU")
         for got_value, exp in zip(got.values(), expected):
             _assert_close(got_value, _array(exp), case.rtol, case.atol, case.name)
+
+
+def _matches(values, expected, case) -> bool:
+    try:
+        for value, exp in zip(values, expected):
+            _assert_close(value, _array(exp), case.rtol, case.atol, case.name)
+    except AssertionError:
+        return False
+    return True
 
 
 def _assert_close(got, want, rtol, atol, what):
@@ -88,7 +102,8 @@ def _assert_close(got, want, rtol, atol, what):
         # tests/node_suite.py's assert_similar does)
         assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, expected {want.dtype}"
         got, want = got.astype(np.float32), want.astype(np.float32)
-    half_ulp = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}.get(want.dtype.name, 0.0)
+    # (the output's declared type decides: some onnx versions store a half case's expected data as float32)
+    half_ulp = max({"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}.get(t.dtype.name, 0.0) for t in (want, got))
     np.testing.assert_allclose(np.asarray(got, np.float64) if half_ulp else got,
                                np.asarray(want, np.float64) if half_ulp else want,
                                rtol=max(rtol, 2 * half_ulp), atol=max(atol, half_ulp), err_msg=what)

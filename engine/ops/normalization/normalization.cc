@@ -36,6 +36,11 @@ std::vector<TensorInfo> infer_layer_norm(const Node& node, const std::vector<Val
   require_float(node, x, "input X");
   const int64_t axis = layer_norm_axis(node, x.shape);
   const Shape normalized(x.shape.begin() + axis, x.shape.end());
+  if (numel(normalized) == 0) {  // no mean or variance of nothing: onnxruntime refuses it too
+    node_fail<InvalidModelError>(node, "X " + shape_str(x.shape) + " has no elements to normalize over: shape[axis:] = " +
+                                           shape_str(normalized) + " must hold at least 1 (batch dims before axis " +
+                                           std::to_string(axis) + " may be 0)");
+  }
   for (size_t i : {size_t{1}, size_t{2}}) {
     if (i == 2 && !(inputs.size() > 2 && inputs[2].present)) continue;
     const char* what = i == 1 ? "Scale" : "B";

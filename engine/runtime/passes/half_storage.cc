@@ -15,10 +15,16 @@
 //     the output under its own name: the caller always gets float32.
 // Graph inputs keep float32, so the first layers of such a model are the entry Casts. Integer
 // values (shapes, indices, sequence_lens) are never touched. A node whose values leave fp16's
-// range (Note [fp16 range], half_range.cc) stays float32 like a node without a half kernel.
+// range (Note [fp16 range], half_range.cc) stays float32 like a node without a half kernel. So do
+//   - a node the planner folds (Note [plan-time folding]): float arithmetic on shapes (a detector's
+//     padding computed as ceil(h / 32) * 32) runs on the host, which has no half kernels, and a
+//     half value there would leave a Pad's pads to the device;
+//   - a node with subgraphs (If, Loop, Scan): its bodies are not rewritten, so they read float32
+//     (the values it captures from the outer scope are its inputs, Note [subgraphs]).
 #include <set>
 #include <stdexcept>
 
+#include "runtime/plan_folding.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/rewrite.h"
 #include "ops/layout/cast.h"
@@ -119,6 +125,13 @@ class HalfRewrite {
   std::vector<Node> nodes_;
 };
 
+bool has_subgraph(const Node& node) {
+  for (const auto& kv : node.attrs) {
+    if (std::holds_alternative<GraphPtr>(kv.second)) return true;
+  }
+  return false;
+}
+
 bool touches_float(const HalfRewrite& rewrite, const Node& node) {
   for (const std::string& in : node.inputs) {
     if (rewrite.is_float32(in)) return true;
@@ -135,13 +148,21 @@ int half_storage(Graph& graph, DType half, const std::function<std::string(const
                  const std::map<std::string, std::string>& keep_fp32) {
   if (!is_half(half)) throw std::logic_error("half_storage: expected float16 or bfloat16");
   HalfRewrite rewrite(graph, half);
+  const std::vector<bool> folds = graph_folding(graph, folding_host()).nodes;  // before the rewrite
   int in_half = 0;
   std::vector<Node> nodes = std::move(graph.nodes);
   graph.nodes.clear();
-  for (Node& node : nodes) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node& node = nodes[i];
     auto kept = keep_fp32.find(node.name);
     if (kept != keep_fp32.end() && touches_float(rewrite, node)) {
       node.fp32_reason = kept->second;  // Note [fp16 range]: Casts at its edges, the reason in the plan
+      rewrite.add_float(std::move(node));
+    } else if (folds[i] && touches_float(rewrite, node)) {
+      node.fp32_reason = "computed on the host when the plan is built (Note [plan-time folding])";
+      rewrite.add_float(std::move(node));
+    } else if (has_subgraph(node) && touches_float(rewrite, node)) {
+      node.fp32_reason = "its subgraphs run in float32";
       rewrite.add_float(std::move(node));
     } else if (touches_float(rewrite, node) && half_reason(node).empty()) {
       rewrite.add_half(std::move(node));

@@ -9,9 +9,11 @@
 
 #include <pybind11/stl.h>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/quant/int8_gemm_cpu.h"
 #include "ops/indexing/value_shaped_ops.h"
 #include "bindings.h"
+#include "runtime/plan_folding.h"
 #include "runtime/passes/passes.h"
 #include "runtime/passes/rewrite.h"
 #include "ops/layout/channels_last.h"
@@ -106,6 +108,7 @@ py::array numpy_from_tensor(const ConstTensor& t) {
 
 PYBIND11_MODULE(_pass_hooks, m) {
   m.doc() = "For tests only: dnnx's half_storage and channels_last passes run on their own (not part of the API).";
+  set_folding_host(std::make_shared<CpuBackend>());  // as _core does: half_storage keeps what folds in float32
   m.def(
       "half_storage_rewrite",
       [](const py::dict& ir, const std::vector<std::string>& half_ops, bool fp16_range, const py::dict& calibration,
