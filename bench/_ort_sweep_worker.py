@@ -66,20 +66,24 @@ class Models:
         return self._fp16
 
 
-def output_shape(arg, batch_name, batch):
-    """The declared shape of an output (an onnxruntime NodeArg) with the batch dim bound, or None
-    where any dim is unknown."""
-    if not isinstance(arg.shape, (list, tuple)):
-        return None
-    shape = []
-    for d in arg.shape:
-        if isinstance(d, int) and d >= 0:
-            shape.append(d)
-        elif batch is not None and d == batch_name:
-            shape.append(batch)
-        else:
-            return None
-    return shape
+def output_shapes(proto, batch_name, batch) -> dict:
+    """{output name: its declared shape with the batch dim bound, or None where the shape or any
+    dim is unknown} from the ONNX graph (onnxruntime's NodeArg shows an unknown shape as [], a
+    scalar's)."""
+    shapes = {}
+    for value in proto.graph.output:
+        t = value.type.tensor_type
+        shape = [] if t.HasField("shape") else None
+        for d in t.shape.dim if shape is not None else []:
+            if d.HasField("dim_value"):
+                shape.append(d.dim_value)
+            elif batch is not None and d.HasField("dim_param") and d.dim_param == batch_name:
+                shape.append(batch)
+            else:
+                shape = None
+                break
+        shapes[value.name] = shape
+    return shapes
 
 
 def cuda_session(ort, data: bytes, precision: str, graph: bool):
@@ -92,22 +96,22 @@ def cuda_session(ort, data: bytes, precision: str, graph: bool):
     return session
 
 
-def bound_call(ort, session, feeds: dict, batch_name, batch, graph: bool):
-    """The timed call of an IO-bound session: every input on the GPU, every output too
-    (preallocated where its shape is known and a CUDA graph replays)."""
+def bound_call(ort, session, feeds: dict, shapes: dict, graph: bool, device: str = "cuda"):
+    """(the timed call, a call returning the first output) of an IO-bound session: every input on
+    `device`, every output too (preallocated where its shape is known and a CUDA graph replays)."""
     binding = session.io_binding()
     keep = []  # the OrtValues must outlive the binding
     for arg in session.get_inputs():
-        value = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(feeds[arg.name]), "cuda", 0)
+        value = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(feeds[arg.name]), device, 0)
         keep.append(value)
         binding.bind_ortvalue_input(arg.name, value)
     for arg in session.get_outputs():
-        shape = output_shape(arg, batch_name, batch) if graph else None
+        shape = shapes.get(arg.name) if graph else None
         dtype = ORT_TYPES.get(arg.type)
         if shape is None or dtype is None:
-            binding.bind_output(arg.name, "cuda")
+            binding.bind_output(arg.name, device)
         else:
-            value = ort.OrtValue.ortvalue_from_shape_and_type(shape, dtype, "cuda", 0)
+            value = ort.OrtValue.ortvalue_from_shape_and_type(shape, dtype, device, 0)
             keep.append(value)
             binding.bind_ortvalue_output(arg.name, value)
 
@@ -123,17 +127,18 @@ def bound_call(ort, session, feeds: dict, batch_name, batch, graph: bool):
     return call, first
 
 
-def run_cuda(ort, data: bytes, feeds: dict, batch_name, batch, precision: str, seconds: float):
-    """(seconds list, first output, load seconds, note): with a CUDA graph, else without."""
+def run_bound(ort, make_session, feeds: dict, shapes: dict, seconds: float, device: str = "cuda"):
+    """(seconds list, first output, load seconds, note) of make_session(graph) IO-bound: with a
+    CUDA graph, else (the session or its capture failed) without, and the note says why."""
     why = ""
     for graph in (True, False):
         try:
             start = time.perf_counter()
-            session = cuda_session(ort, data, precision, graph)
+            session = make_session(graph)
             load_s = time.perf_counter() - start
-            call, first = bound_call(ort, session, feeds, batch_name, batch, graph)
+            call, first = bound_call(ort, session, feeds, shapes, graph, device)
             times = time_for(call, seconds)  # the first calls capture the graph, the rest replay it
-            return times, first(), load_s, ("" if graph else f"ort without CUDA graph ({why[:100]})")
+            return times, first(), load_s, ("" if graph else f"without CUDA graph ({why[:100]})")
         except Exception as e:  # noqa: BLE001 - the graph attempt's error is kept for the note
             if not graph:
                 raise
@@ -186,7 +191,8 @@ def main() -> int:
             feeds, _ = ext.make_inputs(args.model, proto, batch)
             data = models.for_precision(precision)
             if args.device == "cuda":
-                times, out, load_s, note = run_cuda(ort, data, feeds, batch_name, batch, precision, args.seconds)
+                times, out, load_s, note = run_bound(ort, lambda graph: cuda_session(ort, data, precision, graph),
+                                                     feeds, output_shapes(proto, batch_name, batch), args.seconds)
             else:
                 times, out, load_s, note = run_cpu(ort, data, feeds, args.seconds)
             report.write({"case": key, "ms": median_ms(times), "calls": len(times), "load_s": load_s,

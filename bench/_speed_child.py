@@ -52,7 +52,7 @@ def arguments(description: str) -> argparse.Namespace:
     parser.add_argument("--results", required=True, help="the JSON-lines file to append to")
     parser.add_argument("--outputs", required=True, help="the folder for the saved first outputs")
     parser.add_argument("--profile", type=int, default=0, help="dnnx only: per-layer profile over N runs")
-    parser.add_argument("--inject", default="", help="test hook: KIND:ENGINE:PRECISION (crash, hang, raise)")
+    parser.add_argument("--inject", default="", help="test hook: KIND:ENGINE:PRECISION[,...] (crash, hang, raise)")
     return parser.parse_args()
 
 
@@ -81,20 +81,19 @@ class Reporter:
 
 
 def inject(spec: str, engine: str, precision: str) -> None:
-    """The test hook --inject KIND:ENGINE:PRECISION: at the start of the matching case, `crash`
+    """The test hook --inject KIND:ENGINE:PRECISION[,...]: at the start of the matching case, `crash`
     aborts the process (as a segfault in a CUDA library would), `hang` sleeps past any timeout,
     `raise` raises (a case that fails)."""
-    if not spec:
-        return
-    kind, who, which = spec.split(":")
-    if who != engine or which != precision:
-        return
-    if kind == "crash":
-        os.abort()
-    if kind == "hang":
-        time.sleep(1e6)
-    if kind == "raise":
-        raise RuntimeError(f"injected failure ({spec})")
+    for one in filter(None, spec.split(",")):
+        kind, who, which = one.split(":")
+        if who != engine or which != precision:
+            continue
+        if kind == "crash":
+            os.abort()
+        if kind == "hang":
+            time.sleep(1e6)
+        if kind == "raise":
+            raise RuntimeError(f"injected failure ({one})")
 
 
 def first_output(outputs) -> Optional[np.ndarray]:

@@ -48,8 +48,8 @@ def runner(loaded, feeds: dict, device: str):
     refuses device inputs for this model (the note says why)."""
     if device != "cuda":
         return (lambda: loaded.run_dict(feeds)), ""
-    on_device = {name: loaded.to_device(value) for name, value in feeds.items()}
     try:
+        on_device = {name: loaded.to_device(value) for name, value in feeds.items()}
         loaded.run_dict(on_device, output="device")
         return (lambda: loaded.run_dict(on_device, output="device")), ""
     except Exception as e:  # noqa: BLE001 - the case still runs, and says how

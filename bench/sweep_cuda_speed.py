@@ -26,7 +26,7 @@ max |ort| over the first output (not a failure).
 Limits (Note [speed sweep children]): --budget seconds in all (cases not started by then are
 "not run (budget)"), --timeout per child; a child that crashes or hangs gives rows that say so,
 and the sweep goes on. The exit status is 0 whenever the sweep ran (2: no model matched).
-Test hook: --inject KIND:ENGINE:PRECISION (KIND crash, hang or raise) makes that case fail.
+Test hook: --inject KIND:ENGINE:PRECISION[,...] (KIND crash, hang or raise) makes those cases fail.
 """
 from __future__ import annotations
 
@@ -139,9 +139,10 @@ def run_engine(engine, name, cases, args, clock, work: Path, profile=0):
     for attempt in range(1, MAX_ATTEMPTS + 1):
         if not remaining:
             break
-        timeout = min(args.timeout, clock.left() + (15 if profile else 0))
-        if timeout < 5 or (not profile and time.time() > clock.case_deadline):
+        left = clock.left() + (15 if profile else 0)  # a profile may end a little past the budget
+        if left < 1 or (not profile and time.time() > clock.case_deadline):
             break
+        timeout = min(args.timeout, max(5.0, left))
         stem = work / f"{'profile-' if profile else ''}{engine}-{attempt}"
         cmd = [sys.executable, str(WORKERS[engine]), "--model", name, "--cases", ",".join(remaining),
                "--device", args.device, "--seconds", str(args.seconds_per_case), "--results", f"{stem}.jsonl",
