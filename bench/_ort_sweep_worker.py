@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _external_models as ext  # noqa: E402
 from _ort_worker import import_onnxruntime  # noqa: E402
-from _speed_child import (BUDGET_NOTE, Reporter, arguments, case_key, inject, parse_cases,  # noqa: E402
+from _speed_child import (BUDGET_NOTE, Reporter, arguments, case_key, end_if_sticky, inject, parse_cases,  # noqa: E402
                           short_error)
 from _timing import median_ms, time_for  # noqa: E402
 
@@ -199,6 +199,7 @@ def main() -> int:
                           "output": report.save_output(key, out), "note": note})
         except Exception as e:  # noqa: BLE001 - one case's failure is its row
             report.write({"case": key, "error": short_error(e)})
+            end_if_sticky(str(e))
         gc.collect()
     return 0
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import List, Optional, Tuple
@@ -52,7 +53,7 @@ def arguments(description: str) -> argparse.Namespace:
     parser.add_argument("--results", required=True, help="the JSON-lines file to append to")
     parser.add_argument("--outputs", required=True, help="the folder for the saved first outputs")
     parser.add_argument("--profile", type=int, default=0, help="dnnx only: per-layer profile over N runs")
-    parser.add_argument("--inject", default="", help="test hook: KIND:ENGINE:PRECISION[,...] (crash, hang, raise)")
+    parser.add_argument("--inject", default="", help="test hook: KIND:ENGINE:PRECISION[,...] (see inject)")
     return parser.parse_args()
 
 
@@ -83,7 +84,7 @@ class Reporter:
 def inject(spec: str, engine: str, precision: str) -> None:
     """The test hook --inject KIND:ENGINE:PRECISION[,...]: at the start of the matching case, `crash`
     aborts the process (as a segfault in a CUDA library would), `hang` sleeps past any timeout,
-    `raise` raises (a case that fails)."""
+    `raise` raises (a case that fails), `sticky` raises as a lost CUDA context does."""
     for one in filter(None, spec.split(",")):
         kind, who, which = one.split(":")
         if who != engine or which != precision:
@@ -94,6 +95,22 @@ def inject(spec: str, engine: str, precision: str) -> None:
             time.sleep(1e6)
         if kind == "raise":
             raise RuntimeError(f"injected failure ({one})")
+        if kind == "sticky":
+            raise RuntimeError("injected: a sticky CUDA error")
+
+
+# A CUDA error that leaves the process's context unusable: every later case of this child would
+# fail the same way, so the child ends after reporting it and the parent starts a fresh one.
+STICKY = ("sticky CUDA error", "illegal memory access", "illegal address", "unspecified launch failure",
+          "cudaErrorIllegalAddress", "CUDA_ERROR_ILLEGAL")
+STICKY_EXIT = 3
+
+
+def end_if_sticky(message: str) -> None:
+    if any(s.lower() in message.lower() for s in STICKY):
+        print(f"a sticky CUDA error ({message[:200]}): this child ends, a fresh one runs the next cases",
+              file=sys.stderr, flush=True)
+        os._exit(STICKY_EXIT)
 
 
 def first_output(outputs) -> Optional[np.ndarray]:

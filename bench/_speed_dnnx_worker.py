@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _external_models as ext  # noqa: E402
-from _speed_child import (BUDGET_NOTE, Reporter, arguments, case_key, first_output, inject,  # noqa: E402
+from _speed_child import (BUDGET_NOTE, Reporter, arguments, case_key, end_if_sticky, first_output, inject,  # noqa: E402
                           parse_cases, short_error)
 from _timing import median_ms, time_for  # noqa: E402
 
@@ -100,6 +100,7 @@ def main() -> int:
             report.write(run_case(dnnx, model, args.model, batch, precision, args, report))
         except Exception as e:  # noqa: BLE001 - one case's failure is its row
             report.write({"case": key, "error": short_error(e)})
+            end_if_sticky(str(e))
             gc.collect()
     return 0
 

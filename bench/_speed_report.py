@@ -44,7 +44,8 @@ def row_line(row: dict) -> str:
 
 def summary(rows: List[dict], precisions: List[str], batch) -> List[str]:
     lines = [f"Summary at batch {batch} (dnnx / onnxruntime, rows where both ran):", "",
-             "| precision | rows | median ratio | rows <= 1.0 | worst ratio (model) |", "| --- | ---: | ---: | ---: | --- |"]
+             "| precision | rows | median ratio | rows <= 1.0 | worst ratio (model) |",
+             "| --- | ---: | ---: | ---: | --- |"]
     for precision in precisions:
         timed = [(ratio(r), r["model"]) for r in rows if r["batch"] == batch and r["precision"] == precision
                  and ratio(r) is not None]
@@ -73,7 +74,8 @@ def profile_lines(profiles: List[dict]) -> List[str]:
 
 def markdown(rows: List[dict], header: List[str], precisions: List[str], summary_batch, profiles: List[dict]) -> str:
     lines = [*header, "",
-             "| model | batch | precision | dnnx ms | onnxruntime ms | dnnx / ort | dnnx load s | max rel diff | note |",
+             "| model | batch | precision | dnnx ms | onnxruntime ms | dnnx / ort | dnnx load s | max rel diff "
+             "| note |",
              "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     lines += [row_line(r) for r in rows]
     lines += ["", *summary(rows, precisions, summary_batch), *profile_lines(profiles)]

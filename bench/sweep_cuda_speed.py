@@ -26,7 +26,7 @@ max |ort| over the first output (not a failure).
 Limits (Note [speed sweep children]): --budget seconds in all (cases not started by then are
 "not run (budget)"), --timeout per child; a child that crashes or hangs gives rows that say so,
 and the sweep goes on. The exit status is 0 whenever the sweep ran (2: no model matched).
-Test hook: --inject KIND:ENGINE:PRECISION[,...] (KIND crash, hang or raise) makes those cases fail.
+Test hook: --inject KIND:ENGINE:PRECISION[,...] (KIND crash, hang, raise or sticky) makes those cases fail.
 """
 from __future__ import annotations
 

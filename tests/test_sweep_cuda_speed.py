@@ -17,11 +17,12 @@ from onnx import TensorProto, helper
 
 from dnnx.examples import build
 
+from bench_modules import bench_module
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
-import _external_models as ext  # noqa: E402
-import _ort_sweep_worker as ort_worker  # noqa: E402
-import sweep_cuda_speed as sweep  # noqa: E402
+ext = bench_module("_external_models")
+ort_worker = bench_module("_ort_sweep_worker")
+sweep = bench_module("sweep_cuda_speed")
 
 SCRIPT = REPO / "bench" / "sweep_cuda_speed.py"
 SHARED_MODEL = "models/mnist-8/model.onnx"
@@ -84,15 +85,16 @@ def test_crashes_hangs_and_unreadable_files_are_rows(lenet, tmp_path):
     bad.write_bytes(b"not a model")
     done = run_sweep("--models", lenet, str(bad), "--batches", "1,2", "--precisions", "fp32,tf32",
                      "--profile-worst", "0", "--budget", "60", "--timeout", "6",
-                     "--inject", "crash:dnnx:fp32,hang:ort:tf32")
+                     "--inject", "crash:dnnx:fp32,sticky:ort:fp32,hang:ort:tf32")
     assert done.returncode == 0, done.stderr[-2000:]
     text = done.stdout
     # the dnnx child aborts at each fp32 case: that case says so, and a new child runs the next one
     assert row(text, lenet, 1, "fp32")[0] == "child killed by SIGABRT"
     assert row(text, lenet, 2, "fp32")[0] == "child killed by SIGABRT"
     assert "ValueError" in row(text, lenet, 1, "tf32")[0]  # dnnx's CPU backend refuses tf32 (a row)
-    # the onnxruntime child hangs at its first tf32 case: killed at the timeout, the rest not retried
-    assert float(row(text, lenet, 1, "fp32")[1]) > 0
+    # the onnxruntime child meets a sticky CUDA error at its first case: it reports it and ends, and a
+    # fresh child hangs at the next: killed at the timeout, the rest not retried
+    assert row(text, lenet, 1, "fp32")[1] == "RuntimeError: injected: a sticky CUDA error"
     assert row(text, lenet, 1, "tf32")[1] == "timeout after 6 s (child killed)"
     assert row(text, lenet, 2, "fp32")[1].startswith("not run (after: timeout")
     for engine_cell in row(text, str(bad), "fixed", "fp32")[:2]:
