@@ -225,14 +225,15 @@ def git_commit() -> str:
         return "? (no git checkout)"
 
 
-def header(args, command, metas, unmatched, summary_batch) -> list:
+def header(args, command, metas, unmatched, summary_batch, started: float) -> list:
     dnnx_meta = next((m for m in metas["dnnx"] if m), {})
     ort_meta = next((m for m in metas["ort"] if m), {})
     peer = "onnxruntime-gpu (CUDA provider)" if args.device == "cuda" else "onnxruntime (CPU provider)"
     lines = [
         f"# Speed sweep: dnnx vs {peer}, --device {args.device}",
         "",
-        f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- date: {datetime.datetime.fromtimestamp(started, datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} "
+        f"(the start; {time.time() - started:.0f} s in all, --budget {args.budget:g})",
         f"- machine: {machine(args.device)}",
         f"- command: `{command}`",
         f"- versions: dnnx {dnnx_meta.get('dnnx', '?')} (commit {git_commit()}; {dnnx_meta.get('cuda_status', '?')}); "
@@ -243,8 +244,9 @@ def header(args, command, metas, unmatched, summary_batch) -> list:
            "binding, CUDA graph, EXHAUSTIVE search, use_tf32 for tf32 only)" if args.device == "cuda"
            else "numpy in and out on both sides")
         + "; each engine in its own process, one after the other (bench/sweep_cuda_speed.py)",
-        "- **bf16 rows: onnxruntime-gpu has no bfloat16 converter: the onnxruntime column is its fp16 time "
-        "(float16 converter, prefer_nhwc=1) and the diff compares dnnx bf16 with onnxruntime fp16**",
+        *(["- **bf16 rows: onnxruntime-gpu has no bfloat16 converter: the onnxruntime column is its fp16 time "
+           "(float16 converter, prefer_nhwc=1) and the diff compares dnnx bf16 with onnxruntime fp16**"]
+          if "bf16" in args.precisions else []),
         "- max rel diff: max |dnnx - ort| / max |ort| over the first output (a sanity check, not a test)",
         f"- the summary is at batch {summary_batch} (fixed-shape models are not in it); the profiles are "
         f"dnnx's per-layer times (Model.profile, {PROFILE_REPEAT} runs) of the {args.profile_worst} worst rows there",
@@ -272,6 +274,9 @@ def main() -> int:
     args = parser.parse_args()
     batches = [int(b) for b in args.batches.split(",") if b]
     precisions = [p for p in args.precisions.split(",") if p]
+    unknown = sorted(set(precisions) - {"fp32", "tf32", "fp16", "bf16"})
+    if unknown or not batches or not precisions:
+        parser.error(f"--precisions takes fp32, tf32, fp16, bf16 (got {args.precisions!r}); --batches at least one")
     env = [f"{k}={os.environ[k]}" for k in ("ORT_GPU_PATH", "DNNX_DEV_BUILD", "PYTHONPATH") if os.environ.get(k)]
     command = shlex.join([*env, "python", *sys.argv])
     clock = Clock(args.budget, min(PROFILE_RESERVE_S, 0.15 * args.budget) if args.profile_worst > 0 else 0.0)
@@ -316,7 +321,7 @@ def main() -> int:
                 if "profile" not in p:
                     p["error"] = record.get("error", "no profile")
             profiles.append(p)
-    text = markdown(rows, header(args, command, metas, unmatched, summary_batch), precisions, summary_batch,
+    text = markdown(rows, header(args, command, metas, unmatched, summary_batch, clock.start), precisions, summary_batch,
                     profiles)
     print(text, flush=True)
     if args.out:

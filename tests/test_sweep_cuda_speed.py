@@ -152,3 +152,40 @@ def test_the_onnxruntime_worker_binds_every_input_and_output(capture_fails):
     np.testing.assert_array_equal(first, feeds["x"] + 1)
     assert graphs == ([True, False] if capture_fails else [True])
     assert note == ("without CUDA graph (RuntimeError: capture failed)" if capture_fails else "")
+
+
+class FakeDeviceArray:
+    def __init__(self, value):
+        self.value = value
+
+    def numpy(self):
+        return self.value
+
+
+class FakeCudaModel:
+    """What the dnnx worker calls on a CUDA Model: to_device and run_dict(..., output="device")."""
+
+    def __init__(self, refuse_device_inputs):
+        self.refuse, self.calls = refuse_device_inputs, []
+
+    def to_device(self, value):
+        if self.refuse:
+            raise ValueError("no device inputs here")
+        return FakeDeviceArray(value)
+
+    def run_dict(self, feeds, output="numpy"):
+        self.calls.append((output, sorted(type(v).__name__ for v in feeds.values())))
+        return {"y": FakeDeviceArray(sum(np.sum(getattr(v, "value", v)) for v in feeds.values()))}
+
+
+@pytest.mark.parametrize("refuse", [False, True])
+def test_the_dnnx_worker_runs_on_device_inputs_or_says_why_not(refuse):
+    worker = bench_module("_speed_dnnx_worker")
+    child = bench_module("_speed_child")
+    model = FakeCudaModel(refuse)
+    feeds = {"x": np.ones((2, 3), np.float32), "ids": np.zeros((2, 4), np.int64)}
+    call, note = worker.runner(model, feeds, "cuda")
+    assert float(child.first_output(call())) == 6.0  # a DeviceArray copied back
+    kinds = ["ndarray", "ndarray"] if refuse else ["FakeDeviceArray", "FakeDeviceArray"]
+    assert model.calls[-1] == ("device", kinds)
+    assert note == ("host inputs (device inputs: ValueError: no device inputs here)" if refuse else "")
