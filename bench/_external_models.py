@@ -21,6 +21,7 @@ takes its value from the spec's `dims`, else OTHER_DIM (and the case says so).
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 import sys
 import zlib
@@ -84,6 +85,20 @@ def find_models(root: Path = EXTERNAL) -> List[str]:
     if not root.is_dir():
         return []
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*.onnx") if p.is_file())
+
+
+# The float models: zoo2's quantized q_* files and the reference folders' node tests are not
+# speed cases (the speed sweeps, bench/sweep_cpu_speed.py and bench/sweep_cuda_speed.py).
+NOT_FLOAT = ("zoo2/q_*", "models/onnx_lstm_node_tests/*", "models/ort_reference/*")
+
+
+def float_models(patterns=(), root: Path = EXTERNAL) -> List[str]:
+    """find_models() but the NOT_FLOAT files; only those matching one of the globs `patterns`
+    where any are given."""
+    names = [n for n in find_models(root) if not any(fnmatch.fnmatch(n, s) for s in NOT_FLOAT)]
+    if patterns:
+        names = [n for n in names if any(fnmatch.fnmatch(n, p) for p in patterns)]
+    return names
 
 
 def read_model(name: str, root: Path = EXTERNAL):

@@ -26,3 +26,14 @@ def median_us(seconds) -> float:
 
 def median_ms(seconds) -> float:
     return 1e3 * float(np.median(seconds))
+
+
+def time_for(fn, seconds: float, min_calls: int = 5, max_calls: int = 200, warmup: int = 3) -> list:
+    """Seconds of each timed call of fn(): `warmup` untimed calls, one more that sizes the run,
+    then as many calls as fit in about `seconds` (at least min_calls, at most max_calls)."""
+    for _ in range(warmup):
+        fn()
+    start = time.perf_counter()
+    fn()
+    one = max(time.perf_counter() - start, 1e-7)
+    return time_calls(fn, 0, max(min_calls, min(max_calls, int(seconds / one))))

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import fnmatch
 import json
 import os
 import shlex
@@ -43,14 +42,7 @@ from bench_cpu import cpu_name  # noqa: E402
 # 100 ms model is already a turn.
 TURN_S = 0.05
 MAX_CALLS = 10
-SKIP = ("zoo2/q_*", "models/onnx_lstm_node_tests/*", "models/ort_reference/*")
-
-
-def float_models(patterns):
-    names = [n for n in ext.find_models() if not any(fnmatch.fnmatch(n, s) for s in SKIP)]
-    if patterns:
-        names = [n for n in names if any(fnmatch.fnmatch(n, p) for p in patterns)]
-    return names
+float_models = ext.float_models  # zoo2's q_* files and the node-test folders left out
 
 
 # ---------------------------------------------------------------------------------------------
