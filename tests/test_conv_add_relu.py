@@ -57,7 +57,7 @@ def test_the_downsample_bias_moves_into_the_join(bias):
 def test_the_fused_layer_keeps_the_conv_algorithm():
     rows = {row["name"]: row for row in dnnx.load(residual_block(downsample=True, stride=2), batch_size=2).plan()}
     fused = next(row for row in rows.values() if row["op"] == FUSED)
-    assert fused["algorithm"].startswith("im2col+gemm"), fused
+    assert fused["algorithm"].startswith(("im2col+gemm", "direct (padded copy)")), fused  # a padded 3x3 of few filters
     assert rows["down"]["algorithm"].startswith("gather+gemm(1x1)"), rows["down"]
 
 

@@ -8,7 +8,7 @@ from onnx import helper
 
 import dnnx
 from dnnx.threads import blas_core_name, get_num_threads, set_num_threads
-from ort_check import assert_matches_ort, make_model, rand
+from ort_check import assert_matches_ort, assert_same_bits_on_one_and_two_threads, make_model, rand
 from residual_models import weights
 
 pytestmark = [pytest.mark.skipif(blas_core_name() == "unknown", reason="no CPU backend"), pytest.mark.usefixtures("nchw_kernels")]
@@ -104,12 +104,42 @@ def test_direct_conv_split_across_threads_gives_the_same_bits(threads, batch):
     assert_matches_ort(model, {"x": x})
 
 
+@pytest.mark.parametrize("x_shape, w_shape, pads", [
+    ([3, 1, 28, 28], [6, 1, 5, 5], [2, 2, 2, 2]),             # the LeNet-5 exports' conv1
+    ([2, 3, 12, 20], [5, 3, 3, 3], [0, 1, 2, 0]),             # asymmetric pads, 3x3 (winograd: few filters)
+    ([2, 4, 30], [7, 4, 5], [3, 1]),                          # 1-D
+    ([1, 2, 5, 6, 9], [3, 2, 3, 2, 3], [1, 0, 2, 0, 1, 1]),   # 3-D
+])
+def test_padded_convs_run_direct_on_a_padded_copy(x_shape, w_shape, pads):
+    # Note [padded direct conv]: each image-group is copied into a zero-padded workspace
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv", pads=pads)
+    model = make_model([node], [("x", x_shape)], [("y", None)],
+                       {"w": weights(*w_shape, seed=3), "b": rand(w_shape[0], seed=4)})
+    (row,) = dnnx.load(model).plan()
+    assert row["algorithm"].startswith("direct (padded copy)") and row["workspace"] > 0, row
+    x = rand(*x_shape, seed=5)
+    assert_matches_ort(model, {"x": x})
+    assert_same_bits_on_one_and_two_threads(model, x)
+
+
+def test_a_padded_conv_with_many_filters_or_a_winograd_kernel_keeps_its_algorithm():
+    many = conv_model([1, 3, 12, 12], [40, 3, 5, 5])
+    many.graph.node[0].attribute.extend([helper.make_attribute("pads", [2, 2, 2, 2])])
+    (row,) = dnnx.load(many).plan()
+    assert row["algorithm"].startswith("im2col+gemm")
+    assert ("direct", "padded, with more than 32 filters") in [tuple(r) for r in row["rejected"]]
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])
+    square = make_model([node], [("x", [1, 16, 24, 24])], [("y", None)], {"w": weights(16, 16, 3, 3, seed=1)})
+    (row,) = dnnx.load(square).plan()
+    assert row["algorithm"].startswith("winograd")
+    assert ("direct", "padded, and a 3x3 kernel (winograd)") in [tuple(r) for r in row["rejected"]]
+
+
 @pytest.mark.parametrize("attrs, reason", [
-    ({"pads": [1, 1, 1, 1]}, "padded"),
     ({"strides": [2, 1]}, "strides are [1,2,1]"),  # as 3-D (D, H, W)
     ({"dilations": [1, 2]}, "dilations are [1,1,2]"),
 ])
-def test_padded_strided_or_dilated_convs_take_im2col(attrs, reason):
+def test_strided_or_dilated_convs_take_im2col(attrs, reason):
     node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", **attrs)
     model = make_model([node], [("x", [2, 3, 12, 20])], [("y", None)], {"w": weights(5, 3, 3, 3, seed=1)})
     (row,) = dnnx.load(model).plan()

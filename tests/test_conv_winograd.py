@@ -102,13 +102,14 @@ def test_winograd_conv_gives_the_same_bits_on_any_threads(threads, batch):
 
 
 @pytest.mark.parametrize("x_shape, m, attrs, reason", [
-    ([1, 32, 7, 7], 32, {}, "fewer than 36 output tiles"),         # ResNet's layer4: narrow GEMMs
-    ([1, 8, 20, 20], 32, {}, "fewer than 16 filters or channels"),
+    ([1, 64, 7, 7], 64, {}, "fewer than 36 output tiles"),         # ResNet's layer4: narrow GEMMs
+    ([1, 8, 20, 20], 64, {}, "fewer than 16 filters or channels"),
     ([1, 32, 20, 20], 32, {"strides": [2, 2]}, "strides are [1,2,2]"),
     ([1, 32, 20, 20], 32, {"dilations": [2, 2]}, "dilations are [1,2,2]"),
-    ([1, 32, 20, 20], 32, {"group": 2}, "grouped"),
+    ([1, 128, 20, 20], 128, {"group": 2}, "grouped"),
 ])
 def test_convs_winograd_leaves_to_im2col(x_shape, m, attrs, reason):
+    # (64 or more filters a group: a padded direct conv takes 32 or fewer, tests/test_conv_direct.py)
     c = x_shape[1] // attrs.get("group", 1)
     node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1], **attrs)
     model = make_model([node], [("x", x_shape)], [("y", None)], {"w": weights(m, c, 3, 3, seed=1)})

@@ -45,6 +45,10 @@ constexpr size_t kResidualInput = 3;  // Conv+Add+Relu's z
 // interleaved rounds in one process; onnxruntime 95.6). Still a shape-only split (Note
 // [thread-independent gemm blocks]), with blocks enough for the pool on this 2-core machine.
 constexpr int kConvGemmBlocks = 8;
+// Note [padded direct conv]: the padded copy is measured against im2col+gemm on LeNet-5-sized
+// layers (6 and 16 filters), where sgemm's few rows are what loses; with many filters im2col's
+// copies are a small part of a GEMM that OpenBLAS runs well, and the direct conv is not measured there.
+constexpr int64_t kPaddedDirectMaxFilters = 32;
 
 class ConvKernel final : public Kernel {
  public:
@@ -60,9 +64,11 @@ class ConvKernel final : public Kernel {
   // col [Cg*K, OSP] per worker (none for the direct conv). The workers planned bound the
   // slices, whatever the pool has now.
   void run(const KernelArgs& args) const override {
-    if (algo_ == ConvAlgo::Direct) {
-      cpu_thread_pool().parallel_for(s_.batch * chunks_, [&](int64_t begin, int64_t end, int) {
-        for (int64_t item = begin; item < end; ++item) run_direct(args, item / chunks_, item % chunks_);
+    if (algo_ == ConvAlgo::Direct) {  // a padded one: a padded image-group per worker (Note [padded direct conv])
+      const int64_t padded = direct_padded_floats(s_);
+      cpu_thread_pool().parallel_for(s_.batch * chunks_, [&](int64_t begin, int64_t end, int worker) {
+        float* copy = padded ? static_cast<float*>(args.workspace) + worker * padded : nullptr;
+        for (int64_t item = begin; item < end; ++item) run_direct(args, item / chunks_, item % chunks_, copy);
       }, workers_);
       return;
     }
@@ -75,7 +81,7 @@ class ConvKernel final : public Kernel {
 
  private:
   // Chunk `chunk` of image n's filter panels, every group.
-  void run_direct(const KernelArgs& args, int64_t n, int64_t chunk) const {
+  void run_direct(const KernelArgs& args, int64_t n, int64_t chunk, float* padded_copy) const {
     const int64_t panels = direct_->panels();
     const int64_t first = chunk * panels / chunks_, last = (chunk + 1) * panels / chunks_;
     const int64_t mg = s_.group_filters(), out_size = s_.g.output_size();
@@ -83,6 +89,10 @@ class ConvKernel final : public Kernel {
     const float* z = fusion_ == ConvFusion::AddRelu ? args.in(kResidualInput) : nullptr;
     for (int64_t grp = 0; grp < s_.g.group; ++grp) {
       const float* x_g = args.in(0) + (n * s_.channels + grp * s_.group_channels()) * s_.g.input_size();
+      if (padded_copy) {
+        pad_direct_input(s_, x_g, padded_copy);
+        x_g = padded_copy;
+      }
       const int64_t y_offset = (n * s_.filters + grp * mg) * out_size;
       ConvEpilogue epilogue;
       epilogue.bias = bias ? bias + grp * mg : nullptr;
@@ -188,7 +198,14 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
     return choice;
   }
   choice.rejected.push_back({"gemm(1x1)", why_not_pointwise(g)});
-  const std::string why_not_direct = is_gather_pointwise(g) ? "a strided 1x1 kernel" : why_not_direct_conv(s);
+  const std::string why_not_winograd = why_not_winograd_conv(s);
+  std::string why_not_direct = is_gather_pointwise(g) ? "a strided 1x1 kernel" : why_not_direct_conv(s);
+  if (why_not_direct.empty() && g.has_padding()) {  // Note [padded direct conv]
+    if (why_not_winograd.empty()) why_not_direct = "padded, and a 3x3 kernel (winograd)";
+    if (s.group_filters() > kPaddedDirectMaxFilters) {
+      why_not_direct = "padded, with more than " + std::to_string(kPaddedDirectMaxFilters) + " filters";
+    }
+  }
   if (why_not_direct.empty()) {
     // Fewer images than twice the threads: each image's filter panels are split too (the sums
     // are the same however they are split).
@@ -200,13 +217,13 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
     const int64_t chunks = std::max<int64_t>(1, images >= 2 * threads ? 1 : std::min(panels, (2 * threads + images - 1) / images));
     const int64_t macs = s.filters * s.col_rows() * s.g.output_size();
     const int direct_workers = plan_workers(s.batch * chunks, macs / chunks);
-    choice.algorithm = with_threads("direct", direct_workers);
-    choice.rejected.push_back({"im2col+gemm", "not needed: small, unpadded, unit strides (direct)"});
+    choice.algorithm = with_threads(g.has_padding() ? "direct (padded copy)" : "direct", direct_workers);
+    choice.rejected.push_back({"im2col+gemm", "not needed: small, unit strides (direct)"});
+    choice.workspace_bytes = static_cast<size_t>(direct_workers * direct_padded_floats(s)) * sizeof(float);
     choice.kernel = std::make_unique<ConvKernel>(std::move(s), has_bias, fusion, act, direct_workers, chunks);
     return choice;
   }
   choice.rejected.push_back({"direct", why_not_direct});
-  const std::string why_not_winograd = why_not_winograd_conv(s);
   if (why_not_winograd.empty()) {
     choice.algorithm = with_threads("winograd F(2x2,3x3)", workers);
     choice.rejected.push_back({"im2col+gemm", "not needed: a 3x3 unit-stride kernel (winograd)"});

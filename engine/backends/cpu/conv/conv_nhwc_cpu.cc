@@ -453,8 +453,11 @@ KernelFactory nhwc_factory(NhwcFusion fusion) {
 // Note [packed product]: MatMul and Gemm with a constant B on the dense tiles, as a 1x1 conv of
 // X [1, M, 1, K] (ConvNeXt's and the transformers' MLPs: [3136 x 96] x [96 x 384] took OpenBLAS
 // the time of a whole ONNX Runtime run, repacking B on every call). A product of fewer rows than
-// kMinRows keeps OpenBLAS: a strip of P rows computes P, so 1 row would waste most of it.
-constexpr int64_t kPackedProductMinRows = 32;
+// kPackedProductMinRows keeps OpenBLAS: a strip of P rows computes P, so 1 row would waste most of
+// it (and sgemv needs no packing). From 4 rows the packing OpenBLAS repeats costs more than the
+// idle rows: LeNet-5's fc1 at batch 10, [10 x 400] x [400 x 120], 49 -> 7.6 us; [4 x 768] x
+// [768 x 3072], 3.8 -> 0.42 ms (this Xeon, AVX-512, 1 thread; the bound was 32 rows before).
+constexpr int64_t kPackedProductMinRows = 4;
 
 std::string why_not_packed_product(int64_t m, int64_t k, int64_t n) {
   if (!nhwc_tiles_have_avx512()) return "no AVX-512 (the packed tiles' path)";
