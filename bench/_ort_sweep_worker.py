@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _external_models as ext  # noqa: E402
 from _ort_worker import import_onnxruntime  # noqa: E402
-from _speed_child import (BUDGET_NOTE, Reporter, arguments, case_key, end_if_sticky, inject, parse_cases,  # noqa: E402
+from _speed_child import (Reporter, arguments, case_key, inject, parse_cases, report_unreadable, run_cases,  # noqa: E402
                           short_error)
 from _timing import median_ms, time_for  # noqa: E402
 
@@ -177,30 +177,23 @@ def main() -> int:
         batch_name = ext.batch_dim(ext.declared_inputs(proto))
         models = Models(proto)
     except Exception as e:  # noqa: BLE001
-        for batch, precision in cases:
-            report.write({"case": case_key(batch, precision), "error": f"read: {short_error(e)}"})
+        report_unreadable(report, cases, e)
         return 0
-    for batch, precision in cases:
+
+    def run_one(batch, precision) -> dict:
+        inject(args.inject, "ort", precision)
+        feeds, _ = ext.make_inputs(args.model, proto, batch)
+        data = models.for_precision(precision)
+        if args.device == "cuda":
+            times, out, load_s, note = run_bound(ort, lambda graph: cuda_session(ort, data, precision, graph),
+                                                 feeds, output_shapes(proto, batch_name, batch), args.seconds)
+        else:
+            times, out, load_s, note = run_cpu(ort, data, feeds, args.seconds)
         key = case_key(batch, precision)
-        if time.time() > args.deadline:
-            report.write({"case": key, "error": BUDGET_NOTE})
-            continue
-        report.write({"start": key})
-        try:
-            inject(args.inject, "ort", precision)
-            feeds, _ = ext.make_inputs(args.model, proto, batch)
-            data = models.for_precision(precision)
-            if args.device == "cuda":
-                times, out, load_s, note = run_bound(ort, lambda graph: cuda_session(ort, data, precision, graph),
-                                                     feeds, output_shapes(proto, batch_name, batch), args.seconds)
-            else:
-                times, out, load_s, note = run_cpu(ort, data, feeds, args.seconds)
-            report.write({"case": key, "ms": median_ms(times), "calls": len(times), "load_s": load_s,
-                          "output": report.save_output(key, out), "note": note})
-        except Exception as e:  # noqa: BLE001 - one case's failure is its row
-            report.write({"case": key, "error": short_error(e)})
-            end_if_sticky(str(e))
-        gc.collect()
+        return {"ms": median_ms(times), "calls": len(times), "load_s": load_s,
+                "output": report.save_output(key, out), "note": note}
+
+    run_cases(report, cases, args.deadline, run_one)
     return 0
 
 

@@ -15,6 +15,7 @@ A case's key is "<batch>|<precision>", the batch "fixed" for a model run at its 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -120,3 +121,27 @@ def first_output(outputs) -> Optional[np.ndarray]:
     if hasattr(first, "numpy"):
         return first.numpy()
     return first if isinstance(first, np.ndarray) else None
+
+
+def run_cases(report: Reporter, cases, deadline: float, run_one) -> None:
+    """Each (batch, precision) in order: a "start" event, then run_one(batch, precision)'s record
+    (its timings) or the error that stopped it; a sticky CUDA error ends the child. Past the
+    deadline a case is reported as not run."""
+    for batch, precision in cases:
+        key = case_key(batch, precision)
+        if time.time() > deadline:
+            report.write({"case": key, "error": BUDGET_NOTE})
+            continue
+        report.write({"start": key})
+        try:
+            report.write({"case": key, **run_one(batch, precision)})
+        except Exception as e:  # noqa: BLE001 - one case's failure is its row
+            report.write({"case": key, "error": short_error(e)})
+            end_if_sticky(str(e))
+        gc.collect()
+
+
+def report_unreadable(report: Reporter, cases, error: BaseException) -> None:
+    """Every case's row when the model cannot be read."""
+    for batch, precision in cases:
+        report.write({"case": case_key(batch, precision), "error": f"read: {short_error(error)}"})

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _external_models as ext  # noqa: E402
-from _speed_child import (BUDGET_NOTE, Reporter, arguments, case_key, end_if_sticky, first_output, inject,  # noqa: E402
-                          parse_cases, short_error)
+from _speed_child import (Reporter, arguments, case_key, first_output, inject, parse_cases,  # noqa: E402
+                          report_unreadable, run_cases, short_error)
 from _timing import median_ms, time_for  # noqa: E402
 
 PROFILE_TOP = 8
@@ -84,24 +84,14 @@ def main() -> int:
 
     status = dnnx.cuda_status() if args.device == "cuda" else "cpu"
     report.write({"meta": {"dnnx": dnnx.__version__, "cuda_status": str(status)}})
+    cases = parse_cases(args.cases)
     try:
         model = ext.read_model(args.model)
     except Exception as e:  # noqa: BLE001 - every case says why
-        for batch, precision in parse_cases(args.cases):
-            report.write({"case": case_key(batch, precision), "error": f"read: {short_error(e)}"})
+        report_unreadable(report, cases, e)
         return 0
-    for batch, precision in parse_cases(args.cases):
-        key = case_key(batch, precision)
-        if time.time() > args.deadline:
-            report.write({"case": key, "error": BUDGET_NOTE})
-            continue
-        report.write({"start": key})
-        try:
-            report.write(run_case(dnnx, model, args.model, batch, precision, args, report))
-        except Exception as e:  # noqa: BLE001 - one case's failure is its row
-            report.write({"case": key, "error": short_error(e)})
-            end_if_sticky(str(e))
-            gc.collect()
+    run_cases(report, cases, args.deadline,
+              lambda batch, precision: run_case(dnnx, model, args.model, batch, precision, args, report))
     return 0
 
 
