@@ -168,6 +168,46 @@ def test_a_node_with_subgraphs_reads_float32():
     assert cast["op"] == "Cast" and cast["inputs"] == ["r"] and cast["to"] == TO_FLOAT
 
 
+def test_a_node_reading_a_value_typed_only_at_run_time_stays_float32():
+    # After NonZero the shapes (and so the types value_types infers) are known at run time only: a
+    # Mul of such a value and a float32 constant cannot tell whether to convert it (Faster R-CNN at
+    # fp16 on CUDA: "node '/rpn/GreaterOrEqual_2': A is float16 but B is float32").
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Greater", ["r", "zero"], ["mask"], name="greater"),
+             helper.make_node("NonZero", ["mask"], ["nz"], name="nonzero"),
+             helper.make_node("Transpose", ["nz"], ["idx"], name="transpose", perm=[1, 0]),
+             helper.make_node("GatherND", ["r", "idx"], ["picked"], name="gather"),
+             helper.make_node("Mul", ["picked", "scale"], ["y"], name="mul")]
+    model = make_model(nodes, [("x", [2, 3])], [("y", None)],
+                       {"zero": np.zeros(1, np.float32), "scale": np.full(1, 2.0, np.float32)}, opset=17)
+    out = pass_hooks.half_storage_rewrite(import_model(model).ir, ["Relu", "Greater", "GatherND", "Mul", "Transpose"])
+    mul = [n for n in out["nodes"] if n["name"] == "mul"][0]
+    assert "known at run time only" in mul["fp32_reason"]
+    assert out["types"]["r"] == "float16"
+    gather = [n for n in out["nodes"] if n["name"] == "gather"][0]  # it reads r: as float32, through a Cast
+    assert gather["inputs"][0] != "r" and out["types"][gather["inputs"][0]] == "float32"
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["zoo2/det_ssdlite320_mobilenet_v3_large.onnx",
+                                  "zoo2/det_fasterrcnn_mobilenet_v3_large_320_fpn.onnx"])
+def test_detectors_rewrite_with_no_half_value_meeting_a_float32_one(name, half):
+    # Every op with a half kernel (more than CUDA has): no node may read a half value beside a float32
+    # one or one whose type shows at run time only (the sweep's detectors at fp16 and bf16, 2026-12-05).
+    ext = pytest.importorskip("bench_modules").bench_module("_external_models")
+    if not (ext.EXTERNAL / name).exists():
+        pytest.skip("../shared/external is absent")
+    model = ext.read_model(name)
+    out = pass_hooks.half_storage_rewrite(import_model(model).ir, sorted({n.op_type for n in model.graph.node}),
+                                          half=half)
+    types = out["types"]
+    assert out["in_half"] > 100
+    for node in out["nodes"]:
+        kinds = {types.get(i, "unknown") for i in node["inputs"] if i}
+        if node["op"] != "Cast" and half in kinds:
+            assert not kinds & {"float32", "unknown"}, (node["name"], node["op"], node["inputs"])
+
+
 def test_nothing_changes_without_half_kernels():
     model = conv_relu_gemm()
     out = rewrite(model, [])

@@ -20,7 +20,11 @@
 //     padding computed as ceil(h / 32) * 32) runs on the host, which has no half kernels, and a
 //     half value there would leave a Pad's pads to the device;
 //   - a node with subgraphs (If, Loop, Scan): its bodies are not rewritten, so they read float32
-//     (the values it captures from the outer scope are its inputs, Note [subgraphs]).
+//     (the values it captures from the outer scope are its inputs, Note [subgraphs]);
+//   - a node reading or writing a value whose type is not known before the run (after a
+//     value-dependent shape, Note [staged plans]: a detector's box decoding after its NonZero):
+//     the rewrite cannot tell which of them to convert.
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -42,6 +46,16 @@ class HalfRewrite {
   bool is_float32(const std::string& name) const {
     auto it = types_.find(name);
     return !name.empty() && it != types_.end() && it->second.dtype == DType::Float32;
+  }
+
+  // Whether every value the node reads and writes has a type known before the run (a value after
+  // a value-dependent shape, Note [staged plans], may have none: its type shows at run time).
+  bool all_typed(const Node& node) const {
+    const auto typed = [this](const std::string& name) {
+      return name.empty() || types_.count(name) != 0 || half_.count(name) != 0;
+    };
+    return std::all_of(node.inputs.begin(), node.inputs.end(), typed) &&
+           std::all_of(node.outputs.begin(), node.outputs.end(), typed);
   }
 
   // A node with a half kernel: float inputs as float16, float outputs become float16.
@@ -163,6 +177,10 @@ int half_storage(Graph& graph, DType half, const std::function<std::string(const
       rewrite.add_float(std::move(node));
     } else if (has_subgraph(node) && touches_float(rewrite, node)) {
       node.fp32_reason = "its subgraphs run in float32";
+      rewrite.add_float(std::move(node));
+    } else if (!rewrite.all_typed(node)) {
+      // Half would need every float input converted and every float output known as half.
+      if (touches_float(rewrite, node)) node.fp32_reason = "a value's type is known at run time only (after a value-dependent shape)";
       rewrite.add_float(std::move(node));
     } else if (touches_float(rewrite, node) && half_reason(node).empty()) {
       rewrite.add_half(std::move(node));
