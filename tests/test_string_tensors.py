@@ -139,6 +139,15 @@ def test_string_ops_fold_at_load_with_constant_strings():
     (r"www\.[\w.-]+\.\bcom\b", ["www.google.com", "www.facebook.com", "www.bbc.co.uk", ""]),
     (r"(\W|^)[\w.\-]{0,25}@(yahoo|gmail)\.com(\W|$)", ["account@gmail.com", "account@hotmail.com", "not email"]),
     (r"[a-c]+\d*", ["abc123", "abd", "", "c"]),
+    # Note [full match]: the RE2 syntax dnnx matches itself, against onnxruntime's RE2
+    (r"[^0-9\s]{2,4}|\d+(\.\d+)?", ["ab", "abcde", "3.14", "3.", "a b", "é!", "12"]),
+    (r"(?:ab|a)*b?c{0,2}", ["", "ababab", "aab", "abcc", "abccc", "ba"]),
+    (r"\bfoo\b.*\Bbar", ["foo xbar", "foo bar", "foobar", "foo\nxbar"]),
+    (r"[[:alpha:]_][[:alnum:]_]*", ["x1", "_ok", "1x", "", "a-b"]),
+    (r"\x41\x{263a}.[\]\-x-z]", ["A\u263a\u00e9]", "A\u263aéy", "A\u263a\n-", "B\u263axz"]),
+    (r"^a$|^$", ["a", "", "aa"]),
+    (r"(?P<word>\w+)@(\w+\.)+com", ["me@mail.example.com", "me@com", "@a.com"]),
+    (r"a{3}|b{2,}|c{,2}", ["aaa", "aa", "bbbb", "c{,2}", "cc"]),
 ])
 def test_regex_full_match_matches_onnxruntime(pattern, values):
     model = make_model([helper.make_node("RegexFullMatch", ["x"], ["y"], pattern=pattern)],
@@ -154,7 +163,8 @@ def test_regex_full_match_takes_a_long_string_without_deep_recursion():
     np.testing.assert_array_equal(dnnx.load(model).run(_strings(long + "c", long)), [True, False])
 
 
-@pytest.mark.parametrize("pattern", [r"(a)\1", r"\p{Greek}", r"(?i)abc", r"([a-"])
+@pytest.mark.parametrize("pattern", [r"(a)\1", r"\p{Greek}", r"(?i)abc", r"([a-", "(" * 3000 + "a" + ")" * 3000,
+                                     r"a{1001}", r"a**", r"x)"])
 def test_regex_patterns_dnnx_cannot_read_as_re2_are_refused_at_load(pattern):
     model = make_model([helper.make_node("RegexFullMatch", ["x"], ["y"], pattern=pattern, name="re")],
                        [("x", [1], T.STRING)], [("y", [1], T.BOOL)], opset=20)

@@ -1,16 +1,15 @@
 // The string ops (Note [string tensors] in ir/tensor.h), with onnxruntime's semantics:
 //   StringConcat (opset 20)     X, Y string, broadcast numpy-style -> string: X + Y, byte for byte
 //   RegexFullMatch (opset 20)   X string [..] -> bool [..]: whether `pattern` matches all of X.
-//                               onnxruntime's patterns are RE2's; dnnx compiles them as
-//                               ECMAScript (std::regex), which reads RE2's common syntax (classes,
-//                               \w \d \s \b, groups, alternation, counted repeats) alike; RE2's
-//                               own extensions ((?i) flags, \p{..} classes, \Q..\E) are refused at
-//                               load, and so are backreferences, which RE2 has none of
+//                               onnxruntime's patterns are RE2's; dnnx matches them itself (Note
+//                               [full match], full_match.h: RE2's common syntax); RE2's flags
+//                               ((?i)), \p{..} classes and \Q..\E are refused at load, and so are
+//                               backreferences, which RE2 has none of
 // StringSplit and StringNormalizer, whose output shapes depend on the strings, are in
 // value_shaped_strings.{h,cc}.
 #include "ops/text/strings.h"
 
-#include <regex>
+#include <stdexcept>
 
 #include "ops/elementwise/elementwise.h"
 
@@ -47,7 +46,7 @@ void validate_regex_full_match(const Node& node) {
 
 }  // namespace
 
-std::regex compile_full_match_pattern(const Node& node) {
+FullMatchPattern compile_full_match_pattern(const Node& node) {
   const std::string pattern = node.attr_string("pattern", "");
   const auto refuse = [&](const std::string& why) {
     node_fail<UnsupportedModelError>(node, "pattern '" + pattern + "': " + why);
@@ -56,26 +55,16 @@ std::regex compile_full_match_pattern(const Node& node) {
     if (pattern[i] != '\\') continue;
     const char next = pattern[i + 1];
     if (next >= '1' && next <= '9') refuse("backreferences are not RE2 syntax");
-    if (next == 'p' || next == 'P' || next == 'Q' || next == 'C' || next == 'z' || next == 'A') {
+    if (next == 'p' || next == 'P' || next == 'Q' || next == 'C') {
       refuse(std::string("\\") + next + " (an RE2 extension) is not supported");
     }
     ++i;  // an escaped character
   }
-  if (pattern.find("(?") != std::string::npos && pattern.find("(?:") == std::string::npos) {
-    refuse("RE2's (?flags) groups are not supported");
-  }
   try {
-    // __polynomial (libstdc++): matched by the breadth-first executor, whose depth is bounded by
-    // the pattern, not by the input's length (the default depth-first one recurses per character).
-    return std::regex(pattern, std::regex::ECMAScript
-#ifdef __GLIBCXX__
-                                   | std::regex_constants::__polynomial
-#endif
-    );
-  } catch (const std::regex_error& e) {
+    return FullMatchPattern(pattern);
+  } catch (const std::invalid_argument& e) {
     node_fail<InvalidModelError>(node, "pattern '" + pattern + "' does not compile: " + e.what());
   }
-  return std::regex();
 }
 
 void register_string_ops(OpRegistry& r) {

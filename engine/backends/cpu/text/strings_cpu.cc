@@ -1,6 +1,5 @@
 // StringConcat and RegexFullMatch on the CPU (ops/text/strings.cc has their
 // semantics). New strings go to the run's store (KernelArgs::strings, Note [string tensors]).
-#include <regex>
 
 #include "ir/errors.h"
 #include "ops/text/strings.h"
@@ -60,15 +59,15 @@ class StringConcatKernel final : public Kernel {
 
 class RegexFullMatchKernel final : public Kernel {
  public:
-  RegexFullMatchKernel(std::regex pattern, int64_t n) : pattern_(std::move(pattern)), n_(n) {}
+  RegexFullMatchKernel(FullMatchPattern pattern, int64_t n) : pattern_(std::move(pattern)), n_(n) {}
   void run(const KernelArgs& args) const override {
     const auto* x = args.in<StringPtr>(0);
     auto* y = args.out<bool>(0);
-    for (int64_t i = 0; i < n_; ++i) y[i] = std::regex_match(string_of(x[i]), pattern_);
+    for (int64_t i = 0; i < n_; ++i) y[i] = pattern_.matches(string_of(x[i]));
   }
 
  private:
-  std::regex pattern_;
+  FullMatchPattern pattern_;
   int64_t n_;
 };
 
@@ -81,7 +80,7 @@ KernelChoice plan_string_concat(const Node&, const std::vector<ValueInfo>& input
 
 KernelChoice plan_regex_full_match(const Node& node, const std::vector<ValueInfo>&, const std::vector<TensorInfo>& outputs) {
   KernelChoice choice;
-  choice.algorithm = "std::regex (ECMAScript, breadth-first)";
+  choice.algorithm = "full match (Pike VM)";
   choice.kernel = std::make_unique<RegexFullMatchKernel>(compile_full_match_pattern(node), numel(outputs[0].shape));
   return choice;
 }
