@@ -49,3 +49,22 @@ def test_linear_of_other_ranks(x_shape, scales):
     # 1.4 * 5: 7 output columns in onnxruntime's float arithmetic (6 in double)
     model = resize_model(x_shape, dict(mode="linear"), scales=scales)
     assert_matches_ort(model, {"x": RNG.standard_normal(x_shape).astype(np.float32)})
+
+
+@pytest.mark.parametrize("x_shape, scales, planar", [
+    ((2, 3, 5, 7), [1, 1, 2.5, 1.5], True),       # an image's H and W: Note [planar resize]
+    ((1, 4, 6, 6), [1, 1, 0.5, 0.75], True),
+    ((9, 11), [1.5, 0.6], True),                  # rank 2: one plane
+    ((2, 3, 5, 7), [1, 2, 2, 1], False),          # the channels too: the general walk
+    ((2, 3, 4), [2, 1, 1.5], False),
+])
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_planar_and_general_walks(x_shape, scales, planar, mode):
+    import dnnx
+    if mode == "cubic" and len(x_shape) == 3:
+        pytest.skip("onnxruntime takes cubic on 2-D and 4-D inputs only")
+    model = resize_model(list(x_shape), {"mode": mode}, scales=scales)
+    (row,) = dnnx.load(model).plan()
+    assert row["algorithm"].endswith("(planar)") == planar, row["algorithm"]
+    assert (row["workspace"] > 0) == planar
+    assert_matches_ort(model, {"x": RNG.standard_normal(x_shape).astype(np.float32)})

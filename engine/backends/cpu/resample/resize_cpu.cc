@@ -68,20 +68,96 @@ void walk_taps(const ResizeWalk& w, Tap&& tap, Outside&& outside) {
   }
 }
 
+// Note [planar resize]: the usual Resize scales only the last two dims (an image's H and W) and
+// leaves the leading ones as they are: one tap of weight 1 reading its own index. Then each
+// plane's output row (oh) is its rows' taps x each column's taps, read from tables, with no
+// per-element walk over the dims: FCN-ResNet50's bilinear [1,21,28,28] -> [1,21,224,224]
+// 28.5 -> 2.0 ms (1 thread, this project's Xeon). Each input row is resized along W once, and an
+// output row is then a weighted sum of those rows (a vector loop): onnxruntime's order of sums.
+bool planar(const ResizeWalk& w) {
+  const size_t rank = w.out.size();
+  if (rank < 2) return false;
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    const ResizeTaps& t = w.taps[d];
+    if (t.taps != 1) return false;
+    for (int64_t o = 0; o < w.out[d]; ++o) {
+      if (t.index[o] != o || t.weight[o] != 1.0f || t.outside[o]) return false;
+    }
+  }
+  return true;
+}
+
+// y [planes, OH, OW] from x [planes, H, W] (Note [planar resize]): per plane, every input row
+// resized along W once into `rows` [H, OW], then each output row the weighted sum of its rows'.
+void resize_planes(const ResizeWalk& w, int64_t h_n, const float* x, float* y, float* rows) {
+  const size_t rank = w.out.size();
+  const ResizeTaps& th = w.taps[rank - 2];
+  const ResizeTaps& tw = w.taps[rank - 1];
+  const int64_t oh_n = w.out[rank - 2], ow_n = w.out[rank - 1];
+  const int64_t row = w.in_strides[rank - 2];                        // W
+  const int64_t in_plane = rank >= 3 ? w.in_strides[rank - 3] : 0;  // H * W (one plane when rank 2)
+  const int64_t planes = numel(w.out) / (oh_n * ow_n);
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* xp = x + p * in_plane;
+    for (int64_t h = 0; h < h_n; ++h) {  // the rows the row taps read
+      const float* xr = xp + h * row;
+      float* r = rows + h * ow_n;
+      for (int64_t ow = 0; ow < ow_n; ++ow) {
+        float sum = 0.0f;
+        for (int64_t j = 0; j < tw.taps; ++j) sum += tw.weight[ow * tw.taps + j] * xr[tw.index[ow * tw.taps + j]];
+        r[ow] = sum;
+      }
+    }
+    for (int64_t oh = 0; oh < oh_n; ++oh) {
+      float* yr = y + (p * oh_n + oh) * ow_n;
+      if (th.outside[oh]) {
+        std::fill(yr, yr + ow_n, w.extrapolation);
+        continue;
+      }
+      std::fill(yr, yr + ow_n, 0.0f);
+      for (int64_t k = 0; k < th.taps; ++k) {
+        const float wh = th.weight[oh * th.taps + k];
+        const float* r = rows + th.index[oh * th.taps + k] * ow_n;
+        for (int64_t ow = 0; ow < ow_n; ++ow) yr[ow] += wh * r[ow];
+      }
+      for (int64_t ow = 0; ow < ow_n; ++ow) {
+        if (tw.outside[ow]) yr[ow] = w.extrapolation;
+      }
+    }
+  }
+}
+
 class ResizeKernel final : public Kernel {
  public:
-  explicit ResizeKernel(ResizeWalk w) : w_(std::move(w)) {}
+  explicit ResizeKernel(ResizeWalk w) : w_(std::move(w)), planar_(planar(w_)) {}
   void run(const KernelArgs& args) const override {
     const float* x = args.in(0);
     float* y = args.out(0);
+    if (planar_) {
+      resize_planes(w_, input_rows(), x, y, static_cast<float*>(args.workspace));
+      return;
+    }
     std::fill(y, y + numel(w_.out), 0.0f);
     walk_taps(
         w_, [&](int64_t o, int64_t i, float weight) { y[o] += weight * x[i]; },
         [&](int64_t o) { y[o] = w_.extrapolation; });
   }
+  bool is_planar() const { return planar_; }
+  // The planar path's rows [H, OW] of one plane.
+  size_t workspace_bytes() const {
+    const size_t rank = w_.out.size();
+    return planar_ ? static_cast<size_t>(input_rows() * w_.out[rank - 1]) * sizeof(float) : 0;
+  }
 
  private:
+  int64_t input_rows() const {
+    const size_t rank = w_.out.size();
+    const ResizeTaps& th = w_.taps[rank - 2];
+    return th.index.empty() ? 0 : 1 + *std::max_element(th.index.begin(), th.index.end());
+  }
+
   ResizeWalk w_;
+  bool planar_;
 };
 
 class ResizeGradKernel final : public GradKernel {
@@ -110,8 +186,10 @@ KernelChoice plan_resize(const Node& node, const std::vector<ValueInfo>& inputs,
   const Shape& x = inputs[0].info.shape;
   const ResizeParams p = resize_params(node, inputs, x);
   KernelChoice choice;
-  choice.algorithm = algorithm_name(p);
-  choice.kernel = std::make_unique<ResizeKernel>(make_walk(p, x));
+  auto kernel = std::make_unique<ResizeKernel>(make_walk(p, x));
+  choice.algorithm = algorithm_name(p) + (kernel->is_planar() ? " (planar)" : "");
+  choice.workspace_bytes = kernel->workspace_bytes();
+  choice.kernel = std::move(kernel);
   return choice;
 }
 
