@@ -114,11 +114,15 @@ void resize_planes(const ResizeWalk& w, int64_t h_n, const float* x, float* y, f
         std::fill(yr, yr + ow_n, w.extrapolation);
         continue;
       }
-      std::fill(yr, yr + ow_n, 0.0f);
-      for (int64_t k = 0; k < th.taps; ++k) {
-        const float wh = th.weight[oh * th.taps + k];
-        const float* r = rows + th.index[oh * th.taps + k] * ow_n;
-        for (int64_t ow = 0; ow < ow_n; ++ow) yr[ow] += wh * r[ow];
+      if (th.taps == 1 && th.weight[oh] == 1.0f) {  // nearest: a copy of its row (1 * r is r)
+        std::copy(rows + th.index[oh] * ow_n, rows + (th.index[oh] + 1) * ow_n, yr);
+      } else {
+        std::fill(yr, yr + ow_n, 0.0f);
+        for (int64_t k = 0; k < th.taps; ++k) {
+          const float wh = th.weight[oh * th.taps + k];
+          const float* r = rows + th.index[oh * th.taps + k] * ow_n;
+          for (int64_t ow = 0; ow < ow_n; ++ow) yr[ow] += wh * r[ow];
+        }
       }
       for (int64_t ow = 0; ow < ow_n; ++ow) {
         if (tw.outside[ow]) yr[ow] = w.extrapolation;
