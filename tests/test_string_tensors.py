@@ -212,3 +212,34 @@ def test_a_number_array_for_a_string_input_is_a_value_error_naming_the_input():
         dnnx.load(model).run(np.zeros(2, np.float32))
     with pytest.raises(ValueError, match=r"input 'x'.*str or bytes"):
         dnnx.load(model).run(np.array([1, "a"], dtype=object))
+
+
+def test_regex_full_match_agrees_with_onnxruntime_on_random_patterns():
+    """Note [full match] against onnxruntime's RE2 on 150 seeded random patterns (atoms, classes,
+    groups, alternation, greedy and lazy repeats, anchors, word boundaries) over 60 short strings."""
+    import random
+    rng = random.Random(7)
+    atoms = ["a", "b", "c", ".", r"\d", r"\w", r"\s", r"\W", "[ab]", "[^a]", "[a-c]", r"[\d_]", "(a|b)", "(?:ab)",
+             "x", r"\.", "^", "$", r"\b"]
+    repeats = ["", "", "", "*", "+", "?", "{2}", "{1,3}", "{0,}", "*?", "+?"]
+
+    def pattern(depth=0):
+        out = ""
+        for _ in range(rng.randint(1, 4)):
+            if depth < 2 and rng.random() < 0.2:
+                out += "(" + pattern(depth + 1) + ("|" + pattern(depth + 1) if rng.random() < 0.5 else "") + ")"
+            else:
+                out += rng.choice(atoms)
+            if not out.endswith(("^", "$", r"\b")):
+                out += rng.choice(repeats)
+        return out
+
+    values = ["".join(rng.choice("abcx1_ .-") for _ in range(rng.randint(0, 6))) for _ in range(60)]
+    for _ in range(150):
+        p = pattern()
+        model = make_model([helper.make_node("RegexFullMatch", ["x"], ["y"], pattern=p)],
+                           [("x", [len(values)], T.STRING)], [("y", [len(values)], T.BOOL)], opset=20)
+        try:
+            _matches_ort(model, {"x": _strings(*values)})
+        except AssertionError as e:
+            raise AssertionError(f"pattern {p!r}: {e}") from None
