@@ -129,10 +129,15 @@ def zoo2_main(args, command: str, load: float) -> int:
     for k in med:
         lines.append(f"| {k} | {med[k]:.2f} | {med[k] / med['onnxruntime']:.2f} | {cpu_med[k]:.2f} | "
                      f"{cpu_med[k] / cpu_med['onnxruntime']:.2f} |")
-    with open(args.out, "a") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"appended to {args.out}")
+    append_section(args.out, lines)
     return 0
+
+
+def append_section(path: str, lines: list) -> None:
+    """The section's markdown lines, appended to `path` (bench/RESULTS.md by default)."""
+    with open(path, "a") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"appended to {path}")
 
 
 def cpu_times(runners: dict, rounds: int) -> dict:
@@ -226,9 +231,7 @@ def main() -> int:
     for k in med:
         lines.append(f"| {k} | {med[k]:.2f} | {p90[k]:.2f} | {med[k] / med['onnxruntime']:.2f} | "
                      f"{cpu_med[k]:.2f} | {cpu_med[k] / cpu_med['onnxruntime']:.2f} |")
-    with open(args.out, "a") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"appended to {args.out}")
+    append_section(args.out, lines)
     return 0
 
 

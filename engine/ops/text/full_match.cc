@@ -45,7 +45,7 @@ uint32_t next_code_point(std::string_view s, size_t& i) {
 bool is_word(uint32_t c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 
 struct Node {
-  enum Kind { Empty, Char, Class, Any, Concat, Alt, Repeat, Assert } kind;
+  enum Kind { Char, Class, Any, Concat, Alt, Repeat, Assert } kind;
   uint32_t c = 0;        // Char: code point; Class: class index
   Op assert_op = Op::Begin;
   int min = 0, max = -1;  // Repeat: max -1 = unbounded
@@ -350,7 +350,6 @@ class Emitter {
   void emit(const Node& n) {
     if (prog_.size() > kMaxProgram) refuse("the pattern is too large (its counted repeats unrolled)");
     switch (n.kind) {
-      case Node::Empty: return;
       case Node::Char: push({Op::Char, n.c}); return;
       case Node::Class: push({Op::Class, n.c}); return;
       case Node::Any: push({Op::Any}); return;
@@ -428,16 +427,21 @@ FullMatchPattern::FullMatchPattern(const std::string& pattern) {
 
 bool FullMatchPattern::matches(std::string_view text) const {
   // The Pike VM: `now` holds the program counters alive before the code point at `pos`; `add`
-  // follows the empty transitions (splits, jumps, assertions) once per pc and position.
+  // follows the empty transitions (splits, jumps, assertions) once per pc and position. The
+  // assertions read the code points on either side of `pos` (have_*: false at the ends).
   const size_t n = program_.size();
   std::vector<int32_t> now, next, stack;
   std::vector<size_t> seen(n, SIZE_MAX);
   now.reserve(n), next.reserve(n), stack.reserve(n);
-  size_t pos = 0;
-  uint32_t before = 0;  // the code point before pos (for \b); 0 at the start
-  bool have_before = false;
-  size_t step = 0;  // a stamp per position for `seen`
-  auto add = [&](std::vector<int32_t>& list, int32_t pc, bool at_end, uint32_t after, bool have_after) {
+  size_t pos = 0, step = 0;  // step: a stamp per position for `seen`
+  uint32_t before = 0, after = 0;
+  bool have_before = false, have_after = false;
+  const auto look_after = [&] {
+    size_t j = pos;
+    have_after = pos < text.size();
+    if (have_after) after = next_code_point(text, j);
+  };
+  auto add = [&](std::vector<int32_t>& list, int32_t pc) {
     stack.push_back(pc);
     while (!stack.empty()) {
       const int32_t p = stack.back();
@@ -455,7 +459,7 @@ bool FullMatchPattern::matches(std::string_view text) const {
           if (pos == 0) stack.push_back(p + 1);
           break;
         case Op::End:
-          if (at_end) stack.push_back(p + 1);
+          if (pos == text.size()) stack.push_back(p + 1);
           break;
         case Op::WordBoundary:
         case Op::NotWordBoundary: {
@@ -467,30 +471,20 @@ bool FullMatchPattern::matches(std::string_view text) const {
       }
     }
   };
-  auto peek = [&](size_t at, uint32_t& c) {
-    if (at >= text.size()) return false;
-    size_t j = at;
-    c = next_code_point(text, j);
-    return true;
-  };
-  uint32_t first = 0;
-  const bool have_first = peek(0, first);
-  add(now, 0, text.empty(), first, have_first);
+  look_after();
+  add(now, 0);
   while (pos < text.size()) {
     if (now.empty()) return false;
-    size_t after = pos;
-    const uint32_t c = next_code_point(text, after);
-    uint32_t following = 0;
-    const bool have_following = peek(after, following);
+    const uint32_t c = next_code_point(text, pos);  // pos moves past c: the threads added stand after it
+    before = c, have_before = true;
+    look_after();
     ++step;
     next.clear();
-    pos = after;  // the threads added below stand after `c`: assertions there see it before them
-    before = c, have_before = true;
     for (int32_t p : now) {
       const Inst& inst = program_[static_cast<size_t>(p)];
       const bool ok = (inst.op == Op::Char && inst.c == c) || (inst.op == Op::Class && classes_[inst.c].contains(c)) ||
                       (inst.op == Op::Any && c != '\n');
-      if (ok) add(next, p + 1, after == text.size(), following, have_following);
+      if (ok) add(next, p + 1);
     }
     std::swap(now, next);
   }

@@ -156,6 +156,19 @@ bool touches_float(const HalfRewrite& rewrite, const Node& node) {
   return false;
 }
 
+// Why a node that touches float values stays float32 though the backend may have a half kernel
+// for it (the plan shows it); "" when it may go half.
+std::string kept_float_reason(const HalfRewrite& rewrite, const Node& node, bool folds,
+                              const std::map<std::string, std::string>& keep_fp32) {
+  auto kept = keep_fp32.find(node.name);
+  if (kept != keep_fp32.end()) return kept->second;  // Note [fp16 range]: Casts at its edges
+  if (folds) return "computed on the host when the plan is built (Note [plan-time folding])";
+  if (has_subgraph(node)) return "its subgraphs run in float32";
+  // Half would need every float input converted and every float output known as half.
+  if (!rewrite.all_typed(node)) return "a value's type is known at run time only (after a value-dependent shape)";
+  return "";
+}
+
 }  // namespace
 
 int half_storage(Graph& graph, DType half, const std::function<std::string(const Node&)>& half_reason,
@@ -168,21 +181,12 @@ int half_storage(Graph& graph, DType half, const std::function<std::string(const
   graph.nodes.clear();
   for (size_t i = 0; i < nodes.size(); ++i) {
     Node& node = nodes[i];
-    auto kept = keep_fp32.find(node.name);
-    if (kept != keep_fp32.end() && touches_float(rewrite, node)) {
-      node.fp32_reason = kept->second;  // Note [fp16 range]: Casts at its edges, the reason in the plan
-      rewrite.add_float(std::move(node));
-    } else if (folds[i] && touches_float(rewrite, node)) {
-      node.fp32_reason = "computed on the host when the plan is built (Note [plan-time folding])";
-      rewrite.add_float(std::move(node));
-    } else if (has_subgraph(node) && touches_float(rewrite, node)) {
-      node.fp32_reason = "its subgraphs run in float32";
-      rewrite.add_float(std::move(node));
-    } else if (!rewrite.all_typed(node)) {
-      // Half would need every float input converted and every float output known as half.
-      if (touches_float(rewrite, node)) node.fp32_reason = "a value's type is known at run time only (after a value-dependent shape)";
-      rewrite.add_float(std::move(node));
-    } else if (touches_float(rewrite, node) && half_reason(node).empty()) {
+    if (!touches_float(rewrite, node)) {
+      rewrite.add_float(std::move(node));  // nothing to convert
+      continue;
+    }
+    node.fp32_reason = kept_float_reason(rewrite, node, folds[i], keep_fp32);
+    if (node.fp32_reason.empty() && half_reason(node).empty()) {
       rewrite.add_half(std::move(node));
       ++in_half;
     } else {

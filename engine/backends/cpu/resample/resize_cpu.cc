@@ -133,12 +133,12 @@ void resize_planes(const ResizeWalk& w, int64_t h_n, const float* x, float* y, f
 
 class ResizeKernel final : public Kernel {
  public:
-  explicit ResizeKernel(ResizeWalk w) : w_(std::move(w)), planar_(planar(w_)) {}
+  explicit ResizeKernel(ResizeWalk w) : w_(std::move(w)), planar_(planar(w_)), rows_(planar_ ? input_rows(w_) : 0) {}
   void run(const KernelArgs& args) const override {
     const float* x = args.in(0);
     float* y = args.out(0);
     if (planar_) {
-      resize_planes(w_, input_rows(), x, y, static_cast<float*>(args.workspace));
+      resize_planes(w_, rows_, x, y, static_cast<float*>(args.workspace));
       return;
     }
     std::fill(y, y + numel(w_.out), 0.0f);
@@ -147,21 +147,19 @@ class ResizeKernel final : public Kernel {
         [&](int64_t o) { y[o] = w_.extrapolation; });
   }
   bool is_planar() const { return planar_; }
-  // The planar path's rows [H, OW] of one plane.
-  size_t workspace_bytes() const {
-    const size_t rank = w_.out.size();
-    return planar_ ? static_cast<size_t>(input_rows() * w_.out[rank - 1]) * sizeof(float) : 0;
-  }
+  // The planar path's rows [rows_, OW] of one plane.
+  size_t workspace_bytes() const { return planar_ ? static_cast<size_t>(rows_ * w_.out.back()) * sizeof(float) : 0; }
 
  private:
-  int64_t input_rows() const {
-    const size_t rank = w_.out.size();
-    const ResizeTaps& th = w_.taps[rank - 2];
+  // The input rows the row taps read (those the planar path resizes along W).
+  static int64_t input_rows(const ResizeWalk& w) {
+    const ResizeTaps& th = w.taps[w.out.size() - 2];
     return th.index.empty() ? 0 : 1 + *std::max_element(th.index.begin(), th.index.end());
   }
 
   ResizeWalk w_;
   bool planar_;
+  int64_t rows_;  // input_rows(w_) on the planar path
 };
 
 class ResizeGradKernel final : public GradKernel {

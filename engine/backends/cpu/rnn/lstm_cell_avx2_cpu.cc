@@ -78,27 +78,31 @@ DNNX_AVX2 inline __m256 gate8_masked(const float* xg, const float* hg, __m256i m
   return _mm256_add_ps(_mm256_maskload_ps(xg, mask), _mm256_maskload_ps(hg, mask));
 }
 
+// One vector of cells from its gates' pre-activations (i, o, f, g) and the old state c.
+struct Cell8 {
+  __m256 c, h;
+};
+DNNX_AVX2 inline Cell8 cell8(__m256 i_pre, __m256 o_pre, __m256 f_pre, __m256 g_pre, __m256 c_old) {
+  const __m256 c_new = _mm256_fmadd_ps(sigmoid8(f_pre), c_old, _mm256_mul_ps(sigmoid8(i_pre), tanh8(g_pre)));
+  return {c_new, _mm256_mul_ps(sigmoid8(o_pre), tanh8(c_new))};
+}
+
 DNNX_AVX2 int64_t cell_vectors(int64_t n, const float* xg, const float* hg, float* c, float* h) {
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
-    const __m256 i = sigmoid8(gate8(xg + j, hg + j));
-    const __m256 f = sigmoid8(gate8(xg + 2 * n + j, hg + 2 * n + j));
-    const __m256 g = tanh8(gate8(xg + 3 * n + j, hg + 3 * n + j));
-    const __m256 c_new = _mm256_fmadd_ps(f, _mm256_loadu_ps(c + j), _mm256_mul_ps(i, g));
-    const __m256 o = sigmoid8(gate8(xg + n + j, hg + n + j));
-    _mm256_storeu_ps(c + j, c_new);
-    _mm256_storeu_ps(h + j, _mm256_mul_ps(o, tanh8(c_new)));
+    const Cell8 cell = cell8(gate8(xg + j, hg + j), gate8(xg + n + j, hg + n + j), gate8(xg + 2 * n + j, hg + 2 * n + j),
+                             gate8(xg + 3 * n + j, hg + 3 * n + j), _mm256_loadu_ps(c + j));
+    _mm256_storeu_ps(c + j, cell.c);
+    _mm256_storeu_ps(h + j, cell.h);
   }
   if (j < n) {  // the tail (hidden 28: 4 of every 28 cells) in the same vector arithmetic, masked
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - j)),
                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    const __m256 i = sigmoid8(gate8_masked(xg + j, hg + j, mask));
-    const __m256 f = sigmoid8(gate8_masked(xg + 2 * n + j, hg + 2 * n + j, mask));
-    const __m256 g = tanh8(gate8_masked(xg + 3 * n + j, hg + 3 * n + j, mask));
-    const __m256 c_new = _mm256_fmadd_ps(f, _mm256_maskload_ps(c + j, mask), _mm256_mul_ps(i, g));
-    const __m256 o = sigmoid8(gate8_masked(xg + n + j, hg + n + j, mask));
-    _mm256_maskstore_ps(c + j, mask, c_new);
-    _mm256_maskstore_ps(h + j, mask, _mm256_mul_ps(o, tanh8(c_new)));
+    const Cell8 cell = cell8(gate8_masked(xg + j, hg + j, mask), gate8_masked(xg + n + j, hg + n + j, mask),
+                             gate8_masked(xg + 2 * n + j, hg + 2 * n + j, mask),
+                             gate8_masked(xg + 3 * n + j, hg + 3 * n + j, mask), _mm256_maskload_ps(c + j, mask));
+    _mm256_maskstore_ps(c + j, mask, cell.c);
+    _mm256_maskstore_ps(h + j, mask, cell.h);
     j = n;
   }
   return j;
