@@ -29,7 +29,10 @@ def test_the_cpu_speed_sweep_runs_and_reports(tmp_path):
     assert row, text
     ours, theirs, ratio = (float(row.group(i)) for i in (1, 2, 3))
     assert ours > 0 and theirs > 0
-    assert ratio == pytest.approx(ours / theirs, rel=0.02, abs=0.01)
+    # the times are shown to 3 decimals (ms) and the ratio to 2, from the unrounded times: for a
+    # model of a few hundredths of a ms the shown times bound the ratio only that loosely
+    half = 0.0005
+    assert (ours - half) / (theirs + half) - 0.005 <= ratio <= (ours + half) / (theirs - half) + 0.005
     assert float(row.group(4)) < 1e-3  # dnnx's outputs against onnxruntime's
     assert f"Profile of {MODEL} at 1 thread(s)" in text
     assert "| Conv" in text  # the profile's rows name the layers' ops
