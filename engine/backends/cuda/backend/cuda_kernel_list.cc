@@ -25,6 +25,7 @@
   /* issues #35, #36: device kernels for ops that ran on the host (gradients in the same files) */ \
   X(float_class) X(float_math) X(cumsum)  /* elementwise/ */                                       \
   X(gather_nd) X(gather_elements) X(scatter_nd) X(scatter_elements) X(topk)  /* indexing/ */       \
+  X(roi_align)  /* roi/: RoiAlign and MaxRoiPool */                                                \
   /* issue #35: the transformer ops (elementwise/rms_norm, attention/rotary_embedding,          */ \
   /* dense/einsum, attention/attention)                                                          */ \
   X(rms_norm) X(rotary_embedding) X(einsum) X(attention)
