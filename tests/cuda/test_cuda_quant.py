@@ -1,7 +1,9 @@
-"""Quantized models on CUDA (issue #37's first part): the CUDA backend has no int8 kernels yet, so
-every quantization op runs on the host inside the CUDA plan (Note [host fallback]) and plan() says
-so per layer; the outputs are the CPU's. Checked on zoo2's q_* files (skipped without them) and on
-one-node models of com.microsoft's ops."""
+"""Quantized models on CUDA (issue #37's first part): QuantizeLinear and DequantizeLinear run on
+their device kernels (backends/cuda/quant/, tests/cuda/test_cuda_quantize_linear.py), so a QDQ
+file's float layers run on the device between its pairs; the integer ops (QLinearConv,
+MatMulInteger, com.microsoft's, ...) have no CUDA kernels yet and run on the host inside the CUDA
+plan (Note [host fallback]), and plan() says so per layer; the outputs are the CPU's. Checked on
+zoo2's q_* files (skipped without them) and on one-node models of com.microsoft's ops."""
 import warnings
 
 import numpy as np
@@ -14,6 +16,7 @@ from zoo_check import zoo2_inputs, zoo2_model
 
 QUANT_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger",
              "QLinearMatMul", "QLinearConv"}
+DEVICE_OPS = {"QuantizeLinear", "DequantizeLinear"}  # with CUDA kernels (8- and 16-bit integers)
 
 
 def load_quietly(model, **kwargs):
@@ -44,7 +47,9 @@ def test_quantized_zoo_model_on_cuda_matches_the_cpu(name, batch):
     rows = [r for r in m.plan() if r["op"] in QUANT_OPS or r["op"].startswith("com.microsoft::")]
     live = [r for r in rows if "folded" not in r["algorithm"]]
     assert live, "the quantized layers should still be in the plan"
-    assert all(r["algorithm"].startswith("on the host") for r in live), live
+    on_host = {r["name"]: r["algorithm"].startswith("on the host") for r in live}
+    assert not [r for r in live if r["op"] in DEVICE_OPS and on_host[r["name"]]], live
+    assert all(on_host[r["name"]] for r in live if r["op"] not in DEVICE_OPS), live
 
 
 def test_a_com_microsoft_op_is_a_host_layer_on_cuda():

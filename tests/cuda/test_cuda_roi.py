@@ -78,8 +78,10 @@ def test_roi_align_on_the_device_matches_the_cpu_and_onnxruntime(attrs):
         feeds = roi_feeds("RoiAlign", count, attrs["spatial_scale"])
         got, want = gpu.run_dict(feeds)["y"], cpu.run_dict(feeds)["y"]
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
-        if count:
-            np.testing.assert_allclose(got, run_ort(model, feeds)["y"], rtol=1e-5, atol=1e-5)
+        if count:  # onnxruntime without the reversed box (it fails on one with adaptive sampling)
+            rows = [i for i in range(count) if i != 1]
+            ort_feeds = dict(feeds, rois=feeds["rois"][rows], bi=feeds["bi"][rows])
+            np.testing.assert_allclose(got[rows], run_ort(model, ort_feeds)["y"], rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("pooled", [(2, 2), (3, 4)])

@@ -120,15 +120,17 @@ namespace {
 // The element types the CUDA kernels were written for: float32, int32, int64, bool, and the half
 // storage types. A node with any other (int8, float64, the float8 types, ... of Note [dtypes] in
 // ir/tensor.h) is refused here, so it runs on the host (Note [host fallback]): no kernel reads
-// bytes of a type it does not know. (A model's own float64/float16 values are float32 on a
-// device: python/dnnx/_edges.py.)
+// bytes of a type it does not know; unless its kernel entry lists that type (KernelEntry::dtypes:
+// QuantizeLinear's and DequantizeLinear's 8- and 16-bit integers). (A model's own float64/float16
+// values are float32 on a device: python/dnnx/_edges.py.)
 bool device_type(DType t) {
   return t == DType::Float32 || t == DType::Int32 || t == DType::Int64 || t == DType::Bool || is_half(t);
 }
 
-void require_device_types(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
-  auto check = [&node](DType t) {
-    if (!device_type(t)) {
+void require_device_types(const Node& node, const KernelEntry* entry, const std::vector<ValueInfo>& inputs,
+                          const std::vector<TensorInfo>& outputs) {
+  auto check = [&node, entry](DType t) {
+    if (!device_type(t) && !(entry && entry->stores(t))) {
       node_fail<UnsupportedModelError>(node, std::string("the CUDA backend has no ") + dtype_name(t) + " kernels");
     }
   };
@@ -144,7 +146,7 @@ KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInf
                                     const std::vector<TensorInfo>& outputs) const {
   const KernelFactory* factory = kernels_.find(node);
   if (!factory) node_fail<UnsupportedModelError>(node, unsupported_reason(node));
-  require_device_types(node, inputs, outputs);
+  require_device_types(node, kernels_.entry(node), inputs, outputs);
   std::lock_guard<std::recursive_mutex> lock(plan_mutex_);
   activate();
   try {
