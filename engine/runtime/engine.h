@@ -14,6 +14,7 @@
 #include "runtime/executor.h"
 #include "runtime/passes/passes.h"
 #include "runtime/planner.h"
+#include "runtime/stage_value.h"
 
 namespace dnnx {
 
@@ -121,6 +122,10 @@ class Engine {
   std::unique_ptr<RunScratch> acquire_scratch();
   // The engine of the graph after node `cut` (Note [staged plans]), built on first use.
   Engine& continuation(int cut);
+  // run_values over stage values (Note [device-resident stages] in runtime/stage_value.h): a
+  // continuation's inputs, some of them in device arrays; the outputs on the host.
+  std::vector<HostValue> run_stage(const Plan& plan, const std::vector<StageValue>& inputs);
+  std::vector<HostValue> run_stage(std::vector<StageValue> inputs);
   // What both constructors share after the passes: device constants, folding, host layers.
   void finish_setup(const EngineOptions& options);
   void release_scratch(std::unique_ptr<RunScratch> scratch);

@@ -1,5 +1,6 @@
 // Engine's staged runs (Note [staged plans] in runtime/stages.h): host tensors through a plan,
 // the value-shaped node it stops at, and the continuation's engine; the stage and body engines.
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/control/dynamic_node.h"
@@ -48,27 +49,64 @@ std::vector<ConstTensorPtr> Engine::run_tensors(const std::vector<ConstTensorPtr
 }
 
 std::vector<HostValue> Engine::run_values(const Plan& plan, const std::vector<HostValue>& inputs) {
-  std::vector<HostValue> outputs;
-  std::vector<const void*> in_ptrs;
+  return run_stage(plan, std::vector<StageValue>(inputs.begin(), inputs.end()));
+}
+
+std::vector<HostValue> Engine::run_stage(std::vector<StageValue> inputs) {
+  if (inputs.size() != graph_.inputs.size()) {
+    throw InvalidModelError((path_.empty() ? std::string("the model") : path_) + " takes " +
+                            std::to_string(graph_.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+  }
+  // The plan key reads the value inputs' bytes on the host, and the others' shapes and types
+  // alone: a device tensor is seen as a tensor of its info with no bytes.
+  std::vector<HostValue> keyed;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const bool value_input = std::find(value_inputs_.begin(), value_inputs_.end(), static_cast<int>(i)) != value_inputs_.end();
+    if (inputs[i].device && value_input) inputs[i] = StageValue(inputs[i].to_host());
+    if (!inputs[i].device) {
+      keyed.push_back(inputs[i].host);
+      continue;
+    }
+    auto info_only = std::make_shared<ConstTensor>();
+    info_only->info = inputs[i].device->info();
+    keyed.emplace_back(std::move(info_only));
+  }
+  return run_stage(*find_or_build(key_of_values(keyed)), inputs);
+}
+
+std::vector<HostValue> Engine::run_stage(const Plan& plan, const std::vector<StageValue>& inputs) {
+  std::vector<StageValue> outputs;
   std::vector<void*> out_ptrs;
+  RunIO io;
   // Note [string tensors]: the strings this stage makes live in a store its string outputs share,
   // which keeps the inputs' stores alive too (an output may point into them).
   std::shared_ptr<StringStore> strings;
   if (plan.has_strings) {
     strings = std::make_shared<StringStore>();
-    for (const HostValue& v : inputs) {
-      if (v.is_tensor() && v.tensor && v.tensor->strings) strings->keep(v.tensor->strings);
+    for (const StageValue& v : inputs) {
+      if (v.host.is_tensor() && v.host.tensor && v.host.tensor->strings) strings->keep(v.host.tensor->strings);
     }
   }
   // Note [sequences]: a sequence or optional input is a 0-byte placeholder in the plan.
-  for (const HostValue& v : inputs) in_ptrs.push_back(v.is_tensor() ? v.tensor->data.data() : nullptr);
+  for (const StageValue& v : inputs) {
+    io.inputs.push_back(v.device ? v.device->data() : v.host.is_tensor() ? v.host.tensor->data.data() : nullptr);
+    io.input_memory.push_back(v.device ? Memory::Device : Memory::Host);
+  }
   // The values the rest reads by name: the graph inputs, what the plan carried, the node's outputs.
-  std::map<std::string, HostValue> env;
+  std::map<std::string, StageValue> env;
   for (size_t i = 0; i < graph_.inputs.size(); ++i) env[graph_.inputs[i].name] = inputs[i];
+  // Note [device-resident stages]: a device stage that hands values on writes them to device arrays.
+  const bool device_outputs = device_ && plan.stage_node >= 0 && !plan.has_strings;
   for (int id : plan.outputs) {
     if (plan.values[id].kind != ValueKind::Tensor) {  // a graph output that is a non-tensor input, passed on
       outputs.push_back(env.at(plan.values[id].name));
       out_ptrs.push_back(nullptr);
+      continue;
+    }
+    if (device_outputs) {
+      auto d = std::make_shared<DeviceTensor>(*device_, plan.values[id].info);
+      out_ptrs.push_back(d->data());
+      outputs.emplace_back(std::move(d));
       continue;
     }
     auto t = std::make_shared<ConstTensor>();
@@ -76,16 +114,21 @@ std::vector<HostValue> Engine::run_values(const Plan& plan, const std::vector<Ho
     t->data.resize(t->info.bytes());
     if (t->info.dtype == DType::String) t->strings = strings;
     out_ptrs.push_back(t->data.data());
-    outputs.emplace_back(std::move(t));
+    outputs.emplace_back(HostValue(std::move(t)));
   }
-  RunIO io = RunIO::host(in_ptrs.size(), in_ptrs.data(), out_ptrs.size(), out_ptrs.data());
+  io.outputs = out_ptrs;
+  io.output_memory = device_outputs ? Memory::Device : Memory::Host;
   io.strings = strings.get();
   run(plan, io);
-  if (plan.stage_node < 0) return outputs;
+  if (plan.stage_node < 0) {
+    std::vector<HostValue> results;
+    for (const StageValue& v : outputs) results.push_back(v.to_host());
+    return results;
+  }
 
   for (size_t o = 0; o < plan.carried.size(); ++o) env[plan.carried[o]] = outputs[o];
   const Node& node = graph_.nodes[static_cast<size_t>(plan.stage_node)];
-  std::vector<HostValue> node_inputs;
+  std::vector<HostValue> node_inputs;  // on the host: the node runs there
   for (const std::string& name : node.inputs) {
     if (name.empty()) {
       node_inputs.emplace_back();  // omitted: a tensor value with no tensor
@@ -93,7 +136,7 @@ std::vector<HostValue> Engine::run_values(const Plan& plan, const std::vector<Ho
     }
     auto it = env.find(name);
     if (it != env.end()) {
-      node_inputs.push_back(it->second);
+      node_inputs.push_back(it->second.to_host());
     } else {
       auto c = graph_.constants.find(name);
       if (c == graph_.constants.end()) node_fail<InvalidModelError>(node, "input '" + name + "' is not produced by any node");
@@ -113,12 +156,12 @@ std::vector<HostValue> Engine::run_values(const Plan& plan, const std::vector<Ho
       if (it == env.end() && c == graph_.constants.end()) {
         throw InvalidModelError("graph output '" + name + "' is not produced by any node");
       }
-      results.push_back(it != env.end() ? it->second : HostValue(c->second));
+      results.push_back(it != env.end() ? it->second.to_host() : HostValue(c->second));
     }
     return results;
   }
   Engine& rest = continuation(plan.stage_node);
-  std::vector<HostValue> rest_inputs;
+  std::vector<StageValue> rest_inputs;
   for (const GraphInput& in : rest.graph().inputs) {
     auto it = env.find(in.name);
     if (it == env.end() || !it->second.present()) {
@@ -126,7 +169,7 @@ std::vector<HostValue> Engine::run_values(const Plan& plan, const std::vector<Ho
     }
     rest_inputs.push_back(it->second);
   }
-  return rest.run_values(rest_inputs);
+  return rest.run_stage(std::move(rest_inputs));
 }
 
 Engine& Engine::continuation(int cut) {

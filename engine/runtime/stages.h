@@ -23,8 +23,9 @@
 // its own cache, bounded by the model's max_plans; Model.planner_stats()["stages"] counts them per
 // stage and body. plan() ends a staged plan with a row that says where and why. On a device,
 // each stage is a plan of its own, so a CUDA graph never spans a value-shaped node: the
-// executor captures and replays each stage's plan separately, and the values between stages
-// pass through the host (the decision, and the shapes of what follows, are made there).
+// executor captures and replays each stage's plan separately. The values a stage hands on stay
+// on the device (Note [device-resident stages] in runtime/stage_value.h); what the host decides
+// with (the node's inputs) is read back to it.
 #pragma once
 #include <string>
 #include <vector>

@@ -27,8 +27,9 @@ namespace dnnx {
 //     input is a sequence or optional is typed by it (PlanKey::kinds): its plan holds a 0-byte
 //     placeholder for that input, which no kernel reads.
 //
-// On a device backend nothing changes: the values between stages pass through the host already,
-// so the sequence ops run there, and the tensors a stage makes are copied back as for NonZero.
+// On a device backend the sequence ops run on the host too: the tensors they read are copied back
+// as NonZero's input is (Note [device-resident stages] in runtime/stage_value.h), and what they
+// make is uploaded by the next stage.
 // Model.run takes a Python list for a sequence input and None or a value for an optional one, and
 // returns the same (python/bindings/bind_values.cc).
 enum class ValueKind { Tensor, Sequence, Optional };
