@@ -48,8 +48,24 @@ def has_avx_vnni():
         return False
 
 
+def has_amx():
+    """AMX-INT8 here and granted by the OS (Note [int8 amx]): the hook refuses the path otherwise."""
+    try:
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    if " amx_int8" not in flags or " amx_tile" not in flags or not has_vnni():
+        return False
+    try:
+        pass_hooks.int8_gemm(np.ones((1, 1), np.int8), 0, np.ones((1, 1), np.uint8), 0, "amx")
+    except ValueError:  # the OS refused the tile data: the vnni path instead
+        return False
+    return True
+
+
 PATHS = (["portable"] + (["avx2"] if has_avx2() else []) + (["avx-vnni"] if has_avx_vnni() else [])
-         + (["vnni"] if has_vnni() else []))
+         + (["vnni"] if has_vnni() else []) + (["amx"] if has_amx() else []))
+VNNI_KINDS = ("vnni", "avx-vnni", "amx")  # int8 weights with zero point 0 (else AVX2)
 
 
 # ---- the GEMM, bit-exact ----
@@ -65,8 +81,8 @@ def test_int8_gemm_is_exact_int32_accumulation(path, w_type, b_type, k):
     b = rng.integers(bi.min, bi.max + 1, size=(k, n)).astype(b_type)
     w[0, :] = wi.min  # the worst products: |w| and b at their extremes (vpmaddubsw would saturate)
     b[:, 0] = bi.max
-    w_zp = 0 if path in ("vnni", "avx-vnni") or w_type == np.int8 else 3
-    if path in ("vnni", "avx-vnni") and w_type != np.int8:
+    w_zp = 0 if path in VNNI_KINDS or w_type == np.int8 else 3
+    if path in VNNI_KINDS and w_type != np.int8:
         pytest.skip("the VNNI paths take int8 weights with zero point 0 (else AVX2)")
     b_zp = int(bi.min) + 5
     got = pass_hooks.int8_gemm(w, w_zp, b, b_zp, path)
@@ -87,6 +103,21 @@ def test_int8_gemm_of_few_columns_is_exact(path, m, k, n):
     b[:, 0] = 255
     got = pass_hooks.int8_gemm(w, 0, b, 17, path)
     want = w.astype(np.int64) @ (b.astype(np.int64) - 17)
+    np.testing.assert_array_equal(got, want.astype(np.int32))
+
+
+@pytest.mark.skipif(not has_amx(), reason="no AMX-INT8 here (or the OS keeps its tile data)")
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (16, 64, 32), (33, 63, 31), (45, 65, 70), (64, 200, 97), (7, 4099, 33)])
+def test_int8_gemm_amx_tiles_are_exact(m, k, n):
+    """Note [int8 amx]: row tiles of 32 (two W tiles of 16), columns in 32-wide panels (two B
+    tiles), k in 64-byte tile rows: tails of each, against the int64 product."""
+    rng = np.random.default_rng(m * 1000 + k + n)
+    w = rng.integers(-128, 128, size=(m, k)).astype(np.int8)
+    b = rng.integers(0, 256, size=(k, n)).astype(np.uint8)
+    w[0, :] = -128
+    b[:, 0] = 255
+    got = pass_hooks.int8_gemm(w, 0, b, 201, "amx")
+    want = w.astype(np.int64) @ (b.astype(np.int64) - 201)
     np.testing.assert_array_equal(got, want.astype(np.int32))
 
 
@@ -265,8 +296,10 @@ def test_avx2_switch_gives_the_same_outputs(kind, tmp_path):
               "m = dnnx.load(sys.argv[1]); x = np.load(sys.argv[2])\n"
               "np.save(sys.argv[3], m.run_dict({\"x\": x})[\"y\"]); print(m.plan())\n")
     outs = {}
-    runs = [("vnni", {}, "(avx512-vnni)"), ("avx2", {"DNNX_INT8_AVX2": "1"}, "(avx2)"),
+    runs = [("vnni", {"DNNX_INT8_VNNI": "1"}, "(avx512-vnni)"), ("avx2", {"DNNX_INT8_AVX2": "1"}, "(avx2)"),
             ("portable", {"DNNX_INT8_PORTABLE": "1"}, "(portable)")]
+    if has_amx():  # the default where the CPU has it (Note [int8 amx]); a depthwise conv has no GEMM
+        runs.append(("amx", {}, "(avx512-vnni)" if kind == "conv_depthwise" else "(amx)"))
     if has_avx_vnni():
         runs.append(("avx-vnni", {"DNNX_INT8_AVXVNNI": "1"}, "(avx-vnni)"))
     for name, env_set, shown in runs:

@@ -247,7 +247,7 @@ def test_dnnx_quantize_file_runs_every_layer_in_int8(tmp_path, name, rel_tol):
 
 @pytest.mark.parametrize("name", ["lenet", "resnet18"])
 def test_int8_paths_agree_bit_for_bit(tmp_path, name):
-    """DNNX_INT8_AVX2=1, DNNX_INT8_AVXVNNI=1 and DNNX_INT8_PORTABLE=1 against the default path on
+    """DNNX_INT8_VNNI=1, DNNX_INT8_AVX2=1, DNNX_INT8_AVXVNNI=1 and DNNX_INT8_PORTABLE=1 against the default path on
     dnnx.quantize's file (a subprocess each: the switches are read once): the sums are exact on
     every path and the epilogue is one, so the outputs agree bit for bit; plan() names the path."""
     path, x = quantized_file(tmp_path, name)
@@ -260,6 +260,8 @@ def test_int8_paths_agree_bit_for_bit(tmp_path, name):
         runs.append(("avx2", {"DNNX_INT8_AVX2": "1"}, "(avx2)"))
     if has_flag("avx_vnni"):
         runs.append(("avx-vnni", {"DNNX_INT8_AVXVNNI": "1"}, "(avx-vnni)"))
+    if has_flag("avx512_vnni"):  # where the default is AMX (Note [int8 amx]), the VNNI path beside it
+        runs.append(("vnni", {"DNNX_INT8_VNNI": "1"}, "(avx512-vnni)"))
     outs = {}
     for label, env_set, shown in runs:
         env = {k: v for k, v in os.environ.items() if not k.startswith("DNNX_INT8_")}

@@ -221,7 +221,8 @@ PYBIND11_MODULE(_pass_hooks, m) {
         if (wa.ndim() != 2 || ba.ndim() != 2 || wa.itemsize() != 1 || ba.itemsize() != 1 || wa.shape(1) != ba.shape(0)) {
           throw InputError("int8_gemm: W [M, K] and B [K, N], both int8 or uint8");
         }
-        const Int8Path want = path == "vnni"       ? Int8Path::Vnni
+        const Int8Path want = path == "amx"        ? Int8Path::Amx
+                              : path == "vnni"     ? Int8Path::Vnni
                               : path == "avx-vnni" ? Int8Path::AvxVnni
                               : path == "avx2"     ? Int8Path::Avx2
                                                    : Int8Path::Portable;

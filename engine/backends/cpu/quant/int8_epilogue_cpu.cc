@@ -174,7 +174,7 @@ __attribute__((target("avx512f"))) void dequantize_avx512(const int32_t* acc, in
 void dequantize(const int32_t* acc, int64_t n, const RowParams& p, bool relu, float* out, int64_t stride) {
   // the GEMM's path (DNNX_INT8_AVX2=1 etc.) picks the form too, so the path tests cover each
   static const Int8Path path = default_int8_path();
-  static const bool avx512 = path == Int8Path::Vnni, avx2 = path != Int8Path::Portable;
+  static const bool avx512 = int8_avx512(path), avx2 = path != Int8Path::Portable;
   if (stride != 1) dequantize_portable(acc, n, p, relu, out, stride);
   else if (avx512) dequantize_avx512(acc, n, p, relu, out);
   else if (avx2) dequantize_avx2(acc, n, p, relu, out);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/cpu/quant/int_gemm_cpu.h"
+#include "backends/cpu/quant/int8_amx_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
 
 namespace dnnx {
@@ -26,6 +27,8 @@ namespace {
 constexpr int64_t kVnniRows = 8, kVnniCols = 32, kVnniK = 4;
 constexpr int64_t kAvx2Rows = 6, kAvx2Cols = 16, kAvx2K = 2;
 constexpr int64_t kAvxVnniRows = 6, kAvxVnniCols = 16, kAvxVnniK = 4;
+// Note [int8 amx]: 2 x 2 tiles of 16 x 16, W's k padded to whole 64-byte tile rows.
+constexpr int64_t kAmxRows = 32, kAmxCols = 32, kAmxK = 4, kAmxTileK = 64;
 
 // A path's tile: rows of W, columns of B, k per group; int8 weights (the VNNI kinds) or int16.
 struct PathShape {
@@ -37,11 +40,33 @@ PathShape shape_of(Int8Path path) {
   switch (path) {
     case Int8Path::Vnni: return {kVnniRows, kVnniCols, kVnniK, true};
     case Int8Path::AvxVnni: return {kAvxVnniRows, kAvxVnniCols, kAvxVnniK, true};
+    case Int8Path::Amx: return {kAmxRows, kAmxCols, kAmxK, true};
     default: return {kAvx2Rows, kAvx2Cols, kAvx2K, false};
   }
 }
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+// K as a path's packed W and B panels hold it: whole k groups, and for AMX whole tile rows.
+int64_t padded_k(Int8Path path, int64_t k) {
+  return path == Int8Path::Amx ? round_up(k, kAmxTileK) : round_up(k, shape_of(path).kg);
+}
+
+// Note [int8 amx]: the tile configuration on this thread while a GEMM runs on it.
+class AmxScope {
+ public:
+  explicit AmxScope(bool on) : on_(on) {
+    if (on_) amx_begin();
+  }
+  ~AmxScope() {
+    if (on_) amx_end();
+  }
+  AmxScope(const AmxScope&) = delete;
+  AmxScope& operator=(const AmxScope&) = delete;
+
+ private:
+  bool on_;
+};
 
 bool env_set(const char* name) {
   const char* v = std::getenv(name);
@@ -245,12 +270,13 @@ void gemm_panels(const Int8Weights& w, const void* b, const Int8ColumnSource* so
                  int64_t first, int64_t last) {
   const PathShape ps = shape_of(w.path);
   const int64_t width = ps.cols, kg = ps.kg, row_tile = ps.rows;
-  const int64_t kp = round_up(w.k, kg);
+  const int64_t kp = padded_k(w.path, w.k), kg_rows = round_up(w.k, kg);  // the packer writes kg_rows
   const uint8_t pad = static_cast<uint8_t>(b_signed ? b_zp + 128 : b_zp);
   int64_t chunk = std::max<int64_t>(1, kChunkBytes / (kp * width));
   if (source) chunk = std::max(chunk, kMinSourcePanels);
   thread_local std::vector<uint8_t> columns;  // a source's columns [K][chunk * width]
-  alignas(64) int32_t tile[kVnniRows * kVnniCols];
+  alignas(64) int32_t tile[kAmxRows * kAmxCols];
+  const AmxScope amx(w.path == Int8Path::Amx);
   for (int64_t c0 = first; c0 < last; c0 += chunk) {
     const int64_t c1 = std::min(last, c0 + chunk);
     const uint8_t* from = static_cast<const uint8_t*>(b);
@@ -265,15 +291,19 @@ void gemm_panels(const Int8Weights& w, const void* b, const Int8ColumnSource* so
     }
     for (int64_t panel = c0; panel < c1; ++panel) {
       const int64_t j0 = panel * width;
-      pack_panel(from, b_signed, w.k, from_ld, ld_n, j0 - base, std::min(width, n - j0), width, kg, pad,
-                 scratch + panel * kp * width);
+      uint8_t* dst = scratch + panel * kp * width;
+      pack_panel(from, b_signed, w.k, from_ld, ld_n, j0 - base, std::min(width, n - j0), width, kg, pad, dst);
+      if (kp > kg_rows) std::memset(dst + kg_rows * width, pad, static_cast<size_t>((kp - kg_rows) * width));
     }
     for (int64_t m0 = 0; m0 < w.m; m0 += row_tile) {
       const int64_t rows = std::min(row_tile, w.m - m0);
       for (int64_t panel = c0; panel < c1; ++panel) {
         const int64_t j0 = panel * width, cols = std::min(width, n - j0);
         const uint8_t* bp = scratch + panel * kp * width;
-        if (w.path == Int8Path::Vnni) {
+        if (w.path == Int8Path::Amx) {  // two 16-row groups of W, [K/64][16][64] each
+          const int8_t* w0 = w.s8.data() + m0 * kp;
+          amx_tile_32x32(w0, w0 + 16 * kp, bp, kp / kAmxTileK, tile);
+        } else if (w.path == Int8Path::Vnni) {
           tile_vnni(w.s8.data() + m0 * kp, bp, kp / kg, reinterpret_cast<__m512i*>(tile));
         } else if (w.path == Int8Path::AvxVnni) {
           tile_avx_vnni(w.s8.data() + m0 * kp, bp, kp / kg, tile);
@@ -375,6 +405,7 @@ Int8Path default_int8_path() {
     const bool avx_vnni = avx2 && __builtin_cpu_supports("avxvnni");
     if (env_set("DNNX_INT8_AVX2")) return avx2 ? Int8Path::Avx2 : Int8Path::Portable;
     if (env_set("DNNX_INT8_AVXVNNI") && avx_vnni) return Int8Path::AvxVnni;
+    if (vnni && !env_set("DNNX_INT8_VNNI") && amx_int8_usable()) return Int8Path::Amx;  // Note [int8 amx]
     if (vnni) return Int8Path::Vnni;
     if (avx_vnni) return Int8Path::AvxVnni;
     return avx2 ? Int8Path::Avx2 : Int8Path::Portable;
@@ -384,6 +415,7 @@ Int8Path default_int8_path() {
 
 const char* int8_path_name(Int8Path path) {
   switch (path) {
+    case Int8Path::Amx: return "amx";
     case Int8Path::Vnni: return "avx512-vnni";
     case Int8Path::AvxVnni: return "avx-vnni";
     case Int8Path::Avx2: return "avx2";
@@ -399,11 +431,12 @@ Int8Weights pack_int8_weights(const void* w, bool is_signed, int64_t m, int64_t 
   auto zero_point = [&](int64_t r) { return zp ? weight_at(zp, is_signed, zp_per_row ? r : 0) : 0; };
   bool all_zero = is_signed;
   for (int64_t r = 0; r < m && all_zero; ++r) all_zero = zero_point(r) == 0;
+  if (path == Int8Path::Amx && !amx_int8_usable()) path = Int8Path::Vnni;  // asked for where it is not (the test hook)
   if (path == Int8Path::Vnni && !(__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"))) {
     path = Int8Path::Avx2;  // asked for on a CPU without it (the test hook)
   }
   if (path == Int8Path::AvxVnni && !__builtin_cpu_supports("avxvnni")) path = Int8Path::Avx2;
-  if ((path == Int8Path::Vnni || path == Int8Path::AvxVnni) && !all_zero) path = Int8Path::Avx2;
+  if ((path == Int8Path::Vnni || path == Int8Path::AvxVnni || path == Int8Path::Amx) && !all_zero) path = Int8Path::Avx2;
   if (path == Int8Path::Avx2 && !__builtin_cpu_supports("avx2")) path = Int8Path::Portable;
   out.path = path;
   out.row_sums.assign(static_cast<size_t>(m), 0);
@@ -422,9 +455,10 @@ Int8Weights pack_int8_weights(const void* w, bool is_signed, int64_t m, int64_t 
   }
   const PathShape ps = shape_of(path);
   const bool vnni = ps.bytes;
-  const int64_t rows = ps.rows, kg = ps.kg;
-  const int64_t mp = round_up(m, rows), kp = round_up(k, kg);
-  // [M/rows][K/kg][rows][kg]: element (r, p) of tile t at ((t * kp/kg + p/kg) * rows + r) * kg + p%kg
+  // The layout's groups: [M/rows][K/kg][rows][kg]; AMX's W tiles are [M/16][K/64][16][64].
+  const int64_t rows = path == Int8Path::Amx ? 16 : ps.rows, kg = path == Int8Path::Amx ? kAmxTileK : ps.kg;
+  const int64_t mp = round_up(m, ps.rows), kp = padded_k(path, k);
+  // element (r, p) of tile t at ((t * kp/kg + p/kg) * rows + r) * kg + p%kg
   auto index = [&](int64_t r, int64_t p) { return (((r / rows) * (kp / kg) + p / kg) * rows + r % rows) * kg + p % kg; };
   if (vnni) out.s8.assign(static_cast<size_t>(mp * kp), 0);
   else out.s16.assign(static_cast<size_t>(mp * kp), 0);
@@ -439,9 +473,8 @@ Int8Weights pack_int8_weights(const void* w, bool is_signed, int64_t m, int64_t 
 
 size_t int8_gemm_scratch_bytes(const Int8Weights& w, int64_t n) {
   if (w.path == Int8Path::Portable) return static_cast<size_t>(w.k * n) * sizeof(int16_t) + static_cast<size_t>(w.m * n) * sizeof(int32_t);
-  const PathShape ps = shape_of(w.path);
-  const int64_t width = ps.cols, kg = ps.kg;
-  return static_cast<size_t>(round_up(n, width) * round_up(w.k, kg));
+  const int64_t width = shape_of(w.path).cols;
+  return static_cast<size_t>(round_up(n, width) * padded_k(w.path, w.k));
 }
 
 void int8_gemm_tiles(const Int8Weights& w, const void* b, bool b_signed, int32_t b_zp, int64_t n, int64_t ld_k,

@@ -15,6 +15,10 @@
 //          int8 or uint8 weights), two products summed into int32, exact (|B| <= 255,
 //          |W - zp| <= 255). onnxruntime's AVX2 kernel uses vpmaddubsw on uint8 x int8 and
 //          accepts its int16 saturation; this path does not saturate.
+//   amx    Intel AMX (Note [int8 amx], int8_amx_cpu.cc): tdpbsud, int8 W tiles [16 rows x 64 k]
+//          times uint8 B tiles [16 k groups x 16 columns x 4], exact int32 sums in 16 x 16 tiles;
+//          the B panels are the vnni path's, W's zero points 0 as there. Chosen first where the
+//          CPU and the OS allow it; DNNX_INT8_VNNI=1 takes the vnni path instead.
 // Both sum W x B_uint8 and subtract b_zero_point x rowsum(W - w_zp) per row once at the end
 // (a padded conv tap holds b_zero_point and so adds nothing). A CPU without AVX2, or
 // DNNX_INT8_AVX2=1 on one with VNNI, uses the path below it (`portable`: the int16 loop of
@@ -27,19 +31,22 @@
 
 namespace dnnx {
 
-enum class Int8Path { Portable, Avx2, AvxVnni, Vnni };
+enum class Int8Path { Portable, Avx2, AvxVnni, Vnni, Amx };
 
-// The best path this CPU has (AVX-512 VNNI, AVX-VNNI, AVX2, portable), unless DNNX_INT8_AVX2=1
-// (AVX2 even where a VNNI is), DNNX_INT8_AVXVNNI=1 (AVX-VNNI where the CPU has it, even with
-// AVX-512) or DNNX_INT8_PORTABLE=1 (the plain loop) says otherwise; read once.
+// The best path this CPU has (AMX, AVX-512 VNNI, AVX-VNNI, AVX2, portable), unless
+// DNNX_INT8_VNNI=1 (AVX-512 VNNI even where AMX is), DNNX_INT8_AVX2=1 (AVX2 even where a VNNI
+// is), DNNX_INT8_AVXVNNI=1 (AVX-VNNI where the CPU has it, even with AVX-512) or
+// DNNX_INT8_PORTABLE=1 (the plain loop) says otherwise; read once.
 Int8Path default_int8_path();
-const char* int8_path_name(Int8Path path);  // "avx512-vnni", "avx-vnni", "avx2", "portable"
+const char* int8_path_name(Int8Path path);  // "amx", "avx512-vnni", "avx-vnni", "avx2", "portable"
+// Whether the kernels around the GEMM (epilogues, depthwise, quantize) take their AVX-512 forms.
+inline bool int8_avx512(Int8Path path) { return path == Int8Path::Vnni || path == Int8Path::Amx; }
 
 // W packed for one path: rows padded to the path's row tile, K to its k group.
 struct Int8Weights {
   Int8Path path = Int8Path::Portable;
   int64_t m = 0, k = 0;
-  std::vector<int8_t> s8;       // vnni: [M/8][K/4][8][4]; avx-vnni: [M/6][K/4][6][4]
+  std::vector<int8_t> s8;       // vnni: [M/8][K/4][8][4]; avx-vnni: [M/6][K/4][6][4]; amx: [M/16][K/64][16][64]
   std::vector<int16_t> s16;     // avx2: [M/6][K/2][6][2]; portable: [M][K], W - zp
   std::vector<int32_t> row_sums;  // sum over k of W[m, k] - zp[m]
 };

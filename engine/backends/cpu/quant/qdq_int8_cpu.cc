@@ -385,7 +385,7 @@ __attribute__((target("avx2,fma"))) void depthwise_plane_avx2(float* acc, const 
 
 void int8_depthwise_plane(float* acc, const float* q, const int64_t* off, const float* w, int64_t taps, int64_t n) {
   static const Int8Path path = default_int8_path();  // DNNX_INT8_AVX2=1 takes the AVX2 form
-  if (path == Int8Path::Vnni) depthwise_plane_avx512(acc, q, off, w, taps, n);
+  if (int8_avx512(path)) depthwise_plane_avx512(acc, q, off, w, taps, n);
   else if (path != Int8Path::Portable) depthwise_plane_avx2(acc, q, off, w, taps, n);
   else depthwise_plane_portable(acc, q, off, w, taps, n);
 }
@@ -413,7 +413,7 @@ __attribute__((target("avx2"))) void depthwise_row_avx2(float* dst, const uint8_
 }
 void int8_depthwise_row(float* dst, const uint8_t* src, int64_t step, int64_t n, int32_t zp, bool is_signed) {
   static const Int8Path path = default_int8_path();
-  if (path == Int8Path::Vnni) depthwise_row_avx512(dst, src, step, n, zp, is_signed);
+  if (int8_avx512(path)) depthwise_row_avx512(dst, src, step, n, zp, is_signed);
   else if (path != Int8Path::Portable) depthwise_row_avx2(dst, src, step, n, zp, is_signed);
   else depthwise_row_body(dst, src, step, n, zp, is_signed);
 }
@@ -762,7 +762,8 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   }
   p.workers = p.depthwise ? plan_workers(p.batch * p.channels, p.gemm_k() * p.gemm_n())
                           : plan_workers(p.group_filters(), p.gemm_k() * p.gemm_n());
-  const Int8Path used = p.depthwise ? path : p.weights[0].path;
+  // A depthwise conv has no GEMM: its direct kernel takes the path's vector forms (AMX's are AVX-512's).
+  const Int8Path used = p.depthwise ? (path == Int8Path::Amx ? Int8Path::Vnni : path) : p.weights[0].path;
   KernelChoice choice;
   choice.workspace_bytes = p.workspace_bytes();
   std::string algorithm = base == Base::Conv ? (p.pointwise ? "1x1 " : p.depthwise ? "depthwise " : "im2col+") : "";

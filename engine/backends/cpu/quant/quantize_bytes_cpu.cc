@@ -65,7 +65,7 @@ __attribute__((target("avx2"))) void quantize_avx2(const float* x, int64_t n, fl
 void quantize_float_to_8bit(const float* x, int64_t n, float scale, int32_t zero_point, bool is_signed, void* y) {
   // the int8 GEMM's path (DNNX_INT8_AVX2=1 etc.) picks the form too: tests run each
   static const Int8Path path = default_int8_path();
-  static const bool avx512 = path == Int8Path::Vnni && __builtin_cpu_supports("avx512bw");
+  static const bool avx512 = int8_avx512(path) && __builtin_cpu_supports("avx512bw");
   static const bool avx2 = path != Int8Path::Portable;
   auto* out = static_cast<uint8_t*>(y);
   if (avx512) quantize_avx512(x, n, scale, zero_point, is_signed, out);
