@@ -7,6 +7,14 @@
 // device kernels. The float8 and 4-bit types, and half scales, run on the host (Note [host
 // fallback]); the int8 layers themselves (Note [qdq int8]) have no CUDA kernel yet, so on CUDA
 // a QDQ file's Conv, Gemm and MatMul run in float between its pairs, as onnxruntime-gpu runs them.
+//
+// Note [device dequantize at half precision]: at fp16 and bf16 these nodes run on the host, as
+// before the kernels: the crash sweep on an H100 (2026-12-05) found zoo2/q_dyn_bert.onnx, which
+// passed there with them on the host, failing at fp16 and bf16 with them on the device (its
+// embedding Gather, a host layer on uint8 weights feeding a DequantizeLinear, read half data
+// where its int64 ids should be). Not understood yet and not reproducible without a GPU; the
+// kernels' own tests (tests/cuda/test_cuda_quantize_linear.py) and the QDQ and QOperator files
+// passed at every precision. Until the cause is found, half precision keeps the host path.
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/quant/quant_kernels.h"
 #include "ops/quant/quant_layout.h"
@@ -34,6 +42,15 @@ QuantInt quant_int(const Node& node, DType t, const char* what, bool int32_ok) {
 
 bool has_zero_point(const std::vector<ValueInfo>& inputs) { return inputs.size() > 2 && inputs[2].present; }
 
+// Note [device dequantize at half precision]: refused at fp16 and bf16 (the node runs on the host).
+void require_full_precision(const CudaContext& ctx, const Node& node) {
+  const Precision p = ctx.options.precision;
+  if (p == Precision::Fp16 || p == Precision::Bf16) {
+    node_fail<UnsupportedModelError>(node, "the CUDA quantization kernels run at fp32 and tf32 only for now "
+                                           "(Note [device dequantize at half precision])");
+  }
+}
+
 QuantLayout layout_of(const Node& node, const std::vector<ValueInfo>& inputs) {
   require_cuda_float(node, inputs[1].info, "scale");
   const bool zp = has_zero_point(inputs);
@@ -42,6 +59,7 @@ QuantLayout layout_of(const Node& node, const std::vector<ValueInfo>& inputs) {
 
 KernelChoice plan_quantize(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                            const std::vector<TensorInfo>& outputs) {
+  require_full_precision(ctx, node);
   const bool x_int32 = inputs[0].info.dtype == DType::Int32;
   if (!x_int32) require_cuda_float(node, inputs[0].info, "x");
   const QuantInt type = quant_int(node, outputs[0].dtype, "y", false);
@@ -56,6 +74,7 @@ KernelChoice plan_quantize(const CudaContext& ctx, const Node& node, const std::
 
 KernelChoice plan_dequantize(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                              const std::vector<TensorInfo>& outputs) {
+  require_full_precision(ctx, node);
   const QuantInt type = quant_int(node, inputs[0].info.dtype, "x", true);
   require_cuda_float(node, outputs[0], "y");
   const QuantLayout layout = layout_of(node, inputs);
