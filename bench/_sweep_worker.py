@@ -148,15 +148,18 @@ def match_detections(got: dict, want: dict, tol: float, cutoff: bool = True) -> 
     side that has no partner is dropped from both when its score is within `tol` of the lowest
     score kept (Note [detections compared as sets]: at tf32, fp16 or bf16 a detection at the
     top-N or score-threshold cut-off may be in on one side and out on the other; a seeded
-    random-weight detector's scores are dense there). Any other unmatched row: both unchanged."""
+    random-weight detector's scores are dense there), so the two sides may hold different counts
+    of such rows. Any other unmatched row: both unchanged."""
     import numpy as np
 
     names = list(want)
     arrays = [(np.asarray(got.get(n)), np.asarray(want[n])) for n in names]
-    if not arrays or any(g.shape != w.shape or w.ndim == 0 for g, w in arrays):
+    if not arrays or any(g.ndim != w.ndim or g.shape[1:] != w.shape[1:] or w.ndim == 0 for g, w in arrays):
         return got, want
-    n = arrays[0][1].shape[0]
-    if n < 2 or any(w.shape[0] != n for _, w in arrays):
+    n_got, n = arrays[0][0].shape[0], arrays[0][1].shape[0]
+    if any(g.shape[0] != n_got or w.shape[0] != n for g, w in arrays) or (n_got != n and not cutoff):
+        return got, want
+    if max(n, n_got) < 2:
         return got, want
     scores = [k for k, (_, w) in enumerate(arrays) if w.ndim == 1 and w.dtype.kind == "f"]
     if not scores:
@@ -175,19 +178,20 @@ def match_detections(got: dict, want: dict, tol: float, cutoff: bool = True) -> 
 
     pairs, used = [], set()
     for j in range(n):
-        match = j if j not in used and same(j, j) else next((i for i in range(n) if i not in used and same(i, j)), None)
+        match = j if j < n_got and j not in used and same(j, j) else \
+            next((i for i in range(n_got) if i not in used and same(i, j)), None)
         if match is not None:
             pairs.append((match, j))
             used.add(match)
-    if len(pairs) < n:
+    if len(pairs) < max(n, n_got):
         if not cutoff:
             return got, want
         s = scores[0]
         g_score, w_score = arrays[s][0].astype(np.float64), arrays[s][1].astype(np.float64)
-        lowest = min(float(g_score.min()), float(w_score.min()))
+        lowest = min([float(v.min()) for v in (g_score, w_score) if v.size])
         near = lambda v: v <= lowest + tol * scale[s]  # noqa: E731
         matched_want = {j for _, j in pairs}
-        if not all(near(g_score[i]) for i in range(n) if i not in used) or \
+        if not all(near(g_score[i]) for i in range(n_got) if i not in used) or \
                 not all(near(w_score[j]) for j in range(n) if j not in matched_want):
             return got, want
     got_rows, want_rows = [i for i, _ in pairs], [j for _, j in pairs]
