@@ -135,3 +135,22 @@ def test_max_pool_plan_row():
     (row,) = dnnx.load(pool_model([2, 3, 8, 8], kernel_shape=[2, 2], strides=[2, 2])).plan()
     assert row["algorithm"] == "direct"
     assert row["outputs"] == [[2, 3, 4, 4]]
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_8bit_strided_max_pool_matches_onnxruntime(seed):
+    """Note [strided pool columns]: 8-bit windows at stride 2 or 3 (the max of k consecutive
+    columns, then one read per output; the padded edges per tap), kernel widths 2-5, asymmetric
+    pads, ceil_mode, rows narrower than a vector and wider: onnxruntime's values exactly."""
+    rng = np.random.default_rng(seed)
+    k, s = int(rng.integers(2, 6)), int(rng.integers(2, 4))
+    w, h = int(rng.integers(k, 70)), int(rng.integers(2, 9))
+    pads = [0, int(rng.integers(0, k)), 0, int(rng.integers(0, k))]
+    signed = seed % 2 == 1
+    elem, dtype = (TensorProto.INT8, np.int8) if signed else (TensorProto.UINT8, np.uint8)
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, k], strides=[1, s], pads=pads,
+                            ceil_mode=int(rng.integers(0, 2)))
+    model = make_model([node], [("x", [2, 3, h, w], elem)], [("y", None, elem)], opset=12)
+    lo, hi = (-128, 128) if signed else (0, 256)
+    x = rng.integers(lo, hi, (2, 3, h, w)).astype(dtype)
+    assert_matches_ort(model, {"x": x}, rtol=0, atol=0)
