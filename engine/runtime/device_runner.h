@@ -54,6 +54,7 @@ class DeviceRunner {
   };
 
   void prepare(const Plan& plan, const RunIO& io);  // arena, bindings, input streams, host inputs
+  void copy_host_inputs(const Plan& plan, const RunIO& io);  // the host inputs into the arena
   // The graph this run of `plan` replays (recorded now on its second run); null: run eagerly.
   DeviceGraph* graph_for(const Plan& plan, GraphSlot& slot);
   void collect_edge_copies(const Plan& plan, const RunIO& io);  // the device inputs and outputs

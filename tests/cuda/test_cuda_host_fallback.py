@@ -70,3 +70,28 @@ def test_a_host_layer_in_an_fp16_model_runs_in_float32():
     x = (rand(2, 5, seed=3) - 0.5) * 10
     # fp16 storage: Relu/Add round to half (3 significant digits); the integer Max is exact.
     np.testing.assert_allclose(m.run(x), run_ort(model, {"x": x})["y"], rtol=2e-3, atol=1e-2)
+
+
+def test_profile_replays_read_the_inputs_afresh():
+    """Note [profiled inputs]: Model.profile replays the plan; each replay copies the inputs again.
+    Here a host layer (a Gather on uint8 rows, which CUDA has no kernel for) reads the int64 ids
+    first, and the device layers after it reuse the ids' arena block; without the copies a second
+    replay handed the Gather what they wrote, it refused the indices, and its failure stuck to the
+    plan's kernel (the load-time precision choice profiles: zoo2/q_dyn_bert.onnx at fp16)."""
+    table = np.random.default_rng(5).integers(0, 256, (1000, 8)).astype(np.uint8)
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["g"], name="host_gather"),
+             helper.make_node("Cast", ["g"], ["f"], to=TensorProto.FLOAT)]
+    prev = "f"
+    for i in range(6):  # values the size of the ids and more, made after the ids are dead
+        nodes.append(helper.make_node("Neg" if i % 2 else "Relu", [prev], [f"v{i}"]))
+        prev = f"v{i}"
+    model = make_model(nodes, [("ids", [1, 256], TensorProto.INT64)], [(prev, None)], {"table": table})
+    ids = np.random.default_rng(6).integers(0, 1000, (1, 256)).astype(np.int64)
+    want = dnnx.load(model).run(ids)
+    for precision in ("fp32", "fp16"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dnnx.HostFallbackWarning)
+            m = dnnx.load(model, device="cuda", precision=precision)
+        assert any(r["name"] == "host_gather" and r["algorithm"].startswith("on the host") for r in m.plan())
+        m.profile(ids, repeat=5)
+        np.testing.assert_allclose(m.run(ids), want, rtol=1e-3 if precision == "fp16" else 0, atol=0)

@@ -12,9 +12,12 @@
 // before the kernels: the crash sweep on an H100 (2026-12-05) found zoo2/q_dyn_bert.onnx, which
 // passed there with them on the host, failing at fp16 and bf16 with them on the device (its
 // embedding Gather, a host layer on uint8 weights feeding a DequantizeLinear, read half data
-// where its int64 ids should be). Not understood yet and not reproducible without a GPU; the
-// kernels' own tests (tests/cuda/test_cuda_quantize_linear.py) and the QDQ and QOperator files
-// passed at every precision. Until the cause is found, half precision keeps the host path.
+// where its int64 ids should be). The likely cause, found after that GPU run and fixed since, is
+// not in these kernels: the load-time precision choice profiles the plan, and the profile's
+// replays read inputs whose arena blocks later layers had reused (Note [profiled inputs] in
+// runtime/device_runner.cc); the DequantizeLinear on the device changed the arena's layout so
+// that the ids' block was reused. The kernels' own tests and the QDQ and QOperator files passed
+// at every precision. Half precision keeps the host path until a GPU run confirms the fix.
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/quant/quant_kernels.h"
 #include "ops/quant/quant_layout.h"
