@@ -72,8 +72,7 @@ class MaxPoolKernel final : public Kernel {
   MaxPoolKernel(ConvGeometry g, int64_t planes, int workers)
       : g_(std::move(g)), planes_(planes), workers_(workers), taps_d_(tap_table(g_, kD)),
         taps_h_(tap_table(g_, kH)), columns_(column_table(g_)),
-        pairs_(g_.kernel[kW] == 2 && g_.strides[kW] == 2 && g_.dilations[kW] == 1 && g_.pads_begin[kW] == 0 &&
-               2 * g_.output[kW] <= g_.input[kW]) {}
+        pairs_(pairs_of(g_)), inner_(inner_columns(g_)) {}
 
   // x [N*C planes, D, H, W] -> y [N*C planes, OD, OH, OW]. Workspace: one input row per worker.
   void run(const KernelArgs& args) const override {
@@ -81,16 +80,21 @@ class MaxPoolKernel final : public Kernel {
     T* y = args.out<T>(0);
     T* rows = static_cast<T*>(args.workspace);
     cpu_thread_pool().parallel_for(planes_, [&](int64_t begin, int64_t end, int worker) {
-      T* row_max = rows + 2 * worker * row_stride(g_);
+      T* row_max = rows + rows_per_worker(g_) * worker * row_stride(g_);
       for (int64_t p = begin; p < end; ++p) {
         pool_plane(x + p * g_.input_size(), y + p * g_.output_size(), row_max, row_max + row_stride(g_));
       }
     }, workers_);
   }
 
-  // Two rows per worker: the window rows' max, and Note [strided pool columns]'s column maxima.
+  // One row per worker for the window rows' max, and one more for Note [strided pool columns]'s
+  // column maxima where that path runs.
   static size_t workspace_bytes(const ConvGeometry& g, int workers) {
-    return static_cast<size_t>(2 * workers * row_stride(g)) * sizeof(T);
+    return static_cast<size_t>(rows_per_worker(g) * workers * row_stride(g)) * sizeof(T);
+  }
+  static int64_t rows_per_worker(const ConvGeometry& g) {
+    const IndexRange inner = inner_columns(g);
+    return inner.hi > inner.lo ? 2 : 1;
   }
 
   // Each worker's row starts on its own 128-byte block (a cache-line pair, which the adjacent-line
@@ -167,13 +171,19 @@ class MaxPoolKernel final : public Kernel {
     per_tap_columns(src, y, inner_.hi, g_.output[kW]);
   }
 
+  // A 2-wide window at stride 2, no W padding: every output column reads two inputs.
+  static bool pairs_of(const ConvGeometry& g) {
+    return g.kernel[kW] == 2 && g.strides[kW] == 2 && g.dilations[kW] == 1 && g.pads_begin[kW] == 0 &&
+           2 * g.output[kW] <= g.input[kW];
+  }
+
   // Note [strided pool columns]: the outputs whose whole window lies in the row (empty where the
   // path does not apply: float32, stride 1, dilated columns, or the 2-wide pairs).
-  IndexRange inner_columns() const {
-    const int64_t k = g_.kernel[kW], s = g_.strides[kW], pad = g_.pads_begin[kW], in_w = g_.input[kW];
-    if (sizeof(T) != 1 || pairs_ || s < 2 || k < 2 || g_.dilations[kW] != 1 || k > in_w) return IndexRange{0, 0};
-    const int64_t lo = (pad + s - 1) / s;             // first ow with ow * s - pad >= 0
-    const int64_t hi = std::min(g_.output[kW], (in_w - k + pad) / s + 1);  // last start <= in_w - k
+  static IndexRange inner_columns(const ConvGeometry& g) {
+    const int64_t k = g.kernel[kW], s = g.strides[kW], pad = g.pads_begin[kW], in_w = g.input[kW];
+    if (sizeof(T) != 1 || pairs_of(g) || s < 2 || k < 2 || g.dilations[kW] != 1 || k > in_w) return IndexRange{0, 0};
+    const int64_t lo = (pad + s - 1) / s;                                // first ow with ow * s - pad >= 0
+    const int64_t hi = std::min(g.output[kW], (in_w - k + pad) / s + 1);  // last start <= in_w - k
     return hi > lo ? IndexRange{lo, hi} : IndexRange{0, 0};
   }
 
@@ -184,7 +194,7 @@ class MaxPoolKernel final : public Kernel {
   std::vector<TapRange> taps_h_;  // per output row
   std::vector<ColumnRange> columns_;  // per kernel column
   bool pairs_;  // a 2-wide window at stride 2, no W padding: every output column reads two inputs
-  IndexRange inner_ = inner_columns();  // Note [strided pool columns]
+  IndexRange inner_;  // Note [strided pool columns]
 };
 
 KernelChoice plan_max_pool(const Node& node, const std::vector<ValueInfo>& inputs,
