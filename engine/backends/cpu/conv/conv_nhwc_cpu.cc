@@ -265,8 +265,10 @@ constexpr int64_t kGatherBelowChannels = 16;
 constexpr int64_t kGatherFromTaps = 25;
 
 NhwcTileShape dense_shape(const NhwcConv& g) {
-  if (g.group == 1 && g.c < kGatherBelowChannels && g.taps() >= kGatherFromTaps) return nhwc_tile_shape(g.k, g.taps() * g.c, 1);
-  return nhwc_tile_shape(g.group_filters(), g.group_channels(), g.taps());
+  if (g.group == 1 && g.c < kGatherBelowChannels && g.taps() >= kGatherFromTaps) {
+    return nhwc_tile_shape(g.k, g.taps() * g.c, 1, g.pixels());
+  }
+  return nhwc_tile_shape(g.group_filters(), g.group_channels(), g.taps(), g.pixels());
 }
 
 // One channel per group, K = C (Note [channels-last conv on the cpu]): items are output rows x
@@ -452,12 +454,15 @@ KernelFactory nhwc_factory(NhwcFusion fusion) {
 
 // Note [packed product]: MatMul and Gemm with a constant B on the dense tiles, as a 1x1 conv of
 // X [1, M, 1, K] (ConvNeXt's and the transformers' MLPs: [3136 x 96] x [96 x 384] took OpenBLAS
-// the time of a whole ONNX Runtime run, repacking B on every call). A product of fewer rows than
-// kPackedProductMinRows keeps OpenBLAS: a strip of P rows computes P, so 1 row would waste most of
-// it (and sgemv needs no packing). From 4 rows the packing OpenBLAS repeats costs more than the
-// idle rows: LeNet-5's fc1 at batch 10, [10 x 400] x [400 x 120], 49 -> 7.6 us; [4 x 768] x
-// [768 x 3072], 3.8 -> 0.42 ms (this Xeon, AVX-512, 1 thread; the bound was 32 rows before).
-constexpr int64_t kPackedProductMinRows = 4;
+// the time of a whole ONNX Runtime run, repacking B on every call). A product of one row keeps
+// OpenBLAS: sgemv reads B in place, as fast as the tiles ([1 x 1280] x [1280 x 1000]: 0.201
+// against 0.204 ms) and with less overhead on a small one ([1 x 64] x [64 x 64]: 8 against 10
+// us). From 2 rows sgemm packs B on every call, which costs more than the tile's work: [2 x 1280]
+// x [1280 x 1000], 2.1 -> 0.20 ms; Faster R-CNN's fc6 on its 3 proposals, [3 x 12544] x [12544 x
+// 1024], 7.1 -> 2.8 ms (onnxruntime 2.95); LeNet-5's fc1 at batch 10, [10 x 400] x [400 x 120],
+// 49 -> 7.6 us (this Xeon, AVX-512, 1 thread; the bound was 32 rows, then 4). Products of fewer
+// rows than a strip run a strip of that many (Note [short strips] in conv_nhwc_tiles_cpu.h).
+constexpr int64_t kPackedProductMinRows = 2;
 
 std::string why_not_packed_product(int64_t m, int64_t k, int64_t n) {
   if (!nhwc_tiles_have_avx512()) return "no AVX-512 (the packed tiles' path)";
@@ -477,7 +482,7 @@ PackedProduct make_packed_product(int64_t m, int64_t k, int64_t n, const float* 
       for (int64_t j = 0; j < n; ++j) w_nk[static_cast<size_t>(j * k + i)] = b[i * n + j];
     b = w_nk.data();
   }
-  const NhwcTileShape shape = nhwc_tile_shape(n, k, 1);
+  const NhwcTileShape shape = nhwc_tile_shape(n, k, 1, m);
   const NhwcFusion fusion = relu ? NhwcFusion::Relu : NhwcFusion::None;
   const int64_t columns = column_items_for(g, shape.pixels, shape.panels());
   const int64_t items = strip_items_for(g, shape.pixels) * columns;

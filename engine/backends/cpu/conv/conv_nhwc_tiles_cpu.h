@@ -9,8 +9,9 @@
 // input values, into P x V accumulators (8x1, 8x2, 8x3 or 6x4: at most 24 of the 32 AVX-512
 // registers, and P + 4 pointers in general registers). The filter is packed once, at plan time,
 // as [channel block][panel][tap][channel][16 V] with zeros past K: a panel's channel block
-// (taps x block channels x 16 V floats) is one stream that stays in L1 (<= 16 KiB) while the
-// strips of a pixel range pass over it. Channel blocks are summed into Y in block order, and the
+// (taps x block channels x 16 V floats) is one stream that stays in L2 (<= 128 KiB) while the
+// strips of a pixel range pass over it, read 4 KiB ahead into L1 (Note [filter prefetch]
+// in conv_nhwc_tiles_cpu.cc). Channel blocks are summed into Y in block order, and the
 // epilogue (bias, residual, Relu) runs with the last one: every output is the same sum in the
 // same order whatever the thread split, so results do not depend on the thread count.
 #pragma once
@@ -44,8 +45,15 @@ struct NhwcTileShape {
 };
 
 // The tile for Kg filters over Cg channels and `taps` taps: the V (1 to 4) that pads Kg least
-// (the wider on a tie), its P, and channel blocks that keep a panel's block in L1.
-NhwcTileShape nhwc_tile_shape(int64_t filters, int64_t channels, int64_t taps);
+// (the wider on a tie), its P (8, or 6 at V = 4; at most `rows`, the output pixels there are:
+// Note [short strips]), and channel blocks that keep a panel's block in L2.
+//
+// Note [short strips]: a strip of P pixels costs P broadcasts and P x V FMAs per channel
+// whatever the pixels it has, so a product of fewer rows than P (Faster R-CNN's fc6 on its 3
+// proposals, [3 x 12544] x [12544 x 1024]; a classifier at batch 1; a squeeze-and-excitation
+// conv's one pixel) runs a tile of that many pixels: [1 x 1280] x [1280 x 1000] ... (measured
+// in bench/RESULTS.md). Its sums are the same products in the same order.
+NhwcTileShape nhwc_tile_shape(int64_t filters, int64_t channels, int64_t taps, int64_t rows = 8);
 
 // w [Kg, taps, Cg] (the channels-last filter of one group) -> packed (Note [packed nhwc filter]).
 void pack_nhwc_filter(const NhwcTileShape& s, const float* w, float* packed);
