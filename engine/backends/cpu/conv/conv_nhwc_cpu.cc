@@ -57,10 +57,10 @@ NhwcEpilogue clamp_of(NhwcFusion fusion, const ConvActivation& act) {
 }
 
 // table[t * P + p]: the input row tap t of pixel q + p reads (zeros past the pixels or in the
-// padding), for the P pixels of one strip.
+// padding), for the P pixels of one strip; tap t = (depth tap * R + kh) * S + kw.
 void strip_rows(const NhwcConv& g, const float* x, const float* zeros, int64_t q, int64_t m, int pixels,
                 const float** table) {
-  int64_t col = 0, row = 0, image = 0;
+  int64_t col = 0, row = 0, depth = 0, image = 0;
   const float* img = x;
   for (int p = 0; p < pixels; ++p) {
     if (p >= m) {
@@ -69,16 +69,21 @@ void strip_rows(const NhwcConv& g, const float* x, const float* zeros, int64_t q
     }
     if (p == 0 || ++col == g.ow) {  // the first pixel, or the next output row
       const int64_t at = q + p;
-      col = at % g.ow, row = at / g.ow % g.oh, image = at / (g.ow * g.oh);
-      img = x + image * g.h * g.w * g.c;
+      col = at % g.ow, row = at / g.ow % g.oh, depth = at / (g.ow * g.oh) % g.od, image = at / (g.ow * g.oh * g.od);
+      img = x + image * g.d * g.h * g.w * g.c;
     }
-    const int64_t ih0 = row * g.sh - g.ph, iw0 = col * g.sw - g.pw;
-    for (int64_t kh = 0; kh < g.r; ++kh) {
-      const int64_t ih = ih0 + kh * g.dh;
-      for (int64_t kw = 0; kw < g.s; ++kw) {
-        const int64_t iw = iw0 + kw * g.dw;
-        const bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
-        table[(kh * g.s + kw) * pixels + p] = inside ? img + (ih * g.w + iw) * g.c : zeros;
+    const int64_t id0 = depth * g.sd - g.pd, ih0 = row * g.sh - g.ph, iw0 = col * g.sw - g.pw;
+    for (int64_t kd = 0; kd < g.rd; ++kd) {
+      const int64_t id = id0 + kd * g.dd;
+      for (int64_t kh = 0; kh < g.r; ++kh) {
+        const int64_t ih = ih0 + kh * g.dh;
+        const bool rows_inside = id >= 0 && id < g.d && ih >= 0 && ih < g.h;
+        const float* in_row = rows_inside ? img + (id * g.h + ih) * g.w * g.c : nullptr;
+        for (int64_t kw = 0; kw < g.s; ++kw) {
+          const int64_t iw = iw0 + kw * g.dw;
+          const bool inside = rows_inside && iw >= 0 && iw < g.w;
+          table[((kd * g.r + kh) * g.s + kw) * pixels + p] = inside ? in_row + iw * g.c : zeros;
+        }
       }
     }
   }
@@ -209,7 +214,7 @@ class DenseNhwcKernel final : public Kernel {
       const float** ptrs = table + strip * per_strip;
       for (int p = 0; p < pixels_; ++p) {
         float* dst = rows + (strip * pixels_ + p) * row;
-        for (int64_t kh = 0; kh < g_.r; ++kh) {
+        for (int64_t kh = 0; kh < g_.window_rows(); ++kh) {
           // a window row inside X at unit dilation is one run of S * C floats: one copy, not S
           const float* first = ptrs[kh * g_.s * pixels_ + p];
           const float* last = ptrs[(kh * g_.s + g_.s - 1) * pixels_ + p];
@@ -397,6 +402,27 @@ int64_t column_items_for(const NhwcConv& g, int pixels, int64_t columns) {
   return std::max<int64_t>(1, std::min(columns, wanted));
 }
 
+// The dense tiles for g: "packed gemm [RDx]RxS PxW[ gathered] (path)[ xN threads]".
+DenseNhwc make_dense_nhwc(const NhwcConv& g, NhwcFusion fusion, const ConvActivation& act, bool has_bias,
+                          const float* constant_filter) {
+  const NhwcTileShape shape = dense_shape(g);
+  const int64_t columns = column_items_for(g, shape.pixels, g.group * shape.panels());
+  // The threads: items of ~pixels x taps x channels x filters / items multiply-adds each.
+  const int64_t items = strip_items_for(g, shape.pixels) * columns;
+  const int64_t macs = g.pixels() * g.taps() * g.group_channels() * g.k;
+  const int workers = plan_workers(items, macs / std::max<int64_t>(1, items));
+  auto kernel = std::make_unique<DenseNhwcKernel>(g, shape, columns, fusion, act, has_bias, workers, constant_filter);
+  const std::string window = (g.rd > 1 ? std::to_string(g.rd) + "x" : "") + std::to_string(g.r) + "x" + std::to_string(g.s);
+  DenseNhwc out;
+  out.algorithm = with_threads("packed gemm " + window + " " + std::to_string(shape.pixels) + "x" +
+                                   std::to_string(shape.panel_width()) + (shape.taps != g.taps() ? " gathered" : "") +
+                                   " (" + nhwc_tile_path() + ")",
+                               workers);
+  out.workspace_bytes = kernel->workspace_bytes();
+  out.kernel = std::move(kernel);
+  return out;
+}
+
 KernelChoice plan_conv_nhwc(const Node& node, const std::vector<ValueInfo>& inputs, NhwcFusion fusion) {
   const Shape& x = inputs[0].info.shape;
   const Shape& w = inputs[1].info.shape;
@@ -428,19 +454,11 @@ KernelChoice plan_conv_nhwc(const Node& node, const std::vector<ValueInfo>& inpu
     return choice;
   }
   choice.rejected.push_back({"nhwc winograd F(2x2,3x3)", why_not_winograd});
-  const NhwcTileShape shape = dense_shape(g);
-  const int64_t columns = column_items_for(g, shape.pixels, g.group * shape.panels());
-  // The threads: items of ~pixels x taps x channels x filters / items multiply-adds each.
-  const int64_t items = strip_items_for(g, shape.pixels) * columns;
-  const int64_t macs = g.pixels() * g.taps() * g.group_channels() * g.k;
-  const int workers = plan_workers(items, macs / std::max<int64_t>(1, items));
-  auto kernel = std::make_unique<DenseNhwcKernel>(g, shape, columns, fusion, act, has_bias, workers, constant);
-  choice.algorithm = "nhwc packed gemm " + window + " " + std::to_string(shape.pixels) + "x" +
-                     std::to_string(shape.panel_width()) + (shape.taps != g.taps() ? " gathered" : "") + path;
-  choice.algorithm = with_threads(choice.algorithm, workers);
-  choice.workspace_bytes = kernel->workspace_bytes();
+  DenseNhwc dense = make_dense_nhwc(g, fusion, act, has_bias, constant);
+  choice.algorithm = "nhwc " + dense.algorithm;
+  choice.workspace_bytes = dense.workspace_bytes;
   choice.rejected.push_back({"im2col+gemm", "channels-last: the packed filter reads X in place (Note [channels-last conv on the cpu])"});
-  choice.kernel = std::move(kernel);
+  choice.kernel = std::move(dense.kernel);
   return choice;
 }
 
@@ -451,6 +469,10 @@ KernelFactory nhwc_factory(NhwcFusion fusion) {
 }
 
 }  // namespace
+
+DenseNhwc make_dense_nhwc_conv(const NhwcConv& g, bool has_bias, const float* constant_filter) {
+  return make_dense_nhwc(g, NhwcFusion::None, ConvActivation{}, has_bias, constant_filter);
+}
 
 // Note [packed product]: MatMul and Gemm with a constant B on the dense tiles, as a 1x1 conv of
 // X [1, M, 1, K] (ConvNeXt's and the transformers' MLPs: [3136 x 96] x [96 x 384] took OpenBLAS
