@@ -8,8 +8,8 @@
 // conv] in conv_depthwise_cpu.cc: MobileNet's and EfficientNet's layers). The images
 // (and, for fewer images than threads, the direct conv's filter panels) are split across the
 // CPU thread pool, each worker with its own col slice (Note [cpu threads] in thread_pool.cc);
-// a 3-D conv runs on the packed channels-last tiles instead (Note [nchw convs on the tiles] in
-// conv_nchw_tiles_cpu.cc: "nchw->nhwc packed gemm 3x3x3 ...");
+// a conv that would take im2col+gemm runs on the packed channels-last tiles instead where they
+// apply (Note [nchw convs on the tiles] in conv_nchw_tiles_cpu.cc: "nchw->nhwc packed gemm ...");
 // the plan says "x2 threads" when it does. Every spatial rank runs as 3-D, with unit dims prepended (ConvGeometry::expanded_to).
 // "Conv+Relu" (the fuse_conv_relu pass) and "Conv+Add+Relu" (fuse_conv_add_relu: z is input 3)
 // are the same kernel with more epilogue (conv_epilogue_cpu.h), applied per output tile;
@@ -227,7 +227,16 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
     return choice;
   }
   choice.rejected.push_back({"direct", why_not_direct});
-  // A 3-D conv on the packed tiles through channels-last copies (Note [nchw convs on the tiles]).
+  if (why_not_winograd.empty()) {
+    choice.algorithm = with_threads("winograd F(2x2,3x3)", workers);
+    choice.rejected.push_back({"im2col+gemm", "not needed: a 3x3 unit-stride kernel (winograd)"});
+    choice.workspace_bytes = winograd_conv_workspace_bytes(s, workers);
+    choice.kernel =
+        make_winograd_conv(s, has_bias, fusion != ConvFusion::None, fusion == ConvFusion::AddRelu, workers, act);
+    return choice;
+  }
+  choice.rejected.push_back({"winograd F(2x2,3x3)", why_not_winograd});
+  // The packed tiles through channels-last copies (Note [nchw convs on the tiles]).
   const float* filter = inputs[1].constant && inputs[1].info.dtype == DType::Float32
                             ? reinterpret_cast<const float*>(inputs[1].constant->data.data()) : nullptr;
   const std::string why_not_tiles = why_not_nchw_tiles(s, g.rank(), filter != nullptr);
@@ -238,16 +247,7 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
     tiles.rejected.push_back({"im2col+gemm", "not needed: the packed tiles (Note [nchw convs on the tiles])"});
     return tiles;
   }
-  if (g.rank() == 3) choice.rejected.push_back({"nchw->nhwc packed gemm", why_not_tiles});
-  if (why_not_winograd.empty()) {
-    choice.algorithm = with_threads("winograd F(2x2,3x3)", workers);
-    choice.rejected.push_back({"im2col+gemm", "not needed: a 3x3 unit-stride kernel (winograd)"});
-    choice.workspace_bytes = winograd_conv_workspace_bytes(s, workers);
-    choice.kernel =
-        make_winograd_conv(s, has_bias, fusion != ConvFusion::None, fusion == ConvFusion::AddRelu, workers, act);
-    return choice;
-  }
-  choice.rejected.push_back({"winograd F(2x2,3x3)", why_not_winograd});
+  choice.rejected.push_back({"nchw->nhwc packed gemm", why_not_tiles});
   ConvAlgo algo = ConvAlgo::Im2colGemm;
   if (is_gather_pointwise(g)) {
     algo = ConvAlgo::GatherPointwise;

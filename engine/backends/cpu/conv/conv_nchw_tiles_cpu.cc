@@ -2,7 +2,9 @@
 // The channels_last pass (Note [channels last]) keeps 2-D conv regions channels-last; a 3-D conv
 // stays in ONNX's layout, where im2col+gemm unrolled r3d_18's 3x3x3 layers over [64, 16, 56, 56]
 // into a col of [1728 x 50176] floats (347 MB, written and read again per call) and ran at ~58
-// GMAC/s against onnxruntime's ~100 (1 thread, this AVX-512 Xeon). So such a conv runs on the
+// GMAC/s against onnxruntime's ~100 (1 thread, this AVX-512 Xeon); so do the 1-D and 2-D convs
+// of a narrow region (Note [narrow regions]: speech_gru's 11x11 ones). So such a conv (but a
+// 1x1 one, a GEMM over X already, and a 1-D or 2-D one of few channels) runs on the
 // packed tiles (Note [packed nhwc filter]; 3-D windows in their pointer tables) through
 // channels-last copies in the workspace:
 //   X [N, C, S] -> X' [N, S, C]    (S = D*H*W; a blocked transpose, split across the pool)
@@ -15,6 +17,8 @@
 #include "backends/cpu/conv/conv_nchw_tiles_cpu.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -29,6 +33,11 @@ namespace {
 
 constexpr size_t kResidualInput = 3;  // Conv+Add+Relu's z
 constexpr int64_t kBlock = 64;        // spatial positions per copy item: a [64 x C] block of X' or Y'
+// A 1-D or 2-D conv left in ONNX's layout (a narrow region: Note [narrow regions]) runs on the
+// tiles from this many channels per group: speech_gru's 16 -> 16 11x11 conv 1.42 -> 0.67 ms,
+// while its 1 -> 16 stem, 121 taps of one channel, took 0.155 ms in im2col+gemm and 0.23 on the
+// tiles (gathered rows, Note [gathered rows]). A 3-D conv's col is the larger cost: all of them.
+constexpr int64_t kMinChannels2d = 16;
 
 size_t aligned_floats(int64_t n) { return (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64; }
 
@@ -137,8 +146,13 @@ class NchwTilesConv final : public Kernel {
 }  // namespace
 
 std::string why_not_nchw_tiles(const ConvShape& s, size_t rank, bool constant_filter) {
-  if (rank != 3) return "not a 3-D conv (2-D ones run channels-last: Note [channels-last conv on the cpu])";
+  const char* mode = std::getenv("DNNX_CONV_NHWC");
+  if (mode && std::strcmp(mode, "off") == 0) return "DNNX_CONV_NHWC=off";
   if (!nhwc_tiles_have_avx512()) return "no AVX-512 (the packed tiles' path)";
+  if (rank < 3 && s.group_channels() < kMinChannels2d) {
+    return std::to_string(s.group_channels()) + " channels per group in a " + std::to_string(rank) + "-D conv, under " +
+           std::to_string(kMinChannels2d) + " (im2col+gemm's product runs better)";
+  }
   if (!constant_filter || planning_mutable_constants()) return "the filter is not a constant (Note [mutable constants])";
   if (s.g.group > 1 && s.group_channels() == 1) return "one channel per group";
   if (s.g.kernel_size() == 1) return "a 1x1x1 kernel: a GEMM over X or its strided gather, no copies";

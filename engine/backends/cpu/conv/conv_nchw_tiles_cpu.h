@@ -1,5 +1,6 @@
 // A conv in ONNX's layout on the packed channels-last tiles, through channels-last copies
-// (conv_nchw_tiles_cpu.cc, Note [nchw convs on the tiles]): r3d_18's 3-D convs. conv_cpu.cc picks
+// (conv_nchw_tiles_cpu.cc, Note [nchw convs on the tiles]): r3d_18's 3-D convs, and the 1-D and 2-D
+// ones the channels_last pass leaves in ONNX's layout (speech_gru's). conv_cpu.cc picks
 // it ("nchw->nhwc packed gemm ...") where why_not_nchw_tiles says nothing.
 #pragma once
 #include <string>

@@ -191,6 +191,17 @@ DNNX_AVX512 void depthwise_avx512(const DepthwiseStrip& s, int64_t c0, int64_t n
   }
 }
 
+DNNX_AVX512 void gather_run_avx512(const float* in, float* out, int64_t lead, int64_t n, int64_t total) {
+  const int64_t end = lead + n;
+  for (int64_t i = 0; i < total; i += 16) {
+    // lanes [i, i + 16) of out: those in [lead, end) read in[lane - lead], the others are 0
+    const int64_t from = std::max<int64_t>(i, lead), to = std::min<int64_t>(i + 16, end);
+    const __mmask16 read = from < to ? static_cast<__mmask16>(lanes(to - i) & ~lanes(from - i)) : 0;
+    const __m512 v = _mm512_maskz_loadu_ps(read, in + (i - lead));
+    _mm512_mask_storeu_ps(out + i, lanes(total - i), v);
+  }
+}
+
 template <int P, int V>
 DNNX_AVX512 void depthwise_avx512_any(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y,
                                       int64_t m, const NhwcEpilogue& e) {
@@ -293,6 +304,13 @@ void pack_nhwc_filter(const NhwcTileShape& s, const float* w, float* packed) {
 void nhwc_dense_tile(const NhwcTileShape& s, const float* const* rows, int64_t c0, int64_t cn, const float* w,
                      float* y, int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last, const NhwcEpilogue& e) {
   dense_fn(s.vectors, s.pixels)(rows, s.taps, c0, cn, w, y, ldc, m, n, accumulate, last, e);
+}
+
+void nhwc_gather_run(const float* in, float* out, int64_t lead, int64_t n, int64_t total) {
+#ifdef DNNX_NHWC_AVX512
+  if (nhwc_tiles_have_avx512()) return gather_run_avx512(in, out, lead, n, total);
+#endif
+  for (int64_t i = 0; i < total; ++i) out[i] = i >= lead && i < lead + n ? in[i - lead] : 0.0f;
 }
 
 void nhwc_depthwise_strip(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t m,

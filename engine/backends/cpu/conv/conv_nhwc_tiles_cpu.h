@@ -91,6 +91,11 @@ struct DepthwiseStrip {
 void nhwc_depthwise_strip(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t m,
                           const NhwcEpilogue& e);
 
+// One window row of a gathered row (Note [gathered rows] in conv_nhwc_cpu.cc): out[0, lead) = 0,
+// out[lead, lead + n) = in[0, n), out[lead + n, total) = 0; masked AVX-512 moves where the tiles
+// run on AVX-512 (a 3x3 stem's row is 9 floats: one load and one store, not 9 of each).
+void nhwc_gather_run(const float* in, float* out, int64_t lead, int64_t n, int64_t total);
+
 // "avx512" where the tiles run on AVX-512 here, else "portable" (plain loops of the same sums);
 // DNNX_CONV_NHWC=portable forces the latter, so tests cover both.
 std::string nhwc_tile_path();

@@ -1,10 +1,12 @@
-"""3-D convs on the CPU's packed tiles through channels-last copies (Note [nchw convs on the
-tiles] in engine/backends/cpu/conv/conv_nchw_tiles_cpu.cc) against onnxruntime at the fp32
-tolerance (tests/ort_check.py): kernels of 1 to 7 taps a side, strides, padding on every side
-(asymmetric too), dilations, groups, batch 2, a stem of 3 channels (gathered rows), filter
-counts off the 16-wide tile columns, spatial sizes off the copies' 64-position blocks; the fused
-forms (Relu, the residual Add, Clip, HardSwish); the same bits on 1 and 2 threads; and what keeps the
-NCHW kernels (a filter that is a graph input, a 1x1x1 kernel), named in the plan."""
+"""Convs in ONNX's layout on the CPU's packed tiles through channels-last copies (Note [nchw convs
+on the tiles] in engine/backends/cpu/conv/conv_nchw_tiles_cpu.cc) against onnxruntime at the
+fp32 tolerance (tests/ort_check.py). 3-D: kernels of 1 to 7 taps a side, strides, padding on
+every side (asymmetric too), dilations, groups, batch 2, a stem of 3 channels (gathered rows),
+filter counts off the 16-wide tile columns, spatial sizes off the copies' 64-position blocks;
+1-D and 2-D ones of 16+ channels a group (a narrow region keeps them in ONNX's layout: speech_gru's
+11x11 convs); the fused forms (Relu, the residual Add, Clip, HardSwish); the same bits on 1 and
+2 threads; and what keeps the NCHW kernels (a filter that is a graph input, a 1x1x1 kernel, a
+2-D conv of few channels, DNNX_CONV_NHWC=off), named in the plan."""
 import numpy as np
 import pytest
 from onnx import helper
@@ -19,7 +21,9 @@ TILES = "nchw->nhwc packed gemm"
 
 def conv3d_model(x_shape, k, kernel, strides=(1, 1, 1), pads=(0,) * 6, dilations=(1, 1, 1), group=1, fuse=None,
                  weight_input=False):
-    n, c, d, h, w = x_shape
+    """A Conv of any spatial rank (the name is the common case): pads as [begin..., end...]."""
+    n, c, *spatial = x_shape
+    rank = len(spatial)
     fan_in = c // group * int(np.prod(kernel))
     inits = {"b": rand(k, seed=2)}
     inputs = [("x", list(x_shape))]
@@ -30,8 +34,8 @@ def conv3d_model(x_shape, k, kernel, strides=(1, 1, 1), pads=(0,) * 6, dilations
     attrs = dict(kernel_shape=list(kernel), strides=list(strides), pads=list(pads), dilations=list(dilations),
                  group=group)
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c" if fuse else "y"], **attrs)]
-    out = [(size + pads[i] + pads[i + 3] - ((kernel[i] - 1) * dilations[i] + 1)) // strides[i] + 1
-           for i, size in enumerate((d, h, w))]
+    out = [(size + pads[i] + pads[i + rank] - ((kernel[i] - 1) * dilations[i] + 1)) // strides[i] + 1
+           for i, size in enumerate(spatial)]
     if fuse == "relu":
         nodes.append(helper.make_node("Relu", ["c"], ["y"]))
     elif fuse == "add_relu":
@@ -75,6 +79,39 @@ def test_conv3d_matches_ort(x_shape, k, kernel, strides, pads, dilations, group)
     model = conv3d_model(x_shape, k, kernel, strides, pads, dilations, group)
     assert conv_row(model)["algorithm"].startswith(TILES)
     assert_matches_ort(model, feeds_for(model))
+
+
+# 1-D and 2-D convs of 16+ channels a group, alone in a narrow region (under 32 channels and
+# filters: Note [narrow regions]), so in ONNX's layout.
+LOWER_RANKS = [
+    ([1, 16, 40, 50], 16, (11, 11), (2, 1), (5, 5, 5, 5), (1, 1), 1),  # speech_gru's second conv
+    ([2, 20, 9, 13], 24, (3, 5), (1, 2), (0, 2, 1, 1), (2, 1), 1),    # dilated, asymmetric pads
+    ([1, 32, 7, 7], 20, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 2),      # groups of 16
+    ([1, 24, 100], 40, (5,), (1,), (2, 2), (1,), 1),                   # 1-D
+]
+
+
+@needs_packed
+@pytest.mark.parametrize("x_shape,k,kernel,strides,pads,dilations,group", LOWER_RANKS)
+def test_lower_rank_convs_match_ort(x_shape, k, kernel, strides, pads, dilations, group):
+    model = conv3d_model(x_shape, k, kernel, strides, pads, dilations, group)
+    assert conv_row(model)["algorithm"].startswith(TILES)
+    assert_matches_ort(model, feeds_for(model))
+
+
+@needs_packed
+def test_a_2d_conv_of_few_channels_keeps_im2col():
+    model = conv3d_model([1, 1, 80, 100], 16, (11, 11), (2, 2), (5, 5, 5, 5), (1, 1))  # speech_gru's stem
+    row = conv_row(model)
+    assert row["algorithm"].startswith("im2col+gemm"), row
+    assert any("1 channels per group" in why for _, why in row["rejected"]), row["rejected"]
+
+
+@needs_packed
+def test_the_off_switch_keeps_im2col(monkeypatch):
+    monkeypatch.setenv("DNNX_CONV_NHWC", "off")
+    model = conv3d_model(*CASES[0][:5])
+    assert conv_row(model)["algorithm"].startswith("im2col+gemm")
 
 
 @needs_packed
