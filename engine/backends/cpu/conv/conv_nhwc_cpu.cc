@@ -258,7 +258,7 @@ class DenseNhwcKernel final : public Kernel {
 
   void run_columns(const KernelArgs& args, const float* w, const Item& it, const float** table) const {
     const int64_t panels = shape_.panels(), nr = shape_.panel_width(), kg = shape_.filters;
-    const int64_t blocks = std::max<int64_t>(1, shape_.blocks()), row_stride = pixels_ * shape_.taps;
+    const int64_t blocks = std::max<int64_t>(1, shape_.blocks());
     float* y = args.out(0);
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t cn = shape_.blocks() ? shape_.block_channels(b) : 0;
@@ -266,11 +266,8 @@ class DenseNhwcKernel final : public Kernel {
         const int64_t gi = col / panels, j = col % panels, filter = gi * kg + j * nr;
         const float* wp = w + gi * shape_.packed_size() + (cn ? shape_.panel_offset(b, j) : 0);
         const int64_t c0 = gi * shape_.channels + b * shape_.block, n = std::min(nr, kg - j * nr);
-        int64_t strip = 0;
-        for (int64_t q = it.q0; q < it.q1; q += pixels_, ++strip) {
-          nhwc_dense_tile(shape_, table + strip * row_stride, c0, cn, wp, y + q * g_.k + filter, g_.k,
-                          std::min<int64_t>(pixels_, it.q1 - q), n, b > 0, b == blocks - 1, epilogue(args, q, filter));
-        }
+        nhwc_dense_tile(shape_, table, c0, cn, wp, y + it.q0 * g_.k + filter, g_.k, it.q1 - it.q0, n, b > 0,
+                        b == blocks - 1, epilogue(args, it.q0, filter));
       }
     }
   }

@@ -52,22 +52,24 @@ template <int P, int V>
 void dense_portable(const float* const* rows, int64_t taps, int64_t c0, int64_t cn, const float* w, float* y,
                     int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last, const NhwcEpilogue& e) {
   constexpr int NR = 16 * V;
-  float acc[P][NR] = {};
-  for (int64_t t = 0; t < taps; ++t) {
-    const float* const* x = rows + t * P;
-    const float* wt = w + t * cn * NR;
-    for (int64_t c = 0; c < cn; ++c) {
-      for (int p = 0; p < P; ++p) {
-        const float b = x[p][c0 + c];
-        for (int j = 0; j < NR; ++j) acc[p][j] += b * wt[c * NR + j];
+  for (int64_t first = 0; first < m; first += P, rows += taps * P) {  // the strips, one after the other
+    float acc[P][NR] = {};
+    for (int64_t t = 0; t < taps; ++t) {
+      const float* const* x = rows + t * P;
+      const float* wt = w + t * cn * NR;
+      for (int64_t c = 0; c < cn; ++c) {
+        for (int p = 0; p < P; ++p) {
+          const float b = x[p][c0 + c];
+          for (int j = 0; j < NR; ++j) acc[p][j] += b * wt[c * NR + j];
+        }
       }
     }
-  }
-  for (int64_t p = 0; p < m; ++p) {
-    for (int64_t j = 0; j < n; ++j) {
-      float* dst = y + p * ldc + j;
-      *dst = finish(acc[p][j], dst, accumulate, last, e.bias ? e.bias + j : nullptr,
-                    e.residual ? e.residual + p * ldc + j : nullptr, e);
+    for (int64_t p = 0; p < std::min<int64_t>(P, m - first); ++p) {
+      for (int64_t j = 0; j < n; ++j) {
+        float* dst = y + (first + p) * ldc + j;
+        *dst = finish(acc[p][j], dst, accumulate, last, e.bias ? e.bias + j : nullptr,
+                      e.residual ? e.residual + (first + p) * ldc + j : nullptr, e);
+      }
     }
   }
 }
@@ -119,31 +121,37 @@ DNNX_AVX512 void dense_avx512(const float* const* rows, int64_t taps, int64_t c0
                               float* y, int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last,
                               const NhwcEpilogue& e) {
   constexpr int NR = 16 * V;
-  __m512 acc[P][V];
-  for (int p = 0; p < P; ++p)
-    for (int v = 0; v < V; ++v) acc[p][v] = _mm512_setzero_ps();
-  for (int64_t t = 0; t < taps; ++t) {
-    const float* x[P];
-    for (int p = 0; p < P; ++p) x[p] = rows[t * P + p] + c0;
-    const float* wc = w + t * cn * NR;
-    for (int64_t c = 0; c < cn; ++c, wc += NR) {
-      __m512 wv[V];
-      for (int v = 0; v < V; ++v) wv[v] = _mm512_loadu_ps(wc + 16 * v);
-      for (int v = 0; v < V; ++v)  // Note [filter prefetch]: a row of V vectors is V cache lines
-        _mm_prefetch(reinterpret_cast<const char*>(wc + kFilterPrefetchFloats + 16 * v), _MM_HINT_T0);
-      for (int p = 0; p < P; ++p) {
-        const __m512 b = _mm512_set1_ps(x[p][c]);
-        for (int v = 0; v < V; ++v) acc[p][v] = _mm512_fmadd_ps(b, wv[v], acc[p][v]);
+  __mmask16 mask[V];
+  for (int v = 0; v < V; ++v) mask[v] = lanes(n - 16 * v);
+  for (int64_t first = 0; first < m; first += P, rows += taps * P) {  // the strips, one after the other
+    __m512 acc[P][V];
+    for (int p = 0; p < P; ++p)
+      for (int v = 0; v < V; ++v) acc[p][v] = _mm512_setzero_ps();
+    for (int64_t t = 0; t < taps; ++t) {
+      const float* x[P];
+      for (int p = 0; p < P; ++p) x[p] = rows[t * P + p] + c0;
+      const float* wc = w + t * cn * NR;
+      for (int64_t c = 0; c < cn; ++c, wc += NR) {
+        __m512 wv[V];
+        for (int v = 0; v < V; ++v) wv[v] = _mm512_loadu_ps(wc + 16 * v);
+        for (int v = 0; v < V; ++v)  // Note [filter prefetch]: a row of V vectors is V cache lines
+          _mm_prefetch(reinterpret_cast<const char*>(wc + kFilterPrefetchFloats + 16 * v), _MM_HINT_T0);
+        for (int p = 0; p < P; ++p) {
+          const __m512 b = _mm512_set1_ps(x[p][c]);
+          for (int v = 0; v < V; ++v) acc[p][v] = _mm512_fmadd_ps(b, wv[v], acc[p][v]);
+        }
       }
     }
-  }
-  for (int p = 0; p < P; ++p) {
-    if (p >= m) break;
-    for (int v = 0; v < V; ++v) {
-      const __mmask16 mask = lanes(n - 16 * v);
-      if (!mask) break;
-      store_lanes(acc[p][v], y + p * ldc + 16 * v, mask, accumulate, last, e.bias ? e.bias + 16 * v : nullptr,
-                  e.residual ? e.residual + p * ldc + 16 * v : nullptr, e);
+    const int64_t count = std::min<int64_t>(P, m - first);
+    float* ys = y + first * ldc;
+    const float* zs = e.residual ? e.residual + first * ldc : nullptr;
+    for (int p = 0; p < P; ++p) {
+      if (p >= count) break;
+      for (int v = 0; v < V; ++v) {
+        if (!mask[v]) break;
+        store_lanes(acc[p][v], ys + p * ldc + 16 * v, mask[v], accumulate, last, e.bias ? e.bias + 16 * v : nullptr,
+                    zs ? zs + p * ldc + 16 * v : nullptr, e);
+      }
     }
   }
 }

@@ -70,9 +70,10 @@ struct NhwcEpilogue {
   float lo = 0.0f, hi = 0.0f;
 };
 
-// The dense tile: y[p, j] (+)= sum over t < taps, c < cn of rows[t * P + p][c0 + c] *
-// w[(t * cn + c) * 16 V + j], for p < m and j < n; `accumulate` adds to y (a later channel
-// block), `last` applies e. y rows are ldc apart.
+// The dense tiles of m pixels, in strips of P (strip s's table at rows + s * taps * P, one call
+// for them all: the per-call setup once): y[p, j] (+)= sum over t < taps, c < cn of
+// rows[t * P + p][c0 + c] * w[(t * cn + c) * 16 V + j], for p < m and j < n; `accumulate` adds to
+// y (a later channel block), `last` applies e. y's and the residual's rows are ldc apart.
 void nhwc_dense_tile(const NhwcTileShape& s, const float* const* rows, int64_t c0, int64_t cn, const float* w,
                      float* y, int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last, const NhwcEpilogue& e);
 
