@@ -180,9 +180,10 @@ class DenseNhwcKernel final : public Kernel {
     return packed_.empty() ? static_cast<size_t>(g_.group * shape_.packed_size()) * sizeof(float) : 0;
   }
   // A worker's scratch: the pointer table of an item's strips, then (gathered) its gathered rows.
-  size_t pointer_bytes() const { return static_cast<size_t>(strips_per_item_ * pixels_ * g_.taps()) * sizeof(float*); }
+  // (sized for kStripsPerItem strips, the most an item has: Note [strip items])
+  size_t pointer_bytes() const { return static_cast<size_t>(kStripsPerItem * pixels_ * g_.taps()) * sizeof(float*); }
   size_t table_bytes() const {
-    const size_t rows = gathered_ ? static_cast<size_t>(strips_per_item_ * pixels_ * shape_.channels) : 0;
+    const size_t rows = gathered_ ? static_cast<size_t>(kStripsPerItem * pixels_ * shape_.channels) : 0;
     return pointer_bytes() + rows * sizeof(float);
   }
 

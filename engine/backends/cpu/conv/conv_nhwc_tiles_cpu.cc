@@ -282,7 +282,8 @@ NhwcTileShape nhwc_tile_shape(int64_t filters, int64_t channels, int64_t taps, i
       s.vectors = v;
     }
   }
-  s.pixels = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(s.vectors == 4 ? 6 : 8, rows)));
+  s.pixels = s.vectors == 4 ? 6 : 8;
+  if (rows <= s.pixels / 2) s.pixels = static_cast<int>(std::max<int64_t>(1, rows));  // Note [short strips]
   // Blocks of equal size (the last one at most one smaller), each within kPanelBlockFloats.
   const int64_t most = std::max<int64_t>(1, kPanelBlockFloats / (s.taps * s.panel_width()));
   const int64_t blocks = std::max<int64_t>(1, (channels + most - 1) / most);

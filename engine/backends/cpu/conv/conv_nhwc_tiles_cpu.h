@@ -45,12 +45,14 @@ struct NhwcTileShape {
 };
 
 // The tile for Kg filters over Cg channels and `taps` taps: the V (1 to 4) that pads Kg least
-// (the wider on a tie), its P (8, or 6 at V = 4; at most `rows`, the output pixels there are:
-// Note [short strips]), and channel blocks that keep a panel's block in L2.
+// (the wider on a tie), its P (8, or 6 at V = 4; `rows`, the output pixels there are, where
+// they are at most half of that: Note [short strips]), and channel blocks that keep a panel's
+// block in L2.
 //
 // Note [short strips]: a strip of P pixels costs P broadcasts and P x V FMAs per channel
-// whatever the pixels it has, so a product or conv of fewer output rows than P (Faster R-CNN's
-// fc6 on its 3 proposals, a squeeze-and-excitation conv's one pixel) runs a tile of that many:
+// whatever the pixels it has, so a product or conv whose output rows would leave at least half
+// a strip idle (Faster R-CNN's fc6 on its 3 proposals, a squeeze-and-excitation conv's one
+// pixel) runs a tile of that many:
 // fc6, [3 x 12544] x [12544 x 1024], 4.0 -> 3.4 ms, its 51 MB filter streamed with fewer
 // instructions in the way (1 thread, this Xeon); [3 x 1280] x [1280 x 1000] the same 0.21 ms.
 // Each output is the same sum in the same order as in a full strip (tests/test_short_strips_cpu.py).
