@@ -121,6 +121,8 @@ DENSE = [
     ([1, 4, 40, 50], 16, (11, 11), (2, 1), (5, 5, 5, 5), (1, 1), 1),
     ([1, 3, 30, 30], 64, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1),  # a stem: gathered rows
     ([2, 5, 12, 12], 24, 5, (1, 1), (2, 1, 2, 1), (2, 1), 1),  # gathered, dilated (one copy per tap)
+    ([1, 3, 40, 64], 16, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1),  # a 3x3 stem: strips inside X, stepped
+    ([2, 8, 9, 50], 24, 3, (1, 3), (1, 2, 1, 0), (1, 2), 1),  # strips inside X, dilated and strided along W
 ]
 
 

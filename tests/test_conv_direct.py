@@ -148,10 +148,11 @@ def test_strided_or_dilated_convs_take_im2col(attrs, reason):
     assert_matches_ort(model, {"x": rand(2, 3, 12, 20)})
 
 
-def test_narrow_output_rows_and_large_images_take_im2col():
+def test_narrow_output_rows_and_large_images_leave_the_direct_conv():
     narrow = conv_model([2, 3, 8, 6], [4, 3, 3, 3])  # OW 4: half of every vector idle
     assert algorithm(narrow).startswith("im2col+gemm")
     assert_matches_ort(narrow, {"x": rand(2, 3, 8, 6)})
     large = conv_model([1, 64, 40, 40], [8, 64, 3, 3])  # 102,400 floats an image
-    assert algorithm(large).startswith("im2col+gemm")
+    # im2col+gemm, or the packed tiles where they run (Note [nchw convs on the tiles])
+    assert algorithm(large).startswith(("im2col+gemm", "nchw->nhwc packed gemm"))
     assert_matches_ort(large, {"x": rand(1, 64, 40, 40)})

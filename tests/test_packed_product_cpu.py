@@ -60,7 +60,7 @@ def test_gemm_with_a_constant_b(trans_b, c_shape, op):
 @needs_packed
 @pytest.mark.parametrize("case", ["few rows", "b is an input", "alpha", "2-D c"])
 def test_what_keeps_openblas(case):
-    m = 2 if case == "few rows" else 64  # under kPackedProductMinRows (4)
+    m = 1 if case == "few rows" else 64  # under kPackedProductMinRows (2)
     k, n = 32, 48
     inits, inputs = {}, [("a", [m, k])]
     if case == "b is an input":

@@ -55,6 +55,22 @@ def test_transpose_shapes(shape, perm, dtype):
     np.testing.assert_array_equal(got["y"], np.transpose(x, perm))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("shape,perm", [
+    ([2, 3, 17, 19], (0, 2, 3, 1)),    # an image's NCHW -> NHWC: 3 interleaved columns
+    ([1, 4, 9, 7], (0, 2, 3, 1)),      # 4
+    ([2, 2, 5, 3], (0, 2, 3, 1)),      # 2
+    ([2, 3, 4, 5, 6], (0, 2, 4, 3, 1)),  # 3, under counter dims
+    ([3, 70], (1, 0)),                 # 3 columns of 70 rows
+])
+def test_transpose_to_a_few_columns(shape, perm, dtype):
+    """Note [narrow transpose] (engine/backends/cpu/layout/transpose_cpu.cc): 4-byte elements into
+    at most 4 innermost output columns, interleaved row by row."""
+    x = tensor(shape, dtype, seed=3)
+    got = assert_matches_ort(transpose_model(shape, perm, dtype), {"x": x})
+    np.testing.assert_array_equal(got["y"], np.transpose(x, perm))
+
+
 @pytest.mark.parametrize("shape", [[], [2, 3], [2, 3, 4], [2, 3, 4, 5]])
 def test_transpose_default_perm_reverses(shape):
     x = tensor(shape, np.int64)

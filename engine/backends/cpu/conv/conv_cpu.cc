@@ -8,6 +8,8 @@
 // conv] in conv_depthwise_cpu.cc: MobileNet's and EfficientNet's layers). The images
 // (and, for fewer images than threads, the direct conv's filter panels) are split across the
 // CPU thread pool, each worker with its own col slice (Note [cpu threads] in thread_pool.cc);
+// a conv that would take im2col+gemm runs on the packed channels-last tiles instead where they
+// apply (Note [nchw convs on the tiles] in conv_nchw_tiles_cpu.cc: "nchw->nhwc packed gemm ...");
 // the plan says "x2 threads" when it does. Every spatial rank runs as 3-D, with unit dims prepended (ConvGeometry::expanded_to).
 // "Conv+Relu" (the fuse_conv_relu pass) and "Conv+Add+Relu" (fuse_conv_add_relu: z is input 3)
 // are the same kernel with more epilogue (conv_epilogue_cpu.h), applied per output tile;
@@ -22,6 +24,7 @@
 #include "backends/cpu/conv/conv_depthwise_cpu.h"
 #include "backends/cpu/conv/conv_direct_cpu.h"
 #include "backends/cpu/conv/conv_epilogue_cpu.h"
+#include "backends/cpu/conv/conv_nchw_tiles_cpu.h"
 #include "backends/cpu/conv/conv_winograd_cpu.h"
 #include "runtime/kernel_registry.h"
 #include "backends/cpu/conv/im2col_cpu.h"
@@ -233,6 +236,18 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
     return choice;
   }
   choice.rejected.push_back({"winograd F(2x2,3x3)", why_not_winograd});
+  // The packed tiles through channels-last copies (Note [nchw convs on the tiles]).
+  const float* filter = inputs[1].constant && inputs[1].info.dtype == DType::Float32
+                            ? reinterpret_cast<const float*>(inputs[1].constant->data.data()) : nullptr;
+  const std::string why_not_tiles = why_not_nchw_tiles(s, g.rank(), filter != nullptr);
+  if (why_not_tiles.empty()) {
+    KernelChoice tiles = make_nchw_tiles_conv(s, filter, has_bias, fusion != ConvFusion::None,
+                                              fusion == ConvFusion::AddRelu, act);
+    tiles.rejected = std::move(choice.rejected);
+    tiles.rejected.push_back({"im2col+gemm", "not needed: the packed tiles (Note [nchw convs on the tiles])"});
+    return tiles;
+  }
+  choice.rejected.push_back({"nchw->nhwc packed gemm", why_not_tiles});
   ConvAlgo algo = ConvAlgo::Im2colGemm;
   if (is_gather_pointwise(g)) {
     algo = ConvAlgo::GatherPointwise;

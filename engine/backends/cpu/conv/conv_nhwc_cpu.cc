@@ -44,6 +44,22 @@ constexpr int64_t kStripsPerItem = 32;  // an item's pixels: 192-256 (its input 
 
 enum class NhwcFusion { None, Relu, AddRelu };
 
+// Note [strip items]: the strip items of a conv's output pixels, at least 1: ranges of at most
+// kStripsPerItem strips of `pixels`, at least one per thread where there are strips enough, all
+// of one size but the last. A conv of 14x14 output pixels had two items of 192 and 4 pixels, and
+// with one filter panel ran on one thread (MobileNetV2's 384 -> 64 projections: 0.061 ms on 1
+// thread, 0.074 on 2). Where an item's strips end changes no sum: each pixel's is its own.
+int64_t strip_items_for(const NhwcConv& g, int pixels) {
+  const int64_t strips = (g.pixels() + pixels - 1) / pixels;
+  return std::max<int64_t>({1, (strips + kStripsPerItem - 1) / kStripsPerItem, std::min<int64_t>(strips, cpu_threads())});
+}
+
+// The strips of every strip item but the last.
+int64_t strips_per_item_for(const NhwcConv& g, int pixels) {
+  const int64_t strips = (g.pixels() + pixels - 1) / pixels;
+  return std::max<int64_t>(1, (strips + strip_items_for(g, pixels) - 1) / strip_items_for(g, pixels));
+}
+
 
 // The tile epilogue's clamp: Relu's (the +Relu fusions) or Clip's (Conv+Clip), else none.
 NhwcEpilogue clamp_of(NhwcFusion fusion, const ConvActivation& act) {
@@ -56,29 +72,61 @@ NhwcEpilogue clamp_of(NhwcFusion fusion, const ConvActivation& act) {
   return e;
 }
 
-// table[t * P + p]: the input row tap t of pixel q + p reads (zeros past the pixels or in the
-// padding), for the P pixels of one strip.
-void strip_rows(const NhwcConv& g, const float* x, const float* zeros, int64_t q, int64_t m, int pixels,
+// The pointer tables of the strips of pixels [q0, q1): strip s's at table + s * taps * P, entry
+// t * P + p the input row tap t of pixel q0 + s * P + p reads (zeros past q1 or in the padding);
+// tap t = (depth tap * R + kh) * S + kw. The pixel's position is stepped, not divided out per
+// strip (a 1x1 conv of 16 channels spent more on the divisions than on its multiply-adds), and
+// a 1x1 unit-stride unpadded conv's rows are X's rows in order.
+void strip_rows(const NhwcConv& g, const float* x, const float* zeros, int64_t q0, int64_t q1, int pixels,
                 const float** table) {
-  int64_t col = 0, row = 0, image = 0;
-  const float* img = x;
-  for (int p = 0; p < pixels; ++p) {
-    if (p >= m) {
-      for (int64_t t = 0; t < g.taps(); ++t) table[t * pixels + p] = zeros;
+  const int64_t count = (q1 - q0 + pixels - 1) / pixels * pixels;  // whole strips
+  const bool pointwise = g.taps() == 1 && g.sd == 1 && g.sh == 1 && g.sw == 1 && g.pd == 0 && g.ph == 0 && g.pw == 0;
+  if (pointwise) {  // then X [.., C] and Y [.., K] have the same pixels
+    for (int64_t i = 0; i < count; ++i) table[i] = q0 + i < q1 ? x + (q0 + i) * g.c : zeros;
+    return;
+  }
+  int64_t col = q0 % g.ow, row = q0 / g.ow % g.oh, depth = q0 / (g.ow * g.oh) % g.od, image = q0 / (g.ow * g.oh * g.od);
+  for (int64_t i = 0; i < count; ++i, ++col) {
+    const float** strip = table + i / pixels * pixels * g.taps();
+    const int p = static_cast<int>(i % pixels);
+    if (q0 + i >= q1) {
+      for (int64_t t = 0; t < g.taps(); ++t) strip[t * pixels + p] = zeros;
       continue;
     }
-    if (p == 0 || ++col == g.ow) {  // the first pixel, or the next output row
-      const int64_t at = q + p;
-      col = at % g.ow, row = at / g.ow % g.oh, image = at / (g.ow * g.oh);
-      img = x + image * g.h * g.w * g.c;
+    if (col == g.ow) col = 0, ++row;
+    if (row == g.oh) row = 0, ++depth;
+    if (depth == g.od) depth = 0, ++image;
+    const float* img = x + image * g.d * g.h * g.w * g.c;
+    const int64_t id0 = depth * g.sd - g.pd, ih0 = row * g.sh - g.ph, iw0 = col * g.sw - g.pw;
+    // A whole strip in one output row with every tap inside X: tap t of pixel p is tap t of the
+    // strip's first pixel, p * SW pixels on (a stem's 9 taps: no bounds to test per entry).
+    if (p == 0 && q0 + i + pixels <= q1 && col + pixels <= g.ow && id0 >= 0 && id0 + (g.rd - 1) * g.dd < g.d &&
+        ih0 >= 0 && ih0 + (g.r - 1) * g.dh < g.h && iw0 >= 0 && iw0 + (pixels - 1) * g.sw + (g.s - 1) * g.dw < g.w) {
+      const int64_t step = g.sw * g.c;
+      for (int64_t kd = 0; kd < g.rd; ++kd) {
+        for (int64_t kh = 0; kh < g.r; ++kh) {
+          const float* in_row = img + ((id0 + kd * g.dd) * g.h + ih0 + kh * g.dh) * g.w * g.c;
+          for (int64_t kw = 0; kw < g.s; ++kw) {
+            const float* first = in_row + (iw0 + kw * g.dw) * g.c;
+            const float** entries = strip + ((kd * g.r + kh) * g.s + kw) * pixels;
+            for (int e = 0; e < pixels; ++e) entries[e] = first + e * step;
+          }
+        }
+      }
+      i += pixels - 1, col += pixels - 1;
+      continue;
     }
-    const int64_t ih0 = row * g.sh - g.ph, iw0 = col * g.sw - g.pw;
-    for (int64_t kh = 0; kh < g.r; ++kh) {
-      const int64_t ih = ih0 + kh * g.dh;
-      for (int64_t kw = 0; kw < g.s; ++kw) {
-        const int64_t iw = iw0 + kw * g.dw;
-        const bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
-        table[(kh * g.s + kw) * pixels + p] = inside ? img + (ih * g.w + iw) * g.c : zeros;
+    for (int64_t kd = 0; kd < g.rd; ++kd) {
+      const int64_t id = id0 + kd * g.dd;
+      for (int64_t kh = 0; kh < g.r; ++kh) {
+        const int64_t ih = ih0 + kh * g.dh;
+        const bool rows_inside = id >= 0 && id < g.d && ih >= 0 && ih < g.h;
+        const float* in_row = rows_inside ? img + (id * g.h + ih) * g.w * g.c : nullptr;
+        for (int64_t kw = 0; kw < g.s; ++kw) {
+          const int64_t iw = iw0 + kw * g.dw;
+          const bool inside = rows_inside && iw >= 0 && iw < g.w;
+          strip[((kd * g.r + kh) * g.s + kw) * pixels + p] = inside ? in_row + iw * g.c : zeros;
+        }
       }
     }
   }
@@ -101,7 +149,7 @@ class DenseNhwcKernel final : public Kernel {
                   bool has_bias, int workers, const float* constant_filter)
       : g_(g), shape_(shape), pixels_(shape.pixels), gathered_(shape.taps != g.taps()),
         zeros_(static_cast<size_t>(std::max<int64_t>(g.c, 1)), 0.0f),
-        strip_items_((g.pixels() + pixels_ * kStripsPerItem - 1) / (pixels_ * kStripsPerItem)),
+        strips_per_item_(strips_per_item_for(g, shape.pixels)), strip_items_(strip_items_for(g, shape.pixels)),
         columns_(g.group * shape.panels()), column_items_(column_items), fusion_(fusion), act_(act),
         has_bias_(has_bias), workers_(workers) {
     if (constant_filter) {
@@ -132,6 +180,7 @@ class DenseNhwcKernel final : public Kernel {
     return packed_.empty() ? static_cast<size_t>(g_.group * shape_.packed_size()) * sizeof(float) : 0;
   }
   // A worker's scratch: the pointer table of an item's strips, then (gathered) its gathered rows.
+  // (sized for kStripsPerItem strips, the most an item has: Note [strip items])
   size_t pointer_bytes() const { return static_cast<size_t>(kStripsPerItem * pixels_ * g_.taps()) * sizeof(float*); }
   size_t table_bytes() const {
     const size_t rows = gathered_ ? static_cast<size_t>(kStripsPerItem * pixels_ * shape_.channels) : 0;
@@ -153,7 +202,7 @@ class DenseNhwcKernel final : public Kernel {
 
   Item item_at(int64_t item) const {
     const int64_t strip_item = item / column_items_, column_item = item % column_items_;
-    const int64_t span = pixels_ * kStripsPerItem;
+    const int64_t span = pixels_ * strips_per_item_;
     Item it;
     it.q0 = strip_item * span;
     it.q1 = std::min(g_.pixels(), it.q0 + span);
@@ -180,12 +229,11 @@ class DenseNhwcKernel final : public Kernel {
   void run_item(const KernelArgs& args, const float* w, int64_t index, const float** table) const {
     const Item it = item_at(index);
     if (it.q0 >= it.q1 || it.col0 >= it.col1) return;
-    int64_t strip = 0;
-    for (int64_t q = it.q0; q < it.q1; q += pixels_, ++strip) {
-      strip_rows(g_, args.in(0), zeros_.data(), q, std::min<int64_t>(pixels_, it.q1 - q), pixels_,
-                 table + strip * pixels_ * g_.taps());
+    if (gathered_) {
+      gather(args.in(0), it, table);
+    } else {
+      strip_rows(g_, args.in(0), zeros_.data(), it.q0, it.q1, pixels_, table);
     }
-    if (gathered_) gather(it, table);
     run_columns(args, w, it, table);
     if (act_.kind == ConvActivationKind::None || act_.kind == ConvActivationKind::Clip) return;  // Clip: in the tile
     const auto [f0, f1] = filter_range(it);
@@ -200,34 +248,57 @@ class DenseNhwcKernel final : public Kernel {
   // Note [gathered rows]: a conv of few channels (a stem's 3 over 7x7 taps) runs 3 multiply-adds
   // per tap between the tile's pointer loads. So each pixel's taps are first copied into one row of
   // taps x C floats (zeros for the padding), and the tile runs one tap over taps x C channels:
-  // the filter [K, R, S, C] is already [K, R * S * C].
-  void gather(const Item& it, const float** table) const {
-    const int64_t per_strip = pixels_ * g_.taps(), row = shape_.channels;
+  // the filter [K, R, S, C] is already [K, R * S * C]. The rows are copied from X's geometry, a
+  // window row (depth and row) at a time, its taps inside X along W one run of floats at unit
+  // dilation: no pointer table (one of taps x P entries a strip cost more than the copies and
+  // the tile together: speech_gru's Cin = 1 11x11 stem, 121 taps, 0.52 -> 0.17 ms).
+  void gather(const float* x, const Item& it, const float** table) const {
+    const int64_t row = shape_.channels, run = g_.s * g_.c;
     float* rows = reinterpret_cast<float*>(reinterpret_cast<char*>(table) + pointer_bytes());
-    int64_t strip = 0;
-    for (int64_t q = it.q0; q < it.q1; q += pixels_, ++strip) {
-      const float** ptrs = table + strip * per_strip;
-      for (int p = 0; p < pixels_; ++p) {
-        float* dst = rows + (strip * pixels_ + p) * row;
+    const int64_t count = (it.q1 - it.q0 + pixels_ - 1) / pixels_ * pixels_;  // whole strips
+    // pixel it.q0's output column, row, depth and image, then stepped (no division per pixel)
+    int64_t col = it.q0 % g_.ow, oh = it.q0 / g_.ow % g_.oh, od = it.q0 / (g_.ow * g_.oh) % g_.od;
+    int64_t image = it.q0 / (g_.ow * g_.oh * g_.od);
+    for (int64_t i = 0; i < count; ++i, ++col) {
+      float* dst = rows + i * row;
+      table[i] = dst;  // strip s's rows at s * P
+      if (it.q0 + i >= it.q1) {
+        std::fill(dst, dst + row, 0.0f);
+        continue;
+      }
+      if (col == g_.ow) col = 0, ++oh;
+      if (oh == g_.oh) oh = 0, ++od;
+      if (od == g_.od) od = 0, ++image;
+      const float* img = x + image * g_.d * g_.h * g_.w * g_.c;
+      const int64_t iw0 = col * g_.sw - g_.pw;
+      int64_t lo = 0, hi = g_.s;  // the taps inside X along W: [lo, hi)
+      while (lo < hi && iw0 + lo * g_.dw < 0) ++lo;
+      while (hi > lo && iw0 + (hi - 1) * g_.dw >= g_.w) --hi;
+      for (int64_t kd = 0; kd < g_.rd; ++kd) {
+        const int64_t id = od * g_.sd - g_.pd + kd * g_.dd;
         for (int64_t kh = 0; kh < g_.r; ++kh) {
-          // a window row inside X at unit dilation is one run of S * C floats: one copy, not S
-          const float* first = ptrs[kh * g_.s * pixels_ + p];
-          const float* last = ptrs[(kh * g_.s + g_.s - 1) * pixels_ + p];
-          float* out = dst + kh * g_.s * g_.c;
-          if (last == first + (g_.s - 1) * g_.c && first != zeros_.data()) {
-            copy_floats(first, out, g_.s * g_.c);
+          const int64_t ih = oh * g_.sh - g_.ph + kh * g_.dh;
+          float* out = dst + (kd * g_.r + kh) * run;
+          if (id < 0 || id >= g_.d || ih < 0 || ih >= g_.h || lo >= hi) {
+            std::fill(out, out + run, 0.0f);
             continue;
           }
-          for (int64_t kw = 0; kw < g_.s; ++kw) copy_floats(ptrs[(kh * g_.s + kw) * pixels_ + p], out + kw * g_.c, g_.c);
+          const float* in = img + (id * g_.h + ih) * g_.w * g_.c;
+          if (g_.dw == 1) {
+            nhwc_gather_run(in + (iw0 + lo) * g_.c, out, lo * g_.c, (hi - lo) * g_.c, run);
+            continue;
+          }
+          std::fill(out, out + lo * g_.c, 0.0f);
+          for (int64_t kw = lo; kw < hi; ++kw) copy_floats(in + (iw0 + kw * g_.dw) * g_.c, out + kw * g_.c, g_.c);
+          std::fill(out + hi * g_.c, out + run, 0.0f);
         }
       }
     }
-    for (int64_t i = 0; i < strip * pixels_; ++i) table[i] = rows + i * row;  // strip s's rows at s * P
   }
 
   void run_columns(const KernelArgs& args, const float* w, const Item& it, const float** table) const {
     const int64_t panels = shape_.panels(), nr = shape_.panel_width(), kg = shape_.filters;
-    const int64_t blocks = std::max<int64_t>(1, shape_.blocks()), row_stride = pixels_ * shape_.taps;
+    const int64_t blocks = std::max<int64_t>(1, shape_.blocks());
     float* y = args.out(0);
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t cn = shape_.blocks() ? shape_.block_channels(b) : 0;
@@ -235,11 +306,8 @@ class DenseNhwcKernel final : public Kernel {
         const int64_t gi = col / panels, j = col % panels, filter = gi * kg + j * nr;
         const float* wp = w + gi * shape_.packed_size() + (cn ? shape_.panel_offset(b, j) : 0);
         const int64_t c0 = gi * shape_.channels + b * shape_.block, n = std::min(nr, kg - j * nr);
-        int64_t strip = 0;
-        for (int64_t q = it.q0; q < it.q1; q += pixels_, ++strip) {
-          nhwc_dense_tile(shape_, table + strip * row_stride, c0, cn, wp, y + q * g_.k + filter, g_.k,
-                          std::min<int64_t>(pixels_, it.q1 - q), n, b > 0, b == blocks - 1, epilogue(args, q, filter));
-        }
+        nhwc_dense_tile(shape_, table, c0, cn, wp, y + it.q0 * g_.k + filter, g_.k, it.q1 - it.q0, n, b > 0,
+                        b == blocks - 1, epilogue(args, it.q0, filter));
       }
     }
   }
@@ -249,7 +317,7 @@ class DenseNhwcKernel final : public Kernel {
   int pixels_;                 // P
   bool gathered_;              // Note [gathered rows]
   std::vector<float> zeros_;   // the row a padding tap reads
-  int64_t strip_items_, columns_, column_items_;
+  int64_t strips_per_item_, strip_items_, columns_, column_items_;  // Note [strip items]
   NhwcFusion fusion_;
   ConvActivation act_;
   bool has_bias_;
@@ -260,13 +328,17 @@ class DenseNhwcKernel final : public Kernel {
 // Note [gathered rows]: the tiles for a conv of one group with fewer channels than this and at
 // least kGatherFromTaps taps run over gathered rows. (A 3x3 stem of 3 channels measured slower
 // gathered, 0.66-0.69 against 0.47-0.49 ms at 224x224 -> 32 filters; the 7x7 one 3.6-7.3 against
-// 6.9-7.0 ms, on a loaded 2-core machine.)
+// 6.9-7.0 ms, on a loaded 2-core machine. Again with the stepped tables of strip_rows and the
+// copies of gather: the 3x3 one 0.55 gathered against 0.28 ms, at 320x320 -> 16 filters 0.96
+// against 0.39.)
 constexpr int64_t kGatherBelowChannels = 16;
 constexpr int64_t kGatherFromTaps = 25;
 
 NhwcTileShape dense_shape(const NhwcConv& g) {
-  if (g.group == 1 && g.c < kGatherBelowChannels && g.taps() >= kGatherFromTaps) return nhwc_tile_shape(g.k, g.taps() * g.c, 1);
-  return nhwc_tile_shape(g.group_filters(), g.group_channels(), g.taps());
+  if (g.group == 1 && g.c < kGatherBelowChannels && g.taps() >= kGatherFromTaps) {
+    return nhwc_tile_shape(g.k, g.taps() * g.c, 1, g.pixels());
+  }
+  return nhwc_tile_shape(g.group_filters(), g.group_channels(), g.taps(), g.pixels());
 }
 
 // One channel per group, K = C (Note [channels-last conv on the cpu]): items are output rows x
@@ -383,16 +455,33 @@ NhwcConv nhwc_conv(const Node& node, const Shape& x, const Shape& w) {
   return g;
 }
 
-// The strip items of a conv's output pixels (ranges of kStripsPerItem strips of `pixels`), at least 1.
-int64_t strip_items_for(const NhwcConv& g, int pixels) {
-  return std::max<int64_t>(1, (g.pixels() + pixels * kStripsPerItem - 1) / (pixels * kStripsPerItem));
-}
 
 // Column items per strip item: enough items for twice the threads where the pixels alone are few.
 int64_t column_items_for(const NhwcConv& g, int pixels, int64_t columns) {
   const int64_t strip_items = strip_items_for(g, pixels);
   const int64_t wanted = (2 * cpu_threads() + strip_items - 1) / strip_items;
   return std::max<int64_t>(1, std::min(columns, wanted));
+}
+
+// The dense tiles for g: "packed gemm [RDx]RxS PxW[ gathered] (path)[ xN threads]".
+DenseNhwc make_dense_nhwc(const NhwcConv& g, NhwcFusion fusion, const ConvActivation& act, bool has_bias,
+                          const float* constant_filter) {
+  const NhwcTileShape shape = dense_shape(g);
+  const int64_t columns = column_items_for(g, shape.pixels, g.group * shape.panels());
+  // The threads: items of ~pixels x taps x channels x filters / items multiply-adds each.
+  const int64_t items = strip_items_for(g, shape.pixels) * columns;
+  const int64_t macs = g.pixels() * g.taps() * g.group_channels() * g.k;
+  const int workers = plan_workers(items, macs / std::max<int64_t>(1, items));
+  auto kernel = std::make_unique<DenseNhwcKernel>(g, shape, columns, fusion, act, has_bias, workers, constant_filter);
+  const std::string window = (g.rd > 1 ? std::to_string(g.rd) + "x" : "") + std::to_string(g.r) + "x" + std::to_string(g.s);
+  DenseNhwc out;
+  out.algorithm = with_threads("packed gemm " + window + " " + std::to_string(shape.pixels) + "x" +
+                                   std::to_string(shape.panel_width()) + (shape.taps != g.taps() ? " gathered" : "") +
+                                   " (" + nhwc_tile_path() + ")",
+                               workers);
+  out.workspace_bytes = kernel->workspace_bytes();
+  out.kernel = std::move(kernel);
+  return out;
 }
 
 KernelChoice plan_conv_nhwc(const Node& node, const std::vector<ValueInfo>& inputs, NhwcFusion fusion) {
@@ -426,19 +515,11 @@ KernelChoice plan_conv_nhwc(const Node& node, const std::vector<ValueInfo>& inpu
     return choice;
   }
   choice.rejected.push_back({"nhwc winograd F(2x2,3x3)", why_not_winograd});
-  const NhwcTileShape shape = dense_shape(g);
-  const int64_t columns = column_items_for(g, shape.pixels, g.group * shape.panels());
-  // The threads: items of ~pixels x taps x channels x filters / items multiply-adds each.
-  const int64_t items = strip_items_for(g, shape.pixels) * columns;
-  const int64_t macs = g.pixels() * g.taps() * g.group_channels() * g.k;
-  const int workers = plan_workers(items, macs / std::max<int64_t>(1, items));
-  auto kernel = std::make_unique<DenseNhwcKernel>(g, shape, columns, fusion, act, has_bias, workers, constant);
-  choice.algorithm = "nhwc packed gemm " + window + " " + std::to_string(shape.pixels) + "x" +
-                     std::to_string(shape.panel_width()) + (shape.taps != g.taps() ? " gathered" : "") + path;
-  choice.algorithm = with_threads(choice.algorithm, workers);
-  choice.workspace_bytes = kernel->workspace_bytes();
+  DenseNhwc dense = make_dense_nhwc(g, fusion, act, has_bias, constant);
+  choice.algorithm = "nhwc " + dense.algorithm;
+  choice.workspace_bytes = dense.workspace_bytes;
   choice.rejected.push_back({"im2col+gemm", "channels-last: the packed filter reads X in place (Note [channels-last conv on the cpu])"});
-  choice.kernel = std::move(kernel);
+  choice.kernel = std::move(dense.kernel);
   return choice;
 }
 
@@ -450,14 +531,21 @@ KernelFactory nhwc_factory(NhwcFusion fusion) {
 
 }  // namespace
 
+DenseNhwc make_dense_nhwc_conv(const NhwcConv& g, bool has_bias, const float* constant_filter) {
+  return make_dense_nhwc(g, NhwcFusion::None, ConvActivation{}, has_bias, constant_filter);
+}
+
 // Note [packed product]: MatMul and Gemm with a constant B on the dense tiles, as a 1x1 conv of
 // X [1, M, 1, K] (ConvNeXt's and the transformers' MLPs: [3136 x 96] x [96 x 384] took OpenBLAS
-// the time of a whole ONNX Runtime run, repacking B on every call). A product of fewer rows than
-// kPackedProductMinRows keeps OpenBLAS: a strip of P rows computes P, so 1 row would waste most of
-// it (and sgemv needs no packing). From 4 rows the packing OpenBLAS repeats costs more than the
-// idle rows: LeNet-5's fc1 at batch 10, [10 x 400] x [400 x 120], 49 -> 7.6 us; [4 x 768] x
-// [768 x 3072], 3.8 -> 0.42 ms (this Xeon, AVX-512, 1 thread; the bound was 32 rows before).
-constexpr int64_t kPackedProductMinRows = 4;
+// the time of a whole ONNX Runtime run, repacking B on every call). A product of one row keeps
+// OpenBLAS: sgemv reads B in place, as fast as the tiles ([1 x 1280] x [1280 x 1000]: 0.201
+// against 0.204 ms) and with less overhead on a small one ([1 x 64] x [64 x 64]: 8 against 10
+// us). From 2 rows sgemm packs B on every call, which costs more than the tile's work: [2 x 1280]
+// x [1280 x 1000], 2.1 -> 0.20 ms; Faster R-CNN's fc6 on its 3 proposals, [3 x 12544] x [12544 x
+// 1024], 7.1 -> 2.8 ms (onnxruntime 2.95); LeNet-5's fc1 at batch 10, [10 x 400] x [400 x 120],
+// 49 -> 7.6 us (this Xeon, AVX-512, 1 thread; the bound was 32 rows, then 4). Products of fewer
+// rows than a strip run a strip of that many (Note [short strips] in conv_nhwc_tiles_cpu.h).
+constexpr int64_t kPackedProductMinRows = 2;
 
 std::string why_not_packed_product(int64_t m, int64_t k, int64_t n) {
   if (!nhwc_tiles_have_avx512()) return "no AVX-512 (the packed tiles' path)";
@@ -477,7 +565,7 @@ PackedProduct make_packed_product(int64_t m, int64_t k, int64_t n, const float* 
       for (int64_t j = 0; j < n; ++j) w_nk[static_cast<size_t>(j * k + i)] = b[i * n + j];
     b = w_nk.data();
   }
-  const NhwcTileShape shape = nhwc_tile_shape(n, k, 1);
+  const NhwcTileShape shape = nhwc_tile_shape(n, k, 1, m);
   const NhwcFusion fusion = relu ? NhwcFusion::Relu : NhwcFusion::None;
   const int64_t columns = column_items_for(g, shape.pixels, shape.panels());
   const int64_t items = strip_items_for(g, shape.pixels) * columns;

@@ -11,16 +11,31 @@
 
 namespace dnnx {
 
-// A 2-D conv on X [N, H, W, C] -> Y [N, OH, OW, K], filter [K, R, S, C / group].
+// A 2-D conv on X [N, H, W, C] -> Y [N, OH, OW, K], filter [K, R, S, C / group]; or a 3-D one
+// on X [N, D, H, W, C] -> Y [N, OD, OH, OW, K], filter [K, RD, R, S, C / group] (Note [nchw
+// convs on the tiles] in conv_nchw_tiles_cpu.cc), its depth's fields 1 and 0 for a 2-D conv.
 struct NhwcConv {
   int64_t n = 0, h = 0, w = 0, c = 0, k = 0, oh = 0, ow = 0, r = 1, s = 1;
   int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, group = 1;
-  int64_t pixels() const { return n * oh * ow; }
-  int64_t taps() const { return r * s; }
+  int64_t d = 1, od = 1, rd = 1, sd = 1, pd = 0, dd = 1;  // the depth: input, output, taps, stride, pad, dilation
+  int64_t pixels() const { return n * od * oh * ow; }
+  int64_t window_rows() const { return rd * r; }  // the (depth, row) pairs of a window
+  int64_t taps() const { return rd * r * s; }
   int64_t group_channels() const { return c / group; }
   int64_t group_filters() const { return k / group; }
   bool depthwise() const { return group > 1 && group == c && k == c; }
 };
+
+// A dense (not depthwise) conv on the packed tiles, X [N, (D,) H, W, C] and Y channels-last:
+// inputs X, the filter [K, (RD,) R, S, Cg] (read at each run unless `constant_filter`, packed at
+// plan time, is given) and, with has_bias, the bias [K]; y = sum + bias, no other epilogue. The
+// algorithm reads "packed gemm [RDx]RxS PxW ...".
+struct DenseNhwc {
+  std::unique_ptr<Kernel> kernel;
+  std::string algorithm;
+  size_t workspace_bytes = 0;
+};
+DenseNhwc make_dense_nhwc_conv(const NhwcConv& g, bool has_bias, const float* constant_filter);
 
 struct PackedProduct {
   std::unique_ptr<Kernel> kernel;

@@ -9,8 +9,9 @@
 // input values, into P x V accumulators (8x1, 8x2, 8x3 or 6x4: at most 24 of the 32 AVX-512
 // registers, and P + 4 pointers in general registers). The filter is packed once, at plan time,
 // as [channel block][panel][tap][channel][16 V] with zeros past K: a panel's channel block
-// (taps x block channels x 16 V floats) is one stream that stays in L1 (<= 16 KiB) while the
-// strips of a pixel range pass over it. Channel blocks are summed into Y in block order, and the
+// (taps x block channels x 16 V floats) is one stream that stays in L2 (<= 128 KiB) while the
+// strips of a pixel range pass over it, read 4 KiB ahead into L1 (Note [filter prefetch]
+// in conv_nhwc_tiles_cpu.cc). Channel blocks are summed into Y in block order, and the
 // epilogue (bias, residual, Relu) runs with the last one: every output is the same sum in the
 // same order whatever the thread split, so results do not depend on the thread count.
 #pragma once
@@ -44,8 +45,18 @@ struct NhwcTileShape {
 };
 
 // The tile for Kg filters over Cg channels and `taps` taps: the V (1 to 4) that pads Kg least
-// (the wider on a tie), its P, and channel blocks that keep a panel's block in L1.
-NhwcTileShape nhwc_tile_shape(int64_t filters, int64_t channels, int64_t taps);
+// (the wider on a tie), its P (8, or 6 at V = 4; `rows`, the output pixels there are, where
+// they are at most half of that: Note [short strips]), and channel blocks that keep a panel's
+// block in L2.
+//
+// Note [short strips]: a strip of P pixels costs P broadcasts and P x V FMAs per channel
+// whatever the pixels it has, so a product or conv whose output rows would leave at least half
+// a strip idle (Faster R-CNN's fc6 on its 3 proposals, a squeeze-and-excitation conv's one
+// pixel) runs a tile of that many:
+// fc6, [3 x 12544] x [12544 x 1024], 4.0 -> 3.4 ms, its 51 MB filter streamed with fewer
+// instructions in the way (1 thread, this Xeon); [3 x 1280] x [1280 x 1000] the same 0.21 ms.
+// Each output is the same sum in the same order as in a full strip (tests/test_short_strips_cpu.py).
+NhwcTileShape nhwc_tile_shape(int64_t filters, int64_t channels, int64_t taps, int64_t rows = 8);
 
 // w [Kg, taps, Cg] (the channels-last filter of one group) -> packed (Note [packed nhwc filter]).
 void pack_nhwc_filter(const NhwcTileShape& s, const float* w, float* packed);
@@ -61,9 +72,10 @@ struct NhwcEpilogue {
   float lo = 0.0f, hi = 0.0f;
 };
 
-// The dense tile: y[p, j] (+)= sum over t < taps, c < cn of rows[t * P + p][c0 + c] *
-// w[(t * cn + c) * 16 V + j], for p < m and j < n; `accumulate` adds to y (a later channel
-// block), `last` applies e. y rows are ldc apart.
+// The dense tiles of m pixels, in strips of P (strip s's table at rows + s * taps * P, one call
+// for them all: the per-call setup once): y[p, j] (+)= sum over t < taps, c < cn of
+// rows[t * P + p][c0 + c] * w[(t * cn + c) * 16 V + j], for p < m and j < n; `accumulate` adds to
+// y (a later channel block), `last` applies e. y's and the residual's rows are ldc apart.
 void nhwc_dense_tile(const NhwcTileShape& s, const float* const* rows, int64_t c0, int64_t cn, const float* w,
                      float* y, int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last, const NhwcEpilogue& e);
 
@@ -81,6 +93,11 @@ struct DepthwiseStrip {
 };
 void nhwc_depthwise_strip(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t m,
                           const NhwcEpilogue& e);
+
+// One window row of a gathered row (Note [gathered rows] in conv_nhwc_cpu.cc): out[0, lead) = 0,
+// out[lead, lead + n) = in[0, n), out[lead + n, total) = 0; masked AVX-512 moves where the tiles
+// run on AVX-512 (a 3x3 stem's row is 9 floats: one load and one store, not 9 of each).
+void nhwc_gather_run(const float* in, float* out, int64_t lead, int64_t n, int64_t total);
 
 // "avx512" where the tiles run on AVX-512 here, else "portable" (plain loops of the same sums);
 // DNNX_CONV_NHWC=portable forces the latter, so tests cover both.

@@ -263,11 +263,8 @@ class WinogradNhwcKernel final : public Kernel {
         const int64_t cn = shape_.blocks() ? shape_.block_channels(b) : 0;
         for (int64_t j = j0; j < j1; ++j) {
           const float* wp = u + (cn ? shape_.panel_offset(b, j) : 0);
-          for (int64_t s = 0; s < strips; ++s) {
-            nhwc_dense_tile(shape_, table + s * pixels, b * shape_.block, cn, wp, m + e * me + s * pixels * g_.k + j * nr,
-                            g_.k, std::min<int64_t>(pixels, count - s * pixels), std::min(nr, g_.k - j * nr), b > 0,
-                            false, NhwcEpilogue{});
-          }
+          nhwc_dense_tile(shape_, table, b * shape_.block, cn, wp, m + e * me + j * nr, g_.k, count,
+                          std::min(nr, g_.k - j * nr), b > 0, false, NhwcEpilogue{});
         }
       }
     }

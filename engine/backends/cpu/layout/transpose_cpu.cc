@@ -90,8 +90,34 @@ void copy_tile_bytes(const uint8_t* x, uint8_t* y, int64_t rows, int64_t cols, i
   }
 }
 
+// Note [narrow transpose]: an image's NCHW -> NHWC Transpose at the edge of a channels-last
+// region has q = C = 3 (the [H*W, 3] block): tiles of 32 x 3 cost more in setup than in copies
+// (MobileNetV3-small's input, [1, 3, 224, 224], 0.079 ms). With Q <= 4 output columns of 4-byte
+// elements the block is Q read streams interleaved into one written stream, row by row.
+template <int Q>
+void interleave_rows(const uint32_t* x, uint32_t* y, int64_t rows, int64_t in_col_stride, int64_t out_row_stride) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int c = 0; c < Q; ++c) y[r * out_row_stride + c] = x[r + c * in_col_stride];
+  }
+}
+
+bool interleave_block(const TransposePlan& plan, const uint8_t* x, uint8_t* y) {
+  if (plan.elem != 4 || plan.q.size > 4) return false;
+  const uint32_t* xs = reinterpret_cast<const uint32_t*>(x);
+  uint32_t* ys = reinterpret_cast<uint32_t*>(y);
+  const int64_t rows = plan.p.size, in_stride = plan.q.in_stride, out_stride = plan.p.out_stride;
+  switch (plan.q.size) {
+    case 1: interleave_rows<1>(xs, ys, rows, in_stride, out_stride); break;
+    case 2: interleave_rows<2>(xs, ys, rows, in_stride, out_stride); break;
+    case 3: interleave_rows<3>(xs, ys, rows, in_stride, out_stride); break;
+    default: interleave_rows<4>(xs, ys, rows, in_stride, out_stride); break;
+  }
+  return true;
+}
+
 // The [p, q] block: y[i * p.out_stride + j] = x[i + j * q.in_stride], tile by tile.
 void copy_block(const TransposePlan& plan, const uint8_t* x, uint8_t* y) {
+  if (interleave_block(plan, x, y)) return;  // Note [narrow transpose]
   const StridedDim& p = plan.p;
   const StridedDim& q = plan.q;
   const size_t elem = plan.elem;

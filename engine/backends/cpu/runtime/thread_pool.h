@@ -59,7 +59,9 @@ class ThreadPool {
   int participants_ = 1;  // the workers the job may use, the caller included
   // Ranges taken and not finished yet; written under mutex_, read unlocked by the spinning caller.
   std::atomic<int> in_flight_{0};
-  int64_t next_ = 0;      // the first item no range has taken yet
+  // Per participant w, the items of its block no range has taken yet: [next_[w], end_[w])
+  // (Note [worker blocks] in thread_pool.cc).
+  std::vector<int64_t> next_, end_;
   std::exception_ptr error_;
 };
 
