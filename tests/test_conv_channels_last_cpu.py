@@ -58,10 +58,17 @@ def conv_model(x_shape, k_out, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilati
     oh = out_size(h, kh, strides[0], dilations[0], pads[0], pads[2])
     ow = out_size(w, kw, strides[1], dilations[1], pads[1], pads[3])
     nodes = [helper.make_node("Conv", conv_in, ["c" if fuse else "y"], name="conv", **attrs)]
+    append_fused_tail(fuse, nodes, inputs, inits, [n, k_out, oh, ow])
+    return make_model(nodes, inputs, [("y", None)], inits)
+
+
+def append_fused_tail(fuse, nodes, inputs, inits, out_shape):
+    """The nodes after a Conv writing "c" that a fusion pass folds into it, ending at "y": relu,
+    add_relu (a residual input "z" of out_shape), relu6, hardswish or silu; None adds nothing."""
     if fuse == "relu":
         nodes.append(helper.make_node("Relu", ["c"], ["y"]))
     elif fuse == "add_relu":
-        inputs.append(("z", [n, k_out, oh, ow]))
+        inputs.append(("z", list(out_shape)))
         nodes += [helper.make_node("Add", ["c", "z"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
     elif fuse == "relu6":
         inits["lo"], inits["hi"] = np.array(0, np.float32), np.array(6, np.float32)
@@ -70,7 +77,6 @@ def conv_model(x_shape, k_out, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilati
         nodes.append(helper.make_node("HardSwish", ["c"], ["y"]))
     elif fuse == "silu":
         nodes += [helper.make_node("Sigmoid", ["c"], ["g"]), helper.make_node("Mul", ["c", "g"], ["y"])]
-    return make_model(nodes, inputs, [("y", None)], inits)
 
 
 def channels_last_on() -> bool:

@@ -14,6 +14,7 @@ from onnx import helper
 import dnnx
 from dnnx.threads import get_num_threads, set_num_threads
 from ort_check import assert_matches_ort, make_model, rand
+from test_conv_channels_last_cpu import append_fused_tail
 from test_packed_product_cpu import needs_packed
 
 TILES = "nchw->nhwc packed gemm"
@@ -36,16 +37,7 @@ def conv3d_model(x_shape, k, kernel, strides=(1, 1, 1), pads=(0,) * 6, dilations
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c" if fuse else "y"], **attrs)]
     out = [(size + pads[i] + pads[i + rank] - ((kernel[i] - 1) * dilations[i] + 1)) // strides[i] + 1
            for i, size in enumerate(spatial)]
-    if fuse == "relu":
-        nodes.append(helper.make_node("Relu", ["c"], ["y"]))
-    elif fuse == "add_relu":
-        inputs.append(("z", [n, k, *out]))
-        nodes += [helper.make_node("Add", ["c", "z"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
-    elif fuse == "relu6":
-        inits["lo"], inits["hi"] = np.array(0, np.float32), np.array(6, np.float32)
-        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"]))
-    elif fuse == "hardswish":
-        nodes.append(helper.make_node("HardSwish", ["c"], ["y"]))
+    append_fused_tail(fuse, nodes, inputs, inits, [n, k, *out])
     return make_model(nodes, inputs, [("y", None)], inits)
 
 
@@ -74,14 +66,6 @@ CASES = [
 ]
 
 
-@needs_packed
-@pytest.mark.parametrize("x_shape,k,kernel,strides,pads,dilations,group", CASES)
-def test_conv3d_matches_ort(x_shape, k, kernel, strides, pads, dilations, group):
-    model = conv3d_model(x_shape, k, kernel, strides, pads, dilations, group)
-    assert conv_row(model)["algorithm"].startswith(TILES)
-    assert_matches_ort(model, feeds_for(model))
-
-
 # 1-D and 2-D convs of 16+ channels a group, alone in a narrow region (under 32 channels and
 # filters: Note [narrow regions]), so in ONNX's layout.
 LOWER_RANKS = [
@@ -93,8 +77,8 @@ LOWER_RANKS = [
 
 
 @needs_packed
-@pytest.mark.parametrize("x_shape,k,kernel,strides,pads,dilations,group", LOWER_RANKS)
-def test_lower_rank_convs_match_ort(x_shape, k, kernel, strides, pads, dilations, group):
+@pytest.mark.parametrize("x_shape,k,kernel,strides,pads,dilations,group", CASES + LOWER_RANKS)
+def test_conv_on_the_tiles_matches_ort(x_shape, k, kernel, strides, pads, dilations, group):
     model = conv3d_model(x_shape, k, kernel, strides, pads, dilations, group)
     assert conv_row(model)["algorithm"].startswith(TILES)
     assert_matches_ort(model, feeds_for(model))
