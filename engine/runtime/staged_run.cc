@@ -1,6 +1,5 @@
 // Engine's staged runs (Note [staged plans] in runtime/stages.h): host tensors through a plan,
 // the value-shaped node it stops at, and the continuation's engine; the stage and body engines.
-#include <algorithm>
 #include <cstring>
 
 #include "runtime/control/dynamic_node.h"
@@ -28,11 +27,7 @@ PlanKey Engine::key_of_values(const std::vector<HostValue>& inputs) const {
 }
 
 std::vector<HostValue> Engine::run_values(const std::vector<HostValue>& inputs) {
-  if (inputs.size() != graph_.inputs.size()) {
-    throw InvalidModelError((path_.empty() ? std::string("the model") : path_) + " takes " +
-                            std::to_string(graph_.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
-  }
-  return run_values(*find_or_build(key_of_values(inputs)), inputs);
+  return run_stage(std::vector<StageValue>(inputs.begin(), inputs.end()));
 }
 
 std::vector<ConstTensorPtr> Engine::run_tensors(const std::vector<ConstTensorPtr>& inputs) {
@@ -59,16 +54,17 @@ std::vector<HostValue> Engine::run_stage(std::vector<StageValue> inputs) {
   }
   // The plan key reads the value inputs' bytes on the host, and the others' shapes and types
   // alone: a device tensor is seen as a tensor of its info with no bytes.
+  for (int i : value_inputs_) {
+    if (inputs[i].device) inputs[i] = StageValue(inputs[i].to_host());
+  }
   std::vector<HostValue> keyed;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const bool value_input = std::find(value_inputs_.begin(), value_inputs_.end(), static_cast<int>(i)) != value_inputs_.end();
-    if (inputs[i].device && value_input) inputs[i] = StageValue(inputs[i].to_host());
-    if (!inputs[i].device) {
-      keyed.push_back(inputs[i].host);
+  for (const StageValue& v : inputs) {
+    if (!v.device) {
+      keyed.push_back(v.host);
       continue;
     }
     auto info_only = std::make_shared<ConstTensor>();
-    info_only->info = inputs[i].device->info();
+    info_only->info = v.device->info();
     keyed.emplace_back(std::move(info_only));
   }
   return run_stage(*find_or_build(key_of_values(keyed)), inputs);

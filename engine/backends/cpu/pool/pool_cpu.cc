@@ -72,7 +72,7 @@ class MaxPoolKernel final : public Kernel {
   MaxPoolKernel(ConvGeometry g, int64_t planes, int workers)
       : g_(std::move(g)), planes_(planes), workers_(workers), taps_d_(tap_table(g_, kD)),
         taps_h_(tap_table(g_, kH)), columns_(column_table(g_)),
-        pairs_(pairs_of(g_)), inner_(inner_columns(g_)) {}
+        pairs_(pairs_of(g_)), inner_(inner_columns(g_)), rows_per_worker_(rows_per_worker(g_)) {}
 
   // x [N*C planes, D, H, W] -> y [N*C planes, OD, OH, OW]. Workspace: one input row per worker.
   void run(const KernelArgs& args) const override {
@@ -80,7 +80,7 @@ class MaxPoolKernel final : public Kernel {
     T* y = args.out<T>(0);
     T* rows = static_cast<T*>(args.workspace);
     cpu_thread_pool().parallel_for(planes_, [&](int64_t begin, int64_t end, int worker) {
-      T* row_max = rows + rows_per_worker(g_) * worker * row_stride(g_);
+      T* row_max = rows + rows_per_worker_ * worker * row_stride(g_);
       for (int64_t p = begin; p < end; ++p) {
         pool_plane(x + p * g_.input_size(), y + p * g_.output_size(), row_max, row_max + row_stride(g_));
       }
@@ -195,6 +195,7 @@ class MaxPoolKernel final : public Kernel {
   std::vector<ColumnRange> columns_;  // per kernel column
   bool pairs_;  // a 2-wide window at stride 2, no W padding: every output column reads two inputs
   IndexRange inner_;  // Note [strided pool columns]
+  int64_t rows_per_worker_;  // workspace rows per worker (rows_per_worker)
 };
 
 KernelChoice plan_max_pool(const Node& node, const std::vector<ValueInfo>& inputs,
