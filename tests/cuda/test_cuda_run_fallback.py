@@ -20,7 +20,8 @@ BATCH = 16
 UNFUSED = {"fuse_conv_pool": False}  # the convs as layers of their own
 # Every candidate a LeNet conv may take: cuDNN's forward algorithms and the planner's own kernels.
 CANDIDATES = ("IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING", "WINOGRAD",
-              "WINOGRAD_NONFUSED", "direct (1 input channel)", "cublasLtMatmul (1x1 conv as a GEMM)")
+              "WINOGRAD_NONFUSED", "direct (1 input channel)", "cublasLtMatmul (1x1 conv as a GEMM)",
+              "direct depthwise")
 
 
 def candidate(row) -> str:

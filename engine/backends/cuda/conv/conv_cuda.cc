@@ -40,6 +40,7 @@
 #include "backends/cuda/conv/conv_gemm.h"
 #include "backends/cuda/conv/conv_layout.h"
 #include "backends/cuda/backend/cuda_kernels.h"
+#include "backends/cuda/conv/depthwise_conv.h"
 #include "backends/cuda/conv/direct_conv.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
@@ -79,6 +80,7 @@ constexpr size_t kResidualInput = 3;
 constexpr const char* kDirectMath = "fp32 (FMA, direct kernel)";
 constexpr const char* kDirectName = "direct (1 input channel)";
 constexpr const char* kGemmName = "cublasLtMatmul (1x1 conv as a GEMM)";
+constexpr const char* kDepthwiseName = "direct depthwise";
 
 // cuDNN runs cudnnConvolutionBiasActivationForward with CUDNN_ACTIVATION_IDENTITY only with this
 // algorithm.
@@ -119,6 +121,51 @@ DirectConv2d direct_shape(const ConvGeometry& g, const Shape& xs, const Shape& w
   set_window_2d(c, g);
   c.n = xs[0];
   if (!direct_conv_supported(c)) c.n = 0;
+  return c;
+}
+
+// x -> y by the direct depthwise kernel (depthwise_conv.h): bias, residual z and Relu included.
+class DepthwiseConvKernel final : public Kernel {
+ public:
+  DepthwiseConvKernel(const CudaContext& ctx, DepthwiseConv2d shape, bool has_bias, Epilogue epilogue)
+      : ctx_(ctx), shape_(shape), has_bias_(has_bias), epilogue_(epilogue) {}
+
+  void run(const KernelArgs& args) const override {
+    const void* z = epilogue_ == Epilogue::BiasAddRelu ? args.in<void>(kResidualInput) : nullptr;
+    launch_depthwise_conv(args.in<void>(0), args.in<void>(1), has_bias_ ? args.in<void>(2) : nullptr, z,
+                          args.out<void>(0), shape_, epilogue_ != Epilogue::None, ctx_.stream);
+  }
+
+ private:
+  const CudaContext& ctx_;
+  DepthwiseConv2d shape_;
+  bool has_bias_;
+  Epilogue epilogue_;
+};
+
+// The direct depthwise kernel's shape for this conv (ONNX's dims xs, ws), when it takes it (n == 0
+// when not): one filter per channel and group, 1-D or 2-D.
+DepthwiseConv2d depthwise_shape(const ConvGeometry& onnx, const Shape& xs, const Shape& ws, DType dtype,
+                                bool channels_last) {
+  DepthwiseConv2d c;
+  if (onnx.rank() < 1 || onnx.rank() > 2 || onnx.group != xs[1] || ws[0] != xs[1] || ws[1] != 1) return c;
+  const ConvGeometry g = onnx.expanded_to(2);
+  const int64_t dims[] = {xs[1],         g.input[0],    g.input[1],    g.output[0],     g.output[1],
+                          g.kernel[0],   g.kernel[1],   g.strides[0],  g.strides[1],    g.dilations[0],
+                          g.dilations[1], g.pads_begin[0], g.pads_begin[1]};
+  for (int64_t v : dims) {
+    if (v < 0 || v > INT_MAX) return c;
+  }
+  c.c = static_cast<int>(xs[1]);
+  c.h = static_cast<int>(g.input[0]);
+  c.w = static_cast<int>(g.input[1]);
+  c.oh = static_cast<int>(g.output[0]);
+  c.ow = static_cast<int>(g.output[1]);
+  set_window_2d(c, g);
+  c.channels_last = channels_last;
+  c.dtype = dtype;
+  c.n = xs[0];
+  if (!depthwise_conv_supported(c)) c.n = 0;
   return c;
 }
 
@@ -251,6 +298,29 @@ OwnCandidate direct_candidate(const CudaContext& ctx, const DirectConv2d& direct
   return own;
 }
 
+OwnCandidate depthwise_candidate(const CudaContext& ctx, const DepthwiseConv2d& dw, bool has_bias, Epilogue epilogue,
+                                 std::unique_ptr<Kernel>& timing_kernel) {
+  OwnCandidate own;
+  own.name = kDepthwiseName;
+  own.algorithm = std::string(kDepthwiseName) + (epilogue == Epilogue::BiasAddRelu ? " (bias+residual+relu fused)"
+                                                 : epilogue == Epilogue::BiasRelu  ? " (bias+relu fused)"
+                                                 : has_bias                         ? " (bias fused)"
+                                                                                    : "");
+  own.math = is_half(dw.dtype) ? std::string(half_storage_name(dw.dtype)) + " storage, fp32 FMA (direct depthwise kernel)"
+                               : "fp32 (FMA, direct depthwise kernel)";
+  own.kernel = std::make_unique<DepthwiseConvKernel>(ctx, dw, has_bias, epilogue);
+  timing_kernel = std::make_unique<DepthwiseConvKernel>(ctx, dw, true, epilogue);
+  const size_t e = dtype_size(dw.dtype);
+  const size_t y = static_cast<size_t>(dw.n) * dw.c * dw.oh * dw.ow * e;
+  own.scratch.kernel = timing_kernel.get();
+  own.scratch.input_bytes = {static_cast<size_t>(dw.n) * dw.c * dw.h * dw.w * e,
+                             size_t{1} * dw.c * dw.kh * dw.kw * e, size_t{1} * dw.c * e};
+  if (epilogue == Epilogue::BiasAddRelu) own.scratch.input_bytes.push_back(y);
+  own.scratch.output_bytes = {y};
+  own.what = "timing the direct depthwise convolution";
+  return own;
+}
+
 OwnCandidate gemm_candidate(const CudaContext& ctx, const ConvGemm& shape, size_t limit, size_t& workspace) {
   OwnCandidate own;
   own.kernel = plan_conv_gemm(ctx, shape, limit, workspace);
@@ -310,8 +380,12 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
   OwnCandidate own;
   std::unique_ptr<Kernel> timing_kernel;  // the direct kernel as the search times it
   size_t own_workspace = 0;
+  const DepthwiseConv2d depthwise =
+      direct.n == 0 ? depthwise_shape(onnx, xs, ws, dtype, channels_last) : DepthwiseConv2d{};
   if (direct.n > 0 && !ctx.avoided(kDirectName)) {
     own = direct_candidate(ctx, direct, has_bias, epilogue == Epilogue::BiasRelu, timing_kernel);
+  } else if (depthwise.n > 0) {
+    if (!ctx.avoided(kDepthwiseName)) own = depthwise_candidate(ctx, depthwise, has_bias, epilogue, timing_kernel);
   } else if (direct.n == 0 && !ctx.avoided(kGemmName) && conv_gemm_unsupported(onnx, xs, channels_last).empty()) {
     ConvGemm shape;
     shape.rows = xs[0] * xs[2] * xs[3];
@@ -376,8 +450,10 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
       own_choice.rejected = std::move(choice.rejected);
       own_choice.rejected.push_back(
           {cudnn_name, algo.time_ms >= 0 && own_ms >= 0 ? slower_than(algo.time_ms, own.name)
-                       : direct.n > 0 ? "cuDNN's pick, ranked below the direct kernel for one input channel"
-                                      : "cuDNN's pick, ranked below the GEMM for a channels-last 1x1 conv"});
+                       : direct.n > 0    ? "cuDNN's pick, ranked below the direct kernel for one input channel"
+                       : depthwise.n > 0 ? "cuDNN's pick, ranked below the direct kernel for a depthwise conv "
+                                           "(Note [direct depthwise conv])"
+                                         : "cuDNN's pick, ranked below the GEMM for a channels-last 1x1 conv"});
       own_choice.candidate = own.name;
       own_choice.kernel = std::move(own.kernel);
       return own_choice;
