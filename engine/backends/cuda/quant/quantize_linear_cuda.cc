@@ -8,16 +8,14 @@
 // fallback]); the int8 layers themselves (Note [qdq int8]) have no CUDA kernel yet, so on CUDA
 // a QDQ file's Conv, Gemm and MatMul run in float between its pairs, as onnxruntime-gpu runs them.
 //
-// Note [device dequantize at half precision]: at fp16 and bf16 these nodes run on the host, as
-// before the kernels: the crash sweep on an H100 (2026-12-05) found zoo2/q_dyn_bert.onnx, which
-// passed there with them on the host, failing at fp16 and bf16 with them on the device (its
-// embedding Gather, a host layer on uint8 weights feeding a DequantizeLinear, read half data
-// where its int64 ids should be). The likely cause, found after that GPU run and fixed since, is
-// not in these kernels: the load-time precision choice profiles the plan, and the profile's
-// replays read inputs whose arena blocks later layers had reused (Note [profiled inputs] in
-// runtime/device_runner.cc); the DequantizeLinear on the device changed the arena's layout so
-// that the ids' block was reused. The kernels' own tests and the QDQ and QOperator files passed
-// at every precision. Half precision keeps the host path until a GPU run confirms the fix.
+// Note [device dequantize at half precision]: at fp16 and bf16 these nodes run on the device too
+// (their float side stays float32: the half rewrite converts around them). The crash sweep on an
+// H100 (2026-12-05) found zoo2/q_dyn_bert.onnx failing at fp16 and bf16 once they had moved to the
+// device: its embedding Gather (a host layer on uint8 weights) read half data where its int64 ids
+// should be. The cause was not in these kernels: the load-time precision choice profiles the
+// plan, and the profile's replays read inputs whose arena blocks later layers had reused (Note
+// [profiled inputs] in runtime/device_runner.cc, fixed since); the DequantizeLinear on the device
+// had changed the arena's layout so that the ids' block was reused.
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/quant/quant_kernels.h"
 #include "ops/quant/quant_layout.h"
@@ -45,15 +43,6 @@ QuantInt quant_int(const Node& node, DType t, const char* what, bool int32_ok) {
 
 bool has_zero_point(const std::vector<ValueInfo>& inputs) { return inputs.size() > 2 && inputs[2].present; }
 
-// Note [device dequantize at half precision]: refused at fp16 and bf16 (the node runs on the host).
-void require_full_precision(const CudaContext& ctx, const Node& node) {
-  const Precision p = ctx.options.precision;
-  if (p == Precision::Fp16 || p == Precision::Bf16) {
-    node_fail<UnsupportedModelError>(node, "the CUDA quantization kernels run at fp32 and tf32 only for now "
-                                           "(Note [device dequantize at half precision])");
-  }
-}
-
 QuantLayout layout_of(const Node& node, const std::vector<ValueInfo>& inputs) {
   require_cuda_float(node, inputs[1].info, "scale");
   const bool zp = has_zero_point(inputs);
@@ -62,7 +51,6 @@ QuantLayout layout_of(const Node& node, const std::vector<ValueInfo>& inputs) {
 
 KernelChoice plan_quantize(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                            const std::vector<TensorInfo>& outputs) {
-  require_full_precision(ctx, node);
   const bool x_int32 = inputs[0].info.dtype == DType::Int32;
   if (!x_int32) require_cuda_float(node, inputs[0].info, "x");
   const QuantInt type = quant_int(node, outputs[0].dtype, "y", false);
@@ -77,7 +65,6 @@ KernelChoice plan_quantize(const CudaContext& ctx, const Node& node, const std::
 
 KernelChoice plan_dequantize(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                              const std::vector<TensorInfo>& outputs) {
-  require_full_precision(ctx, node);
   const QuantInt type = quant_int(node, inputs[0].info.dtype, "x", true);
   require_cuda_float(node, outputs[0], "y");
   const QuantLayout layout = layout_of(node, inputs);
