@@ -99,3 +99,55 @@ def test_measure_precision_is_a_load_option_that_pickles():
 def test_measure_precision_on_the_cpu_is_accepted_and_inert(value):
     m = dnnx.load(build("lenet"), measure_precision=value)
     assert "precision_choice" not in m.load_profile()
+
+
+def chain(half_ms, fp32_ms, cast_ms=0.004):
+    """x -> Cast -> a -> b -> c -> Cast -> y in half (a ConvNeXt-like block chain), the fp32 twin's
+    a, b, c; every value 1000 elements (the Casts' 4 µs each: 4e-6 ms per element)."""
+    names = ["a", "b", "c"]
+    values = ["x/fp16", "v1", "v2", "y/fp16"]
+    half = [row("x/fp16/cast", ["x"], ["x/fp16"], cast_ms, op="Cast")]
+    half += [row(n, [values[i]], [values[i + 1]], half_ms[i]) for i, n in enumerate(names)]
+    half.append(row("y/cast", ["y/fp16"], ["y"], cast_ms, op="Cast"))
+    fp32 = [row(n, ["x" if i == 0 else values[i]], ["y" if i == 2 else values[i + 1]], fp32_ms[i], half=False)
+            for i, n in enumerate(names)]
+    sizes = {v: 1000 for v in ["x", "y"] + values}
+    return half, fp32, sizes
+
+
+def test_the_cut_keeps_fp32_only_where_a_layer_pays_for_its_conversions():
+    # b: 100 µs in half, 20 in fp32; its two new conversions are estimated at 4 µs each
+    half, fp32, sizes = chain([0.010, 0.100, 0.010], [0.030, 0.020, 0.030])
+    kept = segment_choice(half, fp32, "fp16", [[1, 8]], sizes)
+    assert list(kept) == ["b"], kept
+    assert "its segment of 1 layer(s) took 20.0 µs in fp32 against 100.0 µs in fp16 with 0 conversion(s)" in kept["b"]
+    assert "2 conversion(s) at the edges estimated at 8.0 µs (Note [precision cut])" in kept["b"]
+    # without sizes the segment stays whole: half 128 µs against fp32 80: all of it keeps fp32
+    whole = segment_choice(half, fp32, "fp16", [[1, 8]])
+    assert set(whole) == {"a", "b", "c"}
+    assert "3 layer(s) took 80.0 µs in fp32 against 128.0 µs in fp16 with 2 conversion(s)" in whole["a"]
+
+
+def test_the_cut_keeps_half_where_the_new_conversions_cost_more():
+    # b saves 6 µs in fp32, but its edges would cost 2 x 4 µs
+    half, fp32, sizes = chain([0.010, 0.026, 0.010], [0.030, 0.020, 0.030])
+    assert segment_choice(half, fp32, "fp16", [[1, 8]], sizes) == {}
+
+
+def test_the_cut_drops_the_entry_conversion_with_its_layer():
+    # a is cheaper in fp32 and sits next to the entry Cast: keeping a in fp32 saves the Cast too
+    half, fp32, sizes = chain([0.012, 0.010, 0.010], [0.010, 0.030, 0.030])
+    kept = segment_choice(half, fp32, "fp16", [[1, 8]], sizes)
+    assert list(kept) == ["a"], kept
+    assert "1 layer(s) took 10.0 µs in fp32 against 16.0 µs in fp16 with 1 conversion(s)" in kept["a"]
+
+
+def test_min_cut_solver_on_a_diamond():
+    from dnnx._precision_cut import cut_segment
+
+    # a feeds b and c, both feed d; c is slow in half; links cost 1 each
+    layers = {"a": (1, 5), "b": (1, 5), "c": (20, 2), "d": (1, 5)}
+    links = [("a", "b", 1), ("a", "c", 1), ("b", "d", 1), ("c", "d", 1)]
+    assert cut_segment(layers, [], links) == {"c"}
+    assert cut_segment(layers, [(30, ["a"])], links) == {"a", "c"}  # a's conversion (30) goes with it
+    assert cut_segment({"a": (3, 3)}, [], []) == set()  # a tie keeps half

@@ -22,6 +22,7 @@ from statistics import median
 
 import numpy as np
 
+from . import _precision_cut
 from ._native import core
 
 # Replays per engine: 5 first; where the two totals lie within CLOSE of each other, 25 more each
@@ -30,9 +31,11 @@ from ._native import core
 FIRST_REPEAT, CLOSE_REPEAT, CLOSE = 5, 25, 0.25
 
 
-def segment_choice(half_layers: list, fp32_layers: list, precision: str, shapes) -> dict:
+def segment_choice(half_layers: list, fp32_layers: list, precision: str, shapes, sizes: dict | None = None) -> dict:
     """{node name: why it keeps fp32} from two profiles' rows (Engine.profile: name, op, inputs,
-    outputs, half, times_ms) of the same graph, the half plan's and the fp32 twin's."""
+    outputs, half, times_ms) of the same graph, the half plan's and the fp32 twin's; `sizes`:
+    {value name: elements} of the half plan's values, for Note [precision cut] (without them a
+    segment's layers stay together)."""
     fp32_ms = {row["name"]: median(row["times_ms"]) for row in fp32_layers}
     parent: dict = {}
 
@@ -56,42 +59,156 @@ def segment_choice(half_layers: list, fp32_layers: list, precision: str, shapes)
         members.append((row, added, values[0]))
     segments: dict = {}
     for row, added, value in members:
-        seg = segments.setdefault(root(value), {"half": 0.0, "fp32": 0.0, "nodes": [], "conversions": 0})
-        seg["half"] += median(row["times_ms"])
-        if added:
-            seg["conversions"] += 1
-        else:
-            seg["fp32"] += fp32_ms[row["name"]]
-            seg["nodes"].append(row["name"])
+        segments.setdefault(root(value), []).append((row, added))
+    rate = _conversion_rate([rows for rows in segments.values()], sizes or {})
     kept = {}
     where = ", ".join("x".join(str(d) for d in s) for s in shapes)
-    for seg in segments.values():
-        if not seg["nodes"] or seg["fp32"] >= seg["half"]:
-            continue
-        reason = (f"measured faster in fp32 at input shape {where}: its segment of {len(seg['nodes'])} layer(s) "
-                  f"took {seg['fp32'] * 1e3:.1f} µs in fp32 against {seg['half'] * 1e3:.1f} µs in {precision} "
-                  f"with {seg['conversions']} conversion(s) (Note [measured precision])")
-        for name in seg["nodes"]:
-            kept[name] = reason
+    for rows in segments.values():
+        kept.update(_segment_kept(rows, fp32_ms, sizes or {}, rate, precision, where))
     return kept
+
+
+def _conversion_groups(rows) -> list:
+    """The half plan's conversion rows of one segment, grouped where they chain (a Cast feeding a
+    Transpose): [(ms, [rows])]."""
+    added = [row for row, is_added in rows if is_added]
+    parent = list(range(len(added)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    writer = {v: i for i, row in enumerate(added) for v in row["outputs"] if v}
+    for i, row in enumerate(added):
+        for v in row["inputs"]:
+            if v in writer:
+                parent[root(i)] = root(writer[v])
+    groups: dict = {}
+    for i, row in enumerate(added):
+        groups.setdefault(root(i), []).append(row)
+    return [(sum(median(r["times_ms"]) for r in group), group) for group in groups.values()]
+
+
+def _conversion_rate(segments, sizes: dict):
+    """(ms per element, floor ms) of the measured conversions (Note [precision cut])."""
+    times, elements = [], []
+    for rows in segments:
+        for ms, group in _conversion_groups(rows):
+            counts = [sizes.get(v) for r in group for v in r["inputs"][:1] if v]
+            times.append(ms)
+            elements.append(max(counts) if counts and all(counts) else None)
+    return _precision_cut.conversion_rate(times, elements)
+
+
+def _segment_kept(rows, fp32_ms: dict, sizes: dict, rate, precision: str, where: str) -> dict:
+    """The layers of one segment that keep fp32 (Note [precision cut]), with the reason for each."""
+    layers = {row["name"]: (median(row["times_ms"]), fp32_ms[row["name"]]) for row, added in rows if not added}
+    if not layers:
+        return {}
+    by_name = {row["name"]: row for row, added in rows if not added}
+    readers, writer = {}, {}
+    for name, row in by_name.items():
+        for v in row["inputs"]:
+            if v:
+                readers.setdefault(v, []).append(name)
+        for v in row["outputs"]:
+            if v:
+                writer[v] = name
+    groups = []
+    for ms, group in _conversion_groups(rows):
+        served = {n for r in group for v in r["outputs"] if v for n in readers.get(v, [])}
+        served |= {writer[v] for r in group for v in r["inputs"] if v in writer}
+        groups.append((ms, sorted(served), len(group)))
+    per_element, floor = rate
+    links = []
+    for v, a in writer.items():
+        for b in readers.get(v, []):
+            if b == a:
+                continue
+            n = sizes.get(v)
+            links.append((a, b, max(floor, per_element * n) if n and per_element is not None else _precision_cut.INF))
+    fp32 = _precision_cut.cut_segment(layers, [(ms, served) for ms, served, _ in groups], links)
+    kept = {}
+    for region in _regions(fp32, links):
+        region_fp32 = sum(layers[n][1] for n in region)
+        region_half = sum(layers[n][0] for n in region)
+        mine = [(ms, count) for ms, served, count in groups if served and set(served) <= region]
+        region_half += sum(ms for ms, _ in mine)
+        edges = [ms for a, b, ms in links if (a in region) != (b in region)]
+        reason = (f"measured faster in fp32 at input shape {where}: its segment of {len(region)} layer(s) "
+                  f"took {region_fp32 * 1e3:.1f} µs in fp32 against {region_half * 1e3:.1f} µs in {precision} "
+                  f"with {sum(count for _, count in mine)} conversion(s)")
+        if edges:
+            reason += (f"; the rest of its segment keeps {precision}, with {len(edges)} conversion(s) at the "
+                       f"edges estimated at {sum(edges) * 1e3:.1f} µs (Note [precision cut])")
+        for name in region:
+            kept[name] = reason + " (Note [measured precision])"
+    return kept
+
+
+def _regions(names: set, links: list) -> list:
+    """The connected groups of `names` through `links`."""
+    parent = {n: n for n in names}
+
+    def root(n):
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for a, b, _ in links:
+        if a in names and b in names:
+            parent[root(a)] = root(b)
+    regions: dict = {}
+    for n in names:
+        regions.setdefault(root(n), set()).add(n)
+    return list(regions.values())
+
+
+def value_sizes(engine, shapes, layers: list) -> dict:
+    """{value name: elements} of the half plan's values: its plan rows' shapes, position by
+    position, beside its profile rows' value names (the same layers in the same order)."""
+    sizes = {}
+    for plan_row, prof_row in zip(engine.plan(shapes, None), layers):
+        if plan_row["name"] != prof_row["name"]:
+            return {}
+        for names, dims in ((prof_row["inputs"], plan_row["inputs"]), (prof_row["outputs"], plan_row["outputs"])):
+            for v, shape in zip(names, dims):
+                if v and shape is not None:
+                    count = 1
+                    for d in shape:
+                        count *= int(d)
+                    sizes[v] = count
+    return sizes
 
 
 def zero_inputs(ir: dict, shapes: list) -> list:
     return [np.zeros(shape, dtype=dtype) for (_, _, dtype), shape in zip(ir["inputs"], shapes)]
 
 
-def choose(engine, ir: dict, kind: str, fp32_options: dict, passes: dict, precision: str) -> dict:
-    """{node name: reason} for the nodes of `engine` (a half-storage CUDA engine) that run faster
-    in fp32 (segment_choice), timing it against an fp32 twin built from `fp32_options`. A model
-    whose shapes come from input values (value_inputs) has no shapes to time at load: {}."""
+def choose(engine, ir: dict, kind: str, fp32_options: dict, passes: dict, precision: str) -> tuple:
+    """(cut, whole, inputs): {node name: reason} for the nodes of `engine` (a half-storage CUDA
+    engine) that run faster in fp32, timing it against an fp32 twin built from `fp32_options`:
+    layer by layer (Note [precision cut]) and by whole segments (segment_choice without sizes);
+    and the zero inputs they were timed on, for the caller to time the two plans where they
+    differ. A model whose shapes come from input values (value_inputs) has no shapes to time at
+    load: ({}, {}, None)."""
     if engine.value_inputs():
-        return {}
+        return {}, {}, None
     shapes = engine.default_shapes()
     inputs = zero_inputs(ir, shapes)
     twin = core.Engine(ir, kind, fp32_options, passes=passes)
     half, fp32 = engine.profile(inputs, FIRST_REPEAT)["layers"], twin.profile(inputs, FIRST_REPEAT)["layers"]
-    totals = [sum(median(r["times_ms"]) for r in rows) for rows in (half, fp32)]
+    totals = [total_ms(rows) for rows in (half, fp32)]
     if abs(totals[0] - totals[1]) <= CLOSE * max(totals):
         half, fp32 = engine.profile(inputs, CLOSE_REPEAT)["layers"], twin.profile(inputs, CLOSE_REPEAT)["layers"]
     del twin  # its device memory goes back before the engine is built again
-    return segment_choice(half, fp32, precision, shapes)
+    cut = segment_choice(half, fp32, precision, shapes, value_sizes(engine, shapes, half))
+    return cut, segment_choice(half, fp32, precision, shapes), inputs
+
+
+def total_ms(layers: list) -> float:
+    """The sum of a profile's per-layer medians."""
+    return sum(median(r["times_ms"]) for r in layers)

@@ -195,16 +195,27 @@ class Model:
         return self.int8_report.model
 
     def _choose_precision(self, precision: str, device_args: tuple) -> None:
-        """Note [measured precision] (_precision_choice.py): the segments of half layers that run
-        faster in fp32 keep fp32; the engine is built once more when there are any."""
+        """Note [measured precision] (_precision_choice.py): the half layers that run faster in
+        fp32 keep fp32; the engine is built once more when there are any. Where the layer-by-layer
+        cut (Note [precision cut]) and the whole-segment rule disagree, both plans are built and
+        timed, and the faster is kept."""
         start = time.perf_counter()
         kind, options = self._backend
         fp32 = dict(options, **backend_options(self.device, "fp32", *device_args)[1])
-        kept = _precision_choice.choose(self._engine, self._ir, kind, fp32, self.passes, precision)
+        cut, whole, inputs = _precision_choice.choose(self._engine, self._ir, kind, fp32, self.passes, precision)
+        best = None  # (ms, kept, engine)
+        for kept in ([cut, whole] if cut != whole else [cut]):
+            engine = core.Engine(self._ir, kind, dict(options, precision_kept=kept), passes=self.passes) if kept \
+                else self._engine
+            ms = _precision_choice.total_ms(engine.profile(inputs, _precision_choice.FIRST_REPEAT)["layers"]) \
+                if cut != whole else 0.0
+            if best is None or ms < best[0]:
+                best = (ms, kept, engine)
+            del engine
+        _, kept, engine = best
         if kept:
-            options = dict(options, precision_kept=kept)
-            self._backend = (kind, options)
-            self._engine = core.Engine(self._ir, kind, options, passes=self.passes)
+            self._backend = (kind, dict(options, precision_kept=kept))
+        self._engine = engine
         self._load_profile["precision_choice"] = time.perf_counter() - start
 
     @property
