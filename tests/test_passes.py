@@ -175,14 +175,28 @@ def test_matmul_add_then_relu_becomes_one_gemm_relu():
     assert ops(model, **ALL_OFF) == ["MatMul", "Add", "Relu"]
 
 
+@pytest.mark.parametrize("a_shape", [[2, 3, 6], ["N", 3, 6], ["N", 4, 3, 6], [1, 1, 6]])
+def test_matmul_add_over_rows_of_a_higher_rank_a(a_shape):
+    """Note [rows of a matmul]: A [d0, ..., K] with every dim but d0 known runs as one Gemm over
+    its rows between two Reshapes (views); the results are those of MatMul and Add."""
+    model = matmul_add([5], a_shape=a_shape, relu=True)
+    for batch in (1, 5):
+        check_same_results(model, {"x": rand(*[batch if d == "N" else d for d in a_shape])})
+    rows = dnnx.load(model, batch_size=None).plan() if "N" in a_shape else dnnx.load(model).plan()
+    assert [r["op"] for r in rows] == ["Reshape", "Gemm", "Reshape", "Relu"], rows
+    assert rows[1]["inputs"][0] == [int(np.prod([1 if d == "N" else d for d in a_shape[:-1]])), 6], rows[1]
+    assert rows[2]["outputs"][0] == [1 if d == "N" else d for d in a_shape[:-1]] + [5], rows[2]
+    assert ops(model, passes={"fuse_matmul_add": False}) == ["MatMul", "Add", "Relu"]
+
+
 @pytest.mark.parametrize("bias_shape,a_shape", [
-    ([5], [2, 3, 6]),     # A is 3-D: no Gemm
+    ([5], [2, "S", 6]),   # an inner dim symbolic: the rows' count is unknown at load, no Gemm
     ([4, 5], [4, 6]),     # a bias per row: not broadcastable to [N]
     ([3, 1, 5], [4, 6]),  # the bias grows the result to [3, 4, 5]
 ])
 def test_matmul_add_that_is_no_gemm_stays(bias_shape, a_shape):
     model = matmul_add(bias_shape, a_shape=a_shape)
-    check_same_results(model, {"x": rand(*a_shape)})
+    check_same_results(model, {"x": rand(*[3 if d == "S" else d for d in a_shape])})
     assert ops(model) == ["MatMul", "Add"]
 
 

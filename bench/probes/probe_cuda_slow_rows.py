@@ -2,7 +2,8 @@
 why a half plan is or is not taken: per case, in a child process of its own, the load at batch 64,
 the plan rows' math grouped (how many layers run fp16/bf16/tf32/fp32, and the reasons a layer was
 kept in fp32), and the per-layer GPU profile grouped by op and algorithm, with the slowest layers.
-Cases: "model:precision[:nomeasure]" (nomeasure: measure_precision=False, the half plan as built).
+Cases: "model:precision[:nomeasure][:ws=MiB]" (nomeasure: measure_precision=False, the half plan as
+built; ws: workspace_limit in MiB).
 
     python3 bench/probes/probe_cuda_slow_rows.py [--batch 64] [case ...]
 """
@@ -11,9 +12,9 @@ import subprocess
 import sys
 
 DEFAULT_CASES = [
-    "zoo/convnext_tiny.onnx:fp16", "zoo/convnext_tiny.onnx:fp16:nomeasure",
-    "zoo/mobilenet_v2.onnx:fp32", "zoo/mobilenet_v2.onnx:tf32", "zoo/mobilenet_v2.onnx:fp16:nomeasure",
-    "zoo/efficientnet_b0.onnx:fp16:nomeasure", "zoo/r3d_18.onnx:tf32", "zoo/r3d_18.onnx:fp16:nomeasure",
+    "zoo/convnext_tiny.onnx:fp16", "zoo/convnext_tiny.onnx:tf32", "zoo/convnext_tiny.onnx:fp32",
+    "zoo/mobilenet_v2.onnx:fp16", "zoo/efficientnet_b0.onnx:fp16", "zoo/efficientnet_b0.onnx:tf32",
+    "zoo/efficientnet_b0.onnx:fp32", "zoo/mobilenet_v3_small.onnx:fp16", "zoo/r3d_18.onnx:tf32", "zoo/r3d_18.onnx:tf32:ws=4096",
 ]
 
 CHILD = r"""
@@ -23,10 +24,11 @@ import dnnx
 from _external_models import EXTERNAL, make_inputs, read_model
 warnings.simplefilter("ignore")
 name, precision, measure, batch = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
+extra = {"workspace_limit": int(sys.argv[5]) << 20} if len(sys.argv) > 5 and sys.argv[5] else {}
 model = read_model(name, EXTERNAL)
 feeds, _ = make_inputs(name, model, batch)
 t0 = time.perf_counter()
-m = dnnx.load(model, device="cuda", precision=precision, batch_size=batch, plan_cache=False,
+m = dnnx.load(model, device="cuda", precision=precision, batch_size=batch, plan_cache=False, **extra,
               **({} if precision in ("fp32", "tf32") else {"measure_precision": measure}))
 print(f"  load {time.perf_counter() - t0:.2f} s; phases", {k: round(v, 2) for k, v in m.load_profile().items()})
 maths, reasons = collections.Counter(), collections.Counter()
@@ -48,8 +50,15 @@ for r in prof:
 for (op, algo), (n, ms) in sorted(groups.items(), key=lambda kv: -kv[1][1])[:12]:
     print(f"    {ms:8.3f} ms  {n:3d} x {op:28s} {algo}")
 print("  slowest layers:")
-for r in sorted(prof, key=lambda r: -r.median_ms)[:8]:
+slowest = sorted(prof, key=lambda r: -r.median_ms)[:8]
+for r in slowest:
     print(f"    {r.median_ms:8.3f} ms  {r.op:24s} {r.algorithm[:70]:70s} {r.name[-50:]}")
+plan = {r["name"]: r for r in m.plan()}
+for r in slowest[:1]:
+    row = plan.get(r.name, {})
+    print(f"  the slowest layer's inputs {row.get('inputs')}, workspace {row.get('workspace')}, rejected:")
+    for algo, why in row.get("rejected", [])[:8]:
+        print(f"    {algo}: {why[:110]}")
 """
 
 
@@ -61,10 +70,11 @@ def main() -> int:
     args = ap.parse_args()
     for case in args.cases:
         name, precision, *rest = case.split(":")
-        measure = "0" if rest and rest[0] == "nomeasure" else "1"
+        measure = "0" if "nomeasure" in rest else "1"
+        ws = next((r[3:] for r in rest if r.startswith("ws=")), "")
         print(f"{name} {precision} batch {args.batch}{' measure_precision=False' if measure == '0' else ''}", flush=True)
         try:
-            r = subprocess.run([sys.executable, "-c", CHILD, name, precision, measure, str(args.batch)],
+            r = subprocess.run([sys.executable, "-c", CHILD, name, precision, measure, str(args.batch), ws],
                                capture_output=True, text=True, timeout=args.timeout)
         except subprocess.TimeoutExpired:
             print("  TIMEOUT", flush=True)

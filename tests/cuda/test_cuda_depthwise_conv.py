@@ -117,9 +117,9 @@ def test_depthwise_conv_fuses_bias_relu_and_residual(tail, fused, bias, precisio
 
 
 def test_more_pixels_than_the_grid_has_rows_loop():
-    # channels-last, 2 channels: one thread column of 256 pixels per block row, 65535 rows at
-    # most: 4100 x 4100 pixels need the grid-stride loop
-    case = (2, (4100, 4100), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1))
+    # channels-last, 2 channels: a block row holds 256 groups of 4 outputs, the grid 65535 rows at
+    # most (67.1M outputs): 8200 x 8300 outputs need the grid-stride loop
+    case = (2, (8200, 8300), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1))
     check(depthwise_model(case, batch=1), "fp16")
 
 

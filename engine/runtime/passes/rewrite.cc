@@ -56,6 +56,17 @@ std::string add_constant(Graph& graph, const std::string& base, const Shape& sha
   return name;
 }
 
+std::string add_int64_constant(Graph& graph, const std::string& base, const std::vector<int64_t>& values) {
+  std::string name = base;
+  for (int i = 1; name_taken(graph, name); ++i) name = base + "_" + std::to_string(i);
+  auto t = std::make_shared<ConstTensor>();
+  t->info = TensorInfo{Shape{static_cast<int64_t>(values.size())}, DType::Int64};
+  t->data.resize(values.size() * sizeof(int64_t));
+  if (!values.empty()) std::memcpy(t->data.data(), values.data(), t->data.size());
+  graph.constants[name] = std::move(t);
+  return name;
+}
+
 FreshNames::FreshNames(const Graph& graph) {
   for (const auto& kv : graph.constants) taken_.insert(kv.first);
   for (const GraphInput& in : graph.inputs) taken_.insert(in.name);

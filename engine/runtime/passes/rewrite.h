@@ -21,6 +21,8 @@ const ConstTensor* find_constant(const Graph& graph, const std::string& name);
 
 // Adds a float32 constant under a name no tensor uses yet (derived from `base`); returns it.
 std::string add_constant(Graph& graph, const std::string& base, const Shape& shape, std::vector<float> values);
+// The same for an int64 vector (a Reshape's shape).
+std::string add_int64_constant(Graph& graph, const std::string& base, const std::vector<int64_t>& values);
 
 // Every value's type for the declared input shapes, symbolic dims taken as `symbolic_dim` (ranks
 // and the fixed dims are what the passes look at), by the op registry's shape inference. Two

@@ -103,6 +103,21 @@ int64_t CudaBackend::channels_last_channel_multiple() const {
   return p == Precision::Tf32 ? 4 : p == Precision::Fp16 || p == Precision::Bf16 ? 8 : 1;
 }
 
+// Note [channels-last forms] on CUDA: the regions also keep the squeeze-and-excitation gates,
+// per-channel scales, channel concatenations and the model's own NHWC Transposes (views), and a
+// depthwise conv of 32+ channels makes its region wide at tf32 (the direct depthwise kernel reads
+// NHWC as fast as NCHW: Note [direct depthwise conv]). Measured on an H100 at batch 64 (fp16,
+// measure_precision=False, 2026-12-05, bench/probes/probe_cuda_slow_rows.py) before this:
+// EfficientNet-B0 spent 2.16 of 8.47 ms in 32 Transposes around its SE gates, ConvNeXt-T 4.5 of
+// 21.7 ms in 64 Transposes (its blocks' own permutes beside the conversions around its convs).
+// Every value type the CUDA kernels take may stay channels-last (float32 and the half types).
+ChannelsLastForms CudaBackend::channels_last_forms() const {
+  ChannelsLastForms forms;
+  forms.graph_ops = true;
+  forms.wide_depthwise = true;
+  return forms;
+}
+
 std::string CudaBackend::half_unsupported_reason(const Node& node) const {
   const OpDef* def = op_registry().find(node);
   if (def && def->aliases_input0) return "";  // a view: no kernel, any element type

@@ -35,6 +35,7 @@ class CudaBackend final : public Backend, public DeviceServices {
   // channel).
   int64_t channels_last_min_channels() const override;
   int64_t channels_last_channel_multiple() const override;
+  ChannelsLastForms channels_last_forms() const override;
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
   // Note [run-time fallback]: plan_node without the failed candidates, within workspace_cap.

@@ -1,6 +1,7 @@
 // Launchers of the LayerNormalization / InstanceNormalization / GroupNormalization kernels
 // (normalization_kernels.cu), over ops/normalization/normalization.h's form: x [rows, row_len], parameters of
-// index p(r, j) = (r % row_groups) * chunks + j / chunk_len. float32. Each queues on `stream` and
+// index p(r, j) = (r % row_groups) * chunks + j / chunk_len. float32 (the forward also the half
+// types). Each queues on `stream` and
 // checks the launch.
 #pragma once
 #include <cstdint>
@@ -13,9 +14,11 @@
 namespace dnnx::cuda {
 
 // y = (x - mean) * inv_std * scale[p] + bias[p] per row (bias null: 0); mean and inv_std [rows]
-// are written when not null.
-void launch_norm(const NormGeometry& g, const float* x, const float* scale, const float* bias, float* y, float* mean,
-                 float* inv_std, cudaStream_t stream);
+// are written when not null. Every pointer of `dtype` (float32, float16 or bfloat16: half storage
+// converts them all), the sums in float32; rows of up to 1024 elements one warp each (Note [warp
+// rows] in normalization_kernels.cu).
+void launch_norm(const NormGeometry& g, const void* x, const void* scale, const void* bias, void* y, void* mean,
+                 void* inv_std, DType dtype, cudaStream_t stream);
 
 // The gradient (backends/cpu/normalization/normalization_cpu.cc gives the formulas): dx, dscale, dbias may each
 // be null (not asked for). stats: workspace of 2 * rows floats (each row's mean and inv_std, for
