@@ -86,6 +86,8 @@ struct ChannelsLastForms {
   // per-channel or scalar constant), Concat and Split on the channel axis, and the model's own
   // Transposes to and from [N, H, W, C] as views
   bool graph_ops = false;
+  // with graph_ops: Concat and Split on the channel axis too
+  bool channel_concat = true;
   // Note [narrow regions]: a depthwise conv of min_channels channels makes its region wide too
   bool wide_depthwise = false;
 };

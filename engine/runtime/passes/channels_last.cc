@@ -210,7 +210,7 @@ class ChannelsLastRewrite {
   bool add_graph_op(const Node& node) {
     if (!forms_.graph_ops || node.outputs.empty()) return false;
     if (node.op_type == "Transpose") return add_transpose(node);
-    if (node.op_type == "Concat" || node.op_type == "Split") return add_on_channels(node);
+    if (node.op_type == "Concat" || node.op_type == "Split") return forms_.channel_concat && add_on_channels(node);
     const bool unary = graph_ops_unary().count(node.op_type) != 0;
     if (!unary && !graph_ops_binary().count(node.op_type)) return false;
     std::vector<size_t> lasts;

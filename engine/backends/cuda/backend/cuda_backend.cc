@@ -104,16 +104,21 @@ int64_t CudaBackend::channels_last_channel_multiple() const {
 }
 
 // Note [channels-last forms] on CUDA: the regions also keep the squeeze-and-excitation gates,
-// per-channel scales, channel concatenations and the model's own NHWC Transposes (views), and a
+// per-channel scales and the model's own NHWC Transposes (views), and a
 // depthwise conv of 32+ channels makes its region wide at tf32 (the direct depthwise kernel reads
 // NHWC as fast as NCHW: Note [direct depthwise conv]). Measured on an H100 at batch 64 (fp16,
 // measure_precision=False, 2026-12-05, bench/probes/probe_cuda_slow_rows.py) before this:
 // EfficientNet-B0 spent 2.16 of 8.47 ms in 32 Transposes around its SE gates, ConvNeXt-T 4.5 of
 // 21.7 ms in 64 Transposes (its blocks' own permutes beside the conversions around its convs).
 // Every value type the CUDA kernels take may stay channels-last (float32 and the half types).
+// Channel concatenations stay in ONNX's layout: DenseNet-121 kept its Concats channels-last ran
+// 30.3 ms at tf32 and 22.5 at fp16 (batch 64) against 22.3 and 16.1 without (the NHWC Concat
+// is a cudaMemcpy2DAsync of one short row per pixel, and the BatchNormalization after each
+// needs a Transpose back).
 ChannelsLastForms CudaBackend::channels_last_forms() const {
   ChannelsLastForms forms;
   forms.graph_ops = true;
+  forms.channel_concat = false;
   forms.wide_depthwise = true;
   return forms;
 }
