@@ -1,7 +1,8 @@
 // The Reduce* ops on the CPU, forward and gradient.
 // ReduceMean: X's dims are merged into alternating runs of kept and reduced dims; a counter
 // walks X in order, adding each element into its output cell (the output stride of a reduced
-// run is 0), and the sums are scaled by 1 / (elements per cell) at the end.
+// run is 0; an innermost reduced run is summed first, Note [lane sums]), and the sums are
+// scaled by 1 / (elements per cell) at the end.
 // The others (templated over the element type), and every gradient, walk cells (ReduceCells):
 // output cell i reads X at base[i] + red[j] for each of its `count` reduced elements j, in X's
 // order, as the CUDA kernels do (elementwise/reduce_kernels.cu). The gradients, from X, Y and dY of each cell:
@@ -54,6 +55,26 @@ ReduceWalk reduce_walk(const Shape& x, const std::vector<bool>& reduced) {
   return w;
 }
 
+// Note [lane sums]: the sum of a contiguous run in 16 independent partial sums, folded in a fixed
+// order (halves added pairwise), then the tail: one chain of dependent adds ran at one add per
+// FP latency (ReduceMean over 56x56 planes, a squeeze-and-excitation's: 156 us against
+// onnxruntime's 25 for [1, 96, 56, 56], one thread); the lanes vectorize. Deterministic (the
+// order is fixed by n alone), not the order of a plain loop: a few ulp from it.
+float lane_sum(const float* x, int64_t n) {
+  constexpr int kLanes = 16;
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) acc[l] += x[i + l];
+  }
+  for (int w = kLanes / 2; w > 0; w /= 2) {
+    for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
+  }
+  float s = acc[0];
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
 class ReduceMeanKernel final : public Kernel {
  public:
   explicit ReduceMeanKernel(ReduceWalk w) : w_(std::move(w)) {}
@@ -73,9 +94,7 @@ class ReduceMeanKernel final : public Kernel {
     int64_t out = 0;
     for (int64_t at = 0; at < w_.in_total; at += inner) {
       if (inner_stride == 0) {
-        float sum = 0.0f;
-        for (int64_t k = 0; k < inner; ++k) sum += x[at + k];
-        y[out] += sum;
+        y[out] += lane_sum(x + at, inner);
       } else {
         for (int64_t k = 0; k < inner; ++k) y[out + k] += x[at + k];
       }
