@@ -45,6 +45,22 @@ def test_dynamic_quantize_linear_positive_and_constant_inputs():
             np.testing.assert_array_equal(g, w)
 
 
+@pytest.mark.parametrize("n", [16, 4096 + 7, 33])
+def test_dynamic_quantize_linear_in_registers_matches_onnxruntime(n):
+    """Note [dynamic quantize in registers]: the 16-lane min/max and quantize (with a scalar tail)
+    give onnxruntime's bytes, ties (values at half steps of the scale) included."""
+    x = RNG.standard_normal(n).astype(np.float32) * 5
+    x[0], x[-1] = -1.0, 254.0 / 255.0 * 3  # scale (3 + 1) / 255 and zero point 64: exact multiples below
+    x[5::9] = (np.arange(len(x[5::9])) % 40 - 20 + 0.5) * np.float32(4.0 / 255.0)  # half steps: ties
+    x[1] = 3.0
+    model = node_model("DynamicQuantizeLinear", [("x", (TensorProto.FLOAT, [n]))], ["y", "s", "z"], opset=11)
+    want, by = reference_outputs(model, {"x": x})
+    got, _ = run_dnnx(model, {"x": x})
+    assert by == "onnxruntime"
+    np.testing.assert_array_equal(got["y"], want[0])
+    assert got["s"] == want[1] and got["z"] == want[2]
+
+
 @pytest.mark.parametrize("ta, tb", [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.int8), (np.int8, np.uint8)])
 @pytest.mark.parametrize("b_zp", ["tensor", "column", "none"])
 def test_matmul_integer(ta, tb, b_zp):
