@@ -13,8 +13,7 @@ from onnx import helper
 import dnnx
 from cuda_check import assert_close
 from ort_check import make_model, rand, run_ort
-from test_cuda_bf16 import assert_bf16_close
-from test_cuda_fp16 import assert_fp16_close
+from precision_check import assert_layer_close
 from test_cuda_run_fallback import CANDIDATES
 
 DEPTHWISE = "direct depthwise"
@@ -77,12 +76,7 @@ def check(model, precision, **load):
     assert len(rows) == 1 and rows[0]["algorithm"].startswith(DEPTHWISE), rows
     got = m.run_dict(feeds)
     for name, want in run_ort(model, feeds).items():
-        if precision == "fp16":
-            assert_fp16_close(got[name], want, name)
-        elif precision == "bf16":
-            assert_bf16_close(got[name], want, name)
-        else:  # fp32 FMAs whatever tf32 allows
-            assert_close(got[name], want, name)
+        assert_layer_close(precision, got[name], want, name)  # fp32 FMAs whatever tf32 allows
     return rows[0]
 
 

@@ -9,10 +9,8 @@ import pytest
 from onnx import helper
 
 import dnnx
-from cuda_check import assert_close
 from ort_check import make_model, rand, run_ort
-from test_cuda_bf16 import assert_bf16_close
-from test_cuda_fp16 import assert_fp16_close
+from precision_check import assert_layer_close
 
 
 def compare(model, feeds, precision):
@@ -20,12 +18,7 @@ def compare(model, feeds, precision):
                   **({"measure_precision": False} if precision in ("fp16", "bf16") else {}))
     got = m.run_dict(feeds)
     for name, want in run_ort(model, feeds).items():
-        if precision == "fp16":
-            assert_fp16_close(got[name], want, name)
-        elif precision == "bf16":
-            assert_bf16_close(got[name], want, name)
-        else:
-            assert_close(got[name], want, name)
+        assert_layer_close(precision, got[name], want, name)
     return m.plan()
 
 
