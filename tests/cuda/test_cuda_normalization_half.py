@@ -4,7 +4,6 @@ warp each, Note [warp rows], longer rows one block each). Against onnxruntime wi
 of each precision: cuda_check.py's for fp32, test_cuda_fp16.py's and test_cuda_bf16.py's one-layer
 bounds for the half types (the inputs, the parameters and the output are each rounded once; the
 sums are float32). The plan shows the half layer and the kernel."""
-import numpy as np
 import pytest
 from onnx import helper
 
