@@ -596,9 +596,9 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     fp32 and ONNX's layout where that is faster, so that a half precision never makes a model
     slower; ``plan()`` says so per layer: "fp32 (kept in fp32: measured faster ...)"),
     ``workspace_limit`` (bytes, or
-    a string such as "256MiB": no layer's workspace exceeds it; None, the default: 4 GiB at fp32,
-    at most an eighth of the GPU's memory or of memory_limit, where FFT and Winograd need it, and
-    256 MiB at tf32, fp16 and bf16), ``algo_search`` ("auto", the default: timed as "exhaustive"
+    a string such as "256MiB": no layer's workspace exceeds it; None, the default: 4 GiB, at most
+    an eighth of the GPU's memory or of memory_limit, where FFT, Winograd or a 3-D conv's
+    precomputed indices need it), ``algo_search`` ("auto", the default: timed as "exhaustive"
     for the fp32 convolutions of 4 GFLOP or more, where timing was measured to pay, heuristic for
     the rest (Note [auto search] in engine/backends/cuda/search/conv_algo.cc); "heuristic":
     cuDNN's ranking, instant; "exhaustive": every convolution algorithm timed at plan time, the

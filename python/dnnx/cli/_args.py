@@ -45,8 +45,8 @@ def add_planning(parser: argparse.ArgumentParser) -> None:
                         help="how CUDA picks each layer's algorithm: auto times the fp32 convs of 4 GFLOP or more, "
                              "heuristic takes cuDNN's and cuBLASLt's ranking, exhaustive times every candidate")
     parser.add_argument("--workspace-limit", default=None, metavar="BYTES",
-                        help="the most workspace one CUDA layer may take, e.g. 256MiB (default: 4 GiB at fp32, "
-                             "256 MiB otherwise)")
+                        help="the most workspace one CUDA layer may take, e.g. 256MiB (default: 4 GiB, at most an "
+                             "eighth of the GPU's memory)")
 
 
 def planning_options(args) -> dict:

@@ -66,9 +66,9 @@ std::string conv_math_name(cudnnMathType_t math, Precision precision) {
 // which take some 70 us or more each, where a few percent repay the search's tens of
 // milliseconds within a few thousand runs; smaller ones (LeNet, any model at batch 1) and every
 // other kind (cuBLASLt, the conv+pool kernels) stay heuristic. The 3x3 layers' fastest fp32
-// algorithms (FFT, Winograd) need workspace: where the model names no workspace_limit, an fp32
-// model gets kAutoFp32Workspace (4 GiB: the measured row), at most an eighth of the device's
-// memory (or of memory_limit); tf32, fp16 and bf16 keep 256 MiB, the limit they were measured at.
+// algorithms (FFT, Winograd) need workspace: where the model names no workspace_limit, a model
+// gets kAutoFp32Workspace (4 GiB: the measured row), at most an eighth of the device's memory
+// (or of memory_limit), at every precision (Note [tensor-op workspace], below).
 constexpr double kAutoTimedFlops = 4e9;
 constexpr size_t kAutoFp32Workspace = size_t{4} << 30;
 constexpr size_t kHalfWorkspace = size_t{256} << 20;
