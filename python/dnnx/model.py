@@ -372,9 +372,31 @@ class Model:
             raise ValueError("finetune: fine-tuning runs in fp32, tf32 or bf16, not fp16 (fp16 half storage is for "
                              "inference); load the model with precision='bf16', 'fp32' or 'tf32' to fine-tune it")
         self._current_engine()  # a previous tuner's weights first
+        self._float_tail(trainable)
         return _finetune.Tuner(self, trainable=trainable, loss=loss, lr=lr, momentum=momentum, nesterov=nesterov,
                                weight_decay=weight_decay, schedule=schedule, deterministic=deterministic,
                                seed=seed, total_steps=total_steps)
+
+    def _float_tail(self, trainable) -> None:
+        """Note [int8 fine-tuning] (_quant_tail.py): where the layers ``trainable`` names read
+        dequantized int8 weights (a QDQ model), the model is loaded again with those layers float
+        and the QDQ pairs inside the tail bypassed, its options kept; earlier tuned weights
+        carry over."""
+        from . import _quant_tail
+
+        base = self.proto
+        if self._tuned:
+            base = _finetune.tuned_proto(base, {name: self._ir["constants"][name] for name in self._tuned})
+        proto, weights = _quant_tail.float_tail(base, trainable)
+        if proto is None:
+            return
+        report, precision = self.int8_report, self.precision
+        fresh = Model(proto, **self._load_options)
+        if self._search is not None:
+            self._search.stop("fine-tuning makes the tail float: the model is loaded again")
+        self.__dict__.update(fresh.__dict__)
+        self.int8_report, self.precision = report, precision
+        self._float_tail_weights = weights
 
     def save(self, path) -> None:
         """Writes the original ONNX graph (``self.proto``: before folding and rewrites) with the
