@@ -140,7 +140,10 @@ T log_sum_exp(const T* cell, const std::vector<int64_t>& red) {
 template <class T>
 class ReduceCellKernel final : public Kernel {
  public:
-  ReduceCellKernel(ReduceKind kind, ReduceCells c) : kind_(kind), c_(std::move(c)) {}
+  ReduceCellKernel(ReduceKind kind, ReduceCells c) : kind_(kind), c_(std::move(c)) {
+    contiguous_ = !c_.red.empty();  // red = 0, 1, 2, ...: a cell is one run of X
+    for (size_t j = 0; j < c_.red.size() && contiguous_; ++j) contiguous_ = c_.red[j] == static_cast<int64_t>(j);
+  }
 
   void run(const KernelArgs& args) const override {
     const T* x = args.in<T>(0);
@@ -162,6 +165,10 @@ class ReduceCellKernel final : public Kernel {
   }
 
   T number_cell(const T* cell) const {
+    if constexpr (std::is_same_v<T, float>) {
+      // Note [lane sums]: a float ReduceSum over a run of X (a softmax's denominator, written out)
+      if (kind_ == ReduceKind::Sum && contiguous_) return lane_sum(cell, static_cast<int64_t>(c_.red.size()));
+    }
     if constexpr (std::is_floating_point_v<T>) {
       if (kind_ == ReduceKind::LogSumExp) return log_sum_exp(cell, c_.red);
     }
@@ -189,6 +196,7 @@ class ReduceCellKernel final : public Kernel {
 
   ReduceKind kind_;
   ReduceCells c_;
+  bool contiguous_ = false;
 };
 
 class ReduceGradKernel final : public GradKernel {
