@@ -98,7 +98,7 @@ def test_plan_names_threads_and_workspace_per_worker():
     assert one["conv2"]["algorithm"] == "direct"
     assert two["conv2"]["algorithm"] == "direct x2 threads"
     assert one["conv2"]["workspace"] == two["conv2"]["workspace"] == 0  # it reads X in place
-    assert two["pool1"]["algorithm"] == "direct x2 threads"
+    assert two["pool1"]["algorithm"] in ("direct x2 threads", "direct 2x2 x2 threads")  # Note [max pool 2x2]
     # One image: the direct conv splits its filters instead.
     single = {r["name"]: r for r in load_with_threads(model, 2, batch_size=1).plan()}
     assert single["conv2"]["algorithm"] == "direct x2 threads"
