@@ -231,7 +231,7 @@ KernelChoice plan_max_pool(const Node& node, const std::vector<ValueInfo>& input
   choice.algorithm = with_threads(square ? "direct 2x2" : "direct", workers);
   auto make = [&](auto zero) {
     using T = decltype(zero);
-    choice.workspace_bytes = MaxPoolKernel<T>::workspace_bytes(g3, workers);
+    choice.workspace_bytes = square ? 0 : MaxPoolKernel<T>::workspace_bytes(g3, workers);  // no scratch rows
     choice.kernel = std::make_unique<MaxPoolKernel<T>>(g3, x[0] * x[1], workers);
   };
   switch (inputs[0].info.dtype) {
