@@ -60,8 +60,8 @@ def test_same_bits_for_every_thread_count(clip, input_forget):
     for threads in (1, 2, 3):
         set_num_threads(threads)
         m = dnnx.load(model)
-        if threads == 2:  # X·W^T keeps sgemm: I = 8, under the packed tiles' 16
-            assert m.plan()[0]["algorithm"] == lstm_algorithm("tap+gates x2 threads", projection=False)
+        if threads == 2:
+            assert m.plan()[0]["algorithm"] == lstm_algorithm("tap+gates x2 threads", 8)
         results.append(m.run_dict(feeds))
     for other in results[1:]:
         for name in other:
@@ -74,5 +74,5 @@ def test_an_lstm_too_large_for_blocks_keeps_sgemm():
     # block, OpenBLAS's sgemm.
     set_num_threads(2)
     model, feeds = lstm_case(3, 20, 7, 300, initial_c=True)
-    assert dnnx.load(model).plan()[0]["algorithm"] == lstm_algorithm("gemm+gates", projection=False)
+    assert dnnx.load(model).plan()[0]["algorithm"] == lstm_algorithm("gemm+gates", 7)
     assert_matches_ort(model, feeds)

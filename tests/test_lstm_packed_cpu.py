@@ -28,13 +28,18 @@ def panels_on() -> bool:
     return "panels+gates" in dnnx.load(model).plan()[0]["algorithm"]
 
 
-def lstm_algorithm(steps: str, projection: bool = True) -> str:
+MIN_PACKED_INPUT = 32  # lstm_cpu.cc's kMinPackedInput: narrower inputs keep sgemm
+
+
+def lstm_algorithm(steps: str, input_size: int, projection: bool = True) -> str:
     """The plan's algorithm name of a plain LSTM node with constant weights on this CPU: the step
     products `steps` ("panels+gates" falls back to "dot+gates" without the panels), prefixed by
-    the packed projection where the tiles run."""
+    the packed projection where the tiles run and the input is wide enough (`projection` False: W
+    is not a constant)."""
     if not panels_on():
         steps = steps.replace("panels+gates", "dot+gates")
-    return (PROJECTION if projection and packed_on() else "") + steps
+    packed = projection and packed_on() and input_size >= MIN_PACKED_INPUT
+    return (PROJECTION if packed else "") + steps
 
 
 needs_panels = pytest.mark.skipif(not panels_on(), reason="no AVX-512 or DNNX_RNN_PORTABLE: no recurrent panels")
@@ -61,7 +66,7 @@ def as_graph_input(model, name):
 def test_batch_one_plans_both_packings():
     set_num_threads(1)
     model, _ = lstm_case(10, 1, 40, 128, direction="bidirectional")
-    assert dnnx.load(model).plan()[0]["algorithm"] == lstm_algorithm("panels+gates")
+    assert dnnx.load(model).plan()[0]["algorithm"] == lstm_algorithm("panels+gates", 40)
 
 
 # hidden 128: 512 columns, two full panels; 96: 384 (a panel of 128); 100: 400 (a last vector of
@@ -69,7 +74,7 @@ def test_batch_one_plans_both_packings():
 @pytest.mark.parametrize("hidden", [5, 13, 96, 100, 128, 200])
 @pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
 def test_packed_lstm_matches_ort(hidden, direction):
-    model, feeds = lstm_case(9, 1, 7, hidden, direction=direction, initial_h=True, initial_c=True, seed=hidden)
+    model, feeds = lstm_case(9, 1, 40, hidden, direction=direction, initial_h=True, initial_c=True, seed=hidden)
     # The zoo's weight scale (~1/sqrt(hidden)): 0.5 standard normal saturates wide gates.
     for t in model.graph.initializer:
         t.CopyFrom(onnx.numpy_helper.from_array(
@@ -78,12 +83,12 @@ def test_packed_lstm_matches_ort(hidden, direction):
 
 
 def test_packed_lstm_without_bias_matches_ort():
-    model, feeds = lstm_case(6, 1, 20, 16, direction="bidirectional", bias=False)
+    model, feeds = lstm_case(6, 1, 40, 16, direction="bidirectional", bias=False)
     assert_matches_ort(model, feeds)
 
 
 def test_same_bits_on_one_and_two_threads():
-    model, feeds = lstm_case(12, 1, 24, 48, direction="bidirectional", initial_h=True, seed=5)
+    model, feeds = lstm_case(12, 1, 40, 48, direction="bidirectional", initial_h=True, seed=5)
     results = []
     for threads in (1, 2):
         set_num_threads(threads)
@@ -96,14 +101,22 @@ def test_same_bits_on_one_and_two_threads():
 def test_weights_fed_at_run_time_are_not_packed(name, steps, projection):
     """A weight that is a graph input may change between calls: it is read on every call."""
     set_num_threads(1)
-    model, feeds = lstm_case(5, 1, 20, 16, direction="bidirectional")
+    model, feeds = lstm_case(5, 1, 40, 16, direction="bidirectional")
     model, value = as_graph_input(model, name)
     m = dnnx.load(model)
-    assert m.plan()[0]["algorithm"] == lstm_algorithm(steps, projection)
+    assert m.plan()[0]["algorithm"] == lstm_algorithm(steps, 40, projection)
     for scale in (1.0, -0.5):
         feeds2 = dict(feeds, **{name: (value * scale).astype(np.float32)})
         np.testing.assert_allclose(m.run_dict(feeds2)["Y"], assert_matches_ort(model, feeds2)["Y"], rtol=1e-5,
                                    atol=1e-6)
+
+
+@pytest.mark.parametrize("inp", [8, 28, 31])
+def test_narrow_inputs_keep_sgemm(inp):
+    """Note [lstm projection]: below 32 inputs sgemm measured faster than the packed tiles."""
+    model, feeds = lstm_case(7, 3, inp, 16)
+    assert not dnnx.load(model).plan()[0]["algorithm"].startswith(PROJECTION)
+    assert_matches_ort(model, feeds)
 
 
 def test_fine_tuning_reads_the_updated_weights():

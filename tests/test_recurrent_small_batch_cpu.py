@@ -97,7 +97,7 @@ def test_batch_major_layout(op, attrs, batch):
 ])
 def test_same_bits_on_one_and_two_threads(op, batch, algorithm):
     if op == "LSTM":  # this CPU's projection and batch-1 steps (tests/test_lstm_packed_cpu.py)
-        algorithm = lstm_algorithm(algorithm)
+        algorithm = lstm_algorithm(algorithm, 24)
     rng = np.random.default_rng(batch)
     lens = random_lens(rng, batch, 40) if batch > 1 else None
     model, feeds = build(op, 40, batch, 24, 48, "bidirectional", lens=lens, initial=True, seed=3)

@@ -405,11 +405,17 @@ class LstmKernel final : public Kernel {
 // layer 2: [50, 256] x [256, 1024]) the copy of W took a third of the product's time. Where W is
 // a constant that no trainer changes (Note [mutable constants]) and the packed tiles take the
 // product (Note [packed product]), W is packed once at plan time and the product runs on the
-// tiles, with Wb + Rb as their bias (summed per call: B may be an input).
+// tiles, with Wb + Rb as their bias (summed per call: B may be an input). Inputs narrower than
+// kMinPackedInput keep sgemm, which measured faster there (1 thread, this Xeon): [3584, 28] x
+// [28, 112] (the MNIST rows LSTM at batch 128) 0.177 ms against 0.205 on the tiles, [512, 28] x
+// [28, 512] 0.096 against 0.104; from 40 inputs the tiles win: [50, 40] x [40, 1024] 0.043 ->
+// 0.030, [120, 64] x [64, 512] 0.058 -> 0.045, [50, 256] x [256, 1024] 0.29 -> 0.16.
+constexpr int64_t kMinPackedInput = 32;
+
 PackedProduct plan_projection(const LstmDims& d, const std::vector<ValueInfo>& inputs, bool has_b) {
   const ValueInfo& w = inputs[kLstmW];
   const int64_t rows = d.seq * d.batch, width = d.num_dir * kGates * d.hidden;
-  if (!w.constant || w.info.dtype != DType::Float32 || planning_mutable_constants() ||
+  if (!w.constant || w.info.dtype != DType::Float32 || planning_mutable_constants() || d.input < kMinPackedInput ||
       !why_not_packed_product(rows, d.input, width).empty()) {
     return {};
   }
