@@ -233,6 +233,33 @@ def test_pools_match_ort(op, attrs, x_shape):
     check(pool_model(op, x_shape, **attrs), op + "@NHWC")
 
 
+@needs_nhwc
+def test_max_pool_rows_keep_the_per_tap_order_with_nans():
+    """Note [nhwc max pool rows]: the running max of each output from -inf, tap by tap in window
+    order, std::max(acc, x): a NaN never wins, so a window of NaNs gives -inf."""
+    c, size = 37, 9
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[1, 1]),
+             helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])]
+    eye = np.eye(c, dtype=np.float32).reshape(c, c, 1, 1)  # the conv passes x through (NaN pixels stay NaN)
+    model = make_model(nodes, [("x", [1, c, size, size])], [("y", None)], {"w": eye})
+    assert "MaxPool@NHWC" in plan_ops(model)
+    rng = np.random.default_rng(5)
+    x = (rng.uniform(0.5, 2.0, (1, c, size, size)) * rng.choice([-1, 1], (1, c, size, size))).astype(np.float32)
+    x[0, :, rng.integers(0, size, 12), rng.integers(0, size, 12)] = np.nan
+    x[0, :, 0:2, 0:2] = np.nan  # the first window all NaN
+    got = dnnx.load(model).run(x)
+    want = np.full((1, c, 5, 5), -np.inf, np.float32)
+    for oh in range(5):
+        for ow in range(5):
+            for kh in range(3):
+                for kw in range(3):
+                    ih, iw = 2 * oh - 1 + kh, 2 * ow - 1 + kw
+                    if 0 <= ih < size and 0 <= iw < size:
+                        v = x[0, :, ih, iw]
+                        want[0, :, oh, ow] = np.where(want[0, :, oh, ow] < v, v, want[0, :, oh, ow])
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+
+
 # --- the pass's forms (Note [channels-last forms]) --------------------------------------------------
 
 def transposes(model):

@@ -1,6 +1,6 @@
 """The CPU's direct conv (engine/backends/cpu/conv/conv_direct_cpu.cc, Note [direct conv]) against
 onnxruntime: a sweep of the shapes it takes (filter counts around its panel heights, output rows
-around its 8-wide vectors and their short ends, groups, 1-D to 3-D, batch 1 split across threads),
+around its 8- and 16-wide vectors and their short ends, groups, 1-D to 3-D, batch 1 split across threads),
 its fused epilogues (Conv+Relu, Conv+Add+Relu), and the convs it leaves to im2col+gemm."""
 import numpy as np
 import pytest
@@ -57,6 +57,10 @@ CASES = [
     ([1, 8, 6, 10], [8, 1, 3, 3], 8),       # depthwise, OW 8
     ([2, 3, 30], [5, 3, 7], 1),             # 1-D, OW 24
     ([1, 2, 4, 5, 10], [3, 2, 2, 2, 3], 1), # 3-D, OW 8
+    # 16-wide tiles (Note [tap gemm in avx512]): short vectors inside a tile, up to 4 a tile
+    ([2, 6, 14, 14], [16, 6, 5, 5], 1),     # LeNet-5 conv2: OW 10, a 10-lane vector a row
+    ([1, 2, 5, 37], [5, 2, 3, 3], 1),       # OW 35: two 16-lane vectors and a 3-lane one
+    ([1, 3, 6, 70], [6, 3, 2, 3], 1),       # OW 68: a row fills one tile and starts the next
 ]
 
 

@@ -138,3 +138,26 @@ def test_an_unpickled_array_runs_like_the_original():
     moved = pickle.loads(pickle.dumps(x, protocol=5))
     assert moved.dtype is not x.dtype and moved.dtype == x.dtype
     np.testing.assert_array_equal(m.run(moved), m.run(x))
+
+
+def test_the_fast_path_passes_the_arrays_themselves_and_leaves_the_rest_to_the_rule():
+    """Note [the input fast path] (dnnx/_inputs.py): numpy arrays of the declared dtypes, by name or
+    in order, reach the engine as they are; anything else goes through the rule, with its errors."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Cast", ["i"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["r", "f"], ["y"])]
+    m = dnnx.load(make_model(nodes, [("x", ["N", 3]), ("i", ["M", 3], TensorProto.INT64)], [("y", ["N", 3])]))
+    x, i = rand(2, 3, seed=1), np.arange(6).reshape(2, 3)
+    assert m._fast_inputs.dtypes is not None
+    for args in (({"i": i, "x": x},), (x, i)):
+        got = m._ordered_inputs(args, {})
+        assert got[0] is x and got[1] is i
+    np.testing.assert_array_equal(m.run({"x": x, "i": i}), np.maximum(x, 0) * i.astype(np.float32))
+    with pytest.raises(ValueError, match="input 'i': expected dtype int64, got int32"):
+        m.run({"x": x, "i": i.astype(np.int32)})
+    with pytest.raises(ValueError, match="missing"):
+        m.run({"x": x, "j": i})
+    np.testing.assert_array_equal(m.run(x, [[0, 1, 2], [3, 4, 5]]), np.maximum(x, 0) * i.astype(np.float32))  # a list: the rule
+
+
+def test_inputs_sharing_a_named_dim_keep_the_rule(model):
+    assert model._fast_inputs.dtypes is None  # x, z and i share N: the rule checks they agree

@@ -13,7 +13,7 @@ import numpy as np
 from ._chunks import run_chunked
 from ._device import backend_options
 from ._dims import batched_shapes
-from ._inputs import checked_inputs
+from ._inputs import FastInputs, checked_inputs
 from ._tensors import ELEM_NAMES, dtype_named
 from .errors import HostFallbackWarning, NonFiniteWarning, PlanCacheWarning, UnsupportedModelError
 from . import finetune as _finetune
@@ -113,6 +113,7 @@ class Model:
         self.inputs = [TensorSpec(name, tuple(dims), self._edges.inputs.get(name, dtype), kind)
                        for (name, dims, dtype), kind in zip(imported.ir["inputs"], kinds)]
         self.outputs = _output_specs(imported.outputs)
+        self._fast_inputs = FastInputs(self.inputs, self._edges)  # Note [the input fast path]
         # Inputs whose values decide shapes (a Reshape's shape, Slice's starts, ...): their values
         # join the plan key (docs/architecture.md, "value inputs").
         self.value_inputs = [self.inputs[i].name for i in self._engine.value_inputs()]
@@ -232,6 +233,11 @@ class Model:
     def _ordered_inputs(self, args, kwargs) -> list:
         """The inputs in graph-input order, under dnnx's input rule (_inputs.py: dtypes strict,
         lists converted, None refused, shared dims agreeing)."""
+        if not kwargs:  # Note [the input fast path] (_inputs.py)
+            fast = (self._fast_inputs.take_named(args[0]) if len(args) == 1 and type(args[0]) is dict
+                    else self._fast_inputs.take(args))
+            if fast is not None:
+                return fast
         names = [spec.name for spec in self.inputs]
         if len(args) == 1 and isinstance(args[0], dict) and not kwargs:
             feeds = args[0]

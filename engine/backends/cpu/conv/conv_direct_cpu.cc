@@ -70,11 +70,13 @@ TapGemm direct_conv_gemm(const ConvShape& s) {
     }
   }
   const int64_t out_h = g.output[kH], out_w = g.output[kW];
-  TapTileBuilder tiles(TapGemm::max_vectors(s.group_filters()));
+  // 16-wide tiles where the CPU has AVX-512 (Note [tap gemm in avx512] in tap_gemm_cpu.cc).
+  const int lanes = tap_gemm_avx512() ? 16 : 8;
+  TapTileBuilder tiles(TapGemm::max_vectors(s.group_filters(), lanes), lanes);
   for (int64_t od = 0; od < g.output[kD]; ++od) {
     for (int64_t oh = 0; oh < out_h; ++oh) tiles.add_run((od * in_h + oh) * in_w, (od * out_h + oh) * out_w, out_w);
   }
-  return TapGemm(s.group_filters(), std::move(taps), tiles.finish());
+  return TapGemm(s.group_filters(), std::move(taps), tiles.finish(), lanes);
 }
 
 int64_t direct_padded_floats(const ConvShape& s) {

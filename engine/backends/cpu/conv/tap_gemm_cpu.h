@@ -12,24 +12,27 @@
 
 namespace dnnx {
 
-// Up to three 8-wide vectors of C's columns; only the last may be short (lanes < 8).
+// Up to three 8-wide vectors of C's columns, only the last of them short (lanes < 8); or up to
+// four 16-wide ones, any of them short (Note [tap gemm in avx512]).
 struct TapTile {
-  int32_t in[3];    // B offset of each vector's first column
-  int32_t out[3];   // C column of each vector
-  int32_t vectors;  // 1-3
-  int32_t lanes;    // of the last vector: 1-8
+  int32_t in[4];     // B offset of each vector's first column
+  int32_t out[4];    // C column of each vector
+  int32_t lanes[4];  // each vector's columns: 1-8 (8-wide) or 1-16
+  int32_t vectors;   // 1-4
 };
 
-// Builds tiles from runs of columns: a run's vectors fill tiles in order, a short end closes one.
+// Builds tiles from runs of columns: a run's vectors fill tiles in order; 8 wide, a short end
+// closes one (the AVX2 tile masks only its last vector).
 class TapTileBuilder {
  public:
-  explicit TapTileBuilder(int max_vectors) : max_vectors_(max_vectors) {}
+  explicit TapTileBuilder(int max_vectors, int lanes = 8) : max_vectors_(max_vectors), lanes_(lanes) {}
   // `width` columns starting at B offset `in` and C column `out`.
   void add_run(int64_t in, int64_t out, int64_t width);
   std::vector<TapTile> finish();
 
  private:
   int max_vectors_;
+  int lanes_;
   TapTile open_{};
   std::vector<TapTile> tiles_;
 };
@@ -37,15 +40,18 @@ class TapTileBuilder {
 // Whether the 8-wide (AVX2 and FMA) kernels run on this CPU; without them a plain loop does
 // the same sums in the same order.
 bool tap_gemm_vectorized();
+// Whether the 16-wide (AVX-512) tiles run on this CPU (Note [tap gemm in avx512]).
+bool tap_gemm_avx512();
 
 class TapGemm {
  public:
   // C's rows are computed in panels of panel_rows(rows) (4-6) rows: M * NV sums in registers.
   static int64_t panel_rows(int64_t rows);
-  // The vectors a tile may hold for that panel height.
-  static int max_vectors(int64_t rows);
+  // The vectors a tile of `lanes` (8 or 16) lanes may hold for that panel height.
+  static int max_vectors(int64_t rows, int lanes = 8);
 
-  TapGemm(int64_t rows, std::vector<int32_t> taps, std::vector<TapTile> tiles);
+  // tiles: built with `lanes` (8, or 16 where tap_gemm_avx512()).
+  TapGemm(int64_t rows, std::vector<int32_t> taps, std::vector<TapTile> tiles, int lanes = 8);
 
   int64_t rows() const { return rows_; }
   int64_t panels() const { return panels_; }
@@ -64,6 +70,7 @@ class TapGemm {
   int64_t rows_;
   int64_t panel_rows_;
   int64_t panels_;
+  int lanes_;
   std::vector<int32_t> taps_;
   std::vector<TapTile> tiles_;
 };

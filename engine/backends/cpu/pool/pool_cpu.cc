@@ -7,6 +7,8 @@
 // (2x2, stride 2, on 20x24x24 and 50x8x8 planes) took 0.71 and 0.44 ms with a direct loop over each
 // output's taps, against onnxruntime's 0.22 and 0.15 ms. The planes are split across the CPU thread
 // pool. Every spatial rank runs as 3-D, with unit dims prepended (ConvGeometry::expanded_to).
+// A float32 2-D pool of 2x2 windows at stride 2 runs max_pool_2x2_cpu.cc's registers instead
+// (Note [max pool 2x2]), with the same results.
 //
 // Note [strided pool columns]: on 8-bit values a window of k columns at stride s > 1 (ResNet's
 // 3x3 stride-2 stem pool in a QDQ file) took, per output, k strided byte reads into a running
@@ -19,9 +21,11 @@
 // the compiler vectorizes (the same stem pool on floats: 0.29 ms that way, 0.42 this way).
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/kernel_registry.h"
+#include "backends/cpu/pool/max_pool_2x2_cpu.h"
 #include "backends/cpu/pool/max_pool_indices_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
 #include "ops/conv/conv_geometry.h"
@@ -72,7 +76,8 @@ class MaxPoolKernel final : public Kernel {
   MaxPoolKernel(ConvGeometry g, int64_t planes, int workers)
       : g_(std::move(g)), planes_(planes), workers_(workers), taps_d_(tap_table(g_, kD)),
         taps_h_(tap_table(g_, kH)), columns_(column_table(g_)),
-        pairs_(pairs_of(g_)), inner_(inner_columns(g_)), rows_per_worker_(rows_per_worker(g_)) {}
+        pairs_(pairs_of(g_)), inner_(inner_columns(g_)), rows_per_worker_(rows_per_worker(g_)),
+        square_pairs_(std::is_same_v<T, float> && max_pool_2x2_applies(g_)) {}
 
   // x [N*C planes, D, H, W] -> y [N*C planes, OD, OH, OW]. Workspace: one input row per worker.
   void run(const KernelArgs& args) const override {
@@ -80,6 +85,20 @@ class MaxPoolKernel final : public Kernel {
     T* y = args.out<T>(0);
     T* rows = static_cast<T*>(args.workspace);
     cpu_thread_pool().parallel_for(planes_, [&](int64_t begin, int64_t end, int worker) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (square_pairs_) {  // Note [max pool 2x2]
+          if (2 * g_.output[kH] == g_.input[kH]) {  // the planes' rows pair up as one plane's
+            max_pool_2x2_plane(x + begin * g_.input_size(), g_.input[kW], (end - begin) * g_.output[kH],
+                               g_.output[kW], y + begin * g_.output_size());
+            return;
+          }
+          for (int64_t p = begin; p < end; ++p) {
+            max_pool_2x2_plane(x + p * g_.input_size(), g_.input[kW], g_.output[kH], g_.output[kW],
+                               y + p * g_.output_size());
+          }
+          return;
+        }
+      }
       T* row_max = rows + rows_per_worker_ * worker * row_stride(g_);
       for (int64_t p = begin; p < end; ++p) {
         pool_plane(x + p * g_.input_size(), y + p * g_.output_size(), row_max, row_max + row_stride(g_));
@@ -196,6 +215,7 @@ class MaxPoolKernel final : public Kernel {
   bool pairs_;  // a 2-wide window at stride 2, no W padding: every output column reads two inputs
   IndexRange inner_;  // Note [strided pool columns]
   int64_t rows_per_worker_;  // workspace rows per worker (rows_per_worker)
+  bool square_pairs_;        // float32 2x2 at stride 2: max_pool_2x2_plane (Note [max pool 2x2])
 };
 
 KernelChoice plan_max_pool(const Node& node, const std::vector<ValueInfo>& inputs,
@@ -207,10 +227,11 @@ KernelChoice plan_max_pool(const Node& node, const std::vector<ValueInfo>& input
   const ConvGeometry g3 = g.expanded_to(kKernelRank);
   const int workers = plan_workers(x[0] * x[1], g3.output_size() * g3.kernel_size());
   KernelChoice choice;
-  choice.algorithm = with_threads("direct", workers);
+  const bool square = inputs[0].info.dtype == DType::Float32 && max_pool_2x2_applies(g3);
+  choice.algorithm = with_threads(square ? "direct 2x2" : "direct", workers);
   auto make = [&](auto zero) {
     using T = decltype(zero);
-    choice.workspace_bytes = MaxPoolKernel<T>::workspace_bytes(g3, workers);
+    choice.workspace_bytes = square ? 0 : MaxPoolKernel<T>::workspace_bytes(g3, workers);  // no scratch rows
     choice.kernel = std::make_unique<MaxPoolKernel<T>>(g3, x[0] * x[1], workers);
   };
   switch (inputs[0].info.dtype) {

@@ -3,6 +3,7 @@
 // gate order i, o, f, c throughout). The step products, by the plan's algorithm:
 // - "dot+gates": dot products over R as the node gives it (Note [recurrent dot product]), for
 //   batches below kTapRows (batch 1: a matrix-vector product per step);
+// - "panels+gates": at batch 1, a constant R^T packed at plan time (Note [recurrent panels]);
 // - "tap+gates": TapGemms (conv/tap_gemm_cpu.h) over R^T, transposed once per call, for batches
 //   of kTapRows or more whose R^T fits L2;
 // - "gemm+gates": OpenBLAS's sgemm over the whole batch, for a batch above kBlockRows of an LSTM
@@ -13,8 +14,10 @@
 // rows of each direction runs its whole sequence on its own, and the (direction, block) jobs
 // are split across the CPU thread pool: at batch 1 a bidirectional layer's two directions run
 // on two threads, and no thread waits for another between steps. Neither product's sums depend
-// on the rows around them, so the results are the same for any thread count and block. Nothing
-// is packed across calls: a fine-tuning step's update of W or R is read by the next call.
+// on the rows around them, so the results are the same for any thread count and block. W and R
+// are packed at plan time only where they are constants that no trainer changes (Note [lstm
+// projection], Note [recurrent panels]); otherwise a fine-tuning step's update of W or R is read
+// by the next call.
 // Measured on the zoo's bidirectional LSTM classifier at batch 1 (2 layers, 50 steps, hidden
 // 128; bench/RESULTS.md, "CPU recurrent models"): before, TapGemms over W^T and R^T transposed
 // per call by a plain loop (400+ us for R [512, 128]: a 2 KB store stride), and OpenBLAS's
@@ -28,12 +31,15 @@
 
 #include "backends/cpu/elementwise/activation_cpu.h"
 #include "backends/cpu/dense/blas.h"
+#include "backends/cpu/conv/conv_nhwc_cpu.h"
 #include "backends/cpu/conv/tap_gemm_cpu.h"
 #include "backends/cpu/rnn/lstm_cell_avx2_cpu.h"
+#include "backends/cpu/rnn/recurrent_panels_cpu.h"
 #include "backends/cpu/rnn/recurrent_product_cpu.h"
 #include "backends/cpu/rnn/rnn_layout_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
 #include "runtime/kernel_registry.h"
+#include "runtime/mutable_constants.h"
 #include "ops/rnn/lstm_attrs.h"
 
 namespace dnnx {
@@ -115,14 +121,23 @@ void cell_step(const CellParams& p, const float* __restrict xg, const float* __r
 
 class LstmKernel final : public Kernel {
  public:
+  // constant_r: R [num_dir, 4H, H] where it is a constant that no trainer changes, else null
+  // (Note [recurrent panels]); projection: X·W^T on W packed at plan time, or null (sgemm).
   LstmKernel(std::string where, const LstmAttributes& attrs, const LstmDims& dims,
-             const LstmPresence& has, int workers)
+             const LstmPresence& has, int workers, const float* constant_r, PackedProduct projection)
       : where_(std::move(where)), attrs_(attrs), d_(dims), idx_(dims, attrs.layout), has_(has),
         no_peephole_(static_cast<size_t>(3 * dims.hidden), 0.0f), workers_(workers), dot_(dot(dims)),
         tap_(tap(dims)),
         block_step_(dense_tap_gemm(tap_ ? kBlockRows : 0, kGates * dims.hidden, dims.hidden)),
         last_step_(dense_tap_gemm(tap_ ? dims.batch - (blocks(dims) - 1) * kBlockRows : 0, kGates * dims.hidden,
-                                  dims.hidden)) {}
+                                  dims.hidden)),
+        projection_(std::move(projection.kernel)), projection_bytes_(projection.workspace_bytes) {
+    if (constant_r && panels(dims)) {
+      const int64_t four_h = kGates * dims.hidden;
+      for (int64_t dir = 0; dir < dims.num_dir; ++dir)
+        panels_[dir] = RecurrentPanels(four_h, dims.hidden, constant_r + dir * four_h * dims.hidden);
+    }
+  }
 
   // Whether the products are dot products over batch blocks (Note [lstm batch blocks]), or sgemm.
   static bool dot(const LstmDims& d) { return d.batch <= kBlockRows || d.hidden * kGates * d.hidden <= kMaxDotWeights; }
@@ -133,18 +148,30 @@ class LstmKernel final : public Kernel {
     return dot(d) && d.batch >= kTapRows && d.seq >= kTapSteps && d.hidden * kGates * d.hidden <= kMaxTapWeights;
   }
 
+  // Whether a constant R's steps run on its packed panels: batch 1 (a matrix-vector product per
+  // step) on a CPU with AVX-512 (Note [recurrent panels]).
+  static bool panels(const LstmDims& d) { return d.batch == 1 && dot(d) && recurrent_panels_available(); }
+
   // The sum of the Buffers below.
   static size_t workspace_floats(const LstmDims& d) {
     const int64_t h = d.hidden, width = d.num_dir * kGates * h;
     const int64_t rt = tap(d) ? d.num_dir * h * kGates * h : 0;
-    return static_cast<size_t>(d.seq * d.batch * width + d.num_dir * d.batch * (kGates * h + 2 * h) + rt);
+    return static_cast<size_t>(d.seq * d.batch * width + d.num_dir * d.batch * (kGates * h + 2 * h) + rt + width);
   }
+  // The workspace: the Buffers, then (packed projection) its own workspace, 64-byte aligned.
+  size_t workspace_bytes() const { return projection_offset() + projection_bytes_; }
+  bool packed_projection() const { return projection_ != nullptr; }
+  bool packed_steps() const { return !panels_[0].empty(); }
 
   void run(const KernelArgs& args) const override {
     const int32_t* lens = has_.sequence_lens ? args.in<int32_t>(kLstmSequenceLens) : nullptr;
     check_sequence_lens(where_, lens, d_);
     const Buffers buf = buffers(args.workspace);
-    sgemm_projection(args, buf.xw);
+    if (projection_) {
+      packed_projection(args, buf);
+    } else {
+      sgemm_projection(args, buf.xw);
+    }
     Direction dirs[2];  // num_dir <= 2; nothing allocated per call
     for (int64_t dir = 0; dir < d_.num_dir; ++dir) dirs[dir] = direction(args, dir, lens, buf);
     if (dot_) {
@@ -171,7 +198,9 @@ class LstmKernel final : public Kernel {
     float* h;      // [num_dir, batch, H]: hidden state
     float* c;      // [num_dir, batch, H]: cell state
     float* rt;     // [num_dir, H, 4H]: R^T (TapGemms only, else empty)
+    float* bias;   // [num_dir*4H]: Wb + Rb, the packed projection's bias
   };
+  size_t projection_offset() const { return (workspace_floats(d_) * sizeof(float) + 63) / 64 * 64; }
   Buffers buffers(void* workspace) const {
     const int64_t h = d_.hidden, n = d_.num_dir * d_.batch;
     Buffers buf;
@@ -180,6 +209,7 @@ class LstmKernel final : public Kernel {
     buf.h = buf.gates + n * kGates * h;
     buf.c = buf.h + n * h;
     buf.rt = buf.c + n * h;
+    buf.bias = buf.rt + (tap_ ? d_.num_dir * h * kGates * h : 0);
     return buf;
   }
 
@@ -202,6 +232,7 @@ class LstmKernel final : public Kernel {
     float* c = nullptr;           // [batch, H]
     float* y = nullptr;
     bool plain = false;           // the AVX2 cell (Note [lstm cell in avx2])
+    const RecurrentPanels* panels = nullptr;  // R^T packed at plan time (Note [recurrent panels])
   };
 
   Direction direction(const KernelArgs& args, int64_t dir, const int32_t* lens, const Buffers& buf) const {
@@ -217,6 +248,7 @@ class LstmKernel final : public Kernel {
     run.cell.peephole = has_.p ? args.in(kLstmP) + dir * 3 * h : no_peephole_.data();
     run.w = args.in(kLstmW) + dir * four_h * d_.input;
     run.r = args.in(kLstmR) + dir * four_h * h;
+    if (!panels_[dir].empty()) run.panels = &panels_[dir];
     if (tap_) {
       float* rt = buf.rt + dir * h * four_h;
       recurrent_transpose(four_h, h, run.r, rt);
@@ -264,6 +296,24 @@ class LstmKernel final : public Kernel {
           static_cast<int>(width), rows <= kFewRows ? 2 : 64);
   }
 
+  // xw = X·W^T + Wb + Rb on the tiles of W packed at plan time (Note [packed product] in
+  // conv/conv_nhwc_cpu.cc; Note [lstm projection]): X [seq*batch, I] as the product's A, the
+  // biases summed into buf.bias as its bias [num_dir*4H].
+  void packed_projection(const KernelArgs& args, const Buffers& buf) const {
+    const int64_t four_h = kGates * d_.hidden;
+    if (has_.b) {
+      const float* bias = args.in(kLstmB);
+      for (int64_t dir = 0; dir < d_.num_dir; ++dir) {
+        const float* wb = bias + dir * 2 * four_h;
+        for (int64_t g = 0; g < four_h; ++g) buf.bias[dir * four_h + g] = wb[g] + wb[four_h + g];
+      }
+    }
+    const void* inputs[3] = {args.in(kLstmX), nullptr, has_.b ? buf.bias : nullptr};
+    void* outputs[1] = {buf.xw};
+    KernelArgs inner{inputs, outputs, static_cast<char*>(args.workspace) + projection_offset()};
+    projection_->run(inner);
+  }
+
   // Every step of batch rows [blk * block_rows, + the block's rows) of one direction.
   void run_block(const Direction& run, const int32_t* lens, int64_t blk) const {
     const int64_t h = d_.hidden;
@@ -276,7 +326,9 @@ class LstmKernel final : public Kernel {
     const int64_t width = gate_width();
     for (int64_t s = 0; s < run.steps; ++s) {
       // gates [rows, 4H] = H_{t-1} [rows, H] · R^T
-      if (tap_) {
+      if (run.panels) {
+        run.panels->product(h_state, gates);  // batch 1
+      } else if (tap_) {
         (first + rows == d_.batch ? last_step_ : block_step_).run(h_state, run.rt, ConvEpilogue(), gates, four_h);
       } else if (dot_) {
         recurrent_product(rows, four_h, h, h_state, h, run.r, gates, four_h);
@@ -342,7 +394,41 @@ class LstmKernel final : public Kernel {
   bool tap_;                        // the blocks' steps as TapGemms over R^T instead of dot products
   TapGemm block_step_;              // a block's gates [kBlockRows, 4H] = H [kBlockRows, H] · R^T
   TapGemm last_step_;               // the same for the last block's rows
+  std::unique_ptr<Kernel> projection_;  // X·W^T on W packed at plan time, or null: sgemm
+  size_t projection_bytes_;             // its workspace
+  RecurrentPanels panels_[2];           // per direction, R^T packed at plan time, or empty
 };
+
+// Note [lstm projection]
+// X·W^T for every step at once is an ordinary GEMM, [seq*batch, I] x [I, num_dir*4H], and
+// OpenBLAS's sgemm packs W on every call: on the zoo's bidirectional LSTM classifier (batch 1,
+// layer 2: [50, 256] x [256, 1024]) the copy of W took a third of the product's time. Where W is
+// a constant that no trainer changes (Note [mutable constants]) and the packed tiles take the
+// product (Note [packed product]), W is packed once at plan time and the product runs on the
+// tiles, with Wb + Rb as their bias (summed per call: B may be an input). Inputs narrower than
+// kMinPackedInput keep sgemm, which measured faster there (1 thread, this Xeon): [3584, 28] x
+// [28, 112] (the MNIST rows LSTM at batch 128) 0.177 ms against 0.205 on the tiles, [512, 28] x
+// [28, 512] 0.096 against 0.104; from 40 inputs the tiles win: [50, 40] x [40, 1024] 0.043 ->
+// 0.030, [120, 64] x [64, 512] 0.058 -> 0.045, [50, 256] x [256, 1024] 0.29 -> 0.16.
+constexpr int64_t kMinPackedInput = 32;
+
+PackedProduct plan_projection(const LstmDims& d, const std::vector<ValueInfo>& inputs, bool has_b) {
+  const ValueInfo& w = inputs[kLstmW];
+  const int64_t rows = d.seq * d.batch, width = d.num_dir * kGates * d.hidden;
+  if (!w.constant || w.info.dtype != DType::Float32 || planning_mutable_constants() || d.input < kMinPackedInput ||
+      !why_not_packed_product(rows, d.input, width).empty()) {
+    return {};
+  }
+  // W [num_dir, 4H, I] is one [num_dir*4H, I] matrix: B as [N, K].
+  return make_packed_product(rows, d.input, width, w.constant->as<float>(), true, has_b, false);
+}
+
+// R for the panels (Note [recurrent panels]), or null.
+const float* constant_r(const std::vector<ValueInfo>& inputs) {
+  const ValueInfo& r = inputs[kLstmR];
+  if (!r.constant || r.info.dtype != DType::Float32 || planning_mutable_constants()) return nullptr;
+  return r.constant->as<float>();
+}
 
 KernelChoice plan_lstm(const Node& node, const std::vector<ValueInfo>& inputs,
                        const std::vector<TensorInfo>&) {
@@ -366,9 +452,13 @@ KernelChoice plan_lstm(const Node& node, const std::vector<ValueInfo>& inputs,
   const int workers = plan_workers(jobs, dims.seq * std::min(kBlockRows, dims.batch) * kGates * dims.hidden *
                                              (dims.hidden + dims.input));
   KernelChoice choice;
-  choice.kernel = std::make_unique<LstmKernel>(node.where(), attrs, dims, has, workers);
-  choice.algorithm = with_threads(LstmKernel::tap(dims) ? "tap+gates" : dot ? "dot+gates" : "gemm+gates", workers);
-  choice.workspace_bytes = LstmKernel::workspace_floats(dims) * sizeof(float);
+  auto kernel = std::make_unique<LstmKernel>(node.where(), attrs, dims, has, workers, constant_r(inputs),
+                                             plan_projection(dims, inputs, has.b));
+  std::string steps = LstmKernel::tap(dims) ? "tap+gates" : dot ? "dot+gates" : "gemm+gates";
+  if (kernel->packed_steps()) steps = "panels+gates";
+  choice.algorithm = with_threads((kernel->packed_projection() ? "packed x·W^T, " : "") + steps, workers);
+  choice.workspace_bytes = kernel->workspace_bytes();
+  choice.kernel = std::move(kernel);
   return choice;
 }
 

@@ -59,6 +59,8 @@ class ThreadPool {
   int participants_ = 1;  // the workers the job may use, the caller included
   // Ranges taken and not finished yet; written under mutex_, read unlocked by the spinning caller.
   std::atomic<int> in_flight_{0};
+  // The CPU the job's caller ran on when it woke the workers (Note [woken beside the caller]).
+  std::atomic<int> caller_cpu_{-1};
   // Per participant w, the items of its block no range has taken yet: [next_[w], end_[w])
   // (Note [worker blocks] in thread_pool.cc).
   std::vector<int64_t> next_, end_;
