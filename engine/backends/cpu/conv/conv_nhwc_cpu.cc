@@ -27,6 +27,7 @@
 #include "backends/cpu/conv/conv_nhwc_cpu.h"
 
 #include "backends/cpu/conv/conv_activation_cpu.h"
+#include "backends/cpu/conv/conv_nhwc_one_channel_cpu.h"
 #include "backends/cpu/conv/conv_nhwc_tiles_cpu.h"
 #include "backends/cpu/conv/conv_winograd_nhwc_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
@@ -330,7 +331,7 @@ class DenseNhwcKernel final : public Kernel {
 // gathered, 0.66-0.69 against 0.47-0.49 ms at 224x224 -> 32 filters; the 7x7 one 3.6-7.3 against
 // 6.9-7.0 ms, on a loaded 2-core machine. Again with the stepped tables of strip_rows and the
 // copies of gather: the 3x3 one 0.55 gathered against 0.28 ms, at 320x320 -> 16 filters 0.96
-// against 0.39.)
+// against 0.39.) One channel takes neither: Note [one-channel nhwc conv].
 constexpr int64_t kGatherBelowChannels = 16;
 constexpr int64_t kGatherFromTaps = 25;
 
@@ -505,6 +506,16 @@ KernelChoice plan_conv_nhwc(const Node& node, const std::vector<ValueInfo>& inpu
     choice.kernel = std::move(depthwise);
     return choice;
   }
+  const std::string why_not_one_channel = why_not_one_channel_nhwc(g, constant != nullptr);
+  if (why_not_one_channel.empty()) {  // Note [one-channel nhwc conv]
+    OneChannelNhwc one = make_one_channel_nhwc(g, constant, has_bias, fusion == NhwcFusion::AddRelu, clamp_of(fusion, act), act);
+    choice.algorithm = with_threads("nhwc direct " + window + " one channel" + path, one.workers);
+    choice.workspace_bytes = one.workspace_bytes;
+    choice.rejected.push_back({"nhwc packed gemm", "not needed: one input channel (Note [one-channel nhwc conv])"});
+    choice.kernel = std::move(one.kernel);
+    return choice;
+  }
+  choice.rejected.push_back({"nhwc direct one channel", why_not_one_channel});
   const std::string why_not_winograd = why_not_winograd_nhwc(g, constant != nullptr);
   if (why_not_winograd.empty()) {
     WinogradNhwc wino = make_winograd_nhwc(g, constant, has_bias, fusion == NhwcFusion::AddRelu, clamp_of(fusion, act), act);
