@@ -2,6 +2,8 @@
 whose trainable parameters sit upstream of the op, so the gradient flows through it."""
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 from onnx import helper
@@ -15,6 +17,16 @@ from ort_check import make_model
 import dnnx
 
 RNG = np.random.default_rng(7)
+
+
+@pytest.fixture(autouse=True)
+def seeded_rng(request):
+    """Each test draws its own data, seeded by its id, whatever ran before it: with one generator
+    for the module, a case run alone (or in another order) drew other values, and
+    test_conv2d[dilations] alone landed a ReLU input within the finite difference's step of its
+    kink (an order-dependent failure)."""
+    global RNG
+    RNG = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 def rand(*shape, scale=1.0):
