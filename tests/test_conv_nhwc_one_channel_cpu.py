@@ -7,25 +7,15 @@ and the portable rows (no AVX-512) in a child process."""
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import dnnx
-from dnnx.threads import get_num_threads, set_num_threads
+from dnnx.threads import set_num_threads
 from ort_check import assert_matches_ort
-from test_conv_channels_last_cpu import conv_model, feeds_for, needs_nhwc
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(autouse=True)
-def every_region(monkeypatch):
-    monkeypatch.setenv("DNNX_CONV_NHWC_MIN_CHANNELS", "0")
-    before = get_num_threads()
-    yield
-    set_num_threads(before)
+# every_region: that file's autouse fixture (every region channels-last, the thread count restored)
+from test_conv_channels_last_cpu import REPO, conv_model, every_region, feeds_for, needs_nhwc  # noqa: F401
 
 
 def one_channel_rows(model):

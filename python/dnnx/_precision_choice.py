@@ -31,40 +31,50 @@ from ._native import core
 FIRST_REPEAT, CLOSE_REPEAT, CLOSE = 5, 25, 0.25
 
 
+def _components(items, pairs) -> list:
+    """The connected groups of `items` (hashable) joined by `pairs`, as lists in first-seen order."""
+    parent = {item: item for item in items}
+
+    def root(item):
+        while parent[item] != item:
+            parent[item] = parent[parent[item]]
+            item = parent[item]
+        return item
+
+    for x, y in pairs:
+        parent[root(x)] = root(y)
+    groups: dict = {}
+    for item in parent:
+        groups.setdefault(root(item), []).append(item)
+    return list(groups.values())
+
+
 def segment_choice(half_layers: list, fp32_layers: list, precision: str, shapes, sizes: dict | None = None) -> dict:
     """{node name: why it keeps fp32} from two profiles' rows (Engine.profile: name, op, inputs,
     outputs, half, times_ms) of the same graph, the half plan's and the fp32 twin's; `sizes`:
     {value name: elements} of the half plan's values, for Note [precision cut] (without them a
     segment's layers stay together)."""
     fp32_ms = {row["name"]: median(row["times_ms"]) for row in fp32_layers}
-    parent: dict = {}
-
-    def root(value):
-        parent.setdefault(value, value)
-        while parent[value] != value:
-            parent[value] = parent[parent[value]]
-            value = parent[value]
-        return value
-
-    members = []  # (row, added, a value of it): the half plan's rows that belong to a segment
+    members = []  # (row, added, its values): the half plan's rows that belong to a segment
     for row in half_layers:
         added = row["name"] not in fp32_ms  # a Cast or Transpose of the half rewrite
-        if not (row["half"] or added):
-            continue
         values = [v for v in row["inputs"] + row["outputs"] if v]
-        if not values:
-            continue
-        for v in values[1:]:
-            parent[root(v)] = root(values[0])
-        members.append((row, added, values[0]))
+        if (row["half"] or added) and values:
+            members.append((row, added, values))
+    values = [v for _, _, vs in members for v in vs]
+    segment_of = {}
+    for i, group in enumerate(_components(values, [(vs[0], v) for _, _, vs in members for v in vs[1:]])):
+        for v in group:
+            segment_of[v] = i
     segments: dict = {}
-    for row, added, value in members:
-        segments.setdefault(root(value), []).append((row, added))
-    rate = _conversion_rate([rows for rows in segments.values()], sizes or {})
+    for row, added, vs in members:
+        segments.setdefault(segment_of[vs[0]], []).append((row, added))
+    groups = {key: _conversion_groups(rows) for key, rows in segments.items()}
+    rate = _conversion_rate(groups.values(), sizes or {})
     kept = {}
     where = ", ".join("x".join(str(d) for d in s) for s in shapes)
-    for rows in segments.values():
-        kept.update(_segment_kept(rows, fp32_ms, sizes or {}, rate, precision, where))
+    for key, rows in segments.items():
+        kept.update(_segment_kept(rows, groups[key], fp32_ms, sizes or {}, rate, precision, where))
     return kept
 
 
@@ -72,38 +82,27 @@ def _conversion_groups(rows) -> list:
     """The half plan's conversion rows of one segment, grouped where they chain (a Cast feeding a
     Transpose): [(ms, [rows])]."""
     added = [row for row, is_added in rows if is_added]
-    parent = list(range(len(added)))
-
-    def root(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
     writer = {v: i for i, row in enumerate(added) for v in row["outputs"] if v}
-    for i, row in enumerate(added):
-        for v in row["inputs"]:
-            if v in writer:
-                parent[root(i)] = root(writer[v])
-    groups: dict = {}
-    for i, row in enumerate(added):
-        groups.setdefault(root(i), []).append(row)
-    return [(sum(median(r["times_ms"]) for r in group), group) for group in groups.values()]
+    pairs = [(i, writer[v]) for i, row in enumerate(added) for v in row["inputs"] if v in writer]
+    groups = [[added[i] for i in sorted(group)] for group in _components(range(len(added)), pairs)]
+    return [(sum(median(r["times_ms"]) for r in group), group) for group in groups]
 
 
-def _conversion_rate(segments, sizes: dict):
-    """(ms per element, floor ms) of the measured conversions (Note [precision cut])."""
+def _conversion_rate(segment_groups, sizes: dict):
+    """(ms per element, floor ms) of the measured conversions (Note [precision cut]);
+    segment_groups: each segment's _conversion_groups."""
     times, elements = [], []
-    for rows in segments:
-        for ms, group in _conversion_groups(rows):
+    for groups in segment_groups:
+        for ms, group in groups:
             counts = [sizes.get(v) for r in group for v in r["inputs"][:1] if v]
             times.append(ms)
             elements.append(max(counts) if counts and all(counts) else None)
     return _precision_cut.conversion_rate(times, elements)
 
 
-def _segment_kept(rows, fp32_ms: dict, sizes: dict, rate, precision: str, where: str) -> dict:
-    """The layers of one segment that keep fp32 (Note [precision cut]), with the reason for each."""
+def _segment_kept(rows, conversions, fp32_ms: dict, sizes: dict, rate, precision: str, where: str) -> dict:
+    """The layers of one segment that keep fp32 (Note [precision cut]), with the reason for each;
+    conversions: the segment's _conversion_groups."""
     layers = {row["name"]: (median(row["times_ms"]), fp32_ms[row["name"]]) for row, added in rows if not added}
     if not layers:
         return {}
@@ -117,7 +116,7 @@ def _segment_kept(rows, fp32_ms: dict, sizes: dict, rate, precision: str, where:
             if v:
                 writer[v] = name
     groups = []
-    for ms, group in _conversion_groups(rows):
+    for ms, group in conversions:
         served = {n for r in group for v in r["outputs"] if v for n in readers.get(v, [])}
         served |= {writer[v] for r in group for v in r["inputs"] if v in writer}
         groups.append((ms, sorted(served), len(group)))
@@ -131,7 +130,8 @@ def _segment_kept(rows, fp32_ms: dict, sizes: dict, rate, precision: str, where:
             links.append((a, b, max(floor, per_element * n) if n and per_element is not None else _precision_cut.INF))
     fp32 = _precision_cut.cut_segment(layers, [(ms, served) for ms, served, _ in groups], links)
     kept = {}
-    for region in _regions(fp32, links):
+    inside = [(a, b) for a, b, _ in links if a in fp32 and b in fp32]
+    for region in map(set, _components(sorted(fp32), inside)):
         region_fp32 = sum(layers[n][1] for n in region)
         region_half = sum(layers[n][0] for n in region)
         mine = [(ms, count) for ms, served, count in groups if served and set(served) <= region]
@@ -146,25 +146,6 @@ def _segment_kept(rows, fp32_ms: dict, sizes: dict, rate, precision: str, where:
         for name in region:
             kept[name] = reason + " (Note [measured precision])"
     return kept
-
-
-def _regions(names: set, links: list) -> list:
-    """The connected groups of `names` through `links`."""
-    parent = {n: n for n in names}
-
-    def root(n):
-        while parent[n] != n:
-            parent[n] = parent[parent[n]]
-            n = parent[n]
-        return n
-
-    for a, b, _ in links:
-        if a in names and b in names:
-            parent[root(a)] = root(b)
-    regions: dict = {}
-    for n in names:
-        regions.setdefault(root(n), set()).add(n)
-    return list(regions.values())
 
 
 def value_sizes(engine, shapes, layers: list) -> dict:

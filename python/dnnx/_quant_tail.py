@@ -59,9 +59,8 @@ def tail_layers(proto, trainable) -> list:
         chosen = layers
     elif isinstance(trainable, (list, tuple)):
         names = set(trainable)
-        chosen = [n for n in layers if n.input[1] in names or
-                  (_weight_dequantize(n, producers, constants) is not None and
-                   _weight_dequantize(n, producers, constants).input[0] in names)]
+        quantized = {n.input[1]: producers[n.input[1]].input[0] for n in layers if n.input[1] in producers}
+        chosen = [n for n in layers if n.input[1] in names or quantized.get(n.input[1]) in names]
     else:
         return []
     return [n for n in chosen if _weight_dequantize(n, producers, constants) is not None]
@@ -86,14 +85,13 @@ def _dequantized(dq, arrays) -> np.ndarray:
 
 
 def float_tail(proto, trainable):
-    """(a copy of `proto` whose `trainable` layers are float, with every activation QDQ pair
-    inside the tail bypassed; the float weights' names), or (None, []) where no layer `trainable`
-    names reads a dequantized weight."""
+    """A copy of `proto` whose `trainable` layers are float, with every activation QDQ pair inside
+    the tail bypassed; None where no layer `trainable` names reads a dequantized weight."""
     from onnx import numpy_helper
 
     layers = tail_layers(proto, trainable)
     if not layers:
-        return None, []
+        return None
     out = type(proto)()
     out.CopyFrom(proto)
     graph = out.graph
@@ -105,7 +103,6 @@ def float_tail(proto, trainable):
     by_name = {n.name: n for n in graph.node}
     first = min(order[id(by_name[name])] for name in names)
     tail = {id(n) for i, n in enumerate(graph.node) if i >= first}
-    weights = []
     dead = set()
     for name in names:
         node = by_name[name]
@@ -114,7 +111,6 @@ def float_tail(proto, trainable):
             if dq is None or id(dq) in dead:
                 continue
             graph.initializer.append(numpy_helper.from_array(_dequantized(dq, arrays), dq.output[0]))
-            weights.append(dq.output[0])
             dead.add(id(dq))
     readers: dict = {}
     for n in graph.node:
@@ -149,4 +145,4 @@ def float_tail(proto, trainable):
     unused = [t for t in graph.initializer if t.name not in used]
     for t in unused:
         graph.initializer.remove(t)
-    return out, weights
+    return out

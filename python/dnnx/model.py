@@ -204,16 +204,20 @@ class Model:
         kind, options = self._backend
         fp32 = dict(options, **backend_options(self.device, "fp32", *device_args)[1])
         cut, whole, inputs = _precision_choice.choose(self._engine, self._ir, kind, fp32, self.passes, precision)
-        best = None  # (ms, kept, engine)
-        for kept in ([cut, whole] if cut != whole else [cut]):
-            engine = core.Engine(self._ir, kind, dict(options, precision_kept=kept), passes=self.passes) if kept \
+
+        def build(kept):
+            return core.Engine(self._ir, kind, dict(options, precision_kept=kept), passes=self.passes) if kept \
                 else self._engine
-            ms = _precision_choice.total_ms(engine.profile(inputs, _precision_choice.FIRST_REPEAT)["layers"]) \
-                if cut != whole else 0.0
-            if best is None or ms < best[0]:
-                best = (ms, kept, engine)
-            del engine
-        _, kept, engine = best
+
+        def measured(kept):
+            engine = build(kept)
+            return _precision_choice.total_ms(engine.profile(inputs, _precision_choice.FIRST_REPEAT)["layers"]), engine
+
+        if cut == whole:
+            kept, engine = cut, build(cut)
+        else:  # the faster of the two plans; the slower one's device memory goes back with it
+            (cut_ms, cut_engine), (whole_ms, whole_engine) = measured(cut), measured(whole)
+            kept, engine = (cut, cut_engine) if cut_ms <= whole_ms else (whole, whole_engine)
         if kept:
             self._backend = (kind, dict(options, precision_kept=kept))
         self._engine = engine
@@ -393,7 +397,7 @@ class Model:
         base = self.proto
         if self._tuned:
             base = _finetune.tuned_proto(base, {name: self._ir["constants"][name] for name in self._tuned})
-        proto, weights = _quant_tail.float_tail(base, trainable)
+        proto = _quant_tail.float_tail(base, trainable)
         if proto is None:
             return
         report, precision = self.int8_report, self.precision
@@ -402,7 +406,6 @@ class Model:
             self._search.stop("fine-tuning makes the tail float: the model is loaded again")
         self.__dict__.update(fresh.__dict__)
         self.int8_report, self.precision = report, precision
-        self._float_tail_weights = weights
 
     def save(self, path) -> None:
         """Writes the original ONNX graph (``self.proto``: before folding and rewrites) with the

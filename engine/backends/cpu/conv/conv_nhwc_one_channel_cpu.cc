@@ -49,11 +49,7 @@ struct OneChannelRow {
 
 inline float finish(float v, const float* z, const NhwcEpilogue& e) {
   if (z) v = v + *z;
-  if (e.clamp) {  // NaN passes through
-    v = v < e.lo ? e.lo : v;
-    v = v > e.hi ? e.hi : v;
-  }
-  return v;
+  return clamped(v, e);
 }
 
 template <int P, int V>

@@ -40,10 +40,7 @@ inline float finish(float s, const float* dst, bool accumulate, bool last, const
   if (last) {
     if (bias) s = s + *bias;
     if (residual) s = s + *residual;
-    if (e.clamp) {  // NaN passes through
-      s = s < e.lo ? e.lo : s;
-      s = s > e.hi ? e.hi : s;
-    }
+    s = clamped(s, e);
   }
   return s;
 }

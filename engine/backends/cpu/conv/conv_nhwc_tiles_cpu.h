@@ -72,6 +72,13 @@ struct NhwcEpilogue {
   float lo = 0.0f, hi = 0.0f;
 };
 
+// The scalar epilogue's clamp (the portable tiles and row tails): NaN passes through.
+inline float clamped(float v, const NhwcEpilogue& e) {
+  if (!e.clamp) return v;
+  v = v < e.lo ? e.lo : v;
+  return v > e.hi ? e.hi : v;
+}
+
 // The dense tiles of m pixels, in strips of P (strip s's table at rows + s * taps * P, one call
 // for them all: the per-call setup once): y[p, j] (+)= sum over t < taps, c < cn of
 // rows[t * P + p][c0 + c] * w[(t * cn + c) * 16 V + j], for p < m and j < n; `accumulate` adds to

@@ -68,16 +68,15 @@ class LookupKernel final : public Kernel {
       : n_(n), params_(params), x_zp_(x_zp), y_zp_(y_zp), fixed_(fixed) {}
 
   void run(const KernelArgs& args) const override {
-    std::array<T, 256> table;
-    if (fixed_) {
-      table = *fixed_;
-    } else {
+    std::array<T, 256> built;
+    if (!fixed_) {
       const float x_scale = args.in<float>(1)[0], y_scale = args.in<float>(3)[0];
       const int32_t zx = x_zp_ ? args.in<T>(2)[0] : 0;
       const T zy = y_zp_ ? args.in<T>(4)[0] : T{};
-      build_table(table.data(), params_, x_scale, zx, y_scale, zy);
+      build_table(built.data(), params_, x_scale, zx, y_scale, zy);
     }
-    lookup_bytes(reinterpret_cast<const uint8_t*>(table.data()), args.in<uint8_t>(0), args.out<uint8_t>(0), n_);
+    const T* table = fixed_ ? fixed_->data() : built.data();
+    lookup_bytes(reinterpret_cast<const uint8_t*>(table), args.in<uint8_t>(0), args.out<uint8_t>(0), n_);
   }
 
  private:
