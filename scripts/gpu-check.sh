@@ -17,7 +17,8 @@
 #      onnxruntime-gpu (ORT_GPU_PATH as for load);
 #      ray: bench_ray.py, images/s through dnnx.ray.predict (1 and 2 CPU actors, 1 GPU actor) vs a
 #      direct run (Ray carried in parts, GPU.md, and put on PYTHONPATH for the whole script);
-#      background: bench_background_search.py, ResNet-50 cold start to steady state per algo_search;
+#      background: bench_load.py --cold, ResNet-50 from an empty plan cache to the steady speed per
+#      algo_search, beside onnxruntime-gpu's exhaustive search (ORT_GPU_PATH as for load);
 #      speed: sweep_cuda_speed.py, the speed sweep of issue #38: every float model of ../shared/external
 #      at fp32/tf32/fp16/bf16, batch 1 and 64, dnnx vs onnxruntime-gpu (ORT_GPU_PATH as for load; carry
 #      ../shared as for the crash sweep below), each engine in child processes of its own; its own
@@ -120,7 +121,7 @@ for search in ('heuristic', 'exhaustive'):
       resnet) script=bench_resnet_cuda.py ;;
       load) script=bench_load.py; args=(--device cuda) ;;
       ray) script=bench_ray.py ;;
-      background) script=bench_background_search.py ;;
+      background) script=bench_load.py; args=(--cold --device cuda) ;;
       speed) script=sweep_cuda_speed.py ;;
       *) script=bench_cuda_$name.py ;;
     esac

@@ -58,6 +58,18 @@ std::atomic<int>& foreground_runs() {
   return count;
 }
 
+std::atomic<uint64_t>& foreground_starts() {
+  static std::atomic<uint64_t> count{0};
+  return count;
+}
+
+namespace {
+thread_local bool search_thread = false;
+}  // namespace
+
+void set_search_thread(bool on) { search_thread = on; }
+bool on_search_thread() { return search_thread; }
+
 Precision parse_precision(const std::string& name) { return from_name(precision_table(), name, "precision"); }
 
 AlgoSearch parse_algo_search(const std::string& name) {

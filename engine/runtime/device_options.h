@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,7 @@ namespace dnnx {
 // The rule: bump it on any change to what the core and a device library share (DeviceOptions,
 // the entry points below, Backend, TrainingOps and the types they pass), so that a stale
 // library is refused at load instead of crashing.
-constexpr int kDeviceAbiVersion = 25;  // 16: memory_limit, replan_node; 17: bf16 (DType, Precision); 18: channel multiple; 19: every ONNX dtype (DType); 20: op domains (Node::domain, Graph::opsets); 21: string tensors (DType, ConstTensor, KernelArgs); 22: graph attributes (Attribute, Node); 23: AlgoSearch::Background, DeviceOptions::runs_in_flight; 24: Backend::channels_last_forms; 25: ChannelsLastForms::channel_concat
+constexpr int kDeviceAbiVersion = 26;  // 16: memory_limit, replan_node; 17: bf16 (DType, Precision); 18: channel multiple; 19: every ONNX dtype (DType); 20: op domains (Node::domain, Graph::opsets); 21: string tensors (DType, ConstTensor, KernelArgs); 22: graph attributes (Attribute, Node); 23: AlgoSearch::Background, DeviceOptions::runs_in_flight; 24: Backend::channels_last_forms; 25: ChannelsLastForms::channel_concat; 26: DeviceOptions::runs_started and background_priority, DeviceServices::set_priority
 
 enum class Precision { Fp32, Tf32, Fp16, Bf16 };
 
@@ -38,13 +39,24 @@ struct DeviceOptions {
   // The persistent plan cache (a JSON file, see backends/cuda/search/plan_cache.h); "" disables it.
   std::string plan_cache_path;
   // Note [background search]: set on a searcher engine only. Its timing waits, before each
-  // candidate, until no run of another engine of this process is in flight (the count that
-  // foreground_runs() keeps); nullptr: time at once.
+  // candidate, until no foreground run of this process has work on the device (the count that
+  // foreground_runs() keeps), and a timing that a foreground run overlapped (runs_started moved
+  // on) is taken again; nullptr: time at once.
   const std::atomic<int>* runs_in_flight = nullptr;
+  const std::atomic<uint64_t>* runs_started = nullptr;
+  // The stream's scheduling priority: the device's lowest for the engines of a background search
+  // (their kernels give way to a foreground run's as soon as blocks retire), else its highest.
+  bool background_priority = false;
 };
 
-// The runs in flight in this process of engines that are no searchers (the bindings count them).
+// Note [background search]: the foreground runs of this process with work on the device now (a
+// run counts from its first kernel to its outputs' arrival: DeviceRunner::run), and how many
+// have started so far. A run is foreground unless its thread works for a search.
 std::atomic<int>& foreground_runs();
+std::atomic<uint64_t>& foreground_starts();
+// Marks the calling thread as a background search's (its runs are not foreground), or not.
+void set_search_thread(bool on);
+bool on_search_thread();
 
 // The user's names for the options (device_options.cc holds the one list); each parse throws
 // InputError (a ValueError in Python) naming the option and the allowed values.

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "runtime/device_options.h"
+
 namespace dnnx {
 
 // Note [device runs]: a device plan runs in three parts, one run at a time (the backend has one
@@ -120,10 +122,35 @@ void DeviceRunner::finish(const Plan& plan, const RunIO& io) {
   device_.synchronize();
 }
 
+namespace {
+
+// Note [background search]: a foreground run's device phase, from its first kernel to its
+// outputs' arrival (foreground_runs(), device_options.h). The host inputs' copy before it is
+// left out: while a run's large input crosses the bus, the SMs are idle and a search may time.
+class ForegroundPhase {
+ public:
+  ForegroundPhase() : counted_(!on_search_thread()) {
+    if (!counted_) return;
+    foreground_runs().fetch_add(1);
+    foreground_starts().fetch_add(1);
+  }
+  ~ForegroundPhase() {
+    if (counted_) foreground_runs().fetch_sub(1);
+  }
+  ForegroundPhase(const ForegroundPhase&) = delete;
+  ForegroundPhase& operator=(const ForegroundPhase&) = delete;
+
+ private:
+  bool counted_;
+};
+
+}  // namespace
+
 void DeviceRunner::run(const Plan& plan, const RunIO& io) {
   std::lock_guard<std::mutex> lock(mutex_);
   prepare(plan, io);
   collect_edge_copies(plan, io);
+  const ForegroundPhase phase;
   GraphSlot& slot = slots_[plan.id];
   if (DeviceGraph* graph = graph_for(plan, slot)) {
     graph->launch(copies_in_, copies_out_);

@@ -65,6 +65,9 @@ class DeviceServices {
   virtual void copy_to_device(void* dst, const void* src, size_t bytes) const = 0;
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) const = 0;
   virtual void copy_on_device(void* dst, const void* src, size_t bytes) const = 0;
+  // The stream's scheduling priority from now on: the device's highest for a foreground engine,
+  // its lowest for a background search's (Note [background search]).
+  virtual void set_priority(bool foreground) const = 0;
   // Waits for every queued kernel; a failure that showed only now is a DeviceError.
   virtual void synchronize() const = 0;
   // Whether the work queued now is being recorded into a graph (capture) rather than run.

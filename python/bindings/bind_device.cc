@@ -68,11 +68,23 @@ void bind_device(py::module_& m) {
           [](DeviceOptions o) {
             o.algo_search = AlgoSearch::Exhaustive;
             o.runs_in_flight = &foreground_runs();
+            o.runs_started = &foreground_starts();
+            o.background_priority = true;
             return o;
           },
           "Note [background search]: a copy for the searcher engine: exhaustive, its timing waiting while "
-          "another engine of the process runs.")
+          "a foreground run has work on the device (and taken again when one overlapped it), its stream at "
+          "the device's lowest priority.")
+      .def(
+          "in_background",
+          [](DeviceOptions o) {
+            o.background_priority = true;
+            return o;
+          },
+          "Note [background search]: a copy whose stream has the device's lowest priority (a candidate engine "
+          "recording its graphs while requests run; Engine.set_foreground raises it once it serves them).")
       .def_property_readonly("searcher", [](const DeviceOptions& o) { return o.runs_in_flight != nullptr; })
+      .def_readonly("background_priority", &DeviceOptions::background_priority)
       .def("__repr__", [](const DeviceOptions& o) {
         return "DeviceOptions(device=" + std::to_string(o.device) + ", precision='" + precision_name(o.precision) +
                "', workspace_limit=" +
@@ -114,7 +126,10 @@ void bind_device(py::module_& m) {
       py::arg("memory_limit") = py::none(),
       "(kind, DeviceOptions) from dnnx.load's arguments, every one checked here: kind is 'cpu' or 'cuda'.");
   m.def("foreground_runs", [] { return foreground_runs().load(); },
-        "Note [background search]: the runs in flight of engines that are no searchers.");
+        "Note [background search]: the foreground runs with work on the device now.");
+  m.def("set_search_thread", &set_search_thread, py::arg("on"),
+        "Note [background search]: marks the calling thread as a background search's (its runs are not "
+        "foreground runs), or not.");
   m.def("precision_names", &precision_names, "The precision= names, in order.");
   m.def("algo_search_names", &algo_search_names, "The algo_search= names, in order.");
   m.def(

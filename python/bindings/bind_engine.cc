@@ -108,26 +108,15 @@ OutputKind output_kind(const std::string& name) {
   throw InputError("output must be 'numpy' or 'device', got '" + name + "'");
 }
 
-// Note [background search]: a run of an engine that is no searcher, counted while in flight
-// (foreground_runs(), device_options.h) so that a searcher's timing waits for it to end.
-class ForegroundRun {
- public:
-  explicit ForegroundRun(bool counted) : counted_(counted) {
-    if (counted_) foreground_runs().fetch_add(1);
-  }
-  ~ForegroundRun() {
-    if (counted_) foreground_runs().fetch_sub(1);
-  }
-  ForegroundRun(const ForegroundRun&) = delete;
-  ForegroundRun& operator=(const ForegroundRun&) = delete;
-
- private:
-  bool counted_;
-};
-
 class PyEngine {
  public:
   py::dict kernels() const { return kernel_dict(engine_->backend().kernels()); }
+
+  // Note [background search]: a candidate engine that now serves requests takes the device's
+  // highest stream priority.
+  void set_foreground() const {
+    if (const DeviceServices* device = engine_->backend().device()) device->set_priority(true);
+  }
 
   // Times its three steps for Model.load_profile(): the IR converted (the weights copied in),
   // the backend opened, the Engine built (validation, passes, constants upload, the first plan).
@@ -140,7 +129,6 @@ class PyEngine {
     Graph graph = graph_from_ir(ir);
     const auto converted = Clock::now();
     std::unique_ptr<Backend> backend = make_backend(device, options);
-    searcher_ = device == "cuda" && device_options_from_dict(options).runs_in_flight != nullptr;
     const auto opened = Clock::now();
     // Note [sequences]: the graph inputs' value kinds ("tensor", "sequence", "optional"), where
     // any is not a tensor; their element types are the inputs' dtypes.
@@ -170,7 +158,6 @@ class PyEngine {
 
   // arrays: host or device arrays (run_inputs.h); output: "numpy" or "device" (DeviceArrays).
   py::list run(const py::list& arrays, const std::string& output) {
-    const ForegroundRun counted(!searcher_);
     const OutputKind kind = output_kind(output);
     if (!input_kinds_.empty()) return run_values(arrays, kind);
     RunInputs inputs = read_inputs(arrays, *engine_);
@@ -420,7 +407,6 @@ class PyEngine {
 
   // Shared with the DeviceArrays it hands out, which keep it alive.
   std::shared_ptr<Engine> engine_;
-  bool searcher_ = false;  // Note [background search]: its runs are not counted as foreground runs
   std::vector<ValueKind> input_kinds_;  // Note [sequences]: empty when every input is a tensor
   std::vector<DType> input_elems_;      // each input's dtype (a sequence's or optional's element type)
   std::vector<std::pair<std::string, double>> load_phases_;  // {phase, seconds} of the constructor
@@ -475,6 +461,8 @@ void bind_engine(py::module_& m) {
       .def("load_phases", &PyEngine::load_phases,
            "Seconds of the constructor's steps: engine: graph (IR -> Graph, weights copied), engine: "
            "backend, engine: build (validate, passes, constants upload, the declared shapes' plan).")
+      .def("set_foreground", &PyEngine::set_foreground,
+           "Note [background search]: the stream at the device's highest priority (a swapped-in candidate).")
       .def("kernels", &PyEngine::kernels,
            "The backend's kernel registrations: {op type: {'dtypes': [...], 'checks_nodes': bool}}.")
       .def("planner_report", &PyEngine::planner_report,

@@ -4,18 +4,28 @@
 exhaustive choices for a layer (the C++ policy AlgoSearch::Background: it reads the cache and times
 nothing). A thread then searches on its own:
 
+Every engine of the search has its stream at the device's lowest priority, the model's at its
+highest: where both have work queued, the GPU's block scheduler starts the request's blocks first
+(blocks already running finish; a kernel block takes microseconds). The search's thread is marked
+(``core.set_search_thread``), so its runs are not counted as requests.
+
 1. A *searcher* engine (the model's options with ``algo_search="exhaustive"``) plans each input
    shape the model has run, timing every candidate and writing its choices to the plan cache as
-   it goes. Its timing waits, candidate by candidate, while a run of any other engine of the
-   process is in flight (``DeviceOptions.runs_in_flight``, device_timing.cc), so requests never
-   share the GPU with a timing.
-2. Once a shape is searched, a *candidate* engine is built with the model's own options: its plans
-   read the choices just cached. It plans every shape the model has served and records their CUDA
-   graphs (two runs each) off the request path.
-3. The candidate's layers and the current engine's are timed on the searched shape (``profile``:
-   CUDA events over a replayed graph, medians). The candidate replaces the current engine only if
-   it is faster; the exchange is one assignment, so a run holds the engine it started with to its
-   end, and the next run takes the new one. Plans are never changed in place.
+   it goes. A timing waits until no request has work on the device (a request counts from its
+   first kernel to its outputs' arrival, not while its host inputs cross the bus), and one that a
+   request overlapped is taken again (``DeviceOptions.runs_in_flight``, ``runs_started``,
+   device_timing.cc): requests never wait for a timing, and a timing never shares the GPU.
+2. Once a shape is searched, a *candidate* engine and a *baseline* are built: the candidate with
+   the model's options (its plans read the choices just cached), the baseline before the search
+   (its plans read what the model's engine read at load: the same plans). The candidate plans
+   every shape the model has served and records their CUDA graphs (two runs each) off the request
+   path.
+3. The candidate and the baseline are timed on the searched shape, taking turns (``profile``: CUDA
+   events over a replayed graph; the median of the sums), never the model's own engine (a profile
+   holds an engine's turn, which would stall a request). The candidate replaces the model's engine
+   only if it is faster: its stream is raised to the highest priority, and the exchange is one
+   assignment, so a run holds the engine it started with to its end, and the next run takes the
+   new one. Plans are never changed in place.
 
 The search stops when every shape seen is searched and the budget (seconds, ``search_budget``) is
 spent or no shape is left; a shape's exhaustive planning is not cut short inside. A model with
@@ -39,7 +49,7 @@ from ._native import core
 # The time the search may take after load, by default (seconds): a ResNet-50 at batch 256 searches
 # in about 5 s on an H200 (bench/RESULTS_CUDA.md), and a model rarely has more than a few shapes.
 DEFAULT_BUDGET_S = 60.0
-_PROFILE_REPEAT = 20  # replays per engine when the candidate is timed against the current one
+_PROFILE_TURNS = 5  # replays per engine, taking turns, when the candidate is timed against the baseline
 _SERVED_KEPT = 16     # the most recent shapes a candidate plans and records before it is swapped in
 
 
@@ -71,14 +81,13 @@ def _stop_all() -> None:
 
 class BackgroundSearch:
     """The search thread of one model (Note [background search]). ``build_engine(searcher)``
-    builds a searcher or a candidate engine; ``swap(engine)`` makes an engine current;
-    ``current()`` returns the current one."""
+    builds a searcher, or a twin of the model's engine (a candidate or a baseline);
+    ``swap(engine)`` makes an engine the model's (False where the model refuses it now)."""
 
-    def __init__(self, *, build_engine, current, swap, budget_s: float, value_indices=(), enabled: bool = True,
+    def __init__(self, *, build_engine, swap, budget_s: float, value_indices=(), enabled: bool = True,
                  why_off: str = ""):
         self._build_engine = build_engine  # build_engine(searcher: bool) -> core.Engine
         self._value_indices = set(value_indices)
-        self._current = current
         self._swap = swap
         self._budget_s = float(budget_s)
         self._lock = threading.Lock()
@@ -175,6 +184,7 @@ class BackgroundSearch:
             stats = searcher.planner_report()
             report["layers_searched"] = int(stats.get("timing_runs", 0)) + int(stats.get("cache_hits", 0))
             report["search_seconds"] = float(stats.get("search_seconds", 0.0))
+            report["timings_retaken"] = int(stats.get("timings_retaken", 0))
         return report
 
     def wait(self, timeout) -> bool:
@@ -197,6 +207,7 @@ class BackgroundSearch:
     def _work(self, previous) -> None:
         if previous is not None:
             previous.join()  # one search at a time
+        core.set_search_thread(True)  # this thread's runs are the search's, not requests
         try:
             while True:
                 feeds = self._next()
@@ -216,39 +227,49 @@ class BackgroundSearch:
                     self._done.set()
 
     def _search(self, feeds: list) -> None:
+        baseline = self._build_engine(searcher=False)  # before the search writes: the model's plans
+        baseline.plan(inputs=feeds)
         if self._searcher is None:
             searcher = self._build_engine(searcher=True)
             with self._lock:
                 self._searcher = searcher
+        timed_before = self._searcher.planner_report().get("timing_runs", 0)
         self._searcher.plan(inputs=feeds)  # the exhaustive search of this shape: its choices cached
         if self._stopped:
+            return
+        if self._searcher.planner_report().get("timing_runs", 0) == timed_before:
+            with self._lock:  # every choice came from the cache, as the model's own plan did
+                self._shapes_searched += 1
             return
         candidate = self._build_engine(searcher=False)  # reads them
         for served in list(self._served):  # plans and CUDA graphs off the request path
             candidate.plan(inputs=served)
             for _ in range(2):
                 candidate.run(served, "device")
-        current = self._current()
-        now_ms, new_ms = _graph_ms(current, feeds), _graph_ms(candidate, feeds)
+        now_ms, new_ms = _turns_ms(baseline, candidate, feeds)
+        del baseline
         with self._lock:
             self._shapes_searched += 1
             if self._first_ms is None:
                 self._first_ms = now_ms
             keep = new_ms < now_ms and not self._stopped
             self._best_ms = new_ms if keep else (self._best_ms or now_ms)
-            if keep:
+        if keep and self._swap(candidate):
+            with self._lock:
                 self._swaps += 1
-        if keep:
-            self._swap(candidate)
 
 
-def _graph_ms(engine, feeds: list) -> float:
-    """The plan's time on ``feeds``: the sum of its layers' medians over replayed CUDA graphs,
-    timed while no request runs (the timing takes the device's turn like a run)."""
-    while core.foreground_runs() > 0:
-        time.sleep(0.0005)
-    layers = engine.profile(feeds, _PROFILE_REPEAT)["layers"]
-    return float(sum(np.median(layer["times_ms"]) for layer in layers))
+def _turns_ms(baseline, candidate, feeds: list) -> tuple:
+    """Each plan's time on ``feeds``, the two taking turns: one replayed graph each per turn (the
+    sum of its layers' times), after no request has work on the device; the median per plan."""
+    times = ([], [])
+    for _ in range(_PROFILE_TURNS):
+        for engine, out in zip((baseline, candidate), times):
+            while core.foreground_runs() > 0:
+                time.sleep(0.0002)
+            layers = engine.profile(feeds, 1)["layers"]
+            out.append(float(sum(layer["times_ms"][0] for layer in layers)))
+    return float(np.median(times[0])), float(np.median(times[1]))
 
 
 def _dtype_name(dtype) -> str:

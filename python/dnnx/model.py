@@ -138,7 +138,7 @@ class Model:
         why = ("the CPU backend has no algorithm search" if kind != "cuda" else
                "deterministic=True: the load's plan is kept (a swap would change results)" if deterministic else "")
         if why:
-            return _background_search.BackgroundSearch(build_engine=None, current=None, swap=None, budget_s=0,
+            return _background_search.BackgroundSearch(build_engine=None, swap=None, budget_s=0,
                                                        enabled=False, why_off=why)
         load = self._load_options
         cache = _background_search.plan_cache_for(load["plan_cache"])
@@ -147,19 +147,24 @@ class Model:
         model = weakref.ref(self)  # the thread must not keep the model alive
 
         def build_engine(searcher: bool):
+            """The searcher, or a twin of the model's engine (the candidate, or the baseline it is
+            timed against), both at the device's lowest stream priority."""
             m = model()
             if m is None:
                 raise RuntimeError("the model was closed")
-            options = dict(m._backend[1], device_options=foreground.as_searcher() if searcher else foreground)
-            return core.Engine(m._ir, m._backend[0], options, passes=m.passes)
+            device = foreground.as_searcher() if searcher else foreground.in_background()
+            return core.Engine(m._ir, m._backend[0], dict(m._backend[1], device_options=device), passes=m.passes)
 
-        def swap(engine) -> None:
+        def swap(engine) -> bool:
             m = model()
-            if m is not None and m._tuner is None and not m._tuned:
-                m._engine = engine  # one assignment: a run holds the engine it started with
+            if m is None or m._tuner is not None or m._tuned:
+                return False
+            engine.set_foreground()  # the requests' priority, before the first request reaches it
+            m._engine = engine  # one assignment: a run holds the engine it started with
+            return True
 
         search = _background_search.BackgroundSearch(
-            build_engine=build_engine, current=lambda: model()._engine, swap=swap, budget_s=budget,
+            build_engine=build_engine, swap=swap, budget_s=budget,
             value_indices=[i for i, spec in enumerate(self.inputs) if spec.name in self.value_inputs])
         if not self.value_inputs and all(isinstance(d, int) for spec in self.inputs for d in spec.shape):
             search.saw(self._prepare_arrays([list(spec.shape) for spec in self.inputs]))  # the declared shapes
@@ -170,7 +175,8 @@ class Model:
         progress: ``state`` ("searching", "done", "budget spent", "stopped", "failed" or "off",
         with ``why``), ``shapes_searched`` and ``shapes_pending`` (input shapes the model ran),
         ``layers_searched`` (layers the searcher timed or found in the plan cache),
-        ``search_seconds``, ``seconds`` since load, ``time_left_s`` of the budget, ``swaps`` (times
+        ``search_seconds``, ``timings_retaken`` (timings a request overlapped, taken again),
+        ``seconds`` since load, ``time_left_s`` of the budget, ``swaps`` (times
         a faster plan replaced the current one) and ``speedup`` (the load plan's time over the
         current plan's, on the first shape searched). Other policies: {"state": "off", "why": ...}."""
         if self._search is None:

@@ -4,6 +4,7 @@ plan cache, a faster plan is swapped in between runs, and a second load reads th
 at once. Every output, before, during and after the swap, equals the CPU's at fp32 tolerances
 (rtol 1e-4: cuDNN's algorithms sum in different orders)."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -125,6 +126,36 @@ def test_searcher_options_time_while_no_run_is_in_flight():
     searcher = options.as_searcher()
     assert searcher.searcher and not options.searcher
     assert searcher.algo_search == core.AlgoSearch.exhaustive
+    # the search's engines run at the device's lowest stream priority, the model's at its highest
+    assert searcher.background_priority and not options.background_priority
+    candidate = options.in_background()
+    assert candidate.background_priority and not candidate.searcher
+    assert candidate.algo_search == options.algo_search
+
+
+def test_requests_back_to_back_make_the_search_retake_its_timings(tmp_path):
+    """Requests with their inputs on the device leave the GPU no idle gap: every timing a request
+    overlaps is taken again (Note [background search]), and the results stay right meanwhile.
+    Once the requests stop, the search finishes."""
+    model = _conv_stack(channels=64, layers=3)
+    x = _x(16)
+    want = dnnx.load(model).run(x)
+    m = dnnx.load(model, device="cuda", algo_search="background", plan_cache=tmp_path / "plans.json",
+                  batch_size=16)  # a fixed shape: the search starts at load
+    on_device = m.to_device(x)
+    runs = 0
+    deadline = time.perf_counter() + 3.0
+    while time.perf_counter() < deadline:
+        out = m.run(on_device, output="device")
+        runs += 1
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4)
+    assert m.wait_search(timeout=300), m.search_status()
+    status = m.search_status()
+    assert status["state"] == "done" and status["shapes_searched"] == 1, status
+    assert status["timings_retaken"] > 0, (runs, status)
+    np.testing.assert_allclose(m.run(x), want, rtol=1e-4, atol=1e-4)
+    assert core.foreground_runs() == 0
+
 
 
 @pytest.mark.parametrize("precision", ["tf32", "fp16"])

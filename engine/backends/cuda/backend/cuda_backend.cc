@@ -25,6 +25,7 @@ std::unique_ptr<CudaContext> open_device(const DeviceOptions& options) {
   context->options = options;
   context->device_name = prop.name;
   context->compute_capability = prop.major * 10 + prop.minor;
+  set_stream_priority(context->stream, !options.background_priority);
   check(cudnnSetStream(context->cudnn, context->stream), "cudnnSetStream");
   check(cublasSetStream(context->cublas, context->stream), "cublasSetStream");
   check(cublasSetMathMode(context->cublas, blas_math_mode(options.precision)), "cublasSetMathMode");
@@ -307,6 +308,8 @@ bool CudaBackend::capturing() const {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   return cudaStreamIsCapturing(context_->stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
 }
+
+void CudaBackend::set_priority(bool foreground) const { set_stream_priority(context_->stream, foreground); }
 
 void CudaBackend::synchronize() const { check(cudaStreamSynchronize(context_->stream), "cudaStreamSynchronize"); }
 

@@ -52,6 +52,7 @@ class CudaBackend final : public Backend, public DeviceServices {
   void copy_to_host(void* dst, const void* src, size_t bytes) const override;
   void synchronize() const override;
   bool capturing() const override;
+  void set_priority(bool foreground) const override;
   // The device's memory, or memory_limit where that is less (Note [memory limit]).
   size_t total_memory() const override;
   std::string memory_name() const override;

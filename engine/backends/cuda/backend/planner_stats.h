@@ -6,6 +6,8 @@
 //   cache_stale     cache entries that failed re-validation and were dropped (with a warning)
 //   cache_writes    choices written to the cache file
 //   search_seconds  wall time spent choosing convolution algorithms
+//   timings_retaken a background searcher's timings that a request overlapped, taken again
+//                   (Note [background search], device_timing.cc)
 // Planning runs one layer at a time, but Python may read the report from another thread.
 #pragma once
 #include <map>
@@ -32,7 +34,7 @@ class PlannerStats {
     std::lock_guard<std::mutex> lock(mutex_);
     PlannerReport report;
     for (const char* name : {"timing_runs", "cache_hits", "cache_misses", "cache_stale", "cache_writes",
-                             "search_seconds"}) {
+                             "search_seconds", "timings_retaken"}) {
       report.counters[name] = 0;
     }
     for (const auto& kv : counters_) report.counters[kv.first] = kv.second;

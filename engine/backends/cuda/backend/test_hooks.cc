@@ -37,6 +37,7 @@ TestHooks TestHooks::from_environment() {
                      : a == "persist_dynamic" ? CUDNN_RNN_ALGO_PERSIST_DYNAMIC
                                               : CUDNN_RNN_ALGO_STANDARD;
   }
+  if (const char* all = std::getenv("DNNX_PROBE_RETIME_ALL")) hooks.retime_all = std::string(all) == "1";
   return hooks;
 }
 

@@ -12,6 +12,8 @@
 //   DNNX_PROBE_RNN_ALGO=standard|persist_static|persist_dynamic  the cuDNN RNN algorithm every
 //       RNN descriptor asks for (bench/probes/probe_rnn_algo.py measures them; the plan still
 //       names the standard one)
+//   DNNX_PROBE_RETIME_ALL=1  a conv search re-times every candidate cuDNN's Find ran, not only
+//       those within reach of its fastest (Note [retimed within reach], conv_candidates.cc)
 // and two C entry points (test_hooks.cc) that drive the plan cache's file logic with no GPU, for
 // tests/test_plan_cache_file.py through ctypes (the cache is host code: JSON, a lock, a rename):
 //   int dnnx_test_plan_cache_store(path, key, algo, message, message_len): opens the cache at
@@ -39,6 +41,7 @@ struct TestHooks {
   size_t oom_above = SIZE_MAX;
   std::string fault_node;                          // the node whose run faults (DNNX_TEST_FAULT_NODE)
   int rnn_algo = 0;                                // DNNX_PROBE_RNN_ALGO: a cudnnRNNAlgo_t, 0 standard
+  bool retime_all = false;                         // DNNX_PROBE_RETIME_ALL=1
 
   static TestHooks from_environment();
   ForcedFailure failure_of(const std::string& algorithm) const {

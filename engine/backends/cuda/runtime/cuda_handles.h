@@ -83,6 +83,18 @@ class CudaStream : public Owned<cudaStream_t, cudaError_t, create_stream, cudaSt
   CudaStream() : Owned("cudaStreamCreateWithFlags") {}
 };
 
+// Note [background search]: a model's stream runs at the device's highest priority, a background
+// search's at its lowest: the block scheduler then starts a request's blocks before a search's
+// waiting ones (it does not stop blocks already running). Applies to work queued from now on; a
+// replayed graph takes the priority of the stream it is launched into.
+inline void set_stream_priority(cudaStream_t stream, bool foreground) {
+  int least = 0, greatest = 0;
+  check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+  cudaLaunchAttributeValue value{};
+  value.priority = foreground ? greatest : least;
+  check(cudaStreamSetAttribute(stream, cudaLaunchAttributePriority, &value), "cudaStreamSetAttribute (priority)");
+}
+
 // Device memory the backend keeps for itself (the planner's search buffers, kernels' own
 // buffers), freed on scope exit; its bytes go back to the model's budget (Note [memory limit]).
 // Made by device_alloc (cuda_context.h) or try_plan_alloc (search/conv_candidates.h).

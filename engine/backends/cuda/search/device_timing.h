@@ -1,6 +1,7 @@
 // Timing work on the model's stream at plan time: the one timing policy of every exhaustive
 // search (Search::time and Search::time_on_scratch, search.h, call it; nothing else times).
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -30,14 +31,24 @@ constexpr double kWarmUpMs = 3.0;
 // candidates, cuBLASLt's, and the planner's own kernels, through Search). `prepare(i)` readies candidate i
 // and says whether it can be timed (false: skipped this round); `run(i)` queues it once and
 // returns false when it cannot run. After warm_up with the first candidate that runs, each is
-// timed in kTimingRounds rounds over the list (the mean of 20 runs, 5 for those over 50 us) and
+// timed in kTimingRounds rounds over the list (the mean of runs_for(one run's time) runs) and
 // keeps the lower. ms[i]: -1 for a candidate never timed; failed[i]: it could not run.
+// How many runs one timing of a candidate averages: 20 under 50 us, 5 under 1 ms, 2 above (a
+// batch-256 conv of several milliseconds varies by a few percent at most, and five runs of each
+// FFT candidate were seconds of a ResNet-50 load: Note [retimed within reach]).
+int runs_for(double once_ms);
+
 struct CandidateTimes {
   std::vector<double> ms;
   std::vector<bool> failed;
 };
 CandidateTimes time_candidates(const CudaContext& ctx, size_t count, const std::function<bool(size_t)>& prepare,
                                const std::function<bool(size_t)>& run, const char* what);
+
+// Note [background search]: on a searcher engine, waits until no foreground run has work on the
+// device and returns how many have started so far (0 at once elsewhere). The timing above takes
+// every measurement this way; a search's other device work (cuDNN's Find) waits for it too.
+uint64_t wait_for_quiet(const CudaContext& ctx);
 
 // Fills a search's scratch input with a non-zero pattern (timing on zeros can flatter a kernel):
 // every float 0x3c3c3c3c, about 0.0115; every float16 about 1.06, every bfloat16 about 0.0115.
