@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole CUDA check on a GPU machine, in one call (the project's shared notes, GPU.md, say what is there):
-#   1. install scipy-openblas32 and nlohmann-json from .whl/ if the machine lacks them (nothing can be downloaded)
+#   1. install scipy-openblas32, nlohmann-json and nvidia-cudnn-frontend (Attention's fused path) from
+#      .whl/ if the machine lacks them (nothing can be downloaded)
 #   2. build dnnx with its CUDA backend: pip install --no-build-isolation --no-deps . (DNNX_CUDA=ON)
 #   3. the support matrix's CUDA columns (scripts/gen_operators.py; docs/operators.md into $OUT), then
 #      pytest tests/cuda and the CPU-side CUDA checks, then the whole suite (GPU_CHECK_SUITE=0
@@ -68,6 +69,14 @@ for pkg in scipy_openblas32 nlohmann_json; do
     step "$pkg" "$pkg.log" python3 -m pip install --no-index --no-deps --no-compile --no-cache-dir .whl/$pkg-*.whl
   fi
 done
+# cudnn-frontend's headers (a build requirement with DNNX_CUDA=ON), from its wheel for the GPU
+# machine's Python 3.12 (carried: `pip download --no-deps --only-binary=:all: --python-version 3.12
+# --platform manylinux_2_28_x86_64 -d .whl "nvidia-cudnn-frontend==1.18.*"` here first). Asked of the
+# installed metadata, not by import: its Python module needs packages that CMake does not.
+if ! python3 -c "import importlib.metadata as m; m.version('nvidia-cudnn-frontend')" 2>/dev/null; then
+  step cudnn_frontend cudnn_frontend.log python3 -m pip install --no-index --no-deps --no-compile --no-cache-dir \
+    .whl/nvidia_cudnn_frontend-*.whl
+fi
 # The package metadata names README.md; a checkout without one gets a stub so that pip builds.
 [ -f README.md ] || echo "# dnnx" >README.md
 

@@ -1,4 +1,5 @@
-// Attention (opset 23; 24's nonpad_kv_seqlen, 25's windows) on CUDA, unfused, mirroring
+// Attention (opset 23; 24's nonpad_kv_seqlen, 25's windows) on CUDA: cuDNN's fused attention where
+// Note [fused attention] admits the node (fused_attention.h), else unfused, mirroring
 // backends/cpu/attention/attention_cpu.cc over ops/attention/attention.h's geometry:
 //   1. packed 3-D Q (and K, V) laid out as [B, H, S, D]; with a past cache, or present_key /
 //      present_value asked for, K and V gathered into present [B, Hkv, T, D] (the output, or
@@ -16,6 +17,7 @@
 #include <climits>
 
 #include "backends/cuda/attention/attention_kernels.h"
+#include "backends/cuda/attention/fused_attention.h"
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/dense/blas.h"
 #include "backends/cuda/layout/glue_kernels.h"
@@ -114,18 +116,8 @@ int to_int(const Node& node, int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
-KernelChoice plan_attention(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
-                            const std::vector<TensorInfo>&) {
-  const DType dtype = inputs[kQ].info.dtype;
-  require_cuda_floating(node, inputs[kQ].info, dtype, "Q");
-  require_cuda_floating(node, inputs[kK].info, dtype, "K");
-  require_cuda_floating(node, inputs[kV].info, dtype, "V");
-  const AttentionGeometry g = attention_geometry(node, inputs);
-  if (g.has_mask && !g.mask_bool) require_cuda_floating(node, inputs[kMask].info, dtype, "attn_mask");
-  if (g.has_past) {
-    require_cuda_floating(node, inputs[kPastKey].info, dtype, "past_key");
-    require_cuda_floating(node, inputs[kPastValue].info, dtype, "past_value");
-  }
+// The unfused path for g: the numbered steps of the header comment.
+KernelChoice unfused_attention(const CudaContext& ctx, const Node& node, const AttentionGeometry& g, DType dtype) {
   const bool want_pk = node.has_output(kPresentKey), want_pv = node.has_output(kPresentValue);
   const bool gather_k = g.packed || g.has_past || want_pk, gather_v = g.packed || g.has_past || want_pv;
   const int64_t group = g.q_heads / g.kv_heads, t = g.total();
@@ -164,9 +156,81 @@ KernelChoice plan_attention(const CudaContext& ctx, const Node& node, const std:
                      (group > 1 ? " (grouped-query: " + std::to_string(group) + " query heads per kv head)" : "");
   choice.math = blas_math_name(ctx, dtype);
   choice.workspace_bytes = ws.total;
-  choice.rejected.push_back({"cuDNN fused attention", "not implemented yet (the unfused path runs every mask form)"});
   choice.kernel = std::make_unique<AttentionKernel>(ctx, g, dtype, gather_k, gather_v, want_pk, want_pv,
                                                     node.has_output(kQk), qk, pv, ws);
+  return choice;
+}
+
+// Note [fused attention]: cuDNN's fused scaled-dot-product attention (fused_attention.h) runs
+// Attention in one kernel that never stores the [B, Hq, S, T] scores: less memory traffic and no
+// workspace that grows with S*T. It takes a node only where its result is ONNX's:
+//   - half storage (the fp16 and bf16 precisions): cuDNN's SDPA has no float32 kernel;
+//   - no empty dimension (the unfused path writes the zeros of an empty key sequence);
+//   - no past_key/past_value and no present_key/present_value asked for, no qk_matmul_output (the
+//     fused kernel gathers nothing and never stores the scores);
+//   - no softcap, no windows, no nonpad_kv_seqlen;
+//   - no attn_mask: ONNX gives a row that a mask hides everywhere Y = 0 (Note [attention bias]),
+//     and cuDNN's bias does not promise that (its max and sum of an all -inf row); is_causal
+//     is cuDNN's top-left diagonal band, which never hides a whole row;
+//   - grouped-query heads as ONNX has them (Hq a multiple of Hkv), D and Dv as this cuDNN takes
+//     them: its check_support says (multiples of 8, up to 128 or 256 by version and GPU);
+//   - a workspace within the model's workspace limit.
+// Everything but the last two is known before cuDNN is asked; for those, the graph is built here,
+// at plan time, and a refusal names the step and cuDNN's message. Every node the fused path does
+// not take runs unfused, and its plan row says why under `rejected`.
+std::string fused_attention_blocker(const CudaContext& ctx, const Node& node, const AttentionGeometry& g,
+                                    DType dtype) {
+  if (!fused_attention_built()) {
+    return "this build has no cudnn-frontend (its headers, from the nvidia-cudnn-frontend wheel, were not found "
+           "when dnnx was built)";
+  }
+  if (ctx.hooks.failure_of(kFusedAttentionName) != ForcedFailure::None) return "fails (forced by DNNX_TEST_FAIL_ALGO)";
+  if (ctx.avoided(kFusedAttentionName)) return "failed at run time (the run-time fallback)";
+  if (!is_half(dtype)) return std::string(dtype_name(dtype)) + " storage: cuDNN's fused attention takes fp16 or bf16";
+  if (g.batch == 0 || g.q_heads == 0 || g.q_seq == 0 || g.kv_new == 0 || g.head == 0 || g.v_head == 0) {
+    return "an empty tensor";
+  }
+  if (g.has_past || node.has_output(kPresentKey) || node.has_output(kPresentValue)) {
+    return "a key/value cache (past_key/past_value or present_key/present_value)";
+  }
+  if (node.has_output(kQk)) return "qk_matmul_output is asked for (the fused kernel never stores the scores)";
+  if (g.softcap != 0.0f) return "softcap";
+  if (g.left_window >= 0 || g.right_window >= 0) return "left_window_size/right_window_size";
+  if (g.has_nonpad) return "nonpad_kv_seqlen";
+  if (g.has_mask) return "attn_mask (a fully masked row must give 0: Note [attention bias])";
+  return "";
+}
+
+KernelChoice plan_attention(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
+                            const std::vector<TensorInfo>&) {
+  const DType dtype = inputs[kQ].info.dtype;
+  require_cuda_floating(node, inputs[kQ].info, dtype, "Q");
+  require_cuda_floating(node, inputs[kK].info, dtype, "K");
+  require_cuda_floating(node, inputs[kV].info, dtype, "V");
+  const AttentionGeometry g = attention_geometry(node, inputs);
+  if (g.has_mask && !g.mask_bool) require_cuda_floating(node, inputs[kMask].info, dtype, "attn_mask");
+  if (g.has_past) {
+    require_cuda_floating(node, inputs[kPastKey].info, dtype, "past_key");
+    require_cuda_floating(node, inputs[kPastValue].info, dtype, "past_value");
+  }
+  std::string why = fused_attention_blocker(ctx, node, g, dtype);
+  if (why.empty()) {
+    size_t workspace = 0;
+    if (auto kernel = make_fused_attention(ctx, g, dtype, workspace, why)) {
+      const int64_t group = g.q_heads / g.kv_heads;
+      KernelChoice choice;
+      choice.algorithm = std::string(kFusedAttentionName) + (g.causal ? " (causal)" : "") +
+                         (group > 1 ? " (grouped-query: " + std::to_string(group) + " query heads per kv head)" : "");
+      choice.math = std::string(half_storage_name(dtype)) + " storage, tensor ops, fp32 softmax and accumulation";
+      choice.workspace_bytes = workspace;
+      choice.candidate = kFusedAttentionName;
+      choice.rejected.push_back({"unfused (GEMM+masked softmax+GEMM)", "the fused kernel applies"});
+      choice.kernel = std::move(kernel);
+      return choice;
+    }
+  }
+  KernelChoice choice = unfused_attention(ctx, node, g, dtype);
+  choice.rejected.push_back({kFusedAttentionName, why});
   return choice;
 }
 
