@@ -141,11 +141,12 @@ def test_nonzero_feeds_gather_downstream_on_the_device():
 
 # --- NonMaxSuppression -----------------------------------------------------------------------------
 
-def nms_model(given, center_point_box=0, constants=None):
-    """A NonMaxSuppression node reading the graph inputs named in `given` and the initializers in
-    `constants` ({name: array}); boxes pass through an Add on the device first (its output is a
-    device array of the stage before, Note [device-resident stages])."""
+def nms_model(feeds, center_point_box=0, constants=None):
+    """A NonMaxSuppression node reading the graph inputs in `feeds` ({name: array}, typed by them)
+    and the initializers in `constants` ({name: array}); boxes pass through an Add on the device
+    first (its output is a device array of the stage before, Note [device-resident stages])."""
     constants = constants or {}
+    given = set(feeds)
     names = [n if n in given or n in constants else "" for n in NMS_INPUTS]
     while names and not names[-1]:
         names.pop()
@@ -153,7 +154,8 @@ def nms_model(given, center_point_box=0, constants=None):
     nodes = [helper.make_node("Add", ["boxes", "no_shift"], ["boxes_dev"]),
              helper.make_node("NonMaxSuppression", names, ["selected"], center_point_box=center_point_box)]
     elem = {"max_output_boxes_per_class": I64}
-    inputs = [helper.make_tensor_value_info(n, elem.get(n, TensorProto.FLOAT), None) for n in NMS_INPUTS if n in given]
+    inputs = [helper.make_tensor_value_info(n, elem.get(n, TensorProto.FLOAT), list(np.shape(feeds[n])))
+              for n in NMS_INPUTS if n in given]
     inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in constants.items()]
     inits.append(numpy_helper.from_array(np.float32(0), "no_shift"))
     graph = helper.make_graph(nodes, "nms", inputs, [helper.make_tensor_value_info("selected", I64, None)],
@@ -171,7 +173,7 @@ def random_boxes(rng, batches, count, center_point_box):
 
 
 def check_nms(feeds, center_point_box=0, constants=None, device_kernel=True):
-    model = nms_model(set(feeds), center_point_box, constants)
+    model = nms_model(feeds, center_point_box, constants)
     want = run_ort(model, feeds)["selected"]
     m = dnnx.load(model, device="cuda")
     for _ in range(2):
@@ -259,7 +261,7 @@ def test_nms_nan_scores_go_to_the_host_and_match():
 def test_nms_iou_threshold_outside_0_1_is_a_value_error():
     feeds = {"boxes": np.zeros((1, 3, 4), np.float32), "scores": np.zeros((1, 1, 3), np.float32),
              "max_output_boxes_per_class": np.array([0], np.int64), "iou_threshold": np.array([1.5], np.float32)}
-    m = dnnx.load(nms_model(set(feeds)), device="cuda")
+    m = dnnx.load(nms_model(feeds), device="cuda")
     with pytest.raises(ValueError, match=r"\(NonMaxSuppression\): iou_threshold 1.5.* must be in \[0, 1\]"):
         m.run_dict(feeds)
 
