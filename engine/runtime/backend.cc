@@ -65,4 +65,10 @@ const DeviceServices& device_services(const Backend& backend, const char* what) 
   return *d;
 }
 
+StagedChoice Backend::plan_staged_node(const Node& node, const std::vector<ValueInfo>&) const {
+  StagedChoice none;
+  none.host_reason = "the " + name() + " backend has no device kernel for " + node.op_type;
+  return none;
+}
+
 }  // namespace dnnx

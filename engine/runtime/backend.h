@@ -12,6 +12,7 @@
 
 #include "ops/op.h"
 #include "runtime/device_services.h"
+#include "runtime/staged_kernel.h"
 
 namespace dnnx {
 
@@ -109,6 +110,11 @@ class Backend {
   virtual KernelChoice replan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                                    const std::vector<TensorInfo>& outputs, const std::vector<std::string>& failed,
                                    size_t workspace_cap) const;
+
+  // Note [device staged kernels] (runtime/staged_kernel.h): the device kernel a value-shaped node
+  // that ends a plan runs on, for these input types; a choice with no kernel (the default, and a
+  // host backend's) leaves it to the engine's host compute, with the reason.
+  virtual StagedChoice plan_staged_node(const Node& node, const std::vector<ValueInfo>& inputs) const;
 
   // Half storage (precision="fp16" or "bf16" on a device): the 2-byte float type the backend
   // stores (Float16 or BFloat16), or Float32 for none. Under a half type the engine runs the

@@ -126,6 +126,12 @@ class Engine {
   // continuation's inputs, some of them in device arrays; the outputs on the host.
   std::vector<HostValue> run_stage(const Plan& plan, const std::vector<StageValue>& inputs);
   std::vector<HostValue> run_stage(std::vector<StageValue> inputs);
+  // Note [device staged kernels] (runtime/staged_kernel.h): the node `plan` stops at, on its
+  // device kernel, reading its inputs from `env` (the stage's values by name) and putting its
+  // outputs there as device arrays; false when the kernel hands this run to the host compute.
+  void run_on_host(const Node& node, std::map<std::string, StageValue>& env);
+  std::vector<HostValue> finish_stage(const Plan& plan, const Node& node, std::map<std::string, StageValue>& env);
+  bool run_staged_on_device(const Plan& plan, const Node& node, std::map<std::string, StageValue>& env);
   // What both constructors share after the passes: device constants, folding, host layers.
   void finish_setup(const EngineOptions& options);
   void release_scratch(std::unique_ptr<RunScratch> scratch);

@@ -35,8 +35,11 @@ using NodeCheck = std::function<std::string(const Node&)>;
 //             none for a bool-only op (Not, And, Or, Xor). The integer and bool types an op
 //             takes are its OpDef's (ops/elementwise/elementwise.h), on every backend alike
 //   check     the nodes of the type it refuses, and why (empty: none)
+//   staged    a value-shaped op's device kernel (Note [device staged kernels] in
+//             runtime/staged_kernel.h), run between plan stages; such an entry has no factory
 struct KernelEntry {
   KernelFactory factory;
+  StagedFactory staged;
   GradFactory gradient;
   std::vector<DType> dtypes = {DType::Float32};
   NodeCheck check;
@@ -73,6 +76,14 @@ class KernelRegistry {
     e.factory = std::move(factory);
     return e;
   }
+  // A value-shaped op's staged device kernel (no layer kernel: the plan stops before the node):
+  //   r.add_staged("NonZero", plan_nonzero).with_dtypes(...);
+  KernelEntry& add_staged(const std::string& op_type, StagedFactory factory) {
+    KernelEntry& e = entries_[op_type];
+    e = KernelEntry{};
+    e.staged = std::move(factory);
+    return e;
+  }
   // The entry an earlier registration made, for a gradient file to complete:
   //   r.at("Conv").with_gradient(plan_conv_grad);
   // A missing one is the list's mistake (a gradient file ahead of its forward file).
@@ -90,7 +101,7 @@ class KernelRegistry {
   const GradFactory* gradient(const Node& node) const { return gradient(node.op_key()); }
   const KernelFactory* find(const std::string& op_type) const {
     const KernelEntry* e = entry(op_type);
-    return e ? &e->factory : nullptr;
+    return e && e->factory ? &e->factory : nullptr;  // a staged entry has no layer kernel
   }
   const GradFactory* gradient(const std::string& op_type) const {
     const KernelEntry* e = entry(op_type);

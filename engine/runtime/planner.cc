@@ -251,6 +251,32 @@ bool inline_if(Plan& plan, ValueTable& table, const Backend& backend, const Grap
   return true;
 }
 
+// Note [device staged kernels]: the device kernel of the node a device plan stops at, for its
+// input types (the values before it are typed now); the node's host compute where the backend
+// has none. Only the ops with a host compute (OpDef::evaluate) ask: If, Loop, Scan and the
+// sequence ops are the engine's on every backend.
+void plan_stage_kernel(Plan& plan, ValueTable& table, const Backend& backend, const Node& node) {
+  const OpDef* def = op_registry().find(node);
+  if (!def || !def->evaluate) return;
+  std::vector<ValueInfo> inputs;
+  for (const std::string& name : node.inputs) {
+    const int id = name.empty() ? -1 : table.find(name);
+    if (id >= 0 && table[id].kind != ValueKind::Tensor) return;  // a sequence or optional: the engine's
+    inputs.push_back(id < 0 ? ValueInfo{{}, nullptr, false} : ValueInfo{table[id].info, table[id].constant, true});
+  }
+  StagedChoice choice;
+  try {
+    choice = backend.plan_staged_node(node, inputs);
+  } catch (const UnsupportedModelError& e) {
+    choice = StagedChoice{};
+    choice.host_reason = e.what();
+  }
+  plan.stage_kernel = std::move(choice.kernel);
+  plan.stage_algorithm = std::move(choice.algorithm);
+  plan.stage_workspace = plan.stage_kernel ? choice.workspace_bytes : 0;
+  plan.stage_host_reason = plan.stage_kernel ? "" : std::move(choice.host_reason);
+}
+
 }  // namespace
 
 // Note [empty tensors]: ONNX allows a dim of 0 anywhere (an empty batch, an empty slice), and
@@ -465,6 +491,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
     plan->stage_node = static_cast<int>(n);
     plan->staged_at = &graph.nodes[n];
     plan->stage_reason = stage_reason(graph.nodes[n]);
+    if (plan->device) plan_stage_kernel(*plan, table, backend, graph.nodes[n]);
     break;
   }
   if (plan->stage_node >= 0) plan->carried = carried_names(graph, static_cast<size_t>(plan->stage_node));

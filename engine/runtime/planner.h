@@ -87,6 +87,13 @@ struct Plan {
   std::vector<std::unique_ptr<Node>> inlined;
   std::string stage_reason;
   std::vector<std::string> carried;
+  // Note [device staged kernels] (runtime/staged_kernel.h): on a device backend, the kernel the
+  // node at stage_node runs on, planned for its input types (null: the engine's host compute,
+  // stage_host_reason says why), its algorithm and workspace for the staged row.
+  std::unique_ptr<StagedKernel> stage_kernel;
+  std::string stage_algorithm;
+  size_t stage_workspace = 0;
+  std::string stage_host_reason;
 };
 
 // What plan() shows for a layer whose outputs all hold 0 elements: it gets no kernel and runs

@@ -2,8 +2,10 @@
 // [staged plans] in runtime/stages.h) stay in device memory. A stage's plan writes its carried
 // values into device arrays (DeviceRunner::allocate_array, the backend's caching allocator) and
 // the continuation reads them as device inputs (copied device to device into its arena); only
-// what the host must read crosses to it: the inputs of the value-shaped node (NonZero's mask,
-// If's condition, a Loop's carried values), the value inputs of the next stage's plan key, and
+// what the host must read crosses to it: the inputs of the value-shaped node that the host runs
+// (If's condition, a Loop's carried values, Compress's input; NonZero and NonMaxSuppression run on
+// the device where it has their staged kernels, Note [device staged kernels], and read back only
+// their counts), the value inputs of the next stage's plan key, and
 // the graph's outputs at the end. Before, every carried value (a detector's feature maps among
 // them) went to the host and back at each stage. A host backend's values are host memory as
 // before; sequences and optionals are host values on either.

@@ -124,7 +124,13 @@ std::vector<HostValue> Engine::run_stage(const Plan& plan, const std::vector<Sta
 
   for (size_t o = 0; o < plan.carried.size(); ++o) env[plan.carried[o]] = outputs[o];
   const Node& node = graph_.nodes[static_cast<size_t>(plan.stage_node)];
-  std::vector<HostValue> node_inputs;  // on the host: the node runs there
+  if (!(plan.stage_kernel && device_ && run_staged_on_device(plan, node, env))) run_on_host(node, env);
+  return finish_stage(plan, node, env);
+}
+
+// The node a plan stops at, on the host (Note [staged plans]): its inputs read back there.
+void Engine::run_on_host(const Node& node, std::map<std::string, StageValue>& env) {
+  std::vector<HostValue> node_inputs;
   for (const std::string& name : node.inputs) {
     if (name.empty()) {
       node_inputs.emplace_back();  // omitted: a tensor value with no tensor
@@ -143,6 +149,11 @@ std::vector<HostValue> Engine::run_stage(const Plan& plan, const std::vector<Sta
   for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
     if (!node.outputs[o].empty()) env[node.outputs[o]] = results[o];
   }
+}
+
+// After the node a plan stops at: the graph's outputs when it was the last, else the
+// continuation run on the values it reads.
+std::vector<HostValue> Engine::finish_stage(const Plan& plan, const Node& node, std::map<std::string, StageValue>& env) {
   if (static_cast<size_t>(plan.stage_node) + 1 == graph_.nodes.size()) {
     // The node was the last: the outputs are at hand (no continuation to plan).
     std::vector<HostValue> results;

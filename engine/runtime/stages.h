@@ -7,7 +7,8 @@
 //            after it (`Plan::carried`: read by the node at `cut` or later, or graph outputs);
 //   node `cut`: the engine runs it itself, on the host (OpDef::evaluate, or runtime/control/ for
 //            the ops with subgraphs, whose bodies are planned and run like graphs, on the model's
-//            backend);
+//            backend), or on a device backend's staged kernel where it has one (NonZero and
+//            NonMaxSuppression on CUDA: Note [device staged kernels] in runtime/staged_kernel.h);
 //   the rest: the continuation graph of nodes (cut, end], whose inputs are the graph inputs and
 //            values it reads from before (the cut node's outputs among them), is a graph of its
 //            own with an Engine of its own (built on first use), planned per shape through the

@@ -36,7 +36,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const py::dict&
   throw DeviceError("device '" + device + "' is not supported ('cpu' or 'cuda')");
 }
 
-// {op type: {"dtypes": [...], "gradient": bool, "checks_nodes": bool}} of one backend's
+// {op type: {"dtypes": [...], "gradient": bool, "checks_nodes": bool, "staged": bool}} of one backend's
 // registrations (runtime/kernel_registry.h).
 py::dict kernel_dict(const KernelRegistry& registry) {
   py::dict out;
@@ -47,6 +47,7 @@ py::dict kernel_dict(const KernelRegistry& registry) {
     caps["dtypes"] = dtypes;
     caps["gradient"] = static_cast<bool>(entry.gradient);
     caps["checks_nodes"] = static_cast<bool>(entry.check);
+    caps["staged"] = static_cast<bool>(entry.staged);  // Note [device staged kernels]
     out[py::str(op)] = caps;
   }
   return out;
@@ -464,7 +465,7 @@ void bind_engine(py::module_& m) {
       .def("set_foreground", &PyEngine::set_foreground,
            "Note [background search]: the stream at the device's highest priority (a swapped-in candidate).")
       .def("kernels", &PyEngine::kernels,
-           "The backend's kernel registrations: {op type: {'dtypes': [...], 'checks_nodes': bool}}.")
+           "The backend's kernel registrations: {op type: {'dtypes': [...], 'checks_nodes': bool, 'staged': bool}}.")
       .def("planner_report", &PyEngine::planner_report,
            "The planner's counters (timing_runs, cache_hits, ...), the plan cache file and the "
            "warnings not reported before.");
@@ -512,11 +513,18 @@ py::list plan_rows(const Plan& plan) {
     row["op"] = plan.staged_at->op_type;
     row["inputs"] = py::list();
     row["outputs"] = py::list();
-    row["algorithm"] = "staged: " + plan.stage_reason +
-                       "; the engine runs it, then plans the rest for the shapes it gives (no CUDA graph spans it)";
+    // Note [device staged kernels]: on a device, the kernel it runs on, or why the host runs it.
+    std::string runs = "the engine runs it";
+    if (plan.stage_kernel) {
+      runs = "it runs on a device kernel (" + plan.stage_algorithm + "), its count read back with one small copy";
+    } else if (plan.device && !plan.stage_host_reason.empty()) {
+      runs = "the engine runs it on the host (" + plan.stage_host_reason + ")";
+    }
+    row["algorithm"] = "staged: " + plan.stage_reason + "; " + runs +
+                       ", then plans the rest for the shapes it gives (no CUDA graph spans it)";
     row["math"] = "";
     row["time_ms"] = py::none();
-    row["workspace"] = 0;
+    row["workspace"] = plan.stage_workspace;
     row["fallbacks"] = py::list();
     row["scratch"] = 0;
     row["rejected"] = py::list();

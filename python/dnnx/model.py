@@ -490,7 +490,8 @@ class Model:
 
     def kernels(self) -> dict:
         """What this model's backend registers: {op type: {"dtypes": [...], "gradient": bool,
-        "checks_nodes": bool}}
+        "checks_nodes": bool, "staged": bool}} ("staged": a value-shaped op's device kernel, run
+        between plan stages, Note [device staged kernels])
         ("<op>@NHWC" and fused types included: the rewrite passes make those nodes)."""
         return dict(self._engine.kernels())
 

@@ -16,7 +16,7 @@ END = "<!-- end of support matrix -->"
 
 
 def kernel_table(device: str = "cpu") -> dict:
-    """{op type: {"dtypes": [...], "gradient": bool, "checks_nodes": bool}}: what the backend of
+    """{op type: {"dtypes": [...], "gradient": bool, "checks_nodes": bool, "staged": bool}}: what the backend of
     ``device`` registers ("<op>@NHWC" and fused types included). DeviceError where the device
     cannot be opened."""
     kind, options = backend_options(device, plan_cache=False)
@@ -27,7 +27,9 @@ def _cell(op: str, view: bool, table: dict, staged: bool = False) -> tuple:
     """(dtypes, gradient) of one op on one backend: views run on every backend without a kernel
     (the output aliases the input) and pass their gradient through; the value-shaped ops (NonZero,
     Compress, If, Loop, Scan) are run by the engine between plan stages, for every backend
-    (Note [staged plans] in engine/runtime/stages.h), and do not fine-tune."""
+    (Note [staged plans] in engine/runtime/stages.h), and do not fine-tune; where a device backend
+    registers a staged kernel for one (Note [device staged kernels]: NonZero, NonMaxSuppression on
+    CUDA), it runs there on the types that kernel lists."""
     if view:
         return "any (view)", "yes (view)"
     if staged and op not in table:
@@ -35,6 +37,11 @@ def _cell(op: str, view: bool, table: dict, staged: bool = False) -> tuple:
     entry = table.get(op)
     if entry is None:
         return "—", "—"
+    if entry.get("staged"):
+        # every type a device holds (strings are host values)
+        types = set(entry["dtypes"])
+        every = types >= (set(ELEM_NAMES.values()) - {"string"}) | {"bool"}
+        return ("any" if every else ", ".join(entry["dtypes"])) + " (staged, device kernel)", "no"
     # no float type: a bool-only op (Not, And, Or, Xor)
     if set(entry["dtypes"]) >= set(ELEM_NAMES.values()) | {"bool"}:
         return "any", "yes" if entry["gradient"] else "no"

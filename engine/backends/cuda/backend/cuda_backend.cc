@@ -195,6 +195,28 @@ KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInf
   }
 }
 
+StagedChoice CudaBackend::plan_staged_node(const Node& node, const std::vector<ValueInfo>& inputs) const {
+  const KernelEntry* entry = kernels_.entry(node);
+  StagedChoice none;
+  if (!entry || !entry->staged) return Backend::plan_staged_node(node, inputs);
+  none.host_reason = entry->refusal(node);
+  if (!none.host_reason.empty()) return none;
+  std::lock_guard<std::recursive_mutex> lock(plan_mutex_);
+  activate();
+  try {
+    for (const ValueInfo& v : inputs) {
+      if (v.present && !entry->stores(v.info.dtype) && !device_type(v.info.dtype)) {
+        none.host_reason = std::string("the CUDA kernel takes no ") + dtype_name(v.info.dtype);
+        return none;
+      }
+    }
+    return entry->staged(node, inputs);
+  } catch (const UnsupportedModelError& e) {
+    none.host_reason = e.what();
+    return none;
+  }
+}
+
 KernelChoice CudaBackend::replan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                                       const std::vector<TensorInfo>& outputs, const std::vector<std::string>& failed,
                                       size_t workspace_cap) const {

@@ -38,6 +38,9 @@ class CudaBackend final : public Backend, public DeviceServices {
   ChannelsLastForms channels_last_forms() const override;
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
+  // Note [device staged kernels]: the registration's staged kernel (NonZero, NonMaxSuppression),
+  // or none with the reason (no registration, a type or form it refuses).
+  StagedChoice plan_staged_node(const Node& node, const std::vector<ValueInfo>& inputs) const override;
   // Note [run-time fallback]: plan_node without the failed candidates, within workspace_cap.
   KernelChoice replan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                            const std::vector<TensorInfo>& outputs, const std::vector<std::string>& failed,

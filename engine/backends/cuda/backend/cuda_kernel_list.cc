@@ -26,6 +26,7 @@
   X(float_class) X(float_math) X(cumsum)  /* elementwise/ */                                       \
   X(gather_nd) X(gather_elements) X(scatter_nd) X(scatter_elements) X(topk)  /* indexing/ */       \
   X(roi_align)  /* roi/: RoiAlign and MaxRoiPool */                                                \
+  X(nonzero) X(nms)  /* issue #36: staged device kernels (indexing/nonzero, roi/nms) */            \
   X(quantize_linear)  /* issue #37: quant/, QuantizeLinear and DequantizeLinear */                 \
   /* issue #35: the transformer ops (elementwise/rms_norm, attention/rotary_embedding,          */ \
   /* dense/einsum, attention/attention)                                                          */ \

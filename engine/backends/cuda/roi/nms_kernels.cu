@@ -1,0 +1,263 @@
+// NonMaxSuppression's kernels: Note [device nms] in nms_kernels.h.
+#include <cub/device/device_segmented_radix_sort.cuh>
+
+#include "backends/cuda/roi/nms_kernels.h"
+#include "backends/cuda/runtime/cuda_check.h"
+#include "backends/cuda/runtime/launch.cuh"
+#include "backends/cuda/runtime/offsets_scan.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+constexpr int kChunk = 64;          // candidates resolved per step: one bit each in a 64-bit word
+constexpr int kGreedyThreads = 256;
+constexpr uint64_t kCandidate = uint64_t{1} << 63;
+constexpr uint32_t kIndexBits = 0x7fffffffu;
+
+size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// One box as the host holds it: its ordered corners and its area (Candidate's constructor in
+// ops/indexing/non_max_suppression.cc), with no contraction into fused multiply-adds.
+struct Box {
+  float4 c;  // y_min, x_min, y_max, x_max
+  float area;
+};
+
+// The host's `ordered`: (lo, hi) of a, b, the first taken as hi where a >= b (NaN: a is lo).
+__device__ inline void ordered(float a, float b, float& lo, float& hi) {
+  if (a >= b) {
+    lo = b;
+    hi = a;
+  } else {
+    lo = a;
+    hi = b;
+  }
+}
+
+__device__ inline Box load_box(const float* b, bool center_point_box) {
+  Box box;
+  if (!center_point_box) {  // [y1, x1, y2, x2], either corner first
+    ordered(b[1], b[3], box.c.y, box.c.w);
+    ordered(b[0], b[2], box.c.x, box.c.z);
+    box.area = __fmul_rn(__fsub_rn(box.c.z, box.c.x), __fsub_rn(box.c.w, box.c.y));
+  } else {  // [x_center, y_center, width, height]
+    const float half_w = __fdiv_rn(b[2], 2.0f), half_h = __fdiv_rn(b[3], 2.0f);
+    box.c.y = __fsub_rn(b[0], half_w);
+    box.c.w = __fadd_rn(b[0], half_w);
+    box.c.x = __fsub_rn(b[1], half_h);
+    box.c.z = __fadd_rn(b[1], half_h);
+    box.area = __fmul_rn(__fsub_rn(box.c.w, box.c.y), __fsub_rn(box.c.z, box.c.x));
+  }
+  return box;
+}
+
+// std::max and std::min as the host calls them (the first argument wins a tie or a NaN test).
+__device__ inline float std_max(float a, float b) { return a < b ? b : a; }
+__device__ inline float std_min(float a, float b) { return b < a ? b : a; }
+
+// Candidate::suppressed_by: whether `kept` suppresses `cand` (IoU > threshold).
+__device__ inline bool suppressed(const Box& cand, const Box& kept, float iou_threshold) {
+  const float x_min = std_max(cand.c.y, kept.c.y), x_max = std_min(cand.c.w, kept.c.w);
+  if (x_max <= x_min) return false;
+  const float y_min = std_max(cand.c.x, kept.c.x), y_max = std_min(cand.c.z, kept.c.z);
+  if (y_max <= y_min) return false;
+  const float intersection = __fmul_rn(__fsub_rn(x_max, x_min), __fsub_rn(y_max, y_min));
+  if (intersection <= 0.0f) return false;
+  const float union_area = __fsub_rn(__fadd_rn(cand.area, kept.area), intersection);
+  return __fdiv_rn(intersection, union_area) > iou_threshold;
+}
+
+// A float's bits as an unsigned integer of the same order (-0.0 as +0.0).
+__device__ inline uint32_t order_bits(float v) {
+  const uint32_t u = __float_as_uint(v == 0.0f ? 0.0f : v);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+// keys [S * N] (Note [device nms]) and the sort's segment offsets; the status's threshold check.
+__global__ void nms_keys(NmsInputs in, NmsDims d, uint64_t* keys, int* begins, NmsReadback* status) {
+  const int64_t segments = d.batches * d.classes, items = segments * d.boxes;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (first == 0 && in.iou_threshold) {
+    const float iou = *in.iou_threshold;
+    if (!(iou >= 0.0f && iou <= 1.0f)) {
+      status->bad_iou = 1;
+      status->iou = iou;
+    }
+  }
+  for (int64_t i = first; i <= segments; i += stride) begins[i] = static_cast<int>(i * d.boxes);
+  for (int64_t i = first; i < items; i += stride) {
+    const float score = in.scores[i];
+    const uint32_t box = static_cast<uint32_t>(i % d.boxes);
+    const bool candidate = !in.score_threshold || score > *in.score_threshold;
+    uint64_t key = kIndexBits - box;
+    if (candidate) {
+      key |= kCandidate | (static_cast<uint64_t>(order_bits(score)) << 31);
+      if (isnan(score)) status->nan_score = 1;
+    }
+    keys[i] = key;
+  }
+}
+
+// The greedy selection of one segment per block (Note [device nms]): its kept boxes and count.
+__global__ void __launch_bounds__(kGreedyThreads)
+    nms_greedy(NmsInputs in, NmsDims d, const uint64_t* sorted, float4* kept_box, float* kept_area, int* kept_index,
+               int64_t* kept_count) {
+  __shared__ Box chunk[kChunk];
+  __shared__ int chunk_index[kChunk];
+  __shared__ unsigned long long by_kept;  // bit t: a box kept before the chunk suppresses candidate t
+  __shared__ unsigned long long by_earlier[kChunk];  // bit u of word t: chunk candidate u suppresses t
+  __shared__ int kept_s;
+  __shared__ int done_s;
+  const int64_t s = blockIdx.x;
+  const int64_t batch = s / d.classes;
+  const uint64_t* keys = sorted + s * d.boxes;
+  float4* seg_box = kept_box + s * d.boxes;
+  float* seg_area = kept_area + s * d.boxes;
+  int* seg_index = kept_index + s * d.boxes;
+  const int64_t max_per_class = in.max_output && *in.max_output > 0 ? *in.max_output : 0;  // <= 0: none
+  const float iou_threshold = in.iou_threshold ? *in.iou_threshold : 0.0f;
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    kept_s = 0;
+    done_s = max_per_class == 0;
+  }
+  __syncthreads();
+  for (int64_t base = 0; base < d.boxes && !done_s; base += kChunk) {
+    bool valid = false;
+    if (tid < kChunk && base + tid < d.boxes) {
+      const uint64_t key = keys[base + tid];
+      valid = (key & kCandidate) != 0;
+      if (valid) {
+        const int box = static_cast<int>(kIndexBits - static_cast<uint32_t>(key & kIndexBits));
+        chunk[tid] = load_box(in.boxes + (batch * d.boxes + box) * 4, d.center_point_box);
+        chunk_index[tid] = box;
+      }
+    }
+    if (tid < kChunk) by_earlier[tid] = 0;
+    if (tid == 0) by_kept = 0;
+    const int count = __syncthreads_count(valid);  // the candidates come first in the sorted keys
+    if (count == 0) break;
+    const int kept = kept_s;
+    for (int64_t p = tid; p < static_cast<int64_t>(count) * kept; p += blockDim.x) {
+      const int t = static_cast<int>(p % count);
+      const int64_t k = p / count;
+      if ((by_kept >> t) & 1ull) continue;  // already known
+      const Box box{seg_box[k], seg_area[k]};
+      if (suppressed(chunk[t], box, iou_threshold)) atomicOr(&by_kept, 1ull << t);
+    }
+    for (int p = tid; p < kChunk * kChunk; p += blockDim.x) {
+      const int t = p / kChunk, u = p % kChunk;
+      if (u < t && t < count && suppressed(chunk[t], chunk[u], iou_threshold)) atomicOr(&by_earlier[t], 1ull << u);
+    }
+    __syncthreads();
+    if (tid == 0) {  // the host's loop over this chunk, in order
+      unsigned long long chosen = 0;
+      int n = kept;
+      for (int t = 0; t < count && n < max_per_class; ++t) {
+        if (((by_kept >> t) & 1ull) || (by_earlier[t] & chosen)) continue;
+        chosen |= 1ull << t;
+        seg_box[n] = chunk[t].c;
+        seg_area[n] = chunk[t].area;
+        seg_index[n] = chunk_index[t];
+        ++n;
+      }
+      kept_s = n;
+      done_s = n >= max_per_class || count < kChunk;
+    }
+    __syncthreads();
+  }
+  if (tid == 0) kept_count[s] = kept_s;
+}
+
+// y's rows of one segment per block: (batch, class, box) at the segment's offset.
+__global__ void nms_write(NmsDims d, const int64_t* offsets, const int* kept_index, int64_t* y) {
+  const int64_t s = blockIdx.x;
+  const int64_t first = offsets[s], count = offsets[s + 1] - first;
+  for (int64_t k = threadIdx.x; k < count; k += blockDim.x) {
+    int64_t* row = y + (first + k) * 3;
+    row[0] = s / d.classes;
+    row[1] = s % d.classes;
+    row[2] = kept_index[s * d.boxes + k];
+  }
+}
+
+template <class T>
+T* part(void* workspace, size_t offset) {
+  return reinterpret_cast<T*>(static_cast<char*>(workspace) + offset);
+}
+
+}  // namespace
+
+NmsWorkspace nms_workspace(const NmsDims& d) {
+  const size_t segments = static_cast<size_t>(d.segments()), items = segments * static_cast<size_t>(d.boxes);
+  NmsWorkspace w;
+  size_t at = 0;
+  auto take = [&at](size_t bytes) {
+    const size_t here = at;
+    at += aligned(bytes);
+    return here;
+  };
+  w.selected = take((segments + 1) * sizeof(int64_t) + sizeof(NmsReadback) - sizeof(int64_t));
+  w.begins = take((segments + 1) * sizeof(int));
+  w.keys_in = take(items * sizeof(uint64_t));
+  w.keys_out = take(items * sizeof(uint64_t));
+  w.kept_box = take(items * sizeof(float4));
+  w.kept_area = take(items * sizeof(float));
+  w.kept_index = take(items * sizeof(int));
+  if (items > 0) {
+    check(cub::DeviceSegmentedRadixSort::SortKeysDescending(
+              nullptr, w.sort_temp_bytes, static_cast<const uint64_t*>(nullptr), static_cast<uint64_t*>(nullptr),
+              static_cast<int>(items), static_cast<int>(segments), static_cast<const int*>(nullptr),
+              static_cast<const int*>(nullptr)),
+          "cub::DeviceSegmentedRadixSort (temporary storage)");
+  }
+  w.sort_temp = take(w.sort_temp_bytes);
+  w.bytes = at;
+  return w;
+}
+
+size_t nms_readback_offset(const NmsDims& d, const NmsWorkspace& w) {
+  return w.selected + static_cast<size_t>(d.segments()) * sizeof(int64_t);
+}
+
+void launch_nms_count(const NmsInputs& in, const NmsDims& d, const NmsWorkspace& w, void* workspace,
+                      cudaStream_t stream) {
+  const int64_t segments = d.segments(), items = segments * d.boxes;
+  auto* readback = part<NmsReadback>(workspace, nms_readback_offset(d, w));
+  check(cudaMemsetAsync(readback, 0, sizeof(NmsReadback), stream), "cudaMemsetAsync (NonMaxSuppression's status)");
+  auto* begins = part<int>(workspace, w.begins);
+  auto* keys_in = part<uint64_t>(workspace, w.keys_in);
+  auto* keys_out = part<uint64_t>(workspace, w.keys_out);
+  nms_keys<<<grid_for(std::max(items, segments + 1)), kBlock, 0, stream>>>(in, d, keys_in, begins, readback);
+  check_launch("nms keys");
+  auto* counts = part<int64_t>(workspace, w.selected);
+  if (items > 0) {
+    size_t temp_bytes = w.sort_temp_bytes;
+    check(cub::DeviceSegmentedRadixSort::SortKeysDescending(part<void>(workspace, w.sort_temp), temp_bytes, keys_in,
+                                                            keys_out, static_cast<int>(items),
+                                                            static_cast<int>(segments), begins, begins + 1, 0, 64,
+                                                            stream),
+          "cub::DeviceSegmentedRadixSort");
+    nms_greedy<<<static_cast<unsigned>(segments), kGreedyThreads, 0, stream>>>(
+        in, d, keys_out, part<float4>(workspace, w.kept_box), part<float>(workspace, w.kept_area),
+        part<int>(workspace, w.kept_index), counts);
+    check_launch("nms greedy");
+  } else if (segments > 0) {
+    check(cudaMemsetAsync(counts, 0, static_cast<size_t>(segments) * sizeof(int64_t), stream),
+          "cudaMemsetAsync (NonMaxSuppression's counts)");
+  }
+  launch_offsets_scan(counts, segments, stream);
+}
+
+void launch_nms_write(const NmsDims& d, const NmsWorkspace& w, const void* workspace, int64_t* y, cudaStream_t stream) {
+  const int64_t segments = d.segments();
+  if (segments == 0 || d.boxes == 0) return;
+  void* ws = const_cast<void*>(workspace);
+  nms_write<<<static_cast<unsigned>(segments), 128, 0, stream>>>(d, part<int64_t>(ws, w.selected),
+                                                                part<int>(ws, w.kept_index), y);
+  check_launch("nms write");
+}
+
+}  // namespace dnnx::cuda
