@@ -466,7 +466,8 @@ class Model:
         ``plans_kept`` and ``max_plans``; ``timing_runs`` (exhaustive searches that
         timed cuDNN's candidates on the GPU), ``cache_hits`` (choices taken from the persistent plan
         cache after re-validation), ``cache_misses``, ``cache_stale`` (entries dropped, each with a
-        ``PlanCacheWarning``), ``cache_writes``, ``search_seconds`` and ``plan_cache`` (the file, or
+        ``PlanCacheWarning``), ``cache_writes``, ``search_seconds``, ``plan_seconds: <op>`` (CUDA: the
+        time spent planning that op's layers, searches included) and ``plan_cache`` (the file, or
         None); the search counters are zero on the CPU, which has no algorithm search. On CUDA,
         ``device_bytes``: what the model holds on the GPU now (what ``memory_limit`` caps).
         ``stages``: for a model with staged plans or subgraphs (Note [staged plans]), one dict per

@@ -1,5 +1,7 @@
 #include "backends/cuda/backend/cuda_backend.h"
 
+#include <chrono>
+
 #include "backends/cuda/dense/blas.h"
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/search/conv_algo.h"
@@ -170,8 +172,12 @@ KernelChoice CudaBackend::plan_node(const Node& node, const std::vector<ValueInf
   require_device_types(node, kernels_.entry(node), inputs, outputs);
   std::lock_guard<std::recursive_mutex> lock(plan_mutex_);
   activate();
+  const auto start = std::chrono::steady_clock::now();
   try {
     KernelChoice choice = (*factory)(node, inputs, outputs);
+    // Where a plan's time goes (Model.planner_stats(): "plan_seconds: <op>"), searches included.
+    context_->stats->count("plan_seconds: " + node.op_type,
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     apply_run_hooks(context_->hooks, context_->stream, node, choice);
     const DType half = half_storage();
     if (is_half(half) && !node.fp32_reason.empty()) {  // Note [fp16 range]: its values leave fp16's range

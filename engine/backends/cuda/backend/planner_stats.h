@@ -8,6 +8,7 @@
 //   search_seconds  wall time spent choosing convolution algorithms
 //   timings_retaken a background searcher's timings that a request overlapped, taken again
 //                   (Note [background search], device_timing.cc)
+//   plan_seconds: OP  wall time spent planning the layers of op type OP (searches included)
 // Planning runs one layer at a time, but Python may read the report from another thread.
 #pragma once
 #include <map>
