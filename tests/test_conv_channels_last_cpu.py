@@ -127,6 +127,8 @@ DENSE = [
     ([1, 4, 40, 50], 16, (11, 11), (2, 1), (5, 5, 5, 5), (1, 1), 1),
     ([1, 3, 30, 30], 64, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1),  # a stem: gathered rows
     ([2, 5, 12, 12], 24, 5, (1, 1), (2, 1, 2, 1), (2, 1), 1),  # gathered, dilated (one copy per tap)
+    ([2, 3, 45, 47], 64, 7, (2, 2), (3, 2, 1, 3), (1, 1), 1),  # gathered, interior runs (Note [interior gather])
+    ([1, 4, 19, 40], 20, (5, 6), (1, 3), (0, 0, 0, 0), (1, 1), 1),  # gathered, no padding: every pixel interior
     ([1, 3, 40, 64], 16, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1),  # a 3x3 stem: strips inside X, stepped
     ([2, 8, 9, 50], 24, 3, (1, 3), (1, 2, 1, 0), (1, 2), 1),  # strips inside X, dilated and strided along W
 ]
@@ -194,6 +196,20 @@ def test_same_bits_on_one_and_two_threads(group):
         set_num_threads(threads)
         m = dnnx.load(model)
         assert "Conv+Clip@NHWC" in [row["op"] for row in m.plan()]
+        results.append(m.run_dict(feeds)["y"])
+    assert np.array_equal(results[0], results[1])
+
+
+@needs_nhwc
+def test_gathered_stem_same_bits_on_one_and_two_threads():
+    # Note [interior gather]: interior runs split across strips, items and images
+    model = conv_model([2, 3, 61, 58], 64, 7, strides=(2, 2), pads=(3, 3, 3, 3), fuse="relu")
+    feeds = feeds_for(model)
+    results = []
+    for threads in (1, 2):
+        set_num_threads(threads)
+        m = dnnx.load(model)
+        assert any("gathered" in row["algorithm"] for row in m.plan())
         results.append(m.run_dict(feeds)["y"])
     assert np.array_equal(results[0], results[1])
 

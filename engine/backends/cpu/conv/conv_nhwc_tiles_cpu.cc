@@ -207,6 +207,21 @@ DNNX_AVX512 void gather_run_avx512(const float* in, float* out, int64_t lead, in
   }
 }
 
+// Whole 16-float chunks, then one masked tail (its mask once per call, not per window row).
+DNNX_AVX512 void gather_window_avx512(const float* const* in, int64_t window_rows, int64_t run, int64_t step,
+                                      int64_t count, float* out, int64_t out_stride) {
+  const int64_t full = run / 16 * 16;
+  const __mmask16 tail = lanes(run - full);
+  for (int64_t p = 0; p < count; ++p, out += out_stride) {
+    for (int64_t i = 0; i < window_rows; ++i) {
+      const float* from = in[i] + p * step;
+      float* to = out + i * run;
+      for (int64_t f = 0; f < full; f += 16) _mm512_storeu_ps(to + f, _mm512_loadu_ps(from + f));
+      if (tail) _mm512_mask_storeu_ps(to + full, tail, _mm512_maskz_loadu_ps(tail, from + full));
+    }
+  }
+}
+
 template <int P, int V>
 DNNX_AVX512 void depthwise_avx512_any(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y,
                                       int64_t m, const NhwcEpilogue& e) {
@@ -317,6 +332,16 @@ void nhwc_gather_run(const float* in, float* out, int64_t lead, int64_t n, int64
   if (nhwc_tiles_have_avx512()) return gather_run_avx512(in, out, lead, n, total);
 #endif
   for (int64_t i = 0; i < total; ++i) out[i] = i >= lead && i < lead + n ? in[i - lead] : 0.0f;
+}
+
+void nhwc_gather_window(const float* const* in, int64_t window_rows, int64_t run, int64_t step, int64_t count,
+                        float* out, int64_t out_stride) {
+#ifdef DNNX_NHWC_AVX512
+  if (nhwc_tiles_have_avx512()) return gather_window_avx512(in, window_rows, run, step, count, out, out_stride);
+#endif
+  for (int64_t p = 0; p < count; ++p)
+    for (int64_t i = 0; i < window_rows; ++i)
+      std::copy(in[i] + p * step, in[i] + p * step + run, out + p * out_stride + i * run);
 }
 
 void nhwc_depthwise_strip(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t m,

@@ -106,6 +106,13 @@ void nhwc_depthwise_strip(const DepthwiseStrip& s, int64_t c0, int64_t n, const 
 // run on AVX-512 (a 3x3 stem's row is 9 floats: one load and one store, not 9 of each).
 void nhwc_gather_run(const float* in, float* out, int64_t lead, int64_t n, int64_t total);
 
+// The gathered rows of `count` pixels whose windows lie inside X along one output row (Note
+// [interior gather] in conv_nhwc_cpu.cc): out[p * out_stride + i * run + f] = in[i][p * step + f]
+// for p < count, i < window_rows (X's input row of window row i, at the first pixel's first
+// tap) and f < run (the S x C floats of a window row).
+void nhwc_gather_window(const float* const* in, int64_t window_rows, int64_t run, int64_t step, int64_t count,
+                        float* out, int64_t out_stride);
+
 // "avx512" where the tiles run on AVX-512 here, else "portable" (plain loops of the same sums);
 // DNNX_CONV_NHWC=portable forces the latter, so tests cover both.
 std::string nhwc_tile_path();
