@@ -87,3 +87,48 @@ def test_convs_of_few_pixels_match_ort(monkeypatch, x_shape, k, kernel, pads):
     ops = plan_ops(model)
     assert "Conv+Relu@NHWC" in ops, ops
     assert_matches_ort(model, feeds_for(model))
+
+
+# Note [tail strips]: a call's last strip of m % P pixels runs on a tile of that many pixels.
+@needs_packed
+@pytest.mark.parametrize("m", [7, 9, 13, 49, 50])
+@pytest.mark.parametrize("n", [40, 64, 130])
+def test_tail_strip_gives_the_full_strips_bits(m, n):
+    k = 1300  # several channel blocks: the tail accumulates across them too
+    a = rand(56, k, seed=6)
+    full = dnnx.load(gemm_model(56, k, n, relu=True)).run(a)
+    tail = dnnx.load(gemm_model(m, k, n, relu=True)).run(a[:m].copy())
+    assert np.array_equal(tail, full[:m])
+
+
+@needs_nhwc
+@pytest.mark.parametrize("threads", [1, 2])
+def test_tail_strips_of_a_residual_conv_match_ort(monkeypatch, threads):
+    # ResNet's 7x7 layers: 49 pixels, 8 strips of 6 and a tail of 1; the residual read at the tail
+    monkeypatch.setenv("DNNX_CONV_NHWC_MIN_CHANNELS", "0")
+    model = conv_model([1, 64, 7, 7], 256, 1, fuse="add_relu")
+    before = get_num_threads()
+    try:
+        set_num_threads(threads)
+        assert "Conv+Add+Relu@NHWC" in plan_ops(model), plan_ops(model)
+        assert_matches_ort(model, feeds_for(model))
+    finally:
+        set_num_threads(before)
+
+
+@needs_nhwc
+def test_few_pixel_convs_same_bits_on_one_and_two_threads(monkeypatch):
+    # Note [column-major items]: 2 threads split these by filter panels
+    monkeypatch.setenv("DNNX_CONV_NHWC_MIN_CHANNELS", "0")
+    for x_shape, k in (([1, 128, 7, 7], 512), ([2, 64, 14, 14], 256)):
+        model = conv_model(x_shape, k, 1, fuse="add_relu")
+        feeds = feeds_for(model)
+        before = get_num_threads()
+        try:
+            out = []
+            for threads in (1, 2):
+                set_num_threads(threads)
+                out.append(dnnx.load(model).run_dict(feeds)["y"])
+        finally:
+            set_num_threads(before)
+        assert np.array_equal(out[0], out[1])

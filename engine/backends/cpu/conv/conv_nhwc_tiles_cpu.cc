@@ -45,14 +45,15 @@ inline float finish(float s, const float* dst, bool accumulate, bool last, const
   return s;
 }
 
+// (`table`: the pixels of a strip's pointer table, P or more: Note [tail strips])
 template <int P, int V>
-void dense_portable(const float* const* rows, int64_t taps, int64_t c0, int64_t cn, const float* w, float* y,
-                    int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last, const NhwcEpilogue& e) {
+void dense_portable(const float* const* rows, int64_t table, int64_t taps, int64_t c0, int64_t cn, const float* w,
+                    float* y, int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last, const NhwcEpilogue& e) {
   constexpr int NR = 16 * V;
-  for (int64_t first = 0; first < m; first += P, rows += taps * P) {  // the strips, one after the other
+  for (int64_t first = 0; first < m; first += P, rows += taps * table) {  // the strips, one after the other
     float acc[P][NR] = {};
     for (int64_t t = 0; t < taps; ++t) {
-      const float* const* x = rows + t * P;
+      const float* const* x = rows + t * table;
       const float* wt = w + t * cn * NR;
       for (int64_t c = 0; c < cn; ++c) {
         for (int p = 0; p < P; ++p) {
@@ -114,19 +115,19 @@ DNNX_AVX512 inline void store_lanes(__m512 s, float* dst, __mmask16 mask, bool a
 }
 
 template <int P, int V>
-DNNX_AVX512 void dense_avx512(const float* const* rows, int64_t taps, int64_t c0, int64_t cn, const float* w,
-                              float* y, int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last,
+DNNX_AVX512 void dense_avx512(const float* const* rows, int64_t table, int64_t taps, int64_t c0, int64_t cn,
+                              const float* w, float* y, int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last,
                               const NhwcEpilogue& e) {
   constexpr int NR = 16 * V;
   __mmask16 mask[V];
   for (int v = 0; v < V; ++v) mask[v] = lanes(n - 16 * v);
-  for (int64_t first = 0; first < m; first += P, rows += taps * P) {  // the strips, one after the other
+  for (int64_t first = 0; first < m; first += P, rows += taps * table) {  // the strips, one after the other
     __m512 acc[P][V];
     for (int p = 0; p < P; ++p)
       for (int v = 0; v < V; ++v) acc[p][v] = _mm512_setzero_ps();
     for (int64_t t = 0; t < taps; ++t) {
       const float* x[P];
-      for (int p = 0; p < P; ++p) x[p] = rows[t * P + p] + c0;
+      for (int p = 0; p < P; ++p) x[p] = rows[t * table + p] + c0;
       const float* wc = w + t * cn * NR;
       for (int64_t c = 0; c < cn; ++c, wc += NR) {
         __m512 wv[V];
@@ -229,8 +230,8 @@ DNNX_AVX512 void depthwise_avx512_any(const DepthwiseStrip& s, int64_t c0, int64
 }
 #endif
 
-using DenseFn = void (*)(const float* const*, int64_t, int64_t, int64_t, const float*, float*, int64_t, int64_t,
-                         int64_t, bool, bool, const NhwcEpilogue&);
+using DenseFn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t, const float*, float*, int64_t,
+                         int64_t, int64_t, bool, bool, const NhwcEpilogue&);
 
 template <int P, int V>
 DenseFn dense_fn_of() {
@@ -324,7 +325,14 @@ void pack_nhwc_filter(const NhwcTileShape& s, const float* w, float* packed) {
 
 void nhwc_dense_tile(const NhwcTileShape& s, const float* const* rows, int64_t c0, int64_t cn, const float* w,
                      float* y, int64_t ldc, int64_t m, int64_t n, bool accumulate, bool last, const NhwcEpilogue& e) {
-  dense_fn(s.vectors, s.pixels)(rows, s.taps, c0, cn, w, y, ldc, m, n, accumulate, last, e);
+  const int64_t full = m / s.pixels * s.pixels, rest = m - full;
+  if (full > 0) dense_fn(s.vectors, s.pixels)(rows, s.pixels, s.taps, c0, cn, w, y, ldc, full, n, accumulate, last, e);
+  if (rest == 0) return;
+  // Note [tail strips]: the last strip's pixels on a tile of that many, its table as it is
+  NhwcEpilogue tail = e;
+  if (tail.residual) tail.residual += full * ldc;
+  dense_fn(s.vectors, static_cast<int>(rest))(rows + full / s.pixels * s.taps * s.pixels, s.pixels, s.taps, c0, cn, w,
+                                               y + full * ldc, ldc, rest, n, accumulate, last, tail);
 }
 
 void nhwc_gather_run(const float* in, float* out, int64_t lead, int64_t n, int64_t total) {
