@@ -69,6 +69,10 @@ struct KernelChoice {
   size_t scratch_bytes = 0;
   double time_ms = -1;    // measured by an exhaustive search; -1 when not measured
   std::vector<Rejected> rejected;
+  // Note [output over an input] (runtime/planner.cc): output 0 may take the bytes of input
+  // `overwrites_input` (>= 0) where no later layer reads that input: the kernel reads each of its
+  // elements before it writes the same element of output 0, and reads no other. -1: never.
+  int overwrites_input = -1;
   // The candidate as the backend's search names it ("IMPLICIT_GEMM", "direct (1 input channel)"):
   // what a run-time fallback asks the backend to avoid (Backend::replan_node); "" for a kernel
   // with no alternative on its backend.

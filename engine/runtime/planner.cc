@@ -277,6 +277,50 @@ void plan_stage_kernel(Plan& plan, ValueTable& table, const Backend& backend, co
   plan.stage_host_reason = plan.stage_kernel ? "" : std::move(choice.host_reason);
 }
 
+// Note [output over an input]: a kernel may let its output 0 take an input's bytes
+// (KernelChoice::overwrites_input: the CPU's Conv+Add+Relu on the packed tiles writes each output
+// over the residual element it has just read, Note [residual in place] in conv_nhwc_cpu.cc).
+// The planner grants it where that input's buffer is read by no later layer (nor by another
+// input of this one), is no graph input or output, and has the output's size: the output's
+// root becomes the input's, so the two are one arena block. Host plans only.
+void outputs_over_inputs(Plan& plan, std::vector<int>& root) {
+  auto root_of = [&](int id) { return id < static_cast<int>(root.size()) ? root[id] : id; };
+  std::vector<int> last_read(plan.values.size(), -1);  // value id -> the last step reading it
+  for (int step = 0; step < static_cast<int>(plan.layers.size()); ++step) {
+    for (int id : plan.layers[step].inputs) {
+      if (id >= 0) last_read[id] = step;
+    }
+  }
+  std::vector<bool> kept(plan.values.size(), false);  // graph inputs and outputs
+  for (int id : plan.inputs) kept[id] = true;
+  for (int id : plan.outputs) kept[id] = true;
+  for (int step = 0; step < static_cast<int>(plan.layers.size()); ++step) {
+    const PlannedLayer& layer = plan.layers[step];
+    const int k = layer.overwrites_input;  // (a reference: the algorithm's note below edits the layer)
+    if (k < 0 || k >= static_cast<int>(layer.inputs.size()) || layer.outputs.empty()) continue;
+    const int z = layer.inputs[k], y = layer.outputs[0];
+    if (z < 0 || y < 0 || root_of(y) != y) continue;
+    const PlannedValue &zv = plan.values[z], &yv = plan.values[y];
+    const int rz = root_of(z);
+    if (zv.storage != Storage::Arena || yv.storage != Storage::Arena || plan.values[rz].storage != Storage::Arena ||
+        plan.values[rz].info.bytes() != yv.info.bytes() || zv.info.bytes() != yv.info.bytes()) {
+      continue;
+    }
+    bool free = true;  // no other reader of rz's bytes now or later, and no graph input or output
+    for (size_t v = 0; v < plan.values.size() && free; ++v) {
+      if (root_of(static_cast<int>(v)) != rz) continue;
+      if (kept[v] || last_read[v] > step) free = false;
+    }
+    for (size_t i = 0; i < layer.inputs.size() && free; ++i) {
+      if (static_cast<int>(i) != k && layer.inputs[i] >= 0 && root_of(layer.inputs[i]) == rz) free = false;
+    }
+    if (!free) continue;
+    while (static_cast<int>(root.size()) <= y) root.push_back(static_cast<int>(root.size()));
+    root[y] = rz;
+    plan.layers[step].algorithm += ", output over input " + std::to_string(k);  // plan() shows it
+  }
+}
+
 }  // namespace
 
 // Note [empty tensors]: ONNX allows a dim of 0 anywhere (an empty batch, an empty slice), and
@@ -476,6 +520,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
       layer.workspace_bytes = choice.workspace_bytes;
       layer.scratch_bytes = choice.scratch_bytes;
       layer.rejected = std::move(choice.rejected);
+      layer.overwrites_input = choice.overwrites_input;
       if (!node.layout_reason.empty()) {  // Note [narrow regions]
         layer.rejected.push_back({"channels-last (" + node.op_type + kChannelsLastSuffix + ")", node.layout_reason});
       }
@@ -513,8 +558,10 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
     if (auto* fallback = dynamic_cast<FallbackKernel*>(layer.kernel.get())) fallback->set_workspace_cap(plan->workspace_bytes);
   }
 
-  // Pass 2: liveness of every arena buffer (a view extends its source's life), then placement.
   const int n_layers = static_cast<int>(plan->layers.size());
+  if (!plan->device) outputs_over_inputs(*plan, root);
+
+  // Pass 2: liveness of every arena buffer (a view extends its source's life), then placement.
   std::map<int, ArenaBlock> blocks;  // root value id -> block
   for (int id : plan->inputs) {
     if (plan->values[id].storage != Storage::Arena) continue;

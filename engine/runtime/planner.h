@@ -43,6 +43,7 @@ struct PlannedLayer {
   size_t scratch_bytes = 0;  // KernelChoice::scratch_bytes
   double time_ms = -1;
   std::vector<Rejected> rejected;
+  int overwrites_input = -1;  // KernelChoice::overwrites_input
 };
 
 // What one plan is built for: the input shapes and the values of the value inputs (Note [value

@@ -34,6 +34,7 @@ struct DenseNhwc {
   std::unique_ptr<Kernel> kernel;
   std::string algorithm;
   size_t workspace_bytes = 0;
+  bool residual_in_place = false;  // Note [residual in place] in conv_nhwc_cpu.cc
 };
 DenseNhwc make_dense_nhwc_conv(const NhwcConv& g, bool has_bias, const float* constant_filter);
 
