@@ -201,6 +201,24 @@ def test_same_bits_on_one_and_two_threads(group):
 
 
 @needs_nhwc
+@pytest.mark.parametrize("x_shape,k,kernel,pads,dilations", [
+    ([1, 64, 28, 28], 64, 3, (2, 2, 2, 2), (2, 2)),  # 131 strips: 5 items rounded to 6 (Note [item rounds])
+    ([1, 32, 55, 57], 48, 1, (0, 0, 0, 0), (1, 1)),  # 392 strips of 8
+])
+def test_item_rounds_same_bits_on_one_and_two_threads(x_shape, k, kernel, pads, dilations):
+    model = conv_model(x_shape, k, kernel, pads=pads, dilations=dilations, fuse="relu")
+    feeds = feeds_for(model)
+    results = []
+    for threads in (1, 2):
+        set_num_threads(threads)
+        m = dnnx.load(model)
+        assert any("packed gemm" in row["algorithm"] for row in m.plan())
+        results.append(m.run_dict(feeds)["y"])
+    assert np.array_equal(results[0], results[1])
+    assert_matches_ort(model, feeds)
+
+
+@needs_nhwc
 def test_gathered_stem_same_bits_on_one_and_two_threads():
     # Note [interior gather]: interior runs split across strips, items and images
     model = conv_model([2, 3, 61, 58], 64, 7, strides=(2, 2), pads=(3, 3, 3, 3), fuse="relu")
