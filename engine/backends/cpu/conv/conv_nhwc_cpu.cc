@@ -165,7 +165,8 @@ class DenseNhwcKernel final : public Kernel {
         zeros_(static_cast<size_t>(std::max<int64_t>(g.c, 1)), 0.0f),
         strips_per_item_(strips_per_item_for(g, shape.pixels)), strip_items_(strip_items_for(g, shape.pixels)),
         columns_(g.group * shape.panels()), column_items_(column_items), fusion_(fusion), act_(act),
-        has_bias_(has_bias), workers_(workers) {
+        has_bias_(has_bias), workers_(workers),
+        columns_first_(g.group * shape.packed_size() > g.n * g.d * g.h * g.w * g.c + g.pixels() * g.k) {
     // the output columns whose window is inside X along W: [inner_lo_, inner_hi_)
     inner_lo_ = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
     const int64_t last = g.w - 1 - (g.s - 1) * g.dw + g.pw;  // ow * sw <= last
@@ -219,8 +220,10 @@ class DenseNhwcKernel final : public Kernel {
   }
 
   Item item_at(int64_t item) const {
-    // Note [column-major items]: a worker's block of items is a range of columns first
-    const int64_t strip_item = item % strip_items_, column_item = item / strip_items_;
+    // Note [column-major items]: where the filter outweighs X and Y, a worker's block of items is
+    // a range of columns first
+    const int64_t strip_item = columns_first_ ? item % strip_items_ : item / column_items_;
+    const int64_t column_item = columns_first_ ? item / strip_items_ : item % column_items_;
     const int64_t span = pixels_ * strips_per_item_;
     Item it;
     it.q0 = strip_item * span;
@@ -370,6 +373,7 @@ class DenseNhwcKernel final : public Kernel {
   std::vector<float> zeros_;   // the row a padding tap reads
   int64_t strips_per_item_, strip_items_, columns_, column_items_;  // Note [strip items]
   int64_t inner_lo_ = 0, inner_hi_ = 0;  // Note [interior gather]
+  bool columns_first_;                     // Note [column-major items]
   NhwcFusion fusion_;
   ConvActivation act_;
   bool has_bias_;
@@ -520,14 +524,18 @@ NhwcConv nhwc_conv(const Node& node, const Shape& x, const Shape& w) {
 
 // Column items per strip item: enough items for twice the threads where the pixels alone are few.
 //
-// Note [column-major items]: items are numbered column item first (item = column item x strip
-// items + strip item), so the thread pool's contiguous blocks of items (Note [worker blocks])
-// split a conv of few pixels by its filter panels: each worker streams its share of the filter,
-// not all of it. Numbered the other way, ResNet-50's 7x7 and 14x14 1x1 convs (2 strip items x 2
-// column items at 2 threads) had each worker read the whole filter (4 MB for 512 -> 2048) for
-// half the pixels. 2 threads, one conv a model, medians of 5 alternating runs: 512 -> 2048 at
-// 7x7 with the residual 0.588 -> 0.473 ms, 2048 -> 512 0.551 -> 0.492, 256 -> 1024 at 14x14
-// 0.634 -> 0.527 (this 2-core EPYC). A conv of many pixels has one column item: no change. Each
+// Note [column-major items]: where the packed filter has more floats than X and Y together, items
+// are numbered column item first (item = column item x strip items + strip item), so the thread
+// pool's contiguous blocks of items (Note [worker blocks]) split a conv of few pixels by its
+// filter panels: each worker streams its share of the filter, not all of it. Numbered the other
+// way, ResNet-50's 7x7 and 14x14 1x1 convs (2 strip items x 2 column items at 2 threads) had each
+// worker read the whole filter (4 MB for 512 -> 2048) for half the pixels. 2 threads, one conv a
+// model, medians of 5 alternating runs: 512 -> 2048 at 7x7 with the residual 0.588 -> 0.473 ms,
+// 2048 -> 512 0.551 -> 0.492, 256 -> 1024 at 14x14 0.634 -> 0.527 (this 2-core EPYC). Where X and
+// Y outweigh the filter, strips first keep a worker on its own rows, which the next layer's
+// worker of the same block reads from its cache (Note [worker blocks]): ViT-Tiny's products,
+// [197 x 192] x [192 x 768] and the like, took 10.1 -> 11.6 ms column first at 2 threads, and its
+// Transposes after them 0.39 -> 0.79. A conv of many pixels has one column item: no change. Each
 // output is still computed by one item in the same order: the same bits at any thread count.
 int64_t column_items_for(const NhwcConv& g, int pixels, int64_t columns) {
   const int64_t strip_items = strip_items_for(g, pixels);
