@@ -59,7 +59,6 @@ int64_t strip_items_for(const NhwcConv& g, int pixels) {
   return std::max<int64_t>({1, whole_rounds, std::min<int64_t>(strips, threads)});
 }
 
-//
 // Note [item rounds]: the strip items are a multiple of the threads (where there are strips
 // enough): items of kStripsPerItem strips left the last round with one item for two threads. FCN
 // ResNet-50's 28x28 layers (131 strips) had 5 items, 3 on one thread and 2 on the other, 20% over
