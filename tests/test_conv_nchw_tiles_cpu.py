@@ -12,10 +12,10 @@ import pytest
 from onnx import helper
 
 import dnnx
-from dnnx.threads import get_num_threads, set_num_threads
 from ort_check import assert_matches_ort, make_model, rand
 from test_conv_channels_last_cpu import append_fused_tail
 from test_packed_product_cpu import needs_packed
+from thread_check import assert_same_bits_on_one_and_two_threads
 
 TILES = "nchw->nhwc packed gemm"
 
@@ -113,15 +113,7 @@ def test_fused_conv3d_matches_ort(fuse, op):
 def test_conv3d_same_bits_on_one_and_two_threads():
     model = conv3d_model([1, 32, 5, 12, 12], 48, (3, 3, 3), pads=(1,) * 6, fuse="add_relu")
     feeds = feeds_for(model)
-    before = get_num_threads()
-    try:
-        out = []
-        for threads in (1, 2):
-            set_num_threads(threads)
-            out.append(dnnx.load(model).run_dict(feeds)["y"])
-    finally:
-        set_num_threads(before)
-    assert np.array_equal(out[0], out[1])
+    assert_same_bits_on_one_and_two_threads(model, feeds)
 
 
 @needs_packed

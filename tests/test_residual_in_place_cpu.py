@@ -10,10 +10,10 @@ import pytest
 from onnx import helper
 
 import dnnx
-from dnnx.threads import get_num_threads, set_num_threads
 from ort_check import assert_matches_ort, make_model, rand
 from residual_models import weights
 from test_conv_channels_last_cpu import needs_nhwc
+from thread_check import assert_same_bits_on_one_and_two_threads
 
 IN_PLACE = "output over input 3"
 
@@ -40,16 +40,7 @@ def fused_rows(model):
 
 
 def check_threads(model, feeds):
-    before = get_num_threads()
-    try:
-        out = []
-        for threads in (1, 2):
-            set_num_threads(threads)
-            out.append(dnnx.load(model).run_dict(feeds))
-    finally:
-        set_num_threads(before)
-    for name in out[0]:
-        assert np.array_equal(out[0][name], out[1][name]), name
+    assert_same_bits_on_one_and_two_threads(model, feeds)
 
 
 @needs_nhwc

@@ -15,6 +15,7 @@ from dnnx.threads import get_num_threads, set_num_threads
 from ort_check import assert_matches_ort, make_model, rand
 from test_conv_channels_last_cpu import conv_model, feeds_for, needs_nhwc, plan_ops
 from test_packed_product_cpu import PACKED, needs_packed
+from thread_check import assert_same_bits_on_one_and_two_threads
 
 
 def gemm_model(m, k, n, relu=False, seed=1):
@@ -63,15 +64,7 @@ def test_one_row_keeps_openblas():
 def test_short_product_same_bits_on_one_and_two_threads():
     model = gemm_model(3, 2000, 300)
     a = rand(3, 2000, seed=5)
-    before = get_num_threads()
-    try:
-        out = []
-        for threads in (1, 2):
-            set_num_threads(threads)
-            out.append(dnnx.load(model).run(a))
-    finally:
-        set_num_threads(before)
-    assert np.array_equal(out[0], out[1])
+    assert_same_bits_on_one_and_two_threads(model, {"a": a})
 
 
 @needs_nhwc
@@ -123,12 +116,4 @@ def test_few_pixel_convs_same_bits_on_one_and_two_threads(monkeypatch):
     for x_shape, k in (([1, 128, 7, 7], 512), ([2, 64, 14, 14], 256)):
         model = conv_model(x_shape, k, 1, fuse="add_relu")
         feeds = feeds_for(model)
-        before = get_num_threads()
-        try:
-            out = []
-            for threads in (1, 2):
-                set_num_threads(threads)
-                out.append(dnnx.load(model).run_dict(feeds)["y"])
-        finally:
-            set_num_threads(before)
-        assert np.array_equal(out[0], out[1])
+        assert_same_bits_on_one_and_two_threads(model, feeds)

@@ -14,6 +14,7 @@ from onnx import TensorProto, helper
 import dnnx
 import node_suite
 from dnnx._native import load_extension
+from nms_cases import random_boxes, random_nms_feeds
 from ort_check import run_ort
 
 pass_hooks = load_extension("_pass_hooks")  # test-only module, beside _core
@@ -45,27 +46,12 @@ def check_nms(feeds, center_point_box=0):
     return got
 
 
-def random_boxes(rng, batches, count, center_point_box):
-    if center_point_box:
-        return np.concatenate([rng.uniform(0, 10, (batches, count, 2)), rng.uniform(0.5, 4, (batches, count, 2))],
-                              axis=2).astype(np.float32)
-    corners = rng.uniform(0, 10, (batches, count, 4)).astype(np.float32)  # either corner first
-    return corners
-
-
 @pytest.mark.parametrize("center_point_box", [0, 1])
 @pytest.mark.parametrize("iou", [0.0, 0.3, 0.7, 1.0])
 @pytest.mark.parametrize("max_out", [None, -1, 0, 1, 4, 1000])
 @pytest.mark.parametrize("score", [None, 0.2, 0.95])
 def test_nms_random(center_point_box, iou, max_out, score):
-    rng = np.random.default_rng(int(iou * 10) + 3 * center_point_box)
-    feeds = {"boxes": random_boxes(rng, 2, 40, center_point_box),
-             "scores": rng.uniform(0, 1, (2, 3, 40)).astype(np.float32)}
-    if max_out is not None:
-        feeds["max_output_boxes_per_class"] = np.array([max_out], np.int64)
-    feeds["iou_threshold"] = np.array([iou], np.float32)
-    if score is not None:
-        feeds["score_threshold"] = np.array([score], np.float32)
+    feeds = random_nms_feeds(center_point_box, iou, max_out, score, count=40)
     check_nms(feeds, center_point_box)
 
 

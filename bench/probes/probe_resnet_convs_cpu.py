@@ -1,7 +1,7 @@
 """dnnx's kernel time (Model.profile) of one conv a model, for ResNet-50's and FCN ResNet-50's layer
 shapes: the stem (with a 1x1 conv after it, so that the region is channels-last), the 1x1 convs
 with and without a residual Add + Relu, the strided and dilated 3x3 ones. For A/B runs of two
-builds (bench/RESULTS.md, session 8): run it under each DNNX_DEV_BUILD in turn.
+builds (bench/RESULTS.md, session 7): run it under each DNNX_DEV_BUILD in turn.
 
     DNNX_DEV_BUILD=build/dev PYTHONPATH=python python bench/probes/probe_resnet_convs_cpu.py ["l4,f3"]
     (T=2 for 2 threads, R=<repeats>; the argument: comma-separated parts of the layer names)

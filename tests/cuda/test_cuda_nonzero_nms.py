@@ -10,6 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import dnnx
+from nms_cases import random_boxes, random_nms_feeds
 from ort_check import make_model, rand, run_ort
 
 I64 = TensorProto.INT64
@@ -165,13 +166,6 @@ def nms_model(feeds, center_point_box=0, constants=None):
     return model
 
 
-def random_boxes(rng, batches, count, center_point_box):
-    if center_point_box:
-        return np.concatenate([rng.uniform(0, 10, (batches, count, 2)), rng.uniform(0.5, 4, (batches, count, 2))],
-                              axis=2).astype(np.float32)
-    return rng.uniform(0, 10, (batches, count, 4)).astype(np.float32)  # either corner first
-
-
 def check_nms(feeds, center_point_box=0, constants=None, device_kernel=True):
     model = nms_model(feeds, center_point_box, constants)
     want = run_ort(model, feeds)["selected"]
@@ -190,14 +184,7 @@ def check_nms(feeds, center_point_box=0, constants=None, device_kernel=True):
 @pytest.mark.parametrize("max_out", [None, -1, 0, 1, 4, 1000])
 @pytest.mark.parametrize("score", [None, 0.2, 0.95])
 def test_nms_random_against_onnxruntime(center_point_box, iou, max_out, score):
-    rng = np.random.default_rng(int(iou * 10) + 3 * center_point_box)
-    feeds = {"boxes": random_boxes(rng, 2, 150, center_point_box),
-             "scores": rng.uniform(0, 1, (2, 3, 150)).astype(np.float32)}
-    if max_out is not None:
-        feeds["max_output_boxes_per_class"] = np.array([max_out], np.int64)
-    feeds["iou_threshold"] = np.array([iou], np.float32)
-    if score is not None:
-        feeds["score_threshold"] = np.array([score], np.float32)
+    feeds = random_nms_feeds(center_point_box, iou, max_out, score, count=150)
     check_nms(feeds, center_point_box)
 
 
