@@ -83,9 +83,6 @@ def run_dnnx(args, data) -> dict:
         planning = sorted(((k.split(": ", 1)[1], v) for k, v in stats.items() if k.startswith("plan_seconds: ")),
                           key=lambda kv: -kv[1])
         result["load_profile"].update({f"plan {op}": s for op, s in planning[:3]})
-        second = now()
-        model.run(feeds)
-        result["second_run_s"] = now() - second
     if args.seconds > 0:
         if args.io == "device":
             on_device = {name: model.to_device(x) for name, x in feeds.items()}

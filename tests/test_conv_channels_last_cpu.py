@@ -21,6 +21,7 @@ import dnnx
 from dnnx.threads import blas_core_name, get_num_threads, set_num_threads
 from ort_check import assert_matches_ort, make_model, rand, run_ort
 from residual_models import weights
+from thread_check import assert_same_bits_on_one_and_two_threads
 
 pytestmark = pytest.mark.skipif(blas_core_name() == "unknown", reason="no CPU backend")
 
@@ -186,18 +187,18 @@ def test_filter_as_a_graph_input_is_packed_per_call(bias):
     check(dw, "Conv@NHWC")
 
 
+
+def assert_plan_has(m, wanted) -> None:
+    """Some row of ``m``'s plan is ``wanted`` (a predicate on a plan row)."""
+    assert any(wanted(row) for row in m.plan()), [(row["op"], row["algorithm"]) for row in m.plan()]
+
+
 @needs_nhwc
 @pytest.mark.parametrize("group", [1, 32])
 def test_same_bits_on_one_and_two_threads(group):
     model = conv_model([2, 32, 23, 23], 32, 3, pads=(1, 1, 1, 1), group=group, fuse="relu6")
-    feeds = feeds_for(model)
-    results = []
-    for threads in (1, 2):
-        set_num_threads(threads)
-        m = dnnx.load(model)
-        assert "Conv+Clip@NHWC" in [row["op"] for row in m.plan()]
-        results.append(m.run_dict(feeds)["y"])
-    assert np.array_equal(results[0], results[1])
+    assert_same_bits_on_one_and_two_threads(
+        model, feeds_for(model), check=lambda m: assert_plan_has(m, lambda row: row["op"] == "Conv+Clip@NHWC"))
 
 
 @needs_nhwc
@@ -208,13 +209,8 @@ def test_same_bits_on_one_and_two_threads(group):
 def test_item_rounds_same_bits_on_one_and_two_threads(x_shape, k, kernel, pads, dilations):
     model = conv_model(x_shape, k, kernel, pads=pads, dilations=dilations, fuse="relu")
     feeds = feeds_for(model)
-    results = []
-    for threads in (1, 2):
-        set_num_threads(threads)
-        m = dnnx.load(model)
-        assert any("packed gemm" in row["algorithm"] for row in m.plan())
-        results.append(m.run_dict(feeds)["y"])
-    assert np.array_equal(results[0], results[1])
+    assert_same_bits_on_one_and_two_threads(
+        model, feeds, check=lambda m: assert_plan_has(m, lambda row: "packed gemm" in row["algorithm"]))
     assert_matches_ort(model, feeds)
 
 
@@ -222,14 +218,8 @@ def test_item_rounds_same_bits_on_one_and_two_threads(x_shape, k, kernel, pads, 
 def test_gathered_stem_same_bits_on_one_and_two_threads():
     # Note [interior gather]: interior runs split across strips, items and images
     model = conv_model([2, 3, 61, 58], 64, 7, strides=(2, 2), pads=(3, 3, 3, 3), fuse="relu")
-    feeds = feeds_for(model)
-    results = []
-    for threads in (1, 2):
-        set_num_threads(threads)
-        m = dnnx.load(model)
-        assert any("gathered" in row["algorithm"] for row in m.plan())
-        results.append(m.run_dict(feeds)["y"])
-    assert np.array_equal(results[0], results[1])
+    assert_same_bits_on_one_and_two_threads(
+        model, feeds_for(model), check=lambda m: assert_plan_has(m, lambda row: "gathered" in row["algorithm"]))
 
 
 @needs_nhwc

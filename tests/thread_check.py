@@ -6,15 +6,19 @@ import dnnx
 from dnnx.threads import get_num_threads, set_num_threads
 
 
-def assert_same_bits_on_one_and_two_threads(model, feeds) -> dict:
+def assert_same_bits_on_one_and_two_threads(model, feeds, check=None) -> dict:
     """Loads and runs ``model`` on ``feeds`` (a dict by input name) at 1 and at 2 threads, asserts
-    that every output is bit-identical, and returns the outputs by name (the thread count restored)."""
+    that every output is bit-identical, and returns the outputs by name (the thread count restored).
+    ``check(m)``, where given, asserts on each thread count's loaded model (its plan, say)."""
     before = get_num_threads()
     try:
         out = []
         for threads in (1, 2):
             set_num_threads(threads)
-            out.append(dnnx.load(model).run_dict(feeds))
+            m = dnnx.load(model)
+            if check is not None:
+                check(m)
+            out.append(m.run_dict(feeds))
     finally:
         set_num_threads(before)
     for name in out[0]:

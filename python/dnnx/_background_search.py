@@ -229,11 +229,13 @@ class BackgroundSearch:
     def _search(self, feeds: list) -> None:
         baseline = self._build_engine(searcher=False)  # before the search writes: the model's plans
         baseline.plan(inputs=feeds)
+        timed_before = 0  # a new searcher's constructor plans (and times) the declared shapes
         if self._searcher is None:
             searcher = self._build_engine(searcher=True)
             with self._lock:
                 self._searcher = searcher
-        timed_before = self._searcher.planner_report().get("timing_runs", 0)
+        else:
+            timed_before = self._searcher.planner_report().get("timing_runs", 0)
         self._searcher.plan(inputs=feeds)  # the exhaustive search of this shape: its choices cached
         if self._stopped:
             return

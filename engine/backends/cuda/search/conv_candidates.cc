@@ -47,12 +47,13 @@ namespace {
 constexpr float kRetimeAllBelowMs = 0.5f;
 constexpr float kRetimeReach = 2.0f;
 
-bool within_reach(const std::vector<ConvCandidate>& perfs, size_t i, bool retime_all) {
+// Find's fastest time among the candidates that ran (-1: none ran).
+float fastest_found(const std::vector<ConvCandidate>& perfs) {
   float best = -1;
   for (const ConvCandidate& p : perfs) {
     if (p.status == CUDNN_STATUS_SUCCESS && p.time >= 0 && (best < 0 || p.time < best)) best = p.time;
   }
-  return retime_all || best < kRetimeAllBelowMs || perfs[i].time <= kRetimeReach * best;
+  return best;
 }
 
 void retime(const Search& search, ConvDirection dir, const ConvDescriptors& d, void* x, void* w, void* y,
@@ -60,9 +61,11 @@ void retime(const Search& search, ConvDirection dir, const ConvDescriptors& d, v
   const CudaContext& ctx = search.context();
   std::vector<size_t> needs(perfs.size(), 0);
   std::vector<cudnnStatus_t> statuses(perfs.size(), CUDNN_STATUS_SUCCESS);
+  const float best = fastest_found(perfs);
+  const bool retime_all = ctx.hooks.retime_all || best < kRetimeAllBelowMs;
   auto prepare = [&](size_t i) {  // the math type it runs with, and a workspace within the search's
     if (perfs[i].status != CUDNN_STATUS_SUCCESS) return false;
-    if (!within_reach(perfs, i, ctx.hooks.retime_all)) return false;  // keeps Find's time
+    if (!retime_all && perfs[i].time > kRetimeReach * best) return false;  // keeps Find's time
     set_candidate_math(ctx, d, perfs[i].math_type);
     return conv_workspace_size(ctx, dir, d, perfs[i].algo, &needs[i]) == CUDNN_STATUS_SUCCESS &&
            needs[i] <= workspace_bytes;
