@@ -62,8 +62,10 @@ class Model:
         start = time.perf_counter()
         self.int8_report = None  # precision="int8": the accuracy guard's QuantReport (_quantize.py)
         if precision == "int8":
+            # Note [int8 on CUDA]: the QDQ graph runs as it is, its float layers (those the guard
+            # kept wide) at fp32 on either backend; on CUDA its int8 layers on int8 tensor cores
             src = self._quantized(src, device, calibration, calibration_method, int8_tolerance)
-            precision, calibration = "fp32", None  # the QDQ graph runs on the CPU backend as it is
+            precision, calibration = "fp32", None
         elif calibration_method is not None or int8_tolerance is not None:
             raise ValueError(f"calibration_method and int8_tolerance apply to precision='int8' only "
                              f"(got precision={precision!r})")
@@ -191,9 +193,8 @@ class Model:
 
     def _quantized(self, src, device, calibration, calibration_method, int8_tolerance):
         """precision="int8": the QDQ model of dnnx.quantize (in memory), its report kept."""
-        if device != "cpu":
-            raise ValueError(f"precision='int8' runs on the CPU for now (device={device!r}): int8 on CUDA is not "
-                             f"built yet; use device='cpu', or precision='fp16' on CUDA (docs/precision.md)")
+        if device != "cpu":  # an unavailable device says so before the calibration runs (on the CPU)
+            backend_options(device, "fp32")
         from . import _quantize
 
         self.int8_report = _quantize.quantize_model(
@@ -660,10 +661,11 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     is a ``DeviceError`` naming what it was for. ``DeviceError``
     when CUDA is not available (``dnnx.cuda_status()`` says why).
 
-    ``precision="int8"`` (CPU only for now; on CUDA a ValueError) with ``calibration=x``: the
-    model is quantized in memory by ``dnnx.quantize``'s own function (``calibration_method``:
-    "minmax", the default, "percentile" or "entropy"; ``int8_tolerance``: default 0.01) and its
-    QDQ graph loaded; ``Model.int8_report`` holds the accuracy guard's per-layer errors and
+    ``precision="int8"`` with ``calibration=x``: the model is quantized in memory by
+    ``dnnx.quantize``'s own function (``calibration_method``: "minmax", the default, "percentile"
+    or "entropy"; ``int8_tolerance``: default 0.01; the calibration and the guard run on the CPU)
+    and its QDQ graph loaded on ``device``: its int8 layers on int8 kernels (on CUDA int8 tensor
+    cores), the layers the guard keeps float at fp32; ``Model.int8_report`` holds the accuracy guard's per-layer errors and
     decisions, and ``plan()`` prints each layer's (docs/precision.md, "int8").
     ``calibration_method`` and ``int8_tolerance`` at another precision are a ValueError.
 

@@ -28,6 +28,7 @@
   X(roi_align)  /* roi/: RoiAlign and MaxRoiPool */                                                \
   X(nonzero) X(nms)  /* issue #36: staged device kernels (indexing/nonzero, roi/nms) */            \
   X(quantize_linear)  /* issue #37: quant/, QuantizeLinear and DequantizeLinear */                 \
+  X(int8_gemm) X(int8_conv)  /* issue #37: quant/, the fused int8 layers on int8 tensor cores */   \
   /* issue #35: the transformer ops (elementwise/rms_norm, attention/rotary_embedding,          */ \
   /* dense/einsum, attention/attention)                                                          */ \
   X(rms_norm) X(rotary_embedding) X(einsum) X(attention)

@@ -1,0 +1,266 @@
+"""The fused int8 layers on CUDA (Int8Conv / Int8Gemm / Int8MatMul: engine/backends/cuda/quant/,
+Note [int8 on tensor cores] in int8_kernels.h) against the CPU backend's kernels, bit for bit:
+both take the exact int32 sums (the CPU's modulo 2^32, the GPU's from int8 tensor cores after the
+zero point is taken out, which is exact) and requantize them by the same float32 operations in the
+same order, without FMA (the per-channel factors made on the host by the same expressions). So the
+8-bit outputs are compared with np.array_equal, and the float outputs too. Layers the CUDA kernels
+cannot take stay on the host (Note [host fallback]), plan() saying why; the results are the same.
+Where the graph holds float layers besides (the zoo's files, precision="int8"), CUDA's fp32 and
+the CPU's differ in float rounding, so those compare within onnxruntime's tolerance or by
+predictions."""
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import dnnx
+from test_qdq_int8 import CASES, input_of, quantized
+
+TYPES = {"int8": (np.int8, TensorProto.INT8, -128, 127), "uint8": (np.uint8, TensorProto.UINT8, 0, 255)}
+
+
+def load_quiet(model, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dnnx.HostFallbackWarning)
+        return dnnx.load(model, **kwargs)
+
+
+def cuda_and_cpu(model, feeds):
+    """(CUDA's outputs, the CPU's, CUDA's plan rows)."""
+    gpu = load_quiet(model, device="cuda")
+    cpu = dnnx.load(model)
+    return gpu.run_dict(feeds), cpu.run_dict(feeds), list(gpu.plan())
+
+
+def layer_row(rows, op):
+    matches = [r for r in rows if r["op"] == op]
+    assert len(matches) == 1, [(r["op"], r["algorithm"]) for r in rows]
+    return matches[0]
+
+
+def assert_on_device(row):
+    assert not row["algorithm"].startswith("on the host"), row
+    assert "int8, int32 accumulation" in row["math"], row
+    assert "cuDNN int8 conv" in row["algorithm"] or "cublasLt" in row["algorithm"], row
+
+
+# ---- one QDQ layer written here: 8-bit graph input and output, so the bytes compare ----
+
+def qdq_layer(op, xs, ws, attrs=None, x_type="uint8", w_type="int8", per_channel=True, bias="int32", relu=False,
+              y_type="uint8", w_zp=0, residual=False, seed=0, w_range=60):
+    """x_q (graph input, x_type) -> DequantizeLinear -> op(DequantizeLinear(w_q), bias) [-> Add
+    DequantizeLinear(z_q)] [-> Relu] -> QuantizeLinear (y_type) -> y_q (graph output); y_type None:
+    the layer's float output is the graph output. bias "int32" (DequantizeLinear of int32 in the
+    sums' scale), "float" (a float32 constant) or None. Returns (model, feeds)."""
+    rng = np.random.default_rng(seed)
+    attrs = attrs or {}
+    xnp, xpt, xlo, xhi = TYPES[x_type]
+    wnp, wpt, wlo, whi = TYPES[w_type]
+    axis = {"Conv": 0, "Gemm": 0 if attrs.get("transB") else 1, "MatMul": 1}[op]
+    channels = ws[axis]
+    shape = [channels] if per_channel else []
+    w_scale = np.asarray(rng.uniform(0.002, 0.02, size=shape), np.float32)
+    zp = np.full(shape, w_zp, wnp)
+    wq = np.clip(rng.integers(-w_range, w_range + 1, size=ws) + w_zp, wlo, whi).astype(wnp)
+    x_scale, x_zp = np.float32(0.05), np.array(rng.integers(xlo + 20, xhi - 20), xnp)
+    inits = [numpy_helper.from_array(np.array(x_scale), "x_scale"), numpy_helper.from_array(x_zp, "x_zp"),
+             numpy_helper.from_array(wq, "w_q"), numpy_helper.from_array(w_scale, "w_scale"),
+             numpy_helper.from_array(zp, "w_zp")]
+    nodes = [helper.make_node("DequantizeLinear", ["x_q", "x_scale", "x_zp"], ["x_dq"]),
+             helper.make_node("DequantizeLinear", ["w_q", "w_scale", "w_zp"], ["w_dq"], axis=axis)]
+    inputs = ["x_dq", "w_dq"]
+    if bias == "int32":
+        b_scale = (x_scale * w_scale).astype(np.float32) * np.ones(channels, np.float32)
+        inits += [numpy_helper.from_array(rng.integers(-3000, 3000, size=channels).astype(np.int32), "b_q"),
+                  numpy_helper.from_array(b_scale, "b_scale")]
+        nodes.append(helper.make_node("DequantizeLinear", ["b_q", "b_scale"], ["b_dq"], axis=0))
+        inputs.append("b_dq")
+    elif bias == "float":
+        inits.append(numpy_helper.from_array(rng.normal(size=channels).astype(np.float32), "b"))
+        inputs.append("b")
+    nodes.append(helper.make_node(op, inputs, ["c"], name="layer", **attrs))
+    value = "c"
+    ynp, ypt = (TYPES[y_type][0], TYPES[y_type][1]) if y_type else (np.float32, TensorProto.FLOAT)
+    y_scale, y_zp = np.float32(rng.uniform(0.05, 0.3)), np.array(10 if y_type == "uint8" else -5, ynp)
+    graph_inputs = [helper.make_tensor_value_info("x_q", xpt, list(xs))]
+    feeds = {"x_q": rng.integers(xlo, xhi + 1, size=xs).astype(xnp)}
+    if residual:  # Conv -> Q(r) -> DQ -> Add(DQ(z_q)): quantize_static's residual join
+        inits += [numpy_helper.from_array(np.float32(0.1), "r_scale"), numpy_helper.from_array(np.array(3, ynp), "r_zp"),
+                  numpy_helper.from_array(np.float32(0.07), "z_scale"), numpy_helper.from_array(np.array(-7, np.int8), "z_zp")]
+        nodes += [helper.make_node("QuantizeLinear", ["c", "r_scale", "r_zp"], ["r_q"]),
+                  helper.make_node("DequantizeLinear", ["r_q", "r_scale", "r_zp"], ["r_dq"]),
+                  helper.make_node("DequantizeLinear", ["z_q", "z_scale", "z_zp"], ["z_dq"]),
+                  helper.make_node("Add", ["r_dq", "z_dq"], ["s"])]
+        value = "s"
+        out_shape = onnx_shape_of(op, xs, ws, attrs)
+        graph_inputs.append(helper.make_tensor_value_info("z_q", TensorProto.INT8, out_shape))
+        feeds["z_q"] = rng.integers(-128, 128, size=out_shape).astype(np.int8)
+    if relu:
+        nodes.append(helper.make_node("Relu", [value], ["relu"]))
+        value = "relu"
+    inits += [numpy_helper.from_array(np.array(y_scale), "y_scale"),
+              numpy_helper.from_array(y_zp if y_type else np.array(10, np.uint8), "y_zp")]
+    outputs = [helper.make_tensor_value_info("y", ypt, None)]
+    if y_type:
+        nodes.append(helper.make_node("QuantizeLinear", [value, "y_scale", "y_zp"], ["y"]))
+    else:  # the float output, and a QuantizeLinear of it besides (a QDQ graph has one: the pass looks for it)
+        nodes += [helper.make_node("Identity", [value], ["y"]),
+                  helper.make_node("QuantizeLinear", ["y", "y_scale", "y_zp"], ["y_q"])]
+        outputs.append(helper.make_tensor_value_info("y_q", TensorProto.UINT8, None))
+    graph = helper.make_graph(nodes, "layer", graph_inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    return model, feeds
+
+
+def onnx_shape_of(op, xs, ws, attrs):
+    if op != "Conv":
+        return list(xs[:-1]) + [ws[0] if attrs.get("transB") else ws[1]]
+    pads = attrs.get("pads", [0] * 4)
+    strides = attrs.get("strides", [1, 1])
+    dil = attrs.get("dilations", [1, 1])
+    out = [xs[0], ws[0]]
+    for i in range(2):
+        out.append((xs[2 + i] + pads[i] + pads[2 + i] - dil[i] * (ws[2 + i] - 1) - 1) // strides[i] + 1)
+    return out
+
+
+CONV = (1, 8, 13, 11), (20, 8, 3, 3)
+LAYERS = {
+    "conv_pad_stride": ("Conv", *CONV, dict(pads=[1, 2, 1, 0], strides=[2, 1]), {}),
+    "conv_dilated_s8": ("Conv", *CONV, dict(pads=[2, 2, 2, 2], dilations=[2, 2]), dict(x_type="int8")),
+    "conv_odd_channels": ("Conv", (2, 3, 9, 9), (5, 3, 3, 3), dict(pads=[1, 1, 1, 1]), dict(bias="float", relu=True)),
+    "conv_per_tensor_relu": ("Conv", *CONV, dict(pads=[1, 1, 1, 1]), dict(per_channel=False, relu=True, y_type="int8")),
+    "conv_no_bias_int8_y": ("Conv", *CONV, {}, dict(bias=None, y_type="int8", x_type="int8")),
+    "conv_group": ("Conv", (2, 16, 9, 9), (32, 4, 3, 3), dict(pads=[1, 1, 1, 1], group=4), {}),
+    "conv_1d": ("Conv", (2, 8, 17), (12, 8, 3), dict(pads=[1, 1], strides=[2]), {}),
+    "conv_residual": ("Conv", (1, 16, 7, 7), (16, 16, 1, 1), {}, dict(residual=True, relu=True)),
+    "conv_residual_s8": ("Conv", (1, 16, 7, 7), (16, 16, 3, 3), dict(pads=[1, 1, 1, 1]),
+                         dict(residual=True, y_type="int8", x_type="int8")),
+    "conv_float_out": ("Conv", *CONV, dict(pads=[1, 1, 1, 1]), dict(y_type=None, relu=True)),
+    "conv_uint8_w_zp128": ("Conv", *CONV, dict(pads=[1, 1, 1, 1]), dict(w_type="uint8", w_zp=128)),
+    "gemm_transb": ("Gemm", (5, 300), (43, 300), dict(transB=1), {}),
+    "gemm_odd_k": ("Gemm", (6, 301), (301, 7), {}, dict(bias="float", x_type="int8", relu=True)),
+    "gemm_float_out": ("Gemm", (4, 64), (64, 40), {}, dict(y_type=None, per_channel=False)),
+    "matmul_batched": ("MatMul", (2, 3, 5, 64), (64, 48), {}, dict(bias=None)),
+    "matmul_s8_odd": ("MatMul", (7, 30), (30, 9), {}, dict(bias=None, x_type="int8", y_type="int8")),
+    "matmul_float_out": ("MatMul", (2, 7, 64), (64, 48), {}, dict(bias=None, y_type=None)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_int8_layer_on_tensor_cores_matches_the_cpu_bit_for_bit(name):
+    op, xs, ws, attrs, options = LAYERS[name]
+    model, feeds = qdq_layer(op, xs, ws, attrs, **options)
+    got, want, rows = cuda_and_cpu(model, feeds)
+    row = layer_row(rows, "Int8" + op)
+    if name != "conv_group":  # cuDNN may refuse a grouped int8 conv (then the host runs it, saying why)
+        assert_on_device(row)
+    assert got["y"].dtype == want["y"].dtype and got["y"].shape == want["y"].shape
+    assert np.array_equal(got["y"], want["y"]), f"{np.count_nonzero(got['y'] != want['y'])} elements differ"
+
+
+def test_int32_accumulation_is_exact_at_k_4096_and_more():
+    """K = 4100 (not a multiple of 4: padded) against an integer reference: float output, |sums|
+    below 2^24, so float32(sum) is exact and any error in a sum shows."""
+    k, m, rows = 4100, 36, 9
+    model, feeds = qdq_layer("Gemm", (rows, k), (m, k), dict(transB=1), bias=None, y_type=None, w_range=15,
+                             per_channel=True, seed=3)
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    sums = (feeds["x_q"].astype(np.int64) - int(inits["x_zp"])) @ inits["w_q"].astype(np.int64).T
+    assert np.abs(sums).max() < 2**24
+    mult = np.float32(inits["x_scale"]) * inits["w_scale"].astype(np.float32)
+    want = sums.astype(np.float32) * mult + np.float32(0)
+    gpu = load_quiet(model, device="cuda")
+    assert_on_device(layer_row(list(gpu.plan()), "Int8Gemm"))
+    got = gpu.run_dict(feeds)["y"]
+    assert np.array_equal(got, want.astype(np.float32))
+    assert np.array_equal(got, dnnx.load(model).run_dict(feeds)["y"])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_quantize_static_files_match_the_cpu_bit_for_bit(case, tmp_path):
+    kind, per_channel, activation, weight = case
+    model = quantized(kind, tmp_path, per_channel, activation, weight)
+    feeds = {"x": input_of(model, 99)}
+    got, want, rows = cuda_and_cpu(model, feeds)
+    ops = [r for r in rows if r["op"].startswith("Int8")]
+    assert ops, rows
+    for row in ops:
+        if kind.startswith("conv_depthwise"):  # one channel per group: the host's direct kernel
+            assert row["algorithm"].startswith("on the host") and "grouped int8 conv" in row["algorithm"], row
+        elif kind != "conv_group":
+            assert_on_device(row)
+    assert np.array_equal(got["y"], want["y"]), np.abs(got["y"] - want["y"]).max()
+
+
+def test_batchnorm_and_float_outputs_of_dnnx_quantize_match_the_cpu(tmp_path):
+    from test_qdq_int8_float import bn_model
+
+    rng = np.random.default_rng(0)
+    path = tmp_path / "bn_int8.onnx"
+    dnnx.quantize(bn_model(), path, calibration=rng.standard_normal((8, 8, 12, 12)).astype(np.float32),
+                  int8_tolerance=10.0, show_progress=False)
+    x = rng.standard_normal((3, 8, 12, 12)).astype(np.float32)
+    got, want, rows = cuda_and_cpu(path, {"x": x})
+    convs = [r for r in rows if r["op"] == "Int8Conv"]
+    assert len(convs) == 5 and all("batchnorm" in r["algorithm"] for r in convs), rows
+    for row in convs:
+        assert_on_device(row)
+    # the float layers between (Add, GlobalAveragePool, the fp32 Gemm) round as CUDA's fp32 does
+    np.testing.assert_allclose(got["y"], want["y"], rtol=1e-4, atol=1e-4 * np.abs(want["y"]).max())
+
+
+@pytest.mark.parametrize("op, xs, ws, attrs, options, why", [
+    ("Conv", (1, 8, 9, 9), (8, 8, 3, 3), {}, dict(w_type="uint8", w_zp=0, w_range=200), "leave int8's range"),
+    ("Conv", (1, 8, 9, 9), (8, 1, 3, 3), dict(group=8, pads=[1, 1, 1, 1]), {}, "grouped int8 conv"),
+    ("Conv", (1, 4, 5, 5, 5), (8, 4, 3, 3, 3), {}, {}, "1-D and 2-D"),
+])
+def test_what_the_cuda_kernels_cannot_take_runs_on_the_host_with_the_reason(op, xs, ws, attrs, options, why):
+    model, feeds = qdq_layer(op, xs, ws, attrs, **options)
+    with pytest.warns(dnnx.HostFallbackWarning, match="layer"):
+        gpu = dnnx.load(model, device="cuda")
+    row = layer_row(list(gpu.plan()), "Int8" + op)
+    assert row["algorithm"].startswith("on the host") and why in row["algorithm"], row
+    assert np.array_equal(gpu.run_dict(feeds)["y"], dnnx.load(model).run_dict(feeds)["y"])
+
+
+@pytest.mark.parametrize("name, batch", [("q_qdq_regnety_002", 1), ("q_qdq_regnety_002", 2),
+                                         ("q_qop_efficientnet_b0", 1), ("q_dyn_bert", 1)])
+def test_quantized_zoo_model_on_cuda_matches_onnxruntime(name, batch):
+    import onnxruntime as ort
+    from test_quant_zoo import tolerance
+    from zoo_check import zoo2_inputs, zoo2_model
+
+    model = zoo2_model(name)
+    feeds = zoo2_inputs(name, model, batch)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    first = sess.get_outputs()[0].name
+    want = sess.run([first], feeds)[0]
+    gpu = load_quiet(model, device="cuda")
+    if name.startswith("q_qdq"):
+        int8 = [r for r in gpu.plan() if r["op"].startswith("Int8")]
+        assert int8 and sum(not r["algorithm"].startswith("on the host") for r in int8) >= len(int8) // 2, int8
+    got = gpu.run_dict(feeds)[first]
+    assert got.shape == want.shape and got.dtype == want.dtype
+    err = float(np.max(np.abs(got.astype(np.float64) - want)) / np.max(np.abs(want)))
+    assert err <= tolerance(model), f"{name}: {err:.4f} of the largest output apart"
+
+
+def test_precision_int8_on_cuda_runs_the_lenet_on_tensor_cores():
+    rng = np.random.default_rng(1)
+    calibration = rng.random((64, 1, 28, 28), dtype=np.float32)
+    src = dnnx.examples.build("lenet")
+    gpu = load_quiet(src, device="cuda", precision="int8", calibration=calibration)
+    cpu = dnnx.load(src, precision="int8", calibration=calibration)
+    assert gpu.precision == "int8" and gpu.int8_report is not None
+    rows = [r for r in gpu.plan() if r["op"].startswith("Int8")]
+    assert rows, list(gpu.plan())
+    for row in rows:
+        assert_on_device(row)
+    x = rng.random((32, 1, 28, 28), dtype=np.float32)
+    got, want = gpu.run(x), cpu.run(x)
+    assert (got.argmax(1) == want.argmax(1)).mean() >= 0.99
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3 * np.abs(want).max())
