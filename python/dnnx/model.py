@@ -62,8 +62,9 @@ class Model:
         start = time.perf_counter()
         self.int8_report = None  # precision="int8": the accuracy guard's QuantReport (_quantize.py)
         if precision == "int8":
-            # Note [int8 on CUDA]: the QDQ graph runs as it is, its float layers (those the guard
-            # kept wide) at fp32 on either backend; on CUDA its int8 layers on int8 tensor cores
+            # the QDQ graph runs as it is, its float layers (those the guard kept wide) at fp32 on
+            # either backend, the precision the guard measured them against; on CUDA its int8
+            # layers on int8 tensor cores (docs/precision.md, "On CUDA")
             src = self._quantized(src, device, calibration, calibration_method, int8_tolerance)
             precision, calibration = "fp32", None
         elif calibration_method is not None or int8_tolerance is not None:

@@ -18,7 +18,8 @@
 // MatMul 1), MatMul's W 2-D; the bias a float32 constant [M] or a DequantizeLinear of an int32
 // constant [M] (zero point 0); Gemm with alpha = beta = 1 and no transA; y_q int8/uint8 with one
 // scale and a zero point given; each intermediate value read by the next node alone; the
-// backend has the fused op (the CPU; a device keeps the float ops). It runs before constant
+// backend has the fused op (the CPU; CUDA, on int8 tensor cores: backends/cuda/quant/, whose
+// plan-time refusals run the layer on the host inside the CUDA plan). It runs before constant
 // folding, which would dequantize the constant weights (the engine calls it: Engine's
 // constructor), and is switched by PassOptions::fuse_qdq_int8 ("fuse_qdq_int8").
 //

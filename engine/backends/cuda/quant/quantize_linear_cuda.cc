@@ -5,8 +5,8 @@
 // type check lets a node hold a type its entry lists (CudaBackend::plan_node), so a QDQ file
 // keeps its quantize/dequantize pairs on the device and the float ops between them on their
 // device kernels. The float8 and 4-bit types, and half scales, run on the host (Note [host
-// fallback]); the int8 layers themselves (Note [qdq int8]) have no CUDA kernel yet, so on CUDA
-// a QDQ file's Conv, Gemm and MatMul run in float between its pairs, as onnxruntime-gpu runs them.
+// fallback]); the int8 layers themselves (Note [qdq int8]) run on int8 tensor cores
+// (int8_gemm_cuda.cc, int8_conv_cuda.cc), so the pairs left are those at the float layers' edges.
 //
 // Note [device dequantize at half precision]: at fp16 and bf16 these nodes run on the device too
 // (their float side stays float32: the half rewrite converts around them). The crash sweep on an
