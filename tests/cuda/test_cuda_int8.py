@@ -150,13 +150,19 @@ LAYERS = {
 }
 
 
+# cuDNN's int8 engines may refuse grouped or dilated convs (check_support): the host runs them then
+MAY_STAY_ON_HOST = {"conv_group", "conv_dilated_s8"}
+
+
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_int8_layer_on_tensor_cores_matches_the_cpu_bit_for_bit(name):
     op, xs, ws, attrs, options = LAYERS[name]
     model, feeds = qdq_layer(op, xs, ws, attrs, **options)
     got, want, rows = cuda_and_cpu(model, feeds)
     row = layer_row(rows, "Int8" + op)
-    if name != "conv_group":  # cuDNN may refuse a grouped int8 conv (then the host runs it, saying why)
+    if name in MAY_STAY_ON_HOST and row["algorithm"].startswith("on the host"):
+        assert "cuDNN" in row["algorithm"], row  # check_support's refusal, named
+    else:
         assert_on_device(row)
     assert got["y"].dtype == want["y"].dtype and got["y"].shape == want["y"].shape
     assert np.array_equal(got["y"], want["y"]), f"{np.count_nonzero(got['y'] != want['y'])} elements differ"
@@ -191,7 +197,9 @@ def test_quantize_static_files_match_the_cpu_bit_for_bit(case, tmp_path):
     for row in ops:
         if kind.startswith("conv_depthwise"):  # one channel per group: the host's direct kernel
             assert row["algorithm"].startswith("on the host") and "grouped int8 conv" in row["algorithm"], row
-        elif kind != "conv_group":
+        elif kind in ("conv_group", "conv_tiled_dilated") and row["algorithm"].startswith("on the host"):
+            assert "cuDNN" in row["algorithm"], row
+        else:
             assert_on_device(row)
     assert np.array_equal(got["y"], want["y"]), np.abs(got["y"] - want["y"]).max()
 
