@@ -20,10 +20,10 @@ ELEM = {np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8, np.int16: Tensor
         np.uint16: TensorProto.UINT16, np.int32: TensorProto.INT32, np.float32: TensorProto.FLOAT}
 
 
-def load_device(model):
+def load_device(model, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dnnx.HostFallbackWarning)
-        m = dnnx.load(model, device="cuda")
+        m = dnnx.load(model, device="cuda", **kwargs)
     host = [r["name"] for r in m.plan() if r["algorithm"].startswith("on the host")]
     return m, host
 
@@ -127,9 +127,11 @@ def qdq_model():
 
 
 def test_a_qdq_model_runs_on_the_device_with_no_host_layer():
+    """The pairs themselves, the pass that makes int8 layers of them off (those, and the 8-bit
+    MaxPool beside them that runs on the host: tests/cuda/test_cuda_int8.py)."""
     model = qdq_model()
     x = RNG.standard_normal((2, 3, 8, 8)).astype(np.float32)
-    m, host = load_device(model)
+    m, host = load_device(model, passes={"fuse_qdq_int8": False})
     assert host == [], m.plan()
     pool = [r for r in m.plan() if r["name"] == "pool"]
     assert pool and pool[0]["op"] == "MaxPool", m.plan()
@@ -152,7 +154,7 @@ def test_half_precision_runs_the_quantization_nodes_on_the_device(precision):
     kernels too, and the outputs are those of the same graph at fp32 within the half tolerance."""
     model = qdq_model()
     x = RNG.standard_normal((2, 3, 8, 8)).astype(np.float32)
-    m = dnnx.load(model, device="cuda", precision=precision, measure_precision=False)
+    m = dnnx.load(model, device="cuda", precision=precision, measure_precision=False, passes={"fuse_qdq_int8": False})
     rows = {r["name"]: r for r in m.plan()}
     for name in ("q_x", "dq_x", "q_r", "dq_r"):
         if name in rows:  # (a pair next to the input may fold into the entry conversion)
