@@ -268,7 +268,28 @@ def test_precision_int8_on_cuda_runs_the_lenet_on_tensor_cores():
     assert rows, list(gpu.plan())
     for row in rows:
         assert_on_device(row)
+    pools = [r for r in gpu.plan() if r["op"] == "MaxPool"]  # the 8-bit pools between the layers
+    assert pools and all(not r["algorithm"].startswith("on the host") for r in pools), pools
     x = rng.random((32, 1, 28, 28), dtype=np.float32)
     got, want = gpu.run(x), cpu.run(x)
     assert (got.argmax(1) == want.argmax(1)).mean() >= 0.99
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+@pytest.mark.parametrize("attrs", [{"kernel_shape": [2, 2], "strides": [2, 2]},
+                                   {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+                                   {"kernel_shape": [3, 3], "pads": [0, 0, 2, 2], "ceil_mode": 1, "strides": [2, 2]}])
+def test_8bit_max_pool_runs_on_the_device_kernel_with_the_cpus_values(dtype, attrs):
+    """The quantized MaxPool fuse_qdq_int8 leaves between int8 layers: the direct kernel, the
+    lowest value standing for the padding (a window in the padding alone keeps it, as on the CPU)."""
+    npt, pt, lo, hi = TYPES[dtype]
+    node = helper.make_node("MaxPool", ["x"], ["y"], **attrs)
+    graph = helper.make_graph([node], "pool", [helper.make_tensor_value_info("x", pt, [2, 3, 9, 9])],
+                              [helper.make_tensor_value_info("y", pt, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = np.random.default_rng(3).integers(lo, hi + 1, (2, 3, 9, 9)).astype(npt)
+    got, want, rows = cuda_and_cpu(model, {"x": x})
+    assert got["y"].dtype == npt and np.array_equal(got["y"], want["y"])
+    row = layer_row(rows, "MaxPool")
+    assert row["algorithm"] == "direct kernel", row

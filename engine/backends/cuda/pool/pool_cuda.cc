@@ -1,4 +1,5 @@
-// MaxPool on CUDA, NCHW (NCDHW), float32, float16 or bfloat16 (either path); "MaxPool@NHWC" and
+// MaxPool on CUDA, NCHW (NCDHW), float32, float16 or bfloat16 (either path), int8 or uint8 (the
+// direct kernel: the quantized MaxPool between int8 layers); "MaxPool@NHWC" and
 // "GlobalAveragePool@NHWC" (Note [channels last]) on cuDNN's NHWC descriptors. cudnnPoolingForward where cuDNN
 // means what ONNX means:
 // no dilations, the same pads at both ends, and cuDNN's (floor) output size equal to ONNX's
@@ -18,6 +19,11 @@ namespace dnnx::cuda {
 namespace {
 
 constexpr size_t kMinSpatialRank = 2;
+
+bool is_8bit(DType dtype) { return dtype == DType::Int8 || dtype == DType::UInt8; }
+
+const std::vector<DType> kFloatHalvesAnd8Bit = {DType::Float32, DType::Float16, DType::BFloat16, DType::Int8,
+                                                DType::UInt8};
 
 // One cudnnPoolingForward (max, or the channels-last global average); its descriptors are filled at
 // plan time and never change after.
@@ -61,6 +67,8 @@ KernelChoice plan_max_pool(const CudaContext& ctx, bool channels_last, const Nod
     why_not = "empty output";
   } else if (!fits_int(x)) {
     why_not = "X " + shape_str(x) + " has more than 2^31-1 elements";
+  } else if (is_8bit(inputs[0].info.dtype)) {
+    why_not = "8-bit X: cuDNN pools int8 only in its vectorized layouts";
   } else {
     auto kernel = std::make_unique<CudnnPoolKernel>(ctx);
     why_not = set_cudnn_max_pool(onnx.expanded_to(std::max(kMinSpatialRank, onnx.rank())), x, CUDNN_POOLING_MAX,
@@ -165,7 +173,7 @@ void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
                                 const std::vector<TensorInfo>& outputs) {
             return plan_max_pool(ctx, channels_last, node, inputs, outputs);
           })
-        .with_dtypes(kFloatAndHalves)
+        .with_dtypes(channels_last ? kFloatAndHalves : kFloatHalvesAnd8Bit)
         .refusing(channels_last ? channels_last_check("MaxPool", [](const Node& node) {
           return channels_last_max_pool_reason(node, "");
         }) : NodeCheck([](const Node& node) {

@@ -2,6 +2,8 @@
 // asymmetric pads or ceil_mode, and the zero padding that gives cuDNN's symmetric-pad
 // convolution an asymmetric one. One thread per output element; 3-D (D, H, W) throughout.
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/element_dispatch.cuh"
@@ -12,6 +14,15 @@ namespace dnnx::cuda {
 
 namespace {
 
+// The value a window wholly in the padding gives: -inf for the float types, the lowest value of
+// an 8-bit type (as the CPU's MaxPool). Every 8-bit value is exact in float.
+template <class T>
+__device__ float window_floor() {
+  if constexpr (std::is_same_v<T, int8_t>) return -128.0f;
+  else if constexpr (std::is_same_v<T, uint8_t>) return 0.0f;
+  else return -INFINITY;
+}
+
 template <class T>
 __global__ void max_pool(const T* __restrict__ x, T* __restrict__ y, Window3d w, int64_t n) {
   const int64_t out_plane = w.out[0] * w.out[1] * w.out[2];
@@ -21,7 +32,7 @@ __global__ void max_pool(const T* __restrict__ x, T* __restrict__ y, Window3d w,
     const int64_t o = i % out_plane;
     const int64_t od = o / (w.out[1] * w.out[2]), oh = o / w.out[2] % w.out[1], ow = o % w.out[2];
     const T* plane = x + p * in_plane;
-    float best = -INFINITY;  // a window wholly in the padding stays -inf, as on the CPU
+    float best = window_floor<T>();  // a window wholly in the padding keeps it, as on the CPU
     for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
       const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
       if (id < 0 || id >= w.in[0]) continue;
@@ -56,10 +67,18 @@ __global__ void pad(const float* __restrict__ x, float* __restrict__ y, int64_t 
 void launch_max_pool(const void* x, void* y, const Window3d& w, DType dtype, cudaStream_t stream) {
   const int64_t n = w.planes * w.out[0] * w.out[1] * w.out[2];
   if (n == 0) return;
-  with_element(dtype, [&](auto e) {
+  auto launch = [&](auto e) {
     using T = decltype(e);
     max_pool<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), w, n);
-  });
+  };
+  // 8-bit: the quantized MaxPool that fuse_qdq_int8 leaves between int8 layers (Note [qdq int8])
+  if (dtype == DType::Int8) {
+    launch(int8_t{});
+  } else if (dtype == DType::UInt8) {
+    launch(uint8_t{});
+  } else {
+    with_element(dtype, launch);
+  }
   check_launch("max pool kernel");
 }
 
