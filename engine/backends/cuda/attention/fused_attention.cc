@@ -15,9 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include <cudnn_frontend.h>
-
-#include "backends/cuda/search/reasons.h"
+#include "backends/cuda/runtime/frontend_graph.h"
 
 namespace dnnx::cuda {
 
@@ -47,15 +45,7 @@ class FusedAttentionKernel final : public Kernel {
                                                {kKUid, const_cast<void*>(args.in<void>(kK))},
                                                {kVUid, const_cast<void*>(args.in<void>(kV))},
                                                {kOUid, args.out<void>(kY)}};
-    // ctx_.cudnn is bound to ctx_.stream: the kernel queues there, after the layers before it.
-    fe::error_t status = graph_->execute(ctx_.cudnn, pack, args.workspace);
-    if (status.is_bad()) {
-      // A sticky error of an earlier kernel makes every call fail: say that (DeviceLostError).
-      const cudaError_t last = cudaPeekAtLastError();
-      if (is_sticky(last)) check(last, kFusedAttentionName);
-      throw DeviceError(std::string(kFusedAttentionName) + ": cudnn_frontend Graph::execute failed: " +
-                        status.get_message());
-    }
+    execute_frontend_graph(ctx_, *graph_, pack, args.workspace, kFusedAttentionName);
   }
 
  private:
@@ -93,13 +83,6 @@ std::shared_ptr<fe::graph::Graph> sdpa_graph(const AttentionGeometry& g, DType d
   return graph;
 }
 
-// "" when `status` is good, else "STEP: cuDNN's message".
-std::string refusal(fe::error_t status, const char* step) {
-  if (status.is_good()) return "";
-  std::string message = status.get_message();
-  return std::string(step) + " refused the graph: " + (message.empty() ? "no reason given" : message);
-}
-
 }  // namespace
 
 bool fused_attention_built() { return true; }
@@ -107,24 +90,9 @@ bool fused_attention_built() { return true; }
 std::unique_ptr<Kernel> make_fused_attention(const CudaContext& ctx, const AttentionGeometry& g, DType dtype,
                                              size_t& workspace, std::string& why) {
   std::shared_ptr<fe::graph::Graph> graph = sdpa_graph(g, dtype);
-  // Each step in order; the first to refuse is the reason (check_support is the one that knows
-  // this cuDNN's limits on the head sizes, the sequence lengths and the GPU).
-  why = refusal(graph->validate(), "validate");
-  if (why.empty()) why = refusal(graph->build_operation_graph(ctx.cudnn), "build_operation_graph");
-  if (why.empty()) why = refusal(graph->create_execution_plans({fe::HeurMode_t::A}), "create_execution_plans");
-  if (why.empty()) why = refusal(graph->check_support(), "check_support");
-  if (why.empty()) why = refusal(graph->build_plans(), "build_plans");
-  int64_t bytes = 0;
-  if (why.empty()) why = refusal(graph->get_workspace_size(bytes), "get_workspace_size");
-  if (!why.empty()) {
-    why = "cuDNN " + std::to_string(cudnnGetVersion()) + ": " + why;
-    return nullptr;
-  }
-  workspace = static_cast<size_t>(bytes);
-  if (workspace > ctx.options.workspace_limit) {
-    why = "needs " + mib_text(workspace) + " of workspace, over the limit of " + mib_text(ctx.options.workspace_limit);
-    return nullptr;
-  }
+  // check_support is the step that knows this cuDNN's limits on head sizes and sequence lengths
+  why = build_frontend_graph(ctx, *graph, workspace);
+  if (!why.empty()) return nullptr;
   return std::make_unique<FusedAttentionKernel>(ctx, std::move(graph));
 }
 

@@ -7,10 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include <cudnn_frontend.h>
-
-#include "backends/cuda/runtime/cuda_check.h"
-#include "backends/cuda/search/reasons.h"
+#include "backends/cuda/runtime/frontend_graph.h"
 
 namespace dnnx::cuda {
 
@@ -34,13 +31,8 @@ class CudnnInt8Conv final : public Int8ConvGraph {
     // cuDNN takes every pointer as void*; it only reads X and W.
     std::unordered_map<int64_t, void*> pack = {{kXUid, const_cast<int8_t*>(x)}, {kWUid, const_cast<int8_t*>(w)},
                                                {kYUid, sums}};
-    // ctx.cudnn is bound to ctx.stream: the convolution queues after the pre-kernel.
-    fe::error_t status = graph_->execute(ctx.cudnn, pack, workspace);
-    if (status.is_bad()) {
-      const cudaError_t last = cudaPeekAtLastError();  // a sticky error of an earlier kernel: say so
-      if (is_sticky(last)) check(last, "cuDNN int8 convolution");
-      throw DeviceError("cuDNN int8 convolution: cudnn_frontend Graph::execute failed: " + status.get_message());
-    }
+    // the convolution queues on ctx.stream after the pre-kernel
+    execute_frontend_graph(ctx, *graph_, pack, workspace, "cuDNN int8 convolution");
   }
 
  private:
@@ -81,35 +73,15 @@ std::shared_ptr<fe::graph::Graph> conv_graph(const Int8ConvShape& s) {
   return graph;
 }
 
-// "" when `status` is good, else "STEP: cuDNN's message".
-std::string refusal(fe::error_t status, const char* step) {
-  if (status.is_good()) return "";
-  std::string message = status.get_message();
-  return std::string(step) + " refused the graph: " + (message.empty() ? "no reason given" : message);
-}
-
 }  // namespace
 
 std::unique_ptr<Int8ConvGraph> make_int8_conv_graph(const CudaContext& ctx, const Int8ConvShape& s, std::string& why) {
   std::shared_ptr<fe::graph::Graph> graph = conv_graph(s);
-  // Each step in order; the first to refuse is the reason (check_support knows this cuDNN's and
-  // this GPU's limits: int8 channel multiples, groups).
-  why = refusal(graph->validate(), "validate");
-  if (why.empty()) why = refusal(graph->build_operation_graph(ctx.cudnn), "build_operation_graph");
-  if (why.empty()) why = refusal(graph->create_execution_plans({fe::HeurMode_t::A}), "create_execution_plans");
-  if (why.empty()) why = refusal(graph->check_support(), "check_support");
-  if (why.empty()) why = refusal(graph->build_plans(), "build_plans");
-  int64_t bytes = 0;
-  if (why.empty()) why = refusal(graph->get_workspace_size(bytes), "get_workspace_size");
-  if (!why.empty()) {
-    why = "cuDNN " + std::to_string(cudnnGetVersion()) + ": " + why;
-    return nullptr;
-  }
-  const auto workspace = static_cast<size_t>(bytes);
-  if (workspace > ctx.options.workspace_limit) {
-    why = "needs " + mib_text(workspace) + " of workspace, over the limit of " + mib_text(ctx.options.workspace_limit);
-    return nullptr;
-  }
+  // check_support is the step that knows this cuDNN's and this GPU's int8 limits (channel
+  // multiples, groups)
+  size_t workspace = 0;
+  why = build_frontend_graph(ctx, *graph, workspace);
+  if (!why.empty()) return nullptr;
   return std::make_unique<CudnnInt8Conv>(std::move(graph), workspace);
 }
 

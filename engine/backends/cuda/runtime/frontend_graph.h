@@ -1,0 +1,61 @@
+// The steps every cudnn-frontend graph of the backend takes (cuDNN's graph API: the fused
+// attention, attention/fused_attention.cc, and the int8 convolution, quant/int8_conv_graph.cc):
+// built once at plan time, queued on the model's stream at run time. Header-only, and included
+// only by the files CMake compiles with cudnn-frontend's headers (DNNX_HAVE_CUDNN_FRONTEND): those
+// headers are heavy, so no other translation unit pays for them.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include <cudnn_frontend.h>
+
+#include "backends/cuda/backend/cuda_context.h"
+#include "backends/cuda/runtime/cuda_check.h"
+#include "backends/cuda/search/reasons.h"
+
+namespace dnnx::cuda {
+
+// "" when `status` is good, else "STEP refused the graph: cuDNN's message".
+inline std::string frontend_refusal(cudnn_frontend::error_t status, const char* step) {  // by value: get_message is not const
+  if (status.is_good()) return "";
+  std::string message = status.get_message();
+  return std::string(step) + " refused the graph: " + (message.empty() ? "no reason given" : message);
+}
+
+// Validates `graph`, lowers it for ctx's handle, asks heuristics A for its engines, checks
+// support and builds the plan. "" when built (`workspace`: the bytes its plan needs, within ctx's
+// workspace limit); else why not: the first step to refuse and cuDNN's message (check_support is
+// the step that knows this cuDNN's and this GPU's limits), or the workspace over the limit.
+inline std::string build_frontend_graph(const CudaContext& ctx, cudnn_frontend::graph::Graph& graph,
+                                        size_t& workspace) {
+  std::string why = frontend_refusal(graph.validate(), "validate");
+  if (why.empty()) why = frontend_refusal(graph.build_operation_graph(ctx.cudnn), "build_operation_graph");
+  if (why.empty()) why = frontend_refusal(graph.create_execution_plans({cudnn_frontend::HeurMode_t::A}),
+                                          "create_execution_plans");
+  if (why.empty()) why = frontend_refusal(graph.check_support(), "check_support");
+  if (why.empty()) why = frontend_refusal(graph.build_plans(), "build_plans");
+  int64_t bytes = 0;
+  if (why.empty()) why = frontend_refusal(graph.get_workspace_size(bytes), "get_workspace_size");
+  if (!why.empty()) return "cuDNN " + std::to_string(cudnnGetVersion()) + ": " + why;
+  workspace = static_cast<size_t>(bytes);
+  if (workspace > ctx.options.workspace_limit) {
+    return "needs " + mib_text(workspace) + " of workspace, over the limit of " + mib_text(ctx.options.workspace_limit);
+  }
+  return "";
+}
+
+// Queues the built `graph` on ctx.cudnn (bound to ctx.stream: after the layers before it) with
+// `pack` mapping its tensor uids to the run's buffers. A failure is a DeviceError naming `what`;
+// where an earlier kernel left a sticky error, that error (DeviceLostError) is what is said.
+inline void execute_frontend_graph(const CudaContext& ctx, cudnn_frontend::graph::Graph& graph,
+                                   std::unordered_map<int64_t, void*>& pack, void* workspace, const char* what) {
+  cudnn_frontend::error_t status = graph.execute(ctx.cudnn, pack, workspace);
+  if (status.is_good()) return;
+  const cudaError_t last = cudaPeekAtLastError();
+  if (is_sticky(last)) check(last, what);
+  throw DeviceError(std::string(what) + ": cudnn_frontend Graph::execute failed: " + status.get_message());
+}
+
+}  // namespace dnnx::cuda
