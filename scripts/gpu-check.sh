@@ -23,7 +23,9 @@
 #      speed: sweep_cuda_speed.py, the speed sweep of issue #38: every float model of ../shared/external
 #      at fp32/tf32/fp16/bf16, batch 1 and 64, dnnx vs onnxruntime-gpu (ORT_GPU_PATH as for load; carry
 #      ../shared as for the crash sweep below), each engine in child processes of its own; its own
-#      --budget (default 500 s: pass e.g. GPU_CHECK_BENCH_ARGS="--budget 480" in a call of its own)
+#      --budget (default 500 s: pass e.g. GPU_CHECK_BENCH_ARGS="--budget 480" in a call of its own);
+#      int8: bench_cuda_int8.py, ResNet-50 quantized by dnnx.quantize on int8 tensor cores beside dnnx fp16
+#      and onnxruntime-gpu on the same QDQ file (issue #37; ORT_GPU_PATH as for load)
 #   6. the crash checks GPU_CHECK_CRASH names (issue #34; default none: with the build they fill a
 #      device call of their own, docs/testing.md): sweep: bench/sweep.py, every model of
 #      ../shared/external on CUDA at fp32, tf32, fp16 and bf16, batches 1, 3 and 0, against
@@ -122,7 +124,7 @@ for search in ('heuristic', 'exhaustive'):
     python3 -m dnnx.cli profile '$lenet' --device cuda --batch \$b --repeat 50 || exit; done"
   benches=" ${GPU_CHECK_BENCHES:-cuda planner lstm} "
   # name -> script; each writes $OUT/RESULTS_<NAME>.md (the section to paste into bench/RESULTS*.md)
-  for name in cuda planner lstm finetune finetune_lstm resnet load precision ray background speed; do
+  for name in cuda planner lstm finetune finetune_lstm resnet load precision ray background speed int8; do
     [[ $benches == *" $name "* ]] || continue
     args=()
     case $name in
@@ -132,6 +134,7 @@ for search in ('heuristic', 'exhaustive'):
       ray) script=bench_ray.py ;;
       background) script=bench_load.py; args=(--cold --device cuda) ;;
       speed) script=sweep_cuda_speed.py ;;
+      int8) script=bench_cuda_int8.py ;;
       *) script=bench_cuda_$name.py ;;
     esac
     # GPU_CHECK_BENCH_ARGS: more arguments for the benchmarks (one bench per call, say)
