@@ -121,13 +121,16 @@ def test_a_standard_shape_takes_the_fused_path(precision):
 @pytest.mark.parametrize("precision", HALVES)
 @pytest.mark.parametrize("head", [20, 264])
 def test_a_head_size_cudnn_refuses_falls_back(head, precision):
-    # 20: not a multiple of 8 (rows not 16-byte aligned); 264: over the 256 of cuDNN 9 on Hopper.
-    # validate or check_support refuses, the plan says which step and why, and the unfused path
-    # gives ONNX's result.
+    # 20: not a multiple of 8 (rows not 16-byte aligned): validate or check_support refuses, the
+    # plan says which step and why, and the unfused path gives ONNX's result. 264: over the 256 of
+    # older cuDNN 9 releases on Hopper; cuDNN 9.19 on an H100 takes it (2026-12-06), so either path
+    # is right there, and both give ONNX's result (run_against_ort checked it).
     shapes = {"Q": [2, 4, 24, head], "K": [2, 4, 40, head], "V": [2, 4, 40, head]}
     row = run_against_ort(shapes, {"is_causal": 1}, precision)
     skip_without_frontend(row)
     why = fused_refusal(row)
+    if head == 264 and why == "":
+        return
     assert why.startswith("cuDNN ") and "refused the graph" in why, row
     assert "masked softmax" in row["algorithm"], row
 
@@ -143,7 +146,9 @@ PLANNER_REFUSALS = {
                   ("Y",), TensorProto.BOOL, "fp16", "attn_mask"),
     "softcap": ({"Q": [2, 4, 32, 64], "K": [2, 4, 32, 64], "V": [2, 4, 32, 64]}, {"softcap": 2.0}, ("Y",), None, "bf16",
                 "softcap"),
-    "present": ({"Q": [2, 4, 32, 64], "K": [2, 4, 32, 64], "V": [2, 4, 32, 64]}, {"is_causal": 1},
+    # (a past cache given, so that shape inference knows the present outputs' shapes)
+    "present": ({"Q": [2, 4, 32, 64], "K": [2, 4, 32, 64], "V": [2, 4, 32, 64], "past_key": [2, 4, 8, 64],
+                 "past_value": [2, 4, 8, 64]}, {"is_causal": 1},
                 ("Y", "present_key", "present_value"), None, "fp16", "a key/value cache"),
     "qk_output": ({"Q": [2, 4, 32, 64], "K": [2, 4, 32, 64], "V": [2, 4, 32, 64]}, {}, ("Y", "qk_matmul_output"), None,
                   "bf16", "qk_matmul_output"),
@@ -182,6 +187,8 @@ def test_an_empty_batch(precision):
     got = m.run_dict(feeds_of(shapes))["Y"]
     assert got.shape == (0, 4, 32, 64)
     row = attention_row(m)
+    if row["algorithm"].startswith("empty output"):  # the planner runs nothing at all for it
+        return
     why = fused_refusal(row)
     assert why == "an empty tensor" or why.startswith(NO_FRONTEND), row
 

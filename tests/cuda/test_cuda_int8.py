@@ -199,6 +199,10 @@ def test_quantize_static_files_match_the_cpu_bit_for_bit(case, tmp_path):
             assert row["algorithm"].startswith("on the host") and "grouped int8 conv" in row["algorithm"], row
         elif kind in ("conv_group", "conv_tiled_dilated") and row["algorithm"].startswith("on the host"):
             assert "cuDNN" in row["algorithm"], row
+        elif weight == "uint8" and row["algorithm"].startswith("on the host"):
+            # uint8 weights whose zero point is far from 128 leave int8 after it (quantize_static's
+            # asymmetric uint8 weights): the host's kernel, with the reason
+            assert "leave int8's range" in row["algorithm"], row
         else:
             assert_on_device(row)
     assert np.array_equal(got["y"], want["y"]), np.abs(got["y"] - want["y"]).max()

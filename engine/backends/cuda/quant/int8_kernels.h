@@ -40,7 +40,7 @@ void launch_int8_nhwc_pad(const void* x, bool x_unsigned, int8_t zp, const NhwcP
                           cudaStream_t stream);
 
 // The requantizing epilogue of the fused int8 layers (the CPU's: qdq_int8_cpu.cc's file comment),
-// one thread per output element:
+// through a tile where y is NCHW (Note [int8 tiles] in int8_kernels.cu):
 //   sums  int32 [rows, ld]: row r = n * plane + p (a pixel, or a GEMM row), column m (< channels)
 //   y     plane > 0: [N, channels, plane] (NCHW); plane 0: [rows, channels] (row-major)
 //   a = sums[r, m] + ibias[m] (wrapping), v = float(a) * mult[m] + add[m]
