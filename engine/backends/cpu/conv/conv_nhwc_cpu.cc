@@ -27,6 +27,7 @@
 #include "backends/cpu/conv/conv_nhwc_cpu.h"
 
 #include "backends/cpu/conv/conv_activation_cpu.h"
+#include "backends/cpu/conv/conv_nhwc_depthwise_walk_cpu.h"
 #include "backends/cpu/conv/conv_nhwc_one_channel_cpu.h"
 #include "backends/cpu/conv/conv_nhwc_tiles_cpu.h"
 #include "backends/cpu/conv/conv_winograd_nhwc_cpu.h"
@@ -475,6 +476,11 @@ class DepthwiseNhwcKernel final : public Kernel {
         strip.kw_lo = lo, strip.kw_hi = hi;
         run(ow, 1);
       };
+      NhwcEpilogue whole = clamp_of(fusion_, act_);  // Note [depthwise row walk]
+      whole.bias = has_bias_ ? args.in(2) + c0 : nullptr;
+      whole.residual = fusion_ == NhwcFusion::AddRelu ? args.in(kResidualInput) + y_row + c0 : nullptr;
+      strip.kw_lo = 0, strip.kw_hi = g_.s;
+      if (nhwc_depthwise_row_walk(strip, c0, n, w, y + y_row + c0, g_.ow, g_.w, g_.pw, whole)) continue;
       for (int64_t ow = 0; ow < inner_lo_; ++ow) border(ow);
       strip.kw_lo = 0, strip.kw_hi = g_.s;
       if (inner_hi_ > inner_lo_) run(inner_lo_, inner_hi_ - inner_lo_);  // the inside pixels, in strips, one call

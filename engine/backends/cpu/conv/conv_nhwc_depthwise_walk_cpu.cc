@@ -103,6 +103,57 @@ DNNX_AVX512 void walk(const DepthwiseStrip& s, int64_t c0, int64_t n, const floa
   }
 }
 
+
+// Note [depthwise row walk]: on a 7 or 14 pixel wide output row most pixels are at a border (a
+// 5x5 window at 7x7: 4 of 7), and the border pixels ran one a call on the strips, V filter
+// vectors loaded per tap and pixel. Where the row's geometry is one of a few fixed ones (ow, W,
+// S, SW, PW: EfficientNet's, MobileNet's and ShuffleNet's 7x7 and 14x14 rows), the whole row walks
+// as one strip of OW pixels per 16-channel vector: input column j feeds pixel p at tap kw where
+// j = p * SW + kw - PW, decided at compile time, and a tap in the padding is skipped as the border
+// pixels skip it. Each pixel's taps come in the order kh, kw ascending: the same bits.
+template <int OW, int W, int S, int SW, int PW, bool kFull>
+DNNX_AVX512 inline void row_vector(const DepthwiseStrip& s, int64_t c, __mmask16 mask, const float* w, float* y,
+                                   const float* bias, const float* residual, const NhwcEpilogue& e) {
+  const int64_t ch = s.channels;
+  __m512 acc[OW];
+#pragma GCC unroll 16
+  for (int p = 0; p < OW; ++p) acc[p] = _mm512_setzero_ps();
+  for (int64_t kh = 0; kh < s.window_rows; ++kh) {
+    if (!s.rows[kh]) continue;
+    const float* x = s.rows[kh] + c;
+    const float* wr = w + kh * S * ch + c;
+    __m512 wv[S];
+#pragma GCC unroll 8
+    for (int kw = 0; kw < S; ++kw) wv[kw] = kFull ? _mm512_loadu_ps(wr + kw * ch) : _mm512_maskz_loadu_ps(mask, wr + kw * ch);
+#pragma GCC unroll 32
+    for (int j = 0; j < W; ++j) {
+      const __m512 xv = kFull ? _mm512_loadu_ps(x + j * ch) : _mm512_maskz_loadu_ps(mask, x + j * ch);
+#pragma GCC unroll 8
+      for (int kw = 0; kw < S; ++kw) {
+        const int q = j - kw + PW;  // pixel q / SW reads column j at tap kw
+        if (q >= 0 && q % SW == 0 && q / SW < OW) acc[q / SW] = _mm512_fmadd_ps(xv, wv[kw], acc[q / SW]);
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int p = 0; p < OW; ++p) store(acc[p], y + p * ch, mask, bias, residual ? residual + p * ch : nullptr, e);
+}
+
+template <int OW, int W, int S, int SW, int PW>
+DNNX_AVX512 void row_walk(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y,
+                          const NhwcEpilogue& e) {
+  for (int64_t k = 0; k < n; k += 16) {
+    const float* bias = e.bias ? e.bias + k : nullptr;
+    const float* residual = e.residual ? e.residual + k : nullptr;
+    if (n - k >= 16) {
+      row_vector<OW, W, S, SW, PW, true>(s, c0 + k, 0xFFFF, w, y + k, bias, residual, e);
+    } else {
+      const __mmask16 mask = static_cast<__mmask16>((1u << (n - k)) - 1);
+      row_vector<OW, W, S, SW, PW, false>(s, c0 + k, mask, w, y + k, bias, residual, e);
+    }
+  }
+}
+
 }  // namespace
 #endif
 
@@ -121,6 +172,27 @@ bool nhwc_depthwise_walk(const DepthwiseStrip& s, int64_t c0, int64_t n, const f
     case 71: walk<7, 1>(s, c0, n, w, y, m, e); return true;
     default: return false;
   }
+#else
+  return false;
+#endif
+}
+
+
+bool nhwc_depthwise_row_walk(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t ow,
+                             int64_t width, int64_t pad, const NhwcEpilogue& e) {
+#ifdef DNNX_WALK_AVX512
+  if (!nhwc_tiles_have_avx512() || s.dw != 1) return false;
+  // ow, W, S, SW, PW: the same-padded rows of stride 1 and 2
+  const auto is = [&](int64_t o, int64_t wi, int64_t k, int64_t st, int64_t p) {
+    return ow == o && width == wi && s.window_cols == k && s.sw == st && pad == p;
+  };
+  if (is(7, 7, 3, 1, 1)) return row_walk<7, 7, 3, 1, 1>(s, c0, n, w, y, e), true;
+  if (is(7, 7, 5, 1, 2)) return row_walk<7, 7, 5, 1, 2>(s, c0, n, w, y, e), true;
+  if (is(14, 14, 3, 1, 1)) return row_walk<14, 14, 3, 1, 1>(s, c0, n, w, y, e), true;
+  if (is(14, 14, 5, 1, 2)) return row_walk<14, 14, 5, 1, 2>(s, c0, n, w, y, e), true;
+  if (is(7, 14, 3, 2, 1)) return row_walk<7, 14, 3, 2, 1>(s, c0, n, w, y, e), true;
+  if (is(7, 14, 5, 2, 2)) return row_walk<7, 14, 5, 2, 2>(s, c0, n, w, y, e), true;
+  return false;
 #else
   return false;
 #endif
