@@ -172,6 +172,16 @@ WALK = [
     ([1, 36, 40, 41], 5, (2, 2), (2, 2, 2, 2), None, "Conv@NHWC"),
     ([1, 17, 37, 37], 7, (1, 1), (3, 3, 3, 3), "hardswish", "Conv+HardSwish@NHWC"),
     ([1, 96, 7, 7], 3, (1, 1), (1, 1, 1, 1), "relu6", "Conv+Clip@NHWC"),
+    # Note [depthwise row walk]: the 7- and 14-pixel rows walked whole, stride 1 and 2
+    ([1, 33, 7, 7], 5, (1, 1), (2, 2, 2, 2), "relu6", "Conv+Clip@NHWC"),
+    ([1, 40, 14, 14], 5, (1, 1), (2, 2, 2, 2), "silu", "Conv+Swish@NHWC"),
+    ([1, 17, 14, 14], 3, (1, 1), (1, 1, 1, 1), "hardswish", "Conv+HardSwish@NHWC"),
+    ([2, 24, 14, 14], 3, (2, 2), (1, 1, 1, 1), "add_relu", "Conv+Add+Relu@NHWC"),
+    ([1, 20, 14, 14], 5, (2, 2), (2, 2, 2, 2), None, "Conv@NHWC"),
+    # and the longer rows' edge strips: no left padding, 3 columns of it, a right edge past X
+    ([1, 32, 20, 21], 3, (2, 2), (0, 0, 1, 1), None, "Conv@NHWC"),
+    ([1, 16, 20, 20], 7, (1, 1), (3, 3, 3, 3), "relu6", "Conv+Clip@NHWC"),
+    ([1, 48, 18, 16], 5, (1, 1), (2, 1, 2, 3), "add_relu", "Conv+Add+Relu@NHWC"),
 ]
 
 

@@ -1,7 +1,7 @@
 // The channels-last depthwise conv's column walk (Note [depthwise column walk] in
 // conv_nhwc_depthwise_walk_cpu.cc): the interior pixels of an output row, one 16-channel vector at
 // a time, where the window is 3x3, 5x5 or 7x7 at stride 1 or 2 (7x7: stride 1), dilation 1; and
-// the whole row where it is 7 or 14 pixels wide (Note [depthwise row walk]).
+// whole rows, borders included (Note [depthwise row walk]).
 #pragma once
 #include <cstdint>
 
@@ -21,8 +21,8 @@ bool nhwc_depthwise_walk(const DepthwiseStrip& s, int64_t c0, int64_t n, const f
                          const NhwcEpilogue& e);
 
 // A whole output row (Note [depthwise row walk]): its ow pixels, X's rows `width` columns wide
-// read from column -pad (s.iw0 is ignored; every tap kw in [0, S)), y at the row's first pixel;
-// false, having done nothing, where the row is not one of the walked geometries.
+// read from column -pad (s.iw0, kw_lo and kw_hi are not read), y at the row's first pixel; false,
+// having done nothing, where the row is not one of the walked geometries.
 bool nhwc_depthwise_row_walk(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t ow,
                              int64_t width, int64_t pad, const NhwcEpilogue& e);
 
