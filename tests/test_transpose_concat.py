@@ -8,6 +8,7 @@ from onnx import TensorProto, helper
 
 import dnnx
 from ort_check import assert_matches_ort, make_model, rand
+from thread_check import assert_same_bits_on_one_and_two_threads
 
 DTYPES = {np.float32: TensorProto.FLOAT, np.int32: TensorProto.INT32, np.int64: TensorProto.INT64}
 
@@ -94,6 +95,21 @@ def test_transpose_tiles_move_nan_payloads_as_they_are():
     x = bits.view(np.float32)
     got = dnnx.load(transpose_model(list(x.shape), (0, 2, 3, 1))).run(x)
     np.testing.assert_array_equal(got.view(np.uint32), np.transpose(bits, (0, 2, 3, 1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("shape,perm", [
+    ([1, 116, 28, 28], (0, 2, 3, 1)),  # one block: bands of its rows across the pool
+    ([1, 28, 28, 116], (0, 3, 1, 2)),
+    ([1, 3, 200, 210], (0, 2, 3, 1)),  # one block of 3 interleaved columns, in bands
+    ([6, 40, 300], (0, 2, 1)),         # 6 blocks: counter positions across the pool
+    ([4, 8, 64, 90], (0, 2, 1, 3)),    # rows copied whole, positions across the pool
+])
+def test_transposes_across_the_pool_same_bits_on_one_and_two_threads(shape, perm, dtype):
+    """Note [transposes across the pool] (engine/backends/cpu/layout/transpose_cpu.cc)."""
+    x = tensor(shape, dtype, seed=6)
+    out = assert_same_bits_on_one_and_two_threads(transpose_model(shape, perm, dtype), {"x": x})
+    np.testing.assert_array_equal(out["y"], np.transpose(x, perm))
 
 
 @pytest.mark.parametrize("shape", [[], [2, 3], [2, 3, 4], [2, 3, 4, 5]])
