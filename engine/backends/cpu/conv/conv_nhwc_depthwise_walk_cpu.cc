@@ -21,7 +21,9 @@
 // call on the strips, V filter vectors loaded per tap and pixel: on a 7- or 14-pixel row most of
 // the work (a 5x5 window at 7x7: 4 pixels of 7). Now the whole row walks, per 16-channel vector,
 // where its padding is at most 3 columns a side: a 7- or 14-pixel row of the fixed geometries
-// below as one strip; a longer one as a left strip of 8, the interior, a right strip of 8. An
+// below as one strip; a longer one as a left strip of 8, the interior, a right strip of 8, each
+// strip over every vector of the channel block before the next (a pixel's vectors are adjacent
+// cache lines: 240 channels 5x5 at 28x28 0.100 -> 0.094 ms against vector by vector). An
 // edge strip's columns in the padding are skipped at compile time (PL, PR), as the border pixels
 // skipped those taps: each pixel's taps still come in the order kh, kw ascending, the same bits.
 // 1 thread, one conv a model, kernel ms before -> after (onnxruntime's conv): 1152 channels 5x5
@@ -114,22 +116,6 @@ DNNX_AVX512 void walk_interior(const DepthwiseStrip& s, const WalkVector& v, con
   if (first < end) walk_strip<1, S, SW, 0, 0, kFull>(s, v.c, v.mask, w, first, v.y, v.bias, v.residual, e);
 }
 
-// A whole row of ow >= 16 pixels from column -PL: a left strip of 8 with PL padded columns, the
-// interior, a right strip of 8 whose last `pr` columns (0 to 3) are past X.
-template <int S, int SW, int PL, bool kFull>
-DNNX_AVX512 void walk_row(const DepthwiseStrip& s, const WalkVector& v, const float* w, int64_t ow, int64_t pr,
-                          const NhwcEpilogue& e) {
-  walk_strip<8, S, SW, PL, 0, kFull>(s, v.c, v.mask, w, 0, v.y, v.bias, v.residual, e);
-  walk_interior<S, SW, kFull>(s, v, w, 8, ow - 16, e);
-  const int64_t last = ow - 8;
-  switch (pr) {
-    case 0: return walk_strip<8, S, SW, 0, 0, kFull>(s, v.c, v.mask, w, last, v.y, v.bias, v.residual, e);
-    case 1: return walk_strip<8, S, SW, 0, 1, kFull>(s, v.c, v.mask, w, last, v.y, v.bias, v.residual, e);
-    case 2: return walk_strip<8, S, SW, 0, 2, kFull>(s, v.c, v.mask, w, last, v.y, v.bias, v.residual, e);
-    default: return walk_strip<8, S, SW, 0, 3, kFull>(s, v.c, v.mask, w, last, v.y, v.bias, v.residual, e);
-  }
-}
-
 // A whole row of exactly OW pixels (7 or 14) as one strip, PL and PR padded columns.
 template <int OW, int S, int SW, int PL, int PR, bool kFull>
 DNNX_AVX512 void walk_short_row(const DepthwiseStrip& s, const WalkVector& v, const float* w, int64_t, int64_t,
@@ -164,17 +150,6 @@ struct Interior {
   };
 };
 
-template <int S, int SW, int PL>
-struct Row {
-  template <bool kFull>
-  struct Fn {
-    DNNX_AVX512 static void run(const DepthwiseStrip& s, const WalkVector& v, const float* w, int64_t ow, int64_t pr,
-                                const NhwcEpilogue& e) {
-      walk_row<S, SW, PL, kFull>(s, v, w, ow, pr, e);
-    }
-  };
-};
-
 template <int OW, int S, int SW, int PL, int PR>
 struct ShortRow {
   template <bool kFull>
@@ -186,14 +161,54 @@ struct ShortRow {
   };
 };
 
+// One strip of P pixels at `first` over every vector of channels [c0, c0 + n) (the last one
+// masked where n % 16 != 0).
+template <int P, int S, int SW, int PL, int PR>
+DNNX_AVX512 void strip_vectors(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, int64_t first, float* y,
+                               const NhwcEpilogue& e) {
+  for (int64_t k = 0; k < n; k += 16) {
+    const float* bias = e.bias ? e.bias + k : nullptr;
+    const float* residual = e.residual ? e.residual + k : nullptr;
+    if (n - k >= 16) {
+      walk_strip<P, S, SW, PL, PR, true>(s, c0 + k, 0xFFFF, w, first, y + k, bias, residual, e);
+    } else {
+      const __mmask16 mask = static_cast<__mmask16>((1u << (n - k)) - 1);
+      walk_strip<P, S, SW, PL, PR, false>(s, c0 + k, mask, w, first, y + k, bias, residual, e);
+    }
+  }
+}
+
+// A whole row of ow >= 16 pixels from column -PL, strip by strip, each strip over every vector
+// of the channel block (Note [depthwise row walk]): a left strip of 8 with PL padded columns, the
+// interior in strips of 16 (8, 4, 2, 1 for the rest), a right strip of 8 whose last `pr` columns
+// (0 to 3) are past X.
+template <int S, int SW, int PL>
+DNNX_AVX512 void walk_row(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t ow,
+                          int64_t pr, const NhwcEpilogue& e) {
+  strip_vectors<8, S, SW, PL, 0>(s, c0, n, w, 0, y, e);
+  int64_t first = 8;
+  const int64_t end = ow - 8;
+  for (; first + 16 <= end; first += 16) strip_vectors<16, S, SW, 0, 0>(s, c0, n, w, first, y, e);
+  if (first + 8 <= end) strip_vectors<8, S, SW, 0, 0>(s, c0, n, w, first, y, e), first += 8;
+  if (first + 4 <= end) strip_vectors<4, S, SW, 0, 0>(s, c0, n, w, first, y, e), first += 4;
+  if (first + 2 <= end) strip_vectors<2, S, SW, 0, 0>(s, c0, n, w, first, y, e), first += 2;
+  if (first < end) strip_vectors<1, S, SW, 0, 0>(s, c0, n, w, first, y, e);
+  switch (pr) {
+    case 0: return strip_vectors<8, S, SW, 0, 0>(s, c0, n, w, end, y, e);
+    case 1: return strip_vectors<8, S, SW, 0, 1>(s, c0, n, w, end, y, e);
+    case 2: return strip_vectors<8, S, SW, 0, 2>(s, c0, n, w, end, y, e);
+    default: return strip_vectors<8, S, SW, 0, 3>(s, c0, n, w, end, y, e);
+  }
+}
+
 template <int S, int SW>
 DNNX_AVX512 bool row_of(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t ow,
                         int64_t pl, int64_t pr, const NhwcEpilogue& e) {
   switch (pl) {
-    case 0: each_vector<Row<S, SW, 0>::template Fn>(s, c0, n, w, y, ow, pr, e); return true;
-    case 1: each_vector<Row<S, SW, 1>::template Fn>(s, c0, n, w, y, ow, pr, e); return true;
-    case 2: each_vector<Row<S, SW, 2>::template Fn>(s, c0, n, w, y, ow, pr, e); return true;
-    case 3: each_vector<Row<S, SW, 3>::template Fn>(s, c0, n, w, y, ow, pr, e); return true;
+    case 0: walk_row<S, SW, 0>(s, c0, n, w, y, ow, pr, e); return true;
+    case 1: walk_row<S, SW, 1>(s, c0, n, w, y, ow, pr, e); return true;
+    case 2: walk_row<S, SW, 2>(s, c0, n, w, y, ow, pr, e); return true;
+    case 3: walk_row<S, SW, 3>(s, c0, n, w, y, ow, pr, e); return true;
     default: return false;
   }
 }
