@@ -58,3 +58,21 @@ def test_relu_is_exact():
     y, ort = run_op("Relu", x)
     np.testing.assert_array_equal(y, np.maximum(x, 0))
     np.testing.assert_array_equal(y, ort)
+
+
+def test_hard_swish_is_the_division_bit_for_bit():
+    """Note [hard swish without a division] (engine/backends/cpu/elementwise/hard_swish_cpu.cc):
+    x * max(0, min(1, x / 6 + 0.5)) with x / 6 rounded as IEEE's, over float bit patterns from
+    every binade (an odd count: the masked tail), the infinities, NaN and the clamp's ends."""
+    bits = np.arange(0, 2**32, 4093, dtype=np.uint64).astype(np.uint32)
+    x = np.concatenate([bits.view(np.float32), np.array([np.inf, -np.inf, np.nan, -3.5, -3, 3, 3.5, -0.0, 1e-38,
+                                                         -1e-45, 2.9999998, -3.0000002], np.float32)])
+    x = x[: x.size // 2 * 2 + 1].reshape(1, -1)
+    y, _ = run_op("HardSwish", x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = x / np.float32(6) + np.float32(0.5)
+        f = np.where(v < 1, v, np.float32(1))  # std::min(1, v): 1 for NaN
+        f = np.where(f > 0, f, np.float32(0))  # std::max(0, f): +0 for -0
+        want = (x * f).astype(np.float32)
+    same = (y.view(np.uint32) == want.view(np.uint32)) | (np.isnan(y) & np.isnan(want))
+    assert same.all(), x[~same][:8]

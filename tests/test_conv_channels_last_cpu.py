@@ -161,6 +161,42 @@ def test_depthwise_conv_matches_ort(x_shape, kernel, strides, pads, dilations):
     check(conv_model(x_shape, c, kernel, strides, pads, dilations, group=c), "Conv@NHWC")
 
 
+# Note [depthwise column walk]: rows of at least 8 interior pixels at 3x3, 5x5 and 7x7, stride 1
+# and 2, channel counts off the 16-lane vectors (a masked last vector), each fusion's epilogue
+# (the residual of Conv+Add+Relu included), batch 2; then the 7x7 plane whose 5 interior pixels
+# stay on the strips.
+WALK = [
+    ([1, 40, 23, 23], 3, (1, 1), (1, 1, 1, 1), "relu6", "Conv+Clip@NHWC"),
+    ([2, 24, 29, 30], 3, (2, 2), (1, 1, 1, 1), "add_relu", "Conv+Add+Relu@NHWC"),
+    ([1, 72, 31, 31], 5, (1, 1), (2, 2, 2, 2), "silu", "Conv+Swish@NHWC"),
+    ([1, 36, 40, 41], 5, (2, 2), (2, 2, 2, 2), None, "Conv@NHWC"),
+    ([1, 17, 37, 37], 7, (1, 1), (3, 3, 3, 3), "hardswish", "Conv+HardSwish@NHWC"),
+    ([1, 96, 7, 7], 3, (1, 1), (1, 1, 1, 1), "relu6", "Conv+Clip@NHWC"),
+    # Note [depthwise row walk]: the 7- and 14-pixel rows walked whole, stride 1 and 2
+    ([1, 33, 7, 7], 5, (1, 1), (2, 2, 2, 2), "relu6", "Conv+Clip@NHWC"),
+    ([1, 40, 14, 14], 5, (1, 1), (2, 2, 2, 2), "silu", "Conv+Swish@NHWC"),
+    ([1, 17, 14, 14], 3, (1, 1), (1, 1, 1, 1), "hardswish", "Conv+HardSwish@NHWC"),
+    ([2, 24, 14, 14], 3, (2, 2), (1, 1, 1, 1), "add_relu", "Conv+Add+Relu@NHWC"),
+    ([1, 20, 14, 14], 5, (2, 2), (2, 2, 2, 2), None, "Conv@NHWC"),
+    # and the longer rows' edge strips: no left padding, 3 columns of it, a right edge past X
+    ([1, 32, 20, 21], 3, (2, 2), (0, 0, 1, 1), None, "Conv@NHWC"),
+    ([1, 16, 20, 20], 7, (1, 1), (3, 3, 3, 3), "relu6", "Conv+Clip@NHWC"),
+    ([1, 48, 18, 16], 5, (1, 1), (2, 1, 2, 3), "add_relu", "Conv+Add+Relu@NHWC"),
+]
+
+
+@needs_nhwc
+@pytest.mark.parametrize("x_shape,kernel,strides,pads,fuse,op", WALK)
+def test_depthwise_walk_matches_ort_on_one_and_two_threads(x_shape, kernel, strides, pads, fuse, op):
+    c = x_shape[1]
+    model = conv_model(x_shape, c, kernel, strides, pads, group=c, fuse=fuse)
+    feeds = feeds_for(model)
+    feeds["x"] *= 4  # past Clip's 6 and HardSwish's +-3
+    check(model, op, feeds)
+    assert_same_bits_on_one_and_two_threads(
+        model, feeds, check=lambda m: assert_plan_has(m, lambda row: "nhwc depthwise" in row["algorithm"]))
+
+
 @needs_nhwc
 def test_depthwise_with_channel_multiplier_runs_as_groups():
     check(conv_model([1, 8, 9, 9], 16, 3, pads=(1, 1, 1, 1), group=8), "Conv@NHWC")

@@ -6,6 +6,7 @@ from onnx import helper
 
 import dnnx
 from ort_check import assert_matches_ort, make_model, rand
+from thread_check import assert_same_bits_on_one_and_two_threads
 
 # (A shape, B shape, the CPU algorithm)
 CASES = [
@@ -57,6 +58,20 @@ def test_random_batched_shapes(seed):
     a, b = rand(*a_shape, seed=seed), rand(*b_shape, seed=seed + 100)
     model = matmul_model(a_shape, b_shape, list(np.matmul(a, b).shape))
     assert_matches_ort(model, {"a": a, "b": b})
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [
+    ([4, 4, 64, 36], [4, 4, 36, 64]),  # attention-like: 16 batches, the AVX-512 product
+    ([3, 40, 33], [3, 33, 70]),        # an odd batch count
+    ([2, 1, 1, 8], [2, 8, 300]),       # one row: sgemv, batches across the pool
+    ([5, 17, 9], [9, 5]),              # B without batch: one gemm
+])
+def test_batches_across_the_pool_same_bits_on_one_and_two_threads(a_shape, b_shape):
+    """Note [batches across the pool] (engine/backends/cpu/dense/matmul_cpu.cc)."""
+    a, b = rand(*a_shape), rand(*b_shape, seed=1)
+    model = matmul_model(a_shape, b_shape, list(np.matmul(a, b).shape))
+    out = assert_same_bits_on_one_and_two_threads(model, {"a": a, "b": b})
+    np.testing.assert_allclose(out["y"], np.matmul(a, b), rtol=1e-4, atol=1e-5)
 
 
 def test_weight_from_initializer_large():

@@ -8,6 +8,7 @@ from onnx import TensorProto, helper
 
 import dnnx
 from ort_check import assert_matches_ort, make_model, rand
+from thread_check import assert_same_bits_on_one_and_two_threads
 
 DTYPES = {np.float32: TensorProto.FLOAT, np.int32: TensorProto.INT32, np.int64: TensorProto.INT64}
 
@@ -69,6 +70,46 @@ def test_transpose_to_a_few_columns(shape, perm, dtype):
     x = tensor(shape, dtype, seed=3)
     got = assert_matches_ort(transpose_model(shape, perm, dtype), {"x": x})
     np.testing.assert_array_equal(got["y"], np.transpose(x, perm))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("shape,perm", [
+    ([1, 116, 28, 28], (0, 2, 3, 1)),  # whole 16 x 16 tiles along H*W, 4 columns left over
+    ([1, 28, 28, 116], (0, 3, 1, 2)),  # and back
+    ([2, 37, 5, 7], (0, 2, 3, 1)),     # rows and columns past the whole tiles, batch 2
+    ([16, 16], (1, 0)),                # one tile
+    ([3, 17, 50, 6], (0, 2, 1, 3)),    # a counter dim inside: the innermost block stays contiguous
+    ([4, 33, 40], (2, 1, 0)),
+])
+def test_transpose_tiles_in_registers(shape, perm, dtype):
+    """Note [transpose tiles in registers] (engine/backends/cpu/layout/transpose_cpu.cc): 4-byte
+    elements in 16 x 16 tiles where the CPU has AVX-512, the edges masked."""
+    x = tensor(shape, dtype, seed=4)
+    got = assert_matches_ort(transpose_model(shape, perm, dtype), {"x": x})
+    np.testing.assert_array_equal(got["y"], np.transpose(x, perm))
+
+
+def test_transpose_tiles_move_nan_payloads_as_they_are():
+    bits = np.random.default_rng(5).integers(0, 2**32, size=(1, 40, 18, 19), dtype=np.uint64).astype(np.uint32)
+    bits[0, :, 0, :] = 0x7FC00001 + np.arange(19, dtype=np.uint32)  # quiet NaNs with payloads
+    x = bits.view(np.float32)
+    got = dnnx.load(transpose_model(list(x.shape), (0, 2, 3, 1))).run(x)
+    np.testing.assert_array_equal(got.view(np.uint32), np.transpose(bits, (0, 2, 3, 1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("shape,perm", [
+    ([1, 116, 28, 28], (0, 2, 3, 1)),  # one block: bands of its rows across the pool
+    ([1, 28, 28, 116], (0, 3, 1, 2)),
+    ([1, 3, 200, 210], (0, 2, 3, 1)),  # one block of 3 interleaved columns, in bands
+    ([6, 40, 300], (0, 2, 1)),         # 6 blocks: counter positions across the pool
+    ([4, 8, 64, 90], (0, 2, 1, 3)),    # rows copied whole, positions across the pool
+])
+def test_transposes_across_the_pool_same_bits_on_one_and_two_threads(shape, perm, dtype):
+    """Note [transposes across the pool] (engine/backends/cpu/layout/transpose_cpu.cc)."""
+    x = tensor(shape, dtype, seed=6)
+    out = assert_same_bits_on_one_and_two_threads(transpose_model(shape, perm, dtype), {"x": x})
+    np.testing.assert_array_equal(out["y"], np.transpose(x, perm))
 
 
 @pytest.mark.parametrize("shape", [[], [2, 3], [2, 3, 4], [2, 3, 4, 5]])

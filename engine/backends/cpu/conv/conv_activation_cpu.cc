@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "backends/cpu/elementwise/activation_cpu.h"
+#include "backends/cpu/elementwise/hard_swish_cpu.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "ir/graph.h"
 
@@ -21,13 +22,6 @@ DNNX_VECTOR_CLONES_AVX512 void clip_rows(float lo, float hi, float* y, int64_t n
     v = v < lo ? lo : v;
     v = v > hi ? hi : v;
     y[i] = v;
-  }
-}
-
-DNNX_VECTOR_CLONES_AVX512 void hard_swish_rows(float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = y[i];
-    y[i] = x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
   }
 }
 
@@ -74,7 +68,7 @@ void apply_conv_activation(const ConvActivation& act, float* y, int64_t n) {
   switch (act.kind) {
     case ConvActivationKind::None: return;
     case ConvActivationKind::Clip: clip_rows(act.lo, act.hi, y, n); return;
-    case ConvActivationKind::HardSwish: hard_swish_rows(y, n); return;
+    case ConvActivationKind::HardSwish: hard_swish_rows(y, y, n); return;
     case ConvActivationKind::Swish: swish_rows(y, n); return;
   }
 }

@@ -27,6 +27,7 @@
 #include "backends/cpu/conv/conv_nhwc_cpu.h"
 
 #include "backends/cpu/conv/conv_activation_cpu.h"
+#include "backends/cpu/conv/conv_nhwc_depthwise_walk_cpu.h"
 #include "backends/cpu/conv/conv_nhwc_one_channel_cpu.h"
 #include "backends/cpu/conv/conv_nhwc_tiles_cpu.h"
 #include "backends/cpu/conv/conv_winograd_nhwc_cpu.h"
@@ -399,7 +400,7 @@ NhwcTileShape dense_shape(const NhwcConv& g) {
 // One channel per group, K = C (Note [channels-last conv on the cpu]): items are output rows x
 // ranges of 64-channel blocks; per row, the window rows' input rows are found once, the pixels
 // whose window lies inside X run in strips, and the few at the borders one at a time with
-// their own column taps. The filter [C, R, S, 1] is packed as [R * S, C].
+// their own column taps; or the whole row walks, borders included (Note [depthwise row walk]). The filter [C, R, S, 1] is packed as [R * S, C].
 class DepthwiseNhwcKernel final : public Kernel {
  public:
   DepthwiseNhwcKernel(NhwcConv g, NhwcFusion fusion, ConvActivation act, bool has_bias, const float* constant_filter)
@@ -475,6 +476,10 @@ class DepthwiseNhwcKernel final : public Kernel {
         strip.kw_lo = lo, strip.kw_hi = hi;
         run(ow, 1);
       };
+      NhwcEpilogue whole = clamp_of(fusion_, act_);  // Note [depthwise row walk]
+      whole.bias = has_bias_ ? args.in(2) + c0 : nullptr;
+      whole.residual = fusion_ == NhwcFusion::AddRelu ? args.in(kResidualInput) + y_row + c0 : nullptr;
+      if (nhwc_depthwise_row_walk(strip, c0, n, w, y + y_row + c0, g_.ow, g_.w, g_.pw, whole)) continue;
       for (int64_t ow = 0; ow < inner_lo_; ++ow) border(ow);
       strip.kw_lo = 0, strip.kw_hi = g_.s;
       if (inner_hi_ > inner_lo_) run(inner_lo_, inner_hi_ - inner_lo_);  // the inside pixels, in strips, one call

@@ -8,7 +8,8 @@
 
 namespace dnnx {
 
-inline float sigmoidf(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
+// fast_expf's sigmoid, bit for bit (Note [exp without subnormals] in runtime/fast_math.h).
+inline float sigmoidf(float x) { return 1.0f / (1.0f + fast_expf_no_subnormal(-x)); }
 
 inline void relu_inplace(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0.0f ? 0.0f : x[i];  // NaN passes through

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "backends/cpu/elementwise/fixed_chunks.h"
+#include "backends/cpu/elementwise/hard_swish_cpu.h"
 #include "backends/cpu/elementwise/vector_math.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "ops/elementwise/unary_math.h"
@@ -18,17 +19,13 @@ namespace {
 // HardSigmoid and HardSwish in 8 lanes where the CPU has AVX2 (unary_math.h's fmaxf/fminf form
 // stays scalar in GCC, for fmaxf's NaN rule). HardSigmoid clamps with comparisons, so a NaN
 // passes through as in onnxruntime (fmaxf(0, fminf(1, NaN)) would give 1); HardSwish is
-// x * clamp(x / 6 + 0.5), NaN for a NaN x either way.
+// x * clamp(x / 6 + 0.5), NaN for a NaN x either way (hard_swish_cpu.h).
 DNNX_VECTOR_CLONES void hard_sigmoid_rows(const float* x, float* y, int64_t n, float alpha, float beta) {
   for (int64_t i = 0; i < n; ++i) {
     float v = alpha * x[i] + beta;
     v = v < 0.0f ? 0.0f : v;
     y[i] = v > 1.0f ? 1.0f : v;
   }
-}
-
-DNNX_VECTOR_CLONES void hard_swish_rows(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * std::max(0.0f, std::min(1.0f, x[i] / 6.0f + 0.5f));
 }
 
 // Erf and Gelu (both forms) on vector_math.h's erf and tanh, 8 lanes where the CPU has AVX2

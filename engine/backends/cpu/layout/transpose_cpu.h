@@ -26,6 +26,8 @@ struct TransposePlan {
   StridedDim p{1, 1, 1};        // Tiled: the output dim contiguous in the input
   StridedDim q{1, 1, 1};        // RowCopy, Tiled: the innermost output dim
   std::vector<StridedDim> rest;  // the dims walked by the counter, outermost first
+  int workers = 1;               // Note [transposes across the pool] in transpose_cpu.cc
+  bool row_bands = false;        // the pool takes bands of the block's rows, not counter positions
 };
 
 // y = x permuted: y.shape[i] = in[perm[i]], elements of `elem` bytes.
