@@ -31,15 +31,9 @@
 
 namespace dnnx {
 
-inline float fast_expf(float x) {
-  // Above 88.72 e^x overflows float. Below -86.6 the result is subnormal (or 0 below -103.97):
-  // computed as e^(x + 40) * e^-40, so that the polynomial stays in the normal range and the last
-  // multiply rounds into the subnormals, as onnxruntime's exp does (a Softmax's tiny probabilities
-  // matter: a detector's `score > 0` keeps exactly the boxes onnxruntime keeps). The clamp keeps
-  // n >= -125 so that 2^(n-1) below stays a normal float.
-  const bool subnormal = x < -86.6f;
-  x = subnormal ? x + 40.0f : x;
-  x = std::min(std::max(x, -86.6f), 88.72283f);
+// e^x for x already in [-86.6, 88.72283] (fast_expf's range reduction and polynomial): a
+// normal float, as x / ln2 = n + r with |r| <= ln2 / 2.
+inline float expf_in_normal_range(float x) {
   const float t = x * 1.44269504088896341f;               // x / ln2
   const float n = (t + 12582912.0f) - 12582912.0f;        // round to nearest (1.5 * 2^23 trick)
   const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;  // x - n*ln2 in two steps
@@ -54,7 +48,19 @@ inline float fast_expf(float x) {
   const int32_t bits = (static_cast<int32_t>(n) + 126) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  return er * scale * 2.0f * (subnormal ? 4.24835426e-18f : 1.0f);  // e^-40
+  return er * scale * 2.0f;
+}
+
+inline float fast_expf(float x) {
+  // Above 88.72 e^x overflows float. Below -86.6 the result is subnormal (or 0 below -103.97):
+  // computed as e^(x + 40) * e^-40, so that the polynomial stays in the normal range and the last
+  // multiply rounds into the subnormals, as onnxruntime's exp does (a Softmax's tiny probabilities
+  // matter: a detector's `score > 0` keeps exactly the boxes onnxruntime keeps). The clamp keeps
+  // n >= -125 so that 2^(n-1) stays a normal float.
+  const bool subnormal = x < -86.6f;
+  x = subnormal ? x + 40.0f : x;
+  x = std::min(std::max(x, -86.6f), 88.72283f);
+  return expf_in_normal_range(x) * (subnormal ? 4.24835426e-18f : 1.0f);  // e^-40
 }
 
 // Note [exp without subnormals]: fast_expf with every x below -86.6 taken as -86.6 (a normal
@@ -66,21 +72,7 @@ inline float fast_expf(float x) {
 // ops), the conv's Swish epilogue ran 0.45 -> 0.37 ns an element (AVX-512 clone, this 2-core
 // EPYC, best of 9 loaded runs): EfficientNet-B0's Swish is ~7M elements a call.
 inline float fast_expf_no_subnormal(float x) {
-  x = std::min(std::max(x, -86.6f), 88.72283f);
-  const float t = x * 1.44269504088896341f;               // as fast_expf from here on
-  const float n = (t + 12582912.0f) - 12582912.0f;
-  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float er = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 126) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return er * scale * 2.0f;
+  return expf_in_normal_range(std::min(std::max(x, -86.6f), 88.72283f));
 }
 
 }  // namespace dnnx
