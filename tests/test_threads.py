@@ -114,6 +114,25 @@ def test_plan_names_threads_and_workspace_per_worker():
     assert single["workspace"] == one["workspace"]
 
 
+def test_one_image_splits_its_im2col_rows():
+    """Note [im2col across the pool]: one image of a large im2col conv (speech_gru's first: 1
+    channel, 11x11, stride 2) splits its col's rows across the pool; the copies are the same
+    values, so the output is the same bits as on 1 thread, and matches onnxruntime."""
+    from ort_check import assert_matches_ort
+    from thread_check import assert_same_bits_on_one_and_two_threads
+
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[5, 5, 5, 5], strides=[2, 2])
+    model = make_model([node], [("x", [1, 1, 80, 100])], [("y", None)],
+                       {"w": rand(16, 1, 11, 11, seed=2) * 0.1, "b": rand(16, seed=3)})
+    assert load_with_threads(model, 1).plan()[0]["algorithm"] == "im2col+gemm"
+    two = load_with_threads(model, 2).plan()[0]
+    assert two["algorithm"] == "im2col+gemm x2 threads"
+    assert two["workspace"] == 121 * 40 * 50 * 4  # still one col: the image's rows share it
+    feeds = {"x": rand(1, 1, 80, 100, seed=4)}
+    assert_same_bits_on_one_and_two_threads(model, feeds)
+    assert_matches_ort(model, feeds)
+
+
 @pytest.mark.parametrize("threads", [2, 3])
 def test_concurrent_runs_from_python_threads(threads):
     # Several runs share one pool: one holds it, the others run on their own threads; every

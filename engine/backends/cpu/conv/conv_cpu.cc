@@ -53,10 +53,21 @@ constexpr int kConvGemmBlocks = 8;
 // copies are a small part of a GEMM that OpenBLAS runs well, and the direct conv is not measured there.
 constexpr int64_t kPaddedDirectMaxFilters = 32;
 
+// Note [im2col across the pool]
+// At batch 1 the images give the pool nothing to split, and an image's im2col ran on one thread
+// while its sgemm (called outside any job) split across the pool: speech_gru's first conv (1
+// channel, 11x11, stride 2, 40x50 outputs: col [121, 2000], 1 MB) took 0.16 ms at 1 thread and
+// at 2. There the col's rows (one tap each, a plain copy) are split across the pool first
+// (plan_workers over the rows, by the floats copied), then the sgemm splits as before. A copy is
+// the same values on any thread, so the product's bits do not change.
+
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(ConvShape shape, ConvAlgo algo, bool has_bias, ConvFusion fusion, ConvActivation act, int workers)
-      : s_(std::move(shape)), algo_(algo), has_bias_(has_bias), fusion_(fusion), act_(act), workers_(workers) {}
+  // im2col_workers: the threads one image's im2col splits across (Note [im2col across the pool]).
+  ConvKernel(ConvShape shape, ConvAlgo algo, bool has_bias, ConvFusion fusion, ConvActivation act, int workers,
+             int im2col_workers = 1)
+      : s_(std::move(shape)), algo_(algo), has_bias_(has_bias), fusion_(fusion), act_(act), workers_(workers),
+        im2col_workers_(im2col_workers) {}
 
   // The direct conv, its filter panels split into `chunks` per image (items: batch * chunks).
   ConvKernel(ConvShape shape, bool has_bias, ConvFusion fusion, ConvActivation act, int workers, int64_t chunks)
@@ -127,6 +138,12 @@ class ConvKernel final : public Kernel {
         if (algo_ == ConvAlgo::GatherPointwise) {
           gather_strided(s_, x_g, col);
           cols = col;
+        } else if (algo_ == ConvAlgo::Im2colGemm && im2col_workers_ > 1) {
+          // (Inside another job, the pool runs this on the caller.)
+          cpu_thread_pool().parallel_for(rows, [&](int64_t row_begin, int64_t row_end, int) {
+            im2col_rows(s_, x_g, col, row_begin, row_end);
+          }, im2col_workers_);
+          cols = col;
         } else if (algo_ == ConvAlgo::Im2colGemm) {
           im2col(s_, x_g, col);
           cols = col;
@@ -153,6 +170,7 @@ class ConvKernel final : public Kernel {
   ConvFusion fusion_;
   ConvActivation act_;  // Conv+Clip, Conv+HardSwish, Conv+Swish: after the epilogue
   int workers_;  // the most the images are split across
+  int im2col_workers_ = 1;  // Im2colGemm at batch 1: the most one im2col's rows are split across
   std::unique_ptr<TapGemm> direct_;  // ConvAlgo::Direct only: one image-group
   int64_t chunks_ = 1;                  // ConvAlgo::Direct: items per image
 };
@@ -258,7 +276,11 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
   }
   // One col [Cg*K, OSP] (one group of one image) per worker.
   choice.workspace_bytes = static_cast<size_t>(workers * s.col_rows() * s.g.output_size()) * sizeof(float);
-  choice.kernel = std::make_unique<ConvKernel>(std::move(s), algo, has_bias, fusion, act, workers);
+  // Batch 1: the im2col's rows across the pool (Note [im2col across the pool]).
+  const int im2col_workers =
+      algo == ConvAlgo::Im2colGemm && s.batch == 1 ? plan_workers(s.col_rows(), s.g.output_size()) : 1;
+  if (im2col_workers > 1) choice.algorithm = with_threads("im2col+gemm", im2col_workers);
+  choice.kernel = std::make_unique<ConvKernel>(std::move(s), algo, has_bias, fusion, act, workers, im2col_workers);
   return choice;
 }
 

@@ -87,6 +87,15 @@ void im2col(const ConvShape& s, const float* x, float* col) {
   }
 }
 
+void im2col_rows(const ConvShape& s, const float* x, float* col, int64_t row_begin, int64_t row_end) {
+  const ConvGeometry& g = s.g;
+  const int64_t kw_n = g.kernel[kW], kh_n = g.kernel[kH], kd_n = g.kernel[kD];
+  for (int64_t r = row_begin; r < row_end; ++r) {  // r = ((c*KD + kd)*KH + kh)*KW + kw
+    const int64_t kw = r % kw_n, kh = r / kw_n % kh_n, kd = r / (kw_n * kh_n) % kd_n, c = r / (kw_n * kh_n * kd_n);
+    im2col_tap(g, x + c * g.input_size(), kd, kh, kw, col + r * g.output_size());
+  }
+}
+
 DNNX_IM2COL_CLONES void gather_strided(const ConvShape& s, const float* x, float* col) {
   const ConvGeometry& g = s.g;
   const int64_t in_h = g.input[kH], in_w = g.input[kW];

@@ -24,6 +24,9 @@ struct ConvShape {
 // ((c*KD + kd)*KH + kh)*KW + kw for tap (kd, kh, kw) of channel c, matching W_g's layout;
 // taps that fall in the padding read 0.
 void im2col(const ConvShape& s, const float* x, float* col);
+// Rows [row_begin, row_end) of that col (row r at col + r * OD*OH*OW): each row is one tap's
+// copy, the same values however the rows are split (Note [im2col across the pool] in conv_cpu.cc).
+void im2col_rows(const ConvShape& s, const float* x, float* col, int64_t row_begin, int64_t row_end);
 
 // im2col of a 1x1, unpadded, strided conv: a strided gather, col [Cg, OD*OH*OW] with
 // col[c, (od, oh, ow)] = x[c, od*SD, oh*SH, ow*SW]. No tap can fall in the padding, so there is

@@ -39,7 +39,6 @@
 #include "backends/cpu/rnn/rnn_layout_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
 #include "runtime/kernel_registry.h"
-#include "runtime/mutable_constants.h"
 #include "ops/rnn/lstm_attrs.h"
 
 namespace dnnx {
@@ -410,25 +409,14 @@ class LstmKernel final : public Kernel {
 // [28, 112] (the MNIST rows LSTM at batch 128) 0.177 ms against 0.205 on the tiles, [512, 28] x
 // [28, 512] 0.096 against 0.104; from 40 inputs the tiles win: [50, 40] x [40, 1024] 0.043 ->
 // 0.030, [120, 64] x [64, 512] 0.058 -> 0.045, [50, 256] x [256, 1024] 0.29 -> 0.16.
-constexpr int64_t kMinPackedInput = 32;
-
+// (kMinPackedInput: plan_recurrent_projection in recurrent_panels_cpu.cc.)
 PackedProduct plan_projection(const LstmDims& d, const std::vector<ValueInfo>& inputs, bool has_b) {
-  const ValueInfo& w = inputs[kLstmW];
-  const int64_t rows = d.seq * d.batch, width = d.num_dir * kGates * d.hidden;
-  if (!w.constant || w.info.dtype != DType::Float32 || planning_mutable_constants() || d.input < kMinPackedInput ||
-      !why_not_packed_product(rows, d.input, width).empty()) {
-    return {};
-  }
   // W [num_dir, 4H, I] is one [num_dir*4H, I] matrix: B as [N, K].
-  return make_packed_product(rows, d.input, width, w.constant->as<float>(), true, has_b, false);
+  return plan_recurrent_projection(d.seq * d.batch, d.input, d.num_dir * kGates * d.hidden, inputs[kLstmW], has_b);
 }
 
 // R for the panels (Note [recurrent panels]), or null.
-const float* constant_r(const std::vector<ValueInfo>& inputs) {
-  const ValueInfo& r = inputs[kLstmR];
-  if (!r.constant || r.info.dtype != DType::Float32 || planning_mutable_constants()) return nullptr;
-  return r.constant->as<float>();
-}
+const float* constant_r(const std::vector<ValueInfo>& inputs) { return recurrent_constant_weights(inputs[kLstmR]); }
 
 KernelChoice plan_lstm(const Node& node, const std::vector<ValueInfo>& inputs,
                        const std::vector<TensorInfo>&) {

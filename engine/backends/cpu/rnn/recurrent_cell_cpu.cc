@@ -8,6 +8,7 @@
 
 #include "backends/cpu/elementwise/activation_cpu.h"
 #include "backends/cpu/dense/blas.h"
+#include "backends/cpu/rnn/recurrent_panels_cpu.h"
 #include "backends/cpu/rnn/recurrent_product_cpu.h"
 
 namespace dnnx {
@@ -98,7 +99,8 @@ void carry_row(int64_t n, const float* h_prev, float* h_next) {
 void gru_step(const RecurrentStepParams& p, const RecurrentStepBuffers& buf) {
   const int64_t n = p.hidden, g = 3 * n;
   // linear_before_reset: all three blocks of h_prev·R^T at once; otherwise z and r first.
-  gemm_abt(p.batch, p.linear_before_reset ? g : 2 * n, n, buf.h_prev, n, p.r, buf.hr, g);
+  if (p.panels) p.panels->product(buf.h_prev, buf.hr);  // batch 1
+  else gemm_abt(p.batch, p.linear_before_reset ? g : 2 * n, n, buf.h_prev, n, p.r, buf.hr, g);
   for (int64_t b = 0; b < p.batch; ++b) {
     float* rh = buf.rh + b * n;
     if (buf.xg[b]) {
@@ -108,7 +110,10 @@ void gru_step(const RecurrentStepParams& p, const RecurrentStepBuffers& buf) {
     }
   }
   // (r ⊙ h_prev)·Rh^T into hr's h block.
-  if (!p.linear_before_reset) gemm_abt(p.batch, n, n, buf.rh, n, p.r + 2 * n * n, buf.hr + 2 * n, g);
+  if (!p.linear_before_reset) {
+    if (p.panels_h) p.panels_h->product(buf.rh, buf.hr + 2 * n);
+    else gemm_abt(p.batch, n, n, buf.rh, n, p.r + 2 * n * n, buf.hr + 2 * n, g);
+  }
   for (int64_t b = 0; b < p.batch; ++b) {
     const float* h_prev = buf.h_prev + b * n;
     float* h_next = buf.h_next + b * n;
@@ -123,7 +128,8 @@ void gru_step(const RecurrentStepParams& p, const RecurrentStepBuffers& buf) {
 
 void rnn_step(const RecurrentStepParams& p, const RecurrentStepBuffers& buf) {
   const int64_t n = p.hidden;
-  gemm_abt(p.batch, n, n, buf.h_prev, n, p.r, buf.hr, n);
+  if (p.panels) p.panels->product(buf.h_prev, buf.hr);  // batch 1
+  else gemm_abt(p.batch, n, n, buf.h_prev, n, p.r, buf.hr, n);
   for (int64_t b = 0; b < p.batch; ++b) {
     if (buf.xg[b]) rnn_row(n, p.clip, p.activation, buf.xg[b], buf.hr + b * n, buf.h_next + b * n);
     else carry_row(n, buf.h_prev + b * n, buf.h_next + b * n);
@@ -140,23 +146,29 @@ void recurrent_input_projection(const RecurrentAttributes& attrs, const LstmDims
   const int64_t width = dir_count * gh;
   if (rows == 0) return;
   // Row 0 gets the biases, then every row a copy, then the GEMM adds X·W^T (beta = 1).
+  recurrent_projection_bias(attrs, d, b, dir_first, dir_count, xw);
+  for (int64_t r = 1; r < rows; ++r) std::memcpy(xw + r * width, xw, width * sizeof(float));
+  if (d.input == 0) return;
+  sgemm(false, true, static_cast<int>(rows), static_cast<int>(width), static_cast<int>(d.input), 1.0f, x,
+        static_cast<int>(d.input), w + dir_first * gh * d.input, static_cast<int>(d.input), 1.0f, xw,
+        static_cast<int>(width), rows <= kFewProjectionRows ? 2 : 64);
+}
+
+void recurrent_projection_bias(const RecurrentAttributes& attrs, const LstmDims& d, const float* b,
+                               int64_t dir_first, int64_t dir_count, float* row) {
+  const int64_t gh = attrs.gates() * d.hidden;  // one direction's block
   for (int64_t k = 0; k < dir_count; ++k) {
-    float* row = xw + k * gh;
+    float* out = row + k * gh;
     if (!b) {
-      std::fill(row, row + gh, 0.0f);
+      std::fill(out, out + gh, 0.0f);
       continue;
     }
     const float* wb = b + (dir_first + k) * 2 * gh;  // Wb then Rb
     const float* rb = wb + gh;
     // GRU under linear_before_reset: Rbh stays out (the step adds it inside r ⊙ (...)).
     const int64_t rb_end = attrs.cell == RecurrentCell::Gru && attrs.linear_before_reset ? 2 * d.hidden : gh;
-    for (int64_t j = 0; j < gh; ++j) row[j] = wb[j] + (j < rb_end ? rb[j] : 0.0f);
+    for (int64_t j = 0; j < gh; ++j) out[j] = wb[j] + (j < rb_end ? rb[j] : 0.0f);
   }
-  for (int64_t r = 1; r < rows; ++r) std::memcpy(xw + r * width, xw, width * sizeof(float));
-  if (d.input == 0) return;
-  sgemm(false, true, static_cast<int>(rows), static_cast<int>(width), static_cast<int>(d.input), 1.0f, x,
-        static_cast<int>(d.input), w + dir_first * gh * d.input, static_cast<int>(d.input), 1.0f, xw,
-        static_cast<int>(width), rows <= kFewProjectionRows ? 2 : 64);
 }
 
 void recurrent_step(const RecurrentStepParams& p, const RecurrentStepBuffers& buf) {

@@ -16,6 +16,13 @@ void recurrent_input_projection(const RecurrentAttributes& attrs, const LstmDims
                                 const float* w, const float* b, int64_t dir_first, int64_t dir_count,
                                 float* xw);
 
+// The bias row of that projection, [dir_count*G*H]: Wb + Rb (GRU's Rbh left out under
+// linear_before_reset), or zeros where b is null. The packed projection takes it as its bias.
+void recurrent_projection_bias(const RecurrentAttributes& attrs, const LstmDims& d, const float* b,
+                               int64_t dir_first, int64_t dir_count, float* row);
+
+class RecurrentPanels;
+
 // One direction's constants for its steps.
 struct RecurrentStepParams {
   RecurrentCell cell = RecurrentCell::Gru;
@@ -25,6 +32,11 @@ struct RecurrentStepParams {
   float clip = 0.0f;           // pre-activations clamped to [-clip, clip]; +inf for none
   const float* r = nullptr;    // [G*H, H]: this direction's R
   const float* rbh = nullptr;  // [H] (GRU): Rbh under linear_before_reset, else zeros; never null
+  // Batch 1 with a constant R: R^T packed at plan time (Note [gru panels]), else null (the dot
+  // products over r). GRU: panels over R's z and r blocks, or all three under linear_before_reset;
+  // panels_h over its h block where the step needs that product on its own. RNN: panels over R.
+  const RecurrentPanels* panels = nullptr;
+  const RecurrentPanels* panels_h = nullptr;
 };
 
 // One step's buffers. Rows of h_prev/h_next/scratch are batch entries, H or G*H wide.

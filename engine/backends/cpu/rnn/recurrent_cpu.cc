@@ -1,7 +1,9 @@
 // GRU and RNN on the CPU ("gemm+gates", as LSTM in lstm_cpu.cc): one GEMM computes X·W^T plus
-// the biases for every step and direction at once; then, per direction and step, the products
-// with R for the whole batch (dot products at a small batch, Note [recurrent dot product]) and a
-// plain loop for the gate math (recurrent_cell_cpu.cc). The two directions of a bidirectional
+// the biases for every step and direction at once (on W packed at plan time where it is a
+// constant: "packed x·W^T"); then, per direction and step, the products with R for the whole
+// batch (dot products at a small batch, Note [recurrent dot product]; at batch 1 a constant R's
+// packed panels, "panels+gates", Note [gru panels]) and a plain loop for the gate math
+// (recurrent_cell_cpu.cc). The two directions of a bidirectional
 // node share nothing but xw, so they run on two threads where the pool has them, each with its
 // own buffers: the same bits for any thread count.
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "backends/cpu/rnn/recurrent_cell_cpu.h"
+#include "backends/cpu/rnn/recurrent_panels_cpu.h"
 #include "backends/cpu/rnn/rnn_layout_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
 #include "runtime/kernel_registry.h"
@@ -18,6 +21,21 @@
 namespace dnnx {
 
 namespace {
+
+// Note [gru panels]
+// At batch 1 a GRU or RNN step is the matrix-vector product h [1, H] · R^T, as an LSTM's is, and
+// it takes the LSTM's answer (Note [recurrent panels]): a constant R's transpose packed once, at
+// plan time, into column panels that a step reads as one contiguous stream. GRU's products are
+// split as the gate math needs them: under linear_before_reset one panel set over all of R
+// [3H, H]; otherwise one over the z and r blocks [2H, H] and one over the h block [H, H], which
+// multiplies r ⊙ h_prev. W is packed too (Note [lstm projection]): X·W^T + the biases on the
+// tiles, with the bias row of recurrent_projection_bias. Each output's sum runs over k in order
+// (panels) or in the tiles' fixed order, whatever the thread: the same bits on any thread count,
+// not the dot products' bits. A fine-tuned R or W (Note [mutable constants]) keeps the unpacked
+// path. Measured on the 2-core EPYC (1 thread): the node [50, 1, 320], hidden 128, bidirectional,
+// 0.53-0.54 -> 0.44-0.47 ms under linear_before_reset (onnxruntime 0.49-0.52), 0.58-0.60 ->
+// 0.46 without; the zoo's speech GRU's two such layers 0.97-1.05 -> 0.82-0.83 ms (onnxruntime
+// 0.91-0.95; bench/RESULTS.md, "CPU: the GRU at batch 1").
 
 // Which optional inputs and outputs the node has (fixed at plan time: the call's pointer arrays
 // are only as long as the node's input and output lists).
@@ -28,23 +46,55 @@ struct RecurrentPresence {
 
 class RecurrentKernel final : public Kernel {
  public:
+  // constant_r: R [num_dir, G*H, H] where it is a constant that no trainer changes, else null;
+  // projection: X·W^T on W packed at plan time, or empty (sgemm). Note [gru panels].
   RecurrentKernel(std::string where, const RecurrentAttributes& attrs, const LstmDims& dims,
-                  const RecurrentPresence& has, int workers)
+                  const RecurrentPresence& has, int workers, const float* constant_r, PackedProduct projection)
       : where_(std::move(where)), attrs_(attrs), d_(dims), idx_(dims, attrs.layout), has_(has),
-        zeros_(static_cast<size_t>(dims.hidden), 0.0f), workers_(workers) {}
+        zeros_(static_cast<size_t>(dims.hidden), 0.0f), workers_(workers),
+        projection_(std::move(projection.kernel)), projection_bytes_(projection.workspace_bytes) {
+    if (constant_r && panels(dims)) {
+      const int64_t h = dims.hidden, gh = attrs.gates() * h;
+      // GRU without linear_before_reset: z and r first, then the h block on its own.
+      const int64_t first = attrs.cell == RecurrentCell::Gru && !attrs.linear_before_reset ? 2 * h : gh;
+      for (int64_t dir = 0; dir < dims.num_dir; ++dir) {
+        const float* r = constant_r + dir * gh * h;
+        panels_[dir] = RecurrentPanels(first, h, r);
+        if (first < gh) panels_h_[dir] = RecurrentPanels(gh - first, h, r + first * h);
+      }
+    }
+  }
+
+  // Whether a constant R's steps run on packed panels: batch 1 on a CPU with AVX-512.
+  static bool panels(const LstmDims& d) { return d.batch == 1 && d.hidden > 0 && recurrent_panels_available(); }
+  bool packed_steps() const { return !panels_[0].empty(); }
+  bool packed_projection() const { return projection_ != nullptr; }
 
   // The sum of the Buffers below: xw, then per direction its step buffers and xg's pointers
-  // (kept in the workspace: nothing is allocated per call).
+  // (kept in the workspace: nothing is allocated per call), then the packed projection's bias
+  // row [num_dir*G*H].
   static size_t workspace_floats(const RecurrentAttributes& attrs, const LstmDims& d) {
-    return static_cast<size_t>(xw_floats(attrs, d) + d.num_dir * direction_floats(attrs, d));
+    return static_cast<size_t>(xw_floats(attrs, d) + d.num_dir * direction_floats(attrs, d) +
+                               d.num_dir * attrs.gates() * d.hidden);
   }
+  // Then the packed projection's own workspace, 64-byte aligned.
+  size_t workspace_bytes() const { return projection_offset() + projection_bytes_; }
 
   void run(const KernelArgs& args) const override {
     const int32_t* lens = has_.sequence_lens ? args.in<int32_t>(kRecSequenceLens) : nullptr;
     check_sequence_lens(where_, lens, d_);
     float* xw = static_cast<float*>(args.workspace);
-    recurrent_input_projection(attrs_, d_, args.in(kRecX), args.in(kRecW), has_.b ? args.in(kRecB) : nullptr, 0,
-                               d_.num_dir, xw);
+    const float* b = has_.b ? args.in(kRecB) : nullptr;
+    if (projection_) {
+      float* bias = xw + workspace_floats(attrs_, d_) - d_.num_dir * attrs_.gates() * d_.hidden;
+      recurrent_projection_bias(attrs_, d_, b, 0, d_.num_dir, bias);
+      const void* inputs[3] = {args.in(kRecX), nullptr, bias};
+      void* outputs[1] = {xw};
+      KernelArgs inner{inputs, outputs, static_cast<char*>(args.workspace) + projection_offset()};
+      projection_->run(inner);
+    } else {
+      recurrent_input_projection(attrs_, d_, args.in(kRecX), args.in(kRecW), b, 0, d_.num_dir, xw);
+    }
     if (workers_ <= 1) {  // on the caller, outside any pool job: a large step's sgemm splits across the pool
       for (int64_t dir = 0; dir < d_.num_dir; ++dir) run_direction(args, dir, lens, xw, buffers(args.workspace, dir));
       return;
@@ -70,6 +120,7 @@ class RecurrentKernel final : public Kernel {
     const int64_t gh = attrs.gates() * d.hidden, bh = d.batch * d.hidden;
     return 1 + 2 * d.batch + 2 * d.batch * gh + 3 * bh;
   }
+  size_t projection_offset() const { return (workspace_floats(attrs_, d_) * sizeof(float) + 63) / 64 * 64; }
   static int64_t xw_floats(const RecurrentAttributes& attrs, const LstmDims& d) {
     return d.seq * d.batch * d.num_dir * attrs.gates() * d.hidden;
   }
@@ -104,6 +155,8 @@ class RecurrentKernel final : public Kernel {
     p.r = args.in(kRecR) + dir * gh * h;
     // Rbh: the last H of the R biases [Rbz, Rbr, Rbh] of this direction.
     p.rbh = has_.b && attrs_.linear_before_reset ? args.in(kRecB) + dir * 2 * gh + gh + 2 * h : zeros_.data();
+    if (!panels_[dir].empty()) p.panels = &panels_[dir];
+    if (!panels_h_[dir].empty()) p.panels_h = &panels_h_[dir];
 
     const float** xg = buf.xg;
     RecurrentStepBuffers sb;
@@ -154,6 +207,10 @@ class RecurrentKernel final : public Kernel {
   RecurrentPresence has_;
   std::vector<float> zeros_;  // [H]: Rbh where the step must not add one
   int workers_;               // 2 for a bidirectional node where the pool has 2 threads, else 1
+  std::unique_ptr<Kernel> projection_;  // X·W^T on W packed at plan time, or null: sgemm
+  size_t projection_bytes_;             // its workspace
+  RecurrentPanels panels_[2];           // per direction, R^T (GRU: its first block) packed, or empty
+  RecurrentPanels panels_h_[2];         // GRU without linear_before_reset: R's h block, packed
 };
 
 KernelChoice plan_recurrent(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
@@ -169,10 +226,17 @@ KernelChoice plan_recurrent(const Node& node, const std::vector<ValueInfo>& inpu
 
   // The directions across the pool's threads; each one's work is its steps' products.
   const int workers = plan_workers(dims.num_dir, dims.seq * dims.batch * attrs.gates() * dims.hidden * dims.hidden);
+  const int64_t width = dims.num_dir * attrs.gates() * dims.hidden;
+  // The packed projection always takes a bias row (zeros without B).
+  auto kernel = std::make_unique<RecurrentKernel>(
+      node.where(), attrs, dims, has, workers, recurrent_constant_weights(inputs[kRecR]),
+      plan_recurrent_projection(dims.seq * dims.batch, dims.input, width, inputs[kRecW], true));
   KernelChoice choice;
-  choice.kernel = std::make_unique<RecurrentKernel>(node.where(), attrs, dims, has, workers);
-  choice.algorithm = with_threads("gemm+gates", workers);
-  choice.workspace_bytes = RecurrentKernel::workspace_floats(attrs, dims) * sizeof(float);
+  choice.algorithm = with_threads(std::string(kernel->packed_projection() ? "packed x·W^T, " : "") +
+                                      (kernel->packed_steps() ? "panels+gates" : "gemm+gates"),
+                                  workers);
+  choice.workspace_bytes = kernel->workspace_bytes();
+  choice.kernel = std::move(kernel);
   return choice;
 }
 

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "backends/cpu/rnn/recurrent_product_cpu.h"
+#include "runtime/mutable_constants.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -120,6 +121,20 @@ void RecurrentPanels::product(const float* h, float* out) const {
 #else
   (void)h, (void)out;
 #endif
+}
+
+const float* recurrent_constant_weights(const ValueInfo& v) {
+  if (!v.constant || v.info.dtype != DType::Float32 || planning_mutable_constants()) return nullptr;
+  return v.constant->as<float>();
+}
+
+// Inputs narrower than this keep sgemm (Note [lstm projection]).
+constexpr int64_t kMinPackedInput = 32;
+
+PackedProduct plan_recurrent_projection(int64_t rows, int64_t input, int64_t width, const ValueInfo& w, bool has_bias) {
+  const float* constant = recurrent_constant_weights(w);
+  if (!constant || input < kMinPackedInput || !why_not_packed_product(rows, input, width).empty()) return {};
+  return make_packed_product(rows, input, width, constant, true, has_bias, false);
 }
 
 }  // namespace dnnx

@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <memory>
 
+#include "backends/cpu/conv/conv_nhwc_cpu.h"
+#include "ops/op.h"
+
 namespace dnnx {
 
 // Whether the panels' AVX-512 product runs here: AVX-512F, and recurrent_vectorized() (AVX2 and
@@ -30,5 +33,14 @@ class RecurrentPanels {
   int64_t n_ = 0, k_ = 0;
   std::unique_ptr<float[], Free> data_;
 };
+
+// What a recurrent node (LSTM, GRU, RNN) packs at plan time, where its weights are float32
+// constants that no trainer changes (Note [mutable constants]):
+// - R, for the panels above: the constant's data, or null;
+const float* recurrent_constant_weights(const ValueInfo& v);
+// - W, for X·W^T [rows, input] x [input, width] on the packed tiles (Note [lstm projection] in
+//   lstm_cpu.cc; W [width, input] as the product's B [N, K], a bias [width] as its input 2), or
+//   an empty PackedProduct: sgemm.
+PackedProduct plan_recurrent_projection(int64_t rows, int64_t input, int64_t width, const ValueInfo& w, bool has_bias);
 
 }  // namespace dnnx
