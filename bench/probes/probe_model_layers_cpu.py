@@ -13,38 +13,14 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
-import os
 import sys
-import tempfile
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _external_models as ext  # noqa: E402
 
 import dnnx  # noqa: E402
-
-
-def ort_layers(model, feeds, threads, repeat):
-    """{node name: (op, median ms)} from onnxruntime's profiler, its first 3 runs left out."""
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.enable_profiling = True
-    so.profile_file_prefix = os.path.join(tempfile.mkdtemp(), "ort")
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    for _ in range(3 + repeat):
-        sess.run(None, feeds)
-    per, ops = collections.defaultdict(list), {}
-    for e in json.load(open(sess.end_profiling())):
-        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
-            name = e["name"][: -len("_kernel_time")]
-            per[name].append(e["dur"] / 1e3)
-            ops[name] = e["args"].get("op_name", "")
-    return {n: (ops[n], float(np.median(v[3:] if len(v) > 3 else v))) for n, v in per.items()}
+from _ort_profile import ort_layers  # noqa: E402  (bench/probes/ is sys.path[0])
 
 
 def group(name: str, depth: int) -> str:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -22,31 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from resnet50 import build_resnet50  # noqa: E402
 
 import dnnx  # noqa: E402
+from _ort_profile import ort_layers  # noqa: E402  (bench/probes/ is sys.path[0])
 from dnnx.threads import set_num_threads  # noqa: E402
-
-
-def ort_layers(path, feeds, threads, repeat):
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.enable_profiling = True
-    so.profile_file_prefix = os.path.join(tempfile.mkdtemp(), "ort")
-    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-    for _ in range(3):
-        sess.run(None, feeds)
-    for _ in range(repeat):
-        sess.run(None, feeds)
-    events = json.load(open(sess.end_profiling()))
-    per = collections.defaultdict(list)
-    ops = {}
-    for e in events:
-        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
-            name = e["name"][: -len("_kernel_time")]
-            per[name].append(e["dur"] / 1e3)
-            ops[name] = e["args"].get("op_name", "")
-    # the first 3 runs are warm-up
-    return {n: (ops[n], float(np.median(v[3:] if len(v) > 3 else v))) for n, v in per.items()}
 
 
 def main():

@@ -11,7 +11,6 @@ predictions."""
 import warnings
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -242,23 +241,17 @@ def test_what_the_cuda_kernels_cannot_take_runs_on_the_host_with_the_reason(op, 
 @pytest.mark.parametrize("name, batch", [("q_qdq_regnety_002", 1), ("q_qdq_regnety_002", 2),
                                          ("q_qop_efficientnet_b0", 1), ("q_dyn_bert", 1)])
 def test_quantized_zoo_model_on_cuda_matches_onnxruntime(name, batch):
-    import onnxruntime as ort
-    from test_quant_zoo import tolerance
+    from test_quant_zoo import assert_within_one_step, ort_first_output
     from zoo_check import zoo2_inputs, zoo2_model
 
     model = zoo2_model(name)
     feeds = zoo2_inputs(name, model, batch)
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    first = sess.get_outputs()[0].name
-    want = sess.run([first], feeds)[0]
+    first, want = ort_first_output(model, feeds)
     gpu = load_quiet(model, device="cuda")
     if name.startswith("q_qdq"):
         int8 = [r for r in gpu.plan() if r["op"].startswith("Int8")]
         assert int8 and sum(not r["algorithm"].startswith("on the host") for r in int8) >= len(int8) // 2, int8
-    got = gpu.run_dict(feeds)[first]
-    assert got.shape == want.shape and got.dtype == want.dtype
-    err = float(np.max(np.abs(got.astype(np.float64) - want)) / np.max(np.abs(want)))
-    assert err <= tolerance(model), f"{name}: {err:.4f} of the largest output apart"
+    assert_within_one_step(name, model, gpu.run_dict(feeds)[first], want)
 
 
 def test_precision_int8_on_cuda_runs_the_lenet_on_tensor_cores():
