@@ -13,8 +13,10 @@ highest: where both have work queued, the GPU's block scheduler starts the reque
    shape the model has run, timing every candidate and writing its choices to the plan cache as
    it goes. A timing waits until no request has work on the device (a request counts from its
    first kernel to its outputs' arrival, not while its host inputs cross the bus), and one that a
-   request overlapped is taken again (``DeviceOptions.runs_in_flight``, ``runs_started``,
-   device_timing.cc): requests never wait for a timing, and a timing never shares the GPU.
+   request overlapped is taken again, a few times at most (``DeviceOptions.runs_in_flight``,
+   ``runs_started``, kRetakes in device_timing.cc; then the lowest disturbed take stands, which
+   can only overstate a candidate): requests never wait for a timing, and a device that is never
+   idle still gets searched.
 2. Once a shape is searched, a *candidate* engine and a *baseline* are built: the candidate with
    the model's options (its plans read the choices just cached), the baseline before the search
    (its plans read what the model's engine read at load: the same plans). The candidate plans

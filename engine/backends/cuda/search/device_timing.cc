@@ -59,10 +59,17 @@ void warm_up(const CudaContext& ctx, const std::function<void()>& run, double ms
 // Note [background search]: a searcher engine times a candidate only while no foreground run has
 // work on the device, and keeps the timing only if none started meanwhile (its kernels, at the
 // lowest stream priority, gave way to the run's and were slowed); else it times again, up to
-// kRetakes times (then it keeps the lowest). A candidate's timing (milliseconds) is the unit it
-// yields at: runs that bring their inputs from the host leave the SMs idle while the bytes cross
-// the bus, and the search fills those gaps.
-constexpr int kRetakes = 200;
+// kRetakes times, and then keeps the lowest of its disturbed takes. A candidate's timing
+// (milliseconds) is the unit it yields at: runs that bring their inputs from the host leave the
+// SMs idle while the bytes cross the bus, and the search fills those gaps.
+// kRetakes is small because a take waits for the device to go quiet, which under back-to-back
+// runs is once per run: with 200 retakes, a candidate longer than the gap between two runs (a
+// batch-256 FFT conv, tens of milliseconds) waited 200 runs, and a ResNet-50 searched no shape in
+// 8 s of runs (bench/RESULTS_CUDA.md, session 8). A disturbed take only overstates a candidate's
+// time (the foreground's kernels went first), so the lowest of a few ranks it no better than it
+// is; and the swap itself is judged by the two plans' replayed graphs taking turns
+// (_background_search.py), so a misranked candidate cannot make the model slower.
+constexpr int kRetakes = 3;
 
 uint64_t wait_for_quiet(const CudaContext& ctx) {
   if (!ctx.options.runs_in_flight) return 0;
