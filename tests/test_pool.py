@@ -155,3 +155,31 @@ def test_8bit_strided_max_pool_matches_onnxruntime(seed):
     lo, hi = (-128, 128) if signed else (0, 256)
     x = rng.integers(lo, hi, (2, 3, h, w)).astype(dtype)
     assert_matches_ort(model, {"x": x}, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_8bit_max_pool_rows_by_permutes_match_onnxruntime(seed):
+    """Note [8-bit pool rows]: rows of at most 128 bytes with at most 64 outputs take one vpermt2b
+    per window column (strides 1-3, dilations, pads wider than a tap reaches, ceil_mode); wider
+    rows and longer outputs stay on the generic path: onnxruntime's values exactly either way."""
+    rng = np.random.default_rng(100 + seed)
+    k, s, d = int(rng.integers(1, 5)), int(rng.integers(1, 4)), int(rng.integers(1, 3))
+    w = int(rng.choice([(k - 1) * d + 1, 17, 63, 64, 65, 112, 127, 128, 129, 140]))
+    w = max(w, (k - 1) * d + 1)
+    pads = [int(rng.integers(0, 2)), int(rng.integers(0, k)), int(rng.integers(0, 2)), int(rng.integers(0, k))]
+    signed = seed % 2 == 1
+    elem, dtype = (TensorProto.INT8, np.int8) if signed else (TensorProto.UINT8, np.uint8)
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, k], strides=[2, s], dilations=[1, d],
+                            pads=pads, ceil_mode=int(rng.integers(0, 2)))
+    model = make_model([node], [("x", [1, 5, 7, w], elem)], [("y", None, elem)], opset=12)
+    lo, hi = (-128, 128) if signed else (0, 256)
+    x = rng.integers(lo, hi, (1, 5, 7, w)).astype(dtype)
+    assert_matches_ort(model, {"x": x}, rtol=0, atol=0)
+
+
+def test_8bit_resnet_stem_pool_matches_onnxruntime():
+    """The QDQ ResNet stem's pool on its bytes: 3x3 at stride 2, padding 1, 112 -> 56 (Note [8-bit pool rows])."""
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    model = make_model([node], [("x", [1, 64, 112, 112], TensorProto.UINT8)], [("y", None, TensorProto.UINT8)], opset=12)
+    x = np.random.default_rng(7).integers(0, 256, (1, 64, 112, 112)).astype(np.uint8)
+    assert_matches_ort(model, {"x": x}, rtol=0, atol=0)

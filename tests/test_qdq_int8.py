@@ -106,6 +106,20 @@ def test_int8_gemm_of_few_columns_is_exact(path, m, k, n):
     np.testing.assert_array_equal(got, want.astype(np.int32))
 
 
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("n", [4, 8, 9, 16, 17, 24, 25, 32, 40, 49, 196, 200])
+def test_int8_gemm_column_tails_are_exact(path, n):
+    """The VNNI path's last panel of 8, 16 or 32 columns (Note [vnni column tails]), packed from
+    B's rows (a narrower tail copied out first); the other paths as they are."""
+    rng = np.random.default_rng(n)
+    m, k = 11, 258  # a row tail and a k tail (65 groups of 4, the last short: an odd count)
+    w = rng.integers(-128, 128, size=(m, k)).astype(np.int8)
+    b = rng.integers(0, 256, size=(k, n)).astype(np.uint8)
+    got = pass_hooks.int8_gemm(w, 0, b, 3, path)
+    want = w.astype(np.int64) @ (b.astype(np.int64) - 3)
+    np.testing.assert_array_equal(got, want.astype(np.int32))
+
+
 @pytest.mark.skipif(not has_amx(), reason="no AMX-INT8 here (or the OS keeps its tile data)")
 @pytest.mark.parametrize("m, k, n", [(1, 1, 1), (16, 64, 32), (33, 63, 31), (45, 65, 70), (64, 200, 97), (7, 4099, 33)])
 def test_int8_gemm_amx_tiles_are_exact(m, k, n):

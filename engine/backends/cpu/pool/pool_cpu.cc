@@ -26,6 +26,7 @@
 
 #include "runtime/kernel_registry.h"
 #include "backends/cpu/pool/max_pool_2x2_cpu.h"
+#include "backends/cpu/pool/max_pool_bytes_cpu.h"
 #include "backends/cpu/pool/max_pool_indices_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
 #include "ops/conv/conv_geometry.h"
@@ -77,7 +78,8 @@ class MaxPoolKernel final : public Kernel {
       : g_(std::move(g)), planes_(planes), workers_(workers), taps_d_(tap_table(g_, kD)),
         taps_h_(tap_table(g_, kH)), columns_(column_table(g_)),
         pairs_(pairs_of(g_)), inner_(inner_columns(g_)), rows_per_worker_(rows_per_worker(g_)),
-        square_pairs_(std::is_same_v<T, float> && max_pool_2x2_applies(g_)) {}
+        square_pairs_(std::is_same_v<T, float> && max_pool_2x2_applies(g_)),
+        byte_rows_(sizeof(T) == 1 ? plan_byte_pool_rows(g_) : BytePoolRows{}) {}
 
   // x [N*C planes, D, H, W] -> y [N*C planes, OD, OH, OW]. Workspace: one input row per worker.
   void run(const KernelArgs& args) const override {
@@ -154,6 +156,12 @@ class MaxPoolKernel final : public Kernel {
   // y[ow] = the max over the window's columns of src (no window rows: all padding, -inf).
   void pool_columns(const T* src, T* y, T* col_max) const {
     const int64_t out_w = g_.output[kW];
+    if constexpr (sizeof(T) == 1) {
+      if (src && byte_rows_.usable()) {  // Note [8-bit pool rows]
+        pool_byte_row(byte_rows_, reinterpret_cast<const uint8_t*>(src), std::is_signed_v<T>, reinterpret_cast<uint8_t*>(y));
+        return;
+      }
+    }
     if (src && pairs_) {
       for (int64_t ow = 0; ow < out_w; ++ow) y[ow] = std::max(src[2 * ow], src[2 * ow + 1]);
       return;
@@ -216,6 +224,7 @@ class MaxPoolKernel final : public Kernel {
   IndexRange inner_;  // Note [strided pool columns]
   int64_t rows_per_worker_;  // workspace rows per worker (rows_per_worker)
   bool square_pairs_;        // float32 2x2 at stride 2: max_pool_2x2_plane (Note [max pool 2x2])
+  BytePoolRows byte_rows_;   // 8-bit rows by permutes (Note [8-bit pool rows]), where usable
 };
 
 KernelChoice plan_max_pool(const Node& node, const std::vector<ValueInfo>& inputs,

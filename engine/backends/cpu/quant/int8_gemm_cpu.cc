@@ -18,13 +18,13 @@
 
 #include "backends/cpu/quant/int_gemm_cpu.h"
 #include "backends/cpu/quant/int8_amx_cpu.h"
+#include "backends/cpu/quant/int8_vnni_tile_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
 
 namespace dnnx {
 
 namespace {
 
-constexpr int64_t kVnniRows = 8, kVnniCols = 32, kVnniK = 4;
 constexpr int64_t kAvx2Rows = 6, kAvx2Cols = 16, kAvx2K = 2;
 constexpr int64_t kAvxVnniRows = 6, kAvxVnniCols = 16, kAvxVnniK = 4;
 // Note [int8 amx]: 2 x 2 tiles of 16 x 16, W's k padded to whole 64-byte tile rows.
@@ -96,16 +96,30 @@ void pack_panel_generic(const uint8_t* src, uint8_t flip, int64_t k, int64_t ld_
 }
 
 // Rows contiguous in B (ld_n == 1), a whole panel: the k groups interleaved 16 columns at a
-// time with SSE2 unpacks (4 rows -> [16][4] bytes, or 2 rows -> [16][2]).
+// time with SSE2 unpacks (4 rows -> [16][4] bytes, or 2 rows -> [16][2]), a last 8 as 8.
 void pack_panel_rows(const uint8_t* src, uint8_t flip, int64_t k, int64_t ld_k, int64_t j0, int64_t width,
                      int64_t kg, uint8_t* dst) {
   const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
   auto row = [&](int64_t p, int64_t j) {
     return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + p * ld_k + j0 + j)), f);
   };
-  const int64_t full = k / kg * kg;
+  auto half = [&](int64_t p, int64_t j) {  // 8 columns (a panel of 8: Note [vnni column tails])
+    return _mm_xor_si128(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + p * ld_k + j0 + j)), f);
+  };
+  const int64_t full = k / kg * kg, wide = width / 16 * 16;
   for (int64_t p0 = 0; p0 < full; p0 += kg) {
-    for (int64_t j = 0; j < width; j += 16) {
+    if (wide < width) {  // the last 8 columns: [8][kg] bytes
+      auto* out = reinterpret_cast<__m128i*>(dst + (p0 / kg) * width * kg + wide * kg);
+      if (kg == 4) {
+        const __m128i lo01 = _mm_unpacklo_epi8(half(p0, wide), half(p0 + 1, wide));
+        const __m128i lo23 = _mm_unpacklo_epi8(half(p0 + 2, wide), half(p0 + 3, wide));
+        _mm_storeu_si128(out, _mm_unpacklo_epi16(lo01, lo23));
+        _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));
+      } else {
+        _mm_storeu_si128(out, _mm_unpacklo_epi8(half(p0, wide), half(p0 + 1, wide)));
+      }
+    }
+    for (int64_t j = 0; j < wide; j += 16) {
       auto* out = reinterpret_cast<__m128i*>(dst + (p0 / kg) * width * kg + j * kg);
       if (kg == 4) {
         const __m128i r0 = row(p0, j), r1 = row(p0 + 1, j), r2 = row(p0 + 2, j), r3 = row(p0 + 3, j);
@@ -149,38 +163,8 @@ void pack_panel(const void* b, bool b_signed, int64_t k, int64_t ld_k, int64_t l
 
 // ---- the micro kernels: rows [m0, m0 + R) x one panel ----
 
-// Named accumulators, not an array: GCC kept an array's 16 zmm sums moving between registers
-// every step (two vmovdqa per vpdpbusd).
-#define DNNX_VNNI_ROW(r, c0, c1)                                    \
-  {                                                                 \
-    int32_t four;                                                   \
-    std::memcpy(&four, wk + (r) * 4, 4);                            \
-    const __m512i w = _mm512_set1_epi32(four);                      \
-    c0 = _mm512_dpbusd_epi32(c0, b0, w);                            \
-    c1 = _mm512_dpbusd_epi32(c1, b1, w);                            \
-  }
-
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_vnni(const int8_t* wp, const uint8_t* bp,
-                                                                         int64_t k4, __m512i* out) {
-  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
-          c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
-  for (int64_t p = 0; p < k4; ++p) {
-    const __m512i b0 = _mm512_loadu_si512(bp + p * 128);
-    const __m512i b1 = _mm512_loadu_si512(bp + p * 128 + 64);
-    const int8_t* wk = wp + p * kVnniRows * 4;
-    DNNX_VNNI_ROW(0, c00, c01)
-    DNNX_VNNI_ROW(1, c10, c11)
-    DNNX_VNNI_ROW(2, c20, c21)
-    DNNX_VNNI_ROW(3, c30, c31)
-    DNNX_VNNI_ROW(4, c40, c41)
-    DNNX_VNNI_ROW(5, c50, c51)
-    DNNX_VNNI_ROW(6, c60, c61)
-    DNNX_VNNI_ROW(7, c70, c71)
-  }
-  const __m512i sums[16] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71};
-  for (int i = 0; i < 16; ++i) _mm512_storeu_si512(out + i, sums[i]);
-}
-#undef DNNX_VNNI_ROW
+// Named accumulators, not an array: GCC kept an array's sums moving between registers every
+// step (the VNNI kernels: int8_vnni_tile_cpu.cc).
 
 #define DNNX_AVX2_ROW(r, c0, c1)                                        \
   {                                                                     \
@@ -275,6 +259,8 @@ void gemm_panels(const Int8Weights& w, const void* b, const Int8ColumnSource* so
   int64_t chunk = std::max<int64_t>(1, kChunkBytes / (kp * width));
   if (source) chunk = std::max(chunk, kMinSourcePanels);
   thread_local std::vector<uint8_t> columns;  // a source's columns [K][chunk * width]
+  // Note [vnni column tails]: the VNNI path's last panel only as wide as it must be
+  auto panel_width = [&](int64_t j0) { return w.path == Int8Path::Vnni ? vnni_panel_width(n, j0) : width; };
   alignas(64) int32_t tile[kAmxRows * kAmxCols];
   const AmxScope amx(w.path == Int8Path::Amx);
   for (int64_t c0 = first; c0 < last; c0 += chunk) {
@@ -290,27 +276,27 @@ void gemm_panels(const Int8Weights& w, const void* b, const Int8ColumnSource* so
       from = columns.data();
     }
     for (int64_t panel = c0; panel < c1; ++panel) {
-      const int64_t j0 = panel * width;
+      const int64_t j0 = panel * width, pw = panel_width(j0);
       uint8_t* dst = scratch + panel * kp * width;
-      pack_panel(from, b_signed, w.k, from_ld, ld_n, j0 - base, std::min(width, n - j0), width, kg, pad, dst);
-      if (kp > kg_rows) std::memset(dst + kg_rows * width, pad, static_cast<size_t>((kp - kg_rows) * width));
+      pack_panel(from, b_signed, w.k, from_ld, ld_n, j0 - base, std::min(pw, n - j0), pw, kg, pad, dst);
+      if (kp > kg_rows) std::memset(dst + kg_rows * pw, pad, static_cast<size_t>((kp - kg_rows) * pw));
     }
     for (int64_t m0 = 0; m0 < w.m; m0 += row_tile) {
       const int64_t rows = std::min(row_tile, w.m - m0);
       for (int64_t panel = c0; panel < c1; ++panel) {
-        const int64_t j0 = panel * width, cols = std::min(width, n - j0);
+        const int64_t j0 = panel * width, pw = panel_width(j0), cols = std::min(pw, n - j0);
         const uint8_t* bp = scratch + panel * kp * width;
         if (w.path == Int8Path::Amx) {  // two 16-row groups of W, [K/64][16][64] each
           const int8_t* w0 = w.s8.data() + m0 * kp;
           amx_tile_32x32(w0, w0 + 16 * kp, bp, kp / kAmxTileK, tile);
         } else if (w.path == Int8Path::Vnni) {
-          tile_vnni(w.s8.data() + m0 * kp, bp, kp / kg, reinterpret_cast<__m512i*>(tile));
+          vnni_tile(pw, w.s8.data() + m0 * kp, bp, kp / kg, tile);
         } else if (w.path == Int8Path::AvxVnni) {
           tile_avx_vnni(w.s8.data() + m0 * kp, bp, kp / kg, tile);
         } else {
           tile_avx2(w.s16.data() + m0 * kp, bp, kp / kg, tile);
         }
-        finish_tile(tile, rows, cols, width, w, m0, j0, b_signed ? b_zp + 128 : b_zp, corrected, sink);
+        finish_tile(tile, rows, cols, pw, w, m0, j0, b_signed ? b_zp + 128 : b_zp, corrected, sink);
       }
     }
   }
