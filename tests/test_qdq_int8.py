@@ -107,10 +107,11 @@ def test_int8_gemm_of_few_columns_is_exact(path, m, k, n):
 
 
 @pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("n", [4, 8, 9, 16, 17, 24, 25, 32, 40, 49, 196, 200])
+@pytest.mark.parametrize("n", [4, 8, 9, 16, 17, 20, 24, 25, 32, 40, 49, 56, 81, 196, 200])
 def test_int8_gemm_column_tails_are_exact(path, n):
-    """The VNNI path's last panel of 8, 16 or 32 columns (Note [vnni column tails]), packed from
-    B's rows (a narrower tail copied out first); the other paths as they are."""
+    """The VNNI path's last panel of 8, 16 or 32 columns (Note [vnni column tails]), or two of 16
+    and 8 for a tail of 17 to 24 (Note [vnni split tails]: 17, 20, 24, 49, 56, 81), packed from B's
+    rows (a narrower tail copied out first); the other paths as they are."""
     rng = np.random.default_rng(n)
     m, k = 11, 258  # a row tail and a k tail (65 groups of 4, the last short: an odd count)
     w = rng.integers(-128, 128, size=(m, k)).astype(np.int8)
@@ -164,6 +165,12 @@ def float_model(kind, symbolic_batch=False):
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 75])
         nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(16, 4, 3, 3)) * 0.2)], ["y"],
                                    pads=[1, 1, 1, 1], strides=[2, 2])]
+    elif kind == "conv_7x7_out":  # 49 columns: panels of 32, 16 and 8 (Note [vnni split tails]), im2col and 1x1
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 24, 7, 7])
+        nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(40, 24, 3, 3)) * 0.1)], ["c"],
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", ["c"], ["r"]),
+                  helper.make_node("Conv", ["r", const("w2", rng.normal(size=(16, 40, 1, 1)) * 0.2)], ["y"])]
     elif kind == "conv_maxpool":  # conv -> relu -> maxpool: the pool's QDQ pair dropped, it runs on uint8
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 12, 12])
         nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(16, 8, 3, 3)) * 0.2)], ["c"],
@@ -260,7 +267,7 @@ CASES = [("conv", True, "uint8", "int8"), ("conv", False, "int8", "int8"), ("con
          ("conv_tiled_s2", True, "uint8", "int8"), ("conv_tiled_dilated", True, "uint8", "uint8"),
          ("conv_depthwise", True, "uint8", "int8"), ("conv_depthwise", False, "int8", "int8"),
          ("conv_depthwise_s1", True, "uint8", "uint8"), ("gemm_row", True, "uint8", "int8"),
-         ("gemm_row", False, "int8", "int8")]
+         ("gemm_row", False, "int8", "int8"), ("conv_7x7_out", True, "uint8", "int8")]
 
 
 @pytest.mark.parametrize("kind, per_channel, activation, weight", CASES)
@@ -273,7 +280,7 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
     fused = dnnx.load(model)
     plan = str(fused.plan())
     op = {"conv": "Int8Conv", "conv_depthwise": "Int8Conv", "conv_depthwise_s1": "Int8Conv", "conv_tiled": "Int8Conv", "conv_tiled_s2": "Int8Conv", "conv_tiled_dilated": "Int8Conv",
-          "conv_s2_wide": "Int8Conv", "conv_maxpool": "Int8Conv", "conv_group": "Int8Conv", "conv1x1_residual": "Int8Conv",
+          "conv_s2_wide": "Int8Conv", "conv_7x7_out": "Int8Conv", "conv_maxpool": "Int8Conv", "conv_group": "Int8Conv", "conv1x1_residual": "Int8Conv",
           "gemm": "Int8Gemm", "gemm_row": "Int8Gemm", "matmul": "Int8MatMul"}[kind]
     assert op in plan and "int8, int32 accumulation" in plan, plan
     assert "Conv " not in plan.replace("Int8Conv", "") and "Gemm " not in plan.replace("Int8Gemm", "")
@@ -297,7 +304,7 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
 
 
 @pytest.mark.parametrize("kind", ["conv", "conv1x1_residual", "matmul", "conv_tiled", "conv_tiled_s2", "conv_depthwise",
-                                  "gemm_row"])
+                                  "gemm_row", "conv_7x7_out"])
 def test_avx2_switch_gives_the_same_outputs(kind, tmp_path):
     if not has_vnni():
         pytest.skip("no AVX-512 VNNI here: the default path already is AVX2 or portable")

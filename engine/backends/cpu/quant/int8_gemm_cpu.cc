@@ -236,6 +236,11 @@ void finish_tile(int32_t* tile, int64_t rows, int64_t cols, int64_t width, const
   sink(m0, rows, j0, cols, tile, width);
 }
 
+// B's panels: Note [vnni split tails] on the VNNI path, else n / cols rounded up of the path's width.
+int64_t panel_count(Int8Path path, int64_t n) {
+  return path == Int8Path::Vnni ? vnni_panel_count(n) : (n + shape_of(path).cols - 1) / shape_of(path).cols;
+}
+
 // Note [int8 panel order]: B is packed a chunk of panels at a time (about kChunkBytes: it stays in
 // L2), then each row tile of W runs over the chunk's panels. The sink then gets one row tile's
 // tiles left to right: the epilogue reads z and writes Y along each output row (a few streams
@@ -259,8 +264,10 @@ void gemm_panels(const Int8Weights& w, const void* b, const Int8ColumnSource* so
   int64_t chunk = std::max<int64_t>(1, kChunkBytes / (kp * width));
   if (source) chunk = std::max(chunk, kMinSourcePanels);
   thread_local std::vector<uint8_t> columns;  // a source's columns [K][chunk * width]
-  // Note [vnni column tails]: the VNNI path's last panel only as wide as it must be
-  auto panel_width = [&](int64_t j0) { return w.path == Int8Path::Vnni ? vnni_panel_width(n, j0) : width; };
+  // Notes [vnni column tails], [vnni split tails]: the VNNI path's last panels only as wide as they must be
+  auto panel_at = [&](int64_t panel) {
+    return w.path == Int8Path::Vnni ? vnni_panel(n, panel) : VnniPanel{panel * width, width};
+  };
   alignas(64) int32_t tile[kAmxRows * kAmxCols];
   const AmxScope amx(w.path == Int8Path::Amx);
   for (int64_t c0 = first; c0 < last; c0 += chunk) {
@@ -268,24 +275,26 @@ void gemm_panels(const Int8Weights& w, const void* b, const Int8ColumnSource* so
     const uint8_t* from = static_cast<const uint8_t*>(b);
     int64_t from_ld = ld_k, base = 0;  // B's column j at from + (j - base) * ld_n
     if (source) {
-      const int64_t j1 = std::min(n, c1 * width);
-      from_ld = j1 - c0 * width;
-      base = c0 * width;
+      const VnniPanel last_panel = panel_at(c1 - 1);
+      const int64_t j1 = std::min(n, last_panel.j0 + last_panel.width);
+      base = panel_at(c0).j0;
+      from_ld = j1 - base;
       columns.resize(static_cast<size_t>(w.k * from_ld));
       (*source)(base, j1, columns.data(), from_ld);
       from = columns.data();
     }
     for (int64_t panel = c0; panel < c1; ++panel) {
-      const int64_t j0 = panel * width, pw = panel_width(j0);
-      uint8_t* dst = scratch + panel * kp * width;
+      const auto [j0, pw] = panel_at(panel);
+      uint8_t* dst = scratch + j0 * kp;
       pack_panel(from, b_signed, w.k, from_ld, ld_n, j0 - base, std::min(pw, n - j0), pw, kg, pad, dst);
       if (kp > kg_rows) std::memset(dst + kg_rows * pw, pad, static_cast<size_t>((kp - kg_rows) * pw));
     }
     for (int64_t m0 = 0; m0 < w.m; m0 += row_tile) {
       const int64_t rows = std::min(row_tile, w.m - m0);
       for (int64_t panel = c0; panel < c1; ++panel) {
-        const int64_t j0 = panel * width, pw = panel_width(j0), cols = std::min(pw, n - j0);
-        const uint8_t* bp = scratch + panel * kp * width;
+        const auto [j0, pw] = panel_at(panel);
+        const int64_t cols = std::min(pw, n - j0);
+        const uint8_t* bp = scratch + j0 * kp;
         if (w.path == Int8Path::Amx) {  // two 16-row groups of W, [K/64][16][64] each
           const int8_t* w0 = w.s8.data() + m0 * kp;
           amx_tile_32x32(w0, w0 + 16 * kp, bp, kp / kAmxTileK, tile);
@@ -483,8 +492,7 @@ void int8_gemm_tiles(const Int8Weights& w, const void* b, bool b_signed, int32_t
     if (n > 0) gemv_columns(w, b, b_signed, b_zp, n, ld_k, ld_n, sink, corrected);
     return;
   }
-  const int64_t width = shape_of(w.path).cols;
-  const int64_t panels = (n + width - 1) / width;
+  const int64_t panels = panel_count(w.path, n);
   auto* bytes = static_cast<uint8_t*>(scratch);
   if (workers <= 1 || panels < 2) {
     gemm_panels(w, b, nullptr, b_signed, b_zp, n, ld_k, ld_n, sink, corrected, bytes, 0, panels);
@@ -505,8 +513,7 @@ void int8_gemm_tiles_from(const Int8Weights& w, const Int8ColumnSource& source, 
     int8_gemm_tiles(w, whole.data(), b_signed, b_zp, n, n, 1, sink, scratch, workers, corrected);
     return;
   }
-  const int64_t width = shape_of(w.path).cols;
-  const int64_t panels = (n + width - 1) / width;
+  const int64_t panels = panel_count(w.path, n);
   auto* bytes = static_cast<uint8_t*>(scratch);
   if (workers <= 1 || panels < 2) {
     gemm_panels(w, nullptr, &source, b_signed, b_zp, n, 0, 1, sink, corrected, bytes, 0, panels);
