@@ -34,6 +34,13 @@ def has_vnni():
     return " avx512_vnni" in flags and " avx512bw" in flags
 
 
+def has_vbmi():
+    try:
+        return " avx512vbmi" in open("/proc/cpuinfo").read() and has_vnni()
+    except OSError:
+        return False
+
+
 def has_avx2():
     try:
         return " avx2" in open("/proc/cpuinfo").read()
@@ -171,6 +178,14 @@ def float_model(kind, symbolic_batch=False):
                                    pads=[1, 1, 1, 1]),
                   helper.make_node("Relu", ["c"], ["r"]),
                   helper.make_node("Conv", ["r", const("w2", rng.normal(size=(16, 40, 1, 1)) * 0.2)], ["y"])]
+    elif kind in ("conv_s2_phase", "conv1x1_s2", "conv7x7_s2"):  # stride 2 on phase planes: Note [int8 phase planes]
+        shape, wshape, attrs = {"conv_s2_phase": ([1, 16, 14, 14], (24, 16, 3, 3), dict(pads=[1, 1, 1, 1])),
+                                "conv1x1_s2": ([1, 32, 14, 22], (40, 32, 1, 1), {}),
+                                "conv7x7_s2": ([1, 3, 70, 144], (16, 3, 7, 7), dict(pads=[3, 3, 3, 3]))}[kind]
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+        nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=wshape) * 0.2),
+                                            const("b", rng.normal(size=wshape[0]) * 0.1)], ["c"], strides=[2, 2], **attrs),
+                  helper.make_node("Relu", ["c"], ["y"])]
     elif kind == "conv_maxpool":  # conv -> relu -> maxpool: the pool's QDQ pair dropped, it runs on uint8
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 12, 12])
         nodes += [helper.make_node("Conv", ["x", const("w", rng.normal(size=(16, 8, 3, 3)) * 0.2)], ["c"],
@@ -267,7 +282,9 @@ CASES = [("conv", True, "uint8", "int8"), ("conv", False, "int8", "int8"), ("con
          ("conv_tiled_s2", True, "uint8", "int8"), ("conv_tiled_dilated", True, "uint8", "uint8"),
          ("conv_depthwise", True, "uint8", "int8"), ("conv_depthwise", False, "int8", "int8"),
          ("conv_depthwise_s1", True, "uint8", "uint8"), ("gemm_row", True, "uint8", "int8"),
-         ("gemm_row", False, "int8", "int8"), ("conv_7x7_out", True, "uint8", "int8")]
+         ("gemm_row", False, "int8", "int8"), ("conv_7x7_out", True, "uint8", "int8"),
+         ("conv_s2_phase", True, "uint8", "int8"), ("conv_s2_phase", False, "int8", "int8"),
+         ("conv1x1_s2", True, "uint8", "int8"), ("conv7x7_s2", True, "uint8", "int8")]
 
 
 @pytest.mark.parametrize("kind, per_channel, activation, weight", CASES)
@@ -280,7 +297,8 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
     fused = dnnx.load(model)
     plan = str(fused.plan())
     op = {"conv": "Int8Conv", "conv_depthwise": "Int8Conv", "conv_depthwise_s1": "Int8Conv", "conv_tiled": "Int8Conv", "conv_tiled_s2": "Int8Conv", "conv_tiled_dilated": "Int8Conv",
-          "conv_s2_wide": "Int8Conv", "conv_7x7_out": "Int8Conv", "conv_maxpool": "Int8Conv", "conv_group": "Int8Conv", "conv1x1_residual": "Int8Conv",
+          "conv_s2_wide": "Int8Conv", "conv_7x7_out": "Int8Conv", "conv_s2_phase": "Int8Conv", "conv1x1_s2": "Int8Conv",
+          "conv7x7_s2": "Int8Conv", "conv_maxpool": "Int8Conv", "conv_group": "Int8Conv", "conv1x1_residual": "Int8Conv",
           "gemm": "Int8Gemm", "gemm_row": "Int8Gemm", "matmul": "Int8MatMul"}[kind]
     assert op in plan and "int8, int32 accumulation" in plan, plan
     assert "Conv " not in plan.replace("Int8Conv", "") and "Gemm " not in plan.replace("Int8Gemm", "")
@@ -288,6 +306,8 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
         assert "residual add" in plan and " Add " not in plan, plan
     if kind.startswith("conv_depthwise"):
         assert "depthwise" in plan, plan
+    if kind in ("conv_s2_phase", "conv1x1_s2", "conv7x7_s2") and has_vbmi():
+        assert "phase plane" in plan, plan
     if kind == "conv_maxpool":  # DequantizeLinear -> MaxPool -> QuantizeLinear => MaxPool on the 8-bit values
         ops = [row["op"] for row in fused.plan()]
         assert ops == ["QuantizeLinear", "Int8Conv", "MaxPool", "DequantizeLinear"], ops
@@ -304,7 +324,7 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
 
 
 @pytest.mark.parametrize("kind", ["conv", "conv1x1_residual", "matmul", "conv_tiled", "conv_tiled_s2", "conv_depthwise",
-                                  "gemm_row", "conv_7x7_out"])
+                                  "gemm_row", "conv_7x7_out", "conv_s2_phase", "conv1x1_s2", "conv7x7_s2"])
 def test_avx2_switch_gives_the_same_outputs(kind, tmp_path):
     if not has_vnni():
         pytest.skip("no AVX-512 VNNI here: the default path already is AVX2 or portable")
@@ -364,7 +384,8 @@ def test_symbolic_batch_and_empty_batch(kind, tmp_path):
             assert np.abs(got - want).max() <= output_step(model) * (1 + 1e-3)
 
 
-@pytest.mark.parametrize("kind", ["conv_tiled", "conv_tiled_s2", "conv1x1_residual", "gemm", "conv_depthwise"])
+@pytest.mark.parametrize("kind", ["conv_tiled", "conv_tiled_s2", "conv1x1_residual", "gemm", "conv_depthwise", "conv_s2_phase",
+                                  "conv7x7_s2"])
 def test_thread_counts_give_the_same_outputs(kind, tmp_path):
     """The workers split the GEMM's panels (and the tiled im2col's chunks within them): exact int32
     sums and one epilogue per element, so 1 and 2 threads give the same bytes."""

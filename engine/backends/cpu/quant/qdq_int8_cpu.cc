@@ -26,6 +26,7 @@
 #include "backends/cpu/quant/qdq_int8_cpu.h"
 #include "backends/cpu/quant/int8_epilogue_cpu.h"
 #include "backends/cpu/quant/int8_gemm_cpu.h"
+#include "backends/cpu/quant/int8_phase_planes_cpu.h"
 #include "backends/cpu/quant/int_gemm_cpu.h"
 #include "backends/cpu/quant/quant_codec.h"
 #include "backends/cpu/runtime/thread_pool.h"
@@ -58,6 +59,9 @@ struct Int8Plan {
   int64_t rows = 0, k = 0;                        // Gemm/MatMul: X's rows (N of the GEMM) and K
   bool pointwise = false;                         // 1x1, stride 1, no padding: X is the columns
   bool same_2d = false;  // 2-D, stride 1, no dilation, output the input's size: im2col rows are shifted planes
+  bool phased = false;   // 2-D, stride 2: im2col rows are shifted phase planes (Note [int8 phase planes])
+  bool phase_pointwise = false;  // phased, 1x1 unpadded: the one phase plane is the columns
+  PhasePlanes phases;
   std::vector<Int8Weights> weights;               // one per group (none: depthwise)
   bool depthwise = false;          // 2-D, one filter per channel: Note [int8 depthwise]
   std::vector<float> dw_weights;  // depthwise: [C][kh * kw], W minus its zero point
@@ -81,7 +85,9 @@ struct Int8Plan {
   int64_t group_filters() const { return filters / groups(); }
   int64_t gemm_k() const { return base == Base::Conv ? channels / g.group * g.kernel_size() : k; }
   int64_t gemm_n() const { return base == Base::Conv ? g.output_size() : rows; }
-  size_t workspace_bytes() const { return depthwise ? 64 : int8_gemm_scratch_bytes(weights[0], gemm_n()) + 64; }
+  size_t gemm_scratch_bytes() const { return (int8_gemm_scratch_bytes(weights[0], gemm_n()) + 63) / 64 * 64; }
+  size_t phase_bytes() const { return phased ? static_cast<size_t>(channels / g.group * phases.slots * g.output_size()) : 0; }
+  size_t workspace_bytes() const { return depthwise ? 64 : gemm_scratch_bytes() + phase_bytes() + 64; }
 };
 
 // dst[ow] = line[start + 2 ow] for ow in [first, last): the even bytes of 32-byte loads (SSSE3
@@ -127,16 +133,10 @@ __attribute__((target("avx512f,avx512bw"))) void im2col_same_2d_avx512(const Int
   const int64_t in_h = g.input[1], in_w = g.input[2], plane = in_h * in_w, len = j1 - j0;
   const int64_t kh_n = g.kernel[1], kw_n = g.kernel[2], taps = kh_n * kw_n, blocks = (len + 63) / 64;
   thread_local std::vector<uint64_t> masks;  // [tap][block]
-  masks.assign(static_cast<size_t>(taps * blocks), 0);
-  for (int64_t t = 0; t < taps; ++t) {
+  masks.resize(static_cast<size_t>(taps * blocks));
+  for (int64_t t = 0; t < taps; ++t) {  // Note [shifted plane masks]
     const int64_t dy = t / kw_n - g.pads_begin[1], dx = t % kw_n - g.pads_begin[2];
-    uint64_t* m = masks.data() + t * blocks;
-    int64_t oh = j0 / in_w, ow = j0 % in_w;  // stepped along, not divided per position (that cost more than the copies)
-    for (int64_t i = 0; i < len; ++i) {
-      const bool inside = oh + dy >= 0 && oh + dy < in_h && ow + dx >= 0 && ow + dx < in_w;
-      if (inside) m[i >> 6] |= uint64_t{1} << (i & 63);
-      if (++ow == in_w) ow = 0, ++oh;
-    }
+    shifted_plane_masks(in_h, in_w, dy, dx, j0, len, masks.data() + t * blocks);
   }
   const __m512i zpv = _mm512_set1_epi8(static_cast<char>(zp));
   const uint64_t tail = len % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (len % 64)) - 1;
@@ -525,6 +525,20 @@ class Int8Kernel final : public Kernel {
           int8_gemm_tiles(w, xg, x_signed, x_zp, n, n, 1, sink, scratch, p_.workers, false);
           continue;
         }
+        if (p_.phased) {  // Note [int8 phase planes]
+          uint8_t* planes = scratch + p_.gemm_scratch_bytes();
+          const int64_t cg = p_.channels / p_.g.group;
+          make_phase_planes(p_.phases, p_.g, xg, cg, static_cast<uint8_t>(x_zp), planes);
+          if (p_.phase_pointwise) {
+            int8_gemm_tiles(w, planes, x_signed, x_zp, n, n, 1, sink, scratch, p_.workers, false);
+            continue;
+          }
+          const Int8ColumnSource shifted = [&](int64_t j0, int64_t j1, uint8_t* dst, int64_t ld) {
+            phase_im2col(p_.phases, p_.g, planes, cg, static_cast<uint8_t>(x_zp), j0, j1, dst, ld);
+          };
+          int8_gemm_tiles_from(w, shifted, x_signed, x_zp, n, sink, scratch, p_.workers, false);
+          continue;
+        }
         const int64_t readable = (p_.batch - b) * in_image - grp * in_group;  // X's bytes from xg on
         const Int8ColumnSource columns = [&](int64_t j0, int64_t j1, uint8_t* dst, int64_t ld) {  // Note [tiled int8 im2col]
           if (x_signed) {
@@ -778,6 +792,10 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
                 p.g.dilations == Shape{1, 1, 1};
     const int64_t mg = p.group_filters(), k = p.gemm_k();
     p.depthwise = x.size() == 4 && p.g.group > 1 && p.g.group == p.channels && p.filters == p.channels && k <= 256;
+    // the portable path keeps the plain im2col: the oracle the phase planes are tested against
+    p.phased = !p.pointwise && !p.same_2d && !p.depthwise && x.size() == 4 && path != Int8Path::Portable &&
+               phase_planes_fit(p.g, p.phases);
+    p.phase_pointwise = p.phased && p.phases.taps.size() == 1 && p.phases.taps[0].dy == 0 && p.phases.taps[0].dx == 0;
     if (p.depthwise) {  // Note [int8 depthwise]: W minus its zero point, [C][kh * kw]
       p.dw_weights.resize(static_cast<size_t>(p.filters * k));
       for (int64_t m = 0; m < p.filters; ++m) {
@@ -808,7 +826,12 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   const Int8Path used = p.depthwise ? (path == Int8Path::Amx ? Int8Path::Vnni : path) : p.weights[0].path;
   KernelChoice choice;
   choice.workspace_bytes = p.workspace_bytes();
-  std::string algorithm = base == Base::Conv ? (p.pointwise ? "1x1 " : p.depthwise ? "depthwise " : "im2col+") : "";
+  std::string algorithm = base == Base::Conv ? (p.pointwise         ? "1x1 "
+                                               : p.phase_pointwise ? "1x1 on a phase plane+"
+                                               : p.phased          ? "phase planes+im2col+"
+                                               : p.depthwise       ? "depthwise "
+                                                                   : "im2col+")
+                                             : "";
   algorithm += std::string(dtype_name(p.x_type)) + "x" + dtype_name(inputs[kW].info.dtype) +
                (p.depthwise ? " direct (" : " gemm (") + int8_path_name(used) + ")";
   if (p.bn) algorithm += " + batchnorm";
