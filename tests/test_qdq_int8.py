@@ -385,10 +385,11 @@ def test_symbolic_batch_and_empty_batch(kind, tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["conv_tiled", "conv_tiled_s2", "conv1x1_residual", "gemm", "conv_depthwise", "conv_s2_phase",
-                                  "conv7x7_s2"])
+                                  "conv7x7_s2", "conv_7x7_out"])
 def test_thread_counts_give_the_same_outputs(kind, tmp_path):
-    """The workers split the GEMM's panels (and the tiled im2col's chunks within them): exact int32
-    sums and one epilogue per element, so 1 and 2 threads give the same bytes."""
+    """The workers split the GEMM's panels (and the tiled im2col's chunks within them), or W's row
+    tiles where the panels are few (Note [int8 row split]: gemm, conv_7x7_out): exact int32 sums and
+    one epilogue per element, so 1 and 2 threads give the same bytes."""
     from dnnx.threads import get_num_threads, set_num_threads
 
     model = quantized(kind, tmp_path, True, "uint8", "int8")

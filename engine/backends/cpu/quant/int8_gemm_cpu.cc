@@ -256,7 +256,7 @@ constexpr int64_t kMinSourcePanels = 4;
 
 void gemm_panels(const Int8Weights& w, const void* b, const Int8ColumnSource* source, bool b_signed, int32_t b_zp,
                  int64_t n, int64_t ld_k, int64_t ld_n, const Int8TileSink& sink, bool corrected, uint8_t* scratch,
-                 int64_t first, int64_t last) {
+                 int64_t first, int64_t last, int64_t m_first = 0, int64_t m_last = -1) {
   const PathShape ps = shape_of(w.path);
   const int64_t width = ps.cols, kg = ps.kg, row_tile = ps.rows;
   const int64_t kp = padded_k(w.path, w.k), kg_rows = round_up(w.k, kg);  // the packer writes kg_rows
@@ -289,7 +289,7 @@ void gemm_panels(const Int8Weights& w, const void* b, const Int8ColumnSource* so
       pack_panel(from, b_signed, w.k, from_ld, ld_n, j0 - base, std::min(pw, n - j0), pw, kg, pad, dst);
       if (kp > kg_rows) std::memset(dst + kg_rows * pw, pad, static_cast<size_t>((kp - kg_rows) * pw));
     }
-    for (int64_t m0 = 0; m0 < w.m; m0 += row_tile) {
+    for (int64_t m0 = m_first; m0 < (m_last < 0 ? w.m : std::min(m_last, w.m)); m0 += row_tile) {
       const int64_t rows = std::min(row_tile, w.m - m0);
       for (int64_t panel = c0; panel < c1; ++panel) {
         const auto [j0, pw] = panel_at(panel);
@@ -309,6 +309,35 @@ void gemm_panels(const Int8Weights& w, const void* b, const Int8ColumnSource* so
       }
     }
   }
+}
+
+// Note [int8 row split]: the workers split B's panels, each packing its own; with few panels
+// they cannot share them evenly (ResNet-50's layer4: 49 columns, panels of 32, 16 and 8: one
+// worker computed 32 columns while the other did 24, and a GEMM of one panel ran on one
+// worker). So where there are at most two panels a worker and at least two row tiles of W a
+// worker, the workers split W's row tiles instead, each packing all of B into a buffer of its
+// own (B is small there: K x 56 bytes against W's K x M). The tiles are the same sums either way.
+void gemm_row_split(const Int8Weights& w, const void* b, const Int8ColumnSource* source, bool b_signed, int32_t b_zp,
+                    int64_t n, int64_t ld_k, int64_t ld_n, const Int8TileSink& sink, bool corrected, int64_t panels,
+                    int workers) {
+  const int64_t row_tile = shape_of(w.path).rows, tiles = (w.m + row_tile - 1) / row_tile;
+  const size_t bytes = int8_gemm_scratch_bytes(w, n);
+  // one even share of the row tiles a worker (the pool's finer ranges would pack B once each)
+  cpu_thread_pool().parallel_for(
+      workers, [&](int64_t first, int64_t last, int) {
+        thread_local std::vector<uint8_t> own;
+        if (own.size() < bytes) own.resize(bytes);
+        for (int64_t share = first; share < last; ++share) {
+          gemm_panels(w, b, source, b_signed, b_zp, n, ld_k, ld_n, sink, corrected, own.data(), 0, panels,
+                      tiles * share / workers * row_tile, tiles * (share + 1) / workers * row_tile);
+        }
+      },
+      workers);
+}
+
+bool row_split_pays(const Int8Weights& w, int64_t panels, int workers) {
+  const int64_t tiles = (w.m + shape_of(w.path).rows - 1) / shape_of(w.path).rows;
+  return workers > 1 && panels <= 2 * workers && tiles >= 2 * workers;
 }
 
 // Note [int8 gemv]: a GEMM of one to kGemvColumns columns (a classifier's Gemm at batch 1: W
@@ -494,6 +523,10 @@ void int8_gemm_tiles(const Int8Weights& w, const void* b, bool b_signed, int32_t
   }
   const int64_t panels = panel_count(w.path, n);
   auto* bytes = static_cast<uint8_t*>(scratch);
+  if (row_split_pays(w, panels, workers)) {  // Note [int8 row split]
+    gemm_row_split(w, b, nullptr, b_signed, b_zp, n, ld_k, ld_n, sink, corrected, panels, workers);
+    return;
+  }
   if (workers <= 1 || panels < 2) {
     gemm_panels(w, b, nullptr, b_signed, b_zp, n, ld_k, ld_n, sink, corrected, bytes, 0, panels);
     return;
@@ -515,6 +548,10 @@ void int8_gemm_tiles_from(const Int8Weights& w, const Int8ColumnSource& source, 
   }
   const int64_t panels = panel_count(w.path, n);
   auto* bytes = static_cast<uint8_t*>(scratch);
+  if (row_split_pays(w, panels, workers)) {  // Note [int8 row split]
+    gemm_row_split(w, nullptr, &source, b_signed, b_zp, n, 0, 1, sink, corrected, panels, workers);
+    return;
+  }
   if (workers <= 1 || panels < 2) {
     gemm_panels(w, nullptr, &source, b_signed, b_zp, n, 0, 1, sink, corrected, bytes, 0, panels);
     return;
