@@ -179,6 +179,7 @@ class Model:
         with ``why``), ``shapes_searched`` and ``shapes_pending`` (input shapes the model ran),
         ``layers_searched`` (layers the searcher timed or found in the plan cache),
         ``search_seconds``, ``timings_retaken`` (timings a request overlapped, taken again),
+        ``quiet_waits_given_up`` (waits for an idle device that gave up: runs back to back),
         ``seconds`` since load, ``time_left_s`` of the budget, ``swaps`` (times
         a faster plan replaced the current one) and ``speedup`` (the load plan's time over the
         current plan's, on the first shape searched). Other policies: {"state": "off", "why": ...}."""

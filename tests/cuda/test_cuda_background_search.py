@@ -135,8 +135,9 @@ def test_searcher_options_time_while_no_run_is_in_flight():
 
 def test_requests_back_to_back_make_the_search_retake_its_timings(tmp_path):
     """Requests with their inputs on the device leave the GPU no idle gap: a timing a request
-    overlaps is taken again, a few times at most (kRetakes, Note [background search]), so the
-    search still finishes while the requests go on, and the results stay right meanwhile."""
+    overlaps is taken again, a few times at most, and a wait for an idle moment gives up after a
+    bound (Note [background search], device_timing.cc), so the search still finishes while the
+    requests go on, and the results stay right meanwhile."""
     model = _conv_stack(channels=64, layers=3)
     x = _x(16)
     want = dnnx.load(model).run(x)
@@ -154,7 +155,8 @@ def test_requests_back_to_back_make_the_search_retake_its_timings(tmp_path):
         np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4)
     status = m.search_status()
     assert status["state"] == "done" and status["shapes_searched"] == 1, (runs, status)
-    assert status["timings_retaken"] > 0, (runs, status)
+    # the requests disturbed timings (taken again) or left no idle moment (waits gave up)
+    assert status["timings_retaken"] + status["quiet_waits_given_up"] > 0, (runs, status)
     np.testing.assert_allclose(m.run(x), want, rtol=1e-4, atol=1e-4)
     assert core.foreground_runs() == 0
 

@@ -8,6 +8,8 @@
 //   search_seconds  wall time spent choosing convolution algorithms
 //   timings_retaken a background searcher's timings that a request overlapped, taken again
 //                   (Note [background search], device_timing.cc)
+//   quiet_waits_given_up  a background searcher's waits for an idle device that gave up (runs
+//                   back to back): it timed beside the runs, at its lower stream priority
 //   plan_seconds: OP  wall time spent planning the layers of op type OP (searches included)
 // Planning runs one layer at a time, but Python may read the report from another thread.
 #pragma once
@@ -35,7 +37,7 @@ class PlannerStats {
     std::lock_guard<std::mutex> lock(mutex_);
     PlannerReport report;
     for (const char* name : {"timing_runs", "cache_hits", "cache_misses", "cache_stale", "cache_writes",
-                             "search_seconds", "timings_retaken"}) {
+                             "search_seconds", "timings_retaken", "quiet_waits_given_up"}) {
       report.counters[name] = 0;
     }
     for (const auto& kv : counters_) report.counters[kv.first] = kv.second;

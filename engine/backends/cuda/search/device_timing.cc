@@ -62,19 +62,42 @@ void warm_up(const CudaContext& ctx, const std::function<void()>& run, double ms
 // kRetakes times, and then keeps the lowest of its disturbed takes. A candidate's timing
 // (milliseconds) is the unit it yields at: runs that bring their inputs from the host leave the
 // SMs idle while the bytes cross the bus, and the search fills those gaps.
-// kRetakes is small because a take waits for the device to go quiet, which under back-to-back
-// runs is once per run: with 200 retakes, a candidate longer than the gap between two runs (a
-// batch-256 FFT conv, tens of milliseconds) waited 200 runs, and a ResNet-50 searched no shape in
-// 8 s of runs (bench/RESULTS_CUDA.md, session 8). A disturbed take only overstates a candidate's
-// time (the foreground's kernels went first), so the lowest of a few ranks it no better than it
-// is; and the swap itself is judged by the two plans' replayed graphs taking turns
-// (_background_search.py), so a misranked candidate cannot make the model slower.
+// Under runs back to back with their data on the device there is no such gap (tens of
+// microseconds between runs, which a poll every 200 us misses), and a search that waited for one
+// searched no shape of ResNet-50 in 10 s (bench/RESULTS_CUDA.md, sessions 8 and 9). So both the
+// wait and the retakes are bounded:
+//   - a wait for quiet gives up after kQuietWaitMs; once one has given up the device counts as
+//     saturated, and the next waits give up after kSaturatedWaitMs, until one sees quiet again;
+//   - a take that a run disturbed is taken again only after a quiet wait (a retake under
+//     saturation would be disturbed too), kRetakes times at most.
+// A disturbed take only overstates a candidate's time (the foreground's kernels went first), and
+// all of a layer's candidates are timed under the same load; the swap itself is judged by the two
+// plans' replayed graphs taking turns (_background_search.py), so a misranked candidate cannot
+// make the model slower.
 constexpr int kRetakes = 3;
+constexpr double kQuietWaitMs = 100.0, kSaturatedWaitMs = 2.0;
 
-uint64_t wait_for_quiet(const CudaContext& ctx) {
-  if (!ctx.options.runs_in_flight) return 0;
-  while (ctx.options.runs_in_flight->load() > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
-  return ctx.options.runs_started ? ctx.options.runs_started->load() : 0;
+namespace {
+
+thread_local bool saturated = false;  // the search's thread: its last wait gave up
+
+}  // namespace
+
+QuietWait wait_for_quiet(const CudaContext& ctx) {
+  if (!ctx.options.runs_in_flight) return {0, true};
+  const auto start = std::chrono::steady_clock::now();
+  const double limit_ms = saturated ? kSaturatedWaitMs : kQuietWaitMs;
+  while (ctx.options.runs_in_flight->load() > 0) {
+    const std::chrono::duration<double, std::milli> waited = std::chrono::steady_clock::now() - start;
+    if (waited.count() >= limit_ms) {
+      saturated = true;
+      ctx.stats->count("quiet_waits_given_up");
+      return {ctx.options.runs_started ? ctx.options.runs_started->load() : 0, false};
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  saturated = false;
+  return {ctx.options.runs_started ? ctx.options.runs_started->load() : 0, true};
 }
 
 namespace {
@@ -105,14 +128,15 @@ CandidateTimes time_candidates(const CudaContext& ctx, size_t count, const std::
       }
       double ms = -1;
       for (int take = 0; take <= kRetakes && ok; ++take) {
-        const uint64_t since = wait_for_quiet(ctx);
+        const QuietWait quiet = wait_for_quiet(ctx);
         const double once = mean_device_ms(ctx, run_once, what, 1);
         const double mean = mean_device_ms(ctx, run_once, what, runs_for(once));
         ms = ms < 0 ? mean : std::min(ms, mean);
-        if (stayed_quiet(ctx, since)) {
+        if (quiet.quiet && stayed_quiet(ctx, quiet.runs_started)) {
           ms = mean;  // an undisturbed timing replaces the disturbed ones
           break;
         }
+        if (!quiet.quiet) break;  // saturated: a retake would be disturbed as well
         ctx.stats->count("timings_retaken");
       }
       t.failed[i] = !ok;

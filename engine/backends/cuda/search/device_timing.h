@@ -45,10 +45,15 @@ struct CandidateTimes {
 CandidateTimes time_candidates(const CudaContext& ctx, size_t count, const std::function<bool(size_t)>& prepare,
                                const std::function<bool(size_t)>& run, const char* what);
 
-// Note [background search]: on a searcher engine, waits until no foreground run has work on the
-// device and returns how many have started so far (0 at once elsewhere). The timing above takes
-// every measurement this way; a search's other device work (cuDNN's Find) waits for it too.
-uint64_t wait_for_quiet(const CudaContext& ctx);
+// Note [background search] (device_timing.cc): on a searcher engine, waits until no foreground
+// run has work on the device, for a bounded time, and says how many runs have started so far and
+// whether the device went quiet (at once {0, true} elsewhere). The timing above takes every
+// measurement this way; a search's other device work (cuDNN's Find) waits for it too.
+struct QuietWait {
+  uint64_t runs_started = 0;
+  bool quiet = true;  // false: the wait gave up, foreground runs keep the device busy
+};
+QuietWait wait_for_quiet(const CudaContext& ctx);
 
 // Fills a search's scratch input with a non-zero pattern (timing on zeros can flatter a kernel):
 // every float 0x3c3c3c3c, about 0.0115; every float16 about 1.06, every bfloat16 about 0.0115.
