@@ -142,7 +142,7 @@ KernelChoice plan_int8_conv(const CudaContext& ctx, const Node& node, const std:
   DeviceMemory wd = upload(ctx, w.data(), w.size(), "cudaMemcpyAsync (int8 weights)");
   const std::string types = int8_types_name(inputs);
   const std::string math = int8_math(layer, outputs);
-  std::string algorithm = "cuDNN int8 conv (" + types + ", NHWC, int8 tensor cores) + requantize epilogue";
+  std::string algorithm = "cuDNN int8 conv (" + types + ", NHWC, int8 tensor cores; " + conv->choice() + ") + requantize epilogue";
   if (inputs.size() > kBnMult && inputs[kBnMult].present) algorithm += " + batchnorm";
   if (layer.epilogue.residual) algorithm += " + residual add";
   if (layer.epilogue.relu) algorithm += " + relu";

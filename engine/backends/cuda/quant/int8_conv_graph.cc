@@ -3,11 +3,18 @@
 
 #ifdef DNNX_HAVE_CUDNN_FRONTEND
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "backends/cuda/runtime/frontend_graph.h"
+#include "backends/cuda/search/conv_candidates.h"  // try_plan_alloc
+#include "backends/cuda/search/device_timing.h"
+#include "backends/cuda/search/pick.h"
+#include "backends/cuda/search/search.h"
 
 namespace dnnx::cuda {
 
@@ -23,21 +30,25 @@ std::vector<int64_t> nhwc_strides(int64_t c, int64_t h, int64_t w) { return {h *
 
 class CudnnInt8Conv final : public Int8ConvGraph {
  public:
-  CudnnInt8Conv(std::shared_ptr<fe::graph::Graph> graph, size_t workspace) : graph_(std::move(graph)), workspace_(workspace) {}
+  CudnnInt8Conv(std::shared_ptr<fe::graph::Graph> graph, int64_t plan, size_t workspace, std::string choice)
+      : graph_(std::move(graph)), plan_(plan), workspace_(workspace), choice_(std::move(choice)) {}
 
   size_t workspace_bytes() const override { return workspace_; }
+  std::string choice() const override { return choice_; }
 
   void run(const CudaContext& ctx, const int8_t* x, const int8_t* w, int32_t* sums, void* workspace) const override {
     // cuDNN takes every pointer as void*; it only reads X and W.
     std::unordered_map<int64_t, void*> pack = {{kXUid, const_cast<int8_t*>(x)}, {kWUid, const_cast<int8_t*>(w)},
                                                {kYUid, sums}};
     // the convolution queues on ctx.stream after the pre-kernel
-    execute_frontend_graph(ctx, *graph_, pack, workspace, "cuDNN int8 convolution");
+    execute_frontend_plan(ctx, *graph_, pack, workspace, plan_, "cuDNN int8 convolution");
   }
 
  private:
   std::shared_ptr<fe::graph::Graph> graph_;
+  int64_t plan_;
   size_t workspace_;
+  std::string choice_;
 };
 
 std::shared_ptr<fe::graph::Graph> conv_graph(const Int8ConvShape& s) {
@@ -75,14 +86,75 @@ std::shared_ptr<fe::graph::Graph> conv_graph(const Int8ConvShape& s) {
 
 }  // namespace
 
+// Note [int8 conv plans]: heuristics A's first plan is not the fastest for ResNet-50's int8
+// convs. On an H100 (cuDNN 9.19, batch 256, bench/probes/probe_cuda_int8_conv.py, 2026-12-06) the
+// 3x3 conv of 64 channels at 56x56 took 0.631 ms on plan 0 and 0.204 on the fastest of the 9
+// plans that heuristics A and the fallback list give; over 13 of its shapes, 2.55 ms against
+// 1.81. So every plan is built, and where the search times ("exhaustive", and "auto": the gain
+// is a third of the convs' time, for a few tens of milliseconds of timing per layer at load)
+// each plan whose workspace fits is timed on scratch buffers by the one timing policy
+// (Search::time) and the take-over rule picks (kLtTakeOver, pick.h: near ties stay with the
+// heuristic's order). "heuristic" and "background" take plan 0. The choice is not written to the
+// plan cache yet: a load times these layers again.
 std::unique_ptr<Int8ConvGraph> make_int8_conv_graph(const CudaContext& ctx, const Int8ConvShape& s, std::string& why) {
   std::shared_ptr<fe::graph::Graph> graph = conv_graph(s);
   // check_support is the step that knows this cuDNN's and this GPU's int8 limits (channel
   // multiples, groups)
-  size_t workspace = 0;
-  why = build_frontend_graph(ctx, *graph, workspace);
+  int64_t plans = 0;
+  why = build_frontend_graph_plans(ctx, *graph, plans);
   if (!why.empty()) return nullptr;
-  return std::make_unique<CudnnInt8Conv>(std::move(graph), workspace);
+  std::vector<size_t> workspace(static_cast<size_t>(plans), 0);
+  size_t most = 0;
+  for (int64_t i = 0; i < plans; ++i) {
+    int64_t bytes = 0;
+    const bool asked = graph->get_workspace_size_plan_at_index(i, bytes).is_good();
+    workspace[static_cast<size_t>(i)] = asked ? static_cast<size_t>(bytes) : SIZE_MAX;
+    if (asked && workspace[static_cast<size_t>(i)] <= ctx.options.workspace_limit) {
+      most = std::max(most, workspace[static_cast<size_t>(i)]);
+    }
+  }
+  auto fits = [&](size_t i) { return workspace[i] <= ctx.options.workspace_limit; };
+  int64_t first = -1;  // the first plan in heuristic order whose workspace fits
+  for (int64_t i = 0; i < plans && first < 0; ++i) {
+    if (fits(static_cast<size_t>(i))) first = i;
+  }
+  if (first < 0) {
+    why = "every cuDNN plan needs more workspace than the limit of " + mib_text(ctx.options.workspace_limit);
+    return nullptr;
+  }
+  auto name_of = [&](int64_t i) {
+    std::string name;
+    return graph->get_plan_name_at_index(i, name).is_good() && !name.empty() ? name : "plan " + std::to_string(i);
+  };
+  const Search search(ctx, ctx.options.algo_search == AlgoSearch::Exhaustive || ctx.options.algo_search == AlgoSearch::Auto);
+  int64_t chosen = first;
+  std::string choice = "cuDNN's first plan " + name_of(first) + " of " + std::to_string(plans);
+  DeviceMemory x, w, y, scratch;
+  const size_t x_bytes = static_cast<size_t>(s.n * s.h * s.w * s.c), w_bytes = static_cast<size_t>(s.m * (s.c / s.group) * s.kh * s.kw),
+               y_bytes = static_cast<size_t>(s.n * s.oh * s.ow * s.m) * sizeof(int32_t);
+  if (plans > 1 && search.timed() && try_plan_alloc(ctx, x_bytes, x) && try_plan_alloc(ctx, w_bytes, w) &&
+      try_plan_alloc(ctx, y_bytes, y) && try_plan_alloc(ctx, most, scratch)) {
+    fill_search_pattern(ctx, x.get(), x_bytes);
+    fill_search_pattern(ctx, w.get(), w_bytes);
+    std::unordered_map<int64_t, void*> pack = {{kXUid, x.get()}, {kWUid, w.get()}, {kYUid, y.get()}};
+    auto run = [&](size_t i) {
+      const bool ok = graph->execute_plan_at_index(ctx.cudnn, pack, scratch.get(), static_cast<int64_t>(i)).is_good();
+      if (!ok) cudaGetLastError();  // a plan that would not run: not sticky
+      return ok;
+    };
+    const std::vector<double> times = search.time(static_cast<size_t>(plans), fits, run, "cuDNN int8 conv (search)").ms;
+    search.count_timing_run();
+    const int best = pick_fastest(times, kLtTakeOver);
+    if (best >= 0) {
+      chosen = best;
+      char text[160];
+      std::snprintf(text, sizeof(text), "timed: %s %.3f ms, fastest of %lld plans (cuDNN's first %.3f ms)",
+                    name_of(best).c_str(), times[static_cast<size_t>(best)], static_cast<long long>(plans),
+                    times[static_cast<size_t>(first)]);
+      choice = text;
+    }
+  }
+  return std::make_unique<CudnnInt8Conv>(std::move(graph), chosen, workspace[static_cast<size_t>(chosen)], std::move(choice));
 }
 
 }  // namespace dnnx::cuda

@@ -33,10 +33,13 @@ class Int8ConvGraph {
   virtual size_t workspace_bytes() const = 0;
   // x, w and sums as in the file comment; the workspace of workspace_bytes().
   virtual void run(const CudaContext& ctx, const int8_t* x, const int8_t* w, int32_t* sums, void* workspace) const = 0;
+  // Which of cuDNN's plans runs and why, for plan() (Note [int8 conv plans], int8_conv_graph.cc).
+  virtual std::string choice() const = 0;
 };
 
-// The plan, validated, checked for support and built here; null with `why` (the step that
-// refused and cuDNN's message, or the workspace over ctx's limit) when cuDNN cannot run it.
+// The plan, validated, checked for support and built here (every plan cuDNN lists, one chosen:
+// Note [int8 conv plans]); null with `why` (the step that refused and cuDNN's message, or every
+// plan's workspace over ctx's limit) when cuDNN cannot run it.
 std::unique_ptr<Int8ConvGraph> make_int8_conv_graph(const CudaContext& ctx, const Int8ConvShape& s, std::string& why);
 
 }  // namespace dnnx::cuda

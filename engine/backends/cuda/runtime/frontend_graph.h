@@ -46,16 +46,49 @@ inline std::string build_frontend_graph(const CudaContext& ctx, cudnn_frontend::
   return "";
 }
 
+// As build_frontend_graph, but with the fallback engines listed too and every supported plan built
+// (BuildPlanPolicy_t::ALL), for a caller that times them (quant/int8_conv_graph.cc): "" and
+// `plans` (how many; plan 0 is heuristics A's first) when built, else why not. A plan's workspace
+// is asked with get_workspace_size_plan_at_index.
+inline std::string build_frontend_graph_plans(const CudaContext& ctx, cudnn_frontend::graph::Graph& graph,
+                                              int64_t& plans) {
+  std::string why = frontend_refusal(graph.validate(), "validate");
+  if (why.empty()) why = frontend_refusal(graph.build_operation_graph(ctx.cudnn), "build_operation_graph");
+  if (why.empty()) {
+    why = frontend_refusal(graph.create_execution_plans({cudnn_frontend::HeurMode_t::A, cudnn_frontend::HeurMode_t::FALLBACK}),
+                           "create_execution_plans");
+  }
+  if (why.empty()) why = frontend_refusal(graph.check_support(), "check_support");
+  if (why.empty()) why = frontend_refusal(graph.build_plans(cudnn_frontend::BuildPlanPolicy_t::ALL), "build_plans");
+  if (!why.empty()) return "cuDNN " + std::to_string(cudnnGetVersion()) + ": " + why;
+  plans = graph.get_execution_plan_count();
+  return plans > 0 ? "" : "cuDNN " + std::to_string(cudnnGetVersion()) + ": no plan was built";
+}
+
+// A DeviceError naming `what` unless `status` is good; where an earlier kernel left a sticky
+// error, that error (DeviceLostError) is what is said.
+inline void throw_unless_executed(cudnn_frontend::error_t status, const char* what) {  // by value: get_message is not const
+  if (status.is_good()) return;
+  const cudaError_t last = cudaPeekAtLastError();
+  if (is_sticky(last)) check(last, what);
+  throw DeviceError(std::string(what) + ": cudnn_frontend Graph::execute failed: " + status.get_message());
+}
+
 // Queues the built `graph` on ctx.cudnn (bound to ctx.stream: after the layers before it) with
 // `pack` mapping its tensor uids to the run's buffers. A failure is a DeviceError naming `what`;
 // where an earlier kernel left a sticky error, that error (DeviceLostError) is what is said.
 inline void execute_frontend_graph(const CudaContext& ctx, cudnn_frontend::graph::Graph& graph,
                                    std::unordered_map<int64_t, void*>& pack, void* workspace, const char* what) {
   cudnn_frontend::error_t status = graph.execute(ctx.cudnn, pack, workspace);
-  if (status.is_good()) return;
-  const cudaError_t last = cudaPeekAtLastError();
-  if (is_sticky(last)) check(last, what);
-  throw DeviceError(std::string(what) + ": cudnn_frontend Graph::execute failed: " + status.get_message());
+  throw_unless_executed(status, what);
 }
+
+// As execute_frontend_graph, with the plan at `index` of build_frontend_graph_plans.
+inline void execute_frontend_plan(const CudaContext& ctx, cudnn_frontend::graph::Graph& graph,
+                                  std::unordered_map<int64_t, void*>& pack, void* workspace, int64_t index,
+                                  const char* what) {
+  throw_unless_executed(graph.execute_plan_at_index(ctx.cudnn, pack, workspace, index), what);
+}
+
 
 }  // namespace dnnx::cuda
