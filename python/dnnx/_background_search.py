@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import atexit
 import os
+from dataclasses import dataclass
+from functools import lru_cache
 import tempfile
 import threading
 import time
@@ -56,6 +58,11 @@ DEFAULT_BUDGET_S = 60.0
 _PROFILE_TURNS = 5  # replays per engine, taking turns, when the candidate is timed against the baseline
 _SERVED_KEPT = 16     # the most recent shapes a candidate plans and records before it is swapped in
 _QUIET_WAIT_S = 0.1   # the longest a turn waits for an idle device
+# Note [search after the first run]: the search's thread starts its first shape once a request's
+# run has returned, or after this long: a model with fixed shapes queues them at load, and a
+# searcher planning beside the first run slowed it (97 ms against 60-75 for ResNet-50 at batch
+# 256, H100, 2026-12-06) and kept load + first run above the other policies'.
+_FIRST_RUN_WAIT_S = 2.0
 
 
 def plan_cache_for(plan_cache):
@@ -114,6 +121,8 @@ class BackgroundSearch:
         self._thread = None
         self._finishing = False  # the thread found the queue empty and is ending
         self._enabled = enabled
+        self._first_run = threading.Event()
+        self._data = {}  # _Seeded -> its array, made once on the search's thread
         _LIVE.add(self)
 
     def _start_thread(self) -> None:
@@ -139,8 +148,8 @@ class BackgroundSearch:
             return  # a shape or dtype this search cannot read: the run goes on, unsearched
         if key in self._keys:
             return
-        try:
-            feeds = [_value(a) if i in self._value_indices else _search_data(shape, dtype)
+        try:  # the data itself is made on the search's thread (_materialized), not on the request's
+            feeds = [_value(a) if i in self._value_indices else _Seeded(shape, np.dtype(dtype))
                      for i, (a, (shape, dtype)) in enumerate(zip(arrays, key))]
         except (AttributeError, TypeError, ValueError):
             return
@@ -155,6 +164,10 @@ class BackgroundSearch:
                 return
             if self._thread is None or not self._thread.is_alive() or self._finishing:
                 self._start_thread()
+
+    def ran(self) -> None:
+        """A request's run has returned: the search may start (Note [search after the first run])."""
+        self._first_run.set()
 
     def stop(self, why: str) -> None:
         """No more searches or swaps (a tuner changes the weights)."""
@@ -214,6 +227,7 @@ class BackgroundSearch:
         if previous is not None:
             previous.join()  # one search at a time
         core.set_search_thread(True)  # this thread's runs are the search's, not requests
+        self._first_run.wait(_FIRST_RUN_WAIT_S)
         try:
             while True:
                 feeds = self._next()
@@ -232,7 +246,19 @@ class BackgroundSearch:
                 if self._thread is threading.current_thread():
                     self._done.set()
 
+    def _materialized(self, feeds: list) -> list:
+        """``feeds`` with each _Seeded entry made into its array (once per shape and dtype)."""
+        out = []
+        for f in feeds:
+            if isinstance(f, _Seeded):
+                if f not in self._data:
+                    self._data[f] = _search_data(f.shape, f.dtype)
+                f = self._data[f]
+            out.append(f)
+        return out
+
     def _search(self, feeds: list) -> None:
+        feeds = self._materialized(feeds)
         baseline = self._build_engine(searcher=False)  # before the search writes: the model's plans
         baseline.plan(inputs=feeds)
         timed_before = 0  # a new searcher's constructor plans (and times) the declared shapes
@@ -250,7 +276,7 @@ class BackgroundSearch:
                 self._shapes_searched += 1
             return
         candidate = self._build_engine(searcher=False)  # reads them
-        for served in list(self._served):  # plans and CUDA graphs off the request path
+        for served in map(self._materialized, list(self._served)):  # plans and CUDA graphs off the request path
             candidate.plan(inputs=served)
             for _ in range(2):
                 candidate.run(served, "device")
@@ -294,12 +320,30 @@ def _dtype_name(dtype) -> str:
     return str(dtype).rsplit(".", 1)[-1]
 
 
+@dataclass(frozen=True)
+class _Seeded:
+    """An input the search feeds with seeded data of this shape and dtype (_search_data)."""
+    shape: tuple
+    dtype: np.dtype
+
+
 def _search_data(shape, dtype) -> np.ndarray:
-    """Seeded data for timing: standard normal floats, zeros for other types (indices stay valid)."""
+    """Seeded data for timing: standard normal floats, zeros for other types (indices stay valid).
+    The floats repeat one block of _BLOCK values: drawing a ResNet-50 batch of 256 (38.5 M values)
+    took about 0.5 s of numpy, which a load with fixed shapes paid before it returned (the cold
+    load bench, H100, 2026-12-06); filling it from the block is a copy."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        return np.random.default_rng(0).standard_normal(tuple(shape)).astype(dtype)
+        return np.resize(_seeded_block(), tuple(shape)).astype(dtype, copy=False)
     return np.zeros(tuple(shape), dtype)
+
+
+_BLOCK = 1 << 16
+
+
+@lru_cache(maxsize=1)
+def _seeded_block() -> np.ndarray:
+    return np.random.default_rng(0).standard_normal(_BLOCK).astype(np.float32)
 
 
 def _value(array) -> np.ndarray:

@@ -276,7 +276,10 @@ class Model:
             self._search.saw(arrays)  # a new shape joins the background search's queue
         engine = self._current_engine()
         if chunk_size is None:
-            return self._checked_finite(self._declared_outputs(engine.run(arrays, output)), arrays)
+            outputs = engine.run(arrays, output)
+            if self._search is not None:
+                self._search.ran()  # Note [search after the first run] (_background_search.py)
+            return self._checked_finite(self._declared_outputs(outputs), arrays)
         if output != "numpy":
             raise ValueError(f"chunk_size: chunked runs return numpy arrays; got output={output!r}")
         return self._checked_finite(self._declared_outputs(run_chunked(
