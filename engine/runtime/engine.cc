@@ -47,6 +47,7 @@ Engine::Engine(Graph graph, std::shared_ptr<Backend> backend, const EngineOption
                std::shared_ptr<std::atomic<size_t>> kept_total)
     : graph_(std::move(graph)), backend_(std::move(backend)), options_(options), path_(std::move(path)),
       kept_total_(std::move(kept_total)), host_(folding_host()) {
+  stage_engine_ = true;
   stats_.max_plans = std::max<size_t>(options.max_plans, 1);
   validate_graph(graph_, *backend_, host_);
   fold_graph_constants(graph_, host_);
@@ -119,7 +120,7 @@ std::shared_ptr<const Plan> Engine::find_or_build(const PlanKey& requested) {
     // A device backend plans with the handles its runs use: one at a time.
     std::unique_lock<std::mutex> device_turn;
     if (device_) device_turn = device_->turn();
-    plan = build_plan(graph_, *backend_, key, device_constants_.get(), host_);
+    plan = build_plan(graph_, *backend_, key, device_constants_.get(), host_, stage_engine_);
   }
   std::vector<uint64_t> evicted;
   {

@@ -142,6 +142,9 @@ class Engine {
   std::string path_;  // "" for the model; a stage's or body's name (StageStats::path)
   // Plans kept by this model's engines together (Note [staged plans]): bounded by max_plans.
   std::shared_ptr<std::atomic<size_t>> kept_total_ = std::make_shared<std::atomic<size_t>>(0);
+  // A stage's or a body's engine: its plans skip the inputs they only pass on (Note [unread
+  // stage inputs] in planner.cc)
+  bool stage_engine_ = false;
   std::mutex sub_mutex_;  // guards continuations_ and bodies_
   std::map<int, std::unique_ptr<Engine>> continuations_;
   std::map<std::pair<const Node*, std::string>, std::unique_ptr<Engine>> bodies_;

@@ -358,7 +358,7 @@ bool outputs_empty(const Node& node, const std::vector<TensorInfo>& outputs) {
 }
 
 std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, const PlanKey& key,
-                                 const DeviceConstants* device_constants, const Backend* host) {
+                                 const DeviceConstants* device_constants, const Backend* host, bool stage) {
   static std::atomic<uint64_t> next_id{1};
   auto plan = std::make_shared<Plan>();
   plan->id = next_id++;
@@ -556,6 +556,30 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
   }
   for (PlannedLayer& layer : plan->layers) {
     if (auto* fallback = dynamic_cast<FallbackKernel*>(layer.kernel.get())) fallback->set_workspace_cap(plan->workspace_bytes);
+  }
+  // Note [unread stage inputs]: a device plan copies each device input into its arena (Note [edge
+  // copies]). A stage's continuation takes every value that any later stage reads as an input,
+  // and most of them only pass through it (the engine hands them on by name, Note [staged
+  // plans]): torchvision's SSDlite, 90 unrolled per-class blocks of NonZero and TopK, has some
+  // 180 stages whose continuations take up to ~270 inputs each, and copying them all cost about
+  // 2.6 ms a stage (473 ms a run against onnxruntime-gpu's 23, H100, 2026-12-06). So an input that
+  // no layer reads or writes through a view, and that is not an output of the plan, gets no
+  // arena bytes and no copy.
+  if (plan->device && stage) {
+    std::set<int> touched;  // roots read or written by a layer, or handed on as outputs
+    for (const PlannedLayer& layer : plan->layers) {
+      for (int id : layer.inputs) {
+        if (id >= 0) touched.insert(root_of(id));
+      }
+      for (int id : layer.outputs) {
+        if (id >= 0) touched.insert(root_of(id));
+      }
+    }
+    for (int id : plan->outputs) touched.insert(root_of(id));
+    for (int id : plan->inputs) {
+      PlannedValue& v = plan->values[id];
+      if (v.storage == Storage::Arena && !touched.count(id)) v.storage = Storage::Absent;
+    }
   }
 
   const int n_layers = static_cast<int>(plan->layers.size());
