@@ -38,6 +38,7 @@ TestHooks TestHooks::from_environment() {
                                               : CUDNN_RNN_ALGO_STANDARD;
   }
   if (const char* all = std::getenv("DNNX_PROBE_RETIME_ALL")) hooks.retime_all = std::string(all) == "1";
+  if (const char* reach = std::getenv("DNNX_PROBE_RETIME_REACH")) hooks.retime_reach = std::strtof(reach, nullptr);
   return hooks;
 }
 

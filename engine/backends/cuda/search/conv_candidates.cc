@@ -65,7 +65,8 @@ void retime(const Search& search, ConvDirection dir, const ConvDescriptors& d, v
   const bool retime_all = ctx.hooks.retime_all || best < kRetimeAllBelowMs;
   auto prepare = [&](size_t i) {  // the math type it runs with, and a workspace within the search's
     if (perfs[i].status != CUDNN_STATUS_SUCCESS) return false;
-    if (!retime_all && perfs[i].time > kRetimeReach * best) return false;  // keeps Find's time
+    const float reach = ctx.hooks.retime_reach >= 0 ? ctx.hooks.retime_reach : kRetimeReach;
+    if (!retime_all && perfs[i].time > reach * best) return false;  // keeps Find's time
     set_candidate_math(ctx, d, perfs[i].math_type);
     return conv_workspace_size(ctx, dir, d, perfs[i].algo, &needs[i]) == CUDNN_STATUS_SUCCESS &&
            needs[i] <= workspace_bytes;
