@@ -167,6 +167,46 @@ def test_int8_layer_on_tensor_cores_matches_the_cpu_bit_for_bit(name):
     assert np.array_equal(got["y"], want["y"]), f"{np.count_nonzero(got['y'] != want['y'])} elements differ"
 
 
+# The tiled layout kernels' edges (Note [int8 tiles] in int8_tiles.cu): channel counts that are
+# not multiples of 4 or of a tile (3, 5, 9, 12, 20, 36, 100, 257), planes that are not multiples of 4
+# (odd widths, 7x7, 1x1, 1x2, 1-D rows), odd and asymmetric pads 0-3 (the border's zero point, X's
+# rows read unaligned), strides 1-2, batches 1, 2, 3 and 67 (tiles across images), int8 and uint8 X
+# and Y, the residual's z and the float output. Tiny shapes: the whole set runs in seconds.
+TILE_EDGES = {
+    "c3_m5_asym_pads": ((1, 3, 9, 9), (5, 3, 3, 3), dict(pads=[1, 0, 2, 3]), {}),
+    "c5_m3_stride2_s8": ((3, 5, 7, 11), (3, 5, 3, 3), dict(pads=[0, 3, 2, 1], strides=[2, 2]),
+                         dict(x_type="int8", y_type="int8")),
+    "c36_1x1_residual_s8": ((3, 36, 14, 14), (36, 36, 1, 1), {}, dict(residual=True, x_type="int8", y_type="int8")),
+    "c100_pad1_float_out": ((2, 100, 5, 6), (100, 100, 3, 3), dict(pads=[1, 1, 1, 1]), dict(y_type=None, relu=True)),
+    "c257_1x1": ((1, 257, 2, 3), (257, 257, 1, 1), {}, dict(w_range=20)),
+    "1d_pads_stride2": ((3, 7, 23), (9, 7, 3), dict(pads=[2, 1], strides=[2]), dict(x_type="int8")),
+    "1d_long_row": ((1, 4, 131), (4, 4, 1), {}, {}),
+    "stem_pad3_stride2": ((2, 3, 16, 16), (8, 3, 7, 7), dict(pads=[3, 3, 3, 2], strides=[2, 2]), {}),
+    "batch67_plane25_residual": ((67, 8, 5, 5), (8, 8, 1, 1), {}, dict(residual=True, relu=True)),
+    "plane1_float_out": ((5, 64, 1, 1), (64, 64, 1, 1), {}, dict(y_type=None)),
+    "c64_aligned_rows": ((2, 64, 8, 8), (64, 64, 1, 1), {}, dict(x_type="int8")),
+    "c64_pad1_unaligned_rows": ((2, 64, 8, 8), (64, 64, 3, 3), dict(pads=[1, 1, 1, 1]), {}),
+    "c1_pads_2031": ((1, 1, 6, 10), (4, 1, 3, 3), dict(pads=[2, 0, 1, 3]), dict(y_type="int8")),
+    "c12_m20_plane2": ((3, 12, 1, 2), (20, 12, 1, 1), {}, {}),
+    "c20_m9_plane15_residual": ((2, 20, 3, 5), (9, 20, 1, 3), dict(pads=[0, 1, 0, 1]), dict(residual=True)),
+    "m16_plane49_float_out": ((2, 16, 7, 7), (16, 16, 3, 3), dict(pads=[1, 1, 1, 1]), dict(y_type=None, x_type="int8")),
+    "c16_14x14_stride2": ((1, 16, 14, 14), (16, 16, 3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2]), {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TILE_EDGES))
+def test_int8_conv_tile_edges_match_the_cpu_bit_for_bit(name):
+    xs, ws, attrs, options = TILE_EDGES[name]
+    model, feeds = qdq_layer("Conv", xs, ws, attrs, seed=len(name), **options)
+    got, want, rows = cuda_and_cpu(model, feeds)
+    row = layer_row(rows, "Int8Conv")
+    if row["algorithm"].startswith("on the host"):  # check_support's refusal: the kernels did not run
+        pytest.skip(row["algorithm"])
+    assert_on_device(row)
+    assert got["y"].dtype == want["y"].dtype and got["y"].shape == want["y"].shape
+    assert np.array_equal(got["y"], want["y"]), f"{np.count_nonzero(got['y'] != want['y'])} elements differ"
+
+
 def test_int32_accumulation_is_exact_at_k_4096_and_more():
     """K = 4100 (not a multiple of 4: padded) against an integer reference: float output, |sums|
     below 2^24, so float32(sum) is exact and any error in a sum shows."""

@@ -1,7 +1,7 @@
-// Launchers of the fused int8 layers' own CUDA kernels (int8_kernels.cu), around the int8 tensor
-// core products (cuBLASLt's for Int8Gemm/Int8MatMul: int8_gemm_cuda.cc; cuDNN's for Int8Conv:
-// int8_conv_cuda.cc). Each queues on `stream` and checks the launch (DeviceError on failure);
-// an empty range launches nothing.
+// Launchers of the fused int8 layers' own CUDA kernels (int8_kernels.cu; the conv's layout-changing
+// ones in int8_tiles.cu, Note [int8 tiles]), around the int8 tensor core products (cuBLASLt's for
+// Int8Gemm/Int8MatMul: int8_gemm_cuda.cc; cuDNN's for Int8Conv: int8_conv_cuda.cc). Each queues
+// on `stream` and checks the launch (DeviceError on failure); an empty range launches nothing.
 //
 // Note [int8 on tensor cores]: the tensor cores multiply signed bytes only, with every tap inside
 // the operand (no implicit zero padding may stand for X's zero point). So X is made signed and
@@ -31,6 +31,8 @@ void launch_int8_rows(const void* x, bool x_unsigned, int64_t rows, int64_t k, i
 //   x [N, C, H, W] (int8, or uint8: x_unsigned)  ->  out [N, Hp, Wp, Cp] int8
 //   out[n, h, w, c] = x'[n, c, h - pad_h, w - pad_w] inside X, x_zp' (zp) in the padding,
 //   0 in the padded channels c >= C (whose filter taps are zero).
+// cp must be a multiple of 4 and out 4-byte aligned (a workspace: the kernel stores 4 channels
+// at once); x may have any alignment.
 struct NhwcPad {
   int64_t n = 0, c = 0, h = 0, w = 0;  // X
   int64_t pad_h = 0, pad_w = 0;        // the top and left pads
@@ -40,7 +42,7 @@ void launch_int8_nhwc_pad(const void* x, bool x_unsigned, int8_t zp, const NhwcP
                           cudaStream_t stream);
 
 // The requantizing epilogue of the fused int8 layers (the CPU's: qdq_int8_cpu.cc's file comment),
-// through a tile where y is NCHW (Note [int8 tiles] in int8_kernels.cu):
+// through register tiles where y is NCHW (Note [int8 tiles] in int8_tiles.cu):
 //   sums  int32 [rows, ld]: row r = n * plane + p (a pixel, or a GEMM row), column m (< channels)
 //   y     plane > 0: [N, channels, plane] (NCHW); plane 0: [rows, channels] (row-major)
 //   a = sums[r, m] + ibias[m] (wrapping), v = float(a) * mult[m] + add[m]
@@ -62,5 +64,7 @@ struct Int8Epilogue {
   float r_ratio = 1, z_ratio = 1;
 };
 void launch_int8_epilogue(const Int8Epilogue& e, void* y, cudaStream_t stream);
+// Its NCHW form (plane > 0, int8_tiles.cu), which launch_int8_epilogue calls.
+void launch_int8_epilogue_nchw(const Int8Epilogue& e, void* y, cudaStream_t stream);
 
 }  // namespace dnnx::cuda
