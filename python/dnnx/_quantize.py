@@ -43,7 +43,7 @@ import numpy as np
 
 from . import _progress
 from ._quant_ranges import METHODS, uint8_params, value_range
-from ._quant_report import LayerDecision, QuantReport
+from ._quant_report import JOIN_OP, LayerDecision, QuantReport
 
 DEFAULT_TOLERANCE = 0.01   # 1 % relative RMS error per layer (docs/precision.md)
 CALIBRATION_BATCH = 32     # rows per run when the batch dim is symbolic (bounds the values held per run)
@@ -127,12 +127,14 @@ def _subsample(a: np.ndarray) -> np.ndarray:
     return flat[::max(1, flat.size // SAMPLES_PER_RUN)]
 
 
-def _calibrate(base, targets, batches, method, show):
-    """({activation: (scale, zero point)}, {graph output: fp32 arrays per batch})."""
+def _calibrate(base, targets, joins, batches, method, show):
+    """({activation: (scale, zero point)}, {graph output: fp32 arrays per batch}); the activations
+    are the targets' and the joins' inputs and outputs (Note [int8 residual join])."""
     from ._quant_graph import with_outputs
 
     graph_inputs = {i.name for i in base.graph.input}
-    activations = list(dict.fromkeys(t for target in targets for _, t in target.activations))
+    activations = list(dict.fromkeys([t for target in targets for _, t in target.activations] +
+                                     [t for j in joins for t in (*j.inputs, j.output)]))
     outputs = [o.name for o in base.graph.output]
     watched = list(dict.fromkeys([a for a in activations if a not in graph_inputs] + outputs))
     model = _load_fp32(with_outputs(base, watched))
@@ -163,13 +165,14 @@ def _calibrate(base, targets, batches, method, show):
     return params, reference
 
 
-def _layer_errors(base, targets, params, per_channel, batches, show, corrections=None):
-    """({layer name: relative RMS error of its int8 twin's output against its fp32 output},
-    {layer name: the twin's mean error per output channel (axis 1), float [M]})."""
+def _layer_errors(base, targets, joins, params, per_channel, batches, show, corrections=None):
+    """({layer or join name: relative RMS error of its int8 twin's output against its fp32 output},
+    {name: the twin's mean error per output channel (axis 1), float [M]})."""
     from ._quant_graph import PROBE_SUFFIX, probe_model
 
-    model = _load_fp32(probe_model(base, targets, params, per_channel, corrections))
+    model = _load_fp32(probe_model(base, targets, params, per_channel, corrections, joins))
     outs = {t.name: base.graph.node[t.index].output[0] for t in targets}
+    outs.update({j.name: j.output for j in joins})
     diff = {name: 0.0 for name in outs}
     ref = {name: 0.0 for name in outs}
     channel_sum: Dict[str, np.ndarray] = {}
@@ -217,11 +220,36 @@ def _output_errors(qdq, batches, reference) -> Dict[str, float]:
     return {o: _relative(diff[o], ref[o]) for o in reference if ref[o] or diff[o]}
 
 
+def _layer_decision(target, error: float, tolerance: float) -> LayerDecision:
+    """Note [int8 guard]: int8 where the layer's own error is within the tolerance."""
+    if error <= tolerance:
+        return LayerDecision(target.name, target.op, error, "int8", f"error within int8_tolerance {100.0 * tolerance:g}%")
+    return LayerDecision(target.name, target.op, error, "fp32",
+                         f"kept in fp32: error {100.0 * error:.3g}% exceeds int8_tolerance {100.0 * tolerance:g}%")
+
+
+def _join_decision(join, error: float, tolerance: float, int8_convs) -> LayerDecision:
+    """Note [int8 residual join]: int8 where one of the Convs that write its inputs is int8 (the
+    fused layer is that Conv's) and the join's own error is within the tolerance; a float join's
+    Conv keeps its float output."""
+    convs = ", ".join(join.convs)
+    if not any(name in int8_convs for name in join.convs):
+        return LayerDecision(join.name, JOIN_OP, error, "fp32",
+                             f"kept in fp32: a residual join whose Conv ({convs}) is kept in fp32")
+    if error > tolerance:
+        return LayerDecision(join.name, JOIN_OP, error, "fp32",
+                             f"kept in fp32: error {100.0 * error:.3g}% exceeds int8_tolerance {100.0 * tolerance:g}% "
+                             f"(a residual join: {convs} keep{'s' if len(join.convs) == 1 else ''} a float output)")
+    return LayerDecision(join.name, JOIN_OP, error, "int8",
+                         f"error within int8_tolerance {100.0 * tolerance:g}% (a residual join: its inputs and "
+                         f"output quantized, fused into {' or '.join(join.convs)}'s Int8Conv)")
+
+
 def quantize_model(src, calibration, calibration_method="minmax", per_channel=True,
                    int8_tolerance=DEFAULT_TOLERANCE, show_progress=True) -> QuantReport:
     """The QDQ model and the guard's decisions (QuantReport; ``model`` is the onnx.ModelProto, not
     written anywhere)."""
-    from ._quant_graph import correctable, find_targets, prepared, qdq_model
+    from ._quant_graph import correctable, find_joins, find_targets, prepared, qdq_model
 
     tolerance = check_options(calibration, calibration_method, per_channel, int8_tolerance)
     base = prepared(read_model(src))
@@ -229,27 +257,24 @@ def quantize_model(src, calibration, calibration_method="minmax", per_channel=Tr
     if not targets:
         raise ValueError("src: the model has no Conv, Gemm or MatMul layer with float32 inputs and constant "
                          "weights: nothing to quantize to int8")
+    joins = find_joins(base, targets)
     batches = _batches(_load_fp32(base), calibration)
-    params, reference = _calibrate(base, targets, batches, calibration_method, show_progress)
-    errors, mean_errors = _layer_errors(base, targets, params, bool(per_channel), batches, show_progress)
+    params, reference = _calibrate(base, targets, joins, batches, calibration_method, show_progress)
+    errors, mean_errors = _layer_errors(base, targets, joins, params, bool(per_channel), batches, show_progress)
     # Note [bias correction]: each layer's mean output error per channel, taken off its bias, and
     # every layer measured again.
     corrections = {t.name: mean_errors[t.name] for t in targets
                    if correctable(base, t) and t.name in mean_errors and np.all(np.isfinite(mean_errors[t.name]))}
     if corrections:
-        errors, _ = _layer_errors(base, targets, params, bool(per_channel), batches, show_progress, corrections)
-    rows, kept = [], []
-    for t in targets:
-        error = errors[t.name]
-        if error <= tolerance:
-            kept.append(t)
-            rows.append(LayerDecision(t.name, t.op, error, "int8",
-                                      f"error within int8_tolerance {100.0 * tolerance:g}%"))
-        else:
-            rows.append(LayerDecision(t.name, t.op, error, "fp32",
-                                      f"kept in fp32: error {100.0 * error:.3g}% exceeds int8_tolerance "
-                                      f"{100.0 * tolerance:g}%"))
-    qdq = qdq_model(base, kept, params, bool(per_channel), corrections)
+        errors, _ = _layer_errors(base, targets, joins, params, bool(per_channel), batches, show_progress,
+                                  corrections)
+    rows = {t.index: _layer_decision(t, errors[t.name], tolerance) for t in targets}
+    kept = [t for t in targets if rows[t.index].precision == "int8"]
+    int8_convs = {t.name for t in kept}
+    rows.update({j.index: _join_decision(j, errors[j.name], tolerance, int8_convs) for j in joins})
+    kept_joins = [j for j in joins if rows[j.index].precision == "int8"]
+    qdq = qdq_model(base, kept, params, bool(per_channel), corrections, kept_joins)
+    rows = [rows[i] for i in sorted(rows)]  # graph order
     settings = {"calibration_method": calibration_method, "per_channel": bool(per_channel),
                 "int8_tolerance": tolerance, "bias_corrected": sorted(corrections)}
     report = QuantReport(rows, settings, {}, None, qdq)
