@@ -1,7 +1,8 @@
 """dnnx's own int8: ``dnnx.quantize`` and ``dnnx.load(..., precision="int8", calibration=x)``
 (docs/precision.md, "int8"). Runs of dnnx itself, in fp32 on the CPU, over the calibration data:
 
-1. calibrate: the float inputs of every Conv, Gemm and MatMul (and the model's outputs) are made
+1. calibrate: the float inputs of every Conv, Gemm and MatMul, the inputs and outputs of the
+   residual joins (Note [int8 residual join] in _quant_graph.py) and the model's outputs are made
    graph outputs of a copy of the model; their values give each activation's range (minmax,
    percentile or entropy: _quant_ranges.py) and so its uint8 scale and zero point;
 2. guard (Note [int8 guard]): a probe model holds, beside each of those layers, a quantized twin
@@ -9,8 +10,9 @@
    its float layer's output is the layer's own error. The first probe run also gives each layer's
    bias correction (Note [bias correction]); a second one, with the corrected biases, measures
    the errors the guard decides on: a layer whose error exceeds ``int8_tolerance`` stays float
-   (no QDQ pair around it);
-3. the QDQ model (_quant_graph.py) of the layers kept int8 is built, and run once more: its
+   (no QDQ pair around it); each join is measured by a twin too, and stays float where its error
+   exceeds the tolerance or its Convs stay float;
+3. the QDQ model (_quant_graph.py) of the layers and joins kept int8 is built, and run once more: its
    outputs' error against fp32 is reported (``QuantReport.output_error``).
 
 The file is written atomically (a temporary file renamed over ``out_path``).
@@ -18,7 +20,9 @@ The file is written atomically (a temporary file renamed over ``out_path``).
 Note [int8 guard]: each layer's error is measured with fp32 inputs, not behind the layers quantized
 before it: it is what that layer's quantization costs, so a decision does not depend on the
 decisions upstream and one bad layer does not push every later layer over the tolerance. The
-end-to-end effect is reported separately (``output_error``).
+end-to-end effect is reported separately (``output_error``). A residual join is measured on the
+same terms: its twin reads its fp32 inputs quantized, and its output's quantization (the next
+layers' input's) counts where those layers are measured.
 
 Note [bias correction]: rounding a channel's weights shifts that channel's output by a constant on
 average wherever its inputs have a nonzero mean (after a ReLU they all do): (W_q - W) E[x]. The
@@ -298,11 +302,13 @@ def quantize(src, out_path, *, calibration, calibration_method: str = "minmax", 
     this data under ``calibration_method``: "minmax" (the whole range), "percentile" (the 0.01st to
     99.99th percentiles) or "entropy" (TensorRT's KL-divergence threshold). Weights are int8,
     symmetric, with one scale per output channel (``per_channel=False``: one per tensor); biases
-    int32.
+    int32. A residual join (an Add of a quantized Conv's output and a shortcut, [Relu]) gets its
+    inputs and output quantized too, so that dnnx runs the block's last Conv, the Add and the
+    Relu as one int8 layer (Note [int8 residual join] in _quant_graph.py).
 
     Accuracy guard: each quantized layer's output is compared with fp32 on the calibration data
-    (its inputs in fp32); a layer whose relative RMS error exceeds ``int8_tolerance`` (default
-    0.01, 1 %) stays float. Returns a ``QuantReport``: per-layer rows (error, precision, why), which
+    (its inputs in fp32); a layer or join whose relative RMS error exceeds ``int8_tolerance``
+    (default 0.01, 1 %) stays float. Returns a ``QuantReport``: per-layer rows (error, precision, why), which
     ``print`` shows as a table; the same rows are in the file's metadata_props
     ("dnnx.int8.layers", JSON)."""
     from .finetune import atomic_write_bytes

@@ -24,8 +24,9 @@
 // constructor), and is switched by PassOptions::fuse_qdq_int8 ("fuse_qdq_int8").
 //
 // Note [int8 float output]: dnnx.quantize (python/dnnx/_quant_graph.py) quantizes the inputs of
-// each Conv/Gemm/MatMul only, so most layers have no QuantizeLinear right after them (LeNet's
-// Conv -> MaxPool -> Flatten -> QuantizeLinear, the last Gemm -> Softmax, ResNet's Conv -> Add).
+// each Conv/Gemm/MatMul and the residual joins its guard admits (Note [int8 residual join]), so
+// some layers have no QuantizeLinear right after them (LeNet's Conv -> MaxPool -> Flatten ->
+// QuantizeLinear, the last Gemm -> Softmax, ResNet's Conv -> Add where the join stays float).
 // Such a layer, DequantizeLinear(x_q) and DequantizeLinear(const w_q) -> op [-> Relu] with a
 // float output (no QuantizeLinear, or readers besides it), becomes the int8 layer without Y's
 // parameters (inputs 6, 7 absent): the same exact int32 sums, then a dequantizing epilogue
