@@ -14,7 +14,8 @@ Weights are symmetric int8 with one scale per output channel: axis 0 of a Conv's
 the N axis of a Gemm's B ([K, N], or [N, K] with transB) and the last axis of a MatMul's constant
 B [.., K, N]. Activations are asymmetric uint8, one (scale, zero point) per tensor, shared by every
 quantized layer that reads the tensor. A layer the accuracy guard keeps in float reads the float
-tensors as before (but the output of an int8 join, which every reader reads dequantized).
+tensors as before (but the output of an int8 join, which every reader reads dequantized). Per-axis
+scales need opset 13: older models are upgraded with onnx's version converter.
 
 Note [int8 residual join]: quantizing only the inputs of Conv/Gemm/MatMul leaves a ResNet block's
 end float: its last Conv gets a float output (Note [int8 float output] in
@@ -30,9 +31,10 @@ QuantizeLinear is the output's only reader; each tensor's pair is the one every 
 makes Conv [BN] -> Q -> DQ -> Add(DQ(z_q)) [-> Relu] -> Q one Int8Conv with a residual epilogue
 (Note [qdq int8]); the other input of a projection block, its own Conv -> Q, a requantizing one.
 The accuracy guard measures each join as it measures a layer (Note [int8 guard] in _quantize.py):
-its twin adds the quantized fp32 inputs and quantizes its output; a join whose error exceeds the
-tolerance, or whose Convs all stay float, stays float as before. Per-axis scales need opset 13: older models are upgraded with onnx's version
-converter."""
+its twin adds the quantized fp32 inputs [and applies the Relu] (the output's quantization is the
+next layers' input quantization, measured there); a join whose error exceeds the tolerance, or
+whose Convs all stay float, stays float as before (its Conv keeps a float output). A join whose
+output is a graph output is left float: the output keeps its name and float type."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -67,8 +69,8 @@ class Target:
 @dataclass
 class Join:
     """A residual join (Note [int8 residual join]): Add node `index` (`name`) of the float tensors
-    `inputs` (one shape); `convs`: the names of the Conv targets that write them (through a
-    BatchNormalization); `relu`: the index of the Relu that alone reads the Add, or None;
+    `inputs` (one shape); `convs`: the names of the Conv targets that write them (directly or
+    through a BatchNormalization); `relu`: the index of the Relu that alone reads the Add, or None;
     `output`: the join's output, the Relu's where there is one."""
 
     index: int
@@ -282,33 +284,19 @@ class _Builder:
         self.weight_scales: Dict[str, np.ndarray] = {}
         self.biases = 0  # biases made so far: each one's names carry its number
 
-    def params(self, tensor: str) -> Tuple[str, str]:
-        """The initializers holding `tensor`'s uint8 scale and zero point, made once."""
-        s, z = f"{tensor}_scale", f"{tensor}_zero_point"
-        key = f"params:{tensor}"
-        if key not in self.made:
-            scale, zp = self.act_params[tensor]
-            self.initializers += [numpy_helper.from_array(np.array(scale, np.float32), s),
-                                  numpy_helper.from_array(np.array(zp, np.uint8), z)]
-            self.made[key] = s
-        return s, z
-
     def activation(self, tensor: str) -> str:
         """The DequantizeLinear output that stands for `tensor` (QuantizeLinear -> DequantizeLinear)."""
         key = f"act:{tensor}"
         if key not in self.made:
-            self.made[key] = self.pair(tensor, tensor, f"{tensor}_DequantizeLinear_Output")
+            scale, zp = self.act_params[tensor]
+            s, z = f"{tensor}_scale", f"{tensor}_zero_point"
+            self.initializers += [numpy_helper.from_array(np.array(scale, np.float32), s),
+                                  numpy_helper.from_array(np.array(zp, np.uint8), z)]
+            q, dq = f"{tensor}_QuantizeLinear_Output", f"{tensor}_DequantizeLinear_Output"
+            self.nodes += [helper.make_node("QuantizeLinear", [tensor, s, z], [q], name=f"{tensor}_QuantizeLinear"),
+                           helper.make_node("DequantizeLinear", [q, s, z], [dq], name=f"{tensor}_DequantizeLinear")]
+            self.made[key] = dq
         return self.made[key]
-
-    def pair(self, tensor: str, like: str, output: str) -> str:
-        """QuantizeLinear -> DequantizeLinear of `tensor` with `like`'s scale and zero point, the
-        DequantizeLinear writing `output` (the probe's join twin quantizes its output with the
-        join output's parameters)."""
-        s, z = self.params(like)
-        q = f"{tensor}_QuantizeLinear_Output"
-        self.nodes += [helper.make_node("QuantizeLinear", [tensor, s, z], [q], name=f"{tensor}_QuantizeLinear"),
-                       helper.make_node("DequantizeLinear", [q, s, z], [output], name=f"{tensor}_DequantizeLinear")]
-        return output
 
     def weight(self, name: str, axis: int) -> str:
         """The DequantizeLinear output of the int8 `name` (per channel along `axis`, or per tensor)."""
@@ -500,7 +488,7 @@ def qdq_model(proto, targets: List[Target], act_params, per_channel: bool, corre
 def probe_model(proto, targets: List[Target], act_params, per_channel: bool, corrections=None,
                 joins: List[Join] = ()) -> onnx.ModelProto:
     """The guard's probe: `proto` with, beside each target and join, a quantized twin reading the
-    same float inputs through QDQ (a join's twin quantizes its output too); its outputs are each
+    same float inputs through QDQ; its outputs are each
     one's float output and its twin's, in pairs (output name, output name + PROBE_SUFFIX). Each
     twin sees fp32 inputs: its error is its own, not the sum of the layers before it."""
     return _rebuild(proto, targets, act_params, per_channel, probe=True, corrections=corrections, joins=joins)
