@@ -5,8 +5,8 @@ tool: quant_pre_process, then quantize_static (QDQ, per-channel int8 weights, ui
 activations: its defaults), calibrated on `--calibration` seeded standard-normal batches; the
 float model is ../shared/external/zoo/resnet18.onnx (zoo_models.materialized: seeded weights)
 or bench/resnet50.py's ResNet-50 (seeded weights). --quantizer dnnx makes the file with
-dnnx.quantize instead (QDQ on the inputs of each Conv/Gemm only, the accuracy guard at its
-default; most layers then run in the float-output form, Note [int8 float output]). Timing: dnnx.cli.timing (the engines take
+dnnx.quantize instead (QDQ on the inputs of each Conv/Gemm and at the residual joins, Note [int8
+residual join]; the accuracy guard at its default or --int8-tolerance). Timing: dnnx.cli.timing (the engines take
 turns in blocks of calls after the process's threads have gone idle, Note [settled turns];
 medians). Appends a section to bench/RESULTS.md.
 
@@ -77,12 +77,15 @@ def qdq_file(model: onnx.ModelProto, tmp: Path, samples: int) -> Path:
     return dst
 
 
-def dnnx_qdq_file(model: onnx.ModelProto, tmp: Path, samples: int) -> Path:
-    """dnnx.quantize's QDQ file of `model`, calibrated on the same seeded batches as qdq_file."""
+def dnnx_qdq_file(model: onnx.ModelProto, tmp: Path, samples: int, tolerance=None) -> Path:
+    """dnnx.quantize's QDQ file of `model`, calibrated on the same seeded batches as qdq_file;
+    `tolerance`: its int8_tolerance (None: the default)."""
     x = np.concatenate([np.random.default_rng(100 + s).standard_normal((1, 3, 224, 224), np.float32)
                         for s in range(samples)])
     dst = tmp / "dnnx_qdq.onnx"
-    dnnx.quantize(model, dst, calibration=x, show_progress=False)
+    options = {} if tolerance is None else {"int8_tolerance": tolerance}
+    report = dnnx.quantize(model, dst, calibration=x, show_progress=False, **options)
+    print(next(line for line in str(report).splitlines() if "layer(s) int8" in line))  # the guard's count
     return dst
 
 
@@ -163,6 +166,8 @@ def main() -> int:
     parser.add_argument("--iters", type=int, default=30, help="timed calls per engine")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--calibration", type=int, default=4, help="calibration batches")
+    parser.add_argument("--int8-tolerance", type=float, default=None,
+                        help="--quantizer dnnx: dnnx.quantize's int8_tolerance (default: its own, 0.01)")
     parser.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")), help="appended to")
     args = parser.parse_args()
     env = [f"{k}={os.environ[k]}" for k in ("DNNX_DEV_BUILD", "PYTHONPATH", "DNNX_INT8_AVX2") if os.environ.get(k)]
@@ -172,13 +177,16 @@ def main() -> int:
     if args.zoo2:
         return zoo2_main(args, command, load)
     with tempfile.TemporaryDirectory() as tmp:
-        make = dnnx_qdq_file if args.quantizer == "dnnx" else qdq_file
-        path = make(float_model(args.model), Path(tmp), args.calibration)
+        if args.quantizer == "dnnx":
+            path = dnnx_qdq_file(float_model(args.model), Path(tmp), args.calibration, args.int8_tolerance)
+        else:
+            path = qdq_file(float_model(args.model), Path(tmp), args.calibration)
         fused = dnnx.load(str(path), batch_size=1)
         unfused = dnnx.load(str(path), batch_size=1, passes={"fuse_qdq_int8": False})
         plan = str(fused.plan())
         int8_layers = sum(1 for line in plan.splitlines() if "int32 accumulation" in line)
         float_out = sum(1 for line in plan.splitlines() if "int32 accumulation, float output" in line)
+        residual = sum(1 for line in plan.splitlines() if "int32 accumulation" in line and "residual add" in line)
         convs = sum(1 for n in onnx.load(str(path)).graph.node if n.op_type in ("Conv", "Gemm", "MatMul"))
         feeds, _ = random_inputs(fused.inputs, 1, 0)
         session = ort_session(fused.proto, args.threads)
@@ -198,7 +206,8 @@ def main() -> int:
     rel = float(np.max(np.abs(ours - ort_out))) / scale
     rel_sim = float(np.max(np.abs(sim - ort_out))) / scale
     agree = float(np.mean(ours.argmax(-1) == ort_out.argmax(-1)))
-    print(f"int8 layers {int8_layers} ({float_out} with a float output) of {convs} Conv/Gemm/MatMul; rel diff vs ort {rel:.3g} "
+    print(f"int8 layers {int8_layers} ({float_out} with a float output, {residual} with a residual add) of {convs} "
+          f"Conv/Gemm/MatMul; rel diff vs ort {rel:.3g} "
           f"(float-between-QDQ {rel_sim:.3g}); top-1 agreement {agree:.2f}")
     lines = [
         "",
@@ -214,11 +223,11 @@ def main() -> int:
         (f"- model: {args.model}, seeded weights, quant_pre_process + quantize_static (QDQ, per-channel int8 "
          f"weights, uint8 activations, {args.calibration} calibration batches); batch 1"
          if args.quantizer == "onnxruntime" else
-         f"- model: {args.model}, seeded weights, dnnx.quantize (QDQ on Conv/Gemm inputs, per-channel int8 "
-         f"weights, uint8 activations, minmax on {args.calibration} calibration images, the guard at its "
-         "default); batch 1"),
+         f"- model: {args.model}, seeded weights, dnnx.quantize (QDQ on Conv/Gemm inputs and residual joins, per-channel int8 "
+         f"weights, uint8 activations, minmax on {args.calibration} calibration images, the guard at "
+         f"{'its default' if args.int8_tolerance is None else f'int8_tolerance {args.int8_tolerance:g}'}); batch 1"),
         f"- dnnx ran {int8_layers} of {convs} Conv/Gemm/MatMul as int8 layers ({float_out} with a float "
-        f"output); rel diff (max abs diff / "
+        f"output, {residual} with a residual add); rel diff (max abs diff / "
         f"max |ort|) vs onnxruntime {rel:.3g}, float-between-QDQ {rel_sim:.3g}",
         f"- method: dnnx.cli.timing.time_interleaved, {args.warmup} warm-up + {args.iters} timed calls each",
         "",

@@ -341,10 +341,11 @@ def test_float_output_layers_with_other_and_empty_batches(tmp_path):
 # ---- a BatchNormalization after the Conv (Note [int8 batchnorm]) ----
 
 def bn_model():
-    """a: Conv -> BN -> Relu (read by b and the Add: float output); b: Conv -> BN -> Add (float);
-    e: Conv -> BN -> Relu -> MaxPool -> Q (the pooled form); d: Conv -> BN -> Relu -> Q (requantized);
-    h: Conv -> BN -> GlobalAveragePool (float); BatchNormalization unfolded, as dnnx.quantize
-    leaves it."""
+    """a: Conv -> BN -> Relu (read by b and the Add: dnnx.quantize's residual join quantizes it,
+    so requantized); b: Conv -> BN -> Add(a) -> Relu (the join: one residual Int8Conv); e: Conv ->
+    BN -> Relu -> MaxPool -> Q (the pooled form); d: Conv -> BN -> Relu -> Q (requantized); h: Conv
+    -> BN -> GlobalAveragePool (float output); BatchNormalization unfolded, as dnnx.quantize leaves
+    it."""
     rng = np.random.default_rng(5)
     inits, nodes = [], []
 
@@ -394,10 +395,11 @@ def test_batchnorm_joins_the_int8_layer(tmp_path):
     by_name = {r["name"]: r for r in rows}
     for name in ("a", "b", "e", "d", "h"):
         assert "batchnorm" in by_name[name + ".conv"]["algorithm"], by_name[name + ".conv"]
-    for name, math in (("a", "float output"), ("b", "float output"), ("e", "requantized"), ("d", "requantized"),
+    for name, math in (("a", "requantized"), ("b", "requantized"), ("e", "requantized"), ("d", "requantized"),
                        ("h", "float output")):
         assert math in by_name[name + ".conv"]["math"], (name, by_name[name + ".conv"]["math"])
-    assert ops.count("QuantizeLinear") == 4, ops  # x's, a's, r's and f's: e's and d's joined their layers
+    assert "residual add" in by_name["b.conv"]["algorithm"], by_name["b.conv"]
+    assert ops.count("QuantizeLinear") == 2, ops  # x's and f's: the others joined their layers
     x = rng.standard_normal((3, 8, 12, 12)).astype(np.float32)
     got = fused.run_dict({"x": x})["y"]
     float_path = dnnx.load(path, passes={"fuse_qdq_int8": False}).run_dict({"x": x})["y"]

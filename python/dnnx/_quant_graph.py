@@ -5,12 +5,36 @@ writes it in its QDQ format: around each quantized Conv, Gemm or MatMul,
     W int8 initializer (zp 0)                     -> DequantizeLinear(axis) -> Conv's W     (per channel)
     B int32 initializer, scale = x scale * W scale (zp 0) -> DequantizeLinear -> Conv's B
 
+and at each residual join (Note [int8 residual join]: ResNet's block end, quantize_static's form)
+
+    Conv [-> BatchNormalization] -> QuantizeLinear -> DequantizeLinear ─┐
+    shortcut ----------------------> QuantizeLinear -> DequantizeLinear ─┴─ Add [-> Relu] -> QuantizeLinear -> DequantizeLinear
+
 Weights are symmetric int8 with one scale per output channel: axis 0 of a Conv's W [M, C/g, k..],
 the N axis of a Gemm's B ([K, N], or [N, K] with transB) and the last axis of a MatMul's constant
 B [.., K, N]. Activations are asymmetric uint8, one (scale, zero point) per tensor, shared by every
 quantized layer that reads the tensor. A layer the accuracy guard keeps in float reads the float
-tensors as before. Per-axis scales need opset 13: older models are upgraded with onnx's version
-converter."""
+tensors as before (but the output of an int8 join, which every reader reads dequantized). Per-axis
+scales need opset 13: older models are upgraded with onnx's version converter.
+
+Note [int8 residual join]: quantizing only the inputs of Conv/Gemm/MatMul leaves a ResNet block's
+end float: its last Conv gets a float output (Note [int8 float output] in
+engine/runtime/passes/fuse_qdq_int8.cc), then a float Add, Relu and the next block's
+QuantizeLinear run on their own (on an H100 at batch 256, 24 of ResNet-50's 55 ms; issue #37).
+An Add of two float tensors of one shape where at least one is written by a quantized Conv
+(directly, or through the inference BatchNormalization that alone reads it) and read by the Add
+alone, optionally followed by a Relu that alone reads the Add, is a join (find_joins). An int8
+join gets a QuantizeLinear -> DequantizeLinear on each Add input and on its output (the Relu's
+where one follows), every node that reads the output reading it dequantized, so that the
+QuantizeLinear is the output's only reader; each tensor's pair is the one every reader shares
+(the shortcut's is typically its next Conv's already, and so is the output's). fuse_qdq_int8 then
+makes Conv [BN] -> Q -> DQ -> Add(DQ(z_q)) [-> Relu] -> Q one Int8Conv with a residual epilogue
+(Note [qdq int8]); the other input of a projection block, its own Conv -> Q, a requantizing one.
+The accuracy guard measures each join as it measures a layer (Note [int8 guard] in _quantize.py):
+its twin adds the quantized fp32 inputs [and applies the Relu] (the output's quantization is the
+next layers' input quantization, measured there); a join whose error exceeds the tolerance, or
+whose Convs all stay float, stays float as before (its Conv keeps a float output). A join whose
+output is a graph output is left float: the output keeps its name and float type."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,6 +64,26 @@ class Target:
     activations: List[Tuple[int, str]] = field(default_factory=list)  # (input slot, tensor)
     weight: Optional[Tuple[int, str, int]] = None                     # (input slot, initializer, axis)
     bias: Optional[Tuple[int, str]] = None                            # (input slot, initializer)
+
+
+@dataclass
+class Join:
+    """A residual join (Note [int8 residual join]): Add node `index` (`name`) of the float tensors
+    `inputs` (one shape); `convs`: the names of the Conv targets that write them (directly or
+    through a BatchNormalization); `relu`: the index of the Relu that alone reads the Add, or None;
+    `output`: the join's output, the Relu's where there is one."""
+
+    index: int
+    name: str
+    inputs: Tuple[str, str]
+    output: str
+    convs: Tuple[str, ...]
+    relu: Optional[int] = None
+
+    @property
+    def last(self) -> int:
+        """The index of the join's last node (its twin goes after it in the probe)."""
+        return self.index if self.relu is None else self.relu
 
 
 def _opset(proto) -> int:
@@ -144,6 +188,90 @@ def find_targets(proto: onnx.ModelProto) -> List[Target]:
     return found
 
 
+def _is_onnx(node, op: str) -> bool:
+    return node.op_type == op and node.domain in ("", "ai.onnx")
+
+
+def _float_shapes(proto) -> Dict[str, tuple]:
+    """{value: its dims (ints and symbolic names)} of the float32 values onnx's shape inference
+    gives a full shape (a dim it cannot name leaves the value out)."""
+    inferred = onnx.shape_inference.infer_shapes(proto)
+    out = {}
+    for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output):
+        t = vi.type.tensor_type
+        if t.elem_type != TensorProto.FLOAT or not t.HasField("shape"):
+            continue
+        dims = [d.dim_value if d.HasField("dim_value") else d.dim_param if d.HasField("dim_param") else None
+                for d in t.shape.dim]
+        if None not in dims:
+            out[vi.name] = tuple(dims)
+    return out
+
+
+class _Readers:
+    """Who reads each value of the main graph: the fuse pass fuses a chain only where each value
+    in it has one reader (Note [qdq int8]), so a join is one only where the same holds here."""
+
+    def __init__(self, proto):
+        graph = proto.graph
+        self.graph = graph
+        self.inits = {t.name for t in graph.initializer}
+        self.producer = {out: i for i, node in enumerate(graph.node) for out in node.output if out}
+        self.readers: Dict[str, List[int]] = {}
+        for i, node in enumerate(graph.node):
+            for name in dict.fromkeys(n for n in node.input if n):
+                self.readers.setdefault(name, []).append(i)
+        self.graph_outputs = {o.name for o in graph.output}
+
+    def sole(self, value: str) -> Optional[int]:
+        """The index of the one node that reads `value` (not a graph output), else None."""
+        found = self.readers.get(value, [])
+        return found[0] if len(found) == 1 and value not in self.graph_outputs else None
+
+    def conv_writing(self, value: str, convs: Dict[int, Target]) -> Optional[Target]:
+        """The Conv target whose output is `value`, or whose output an inference
+        BatchNormalization with constant statistics alone reads and writes `value` as (Note
+        [int8 batchnorm]: the pass takes it into the layer); else None."""
+        i = self.producer.get(value)
+        if i is None:
+            return None
+        node = self.graph.node[i]
+        if (_is_onnx(node, "BatchNormalization") and len(node.input) == 5 and len(node.output) == 1
+                and not _attr(node, "training_mode", 0) and all(n in self.inits for n in node.input[1:])):
+            if self.sole(node.input[0]) != i:
+                return None
+            i = self.producer.get(node.input[0])
+        return convs.get(i)
+
+
+def find_joins(proto: onnx.ModelProto, targets: List[Target]) -> List[Join]:
+    """The residual joins of the main graph (Note [int8 residual join]): each Add of two float
+    tensors of one shape, at least one written by a Conv of `targets` and read by the Add alone,
+    whose output (the Relu's, where a Relu alone reads the Add) is not a graph output."""
+    convs = {t.index: t for t in targets if t.op == "Conv"}
+    shapes = _float_shapes(proto)
+    graph = _Readers(proto)
+    found = []
+    for i, node in enumerate(proto.graph.node):
+        if not _is_onnx(node, "Add") or len(node.input) != 2 or len(node.output) != 1:
+            continue
+        a, b = node.input
+        if shapes.get(a) is None or shapes.get(a) != shapes.get(b):
+            continue
+        writers = [graph.conv_writing(v, convs) for v in (a, b) if graph.sole(v) == i]
+        names = tuple(dict.fromkeys(t.name for t in writers if t is not None))
+        if not names:
+            continue
+        relu, out = None, node.output[0]
+        r = graph.sole(out)
+        if r is not None and _is_onnx(proto.graph.node[r], "Relu"):
+            relu, out = r, proto.graph.node[r].output[0]
+        if out in graph.graph_outputs or out not in graph.readers:
+            continue  # the output must be read through its QuantizeLinear alone
+        found.append(Join(i, node.name, (a, b), out, names, relu))
+    return found
+
+
 class _Builder:
     """Q/DQ nodes and quantized initializers, each made once and shared by the layers that read it."""
 
@@ -243,42 +371,87 @@ class _Builder:
         return nodes
 
 
+def _with_inputs(node, ins: List[str], name: Optional[str] = None, outputs: Optional[List[str]] = None):
+    """A copy of `node` reading `ins` (and, for a probe twin, named `name`, writing `outputs`)."""
+    changed = onnx.NodeProto()
+    changed.CopyFrom(node)
+    del changed.input[:]
+    changed.input.extend(ins)
+    if name is not None:
+        changed.name = name
+    if outputs is not None:
+        del changed.output[:]
+        changed.output.extend(outputs)
+    return changed
+
+
+def _join_reads(proto, joins: List[Join]) -> Dict[int, Dict[int, str]]:
+    """{node index: {input slot: float tensor it reads quantized}} of the int8 joins `joins`: the
+    Add's two inputs, and every reader of the join's output (Note [int8 residual join])."""
+    reads: Dict[int, Dict[int, str]] = {}
+    outputs = {j.output for j in joins}
+    for j in joins:
+        reads.setdefault(j.index, {}).update({0: j.inputs[0], 1: j.inputs[1]})
+    for i, node in enumerate(proto.graph.node):
+        for slot, name in enumerate(node.input):
+            if name in outputs:
+                reads.setdefault(i, {})[slot] = name
+    return reads
+
+
+def _join_twin(proto, builder: "_Builder", join: Join) -> List[onnx.NodeProto]:
+    """The probe's quantized twin of `join`: Add of its quantized fp32 inputs [-> Relu], written as
+    join.output + PROBE_SUFFIX. Its output is not quantized: as a layer's twin measures its
+    inputs' quantization and not its output's, that one is the next layers' input quantization,
+    measured there (Note [int8 guard])."""
+    add = proto.graph.node[join.index]
+    measured = join.output + PROBE_SUFFIX
+    ins = [builder.activation(t) for t in join.inputs]
+    if join.relu is None:
+        return builder.take_nodes() + [_with_inputs(add, ins, add.name + PROBE_SUFFIX, [measured])]
+    relu = proto.graph.node[join.relu]
+    total = measured + "_sum"
+    return builder.take_nodes() + [_with_inputs(add, ins, add.name + PROBE_SUFFIX, [total]),
+                                   _with_inputs(relu, [total], relu.name + PROBE_SUFFIX, [measured])]
+
+
 def _rebuild(proto, targets: List[Target], act_params, per_channel: bool, probe: bool,
-             corrections: Optional[Dict[str, np.ndarray]] = None) -> onnx.ModelProto:
+             corrections: Optional[Dict[str, np.ndarray]] = None, joins: List[Join] = ()) -> onnx.ModelProto:
     out = onnx.ModelProto()
     out.CopyFrom(proto)
     builder = _Builder(proto, act_params, per_channel)
     by_index = {t.index: t for t in targets}
+    twins = {j.last: j for j in joins} if probe else {}
+    reads = {} if probe else _join_reads(proto, joins)
     nodes = []
     for i, node in enumerate(proto.graph.node):
         t = by_index.get(i)
-        if t is None:
+        if t is None and i not in reads:
             nodes.append(node)
-            continue
-        ins = builder.inputs(t, node, (corrections or {}).get(t.name))
-        nodes.extend(builder.take_nodes())
-        if probe:  # the float layer as it is, and a quantized twin beside it
-            twin = onnx.NodeProto()
-            twin.CopyFrom(node)
-            twin.name = node.name + PROBE_SUFFIX
-            del twin.input[:]
-            twin.input.extend(ins)
-            del twin.output[:]
-            twin.output.extend([node.output[0] + PROBE_SUFFIX])
-            nodes += [node, twin]
+        elif t is None:  # a node of an int8 join, or one reading a join's output
+            ins = list(node.input)
+            for slot, tensor in reads[i].items():
+                ins[slot] = builder.activation(tensor)
+            nodes += builder.take_nodes() + [_with_inputs(node, ins)]
         else:
-            changed = onnx.NodeProto()
-            changed.CopyFrom(node)
-            del changed.input[:]
-            changed.input.extend(ins)
-            nodes.append(changed)
+            ins = builder.inputs(t, node, (corrections or {}).get(t.name))
+            for slot, tensor in reads.get(i, {}).items():
+                if ins[slot] == tensor:  # a float layer reading an int8 join's output
+                    ins[slot] = builder.activation(tensor)
+            nodes.extend(builder.take_nodes())
+            if probe:  # the float layer as it is, and a quantized twin beside it
+                nodes += [node, _with_inputs(node, ins, node.name + PROBE_SUFFIX, [node.output[0] + PROBE_SUFFIX])]
+            else:
+                nodes.append(_with_inputs(node, ins))
+        if i in twins:
+            nodes += _join_twin(proto, builder, twins[i])
     del out.graph.node[:]
     out.graph.node.extend(nodes)
     out.graph.initializer.extend(builder.initializers)
     if probe:
         del out.graph.output[:]
-        for t in targets:
-            name = proto.graph.node[t.index].output[0]
+        measured = [proto.graph.node[t.index].output[0] for t in targets] + [j.output for j in joins]
+        for name in measured:
             for value in (name, name + PROBE_SUFFIX):
                 out.graph.output.append(helper.make_tensor_value_info(value, TensorProto.FLOAT, None))
     else:
@@ -303,19 +476,22 @@ def _drop_unused_initializers(proto) -> None:
     proto.graph.input.extend(inputs)
 
 
-def qdq_model(proto, targets: List[Target], act_params, per_channel: bool, corrections=None) -> onnx.ModelProto:
+def qdq_model(proto, targets: List[Target], act_params, per_channel: bool, corrections=None,
+              joins: List[Join] = ()) -> onnx.ModelProto:
     """`proto` with the layers `targets` quantized (QDQ pairs on their inputs; `corrections`
-    {layer name: float [M]} subtracted from their biases), the float weights they no longer read
-    removed."""
-    return _rebuild(proto, targets, act_params, per_channel, probe=False, corrections=corrections)
+    {layer name: float [M]} subtracted from their biases) and the residual joins `joins` (QDQ
+    pairs on their inputs and output: Note [int8 residual join]), the float weights they no
+    longer read removed."""
+    return _rebuild(proto, targets, act_params, per_channel, probe=False, corrections=corrections, joins=joins)
 
 
-def probe_model(proto, targets: List[Target], act_params, per_channel: bool, corrections=None) -> onnx.ModelProto:
-    """The guard's probe: `proto` with, beside each target, a quantized twin reading the same float
-    inputs through QDQ; its outputs are each target's float output and its twin's, in pairs
-    (output name, output name + PROBE_SUFFIX). Each twin sees fp32 inputs: its error is the
-    layer's own, not the sum of the layers before it."""
-    return _rebuild(proto, targets, act_params, per_channel, probe=True, corrections=corrections)
+def probe_model(proto, targets: List[Target], act_params, per_channel: bool, corrections=None,
+                joins: List[Join] = ()) -> onnx.ModelProto:
+    """The guard's probe: `proto` with, beside each target and join, a quantized twin reading the
+    same float inputs through QDQ; its outputs are each
+    one's float output and its twin's, in pairs (output name, output name + PROBE_SUFFIX). Each
+    twin sees fp32 inputs: its error is its own, not the sum of the layers before it."""
+    return _rebuild(proto, targets, act_params, per_channel, probe=True, corrections=corrections, joins=joins)
 
 
 def with_outputs(proto, names: List[str]) -> onnx.ModelProto:

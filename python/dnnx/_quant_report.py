@@ -8,13 +8,15 @@ from dataclasses import asdict, dataclass
 from typing import Dict, List
 
 METADATA_KEY = "dnnx.int8.layers"
+JOIN_OP = "Add"  # the op of a residual join's row (Note [int8 residual join] in _quant_graph.py)
 SETTINGS_KEY = "dnnx.int8.settings"
 
 
 @dataclass(frozen=True)
 class LayerDecision:
-    """name and op of the layer; error: the relative RMS error of its output, int8 against fp32 on
-    the calibration data (its inputs fp32, so the error is the layer's own); precision: "int8" or
+    """name and op of the layer (op "Add": a residual join, Note [int8 residual join] in
+    _quant_graph.py); error: the relative RMS error of its output, int8 against fp32 on the
+    calibration data (its inputs fp32, so the error is the layer's own); precision: "int8" or
     "fp32"; why: the reason in words."""
 
     name: str
@@ -57,9 +59,14 @@ class QuantReport:
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
         lines.insert(1, "  ".join("-" * w for w in widths))
-        lines.append(f"{len(self.int8_layers)} of {len(self.layers)} layer(s) int8 at int8_tolerance "
-                     f"{100.0 * self.settings['int8_tolerance']:g}% ({self.settings['calibration_method']} "
-                     f"calibration, {'per-channel' if self.settings['per_channel'] else 'per-tensor'} weights)")
+        layers = [r for r in self.layers if r.op != JOIN_OP]
+        joins = [r for r in self.layers if r.op == JOIN_OP]
+        counted = f"{sum(r.precision == 'int8' for r in layers)} of {len(layers)} layer(s) int8"
+        if joins:
+            counted += f", {sum(r.precision == 'int8' for r in joins)} of {len(joins)} residual join(s)"
+        lines.append(f"{counted} at int8_tolerance {100.0 * self.settings['int8_tolerance']:g}% "
+                     f"({self.settings['calibration_method']} calibration, "
+                     f"{'per-channel' if self.settings['per_channel'] else 'per-tensor'} weights)")
         for name, error in self.output_error.items():
             lines.append(f"output '{name}': relative RMS error {100.0 * error:.3f}% against fp32 on the "
                          f"calibration data")

@@ -1,7 +1,8 @@
 """dnnx's own int8: ``dnnx.quantize`` and ``dnnx.load(..., precision="int8", calibration=x)``
 (docs/precision.md, "int8"). Runs of dnnx itself, in fp32 on the CPU, over the calibration data:
 
-1. calibrate: the float inputs of every Conv, Gemm and MatMul (and the model's outputs) are made
+1. calibrate: the float inputs of every Conv, Gemm and MatMul, the inputs and outputs of the
+   residual joins (Note [int8 residual join] in _quant_graph.py) and the model's outputs are made
    graph outputs of a copy of the model; their values give each activation's range (minmax,
    percentile or entropy: _quant_ranges.py) and so its uint8 scale and zero point;
 2. guard (Note [int8 guard]): a probe model holds, beside each of those layers, a quantized twin
@@ -9,8 +10,9 @@
    its float layer's output is the layer's own error. The first probe run also gives each layer's
    bias correction (Note [bias correction]); a second one, with the corrected biases, measures
    the errors the guard decides on: a layer whose error exceeds ``int8_tolerance`` stays float
-   (no QDQ pair around it);
-3. the QDQ model (_quant_graph.py) of the layers kept int8 is built, and run once more: its
+   (no QDQ pair around it); each join is measured by a twin too, and stays float where its error
+   exceeds the tolerance or its Convs stay float;
+3. the QDQ model (_quant_graph.py) of the layers and joins kept int8 is built, and run once more: its
    outputs' error against fp32 is reported (``QuantReport.output_error``).
 
 The file is written atomically (a temporary file renamed over ``out_path``).
@@ -18,7 +20,9 @@ The file is written atomically (a temporary file renamed over ``out_path``).
 Note [int8 guard]: each layer's error is measured with fp32 inputs, not behind the layers quantized
 before it: it is what that layer's quantization costs, so a decision does not depend on the
 decisions upstream and one bad layer does not push every later layer over the tolerance. The
-end-to-end effect is reported separately (``output_error``).
+end-to-end effect is reported separately (``output_error``). A residual join is measured on the
+same terms: its twin reads its fp32 inputs quantized, and its output's quantization (the next
+layers' input's) counts where those layers are measured.
 
 Note [bias correction]: rounding a channel's weights shifts that channel's output by a constant on
 average wherever its inputs have a nonzero mean (after a ReLU they all do): (W_q - W) E[x]. The
@@ -43,7 +47,7 @@ import numpy as np
 
 from . import _progress
 from ._quant_ranges import METHODS, uint8_params, value_range
-from ._quant_report import LayerDecision, QuantReport
+from ._quant_report import JOIN_OP, LayerDecision, QuantReport
 
 DEFAULT_TOLERANCE = 0.01   # 1 % relative RMS error per layer (docs/precision.md)
 CALIBRATION_BATCH = 32     # rows per run when the batch dim is symbolic (bounds the values held per run)
@@ -127,12 +131,14 @@ def _subsample(a: np.ndarray) -> np.ndarray:
     return flat[::max(1, flat.size // SAMPLES_PER_RUN)]
 
 
-def _calibrate(base, targets, batches, method, show):
-    """({activation: (scale, zero point)}, {graph output: fp32 arrays per batch})."""
+def _calibrate(base, targets, joins, batches, method, show):
+    """({activation: (scale, zero point)}, {graph output: fp32 arrays per batch}); the activations
+    are the targets' and the joins' inputs and outputs (Note [int8 residual join])."""
     from ._quant_graph import with_outputs
 
     graph_inputs = {i.name for i in base.graph.input}
-    activations = list(dict.fromkeys(t for target in targets for _, t in target.activations))
+    activations = list(dict.fromkeys([t for target in targets for _, t in target.activations] +
+                                     [t for j in joins for t in (*j.inputs, j.output)]))
     outputs = [o.name for o in base.graph.output]
     watched = list(dict.fromkeys([a for a in activations if a not in graph_inputs] + outputs))
     model = _load_fp32(with_outputs(base, watched))
@@ -163,13 +169,14 @@ def _calibrate(base, targets, batches, method, show):
     return params, reference
 
 
-def _layer_errors(base, targets, params, per_channel, batches, show, corrections=None):
-    """({layer name: relative RMS error of its int8 twin's output against its fp32 output},
-    {layer name: the twin's mean error per output channel (axis 1), float [M]})."""
+def _layer_errors(base, targets, joins, params, per_channel, batches, show, corrections=None):
+    """({layer or join name: relative RMS error of its int8 twin's output against its fp32 output},
+    {name: the twin's mean error per output channel (axis 1), float [M]})."""
     from ._quant_graph import PROBE_SUFFIX, probe_model
 
-    model = _load_fp32(probe_model(base, targets, params, per_channel, corrections))
+    model = _load_fp32(probe_model(base, targets, params, per_channel, corrections, joins))
     outs = {t.name: base.graph.node[t.index].output[0] for t in targets}
+    outs.update({j.name: j.output for j in joins})
     diff = {name: 0.0 for name in outs}
     ref = {name: 0.0 for name in outs}
     channel_sum: Dict[str, np.ndarray] = {}
@@ -217,11 +224,36 @@ def _output_errors(qdq, batches, reference) -> Dict[str, float]:
     return {o: _relative(diff[o], ref[o]) for o in reference if ref[o] or diff[o]}
 
 
+def _layer_decision(target, error: float, tolerance: float) -> LayerDecision:
+    """Note [int8 guard]: int8 where the layer's own error is within the tolerance."""
+    if error <= tolerance:
+        return LayerDecision(target.name, target.op, error, "int8", f"error within int8_tolerance {100.0 * tolerance:g}%")
+    return LayerDecision(target.name, target.op, error, "fp32",
+                         f"kept in fp32: error {100.0 * error:.3g}% exceeds int8_tolerance {100.0 * tolerance:g}%")
+
+
+def _join_decision(join, error: float, tolerance: float, int8_convs) -> LayerDecision:
+    """Note [int8 residual join]: int8 where one of the Convs that write its inputs is int8 (the
+    fused layer is that Conv's) and the join's own error is within the tolerance; a float join's
+    Conv keeps its float output."""
+    convs = ", ".join(join.convs)
+    if not any(name in int8_convs for name in join.convs):
+        return LayerDecision(join.name, JOIN_OP, error, "fp32",
+                             f"kept in fp32: a residual join whose Conv ({convs}) is kept in fp32")
+    if error > tolerance:
+        return LayerDecision(join.name, JOIN_OP, error, "fp32",
+                             f"kept in fp32: error {100.0 * error:.3g}% exceeds int8_tolerance {100.0 * tolerance:g}% "
+                             f"(a residual join: {convs} keep{'s' if len(join.convs) == 1 else ''} a float output)")
+    return LayerDecision(join.name, JOIN_OP, error, "int8",
+                         f"error within int8_tolerance {100.0 * tolerance:g}% (a residual join: its inputs and "
+                         f"output quantized, fused into {' or '.join(join.convs)}'s Int8Conv)")
+
+
 def quantize_model(src, calibration, calibration_method="minmax", per_channel=True,
                    int8_tolerance=DEFAULT_TOLERANCE, show_progress=True) -> QuantReport:
     """The QDQ model and the guard's decisions (QuantReport; ``model`` is the onnx.ModelProto, not
     written anywhere)."""
-    from ._quant_graph import correctable, find_targets, prepared, qdq_model
+    from ._quant_graph import correctable, find_joins, find_targets, prepared, qdq_model
 
     tolerance = check_options(calibration, calibration_method, per_channel, int8_tolerance)
     base = prepared(read_model(src))
@@ -229,27 +261,24 @@ def quantize_model(src, calibration, calibration_method="minmax", per_channel=Tr
     if not targets:
         raise ValueError("src: the model has no Conv, Gemm or MatMul layer with float32 inputs and constant "
                          "weights: nothing to quantize to int8")
+    joins = find_joins(base, targets)
     batches = _batches(_load_fp32(base), calibration)
-    params, reference = _calibrate(base, targets, batches, calibration_method, show_progress)
-    errors, mean_errors = _layer_errors(base, targets, params, bool(per_channel), batches, show_progress)
+    params, reference = _calibrate(base, targets, joins, batches, calibration_method, show_progress)
+    errors, mean_errors = _layer_errors(base, targets, joins, params, bool(per_channel), batches, show_progress)
     # Note [bias correction]: each layer's mean output error per channel, taken off its bias, and
     # every layer measured again.
     corrections = {t.name: mean_errors[t.name] for t in targets
                    if correctable(base, t) and t.name in mean_errors and np.all(np.isfinite(mean_errors[t.name]))}
     if corrections:
-        errors, _ = _layer_errors(base, targets, params, bool(per_channel), batches, show_progress, corrections)
-    rows, kept = [], []
-    for t in targets:
-        error = errors[t.name]
-        if error <= tolerance:
-            kept.append(t)
-            rows.append(LayerDecision(t.name, t.op, error, "int8",
-                                      f"error within int8_tolerance {100.0 * tolerance:g}%"))
-        else:
-            rows.append(LayerDecision(t.name, t.op, error, "fp32",
-                                      f"kept in fp32: error {100.0 * error:.3g}% exceeds int8_tolerance "
-                                      f"{100.0 * tolerance:g}%"))
-    qdq = qdq_model(base, kept, params, bool(per_channel), corrections)
+        errors, _ = _layer_errors(base, targets, joins, params, bool(per_channel), batches, show_progress,
+                                  corrections)
+    rows = {t.index: _layer_decision(t, errors[t.name], tolerance) for t in targets}
+    kept = [t for t in targets if rows[t.index].precision == "int8"]
+    int8_convs = {t.name for t in kept}
+    rows.update({j.index: _join_decision(j, errors[j.name], tolerance, int8_convs) for j in joins})
+    kept_joins = [j for j in joins if rows[j.index].precision == "int8"]
+    qdq = qdq_model(base, kept, params, bool(per_channel), corrections, kept_joins)
+    rows = [rows[i] for i in sorted(rows)]  # graph order
     settings = {"calibration_method": calibration_method, "per_channel": bool(per_channel),
                 "int8_tolerance": tolerance, "bias_corrected": sorted(corrections)}
     report = QuantReport(rows, settings, {}, None, qdq)
@@ -273,11 +302,13 @@ def quantize(src, out_path, *, calibration, calibration_method: str = "minmax", 
     this data under ``calibration_method``: "minmax" (the whole range), "percentile" (the 0.01st to
     99.99th percentiles) or "entropy" (TensorRT's KL-divergence threshold). Weights are int8,
     symmetric, with one scale per output channel (``per_channel=False``: one per tensor); biases
-    int32.
+    int32. A residual join (an Add of a quantized Conv's output and a shortcut, [Relu]) gets its
+    inputs and output quantized too, so that dnnx runs the block's last Conv, the Add and the
+    Relu as one int8 layer (Note [int8 residual join] in _quant_graph.py).
 
     Accuracy guard: each quantized layer's output is compared with fp32 on the calibration data
-    (its inputs in fp32); a layer whose relative RMS error exceeds ``int8_tolerance`` (default
-    0.01, 1 %) stays float. Returns a ``QuantReport``: per-layer rows (error, precision, why), which
+    (its inputs in fp32); a layer or join whose relative RMS error exceeds ``int8_tolerance``
+    (default 0.01, 1 %) stays float. Returns a ``QuantReport``: per-layer rows (error, precision, why), which
     ``print`` shows as a table; the same rows are in the file's metadata_props
     ("dnnx.int8.layers", JSON)."""
     from .finetune import atomic_write_bytes

@@ -13,7 +13,8 @@
 //     only): the layer's own QuantizeLinear (r), then + DequantizeLinear(z_q), then Y's
 //   15 bn_mult 16 bn_add                   float32 [M]: a BatchNormalization taken in (Int8Conv
 //                                          only, Note [int8 batchnorm]): y = v * bn_mult + bn_add
-//                                          before the Relu and Y's quantization
+//                                          before the Relu and Y's quantization (with a
+//                                          residual: before r's quantization)
 // Attributes: the base op's (Conv's window attributes; Gemm's transB), and relu (0/1): a Relu
 // before Y's QuantizeLinear. Shapes: the base op's (MatMul: x [..., M, K] x w [K, N]; Gemm:
 // x [M, K], w [K, N] or [N, K] with transB). The CPU kernel: backends/cpu/quant/qdq_int8_cpu.cc.

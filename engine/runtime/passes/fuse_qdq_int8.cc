@@ -24,8 +24,9 @@
 // constructor), and is switched by PassOptions::fuse_qdq_int8 ("fuse_qdq_int8").
 //
 // Note [int8 float output]: dnnx.quantize (python/dnnx/_quant_graph.py) quantizes the inputs of
-// each Conv/Gemm/MatMul only, so most layers have no QuantizeLinear right after them (LeNet's
-// Conv -> MaxPool -> Flatten -> QuantizeLinear, the last Gemm -> Softmax, ResNet's Conv -> Add).
+// each Conv/Gemm/MatMul and the residual joins its guard admits (Note [int8 residual join]), so
+// some layers have no QuantizeLinear right after them (LeNet's Conv -> MaxPool -> Flatten ->
+// QuantizeLinear, the last Gemm -> Softmax, ResNet's Conv -> Add where the join stays float).
 // Such a layer, DequantizeLinear(x_q) and DequantizeLinear(const w_q) -> op [-> Relu] with a
 // float output (no QuantizeLinear, or readers besides it), becomes the int8 layer without Y's
 // parameters (inputs 6, 7 absent): the same exact int32 sums, then a dequantizing epilogue
@@ -43,9 +44,12 @@
 //
 // Note [int8 batchnorm]: a Conv read by an inference BatchNormalization alone (constant float32
 // [M] statistics, as dnnx.quantize leaves it in a model that has one) takes it in, in each of the
-// forms above but the residual one: inputs 15 bn_mult = scale / sqrt(var + epsilon) and 16
-// bn_add = B - mean * bn_mult (new constants, in double as fold_batchnorm computes them), one more
-// per-channel affine step in the epilogue. The float path folds the same BatchNormalization into
+// forms above: inputs 15 bn_mult = scale / sqrt(var + epsilon) and 16 bn_add = B - mean * bn_mult
+// (new constants, in double as fold_batchnorm computes them), one more per-channel affine step in
+// the epilogue. In the residual form (Conv -> BatchNormalization -> QuantizeLinear(r) ->
+// DequantizeLinear -> Add, as dnnx.quantize writes a ResNet block's join: Note [int8 residual
+// join] in python/dnnx/_quant_graph.py) the step comes before r's quantization, as it does in the
+// float graph. The float path folds the same BatchNormalization into
 // the dequantized weights (fold_batchnorm): the two differ by float rounding.
 #include <cmath>
 #include <algorithm>
@@ -254,6 +258,20 @@ void attach_bn(Context& c, const Node& bn, Node& fused) {
   fused.inputs[16] = add_constant(c.graph, base + ".int8_bn_add", {m}, std::move(add));
 }
 
+// The Conv whose output r's QuantizeLinear reads in the residual form: the Conv writing `value`,
+// or the Conv read by the inference BatchNormalization writing it alone (Note [int8 batchnorm]:
+// dnnx.quantize leaves a block's last BatchNormalization in the file, so its join reads the
+// BatchNormalization's output), `bn` then that BatchNormalization; nullptr where neither holds.
+const Node* residual_layer(const Context& c, const std::string& value, const Node*& bn) {
+  bn = nullptr;
+  if (const Node* conv = produced_by(c, value, "Conv")) return conv;
+  const Node* norm = produced_by(c, value, "BatchNormalization");
+  const Node* conv = norm ? produced_by(c, norm->inputs[0], "Conv") : nullptr;
+  if (!conv || foldable_bn(c, *conv) != norm) return nullptr;
+  bn = norm;
+  return conv;
+}
+
 // y's QuantizeLinear: per tensor, an 8-bit zero point given.
 bool output_q(const Graph& g, const Node& q) {
   if (!q.domain.empty() || q.op_type != "QuantizeLinear" || !q.has_input(2) || !per_tensor(g, q)) return false;
@@ -294,7 +312,8 @@ bool try_fuse(Context& c, size_t qi, bool residual, const PassOptions& options, 
       if (!dr || !dz || !per_tensor(c.graph, *dr) || !only_read_by(c, add->inputs[side], *add)) continue;
       const Node* rq = produced_by(c, dr->inputs[0], "QuantizeLinear");
       if (!rq || !output_q(c.graph, *rq) || !only_read_by(c, dr->inputs[0], *dr)) continue;
-      const Node* conv = produced_by(c, rq->inputs[0], "Conv");
+      const Node* rbn = nullptr;
+      const Node* conv = residual_layer(c, rq->inputs[0], rbn);
       if (!conv || !only_read_by(c, rq->inputs[0], *rq)) continue;
       // r's parameters are the DequantizeLinear's (equal to the QuantizeLinear's in these files,
       // but the DequantizeLinear is what the float graph reads); r's type must be y's.
@@ -307,7 +326,10 @@ bool try_fuse(Context& c, size_t qi, bool residual, const PassOptions& options, 
         continue;
       }
       if (rq->inputs[1] != dr->inputs[1] || rq->inputs[2] != dr->inputs[2]) continue;
+      if (!int8_layer(c, *conv)) continue;  // a float Conv (kept so by dnnx's guard): try the other side
       base = conv;
+      bn = rbn;
+      if (bn) consumed.push_back(index_of(c, *bn));
       extra = {dr->inputs[1], dr->inputs[2], dz->inputs[0], dz->inputs[1], dz->has_input(2) ? dz->inputs[2] : ""};
       consumed.insert(consumed.end(), {index_of(c, *add), index_of(c, *dr), index_of(c, *rq)});
     }

@@ -774,8 +774,9 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   p.has_y_zp = present(inputs, kYZp);
   p.float_out = !present(inputs, kYScale);
   p.bn = present(inputs, kBnMult);
-  if (p.bn && (base != Base::Conv || p.residual || !present(inputs, kBnAdd))) {
-    node_fail<InvalidModelError>(node, "bn_mult and bn_add go together, on an Int8Conv without a residual");
+  // with a residual, the step is r's (row_params: out_scale is r_scale), before the Add
+  if (p.bn && (base != Base::Conv || !present(inputs, kBnAdd))) {
+    node_fail<InvalidModelError>(node, "bn_mult and bn_add go together, on an Int8Conv");
   }
   p.has_r_zp = present(inputs, kRZp);
   p.has_z_zp = present(inputs, kZZp);
