@@ -30,6 +30,7 @@ std::vector<int64_t> nhwc_strides(int64_t c, int64_t h, int64_t w) { return {h *
 
 class CudnnInt8Conv final : public Int8ConvGraph {
  public:
+  // plan: the index of a timed plan, or -1 for the one build_frontend_graph built
   CudnnInt8Conv(std::shared_ptr<fe::graph::Graph> graph, int64_t plan, size_t workspace, std::string choice)
       : graph_(std::move(graph)), plan_(plan), workspace_(workspace), choice_(std::move(choice)) {}
 
@@ -41,7 +42,11 @@ class CudnnInt8Conv final : public Int8ConvGraph {
     std::unordered_map<int64_t, void*> pack = {{kXUid, const_cast<int8_t*>(x)}, {kWUid, const_cast<int8_t*>(w)},
                                                {kYUid, sums}};
     // the convolution queues on ctx.stream after the pre-kernel
-    execute_frontend_plan(ctx, *graph_, pack, workspace, plan_, "cuDNN int8 convolution");
+    if (plan_ < 0) {
+      execute_frontend_graph(ctx, *graph_, pack, workspace, "cuDNN int8 convolution");
+    } else {
+      execute_frontend_plan(ctx, *graph_, pack, workspace, plan_, "cuDNN int8 convolution");
+    }
   }
 
  private:
@@ -86,54 +91,56 @@ std::shared_ptr<fe::graph::Graph> conv_graph(const Int8ConvShape& s) {
 
 }  // namespace
 
-// Note [int8 conv plans]: heuristics A's first plan is not the fastest for ResNet-50's int8
+// Note [int8 conv plans]: heuristics A's first plan is not always the fastest for ResNet-50's int8
 // convs. On an H100 (cuDNN 9.19, batch 256, bench/probes/probe_cuda_int8_conv.py, 2026-12-06) the
 // 3x3 conv of 64 channels at 56x56 took 0.631 ms on plan 0 and 0.204 on the fastest of the 9
 // plans that heuristics A and the fallback list give; over 13 of its shapes, 2.55 ms against
-// 1.81. So every plan is built, and where the search times ("exhaustive", and "auto": the gain
-// is a third of the convs' time, for a few tens of milliseconds of timing per layer at load)
-// each plan whose workspace fits is timed on scratch buffers by the one timing policy
-// (Search::time) and the take-over rule picks (kLtTakeOver, pick.h: near ties stay with the
-// heuristic's order). "heuristic" and "background" take plan 0. The choice is not written to the
-// plan cache yet: a load times these layers again.
-std::unique_ptr<Int8ConvGraph> make_int8_conv_graph(const CudaContext& ctx, const Int8ConvShape& s, std::string& why) {
-  std::shared_ptr<fe::graph::Graph> graph = conv_graph(s);
-  // check_support is the step that knows this cuDNN's and this GPU's int8 limits (channel
-  // multiples, groups)
+// 1.81. But building every plan cost more than 2 s a layer (runtime-compiled engines: a QDQ
+// ResNet-50 did not load in 120 s), so only algo_search="exhaustive" times plans, and only the
+// first kExhaustivePlans of heuristics A's list, built one by one, each whose workspace fits timed
+// on scratch buffers by the one timing policy (Search::time), the take-over rule picking
+// (kLtTakeOver, pick.h: near ties stay with the heuristic's order). Every other policy takes plan
+// 0 as built by heuristics A (build_frontend_graph), and the choice is not written to the plan
+// cache yet.
+constexpr int64_t kExhaustivePlans = 4;
+
+namespace {
+
+// The exhaustive choice among the first kExhaustivePlans plans (Note [int8 conv plans]).
+std::unique_ptr<Int8ConvGraph> timed_int8_conv(const CudaContext& ctx, const Int8ConvShape& s,
+                                               std::shared_ptr<fe::graph::Graph> graph, std::string& why) {
   int64_t plans = 0;
-  why = build_frontend_graph_plans(ctx, *graph, plans);
+  why = build_frontend_graph_plans(ctx, *graph, kExhaustivePlans, plans);
   if (!why.empty()) return nullptr;
-  std::vector<size_t> workspace(static_cast<size_t>(plans), 0);
+  const size_t count = static_cast<size_t>(std::min(plans, kExhaustivePlans));
+  std::vector<size_t> workspace(count, SIZE_MAX);
   size_t most = 0;
-  for (int64_t i = 0; i < plans; ++i) {
+  for (size_t i = 0; i < count; ++i) {
     int64_t bytes = 0;
-    const bool asked = graph->get_workspace_size_plan_at_index(i, bytes).is_good();
-    workspace[static_cast<size_t>(i)] = asked ? static_cast<size_t>(bytes) : SIZE_MAX;
-    if (asked && workspace[static_cast<size_t>(i)] <= ctx.options.workspace_limit) {
-      most = std::max(most, workspace[static_cast<size_t>(i)]);
-    }
+    if (!graph->get_workspace_size_plan_at_index(static_cast<int64_t>(i), bytes).is_good()) continue;  // not built
+    workspace[i] = static_cast<size_t>(bytes);
+    if (workspace[i] <= ctx.options.workspace_limit) most = std::max(most, workspace[i]);
   }
   auto fits = [&](size_t i) { return workspace[i] <= ctx.options.workspace_limit; };
-  int64_t first = -1;  // the first plan in heuristic order whose workspace fits
-  for (int64_t i = 0; i < plans && first < 0; ++i) {
-    if (fits(static_cast<size_t>(i))) first = i;
-  }
-  if (first < 0) {
-    why = "every cuDNN plan needs more workspace than the limit of " + mib_text(ctx.options.workspace_limit);
+  if (!fits(0)) {
+    why = "cuDNN's first plan needs " + mib_text(workspace[0]) + " of workspace, over the limit of " +
+          mib_text(ctx.options.workspace_limit);
     return nullptr;
   }
-  auto name_of = [&](int64_t i) {
+  auto name_of = [&](size_t i) {
     std::string name;
-    return graph->get_plan_name_at_index(i, name).is_good() && !name.empty() ? name : "plan " + std::to_string(i);
+    return graph->get_plan_name_at_index(static_cast<int64_t>(i), name).is_good() && !name.empty() ? name
+                                                                                                  : "plan " + std::to_string(i);
   };
-  const Search search(ctx, ctx.options.algo_search == AlgoSearch::Exhaustive || ctx.options.algo_search == AlgoSearch::Auto);
-  int64_t chosen = first;
-  std::string choice = "cuDNN's first plan " + name_of(first) + " of " + std::to_string(plans);
+  size_t chosen = 0;
+  std::string choice = "cuDNN's first plan " + name_of(0);
   DeviceMemory x, w, y, scratch;
-  const size_t x_bytes = static_cast<size_t>(s.n * s.h * s.w * s.c), w_bytes = static_cast<size_t>(s.m * (s.c / s.group) * s.kh * s.kw),
+  const size_t x_bytes = static_cast<size_t>(s.n * s.h * s.w * s.c),
+               w_bytes = static_cast<size_t>(s.m * (s.c / s.group) * s.kh * s.kw),
                y_bytes = static_cast<size_t>(s.n * s.oh * s.ow * s.m) * sizeof(int32_t);
-  if (plans > 1 && search.timed() && try_plan_alloc(ctx, x_bytes, x) && try_plan_alloc(ctx, w_bytes, w) &&
-      try_plan_alloc(ctx, y_bytes, y) && try_plan_alloc(ctx, most, scratch)) {
+  const Search search(ctx);  // timed: algo_search="exhaustive"
+  if (count > 1 && try_plan_alloc(ctx, x_bytes, x) && try_plan_alloc(ctx, w_bytes, w) && try_plan_alloc(ctx, y_bytes, y) &&
+      try_plan_alloc(ctx, most, scratch)) {
     fill_search_pattern(ctx, x.get(), x_bytes);
     fill_search_pattern(ctx, w.get(), w_bytes);
     std::unordered_map<int64_t, void*> pack = {{kXUid, x.get()}, {kWUid, w.get()}, {kYUid, y.get()}};
@@ -142,19 +149,32 @@ std::unique_ptr<Int8ConvGraph> make_int8_conv_graph(const CudaContext& ctx, cons
       if (!ok) cudaGetLastError();  // a plan that would not run: not sticky
       return ok;
     };
-    const std::vector<double> times = search.time(static_cast<size_t>(plans), fits, run, "cuDNN int8 conv (search)").ms;
+    const std::vector<double> times = search.time(count, fits, run, "cuDNN int8 conv (search)").ms;
     search.count_timing_run();
     const int best = pick_fastest(times, kLtTakeOver);
     if (best >= 0) {
-      chosen = best;
+      chosen = static_cast<size_t>(best);
       char text[160];
-      std::snprintf(text, sizeof(text), "timed: %s %.3f ms, fastest of %lld plans (cuDNN's first %.3f ms)",
-                    name_of(best).c_str(), times[static_cast<size_t>(best)], static_cast<long long>(plans),
-                    times[static_cast<size_t>(first)]);
+      std::snprintf(text, sizeof(text), "timed: %s %.3f ms, the fastest of cuDNN's first %zu plans", name_of(chosen).c_str(),
+                    times[chosen], count);
       choice = text;
     }
   }
-  return std::make_unique<CudnnInt8Conv>(std::move(graph), chosen, workspace[static_cast<size_t>(chosen)], std::move(choice));
+  return std::make_unique<CudnnInt8Conv>(std::move(graph), static_cast<int64_t>(chosen), workspace[chosen],
+                                         std::move(choice));
+}
+
+}  // namespace
+
+std::unique_ptr<Int8ConvGraph> make_int8_conv_graph(const CudaContext& ctx, const Int8ConvShape& s, std::string& why) {
+  std::shared_ptr<fe::graph::Graph> graph = conv_graph(s);
+  if (ctx.options.algo_search == AlgoSearch::Exhaustive) return timed_int8_conv(ctx, s, std::move(graph), why);
+  // check_support is the step that knows this cuDNN's and this GPU's int8 limits (channel
+  // multiples, groups)
+  size_t workspace = 0;
+  why = build_frontend_graph(ctx, *graph, workspace);
+  if (!why.empty()) return nullptr;
+  return std::make_unique<CudnnInt8Conv>(std::move(graph), -1, workspace, "cuDNN's heuristic plan");
 }
 
 }  // namespace dnnx::cuda
