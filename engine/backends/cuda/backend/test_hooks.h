@@ -14,8 +14,8 @@
 //       names the standard one)
 //   DNNX_PROBE_RETIME_ALL=1  a conv search re-times every candidate cuDNN's Find ran, not only
 //       those within reach of its fastest (Note [retimed within reach], conv_candidates.cc)
-//   DNNX_PROBE_RETIME_REACH=F  that reach (kRetimeReach, 2.0) for the layers it applies to; F < 1
-//       re-times none of them (Find's times stand), for bench_load.py --cold to compare loads
+//   DNNX_PROBE_RETIME_REACH=F  that reach (kRetimeReach, 0: none) for the layers it applies to;
+//       F < 1 re-times none of them (Find's times stand), for bench_load.py --cold to compare loads
 // and two C entry points (test_hooks.cc) that drive the plan cache's file logic with no GPU, for
 // tests/test_plan_cache_file.py through ctypes (the cache is host code: JSON, a lock, a rename):
 //   int dnnx_test_plan_cache_store(path, key, algo, message, message_len): opens the cache at
