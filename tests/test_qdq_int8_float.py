@@ -17,7 +17,6 @@ Tolerances, and why:
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -27,7 +26,6 @@ from onnx import TensorProto, helper, numpy_helper
 import dnnx
 import dnnx.examples
 
-EXTERNAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "external"
 
 
 def has_flag(flag):
@@ -193,17 +191,9 @@ def quantized_file(tmp_path, name):
         src = dnnx.examples.build("lenet")
         x = rng.standard_normal((8, 1, 28, 28)).astype(np.float32)
     else:
-        folder = EXTERNAL / "zoo"
-        if not (folder / "resnet18.onnx").exists():
-            pytest.skip("../shared/external/zoo absent")
-        sys.path.insert(0, str(folder))
-        try:
-            from zoo_models import materialized
-        finally:
-            sys.path.remove(str(folder))
-        src = materialized(str(folder / "resnet18.onnx"))
-        for dim in src.graph.input[0].type.tensor_type.shape.dim[2:]:
-            dim.dim_value = 112
+        from zoo_check import zoo_model_at
+
+        src = zoo_model_at("resnet18", 112)
         x = rng.standard_normal((4, 3, 112, 112)).astype(np.float32)
     path = tmp_path / f"{name}_int8.onnx"
     dnnx.quantize(src, path, calibration=x, int8_tolerance=10.0, show_progress=False)

@@ -15,7 +15,6 @@ from onnx import TensorProto, helper, numpy_helper
 import dnnx
 
 ROOT = Path(__file__).resolve().parents[1]
-ZOO = ROOT.parent / "shared" / "external" / "zoo"
 
 
 def ort_first_output(proto, feeds):
@@ -184,17 +183,9 @@ def test_join_of_a_float_conv_stays_float(tmp_path):
 # --- the zoo's ResNet-18 and bench/resnet50.py's ResNet-50 --------------------------------------
 
 def zoo_resnet18(side):
-    if not (ZOO / "resnet18.onnx").exists():
-        pytest.skip(f"{ZOO / 'resnet18.onnx'} is not here (the shared external models are optional)")
-    sys.path.insert(0, str(ZOO))
-    try:
-        from zoo_models import materialized
-    finally:
-        sys.path.remove(str(ZOO))
-    model = materialized(str(ZOO / "resnet18.onnx"))
-    for dim in model.graph.input[0].type.tensor_type.shape.dim[2:]:
-        dim.dim_value = side
-    return model
+    from zoo_check import zoo_model_at
+
+    return zoo_model_at("resnet18", side)
 
 
 def resnet50(side):

@@ -24,6 +24,18 @@ def zoo_model(name):
     return zoo_models.materialized(str(path))
 
 
+def zoo_model_at(name, side):
+    """A copy of zoo_model(name) whose input's spatial dims are fixed at `side` (a small image for
+    a quick test; the cached model stays as it is)."""
+    import onnx
+
+    model = onnx.ModelProto()
+    model.CopyFrom(zoo_model(name))
+    for dim in model.graph.input[0].type.tensor_type.shape.dim[2:]:
+        dim.dim_value = side
+    return model
+
+
 def zoo_input(model, batch, seed=0):
     dims = [d.dim_value if d.HasField("dim_value") else batch for d in model.graph.input[0].type.tensor_type.shape.dim]
     return np.random.default_rng(seed).standard_normal(dims).astype(np.float32)
