@@ -84,6 +84,25 @@ def test_nms_edges():
                    iou_threshold=np.array(0.1, np.float32)))
 
 
+@pytest.mark.parametrize("center_point_box", [0, 1])
+def test_nms_thousands_kept_with_nan_and_degenerate_boxes(center_point_box):
+    """Note [kept boxes in columns]: more kept boxes than one block of 256 (the vectorized test
+    over columns, its blocks and early stop), with NaN corners, zero-area and flipped boxes, and
+    identical boxes, against onnxruntime row for row."""
+    rng = np.random.default_rng(11)
+    boxes = random_boxes(rng, 1, 3000, center_point_box) * 30  # a wide field: few overlaps, many kept
+    boxes[0, 5:50:7, 1] = np.nan
+    boxes[0, 60:90:5] = boxes[0, 60:90:5, :1]  # every corner the same value: zero area
+    boxes[0, 100:200:3] = boxes[0, 100:200:3][:, ::-1]  # flipped corners
+    boxes[0, 1000:1100] = boxes[0, 900:1000]  # identical pairs
+    scores = rng.uniform(0, 1, (1, 2, 3000)).astype(np.float32)
+    for iou in (0.0, 0.45, 1.0):
+        got = check_nms({"boxes": boxes, "scores": scores, "max_output_boxes_per_class": np.array([5000], np.int64),
+                         "iou_threshold": np.array([iou], np.float32)}, center_point_box)
+        if iou == 1.0:
+            assert got.shape[0] > 512  # past two blocks of kept boxes
+
+
 def test_nms_nan_scores():
     # NaN is not ranked by onnxruntime's heap order; the same std::priority_queue gives its order
     rng = np.random.default_rng(9)
