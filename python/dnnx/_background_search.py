@@ -41,12 +41,12 @@ from __future__ import annotations
 
 import atexit
 import os
-from dataclasses import dataclass
-from functools import lru_cache
 import tempfile
 import threading
 import time
 import weakref
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -166,8 +166,10 @@ class BackgroundSearch:
                 self._start_thread()
 
     def ran(self) -> None:
-        """A request's run has returned: the search may start (Note [search after the first run])."""
-        self._first_run.set()
+        """A request's run has returned: the search may start (Note [search after the first run]).
+        Called after every run: a set Event is only read."""
+        if not self._first_run.is_set():
+            self._first_run.set()
 
     def stop(self, why: str) -> None:
         """No more searches or swaps (a tuner changes the weights)."""

@@ -28,13 +28,20 @@ inline std::string frontend_refusal(cudnn_frontend::error_t status, const char* 
 // support and builds the plan. "" when built (`workspace`: the bytes its plan needs, within ctx's
 // workspace limit); else why not: the first step to refuse and cuDNN's message (check_support is
 // the step that knows this cuDNN's and this GPU's limits), or the workspace over the limit.
-inline std::string build_frontend_graph(const CudaContext& ctx, cudnn_frontend::graph::Graph& graph,
-                                        size_t& workspace) {
+// The steps both builders below share: validate, lower for ctx's handle, ask heuristics A for
+// its engines, check support; "" or the first step's refusal.
+inline std::string checked_frontend_graph(const CudaContext& ctx, cudnn_frontend::graph::Graph& graph) {
   std::string why = frontend_refusal(graph.validate(), "validate");
   if (why.empty()) why = frontend_refusal(graph.build_operation_graph(ctx.cudnn), "build_operation_graph");
   if (why.empty()) why = frontend_refusal(graph.create_execution_plans({cudnn_frontend::HeurMode_t::A}),
                                           "create_execution_plans");
   if (why.empty()) why = frontend_refusal(graph.check_support(), "check_support");
+  return why;
+}
+
+inline std::string build_frontend_graph(const CudaContext& ctx, cudnn_frontend::graph::Graph& graph,
+                                        size_t& workspace) {
+  std::string why = checked_frontend_graph(ctx, graph);
   if (why.empty()) why = frontend_refusal(graph.build_plans(), "build_plans");
   int64_t bytes = 0;
   if (why.empty()) why = frontend_refusal(graph.get_workspace_size(bytes), "get_workspace_size");
@@ -53,10 +60,7 @@ inline std::string build_frontend_graph(const CudaContext& ctx, cudnn_frontend::
 // plan 0 built, else why not. A plan's workspace: get_workspace_size_plan_at_index.
 inline std::string build_frontend_graph_plans(const CudaContext& ctx, cudnn_frontend::graph::Graph& graph, int64_t most,
                                               int64_t& plans) {
-  std::string why = frontend_refusal(graph.validate(), "validate");
-  if (why.empty()) why = frontend_refusal(graph.build_operation_graph(ctx.cudnn), "build_operation_graph");
-  if (why.empty()) why = frontend_refusal(graph.create_execution_plans({cudnn_frontend::HeurMode_t::A}), "create_execution_plans");
-  if (why.empty()) why = frontend_refusal(graph.check_support(), "check_support");
+  const std::string why = checked_frontend_graph(ctx, graph);
   if (!why.empty()) return "cuDNN " + std::to_string(cudnnGetVersion()) + ": " + why;
   plans = graph.get_execution_plan_count();
   bool built = false;
@@ -82,8 +86,7 @@ inline void throw_unless_executed(cudnn_frontend::error_t status, const char* wh
 // where an earlier kernel left a sticky error, that error (DeviceLostError) is what is said.
 inline void execute_frontend_graph(const CudaContext& ctx, cudnn_frontend::graph::Graph& graph,
                                    std::unordered_map<int64_t, void*>& pack, void* workspace, const char* what) {
-  cudnn_frontend::error_t status = graph.execute(ctx.cudnn, pack, workspace);
-  throw_unless_executed(status, what);
+  throw_unless_executed(graph.execute(ctx.cudnn, pack, workspace), what);
 }
 
 // As execute_frontend_graph, with the plan at `index` of build_frontend_graph_plans.
@@ -92,6 +95,5 @@ inline void execute_frontend_plan(const CudaContext& ctx, cudnn_frontend::graph:
                                   const char* what) {
   throw_unless_executed(graph.execute_plan_at_index(ctx.cudnn, pack, workspace, index), what);
 }
-
 
 }  // namespace dnnx::cuda
