@@ -413,3 +413,19 @@ def test_zoo2_models_run_these_ops_on_the_device(name):
         got = m.run_dict(feeds)[first]
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4 * float(np.abs(want).max()))
+
+
+@pytest.mark.parametrize("nan", [False, True])
+@pytest.mark.parametrize("largest", [1, 0])
+@pytest.mark.parametrize("k", [1, 300, 2999, 3000])
+def test_topk_long_lines_with_ties(largest, k, nan):
+    """Lines of 3000 (a warp per element, Note [topk by warp]) with tied values, along the last
+    axis and along a strided one; with NaNs against the CPU backend alone (NaN ranks above every
+    number there)."""
+    x = RNG.integers(-200, 200, size=(3, 3000)).astype(np.float32) / 4
+    if nan:
+        x[RNG.random(x.shape) < 0.01] = np.nan
+    for axis, data in ((1, x), (0, np.ascontiguousarray(x.T))):
+        model = one_node("TopK", [("x", data)], [("values", TensorProto.FLOAT), ("indices", TensorProto.INT64)],
+                         {"k": np.array([k], np.int64)}, opset=11, axis=axis, largest=largest, sorted=1)
+        check(model, {"x": data}, ort=not nan)

@@ -15,6 +15,7 @@ from ort_check import make_model, rand, run_ort
 
 I64 = TensorProto.INT64
 NMS_INPUTS = ["boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold"]
+NMS_ALGORITHM = "segmented sort + greedy in steps of 64"
 
 
 def staged_row(model_or_m, op):
@@ -175,7 +176,7 @@ def check_nms(feeds, center_point_box=0, constants=None, device_kernel=True):
         assert got.dtype == np.int64 and got.shape == want.shape, (got.shape, want.shape)
         np.testing.assert_array_equal(got, want)
     if device_kernel:
-        assert_on_device_kernel(m, "NonMaxSuppression", "segmented sort + chunked greedy")
+        assert_on_device_kernel(m, "NonMaxSuppression", NMS_ALGORITHM)
     return got
 
 
@@ -264,7 +265,7 @@ def test_nms_then_gather_of_the_selected_boxes():
                        initializers={"max_out": np.array([20], np.int64), "iou": np.array([0.5], np.float32),
                                      "thr": np.array([0.3], np.float32), "col": np.array(2, np.int64)}, opset=11)
     m = dnnx.load(model, device="cuda")
-    assert_on_device_kernel(m, "NonMaxSuppression", "segmented sort + chunked greedy")
+    assert_on_device_kernel(m, "NonMaxSuppression", NMS_ALGORITHM)
     rng = np.random.default_rng(3)
     for trial in range(3):
         corner = rng.uniform(0, 50, (1, 200, 2)).astype(np.float32)
@@ -275,3 +276,32 @@ def test_nms_then_gather_of_the_selected_boxes():
         for name, w in want.items():
             assert got[name].shape == w.shape, name
             np.testing.assert_array_equal(got[name], w, err_msg=name)
+
+
+def test_nms_one_long_segment_of_offset_classes_as_torchvision_exports_it():
+    """torchvision's batched NMS as its exporter writes it (SSDlite's postprocess): the boxes of 90
+    classes shifted apart by class * (max coordinate + 1) into one segment of 18,000 boxes, so that
+    no two classes overlap; thousands are kept, over 280 steps of 64 (Note [device nms])."""
+    rng = np.random.default_rng(12)
+    n, classes = 18000, 90
+    corner = rng.uniform(0, 100, (n, 2)).astype(np.float32)
+    boxes = np.concatenate([corner, corner + rng.uniform(10, 60, (n, 2)).astype(np.float32)], axis=1)
+    boxes += (rng.integers(0, classes, (n, 1)) * np.float32(161)).astype(np.float32)
+    scores = rng.uniform(0, 1, (1, 1, n)).astype(np.float32)
+    got = check_nms({"boxes": boxes[None], "scores": scores, "max_output_boxes_per_class": np.array(100000, np.int64),
+                     "iou_threshold": np.array(0.55, np.float32)})
+    assert 1000 < len(got) < n - 1000  # thousands kept and thousands suppressed
+
+
+@pytest.mark.parametrize("max_out", [37, 100000])
+def test_nms_a_chain_of_overlaps_across_many_steps(max_out):
+    """Boxes in a row, each overlapping the next by more than the threshold, scores falling along
+    the row: every box's fate hangs on the one before it, across 79 steps of 64; max_out stops
+    the greedy in the first step."""
+    n = 5000
+    x = np.arange(n, dtype=np.float32) * np.float32(0.25)
+    boxes = np.stack([np.zeros(n, np.float32), x, np.ones(n, np.float32), x + 1], axis=1)[None]
+    scores = (1.0 - np.arange(n, dtype=np.float32) / n)[None, None].astype(np.float32)
+    got = check_nms({"boxes": boxes, "scores": scores, "max_output_boxes_per_class": np.array(max_out, np.int64),
+                     "iou_threshold": np.array(0.5, np.float32)})
+    assert len(got) == min(max_out, n // 2)  # every other box: each kept one suppresses the next

@@ -1,5 +1,5 @@
-// The Reduce* ops on CUDA: one thread per output element over the reduced dims
-// (reduce_kernels.cu), forward and gradient. ReduceMean stores float32, float16 or
+// The Reduce* ops on CUDA: one thread per output element over the reduced dims, a block where it
+// has many (reduce_kernels.cu, Note [reduce by block]), forward and gradient. ReduceMean stores float32, float16 or
 // bfloat16 (half storage); ReduceSum, ReduceMax, ReduceMin, ReduceProd and ReduceL2 float32. Every
 // gradient is one launch, each cell writing its own elements of dX (the CPU's rules:
 // backends/cpu/reduce/reduce_cpu.cc). More than kMaxGlueDims non-unit dims on one side of the reduction
@@ -42,6 +42,10 @@ ReduceLayout reduce_layout(const Node& node, const std::vector<ValueInfo>& input
   return l;
 }
 
+const char* reduce_algorithm(const ReduceLayout& l) {
+  return reduce_by_block(l.count) ? "direct kernel, a block per cell" : "direct kernel";
+}
+
 KernelChoice plan_reduce(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>&) {
   const ReduceKind kind = reduce_kind(node.op_type);
@@ -54,11 +58,11 @@ KernelChoice plan_reduce(const CudaContext& ctx, const Node& node, const std::ve
   const ReduceLayout l = reduce_layout(node, inputs);
   const CudaContext* c = &ctx;
   if (kind == ReduceKind::Mean) {
-    return make_choice("direct kernel", [=](const KernelArgs& a) {
+    return make_choice(reduce_algorithm(l), [=](const KernelArgs& a) {
       launch_reduce_mean(a.in<void>(0), a.out<void>(0), l.cells, l.out, l.red, l.count, dtype, c->stream);
     });
   }
-  return make_choice("direct kernel", [=](const KernelArgs& a) {
+  return make_choice(reduce_algorithm(l), [=](const KernelArgs& a) {
     launch_reduce(kind, a.in(0), a.out(0), l.cells, l.out, l.red, l.count, c->stream);
   });
 }

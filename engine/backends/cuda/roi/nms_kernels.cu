@@ -1,8 +1,11 @@
 // NonMaxSuppression's kernels: Note [device nms] in nms_kernels.h.
+#include <algorithm>
+
 #include <cub/device/device_segmented_radix_sort.cuh>
 
 #include "backends/cuda/roi/nms_kernels.h"
 #include "backends/cuda/runtime/cuda_check.h"
+#include "backends/cuda/runtime/grid_loop.cuh"
 #include "backends/cuda/runtime/launch.cuh"
 #include "backends/cuda/runtime/offsets_scan.h"
 
@@ -11,7 +14,7 @@ namespace dnnx::cuda {
 namespace {
 
 constexpr int kChunk = 64;          // candidates resolved per step: one bit each in a 64-bit word
-constexpr int kGreedyThreads = 256;
+constexpr int kStepThreads = 256;  // later candidates tested per block and step
 constexpr uint64_t kCandidate = uint64_t{1} << 63;
 constexpr uint32_t kIndexBits = 0x7fffffffu;
 
@@ -100,75 +103,97 @@ __global__ void nms_keys(NmsInputs in, NmsDims d, uint64_t* keys, int* begins, N
   }
 }
 
-// The greedy selection of one segment per block (Note [device nms]): its kept boxes and count.
-__global__ void __launch_bounds__(kGreedyThreads)
-    nms_greedy(NmsInputs in, NmsDims d, const uint64_t* sorted, float4* kept_box, float* kept_area, int* kept_index,
-               int64_t* kept_count) {
+// One step of the greedy (Note [device nms]): chunk `step` of every segment's sorted candidates.
+// Block (s, part): segment s's chunk resolved in order (every block of the segment does it, from
+// the same inputs, to hold the chunk's kept boxes in its shared memory), then the later candidates
+// [base + 64 + part * 256, +256) tested against those kept boxes. Part 0 records the kept indices
+// and the segment's progress. progress[(step & 1) * S + s] is read and the other parity written,
+// so that a block never reads what another block of the same step writes.
+__global__ void __launch_bounds__(kStepThreads)
+    nms_step(NmsInputs in, NmsDims d, const uint64_t* sorted, int64_t step, int64_t blocks_per_segment,
+             uint8_t* removed, int* kept_index, NmsProgress* progress) {
   __shared__ Box chunk[kChunk];
   __shared__ int chunk_index[kChunk];
-  __shared__ unsigned long long by_kept;  // bit t: a box kept before the chunk suppresses candidate t
+  __shared__ unsigned char chunk_removed[kChunk];
   __shared__ unsigned long long by_earlier[kChunk];  // bit u of word t: chunk candidate u suppresses t
-  __shared__ int kept_s;
+  __shared__ Box kept[kChunk];  // the boxes this chunk keeps
+  __shared__ int kept_n;
   __shared__ int done_s;
-  const int64_t s = blockIdx.x;
-  const int64_t batch = s / d.classes;
-  const uint64_t* keys = sorted + s * d.boxes;
-  float4* seg_box = kept_box + s * d.boxes;
-  float* seg_area = kept_area + s * d.boxes;
-  int* seg_index = kept_index + s * d.boxes;
-  const int64_t max_per_class = in.max_output && *in.max_output > 0 ? *in.max_output : 0;  // <= 0: none
-  const float iou_threshold = in.iou_threshold ? *in.iou_threshold : 0.0f;
+  const int64_t segments = d.batches * d.classes;
+  const int64_t s = blockIdx.x / blocks_per_segment, part = blockIdx.x % blocks_per_segment;
+  const int64_t base = step * kChunk;
+  const NmsProgress prev = progress[(step & 1) * segments + s];
+  NmsProgress* next = progress + ((step + 1) & 1) * segments + s;
   const int tid = threadIdx.x;
-  if (tid == 0) {
-    kept_s = 0;
-    done_s = max_per_class == 0;
+  const bool recorder = part == 0 && tid == 0;
+  if (prev.done || base >= d.boxes) {
+    if (recorder) *next = NmsProgress{prev.kept, 1};
+    return;
   }
-  __syncthreads();
-  for (int64_t base = 0; base < d.boxes && !done_s; base += kChunk) {
-    bool valid = false;
-    if (tid < kChunk && base + tid < d.boxes) {
+  const uint64_t* keys = sorted + s * d.boxes;
+  uint8_t* seg_removed = removed + s * d.boxes;
+  const int64_t batch = s / d.classes;
+  bool valid = false;
+  if (tid < kChunk) {
+    by_earlier[tid] = 0;
+    if (base + tid < d.boxes) {
       const uint64_t key = keys[base + tid];
       valid = (key & kCandidate) != 0;
       if (valid) {
         const int box = static_cast<int>(kIndexBits - static_cast<uint32_t>(key & kIndexBits));
         chunk[tid] = load_box(in.boxes + (batch * d.boxes + box) * 4, d.center_point_box);
         chunk_index[tid] = box;
+        chunk_removed[tid] = seg_removed[base + tid];
       }
     }
-    if (tid < kChunk) by_earlier[tid] = 0;
-    if (tid == 0) by_kept = 0;
-    const int count = __syncthreads_count(valid);  // the candidates come first in the sorted keys
-    if (count == 0) break;
-    const int kept = kept_s;
-    for (int64_t p = tid; p < static_cast<int64_t>(count) * kept; p += blockDim.x) {
-      const int t = static_cast<int>(p % count);
-      const int64_t k = p / count;
-      if ((by_kept >> t) & 1ull) continue;  // already known
-      const Box box{seg_box[k], seg_area[k]};
-      if (suppressed(chunk[t], box, iou_threshold)) atomicOr(&by_kept, 1ull << t);
-    }
-    for (int p = tid; p < kChunk * kChunk; p += blockDim.x) {
-      const int t = p / kChunk, u = p % kChunk;
-      if (u < t && t < count && suppressed(chunk[t], chunk[u], iou_threshold)) atomicOr(&by_earlier[t], 1ull << u);
-    }
-    __syncthreads();
-    if (tid == 0) {  // the host's loop over this chunk, in order
-      unsigned long long chosen = 0;
-      int n = kept;
-      for (int t = 0; t < count && n < max_per_class; ++t) {
-        if (((by_kept >> t) & 1ull) || (by_earlier[t] & chosen)) continue;
-        chosen |= 1ull << t;
-        seg_box[n] = chunk[t].c;
-        seg_area[n] = chunk[t].area;
-        seg_index[n] = chunk_index[t];
-        ++n;
-      }
-      kept_s = n;
-      done_s = n >= max_per_class || count < kChunk;
-    }
-    __syncthreads();
   }
-  if (tid == 0) kept_count[s] = kept_s;
+  const int count = __syncthreads_count(valid);  // the candidates come first in the sorted keys
+  if (count == 0) {
+    if (recorder) *next = NmsProgress{prev.kept, 1};
+    return;
+  }
+  const float iou_threshold = in.iou_threshold ? *in.iou_threshold : 0.0f;
+  for (int p = tid; p < kChunk * kChunk; p += blockDim.x) {
+    const int t = p / kChunk, u = p % kChunk;
+    if (u < t && t < count && !chunk_removed[t] && !chunk_removed[u] && suppressed(chunk[t], chunk[u], iou_threshold)) {
+      atomicOr(&by_earlier[t], 1ull << u);
+    }
+  }
+  __syncthreads();
+  if (tid == 0) {  // the host's loop over this chunk, in order
+    const int64_t max_per_class = in.max_output && *in.max_output > 0 ? *in.max_output : 0;  // <= 0: none
+    unsigned long long chosen = 0;
+    int n = prev.kept, k = 0;
+    for (int t = 0; t < count && n < max_per_class; ++t) {
+      if (chunk_removed[t] || (by_earlier[t] & chosen)) continue;
+      chosen |= 1ull << t;
+      kept[k++] = chunk[t];
+      if (part == 0) kept_index[s * d.boxes + n] = chunk_index[t];
+      ++n;
+    }
+    kept_n = k;
+    done_s = n >= max_per_class || count < kChunk || base + kChunk >= d.boxes;
+    if (part == 0) *next = NmsProgress{n, done_s};
+  }
+  __syncthreads();
+  if (done_s || kept_n == 0) return;  // no later candidate is tested, or none is suppressed now
+  const int64_t t = base + kChunk + part * kStepThreads + tid;
+  if (t >= d.boxes || seg_removed[t]) return;
+  const uint64_t key = keys[t];
+  if (!(key & kCandidate)) return;
+  const int box = static_cast<int>(kIndexBits - static_cast<uint32_t>(key & kIndexBits));
+  const Box cand = load_box(in.boxes + (batch * d.boxes + box) * 4, d.center_point_box);
+  for (int k = 0; k < kept_n; ++k) {
+    if (suppressed(cand, kept[k], iou_threshold)) {
+      seg_removed[t] = 1;
+      return;
+    }
+  }
+}
+
+// The kept counts per segment, after the last step, where the offsets scan reads them.
+__global__ void nms_counts(const NmsProgress* progress, int64_t segments, int64_t* counts) {
+  DNNX_GRID_LOOP(s, segments) counts[s] = progress[s].kept;
 }
 
 // y's rows of one segment per block: (batch, class, box) at the segment's offset.
@@ -203,8 +228,8 @@ NmsWorkspace nms_workspace(const NmsDims& d) {
   w.begins = take((segments + 1) * sizeof(int));
   w.keys_in = take(items * sizeof(uint64_t));
   w.keys_out = take(items * sizeof(uint64_t));
-  w.kept_box = take(items * sizeof(float4));
-  w.kept_area = take(items * sizeof(float));
+  w.removed = take(items);
+  w.progress = take(2 * segments * sizeof(NmsProgress));
   w.kept_index = take(items * sizeof(int));
   if (items > 0) {
     check(cub::DeviceSegmentedRadixSort::SortKeysDescending(
@@ -240,10 +265,23 @@ void launch_nms_count(const NmsInputs& in, const NmsDims& d, const NmsWorkspace&
                                                             static_cast<int>(segments), begins, begins + 1, 0, 64,
                                                             stream),
           "cub::DeviceSegmentedRadixSort");
-    nms_greedy<<<static_cast<unsigned>(segments), kGreedyThreads, 0, stream>>>(
-        in, d, keys_out, part<float4>(workspace, w.kept_box), part<float>(workspace, w.kept_area),
-        part<int>(workspace, w.kept_index), counts);
-    check_launch("nms greedy");
+    // Note [device nms]: one launch per chunk of 64 sorted positions, each sized to the later
+    // candidates it tests; a segment that is done returns at once.
+    auto* removed = part<uint8_t>(workspace, w.removed);
+    auto* progress = part<NmsProgress>(workspace, w.progress);
+    check(cudaMemsetAsync(removed, 0, static_cast<size_t>(items), stream), "cudaMemsetAsync (NonMaxSuppression's marks)");
+    check(cudaMemsetAsync(progress, 0, 2 * static_cast<size_t>(segments) * sizeof(NmsProgress), stream),
+          "cudaMemsetAsync (NonMaxSuppression's progress)");
+    const int64_t steps = (d.boxes + kChunk - 1) / kChunk;
+    for (int64_t step = 0; step < steps; ++step) {
+      const int64_t later = d.boxes - (step + 1) * kChunk;
+      const int64_t per_segment = std::max<int64_t>(1, (later + kStepThreads - 1) / kStepThreads);
+      nms_step<<<static_cast<unsigned>(per_segment * segments), kStepThreads, 0, stream>>>(
+          in, d, keys_out, step, per_segment, removed, part<int>(workspace, w.kept_index), progress);
+    }
+    check_launch("nms step");
+    nms_counts<<<grid_for(segments), kBlock, 0, stream>>>(progress + (steps & 1) * segments, segments, counts);
+    check_launch("nms counts");
   } else if (segments > 0) {
     check(cudaMemsetAsync(counts, 0, static_cast<size_t>(segments) * sizeof(int64_t), stream),
           "cudaMemsetAsync (NonMaxSuppression's counts)");

@@ -9,15 +9,20 @@
 //            candidates by score, ties by the lower index first: the host heap's order. Keys are
 //            unique, so the sort needs no stability, and an exact tie is broken as there;
 //   sort     cub::DeviceSegmentedRadixSort over the S segments of N keys;
-//   greedy   one block per segment walks its sorted candidates in chunks of 64. The block computes,
-//            in parallel, which chunk candidates a box kept before suppresses (one bit each) and
-//            the chunk's own suppression matrix (64 words of 64 bits: candidate t against the
-//            earlier candidate u, as torchvision's mask blocks); one thread then resolves the
-//            chunk in order with those bits (t is kept unless a kept box or a kept earlier chunk
-//            candidate suppresses it) and stops at max_output_boxes_per_class. That is the host's
-//            greedy loop exactly, with its work spread; the kept boxes stay in the workspace
-//            (O(S * N), where a whole IoU matrix would be O(S * N^2): 8400 YOLO boxes of 80
-//            classes would need 700 MB);
+//   greedy   the sorted candidates in chunks of 64, one launch per chunk c for every segment at once.
+//            Each block of the step resolves chunk c in order: candidate t is kept unless a kept box
+//            suppressed it in an earlier step (its mark) or a kept earlier chunk candidate does
+//            (the chunk's own 64 x 64 suppression matrix, computed in parallel, as torchvision's mask
+//            blocks), until max_output_boxes_per_class. Then every later candidate of the segment
+//            (a thread each, spread over as many blocks as there are) is tested against the boxes
+//            chunk c kept and marked where one suppresses it. That is the host's greedy loop
+//            exactly: a candidate is kept unless some kept box before it suppresses it, and each
+//            kept box is tested against each later candidate once, in parallel over the GPU
+//            (session 9's one-block-per-segment greedy took 370 ms of SSDlite's 490 ms run on an
+//            H100: one segment of ~27,000 boxes against ~thousands kept, in one block). The
+//            workspace is O(S * N): a mark and a kept index per candidate; a whole IoU matrix would
+//            be O(S * N^2) (8400 YOLO boxes of 80 classes: 700 MB). A segment that is done returns
+//            at once in the later launches;
 //   count    the kept counts per segment scanned into output offsets (runtime/offsets_scan.h);
 //            the host reads the total and the status with one small copy;
 //   write    each segment's kept boxes as rows (batch, class, box) at its offset.
@@ -61,13 +66,20 @@ struct NmsReadback {
   int32_t unused = 0;
 };
 
+// A segment's greedy so far: the boxes kept, and whether it has ended (max_output_boxes_per_class
+// reached, or no candidate left).
+struct NmsProgress {
+  int32_t kept = 0;
+  int32_t done = 0;
+};
+
 // The workspace's parts (each 256-byte aligned), for dims `d`.
 struct NmsWorkspace {
   size_t selected = 0;  // int64 [S + 1] kept counts, scanned in place, then the NmsReadback's status
   size_t begins = 0;    // int [S + 1] segment offsets for the sort
   size_t keys_in = 0, keys_out = 0;  // uint64 [S * N]
-  size_t kept_box = 0;  // float4 [S * N]: a kept box's corners (y_min, x_min, y_max, x_max)
-  size_t kept_area = 0;  // float [S * N]
+  size_t removed = 0;  // uint8 [S * N]: a sorted candidate suppressed by a kept box
+  size_t progress = 0;  // NmsProgress [2 * S]: two parities, one read and one written per step
   size_t kept_index = 0;  // int [S * N]
   size_t sort_temp = 0;  // cub's
   size_t sort_temp_bytes = 0;
