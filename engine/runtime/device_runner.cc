@@ -18,7 +18,8 @@ namespace dnnx {
 //      again on its plan's next run. A capture that fails (a library call that cannot be
 //      recorded) leaves that plan eager for good, with the reason in graphs();
 //   3. finish: host outputs are copied out and the stream is waited for, so that a run returns
-//      with its outputs complete and its inputs no longer read.
+//      with its outputs complete and its inputs no longer read (a stage that hands device arrays
+//      on returns once queued: Note [queued stage runs] in staged_run.cc).
 // Note [edge copies]: device inputs and device outputs (the caller's arrays) change address from
 // one run to the next, so a graph cannot read or write them in place; they are copied into and
 // out of the arena. A replayed graph carries those copies itself: copy nodes before and after
@@ -119,7 +120,7 @@ void DeviceRunner::finish(const Plan& plan, const RunIO& io) {
       device_.copy_to_host(io.outputs[o], call_.value_ptrs[id], plan.values[id].info.bytes());
     }
   }
-  device_.synchronize();
+  if (io.wait || io.output_memory == Memory::Host) device_.synchronize();
 }
 
 namespace {

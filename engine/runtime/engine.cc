@@ -112,6 +112,8 @@ std::shared_ptr<const Plan> Engine::find_or_build(const PlanKey& requested) {
     if (it != plans_.end()) {
       recency_.splice(recency_.begin(), recency_, it->second.recency);
       ++stats_.reused;
+      last_plan_ = it->second.plan;
+      last_recency_ = it->second.recency;
       return it->second.plan;
     }
   }
@@ -133,6 +135,8 @@ std::shared_ptr<const Plan> Engine::find_or_build(const PlanKey& requested) {
     ++stats_.built;
     recency_.push_front(key);
     plans_.emplace(key, KeptPlan{plan, recency_.begin()});
+    last_plan_ = plan;
+    last_recency_ = recency_.begin();
     ++*kept_total_;
     evicted = evict_locked();
   }
@@ -153,6 +157,7 @@ std::vector<uint64_t> Engine::evict_locked() {
   while (plans_.size() > stats_.max_plans || (plans_.size() > 1 && kept_total_->load() > stats_.max_plans)) {
     auto it = plans_.find(recency_.back());
     ids.push_back(it->second.plan->id);
+    if (it->second.plan == last_plan_) last_plan_.reset();
     plans_.erase(it);
     --*kept_total_;
     recency_.pop_back();

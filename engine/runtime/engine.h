@@ -126,6 +126,9 @@ class Engine {
   // continuation's inputs, some of them in device arrays; the outputs on the host.
   std::vector<HostValue> run_stage(const Plan& plan, const std::vector<StageValue>& inputs);
   std::vector<HostValue> run_stage(std::vector<StageValue> inputs);
+  // Note [last stage plan]: the plan this engine found or built last, when `inputs` (all tensors,
+  // no value inputs) match its key; null otherwise.
+  std::shared_ptr<const Plan> last_plan_for(const std::vector<StageValue>& inputs);
   // Note [device staged kernels] (runtime/staged_kernel.h): the node `plan` stops at, on its
   // device kernel, reading its inputs from `env` (the stage's values by name) and putting its
   // outputs there as device arrays; false when the kernel hands this run to the host compute.
@@ -163,6 +166,9 @@ class Engine {
   std::mutex mutex_;         // guards plans_, recency_, stats_ and free_scratch_
   std::map<PlanKey, KeptPlan> plans_;
   std::list<PlanKey> recency_;  // most recently used first
+  // Note [last stage plan]: the plan found or built last, and its key's place in recency_.
+  std::shared_ptr<const Plan> last_plan_;
+  std::list<PlanKey>::iterator last_recency_;
   PlanStats stats_;
   std::vector<std::unique_ptr<RunScratch>> free_scratch_;
 };

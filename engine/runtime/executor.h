@@ -38,6 +38,9 @@ struct RunIO {
   StringStore* strings = nullptr;
   // External streams (Backend::wait_for_stream) that device inputs were written on.
   std::vector<uintptr_t> input_streams;
+  // A device run waits for its stream before it returns; false: it returns once its work is
+  // queued, its device outputs written in the stream's order (Note [queued stage runs]).
+  bool wait = true;
 
   // Host arrays in and out: what a host plan takes, and a device plan's simplest call.
   static RunIO host(size_t n_inputs, const void* const* inputs, size_t n_outputs, void* const* outputs);

@@ -47,13 +47,20 @@ std::vector<std::string> carried_names(const Graph& graph, size_t cut) {
 Graph continuation_graph(const Graph& graph, size_t cut) {
   Graph rest;
   rest.opset = graph.opset;
-  rest.constants = graph.constants;
   rest.outputs = graph.outputs;
   rest.nodes.assign(graph.nodes.begin() + static_cast<std::ptrdiff_t>(cut) + 1, graph.nodes.end());
   const std::set<std::string> produced = produced_before(graph, cut + 1);
   std::set<std::string> inputs;
   for (const GraphInput& in : graph.inputs) inputs.insert(in.name);
-  for (const std::string& name : read_from(graph, cut + 1)) {
+  const std::vector<std::string> read = read_from(graph, cut + 1);
+  // The constants the rest reads (a subgraph reads the outer scope through its node's inputs,
+  // Note [subgraphs]), not all of them: a device engine uploads each constant it holds, and
+  // SSDlite's ~180 continuations each held all of the model's weights.
+  for (const std::string& name : read) {
+    auto c = graph.constants.find(name);
+    if (c != graph.constants.end()) rest.constants.insert(*c);
+  }
+  for (const std::string& name : read) {
     if (!produced.count(name) && !inputs.count(name)) continue;  // a constant, or produced later
     GraphInput in;
     in.name = name;  // dims and dtype: the parent's key (PlanKey::dtypes) gives them per run

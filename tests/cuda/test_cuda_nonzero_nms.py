@@ -15,7 +15,7 @@ from ort_check import make_model, rand, run_ort
 
 I64 = TensorProto.INT64
 NMS_INPUTS = ["boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold"]
-NMS_ALGORITHM = "segmented sort + greedy in steps of 64"
+NMS_ALGORITHM = "segmented sort + greedy in spans of 256"
 
 
 def staged_row(model_or_m, op):
@@ -281,7 +281,7 @@ def test_nms_then_gather_of_the_selected_boxes():
 def test_nms_one_long_segment_of_offset_classes_as_torchvision_exports_it():
     """torchvision's batched NMS as its exporter writes it (SSDlite's postprocess): the boxes of 90
     classes shifted apart by class * (max coordinate + 1) into one segment of 18,000 boxes, so that
-    no two classes overlap; thousands are kept, over 280 steps of 64 (Note [device nms])."""
+    no two classes overlap; thousands are kept, over 71 spans of 256 (Note [device nms])."""
     rng = np.random.default_rng(12)
     n, classes = 18000, 90
     corner = rng.uniform(0, 100, (n, 2)).astype(np.float32)
@@ -296,7 +296,7 @@ def test_nms_one_long_segment_of_offset_classes_as_torchvision_exports_it():
 @pytest.mark.parametrize("max_out", [37, 100000])
 def test_nms_a_chain_of_overlaps_across_many_steps(max_out):
     """Boxes in a row, each overlapping the next by more than the threshold, scores falling along
-    the row: every box's fate hangs on the one before it, across 79 steps of 64; max_out stops
+    the row: every box's fate hangs on the one before it, within and across 20 spans of 256; max_out stops
     the greedy in the first step."""
     n = 5000
     x = np.arange(n, dtype=np.float32) * np.float32(0.25)

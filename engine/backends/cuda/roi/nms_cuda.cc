@@ -93,7 +93,7 @@ StagedChoice plan_nms(const CudaContext& ctx, const Node& node, std::vector<Valu
   }
   StagedChoice choice;
   const NmsWorkspace parts = nms_workspace(d);
-  choice.algorithm = "segmented sort + greedy in steps of 64";
+  choice.algorithm = "segmented sort + greedy in spans of 256";
   choice.workspace_bytes = parts.bytes;
   choice.kernel = std::make_unique<NmsKernel>(ctx, node.where(), d, parts);
   return choice;

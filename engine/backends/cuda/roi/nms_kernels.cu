@@ -13,8 +13,10 @@ namespace dnnx::cuda {
 
 namespace {
 
-constexpr int kChunk = 64;          // candidates resolved per step: one bit each in a 64-bit word
-constexpr int kStepThreads = 256;  // later candidates tested per block and step
+constexpr int kSpan = 256;  // sorted candidates resolved per step (Note [device nms])
+constexpr int kSpanWords = kSpan / 64;  // a row of the span's suppression matrix, in 64-bit words
+constexpr int kStepThreads = 256;  // threads per step block: one per span candidate, then per later candidate
+static_assert(kStepThreads >= kSpan, "a step block loads its span a thread per candidate");
 constexpr uint64_t kCandidate = uint64_t{1} << 63;
 constexpr uint32_t kIndexBits = 0x7fffffffu;
 
@@ -103,25 +105,46 @@ __global__ void nms_keys(NmsInputs in, NmsDims d, uint64_t* keys, int* begins, N
   }
 }
 
-// One step of the greedy (Note [device nms]): chunk `step` of every segment's sorted candidates.
-// Block (s, part): segment s's chunk resolved in order (every block of the segment does it, from
-// the same inputs, to hold the chunk's kept boxes in its shared memory), then the later candidates
-// [base + 64 + part * 256, +256) tested against those kept boxes. Part 0 records the kept indices
-// and the segment's progress. progress[(step & 1) * S + s] is read and the other parity written,
-// so that a block never reads what another block of the same step writes.
+// The sorted candidates' boxes side by side, for the steps' coalesced reads: position i of
+// segment s holds the box of sorted key i (its corners, area and index), index -1 past the
+// candidates.
+__global__ void nms_gather(NmsInputs in, NmsDims d, const uint64_t* sorted, float4* corners, float* areas,
+                           int* indices) {
+  const int64_t items = d.batches * d.classes * d.boxes;
+  DNNX_GRID_LOOP(i, items) {
+    const uint64_t key = sorted[i];
+    if (!(key & kCandidate)) {
+      indices[i] = -1;
+      continue;
+    }
+    const int64_t batch = i / d.boxes / d.classes;
+    const int box = static_cast<int>(kIndexBits - static_cast<uint32_t>(key & kIndexBits));
+    const Box b = load_box(in.boxes + (batch * d.boxes + box) * 4, d.center_point_box);
+    corners[i] = b.c;
+    areas[i] = b.area;
+    indices[i] = box;
+  }
+}
+
+// One step of the greedy (Note [device nms]): span `step` (kSpan sorted positions) of every
+// segment. Block (s, part): segment s's span resolved in order (every block of the segment does
+// it, from the same inputs, to hold the span's kept boxes in its shared memory), then the later
+// candidates [base + kSpan + part * kStepThreads, +kStepThreads) tested against those kept boxes.
+// Part 0 records the kept indices and the segment's progress. progress[(step & 1) * S + s] is read
+// and the other parity written, so that no block reads what another block of the step writes.
 __global__ void __launch_bounds__(kStepThreads)
-    nms_step(NmsInputs in, NmsDims d, const uint64_t* sorted, int64_t step, int64_t blocks_per_segment,
-             uint8_t* removed, int* kept_index, NmsProgress* progress) {
-  __shared__ Box chunk[kChunk];
-  __shared__ int chunk_index[kChunk];
-  __shared__ unsigned char chunk_removed[kChunk];
-  __shared__ unsigned long long by_earlier[kChunk];  // bit u of word t: chunk candidate u suppresses t
-  __shared__ Box kept[kChunk];  // the boxes this chunk keeps
+    nms_step(NmsInputs in, NmsDims d, const float4* corners, const float* areas, const int* indices, int64_t step,
+             int64_t blocks_per_segment, uint8_t* removed, int* kept_index, NmsProgress* progress) {
+  __shared__ Box span[kSpan];
+  __shared__ int span_index[kSpan];
+  __shared__ unsigned char span_removed[kSpan];
+  __shared__ unsigned long long by_earlier[kSpan][kSpanWords];  // bit u of row t: span candidate u suppresses t
+  __shared__ Box kept[kSpan];  // the boxes this span keeps
   __shared__ int kept_n;
   __shared__ int done_s;
   const int64_t segments = d.batches * d.classes;
   const int64_t s = blockIdx.x / blocks_per_segment, part = blockIdx.x % blocks_per_segment;
-  const int64_t base = step * kChunk;
+  const int64_t base = step * kSpan;
   const NmsProgress prev = progress[(step & 1) * segments + s];
   NmsProgress* next = progress + ((step + 1) & 1) * segments + s;
   const int tid = threadIdx.x;
@@ -130,21 +153,16 @@ __global__ void __launch_bounds__(kStepThreads)
     if (recorder) *next = NmsProgress{prev.kept, 1};
     return;
   }
-  const uint64_t* keys = sorted + s * d.boxes;
-  uint8_t* seg_removed = removed + s * d.boxes;
-  const int64_t batch = s / d.classes;
+  const int64_t first = s * d.boxes;  // the segment's sorted positions in the gathered arrays
   bool valid = false;
-  if (tid < kChunk) {
-    by_earlier[tid] = 0;
-    if (base + tid < d.boxes) {
-      const uint64_t key = keys[base + tid];
-      valid = (key & kCandidate) != 0;
-      if (valid) {
-        const int box = static_cast<int>(kIndexBits - static_cast<uint32_t>(key & kIndexBits));
-        chunk[tid] = load_box(in.boxes + (batch * d.boxes + box) * 4, d.center_point_box);
-        chunk_index[tid] = box;
-        chunk_removed[tid] = seg_removed[base + tid];
-      }
+  if (tid < kSpan) {
+    for (int w = 0; w < kSpanWords; ++w) by_earlier[tid][w] = 0;
+    const int64_t at = base + tid;
+    if (at < d.boxes && indices[first + at] >= 0) {
+      valid = true;
+      span[tid] = Box{corners[first + at], areas[first + at]};
+      span_index[tid] = indices[first + at];
+      span_removed[tid] = removed[first + at];
     }
   }
   const int count = __syncthreads_count(valid);  // the candidates come first in the sorted keys
@@ -153,39 +171,39 @@ __global__ void __launch_bounds__(kStepThreads)
     return;
   }
   const float iou_threshold = in.iou_threshold ? *in.iou_threshold : 0.0f;
-  for (int p = tid; p < kChunk * kChunk; p += blockDim.x) {
-    const int t = p / kChunk, u = p % kChunk;
-    if (u < t && t < count && !chunk_removed[t] && !chunk_removed[u] && suppressed(chunk[t], chunk[u], iou_threshold)) {
-      atomicOr(&by_earlier[t], 1ull << u);
+  for (int p = tid; p < kSpan * kSpan; p += blockDim.x) {
+    const int t = p / kSpan, u = p % kSpan;
+    if (u < t && t < count && !span_removed[t] && !span_removed[u] && suppressed(span[t], span[u], iou_threshold)) {
+      atomicOr(&by_earlier[t][u / 64], 1ull << (u % 64));
     }
   }
   __syncthreads();
-  if (tid == 0) {  // the host's loop over this chunk, in order
+  if (tid == 0) {  // the host's loop over this span, in order
     const int64_t max_per_class = in.max_output && *in.max_output > 0 ? *in.max_output : 0;  // <= 0: none
-    unsigned long long chosen = 0;
+    unsigned long long chosen[kSpanWords] = {};
     int n = prev.kept, k = 0;
     for (int t = 0; t < count && n < max_per_class; ++t) {
-      if (chunk_removed[t] || (by_earlier[t] & chosen)) continue;
-      chosen |= 1ull << t;
-      kept[k++] = chunk[t];
-      if (part == 0) kept_index[s * d.boxes + n] = chunk_index[t];
+      if (span_removed[t]) continue;
+      unsigned long long hit = 0;
+      for (int w = 0; w <= t / 64; ++w) hit |= by_earlier[t][w] & chosen[w];
+      if (hit) continue;
+      chosen[t / 64] |= 1ull << (t % 64);
+      kept[k++] = span[t];
+      if (part == 0) kept_index[first + n] = span_index[t];
       ++n;
     }
     kept_n = k;
-    done_s = n >= max_per_class || count < kChunk || base + kChunk >= d.boxes;
+    done_s = n >= max_per_class || count < kSpan || base + kSpan >= d.boxes;
     if (part == 0) *next = NmsProgress{n, done_s};
   }
   __syncthreads();
   if (done_s || kept_n == 0) return;  // no later candidate is tested, or none is suppressed now
-  const int64_t t = base + kChunk + part * kStepThreads + tid;
-  if (t >= d.boxes || seg_removed[t]) return;
-  const uint64_t key = keys[t];
-  if (!(key & kCandidate)) return;
-  const int box = static_cast<int>(kIndexBits - static_cast<uint32_t>(key & kIndexBits));
-  const Box cand = load_box(in.boxes + (batch * d.boxes + box) * 4, d.center_point_box);
+  const int64_t t = base + kSpan + part * kStepThreads + tid;
+  if (t >= d.boxes || indices[first + t] < 0 || removed[first + t]) return;
+  const Box cand{corners[first + t], areas[first + t]};
   for (int k = 0; k < kept_n; ++k) {
     if (suppressed(cand, kept[k], iou_threshold)) {
-      seg_removed[t] = 1;
+      removed[first + t] = 1;
       return;
     }
   }
@@ -228,6 +246,9 @@ NmsWorkspace nms_workspace(const NmsDims& d) {
   w.begins = take((segments + 1) * sizeof(int));
   w.keys_in = take(items * sizeof(uint64_t));
   w.keys_out = take(items * sizeof(uint64_t));
+  w.sorted_box = take(items * sizeof(float4));
+  w.sorted_area = take(items * sizeof(float));
+  w.sorted_index = take(items * sizeof(int));
   w.removed = take(items);
   w.progress = take(2 * segments * sizeof(NmsProgress));
   w.kept_index = take(items * sizeof(int));
@@ -265,19 +286,24 @@ void launch_nms_count(const NmsInputs& in, const NmsDims& d, const NmsWorkspace&
                                                             static_cast<int>(segments), begins, begins + 1, 0, 64,
                                                             stream),
           "cub::DeviceSegmentedRadixSort");
-    // Note [device nms]: one launch per chunk of 64 sorted positions, each sized to the later
-    // candidates it tests; a segment that is done returns at once.
+    // Note [device nms]: the boxes in sorted order, then one launch per span of kSpan sorted
+    // positions, each sized to the later candidates it tests; a segment that is done returns at once.
+    auto* corners = part<float4>(workspace, w.sorted_box);
+    auto* areas = part<float>(workspace, w.sorted_area);
+    auto* indices = part<int>(workspace, w.sorted_index);
+    nms_gather<<<grid_for(items), kBlock, 0, stream>>>(in, d, keys_out, corners, areas, indices);
+    check_launch("nms gather");
     auto* removed = part<uint8_t>(workspace, w.removed);
     auto* progress = part<NmsProgress>(workspace, w.progress);
     check(cudaMemsetAsync(removed, 0, static_cast<size_t>(items), stream), "cudaMemsetAsync (NonMaxSuppression's marks)");
     check(cudaMemsetAsync(progress, 0, 2 * static_cast<size_t>(segments) * sizeof(NmsProgress), stream),
           "cudaMemsetAsync (NonMaxSuppression's progress)");
-    const int64_t steps = (d.boxes + kChunk - 1) / kChunk;
+    const int64_t steps = (d.boxes + kSpan - 1) / kSpan;
     for (int64_t step = 0; step < steps; ++step) {
-      const int64_t later = d.boxes - (step + 1) * kChunk;
+      const int64_t later = d.boxes - (step + 1) * kSpan;
       const int64_t per_segment = std::max<int64_t>(1, (later + kStepThreads - 1) / kStepThreads);
       nms_step<<<static_cast<unsigned>(per_segment * segments), kStepThreads, 0, stream>>>(
-          in, d, keys_out, step, per_segment, removed, part<int>(workspace, w.kept_index), progress);
+          in, d, corners, areas, indices, step, per_segment, removed, part<int>(workspace, w.kept_index), progress);
     }
     check_launch("nms step");
     nms_counts<<<grid_for(segments), kBlock, 0, stream>>>(progress + (steps & 1) * segments, segments, counts);
