@@ -13,28 +13,31 @@ TensorInfo byte_tensor(size_t bytes) { return TensorInfo{{static_cast<int64_t>(b
 
 }  // namespace
 
-bool Engine::run_staged_on_device(const Plan& plan, const Node& node, std::map<std::string, StageValue>& env) {
+bool Engine::run_staged_on_device(const Plan& plan, const Node& node, const StageSlots& slots,
+                                  std::vector<StageValue>& values) {
   // The inputs as device memory: a previous stage's array as it is, a constant's device copy, a
   // host value (a graph input given as a host array) uploaded into an array of its own.
   std::vector<std::shared_ptr<const DeviceTensor>> held;
   std::vector<const void*> inputs;
-  for (const std::string& name : node.inputs) {
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const std::string& name = node.inputs[i];
     if (name.empty()) {
       inputs.push_back(nullptr);
       continue;
     }
-    auto it = env.find(name);
-    if (it == env.end()) {
+    const int slot = slots.node_inputs[i];
+    if (slot < 0) {
       auto c = graph_.constants.find(name);
       if (c == graph_.constants.end()) node_fail<InvalidModelError>(node, "input '" + name + "' is not produced by any node");
       inputs.push_back(device_constants_->find(*c->second));
       continue;
     }
-    if (it->second.device) {
-      inputs.push_back(it->second.device->data());
+    const StageValue& value = values[static_cast<size_t>(slot)];
+    if (value.device) {
+      inputs.push_back(value.device->data());
       continue;
     }
-    const HostValue& v = it->second.host;
+    const HostValue& v = value.host;
     if (!v.is_tensor() || !v.tensor) node_fail<InvalidModelError>(node, "input '" + name + "' is not a tensor");
     auto uploaded = std::make_shared<DeviceTensor>(*device_, v.tensor->info);
     if (!v.tensor->data.empty()) device_->array_from_host(uploaded->data(), v.tensor->data.data(), v.tensor->data.size());
@@ -64,7 +67,8 @@ bool Engine::run_staged_on_device(const Plan& plan, const Node& node, std::map<s
     plan.stage_kernel->write(args, out_ptrs.data());
   }
   for (size_t o = 0; o < node.outputs.size() && o < outputs.size(); ++o) {
-    if (!node.outputs[o].empty()) env[node.outputs[o]] = StageValue(outputs[o]);
+    const int slot = slots.node_outputs[o];
+    if (slot >= 0) values[static_cast<size_t>(slot)] = StageValue(outputs[o]);
   }
   return true;
 }

@@ -158,6 +158,7 @@ std::vector<uint64_t> Engine::evict_locked() {
     auto it = plans_.find(recency_.back());
     ids.push_back(it->second.plan->id);
     if (it->second.plan == last_plan_) last_plan_.reset();
+    stage_slots_.erase(it->second.plan->id);
     plans_.erase(it);
     --*kept_total_;
     recency_.pop_back();

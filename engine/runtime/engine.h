@@ -15,6 +15,7 @@
 #include "runtime/passes/passes.h"
 #include "runtime/planner.h"
 #include "runtime/stage_value.h"
+#include "runtime/stages.h"
 
 namespace dnnx {
 
@@ -132,9 +133,15 @@ class Engine {
   // Note [device staged kernels] (runtime/staged_kernel.h): the node `plan` stops at, on its
   // device kernel, reading its inputs from `env` (the stage's values by name) and putting its
   // outputs there as device arrays; false when the kernel hands this run to the host compute.
-  void run_on_host(const Node& node, std::map<std::string, StageValue>& env);
-  std::vector<HostValue> finish_stage(const Plan& plan, const Node& node, std::map<std::string, StageValue>& env);
-  bool run_staged_on_device(const Plan& plan, const Node& node, std::map<std::string, StageValue>& env);
+  void run_on_host(const Node& node, const StageSlots& slots, std::vector<StageValue>& values);
+  std::vector<HostValue> finish_stage(const Plan& plan, const Node& node, const StageSlots& slots,
+                                      std::vector<StageValue>& values);
+  bool run_staged_on_device(const Plan& plan, const Node& node, const StageSlots& slots, std::vector<StageValue>& values);
+  StageValue input_named(const std::string& name, const std::vector<StageValue>& inputs) const;
+  HostValue node_input_on_host(const Node& node, size_t i, const StageSlots& slots,
+                               const std::vector<StageValue>& values) const;
+  // Note [stage slots] (runtime/stages.h): where a staged plan's values lie, worked out on its first run.
+  std::shared_ptr<const StageSlots> slots_of(const Plan& plan);
   // What both constructors share after the passes: device constants, folding, host layers.
   void finish_setup(const EngineOptions& options);
   void release_scratch(std::unique_ptr<RunScratch> scratch);
@@ -163,10 +170,11 @@ class Engine {
 
   std::vector<int> value_inputs_;
   std::vector<std::string> host_layers_;
-  std::mutex mutex_;         // guards plans_, recency_, stats_ and free_scratch_
+  std::mutex mutex_;         // guards plans_, recency_, stats_, stage_slots_, last_plan_ and free_scratch_
   std::map<PlanKey, KeptPlan> plans_;
   std::list<PlanKey> recency_;  // most recently used first
   // Note [last stage plan]: the plan found or built last, and its key's place in recency_.
+  std::map<uint64_t, std::shared_ptr<const StageSlots>> stage_slots_;  // by plan id
   std::shared_ptr<const Plan> last_plan_;
   std::list<PlanKey>::iterator last_recency_;
   PlanStats stats_;

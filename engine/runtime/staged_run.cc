@@ -1,5 +1,6 @@
 // Engine's staged runs (Note [staged plans] in runtime/stages.h): host tensors through a plan,
 // the value-shaped node it stops at, and the continuation's engine; the stage and body engines.
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/control/dynamic_node.h"
@@ -115,14 +116,11 @@ std::vector<HostValue> Engine::run_stage(const Plan& plan, const std::vector<Sta
     io.inputs.push_back(v.device ? v.device->data() : v.host.is_tensor() ? v.host.tensor->data.data() : nullptr);
     io.input_memory.push_back(v.device ? Memory::Device : Memory::Host);
   }
-  // The values the rest reads by name: the graph inputs, what the plan carried, the node's outputs.
-  std::map<std::string, StageValue> env;
-  for (size_t i = 0; i < graph_.inputs.size(); ++i) env[graph_.inputs[i].name] = inputs[i];
   // Note [device-resident stages]: a device stage that hands values on writes them to device arrays.
   const bool device_outputs = device_ && plan.stage_node >= 0 && !plan.has_strings;
   for (int id : plan.outputs) {
     if (plan.values[id].kind != ValueKind::Tensor) {  // a graph output that is a non-tensor input, passed on
-      outputs.push_back(env.at(plan.values[id].name));
+      outputs.push_back(input_named(plan.values[id].name, inputs));
       out_ptrs.push_back(nullptr);
       continue;
     }
@@ -154,60 +152,95 @@ std::vector<HostValue> Engine::run_stage(const Plan& plan, const std::vector<Sta
     return results;
   }
 
-  for (size_t o = 0; o < plan.carried.size(); ++o) env[plan.carried[o]] = outputs[o];
+  // Note [stage slots]: the graph inputs, the carried values, then the node's outputs.
+  const std::shared_ptr<const StageSlots> slots = slots_of(plan);
+  std::vector<StageValue> values(static_cast<size_t>(slots->size));
+  std::copy(inputs.begin(), inputs.end(), values.begin());
+  std::move(outputs.begin(), outputs.begin() + static_cast<std::ptrdiff_t>(plan.carried.size()),
+            values.begin() + static_cast<std::ptrdiff_t>(inputs.size()));
   const Node& node = graph_.nodes[static_cast<size_t>(plan.stage_node)];
-  if (!(plan.stage_kernel && device_ && run_staged_on_device(plan, node, env))) run_on_host(node, env);
-  return finish_stage(plan, node, env);
+  if (!(plan.stage_kernel && device_ && run_staged_on_device(plan, node, *slots, values))) {
+    run_on_host(node, *slots, values);
+  }
+  return finish_stage(plan, node, *slots, values);
+}
+
+// A graph input by name (a plan output that is a non-tensor input, handed on as it came).
+StageValue Engine::input_named(const std::string& name, const std::vector<StageValue>& inputs) const {
+  for (size_t i = 0; i < graph_.inputs.size(); ++i) {
+    if (graph_.inputs[i].name == name) return inputs.at(i);
+  }
+  throw InvalidModelError((path_.empty() ? std::string("the model") : path_) + ": output '" + name +
+                          "' is neither a graph input nor produced by a node");
+}
+
+std::shared_ptr<const StageSlots> Engine::slots_of(const Plan& plan) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = stage_slots_.find(plan.id);
+    if (it != stage_slots_.end()) return it->second;
+  }
+  const size_t cut = static_cast<size_t>(plan.stage_node);
+  const Graph* rest = cut + 1 == graph_.nodes.size() ? nullptr : &continuation(plan.stage_node).graph();
+  auto slots = std::make_shared<const StageSlots>(stage_slots(graph_, plan.carried, cut, rest));
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stage_slots_.emplace(plan.id, std::move(slots)).first->second;
+}
+
+// The value of the node's input `i`: its slot's, else the graph constant of that name.
+HostValue Engine::node_input_on_host(const Node& node, size_t i, const StageSlots& slots,
+                                     const std::vector<StageValue>& values) const {
+  const std::string& name = node.inputs[i];
+  if (name.empty()) return HostValue();  // omitted: a tensor value with no tensor
+  const int slot = slots.node_inputs[i];
+  if (slot >= 0) return values[static_cast<size_t>(slot)].to_host();
+  auto c = graph_.constants.find(name);
+  if (c == graph_.constants.end()) node_fail<InvalidModelError>(node, "input '" + name + "' is not produced by any node");
+  return HostValue(c->second);
 }
 
 // The node a plan stops at, on the host (Note [staged plans]): its inputs read back there.
-void Engine::run_on_host(const Node& node, std::map<std::string, StageValue>& env) {
+void Engine::run_on_host(const Node& node, const StageSlots& slots, std::vector<StageValue>& values) {
   std::vector<HostValue> node_inputs;
-  for (const std::string& name : node.inputs) {
-    if (name.empty()) {
-      node_inputs.emplace_back();  // omitted: a tensor value with no tensor
-      continue;
-    }
-    auto it = env.find(name);
-    if (it != env.end()) {
-      node_inputs.push_back(it->second.to_host());
-    } else {
-      auto c = graph_.constants.find(name);
-      if (c == graph_.constants.end()) node_fail<InvalidModelError>(node, "input '" + name + "' is not produced by any node");
-      node_inputs.emplace_back(c->second);
-    }
-  }
+  for (size_t i = 0; i < node.inputs.size(); ++i) node_inputs.push_back(node_input_on_host(node, i, slots, values));
   const std::vector<HostValue> results = run_dynamic_node(*this, node, node_inputs);
   for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
-    if (!node.outputs[o].empty()) env[node.outputs[o]] = results[o];
+    const int slot = slots.node_outputs[o];
+    if (slot >= 0) values[static_cast<size_t>(slot)] = results[o];
   }
 }
 
 // After the node a plan stops at: the graph's outputs when it was the last, else the
 // continuation run on the values it reads.
-std::vector<HostValue> Engine::finish_stage(const Plan& plan, const Node& node, std::map<std::string, StageValue>& env) {
+std::vector<HostValue> Engine::finish_stage(const Plan& plan, const Node& node, const StageSlots& slots,
+                                            std::vector<StageValue>& values) {
   if (static_cast<size_t>(plan.stage_node) + 1 == graph_.nodes.size()) {
     // The node was the last: the outputs are at hand (no continuation to plan).
     std::vector<HostValue> results;
-    for (const std::string& name : graph_.outputs) {
-      auto it = env.find(name);
-      auto c = graph_.constants.find(name);
-      if (it == env.end() && c == graph_.constants.end()) {
-        throw InvalidModelError("graph output '" + name + "' is not produced by any node");
+    for (size_t o = 0; o < graph_.outputs.size(); ++o) {
+      const std::string& name = graph_.outputs[o];
+      const int slot = slots.results[o];
+      if (slot >= 0) {
+        results.push_back(values[static_cast<size_t>(slot)].to_host());
+        continue;
       }
-      results.push_back(it != env.end() ? it->second.to_host() : HostValue(c->second));
+      auto c = graph_.constants.find(name);
+      if (c == graph_.constants.end()) throw InvalidModelError("graph output '" + name + "' is not produced by any node");
+      results.emplace_back(c->second);
     }
     return results;
   }
   Engine& rest = continuation(plan.stage_node);
   std::vector<StageValue> rest_inputs;
-  for (const GraphInput& in : rest.graph().inputs) {
-    auto it = env.find(in.name);
-    if (it == env.end() || !it->second.present()) {
-      node_fail<InvalidModelError>(node, "output '" + in.name + "' is read later but was not produced");
+  rest_inputs.reserve(slots.rest_inputs.size());
+  for (size_t j = 0; j < slots.rest_inputs.size(); ++j) {
+    const int slot = slots.rest_inputs[j];
+    if (slot < 0 || !values[static_cast<size_t>(slot)].present()) {
+      node_fail<InvalidModelError>(node, "output '" + rest.graph().inputs[j].name + "' is read later but was not produced");
     }
-    rest_inputs.push_back(it->second);
+    rest_inputs.push_back(values[static_cast<size_t>(slot)]);
   }
+  values.clear();  // the continuation holds what it reads; the rest may go
   return rest.run_stage(std::move(rest_inputs));
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/stages.h"
 
 #include <set>
+#include <unordered_map>
 
 #include "ops/op.h"
 #include "runtime/values/value_ops.h"
@@ -67,6 +68,31 @@ Graph continuation_graph(const Graph& graph, size_t cut) {
     rest.inputs.push_back(std::move(in));
   }
   return rest;
+}
+
+StageSlots stage_slots(const Graph& graph, const std::vector<std::string>& carried, size_t cut, const Graph* rest) {
+  std::unordered_map<std::string, int> slot_of;  // later names take the slot (as a map's assignment would)
+  StageSlots slots;
+  auto place = [&](const std::string& name) {
+    const int slot = slots.size++;
+    if (!name.empty()) slot_of[name] = slot;
+    return slot;
+  };
+  for (const GraphInput& in : graph.inputs) place(in.name);
+  for (const std::string& name : carried) place(name);
+  const Node& node = graph.nodes.at(cut);
+  auto find = [&](const std::string& name) {
+    auto it = name.empty() ? slot_of.end() : slot_of.find(name);
+    return it == slot_of.end() ? -1 : it->second;
+  };
+  for (const std::string& name : node.inputs) slots.node_inputs.push_back(find(name));
+  for (const std::string& name : node.outputs) slots.node_outputs.push_back(name.empty() ? -1 : place(name));
+  if (!rest) {
+    for (const std::string& name : graph.outputs) slots.results.push_back(find(name));
+  } else {
+    for (const GraphInput& in : rest->inputs) slots.rest_inputs.push_back(find(in.name));
+  }
+  return slots;
 }
 
 std::string stage_reason(const Node& node) {
