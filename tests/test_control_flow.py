@@ -237,3 +237,39 @@ def test_if_on_a_shape_is_inlined_at_plan_time():
     assert not any(r["algorithm"].startswith("staged:") for r in rows)
     assert any(r["op"] == "If" and r["algorithm"].startswith("inlined: else_branch") for r in rows)
     assert any(r["op"] == "Relu" for r in rows)  # the branch's own layers are in the plan
+
+
+def test_staged_node_last_with_outputs_of_every_origin():
+    """Note [stage slots]: a staged node that is the graph's last, whose graph outputs are its own
+    output, a graph input passed through, a value carried from the stage before, and an
+    initializer; run twice with other shapes between (Note [last stage plan])."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("NonZero", ["r"], ["idx"])]
+    model = make_model(nodes, [("x", ["N", 3])], [("idx", [2, "K"], I64), ("x", ["N", 3]), ("r", ["N", 3]), ("k", [2])],
+                       initializers={"k": np.array([1.5, -2.0], np.float32)}, opset=17)
+    m = dnnx.load(model)
+    assert [r["op"] for r in m.plan() if r["algorithm"].startswith("staged:")] == ["NonZero"]
+    for shape, seed in (((2, 3), 1), ((4, 3), 2), ((2, 3), 3)):
+        feeds = {"x": rand(*shape, seed=seed)}
+        got = assert_matches_ort(model, feeds)
+        np.testing.assert_array_equal(m.run_dict(feeds)["idx"], got["idx"])
+
+
+def test_staged_node_with_a_constant_input_and_an_omitted_one():
+    """Compress with its condition an initializer (the node's input found among the constants,
+    not the stage's values), and NonMaxSuppression with an omitted optional input between two
+    given ones, then nodes after each (continuations)."""
+    nodes = [helper.make_node("Compress", ["x", "keep"], ["rows"], axis=0),
+             helper.make_node("Neg", ["rows"], ["neg"]),
+             helper.make_node("NonMaxSuppression", ["boxes", "scores", "", "iou"], ["sel"]),
+             helper.make_node("Shape", ["sel"], ["sel_shape"])]
+    model = make_model(nodes, [("x", [3, 4]), ("boxes", [1, 5, 4]), ("scores", [1, 1, 5])],
+                       [("neg", ["R", 4]), ("sel", ["S", 3], I64), ("sel_shape", [2], I64)],
+                       initializers={"keep": np.array([True, False, True]), "iou": np.array([0.5], np.float32)},
+                       opset=17)
+    corner = rand(1, 5, 2, seed=4)
+    feeds = {"x": rand(3, 4), "boxes": np.concatenate([corner, corner + 1], axis=2), "scores": rand(1, 1, 5, seed=5)}
+    got = assert_matches_ort(model, feeds)
+    assert [r["op"] for r in dnnx.load(model).plan() if r["algorithm"].startswith("staged:")] == ["Compress"]
+    assert got["neg"].shape == (2, 4)
+    # max_output_boxes_per_class omitted: 0, no box selected (onnxruntime's default)
+    assert got["sel"].shape == (0, 3)
