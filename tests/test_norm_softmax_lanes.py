@@ -70,3 +70,31 @@ def test_same_bits_at_one_and_two_threads():
              helper.make_node("Softmax", ["h"], ["y"], axis=-1)]
     model = make_model(nodes, [("x", list(x.shape))], [("y", list(x.shape))], initializers={"s": s, "b": b})
     assert_same_bits_on_one_and_two_threads(model, x)
+
+
+def test_softmax_rows_reaching_the_subnormals_and_an_infinite_max():
+    """Note [softmax exp with scalef]: rows of 256 whose logits span ~110 below their max, so that
+    the smallest probabilities are subnormal (a detector's `score > 0` reads them), against a
+    float64 softmax: the normal results within 1e-5 (fast_expf's polynomial and the row's float
+    sum, as the tests above allow against onnxruntime), every subnormal one nonzero where
+    float64's rounds to a nonzero float32, and within 1e-5 of it or one subnormal step; a row whose max is +inf takes
+    the general row (NaN, as onnxruntime's); the same bits on one and two threads."""
+    x = (-np.linspace(0.0, 110.0, 256, dtype=np.float32))[None].repeat(4, axis=0)
+    x[1] = x[1][::-1]
+    x[2, 17] = np.inf
+    x[3, :3] = -np.inf
+    model = make_model([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], [("x", [4, 256])], [("y", [4, 256])])
+    y = dnnx.load(model).run(x)
+    with np.errstate(invalid="ignore"):  # row 2: inf - inf
+        ref = np.exp(x.astype(np.float64) - x.astype(np.float64).max(axis=1, keepdims=True))
+    ref /= ref.sum(axis=1, keepdims=True)
+    for row in (0, 1, 3):
+        want = ref[row].astype(np.float32)
+        normal = want >= np.finfo(np.float32).tiny
+        np.testing.assert_allclose(y[row][normal], want[normal], rtol=1e-5)
+        tiny = ~normal & (want > 0)
+        assert tiny.any() and np.all(y[row][tiny] > 0)
+        np.testing.assert_allclose(y[row][~normal], want[~normal], rtol=1e-5, atol=1.5e-45)
+    assert np.all(np.isnan(y[2]))
+    np.testing.assert_array_equal(y[3, :3], 0.0)
+    assert_same_bits_on_one_and_two_threads(model, {"x": x})

