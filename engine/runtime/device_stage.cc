@@ -27,9 +27,7 @@ bool Engine::run_staged_on_device(const Plan& plan, const Node& node, const Stag
     }
     const int slot = slots.node_inputs[i];
     if (slot < 0) {
-      auto c = graph_.constants.find(name);
-      if (c == graph_.constants.end()) node_fail<InvalidModelError>(node, "input '" + name + "' is not produced by any node");
-      inputs.push_back(device_constants_->find(*c->second));
+      inputs.push_back(device_constants_->find(*node_constant(node, name)));
       continue;
     }
     const StageValue& value = values[static_cast<size_t>(slot)];

@@ -130,16 +130,20 @@ class Engine {
   // Note [last stage plan]: the plan this engine found or built last, when `inputs` (all tensors,
   // no value inputs) match its key; null otherwise.
   std::shared_ptr<const Plan> last_plan_for(const std::vector<StageValue>& inputs);
-  // Note [device staged kernels] (runtime/staged_kernel.h): the node `plan` stops at, on its
-  // device kernel, reading its inputs from `env` (the stage's values by name) and putting its
-  // outputs there as device arrays; false when the kernel hands this run to the host compute.
+  // The node a plan stops at, on the host: its inputs read back from `values` (the stage's
+  // values by slot, Note [stage slots] in runtime/stages.h), its outputs put there.
   void run_on_host(const Node& node, const StageSlots& slots, std::vector<StageValue>& values);
+  // The graph's outputs when the node was the last, else the continuation run on what it reads.
   std::vector<HostValue> finish_stage(const Plan& plan, const Node& node, const StageSlots& slots,
                                       std::vector<StageValue>& values);
+  // Note [device staged kernels] (runtime/staged_kernel.h): the node `plan` stops at, on its
+  // device kernel, reading its inputs from `values` and putting its outputs there as device
+  // arrays; false when the kernel hands this run to the host compute.
   bool run_staged_on_device(const Plan& plan, const Node& node, const StageSlots& slots, std::vector<StageValue>& values);
+  // A plan output that is a non-tensor graph input, handed on as it came.
   StageValue input_named(const std::string& name, const std::vector<StageValue>& inputs) const;
-  HostValue node_input_on_host(const Node& node, size_t i, const StageSlots& slots,
-                               const std::vector<StageValue>& values) const;
+  // The graph constant a staged node reads as its input `name` (no slot holds it).
+  const ConstTensorPtr& node_constant(const Node& node, const std::string& name) const;
   // Note [stage slots] (runtime/stages.h): where a staged plan's values lie, worked out on its first run.
   std::shared_ptr<const StageSlots> slots_of(const Plan& plan);
   // What both constructors share after the passes: device constants, folding, host layers.
@@ -173,8 +177,8 @@ class Engine {
   std::mutex mutex_;         // guards plans_, recency_, stats_, stage_slots_, last_plan_ and free_scratch_
   std::map<PlanKey, KeptPlan> plans_;
   std::list<PlanKey> recency_;  // most recently used first
+  std::map<uint64_t, std::shared_ptr<const StageSlots>> stage_slots_;  // by plan id (Note [stage slots])
   // Note [last stage plan]: the plan found or built last, and its key's place in recency_.
-  std::map<uint64_t, std::shared_ptr<const StageSlots>> stage_slots_;  // by plan id
   std::shared_ptr<const Plan> last_plan_;
   std::list<PlanKey>::iterator last_recency_;
   PlanStats stats_;

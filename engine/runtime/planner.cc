@@ -559,9 +559,9 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
   }
   // Note [unread stage inputs]: a device plan copies each device input into its arena (Note [edge
   // copies]). A stage's continuation takes every value that any later stage reads as an input,
-  // and most of them only pass through it (the engine hands them on by name, Note [staged
-  // plans]): torchvision's SSDlite, 90 unrolled per-class blocks of NonZero and TopK, has some
-  // 180 stages whose continuations take up to ~270 inputs each. So an input that no layer reads
+  // and most of them only pass through it (the engine hands them on, Note [stage slots] in
+  // runtime/stages.h): torchvision's SSDlite, 90 unrolled per-class blocks of NonZero and TopK,
+  // has some 180 stages whose continuations take up to ~270 inputs each. So an input that no layer reads
   // or writes through a view, and that is not an output of the plan, gets no arena bytes and no
   // copy. (Measured on an H100, 2026-12-06, this did not change SSDlite's ~2.7 ms a stage: 502 ms
   // a run before and after, against onnxruntime-gpu's 28; that time is elsewhere.)

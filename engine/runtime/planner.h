@@ -120,7 +120,7 @@ void validate_graph(const Graph& graph, const Backend& backend, const Backend* h
 // key: the input shapes, and a value for every value input (an InputError naming the input
 // when one is missing). device_constants: the graph's constants on a device backend (nullptr on a host backend,
 // whose kernels read the constants' own bytes).
-// stage: a stage's or a body's graph, whose engine hands on by name the inputs its layers do not
+// stage: a stage's or a body's graph, whose engine hands on the inputs its layers do not
 // read (Note [unread stage inputs] in planner.cc: on a device they get no arena bytes and no copy).
 std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, const PlanKey& key,
                                  const DeviceConstants* device_constants = nullptr, const Backend* host = nullptr,

@@ -187,22 +187,25 @@ std::shared_ptr<const StageSlots> Engine::slots_of(const Plan& plan) {
   return stage_slots_.emplace(plan.id, std::move(slots)).first->second;
 }
 
-// The value of the node's input `i`: its slot's, else the graph constant of that name.
-HostValue Engine::node_input_on_host(const Node& node, size_t i, const StageSlots& slots,
-                                     const std::vector<StageValue>& values) const {
-  const std::string& name = node.inputs[i];
-  if (name.empty()) return HostValue();  // omitted: a tensor value with no tensor
-  const int slot = slots.node_inputs[i];
-  if (slot >= 0) return values[static_cast<size_t>(slot)].to_host();
+const ConstTensorPtr& Engine::node_constant(const Node& node, const std::string& name) const {
   auto c = graph_.constants.find(name);
   if (c == graph_.constants.end()) node_fail<InvalidModelError>(node, "input '" + name + "' is not produced by any node");
-  return HostValue(c->second);
+  return c->second;
 }
 
 // The node a plan stops at, on the host (Note [staged plans]): its inputs read back there.
 void Engine::run_on_host(const Node& node, const StageSlots& slots, std::vector<StageValue>& values) {
   std::vector<HostValue> node_inputs;
-  for (size_t i = 0; i < node.inputs.size(); ++i) node_inputs.push_back(node_input_on_host(node, i, slots, values));
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const int slot = slots.node_inputs[i];
+    if (node.inputs[i].empty()) {
+      node_inputs.emplace_back();  // omitted: a tensor value with no tensor
+    } else if (slot >= 0) {
+      node_inputs.push_back(values[static_cast<size_t>(slot)].to_host());
+    } else {
+      node_inputs.emplace_back(node_constant(node, node.inputs[i]));
+    }
+  }
   const std::vector<HostValue> results = run_dynamic_node(*this, node, node_inputs);
   for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
     const int slot = slots.node_outputs[o];
