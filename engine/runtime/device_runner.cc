@@ -102,7 +102,12 @@ DeviceGraph* DeviceRunner::graph_for(const Plan& plan, GraphSlot& slot) {
   if (!use_graphs_ || !slot.failure.empty() || slot.status.eager_runs == 0) return nullptr;
   if (!slot.graph) {
     try {
-      const GraphEdges edges{plan.inputs.size(), plan.outputs.size()};
+      // Copy nodes for the inputs that can take a copy (those with arena bytes: Note [unread
+      // stage inputs] leaves the others out), not for every input: SSDlite's continuations
+      // take up to ~270 inputs and copy ~18, and each node is a kernel of its own at replay.
+      size_t copied_inputs = 0;
+      for (int id : plan.inputs) copied_inputs += plan.values[id].storage == Storage::Arena;
+      const GraphEdges edges{copied_inputs, plan.outputs.size()};
       slot.graph = device_.capture([&] { run_layers(plan, workspace_.data(), call_); }, edges);
       if (slot.graph) ++slot.status.captures;
       else slot.failure = "the " + backend_.name() + " backend records no graphs";

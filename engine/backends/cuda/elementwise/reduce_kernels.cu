@@ -11,6 +11,7 @@
 #include "backends/cuda/runtime/element_dispatch.cuh"
 #include "backends/cuda/runtime/grid_loop.cuh"
 #include "backends/cuda/layout/glue_kernels.h"
+#include "backends/cuda/runtime/block_reduce.cuh"
 #include "backends/cuda/runtime/launch.cuh"
 
 namespace dnnx::cuda {
@@ -78,15 +79,16 @@ __device__ __forceinline__ float combine(ReduceKind kind, float acc, float v) {
 
 // Note [reduce by block]: a cell of many elements (count >= kBlockReduceMin) takes a block of
 // kReduceThreads: each thread folds a strided share of the elements, the block folds the
-// partials as a tree in shared memory. One thread per cell left a few cells of many elements to a
-// few threads: SSDlite's max over its 27,000 boxes (torchvision's batched NMS offsets) took 37 ms
-// of an H100 run in one thread. The order of a sum differs from the serial one (within float
-// rounding of a tree sum, which is as close to the exact sum as the serial order); max and min
-// are exact either way.
+// partials with warp shuffles (runtime/block_reduce.cuh, deterministic). One thread per cell
+// left a few cells of many elements to a few threads: SSDlite's max over its 27,000 boxes
+// (torchvision's batched NMS offsets) took 37 ms of an H100 run in one thread; a block per
+// cell, 0.45 ms. A sum's order differs from the serial one (both within float rounding of the
+// exact sum); max and min are exact either way.
 __global__ void __launch_bounds__(kReduceThreads)
     reduce_cells_by_block(ReduceKind kind, const float* __restrict__ x, float* __restrict__ y, int64_t n,
                           BroadcastDims out, BroadcastDims red, int64_t count) {
-  __shared__ float partial[kReduceThreads];
+  __shared__ float partial[kReduceThreads / kWarpSize];
+  const auto op = [kind](float a, float b) { return combine(kind, a, b); };
   for (int64_t i = blockIdx.x; i < n; i += gridDim.x) {
     const float* base = x + walk(i, out);
     float acc = reduce_identity(kind);
@@ -94,19 +96,12 @@ __global__ void __launch_bounds__(kReduceThreads)
       const float v = base[walk(j, red)];
       acc = combine(kind, acc, kind == ReduceKind::L2 ? v * v : v);
     }
-    partial[threadIdx.x] = acc;
-    __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) partial[threadIdx.x] = combine(kind, partial[threadIdx.x], partial[threadIdx.x + half]);
-      __syncthreads();
-    }
+    float r = block_reduce(acc, partial, op, reduce_identity(kind));
     if (threadIdx.x == 0) {
-      float r = partial[0];
       if (kind == ReduceKind::L2) r = sqrtf(r);
       if (kind == ReduceKind::Mean) r /= static_cast<float>(count);
       y[i] = r;
     }
-    __syncthreads();  // partial is written again for the next cell
   }
 }
 
@@ -114,19 +109,13 @@ template <class T>
 __global__ void __launch_bounds__(kReduceThreads)
     reduce_mean_by_block(const T* __restrict__ x, T* __restrict__ y, int64_t n, BroadcastDims out, BroadcastDims red,
                          int64_t count) {
-  __shared__ float partial[kReduceThreads];
+  __shared__ float partial[kReduceThreads / kWarpSize];
   for (int64_t i = blockIdx.x; i < n; i += gridDim.x) {
     const T* base = x + walk(i, out);
     float sum = 0.0f;
     for (int64_t j = threadIdx.x; j < count; j += blockDim.x) sum += float(base[walk(j, red)]);
-    partial[threadIdx.x] = sum;
-    __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) y[i] = T(partial[0] / static_cast<float>(count));
-    __syncthreads();
+    const float total = block_sum_all(sum, partial);
+    if (threadIdx.x == 0) y[i] = T(total / static_cast<float>(count));
   }
 }
 

@@ -126,6 +126,36 @@ __global__ void nms_gather(NmsInputs in, NmsDims d, const uint64_t* sorted, floa
   }
 }
 
+// Every span's own suppression matrix, all spans at once (they depend on the boxes alone): block
+// (span, segment), thread t its row t, bit u of word u / 64 set where earlier span candidate u
+// suppresses t. masks [S][spans][kSpan][kSpanWords].
+__global__ void __launch_bounds__(kStepThreads)
+    nms_span_masks(NmsInputs in, NmsDims d, const float4* corners, const float* areas, const int* indices,
+                   int64_t spans, unsigned long long* masks) {
+  __shared__ Box span[kSpan];
+  __shared__ int valid[kSpan];
+  const int64_t s = blockIdx.x / spans, j = blockIdx.x % spans;
+  const int64_t first = s * d.boxes + j * kSpan;  // the span's first sorted position
+  const int t = threadIdx.x;
+  const bool mine = t < kSpan && j * kSpan + t < d.boxes && indices[first + t] >= 0;
+  if (t < kSpan) {
+    valid[t] = mine;
+    if (mine) span[t] = Box{corners[first + t], areas[first + t]};
+  }
+  __syncthreads();
+  if (t >= kSpan) return;
+  const float iou_threshold = in.iou_threshold ? *in.iou_threshold : 0.0f;
+  unsigned long long* row = masks + ((s * spans + j) * kSpan + t) * kSpanWords;
+  for (int w = 0; w < kSpanWords; ++w) {
+    unsigned long long bits = 0;
+    for (int b = 0; b < 64; ++b) {
+      const int u = w * 64 + b;
+      if (mine && u < t && valid[u] && suppressed(span[t], span[u], iou_threshold)) bits |= 1ull << b;
+    }
+    row[w] = bits;
+  }
+}
+
 // One step of the greedy (Note [device nms]): span `step` (kSpan sorted positions) of every
 // segment. Block (s, part): segment s's span resolved in order (every block of the segment does
 // it, from the same inputs, to hold the span's kept boxes in its shared memory), then the later
@@ -133,13 +163,15 @@ __global__ void nms_gather(NmsInputs in, NmsDims d, const uint64_t* sorted, floa
 // Part 0 records the kept indices and the segment's progress. progress[(step & 1) * S + s] is read
 // and the other parity written, so that no block reads what another block of the step writes.
 __global__ void __launch_bounds__(kStepThreads)
-    nms_step(NmsInputs in, NmsDims d, const float4* corners, const float* areas, const int* indices, int64_t step,
-             int64_t blocks_per_segment, uint8_t* removed, int* kept_index, NmsProgress* progress) {
+    nms_step(NmsInputs in, NmsDims d, const float4* corners, const float* areas, const int* indices,
+             const unsigned long long* masks, int64_t step, int64_t blocks_per_segment, uint8_t* removed,
+             int* kept_index, NmsProgress* progress) {
   __shared__ Box span[kSpan];
   __shared__ int span_index[kSpan];
   __shared__ unsigned char span_removed[kSpan];
   __shared__ unsigned long long by_earlier[kSpan][kSpanWords];  // bit u of row t: span candidate u suppresses t
   __shared__ Box kept[kSpan];  // the boxes this span keeps
+  __shared__ int kept_at[kSpan];  // their places in the span
   __shared__ int kept_n;
   __shared__ int done_s;
   const int64_t segments = d.batches * d.classes;
@@ -155,8 +187,10 @@ __global__ void __launch_bounds__(kStepThreads)
   }
   const int64_t first = s * d.boxes;  // the segment's sorted positions in the gathered arrays
   bool valid = false;
+  const int64_t spans = (d.boxes + kSpan - 1) / kSpan;
   if (tid < kSpan) {
-    for (int w = 0; w < kSpanWords; ++w) by_earlier[tid][w] = 0;
+    const unsigned long long* row = masks + ((s * spans + step) * kSpan + tid) * kSpanWords;
+    for (int w = 0; w < kSpanWords; ++w) by_earlier[tid][w] = row[w];
     const int64_t at = base + tid;
     if (at < d.boxes && indices[first + at] >= 0) {
       valid = true;
@@ -171,13 +205,6 @@ __global__ void __launch_bounds__(kStepThreads)
     return;
   }
   const float iou_threshold = in.iou_threshold ? *in.iou_threshold : 0.0f;
-  for (int p = tid; p < kSpan * kSpan; p += blockDim.x) {
-    const int t = p / kSpan, u = p % kSpan;
-    if (u < t && t < count && !span_removed[t] && !span_removed[u] && suppressed(span[t], span[u], iou_threshold)) {
-      atomicOr(&by_earlier[t][u / 64], 1ull << (u % 64));
-    }
-  }
-  __syncthreads();
   if (tid == 0) {  // the host's loop over this span, in order
     const int64_t max_per_class = in.max_output && *in.max_output > 0 ? *in.max_output : 0;  // <= 0: none
     unsigned long long chosen[kSpanWords] = {};
@@ -185,16 +212,22 @@ __global__ void __launch_bounds__(kStepThreads)
     for (int t = 0; t < count && n < max_per_class; ++t) {
       if (span_removed[t]) continue;
       unsigned long long hit = 0;
-      for (int w = 0; w <= t / 64; ++w) hit |= by_earlier[t][w] & chosen[w];
+#pragma unroll
+      for (int w = 0; w < kSpanWords; ++w) hit |= by_earlier[t][w] & chosen[w];  // later words: 0 bits
       if (hit) continue;
-      chosen[t / 64] |= 1ull << (t % 64);
-      kept[k++] = span[t];
-      if (part == 0) kept_index[first + n] = span_index[t];
+#pragma unroll
+      for (int w = 0; w < kSpanWords; ++w) chosen[w] |= w == t / 64 ? 1ull << (t % 64) : 0ull;
+      kept_at[k++] = t;
       ++n;
     }
     kept_n = k;
     done_s = n >= max_per_class || count < kSpan || base + kSpan >= d.boxes;
     if (part == 0) *next = NmsProgress{n, done_s};
+  }
+  __syncthreads();
+  if (tid < kept_n) {  // the kept boxes gathered, and recorded, in parallel
+    kept[tid] = span[kept_at[tid]];
+    if (part == 0) kept_index[first + prev.kept + tid] = span_index[kept_at[tid]];
   }
   __syncthreads();
   if (done_s || kept_n == 0) return;  // no later candidate is tested, or none is suppressed now
@@ -249,6 +282,8 @@ NmsWorkspace nms_workspace(const NmsDims& d) {
   w.sorted_box = take(items * sizeof(float4));
   w.sorted_area = take(items * sizeof(float));
   w.sorted_index = take(items * sizeof(int));
+  w.span_masks = take(static_cast<size_t>(segments) * static_cast<size_t>((d.boxes + kSpan - 1) / kSpan) * kSpan *
+                      kSpanWords * sizeof(unsigned long long));
   w.removed = take(items);
   w.progress = take(2 * segments * sizeof(NmsProgress));
   w.kept_index = take(items * sizeof(int));
@@ -299,11 +334,16 @@ void launch_nms_count(const NmsInputs& in, const NmsDims& d, const NmsWorkspace&
     check(cudaMemsetAsync(progress, 0, 2 * static_cast<size_t>(segments) * sizeof(NmsProgress), stream),
           "cudaMemsetAsync (NonMaxSuppression's progress)");
     const int64_t steps = (d.boxes + kSpan - 1) / kSpan;
+    auto* masks = part<unsigned long long>(workspace, w.span_masks);
+    nms_span_masks<<<static_cast<unsigned>(steps * segments), kStepThreads, 0, stream>>>(in, d, corners, areas, indices,
+                                                                                         steps, masks);
+    check_launch("nms span masks");
     for (int64_t step = 0; step < steps; ++step) {
       const int64_t later = d.boxes - (step + 1) * kSpan;
       const int64_t per_segment = std::max<int64_t>(1, (later + kStepThreads - 1) / kStepThreads);
       nms_step<<<static_cast<unsigned>(per_segment * segments), kStepThreads, 0, stream>>>(
-          in, d, corners, areas, indices, step, per_segment, removed, part<int>(workspace, w.kept_index), progress);
+          in, d, corners, areas, indices, masks, step, per_segment, removed, part<int>(workspace, w.kept_index),
+          progress);
     }
     check_launch("nms step");
     nms_counts<<<grid_for(segments), kBlock, 0, stream>>>(progress + (steps & 1) * segments, segments, counts);

@@ -13,15 +13,15 @@
 //   greedy   the sorted candidates in spans of 256, one launch per span for every segment at once.
 //            Each block of the step resolves the span in order: candidate t is kept unless a kept
 //            box suppressed it in an earlier step (its mark) or a kept earlier span candidate does
-//            (the span's own 256 x 256 suppression matrix, computed in parallel, as torchvision's
-//            mask blocks), until max_output_boxes_per_class. Then every later candidate of the
+//            (the span's own 256 x 256 suppression matrix, as torchvision's mask blocks, computed
+//            for every span at once before the steps), until max_output_boxes_per_class. Then every later candidate of the
 //            segment (a thread each, spread over as many blocks as there are) is tested against
 //            the boxes the span kept and marked where one suppresses it. That is the host's greedy
 //            loop exactly: a candidate is kept unless some kept box before it suppresses it, and
 //            each kept box is tested against each later candidate once, in parallel over the GPU.
 //            Measured on an H100 (SSDlite: one segment of ~27,000 boxes, thousands kept): the
 //            one-block-per-segment greedy of session 9 took 370 ms of a 490 ms run; steps of 64
-//            took 422 launches of 16 us. The workspace is O(S * N); a whole IoU matrix would be
+//            took 422 launches of 16 us; spans of 256 that computed their own matrix, 106 of 104 us. The workspace is O(S * N); a whole IoU matrix would be
 //            O(S * N^2) (8400 YOLO boxes of 80 classes: 700 MB). A segment that is done returns
 //            at once in the later launches;
 //   count    the kept counts per segment scanned into output offsets (runtime/offsets_scan.h);
@@ -82,6 +82,7 @@ struct NmsWorkspace {
   size_t sorted_box = 0;  // float4 [S * N]: the box of each sorted position (y_min, x_min, y_max, x_max)
   size_t sorted_area = 0;  // float [S * N]
   size_t sorted_index = 0;  // int [S * N]: its box index, -1 past the candidates
+  size_t span_masks = 0;  // uint64 [S][spans][256][4]: each span's own suppression matrix
   size_t removed = 0;  // uint8 [S * N]: a sorted candidate suppressed by a kept box
   size_t progress = 0;  // NmsProgress [2 * S]: two parities, one read and one written per step
   size_t kept_index = 0;  // int [S * N]

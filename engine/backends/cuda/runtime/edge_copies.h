@@ -12,7 +12,7 @@
 
 namespace dnnx::cuda {
 
-constexpr int kEdgeCopiesPerLaunch = 8;
+constexpr int kEdgeCopiesPerLaunch = 16;
 
 struct EdgeCopyBatch {
   int count = 0;  // copies in use; 0: the kernel does nothing
