@@ -80,6 +80,8 @@ def run_dnnx(args, data) -> dict:
     if args.device != "cpu":
         stats = model.planner_stats()
         result["load_profile"]["search"] = stats.get("search_seconds", 0.0)
+        result["load_profile"].update({f"search {k.split(': ', 1)[1]}": v for k, v in stats.items()
+                                       if k.startswith("search_seconds: ")})
         planning = sorted(((k.split(": ", 1)[1], v) for k, v in stats.items() if k.startswith("plan_seconds: ")),
                           key=lambda kv: -kv[1])
         result["load_profile"].update({f"plan {op}": s for op, s in planning[:3]})

@@ -166,6 +166,9 @@ class Backend {
 
   // The planner's counters so far; its warnings are handed out once (the next call has none).
   virtual PlannerReport planner_report() const { return {}; }
+  // Called once a plan's layers are planned (or their planning failed): what the backend held
+  // for planning them may go (the CUDA searches' scratch, Note [search scratch]).
+  virtual void layers_planned() const {}
 
   // The backend's kernel registrations (op type -> KernelEntry): what it runs and with which
   // capabilities, for the support matrix and the tests that walk every registered op.

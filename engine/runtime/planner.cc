@@ -531,13 +531,19 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
     plan->layers.push_back(std::move(layer));
     return true;
   };
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    if (place(graph.nodes[n], folds[n])) continue;
-    plan->stage_node = static_cast<int>(n);
-    plan->staged_at = &graph.nodes[n];
-    plan->stage_reason = stage_reason(graph.nodes[n]);
-    if (plan->device) plan_stage_kernel(*plan, table, backend, graph.nodes[n]);
-    break;
+  {
+    struct LayersPlanned {  // on every path out of the loop, the throwing ones too
+      const Backend& backend;
+      ~LayersPlanned() { backend.layers_planned(); }
+    } layers_planned{backend};
+    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+      if (place(graph.nodes[n], folds[n])) continue;
+      plan->stage_node = static_cast<int>(n);
+      plan->staged_at = &graph.nodes[n];
+      plan->stage_reason = stage_reason(graph.nodes[n]);
+      if (plan->device) plan_stage_kernel(*plan, table, backend, graph.nodes[n]);
+      break;
+    }
   }
   if (plan->stage_node >= 0) plan->carried = carried_names(graph, static_cast<size_t>(plan->stage_node));
   for (const std::string& name : plan->stage_node >= 0 ? plan->carried : graph.outputs) {

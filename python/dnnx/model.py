@@ -472,7 +472,9 @@ class Model:
         ``plans_kept`` and ``max_plans``; ``timing_runs`` (exhaustive searches that
         timed cuDNN's candidates on the GPU), ``cache_hits`` (choices taken from the persistent plan
         cache after re-validation), ``cache_misses``, ``cache_stale`` (entries dropped, each with a
-        ``PlanCacheWarning``), ``cache_writes``, ``search_seconds``, ``plan_seconds: <op>`` (CUDA: the
+        ``PlanCacheWarning``), ``cache_writes``, ``search_seconds`` and its parts ``search_seconds: <part>`` (CUDA: heuristics,
+        workspace sizes, find, retime, scratch, own kernels, cublaslt; the parts a cold load waits
+        on), ``plan_seconds: <op>`` (CUDA: the
         time spent planning that op's layers, searches included) and ``plan_cache`` (the file, or
         None); the search counters are zero on the CPU, which has no algorithm search. On CUDA,
         ``device_bytes``: what the model holds on the GPU now (what ``memory_limit`` caps).

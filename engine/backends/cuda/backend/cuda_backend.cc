@@ -339,6 +339,8 @@ bool CudaBackend::capturing() const {
 
 void CudaBackend::set_priority(bool foreground) const { set_stream_priority(context_->stream, foreground); }
 
+void CudaBackend::layers_planned() const { context_->search_scratch->release(); }
+
 void CudaBackend::synchronize() const { check(cudaStreamSynchronize(context_->stream), "cudaStreamSynchronize"); }
 
 }  // namespace dnnx::cuda

@@ -76,6 +76,7 @@ class CudaBackend final : public Backend, public DeviceServices {
   void queue_copy_to_host(void* pinned, const void* src, size_t bytes) const override;
   void queue_host_call(const std::function<void()>* work) const override;
   PlannerReport planner_report() const override;
+  void layers_planned() const override;
   // The loss, SGD and gradient kernels on this model's stream (training_cuda.cc).
   std::unique_ptr<TrainingOps> training_ops() const override;
 

@@ -9,6 +9,7 @@
 
 #include "backends/cuda/runtime/cuda_handles.h"
 #include "backends/cuda/search/plan_cache.h"
+#include "backends/cuda/search/search_scratch.h"
 #include "backends/cuda/backend/planner_stats.h"
 #include "backends/cuda/backend/test_hooks.h"
 #include "ir/tensor.h"
@@ -44,6 +45,9 @@ struct CudaContext {
   TestHooks hooks;
   // What the model holds on the device, within options.memory_limit (Note [memory limit]).
   std::unique_ptr<MemoryBudget> memory = std::make_unique<MemoryBudget>(0);
+  // The timed searches' buffers, kept between the layers of one plan (Note [search scratch]);
+  // declared after `memory`, whose budget its buffers give back to.
+  std::unique_ptr<SearchScratch> search_scratch = std::make_unique<SearchScratch>();
   // Note [run-time fallback]: while CudaBackend::replan_node plans a node again, the candidates
   // that failed at run time (KernelChoice::candidate); empty otherwise.
   std::vector<std::string> avoid;
@@ -54,11 +58,19 @@ struct CudaContext {
 
 // Device memory of `bytes` (null for 0) taken from the model's budget: DeviceError naming `what`
 // when the budget or the device has no room.
+// Idle search scratch is let go first where there is no room (Note [search scratch]).
 inline DeviceMemory device_alloc(const CudaContext& ctx, size_t bytes, const char* what) {
   if (bytes == 0) return DeviceMemory();
-  ctx.memory->take(bytes, what);
+  if (!ctx.memory->try_take(bytes)) {
+    release_idle_search_scratch(ctx);
+    ctx.memory->take(bytes, what);
+  }
   void* ptr = nullptr;
-  const cudaError_t status = cudaMalloc(&ptr, bytes);
+  cudaError_t status = cudaMalloc(&ptr, bytes);
+  if (status == cudaErrorMemoryAllocation && release_idle_search_scratch(ctx)) {
+    cudaGetLastError();  // not sticky: clear it before the second try
+    status = cudaMalloc(&ptr, bytes);
+  }
   if (status != cudaSuccess) ctx.memory->give(bytes);
   check(status, what);
   return DeviceMemory(ptr, CudaFree{ctx.memory.get(), bytes});

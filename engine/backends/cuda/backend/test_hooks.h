@@ -16,6 +16,8 @@
 //       those within reach of its fastest (Note [retimed within reach], conv_candidates.cc)
 //   DNNX_PROBE_RETIME_REACH=F  that reach (kRetimeReach, 0: none) for the layers it applies to;
 //       F < 1 re-times none of them (Find's times stand), for bench_load.py --cold to compare loads
+//   DNNX_PROBE_RETIME_SMALL_REACH=F  the same for the small layers (Find's fastest under
+//       kRetimeAllBelowMs), which re-time every candidate unless this is set
 // and two C entry points (test_hooks.cc) that drive the plan cache's file logic with no GPU, for
 // tests/test_plan_cache_file.py through ctypes (the cache is host code: JSON, a lock, a rename):
 //   int dnnx_test_plan_cache_store(path, key, algo, message, message_len): opens the cache at
@@ -45,6 +47,7 @@ struct TestHooks {
   int rnn_algo = 0;                                // DNNX_PROBE_RNN_ALGO: a cudnnRNNAlgo_t, 0 standard
   bool retime_all = false;                         // DNNX_PROBE_RETIME_ALL=1
   float retime_reach = -1;                         // DNNX_PROBE_RETIME_REACH (-1: kRetimeReach)
+  float retime_small_reach = -1;                   // DNNX_PROBE_RETIME_SMALL_REACH (-1: all)
 
   static TestHooks from_environment();
   ForcedFailure failure_of(const std::string& algorithm) const {

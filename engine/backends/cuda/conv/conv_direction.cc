@@ -1,6 +1,12 @@
 #include "backends/cuda/conv/conv_direction.h"
 
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
 #include "backends/cuda/search/conv_algo.h"
+#include "backends/cuda/search/conv_cache_key.h"
 
 namespace dnnx::cuda {
 
@@ -24,8 +30,10 @@ std::vector<ConvCandidate> candidates_of(const std::vector<Perf>& perfs, int ret
   return out;
 }
 
+}  // namespace
+
 // How many algorithms cuDNN knows for `dir`: the size of the perf array its queries fill.
-int algo_max_count(const CudaContext& ctx, ConvDirection dir) {
+int conv_algo_count(const CudaContext& ctx, ConvDirection dir) {
   int max_count = 0;
   switch (dir) {
     case ConvDirection::Forward:
@@ -44,11 +52,13 @@ int algo_max_count(const CudaContext& ctx, ConvDirection dir) {
   return max_count;
 }
 
+namespace {
+
 // One cuDNN Get (heuristic) or Find (timed) algorithm query for `dir`, best first: `query(max_count,
-// &returned, perfs)` makes the call into a Perf array of algo_max_count entries.
+// &returned, perfs)` makes the call into a Perf array of conv_algo_count entries.
 template <class Perf, class Query>
 std::vector<ConvCandidate> ranked_candidates(const CudaContext& ctx, ConvDirection dir, const Query& query) {
-  const int max_count = algo_max_count(ctx, dir);
+  const int max_count = conv_algo_count(ctx, dir);
   std::vector<Perf> perfs(static_cast<size_t>(max_count));
   int returned = 0;
   query(max_count, &returned, perfs.data());
@@ -100,8 +110,36 @@ std::string conv_algo_name(ConvDirection dir, int algo) {
   return "?";
 }
 
-cudnnStatus_t conv_workspace_size(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, int algo,
-                                  size_t* bytes) {
+namespace {
+
+// Note [conv query memo]: cuDNN 9 answers its legacy queries (cudnnGet*Algorithm_v7, the
+// workspace sizes) by finalizing an execution plan per engine on the host, and some engines ask
+// cuBLASLt for its heuristic in turn. A cold load of ResNet-50 at batch 256 spent more host time
+// there than in cudnnFind's runs (py-spy, an H100, 2026-12-06: 649 samples in
+// cudnnGetConvolutionForwardAlgorithm_v7 against 360 in Find), asking again for every layer of
+// the same shape and again for each candidate's workspace at each step of the choice. The
+// answers depend on the descriptors (the math type included) and the device alone, so the
+// process keeps them, keyed by both (conv_descriptor_text); a layer of a shape seen before, in
+// this model or another, asks cuDNN nothing. Only the queries themselves are kept: what the
+// planner makes of them (limits, precision, determinism, the plan cache) is decided each time.
+struct ConvQueryMemo {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::vector<ConvCandidate>> ranked;
+  std::unordered_map<std::string, std::pair<cudnnStatus_t, size_t>> workspace;
+};
+
+ConvQueryMemo& conv_query_memo() {
+  static ConvQueryMemo* memo = new ConvQueryMemo;  // never destroyed: planning may outlive static teardown
+  return *memo;
+}
+
+std::string memo_key(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d) {
+  return std::to_string(ctx.options.device) + " " + ctx.device_name + " sm_" + std::to_string(ctx.compute_capability) +
+         " | " + conv_descriptor_text(d, dir);
+}
+
+cudnnStatus_t query_workspace_size(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, int algo,
+                                   size_t* bytes) {
   switch (dir) {
     case ConvDirection::Forward:
       return cudnnGetConvolutionForwardWorkspaceSize(ctx.cudnn, d.x, d.w, d.conv, d.y,
@@ -116,7 +154,8 @@ cudnnStatus_t conv_workspace_size(const CudaContext& ctx, ConvDirection dir, con
   return CUDNN_STATUS_BAD_PARAM;
 }
 
-std::vector<ConvCandidate> heuristic_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d) {
+std::vector<ConvCandidate> query_heuristic_candidates(const CudaContext& ctx, ConvDirection dir,
+                                                      const ConvDescriptors& d) {
   switch (dir) {
     case ConvDirection::Forward: {
       auto query = [&](int max_count, int* returned, cudnnConvolutionFwdAlgoPerf_t* perfs) {
@@ -142,6 +181,44 @@ std::vector<ConvCandidate> heuristic_candidates(const CudaContext& ctx, ConvDire
     }
   }
   return {};
+}
+
+}  // namespace
+
+cudnnStatus_t conv_workspace_size(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, int algo,
+                                  size_t* bytes) {
+  const std::string key = memo_key(ctx, dir, d) + " | algo " + std::to_string(algo);
+  ConvQueryMemo& memo = conv_query_memo();
+  {
+    std::lock_guard<std::mutex> lock(memo.mutex);
+    const auto it = memo.workspace.find(key);
+    if (it != memo.workspace.end()) {
+      *bytes = it->second.second;
+      return it->second.first;
+    }
+  }
+  StatsClock clock(*ctx.stats, "search_seconds: workspace sizes");
+  size_t size = 0;
+  const cudnnStatus_t status = query_workspace_size(ctx, dir, d, algo, &size);
+  *bytes = size;
+  std::lock_guard<std::mutex> lock(memo.mutex);
+  memo.workspace.emplace(key, std::make_pair(status, size));
+  return status;
+}
+
+std::vector<ConvCandidate> heuristic_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d) {
+  const std::string key = memo_key(ctx, dir, d);
+  ConvQueryMemo& memo = conv_query_memo();
+  {
+    std::lock_guard<std::mutex> lock(memo.mutex);
+    const auto it = memo.ranked.find(key);
+    if (it != memo.ranked.end()) return it->second;
+  }
+  StatsClock clock(*ctx.stats, "search_seconds: heuristics");
+  std::vector<ConvCandidate> ranked = query_heuristic_candidates(ctx, dir, d);  // a cuDNN error throws: nothing kept
+  std::lock_guard<std::mutex> lock(memo.mutex);
+  memo.ranked.emplace(key, ranked);
+  return ranked;
 }
 
 cudnnStatus_t run_conv_direction(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, int algo,

@@ -35,6 +35,9 @@ const char* direction_text(ConvDirection dir);
 // names carry their direction, so that DNNX_TEST_FAIL_ALGO and the plan can tell them apart.
 std::string conv_algo_name(ConvDirection dir, int algo);
 
+// How many algorithms cuDNN knows in this direction (their enum values are 0 to this - 1).
+int conv_algo_count(const CudaContext& ctx, ConvDirection dir);
+
 // cuDNN's workspace need of `algo` for `d` in this direction (its status is the answer).
 cudnnStatus_t conv_workspace_size(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, int algo,
                                   size_t* bytes);

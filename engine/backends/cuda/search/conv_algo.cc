@@ -152,10 +152,17 @@ std::string disqualify(const CudaContext& ctx, ConvDirection dir, const ConvDesc
 // Whether the candidate's workspace can be allocated now (then freed): the fallback's second
 // test, after cuDNN's own answer. An out-of-memory candidate gives way to the next, which
 // usually needs less.
+// The workspace is held in the context's search scratch (Note [search scratch]): the next layer
+// most often needs no more, and then nothing is allocated. Where the scratch cannot grow to it,
+// all of it goes and the workspace is tried alone, as before the scratch was kept.
 bool workspace_allocates(const CudaContext& ctx, const std::string& name, size_t workspace) {
   if (ctx.hooks.failure_of(name) == ForcedFailure::OutOfMemory) return false;
-  DeviceMemory probe;
-  return try_plan_alloc(ctx, workspace, probe);
+  StatsClock clock(*ctx.stats, "search_seconds: scratch");
+  SearchScratch& scratch = *ctx.search_scratch;
+  if (scratch.hold(ctx, SearchScratch::kWorkspace, workspace)) return true;
+  if (scratch.busy()) return false;
+  scratch.release();
+  return scratch.hold(ctx, SearchScratch::kWorkspace, workspace);
 }
 
 // Why a cached choice may not be used for `d` ("" when it may): cuDNN must still accept its

@@ -68,11 +68,17 @@ std::string conv_text(const ConvolutionDescriptor& desc) {
 
 }  // namespace
 
+std::string conv_descriptor_text(const ConvDescriptors& d, ConvDirection dir) {
+  return std::string(direction_text(dir)) + " | x " + tensor_text(d.x) + " | w " + filter_text(d.w) + " | y " +
+         tensor_text(d.y) + " | " + conv_text(d.conv);
+}
+
 std::string conv_cache_key(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit,
                            ConvDirection dir) {
-  return std::string("conv ") + direction_text(dir) + " | " + ctx.device_name + " sm_" + std::to_string(ctx.compute_capability) + " cuDNN " +
-         std::to_string(cudnnGetVersion()) + " | x " + tensor_text(d.x) + " | w " + filter_text(d.w) + " | y " +
-         tensor_text(d.y) + " | " + conv_text(d.conv) + " | search " + Search(ctx, conv_search_timed(ctx, d)).policy_name() +
+  const std::string descriptors = conv_descriptor_text(d, dir);  // "fwd | x ... | math FMA"
+  return std::string("conv ") + descriptors.substr(0, descriptors.find(" | ")) + " | " + ctx.device_name + " sm_" +
+         std::to_string(ctx.compute_capability) + " cuDNN " + std::to_string(cudnnGetVersion()) +
+         descriptors.substr(descriptors.find(" | ")) + " | search " + Search(ctx, conv_search_timed(ctx, d)).policy_name() +
          " deterministic " + (ctx.options.deterministic ? "1" : "0") + " | workspace limit " +
          std::to_string(workspace_limit);
 }

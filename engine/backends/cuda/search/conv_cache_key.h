@@ -15,4 +15,9 @@ namespace dnnx::cuda {
 std::string conv_cache_key(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit,
                            ConvDirection dir = ConvDirection::Forward);
 
+// "fwd | x float 64x1x28x28/784x784x28x1 | w ... | y ... | pad ... | math FMA": the direction and
+// the descriptors as they are set now (the math type included), all that cuDNN's queries read
+// besides the device (Note [conv query memo], conv_direction.cc).
+std::string conv_descriptor_text(const ConvDescriptors& d, ConvDirection dir);
+
 }  // namespace dnnx::cuda

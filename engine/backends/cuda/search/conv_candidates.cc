@@ -8,23 +8,24 @@
 namespace dnnx::cuda {
 
 bool try_plan_alloc(const CudaContext& ctx, size_t bytes, DeviceMemory& out) {
-  out.reset();
-  if (bytes == 0) return true;
-  if (bytes > ctx.hooks.oom_above) return false;
-  if (!ctx.memory->try_take(bytes)) return false;  // past memory_limit: as if out of memory
-  void* ptr = nullptr;
-  const cudaError_t status = cudaMalloc(&ptr, bytes);
-  if (status != cudaSuccess) ctx.memory->give(bytes);
-  if (status == cudaErrorMemoryAllocation) {
-    cudaGetLastError();  // not sticky: clear it so that the next call does not see it
-    return false;
-  }
-  check(status, "cudaMalloc (plan-time workspace)");
-  out = DeviceMemory(ptr, CudaFree{ctx.memory.get(), bytes});
-  return true;
+  if (plan_alloc_once(ctx, bytes, out)) return true;
+  return release_idle_search_scratch(ctx) && plan_alloc_once(ctx, bytes, out);  // Note [search scratch]
 }
 
 namespace {
+
+// Note [search parts]: search_seconds (the planner's stats, Model.planner_stats()) is split into
+// the parts a cold load waits on, so that a slow load says where its time went:
+//   "search_seconds: heuristics"       cuDNN's ranked lists (cudnnGet*Algorithm_v7)
+//   "search_seconds: workspace sizes"  cuDNN's workspace queries
+//   "search_seconds: find"             cudnnFind*AlgorithmEx: every candidate run once
+//   "search_seconds: retime"           the warm re-timing (Note [warm conv timing])
+//   "search_seconds: scratch"          the search buffers' allocation (Note [search scratch])
+//   "search_seconds: own kernels"      the planner's own conv kernels timed against cuDNN's pick
+//   "search_seconds: cublaslt"         cuBLASLt's candidates timed (lt_search.cc)
+// The first two count cuDNN's answers only, not those the process had kept (Note [conv query
+// memo], conv_direction.cc). The parts do not sum to the total: the rest is the choice's own
+// bookkeeping and the plan cache.
 
 // Note [warm conv timing]: cudnnFind*AlgorithmEx runs each algorithm about once, cold, and on
 // small layers its times rank them wrongly. Measured on an H200 (cuDNN 9.19), LeNet's conv2 at
@@ -42,14 +43,21 @@ namespace {
 // close, not ones far apart: LeNet's pair above was 1.10x apart cold and 0.69x warm. So where
 // Find's fastest took kRetimeAllBelowMs or more, only candidates within kRetimeReach of it are
 // re-timed (none, now: below); the others keep Find's time. Smaller layers (cheap to re-time,
-// and where cold times mislead most) re-time every candidate. DNNX_PROBE_RETIME_ALL=1 restores
-// the full re-timing (test_hooks.h), for a probe to compare.
+// and where cold times mislead most) re-time every candidate below kRetimeAllBelowMs, and those
+// within kRetimeNearReach of the fastest up to kRetimeNearBelowMs. DNNX_PROBE_RETIME_ALL=1
+// restores the full re-timing (test_hooks.h), for a probe to compare.
 // The reach was 2.0 until the cold-load bench weighed it (DNNX_PROBE_RETIME_REACH, ResNet-50 at
 // batch 256, fp32 "auto", an H100, 2026-12-06, one process each): reach 2.0 loaded in 3.73 s
 // (2.56 s of search) and ran at 48.91 ms, reach 1.2 in 3.13 s (1.96) at 48.93, and no re-timing of
 // these layers in 2.48 s (1.26) at 48.82. Find's own times rank the large layers as well as the
 // re-timing did, so they stand: kRetimeReach 0 re-times none of them.
-constexpr float kRetimeAllBelowMs = 0.5f;
+// The layers from 0.1 to 0.5 ms re-timed every candidate until the same bench split the search
+// into its parts (Note [search parts]; DNNX_PROBE_RETIME_SMALL_REACH, an H100, 2026-12-06, the
+// same call): re-timing them all took 348 ms of the load and ran at 48.69 ms; within 2x of the
+// fastest 216 ms at 48.75, within 1.5x 214 ms at 48.90. So they re-time within 2x.
+constexpr float kRetimeAllBelowMs = 0.1f;
+constexpr float kRetimeNearBelowMs = 0.5f;
+constexpr float kRetimeNearReach = 2.0f;
 constexpr float kRetimeReach = 0.0f;
 
 // Find's fastest time among the candidates that ran (-1: none ran).
@@ -68,9 +76,11 @@ void retime(const Search& search, ConvDirection dir, const ConvDescriptors& d, v
   std::vector<cudnnStatus_t> statuses(perfs.size(), CUDNN_STATUS_SUCCESS);
   const float best = fastest_found(perfs);
   const bool retime_all = ctx.hooks.retime_all || best < kRetimeAllBelowMs;
+  const float reach = best < kRetimeNearBelowMs
+                          ? (ctx.hooks.retime_small_reach >= 0 ? ctx.hooks.retime_small_reach : kRetimeNearReach)
+                          : (ctx.hooks.retime_reach >= 0 ? ctx.hooks.retime_reach : kRetimeReach);
   auto prepare = [&](size_t i) {  // the math type it runs with, and a workspace within the search's
     if (perfs[i].status != CUDNN_STATUS_SUCCESS) return false;
-    const float reach = ctx.hooks.retime_reach >= 0 ? ctx.hooks.retime_reach : kRetimeReach;
     if (!retime_all && perfs[i].time > reach * best) return false;  // keeps Find's time
     set_candidate_math(ctx, d, perfs[i].math_type);
     return conv_workspace_size(ctx, dir, d, perfs[i].algo, &needs[i]) == CUDNN_STATUS_SUCCESS &&
@@ -96,10 +106,18 @@ void retime(const Search& search, ConvDirection dir, const ConvDescriptors& d, v
   perfs = std::move(sorted);
 }
 
-// Near-ties go to cuDNN's heuristic order: the first candidate of `ranked` whose re-timed time is
-// within kConvNearTie of the fastest moves to the front (pick.h says why).
-void prefer_heuristic_on_near_ties(const std::vector<ConvCandidate>& ranked, std::vector<ConvCandidate>& perfs) {
-  if (perfs.empty()) return;
+// Near-ties go to cuDNN's heuristic order: the first candidate of cuDNN's ranked list whose
+// re-timed time is within kConvNearTie of the fastest moves to the front (pick.h says why). The
+// list is asked for only when a second candidate is that close (Note [conv query memo]: each new
+// shape's list costs milliseconds of host time).
+void prefer_heuristic_on_near_ties(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
+                                   std::vector<ConvCandidate>& perfs) {
+  if (perfs.empty() || perfs[0].status != CUDNN_STATUS_SUCCESS || perfs[0].time <= 0) return;
+  const bool tie = std::any_of(perfs.begin() + 1, perfs.end(), [&](const ConvCandidate& p) {
+    return p.status == CUDNN_STATUS_SUCCESS && p.time > 0 && p.time <= kConvNearTie * perfs[0].time;
+  });
+  if (!tie) return;
+  const std::vector<ConvCandidate> ranked = heuristic_candidates(ctx, dir, d);
   std::vector<double> ms;
   std::vector<bool> ran;
   std::vector<int> rank;
@@ -119,49 +137,83 @@ void prefer_heuristic_on_near_ties(const std::vector<ConvCandidate>& ranked, std
 }  // namespace
 
 // Scratch X, W and Y are filled with a non-zero pattern (timing on zeros can flatter a kernel);
-// every buffer is freed before the plan goes on.
+// the context keeps them for the next layer (Note [search scratch]).
 TimedCandidates timed_candidates(const Search& search, ConvDirection dir, const ConvDescriptors& d,
                                  size_t workspace_limit) {
   const CudaContext& ctx = search.context();
-  const std::vector<ConvCandidate> ranked = heuristic_candidates(ctx, dir, d);
-  std::vector<size_t> needs;  // each candidate's workspace within the limit
-  for (const ConvCandidate& perf : ranked) {
-    size_t need = 0;
-    if (conv_workspace_size(ctx, dir, d, perf.algo, &need) == CUDNN_STATUS_SUCCESS &&
-        need <= workspace_limit) {
-      needs.push_back(need);
-    }
-  }
   size_t x_bytes = 0, w_bytes = 0, y_bytes = 0;
   check(cudnnGetTensorSizeInBytes(d.x, &x_bytes), "cudnnGetTensorSizeInBytes");
   check(cudnnGetFilterSizeInBytes(d.w, &w_bytes), "cudnnGetFilterSizeInBytes");
   check(cudnnGetTensorSizeInBytes(d.y, &y_bytes), "cudnnGetTensorSizeInBytes");
-  const DeviceMemory x = device_alloc(ctx, x_bytes, "cudaMalloc (search X)");
-  const DeviceMemory w = device_alloc(ctx, w_bytes, "cudaMalloc (search W)");
-  const DeviceMemory y = device_alloc(ctx, y_bytes, "cudaMalloc (search Y)");
-
-  TimedCandidates out;
-  DeviceMemory workspace;
-  size_t ceiling = workspace_limit;
-  while (true) {
-    out.search_workspace = 0;
-    for (size_t need : needs) {
-      if (need <= ceiling) out.search_workspace = std::max(out.search_workspace, need);
+  // X, W and Y from the context's scratch (Note [search scratch]); where it cannot hold them, all
+  // of it goes and the search allocates its own, as a DeviceError if even that fails.
+  SearchScratch& scratch = *ctx.search_scratch;
+  const SearchScratch::Busy busy(scratch);
+  DeviceMemory own_x, own_w, own_y;
+  void *x = nullptr, *w = nullptr, *y = nullptr;
+  {
+    StatsClock clock(*ctx.stats, "search_seconds: scratch");
+    if (scratch.hold(ctx, SearchScratch::kX, x_bytes) && scratch.hold(ctx, SearchScratch::kW, w_bytes) &&
+        scratch.hold(ctx, SearchScratch::kY, y_bytes)) {
+      x = scratch.get(SearchScratch::kX), w = scratch.get(SearchScratch::kW), y = scratch.get(SearchScratch::kY);
+    } else {
+      scratch.release();
+      own_x = device_alloc(ctx, x_bytes, "cudaMalloc (search X)");
+      own_w = device_alloc(ctx, w_bytes, "cudaMalloc (search W)");
+      own_y = device_alloc(ctx, y_bytes, "cudaMalloc (search Y)");
+      x = own_x.get(), w = own_w.get(), y = own_y.get();
     }
-    if (try_plan_alloc(ctx, out.search_workspace, workspace)) break;
-    out.notes.push_back({"search workspace", mib_text(out.search_workspace) +
-                                                 " could not be allocated (out of memory); searched within less"});
-    ceiling = out.search_workspace - 1;  // > 0: a zero-byte workspace always "allocates"
   }
 
-  fill_search_pattern(ctx, x.get(), x_bytes);
-  fill_search_pattern(ctx, w.get(), w_bytes);
-  fill_search_pattern(ctx, y.get(), y_bytes);  // dY backward
+  // The search workspace: the whole limit, which the scratch keeps for the plan's next searches,
+  // so that no candidate's need is asked of cuDNN before Find (the first query of each shape and
+  // algorithm took 163 ms of ResNet-50's cold load at batch 256, an H100, 2026-12-06). Where the
+  // limit cannot be had, the largest need that can.
+  TimedCandidates out;
+  bool held = false;
+  {
+    StatsClock clock(*ctx.stats, "search_seconds: scratch");
+    held = scratch.hold(ctx, SearchScratch::kWorkspace, workspace_limit);
+  }
+  if (held) {
+    out.search_workspace = workspace_limit;
+  } else {
+    std::vector<size_t> needs;  // each algorithm's workspace within the limit
+    for (int algo = 0; algo < conv_algo_count(ctx, dir); ++algo) {
+      size_t need = 0;
+      if (conv_workspace_size(ctx, dir, d, algo, &need) == CUDNN_STATUS_SUCCESS && need <= workspace_limit) {
+        needs.push_back(need);
+      }
+    }
+    size_t ceiling = workspace_limit;
+    while (true) {
+      out.search_workspace = 0;
+      for (size_t need : needs) {
+        if (need <= ceiling) out.search_workspace = std::max(out.search_workspace, need);
+      }
+      StatsClock clock(*ctx.stats, "search_seconds: scratch");
+      if (scratch.hold(ctx, SearchScratch::kWorkspace, out.search_workspace)) break;
+      out.notes.push_back({"search workspace", mib_text(out.search_workspace) +
+                                                   " could not be allocated (out of memory); searched within less"});
+      ceiling = out.search_workspace - 1;  // > 0: a zero-byte workspace always "allocates"
+    }
+  }
+  void* workspace = scratch.get(SearchScratch::kWorkspace);
+
+  fill_search_pattern(ctx, x, x_bytes);
+  fill_search_pattern(ctx, w, w_bytes);
+  fill_search_pattern(ctx, y, y_bytes);  // dY backward
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
   wait_for_quiet(ctx);  // Note [background search]: Find runs every candidate once
-  out.perfs = find_candidates(ctx, dir, d, x.get(), w.get(), y.get(), workspace.get(), out.search_workspace);
-  retime(search, dir, d, x.get(), w.get(), y.get(), workspace.get(), out.search_workspace, out.perfs);
-  prefer_heuristic_on_near_ties(ranked, out.perfs);
+  {
+    StatsClock clock(*ctx.stats, "search_seconds: find");
+    out.perfs = find_candidates(ctx, dir, d, x, w, y, workspace, out.search_workspace);
+  }
+  {
+    StatsClock clock(*ctx.stats, "search_seconds: retime");
+    retime(search, dir, d, x, w, y, workspace, out.search_workspace, out.perfs);
+  }
+  prefer_heuristic_on_near_ties(ctx, dir, d, out.perfs);
   search.count_timing_run();
   return out;
 }

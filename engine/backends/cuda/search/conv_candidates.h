@@ -18,8 +18,8 @@ namespace dnnx::cuda {
 
 struct TimedCandidates {
   std::vector<ConvCandidate> perfs;
-  // The workspace the search ran with: the largest need within the limit, or less where that
-  // could not be allocated (then a candidate needing more was not timed).
+  // The workspace the search ran with: the limit, else the largest need within it, or less where
+  // that could not be allocated (then a candidate needing more was not timed).
   size_t search_workspace = 0;
   std::vector<Rejected> notes;  // each smaller retry of the search workspace, with the reason
 };
@@ -30,7 +30,8 @@ TimedCandidates timed_candidates(const Search& search, ConvDirection dir, const 
                                  size_t workspace_limit);
 
 // Device memory for planning: false (and `out` empty) when it cannot be had for want of memory,
-// for real or by DNNX_TEST_OOM_ABOVE; any other failure is a DeviceError.
+// for real or by DNNX_TEST_OOM_ABOVE, even after idle search scratch was let go (Note [search
+// scratch]); any other failure is a DeviceError.
 bool try_plan_alloc(const CudaContext& ctx, size_t bytes, DeviceMemory& out);
 
 }  // namespace dnnx::cuda

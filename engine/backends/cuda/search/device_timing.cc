@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "backends/cuda/runtime/cuda_check.h"
@@ -44,15 +45,36 @@ double mean_device_ms(const CudaContext& ctx, const std::function<void()>& run, 
   return static_cast<double>(ms) / runs;
 }
 
+namespace {
+
+// Runs `run` for about `ms` of device time (at most 2000 calls after one alone); the mean of the
+// calls after the first, or -1 when a call takes no measurable time.
+double run_for(const CudaContext& ctx, const std::function<void()>& run, double ms, const char* what) {
+  const double once = mean_device_ms(ctx, run, what, 1);
+  if (once <= 0) return -1;
+  const int runs = static_cast<int>(std::min(2000.0, std::max(0.0, ms - once) / once)) + 1;
+  return mean_device_ms(ctx, run, what, runs);
+}
+
+}  // namespace
+
+// Note [steady warm-up]: the process's first warm-up ran kFirstWarmUpMs whatever the GPU's state.
+// In a cold load it came after cudnnFind had kept the GPU busy, and it was most of the 348 ms
+// that ResNet-50's re-timing took (batch 256, fp32, an H100, 2026-12-06). So it now runs in
+// slices of kWarmUpSliceMs and ends once two slices in a row have the same mean within
+// kSteadyWithin (the clocks have settled), or at kFirstWarmUpMs.
 void warm_up(const CudaContext& ctx, const std::function<void()>& run, double ms, const char* what) {
   static std::atomic<bool> warmed{false};  // once per process: the GPU's clocks, not the model's
-  const bool first = !warmed.exchange(true);
-  double left = first ? kFirstWarmUpMs : ms;
-  while (left > 0) {
-    const double once = mean_device_ms(ctx, run, what, 1);
-    if (once <= 0) return;
-    const int runs = static_cast<int>(std::min(2000.0, left / once)) + 1;
-    left -= mean_device_ms(ctx, run, what, runs) * runs + once;
+  if (warmed.exchange(true)) {
+    run_for(ctx, run, ms, what);
+    return;
+  }
+  double previous = -1;
+  for (double spent = 0; spent < kFirstWarmUpMs; spent += kWarmUpSliceMs) {
+    const double mean = run_for(ctx, run, kWarmUpSliceMs, what);
+    if (mean <= 0) return;
+    if (previous > 0 && std::abs(mean - previous) <= kSteadyWithin * previous) return;
+    previous = mean;
   }
 }
 

@@ -15,12 +15,15 @@ namespace dnnx::cuda {
 double mean_device_ms(const CudaContext& ctx, const std::function<void()>& run, const char* what, int runs = 10);
 
 // Runs `run` until about `ms` of device time have passed (at most 2000 calls), and the first
-// time in the process until kFirstWarmUpMs have: an idle GPU runs its first work at lower
-// clocks, which would rank a search's first candidates unfairly (the same LeNet GEMM candidate
-// timed 7.4 us in one process and 9.6 us in another on an H200 after a 3 ms warm-up). A search
-// calls it once, with its first candidate, before it times anything.
+// time in the process until its times are steady, kFirstWarmUpMs at most (Note [steady
+// warm-up], device_timing.cc): an idle GPU runs its first work at lower clocks, which would rank
+// a search's first candidates unfairly (the same LeNet GEMM candidate timed 7.4 us in one
+// process and 9.6 us in another on an H200 after a 3 ms warm-up). A search calls it once, with
+// its first candidate, before it times anything.
 void warm_up(const CudaContext& ctx, const std::function<void()>& run, double ms, const char* what);
 constexpr double kFirstWarmUpMs = 200.0;
+constexpr double kWarmUpSliceMs = 10.0;
+constexpr double kSteadyWithin = 0.02;
 
 // Searches time each candidate in kTimingRounds rounds over the whole list and keep the lower
 // mean: single means of 5-20 us kernels varied by up to 40% between processes on an H200.

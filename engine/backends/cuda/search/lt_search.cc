@@ -132,7 +132,11 @@ LtChoice choose_lt_candidate(const Search& search, const LtMatmul& lt, const Gem
     return choice;
   }
   if (!search.timed()) return LtChoice{};  // "background" without an entry: the heuristic's pick
-  LtChoice choice = time_and_pick(search, lt, c, epilogue, list);
+  LtChoice choice;
+  {
+    const StatsClock part(*search.context().stats, "search_seconds: cublaslt");  // Note [search parts]
+    choice = time_and_pick(search, lt, c, epilogue, list);
+  }
   if (search.caching() && choice.time_ms >= 0) {
     GemmEntry e;
     e.rank = choice.rank;

@@ -72,6 +72,8 @@ struct Scratch {
 }  // namespace
 
 std::vector<double> Search::time_on_scratch(const std::vector<ScratchCandidate>& candidates, const char* what) const {
+  const auto start = std::chrono::steady_clock::now();  // in search_seconds, and apart (Note [search parts])
+  const StatsClock part(*ctx_.stats, "search_seconds: own kernels");
   std::unique_ptr<Scratch> scratch;  // the buffers of candidate `ready`
   size_t ready = candidates.size();
   auto prepare = [&](size_t i) {
@@ -88,7 +90,9 @@ std::vector<double> Search::time_on_scratch(const std::vector<ScratchCandidate>&
     candidates[i].kernel->run(KernelArgs{scratch->ins.data(), scratch->outs.data(), scratch->workspace.get()});
     return true;
   };
-  return time(candidates.size(), prepare, run, what).ms;
+  std::vector<double> ms = time(candidates.size(), prepare, run, what).ms;
+  count_seconds_since(start);
+  return ms;
 }
 
 void Search::count_timing_run() const { ctx_.stats->count("timing_runs"); }
