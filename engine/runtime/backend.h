@@ -167,7 +167,9 @@ class Backend {
   // The planner's counters so far; its warnings are handed out once (the next call has none).
   virtual PlannerReport planner_report() const { return {}; }
   // Called once a plan's layers are planned (or their planning failed): what the backend held
-  // for planning them may go (the CUDA searches' scratch, Note [search scratch]).
+  // for planning them may go (the CUDA searches' scratch, Note [search scratch]). Every planner
+  // of layers (build_plan, a training tail's backward schedule, the run-time fallback's
+  // replanning) calls it through a LayersPlanned scope.
   virtual void layers_planned() const {}
 
   // The backend's kernel registrations (op type -> KernelEntry): what it runs and with which
@@ -177,6 +179,18 @@ class Backend {
   // Fine-tuning on this backend: its gradient kernels, loss and SGD (Note [training ops] in
   // runtime/training.h); nullptr where the backend cannot train.
   virtual std::unique_ptr<TrainingOps> training_ops() const;
+};
+
+// Calls backend.layers_planned() on every path out of a planner's scope, the throwing ones too.
+class LayersPlanned {
+ public:
+  explicit LayersPlanned(const Backend& backend) : backend_(backend) {}
+  ~LayersPlanned() { backend_.layers_planned(); }
+  LayersPlanned(const LayersPlanned&) = delete;
+  LayersPlanned& operator=(const LayersPlanned&) = delete;
+
+ private:
+  const Backend& backend_;
 };
 
 }  // namespace dnnx

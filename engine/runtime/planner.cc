@@ -532,10 +532,7 @@ std::shared_ptr<Plan> build_plan(const Graph& graph, const Backend& backend, con
     return true;
   };
   {
-    struct LayersPlanned {  // on every path out of the loop, the throwing ones too
-      const Backend& backend;
-      ~LayersPlanned() { backend.layers_planned(); }
-    } layers_planned{backend};
+    const LayersPlanned layers_planned(backend);  // Note [search scratch]
     for (size_t n = 0; n < graph.nodes.size(); ++n) {
       if (place(graph.nodes[n], folds[n])) continue;
       plan->stage_node = static_cast<int>(n);

@@ -93,6 +93,7 @@ void TailPlan::place_activations() {
 // a value's gradient (or the loss's seed) writes it, and each later one writes to scratch and
 // is added in. Gradient kernels therefore always overwrite, and no buffer is ever zeroed.
 void TailPlan::schedule_backward(const Backend& backend, const TailOptions& options) {
+  const LayersPlanned layers_planned(backend);  // the gradients' searches (Note [search scratch])
   const size_t n_values = plan_->values.size();
   const std::vector<PlannedValue>& values = plan_->values;
   // needs: depends on a parameter; reaches: the loss depends on it.

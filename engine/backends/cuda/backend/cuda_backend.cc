@@ -236,6 +236,7 @@ KernelChoice CudaBackend::replan_node(const Node& node, const std::vector<ValueI
       ctx.options.workspace_limit = workspace_limit;
     }
   } restore{ctx, ctx.options.workspace_limit};
+  const LayersPlanned layers_planned(*this);  // the search scratch goes after (Note [search scratch])
   ctx.avoid = failed;
   ctx.options.workspace_limit = std::min(workspace_cap, restore.workspace_limit);
   KernelChoice choice = plan_node(node, inputs, outputs);
@@ -339,7 +340,11 @@ bool CudaBackend::capturing() const {
 
 void CudaBackend::set_priority(bool foreground) const { set_stream_priority(context_->stream, foreground); }
 
-void CudaBackend::layers_planned() const { context_->search_scratch->release(); }
+// Under the planning lock: another thread's plan_node may be searching on the scratch now.
+void CudaBackend::layers_planned() const {
+  std::lock_guard<std::recursive_mutex> lock(plan_mutex_);
+  context_->search_scratch->release();
+}
 
 void CudaBackend::synchronize() const { check(cudaStreamSynchronize(context_->stream), "cudaStreamSynchronize"); }
 
