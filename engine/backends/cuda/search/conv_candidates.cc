@@ -110,13 +110,16 @@ void retime(const Search& search, ConvDirection dir, const ConvDescriptors& d, v
 // re-timed time is within kConvNearTie of the fastest moves to the front (pick.h says why). The
 // list is asked for only when a second candidate is that close (Note [conv query memo]: each new
 // shape's list costs milliseconds of host time).
+// `asked`: the math type the search was asked for (the re-timing left the descriptor at its last
+// candidate's); cuDNN ranks for that one, as it did before the search.
 void prefer_heuristic_on_near_ties(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
-                                   std::vector<ConvCandidate>& perfs) {
+                                   cudnnMathType_t asked, std::vector<ConvCandidate>& perfs) {
   if (perfs.empty() || perfs[0].status != CUDNN_STATUS_SUCCESS || perfs[0].time <= 0) return;
   const bool tie = std::any_of(perfs.begin() + 1, perfs.end(), [&](const ConvCandidate& p) {
     return p.status == CUDNN_STATUS_SUCCESS && p.time > 0 && p.time <= kConvNearTie * perfs[0].time;
   });
   if (!tie) return;
+  check(cudnnSetConvolutionMathType(d.conv, asked), "cudnnSetConvolutionMathType");
   const std::vector<ConvCandidate> ranked = heuristic_candidates(ctx, dir, d);
   std::vector<double> ms;
   std::vector<bool> ran;
@@ -141,6 +144,8 @@ void prefer_heuristic_on_near_ties(const CudaContext& ctx, ConvDirection dir, co
 TimedCandidates timed_candidates(const Search& search, ConvDirection dir, const ConvDescriptors& d,
                                  size_t workspace_limit) {
   const CudaContext& ctx = search.context();
+  cudnnMathType_t asked{};  // before Find and the re-timing set each candidate's
+  check(cudnnGetConvolutionMathType(d.conv, &asked), "cudnnGetConvolutionMathType");
   size_t x_bytes = 0, w_bytes = 0, y_bytes = 0;
   check(cudnnGetTensorSizeInBytes(d.x, &x_bytes), "cudnnGetTensorSizeInBytes");
   check(cudnnGetFilterSizeInBytes(d.w, &w_bytes), "cudnnGetFilterSizeInBytes");
@@ -213,7 +218,7 @@ TimedCandidates timed_candidates(const Search& search, ConvDirection dir, const 
     StatsClock clock(*ctx.stats, "search_seconds: retime");
     retime(search, dir, d, x, w, y, workspace, out.search_workspace, out.perfs);
   }
-  prefer_heuristic_on_near_ties(ctx, dir, d, out.perfs);
+  prefer_heuristic_on_near_ties(ctx, dir, d, asked, out.perfs);
   search.count_timing_run();
   return out;
 }
