@@ -2,11 +2,15 @@
 
 namespace dnnx {
 
-void OpRegistry::add(const std::string& op_type, OpDef def) { defs_[op_type] = std::move(def); }
+void OpRegistry::add(const std::string& op_type, OpDef def) {
+  OpDef& slot = defs_[op_type];
+  slot = std::move(def);
+  index_[op_type] = &slot;  // a std::map's elements stay where they are
+}
 
 const OpDef* OpRegistry::find(const std::string& op_type) const {
-  auto it = defs_.find(op_type);
-  return it == defs_.end() ? nullptr : &it->second;
+  auto it = index_.find(op_type);
+  return it == index_.end() ? nullptr : it->second;
 }
 
 std::vector<std::string> OpRegistry::names() const {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/graph.h"
@@ -64,7 +65,10 @@ class OpRegistry {
   std::string names_joined() const;        // "Add, Concat, ..."
 
  private:
-  std::map<std::string, OpDef> defs_;
+  std::map<std::string, OpDef> defs_;  // sorted, for names()
+  // The same defs by key for find(), which planning asks per node (a staged model's ~180
+  // continuations each validate and fold what remains of the graph).
+  std::unordered_map<std::string, const OpDef*> index_;
 };
 
 // The whole registry, built once (an explicit list: ops/registry.cc).

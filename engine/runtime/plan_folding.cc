@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "runtime/kernel_registry.h"
 #include "runtime/planner.h"
@@ -31,13 +32,13 @@ bool host_runs(const Backend& host, const Node& node, const OpDef* def) {
 // The graph inputs that some value slot reaches back to (Note [value inputs]).
 std::vector<int> reached_inputs(const Graph& graph, const Backend& host) {
   const OpRegistry& ops = op_registry();
-  std::map<std::string, size_t> producer;
+  std::unordered_map<std::string, size_t> producer;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     for (const std::string& out : graph.nodes[i].outputs) {
       if (!out.empty()) producer[out] = i;
     }
   }
-  std::map<std::string, int> input_position;
+  std::unordered_map<std::string, int> input_position;
   for (size_t i = 0; i < graph.inputs.size(); ++i) input_position[graph.inputs[i].name] = static_cast<int>(i);
   std::vector<std::string> work;
   for (const Node& node : graph.nodes) {
@@ -47,8 +48,8 @@ std::vector<int> reached_inputs(const Graph& graph, const Backend& host) {
       if (k < static_cast<int>(node.inputs.size()) && !node.inputs[k].empty()) work.push_back(node.inputs[k]);
     }
   }
-  std::set<std::string> seen;
-  std::set<int> reached;
+  std::unordered_set<std::string> seen;
+  std::set<int> reached;  // sorted: the inputs in their order
   while (!work.empty()) {
     const std::string name = work.back();
     work.pop_back();
@@ -77,7 +78,7 @@ GraphFolding graph_folding(const Graph& graph, const Backend* host) {
   folding.nodes.assign(graph.nodes.size(), false);
   if (!host) return folding;
   folding.value_inputs = reached_inputs(graph, *host);
-  std::set<std::string> known;  // values known once the input shapes (and value inputs) are
+  std::unordered_set<std::string> known;  // values known once the input shapes (and value inputs) are
   for (const auto& kv : graph.constants) known.insert(kv.first);
   for (const GraphInput& in : graph.inputs) known.erase(in.name);  // an input shadows a default
   for (int i : folding.value_inputs) known.insert(graph.inputs[i].name);
@@ -103,7 +104,7 @@ GraphFolding graph_folding(const Graph& graph, const Backend* host) {
 
 int fold_graph_constants(Graph& graph, const Backend* host) {
   if (!host) return 0;
-  std::set<std::string> inputs;
+  std::unordered_set<std::string> inputs;
   for (const GraphInput& in : graph.inputs) inputs.insert(in.name);  // an input shadows a default
   const OpRegistry& ops = op_registry();
   std::vector<Node> kept;

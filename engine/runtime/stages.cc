@@ -1,7 +1,7 @@
 #include "runtime/stages.h"
 
-#include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ops/op.h"
 #include "runtime/values/value_ops.h"
@@ -13,7 +13,7 @@ namespace {
 // Names read by nodes [from, end) and by the graph outputs, in first-read order.
 std::vector<std::string> read_from(const Graph& graph, size_t from) {
   std::vector<std::string> out;
-  std::set<std::string> seen;
+  std::unordered_set<std::string> seen;
   auto add = [&](const std::string& name) {
     if (!name.empty() && seen.insert(name).second) out.push_back(name);
   };
@@ -24,8 +24,8 @@ std::vector<std::string> read_from(const Graph& graph, size_t from) {
   return out;
 }
 
-std::set<std::string> produced_before(const Graph& graph, size_t end) {
-  std::set<std::string> out;
+std::unordered_set<std::string> produced_before(const Graph& graph, size_t end) {
+  std::unordered_set<std::string> out;
   for (size_t n = 0; n < end && n < graph.nodes.size(); ++n) {
     for (const std::string& name : graph.nodes[n].outputs) {
       if (!name.empty()) out.insert(name);
@@ -37,7 +37,7 @@ std::set<std::string> produced_before(const Graph& graph, size_t end) {
 }  // namespace
 
 std::vector<std::string> carried_names(const Graph& graph, size_t cut) {
-  const std::set<std::string> produced = produced_before(graph, cut);
+  const std::unordered_set<std::string> produced = produced_before(graph, cut);
   std::vector<std::string> out;
   for (const std::string& name : read_from(graph, cut)) {
     if (produced.count(name)) out.push_back(name);
@@ -50,8 +50,8 @@ Graph continuation_graph(const Graph& graph, size_t cut) {
   rest.opset = graph.opset;
   rest.outputs = graph.outputs;
   rest.nodes.assign(graph.nodes.begin() + static_cast<std::ptrdiff_t>(cut) + 1, graph.nodes.end());
-  const std::set<std::string> produced = produced_before(graph, cut + 1);
-  std::set<std::string> inputs;
+  const std::unordered_set<std::string> produced = produced_before(graph, cut + 1);
+  std::unordered_set<std::string> inputs;
   for (const GraphInput& in : graph.inputs) inputs.insert(in.name);
   const std::vector<std::string> read = read_from(graph, cut + 1);
   // The constants the rest reads (a subgraph reads the outer scope through its node's inputs,
