@@ -58,6 +58,13 @@ struct OpDef {
 // Keyed by op_key (Note [op domains] in ir/graph.h): "Conv", "com.microsoft::QLinearAdd".
 class OpRegistry {
  public:
+  // Movable, not copyable: the index points into this object's map.
+  OpRegistry() = default;
+  OpRegistry(OpRegistry&&) = default;
+  OpRegistry& operator=(OpRegistry&&) = default;
+  OpRegistry(const OpRegistry&) = delete;
+  OpRegistry& operator=(const OpRegistry&) = delete;
+
   void add(const std::string& key, OpDef def);
   const OpDef* find(const std::string& key) const;
   const OpDef* find(const Node& node) const { return find(node.op_key()); }

@@ -12,6 +12,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/backend.h"
@@ -68,10 +69,17 @@ struct KernelEntry {
 // Op key -> entry: the op type, "domain::op_type" outside ai.onnx (Note [op domains] in ir/graph.h).
 class KernelRegistry {
  public:
+  // Movable, not copyable: the index points into this object's map.
+  KernelRegistry() = default;
+  KernelRegistry(KernelRegistry&&) = default;
+  KernelRegistry& operator=(KernelRegistry&&) = default;
+  KernelRegistry(const KernelRegistry&) = delete;
+  KernelRegistry& operator=(const KernelRegistry&) = delete;
+
   // Adds (or replaces) the op's entry; its capabilities are set on the returned entry:
   //   r.add("Conv", plan_conv).with_dtypes(kFloatAndHalves).refusing(why_not);
   KernelEntry& add(const std::string& op_type, KernelFactory factory) {
-    KernelEntry& e = entries_[op_type];
+    KernelEntry& e = slot(op_type);
     e = KernelEntry{};
     e.factory = std::move(factory);
     return e;
@@ -79,7 +87,7 @@ class KernelRegistry {
   // A value-shaped op's staged device kernel (no layer kernel: the plan stops before the node):
   //   r.add_staged("NonZero", plan_nonzero).with_dtypes(...);
   KernelEntry& add_staged(const std::string& op_type, StagedFactory factory) {
-    KernelEntry& e = entries_[op_type];
+    KernelEntry& e = slot(op_type);
     e = KernelEntry{};
     e.staged = std::move(factory);
     return e;
@@ -93,8 +101,8 @@ class KernelRegistry {
     return it->second;
   }
   const KernelEntry* entry(const std::string& op_type) const {
-    auto it = entries_.find(op_type);
-    return it == entries_.end() ? nullptr : &it->second;
+    auto it = index_.find(op_type);
+    return it == index_.end() ? nullptr : it->second;
   }
   const KernelEntry* entry(const Node& node) const { return entry(node.op_key()); }
   const KernelFactory* find(const Node& node) const { return find(node.op_key()); }
@@ -118,7 +126,15 @@ class KernelRegistry {
   const std::map<std::string, KernelEntry>& entries() const { return entries_; }
 
  private:
-  std::map<std::string, KernelEntry> entries_;
+  KernelEntry& slot(const std::string& op_type) {
+    KernelEntry& e = entries_[op_type];
+    index_[op_type] = &e;  // a std::map's elements stay where they are
+    return e;
+  }
+
+  std::map<std::string, KernelEntry> entries_;  // sorted, for the support matrix
+  // The same entries by key for find(), which planning asks per node (OpRegistry's index_ says why).
+  std::unordered_map<std::string, const KernelEntry*> index_;
 };
 
 }  // namespace dnnx
