@@ -1,7 +1,6 @@
 #include "backends/cuda/conv/conv_direction.h"
 
 #include <mutex>
-#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -133,6 +132,27 @@ ConvQueryMemo& conv_query_memo() {
   return *memo;
 }
 
+// The memo's answer under `key` in `table` (one of conv_query_memo's), else query()'s, kept; the
+// query's time is counted under `counter` (Note [search parts]).
+template <class Value, class Query>
+Value memoized(std::unordered_map<std::string, Value>& table, const std::string& key, const CudaContext& ctx,
+               const char* counter, const Query& query) {
+  std::mutex& mutex = conv_query_memo().mutex;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = table.find(key);
+    if (it != table.end()) return it->second;
+  }
+  Value value;
+  {
+    const StatsClock clock(*ctx.stats, counter);
+    value = query();  // a cuDNN error throws: nothing kept
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  table.emplace(key, value);
+  return value;
+}
+
 std::string memo_key(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d) {
   return std::to_string(ctx.options.device) + " " + ctx.device_name + " sm_" + std::to_string(ctx.compute_capability) +
          " | " + conv_descriptor_text(d, dir);
@@ -187,38 +207,20 @@ std::vector<ConvCandidate> query_heuristic_candidates(const CudaContext& ctx, Co
 
 cudnnStatus_t conv_workspace_size(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, int algo,
                                   size_t* bytes) {
-  const std::string key = memo_key(ctx, dir, d) + " | algo " + std::to_string(algo);
-  ConvQueryMemo& memo = conv_query_memo();
-  {
-    std::lock_guard<std::mutex> lock(memo.mutex);
-    const auto it = memo.workspace.find(key);
-    if (it != memo.workspace.end()) {
-      *bytes = it->second.second;
-      return it->second.first;
-    }
-  }
-  StatsClock clock(*ctx.stats, "search_seconds: workspace sizes");
-  size_t size = 0;
-  const cudnnStatus_t status = query_workspace_size(ctx, dir, d, algo, &size);
+  const auto [status, size] =
+      memoized(conv_query_memo().workspace, memo_key(ctx, dir, d) + " | algo " + std::to_string(algo), ctx,
+               "search_seconds: workspace sizes", [&] {
+                 size_t need = 0;
+                 const cudnnStatus_t answer = query_workspace_size(ctx, dir, d, algo, &need);
+                 return std::make_pair(answer, need);
+               });
   *bytes = size;
-  std::lock_guard<std::mutex> lock(memo.mutex);
-  memo.workspace.emplace(key, std::make_pair(status, size));
   return status;
 }
 
 std::vector<ConvCandidate> heuristic_candidates(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d) {
-  const std::string key = memo_key(ctx, dir, d);
-  ConvQueryMemo& memo = conv_query_memo();
-  {
-    std::lock_guard<std::mutex> lock(memo.mutex);
-    const auto it = memo.ranked.find(key);
-    if (it != memo.ranked.end()) return it->second;
-  }
-  StatsClock clock(*ctx.stats, "search_seconds: heuristics");
-  std::vector<ConvCandidate> ranked = query_heuristic_candidates(ctx, dir, d);  // a cuDNN error throws: nothing kept
-  std::lock_guard<std::mutex> lock(memo.mutex);
-  memo.ranked.emplace(key, ranked);
-  return ranked;
+  return memoized(conv_query_memo().ranked, memo_key(ctx, dir, d), ctx, "search_seconds: heuristics",
+                  [&] { return query_heuristic_candidates(ctx, dir, d); });
 }
 
 cudnnStatus_t run_conv_direction(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, int algo,

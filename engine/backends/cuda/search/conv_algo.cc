@@ -149,9 +149,8 @@ std::string disqualify(const CudaContext& ctx, ConvDirection dir, const ConvDesc
   return "";
 }
 
-// Whether the candidate's workspace can be allocated now (then freed): the fallback's second
-// test, after cuDNN's own answer. An out-of-memory candidate gives way to the next, which
-// usually needs less.
+// Whether the candidate's workspace can be allocated now: the fallback's second test, after
+// cuDNN's own answer. An out-of-memory candidate gives way to the next, which usually needs less.
 // The workspace is held in the context's search scratch (Note [search scratch]): the next layer
 // most often needs no more, and then nothing is allocated. Where the scratch cannot grow to it,
 // all of it goes and the workspace is tried alone, as before the scratch was kept.

@@ -137,6 +137,40 @@ void prefer_heuristic_on_near_ties(const CudaContext& ctx, ConvDirection dir, co
   std::rotate(perfs.begin(), perfs.begin() + i, perfs.begin() + i + 1);
 }
 
+// The search workspace, held in `scratch`: the whole limit, which the scratch keeps for the plan's
+// next searches, so that no candidate's need is asked of cuDNN before Find (the first query of
+// each shape and algorithm took 163 ms of ResNet-50's cold load at batch 256, an H100,
+// 2026-12-06). Where the limit cannot be had, the largest need that can, each smaller retry noted.
+void hold_search_workspace(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d, size_t workspace_limit,
+                           SearchScratch& scratch, TimedCandidates& out) {
+  {
+    const StatsClock clock(*ctx.stats, "search_seconds: scratch");
+    if (scratch.hold(ctx, SearchScratch::kWorkspace, workspace_limit)) {
+      out.search_workspace = workspace_limit;
+      return;
+    }
+  }
+  std::vector<size_t> needs;  // each algorithm's workspace within the limit
+  for (int algo = 0; algo < conv_algo_count(ctx, dir); ++algo) {
+    size_t need = 0;
+    if (conv_workspace_size(ctx, dir, d, algo, &need) == CUDNN_STATUS_SUCCESS && need <= workspace_limit) {
+      needs.push_back(need);
+    }
+  }
+  size_t ceiling = workspace_limit;
+  while (true) {
+    out.search_workspace = 0;
+    for (size_t need : needs) {
+      if (need <= ceiling) out.search_workspace = std::max(out.search_workspace, need);
+    }
+    const StatsClock clock(*ctx.stats, "search_seconds: scratch");
+    if (scratch.hold(ctx, SearchScratch::kWorkspace, out.search_workspace)) return;
+    out.notes.push_back({"search workspace", mib_text(out.search_workspace) +
+                                                 " could not be allocated (out of memory); searched within less"});
+    ceiling = out.search_workspace - 1;  // > 0: a zero-byte workspace always "allocates"
+  }
+}
+
 }  // namespace
 
 // Scratch X, W and Y are filled with a non-zero pattern (timing on zeros can flatter a kernel);
@@ -170,39 +204,8 @@ TimedCandidates timed_candidates(const Search& search, ConvDirection dir, const 
     }
   }
 
-  // The search workspace: the whole limit, which the scratch keeps for the plan's next searches,
-  // so that no candidate's need is asked of cuDNN before Find (the first query of each shape and
-  // algorithm took 163 ms of ResNet-50's cold load at batch 256, an H100, 2026-12-06). Where the
-  // limit cannot be had, the largest need that can.
   TimedCandidates out;
-  bool held = false;
-  {
-    StatsClock clock(*ctx.stats, "search_seconds: scratch");
-    held = scratch.hold(ctx, SearchScratch::kWorkspace, workspace_limit);
-  }
-  if (held) {
-    out.search_workspace = workspace_limit;
-  } else {
-    std::vector<size_t> needs;  // each algorithm's workspace within the limit
-    for (int algo = 0; algo < conv_algo_count(ctx, dir); ++algo) {
-      size_t need = 0;
-      if (conv_workspace_size(ctx, dir, d, algo, &need) == CUDNN_STATUS_SUCCESS && need <= workspace_limit) {
-        needs.push_back(need);
-      }
-    }
-    size_t ceiling = workspace_limit;
-    while (true) {
-      out.search_workspace = 0;
-      for (size_t need : needs) {
-        if (need <= ceiling) out.search_workspace = std::max(out.search_workspace, need);
-      }
-      StatsClock clock(*ctx.stats, "search_seconds: scratch");
-      if (scratch.hold(ctx, SearchScratch::kWorkspace, out.search_workspace)) break;
-      out.notes.push_back({"search workspace", mib_text(out.search_workspace) +
-                                                   " could not be allocated (out of memory); searched within less"});
-      ceiling = out.search_workspace - 1;  // > 0: a zero-byte workspace always "allocates"
-    }
-  }
+  hold_search_workspace(ctx, dir, d, workspace_limit, scratch, out);
   void* workspace = scratch.get(SearchScratch::kWorkspace);
 
   fill_search_pattern(ctx, x, x_bytes);
