@@ -5,15 +5,19 @@ the requantizing epilogue, issue #37).
 
     python3 bench/probes/probe_kernels_cuda.py MODEL.onnx [--batch 256] [--precision fp32] [--runs 3]
 
-The input is seeded uniform [0, 1) floats of each input's shape, with the leading dim set to --batch.
+MODEL is a file, or a name under ../shared/external (zoo/densenet121.onnx). The input is seeded uniform [0, 1) floats of each input's shape, with the leading dim set to --batch.
 Prints the kernels by total device time, with their count per run and mean time.
 """
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main() -> int:
@@ -27,8 +31,13 @@ def main() -> int:
     import dnnx
     from torch.profiler import ProfilerActivity, profile
 
+    src = args.model
+    if not Path(src).is_file():  # a name under ../shared/external (zoo weights materialized from their seed)
+        import _external_models as ext
+
+        src = ext.read_model(src).SerializeToString()
     start = time.perf_counter()
-    m = dnnx.load(args.model, device="cuda", precision=args.precision, batch_size=args.batch,
+    m = dnnx.load(src, device="cuda", precision=args.precision, batch_size=args.batch,
                   cuda_graph=False, plan_cache=False)
     print(f"load {time.perf_counter() - start:.2f} s", flush=True)
     rng = np.random.default_rng(0)
