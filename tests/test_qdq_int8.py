@@ -294,7 +294,9 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
     model = quantized(kind, tmp_path, per_channel, activation, weight)
     x = input_of(model, 99)
     step = output_step(model)
-    fused = dnnx.load(model)
+    # ONNX's layout, where the algorithms asserted below run (tests/test_int8_nhwc_conv.py covers
+    # the channels-last conv, Note [int8 nhwc conv])
+    fused = dnnx.load(model, passes={"channels_last": False})
     plan = str(fused.plan())
     op = {"conv": "Int8Conv", "conv_depthwise": "Int8Conv", "conv_depthwise_s1": "Int8Conv", "conv_tiled": "Int8Conv", "conv_tiled_s2": "Int8Conv", "conv_tiled_dilated": "Int8Conv",
           "conv_s2_wide": "Int8Conv", "conv_7x7_out": "Int8Conv", "conv_s2_phase": "Int8Conv", "conv1x1_s2": "Int8Conv",

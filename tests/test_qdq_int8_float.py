@@ -143,7 +143,9 @@ def test_float_output_layer_is_int8_and_matches_the_float_path(kind, per_channel
     import onnxruntime as ort
 
     model, x, exact, bound, magnitude = layer_case(kind, per_channel, signed_x, relu)
-    fused = dnnx.load(model)
+    # ONNX's layout (the plan's rows asserted below); tests/test_int8_nhwc_conv.py runs the
+    # channels-last conv's float output against it
+    fused = dnnx.load(model, passes={"channels_last": False})
     rows = list(fused.plan())
     layer = next(r for r in rows if r["name"] == "layer")
     op = {"gemm": "Int8Gemm", "matmul": "Int8MatMul"}.get(kind, "Int8Conv")

@@ -30,7 +30,6 @@
   X(lstm_stack)    /* LSTMStack */                                                                 \
   X(conv_add_relu) /* Conv+Add+Relu */                                                             \
   X(conv_pool)     /* Conv+MaxPool, Conv+Relu+MaxPool (reads the fused ops) */                     \
-  X(channels_last) /* <op>@NHWC: wraps the window ops above, last */                           \
   /* issue #15: resampling, transposed conv, indexing, reductions */                               \
   X(resize)        /* Resize, Upsample */                                                        \
   X(conv_transpose)                                                                              \
@@ -86,7 +85,9 @@
   /* issue #36, sequences and optionals (seq): Note [sequences] */                                 \
   X(sequence)      /* Sequence*, SplitToSequence, ConcatFromSequence, SequenceMap, Optional* */   \
   /* ai.onnx.ml, traditional ML (mlops): ops/ml/ */                                                \
-  X(array_feature_extractor) X(binarizer) X(label_encoder) X(tree_ensemble) X(scaler) X(normalizer)
+  X(array_feature_extractor) X(binarizer) X(label_encoder) X(tree_ensemble) X(scaler) X(normalizer) \
+  /* made by the channels_last pass: <op>@NHWC wraps window ops above (Int8Conv among them), so last */ \
+  X(channels_last)
 // clang-format on
 
 namespace dnnx {

@@ -50,6 +50,7 @@ ChannelsLastForms CpuBackend::channels_last_forms() const {
   forms.float32_only = true;
   forms.graph_ops = true;
   forms.wide_depthwise = true;  // MobileNet's and ConvNeXt's depthwise layers gain the most
+  forms.int8_convs = true;      // Note [int8 nhwc conv]
   return forms;
 }
 

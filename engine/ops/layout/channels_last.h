@@ -31,7 +31,8 @@ Shape space_to_depth_shape(const Shape& x, const std::vector<int64_t>& pads, int
 // The ops that have a channels-last form, and which of their inputs are stored channels-last
 // (output 0 always is): nullptr for any other op. Conv family (Conv+Relu, +Add+Relu, +Clip,
 // +HardSwish, +Swish): x, w and the residual z; Conv+MaxPool: x and w; MaxPool, AveragePool,
-// GlobalAveragePool, BatchNormalization (inference: its [C] statistics as they are): x.
+// GlobalAveragePool, BatchNormalization (inference: its [C] statistics as they are): x; Int8Conv:
+// x, w (input 3) and the residual z (input 12).
 const std::vector<size_t>* channels_last_inputs(const std::string& base_op);
 
 // "Conv+Relu@NHWC" -> "Conv+Relu"; any other name is returned as it is.

@@ -72,6 +72,7 @@
 //     bytes (an Identity, a view), and perm [0, 3, 1, 2] of a 4-D value makes a channels-last value
 //     of the same bytes (ConvNeXt's blocks permute to NHWC for LayerNormalization and the MLP and
 //     back, around a depthwise conv that now reads NHWC itself: no copy is left).
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <set>
@@ -143,9 +144,14 @@ class ChannelsLastRewrite {
   // Whether `node` becomes "<op>@NHWC"; if so, adds it.
   bool add_window(const Node& node) {
     const std::vector<size_t>* permuted = channels_last_inputs(node.op_type);
-    if (!permuted || node.outputs.size() != 1 || !is_float4d(node.has_input(0) ? node.inputs[0] : "")) return false;
-    for (size_t i : *permuted) {
-      if (node.has_input(i) && !is_float4d(node.inputs[i])) return false;
+    if (!permuted || node.outputs.size() != 1) return false;
+    if (node.op_type == "Int8Conv") {
+      if (!int8_conv_fits(node)) return false;
+    } else {
+      if (!is_float4d(node.has_input(0) ? node.inputs[0] : "")) return false;
+      for (size_t i : *permuted) {
+        if (node.has_input(i) && !is_float4d(node.inputs[i])) return false;
+      }
     }
     Node out = node;
     out.op_type += kChannelsLastSuffix;
@@ -153,7 +159,8 @@ class ChannelsLastRewrite {
     ++converted_;
     if (dry_) {
       windows_.push_back(current_);
-      filters_[current_] = node.has_input(1) && permuted->size() > 1 ? types_.at(node.inputs[1]).shape : Shape{};
+      const size_t w = filter_input(node.op_type);
+      filters_[current_] = node.has_input(w) && permuted->size() > 1 ? types_.at(node.inputs[w]).shape : Shape{};
       if (!filters_[current_].empty() && node.attr_int("group", 1) == filters_[current_][0]) depthwise_.insert(current_);
       join(node, *permuted);
       return true;
@@ -178,7 +185,7 @@ class ChannelsLastRewrite {
 
   // Whether `node` is elementwise over channels-last inputs only; if so, adds it unchanged.
   bool add_elementwise(const Node& node) {
-    const bool unary = elementwise_unary().count(node.op_type) != 0;
+    const bool unary = elementwise_unary().count(node.op_type) != 0 || per_tensor_quantize(node);
     if (!unary && !elementwise_binary().count(node.op_type)) return false;
     const size_t data_inputs = unary ? 1 : node.inputs.size();
     if (node.inputs.size() < data_inputs || data_inputs == 0) return false;
@@ -355,6 +362,46 @@ class ChannelsLastRewrite {
     const Shape& w = filters_.at(i);
     if (w.size() != 4 || w[0] < min_channels) return false;
     return w[1] >= min_channels || (forms_.wide_depthwise && w[1] == 1 && depthwise_.count(i));
+  }
+
+  // The window op's filter input: Int8Conv's is its fourth (after x and its scale and zero point).
+  static size_t filter_input(const std::string& op) { return op == "Int8Conv" ? 3 : 1; }
+
+  // Note [int8 nhwc conv] (backends/cpu/quant/int8_conv_nhwc_cpu.h): what the channels-last int8
+  // conv takes. uint8 X [N, C, H, W] with C a multiple of 4, a constant int8 W [M, C, kh, kw] whose
+  // zero points are 0, one group, an 8-bit residual.
+  bool int8_conv_fits(const Node& node) const {
+    if (!forms_.int8_convs || node.attr_int("group", 1) != 1 || !node.has_input(3)) return false;
+    auto type = [&](size_t i) -> const TensorInfo* {
+      auto it = node.has_input(i) ? types_.find(node.inputs[i]) : types_.end();
+      return it == types_.end() ? nullptr : &it->second;
+    };
+    const TensorInfo* x = type(0);
+    const ConstTensor* w = find_constant(graph_, node.inputs[3]);
+    if (!x || x->dtype != DType::UInt8 || x->shape.size() != 4 || x->shape[1] % 4 != 0) return false;
+    if (!w || w->info.dtype != DType::Int8 || w->info.shape.size() != 4 || w->info.shape[1] != x->shape[1]) return false;
+    if (node.has_input(5)) {  // w_zero_point
+      const ConstTensor* zp = find_constant(graph_, node.inputs[5]);
+      if (!zp || std::any_of(zp->data.begin(), zp->data.end(), [](uint8_t b) { return b != 0; })) return false;
+    }
+    if (node.has_input(12)) {  // the residual z
+      const TensorInfo* z = type(12);
+      if (!z || (z->dtype != DType::UInt8 && z->dtype != DType::Int8) || z->shape.size() != 4) return false;
+    }
+    return true;
+  }
+
+  // With forms_.int8_convs: QuantizeLinear or DequantizeLinear of one scale and zero point (the
+  // whole tensor's), elementwise whatever the layout.
+  bool per_tensor_quantize(const Node& node) const {
+    if (!forms_.int8_convs || (node.op_type != "QuantizeLinear" && node.op_type != "DequantizeLinear")) return false;
+    if (node.inputs.size() < 2 || node.outputs.size() != 1) return false;
+    for (size_t i = 1; i < node.inputs.size(); ++i) {
+      if (node.inputs[i].empty()) continue;
+      const ConstTensor* c = find_constant(graph_, node.inputs[i]);
+      if (!c || numel(c->info.shape) != 1) return false;
+    }
+    return true;
   }
 
   bool is_float4d(const std::string& name) const {

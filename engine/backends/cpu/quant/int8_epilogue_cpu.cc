@@ -1,18 +1,21 @@
 // Note: the arithmetic is qdq_int8_cpu.cc's file comment; the forms here agree bit for bit
 // (tests/test_qdq_int8.py runs the residual and plain layers against onnxruntime).
+
+// No FMA contraction here (the header's rule: onnxruntime rounds the product and the sum apart):
+// GCC fused _mm512_mul_ps + _mm512_add_ps into vfmadd under the AVX-512 targets (FMA comes with
+// them), so the AVX-512 forms could differ from the AVX2 ones at a rounding tie. Set before the
+// includes: the lanes' inline functions (int8_epilogue_lanes.h) are compiled under it too.
+#pragma GCC optimize("fp-contract=off")
+
 #include "backends/cpu/quant/int8_epilogue_cpu.h"
 
+#include "backends/cpu/quant/int8_epilogue_lanes.h"
 #include "backends/cpu/quant/int8_gemm_cpu.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
-
-// No FMA contraction here (the header's rule: onnxruntime rounds the product and the sum apart):
-// GCC fused _mm512_mul_ps + _mm512_add_ps into vfmadd under the AVX-512 targets (FMA comes with
-// them), so the AVX-512 forms could differ from the AVX2 ones at a rounding tie.
-#pragma GCC optimize("fp-contract=off")
 
 namespace dnnx::int8_epilogue {
 
@@ -113,41 +116,9 @@ void add_residual(int32_t* q, const int32_t* z, int64_t n, const ResidualParams&
 // vpmovdb-to-memory form. On AMD Zen 4 that masked store form cost more than the arithmetic: the
 // residual epilogue of a 256 x 3136 layer took 0.27 ms with it on every 16 outputs, 0.18 without
 // (a vpermt2b of two results into one 32-byte store: 0.21). The residual's intermediate r is
-// rounded in float (vrndscaleps, half to even as vcvtps2dq: the same integer) instead of
-// converted to int32 and back. Constants are set once per tile, not once per row.
+// rounded in float (ResidualLanes, int8_epilogue_lanes.h) instead of converted to int32 and back.
+// Constants are set once per tile, not once per row.
 namespace {
-
-// Residual lanes: r requantized (no zero point: r - r_zp), then QLinearAdd's sum with z (8-bit,
-// signed or not), clamped to Y's range: 16 int32 results (Y's values) for the lanes of `m`.
-struct ResidualLanes {
-  __m512 rlo, rhi, sr, sz, yzp, ylo, yhi;
-  __m512i zzp;
-  bool z_signed;
-
-  __attribute__((target("avx512f,avx512bw,avx512vl"))) ResidualLanes(const QuantRange& rq, bool zs,
-                                                                     const ResidualParams& rp, const QuantRange& yq)
-      : rlo(_mm512_set1_ps(static_cast<float>(rq.lo - rq.zp))),
-        rhi(_mm512_set1_ps(static_cast<float>(rq.hi - rq.zp))),
-        sr(_mm512_set1_ps(rp.r_ratio())),
-        sz(_mm512_set1_ps(rp.z_ratio())),
-        yzp(_mm512_set1_ps(static_cast<float>(yq.zp))),
-        ylo(_mm512_set1_ps(static_cast<float>(yq.lo))),
-        yhi(_mm512_set1_ps(static_cast<float>(yq.hi))),
-        zzp(_mm512_set1_epi32(rp.z_zp)),
-        z_signed(zs) {}
-
-  // a: the lanes' sums plus the row's int32 bias; zraw: z's 16 bytes
-  __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m512i apply(
-      __m512i a, __m128i zraw, __m512 mult, __m512 add) const {
-    __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), mult), add);  // no FMA: onnxruntime rounds twice
-    v = _mm512_min_ps(_mm512_max_ps(v, rlo), rhi);
-    const __m512 r = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);  // r - r_zp
-    const __m512i zv = _mm512_sub_epi32(z_signed ? _mm512_cvtepi8_epi32(zraw) : _mm512_cvtepu8_epi32(zraw), zzp);
-    const __m512 sum = _mm512_add_ps(_mm512_mul_ps(sr, r), _mm512_mul_ps(sz, _mm512_cvtepi32_ps(zv)));
-    const __m512 y = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(sum, yzp), ylo), yhi);
-    return _mm512_cvtps_epi32(y);
-  }
-};
 
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void residual_row_avx512(const ResidualLanes& lanes,
                                                                               const int32_t* acc, int64_t n,

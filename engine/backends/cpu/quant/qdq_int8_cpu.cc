@@ -24,12 +24,14 @@
 #include <cstring>
 
 #include "backends/cpu/quant/qdq_int8_cpu.h"
+#include "backends/cpu/quant/int8_conv_nhwc_cpu.h"
 #include "backends/cpu/quant/int8_epilogue_cpu.h"
 #include "backends/cpu/quant/int8_gemm_cpu.h"
 #include "backends/cpu/quant/int8_phase_planes_cpu.h"
 #include "backends/cpu/quant/int_gemm_cpu.h"
 #include "backends/cpu/quant/quant_codec.h"
 #include "backends/cpu/runtime/thread_pool.h"
+#include "ops/layout/channels_last.h"
 #include "ops/quant/int_conv.h"
 #include "runtime/kernel_registry.h"
 
@@ -65,6 +67,8 @@ struct Int8Plan {
   std::vector<Int8Weights> weights;               // one per group (none: depthwise)
   bool depthwise = false;          // 2-D, one filter per channel: Note [int8 depthwise]
   std::vector<float> dw_weights;  // depthwise: [C][kh * kw], W minus its zero point
+  bool nhwc = false;              // Int8Conv@NHWC: Note [int8 nhwc conv]
+  Int8NhwcConv nhwc_conv;
   DType x_type = DType::UInt8, y_type = DType::UInt8, z_type = DType::UInt8;
   bool relu = false, has_bias = false, int_bias = false, residual = false;
   bool float_out = false;  // no y_scale: Y float32, the sums dequantized
@@ -87,7 +91,7 @@ struct Int8Plan {
   int64_t gemm_n() const { return base == Base::Conv ? g.output_size() : rows; }
   size_t gemm_scratch_bytes() const { return (int8_gemm_scratch_bytes(weights[0], gemm_n()) + 63) / 64 * 64; }
   size_t phase_bytes() const { return phased ? static_cast<size_t>(channels / g.group * phases.slots * g.output_size()) : 0; }
-  size_t workspace_bytes() const { return depthwise ? 64 : gemm_scratch_bytes() + phase_bytes() + 64; }
+  size_t workspace_bytes() const { return depthwise || nhwc ? 64 : gemm_scratch_bytes() + phase_bytes() + 64; }
 };
 
 // dst[ow] = line[start + 2 ow] for ow in [first, last): the even bytes of 32-byte loads (SSSE3
@@ -485,6 +489,19 @@ class Int8Kernel final : public Kernel {
       run_depthwise(run, x, x_signed, x_zp, y);
       return;
     }
+    if (p_.nhwc) {  // Note [int8 nhwc conv]
+      Int8NhwcOutput out;
+      out.channels = run.rows.data();
+      out.float_out = p_.float_out;
+      out.relu = p_.relu;
+      out.y = run.y;
+      out.r = run.r;
+      out.z = p_.residual ? run.z : nullptr;
+      out.z_signed = p_.z_type == DType::Int8;
+      out.residual = run.residual;
+      run_int8_nhwc_conv(p_.nhwc_conv, x, static_cast<uint8_t>(x_zp), out, y);
+      return;
+    }
     if (p_.base != Base::Conv) {  // C^T: the GEMM's row m is Y's column m
       int8_gemm_tiles(p_.weights[0], x, x_signed, x_zp, n, 1, p_.k,
                       [&](int64_t m0, int64_t rows, int64_t j0, int64_t cnt, const int32_t* c, int64_t ld) {
@@ -666,7 +683,9 @@ class Int8Kernel final : public Kernel {
     for (int64_t m = 0; m < p_.filters; ++m) {
       RowParams& r = run.rows[static_cast<size_t>(m)];
       // depthwise: X's zero point is taken off before the products (Note [int8 depthwise])
-      const int32_t fix = p_.depthwise ? 0 : int8_gemm_row_correction(p_.weights[static_cast<size_t>(m / mg)], x_signed, x_zp, m % mg);
+      const int32_t fix = p_.depthwise ? 0
+                          : p_.nhwc  ? int8_nhwc_zero_point_term(p_.nhwc_conv, x_zp, m)
+                                     : int8_gemm_row_correction(p_.weights[static_cast<size_t>(m / mg)], x_signed, x_zp, m % mg);
       r.ibias = static_cast<int32_t>(static_cast<uint32_t>(r.ibias) + static_cast<uint32_t>(fix));
     }
     if (p_.float_out) return run;
@@ -750,6 +769,49 @@ bool per_channel(const std::vector<ValueInfo>& inputs, size_t i) {
   return present(inputs, i) && numel(inputs[i].info.shape) > 1;
 }
 
+// Int8Conv@NHWC (Note [int8 nhwc conv]): X [N, H, W, C], W [M, kh, kw, C] (the channels_last
+// pass's permuted copy), Y and Z channels-last. The pass admits only what the kernel takes
+// (int8_nhwc_conv_fits in runtime/passes/channels_last.cc); a node that breaks it is a bug there.
+void plan_nhwc_conv(const Node& node, const std::vector<ValueInfo>& inputs, Int8Plan& p) {
+  const Shape& x = inputs[kX].info.shape;
+  const Shape& w = inputs[kW].info.shape;
+  const ConstTensor& wc = constant_input(node, inputs, kW, "w");
+  if (x.size() != 4 || w.size() != 4 || x[3] % 4 != 0 || p.x_type != DType::UInt8 || inputs[kW].info.dtype != DType::Int8) {
+    node_fail<InvalidModelError>(node, "the channels-last int8 conv takes uint8 X [N, H, W, C] with C a multiple of 4 and "
+                                       "int8 W [M, kh, kw, C], got X " + inputs[kX].info.str() + " and W " +
+                                       inputs[kW].info.str());
+  }
+  if (present(inputs, kWZp)) {
+    const ConstTensor& zp = constant_input(node, inputs, kWZp, "w_zero_point");
+    if (std::any_of(zp.data.begin(), zp.data.end(), [](uint8_t b) { return b != 0; })) {
+      node_fail<InvalidModelError>(node, "the channels-last int8 conv needs W's zero points 0");
+    }
+  }
+  p.g = int_conv_geometry(node, to_channels_first(x), Shape{w[0], w[3], w[1], w[2]}).expanded_to(3);
+  if (p.g.group != 1) node_fail<InvalidModelError>(node, "the channels-last int8 conv takes one group");
+  p.nhwc = true;
+  p.batch = x[0];
+  p.channels = x[3];
+  p.filters = w[0];
+  Int8NhwcConv& c = p.nhwc_conv;
+  c.batch = x[0];
+  c.in_h = x[1];
+  c.in_w = x[2];
+  c.channels = x[3];
+  c.out_h = p.g.output[1];
+  c.out_w = p.g.output[2];
+  c.filters = w[0];
+  c.kh = p.g.kernel[1];
+  c.kw = p.g.kernel[2];
+  c.stride_h = p.g.strides[1];
+  c.stride_w = p.g.strides[2];
+  c.dil_h = p.g.dilations[1];
+  c.dil_w = p.g.dilations[2];
+  c.pad_top = p.g.pads_begin[1];
+  c.pad_left = p.g.pads_begin[2];
+  pack_int8_nhwc_weights(reinterpret_cast<const int8_t*>(wc.data.data()), c);
+}
+
 KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>& inputs,
                        const std::vector<TensorInfo>& outputs, const std::array<int, kSlots>* slot = nullptr) {
   Int8Plan p;
@@ -782,7 +844,9 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   p.has_z_zp = present(inputs, kZZp);
   if (p.residual) p.z_type = inputs[kZ].info.dtype;
   const Int8Path path = default_int8_path();
-  if (base == Base::Conv) {
+  if (base == Base::Conv && is_channels_last_op(node.op_type)) {
+    plan_nhwc_conv(node, inputs, p);
+  } else if (base == Base::Conv) {
     p.g = int_conv_geometry(node, x, w).expanded_to(3);
     p.batch = x[0];
     p.channels = x[1];
@@ -823,18 +887,22 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   }
   p.workers = p.depthwise ? plan_workers(p.batch * p.channels, p.gemm_k() * p.gemm_n())
                           : plan_workers(p.group_filters(), p.gemm_k() * p.gemm_n());
-  // A depthwise conv has no GEMM: its direct kernel takes the path's vector forms (AMX's are AVX-512's).
-  const Int8Path used = p.depthwise ? (path == Int8Path::Amx ? Int8Path::Vnni : path) : p.weights[0].path;
+  p.nhwc_conv.workers = p.workers;
+  // A depthwise conv has no GEMM: its direct kernel takes the path's vector forms (AMX's are AVX-512's),
+  // and so does the channels-last conv
+  const Int8Path used = p.depthwise || p.nhwc ? (path == Int8Path::Amx ? Int8Path::Vnni : path) : p.weights[0].path;
   KernelChoice choice;
   choice.workspace_bytes = p.workspace_bytes();
-  std::string algorithm = base == Base::Conv ? (p.pointwise         ? "1x1 "
+  std::string algorithm = base == Base::Conv ? (p.nhwc              ? "nhwc " + std::to_string(p.g.kernel[1]) + "x" +
+                                                                           std::to_string(p.g.kernel[2]) + " "
+                                               : p.pointwise         ? "1x1 "
                                                : p.phase_pointwise ? "1x1 on a phase plane+"
                                                : p.phased          ? "phase planes+im2col+"
                                                : p.depthwise       ? "depthwise "
                                                                    : "im2col+")
                                              : "";
   algorithm += std::string(dtype_name(p.x_type)) + "x" + dtype_name(inputs[kW].info.dtype) +
-               (p.depthwise ? " direct (" : " gemm (") + int8_path_name(used) + ")";
+               (p.depthwise ? " direct (" : p.nhwc ? " tiles (" : " gemm (") + int8_path_name(used) + ")";
   if (p.bn) algorithm += " + batchnorm";
   if (p.residual) algorithm += " + residual add";
   if (p.relu) algorithm += " + relu";
@@ -893,6 +961,17 @@ void register_cpu_qdq_int8_kernels(KernelRegistry& r) {
   r.add("Int8Conv", [](const Node& n, const std::vector<ValueInfo>& i, const std::vector<TensorInfo>& o) {
      return plan_int8(Base::Conv, n, i, o);
    }).with_dtypes(int8_types());
+  // Note [int8 nhwc conv]: the pass asks this before it makes a conv channels-last
+  r.add(std::string("Int8Conv") + kChannelsLastSuffix,
+        [](const Node& n, const std::vector<ValueInfo>& i, const std::vector<TensorInfo>& o) {
+          return plan_int8(Base::Conv, n, i, o);
+        })
+      .with_dtypes(int8_types())
+      .refusing([](const Node& n) -> std::string {
+        if (!int8_nhwc_conv_available()) return "the channels-last int8 conv needs AVX-512 VNNI (and the int8 path on it)";
+        if (n.attr_int("group", 1) != 1) return "the channels-last int8 conv takes one group";
+        return "";
+      });
   r.add("Int8Gemm", [](const Node& n, const std::vector<ValueInfo>& i, const std::vector<TensorInfo>& o) {
      return plan_int8(Base::Gemm, n, i, o);
    }).with_dtypes(int8_types());
