@@ -89,6 +89,26 @@ def test_transpose_tiles_in_registers(shape, perm, dtype):
     np.testing.assert_array_equal(got["y"], np.transpose(x, perm))
 
 
+@pytest.mark.parametrize("dtype, onnx_type", [(np.uint8, TensorProto.UINT8), (np.int8, TensorProto.INT8)])
+@pytest.mark.parametrize("shape,perm", [
+    ([1, 64, 56, 56], (0, 2, 3, 1)),   # int8 ResNet-50's region entry: whole 16 x 16 byte tiles
+    ([1, 56, 56, 64], (0, 3, 1, 2)),   # and its way back
+    ([2, 37, 5, 7], (0, 2, 3, 1)),     # rows and columns past the whole tiles, batch 2
+    ([1, 2048, 7, 7], (0, 2, 3, 1)),   # 49 rows: three whole tiles and one byte row each
+    ([16, 16], (1, 0)),                # one tile
+    ([3, 17, 50, 6], (0, 2, 1, 3)),
+])
+def test_transpose_byte_tiles(shape, perm, dtype, onnx_type):
+    """Note [byte transpose tiles] (engine/backends/cpu/layout/transpose_cpu.cc): 1-byte elements
+    in 16 x 16 SSE2 tiles, the edges byte by byte, on one and two threads."""
+    x = np.random.default_rng(8).integers(0, 256, size=shape).astype(np.uint8).view(dtype)
+    out = [shape[p] for p in perm]
+    node = helper.make_node("Transpose", ["x"], ["y"], perm=list(perm))
+    model = make_model([node], [("x", shape, onnx_type)], [("y", out, onnx_type)])
+    got = assert_same_bits_on_one_and_two_threads(model, {"x": x})
+    np.testing.assert_array_equal(got["y"], np.transpose(x, perm))
+
+
 def test_transpose_tiles_move_nan_payloads_as_they_are():
     bits = np.random.default_rng(5).integers(0, 2**32, size=(1, 40, 18, 19), dtype=np.uint64).astype(np.uint32)
     bits[0, :, 0, :] = 0x7FC00001 + np.arange(19, dtype=np.uint32)  # quiet NaNs with payloads
