@@ -66,32 +66,36 @@ struct Lanes {
   __m512 floor;
 };
 
-// Pixel r's vector v of sums -> Y (int8_epilogue_lanes.h: the NCHW kernel's operations, lane per channel).
+// Vector v of the tile's sums, pixel by pixel (acc[r]: pixel r's) -> Y (int8_epilogue_lanes.h:
+// the NCHW kernel's operations, a lane per channel), the channel factors loaded once.
 template <Out O>
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void emit(const Lanes& l, const TileOut& o,
-                                                                                     int64_t r, int v, int vectors,
-                                                                                     __m512i acc) {
-  if (r >= o.count) return;
-  const int64_t ch = v * kLanes, at = r * o.ld + ch;
+                                                                                     int v, int vectors,
+                                                                                     const __m512i (&acc)[kRows]) {
+  const int64_t ch = v * kLanes;
   const bool whole = v + 1 < vectors || o.live == kLanes;
   const __mmask16 mask = whole ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << o.live) - 1);
   const __m512 mult = _mm512_loadu_ps(o.mult + ch), add = _mm512_loadu_ps(o.add + ch);
-  const __m512i a = _mm512_add_epi32(acc, _mm512_loadu_si512(o.ibias + ch));
-  if constexpr (O == Out::Float) {  // int8_epilogue::dequantize's steps
-    const __m512 val = _mm512_max_ps(_mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), mult), add), l.floor);
-    _mm512_mask_storeu_ps(static_cast<float*>(o.y) + at, mask, val);
-    return;
+  const __m512i ibias = _mm512_loadu_si512(o.ibias + ch);
+  for (int64_t r = 0; r < o.count; ++r) {
+    const int64_t at = r * o.ld + ch;
+    const __m512i a = _mm512_add_epi32(acc[r], ibias);
+    if constexpr (O == Out::Float) {  // int8_epilogue::dequantize's steps
+      const __m512 val = _mm512_max_ps(_mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(a), mult), add), l.floor);
+      _mm512_mask_storeu_ps(static_cast<float*>(o.y) + at, mask, val);
+      continue;
+    }
+    __m512i q;
+    if constexpr (O == Out::Residual) {
+      const __m128i zraw = whole ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(o.z + at)) : _mm_maskz_loadu_epi8(mask, o.z + at);
+      q = l.joined.apply(a, zraw, mult, add);
+    } else {
+      q = l.plain.apply(a, mult, add);
+    }
+    uint8_t* dst = static_cast<uint8_t*>(o.y) + at;
+    if (whole) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm512_cvtepi32_epi8(q));  // Note [epilogue stores]
+    else _mm512_mask_cvtepi32_storeu_epi8(dst, mask, q);
   }
-  __m512i q;
-  if constexpr (O == Out::Residual) {
-    const __m128i zraw = whole ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(o.z + at)) : _mm_maskz_loadu_epi8(mask, o.z + at);
-    q = l.joined.apply(a, zraw, mult, add);
-  } else {
-    q = l.plain.apply(a, mult, add);
-  }
-  uint8_t* dst = static_cast<uint8_t*>(o.y) + at;
-  if (whole) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm512_cvtepi32_epi8(q));  // Note [epilogue stores]
-  else _mm512_mask_cvtepi32_storeu_epi8(dst, mask, q);
 }
 
 #define DNNX_NHWC_ROW(r)                                                    \
@@ -105,11 +109,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void 
     if constexpr (V > 3) c##r##3 = _mm512_dpbusd_epi32(c##r##3, b, w3);     \
   }
 
-#define DNNX_NHWC_EMIT(r)                                   \
-  emit<O>(l, o, r, 0, V, c##r##0);                          \
-  if constexpr (V > 1) emit<O>(l, o, r, 1, V, c##r##1);     \
-  if constexpr (V > 2) emit<O>(l, o, r, 2, V, c##r##2);     \
-  if constexpr (V > 3) emit<O>(l, o, r, 3, V, c##r##3);
+#define DNNX_NHWC_EMIT(v)                                                   \
+  {                                                                         \
+    const __m512i column[kRows] = {c0##v, c1##v, c2##v, c3##v, c4##v, c5##v}; \
+    emit<O>(l, o, v, V, column);                                            \
+  }
 
 // rows[r * taps + t]: pixel r's input row for tap t (C bytes); wp: the block's packed weights.
 // The sums stay in registers into the epilogue. Named accumulators, not an array: GCC kept an
@@ -141,11 +145,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void nhwc_tile(c
     }
   }
   DNNX_NHWC_EMIT(0)
-  DNNX_NHWC_EMIT(1)
-  DNNX_NHWC_EMIT(2)
-  DNNX_NHWC_EMIT(3)
-  DNNX_NHWC_EMIT(4)
-  DNNX_NHWC_EMIT(5)
+  if constexpr (V > 1) DNNX_NHWC_EMIT(1)
+  if constexpr (V > 2) DNNX_NHWC_EMIT(2)
+  if constexpr (V > 3) DNNX_NHWC_EMIT(3)
 }
 #undef DNNX_NHWC_ROW
 #undef DNNX_NHWC_EMIT
