@@ -33,10 +33,13 @@ bool LtMatmul::plan(const CudaContext& ctx, const GemmCall& c, cublasLtEpilogue_
         "cublasLtMatrixLayoutCreate (A)");
   check(cublasLtMatrixLayoutCreate(&y_, type, c.n, c.m, c.n), "cublasLtMatrixLayoutCreate (Y)");
   const Search search(ctx);
-  const std::vector<cublasLtMatmulHeuristicResult_t> list =
-      ranked(ctx, workspace_limit, search.caching() ? kLtCandidates : 1);
+  // A timed search times cuBLASLt's candidates whether or not a plan cache keeps the choice (the
+  // test was caching() alone, so algo_search="exhaustive" with plan_cache=False took the
+  // heuristic's first); a cache's entry is read without timing ("background").
+  const bool choose = search.timed() || search.caching();
+  const std::vector<cublasLtMatmulHeuristicResult_t> list = ranked(ctx, workspace_limit, choose ? kLtCandidates : 1);
   if (list.empty()) return false;
-  choice_ = search.caching() ? choose_lt_candidate(search, *this, c, epilogue, workspace_limit, list) : LtChoice{};
+  choice_ = choose ? choose_lt_candidate(search, *this, c, epilogue, workspace_limit, list) : LtChoice{};
   algo_ = list[choice_.rank].algo;
   workspace_bytes_ = list[choice_.rank].workspaceSize;
   return true;
