@@ -25,7 +25,8 @@ namespace {
 //   "search_seconds: cublaslt"         cuBLASLt's candidates timed (lt_search.cc)
 // The first two count cuDNN's answers only, not those the process had kept (Note [conv query
 // memo], conv_direction.cc). The parts do not sum to the total: the rest is the choice's own
-// bookkeeping and the plan cache.
+// bookkeeping and the plan cache. Nor are they disjoint: a part counted inside another's clock
+// (a candidate's scratch inside an own kernel's timing) counts in both.
 
 // Note [warm conv timing]: cudnnFind*AlgorithmEx runs each algorithm about once, cold, and on
 // small layers its times rank them wrongly. Measured on an H200 (cuDNN 9.19), LeNet's conv2 at
