@@ -19,7 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import dnnx
 
-from test_qdq_int8 import has_vnni, input_of, output_step, quantized
+from test_qdq_int8 import has_vnni, input_of, output_step, quantize_static_qdq, quantized
 
 pytestmark = pytest.mark.skipif(not has_vnni(), reason="the channels-last int8 conv needs AVX-512 VNNI")
 
@@ -57,22 +57,9 @@ def conv_block(c, m, hw, kernel, stride=1, dilation=1, pad=None, residual=False,
     return float_model(nodes, [2, c, hw[0], hw[1]], inits)
 
 
-def quantize(model, tmp_path, name, per_channel=True):
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    src, dst = str(tmp_path / f"{name}.onnx"), str(tmp_path / f"{name}_qdq.onnx")
-    onnx.save(model, src)
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.batches = iter([{"x": input_of(model, s)} for s in range(6)])
-
-        def get_next(self):
-            return next(self.batches, None)
-
-    quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=per_channel,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    return onnx.load(dst)
+def quantize(model, tmp_path, name):
+    """onnxruntime's QDQ form: per-channel int8 weights, uint8 activations (its defaults)."""
+    return quantize_static_qdq(model, tmp_path, name, True, "uint8", "int8", batches=6)
 
 
 def against_onnxruntime(model, x, got):

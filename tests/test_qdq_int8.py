@@ -245,15 +245,20 @@ def input_of(model, seed, batch=None):
 
 
 def quantized(kind, tmp_path, per_channel, activation, weight, symbolic_batch=False):
+    return quantize_static_qdq(float_model(kind, symbolic_batch), tmp_path, kind, per_channel, activation, weight)
+
+
+def quantize_static_qdq(model, tmp_path, name, per_channel, activation, weight, batches=8):
+    """`model` (input "x") as onnxruntime's quantize_static writes it in QDQ form, calibrated on
+    `batches` seeded inputs."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
-    model = float_model(kind, symbolic_batch)
-    src, dst = str(tmp_path / f"{kind}.onnx"), str(tmp_path / f"{kind}_qdq.onnx")
+    src, dst = str(tmp_path / f"{name}.onnx"), str(tmp_path / f"{name}_qdq.onnx")
     onnx.save(model, src)
 
     class Reader(CalibrationDataReader):
         def __init__(self):
-            self.batches = iter([{"x": input_of(model, s)} for s in range(8)])
+            self.batches = iter([{"x": input_of(model, s)} for s in range(batches)])
 
         def get_next(self):
             return next(self.batches, None)
