@@ -35,6 +35,7 @@ def nhwc_and_nchw(model, x, monkeypatch, threads=None):
 
 def float_model(nodes, x_shape, inits):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)
+    x.type.tensor_type.shape.dim[0].dim_param = "N"  # any batch, 0 included
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     model = helper.make_model(helper.make_graph(nodes, "m", [x], [y], inits), opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
@@ -114,6 +115,28 @@ def test_float_output_and_its_elementwise_readers_stay_channels_last(monkeypatch
     got, want = m_nhwc.run(x), m.run(x)
     # the float parts between the int8 layers (the Add, the Relu) are the same arithmetic in either layout
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_random_geometries_and_batches(seed, tmp_path, monkeypatch):
+    """Seeded random convs (channels, filters, window, stride, pads, dilation, odd sizes) at batch
+    0, 1 and 3: the channels-last conv's outputs are the NCHW kernel's."""
+    rng = np.random.default_rng(seed)
+    c, m = int(rng.choice([4, 8, 20, 36])), int(rng.choice([1, 5, 16, 17, 64, 65, 130]))
+    kernel, stride, dilation = int(rng.choice([1, 2, 3, 5])), int(rng.choice([1, 2, 3])), int(rng.choice([1, 2]))
+    pad = int(rng.integers(0, kernel))
+    span = (kernel - 1) * dilation + 1
+    hw = (int(rng.integers(max(1, span - 2 * pad), 12)), int(rng.integers(max(1, span - 2 * pad), 12)))
+    model = quantize(conv_block(c, m, hw, kernel, stride, dilation, pad=pad, seed=seed), tmp_path, f"random{seed}")
+    monkeypatch.setenv("DNNX_CONV_NHWC_MIN_CHANNELS", "0")
+    for batch in (0, 1, 3):
+        x = np.random.default_rng(seed + batch).normal(size=(batch, c) + hw).astype(np.float32)
+        nhwc = dnnx.load(model, batch_size=batch)
+        assert "Int8Conv@NHWC" in str(nhwc.plan()), str(nhwc.plan())
+        nchw = dnnx.load(model, batch_size=batch, passes={"channels_last": False})
+        got, want = nhwc.run_dict({"x": x})["y"], nchw.run_dict({"x": x})["y"]
+        assert got.shape == want.shape and got.shape[0] == batch
+        np.testing.assert_array_equal(got, want)
 
 
 def test_thread_count_changes_no_bit(tmp_path, monkeypatch):
