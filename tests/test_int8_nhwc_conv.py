@@ -1,12 +1,13 @@
 """The channels-last int8 conv on the CPU (Note [int8 nhwc conv], engine/backends/cpu/quant/
 int8_conv_nhwc_cpu.h): the channels_last pass makes Int8Conv "Int8Conv@NHWC" where X is uint8 with
-channels a multiple of 4, W int8 of zero points 0 and one group, on a CPU with AVX-512 VNNI.
+channels a multiple of 4 (uint8, or int8 read as x + 128), W int8 of zero points 0 and one group, on a
+CPU with AVX-512 VNNI.
 - Its outputs equal the NCHW kernel's bit for bit (the same exact sums, the same epilogue steps lane
   by lane) and onnxruntime's within one quantization step: requantized, residual and float outputs,
   padding, strides, dilation, filter counts that leave a partial vector and pixel counts that leave
   a partial tile.
 - The thread count changes no bit; DNNX_INT8_AVX2=1 keeps ONNX's layout; a conv it cannot take
-  (int8 X, a grouped conv, 3 channels) keeps ONNX's layout and still runs.
+  (uint8 W, a grouped conv, 3 channels) keeps ONNX's layout and still runs.
 - onnxruntime's own QDQ ResNet block and dnnx.quantize's, end to end."""
 import os
 import subprocess
@@ -58,9 +59,9 @@ def conv_block(c, m, hw, kernel, stride=1, dilation=1, pad=None, residual=False,
     return float_model(nodes, [2, c, hw[0], hw[1]], inits)
 
 
-def quantize(model, tmp_path, name):
-    """onnxruntime's QDQ form: per-channel int8 weights, uint8 activations (its defaults)."""
-    return quantize_static_qdq(model, tmp_path, name, True, "uint8", "int8", batches=6)
+def quantize(model, tmp_path, name, activation="uint8"):
+    """onnxruntime's QDQ form: per-channel int8 weights, uint8 activations (its defaults) or int8 ones."""
+    return quantize_static_qdq(model, tmp_path, name, True, activation, "int8", batches=6)
 
 
 def against_onnxruntime(model, x, got):
@@ -79,10 +80,12 @@ BLOCKS = [(32, 64, (7, 9), 1, 1, 1, False), (64, 40, (11, 13), 3, 1, 1, False), 
           (128, 128, (7, 9), 1, 1, 1, True)]
 
 
+@pytest.mark.parametrize("activation", ["uint8", "int8"])
 @pytest.mark.parametrize("c, m, hw, kernel, stride, dilation, residual", BLOCKS)
-def test_nhwc_conv_equals_the_nchw_kernel_and_onnxruntime(c, m, hw, kernel, stride, dilation, residual, tmp_path,
-                                                         monkeypatch):
-    model = quantize(conv_block(c, m, hw, kernel, stride, dilation, residual=residual), tmp_path, "block")
+def test_nhwc_conv_equals_the_nchw_kernel_and_onnxruntime(c, m, hw, kernel, stride, dilation, residual, activation,
+                                                         tmp_path, monkeypatch):
+    """uint8 X as it is, int8 X read as x + 128 (its zero point with it)."""
+    model = quantize(conv_block(c, m, hw, kernel, stride, dilation, residual=residual), tmp_path, "block", activation)
     x = input_of(model, 5)
     got, plan, nchw = nhwc_and_nchw(model, x, monkeypatch)
     assert "Int8Conv@NHWC" in plan and "nhwc" in plan, plan
@@ -157,7 +160,7 @@ def test_thread_count_changes_no_bit(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("kind, per_channel, activation, weight, why", [
-    ("conv", False, "int8", "int8", "int8 X"), ("conv_group", True, "uint8", "int8", "grouped"),
+    ("conv", True, "uint8", "uint8", "uint8 W"), ("conv_group", True, "uint8", "int8", "grouped"),
     ("conv7x7_s2", True, "uint8", "int8", "3 channels")])
 def test_a_conv_it_cannot_take_keeps_onnx_layout(kind, per_channel, activation, weight, why, tmp_path, monkeypatch):
     model = quantized(kind, tmp_path, per_channel, activation, weight)

@@ -95,7 +95,7 @@ struct ChannelsLastForms {
   bool channel_concat = true;
   // Note [narrow regions]: a depthwise conv of min_channels channels makes its region wide too
   bool wide_depthwise = false;
-  // Note [int8 nhwc conv]: Int8Conv of uint8 X with channels a multiple of 4, int8 W of zero
+  // Note [int8 nhwc conv]: Int8Conv of 8-bit X with channels a multiple of 4, int8 W of zero
   // points 0 and one group runs channels-last too (its 8-bit X, Z and Y), and per-tensor
   // QuantizeLinear / DequantizeLinear pass a channels-last value through as elementwise ops
   bool int8_convs = false;

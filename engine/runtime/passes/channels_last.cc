@@ -368,7 +368,7 @@ class ChannelsLastRewrite {
   static size_t filter_input(const std::string& op) { return op == "Int8Conv" ? 3 : 1; }
 
   // Note [int8 nhwc conv] (backends/cpu/quant/int8_conv_nhwc_cpu.h): what the channels-last int8
-  // conv takes. uint8 X [N, C, H, W] with C a multiple of 4, a constant int8 W [M, C, kh, kw] whose
+  // conv takes. 8-bit X [N, C, H, W] with C a multiple of 4, a constant int8 W [M, C, kh, kw] whose
   // zero points are 0, one group, an 8-bit residual.
   bool int8_conv_fits(const Node& node) const {
     if (!forms_.int8_convs || node.attr_int("group", 1) != 1 || !node.has_input(3)) return false;
@@ -378,7 +378,9 @@ class ChannelsLastRewrite {
     };
     const TensorInfo* x = type(0);
     const ConstTensor* w = find_constant(graph_, node.inputs[3]);
-    if (!x || x->dtype != DType::UInt8 || x->shape.size() != 4 || x->shape[1] % 4 != 0) return false;
+    if (!x || (x->dtype != DType::UInt8 && x->dtype != DType::Int8) || x->shape.size() != 4 || x->shape[1] % 4 != 0) {
+      return false;
+    }
     if (!w || w->info.dtype != DType::Int8 || w->info.shape.size() != 4 || w->info.shape[1] != x->shape[1]) return false;
     if (node.has_input(5)) {  // w_zero_point
       const ConstTensor* zp = find_constant(graph_, node.inputs[5]);

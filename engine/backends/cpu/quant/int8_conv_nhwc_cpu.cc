@@ -100,9 +100,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void 
 
 #define DNNX_NHWC_ROW(r)                                                    \
   {                                                                         \
-    int32_t four;                                                           \
+    uint32_t four;                                                          \
     std::memcpy(&four, x##r + q * 4, 4);                                    \
-    const __m512i b = _mm512_set1_epi32(four);                              \
+    if constexpr (Signed) four ^= 0x80808080u; /* int8 x as x + 128 */      \
+    const __m512i b = _mm512_set1_epi32(static_cast<int32_t>(four));        \
     c##r##0 = _mm512_dpbusd_epi32(c##r##0, b, w0);                          \
     if constexpr (V > 1) c##r##1 = _mm512_dpbusd_epi32(c##r##1, b, w1);     \
     if constexpr (V > 2) c##r##2 = _mm512_dpbusd_epi32(c##r##2, b, w2);     \
@@ -118,7 +119,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void 
 // rows[r * taps + t]: pixel r's input row for tap t (C bytes); wp: the block's packed weights.
 // The sums stay in registers into the epilogue. Named accumulators, not an array: GCC kept an
 // array's sums moving through memory every step (as in int8_vnni_tile_cpu.cc).
-template <int V, Out O>
+template <int V, Out O, bool Signed>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void nhwc_tile(const uint8_t* const* rows, int64_t taps,
                                                                                int64_t quads, const int8_t* wp,
                                                                                const Lanes& l, const TileOut& o) {
@@ -154,19 +155,24 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void nhwc_tile(c
 
 using TileFn = void (*)(const uint8_t* const*, int64_t, int64_t, const int8_t*, const Lanes&, const TileOut&);
 
-template <Out O>
+template <Out O, bool Signed>
 TileFn tile_for(int vectors) {
   switch (vectors) {
-    case 1: return nhwc_tile<1, O>;
-    case 2: return nhwc_tile<2, O>;
-    case 3: return nhwc_tile<3, O>;
-    default: return nhwc_tile<4, O>;
+    case 1: return nhwc_tile<1, O, Signed>;
+    case 2: return nhwc_tile<2, O, Signed>;
+    case 3: return nhwc_tile<3, O, Signed>;
+    default: return nhwc_tile<4, O, Signed>;
   }
 }
 
+template <bool Signed>
 TileFn tile_for(int vectors, const Int8NhwcOutput& out) {
-  if (out.float_out) return tile_for<Out::Float>(vectors);
-  return out.z ? tile_for<Out::Residual>(vectors) : tile_for<Out::Bytes>(vectors);
+  if (out.float_out) return tile_for<Out::Float, Signed>(vectors);
+  return out.z ? tile_for<Out::Residual, Signed>(vectors) : tile_for<Out::Bytes, Signed>(vectors);
+}
+
+TileFn tile_for(int vectors, const Int8NhwcOutput& out, bool x_signed) {
+  return x_signed ? tile_for<true>(vectors, out) : tile_for<false>(vectors, out);
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vl"))) Lanes lanes_of(const Int8NhwcOutput& out) {
@@ -238,8 +244,10 @@ void pack_int8_nhwc_weights(const int8_t* w, Int8NhwcConv& c) {
 
 int32_t int8_nhwc_zero_point_term(const Int8NhwcConv& c, int32_t x_zp, int64_t m) {
   // the sums hold x_zp x w for every tap the window reads from the zero-point row and x x w for the
-  // rest; the exact ones are (x - x_zp) x w over all taps: less x_zp x sum(w), modulo 2^32
-  return static_cast<int32_t>(0u - static_cast<uint32_t>(x_zp) * static_cast<uint32_t>(c.row_sums[static_cast<size_t>(m)]));
+  // rest (int8 x taken as x + 128, its zero point with it); the exact ones are (x - x_zp) x w over
+  // all taps: less x_zp x sum(w), modulo 2^32
+  const int32_t zp = c.x_signed ? x_zp + 128 : x_zp;
+  return static_cast<int32_t>(0u - static_cast<uint32_t>(zp) * static_cast<uint32_t>(c.row_sums[static_cast<size_t>(m)]));
 }
 
 void run_int8_nhwc_conv(const Int8NhwcConv& c, const uint8_t* x, uint8_t x_zp, const Int8NhwcOutput& out, void* y) {
@@ -279,7 +287,7 @@ void run_int8_nhwc_conv(const Int8NhwcConv& c, const uint8_t* x, uint8_t x_zp, c
                           out.z ? static_cast<const uint8_t*>(out.z) + pixel * c.filters + first : nullptr,
                           c.filters, count, c.filters - first - (vectors - 1) * kLanes,
                           f.mult.data() + first, f.add.data() + first, f.ibias.data() + first};
-          tile_for(vectors, out)(rows.data(), taps, quads, c.packed.data() + block_offset(c, first), lanes, o);
+          tile_for(vectors, out, c.x_signed)(rows.data(), taps, quads, c.packed.data() + block_offset(c, first), lanes, o);
         }
       }
     }

@@ -776,8 +776,8 @@ void plan_nhwc_conv(const Node& node, const std::vector<ValueInfo>& inputs, Int8
   const Shape& x = inputs[kX].info.shape;
   const Shape& w = inputs[kW].info.shape;
   const ConstTensor& wc = constant_input(node, inputs, kW, "w");
-  if (x.size() != 4 || w.size() != 4 || x[3] % 4 != 0 || p.x_type != DType::UInt8 || inputs[kW].info.dtype != DType::Int8) {
-    node_fail<InvalidModelError>(node, "the channels-last int8 conv takes uint8 X [N, H, W, C] with C a multiple of 4 and "
+  if (x.size() != 4 || w.size() != 4 || x[3] % 4 != 0 || inputs[kW].info.dtype != DType::Int8) {
+    node_fail<InvalidModelError>(node, "the channels-last int8 conv takes 8-bit X [N, H, W, C] with C a multiple of 4 and "
                                        "int8 W [M, kh, kw, C], got X " + inputs[kX].info.str() + " and W " +
                                        inputs[kW].info.str());
   }
@@ -794,6 +794,7 @@ void plan_nhwc_conv(const Node& node, const std::vector<ValueInfo>& inputs, Int8
   p.channels = x[3];
   p.filters = w[0];
   Int8NhwcConv& c = p.nhwc_conv;
+  c.x_signed = p.x_type == DType::Int8;
   c.batch = x[0];
   c.in_h = x[1];
   c.in_w = x[2];
