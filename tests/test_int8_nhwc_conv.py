@@ -77,7 +77,11 @@ def against_onnxruntime(model, x, got):
 # not a multiple of the tile's 6, an odd 5x5 window, a 1x1 over a padded input
 BLOCKS = [(32, 64, (7, 9), 1, 1, 1, False), (64, 40, (11, 13), 3, 1, 1, False), (16, 72, (9, 9), 3, 2, 1, False),
           (32, 32, (10, 10), 1, 1, 1, True), (8, 24, (12, 7), 3, 1, 2, False), (12, 20, (9, 11), 5, 2, 1, False),
-          (128, 128, (7, 9), 1, 1, 1, True)]
+          (128, 128, (7, 9), 1, 1, 1, True),
+          # several blocks, the last a whole vector: 144 = 64 + 64 + 16 and 208 = 3 x 64 + 16 (the first
+          # blocks' last vectors were stored under a mask shifted past 32 bits, so not at all:
+          # RegNetY's 152- and 144-filter convs found it)
+          (56, 144, (6, 7), 1, 1, 1, False), (24, 208, (5, 5), 1, 2, 1, False), (56, 152, (8, 8), 1, 2, 1, False)]
 
 
 @pytest.mark.parametrize("activation", ["uint8", "int8"])
@@ -125,7 +129,7 @@ def test_random_geometries_and_batches(seed, tmp_path, monkeypatch):
     """Seeded random convs (channels, filters, window, stride, pads, dilation, odd sizes) at batch
     0, 1 and 3: the channels-last conv's outputs are the NCHW kernel's."""
     rng = np.random.default_rng(seed)
-    c, m = int(rng.choice([4, 8, 20, 36])), int(rng.choice([1, 5, 16, 17, 64, 65, 130]))
+    c, m = int(rng.choice([4, 8, 20, 36])), int(rng.choice([1, 5, 16, 17, 64, 65, 130, 144, 160]))
     kernel, stride, dilation = int(rng.choice([1, 2, 3, 5])), int(rng.choice([1, 2, 3])), int(rng.choice([1, 2]))
     pad = int(rng.integers(0, kernel))
     span = (kernel - 1) * dilation + 1

@@ -54,7 +54,7 @@ struct TileOut {
   const uint8_t* z;
   int64_t ld;     // Y's (and Z's) row: M
   int64_t count;  // pixels stored (the rest computed, not stored)
-  int64_t live;   // lanes of the last vector stored (16 but for the filters' tail)
+  int64_t live;   // lanes of the block's last vector stored: 16, or fewer at the filters' tail
   const float *mult, *add;
   const int32_t* ibias;
 };
@@ -285,7 +285,7 @@ void run_int8_nhwc_conv(const Int8NhwcConv& c, const uint8_t* x, uint8_t x_zp, c
           const int vectors = static_cast<int>(block_vectors(c, first));
           const TileOut o{static_cast<uint8_t*>(y) + static_cast<size_t>(pixel * c.filters + first) * out_bytes,
                           out.z ? static_cast<const uint8_t*>(out.z) + pixel * c.filters + first : nullptr,
-                          c.filters, count, c.filters - first - (vectors - 1) * kLanes,
+                          c.filters, count, std::min(kLanes, c.filters - first - (vectors - 1) * kLanes),
                           f.mult.data() + first, f.add.data() + first, f.ibias.data() + first};
           tile_for(vectors, out, c.x_signed)(rows.data(), taps, quads, c.packed.data() + block_offset(c, first), lanes, o);
         }
