@@ -26,9 +26,9 @@ constexpr int64_t kRows = 6;        // pixels a tile
 constexpr int64_t kLanes = 16;      // filters a vector
 constexpr int64_t kMaxVectors = 4;  // vectors a block: 64 filters
 constexpr int64_t kBlock = kLanes * kMaxVectors;
-constexpr int64_t kGroupBytes = 192 * 1024;  // a work item's packed weights, at most (one block past it)
+constexpr int64_t kGroupBytes = 192 * 1024;  // a work item's packed weights: this much, or one block where that is more
 
-// Block b's first filter and its vectors (the last block's rounded up to whole vectors).
+// The vectors of the block whose first filter is `first` (the last block's filters rounded up to whole vectors).
 int64_t block_vectors(const Int8NhwcConv& c, int64_t first) {
   return std::min(kMaxVectors, (c.filters - first + kLanes - 1) / kLanes);
 }
