@@ -410,3 +410,57 @@ def test_thread_counts_give_the_same_outputs(kind, tmp_path):
     finally:
         set_num_threads(before)
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 6.0), (-0.25, 0.2), (None, 0.1), (-0.1, None), "identity"])
+def test_clip_between_layer_and_quantize_joins_the_layer(bounds):
+    """Note [int8 clip] (engine/runtime/passes/fuse_qdq_int8.cc): a Clip with constant bounds
+    between the Conv and Y's QuantizeLinear (a QDQ file written by hand: onnxruntime's tool drops
+    the Clips it can) becomes the layer's integer bounds: no float Conv or Clip left, and the
+    outputs within one step of the float-between-QDQ run and of onnxruntime. "identity": an
+    Identity there instead, as onnxruntime's tool leaves where it dropped MobileNetV2's ReLU6s."""
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(11)
+    sx, sy = np.float32(0.02), np.float32(0.004)
+    w = rng.normal(size=(40, 32, 3, 3)) * 0.05
+    ws = (np.abs(w).reshape(40, -1).max(1) / 127).astype(np.float32)
+    wq = np.clip(np.round(w / ws[:, None, None, None]), -127, 127).astype(np.int8)
+    inits = [numpy_helper.from_array(np.array(sx), "sx"), numpy_helper.from_array(np.array(128, np.uint8), "zx"),
+             numpy_helper.from_array(wq, "wq"), numpy_helper.from_array(ws, "ws"),
+             numpy_helper.from_array(np.zeros(40, np.int8), "wz"),
+             numpy_helper.from_array(np.array(sy), "sy"), numpy_helper.from_array(np.array(100, np.uint8), "zy")]
+    clip_inputs = ["c"]
+    for name, v in zip(("lo", "hi"), (None, None) if bounds == "identity" else bounds):
+        if v is None:
+            clip_inputs.append("")
+        else:
+            inits.append(numpy_helper.from_array(np.array(v, np.float32), name))
+            clip_inputs.append(name)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], axis=0),
+             helper.make_node("Conv", ["xd", "wd"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Identity", ["c"], ["k"]) if bounds == "identity" else helper.make_node("Clip", clip_inputs, ["k"]),
+             helper.make_node("QuantizeLinear", ["k", "sy", "zy"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"])]
+    graph = helper.make_graph(nodes, "clip", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 9, 11])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = rng.normal(size=(1, 32, 9, 11)).astype(np.float32)
+    for layout in (False, True):  # ONNX's layout, and the channels-last conv (Note [int8 nhwc conv])
+        fused = dnnx.load(model, passes={"channels_last": layout})
+        plan = str(fused.plan())
+        assert " Clip " not in plan and " Identity " not in plan and "Conv " not in plan.replace("Int8Conv", ""), plan
+        assert ("+ clip" in plan) == (bounds != "identity"), plan
+        got = fused.run_dict({"x": x})["y"]
+        simulated = dnnx.load(model, passes={"fuse_qdq_int8": False}).run_dict({"x": x})["y"]
+        want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        for other in (simulated, want):
+            steps = np.abs(got.astype(np.float64) - other) / sy
+            assert steps.max() <= 1.0 + 1e-3, f"{steps.max():.3f} steps apart"
+        if bounds != "identity":
+            lo = -np.inf if bounds[0] is None else bounds[0]
+            hi = np.inf if bounds[1] is None else bounds[1]
+            assert got.min() >= lo - sy / 2 and got.max() <= hi + sy / 2

@@ -16,7 +16,9 @@
 //                                          before the Relu and Y's quantization (with a
 //                                          residual: before r's quantization)
 // Attributes: the base op's (Conv's window attributes; Gemm's transB), and relu (0/1): a Relu
-// before Y's QuantizeLinear. Shapes: the base op's (MatMul: x [..., M, K] x w [K, N]; Gemm:
+// before Y's QuantizeLinear; clip_min and clip_max (floats): a Clip there instead (Note [int8
+// clip] in runtime/passes/fuse_qdq_int8.cc: Y's integer range narrowed to their quantized
+// values). Shapes: the base op's (MatMul: x [..., M, K] x w [K, N]; Gemm:
 // x [M, K], w [K, N] or [N, K] with transB). The CPU kernel: backends/cpu/quant/qdq_int8_cpu.cc.
 #include "ops/conv/conv_geometry.h"
 #include "ops/quant/int_conv.h"
@@ -82,11 +84,16 @@ OpDef fused_def(decltype(OpDef::infer) infer, decltype(OpDef::validate) validate
 
 void register_qdq_int8_ops(OpRegistry& r) {
   r.add("Int8Conv", fused_def(infer_conv, [](const Node& node) {
-          node.expect_only_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides", "relu"});
+          node.expect_only_attrs(
+              {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides", "relu", "clip_min", "clip_max"});
           check_window_attrs(node, WindowOp::Conv);
         }));
-  r.add("Int8Gemm", fused_def(infer_gemm, [](const Node& node) { node.expect_only_attrs({"transB", "relu"}); }));
-  r.add("Int8MatMul", fused_def(infer_matmul, [](const Node& node) { node.expect_only_attrs({"relu"}); }));
+  r.add("Int8Gemm", fused_def(infer_gemm, [](const Node& node) {
+          node.expect_only_attrs({"transB", "relu", "clip_min", "clip_max"});
+        }));
+  r.add("Int8MatMul", fused_def(infer_matmul, [](const Node& node) {
+          node.expect_only_attrs({"relu", "clip_min", "clip_max"});
+        }));
 }
 
 }  // namespace dnnx

@@ -1,7 +1,7 @@
 // Note [qdq int8]: a QDQ file (onnxruntime's quantize_static) says "int8" with QuantizeLinear /
 // DequantizeLinear pairs around float ops. This pass makes the int8 layer itself of
 //     DequantizeLinear(x_q) ─┐
-//     DequantizeLinear(w_q) ─┼─ Conv | Gemm | MatMul ─ [Relu] ─ QuantizeLinear ─> y_q
+//     DequantizeLinear(w_q) ─┼─ Conv | Gemm | MatMul ─ [Relu | Clip] ─ QuantizeLinear ─> y_q
 //     [bias] ────────────────┘
 // one Int8Conv / Int8Gemm / Int8MatMul node (ops/quant/qdq_int8.cc) that reads x_q and writes
 // y_q: an int32 accumulation and the requantization in one kernel, as onnxruntime's own QDQ
@@ -51,8 +51,11 @@
 // join] in python/dnnx/_quant_graph.py) the step comes before r's quantization, as it does in the
 // float graph. The float path folds the same BatchNormalization into
 // the dequantized weights (fold_batchnorm): the two differ by float rounding.
-#include <cmath>
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
 
 #include "runtime/passes/rewrite.h"
 
@@ -96,6 +99,29 @@ bool one_float(const Graph& g, const std::string& name) {
   return t && t->info.dtype == DType::Float32 && numel(t->info.shape) == 1;
 }
 
+// Note [int8 clip]: a Clip between the layer and Y's QuantizeLinear (ReLU6 in MobileNets) joins
+// the layer as its bounds (attributes clip_min, clip_max): quantizing is monotonic, so
+// Q(clip(v, a, b)) = clamp(Q(v), Q(a), Q(b)), and the kernel narrows Y's integer range to
+// [Q(a), Q(b)] (qdq_int8_cpu.cc, run_params). Its bounds: constant float32 scalars (inputs 1
+// and 2 from opset 11, attributes before; an absent one unbounded); nullopt otherwise, or a NaN.
+std::optional<std::pair<float, float>> constant_clip_bounds(const Graph& g, const Node& clip) {
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  if (clip.opset < 11) {
+    lo = clip.attr_float("min", lo);
+    hi = clip.attr_float("max", hi);
+  } else {
+    for (size_t i = 1; i < clip.inputs.size() && i < 3; ++i) {
+      if (clip.inputs[i].empty()) continue;
+      if (!one_float(g, clip.inputs[i])) return std::nullopt;
+      float v = 0;
+      std::memcpy(&v, find_constant(g, clip.inputs[i])->data.data(), sizeof(float));
+      (i == 1 ? lo : hi) = v;
+    }
+  }
+  if (std::isnan(lo) || std::isnan(hi)) return std::nullopt;
+  return std::make_pair(lo, hi);
+}
+
 // A DequantizeLinear's (or QuantizeLinear's) per-tensor parameters: scale one float constant,
 // zero point absent or one 8-bit constant.
 bool per_tensor(const Graph& g, const Node& q) {
@@ -113,9 +139,18 @@ const Node* activation_dq(const Context& c, const std::string& value) {
   return t && is_8bit(t->dtype) ? dq : nullptr;
 }
 
-// DequantizeLinear of constant 8-bit weights, per tensor or per output channel along `axis`.
+// `value` before any Identity that makes it: torch's exporter writes an Identity for a constant
+// that two names share, and onnxruntime's quantize_static then puts its DequantizeLinear before
+// the Identity (its quantized MobileNetV2: 39 of 52 convs read their bias so, and stayed float).
+std::string through_identities(const Context& c, std::string value) {
+  while (const Node* id = produced_by(c, value, "Identity")) value = id->inputs[0];
+  return value;
+}
+
+// DequantizeLinear of constant 8-bit weights, per tensor or per output channel along `axis`
+// (through Identities).
 const Node* weight_dq(const Context& c, const std::string& value, int64_t axis, size_t rank) {
-  const Node* dq = produced_by(c, value, "DequantizeLinear");
+  const Node* dq = produced_by(c, through_identities(c, value), "DequantizeLinear");
   if (!dq || dq->inputs.size() < 2) return nullptr;
   const ConstTensor* w = find_constant(c.graph, dq->inputs[0]);
   const ConstTensor* scale = find_constant(c.graph, dq->inputs[1]);
@@ -140,7 +175,7 @@ const Node* weight_dq(const Context& c, const std::string& value, int64_t axis, 
 // The bias as the fused node takes it: {bias, bias_scale} ("" where absent); false: unusable.
 bool bias_inputs(const Context& c, const Node& base, int64_t channels, std::string& bias, std::string& scale) {
   if (!base.has_input(2)) return true;
-  const std::string& b = base.inputs[2];
+  const std::string b = through_identities(c, base.inputs[2]);
   auto per_channel_shape = [&](const Shape& shape) {  // [M], or Gemm's [1, N]: not a per-row [M, 1]
     return numel(shape) == channels && !shape.empty() && shape.back() == channels;
   };
@@ -292,14 +327,28 @@ bool try_fuse(Context& c, size_t qi, bool residual, const PassOptions& options, 
   if (dead[qi] || !output_q(c.graph, q)) return false;
   std::vector<int> consumed;
   std::string value = q.inputs[0];
-  bool relu = false;
-  if (const Node* r = produced_by(c, value, "Relu")) {
-    if (!only_read_by(c, value, q)) return false;
-    relu = true;
-    consumed.push_back(index_of(c, *r));
-    value = r->inputs[0];
+  const Node* reader = &q;  // the node that reads `value`, walking back from Y's QuantizeLinear
+  auto take = [&](const Node* n) {
+    consumed.push_back(index_of(c, *n));
+    reader = n;
+    value = n->inputs[0];
+  };
+  // an Identity there passes the value through
+  while (const Node* id = produced_by(c, value, "Identity")) {
+    if (!only_read_by(c, value, *reader)) return false;
+    take(id);
   }
-  const Node* reader = relu ? &c.graph.nodes[static_cast<size_t>(consumed.back())] : &q;
+  bool relu = false;
+  std::optional<std::pair<float, float>> clip;  // Note [int8 clip]
+  if (const Node* r = produced_by(c, value, "Relu")) {
+    if (!only_read_by(c, value, *reader)) return false;
+    relu = true;
+    take(r);
+  } else if (const Node* k = produced_by(c, value, "Clip"); k && !residual) {
+    clip = constant_clip_bounds(c.graph, *k);
+    if (clip && only_read_by(c, value, *reader)) take(k);
+    else clip.reset();
+  }
   std::vector<std::string> extra;  // the residual's inputs 10-14
   const Node* base = nullptr;
   const Node* bn = nullptr;
@@ -358,6 +407,10 @@ bool try_fuse(Context& c, size_t qi, bool residual, const PassOptions& options, 
   if (bn) attach_bn(c, *bn, *fused);
   while (!fused->inputs.empty() && fused->inputs.back().empty()) fused->inputs.pop_back();
   if (relu) fused->attrs["relu"] = int64_t{1};
+  if (clip) {
+    fused->attrs["clip_min"] = clip->first;
+    fused->attrs["clip_max"] = clip->second;
+  }
   fused->outputs = q.outputs;
   if (!backend_can_run(options, *fused)) return false;
   c.graph.nodes[qi] = std::move(*fused);  // at the QuantizeLinear's place: every input is ready there

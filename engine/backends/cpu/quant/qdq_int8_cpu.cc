@@ -21,7 +21,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "backends/cpu/quant/qdq_int8_cpu.h"
 #include "backends/cpu/quant/int8_conv_nhwc_cpu.h"
@@ -71,6 +73,8 @@ struct Int8Plan {
   Int8NhwcConv nhwc_conv;
   DType x_type = DType::UInt8, y_type = DType::UInt8, z_type = DType::UInt8;
   bool relu = false, has_bias = false, int_bias = false, residual = false;
+  bool clip = false;  // Note [int8 clip]: Y's range narrowed to [Q(clip_min), Q(clip_max)]
+  float clip_min = 0, clip_max = 0;
   bool float_out = false;  // no y_scale: Y float32, the sums dequantized
   bool bn = false;         // a BatchNormalization taken in (Note [int8 batchnorm])
   bool w_scale_per_channel = false, bias_scale_per_channel = false;
@@ -691,6 +695,16 @@ class Int8Kernel final : public Kernel {
     if (p_.float_out) return run;
     const int32_t y_zp = p_.has_y_zp ? read_8bit(arg<void>(args, kYZp), p_.y_type, 0) : 0;
     run.y = range_of(p_.y_type, y_zp, p_.relu);
+    if (p_.clip) {  // Note [int8 clip]: Q(clip(v, a, b)) = clamp(Q(v), Q(a), Q(b)), Q as QuantizeLinear's
+      const float y_scale = arg<float>(args, kYScale)[0];
+      auto quantized = [&](float bound) {  // rint(bound / y_scale) + y_zp in Y's range (infinities saturate)
+        const float v = std::nearbyint(bound / y_scale) + static_cast<float>(y_zp);
+        return static_cast<int32_t>(std::min(std::max(v, static_cast<float>(run.y.lo)), static_cast<float>(run.y.hi)));
+      };
+      const int32_t lo = quantized(p_.clip_min), hi = quantized(p_.clip_max);
+      run.y.lo = std::max(run.y.lo, lo);
+      run.y.hi = std::max(run.y.lo, std::min(run.y.hi, hi));  // a Clip past Y's range: every value at its bound
+    }
     if (p_.residual) {
       const int32_t r_zp = p_.has_r_zp ? read_8bit(arg<void>(args, kRZp), p_.y_type, 0) : 0;
       const int32_t z_zp = p_.has_z_zp ? read_8bit(arg<void>(args, kZZp), p_.z_type, 0) : 0;
@@ -827,6 +841,12 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   p.x_type = inputs[kX].info.dtype;
   p.y_type = outputs[0].dtype;
   p.relu = node.attr_int("relu", 0) != 0;
+  p.clip = node.has_attr("clip_min") || node.has_attr("clip_max");
+  p.clip_min = node.attr_float("clip_min", -std::numeric_limits<float>::infinity());
+  p.clip_max = node.attr_float("clip_max", std::numeric_limits<float>::infinity());
+  if (p.clip && !present(inputs, kYScale)) {
+    node_fail<InvalidModelError>(node, "clip_min and clip_max bound a quantized output: the layer has no y_scale");
+  }
   p.has_bias = present(inputs, kBias);
   p.int_bias = p.has_bias && inputs[kBias].info.dtype == DType::Int32;
   p.bias_scale_per_channel = per_channel(inputs, kBiasScale);
@@ -907,6 +927,7 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   if (p.bn) algorithm += " + batchnorm";
   if (p.residual) algorithm += " + residual add";
   if (p.relu) algorithm += " + relu";
+  if (p.clip) algorithm += " + clip";
   choice.algorithm = with_threads(algorithm, p.workers);
   choice.math = p.float_out ? std::string("int8, int32 accumulation, float output")
                             : "int8, int32 accumulation, requantized to " + std::string(dtype_name(p.y_type));

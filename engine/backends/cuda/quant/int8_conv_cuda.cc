@@ -159,7 +159,9 @@ KernelChoice plan_int8_conv(const CudaContext& ctx, const Node& node, const std:
 
 void register_cuda_int8_conv_kernels(KernelRegistry& r, const CudaContext& ctx) {
   // The 8-bit activations and weights, int32 biases (a device type), float32 scales and outputs.
-  r.add("Int8Conv", bind(ctx, plan_int8_conv)).with_dtypes({DType::Float32, DType::Int8, DType::UInt8});
+  r.add("Int8Conv", bind(ctx, plan_int8_conv))
+      .with_dtypes({DType::Float32, DType::Int8, DType::UInt8})
+      .refusing(int8_clip_refusal);
 }
 
 }  // namespace dnnx::cuda

@@ -111,10 +111,10 @@ void register_cuda_int8_gemm_kernels(KernelRegistry& r, const CudaContext& ctx) 
   const std::vector<DType> stored = {DType::Float32, DType::Int8, DType::UInt8};
   r.add("Int8Gemm", [&ctx](const Node& n, const std::vector<ValueInfo>& i, const std::vector<TensorInfo>& o) {
      return plan_int8_gemm(ctx, false, n, i, o);
-   }).with_dtypes(stored);
+   }).with_dtypes(stored).refusing(int8_clip_refusal);
   r.add("Int8MatMul", [&ctx](const Node& n, const std::vector<ValueInfo>& i, const std::vector<TensorInfo>& o) {
      return plan_int8_gemm(ctx, true, n, i, o);
-   }).with_dtypes(stored);
+   }).with_dtypes(stored).refusing(int8_clip_refusal);
 }
 
 }  // namespace dnnx::cuda

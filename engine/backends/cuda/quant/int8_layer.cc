@@ -157,4 +157,9 @@ std::string int8_math(const Int8Layer& layer, const std::vector<TensorInfo>& out
                                   : "int8, int32 accumulation, requantized to " + std::string(dtype_name(outputs[0].dtype));
 }
 
+std::string int8_clip_refusal(const Node& node) {
+  if (!node.has_attr("clip_min") && !node.has_attr("clip_max")) return "";
+  return "the CUDA int8 layers take no Clip bounds (clip_min, clip_max): the Clip stays a node of its own";
+}
+
 }  // namespace dnnx::cuda

@@ -109,4 +109,9 @@ std::string signed_weights(const std::vector<ValueInfo>& inputs, int64_t channel
   return "";
 }
 
+// Note [int8 clip] (runtime/passes/fuse_qdq_int8.cc): the CUDA int8 layers take no Clip bounds
+// yet: a node with clip_min or clip_max is refused here, so the pass leaves its Clip and the
+// float layer between their QDQ pairs on this backend ("" where the node has neither).
+std::string int8_clip_refusal(const Node& node);
+
 }  // namespace dnnx::cuda
