@@ -250,7 +250,8 @@ int32_t int8_nhwc_zero_point_term(const Int8NhwcConv& c, int32_t x_zp, int64_t m
   return static_cast<int32_t>(0u - static_cast<uint32_t>(zp) * static_cast<uint32_t>(c.row_sums[static_cast<size_t>(m)]));
 }
 
-void run_int8_nhwc_conv(const Int8NhwcConv& c, const uint8_t* x, uint8_t x_zp, const Int8NhwcOutput& out, void* y) {
+void run_int8_nhwc_conv(const Int8NhwcConv& c, const uint8_t* x, uint8_t x_zp, const Int8NhwcOutput& out, void* y,
+                        int workers) {
   const int64_t taps = c.taps(), quads = c.channels / 4, pixels = c.pixels();
   const int64_t blocks = (c.filters + kBlock - 1) / kBlock, tiles = (pixels + kRows - 1) / kRows;
   ChannelFactors f;  // padded to whole blocks: the last vector's dead lanes read zeros
@@ -269,9 +270,13 @@ void run_int8_nhwc_conv(const Int8NhwcConv& c, const uint8_t* x, uint8_t x_zp, c
   // narrow layer's filters, one block of a wide 3x3 layer's.
   const int64_t block_bytes = kBlock * taps * c.channels;
   const int64_t group = std::max<int64_t>(1, std::min(blocks, kGroupBytes / block_bytes)), groups = (blocks + group - 1) / group;
-  const int64_t runs = std::max<int64_t>(1, std::min<int64_t>(tiles, 8 * c.workers)), per_run = (tiles + runs - 1) / runs;
+  const int64_t runs = std::max<int64_t>(1, std::min<int64_t>(tiles, 8 * workers)), per_run = (tiles + runs - 1) / runs;
   const Lanes lanes = lanes_of(out);
   const size_t out_bytes = out.float_out ? sizeof(float) : 1;
+  std::vector<TileFn> tile_fns(static_cast<size_t>(blocks));  // per block: its width, the output's form
+  for (int64_t b = 0; b < blocks; ++b) {
+    tile_fns[static_cast<size_t>(b)] = tile_for(static_cast<int>(block_vectors(c, b * kBlock)), out, c.x_signed);
+  }
   auto work = [&](int64_t begin, int64_t end, int) {
     std::vector<const uint8_t*> rows(static_cast<size_t>(kRows * taps));
     for (int64_t item = begin; item < end; ++item) {
@@ -287,14 +292,14 @@ void run_int8_nhwc_conv(const Int8NhwcConv& c, const uint8_t* x, uint8_t x_zp, c
                           out.z ? static_cast<const uint8_t*>(out.z) + pixel * c.filters + first : nullptr,
                           c.filters, count, std::min(kLanes, c.filters - first - (vectors - 1) * kLanes),
                           f.mult.data() + first, f.add.data() + first, f.ibias.data() + first};
-          tile_for(vectors, out, c.x_signed)(rows.data(), taps, quads, c.packed.data() + block_offset(c, first), lanes, o);
+          tile_fns[static_cast<size_t>(b)](rows.data(), taps, quads, c.packed.data() + block_offset(c, first), lanes, o);
         }
       }
     }
   };
   const int64_t items = groups * runs;
-  if (c.workers <= 1 || items < 2) work(0, items, 0);
-  else cpu_thread_pool().parallel_for(items, work, c.workers);
+  if (workers <= 1 || items < 2) work(0, items, 0);
+  else cpu_thread_pool().parallel_for(items, work, workers);
 }
 
 bool int8_nhwc_conv_available() {

@@ -18,7 +18,7 @@
 // (the second term joins the channel's int32 bias; an int8 X is read as x + 128, 4 bytes flipped
 // by one scalar XOR before the broadcast, and its zero point with it). Needs 8-bit X with C a
 // multiple of 4, W int8 with zero points 0, one group, 2-D, and AVX-512 VNNI: the pass keeps any other conv in ONNX's
-// layout (int8_conv_nhwc_fits, CpuBackend's refusal). Every output is computed whole by one
+// layout (int8_conv_fits in the pass, CpuBackend's refusal). Every output is computed whole by one
 // thread, so the thread count changes no bit.
 #pragma once
 #include <cstdint>
@@ -38,7 +38,6 @@ struct Int8NhwcConv {
   std::vector<int8_t> packed;
   std::vector<int32_t> row_sums;  // [M]: filter m's weights summed
   bool x_signed = false;          // int8 X: each byte read as x + 128 (uint8), its zero point with it
-  int workers = 1;
 
   int64_t taps() const { return kh * kw; }
   int64_t pixels() const { return batch * out_h * out_w; }
@@ -60,8 +59,10 @@ struct Int8NhwcOutput {
 // The int32 term of X's zero point for filter m, to add (mod 2^32) to its bias.
 int32_t int8_nhwc_zero_point_term(const Int8NhwcConv& conv, int32_t x_zp, int64_t m);
 
-// X [N, H, W, C] 8-bit (x_zp: its zero point's byte) -> Y [N, OH, OW, M] (8-bit, or float32 with float_out).
-void run_int8_nhwc_conv(const Int8NhwcConv& conv, const uint8_t* x, uint8_t x_zp, const Int8NhwcOutput& out, void* y);
+// X [N, H, W, C] 8-bit (x_zp: its zero point's byte) -> Y [N, OH, OW, M] (8-bit, or float32 with
+// float_out), on up to `workers` threads.
+void run_int8_nhwc_conv(const Int8NhwcConv& conv, const uint8_t* x, uint8_t x_zp, const Int8NhwcOutput& out, void* y,
+                        int workers);
 
 // Whether this CPU runs the channels-last int8 conv (AVX-512 VNNI, and the int8 path chosen is
 // AVX-512 VNNI or AMX: DNNX_INT8_AVX2=1 and the like keep the NCHW kernel, so their tests hold).

@@ -503,7 +503,7 @@ class Int8Kernel final : public Kernel {
       out.z = p_.residual ? run.z : nullptr;
       out.z_signed = p_.z_type == DType::Int8;
       out.residual = run.residual;
-      run_int8_nhwc_conv(p_.nhwc_conv, x, static_cast<uint8_t>(x_zp), out, y);
+      run_int8_nhwc_conv(p_.nhwc_conv, x, static_cast<uint8_t>(x_zp), out, y, p_.workers);
       return;
     }
     if (p_.base != Base::Conv) {  // C^T: the GEMM's row m is Y's column m
@@ -785,7 +785,7 @@ bool per_channel(const std::vector<ValueInfo>& inputs, size_t i) {
 
 // Int8Conv@NHWC (Note [int8 nhwc conv]): X [N, H, W, C], W [M, kh, kw, C] (the channels_last
 // pass's permuted copy), Y and Z channels-last. The pass admits only what the kernel takes
-// (int8_nhwc_conv_fits in runtime/passes/channels_last.cc); a node that breaks it is a bug there.
+// (int8_conv_fits in runtime/passes/channels_last.cc); a node that breaks it is a bug there.
 void plan_nhwc_conv(const Node& node, const std::vector<ValueInfo>& inputs, Int8Plan& p) {
   const Shape& x = inputs[kX].info.shape;
   const Shape& w = inputs[kW].info.shape;
@@ -908,7 +908,6 @@ KernelChoice plan_int8(Base base, const Node& node, const std::vector<ValueInfo>
   }
   p.workers = p.depthwise ? plan_workers(p.batch * p.channels, p.gemm_k() * p.gemm_n())
                           : plan_workers(p.group_filters(), p.gemm_k() * p.gemm_n());
-  p.nhwc_conv.workers = p.workers;
   // A depthwise conv has no GEMM: its direct kernel takes the path's vector forms (AMX's are AVX-512's),
   // and so does the channels-last conv
   const Int8Path used = p.depthwise || p.nhwc ? (path == Int8Path::Amx ? Int8Path::Vnni : path) : p.weights[0].path;
