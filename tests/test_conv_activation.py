@@ -178,3 +178,33 @@ def test_vectorized_standalone_activations(op, attrs):
     model = make_model([helper.make_node(op, ["x"], ["y"], name="act", **attrs)], [("x", list(x.shape))], [("y", None)])
     assert [r["op"] for r in plan_rows(model)] == [op]
     assert_matches_ort(model, {"x": x})
+
+
+@pytest.mark.parametrize("algo", ["gemm(1x1)", "direct depthwise"])
+def test_silu_fused_equals_unfused_bit_for_bit(algo):
+    # Note [sigmoid rows]: the Conv+Swish epilogue and the Sigmoid kernel share one sigmoid, so the
+    # fused layer's bits are the unfused Conv, Sigmoid and Mul's (rows of 12 and 8 channels: a
+    # vector's tail under a mask); x spans both sides of 0 and the exp's clamps
+    model, (c, h, w) = conv_act_model(algo, "silu", scale=60.0)
+    x = rand(2, c, h, w, seed=5) * np.float32(3.0)
+    fused = dnnx.load(model, batch_size=2)
+    assert [r["op"] for r in fused.plan()] == ["Conv+Swish"]
+    unfused = dnnx.load(model, batch_size=2, passes={"fuse_conv_activation": False})
+    np.testing.assert_array_equal(fused.run(x), unfused.run(x))
+
+
+@pytest.mark.parametrize("n", [1, 7, 15, 16, 17, 31, 33])
+def test_sigmoid_rows_tails_and_specials(n):
+    # Note [sigmoid rows]: whole vectors and a masked tail; NaN stays NaN, and every value is within
+    # 4 ulp of float64's sigmoid (onnxruntime's own is 1e-7 apart), or under 3e-38 where it is
+    # smaller (e^-x is clamped at e^88.72: sigmoid(-inf) is 2.9e-39, not 0)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 88.0, -88.0, 100.0, -100.0, 1e-30], np.float32)
+    x = np.concatenate([specials, rand(n, seed=n) * np.float32(8.0)])[:n].reshape(1, -1)
+    model = make_model([helper.make_node("Sigmoid", ["x"], ["y"], name="act")], [("x", list(x.shape))], [("y", None)])
+    y = dnnx.load(model).run(x)
+    ref = (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(x))
+    finite = ~np.isnan(x)
+    ulp = np.spacing(np.abs(ref[finite]))
+    assert np.all(np.abs(y[finite].astype(np.float64) - ref[finite]) <= 4 * ulp + 3e-38), (x, y, ref)
+    assert y[x == np.inf].tolist() in ([], [1.0])

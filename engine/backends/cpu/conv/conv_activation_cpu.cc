@@ -8,6 +8,7 @@
 
 #include "backends/cpu/elementwise/activation_cpu.h"
 #include "backends/cpu/elementwise/hard_swish_cpu.h"
+#include "backends/cpu/elementwise/sigmoid_rows_cpu.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "ir/graph.h"
 
@@ -22,29 +23,6 @@ DNNX_VECTOR_CLONES_AVX512 void clip_rows(float lo, float hi, float* y, int64_t n
     v = v < lo ? lo : v;
     v = v > hi ? hi : v;
     y[i] = v;
-  }
-}
-
-DNNX_VECTOR_CLONES_AVX512 void sigmoid_block(const float* x, float* s, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) s[i] = sigmoidf(x[i]);
-}
-
-DNNX_VECTOR_CLONES_AVX512 void multiply_block(const float* s, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = y[i] * s[i];
-}
-
-// y * sigmoid(y) in blocks of 256: the sigmoids into a stack buffer, then the products, as the
-// unfused Sigmoid and Mul compute them (bit for bit). Note [swish in two loops]: the one-loop
-// form y[i] = y[i] * sigmoidf(y[i]) compiled (GCC, -O3, AVX2) to code 10x slower than the two
-// loops (7.9 against 0.65 ms over 1.2M floats, measured in isolation), slower than the
-// unfused pair.
-void swish_rows(float* y, int64_t n) {
-  constexpr int64_t kBlock = 256;
-  float s[kBlock];
-  for (int64_t begin = 0; begin < n; begin += kBlock) {
-    const int64_t m = std::min(kBlock, n - begin);
-    sigmoid_block(y + begin, s, m);
-    multiply_block(s, y + begin, m);
   }
 }
 

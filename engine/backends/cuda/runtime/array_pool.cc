@@ -22,17 +22,18 @@ ArrayPool::ArrayPool(int device, cudaStream_t stream, const StreamJoiner& joiner
 }
 
 ArrayPool::~ArrayPool() {
-  for (const Block& b : recycled_) free_now(b.ptr);
+  for (const auto& [bytes, ptr] : recycled_) free_now(ptr);
 }
 
 void* ArrayPool::allocate(size_t bytes) const {
   if (bytes == 0) return nullptr;
   {
     std::lock_guard<std::mutex> lock(recycled_mutex_);
-    for (auto it = recycled_.begin(); it != recycled_.end(); ++it) {
-      if (it->bytes != bytes) continue;
-      void* ptr = it->ptr;
+    auto it = recycled_.find(bytes);
+    if (it != recycled_.end()) {
+      void* ptr = it->second;
       recycled_.erase(it);
+      recycled_bytes_ -= bytes;
       return ptr;
     }
   }
@@ -56,8 +57,9 @@ void ArrayPool::release(void* ptr, size_t bytes, const std::vector<uintptr_t>& r
   }
   {
     std::lock_guard<std::mutex> lock(recycled_mutex_);
-    if (bytes <= kRecycledBytes && recycled_.size() < kRecycledArrays) {
-      recycled_.push_back(Block{ptr, bytes});
+    if (bytes <= kRecycledBytes && recycled_.size() < kRecycledArrays && recycled_bytes_ + bytes <= kRecycledTotal) {
+      recycled_.emplace(bytes, ptr);
+      recycled_bytes_ += bytes;
       return;
     }
   }
@@ -74,12 +76,13 @@ void ArrayPool::free_now(void* ptr) const noexcept {
 }
 
 void ArrayPool::trim() const noexcept {
-  std::vector<Block> kept;
+  std::unordered_multimap<size_t, void*> kept;
   {
     std::lock_guard<std::mutex> lock(recycled_mutex_);
     kept.swap(recycled_);
+    recycled_bytes_ = 0;
   }
-  for (const Block& b : kept) free_now(b.ptr);
+  for (const auto& [bytes, ptr] : kept) free_now(ptr);
   if (!pool_) return;
   cudaStreamSynchronize(stream_);  // frees queued on the stream count once they have run
   cudaMemPoolTrimTo(pool_.get(), 0);

@@ -2,24 +2,35 @@
 // Model.to_device): a stream-ordered pool of the model's own (cudaMemPoolCreate), so that taking
 // and returning an array costs neither cudaMalloc nor cudaFree (which waits for the whole
 // device), and what the pool keeps is this model's alone. Where the device has no memory pools,
-// plain cudaMalloc and cudaFree stand in. The last few arrays returned are kept aside as they are
-// (up to kRecycledArrays, each up to kRecycledBytes) and handed out again for the same size with
-// no runtime call at all: a loop of runs that drops each output before the next run allocates
-// the same size again. The order is the pool's own: an array comes back once its readers were
-// joined into the model's stream, and is reused only by work queued on that stream after that.
+// plain cudaMalloc and cudaFree stand in. Returned arrays are kept aside as they are (up to
+// kRecycledArrays of up to kRecycledBytes each, kRecycledTotal bytes in all) and handed out again
+// for the same size with no runtime call at all (Note [recycled arrays]). The order is the pool's
+// own: an array comes back once its readers were joined into the model's stream, and is reused
+// only by work queued on that stream after that.
+//
+// Note [recycled arrays]: two users take and drop arrays of the same sizes over and over: a loop
+// of runs that drops each output before the next run asks for the same size, and a staged plan
+// (Note [device-resident stages]), whose every stage takes its workspace and outputs as arrays.
+// torchvision's SSDlite crosses ~180 stages a run: 724 cudaMallocFromPoolAsync and as many
+// cudaFreeAsync a run, 1.4 ms of host time on an H100 (bench/RESULTS_CUDA.md, session 12) with
+// 4 arrays kept. Up to 1024 kept, looked up by size, a run of the same shapes after the first makes
+// no runtime call. The pool keeps freed memory anyway (its release threshold is "never"), so
+// keeping the blocks aside holds no more device memory than before; trim() lets them all go.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/cuda/runtime/external_streams.h"
 
 namespace dnnx::cuda {
 
-constexpr size_t kRecycledArrays = 4;
-constexpr size_t kRecycledBytes = size_t{1} << 20;
+constexpr size_t kRecycledArrays = 1024;
+constexpr size_t kRecycledBytes = size_t{16} << 20;
+constexpr size_t kRecycledTotal = size_t{256} << 20;
 
 class ArrayPool {
  public:
@@ -39,10 +50,6 @@ class ArrayPool {
   void trim() const noexcept;
 
  private:
-  struct Block {
-    void* ptr;
-    size_t bytes;
-  };
   void free_now(void* ptr) const noexcept;  // back to the pool (or cudaFree), in stream order
 
   struct Destroy {
@@ -54,7 +61,8 @@ class ArrayPool {
   // Returned arrays kept for the next of the same size. Array calls come under the engine's
   // device turn, but an allocation of the backend's own that finds no memory trims from elsewhere.
   mutable std::mutex recycled_mutex_;
-  mutable std::vector<Block> recycled_;
+  mutable std::unordered_multimap<size_t, void*> recycled_;  // bytes -> array
+  mutable size_t recycled_bytes_ = 0;
 };
 
 }  // namespace dnnx::cuda
