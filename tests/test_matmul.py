@@ -87,3 +87,23 @@ def test_incompatible_shapes_raise(a_shape, b_shape):
     with pytest.raises((dnnx.InvalidModelError, dnnx.UnsupportedModelError)) as err:
         dnnx.load(model)
     assert "'mm'" in str(err.value)
+
+
+@pytest.mark.parametrize("m,k,n", [
+    (256, 40, 16),   # an attention's A V product: every panel narrow (Note [narrow panels])
+    (50, 9, 7),      # a narrow panel of 7 columns, rows past the 24-row tile
+    (30, 33, 48),    # a whole panel, then a narrow one of 16
+    (25, 5, 49),     # a whole panel, then 17 columns on the wide tile
+    (24, 3, 1),      # one column
+    (13, 64, 32),    # whole panels, plain loads, a short last row tile
+])
+def test_narrow_and_whole_panels(m, k, n):
+    """The AVX-512 product's narrow tile (16 columns or fewer) and its whole-panel loop
+    (engine/backends/cpu/dense/gemm_avx512.cc): the same FMA chains, so onnxruntime's values and
+    the same bits on one and two threads, over batches of 4."""
+    a, b = rand(4, m, k, seed=m), rand(4, k, n, seed=n)
+    model = matmul_model([4, m, k], [4, k, n], [4, m, n])
+    assert dnnx.load(model).plan()[0]["algorithm"] == "batched gemm"
+    assert_matches_ort(model, {"a": a, "b": b})
+    out = assert_same_bits_on_one_and_two_threads(model, {"a": a, "b": b})
+    np.testing.assert_allclose(out["y"], np.matmul(a, b), rtol=1e-4, atol=1e-5)
