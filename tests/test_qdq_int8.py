@@ -464,3 +464,22 @@ def test_clip_between_layer_and_quantize_joins_the_layer(bounds):
             lo = -np.inf if bounds[0] is None else bounds[0]
             hi = np.inf if bounds[1] is None else bounds[1]
             assert got.min() >= lo - sy / 2 and got.max() <= hi + sy / 2
+
+
+@pytest.mark.parametrize("opset", [10, 11, 13])
+def test_max_pool_of_an_older_opset_runs_on_8_bits(opset, tmp_path):
+    # Note [8-bit max pool opset]: onnxruntime's quantizer keeps an older float model's opset (11
+    # for the model zoo's mnist-8), and DequantizeLinear -> MaxPool -> QuantizeLinear still becomes
+    # the 8-bit MaxPool, which ONNX allows from opset 12 on: dnnx refused such files.
+    import onnxruntime as ort
+
+    model = quantize_static_qdq(float_model("conv_maxpool"), tmp_path, "pool", False, "uint8", "int8")
+    assert [n.op_type for n in model.graph.node][-3:] == ["MaxPool", "QuantizeLinear", "DequantizeLinear"]
+    del model.opset_import[:]  # per-tensor QDQ around Conv, Relu and MaxPool: valid ops from opset 10
+    model.opset_import.append(helper.make_opsetid("", opset))
+    x = input_of(model, 7)
+    m = dnnx.load(model, passes={"channels_last": False})
+    assert [row["op"] for row in m.plan()] == ["QuantizeLinear", "Int8Conv", "MaxPool", "DequantizeLinear"]
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    steps = np.abs(m.run(x).astype(np.float64) - want) / output_step(model)
+    assert steps.max() <= 1.0 + 1e-3

@@ -444,6 +444,20 @@ bool same_param(const Graph& g, const Node& a, const Node& b, size_t i) {
 // dequantization, and quantizing a dequantized value with its own parameters gives it back
 // exactly (|v - zp| <= 255: (v - zp) * s / s is within an ulp of v - zp). onnxruntime drops these
 // pairs too. The MaxPool keeps its place and writes y_q; the QuantizeLinear goes.
+//
+// Note [8-bit max pool opset]: ONNX's MaxPool takes int8 and uint8 from opset 12 on, and a model
+// of opset 11 or less (onnxruntime's quantizer writes opset 11 for an older float model, such as
+// the model zoo's mnist-8) still gets the 8-bit MaxPool from this pass, as onnxruntime gives it.
+// So the rewritten node is a MaxPool-12: its attributes (kernel_shape, pads, strides, dilations,
+// ceil_mode, auto_pad, storage_order) mean the same from opset 8 on, with the same defaults.
+Node max_pool_on(const Node& pool, const std::string& x_q, const std::vector<std::string>& outputs) {
+  Node int8_pool = pool;
+  int8_pool.inputs[0] = x_q;
+  int8_pool.outputs = outputs;
+  int8_pool.opset = std::max(pool.opset, 12);
+  return int8_pool;
+}
+
 bool try_int8_max_pool(Context& c, size_t qi, const PassOptions& options, std::vector<bool>& dead) {
   const Node& q = c.graph.nodes[qi];
   if (dead[qi] || !output_q(c.graph, q)) return false;
@@ -455,9 +469,7 @@ bool try_int8_max_pool(Context& c, size_t qi, const PassOptions& options, std::v
   }
   const Node* dq = activation_dq(c, pool.inputs[0]);
   if (!dq || !same_param(c.graph, *dq, q, 1) || !same_param(c.graph, *dq, q, 2)) return false;
-  Node int8_pool = pool;
-  int8_pool.inputs[0] = dq->inputs[0];
-  int8_pool.outputs = q.outputs;
+  Node int8_pool = max_pool_on(pool, dq->inputs[0], q.outputs);
   if (!backend_can_run(options, int8_pool)) return false;
   pool = std::move(int8_pool);
   dead[qi] = true;
@@ -518,9 +530,7 @@ bool try_fuse_pooled(Context& c, size_t qi, const PassOptions& options, std::vec
   if (relu) fused->attrs["relu"] = int64_t{1};
   const std::string inner = fresh_value(c, c.graph.nodes[bi].outputs[0] + "_int8");
   fused->outputs = {inner};
-  Node int8_pool = *pool;
-  int8_pool.inputs[0] = inner;
-  int8_pool.outputs = q.outputs;
+  Node int8_pool = max_pool_on(*pool, inner, q.outputs);
   if (!backend_can_run(options, *fused) || !backend_can_run(options, int8_pool)) return false;
   c.producer[inner] = static_cast<int>(bi);
   c.graph.nodes[bi] = std::move(*fused);  // at the layer's place: its inputs are x_q and constants
