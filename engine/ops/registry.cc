@@ -73,6 +73,7 @@
   X(qlinear_global_average_pool) X(qgemm)                                                          \
   X(qlinear_concat) X(qlinear_pool_softmax) /* QLinearAveragePool, QLinearSoftmax */             \
   X(matmul_integer_to_float) /* MatMulIntegerToFloat, DynamicQuantizeMatMul */ \
+  X(dynamic_quantize_lstm)   /* DynamicQuantizeLSTM */ \
   /* issue #37, int8 compute (int8cpu): the fused QDQ layers of fuse_qdq_int8 */                 \
   X(qdq_int8)        /* Int8Conv, Int8Gemm, Int8MatMul */ \
   /* issue #36, regions of interest (roi) */                                                      \

@@ -39,7 +39,7 @@
   /* issue #37, quantized models (q8): quant/ */ \
   X(quantize_linear) X(dynamic_quantize_linear) X(matmul_integer) X(conv_integer) \
   X(qlinear_binary) X(qlinear_lookup) X(qlinear_global_average_pool) X(qgemm) X(qlinear_concat) \
-  X(qlinear_pool_softmax) \
+  X(qlinear_pool_softmax) X(dynamic_quantize_lstm) \
   /* issue #37, int8 compute (int8cpu): Int8Conv, Int8Gemm, Int8MatMul */ \
   X(qdq_int8) \
   /* issue #36, regions of interest (roi) */ \
