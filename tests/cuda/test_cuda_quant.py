@@ -73,3 +73,19 @@ def test_fp16_precision_keeps_the_quantized_layers_on_the_host():
     want = dnnx.load(model).run_dict(feeds)
     for key, ref in want.items():
         assert np.max(np.abs(got[key] - ref)) / np.max(np.abs(ref)) < 0.05  # one quantization step (zoo.tol)
+
+
+def test_dynamic_quantize_lstm_is_a_host_layer_on_cuda(tmp_path):
+    # quantize_dynamic's LSTM (tests/test_dynamic_quantize_lstm.py): the CPU kernel inside the CUDA
+    # plan, the CPU's bits
+    from test_dynamic_quantize_lstm import lstm_model, quantized
+
+    model = quantized(lstm_model("bidirectional", 16, 8, 5, 3, False, ("y", "y_h")), tmp_path, "int8", False)
+    rng = np.random.default_rng(3)
+    feeds = {"x": rng.normal(size=(5, 3, 8)).astype(np.float32), "h0": np.zeros((2, 3, 16), np.float32),
+             "c0": np.zeros((2, 3, 16), np.float32)}
+    with pytest.warns(dnnx.HostFallbackWarning, match="DynamicQuantizeLSTM"):
+        m = dnnx.load(model, device="cuda")
+    got, want = m.run_dict(feeds), dnnx.load(model).run_dict(feeds)
+    for key, ref in want.items():
+        np.testing.assert_array_equal(got[key], ref)
