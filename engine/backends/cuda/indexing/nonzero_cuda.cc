@@ -7,6 +7,7 @@
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/indexing/nonzero_kernels.h"
 #include "backends/cuda/runtime/cuda_check.h"
+#include "backends/cuda/runtime/small_readback.h"
 
 namespace dnnx::cuda {
 
@@ -49,9 +50,7 @@ class NonzeroKernel final : public StagedKernel {
     int64_t* offsets = static_cast<int64_t*>(args.workspace);
     launch_nonzero_count(input(args), offsets, ctx_.stream);
     int64_t total = 0;  // the one small copy: the count, after the kernels before it
-    check(cudaMemcpyAsync(&total, offsets + tiles_, sizeof(total), cudaMemcpyDeviceToHost, ctx_.stream),
-          "cudaMemcpyAsync (NonZero's count)");
-    check(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize (NonZero's count)");
+    read_back_small(ctx_.stream, offsets + tiles_, &total, sizeof(total), "NonZero's count");
     StagedCount out;
     out.outputs.push_back(TensorInfo{{dims_.rank, total}, DType::Int64});
     return out;

@@ -9,6 +9,7 @@
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/roi/nms_kernels.h"
 #include "backends/cuda/runtime/cuda_check.h"
+#include "backends/cuda/runtime/small_readback.h"
 #include "ops/indexing/value_shaped.h"
 
 namespace dnnx::cuda {
@@ -26,9 +27,7 @@ class NmsKernel final : public StagedKernel {
     launch_nms_count(inputs(args), dims_, parts_, args.workspace, ctx_.stream);
     NmsReadback r;  // the one small copy: the total and the status, after the kernels before it
     const char* at = static_cast<const char*>(args.workspace) + nms_readback_offset(dims_, parts_);
-    check(cudaMemcpyAsync(&r, at, sizeof(r), cudaMemcpyDeviceToHost, ctx_.stream),
-          "cudaMemcpyAsync (NonMaxSuppression's count)");
-    check(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize (NonMaxSuppression's count)");
+    read_back_small(ctx_.stream, at, &r, sizeof(r), "NonMaxSuppression's count");
     if (r.bad_iou) throw InputError(where_ + ": iou_threshold " + std::to_string(r.iou) + " must be in [0, 1]");
     StagedCount out;
     if (r.nan_score) {
