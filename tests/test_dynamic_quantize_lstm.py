@@ -94,3 +94,29 @@ def test_bad_weight_scale_shape_is_named(tmp_path):
     scale.CopyFrom(numpy_helper.from_array(np.ones(3, np.float32), scale.name))
     with pytest.raises(dnnx.InvalidModelError, match="_scale has shape"):
         dnnx.load(model)
+
+
+@pytest.mark.parametrize("seq, batch", [(0, 2), (3, 0), (0, 0)])
+def test_empty_sequence_or_batch(seq, batch, tmp_path):
+    # Note [empty tensors]: empty outputs of the right shapes; a sequence of no steps ends in a zero
+    # state (as LSTM's does). onnxruntime aborts on LSTMs of an empty sequence or batch, so the
+    # expected values are written here.
+    hidden = 6
+    model = quantized(lstm_model("bidirectional", hidden, 4, 1, 1, False, ("y", "y_h", "y_c")), tmp_path, "int8", False)
+    for value in list(model.graph.input):  # the dims made symbolic: seq and batch of any size
+        for i, dim in enumerate(value.type.tensor_type.shape.dim):
+            if value.name == "x" and i < 2 or value.name in ("h0", "c0") and i == 1:
+                dim.dim_param = "S" if value.name == "x" and i == 0 else "B"
+    for value in list(model.graph.output):
+        dims = value.type.tensor_type.shape.dim
+        if value.name == "y":
+            dims[0].dim_param, dims[2].dim_param = "S", "B"
+        else:
+            dims[1].dim_param = "B"
+    feeds = {"x": np.ones((seq, batch, 4), np.float32), "h0": np.ones((2, batch, hidden), np.float32),
+             "c0": np.ones((2, batch, hidden), np.float32)}
+    got = dnnx.load(model).run_dict(feeds)
+    assert got["y"].shape == (seq, 2, batch, hidden)
+    assert got["y_h"].shape == got["y_c"].shape == (2, batch, hidden)
+    if seq == 0:
+        assert not np.any(got["y_h"]) and not np.any(got["y_c"])
