@@ -54,6 +54,7 @@ class DeviceRunner {
   };
 
   void prepare(const Plan& plan, const RunIO& io);  // arena, bindings, input streams, host inputs
+  void bind(const Plan& plan, const RunIO& io);     // call_.value_ptrs (Note [kept bindings])
   void copy_host_inputs(const Plan& plan, const RunIO& io);  // the host inputs into the arena
   // The graph this run of `plan` replays (recorded now on its second run); null: run eagerly.
   DeviceGraph* graph_for(const Plan& plan, GraphSlot& slot);
@@ -75,6 +76,12 @@ class DeviceRunner {
   // The arena and workspace the current graphs were recorded with.
   const void* recorded_arena_ = nullptr;
   const void* recorded_workspace_ = nullptr;
+  // Note [kept bindings]: the plan and arena call_.value_ptrs were bound for, and that plan's
+  // graph-input values (value id, input index): a run of the same plan in the same arena
+  // rebinds those alone.
+  uint64_t bound_plan_ = 0;
+  const void* bound_arena_ = nullptr;
+  std::vector<std::pair<int, int>> bound_inputs_;
 };
 
 }  // namespace dnnx

@@ -112,6 +112,10 @@ std::vector<HostValue> Engine::run_stage(const Plan& plan, const std::vector<Sta
     }
   }
   // Note [sequences]: a sequence or optional input is a 0-byte placeholder in the plan.
+  io.inputs.reserve(inputs.size());
+  io.input_memory.reserve(inputs.size());
+  outputs.reserve(plan.outputs.size());
+  out_ptrs.reserve(plan.outputs.size());
   for (const StageValue& v : inputs) {
     io.inputs.push_back(v.device ? v.device->data() : v.host.is_tensor() ? v.host.tensor->data.data() : nullptr);
     io.input_memory.push_back(v.device ? Memory::Device : Memory::Host);
