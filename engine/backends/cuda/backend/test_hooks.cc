@@ -38,7 +38,6 @@ TestHooks TestHooks::from_environment() {
                                               : CUDNN_RNN_ALGO_STANDARD;
   }
   if (const char* all = std::getenv("DNNX_PROBE_RETIME_ALL")) hooks.retime_all = std::string(all) == "1";
-  if (const char* find = std::getenv("DNNX_PROBE_AUTO_FIND")) hooks.auto_find = std::string(find) == "1";
   if (const char* reach = std::getenv("DNNX_PROBE_RETIME_REACH")) hooks.retime_reach = std::strtof(reach, nullptr);
   if (const char* reach = std::getenv("DNNX_PROBE_RETIME_SMALL_REACH")) {
     hooks.retime_small_reach = std::strtof(reach, nullptr);

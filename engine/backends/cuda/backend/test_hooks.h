@@ -18,8 +18,6 @@
 //       F < 1 re-times none of them (Find's times stand), for bench_load.py --cold to compare loads
 //   DNNX_PROBE_RETIME_SMALL_REACH=F  the same for the small layers (Find's fastest under
 //       kRetimeAllBelowMs), which re-time every candidate unless this is set
-//   DNNX_PROBE_AUTO_FIND=1  algo_search="auto" times its layers through cuDNN's Find, as
-//       "exhaustive" does, not through cuDNN's ranked list (Note [auto times the ranked list])
 // and two C entry points (test_hooks.cc) that drive the plan cache's file logic with no GPU, for
 // tests/test_plan_cache_file.py through ctypes (the cache is host code: JSON, a lock, a rename):
 //   int dnnx_test_plan_cache_store(path, key, algo, message, message_len): opens the cache at
@@ -50,7 +48,6 @@ struct TestHooks {
   bool retime_all = false;                         // DNNX_PROBE_RETIME_ALL=1
   float retime_reach = -1;                         // DNNX_PROBE_RETIME_REACH (-1: kRetimeReach)
   float retime_small_reach = -1;                   // DNNX_PROBE_RETIME_SMALL_REACH (-1: all)
-  bool auto_find = false;                          // DNNX_PROBE_AUTO_FIND=1
 
   static TestHooks from_environment();
   ForcedFailure failure_of(const std::string& algorithm) const {

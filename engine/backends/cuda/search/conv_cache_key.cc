@@ -73,21 +73,12 @@ std::string conv_descriptor_text(const ConvDescriptors& d, ConvDirection dir) {
          tensor_text(d.y) + " | " + conv_text(d.conv);
 }
 
-// "exhaustive", "heuristic", or "auto-ranked" for the layers "auto" times through cuDNN's ranked
-// list (Note [auto times the ranked list]): their choices are not Find's, so no exhaustive load
-// (and no background search, which reads exhaustive choices) may take them.
-std::string conv_search_policy(const CudaContext& ctx, const ConvDescriptors& d) {
-  const bool timed = conv_search_timed(ctx, d);
-  if (timed && ctx.options.algo_search == AlgoSearch::Auto && !ctx.hooks.auto_find) return "auto-ranked";
-  return Search(ctx, timed).policy_name();
-}
-
 std::string conv_cache_key(const CudaContext& ctx, const ConvDescriptors& d, size_t workspace_limit,
                            ConvDirection dir) {
   const std::string descriptors = conv_descriptor_text(d, dir);  // "fwd | x ... | math FMA"
   return std::string("conv ") + descriptors.substr(0, descriptors.find(" | ")) + " | " + ctx.device_name + " sm_" +
          std::to_string(ctx.compute_capability) + " cuDNN " + std::to_string(cudnnGetVersion()) +
-         descriptors.substr(descriptors.find(" | ")) + " | search " + conv_search_policy(ctx, d) +
+         descriptors.substr(descriptors.find(" | ")) + " | search " + Search(ctx, conv_search_timed(ctx, d)).policy_name() +
          " deterministic " + (ctx.options.deterministic ? "1" : "0") + " | workspace limit " +
          std::to_string(workspace_limit);
 }

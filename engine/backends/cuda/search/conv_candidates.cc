@@ -56,6 +56,13 @@ namespace {
 // into its parts (Note [search parts]; DNNX_PROBE_RETIME_SMALL_REACH, an H100, 2026-12-06, the
 // same call): re-timing them all took 348 ms of the load and ran at 48.69 ms; within 2x of the
 // fastest 216 ms at 48.75, within 1.5x 214 ms at 48.90. So they re-time within 2x.
+// Find itself is mostly host work: py-spy over that cold load (session 13) put 55-60% of Find's
+// samples in the execution plans' finalize (cuBLASLt's heuristics and library loads among them).
+// Timing only the head of cuDNN's ranked list instead (its first 4 algorithms, warm, never
+// finalizing the rest) measured worse on both counts, in the same call: load + first run 3.98 s
+// against 1.78 with Find, the search's re-timing 2.67 s (slow candidates timed warm many times
+// over), and the choices ran at 52.8 ms against 48.9 (the list's head missed the fastest). Find
+// stays.
 constexpr float kRetimeAllBelowMs = 0.1f;
 constexpr float kRetimeNearBelowMs = 0.5f;
 constexpr float kRetimeNearReach = 2.0f;
@@ -138,38 +145,6 @@ void prefer_heuristic_on_near_ties(const CudaContext& ctx, ConvDirection dir, co
   std::rotate(perfs.begin(), perfs.begin() + i, perfs.begin() + i + 1);
 }
 
-// Note [auto times the ranked list]: cudnnFind*AlgorithmEx runs every algorithm cuDNN has for a
-// layer, and most of its time is host work, not the runs: py-spy over ResNet-50's cold load at
-// batch 256 (fp32 "auto", an H100, 2026-12-06, session 13) put 55-60% of Find's samples in the
-// execution plans' finalize (cuBLASLt's heuristics and library loads among them, for the GEMM
-// and FFT engines), and Find was 0.61 of the load's 1.36 s. So "auto", which times only its large
-// fp32 layers and keeps cuDNN's choice elsewhere, times the first kRankedTimed candidates of
-// cuDNN's own ranked list (cudnnGet*Algorithm_v7, memoized per process: Note [conv query memo])
-// warm, as the re-timing times Find's (Note [warm conv timing]), and never finalizes the rest.
-// "exhaustive" keeps Find, every candidate; its choices stay apart in the plan cache (the key's
-// "search auto-ranked"). DNNX_PROBE_AUTO_FIND=1 gives "auto" Find again, for the cold-load bench
-// to compare.
-constexpr size_t kRankedTimed = 4;
-
-bool ranked_only(const CudaContext& ctx) {
-  return ctx.options.algo_search == AlgoSearch::Auto && !ctx.hooks.auto_find;
-}
-
-// The head of cuDNN's ranked list: its first kRankedTimed supported algorithms (one math type
-// each), untimed (time -1: the re-timing's "none ran" times every one of them).
-std::vector<ConvCandidate> ranked_head(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d) {
-  std::vector<ConvCandidate> head;
-  for (ConvCandidate c : heuristic_candidates(ctx, dir, d)) {
-    if (head.size() == kRankedTimed) break;
-    if (c.status != CUDNN_STATUS_SUCCESS) continue;
-    const bool seen = std::any_of(head.begin(), head.end(), [&](const ConvCandidate& h) { return h.algo == c.algo; });
-    if (seen) continue;
-    c.time = -1;
-    head.push_back(c);
-  }
-  return head;
-}
-
 // The search workspace, held in `scratch`: the whole limit, which the scratch keeps for the plan's
 // next searches, so that no candidate's need is asked of cuDNN before Find (the first query of
 // each shape and algorithm took 163 ms of ResNet-50's cold load at batch 256, an H100,
@@ -246,24 +221,13 @@ TimedCandidates timed_candidates(const Search& search, ConvDirection dir, const 
   fill_search_pattern(ctx, y, y_bytes);  // dY backward
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
   wait_for_quiet(ctx);  // Note [background search]: Find runs every candidate once
-  if (ranked_only(ctx)) {  // Note [auto times the ranked list]: the re-timing below times them all
-    out.perfs = ranked_head(ctx, dir, d);
-  } else {
+  {
     StatsClock clock(*ctx.stats, "search_seconds: find");
     out.perfs = find_candidates(ctx, dir, d, x, w, y, workspace, out.search_workspace);
   }
   {
     StatsClock clock(*ctx.stats, "search_seconds: retime");
     retime(search, dir, d, x, w, y, workspace, out.search_workspace, out.perfs);
-  }
-  if (ranked_only(ctx)) {  // a ranked candidate the re-timing could not run (its workspace) drops out
-    out.perfs.erase(std::remove_if(out.perfs.begin(), out.perfs.end(),
-                                   [](const ConvCandidate& p) { return p.status == CUDNN_STATUS_SUCCESS && p.time < 0; }),
-                    out.perfs.end());
-    if (out.perfs.empty() || out.perfs[0].status != CUDNN_STATUS_SUCCESS) {  // none ran: Find's way
-      StatsClock clock(*ctx.stats, "search_seconds: find");
-      out.perfs = find_candidates(ctx, dir, d, x, w, y, workspace, out.search_workspace);
-    }
   }
   prefer_heuristic_on_near_ties(ctx, dir, d, asked, out.perfs);
   search.count_timing_run();
