@@ -5,8 +5,10 @@
 //   then each step: H_{t-1} [batch, H] quantized the same way over the batch, · (R - r_zp)
 //   [H, 4H], scaled, added to the step's xw row, and LSTM's cell (lstm_cell_cpu.h) with Wb + Rb
 //   as the gates' second term: i = sigmoid(clip(xw + hr + b)), ...
-// The products are the integer GEMM every CPU int8 op uses (gemm_s16: int16 operands, int32
-// sums, Note [int8 gemm]), not float simulation. Note [dynamic lstm as onnxruntime]: what
+// The products are exact int32 sums, not float simulation: with W and R constants (as
+// quantize_dynamic writes them) packed once at plan time for the int8 GEMM of Note [int8 gemm
+// paths] (AVX-512 VNNI on this EPYC), else the int16 loop every CPU int8 op
+// shares (gemm_s16, Note [int8 gemm]); the sums are the same either way. Note [dynamic lstm as onnxruntime]: what
 // onnxruntime's kernel quantizes, this one does: X once over the steps up to the longest
 // sequence; H_{t-1} per step over the whole batch (onnxruntime at one thread: with more, it splits
 // the batch into row blocks quantized apart, so its own outputs move with its thread count);
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "backends/cpu/quant/dynamic_quantize_cpu.h"
+#include "backends/cpu/quant/int8_gemm_cpu.h"
 #include "backends/cpu/quant/int_gemm_cpu.h"
 #include "backends/cpu/quant/quant_codec.h"
 #include "backends/cpu/rnn/lstm_cell_avx2_cpu.h"
@@ -44,6 +47,9 @@ struct DqLstmPlan {
   bool has_w_zp = false, has_r_zp = false;
   DType w_type = DType::Int8, r_type = DType::Int8;
   int workers = 1;
+  // W and R per direction, packed at plan time where they (and their zero points) are constants;
+  // empty otherwise (the int16 loop reads them per call)
+  std::vector<Int8Weights> w_packed, r_packed;
 
   int64_t four_h() const { return kDqLstmGates * d.hidden; }
   int64_t rows() const { return d.seq * d.batch; }
@@ -55,6 +61,7 @@ struct DqLstmBuffers {
   int32_t* acc;
   int16_t *x16, *w16, *r16, *h16;
   uint8_t *xq, *hq;
+  void* scratch;  // the packed products' (int8_gemm_scratch_bytes)
 };
 
 size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
@@ -87,9 +94,7 @@ class DqLstmKernel final : public Kernel {
     const int64_t x_elems = max_len * d.batch * d.input;
     const DynamicQuantParams xp = dynamic_quant_params(args.in(kLstmX), x_elems);
     dynamic_quantize(args.in(kLstmX), x_elems, xp, buf.xq);
-    const uint8_t xzp = xp.zero_point;
-    minus_zero_point<uint8_t>(buf.xq, 1, x_elems, x_elems, &xzp, ParamSpread::PerTensor, buf.x16);
-    for (int64_t dir = 0; dir < d.num_dir; ++dir) run_direction(args, buf, dir, lens, max_len, xp.scale);
+    for (int64_t dir = 0; dir < d.num_dir; ++dir) run_direction(args, buf, dir, lens, max_len, xp);
   }
 
  private:
@@ -101,7 +106,14 @@ class DqLstmKernel final : public Kernel {
             n * sizeof(float), g * sizeof(float), 3 * d.hidden * sizeof(float),
             std::max(rows, static_cast<size_t>(d.batch)) * g * sizeof(int32_t),
             rows * d.input * sizeof(int16_t), d.input * g * sizeof(int16_t), d.hidden * g * sizeof(int16_t),
-            n * sizeof(int16_t), rows * d.input, n};
+            n * sizeof(int16_t), rows * d.input, n, packed_scratch_bytes()};
+  }
+
+  size_t packed_scratch_bytes() const {
+    size_t most = 0;
+    for (const Int8Weights& w : p_.w_packed) most = std::max(most, int8_gemm_scratch_bytes(w, p_.rows()));
+    for (const Int8Weights& r : p_.r_packed) most = std::max(most, int8_gemm_scratch_bytes(r, p_.d.batch));
+    return most;
   }
 
   DqLstmBuffers buffers(void* workspace) const {
@@ -126,7 +138,31 @@ class DqLstmKernel final : public Kernel {
     b.h16 = reinterpret_cast<int16_t*>(parts[11]);
     b.xq = reinterpret_cast<uint8_t*>(parts[12]);
     b.hq = reinterpret_cast<uint8_t*>(parts[13]);
+    b.scratch = parts[14];
     return b;
+  }
+
+  // acc [n, 4H] = (q [n, k] uint8 - q_zp) x (weight - its zero point) [k, 4H], exact int32 sums:
+  // on the packed weights where there are (C^T = W^T x q^T, tile by tile into acc's columns), else
+  // through the int16 loop (q16 and w16 made here).
+  void product(const Int8Weights* packed, const uint8_t* q, uint8_t q_zp, int64_t n, int64_t k, const KernelArgs& args,
+               size_t in, size_t zp_in, bool per_column, DType type, int64_t dir, int16_t* q16, int16_t* w16,
+               const DqLstmBuffers& buf) const {
+    const int64_t g = p_.four_h();
+    int32_t* acc = buf.acc;
+    if (packed) {
+      int8_gemm_tiles(*packed, q, false, q_zp, n, 1, k,
+                      [&](int64_t m0, int64_t rows, int64_t j0, int64_t cols, const int32_t* tile, int64_t ld) {
+                        for (int64_t r = 0; r < rows; ++r) {
+                          for (int64_t i = 0; i < cols; ++i) acc[(j0 + i) * g + m0 + r] = tile[r * ld + i];
+                        }
+                      },
+                      buf.scratch, p_.workers);
+      return;
+    }
+    minus_zero_point<uint8_t>(q, 1, n * k, n * k, &q_zp, ParamSpread::PerTensor, q16);
+    weight16(args, in, zp_in, per_column, type, dir, k, w16);
+    gemm_s16(n, g, k, q16, w16, acc, p_.workers);
   }
 
   // dst [rows, 4H] int16 = a weight's direction `dir` minus its zero point (per tensor or column).
@@ -151,18 +187,19 @@ class DqLstmKernel final : public Kernel {
   }
 
   void run_direction(const KernelArgs& args, const DqLstmBuffers& buf, int64_t dir, const int32_t* lens,
-                     int64_t max_len, float x_scale) const {
+                     int64_t max_len, const DynamicQuantParams& xp) const {
     const LstmDims& d = p_.d;
     const int64_t h = d.hidden, g = p_.four_h(), batch = d.batch;
     const bool reverse = p_.attrs.direction == LstmDirection::Reverse || dir == 1;
     auto length = [&](int64_t b) -> int64_t { return lens ? lens[b] : d.seq; };
-    weight16(args, kLstmW, kDqLstmWZeroPoint, p_.w_per_column, p_.w_type, dir, d.input, buf.w16);
-    weight16(args, kLstmR, kDqLstmRZeroPoint, p_.r_per_column, p_.r_type, dir, h, buf.r16);
+    const Int8Weights* w_packed = p_.w_packed.empty() ? nullptr : &p_.w_packed[static_cast<size_t>(dir)];
+    const Int8Weights* r_packed = p_.r_packed.empty() ? nullptr : &p_.r_packed[static_cast<size_t>(dir)];
     // xw [rows, 4H] = X · W, scaled
     std::vector<float> mult;
     const int64_t rows = max_len * batch;
-    gemm_s16(rows, g, d.input, buf.x16, buf.w16, buf.acc, p_.workers);
-    multipliers(args.in(kDqLstmWScale), p_.w_per_column, dir, x_scale, mult);
+    product(w_packed, buf.xq, xp.zero_point, rows, d.input, args, kLstmW, kDqLstmWZeroPoint, p_.w_per_column, p_.w_type,
+            dir, buf.x16, buf.w16, buf);
+    multipliers(args.in(kDqLstmWScale), p_.w_per_column, dir, xp.scale, mult);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < g; ++j) buf.xw[r * g + j] = static_cast<float>(buf.acc[r * g + j]) * mult[static_cast<size_t>(j)];
     // Wb + Rb, the gates' second term
@@ -193,9 +230,8 @@ class DqLstmKernel final : public Kernel {
       // H_{t-1} [batch, H] quantized over the batch, · R, scaled (Note [dynamic lstm as onnxruntime])
       const DynamicQuantParams hp = dynamic_quant_params(buf.fed, batch * h);
       dynamic_quantize(buf.fed, batch * h, hp, buf.hq);
-      const uint8_t hzp = hp.zero_point;
-      minus_zero_point<uint8_t>(buf.hq, 1, batch * h, batch * h, &hzp, ParamSpread::PerTensor, buf.h16);
-      gemm_s16(batch, g, h, buf.h16, buf.r16, buf.acc, p_.workers);
+      product(r_packed, buf.hq, hp.zero_point, batch, h, args, kLstmR, kDqLstmRZeroPoint, p_.r_per_column, p_.r_type, dir,
+              buf.h16, buf.r16, buf);
       multipliers(args.in(kDqLstmRScale), p_.r_per_column, dir, hp.scale, mult);
       for (int64_t b = 0; b < batch; ++b) {
         const int64_t len = length(b);
@@ -242,6 +278,29 @@ class DqLstmKernel final : public Kernel {
   DqLstmPlan p_;
 };
 
+// W [num_dir, K, 4H] (K: input or hidden) of direction dir as the int8 GEMM's W^T [4H, K], its zero
+// point per column (a row of W^T) or per direction.
+Int8Weights pack_direction(const ConstTensor& w, const ConstTensor* zp, bool per_column, int64_t dir, int64_t k,
+                           int64_t four_h) {
+  const auto* base = reinterpret_cast<const uint8_t*>(w.data.data()) + dir * k * four_h;
+  const uint8_t* z = zp ? reinterpret_cast<const uint8_t*>(zp->data.data()) + (per_column ? dir * four_h : dir) : nullptr;
+  return pack_int8_weights(base, w.info.dtype == DType::Int8, four_h, k, 1, four_h, z, per_column, default_int8_path());
+}
+
+// p.w_packed and p.r_packed where W, R and their zero points are constants (both, or neither).
+void pack_constant_weights(DqLstmPlan& p, const std::vector<ValueInfo>& inputs) {
+  auto constant = [&](size_t i) { return present(inputs, i) ? inputs[i].constant : nullptr; };
+  const ConstTensor* w = constant(kLstmW);
+  const ConstTensor* r = constant(kLstmR);
+  const ConstTensor* wz = constant(kDqLstmWZeroPoint);
+  const ConstTensor* rz = constant(kDqLstmRZeroPoint);
+  if (!w || !r || (p.has_w_zp && !wz) || (p.has_r_zp && !rz)) return;
+  for (int64_t dir = 0; dir < p.d.num_dir; ++dir) {
+    p.w_packed.push_back(pack_direction(*w, wz, p.w_per_column, dir, p.d.input, p.four_h()));
+    p.r_packed.push_back(pack_direction(*r, rz, p.r_per_column, dir, p.d.hidden, p.four_h()));
+  }
+}
+
 KernelChoice plan_dynamic_quantize_lstm(const Node& node, const std::vector<ValueInfo>& inputs,
                                         const std::vector<TensorInfo>&) {
   DqLstmPlan p;
@@ -262,9 +321,11 @@ KernelChoice plan_dynamic_quantize_lstm(const Node& node, const std::vector<Valu
   p.has_w_zp = present(inputs, kDqLstmWZeroPoint);
   p.has_r_zp = present(inputs, kDqLstmRZeroPoint);
   p.workers = plan_workers(p.rows(), p.four_h() * std::max(p.d.input, p.d.hidden));
+  pack_constant_weights(p, inputs);
+  const std::string path = p.w_packed.empty() ? "int16 loop" : int8_path_name(p.w_packed[0].path);
   KernelChoice choice;
   auto kernel = std::make_unique<DqLstmKernel>(p);
-  choice.algorithm = with_threads("uint8 x int8 gemm, int32 accumulation, float gates", p.workers);
+  choice.algorithm = with_threads("uint8 x int8 gemm (" + path + "), int32 accumulation, float gates", p.workers);
   choice.workspace_bytes = kernel->workspace_bytes();
   choice.kernel = std::move(kernel);
   return choice;
