@@ -120,3 +120,11 @@ def test_empty_sequence_or_batch(seq, batch, tmp_path):
     assert got["y_h"].shape == got["y_c"].shape == (2, batch, hidden)
     if seq == 0:
         assert not np.any(got["y_h"]) and not np.any(got["y_c"])
+
+
+def test_a_sequence_length_out_of_range_names_the_node(tmp_path):
+    model = quantized(lstm_model("forward", 8, 4, 3, 2, True, ("y",)), tmp_path, "int8", False)
+    feeds = {"x": np.zeros((3, 2, 4), np.float32), "h0": np.zeros((1, 2, 8), np.float32),
+             "c0": np.zeros((1, 2, 8), np.float32), "lens": np.array([3, 4], np.int32)}
+    with pytest.raises(ValueError, match=r"DynamicQuantizeLSTM.*sequence_lens\[1\] is 4, expected a value in \[0, 3\]"):
+        dnnx.load(model).run_dict(feeds)

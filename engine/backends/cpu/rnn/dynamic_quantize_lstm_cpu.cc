@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/quant/dynamic_quantize_cpu.h"
@@ -28,6 +29,7 @@
 #include "backends/cpu/quant/quant_codec.h"
 #include "backends/cpu/rnn/lstm_cell_avx2_cpu.h"
 #include "backends/cpu/rnn/lstm_cell_cpu.h"
+#include "backends/cpu/rnn/rnn_layout_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
 #include "ops/rnn/dynamic_quantize_lstm.h"
 #include "runtime/kernel_registry.h"
@@ -39,6 +41,7 @@ namespace {
 bool present(const std::vector<ValueInfo>& inputs, size_t i) { return i < inputs.size() && inputs[i].present; }
 
 struct DqLstmPlan {
+  std::string where;  // the node, for errors found at run time
   LstmAttributes attrs;
   LstmDims d;
   bool has_b = false, has_lens = false, has_h0 = false, has_c0 = false, has_p = false;
@@ -80,15 +83,9 @@ class DqLstmKernel final : public Kernel {
     const LstmDims& d = p_.d;
     const DqLstmBuffers buf = buffers(args.workspace);
     const int32_t* lens = p_.has_lens ? args.in<int32_t>(kLstmSequenceLens) : nullptr;
+    check_sequence_lens(p_.where, lens, d);  // InputError naming the node
     int64_t max_len = 0;
-    for (int64_t b = 0; b < d.batch; ++b) {
-      const int64_t len = lens ? lens[b] : d.seq;
-      if (len < 0 || len > d.seq) {
-        throw InvalidModelError("DynamicQuantizeLSTM: sequence_lens[" + std::to_string(b) + "] = " +
-                                std::to_string(len) + " is outside [0, " + std::to_string(d.seq) + "]");
-      }
-      max_len = std::max(max_len, len);
-    }
+    for (int64_t b = 0; b < d.batch; ++b) max_len = std::max<int64_t>(max_len, lens ? lens[b] : d.seq);
     // X up to the longest sequence, quantized once for both directions (a reversed copy holds the
     // same values, so onnxruntime's reverse pass finds the same parameters)
     const int64_t x_elems = max_len * d.batch * d.input;
@@ -304,6 +301,7 @@ void pack_constant_weights(DqLstmPlan& p, const std::vector<ValueInfo>& inputs) 
 KernelChoice plan_dynamic_quantize_lstm(const Node& node, const std::vector<ValueInfo>& inputs,
                                         const std::vector<TensorInfo>&) {
   DqLstmPlan p;
+  p.where = node.where();
   p.attrs = parse_lstm_attributes(node);
   p.d = dynamic_quantize_lstm_dims(node, p.attrs, inputs);
   p.has_b = present(inputs, kLstmB);
