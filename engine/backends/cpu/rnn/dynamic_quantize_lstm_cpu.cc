@@ -62,7 +62,7 @@ struct DqLstmPlan {
 struct DqLstmBuffers {
   float *xw, *gates, *h, *c, *fed, *bias, *peephole_zeros;
   int32_t* acc;
-  int16_t *x16, *w16, *r16, *h16;
+  int16_t *x16, *w16, *r16, *h16;  // the int16 loop's (no bytes where W and R are packed)
   uint8_t *xq, *hq;
   void* scratch;  // the packed products' (int8_gemm_scratch_bytes)
 };
@@ -99,11 +99,12 @@ class DqLstmKernel final : public Kernel {
     const LstmDims& d = p_.d;
     const size_t n = static_cast<size_t>(d.batch * d.hidden), g = static_cast<size_t>(p_.four_h());
     const size_t rows = static_cast<size_t>(p_.rows());
+    const size_t s16 = p_.w_packed.empty() ? sizeof(int16_t) : 0;  // the int16 loop's operands: none when packed
     return {rows * g * sizeof(float), d.batch * g * sizeof(float), n * sizeof(float), n * sizeof(float),
             n * sizeof(float), g * sizeof(float), 3 * d.hidden * sizeof(float),
             std::max(rows, static_cast<size_t>(d.batch)) * g * sizeof(int32_t),
-            rows * d.input * sizeof(int16_t), d.input * g * sizeof(int16_t), d.hidden * g * sizeof(int16_t),
-            n * sizeof(int16_t), rows * d.input, n, packed_scratch_bytes()};
+            rows * d.input * s16, d.input * g * s16, d.hidden * g * s16, n * s16, rows * d.input, n,
+            packed_scratch_bytes()};
   }
 
   size_t packed_scratch_bytes() const {
