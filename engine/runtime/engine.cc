@@ -13,6 +13,7 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
                const EngineOptions& options)
     : graph_(std::move(graph)), backend_(std::move(backend)), options_(options), host_(folding_host()) {
   stats_.max_plans = std::max<size_t>(options.max_plans, 1);
+  backend_->activate();  // opened on another thread, perhaps (Note [overlapped device start])
   validate_graph(graph_, *backend_, host_);
   // Note [qdq int8]: before folding, which would dequantize the constant weights
   if (passes.fuse_qdq_int8) fuse_qdq_int8(graph_, passes.checked_by(*backend_));

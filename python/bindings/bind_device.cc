@@ -3,6 +3,7 @@
 
 #include "bindings.h"
 #include "runtime/device_library.h"
+#include "runtime/device_start.h"
 
 namespace dnnx {
 
@@ -145,6 +146,35 @@ void bind_device(py::module_& m) {
       py::arg("path"),
       "(available, message): loads the device library at `path` and asks it for devices; "
       "message describes them, or says why there are none.");
+  // Note [overlapped device start] (runtime/device_start.h)
+  py::class_<DeviceStart>(m, "DeviceStart")
+      .def(py::init([](std::vector<std::string> preload, std::string library, const DeviceOptions& options) {
+             return std::make_unique<DeviceStart>(std::move(preload), std::move(library), options);
+           }),
+           py::arg("preload"), py::arg("library"), py::arg("options"),
+           "Starts opening the device backend on a thread of its own: dlopen `preload` (RTLD_GLOBAL), probe "
+           "`library`, open its backend; Engine(started=...) takes it.")
+      .def(
+          "probe",
+          [](DeviceStart& start) {
+            DeviceProbe probe;
+            {
+              py::gil_scoped_release release;
+              probe = start.probe();
+            }
+            return py::make_tuple(probe.available, probe.message);
+          },
+          "(available, message) as probe_device_library gives them, once the thread is done.")
+      .def(
+          "phases",
+          [](const DeviceStart& start) {
+            py::dict out;
+            out["device start: libraries"] = start.libraries_seconds;
+            out["device start: probe"] = start.probe_seconds;
+            out["device start: open"] = start.open_seconds;
+            return out;
+          },
+          "Seconds of the thread's steps (read once an Engine took the backend).");
 }
 
 }  // namespace dnnx

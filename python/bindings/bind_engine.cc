@@ -16,6 +16,7 @@
 #include "device_array.h"
 #include "run_inputs.h"
 #include "runtime/device_library.h"
+#include "runtime/device_start.h"
 #include "runtime/engine.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/passes/passes.h"
@@ -121,7 +122,9 @@ class PyEngine {
 
   // Times its three steps for Model.load_profile(): the IR converted (the weights copied in),
   // the backend opened, the Engine built (validation, passes, constants upload, the first plan).
-  PyEngine(const py::dict& ir, const std::string& device, const py::dict& options, const py::dict& passes) {
+  // started: a DeviceStart whose backend this engine takes (Note [overlapped device start]), or None.
+  PyEngine(const py::dict& ir, const std::string& device, const py::dict& options, const py::dict& passes,
+           const py::object& started) {
     using Clock = std::chrono::steady_clock;
     const auto seconds = [](Clock::time_point a, Clock::time_point b) {
       return std::chrono::duration<double>(b - a).count();
@@ -129,7 +132,14 @@ class PyEngine {
     const auto start = Clock::now();
     Graph graph = graph_from_ir(ir);
     const auto converted = Clock::now();
-    std::unique_ptr<Backend> backend = make_backend(device, options);
+    std::unique_ptr<Backend> backend;
+    if (started.is_none()) {
+      backend = make_backend(device, options);
+    } else {
+      DeviceStart& start = started.cast<DeviceStart&>();
+      py::gil_scoped_release release;  // joins the start's thread where it is still opening
+      backend = start.take();
+    }
     const auto opened = Clock::now();
     // Note [sequences]: the graph inputs' value kinds ("tensor", "sequence", "optional"), where
     // any is not a tensor; their element types are the inputs' dtypes.
@@ -438,8 +448,9 @@ void bind_engine(py::module_& m) {
       py::arg("device"), py::arg("options"),
       "What a backend registers (as Engine.kernels), without a model: the support matrix's source.");
   py::class_<PyEngine>(m, "Engine")
-      .def(py::init<const py::dict&, const std::string&, const py::dict&, const py::dict&>(), py::arg("ir"),
-           py::arg("device") = "cpu", py::arg("options") = py::dict(), py::arg("passes") = py::dict())
+      .def(py::init<const py::dict&, const std::string&, const py::dict&, const py::dict&, const py::object&>(),
+           py::arg("ir"), py::arg("device") = "cpu", py::arg("options") = py::dict(), py::arg("passes") = py::dict(),
+           py::arg("started") = py::none())
       .def("run", &PyEngine::run, py::arg("inputs"), py::arg("output") = "numpy",
            "Runs the graph on host or device arrays (graph-input order); returns the outputs in graph "
            "order, as numpy arrays or (output='device') DeviceArrays.")

@@ -37,23 +37,34 @@ def library_path() -> str:
     return os.path.join(folder, LIBRARY_NAME)
 
 
-def _preload_wheel_libraries() -> None:
+def wheel_library_paths() -> list:
+    """The nvidia wheels' cuBLAS and cuDNN libraries that exist here, in load order."""
+    paths = []
     for module_name, names in _WHEEL_LIBRARIES:
         try:
             module = importlib.import_module(module_name)
         except ImportError:
             continue
         for folder in getattr(module, "__path__", []):
-            for name in names:
-                path = os.path.join(folder, "lib", name)
-                if os.path.exists(path):
-                    try:
-                        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-                    except OSError:
-                        pass  # the probe below reports what does not load, with the loader's words
+            paths += [p for p in (os.path.join(folder, "lib", name) for name in names) if os.path.exists(p)]
+    return paths
 
 
-def _explain(message: str) -> str:
+def _preload_wheel_libraries() -> None:
+    for path in wheel_library_paths():
+        try:
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            pass  # the probe below reports what does not load, with the loader's words
+
+
+def not_built_message(path: str) -> str:
+    return (f"not built: {path} does not exist (dnnx was built without nvcc, cuDNN or cuBLAS; "
+            "install them, e.g. pip install nvidia-cudnn-cu13 nvidia-cublas, then reinstall "
+            "dnnx, or set DNNX_CUDA=ON to make the build fail where it cannot build the backend)")
+
+
+def explain(message: str) -> str:
     if "cannot open shared object file" in message and ("libcudnn" in message or "libcublas" in message):
         return (f"{message} (cuDNN and cuBLAS must be loadable: pip install 'dnnx[cuda]', "
                 "or install them on the system)")
@@ -63,12 +74,10 @@ def _explain(message: str) -> str:
 def _probe() -> tuple:
     path = library_path()
     if not os.path.exists(path):
-        return False, (f"not built: {path} does not exist (dnnx was built without nvcc, cuDNN or cuBLAS; "
-                       "install them, e.g. pip install nvidia-cudnn-cu13 nvidia-cublas, then reinstall "
-                       "dnnx, or set DNNX_CUDA=ON to make the build fail where it cannot build the backend)")
+        return False, not_built_message(path)
     _preload_wheel_libraries()
     available, message = core.probe_device_library(path)
-    return bool(available), message if available else _explain(message)
+    return bool(available), message if available else explain(message)
 
 
 def cuda_available() -> bool:

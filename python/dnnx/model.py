@@ -11,7 +11,7 @@ from typing import Any, Dict, Optional, Union
 import numpy as np
 
 from ._chunks import run_chunked
-from ._device import backend_options
+from ._device import backend_options, start_device
 from ._dims import batched_shapes
 from ._inputs import FastInputs, checked_inputs
 from ._tensors import ELEM_NAMES, dtype_named
@@ -76,12 +76,21 @@ class Model:
                                   optimize=optimize, plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans,
                                   memory_limit=memory_limit, measure_precision=measure_precision,
                                   search_budget=search_budget)
-        kind, options = backend_options(device, precision, workspace_limit, algo_search, deterministic, plan_cache,
-                                        memory_limit)
+        # Note [overlapped device start]: the CUDA backend opens on its own thread while the model is read
+        started = start_device(device, precision, workspace_limit, algo_search, deterministic, plan_cache,
+                               memory_limit)
+        kind = started.kind
         # read by the engine, not the backend
-        options = dict(options, cuda_graph=bool(cuda_graph), max_plans=max_plans)
+        options = dict(started.options, cuda_graph=bool(cuda_graph), max_plans=max_plans)
         device_seconds = time.perf_counter() - start
-        imported = import_model(src, batch_size=batch_size, dims=dims, float_edges=kind != "cpu")
+        try:
+            imported = import_model(src, batch_size=batch_size, dims=dims, float_edges=kind != "cpu")
+        except BaseException:
+            started.checked()  # an unavailable device is the first thing to fix, as before the overlap
+            raise
+        waited = time.perf_counter()
+        device_start = started.checked()
+        waited = time.perf_counter() - waited  # for the probe's answer, after the model was read
         if calibration is not None:  # measured value ranges for the fp16 range check (_calibration.py)
             if precision != "fp16":
                 raise ValueError(f"calibration applies to precision='fp16' only (got precision={precision!r})")
@@ -105,8 +114,10 @@ class Model:
                 if spec[2] == "string":
                     raise UnsupportedModelError(f"graph input '{spec[0]}' is a string tensor: string tensors run on "
                                                 f"the CPU only (load the model with device='cpu')")
-        self._engine = core.Engine(imported.ir, kind, options, passes=self.passes)
-        self._load_profile = {"device": device_seconds, **imported.phases, **self._engine.load_phases()}
+        self._engine = core.Engine(imported.ir, kind, options, passes=self.passes, started=device_start)
+        self._load_profile = {"device": device_seconds, **imported.phases, **self._engine.load_phases(),
+                              **({"device start: probe wait": waited, **device_start.phases()}
+                                 if device_start is not None else {})}
         if kind == "cuda" and precision in ("fp16", "bf16") and measure_precision:
             self._choose_precision(precision, (workspace_limit, algo_search, deterministic, plan_cache, memory_limit))
         self._tuner = None     # the Tuner whose weights the engine has not loaded yet
@@ -492,7 +503,11 @@ class Model:
         ``engine: graph`` (the IR in the engine's types: the weights copied, once), ``engine:
         backend`` (the CPU backend, or the CUDA library opened with its context and handles) and
         ``engine: build`` (validation, the rewrite passes, the constants' upload to a device, the
-        plan of the declared shapes); on CUDA at fp16 or bf16, ``precision_choice`` (Note
+        plan of the declared shapes). On CUDA the backend opens on a thread of its own while the
+        model is read (Note [overlapped device start]): ``device start: probe wait`` and ``engine:
+        backend`` are then the waits for it, and ``device start: libraries``, ``device start: probe`` and ``device start: open``
+        that thread's steps (cuBLAS and cuDNN loaded; the driver started; the context, handles
+        and kernels). On CUDA at fp16 or bf16, ``precision_choice`` (Note
         [measured precision]: the half plan and an fp32 twin timed, the engine built again where
         a segment keeps fp32)."""
         return dict(self._load_profile)
