@@ -1,0 +1,85 @@
+"""Issue #38 probe: where the channels-last regions pay at tf32 and fp16, and where their layout
+conversions cost more than they save (DenseNet-121 at tf32: 122 layout gathers, 6.6 ms of 22 ms of
+device time, session 12). Per model, in child processes of their own, batch 64 by default: the run
+time (device arrays, CUDA graph replays, median) at fp32, and at tf32 and fp16 each with the
+channels_last pass on (the default) and off, with the plan's layout conversions counted (layers
+whose op is Transpose or Transpose+Pad, and the layers planned channels-last, "@NHWC").
+
+    python3 bench/probes/probe_layout_regions_cuda.py [--batch 64] [--budget 400] [--runs 30] [model ...]
+"""
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+DEFAULT_MODELS = [
+    "zoo/densenet121.onnx", "zoo/mobilenet_v2.onnx", "zoo/efficientnet_b0.onnx", "zoo/mobilenet_v3_small.onnx",
+    "zoo/shufflenet_v2_x1_0.onnx", "zoo/resnet18.onnx", "zoo/googlenet.onnx", "zoo/squeezenet1_1.onnx",
+    "zoo/convnext_tiny.onnx", "zoo2/rexnet_100.onnx", "zoo2/resnet50d.onnx", "zoo2/mobilevit_xxs.onnx",
+]
+CONFIGS = [("fp32", True), ("tf32", True), ("tf32", False), ("fp16", True), ("fp16", False)]
+
+CHILD = r"""
+import json, sys, time, warnings
+import numpy as np
+sys.path.insert(0, "bench")
+import dnnx
+from _external_models import EXTERNAL, make_inputs, read_model
+warnings.simplefilter("ignore")
+name, precision, layout, batch, runs = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4]), int(sys.argv[5])
+model = read_model(name, EXTERNAL)
+feeds, _ = make_inputs(name, model, batch)
+m = dnnx.load(model, device="cuda", precision=precision, batch_size=batch, plan_cache=False,
+              passes={"channels_last": layout})
+rows = m.plan()
+conversions = sum(1 for r in rows if r["op"].startswith("Transpose"))
+nhwc = sum(1 for r in rows if "@NHWC" in r["op"])
+dev = {k: m.to_device(v) for k, v in feeds.items()}
+for _ in range(5):
+    m.run_dict(dev, output="device")
+times = []
+for _ in range(runs):
+    t = time.perf_counter()
+    m.run_dict(dev, output="device")  # returns once the run is done (as bench/_speed_dnnx_worker.py times it)
+    times.append(time.perf_counter() - t)
+print(json.dumps({"ms": 1e3 * float(np.median(times)), "layers": len(rows), "conversions": conversions, "nhwc": nhwc}))
+"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--budget", type=float, default=400, help="seconds; cases not started by then are skipped")
+    ap.add_argument("--timeout", type=int, default=120)
+    args = ap.parse_args()
+    end = time.time() + args.budget
+    print(f"batch {args.batch}, median of {args.runs} runs (device arrays); cells: ms (layout conversions / "
+          f"layers channels-last)")
+    print("| model | " + " | ".join(f"{p} {'nhwc' if on else 'nchw'}" for p, on in CONFIGS) + " |")
+    print("| --- |" + " ---: |" * len(CONFIGS))
+    for name in args.models:
+        cells = []
+        for precision, layout in CONFIGS:
+            if time.time() > end:
+                cells.append("not run")
+                continue
+            try:
+                r = subprocess.run([sys.executable, "-c", CHILD, name, precision, "1" if layout else "0",
+                                    str(args.batch), str(args.runs)], capture_output=True, text=True,
+                                   timeout=args.timeout)
+                if r.returncode:
+                    cells.append("error: " + (r.stderr.strip().splitlines() or ["rc %d" % r.returncode])[-1][:80])
+                else:
+                    d = json.loads(r.stdout.strip().splitlines()[-1])
+                    cells.append(f"{d['ms']:.2f} ({d['conversions']}/{d['nhwc']})")
+            except subprocess.TimeoutExpired:
+                cells.append("timeout")
+        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
