@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/layout/channels_last.h"
 #include "runtime/host_fallback.h"
 #include "runtime/plan_folding.h"
 #include "runtime/size_check.h"
@@ -22,12 +23,17 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
   const DType half = backend_->half_storage();
   static const std::map<std::string, std::string> kNone;
   const std::map<std::string, std::string>& measured = is_half(half) ? passes.keep_fp32 : kNone;  // not copied
-  if (passes.channels_last && backend_->channels_last()) {
+  // Note [int8 nhwc on cuda]: a backend whose float layers keep ONNX's layout may still run its int8
+  // convs' regions channels-last: the pass then converts no other window op
+  const bool int8_only = !backend_->channels_last() && backend_->int8_channels_last() &&
+                         backend_->channels_last_forms().int8_convs;
+  if (passes.channels_last && (backend_->channels_last() || int8_only)) {
     for (Node& node : graph_.nodes) {  // Note [measured precision]: fp32 keeps ONNX's layout
       auto kept = measured.find(node.name);
       if (kept != measured.end()) node.layout_reason = "kept in ONNX's layout: " + kept->second;
     }
-    channels_last(graph_, [this, &measured](const Node& node) {
+    channels_last(graph_, [this, &measured, int8_only](const Node& node) {
+      if (int8_only && channels_first_op(node.op_type) != "Int8Conv") return false;
       return !measured.count(node.name) && backend_->unsupported_reason(node).empty();
     }, backend_->channels_last_min_channels(), backend_->channels_last_channel_multiple(),
                   backend_->channels_last_forms());

@@ -26,15 +26,16 @@ def load_quiet(model, **kwargs):
         return dnnx.load(model, **kwargs)
 
 
-def cuda_and_cpu(model, feeds):
+def cuda_and_cpu(model, feeds, **load_kwargs):
     """(CUDA's outputs, the CPU's, CUDA's plan rows)."""
-    gpu = load_quiet(model, device="cuda")
+    gpu = load_quiet(model, device="cuda", **load_kwargs)
     cpu = dnnx.load(model)
     return gpu.run_dict(feeds), cpu.run_dict(feeds), list(gpu.plan())
 
 
 def layer_row(rows, op):
-    matches = [r for r in rows if r["op"] == op]
+    """The one row of `op` or its channels-last form (Note [int8 nhwc on cuda]: "Int8Conv@NHWC")."""
+    matches = [r for r in rows if r["op"] in (op, op + "@NHWC")]
     assert len(matches) == 1, [(r["op"], r["algorithm"]) for r in rows]
     return matches[0]
 
@@ -194,12 +195,18 @@ TILE_EDGES = {
 }
 
 
+# layout "nchw": the channels_last pass off, so that the NCHW tiles run wherever they would; "default":
+# convs whose X has a multiple of 4 channels run channels-last (Note [int8 nhwc on cuda]: the repad
+# pass and the row-major epilogue)
+@pytest.mark.parametrize("layout", ["default", "nchw"])
 @pytest.mark.parametrize("name", sorted(TILE_EDGES))
-def test_int8_conv_tile_edges_match_the_cpu_bit_for_bit(name):
+def test_int8_conv_tile_edges_match_the_cpu_bit_for_bit(name, layout):
     xs, ws, attrs, options = TILE_EDGES[name]
     model, feeds = qdq_layer("Conv", xs, ws, attrs, seed=len(name), **options)
-    got, want, rows = cuda_and_cpu(model, feeds)
+    got, want, rows = cuda_and_cpu(model, feeds, **({"passes": {"channels_last": False}} if layout == "nchw" else {}))
     row = layer_row(rows, "Int8Conv")
+    if layout == "nchw":
+        assert row["op"] == "Int8Conv", row
     if row["algorithm"].startswith("on the host"):  # check_support's refusal: the kernels did not run
         pytest.skip(row["algorithm"])
     assert_on_device(row)
@@ -256,7 +263,7 @@ def test_batchnorm_and_float_outputs_of_dnnx_quantize_match_the_cpu(tmp_path):
                   int8_tolerance=10.0, show_progress=False)
     x = rng.standard_normal((3, 8, 12, 12)).astype(np.float32)
     got, want, rows = cuda_and_cpu(path, {"x": x})
-    convs = [r for r in rows if r["op"] == "Int8Conv"]
+    convs = [r for r in rows if r["op"].startswith("Int8Conv")]
     assert len(convs) == 5 and all("batchnorm" in r["algorithm"] for r in convs), rows
     for row in convs:
         assert_on_device(row)
@@ -330,3 +337,90 @@ def test_8bit_max_pool_runs_on_the_device_kernel_with_the_cpus_values(dtype, att
     assert got["y"].dtype == npt and np.array_equal(got["y"], want["y"])
     row = layer_row(rows, "MaxPool")
     assert row["algorithm"] == "direct kernel", row
+
+
+# ---- Note [int8 nhwc on cuda]: the int8 convs' regions channels-last at every precision ----
+
+def int8_chain(x_type):
+    """A QDQ chain written here (8-bit graph input x [2, 8, 10, 10] and output): a 1x1 conv with Relu,
+    a 3x3 conv (pads 1), a 1x1 conv whose output joins the first one's (the residual) with Relu, then
+    a 3x3 stride-2 conv with a float output. Every X has a multiple of 4 channels."""
+    rng = np.random.default_rng(7)
+    xnp, xpt, xlo, xhi = TYPES[x_type]
+    nodes, inits = [], []
+
+    def const(name, array):
+        inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def dq(name):  # DequantizeLinear of value `name` at its scale and zero point (once per value)
+        out = name + "_f"
+        if not any(out in n.output for n in nodes):
+            nodes.append(helper.make_node("DequantizeLinear", [name, name + "_s", name + "_zp"], [out]))
+        return out
+
+    def q(name, value, scale, zp):
+        const(name + "_s", np.float32(scale))
+        const(name + "_zp", zp)
+        nodes.append(helper.make_node("QuantizeLinear", [value, name + "_s", name + "_zp"], [name]))
+        return name
+
+    def conv(name, x_f, c, m, k, relu=False, stride=1, add=None):
+        w = rng.integers(-60, 61, size=(m, c, k, k)).astype(np.int8)
+        const(name + "_w", w)
+        const(name + "_w_s", (rng.random(m) * 0.02 + 0.01).astype(np.float32))
+        const(name + "_w_zp", np.zeros(m, np.int8))
+        nodes.append(helper.make_node("DequantizeLinear", [name + "_w", name + "_w_s", name + "_w_zp"], [name + "_wf"],
+                                      axis=0))
+        nodes.append(helper.make_node("Conv", [x_f, name + "_wf"], [name + "_y"], pads=[k // 2] * 4,
+                                      strides=[stride, stride]))
+        y = name + "_y"
+        if add is not None:
+            nodes.append(helper.make_node("Add", [y, add], [name + "_sum"]))
+            y = name + "_sum"
+        if relu:
+            nodes.append(helper.make_node("Relu", [y], [name + "_r"]))
+            y = name + "_r"
+        return y
+
+    zp = xnp(0 if x_type == "int8" else 128)
+    const("x_s", np.float32(0.05))
+    const("x_zp", zp)
+    x_f = dq("x")
+    a = q("a", conv("c1", x_f, 8, 16, 1, relu=True), 0.04, zp)
+    b = q("b", conv("c2", dq("a"), 16, 16, 3, relu=True), 0.04, zp)
+    c = q("c", conv("c3", dq("b"), 16, 16, 1, relu=True, add=dq("a")), 0.05, zp)
+    y = conv("c4", dq("c"), 16, 12, 3, stride=2)
+    graph = helper.make_graph(nodes, "int8_chain", [helper.make_tensor_value_info("x", xpt, [2, 8, 10, 10])],
+                              [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    feeds = {"x": rng.integers(xlo, xhi + 1, size=(2, 8, 10, 10)).astype(xnp)}
+    return model, feeds, y
+
+
+# (tf32 keeps a region channels-last only where a conv has 32 channels or more, Note [narrow
+# regions]: this chain's 16 would stay in ONNX's layout there)
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("x_type", ["int8", "uint8"])
+def test_int8_conv_chains_run_channels_last_with_the_cpus_bits(x_type, precision):
+    model, feeds, y = int8_chain(x_type)
+    got, want, rows = cuda_and_cpu(model, feeds, precision=precision)
+    convs = [r for r in rows if r["op"].startswith("Int8Conv")]
+    assert len(convs) == 4 and all(r["op"] == "Int8Conv@NHWC" for r in convs), [(r["op"], r["algorithm"]) for r in rows]
+    for row in convs:
+        assert_on_device(row)
+    # the 8-bit values between the convs stay channels-last: one Transpose in (x), one back (the output)
+    transposes = [r for r in rows if r["op"].startswith("Transpose")]
+    assert len(transposes) == 2, [(r["op"], r["name"]) for r in rows]
+    # only the 1x1 conv of int8 X reads X as it is; the 3x3 convs and uint8 X pass X through the repad
+    plain = [r for r in convs if r["algorithm"].startswith("X as it is")]
+    assert len(plain) == (2 if x_type == "int8" else 0), [r["algorithm"] for r in convs]
+    assert got[y].shape == want[y].shape == (2, 12, 5, 5)
+    assert np.array_equal(got[y], want[y]), np.abs(got[y] - want[y]).max()
+
+
+def test_int8_conv_chains_keep_onnx_layout_with_the_pass_off():
+    model, feeds, y = int8_chain("int8")
+    got, want, rows = cuda_and_cpu(model, feeds, passes={"channels_last": False})
+    assert [r["op"] for r in rows if r["op"].startswith("Int8Conv")] == ["Int8Conv"] * 4
+    assert np.array_equal(got[y], want[y])

@@ -123,6 +123,7 @@ ChannelsLastForms CudaBackend::channels_last_forms() const {
   forms.graph_ops = true;
   forms.channel_concat = false;
   forms.wide_depthwise = true;
+  forms.int8_convs = true;  // Note [int8 nhwc on cuda]
   return forms;
 }
 

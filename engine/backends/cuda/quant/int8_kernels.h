@@ -41,10 +41,19 @@ struct NhwcPad {
 void launch_int8_nhwc_pad(const void* x, bool x_unsigned, int8_t zp, const NhwcPad& shape, int8_t* out,
                           cudaStream_t stream);
 
+// Int8Conv@NHWC's X made the unpadded conv's operand (Note [int8 nhwc on cuda] in int8_conv_cuda.cc):
+//   x [N, H, W, C] (int8, or uint8: x_unsigned; C a multiple of 4)  ->  out [N, Hp, Wp, C] int8
+//   out[n, h, w, c] = x'[n, h - pad_h, w - pad_w, c] inside X, x_zp' (zp) in the padding.
+// Whole 4-byte words (4 channels) a thread; x and out 4-byte aligned (arena values, a workspace).
+// `shape.cp` must equal `shape.c`.
+void launch_int8_nhwc_repad(const void* x, bool x_unsigned, int8_t zp, const NhwcPad& shape, int8_t* out,
+                            cudaStream_t stream);
+
 // The requantizing epilogue of the fused int8 layers (the CPU's: qdq_int8_cpu.cc's file comment),
 // through register tiles where y is NCHW (Note [int8 tiles] in int8_tiles.cu):
 //   sums  int32 [rows, ld]: row r = n * plane + p (a pixel, or a GEMM row), column m (< channels)
-//   y     plane > 0: [N, channels, plane] (NCHW); plane 0: [rows, channels] (row-major)
+//   y     plane > 0: [N, channels, plane] (NCHW); plane 0: [rows, channels] (row-major: 4
+//         channels a thread where channels and ld are multiples of 4 and sums, y and z aligned)
 //   a = sums[r, m] + ibias[m] (wrapping), v = float(a) * mult[m] + add[m]
 //   float output: y = v, 0 where a Relu takes it (v <= 0 or NaN);
 //   else q = clamp(rint(v), y_lo - y_zp, y_hi - y_zp) + y_zp (y_lo the zero point after a Relu);
