@@ -48,6 +48,7 @@ struct TestHooks {
   bool retime_all = false;                         // DNNX_PROBE_RETIME_ALL=1
   float retime_reach = -1;                         // DNNX_PROBE_RETIME_REACH (-1: kRetimeReach)
   float retime_small_reach = -1;                   // DNNX_PROBE_RETIME_SMALL_REACH (-1: all)
+  int find_prewarm = 0;                            // DNNX_PROBE_FIND_PREWARM: threads (Note [find prewarm])
 
   static TestHooks from_environment();
   ForcedFailure failure_of(const std::string& algorithm) const {

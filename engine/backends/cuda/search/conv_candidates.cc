@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "backends/cuda/search/find_prewarm.h"
 #include "backends/cuda/search/pick.h"
 
 namespace dnnx::cuda {
@@ -18,6 +19,8 @@ namespace {
 // the parts a cold load waits on, so that a slow load says where its time went:
 //   "search_seconds: heuristics"       cuDNN's ranked lists (cudnnGet*Algorithm_v7)
 //   "search_seconds: workspace sizes"  cuDNN's workspace queries
+//   "search_seconds: prewarm"          the workspace queries spread over threads before Find
+//                                      (Note [find prewarm]; off unless DNNX_PROBE_FIND_PREWARM)
 //   "search_seconds: find"             cudnnFind*AlgorithmEx: every candidate run once
 //   "search_seconds: retime"           the warm re-timing (Note [warm conv timing])
 //   "search_seconds: scratch"          the search buffers' allocation (Note [search scratch])
@@ -220,6 +223,10 @@ TimedCandidates timed_candidates(const Search& search, ConvDirection dir, const 
   fill_search_pattern(ctx, w, w_bytes);
   fill_search_pattern(ctx, y, y_bytes);  // dY backward
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
+  if (FindPrewarm* prewarm = find_prewarm(ctx)) {  // Note [find prewarm]
+    StatsClock clock(*ctx.stats, "search_seconds: prewarm");
+    prewarm->run(dir, d, conv_algo_count(ctx, dir));
+  }
   wait_for_quiet(ctx);  // Note [background search]: Find runs every candidate once
   {
     StatsClock clock(*ctx.stats, "search_seconds: find");
