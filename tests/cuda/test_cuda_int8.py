@@ -195,12 +195,14 @@ TILE_EDGES = {
 }
 
 
-# layout "nchw": the channels_last pass off, so that the NCHW tiles run wherever they would; "default":
-# convs whose X has a multiple of 4 channels run channels-last (Note [int8 nhwc on cuda]: the repad
-# pass and the row-major epilogue)
-@pytest.mark.parametrize("layout", ["default", "nchw"])
+# layout "nchw": the default, the NCHW tiles; "nhwc": DNNX_PROBE_INT8_NHWC=1, where convs whose X has a
+# multiple of 4 channels run channels-last (Note [int8 nhwc on cuda]: the repad pass and the row-major
+# epilogue), the channels_last pass off for "nchw" so that the tiles run wherever they would
+@pytest.mark.parametrize("layout", ["nhwc", "nchw"])
 @pytest.mark.parametrize("name", sorted(TILE_EDGES))
-def test_int8_conv_tile_edges_match_the_cpu_bit_for_bit(name, layout):
+def test_int8_conv_tile_edges_match_the_cpu_bit_for_bit(name, layout, monkeypatch):
+    if layout == "nhwc":
+        monkeypatch.setenv("DNNX_PROBE_INT8_NHWC", "1")
     xs, ws, attrs, options = TILE_EDGES[name]
     model, feeds = qdq_layer("Conv", xs, ws, attrs, seed=len(name), **options)
     got, want, rows = cuda_and_cpu(model, feeds, **({"passes": {"channels_last": False}} if layout == "nchw" else {}))
@@ -402,7 +404,8 @@ def int8_chain(x_type):
 # regions]: this chain's 16 would stay in ONNX's layout there)
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
 @pytest.mark.parametrize("x_type", ["int8", "uint8"])
-def test_int8_conv_chains_run_channels_last_with_the_cpus_bits(x_type, precision):
+def test_int8_conv_chains_run_channels_last_with_the_cpus_bits(x_type, precision, monkeypatch):
+    monkeypatch.setenv("DNNX_PROBE_INT8_NHWC", "1")
     model, feeds, y = int8_chain(x_type)
     got, want, rows = cuda_and_cpu(model, feeds, precision=precision)
     convs = [r for r in rows if r["op"].startswith("Int8Conv")]
@@ -419,8 +422,11 @@ def test_int8_conv_chains_run_channels_last_with_the_cpus_bits(x_type, precision
     assert np.array_equal(got[y], want[y]), np.abs(got[y] - want[y]).max()
 
 
-def test_int8_conv_chains_keep_onnx_layout_with_the_pass_off():
+@pytest.mark.parametrize("switch", ["pass off", "default"])
+def test_int8_conv_chains_keep_onnx_layout_by_default_and_with_the_pass_off(switch, monkeypatch):
+    if switch == "pass off":
+        monkeypatch.setenv("DNNX_PROBE_INT8_NHWC", "1")
     model, feeds, y = int8_chain("int8")
-    got, want, rows = cuda_and_cpu(model, feeds, passes={"channels_last": False})
+    got, want, rows = cuda_and_cpu(model, feeds, **({"passes": {"channels_last": False}} if switch == "pass off" else {}))
     assert [r["op"] for r in rows if r["op"].startswith("Int8Conv")] == ["Int8Conv"] * 4
     assert np.array_equal(got[y], want[y])

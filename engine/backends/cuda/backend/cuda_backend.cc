@@ -123,9 +123,13 @@ ChannelsLastForms CudaBackend::channels_last_forms() const {
   forms.graph_ops = true;
   forms.channel_concat = false;
   forms.wide_depthwise = true;
-  forms.int8_convs = true;  // Note [int8 nhwc on cuda]
+  forms.int8_convs = int8_channels_last();  // Note [int8 nhwc on cuda]
   return forms;
 }
+
+// Note [int8 nhwc on cuda]: behind DNNX_PROBE_INT8_NHWC=1 until its first GPU run (written in
+// session 14, when no GPU machine could be had); the int8 convs keep ONNX's layout otherwise.
+bool CudaBackend::int8_channels_last() const { return context_->hooks.int8_nhwc; }
 
 std::string CudaBackend::half_unsupported_reason(const Node& node) const {
   const OpDef* def = op_registry().find(node);

@@ -36,7 +36,7 @@ class CudaBackend final : public Backend, public DeviceServices {
   int64_t channels_last_min_channels() const override;
   int64_t channels_last_channel_multiple() const override;
   ChannelsLastForms channels_last_forms() const override;
-  bool int8_channels_last() const override { return true; }  // Note [int8 nhwc on cuda]
+  bool int8_channels_last() const override;  // Note [int8 nhwc on cuda]
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
   // Note [device staged kernels]: the registration's staged kernel (NonZero, NonMaxSuppression),

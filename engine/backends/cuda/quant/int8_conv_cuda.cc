@@ -27,6 +27,9 @@
 // writes Y [N, OH, OW, M] with the epilogue's row-major form (4 channels a thread). X needs a pass
 // of its own only where the conv pads or X is uint8 (int8_nhwc_repad: x' with x_zp' in the
 // border); a 1x1 conv of int8 X hands X to cuDNN as it is. The arithmetic is unchanged: the CPU's bits.
+// Written without a GPU to run it on (session 14: no machine could be had), it stays behind
+// DNNX_PROBE_INT8_NHWC=1 (CudaBackend::int8_channels_last) until tests/cuda and the int8 bench
+// have run it.
 #include <cstdint>
 
 #include "backends/cuda/backend/simple_kernel.h"
