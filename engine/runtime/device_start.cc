@@ -6,20 +6,6 @@
 
 namespace dnnx {
 
-namespace {
-
-// The driver's own start (cuInit: ~0.1 s on an H100 machine), which the probe's first CUDA call
-// would make; called here through dlsym, as the core links no CUDA library. Where there is no
-// driver nothing happens, and the probe says why.
-void start_driver() {
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
-  if (!driver) return;
-  using Init = int (*)(unsigned int);
-  if (auto init = reinterpret_cast<Init>(dlsym(driver, "cuInit"))) init(0);
-}
-
-}  // namespace
-
 DeviceStart::DeviceStart(std::vector<std::string> preload, std::string library, DeviceOptions options) {
   thread_ = std::thread([this, preload = std::move(preload), library = std::move(library), options] {
     using Clock = std::chrono::steady_clock;
@@ -27,9 +13,7 @@ DeviceStart::DeviceStart(std::vector<std::string> preload, std::string library, 
     DeviceProbe probe;
     try {  // nothing may leave a thread's function (std::terminate)
       auto t = Clock::now();
-      std::thread driver(start_driver);  // beside the libraries' loading: neither needs the other
       for (const std::string& path : preload) dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
-      driver.join();
       libraries_seconds = since(t);
       t = Clock::now();
       probe = probe_device_library(library);

@@ -506,8 +506,8 @@ class Model:
         plan of the declared shapes). On CUDA the backend opens on a thread of its own while the
         model is read (Note [overlapped device start]): ``device start: probe wait`` and ``engine:
         backend`` are then the waits for it, and ``device start: libraries``, ``device start: probe`` and ``device start: open``
-        that thread's steps (cuBLAS and cuDNN loaded, the driver started beside them; the backend
-        library opened and its devices counted; the context, handles and kernels). On CUDA at fp16 or bf16, ``precision_choice`` (Note
+        that thread's steps (cuBLAS and cuDNN loaded; the backend library opened, the driver
+        started and the devices counted; the context, handles and kernels). On CUDA at fp16 or bf16, ``precision_choice`` (Note
         [measured precision]: the half plan and an fp32 twin timed, the engine built again where
         a segment keeps fp32)."""
         return dict(self._load_profile)

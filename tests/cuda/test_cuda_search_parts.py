@@ -2,8 +2,6 @@
 engine/backends/cuda/search/conv_candidates.cc), the process's memo of cuDNN's answers (Note
 [conv query memo], conv_direction.cc) and the scratch the timed searches keep between layers and
 let go once the layers are planned (Note [search scratch], search_scratch.h)."""
-import numpy as np
-
 import dnnx
 from dnnx.examples import build
 from cuda_check import check_cuda
@@ -55,18 +53,3 @@ def test_the_search_scratch_is_let_go_once_the_layers_are_planned():
     # the same constants and arena; only the chosen workspaces differ
     assert held <= plan_bytes + row["workspace"] + (64 << 20), (held, plan_bytes, row)
 
-
-def test_the_find_prewarm_runs_beside_find_and_keeps_the_layers_result(monkeypatch):
-    # Note [find prewarm] (search/find_prewarm.h): off by default; DNNX_PROBE_FIND_PREWARM=N spreads each
-    # layer's workspace queries over N threads with handles of their own before its Find
-    monkeypatch.setenv("DNNX_PROBE_FIND_PREWARM", "4")
-    model = conv_model(*BIG)
-    x = rand(*BIG[:2], BIG[2], BIG[2], seed=5)
-    m = dnnx.load(model, device="cuda", algo_search="exhaustive", plan_cache=False)
-    stats = m.planner_stats()
-    assert stats.get("search_seconds: prewarm", 0.0) > 0, stats
-    assert stats.get("search_seconds: find", 0.0) > 0, stats
-    np.testing.assert_allclose(m.run(x), dnnx.load(model).run(x), rtol=1e-4, atol=1e-4)
-    monkeypatch.delenv("DNNX_PROBE_FIND_PREWARM")
-    off = dnnx.load(model, device="cuda", algo_search="exhaustive", plan_cache=False).planner_stats()
-    assert "search_seconds: prewarm" not in off, off

@@ -31,8 +31,6 @@ inline bool half_precision(Precision p) { return precision_half_type(p) != DType
 // The plan's word for a half type in its math texts: "bf16" for BFloat16, else "fp16".
 inline const char* half_storage_name(DType half) { return half == DType::BFloat16 ? "bf16" : "fp16"; }
 
-class FindPrewarm;  // search/find_prewarm.h
-
 struct CudaContext {
   DeviceOptions options;
   std::string device_name;  // "NVIDIA H200"
@@ -50,9 +48,6 @@ struct CudaContext {
   // The timed searches' buffers, kept between the layers of one plan (Note [search scratch]);
   // declared after `memory`, whose budget its buffers give back to.
   std::unique_ptr<SearchScratch> search_scratch = std::make_unique<SearchScratch>();
-  // Note [find prewarm]: the helper threads' handles, made at the first timed search that asks
-  // (a shared_ptr: its deleter is made where FindPrewarm is complete, find_prewarm.cc)
-  mutable std::shared_ptr<FindPrewarm> find_prewarm;
   // Note [run-time fallback]: while CudaBackend::replan_node plans a node again, the candidates
   // that failed at run time (KernelChoice::candidate); empty otherwise.
   std::vector<std::string> avoid;

@@ -40,7 +40,6 @@ TestHooks TestHooks::from_environment() {
   }
   if (const char* all = std::getenv("DNNX_PROBE_RETIME_ALL")) hooks.retime_all = std::string(all) == "1";
   if (const char* reach = std::getenv("DNNX_PROBE_RETIME_REACH")) hooks.retime_reach = std::strtof(reach, nullptr);
-  if (const char* threads = std::getenv("DNNX_PROBE_FIND_PREWARM")) hooks.find_prewarm = std::atoi(threads);
   if (const char* on = std::getenv("DNNX_PROBE_INT8_NHWC")) hooks.int8_nhwc = std::string(on) == "1";
   if (const char* reach = std::getenv("DNNX_PROBE_RETIME_SMALL_REACH")) {
     hooks.retime_small_reach = std::strtof(reach, nullptr);

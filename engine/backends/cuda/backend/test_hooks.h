@@ -48,7 +48,6 @@ struct TestHooks {
   bool retime_all = false;                         // DNNX_PROBE_RETIME_ALL=1
   float retime_reach = -1;                         // DNNX_PROBE_RETIME_REACH (-1: kRetimeReach)
   float retime_small_reach = -1;                   // DNNX_PROBE_RETIME_SMALL_REACH (-1: all)
-  int find_prewarm = 0;                            // DNNX_PROBE_FIND_PREWARM: threads (Note [find prewarm])
   bool int8_nhwc = false;                          // DNNX_PROBE_INT8_NHWC=1 (Note [int8 nhwc on cuda])
 
   static TestHooks from_environment();

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "backends/cuda/search/find_prewarm.h"
 #include "backends/cuda/search/pick.h"
 
 namespace dnnx::cuda {
@@ -19,8 +18,6 @@ namespace {
 // the parts a cold load waits on, so that a slow load says where its time went:
 //   "search_seconds: heuristics"       cuDNN's ranked lists (cudnnGet*Algorithm_v7)
 //   "search_seconds: workspace sizes"  cuDNN's workspace queries
-//   "search_seconds: prewarm"          the workspace queries spread over threads before Find
-//                                      (Note [find prewarm]; off unless DNNX_PROBE_FIND_PREWARM)
 //   "search_seconds: find"             cudnnFind*AlgorithmEx: every candidate run once
 //   "search_seconds: retime"           the warm re-timing (Note [warm conv timing])
 //   "search_seconds: scratch"          the search buffers' allocation (Note [search scratch])
@@ -66,6 +63,13 @@ namespace {
 // against 1.78 with Find, the search's re-timing 2.67 s (slow candidates timed warm many times
 // over), and the choices ran at 52.8 ms against 48.9 (the list's head missed the fastest). Find
 // stays.
+// Nor can Find's host work be moved off the load's path (bench/probes/cudnn_find_prewarm, an
+// H100, session 14, ResNet-50's 23 conv shapes at batch 256, fp32, a new process a mode): Find
+// alone took 0.75-0.77 s. Asking every algorithm's workspace first made Find 0.43-0.45 s (cuDNN
+// keeps the plans it finalizes, across handles too), but the queries took 0.23-0.29 s on one
+// handle and 0.32-0.33 s spread over 8 threads with a handle each: cuDNN finalizes one plan at a
+// time, so the sum stays (0.66-0.79 s). In dnnx's cold load the same threads made it 1.73 s against
+// 1.62 (Find 444 ms + 186 ms of queries, against Find's 587). Not kept.
 constexpr float kRetimeAllBelowMs = 0.1f;
 constexpr float kRetimeNearBelowMs = 0.5f;
 constexpr float kRetimeNearReach = 2.0f;
@@ -223,10 +227,6 @@ TimedCandidates timed_candidates(const Search& search, ConvDirection dir, const 
   fill_search_pattern(ctx, w, w_bytes);
   fill_search_pattern(ctx, y, y_bytes);  // dY backward
   check(cudaStreamSynchronize(ctx.stream), "cudaStreamSynchronize");
-  if (FindPrewarm* prewarm = find_prewarm(ctx)) {  // Note [find prewarm]
-    StatsClock clock(*ctx.stats, "search_seconds: prewarm");
-    prewarm->run(dir, d, conv_algo_count(ctx, dir));
-  }
   wait_for_quiet(ctx);  // Note [background search]: Find runs every candidate once
   {
     StatsClock clock(*ctx.stats, "search_seconds: find");
