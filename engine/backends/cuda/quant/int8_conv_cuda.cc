@@ -31,8 +31,7 @@
 // batch 256, median of 20 runs, the same outputs): fp32 33.46 ms channels-last against 30.60 in
 // ONNX's layout, fp16 26.78 against 28.45. No gain yet: that file's activations are uint8, so
 // every conv still passes over X (its sign flip), and the repad and row-major epilogue kernels
-// divided in int64 per word where the NCHW tiles do 32-bit math once a tile (Note [int8 tiles]);
-// they divide in 32 bits where the indices fit since, not yet timed.
+// divide in int64 per word where the NCHW tiles do 32-bit math once a tile (Note [int8 tiles]).
 // So it stays behind DNNX_PROBE_INT8_NHWC=1 (CudaBackend::int8_channels_last; tests/cuda runs it
 // bit for bit against the CPU). Next: the producer writing the consumer's signed, padded X.
 #include <cstdint>

@@ -1,7 +1,6 @@
 // The fused int8 layers' row-major pre- and epilogue kernels (int8_kernels.h): one thread per
 // element, grid-stride. The layout-changing ones of the conv are int8_tiles.cu's (Note [int8
 // tiles]); both epilogues do the arithmetic of int8_epilogue.cuh.
-#include <algorithm>
 #include <cstdint>
 
 #include "backends/cuda/quant/int8_epilogue.cuh"
@@ -33,15 +32,12 @@ __global__ void int8_epilogue_rows_kernel(Int8Epilogue p, void* __restrict__ y) 
 
 // The same, 4 channels a thread: one int4 of sums, one float4 or 4-byte store (and the residual's
 // 4 bytes read as one word). channels and ld multiples of 4; sums 16-byte, y (float: 16-byte) and
-// z 4-byte aligned (launch_int8_epilogue checks). I: the index type, uint32_t where every index
-// fits (one 32-bit division a thread, not a 64-bit one's long subroutine), else int64_t.
-template <class I>
+// z 4-byte aligned (launch_int8_epilogue checks).
 __global__ void int8_epilogue_rows4_kernel(Int8Epilogue p, void* __restrict__ y) {
-  const I quads = static_cast<I>(p.channels / 4), ld = static_cast<I>(p.ld), channels = static_cast<I>(p.channels);
-  DNNX_GRID_LOOP(e4_64, p.rows * (p.channels / 4)) {
-    const I e4 = static_cast<I>(e4_64);
-    const I r = e4 / quads, m = (e4 - r * quads) * 4, e = r * channels + m;
-    const int4 s = *reinterpret_cast<const int4*>(p.sums + r * ld + m);
+  const int64_t quads = p.channels / 4;
+  DNNX_GRID_LOOP(e4, p.rows * quads) {
+    const int64_t r = e4 / quads, m = (e4 - r * quads) * 4, e = r * p.channels + m;
+    const int4 s = *reinterpret_cast<const int4*>(p.sums + r * p.ld + m);
     const int32_t sums[4] = {s.x, s.y, s.z, s.w};
     float v[4];
     for (int i = 0; i < 4; ++i) v[i] = epilogue_value(sums[i], p.ibias[m + i], p.mult[m + i], p.add[m + i]);
@@ -59,28 +55,20 @@ __global__ void int8_epilogue_rows4_kernel(Int8Epilogue p, void* __restrict__ y)
   }
 }
 
-// Int8Conv@NHWC's padded operand (int8_kernels.h): one thread per output word (4 channels); I as
-// for the epilogue above.
-template <class I>
+// Int8Conv@NHWC's padded operand (int8_kernels.h): one thread per output word (4 channels).
 __global__ void int8_nhwc_repad_kernel(const uint32_t* __restrict__ x, uint32_t flip, uint32_t zp_word, NhwcPad s,
                                        uint32_t* __restrict__ out) {
-  const I words = static_cast<I>(s.c / 4), wpn = static_cast<I>(s.wp), hpn = static_cast<I>(s.hp);
-  const I hn = static_cast<I>(s.h), wn = static_cast<I>(s.w), pad_h = static_cast<I>(s.pad_h),
-          pad_w = static_cast<I>(s.pad_w);
-  DNNX_GRID_LOOP(o64, s.n * s.hp * s.wp * (s.c / 4)) {
-    const I o = static_cast<I>(o64);
-    I rest = o / words;
-    const I c4 = o - rest * words;
-    const I wp = rest % wpn;
-    rest /= wpn;
-    const I hp = rest % hpn, n = rest / hpn;
-    const bool inside = hp >= pad_h && hp - pad_h < hn && wp >= pad_w && wp - pad_w < wn;
-    out[o64] = inside ? (x[((n * hn + (hp - pad_h)) * wn + (wp - pad_w)) * words + c4] ^ flip) : zp_word;
+  const int64_t words = s.c / 4;
+  DNNX_GRID_LOOP(o, s.n * s.hp * s.wp * words) {
+    int64_t rest = o / words;
+    const int64_t c4 = o - rest * words;
+    const int64_t wp = rest % s.wp;
+    rest /= s.wp;
+    const int64_t hp = rest % s.hp, n = rest / s.hp;
+    const int64_t h = hp - s.pad_h, w = wp - s.pad_w;
+    out[o] = (h >= 0 && h < s.h && w >= 0 && w < s.w) ? (x[((n * s.h + h) * s.w + w) * words + c4] ^ flip) : zp_word;
   }
 }
-
-// Whether every index below `elements` fits the 32-bit kernels' type.
-bool fits_32_bits(int64_t elements) { return elements < (int64_t{1} << 31); }
 
 bool aligned_to(const void* p, uintptr_t bytes) { return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0; }
 
@@ -91,16 +79,9 @@ void launch_int8_nhwc_repad(const void* x, bool x_unsigned, int8_t zp, const Nhw
   const int64_t n = shape.n * shape.hp * shape.wp * (shape.c / 4);
   if (n <= 0) return;
   const uint32_t zp_byte = static_cast<uint8_t>(zp);
-  const auto* words = static_cast<const uint32_t*>(x);
-  const uint32_t flip = x_unsigned ? 0x80808080u : 0u, zp_word = zp_byte * 0x01010101u;
-  // X's words are fewer than out's (out adds the border): out's count bounds every index
-  if (fits_32_bits(n)) {
-    int8_nhwc_repad_kernel<uint32_t><<<grid_for(n), kBlock, 0, stream>>>(words, flip, zp_word, shape,
-                                                                         reinterpret_cast<uint32_t*>(out));
-  } else {
-    int8_nhwc_repad_kernel<int64_t><<<grid_for(n), kBlock, 0, stream>>>(words, flip, zp_word, shape,
-                                                                        reinterpret_cast<uint32_t*>(out));
-  }
+  int8_nhwc_repad_kernel<<<grid_for(n), kBlock, 0, stream>>>(static_cast<const uint32_t*>(x),
+                                                             x_unsigned ? 0x80808080u : 0u, zp_byte * 0x01010101u,
+                                                             shape, reinterpret_cast<uint32_t*>(out));
   check_launch("int8_nhwc_repad_kernel");
 }
 
@@ -123,11 +104,7 @@ void launch_int8_epilogue(const Int8Epilogue& e, void* y, cudaStream_t stream) {
   const bool quads = e.channels % 4 == 0 && e.ld % 4 == 0 && aligned_to(e.sums, 16) &&
                      aligned_to(y, e.float_out ? 16 : 4) && (!e.residual || aligned_to(e.z, 4));
   if (quads) {
-    if (fits_32_bits(e.rows * std::max(e.ld, e.channels))) {
-      int8_epilogue_rows4_kernel<uint32_t><<<grid_for(n / 4), kBlock, 0, stream>>>(e, y);
-    } else {
-      int8_epilogue_rows4_kernel<int64_t><<<grid_for(n / 4), kBlock, 0, stream>>>(e, y);
-    }
+    int8_epilogue_rows4_kernel<<<grid_for(n / 4), kBlock, 0, stream>>>(e, y);
     check_launch("int8_epilogue_rows4_kernel");
     return;
   }
