@@ -150,7 +150,8 @@ class Backend {
   // same-shape elementwise ops that this backend's kernels take.
   virtual ChannelsLastForms channels_last_forms() const { return {}; }
   // Where channels_last() is false: whether the pass still runs for the int8 convs' regions alone
-  // (channels_last_forms().int8_convs; Note [int8 nhwc on cuda] in backends/cuda/quant/int8_conv_cuda.cc).
+  // (then channels_last_forms().int8_convs must be set; Note [int8 nhwc on cuda] in
+  // backends/cuda/quant/int8_conv_cuda.cc).
   virtual bool int8_channels_last() const { return false; }
 
   // Where the kernels' memory lives: nullptr for a host backend (the CPU), whose kernels read

@@ -25,8 +25,7 @@ Engine::Engine(Graph graph, std::unique_ptr<Backend> backend, const PassOptions&
   const std::map<std::string, std::string>& measured = is_half(half) ? passes.keep_fp32 : kNone;  // not copied
   // Note [int8 nhwc on cuda]: a backend whose float layers keep ONNX's layout may still run its int8
   // convs' regions channels-last: the pass then converts no other window op
-  const bool int8_only = !backend_->channels_last() && backend_->int8_channels_last() &&
-                         backend_->channels_last_forms().int8_convs;
+  const bool int8_only = !backend_->channels_last() && backend_->int8_channels_last();
   if (passes.channels_last && (backend_->channels_last() || int8_only)) {
     for (Node& node : graph_.nodes) {  // Note [measured precision]: fp32 keeps ONNX's layout
       auto kept = measured.find(node.name);

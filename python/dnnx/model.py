@@ -88,9 +88,9 @@ class Model:
         except BaseException:
             started.checked()  # an unavailable device is the first thing to fix, as before the overlap
             raise
-        waited = time.perf_counter()
+        read = time.perf_counter()
         device_start = started.checked()
-        waited = time.perf_counter() - waited  # for the probe's answer, after the model was read
+        probe_wait = time.perf_counter() - read  # for the probe's answer, after the model was read
         if calibration is not None:  # measured value ranges for the fp16 range check (_calibration.py)
             if precision != "fp16":
                 raise ValueError(f"calibration applies to precision='fp16' only (got precision={precision!r})")
@@ -116,7 +116,7 @@ class Model:
                                                 f"the CPU only (load the model with device='cpu')")
         self._engine = core.Engine(imported.ir, kind, options, passes=self.passes, started=device_start)
         self._load_profile = {"device": device_seconds, **imported.phases, **self._engine.load_phases(),
-                              **({"device start: probe wait": waited, **device_start.phases()}
+                              **({"device start: probe wait": probe_wait, **device_start.phases()}
                                  if device_start is not None else {})}
         if kind == "cuda" and precision in ("fp16", "bf16") and measure_precision:
             self._choose_precision(precision, (workspace_limit, algo_search, deterministic, plan_cache, memory_limit))
@@ -505,9 +505,10 @@ class Model:
         ``engine: build`` (validation, the rewrite passes, the constants' upload to a device, the
         plan of the declared shapes). On CUDA the backend opens on a thread of its own while the
         model is read (Note [overlapped device start]): ``device start: probe wait`` and ``engine:
-        backend`` are then the waits for it, and ``device start: libraries``, ``device start: probe`` and ``device start: open``
-        that thread's steps (cuBLAS and cuDNN loaded; the backend library opened, the driver
-        started and the devices counted; the context, handles and kernels). On CUDA at fp16 or bf16, ``precision_choice`` (Note
+        backend`` are then the waits for it, and ``device start: libraries``, ``device start:
+        probe`` and ``device start: open`` that thread's steps (cuBLAS and cuDNN loaded; the
+        backend library opened, the driver started and the devices counted; the context, handles
+        and kernels). On CUDA at fp16 or bf16, ``precision_choice`` (Note
         [measured precision]: the half plan and an fp32 twin timed, the engine built again where
         a segment keeps fp32)."""
         return dict(self._load_profile)

@@ -52,4 +52,3 @@ def test_the_search_scratch_is_let_go_once_the_layers_are_planned():
     held, plan_bytes = timed.planner_stats()["device_bytes"], ranked.planner_stats()["device_bytes"]
     # the same constants and arena; only the chosen workspaces differ
     assert held <= plan_bytes + row["workspace"] + (64 << 20), (held, plan_bytes, row)
-
