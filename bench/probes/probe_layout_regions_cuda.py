@@ -3,9 +3,13 @@ conversions cost more than they save (DenseNet-121 at tf32: 122 layout gathers, 
 device time, session 12). Per model, in child processes of their own, batch 64 by default: the run
 time (device arrays, CUDA graph replays, median) at fp32, and at tf32 and fp16 each with the
 channels_last pass on (the default) and off, with the plan's layout conversions counted (layers
-whose op is Transpose or Transpose+Pad, and the layers planned channels-last, "@NHWC").
+whose op is Transpose or Transpose+Pad, and the layers planned channels-last, "@NHWC"). Configs
+"tf32 measured" and "fp16 measured" load as a user does (Note [measured layout]: the plan timed
+against its ONNX-layout twin where conversions cut it): their cells add the layout kept and the
+load's layout_choice seconds.
 
-    python3 bench/probes/probe_layout_regions_cuda.py [--batch 64] [--budget 400] [--runs 30] [model ...]
+    python3 bench/probes/probe_layout_regions_cuda.py [--batch 64] [--budget 400] [--runs 30]
+        [--configs "tf32 measured,fp16 measured"] [model ...]
 """
 import argparse
 import json
@@ -18,7 +22,7 @@ DEFAULT_MODELS = [
     "zoo/shufflenet_v2_x1_0.onnx", "zoo/resnet18.onnx", "zoo/googlenet.onnx", "zoo/squeezenet1_1.onnx",
     "zoo/convnext_tiny.onnx", "zoo2/rexnet_100.onnx", "zoo2/resnet50d.onnx", "zoo2/mobilevit_xxs.onnx",
 ]
-CONFIGS = [("fp32", True), ("tf32", True), ("tf32", False), ("fp16", True), ("fp16", False)]
+CONFIGS = ["fp32 nhwc", "tf32 nhwc", "tf32 nchw", "fp16 nhwc", "fp16 nchw", "tf32 measured", "fp16 measured"]
 
 CHILD = r"""
 import json, sys, time, warnings
@@ -27,11 +31,11 @@ sys.path.insert(0, "bench")
 import dnnx
 from _external_models import EXTERNAL, make_inputs, read_model
 warnings.simplefilter("ignore")
-name, precision, layout, batch, runs = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4]), int(sys.argv[5])
+name, precision, layout, batch, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 model = read_model(name, EXTERNAL)
 feeds, _ = make_inputs(name, model, batch)
-m = dnnx.load(model, device="cuda", precision=precision, batch_size=batch, plan_cache=False,
-              passes={"channels_last": layout})
+fixed = {} if layout == "measured" else {"passes": {"channels_last": layout == "nhwc"}, "measure_layout": False}
+m = dnnx.load(model, device="cuda", precision=precision, batch_size=batch, plan_cache=False, **fixed)
 rows = m.plan()
 conversions = sum(1 for r in rows if r["op"].startswith("Transpose"))
 nhwc = sum(1 for r in rows if "@NHWC" in r["op"])
@@ -43,7 +47,8 @@ for _ in range(runs):
     t = time.perf_counter()
     m.run_dict(dev, output="device")  # returns once the run is done (as bench/_speed_dnnx_worker.py times it)
     times.append(time.perf_counter() - t)
-print(json.dumps({"ms": 1e3 * float(np.median(times)), "layers": len(rows), "conversions": conversions, "nhwc": nhwc}))
+print(json.dumps({"ms": 1e3 * float(np.median(times)), "layers": len(rows), "conversions": conversions, "nhwc": nhwc,
+                  "layout_s": m.load_profile().get("layout_choice"), "kept": "nhwc" if m.passes["channels_last"] else "nchw"}))
 """
 
 
@@ -54,27 +59,31 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--budget", type=float, default=400, help="seconds; cases not started by then are skipped")
     ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated, of: " + ", ".join(CONFIGS))
     args = ap.parse_args()
+    configs = [c.strip().split() for c in args.configs.split(",") if c.strip()]
     end = time.time() + args.budget
     print(f"batch {args.batch}, median of {args.runs} runs (device arrays); cells: ms (layout conversions / "
           f"layers channels-last)")
-    print("| model | " + " | ".join(f"{p} {'nhwc' if on else 'nchw'}" for p, on in CONFIGS) + " |")
-    print("| --- |" + " ---: |" * len(CONFIGS))
+    print("| model | " + " | ".join(f"{p} {layout}" for p, layout in configs) + " |")
+    print("| --- |" + " ---: |" * len(configs))
     for name in args.models:
         cells = []
-        for precision, layout in CONFIGS:
+        for precision, layout in configs:
             if time.time() > end:
                 cells.append("not run")
                 continue
             try:
-                r = subprocess.run([sys.executable, "-c", CHILD, name, precision, "1" if layout else "0",
+                r = subprocess.run([sys.executable, "-c", CHILD, name, precision, layout,
                                     str(args.batch), str(args.runs)], capture_output=True, text=True,
                                    timeout=args.timeout)
                 if r.returncode:
                     cells.append("error: " + (r.stderr.strip().splitlines() or ["rc %d" % r.returncode])[-1][:80])
                 else:
                     d = json.loads(r.stdout.strip().splitlines()[-1])
-                    cells.append(f"{d['ms']:.2f} ({d['conversions']}/{d['nhwc']})")
+                    chosen = "" if layout != "measured" else \
+                        f" {d['kept']}" + (f", timed {d['layout_s']:.2f} s" if d["layout_s"] is not None else ", untimed")
+                    cells.append(f"{d['ms']:.2f} ({d['conversions']}/{d['nhwc']}{chosen})")
             except subprocess.TimeoutExpired:
                 cells.append("timeout")
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)

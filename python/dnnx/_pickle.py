@@ -15,7 +15,7 @@ from typing import Any, Dict
 # dnnx.load's keywords a state carries (batch_size and dims live in the bytes)
 OPTIONS = ("device", "precision", "workspace_limit", "algo_search", "deterministic", "passes", "optimize",
            "plan_cache", "cuda_graph", "max_plans", "memory_limit", "measure_precision",
-           "search_budget")
+           "search_budget", "measure_layout")
 SHAPE_OPTIONS = ("batch_size", "dims")  # not in state()'s options, but callers of as_state may add them
 FORMAT = "dnnx model state 1"
 

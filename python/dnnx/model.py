@@ -20,7 +20,7 @@ from . import finetune as _finetune
 from . import _pickle
 from ._importer import import_model, restore_weights
 from ._passes import pass_switches
-from . import _precision_choice
+from . import _layout_choice, _precision_choice
 from . import _background_search
 from ._native import core
 from .plan import PlanTable
@@ -58,7 +58,7 @@ class Model:
     def __init__(self, src, *, batch_size=None, dims=None, device="cpu", precision="fp32", workspace_limit=None,
                  algo_search="auto", deterministic=False, passes=None, optimize=True, plan_cache=True,
                  cuda_graph=True, max_plans=64, calibration=None, memory_limit=None, measure_precision=True,
-                 search_budget=None, calibration_method=None, int8_tolerance=None):
+                 search_budget=None, calibration_method=None, int8_tolerance=None, measure_layout=True):
         start = time.perf_counter()
         self.int8_report = None  # precision="int8": the accuracy guard's QuantReport (_quantize.py)
         if precision == "int8":
@@ -75,7 +75,7 @@ class Model:
                                   algo_search=algo_search, deterministic=deterministic, passes=passes,
                                   optimize=optimize, plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans,
                                   memory_limit=memory_limit, measure_precision=measure_precision,
-                                  search_budget=search_budget)
+                                  search_budget=search_budget, measure_layout=measure_layout)
         # Note [overlapped device start]: the CUDA backend opens on its own thread while the model is read
         started = start_device(device, precision, workspace_limit, algo_search, deterministic, plan_cache,
                                memory_limit)
@@ -118,6 +118,9 @@ class Model:
         self._load_profile = {"device": device_seconds, **imported.phases, **self._engine.load_phases(),
                               **({"device start: probe wait": probe_wait, **device_start.phases()}
                                  if device_start is not None else {})}
+        self._layout_note = ""  # Note [measured layout]: what the layout choice measured, for plan()
+        if kind == "cuda" and measure_layout and self.passes.get("channels_last"):
+            self._choose_layout()
         if kind == "cuda" and precision in ("fp16", "bf16") and measure_precision:
             self._choose_precision(precision, (workspace_limit, algo_search, deterministic, plan_cache, memory_limit))
         self._tuner = None     # the Tuner whose weights the engine has not loaded yet
@@ -214,6 +217,19 @@ class Model:
             src, calibration, calibration_method or "minmax", True,
             _quantize.DEFAULT_TOLERANCE if int8_tolerance is None else int8_tolerance, show_progress=False)
         return self.int8_report.model
+
+    def _choose_layout(self) -> None:
+        """Note [measured layout] (_layout_choice.py): a channels-last plan cut by many layout
+        conversions is timed against a twin in ONNX's layout, and the faster is kept."""
+        start = time.perf_counter()
+        kind, options = self._backend
+        twin_passes = dict(self.passes, channels_last=False)
+        twin, self._layout_note = _layout_choice.choose(
+            self._engine, self._ir, lambda: core.Engine(self._ir, kind, options, passes=twin_passes))
+        if twin is not None:
+            self.passes, self._engine = twin_passes, twin  # later engines (fine-tuning, search) follow
+        if self._layout_note:
+            self._load_profile["layout_choice"] = time.perf_counter() - start
 
     def _choose_precision(self, precision: str, device_args: tuple) -> None:
         """Note [measured precision] (_precision_choice.py): the half layers that run faster in
@@ -540,7 +556,8 @@ class Model:
         Note [one batch rule] in _dims.py; 0 plans an empty batch); ``inputs`` (arrays as ``run``
         takes them) plans for those inputs instead, as a model with ``value_inputs`` needs."""
         table = PlanTable(self._current_engine().plan(**self._plan_request(batch_size, inputs)),
-                          notes=self._edges.notes(), precision_notes=self._int8_notes)
+                          notes=self._edges.notes() + ([self._layout_note] if self._layout_note else []),
+                          precision_notes=self._int8_notes)
         self._planner_stats()  # a new batch size plans anew: its warnings show here
         return table
 
@@ -622,7 +639,7 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
          cuda_graph: bool = True, max_plans: int = 64, calibration: Any = None,
          memory_limit: Union[int, str, None] = None, measure_precision: bool = True,
          search_budget: Optional[float] = None, calibration_method: Optional[str] = None,
-         int8_tolerance: Optional[float] = None) -> Model:
+         int8_tolerance: Optional[float] = None, measure_layout: bool = True) -> Model:
     """Loads an ONNX model from a path, bytes or ``onnx.ModelProto`` (kept as ``Model.proto``, not
     copied, unless ``batch_size`` or ``dims`` change it: then a copy changes).
 
@@ -719,11 +736,14 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     switches single ones off, ``optimize=False`` all of them. ``plan()`` shows fused layers (op
     "Conv+Relu", "Conv+MaxPool", "Gemm+Softmax", "LSTMStack", "Int8Conv", ...). channels_last applies on CUDA
     at tf32, fp16 and bf16 only: the convs and pools run on NHWC data ("Conv+Relu@NHWC", ...) between
-    Transposes at the model's edges (docs/operators.md).
+    Transposes at the model's edges (docs/operators.md). With ``measure_layout`` (default True), a
+    channels-last plan cut by many such Transposes (DenseNet's concatenations) is timed at load
+    against the same model in ONNX's layout, and the faster is kept; ``plan()`` prints what was
+    measured as a note (Note [measured layout] in _layout_choice.py).
     """
     return Model(src, batch_size=batch_size, dims=dims, device=device, precision=precision,
                  workspace_limit=workspace_limit,
                  algo_search=algo_search, deterministic=deterministic, passes=passes, optimize=optimize,
                  plan_cache=plan_cache, cuda_graph=cuda_graph, max_plans=max_plans, calibration=calibration,
                  memory_limit=memory_limit, measure_precision=measure_precision, search_budget=search_budget,
-                 calibration_method=calibration_method, int8_tolerance=int8_tolerance)
+                 calibration_method=calibration_method, int8_tolerance=int8_tolerance, measure_layout=measure_layout)

@@ -18,6 +18,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="dnnx-test-cache-")
 
 
+@pytest.fixture
+def fixed_layout(monkeypatch):
+    """For tests of the channels_last pass's own forms: no plan is timed against its ONNX-layout
+    twin at load (Note [measured layout], python/dnnx/_layout_choice.py), so that the plan is the
+    pass's and no measurement on a toy model decides it."""
+    from dnnx import _layout_choice
+
+    monkeypatch.setattr(_layout_choice, "MIN_CONVERSIONS", float("inf"))
+
+
 def pytest_collection_modifyitems(config, items):
     if PROGRESS and os.environ.get("DNNX_TEST_RESUME") and os.path.exists(PROGRESS):
         items[:] = _not_started(items)

@@ -16,6 +16,8 @@ from test_cuda_fp16 import MODEL_ATOL, MODEL_L2, MODEL_RTOL, assert_fp16_close
 from test_cuda_bf16 import MODEL_ATOL as BF16_ATOL, MODEL_L2 as BF16_L2, MODEL_RTOL as BF16_RTOL, assert_bf16_close
 from test_cuda_precision import assert_tf32_close
 
+pytestmark = pytest.mark.usefixtures("fixed_layout")  # the pass's own forms (conftest.py)
+
 GEMM = "cublasLtMatmul (1x1 conv as a GEMM)"
 
 

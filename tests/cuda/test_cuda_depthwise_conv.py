@@ -16,6 +16,8 @@ from ort_check import make_model, rand, run_ort
 from precision_check import assert_layer_close
 from test_cuda_run_fallback import CANDIDATES
 
+pytestmark = pytest.mark.usefixtures("fixed_layout")  # the pass's own forms (conftest.py)
+
 DEPTHWISE = "direct depthwise"
 
 # (C, spatial input dims, kernel, strides, dilations, pads): pads begin..., end...

@@ -30,6 +30,8 @@ from test_cuda_lstm import to_graph_input
 from test_lstm import lstm_case
 from test_model_families import FAMILIES
 
+pytestmark = pytest.mark.usefixtures("fixed_layout")  # the pass's own forms (conftest.py)
+
 OP_RTOL, OP_ATOL, OP_L2 = 1e-2, 1e-2, 5e-3
 MODEL_RTOL, MODEL_ATOL, MODEL_L2 = 3e-2, 3e-2, 2e-2
 

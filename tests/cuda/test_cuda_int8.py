@@ -17,6 +17,8 @@ from onnx import TensorProto, helper, numpy_helper
 import dnnx
 from test_qdq_int8 import CASES, input_of, quantized
 
+pytestmark = pytest.mark.usefixtures("fixed_layout")  # the pass's own forms (conftest.py)
+
 TYPES = {"int8": (np.int8, TensorProto.INT8, -128, 127), "uint8": (np.uint8, TensorProto.UINT8, 0, 255)}
 
 

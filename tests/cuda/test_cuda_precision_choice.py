@@ -12,6 +12,8 @@ from dnnx.examples import build
 from ort_check import make_model, rand
 from test_cuda_fp16 import weights
 
+pytestmark = pytest.mark.usefixtures("fixed_layout")  # the pass's own forms (conftest.py)
+
 KEPT = "(kept in fp32: measured faster in fp32 at input shape"
 
 
