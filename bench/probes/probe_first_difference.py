@@ -6,7 +6,7 @@ onnxruntime's after float ops that differ in the last bit (LayerNormalization, T
 elements across a QuantizeLinear's rounding tie.
 
     DNNX_DEV_BUILD=build/dev PYTHONPATH=python python bench/probes/probe_first_difference.py \\
-        zoo2/gpt2.onnx [--quantize qop_u8s8_pc] [--batch 2] [--show 12]
+        zoo2/gpt2.onnx [--quantize qop_u8s8_pc] [--batch 2] [--show 12] [--min-rel 1e-3]
 
 --quantize CONFIG: first quantize the float model as bench/sweep_quant.py does (its CONFIGS).
 """
@@ -29,6 +29,8 @@ def main() -> int:
     ap.add_argument("--quantize")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--show", type=int, default=12)
+    ap.add_argument("--min-rel", type=float, default=0.0,
+                    help="list only outputs whose largest difference exceeds this share of their largest |value|")
     args = ap.parse_args()
     import onnx
     import onnxruntime as ort
@@ -67,7 +69,7 @@ def main() -> int:
                 shown += 1
                 continue
             d = np.abs(a - b)
-            if d.size and d.max() > 0:
+            if d.size and d.max() > args.min_rel * max(np.abs(b).max(), np.finfo(np.float32).tiny):
                 print(f"{node.op_type:24s} {name[:60]:60s} max diff {d.max():.3g} in {(d > 0).sum()} of {d.size} "
                       f"(largest |value| {np.abs(b).max():.3g})")
                 shown += 1

@@ -78,11 +78,34 @@ inline float lanes_total(const float* y, int64_t n) {
   return lanes_sum(acc);
 }
 
+// Note [softmax's tiny probabilities]: onnxruntime's Softmax (MLAS's sum-exp kernels) keeps the
+// subnormal values of e^(x - max) on a CPU with AVX-512F, and on one without (its FMA3 kernel)
+// writes 0 wherever (x - max) * log2(e) rounds below -126, that is x - max < -126.5 ln 2
+// (onnxruntime 1.32 on an AVX2-only EPYC, 4096 steps over [-87.8, -87.55]: -87.68309 kept as
+// 9.0e-39, -87.68315 zeroed; its Exp keeps the subnormals on both). A detector's `score > 0`
+// counts them: torchvision's Faster R-CNN (zoo2, box score threshold 0) kept a fifth box of score
+// 1.0e-43 there where onnxruntime kept four. So Softmax flushes as onnxruntime does on the CPU it
+// runs on: below kFma3Floor where the CPU lacks AVX-512F, never where it has it (the AVX-512
+// path below and the short rows' clone keep them, as onnxruntime's AVX-512F kernel does).
+constexpr float kFma3Floor = -87.68312f;  // -126.5 ln 2
+
+float softmax_floor() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const float floor = __builtin_cpu_supports("avx512f") ? -INFINITY : kFma3Floor;
+  return floor;
+#else
+  return -INFINITY;
+#endif
+}
+
+// e^d for d = x - max <= 0, as onnxruntime's Softmax gives it on this CPU (above).
+inline float softmax_expf(float d, float floor) { return d < floor ? 0.0f : fast_expf(d); }
+
 // y = e^(x - max) / sum, over one contiguous row of n >= 1: the exps in one plain loop (the
 // compiler vectorizes it; fused with the lane sums it did not), then the sum over y in L1.
-DNNX_VECTOR_CLONES_AVX512 void softmax_row(const float* x, float* y, int64_t n) {
+DNNX_VECTOR_CLONES_AVX512 void softmax_row(const float* x, float* y, int64_t n, float floor) {
   const float max = lanes_max(x, n);
-  for (int64_t j = 0; j < n; ++j) y[j] = fast_expf(x[j] - max);
+  for (int64_t j = 0; j < n; ++j) y[j] = softmax_expf(x[j] - max, floor);
   const float scale = 1.0f / lanes_total(y, n);
   for (int64_t j = 0; j < n; ++j) y[j] *= scale;
 }
@@ -206,7 +229,7 @@ class SoftmaxKernel final : public Kernel {
 #if DNNX_SOFTMAX_AVX512
       if (softmax_avx512_usable() && softmax_row_avx512(x, y, g_.n)) return;  // Note [softmax exp with scalef]
 #endif
-      softmax_row(x, y, g_.n);
+      softmax_row(x, y, g_.n, softmax_floor());
     } else {
       log_softmax_row(x, y, g_.n);
     }
@@ -224,11 +247,13 @@ class SoftmaxKernel final : public Kernel {
       for (int64_t i = 0; i < inner; ++i) max[i] = std::max(max[i], xj[i]);
     }
     std::fill(sum, sum + inner, 0.0f);
+    // LogSoftmax keeps every exp in its sum (its outputs are logs, never the exps themselves)
+    const float floor = kind_ == SoftmaxKind::Softmax ? softmax_floor() : -INFINITY;
     for (int64_t j = 0; j < n; ++j) {
       const float* xj = x + j * inner;
       float* yj = y + j * inner;
       for (int64_t i = 0; i < inner; ++i) {
-        yj[i] = fast_expf(xj[i] - max[i]);
+        yj[i] = softmax_expf(xj[i] - max[i], floor);
         sum[i] += yj[i];
       }
     }
