@@ -39,6 +39,58 @@ def run_ort(model, feeds):
     return dict(zip(names, sess.run(None, feeds)))
 
 
+_ORT_INT8_EXACT = None
+
+
+def ort_int8_exact() -> bool:
+    """Whether onnxruntime's uint8 x int8 products are exact on this CPU. ONNX's integer ops are
+    exact; MLAS's AVX2 kernel (an x86 CPU without VNNI) sums pairs of them in int16 with
+    vpmaddubsw and saturates there (255 x 127 x 64 comes out as 32767 x 32), which dnnx does not
+    (Note in engine/backends/cpu/quant/int8_gemm_cpu.h). Where it saturates, the int8 tests
+    compare dnnx with an exact reference instead: qdq_reference_session, exact_int8_reference."""
+    global _ORT_INT8_EXACT
+    if _ORT_INT8_EXACT is None:
+        import onnxruntime as ort
+
+        graph = helper.make_graph(
+            [helper.make_node("MatMulInteger", ["a", "b"], ["y"])], "probe",
+            [helper.make_tensor_value_info("a", TensorProto.UINT8, [1, 64])],
+            [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1])],
+            [numpy_helper.from_array(np.full((64, 1), 127, np.int8), "b")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = min(model.ir_version, 10)
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        y = sess.run(None, {"a": np.full((1, 64), 255, np.uint8)})[0]
+        _ORT_INT8_EXACT = int(y[0, 0]) == 255 * 127 * 64
+    return _ORT_INT8_EXACT
+
+
+def qdq_reference_session(model_bytes: bytes, options=None):
+    """onnxruntime's session for a QDQ model: as it is where onnxruntime's int8 products are exact
+    (ort_int8_exact), else with graph optimizations off, which runs the graph's own float meaning
+    (DequantizeLinear, the float op, QuantizeLinear) instead of its saturating int8 kernels."""
+    import onnxruntime as ort
+
+    if not ort_int8_exact():
+        options = options or ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+
+
+def unsigned_weights(model):
+    """A copy of `model` with every int8 initializer made uint8 (+128): the weights of a one-node
+    integer model (B and its zero point), whose products with uint8 activations then run through
+    onnxruntime's exact uint8 x uint8 kernel ((A - a_zp)(B + 128 - (b_zp + 128)) is the same sum).
+    A weight without a zero point must have one given (0 as int8, 128 as uint8)."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for t in out.graph.initializer:
+        if t.data_type == TensorProto.INT8:
+            shifted = (numpy_helper.to_array(t).astype(np.int16) + 128).astype(np.uint8)
+            t.CopyFrom(numpy_helper.from_array(shifted, t.name))
+    return out
+
+
 def assert_matches_ort(model, feeds, rtol=FP32_RTOL, atol=FP32_ATOL, **load_kwargs):
     """Runs the model in dnnx and onnxruntime on the same feeds and compares every output."""
     expected = run_ort(model, feeds)

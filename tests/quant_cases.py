@@ -4,8 +4,12 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 import dnnx
+from ort_check import ort_int8_exact, unsigned_weights
 
 MS = "com.microsoft"
+# the ops whose 8-bit products onnxruntime's MLAS computes (saturating on AVX2 without VNNI)
+INTEGER_PRODUCTS = {"MatMulInteger", "ConvInteger", "QLinearConv", "QLinearMatMul", "QGemm", "MatMulIntegerToFloat",
+                    "DynamicQuantizeMatMul", "DynamicQuantizeLSTM"}
 
 
 def node_model(op, inputs, outputs, opset=21, domain="", out_types=None, node_attrs=None, **attrs):
@@ -36,9 +40,22 @@ def node_model(op, inputs, outputs, opset=21, domain="", out_types=None, node_at
 
 
 def reference_outputs(model, feeds):
-    """onnxruntime's outputs; onnx's reference evaluator's where onnxruntime cannot run the model."""
+    """onnxruntime's outputs; onnx's reference evaluator's where onnxruntime cannot run the model,
+    or where its uint8 x int8 products saturate on this CPU (ort_int8_exact) and the model's int8
+    weights meet uint8 (or dynamically quantized float) activations: then onnx's evaluator for
+    ai.onnx ops, and for com.microsoft ones onnxruntime on the same model with its weights made
+    uint8 (unsigned_weights), whose products are exact."""
     import onnxruntime as ort
 
+    saturates = (not ort_int8_exact() and any(n.op_type in INTEGER_PRODUCTS for n in model.graph.node)
+                 and any(t.data_type == TensorProto.INT8 for t in model.graph.initializer)
+                 and not any(np.asarray(v).dtype == np.int8 for v in feeds.values()))
+    if saturates and all(n.domain in ("", "ai.onnx") for n in model.graph.node):
+        from onnx.reference import ReferenceEvaluator
+
+        return ReferenceEvaluator(model).run(None, feeds), "reference"
+    if saturates:
+        model = unsigned_weights(model)
     try:
         sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
         return sess.run(None, feeds), "onnxruntime"

@@ -22,6 +22,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import dnnx
 from dnnx._native import load_extension
+from ort_check import qdq_reference_session
 
 pass_hooks = load_extension("_pass_hooks")  # test-only module, beside _core
 
@@ -294,7 +295,6 @@ CASES = [("conv", True, "uint8", "int8"), ("conv", False, "int8", "int8"), ("con
 
 @pytest.mark.parametrize("kind, per_channel, activation, weight", CASES)
 def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel, activation, weight, tmp_path):
-    import onnxruntime as ort
 
     model = quantized(kind, tmp_path, per_channel, activation, weight)
     x = input_of(model, 99)
@@ -322,7 +322,7 @@ def test_fused_int8_matches_float_between_qdq_and_onnxruntime(kind, per_channel,
     unfused = dnnx.load(model, passes={"fuse_qdq_int8": False})
     assert "Int8" not in str(unfused.plan())
     simulated = unfused.run_dict({"x": x})["y"]
-    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    want = qdq_reference_session(model.SerializeToString()).run(None, {"x": x})[0]
     assert got.shape == want.shape
     for other in (simulated, want):
         steps = np.abs(got.astype(np.float64) - other) / step
@@ -376,11 +376,10 @@ def test_pattern_that_does_not_match_stays_float(tmp_path):
 @pytest.mark.parametrize("kind", ["conv", "conv1x1_residual", "gemm", "matmul"])
 def test_symbolic_batch_and_empty_batch(kind, tmp_path):
     """The fused layers with a symbolic batch: batch 3 and an empty batch against onnxruntime."""
-    import onnxruntime as ort
 
     model = quantized(kind, tmp_path, True, "uint8", "int8", symbolic_batch=True)
     m = dnnx.load(model)
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    sess = qdq_reference_session(model.SerializeToString())
     for batch in (3, 0):
         x = input_of(model, 5, batch)
         assert "Int8" in str(m.plan(inputs={"x": x}))
@@ -419,7 +418,6 @@ def test_clip_between_layer_and_quantize_joins_the_layer(bounds):
     the Clips it can) becomes the layer's integer bounds: no float Conv or Clip left, and the
     outputs within one step of the float-between-QDQ run and of onnxruntime. "identity": an
     Identity there instead, as onnxruntime's tool leaves where it dropped MobileNetV2's ReLU6s."""
-    import onnxruntime as ort
 
     rng = np.random.default_rng(11)
     sx, sy = np.float32(0.02), np.float32(0.004)
@@ -456,7 +454,7 @@ def test_clip_between_layer_and_quantize_joins_the_layer(bounds):
         assert ("+ clip" in plan) == (bounds != "identity"), plan
         got = fused.run_dict({"x": x})["y"]
         simulated = dnnx.load(model, passes={"fuse_qdq_int8": False}).run_dict({"x": x})["y"]
-        want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        want = qdq_reference_session(model.SerializeToString()).run(None, {"x": x})[0]
         for other in (simulated, want):
             steps = np.abs(got.astype(np.float64) - other) / sy
             assert steps.max() <= 1.0 + 1e-3, f"{steps.max():.3f} steps apart"
@@ -471,7 +469,6 @@ def test_max_pool_of_an_older_opset_runs_on_8_bits(opset, tmp_path):
     # Note [8-bit max pool opset]: onnxruntime's quantizer keeps an older float model's opset (11
     # for the model zoo's mnist-8), and DequantizeLinear -> MaxPool -> QuantizeLinear still becomes
     # the 8-bit MaxPool, which ONNX allows from opset 12 on: dnnx refused such files.
-    import onnxruntime as ort
 
     model = quantize_static_qdq(float_model("conv_maxpool"), tmp_path, "pool", False, "uint8", "int8")
     assert [n.op_type for n in model.graph.node][-3:] == ["MaxPool", "QuantizeLinear", "DequantizeLinear"]
@@ -480,6 +477,6 @@ def test_max_pool_of_an_older_opset_runs_on_8_bits(opset, tmp_path):
     x = input_of(model, 7)
     m = dnnx.load(model, passes={"channels_last": False})
     assert [row["op"] for row in m.plan()] == ["QuantizeLinear", "Int8Conv", "MaxPool", "DequantizeLinear"]
-    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    want = qdq_reference_session(model.SerializeToString()).run(None, {"x": x})[0]
     steps = np.abs(m.run(x).astype(np.float64) - want) / output_step(model)
     assert steps.max() <= 1.0 + 1e-3

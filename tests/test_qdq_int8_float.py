@@ -25,6 +25,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import dnnx
 import dnnx.examples
+from ort_check import qdq_reference_session
 
 
 
@@ -140,7 +141,6 @@ LAYERS = [("conv", True, False, True), ("conv", False, True, False), ("conv_grou
 
 @pytest.mark.parametrize("kind, per_channel, signed_x, relu", LAYERS)
 def test_float_output_layer_is_int8_and_matches_the_float_path(kind, per_channel, signed_x, relu):
-    import onnxruntime as ort
 
     model, x, exact, bound, magnitude = layer_case(kind, per_channel, signed_x, relu)
     # ONNX's layout (the plan's rows asserted below); tests/test_int8_nhwc_conv.py runs the
@@ -160,7 +160,7 @@ def test_float_output_layer_is_int8_and_matches_the_float_path(kind, per_channel
     assert np.all(np.abs(got - exact) <= 2.0**-22 * magnitude + 1e-30), np.abs(got - exact).max()
     unfused = dnnx.load(model, passes={"fuse_qdq_int8": False})
     assert "Int8" not in str(unfused.plan())
-    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    want = qdq_reference_session(model.SerializeToString()).run(None, {"x": x})[0]
     for other in (unfused.run_dict({"x": x})["y"], want):
         assert np.all(np.abs(other - exact) <= bound), "the float path's own bound"  # the bound is the float path's
         assert np.all(np.abs(got - other) <= bound + 2.0**-22 * magnitude)
@@ -211,7 +211,6 @@ def quantized_layers(path):
 
 @pytest.mark.parametrize("name, rel_tol", [("lenet", 1e-3), ("resnet18", 2e-2)])
 def test_dnnx_quantize_file_runs_every_layer_in_int8(tmp_path, name, rel_tol):
-    import onnxruntime as ort
 
     path, x = quantized_file(tmp_path, name)
     layers = quantized_layers(path)
@@ -230,7 +229,7 @@ def test_dnnx_quantize_file_runs_every_layer_in_int8(tmp_path, name, rel_tol):
     feeds = {fused.inputs[0].name: x}
     got = list(fused.run_dict(feeds).values())[0]
     float_path = list(dnnx.load(path, passes={"fuse_qdq_int8": False}).run_dict(feeds).values())[0]
-    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    want = qdq_reference_session(str(path)).run(None, feeds)[0]
     scale = float(np.abs(want).max())
     for other in (float_path, want):
         assert np.abs(got - other).max() <= rel_tol * scale, np.abs(got - other).max() / scale
@@ -298,7 +297,6 @@ def test_quantize_linear_vector_forms_match_onnxruntime(tmp_path):
     """Per-tensor float32 -> uint8/int8 QuantizeLinear at ties, NaN, infinities, far past the range,
     with a tail past every vector width: each form (AVX-512, AVX2, the scalar loop: the int8 path
     switches pick it) equals onnxruntime bit for bit."""
-    import onnxruntime as ort
 
     runs = [("default", {}), ("portable", {"DNNX_INT8_PORTABLE": "1"})]
     if has_flag("avx2"):
@@ -310,18 +308,17 @@ def test_quantize_linear_vector_forms_match_onnxruntime(tmp_path):
         subprocess.run([sys.executable, "-c", QUANTIZE_SCRIPT, base], env=env, check=True, capture_output=True, text=True)
         got = np.load(base + ".npz")
         for kind, suffix in (("unsigned", "_u"), ("signed", "_s")):
-            sess = ort.InferenceSession(base + suffix + ".onnx", providers=["CPUExecutionProvider"])
+            sess = qdq_reference_session(base + suffix + ".onnx")
             want = sess.run(None, {"x": got["x_" + kind]})[0]
             np.testing.assert_array_equal(got[kind], want, err_msg=f"{label} {kind}")
 
 
 def test_float_output_layers_with_other_and_empty_batches(tmp_path):
     """dnnx.quantize's LeNet (symbolic batch) at batch 3 and at an empty batch, against onnxruntime."""
-    import onnxruntime as ort
 
     path, _ = quantized_file(tmp_path, "lenet")
     m = dnnx.load(path)
-    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    sess = qdq_reference_session(str(path))
     for batch in (3, 0):
         x = np.random.default_rng(batch).standard_normal((batch, 1, 28, 28)).astype(np.float32)
         got = list(m.run_dict({"x": x}).values())[0]
@@ -373,7 +370,6 @@ def bn_model():
 
 
 def test_batchnorm_joins_the_int8_layer(tmp_path):
-    import onnxruntime as ort
 
     rng = np.random.default_rng(0)
     calibration = rng.standard_normal((8, 8, 12, 12)).astype(np.float32)
@@ -395,7 +391,7 @@ def test_batchnorm_joins_the_int8_layer(tmp_path):
     x = rng.standard_normal((3, 8, 12, 12)).astype(np.float32)
     got = fused.run_dict({"x": x})["y"]
     float_path = dnnx.load(path, passes={"fuse_qdq_int8": False}).run_dict({"x": x})["y"]
-    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    want = qdq_reference_session(str(path)).run(None, {"x": x})[0]
     scale = float(np.abs(want).max())
     for other in (float_path, want):  # float rounding apart; at most a tie of a later QuantizeLinear moved
         assert np.abs(got - other).max() <= 1e-2 * scale, np.abs(got - other).max() / scale

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import dnnx
+from ort_check import ort_int8_exact, qdq_reference_session
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def ort_first_output(proto, feeds):
-    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    session = qdq_reference_session(proto.SerializeToString())
     return session.run(None, feeds)[0]
 
 
@@ -37,9 +37,17 @@ def one_step(proto) -> float:
     return scale * float(np.abs(w).max())
 
 
+# Where onnxruntime's int8 products saturate (ort_int8_exact), the reference is the QDQ graph run
+# in float: each QuantizeLinear of a deep network then rounds float sums where the int8 layers
+# round int32 ones, and a value at a tie moves a step at every layer it crosses (measured: up to 8
+# steps at ResNet-18's output on an AVX2 EPYC). A wrong kernel is hundreds of steps off either way.
+FLOAT_REFERENCE_STEPS = 16
+
+
 def assert_within_one_step(got, want, proto):
     err = float(np.max(np.abs(got.astype(np.float64) - want)))
-    assert err <= one_step(proto) + 1e-6 * float(np.max(np.abs(want))), (err, one_step(proto))
+    steps = 1 if ort_int8_exact() else FLOAT_REFERENCE_STEPS
+    assert err <= steps * one_step(proto) + 1e-6 * float(np.max(np.abs(want))), (err, one_step(proto))
 
 
 def plan_of(proto) -> str:

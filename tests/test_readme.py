@@ -3,6 +3,7 @@ dict of its Python API section, under dnnx.threads.set_num_threads(1) (the READM
 `dnnx models lenet`'s, seed 0), the Model repr, and `dnnx info lenet.onnx`'s report. Each block
 is parsed out of README.md, so an edit to either side that makes them differ fails here."""
 import ast
+import re
 from pathlib import Path
 
 import onnx
@@ -59,12 +60,23 @@ def test_the_plan_example_is_what_plan_prints(lenet, one_thread):
     for machine_dependent in ("not channels-last", "not packed gemm"):  # a CPU without AVX-512: no such path
         if not any(machine_dependent in line for line in printed):
             shown = [line for line in shown if machine_dependent not in line]
+    if any("no AVX-512" in line for line in printed):
+        # The README shows an AVX-512 CPU's plan (its packed GEMM and 2x2 pool kernels); another CPU
+        # plans other kernels for the same layers: the layers, ops and shapes must still agree.
+        columns = lambda lines: [re.split(r"  +", line)[:4] for line in lines[2:] if not line.startswith("  ")]  # noqa: E731
+        assert columns(printed) == columns(shown)
+        return
     assert printed == shown
 
 
 def test_the_memory_example_is_what_memory_returns(lenet, one_thread):
     shown = ast.literal_eval(comment_after("m.memory(batch_size=4)"))
-    assert dnnx.load(lenet).memory(batch_size=4) == shown
+    m = dnnx.load(lenet)
+    got = m.memory(batch_size=4)
+    if any("no AVX-512" in why for row in m.plan(batch_size=4) for _, why in row["rejected"]):
+        # the workspace is the kernels' (the README's is an AVX-512 CPU's packed GEMM); the arena is the plan's
+        got, shown = dict(got, workspace_bytes=None), dict(shown, workspace_bytes=None)
+    assert got == shown
 
 
 def test_the_model_repr_example(lenet):

@@ -2,7 +2,6 @@
 conversions is timed at load against its ONNX-layout twin, and the faster is kept. The verdict is
 forced here (MARGIN) where a test checks what each outcome leaves behind; the zoo's DenseNet, whose
 concatenations cut its regions 122 times, is timed for real."""
-import os
 import re
 
 import numpy as np
@@ -13,8 +12,7 @@ from dnnx import _layout_choice
 from ort_check import rand, run_ort
 from residual_models import residual_block
 from test_cuda_channels_last import assert_close
-
-EXTERNAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "external")
+from zoo_check import zoo_model
 
 
 @pytest.fixture
@@ -37,7 +35,7 @@ def block():
 def test_a_twin_measured_faster_runs_in_onnx_layout_from_then_on(every_plan_timed, monkeypatch, precision):
     monkeypatch.setattr(_layout_choice, "MARGIN", -100.0)  # the twin wins whatever the times
     model, feeds = block()
-    m = dnnx.load(model, device="cuda", precision=precision, plan_cache=False)
+    m = dnnx.load(model, device="cuda", precision=precision, batch_size=4, plan_cache=False)
     assert m.passes["channels_last"] is False and "layout_choice" in m.load_profile()
     assert not [r["op"] for r in m.plan() if r["op"].endswith("@NHWC")], m.plan()
     notes = layout_notes(m)
@@ -53,7 +51,7 @@ def test_a_twin_measured_faster_runs_in_onnx_layout_from_then_on(every_plan_time
 def test_a_channels_last_plan_measured_faster_is_kept(every_plan_timed, monkeypatch):
     monkeypatch.setattr(_layout_choice, "MARGIN", 0.999)  # the twin never wins
     model, feeds = block()
-    m = dnnx.load(model, device="cuda", precision="tf32", plan_cache=False)
+    m = dnnx.load(model, device="cuda", precision="tf32", batch_size=4, plan_cache=False)
     assert m.passes["channels_last"] is True and [r for r in m.plan() if r["op"].endswith("@NHWC")]
     notes = layout_notes(m)
     assert len(notes) == 1 and notes[0].startswith("layout: channels-last kept, measured:"), notes
@@ -81,9 +79,7 @@ def test_fp32_has_no_channels_last_plan_to_time(every_plan_timed):
 
 @pytest.mark.parametrize("precision", ["tf32", "fp16"])
 def test_densenet_keeps_the_layout_it_measured_faster(precision):
-    path = os.path.join(EXTERNAL, "zoo", "densenet121.onnx")
-    if not os.path.exists(path):
-        pytest.skip("../shared/external/zoo is not here")
+    path = zoo_model("densenet121")  # skips where ../shared/external/zoo is not here
     m = dnnx.load(path, device="cuda", precision=precision, batch_size=16, plan_cache=False)
     notes = layout_notes(m)
     assert len(notes) == 1, m.plan().notes
