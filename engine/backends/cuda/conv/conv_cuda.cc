@@ -37,6 +37,7 @@
 #include "backends/cuda/search/reasons.h"
 #include "backends/cuda/search/search.h"
 #include "backends/cuda/conv/window_2d.h"
+#include "backends/cuda/conv/conv_activation.h"
 #include "backends/cuda/conv/conv_gemm.h"
 #include "backends/cuda/conv/conv_layout.h"
 #include "backends/cuda/backend/cuda_kernels.h"
@@ -479,6 +480,13 @@ void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx) {
   for (const auto& [op, epilogue] : ops) {
     r.add(op, conv_factory(ctx, epilogue, false)).with_dtypes(kFloatAndHalves);
     r.add(std::string(op) + kChannelsLastSuffix, conv_factory(ctx, epilogue, true))
+        .with_dtypes(kFloatAndHalves)
+        .refusing(channels_last_check(op, [](const Node& node) { return symmetric_pads_reason(node, ""); }));
+  }
+  // Note [conv activations on cuda]: the plain conv, then the activation in place
+  for (const char* op : {"Conv+Swish", "Conv+HardSwish", "Conv+Clip"}) {
+    r.add(op, conv_activation_factory(ctx, conv_factory(ctx, Epilogue::None, false))).with_dtypes(kFloatAndHalves);
+    r.add(std::string(op) + kChannelsLastSuffix, conv_activation_factory(ctx, conv_factory(ctx, Epilogue::None, true)))
         .with_dtypes(kFloatAndHalves)
         .refusing(channels_last_check(op, [](const Node& node) { return symmetric_pads_reason(node, ""); }));
   }

@@ -1,0 +1,39 @@
+// Note [conv activations on cuda]: "Conv+Swish" (SiLU: x * sigmoid(x)), "Conv+HardSwish" and
+// "Conv+Clip" (ReLU6 and the like; attributes clip_min, clip_max), made by the
+// fuse_conv_activation pass, and their "@NHWC" forms: the conv as "Conv" plans it (cuDNN's
+// choice, the direct depthwise kernel, the 1x1 GEMM), then one in-place pass of the activation
+// over its output. Unfused, SiLU was a Sigmoid and a Mul: two passes and a second buffer
+// (EfficientNet-B0 at fp32, batch 64, an H100: 1.49 + 1.94 ms of 11.3; session 15's profile),
+// and Clip and HardSwish one pass each into a second buffer. Float32, float16 and bfloat16: the
+// activation computed in float and stored once (unfused half storage rounded the Sigmoid's output
+// as well).
+#pragma once
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "ir/tensor.h"
+#include "runtime/backend.h"
+
+namespace dnnx::cuda {
+
+struct CudaContext;
+
+enum class ConvActivationKind { Swish, HardSwish, Clip };
+
+struct ConvActivation {
+  ConvActivationKind kind = ConvActivationKind::Swish;
+  float lo = 0, hi = 0;  // Clip's bounds
+};
+
+// y[i] = act(y[i]) for i < n, elements of `dtype` (float32, float16 or bfloat16).
+void launch_conv_activation(const ConvActivation& act, void* y, int64_t n, DType dtype, cudaStream_t stream);
+
+// The fused op's activation ("Conv+Swish", "Conv+HardSwish@NHWC", ...).
+ConvActivation conv_activation_of(const Node& node);
+
+// The factory of a Conv+<activation> op: `conv` (the plain Conv's factory, in the same layout)
+// plans the conv; its kernel is then followed by launch_conv_activation over output 0.
+KernelFactory conv_activation_factory(const CudaContext& ctx, KernelFactory conv);
+
+}  // namespace dnnx::cuda

@@ -1,0 +1,67 @@
+// Conv+Swish, Conv+HardSwish and Conv+Clip on CUDA: Note [conv activations on cuda] (conv_activation.h).
+#include "backends/cuda/conv/conv_activation.h"
+
+#include "backends/cuda/backend/cuda_context.h"
+#include "ops/layout/channels_last.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+class ConvActivationKernel final : public Kernel {
+ public:
+  ConvActivationKernel(const CudaContext& ctx, std::unique_ptr<Kernel> conv, ConvActivation act, int64_t n, DType dtype)
+      : ctx_(ctx), conv_(std::move(conv)), act_(act), n_(n), dtype_(dtype) {}
+
+  void run(const KernelArgs& args) const override {
+    conv_->run(args);
+    launch_conv_activation(act_, args.outputs[0], n_, dtype_, ctx_.stream);
+  }
+
+ private:
+  const CudaContext& ctx_;
+  std::unique_ptr<Kernel> conv_;
+  ConvActivation act_;
+  int64_t n_;
+  DType dtype_;
+};
+
+const char* activation_name(ConvActivationKind kind) {
+  switch (kind) {
+    case ConvActivationKind::Swish: return "swish";
+    case ConvActivationKind::HardSwish: return "hardswish";
+    case ConvActivationKind::Clip: return "clip";
+  }
+  return "";
+}
+
+}  // namespace
+
+ConvActivation conv_activation_of(const Node& node) {
+  const std::string op = channels_first_op(node.op_type);
+  ConvActivation act;
+  if (op == "Conv+Clip") {
+    act.kind = ConvActivationKind::Clip;
+    act.lo = node.attr_float("clip_min", 0.0f);
+    act.hi = node.attr_float("clip_max", 0.0f);
+  } else if (op == "Conv+HardSwish") {
+    act.kind = ConvActivationKind::HardSwish;
+  } else {
+    act.kind = ConvActivationKind::Swish;
+  }
+  return act;
+}
+
+KernelFactory conv_activation_factory(const CudaContext& ctx, KernelFactory conv) {
+  return [&ctx, conv = std::move(conv)](const Node& node, const std::vector<ValueInfo>& inputs,
+                                        const std::vector<TensorInfo>& outputs) {
+    KernelChoice choice = conv(node, inputs, outputs);
+    const ConvActivation act = conv_activation_of(node);
+    choice.algorithm += std::string(", then the ") + activation_name(act.kind) + " kernel in place";
+    choice.kernel = std::make_unique<ConvActivationKernel>(ctx, std::move(choice.kernel), act,
+                                                           numel(outputs[0].shape), outputs[0].dtype);
+    return choice;
+  };
+}
+
+}  // namespace dnnx::cuda
