@@ -7,10 +7,10 @@ arrays, CUDA graph replays, the median run time, and the plan's fused layers.
     python3 bench/probes/probe_conv_activation_cuda.py [--batch 64] [--runs 20] [--budget 300] [model ...]
 """
 import argparse
-import json
-import subprocess
 import sys
 import time
+
+from _child_cases import add_case_arguments, run_child
 
 DEFAULT_MODELS = ["zoo/efficientnet_b0.onnx", "zoo/mobilenet_v3_small.onnx", "zoo/mobilenet_v2.onnx",
                   "zoo2/rexnet_100.onnx", "zoo2/mobilevit_xxs.onnx"]
@@ -43,11 +43,7 @@ print(json.dumps({"ms": 1e3 * float(np.median(times)), "fused": activations}))
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--budget", type=float, default=300, help="seconds; cases not started by then are skipped")
-    ap.add_argument("--timeout", type=int, default=120)
+    add_case_arguments(ap, DEFAULT_MODELS, runs=20, budget=300)
     args = ap.parse_args()
     end = time.time() + args.budget
     print(f"batch {args.batch}, median of {args.runs} runs (device arrays); cells: unfused ms / fused ms "
@@ -62,16 +58,8 @@ def main() -> int:
                 if time.time() > end:
                     got.append("not run")
                     continue
-                try:
-                    r = subprocess.run([sys.executable, "-c", CHILD, name, precision, fused, str(args.batch),
-                                        str(args.runs)], capture_output=True, text=True, timeout=args.timeout)
-                    if r.returncode:
-                        got.append("error: " + (r.stderr.strip().splitlines() or ["rc %d" % r.returncode])[-1][:60])
-                    else:
-                        d = json.loads(r.stdout.strip().splitlines()[-1])
-                        got.append(f"{d['ms']:.2f}" + (f" ({d['fused']})" if fused == "1" else ""))
-                except subprocess.TimeoutExpired:
-                    got.append("timeout")
+                d, why = run_child(CHILD, [name, precision, fused, args.batch, args.runs], args.timeout)
+                got.append(why or f"{d['ms']:.2f}" + (f" ({d['fused']})" if fused == "1" else ""))
             cells.append(" / ".join(got))
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
     return 0

@@ -12,10 +12,10 @@ load's layout_choice seconds.
         [--configs "tf32 measured,fp16 measured"] [model ...]
 """
 import argparse
-import json
-import subprocess
 import sys
 import time
+
+from _child_cases import add_case_arguments, run_child
 
 DEFAULT_MODELS = [
     "zoo/densenet121.onnx", "zoo/mobilenet_v2.onnx", "zoo/efficientnet_b0.onnx", "zoo/mobilenet_v3_small.onnx",
@@ -54,11 +54,7 @@ print(json.dumps({"ms": 1e3 * float(np.median(times)), "layers": len(rows), "con
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--runs", type=int, default=30)
-    ap.add_argument("--budget", type=float, default=400, help="seconds; cases not started by then are skipped")
-    ap.add_argument("--timeout", type=int, default=120)
+    add_case_arguments(ap, DEFAULT_MODELS, runs=30, budget=400)
     ap.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated, of: " + ", ".join(CONFIGS))
     args = ap.parse_args()
     configs = [c.strip().split() for c in args.configs.split(",") if c.strip()]
@@ -73,19 +69,13 @@ def main() -> int:
             if time.time() > end:
                 cells.append("not run")
                 continue
-            try:
-                r = subprocess.run([sys.executable, "-c", CHILD, name, precision, layout,
-                                    str(args.batch), str(args.runs)], capture_output=True, text=True,
-                                   timeout=args.timeout)
-                if r.returncode:
-                    cells.append("error: " + (r.stderr.strip().splitlines() or ["rc %d" % r.returncode])[-1][:80])
-                else:
-                    d = json.loads(r.stdout.strip().splitlines()[-1])
-                    chosen = "" if layout != "measured" else \
-                        f" {d['kept']}" + (f", timed {d['layout_s']:.2f} s" if d["layout_s"] is not None else ", untimed")
-                    cells.append(f"{d['ms']:.2f} ({d['conversions']}/{d['nhwc']}{chosen})")
-            except subprocess.TimeoutExpired:
-                cells.append("timeout")
+            d, why = run_child(CHILD, [name, precision, layout, args.batch, args.runs], args.timeout)
+            if why:
+                cells.append(why)
+                continue
+            chosen = "" if layout != "measured" else \
+                f" {d['kept']}" + (f", timed {d['layout_s']:.2f} s" if d["layout_s"] is not None else ", untimed")
+            cells.append(f"{d['ms']:.2f} ({d['conversions']}/{d['nhwc']}{chosen})")
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
     return 0
 
