@@ -17,11 +17,12 @@ DEFAULT_MODELS = ["zoo/efficientnet_b0.onnx", "zoo/mobilenet_v3_small.onnx", "zo
 PRECISIONS = ["fp32", "tf32", "fp16"]
 
 CHILD = r"""
-import json, sys, time, warnings
+import json, sys, warnings
 import numpy as np
 sys.path.insert(0, "bench")
 import dnnx
 from _external_models import EXTERNAL, make_inputs, read_model
+from _timing import time_calls
 warnings.simplefilter("ignore")
 name, precision, fused, batch, runs = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4]), int(sys.argv[5])
 model = read_model(name, EXTERNAL)
@@ -30,13 +31,8 @@ m = dnnx.load(model, device="cuda", precision=precision, batch_size=batch, plan_
               passes={"fuse_conv_activation": fused})
 activations = sum(1 for r in m.plan() if r["op"].split("@")[0] in ("Conv+Swish", "Conv+HardSwish", "Conv+Clip"))
 dev = {k: m.to_device(v) for k, v in feeds.items()}
-for _ in range(5):
-    m.run_dict(dev, output="device")
-times = []
-for _ in range(runs):
-    t = time.perf_counter()
-    m.run_dict(dev, output="device")
-    times.append(time.perf_counter() - t)
+# a run returns once it is done (as bench/_speed_dnnx_worker.py times it)
+times = time_calls(lambda: m.run_dict(dev, output="device"), 5, runs)
 print(json.dumps({"ms": 1e3 * float(np.median(times)), "fused": activations}))
 """
 

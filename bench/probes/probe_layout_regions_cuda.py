@@ -25,11 +25,12 @@ DEFAULT_MODELS = [
 CONFIGS = ["fp32 nhwc", "tf32 nhwc", "tf32 nchw", "fp16 nhwc", "fp16 nchw", "tf32 measured", "fp16 measured"]
 
 CHILD = r"""
-import json, sys, time, warnings
+import json, sys, warnings
 import numpy as np
 sys.path.insert(0, "bench")
 import dnnx
 from _external_models import EXTERNAL, make_inputs, read_model
+from _timing import time_calls
 warnings.simplefilter("ignore")
 name, precision, layout, batch, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 model = read_model(name, EXTERNAL)
@@ -40,13 +41,8 @@ rows = m.plan()
 conversions = sum(1 for r in rows if r["op"].startswith("Transpose"))
 nhwc = sum(1 for r in rows if "@NHWC" in r["op"])
 dev = {k: m.to_device(v) for k, v in feeds.items()}
-for _ in range(5):
-    m.run_dict(dev, output="device")
-times = []
-for _ in range(runs):
-    t = time.perf_counter()
-    m.run_dict(dev, output="device")  # returns once the run is done (as bench/_speed_dnnx_worker.py times it)
-    times.append(time.perf_counter() - t)
+# a run returns once it is done (as bench/_speed_dnnx_worker.py times it)
+times = time_calls(lambda: m.run_dict(dev, output="device"), 5, runs)
 print(json.dumps({"ms": 1e3 * float(np.median(times)), "layers": len(rows), "conversions": conversions, "nhwc": nhwc,
                   "layout_s": m.load_profile().get("layout_choice"), "kept": "nhwc" if m.passes["channels_last"] else "nchw"}))
 """
