@@ -17,7 +17,7 @@ DEFAULT_MODELS = ["zoo/efficientnet_b0.onnx", "zoo/mobilenet_v3_small.onnx", "zo
 PRECISIONS = ["fp32", "tf32", "fp16"]
 
 CHILD = r"""
-import json, sys, warnings
+import json, os, sys, warnings
 import numpy as np
 sys.path.insert(0, "bench")
 import dnnx
@@ -25,6 +25,7 @@ from _external_models import EXTERNAL, make_inputs, read_model
 from _timing import time_calls
 warnings.simplefilter("ignore")
 name, precision, fused, batch, runs = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4]), int(sys.argv[5])
+os.environ["DNNX_PROBE_CUDA_CONV_ACTIVATION"] = "1" if fused else "0"  # the kernels' switch (conv_activation.h)
 model = read_model(name, EXTERNAL)
 feeds, _ = make_inputs(name, model, batch)
 m = dnnx.load(model, device="cuda", precision=precision, batch_size=batch, plan_cache=False,

@@ -6,7 +6,9 @@
 // (EfficientNet-B0 at fp32, batch 64, an H100: 1.49 + 1.94 ms of 11.3; session 15's profile),
 // and Clip and HardSwish one pass each into a second buffer. Float32, float16 and bfloat16: the
 // activation computed in float and stored once (unfused half storage rounded the Sigmoid's output
-// as well).
+// as well). Registered only with DNNX_PROBE_CUDA_CONV_ACTIVATION=1 (TestHooks::conv_activation):
+// written in session 15, when no GPU run was had to test it; tests/cuda/test_cuda_conv_activation.py
+// sets it.
 #pragma once
 #include <cstdint>
 
