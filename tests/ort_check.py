@@ -1,6 +1,8 @@
 """Shared test helpers: build small ONNX models and compare dnnx with onnxruntime."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -39,30 +41,25 @@ def run_ort(model, feeds):
     return dict(zip(names, sess.run(None, feeds)))
 
 
-_ORT_INT8_EXACT = None
-
-
+@lru_cache(maxsize=1)
 def ort_int8_exact() -> bool:
     """Whether onnxruntime's uint8 x int8 products are exact on this CPU. ONNX's integer ops are
     exact; MLAS's AVX2 kernel (an x86 CPU without VNNI) sums pairs of them in int16 with
     vpmaddubsw and saturates there (255 x 127 x 64 comes out as 32767 x 32), which dnnx does not
     (Note in engine/backends/cpu/quant/int8_gemm_cpu.h). Where it saturates, the int8 tests
     compare dnnx with an exact reference instead: qdq_reference_session, exact_int8_reference."""
-    global _ORT_INT8_EXACT
-    if _ORT_INT8_EXACT is None:
-        import onnxruntime as ort
+    import onnxruntime as ort
 
-        graph = helper.make_graph(
-            [helper.make_node("MatMulInteger", ["a", "b"], ["y"])], "probe",
-            [helper.make_tensor_value_info("a", TensorProto.UINT8, [1, 64])],
-            [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1])],
-            [numpy_helper.from_array(np.full((64, 1), 127, np.int8), "b")])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-        model.ir_version = min(model.ir_version, 10)
-        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-        y = sess.run(None, {"a": np.full((1, 64), 255, np.uint8)})[0]
-        _ORT_INT8_EXACT = int(y[0, 0]) == 255 * 127 * 64
-    return _ORT_INT8_EXACT
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["a", "b"], ["y"])], "probe",
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, [1, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1])],
+        [numpy_helper.from_array(np.full((64, 1), 127, np.int8), "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = min(model.ir_version, 10)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    y = sess.run(None, {"a": np.full((1, 64), 255, np.uint8)})[0]
+    return int(y[0, 0]) == 255 * 127 * 64
 
 
 def qdq_reference_session(model_bytes: bytes, options=None):

@@ -304,16 +304,22 @@ def _wait_for_quiet(limit_s: float = _QUIET_WAIT_S) -> None:
         time.sleep(0.0002)
 
 
-def _turns_ms(baseline, candidate, feeds: list) -> tuple:
-    """Each plan's time on ``feeds``, the two taking turns: one replayed graph each per turn (the
-    sum of its layers' times), after no request has work on the device (or a bounded wait); the
-    median per plan."""
-    times = ([], [])
-    for _ in range(_PROFILE_TURNS):
-        for engine, out in zip((baseline, candidate), times):
-            _wait_for_quiet()
+def profile_turns(engines, feeds: list, turns: int, times: tuple, before_each=None) -> None:
+    """Plans timed taking turns: each turn appends to times[k] one replayed graph of engines[k] on
+    ``feeds`` (the sum of its layers' event times); ``before_each`` runs before each replay."""
+    for _ in range(turns):
+        for engine, out in zip(engines, times):
+            if before_each is not None:
+                before_each()
             layers = engine.profile(feeds, 1)["layers"]
             out.append(float(sum(layer["times_ms"][0] for layer in layers)))
+
+
+def _turns_ms(baseline, candidate, feeds: list) -> tuple:
+    """Each plan's time on ``feeds``, the two taking turns, each replay after no request has work
+    on the device (or a bounded wait); the median per plan."""
+    times = ([], [])
+    profile_turns((baseline, candidate), feeds, _PROFILE_TURNS, times, _wait_for_quiet)
     return float(np.median(times[0])), float(np.median(times[1]))
 
 

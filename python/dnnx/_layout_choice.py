@@ -59,13 +59,6 @@ def verdict(nhwc_ms: float, nchw_ms: float, conversions: int, nhwc_layers: int, 
     return False, f"layout: channels-last kept, measured: {measured} (Note [measured layout])"
 
 
-def _turns_ms(engines, feeds: list, turns: int, times: tuple) -> None:
-    for _ in range(turns):
-        for engine, out in zip(engines, times):
-            layers = engine.profile(feeds, 1)["layers"]
-            out.append(float(sum(layer["times_ms"][0] for layer in layers)))
-
-
 def choose(engine, ir: dict, build_twin) -> tuple:
     """(twin or None, note or ""): `engine` is the model's channels-last CUDA engine and
     `build_twin()` builds the same without the channels_last pass. The twin is returned where it
@@ -80,10 +73,10 @@ def choose(engine, ir: dict, build_twin) -> tuple:
     twin = build_twin()
     feeds = [_background_search._search_data(shape, dtype) for (_, _, dtype), shape in zip(ir["inputs"], shapes)]
     times = ([], [])
-    _turns_ms((engine, twin), feeds, FIRST_TURNS, times)
+    _background_search.profile_turns((engine, twin), feeds, FIRST_TURNS, times)
     nhwc_ms, nchw_ms = median(times[0]), median(times[1])
     if abs(nhwc_ms - nchw_ms) <= CLOSE * max(nhwc_ms, nchw_ms):
-        _turns_ms((engine, twin), feeds, CLOSE_TURNS, times)
+        _background_search.profile_turns((engine, twin), feeds, CLOSE_TURNS, times)
         nhwc_ms, nchw_ms = median(times[0]), median(times[1])
     where = ", ".join("x".join(str(d) for d in s) for s in shapes)
     keep_nchw, note = verdict(nhwc_ms, nchw_ms, conversions, nhwc_layers, where)

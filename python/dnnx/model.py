@@ -524,9 +524,10 @@ class Model:
         backend`` are then the waits for it, and ``device start: libraries``, ``device start:
         probe`` and ``device start: open`` that thread's steps (cuBLAS and cuDNN loaded; the
         backend library opened, the driver started and the devices counted; the context, handles
-        and kernels). On CUDA at fp16 or bf16, ``precision_choice`` (Note
-        [measured precision]: the half plan and an fp32 twin timed, the engine built again where
-        a segment keeps fp32)."""
+        and kernels). On CUDA at tf32, fp16 or bf16, ``layout_choice`` where the plan was timed
+        against its ONNX-layout twin (Note [measured layout]); at fp16 or bf16, ``precision_choice``
+        (Note [measured precision]: the half plan and an fp32 twin timed, the engine built again
+        where a segment keeps fp32)."""
         return dict(self._load_profile)
 
     def kernels(self) -> dict:

@@ -10,7 +10,6 @@
 #include "backends/cpu/elementwise/hard_swish_cpu.h"
 #include "backends/cpu/elementwise/sigmoid_rows_cpu.h"
 #include "backends/cpu/runtime/fast_math.h"
-#include "ir/graph.h"
 
 namespace dnnx {
 
@@ -27,20 +26,6 @@ DNNX_VECTOR_CLONES_AVX512 void clip_rows(float lo, float hi, float* y, int64_t n
 }
 
 }  // namespace
-
-ConvActivation conv_activation_of(const Node& node) {
-  ConvActivation act;
-  if (node.op_type == "Conv+Clip") {
-    act.kind = ConvActivationKind::Clip;
-    act.lo = node.attr_float("clip_min", 0.0f);
-    act.hi = node.attr_float("clip_max", 0.0f);
-  } else if (node.op_type == "Conv+HardSwish") {
-    act.kind = ConvActivationKind::HardSwish;
-  } else if (node.op_type == "Conv+Swish") {
-    act.kind = ConvActivationKind::Swish;
-  }
-  return act;
-}
 
 void apply_conv_activation(const ConvActivation& act, float* y, int64_t n) {
   switch (act.kind) {

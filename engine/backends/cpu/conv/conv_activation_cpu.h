@@ -6,22 +6,10 @@
 // layer gives the unfused graph's results.
 #pragma once
 #include <cstdint>
-#include <string>
+
+#include "ops/conv/conv_activation.h"
 
 namespace dnnx {
-
-struct Node;
-
-enum class ConvActivationKind { None, Clip, HardSwish, Swish };
-
-struct ConvActivation {
-  ConvActivationKind kind = ConvActivationKind::None;
-  float lo = 0.0f, hi = 0.0f;  // Clip's bounds
-};
-
-// The activation of a fused conv node by its op type ("Conv+Clip": clip_min / clip_max
-// attributes); None for "Conv", "Conv+Relu", "Conv+Add+Relu".
-ConvActivation conv_activation_of(const Node& node);
 
 // y[0, n) = act(y[0, n)), vectorized (8 lanes where the CPU has AVX2).
 void apply_conv_activation(const ConvActivation& act, float* y, int64_t n);

@@ -206,7 +206,9 @@ DNNX_VECTOR_CLONES_AVX512 void log_softmax_row(const float* x, float* y, int64_t
 
 class SoftmaxKernel final : public Kernel {
  public:
-  SoftmaxKernel(SoftmaxKind kind, SoftmaxGeometry g) : kind_(kind), g_(g) {}
+  // floor_: LogSoftmax keeps every exp in its sum (its outputs are logs, never the exps themselves)
+  SoftmaxKernel(SoftmaxKind kind, SoftmaxGeometry g)
+      : kind_(kind), g_(g), floor_(kind == SoftmaxKind::Softmax ? softmax_floor() : -INFINITY) {}
 
   void run(const KernelArgs& args) const override {
     const float* x = args.in(0);
@@ -229,7 +231,7 @@ class SoftmaxKernel final : public Kernel {
 #if DNNX_SOFTMAX_AVX512
       if (softmax_avx512_usable() && softmax_row_avx512(x, y, g_.n)) return;  // Note [softmax exp with scalef]
 #endif
-      softmax_row(x, y, g_.n, softmax_floor());
+      softmax_row(x, y, g_.n, floor_);
     } else {
       log_softmax_row(x, y, g_.n);
     }
@@ -247,13 +249,11 @@ class SoftmaxKernel final : public Kernel {
       for (int64_t i = 0; i < inner; ++i) max[i] = std::max(max[i], xj[i]);
     }
     std::fill(sum, sum + inner, 0.0f);
-    // LogSoftmax keeps every exp in its sum (its outputs are logs, never the exps themselves)
-    const float floor = kind_ == SoftmaxKind::Softmax ? softmax_floor() : -INFINITY;
     for (int64_t j = 0; j < n; ++j) {
       const float* xj = x + j * inner;
       float* yj = y + j * inner;
       for (int64_t i = 0; i < inner; ++i) {
-        yj[i] = softmax_expf(xj[i] - max[i], floor);
+        yj[i] = softmax_expf(xj[i] - max[i], floor_);
         sum[i] += yj[i];
       }
     }
@@ -275,6 +275,7 @@ class SoftmaxKernel final : public Kernel {
 
   SoftmaxKind kind_;
   SoftmaxGeometry g_;
+  float floor_;  // e^(x - max) below it is 0 (Note [softmax's tiny probabilities])
 };
 
 KernelFactory softmax_factory(SoftmaxKind kind) {

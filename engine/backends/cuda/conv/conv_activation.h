@@ -15,24 +15,15 @@
 #include <cuda_runtime.h>
 
 #include "ir/tensor.h"
+#include "ops/conv/conv_activation.h"
 #include "runtime/backend.h"
 
 namespace dnnx::cuda {
 
 struct CudaContext;
 
-enum class ConvActivationKind { Swish, HardSwish, Clip };
-
-struct ConvActivation {
-  ConvActivationKind kind = ConvActivationKind::Swish;
-  float lo = 0, hi = 0;  // Clip's bounds
-};
-
-// y[i] = act(y[i]) for i < n, elements of `dtype` (float32, float16 or bfloat16).
+// y[i] = act(y[i]) for i < n, elements of `dtype` (float32, float16 or bfloat16); None: nothing.
 void launch_conv_activation(const ConvActivation& act, void* y, int64_t n, DType dtype, cudaStream_t stream);
-
-// The fused op's activation ("Conv+Swish", "Conv+HardSwish@NHWC", ...).
-ConvActivation conv_activation_of(const Node& node);
 
 // The factory of a Conv+<activation> op: `conv` (the plain Conv's factory, in the same layout)
 // plans the conv; its kernel is then followed by launch_conv_activation over output 0.

@@ -2,7 +2,6 @@
 #include "backends/cuda/conv/conv_activation.h"
 
 #include "backends/cuda/backend/cuda_context.h"
-#include "ops/layout/channels_last.h"
 
 namespace dnnx::cuda {
 
@@ -31,26 +30,12 @@ const char* activation_name(ConvActivationKind kind) {
     case ConvActivationKind::Swish: return "swish";
     case ConvActivationKind::HardSwish: return "hardswish";
     case ConvActivationKind::Clip: return "clip";
+    case ConvActivationKind::None: break;
   }
   return "";
 }
 
 }  // namespace
-
-ConvActivation conv_activation_of(const Node& node) {
-  const std::string op = channels_first_op(node.op_type);
-  ConvActivation act;
-  if (op == "Conv+Clip") {
-    act.kind = ConvActivationKind::Clip;
-    act.lo = node.attr_float("clip_min", 0.0f);
-    act.hi = node.attr_float("clip_max", 0.0f);
-  } else if (op == "Conv+HardSwish") {
-    act.kind = ConvActivationKind::HardSwish;
-  } else {
-    act.kind = ConvActivationKind::Swish;
-  }
-  return act;
-}
 
 KernelFactory conv_activation_factory(const CudaContext& ctx, KernelFactory conv) {
   return [&ctx, conv = std::move(conv)](const Node& node, const std::vector<ValueInfo>& inputs,

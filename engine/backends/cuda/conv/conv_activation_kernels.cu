@@ -38,7 +38,7 @@ void launch_kind(T* y, int64_t n, float lo, float hi, cudaStream_t stream) {
 }  // namespace
 
 void launch_conv_activation(const ConvActivation& act, void* y, int64_t n, DType dtype, cudaStream_t stream) {
-  if (n == 0) return;
+  if (n == 0 || act.kind == ConvActivationKind::None) return;
   with_element(dtype, [&](auto e) {
     using T = decltype(e);
     T* t = static_cast<T*>(y);
@@ -46,6 +46,7 @@ void launch_conv_activation(const ConvActivation& act, void* y, int64_t n, DType
       case ConvActivationKind::Swish: launch_kind<ConvActivationKind::Swish>(t, n, act.lo, act.hi, stream); break;
       case ConvActivationKind::HardSwish: launch_kind<ConvActivationKind::HardSwish>(t, n, act.lo, act.hi, stream); break;
       case ConvActivationKind::Clip: launch_kind<ConvActivationKind::Clip>(t, n, act.lo, act.hi, stream); break;
+      case ConvActivationKind::None: break;
     }
   });
   check_launch("conv activation kernel");
