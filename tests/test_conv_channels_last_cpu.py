@@ -6,8 +6,9 @@ onnxruntime at the project's fp32 tolerance (rtol 1e-4, atol 1e-5: tests/ort_che
 Each case checks that the layer under test did run channels-last (its plan row is "<op>@NHWC"),
 so a change that sends it back to the NCHW kernels fails here rather than passing unnoticed.
 DNNX_CONV_NHWC_MIN_CHANNELS=0 keeps every region channels-last (the default rule, 16, keeps the
-narrow ones in ONNX's layout). The portable tiles (no AVX-512) run in a child process with
-DNNX_CONV_NHWC=portable, and DNNX_CONV_NHWC=off turns the path off."""
+narrow ones in ONNX's layout). The AVX2 tiles (the default without AVX-512) and the portable
+ones (neither) run in child processes with DNNX_CONV_NHWC=avx2 and =portable, and
+DNNX_CONV_NHWC=off turns the path off."""
 import os
 import subprocess
 import sys
@@ -81,12 +82,12 @@ def append_fused_tail(fuse, nodes, inputs, inits, out_shape):
 
 
 def channels_last_on() -> bool:
-    """Whether this process's CPU backend runs convs channels-last (AVX-512, or forced)."""
+    """Whether this process's CPU backend runs convs channels-last (AVX-512 or AVX2, or forced)."""
     m = dnnx.load(conv_model([1, 32, 6, 6], 32, 1))
     return any(row["op"].endswith("@NHWC") for row in m.plan())
 
 
-needs_nhwc = pytest.mark.skipif(not channels_last_on(), reason="channels-last CPU path off (no AVX-512)")
+needs_nhwc = pytest.mark.skipif(not channels_last_on(), reason="channels-last CPU path off (no AVX-512 or AVX2)")
 
 
 def feeds_for(model, seed=3):
@@ -431,7 +432,7 @@ def test_default_rule_keeps_narrow_regions_in_onnx_layout(monkeypatch):
     assert "Conv+Relu" in ops and not any(op.endswith("@NHWC") for op in ops), ops
 
 
-# --- the portable tiles and the off switch, in child processes ------------------------------------
+# --- the AVX2 and portable tiles and the off switch, in child processes ----------------------------
 
 CHILD = r"""
 import sys, numpy as np
@@ -444,13 +445,19 @@ for shape, k, kernel, strides, pads, dil, group in t.DENSE[:6] + extra:
     model = t.conv_model(shape, k, kernel, strides, pads, dil, group, fuse="relu")
     ops = t.plan_ops(model)
     print("ops", ops)
+    print("algorithms", [row["algorithm"] for row in t.dnnx.load(model).plan()])
     assert_matches_ort(model, t.feeds_for(model))
 print("ok")
 """
 
 
-@pytest.mark.parametrize("mode", ["portable", "off"])
-def test_portable_tiles_and_off_switch_in_a_child(mode):
+def cpu_has_avx2() -> bool:
+    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    return " avx2" in flags and " fma" in flags
+
+
+@pytest.mark.parametrize("mode", ["avx2", "portable", "off"])
+def test_avx2_and_portable_tiles_and_off_switch_in_a_child(mode):
     env = dict(os.environ, DNNX_CONV_NHWC=mode, DNNX_CONV_NHWC_MIN_CHANNELS="0")
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests"), env.get("PYTHONPATH", "")])
     out = subprocess.run([sys.executable, "-c", CHILD.format(tests=str(REPO / "tests"))], env=env,
@@ -458,7 +465,10 @@ def test_portable_tiles_and_off_switch_in_a_child(mode):
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert out.stdout.strip().endswith("ok")
     nhwc = "Conv+Relu@NHWC" in out.stdout
-    assert nhwc == (mode == "portable"), out.stdout[-2000:]
+    assert nhwc == (mode != "off"), out.stdout[-2000:]
+    if mode != "off":  # the forced path, or the portable loops where the CPU lacks AVX2
+        path = "avx2" if mode == "avx2" and cpu_has_avx2() else "portable"
+        assert f"({path})" in out.stdout and "(avx512)" not in out.stdout, out.stdout[-2000:]
 
 
 @needs_nhwc

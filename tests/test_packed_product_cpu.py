@@ -20,7 +20,7 @@ def packed_on() -> bool:
     return dnnx.load(model).plan()[0]["algorithm"].startswith(PACKED)
 
 
-needs_packed = pytest.mark.skipif(not packed_on(), reason="no AVX-512: the packed tiles' path is off")
+needs_packed = pytest.mark.skipif(not packed_on(), reason="no AVX-512 or AVX2: the packed tiles' path is off")
 
 
 def algorithm(model):

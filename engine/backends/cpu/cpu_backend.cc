@@ -29,7 +29,7 @@ bool CpuBackend::channels_last() const {
     const char* env = std::getenv("DNNX_CONV_NHWC");
     const std::string mode = env ? env : "";
     if (mode == "off") return false;
-    return mode == "portable" || nhwc_tiles_have_avx512();
+    return mode == "portable" || mode == "avx2" || nhwc_tiles_vectorized();  // Note [tile paths]
   }();
   return on;
 }

@@ -13,8 +13,8 @@ class CpuBackend final : public Backend {
   const KernelRegistry& kernels() const override { return kernels_; }
   KernelChoice plan_node(const Node& node, const std::vector<ValueInfo>& inputs,
                          const std::vector<TensorInfo>& outputs) const override;
-  // Note [channels-last conv on the cpu] (conv/conv_nhwc_cpu.cc): on a CPU with AVX-512 (or
-  // with DNNX_CONV_NHWC=portable) the 2-D convs and pools run on [N, H, W, C] data, unless
+  // Note [channels-last conv on the cpu] (conv/conv_nhwc_cpu.cc): on a CPU with AVX-512 or AVX2
+  // (or with DNNX_CONV_NHWC=portable or =avx2) the 2-D convs and pools run on [N, H, W, C] data, unless
   // DNNX_CONV_NHWC=off.
   bool channels_last() const override;
   int64_t channels_last_min_channels() const override;

@@ -3,7 +3,8 @@
 // 1.5-2.4x faster than dnnx's NCHW OpenBLAS path on MobileNet's 1x1 convs and 2-17x on its
 // depthwise ones (bench/RESULTS.md: the same layers in oneDNN's blocked layout). OpenBLAS packs
 // both operands on every call, and a depthwise plane of 7x7 or 14x14 costs more in setup than in
-// multiply-adds. So on a CPU with AVX-512 the CPU backend asks for the channels_last pass (Note
+// multiply-adds. So on a CPU with AVX-512, or AVX2 and FMA (Note [avx2 tiles]), the CPU backend
+// asks for the channels_last pass (Note
 // [channels last] in runtime/passes/channels_last.cc): the 2-D convs and pools run on
 // [N, H, W, C] data with these kernels, and the graph's elementwise ops, residual Adds,
 // squeeze-and-excitation gates and channel Concats stay channels-last between them
@@ -644,7 +645,7 @@ DenseNhwc make_dense_nhwc_conv(const NhwcConv& g, bool has_bias, const float* co
 constexpr int64_t kPackedProductMinRows = 2;
 
 std::string why_not_packed_product(int64_t m, int64_t k, int64_t n) {
-  if (!nhwc_tiles_have_avx512()) return "no AVX-512 (the packed tiles' path)";
+  if (!nhwc_tiles_vectorized()) return "no AVX-512 or AVX2 (the packed tiles' path)";
   if (m < kPackedProductMinRows) return std::to_string(m) + " rows, under " + std::to_string(kPackedProductMinRows);
   if (k < 16 || n < 16) return "K or N under 16";
   return "";

@@ -1,8 +1,10 @@
-// The channels-last conv tiles (conv_nhwc_tiles_cpu.h): AVX-512 kernels per tile shape, and
-// portable loops of the same products and sums for a CPU without AVX-512.
+// The channels-last conv tiles (conv_nhwc_tiles_cpu.h): AVX-512 kernels per tile shape, AVX2 ones
+// (conv_nhwc_tiles_avx2_cpu.cc) for a CPU without AVX-512, and portable loops of the same products
+// and sums for a CPU with neither (Note [tile paths]).
 #include "backends/cpu/conv/conv_nhwc_tiles_cpu.h"
 
 #include "backends/cpu/conv/conv_nhwc_depthwise_walk_cpu.h"
+#include "backends/cpu/conv/conv_nhwc_tiles_avx2_cpu.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -258,6 +260,7 @@ using DenseFn = void (*)(const float* const*, int64_t, int64_t, int64_t, int64_t
 
 template <int P, int V>
 DenseFn dense_fn_of() {
+  if (nhwc_tiles_have_avx2()) return nhwc_dense_avx2_fn(P);  // V = 1 there (nhwc_tile_shape)
 #ifdef DNNX_NHWC_AVX512
   if (nhwc_tiles_have_avx512()) return dense_avx512<P, V>;
 #endif
@@ -291,19 +294,40 @@ DenseFn dense_fn(int vectors, int pixels) {
 
 }  // namespace
 
-bool nhwc_tiles_have_avx512() {
-#ifdef DNNX_NHWC_AVX512
-  static const bool has = [] {
+namespace {
+
+// Note [tile paths]: the tiles' instruction set, chosen once per process: AVX-512 where the CPU
+// has it, else AVX2 with FMA (Note [avx2 tiles]), else the portable loops. DNNX_CONV_NHWC=avx2
+// takes the AVX2 tiles on an AVX-512 CPU and DNNX_CONV_NHWC=portable the portable loops on any,
+// so one machine's tests can cover every path.
+enum class TilePath { Portable, Avx2, Avx512 };
+
+TilePath tile_path() {
+  static const TilePath path = [] {
     const char* env = std::getenv("DNNX_CONV_NHWC");
-    return !(env && std::strcmp(env, "portable") == 0) && __builtin_cpu_supports("avx512f");
-  }();
-  return has;
-#else
-  return false;
+    const std::string mode = env ? env : "";
+    if (mode == "portable") return TilePath::Portable;
+#ifdef DNNX_NHWC_AVX512
+    if (mode != "avx2" && __builtin_cpu_supports("avx512f")) return TilePath::Avx512;
 #endif
+    return nhwc_cpu_has_avx2() ? TilePath::Avx2 : TilePath::Portable;
+  }();
+  return path;
 }
 
-std::string nhwc_tile_path() { return nhwc_tiles_have_avx512() ? "avx512" : "portable"; }
+}  // namespace
+
+bool nhwc_tiles_have_avx512() { return tile_path() == TilePath::Avx512; }
+bool nhwc_tiles_have_avx2() { return tile_path() == TilePath::Avx2; }
+bool nhwc_tiles_vectorized() { return tile_path() != TilePath::Portable; }
+
+std::string nhwc_tile_path() {
+  switch (tile_path()) {
+    case TilePath::Avx512: return "avx512";
+    case TilePath::Avx2: return "avx2";
+    default: return "portable";
+  }
+}
 
 NhwcTileShape nhwc_tile_shape(int64_t filters, int64_t channels, int64_t taps, int64_t rows) {
   NhwcTileShape s;
@@ -319,6 +343,7 @@ NhwcTileShape nhwc_tile_shape(int64_t filters, int64_t channels, int64_t taps, i
     }
   }
   s.pixels = s.vectors == 4 ? 6 : 8;
+  if (nhwc_tiles_have_avx2()) s.vectors = 1, s.pixels = 6;  // Note [avx2 tiles]: 6 x 16, 15 of 16 registers
   if (rows <= s.pixels / 2) s.pixels = static_cast<int>(std::max<int64_t>(1, rows));  // Note [short strips]
   // Blocks of equal size (the last one at most one smaller), each within kPanelBlockFloats.
   const int64_t most = std::max<int64_t>(1, kPanelBlockFloats / (s.taps * s.panel_width()));
@@ -378,6 +403,7 @@ void nhwc_gather_window(const float* const* in, int64_t window_rows, int64_t run
 void nhwc_depthwise_strip(const DepthwiseStrip& s, int64_t c0, int64_t n, const float* w, float* y, int64_t m,
                           const NhwcEpilogue& e) {
   if (nhwc_depthwise_walk(s, c0, n, w, y, m, e)) return;  // Note [depthwise column walk]
+  if (nhwc_tiles_have_avx2()) return nhwc_depthwise_avx2(s, c0, n, w, y, m, e);
 #ifdef DNNX_NHWC_AVX512
   if (nhwc_tiles_have_avx512()) {
     if (n > 48) return depthwise_avx512_any<6, 4>(s, c0, n, w, y, m, e);

@@ -47,7 +47,7 @@ struct NhwcTileShape {
 // The tile for Kg filters over Cg channels and `taps` taps: the V (1 to 4) that pads Kg least
 // (the wider on a tie), its P (8, or 6 at V = 4; `rows`, the output pixels there are, where
 // they are at most half of that: Note [short strips]), and channel blocks that keep a panel's
-// block in L2.
+// block in L2. On the AVX2 tiles V is 1 and P 6 (Note [avx2 tiles]).
 //
 // Note [short strips]: a strip of P pixels costs P broadcasts and P x V FMAs per channel
 // whatever the pixels it has, so a product or conv whose output rows would leave at least half
@@ -120,9 +120,12 @@ void nhwc_gather_run(const float* in, float* out, int64_t lead, int64_t n, int64
 void nhwc_gather_window(const float* const* in, int64_t window_rows, int64_t run, int64_t step, int64_t count,
                         float* out, int64_t out_stride);
 
-// "avx512" where the tiles run on AVX-512 here, else "portable" (plain loops of the same sums);
-// DNNX_CONV_NHWC=portable forces the latter, so tests cover both.
+// The tiles' instruction set here (Note [tile paths] in conv_nhwc_tiles_cpu.cc): "avx512",
+// "avx2" (Note [avx2 tiles]: 6 x 16 dense tiles) or "portable" (plain loops of the same sums);
+// DNNX_CONV_NHWC=avx2 or =portable forces one, so tests cover each.
 std::string nhwc_tile_path();
 bool nhwc_tiles_have_avx512();
+bool nhwc_tiles_have_avx2();
+bool nhwc_tiles_vectorized();  // AVX-512 or AVX2: the channels-last path pays off
 
 }  // namespace dnnx

@@ -19,6 +19,7 @@
 #include "backends/cpu/conv/conv_activation_cpu.h"
 #include "backends/cpu/conv/conv_nhwc_tiles_cpu.h"
 #include "backends/cpu/conv/conv_winograd_nhwc_cpu.h"
+#include "backends/cpu/runtime/avx2_lanes.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "backends/cpu/runtime/thread_pool.h"
 
@@ -145,11 +146,68 @@ DNNX_AVX512 void output_transform_avx512(const float* m, int64_t me, float* cons
     }
   }
 }
+
+// The same sums in AVX2 (Note [avx2 tiles]), 8 channels or filters at a time, the last ones
+// masked: adds and subtracts only, so the same bits as the portable and AVX-512 loops.
+DNNX_TARGET_AVX2 void input_transform_avx2(const float* const* d, float* v, int64_t ve, int64_t channels) {
+  for (int64_t c = 0; c < channels; c += 8) {
+    const __m256i mask = lanes8(channels - c);
+    const bool full = channels - c >= 8;
+    __m256 t[4][4];
+    for (int j = 0; j < 4; ++j) {
+      const __m256 d0 = load8(d[0 * 4 + j] + c, mask, full), d1 = load8(d[1 * 4 + j] + c, mask, full);
+      const __m256 d2 = load8(d[2 * 4 + j] + c, mask, full), d3 = load8(d[3 * 4 + j] + c, mask, full);
+      t[0][j] = _mm256_sub_ps(d0, d2);
+      t[1][j] = _mm256_add_ps(d1, d2);
+      t[2][j] = _mm256_sub_ps(d2, d1);
+      t[3][j] = _mm256_sub_ps(d1, d3);
+    }
+    for (int i = 0; i < 4; ++i) {
+      store8(v + (i * 4 + 0) * ve + c, _mm256_sub_ps(t[i][0], t[i][2]), mask, full);
+      store8(v + (i * 4 + 1) * ve + c, _mm256_add_ps(t[i][1], t[i][2]), mask, full);
+      store8(v + (i * 4 + 2) * ve + c, _mm256_sub_ps(t[i][2], t[i][1]), mask, full);
+      store8(v + (i * 4 + 3) * ve + c, _mm256_sub_ps(t[i][1], t[i][3]), mask, full);
+    }
+  }
+}
+
+DNNX_TARGET_AVX2 void output_transform_avx2(const float* m, int64_t me, float* const* y, const float* const* z,
+                                     const float* bias, bool clamp, float lo, float hi, int64_t filters) {
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  for (int64_t k = 0; k < filters; k += 8) {
+    const __m256i mask = lanes8(filters - k);
+    const bool full = filters - k >= 8;
+    __m256 s[2][4];
+    for (int j = 0; j < 4; ++j) {
+      const __m256 m0 = load8(m + (0 * 4 + j) * me + k, mask, full);
+      const __m256 m1 = load8(m + (1 * 4 + j) * me + k, mask, full);
+      const __m256 m2 = load8(m + (2 * 4 + j) * me + k, mask, full);
+      const __m256 m3 = load8(m + (3 * 4 + j) * me + k, mask, full);
+      s[0][j] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
+      s[1][j] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+    }
+    const __m256 b = bias ? load8(bias + k, mask, full) : _mm256_setzero_ps();
+    for (int i = 0; i < 2; ++i) {
+      const __m256 out[2] = {_mm256_add_ps(_mm256_add_ps(s[i][0], s[i][1]), s[i][2]),
+                             _mm256_sub_ps(_mm256_sub_ps(s[i][1], s[i][2]), s[i][3])};
+      for (int j = 0; j < 2; ++j) {
+        float* dst = y[i * 2 + j];
+        if (!dst) continue;
+        __m256 value = out[j];
+        if (bias) value = _mm256_add_ps(value, b);
+        if (z[i * 2 + j]) value = _mm256_add_ps(value, load8(z[i * 2 + j] + k, mask, full));
+        if (clamp) value = _mm256_min_ps(vhi, _mm256_max_ps(vlo, value));  // NaN passes (second operand)
+        store8(dst + k, value, mask, full);
+      }
+    }
+  }
+}
 #endif
 
 void input_transform(const float* const* d, float* v, int64_t ve, int64_t channels) {
 #ifdef DNNX_WINOGRAD_AVX512
   if (nhwc_tiles_have_avx512()) return input_transform_avx512(d, v, ve, channels);
+  if (nhwc_tiles_have_avx2()) return input_transform_avx2(d, v, ve, channels);
 #endif
   input_transform_portable(d, v, ve, channels);
 }
@@ -158,6 +216,7 @@ void output_transform(const float* m, int64_t me, float* const* y, const float* 
                       bool clamp, float lo, float hi, int64_t filters) {
 #ifdef DNNX_WINOGRAD_AVX512
   if (nhwc_tiles_have_avx512()) return output_transform_avx512(m, me, y, z, bias, clamp, lo, hi, filters);
+  if (nhwc_tiles_have_avx2()) return output_transform_avx2(m, me, y, z, bias, clamp, lo, hi, filters);
 #endif
   output_transform_portable(m, me, y, z, bias, clamp, lo, hi, filters);
 }
