@@ -73,7 +73,7 @@ def test_same_bits_at_one_and_two_threads():
 
 
 def test_softmax_rows_reaching_the_subnormals_and_an_infinite_max():
-    """Note [softmax exp with scalef]: rows of 256 whose logits span ~110 below their max, so that
+    """Note [softmax exp with scalef] and Note [softmax in avx2]: rows of 256 whose logits span ~110 below their max, so that
     the smallest probabilities are subnormal (a detector's `score > 0` reads them), against a
     float64 softmax: the normal results within 1e-5 (fast_expf's polynomial and the row's float
     sum, as the tests above allow against onnxruntime), the subnormal ones zero exactly where
