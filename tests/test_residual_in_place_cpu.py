@@ -67,11 +67,12 @@ def test_residual_read_again_stays_apart(reread, z_is_output):
 
 @needs_nhwc
 def test_several_channel_blocks_stay_apart():
-    # 1200 channels over 64-filter panels: more than one channel block (512 at most)
-    model = block_model(c=1200, k=64, hw=5)
+    # 2400 channels: more than one channel block over 64-filter panels (512 channels at most) and
+    # over the AVX2 tiles' 16-filter ones (2048 at most)
+    model = block_model(c=2400, k=64, hw=5)
     rows = fused_rows(model)
     assert len(rows) == 1 and IN_PLACE not in rows[0]["algorithm"], rows
-    assert_matches_ort(model, {"x": rand(1, 1200, 5, 5, seed=7)})
+    assert_matches_ort(model, {"x": rand(1, 2400, 5, 5, seed=7)})
 
 
 @needs_nhwc

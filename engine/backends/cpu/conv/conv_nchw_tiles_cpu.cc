@@ -148,7 +148,7 @@ class NchwTilesConv final : public Kernel {
 std::string why_not_nchw_tiles(const ConvShape& s, size_t rank, bool constant_filter) {
   const char* mode = std::getenv("DNNX_CONV_NHWC");
   if (mode && std::strcmp(mode, "off") == 0) return "DNNX_CONV_NHWC=off";
-  if (!nhwc_tiles_have_avx512()) return "no AVX-512 (the packed tiles' path)";
+  if (!nhwc_tiles_vectorized()) return "no AVX-512 or AVX2 (the packed tiles' path)";
   if (rank < 3 && s.group_channels() < kMinChannels2d) {
     return std::to_string(s.group_channels()) + " channels per group in a " + std::to_string(rank) + "-D conv, under " +
            std::to_string(kMinChannels2d) + " (im2col+gemm's product runs better)";
