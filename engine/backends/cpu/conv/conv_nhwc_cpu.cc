@@ -165,9 +165,9 @@ class DenseNhwcKernel final : public Kernel {
       : g_(g), shape_(shape), pixels_(shape.pixels), gathered_(shape.taps != g.taps()),
         zeros_(static_cast<size_t>(std::max<int64_t>(g.c, 1)), 0.0f),
         strips_per_item_(strips_per_item_for(g, shape.pixels)), strip_items_(strip_items_for(g, shape.pixels)),
-        columns_(g.group * shape.panels()), column_items_(column_items), fusion_(fusion), act_(act),
-        has_bias_(has_bias), workers_(workers),
-        columns_first_(g.group * shape.packed_size() > g.n * g.d * g.h * g.w * g.c + g.pixels() * g.k) {
+        columns_(g.group * shape.panels()), column_items_(column_items),
+        columns_first_(g.group * shape.packed_size() > g.n * g.d * g.h * g.w * g.c + g.pixels() * g.k),
+        fusion_(fusion), act_(act), has_bias_(has_bias), workers_(workers) {
     // the output columns whose window is inside X along W: [inner_lo_, inner_hi_)
     inner_lo_ = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
     const int64_t last = g.w - 1 - (g.s - 1) * g.dw + g.pw;  // ow * sw <= last
