@@ -231,9 +231,16 @@ def test_dnnx_quantize_file_runs_every_layer_in_int8(tmp_path, name, rel_tol):
     float_path = list(dnnx.load(path, passes={"fuse_qdq_int8": False}).run_dict(feeds).values())[0]
     want = qdq_reference_session(str(path)).run(None, feeds)[0]
     scale = float(np.abs(want).max())
+    bound = rel_tol * scale
     for other in (float_path, want):
-        assert np.abs(got - other).max() <= rel_tol * scale, np.abs(got - other).max() / scale
-        np.testing.assert_array_equal(got.argmax(-1), other.argmax(-1))
+        assert np.abs(got - other).max() <= bound, np.abs(got - other).max() / scale
+        # the top-1 class where the reference's lead over its runner-up is more than two bounds:
+        # within that, errors inside the bound may swap them. LeNet's 8 rows all lead so; the seeded
+        # ResNet-18's 4 rows none (their logits lie close: one swapped when the float path's convs
+        # went channels-last on an AVX2 CPU), so there the bound above is the test.
+        top2 = np.sort(other, axis=-1)[..., -2:]
+        clear = top2[..., 1] - top2[..., 0] > 2 * bound
+        np.testing.assert_array_equal(got.argmax(-1)[clear], other.argmax(-1)[clear])
 
 
 @pytest.mark.parametrize("name", ["lenet", "resnet18"])
