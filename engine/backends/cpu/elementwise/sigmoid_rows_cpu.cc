@@ -8,12 +8,14 @@
 // session 13). The arithmetic is sigmoidf's step for step (the clamps keep a NaN, as std::max and
 // std::min do with it first; n is a whole number, so truncating it is exact); both functions
 // below call the same vector step in this one file, so SiLU's sigmoid is Sigmoid's, bit for bit,
-// on any machine. Without AVX-512 both run the scalar function's clone loops.
+// on any machine. Without AVX-512 both run the same steps on 8 lanes where the CPU has AVX2
+// (Note [sigmoid rows in avx2]), else the scalar function's clone loops.
 #include "backends/cpu/elementwise/sigmoid_rows_cpu.h"
 
 #include <algorithm>
 
 #include "backends/cpu/elementwise/activation_cpu.h"
+#include "backends/cpu/runtime/avx2_lanes.h"
 #include "backends/cpu/runtime/fast_math.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -105,6 +107,62 @@ bool sigmoid_avx512_usable() {
   static const bool has = __builtin_cpu_supports("avx512f");
   return has;
 }
+
+// Note [sigmoid rows in avx2]: sigmoid16's steps on 8 lanes, for a CPU with AVX2 but no AVX-512,
+// where the clone loops above ran: Sigmoid over 1.2M floats 2.0 ms against onnxruntime's 0.8 (1
+// thread, this 2-core Zen 3 EPYC), and EfficientNet-B0's convs' SiLU is ~7M elements a call. The
+// same operations in the same order as sigmoid16 (mul and add, no FMA), so Sigmoid's and SiLU's
+// values are those of the AVX-512 loops, bit for bit; the tail through vmaskmovps.
+#define DNNX_AVX2_FN __attribute__((target("avx2,fma")))
+
+DNNX_AVX2_FN __attribute__((always_inline)) inline __m256 sigmoid8(__m256 x) {
+  __m256 v = _mm256_sub_ps(_mm256_setzero_ps(), x);  // -x
+  v = _mm256_max_ps(_mm256_set1_ps(-86.6f), v);      // std::max(v, lo): a NaN v stays
+  v = _mm256_min_ps(_mm256_set1_ps(88.72283f), v);   // std::min(v, hi): likewise
+  const __m256 t = _mm256_mul_ps(v, _mm256_set1_ps(1.44269504088896341f));
+  const __m256 round = _mm256_set1_ps(12582912.0f);
+  const __m256 n = _mm256_sub_ps(_mm256_add_ps(t, round), round);
+  const __m256 r = _mm256_add_ps(_mm256_sub_ps(v, _mm256_mul_ps(n, _mm256_set1_ps(0.693359375f))),
+                                 _mm256_mul_ps(n, _mm256_set1_ps(2.12194440e-4f)));
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 er = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(p, r), r), r), one);
+  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(126)), 23);
+  const __m256 e = _mm256_mul_ps(_mm256_mul_ps(er, _mm256_castsi256_ps(bits)), _mm256_set1_ps(2.0f));
+  return _mm256_div_ps(one, _mm256_add_ps(one, e));
+}
+
+DNNX_AVX2_FN void sigmoid_rows_avx2(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, sigmoid8(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    const __m256i live = lanes8(n - i);
+    _mm256_maskstore_ps(y + i, live, sigmoid8(_mm256_maskload_ps(x + i, live)));
+  }
+}
+
+DNNX_AVX2_FN void swish_rows_avx2(float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(y + i);
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(v, sigmoid8(v)));
+  }
+  if (i < n) {
+    const __m256i live = lanes8(n - i);
+    const __m256 v = _mm256_maskload_ps(y + i, live);
+    _mm256_maskstore_ps(y + i, live, _mm256_mul_ps(v, sigmoid8(v)));
+  }
+}
+
+bool sigmoid_avx2_usable() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
 #endif
 
 }  // namespace
@@ -112,6 +170,7 @@ bool sigmoid_avx512_usable() {
 void sigmoid_rows(const float* x, float* y, int64_t n) {
 #if DNNX_SIGMOID_AVX512
   if (sigmoid_avx512_usable()) return sigmoid_rows_avx512(x, y, n);
+  if (sigmoid_avx2_usable()) return sigmoid_rows_avx2(x, y, n);  // Note [sigmoid rows in avx2]
 #endif
   sigmoid_rows_portable(x, y, n);
 }
@@ -119,6 +178,7 @@ void sigmoid_rows(const float* x, float* y, int64_t n) {
 void swish_rows(float* y, int64_t n) {
 #if DNNX_SIGMOID_AVX512
   if (sigmoid_avx512_usable()) return swish_rows_avx512(y, n);
+  if (sigmoid_avx2_usable()) return swish_rows_avx2(y, n);
 #endif
   swish_rows_portable(y, n);
 }
