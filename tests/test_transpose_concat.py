@@ -80,10 +80,13 @@ def test_transpose_to_a_few_columns(shape, perm, dtype):
     ([16, 16], (1, 0)),                # one tile
     ([3, 17, 50, 6], (0, 2, 1, 3)),    # a counter dim inside: the innermost block stays contiguous
     ([4, 33, 40], (2, 1, 0)),
+    ([8, 8], (1, 0)),                  # one AVX2 tile
+    ([9, 15], (1, 0)),                 # one AVX2 tile and its edges
 ])
 def test_transpose_tiles_in_registers(shape, perm, dtype):
     """Note [transpose tiles in registers] (engine/backends/cpu/layout/transpose_cpu.cc): 4-byte
-    elements in 16 x 16 tiles where the CPU has AVX-512, the edges masked."""
+    elements in 16 x 16 tiles where the CPU has AVX-512, the edges masked; in 8 x 8 tiles where it
+    has AVX2 only, the edges element by element (Note [transpose tiles in avx2])."""
     x = tensor(shape, dtype, seed=4)
     got = assert_matches_ort(transpose_model(shape, perm, dtype), {"x": x})
     np.testing.assert_array_equal(got["y"], np.transpose(x, perm))

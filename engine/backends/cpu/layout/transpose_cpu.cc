@@ -200,6 +200,59 @@ bool copy_block_avx512(const TransposePlan& plan, const StridedDim& p, const uin
 #endif
 }
 
+// Note [transpose tiles in avx2]: the same 4-byte tiles for a CPU with AVX2 but no AVX-512, 8 x
+// 8 at a time (8 loads along p, unpacks of 32-bit pairs, shuffles of 64-bit pairs, 128-bit lane
+// permutes, 8 stores along q), the edges element by element: ShuffleNet-v2's channel-shuffle
+// conversions took 1.64 ms of its 11.8 at 1 thread on this 2-core Zen 3 EPYC.
+#ifdef DNNX_TRANSPOSE_AVX512
+#define DNNX_AVX2 __attribute__((target("avx2")))
+
+// y[r * out_row_stride + c] = x[r + c * in_col_stride] for r, c < 8, in 4-byte elements.
+DNNX_AVX2 inline void transpose_tile8(const float* x, float* y, int64_t in_col_stride, int64_t out_row_stride) {
+  __m256 r[8], t[8];
+  for (int c = 0; c < 8; ++c) r[c] = _mm256_loadu_ps(x + c * in_col_stride);
+  for (int i = 0; i < 4; ++i) {  // pairs of 32-bit elements
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; ++i) {  // pairs of 64-bit elements
+    r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int k = 0; k < 4; ++k) {  // 128-bit lanes: rows k and k + 4 of the tile
+    _mm256_storeu_ps(y + k * out_row_stride, _mm256_permute2f128_ps(r[k], r[4 + k], 0x20));
+    _mm256_storeu_ps(y + (k + 4) * out_row_stride, _mm256_permute2f128_ps(r[k], r[4 + k], 0x31));
+  }
+}
+
+DNNX_AVX2 void copy_block_tiles8(const TransposePlan& plan, const StridedDim& p, const uint8_t* x, uint8_t* y) {
+  const float* xs = reinterpret_cast<const float*>(x);
+  float* ys = reinterpret_cast<float*>(y);
+  const int64_t rows = p.size, cols = plan.q.size, ics = plan.q.in_stride, ors = p.out_stride;
+  const int64_t whole_rows = rows / 8 * 8, whole_cols = cols / 8 * 8;
+  for (int64_t i0 = 0; i0 < whole_rows; i0 += 8) {
+    for (int64_t j0 = 0; j0 < whole_cols; j0 += 8) transpose_tile8(xs + i0 + j0 * ics, ys + i0 * ors + j0, ics, ors);
+  }
+  for (int64_t i = 0; i < rows; ++i) {  // the edges: the last columns of every row, the last rows
+    for (int64_t j = i < whole_rows ? whole_cols : 0; j < cols; ++j) ys[i * ors + j] = xs[i + j * ics];
+  }
+}
+#endif
+
+bool copy_block_avx2(const TransposePlan& plan, const StridedDim& p, const uint8_t* x, uint8_t* y) {
+#ifdef DNNX_TRANSPOSE_AVX512
+  static const bool has = __builtin_cpu_supports("avx2");
+  if (!has || plan.elem != 4 || p.size < 8 || plan.q.size < 8) return false;
+  copy_block_tiles8(plan, p, x, y);
+  return true;
+#else
+  (void)plan, (void)p, (void)x, (void)y;
+  return false;
+#endif
+}
+
 // Note [byte transpose tiles]: 1-byte elements (the uint8 values at the edges of the CPU's
 // channels-last int8 regions, Note [int8 nhwc conv]) went one byte at a time through
 // copy_tile_bytes: [64, 3136] -> [3136, 64] of int8 ResNet-50 took 0.44 ms. Whole 16 x 16 tiles
@@ -244,6 +297,7 @@ bool copy_block_bytes16(const TransposePlan& plan, const StridedDim& p, const ui
 void copy_block(const TransposePlan& plan, const StridedDim& p, const uint8_t* x, uint8_t* y) {
   if (interleave_block(plan, p, x, y)) return;  // Note [narrow transpose]
   if (copy_block_avx512(plan, p, x, y)) return;  // Note [transpose tiles in registers]
+  if (copy_block_avx2(plan, p, x, y)) return;    // Note [transpose tiles in avx2]
   if (copy_block_bytes16(plan, p, x, y)) return;  // Note [byte transpose tiles]
   const StridedDim& q = plan.q;
   const size_t elem = plan.elem;
