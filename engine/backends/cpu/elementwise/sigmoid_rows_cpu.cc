@@ -109,8 +109,10 @@ bool sigmoid_avx512_usable() {
 }
 
 // Note [sigmoid rows in avx2]: sigmoid16's steps on 8 lanes, for a CPU with AVX2 but no AVX-512,
-// where the clone loops above ran: Sigmoid over 1.2M floats 2.0 ms against onnxruntime's 0.8 (1
-// thread, this 2-core Zen 3 EPYC), and EfficientNet-B0's convs' SiLU is ~7M elements a call. The
+// where the clone loops above ran: a Sigmoid over 1.2M floats took 1.97 ms against onnxruntime's
+// 0.82 (whole runs, 1 thread, this 2-core Zen 3 EPYC, while a build shared its cores), and its
+// kernel now 0.91 ms (onnxruntime's whole run 0.67, quiet); EfficientNet-B0's convs' SiLU is ~7M
+// elements a call. The
 // same operations in the same order as sigmoid16 (mul and add, no FMA), so Sigmoid's and SiLU's
 // values are those of the AVX-512 loops, bit for bit; the tail through vmaskmovps.
 #define DNNX_AVX2_FN __attribute__((target("avx2,fma")))
