@@ -1,7 +1,7 @@
 """Note [conv activations on cuda] (engine/backends/cuda/conv/conv_activation.h): the
 fuse_conv_activation pass's Conv+Clip, Conv+HardSwish and Conv+Swish run on CUDA as one layer (the
-conv as Conv plans it, then the activation in place; behind DNNX_PROBE_CUDA_CONV_ACTIVATION=1
-for now, which these tests set), at fp32 in ONNX's layout and at tf32, fp16
+conv as Conv plans it, then the activation in place; by default, DNNX_PROBE_CUDA_CONV_ACTIVATION=0
+keeps them apart), at fp32 in ONNX's layout and at tf32, fp16
 and bf16 channels-last; checked against the CPU's fused layer, onnxruntime and the same model
 with the pass off (CUDA's unfused Clip, HardSwish, Sigmoid and Mul), within each precision's
 tolerances (cuda_check.py for fp32, test_cuda_channels_last.py's for the others)."""
@@ -25,13 +25,13 @@ pytestmark = pytest.mark.usefixtures("fixed_layout")  # the plans checked are th
 
 @pytest.fixture(autouse=True)
 def fused_on_cuda(monkeypatch):
-    """The kernels are registered behind their switch (conv_activation.h); each load opens a new
-    CUDA context, which reads it."""
+    """The kernels' switch (conv_activation.h) on, as by default, whatever the environment says;
+    each load opens a new CUDA context, which reads it."""
     monkeypatch.setenv("DNNX_PROBE_CUDA_CONV_ACTIVATION", "1")
 
 
-def test_without_the_switch_cuda_keeps_the_conv_and_its_activation_apart(monkeypatch):
-    monkeypatch.delenv("DNNX_PROBE_CUDA_CONV_ACTIVATION")
+def test_with_the_switch_off_cuda_keeps_the_conv_and_its_activation_apart(monkeypatch):
+    monkeypatch.setenv("DNNX_PROBE_CUDA_CONV_ACTIVATION", "0")
     model, _ = conv_act_model("gemm(1x1)", "silu")
     assert [r["op"] for r in dnnx.load(model, batch_size=2, device="cuda").plan()] == ["Conv", "Sigmoid", "Mul"]
 

@@ -483,9 +483,9 @@ void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx) {
         .with_dtypes(kFloatAndHalves)
         .refusing(channels_last_check(op, [](const Node& node) { return symmetric_pads_reason(node, ""); }));
   }
-  // Note [conv activations on cuda]: the plain conv, then the activation in place; behind
-  // DNNX_PROBE_CUDA_CONV_ACTIVATION=1 until a GPU run has passed its tests (without it the pass
-  // keeps the conv and its activation apart, as before)
+  // Note [conv activations on cuda]: the plain conv, then the activation in place;
+  // DNNX_PROBE_CUDA_CONV_ACTIVATION=0 keeps the conv and its activation apart (the measurement's
+  // "before")
   if (!ctx.hooks.conv_activation) return;
   for (const char* op : {"Conv+Swish", "Conv+HardSwish", "Conv+Clip"}) {
     r.add(op, conv_activation_factory(ctx, conv_factory(ctx, Epilogue::None, false))).with_dtypes(kFloatAndHalves);
