@@ -486,8 +486,12 @@ def test_batchnorm_after_a_concat_runs_channels_last():
                         "s": rand(2 * c, seed=3), "b": rand(2 * c, seed=4), "m": rand(2 * c, seed=5),
                         "v": rng.uniform(0.5, 2.0, 2 * c).astype(np.float32)})
     ops = plan_ops(model)
-    assert "BatchNormalization@NHWC" in ops, ops
+    assert "BatchNormalization+Relu@NHWC" in ops and "Relu" not in ops, ops  # fuse_batchnorm_relu
     assert_matches_ort(model, feeds_for(model))
+    apart = {"fuse_batchnorm_relu": False}
+    ops = plan_ops(model, passes=apart)
+    assert "BatchNormalization@NHWC" in ops and "Relu" in ops, ops
+    assert_matches_ort(model, feeds_for(model), passes=apart)
 
 
 # (x shape, filters, pads): 3x3 unit-stride convs of one group with 36+ output tiles, which take

@@ -183,7 +183,8 @@ def test_resnet_block_plan_after_the_passes():
 
 def test_densenet_plan_keeps_pre_activation_batchnorm():
     ops = plan_ops("densenet_block")
-    assert ops.count("BatchNormalization") == 4  # before a conv: nothing to fold into
+    # before a conv: nothing to fold into; each with its Relu as one layer (fuse_batchnorm_relu)
+    assert ops.count("BatchNormalization+Relu") == 4 and "BatchNormalization" not in ops and "Relu" not in ops, ops
     assert ops.count("Conv+Relu") == 3           # the bottleneck conv + BN + Relu of each layer
 
 

@@ -55,7 +55,8 @@ def test_fold_batchnorm(bias, group, batch):
     model = conv_bn_relu(bias, group)
     check_same_results(model, {"x": rand(batch, 8, 6, 6)})
     assert ops(model) == ["Conv+Relu"]
-    assert ops(model, passes={"fold_batchnorm": False}) == ["Conv", "BatchNormalization", "Relu"]
+    assert ops(model, passes={"fold_batchnorm": False}) == ["Conv", "BatchNormalization+Relu"]
+    assert ops(model, passes={"fold_batchnorm": False, "fuse_batchnorm_relu": False}) == ["Conv", "BatchNormalization", "Relu"]
     assert ops(model, passes={"fuse_conv_relu": False}) == ["Conv", "Relu"]
 
 
@@ -77,6 +78,54 @@ def test_batchnorm_after_a_conv_whose_output_is_also_used_stays():
     model.graph.output[0].name = "y"
     check_same_results(model, {"x": rand(2, 8, 6, 6)})
     assert ops(model) == ["Conv", "BatchNormalization", "Add"]
+
+
+# --- fuse_batchnorm_relu -------------------------------------------------------------------------
+
+def bn_relu(shape, channels_axis_size, relu=True, extra_output=False, training_mode=None):
+    """x -> BatchNormalization -> Relu -> y (x of `shape`, C = shape[1])."""
+    attrs = {} if training_mode is None else {"training_mode": training_mode}
+    nodes = [helper.make_node("BatchNormalization", ["x", "s", "bb", "m", "v"], ["n"], name="bn", epsilon=1e-3, **attrs)]
+    if relu:
+        nodes.append(helper.make_node("Relu", ["n"], ["y"], name="relu"))
+    dims = ["N", *shape[1:]]
+    outputs = [("y" if relu else "n", dims)] + ([("n", dims)] if extra_output else [])
+    return make_model(nodes, [("x", dims)], outputs, bn_stats(channels_axis_size), opset=15)
+
+
+@pytest.mark.parametrize("shape", [[2, 5, 4, 6], [3, 7], [1, 6, 9], [2, 16, 3, 3]])
+def test_fuse_batchnorm_relu(shape):
+    # planes of several elements, of one ([N, C]: the rows form), and a width of a whole vector
+    model = bn_relu(shape, shape[1])
+    x = rand(*shape)
+    x.flat[3] = np.nan  # Relu lets NaN through, and so must the fused layer (onnxruntime: NaN)
+    check_same_results(model, {"x": x})
+    (row,) = dnnx.load(model).plan()
+    assert row["op"] == "BatchNormalization+Relu" and row["name"] == "bn"
+    assert row["algorithm"].endswith("+relu"), row
+    got = dnnx.load(model).run(x)
+    assert np.isnan(got.flat[3]) and (np.nan_to_num(got) >= 0).all()
+    assert ops(model, passes={"fuse_batchnorm_relu": False}) == ["BatchNormalization", "Relu"]
+
+
+def test_batchnorm_whose_output_is_also_read_is_not_fused_with_its_relu():
+    model = bn_relu([2, 4, 3, 3], 4, extra_output=True)
+    check_same_results(model, {"x": rand(2, 4, 3, 3)})
+    assert ops(model) == ["BatchNormalization", "Relu"]
+
+
+def test_training_mode_batchnorm_is_not_fused_with_its_relu():
+    model = bn_relu([4, 3, 2, 2], 3, training_mode=1)
+    assert ops(model) == ["BatchNormalization", "Relu"]
+    x = rand(4, 3, 2, 2)
+    got = dnnx.load(model).run(x)
+    mean, var = x.mean(axis=(0, 2, 3), keepdims=True), x.var(axis=(0, 2, 3), keepdims=True)
+    stats = bn_stats(3)
+    want = (x - mean) / np.sqrt(var + 1e-3) * stats["s"].reshape(1, 3, 1, 1) + stats["bb"].reshape(1, 3, 1, 1)
+    np.testing.assert_allclose(got, np.maximum(want, 0), rtol=1e-4, atol=1e-5)
+
+
+# DenseNet's layer (Concat -> BN -> Relu -> Conv) channels-last: test_conv_channels_last_cpu.py
 
 
 # --- fuse_conv_relu ------------------------------------------------------------------------------
@@ -204,7 +253,8 @@ def test_matmul_add_that_is_no_gemm_stays(bias_shape, a_shape):
 
 def test_pass_switches():
     model = conv_bn_relu()
-    assert dnnx.load(model).passes == {"fuse_qdq_int8": True, "fold_batchnorm": True, "fuse_matmul_add": True, "fuse_conv_relu": True,
+    assert dnnx.load(model).passes == {"fuse_qdq_int8": True, "fold_batchnorm": True, "fuse_batchnorm_relu": True,
+                                       "fuse_matmul_add": True, "fuse_conv_relu": True,
                                        "fuse_conv_activation": True, "fuse_gemm_relu": True, "fuse_gemm_softmax": True, "fuse_conv_add_relu": True,
                                        "fuse_conv_pool": True, "fuse_lstm_stack": True, "fuse_gelu": True, "channels_last": True,
                                        "fold_entry_cast": True}
@@ -231,6 +281,6 @@ def test_fused_ops_are_not_listed_as_supported():
 
 
 def test_pass_names_in_run_order():
-    assert dnnx.pass_names() == ["fuse_qdq_int8", "fold_batchnorm", "fuse_matmul_add", "fuse_conv_relu", "fuse_conv_activation", "fuse_gemm_relu",
+    assert dnnx.pass_names() == ["fuse_qdq_int8", "fold_batchnorm", "fuse_batchnorm_relu", "fuse_matmul_add", "fuse_conv_relu", "fuse_conv_activation", "fuse_gemm_relu",
                                  "fuse_gemm_softmax", "fuse_conv_add_relu", "fuse_conv_pool", "fuse_lstm_stack",
                                  "fuse_gelu", "channels_last", "fold_entry_cast"]

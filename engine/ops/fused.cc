@@ -1,4 +1,4 @@
-// The ops the rewrite passes (runtime/passes) create: "<op>+Relu" means the op with a Relu applied
+// The ops the rewrite passes (runtime/passes) create: "<op>+Relu" (Conv, Gemm, BatchNormalization) means the op with a Relu applied
 // to its output, "Gemm+Softmax" a Gemm whose [M,N] output is normalised by a Softmax over each
 // row (N). Same attributes, inputs and shapes as the op itself, so the definition is a copy; a
 // backend runs them only where it registers a kernel (else the pass leaves the pair).
@@ -34,6 +34,7 @@ void register_fused_ops(OpRegistry& r) {
   add_fused(r, "Conv", "+HardSwish");
   add_fused(r, "Conv", "+Swish");
   add_fused(r, "Gemm", "+Relu");
+  add_fused(r, "BatchNormalization", "+Relu");  // fuse_batchnorm_relu
   add_fused(r, "Gemm", "+Softmax");
 }
 

@@ -19,7 +19,7 @@ const std::map<std::string, std::vector<size_t>>& channels_last_table() {
       {"GlobalAveragePool", {0}},
       // the CPU's (Note [channels-last conv on the cpu] in backends/cpu/conv/conv_nhwc_cpu.cc)
       {"Conv+Clip", {0, 1}},    {"Conv+HardSwish", {0, 1}},    {"Conv+Swish", {0, 1}},   {"AveragePool", {0}},
-      {"BatchNormalization", {0}},
+      {"BatchNormalization", {0}}, {"BatchNormalization+Relu", {0}},
       // x, w and the residual z (Note [int8 nhwc conv] in backends/cpu/quant/int8_conv_nhwc_cpu.h)
       {"Int8Conv", {0, 3, 12}},
   };

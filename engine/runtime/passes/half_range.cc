@@ -297,6 +297,10 @@ class RangeEstimate {
       return Moments{x->m * std::sqrt(inv_square), x->q * inv_square, -1};
     }
     if (base == "BatchNormalization") return batchnorm(node, *x);
+    if (base == "BatchNormalization+Relu") {
+      const std::optional<Moments> y = batchnorm(node, *x);
+      return y ? std::optional<Moments>(relu(*y)) : std::nullopt;
+    }
     if (base == "Concat" || base == "Max" || base == "Min") {
       Moments y = *x;
       for (size_t i = 1; i < node.inputs.size(); ++i) {

@@ -19,6 +19,8 @@ struct PassOptions {
   // and requantizes (where the backend has them: the CPU); run by the engine before constant folding.
   bool fuse_qdq_int8 = true;
   bool fold_batchnorm = true;   // Conv -> BatchNormalization: the BN folded into W and B
+  // BatchNormalization (inference) -> Relu => BatchNormalization+Relu (where the backend has it)
+  bool fuse_batchnorm_relu = true;
   bool fuse_matmul_add = true;  // MatMul(2-D A, constant 2-D B) -> Add(constant bias) => Gemm
   bool fuse_conv_relu = true;   // Conv -> Relu => Conv+Relu (Relu in the conv kernel's epilogue)
   // Conv -> Clip (constant bounds) / HardSwish / SiLU (Sigmoid and Mul) => Conv+Clip,
@@ -65,6 +67,7 @@ void run_passes(Graph& graph, const PassOptions& options);
 
 // The passes one by one; each returns how many rewrites it made.
 int fold_batchnorm(Graph& graph, const PassOptions& options);   // fold_batchnorm.cc
+int fuse_batchnorm_relu(Graph& graph, const PassOptions& options);  // fuse_batchnorm_relu.cc
 int fuse_matmul_add(Graph& graph, const PassOptions& options);  // fuse_matmul_add.cc
 int fuse_conv_relu(Graph& graph, const PassOptions& options);   // fuse_conv_relu.cc
 int fuse_conv_activation(Graph& graph, const PassOptions& options);  // fuse_conv_activation.cc

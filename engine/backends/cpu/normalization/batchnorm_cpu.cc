@@ -1,9 +1,11 @@
 // BatchNormalization on the CPU. Inference: per channel, y = x * s + t with
 // s = scale / sqrt(var + epsilon) and t = B - mean * s, computed when the kernel runs (the
-// statistics may be computed tensors); then one multiply-add per element.
+// statistics may be computed tensors); then one multiply-add per element. BatchNormalization+Relu
+// (fuse_batchnorm_relu) takes max(0, y) in the same pass: the values the two nodes give.
 #include <algorithm>
 #include <cmath>
 
+#include "backends/cpu/elementwise/activation_cpu.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "ops/normalization/batchnorm.h"
 #include "runtime/kernel_registry.h"
@@ -26,10 +28,19 @@ DNNX_VECTOR_CLONES void scale_shift_plane(const float* x, float* y, int64_t n, f
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s + t;
 }
 
+// The +Relu forms, with the Relu kernel's v < 0 ? 0 : v (NaN passes through, as onnxruntime's).
+DNNX_VECTOR_CLONES void scale_shift_relu_row(const float* x, float* y, int64_t n, const float* s, const float* t) {
+  for (int64_t i = 0; i < n; ++i) y[i] = relu_of(x[i] * s[i] + t[i]);
+}
+
+DNNX_VECTOR_CLONES void scale_shift_relu_plane(const float* x, float* y, int64_t n, float s, float t) {
+  for (int64_t i = 0; i < n; ++i) y[i] = relu_of(x[i] * s + t);
+}
+
 class BatchNormKernel final : public Kernel {
  public:
-  BatchNormKernel(int64_t batch, int64_t channels, int64_t plane, float epsilon)
-      : batch_(batch), channels_(channels), plane_(plane), epsilon_(epsilon) {}
+  BatchNormKernel(int64_t batch, int64_t channels, int64_t plane, float epsilon, bool relu)
+      : batch_(batch), channels_(channels), plane_(plane), epsilon_(epsilon), relu_(relu) {}
 
   // x, y [N, C, plane]; scale, bias, mean, var [C]; workspace [2, C].
   void run(const KernelArgs& args) const override {
@@ -43,13 +54,15 @@ class BatchNormKernel final : public Kernel {
       t[c] = bias[c] - mean[c] * s[c];
     }
     if (plane_ == 1) {
-      for (int64_t n = 0; n < batch_; ++n) scale_shift_row(x + n * channels_, y + n * channels_, channels_, s, t);
+      const auto row = relu_ ? scale_shift_relu_row : scale_shift_row;
+      for (int64_t n = 0; n < batch_; ++n) row(x + n * channels_, y + n * channels_, channels_, s, t);
       return;
     }
+    const auto plane = relu_ ? scale_shift_relu_plane : scale_shift_plane;
     for (int64_t n = 0; n < batch_; ++n) {
       for (int64_t c = 0; c < channels_; ++c) {
         const int64_t at = (n * channels_ + c) * plane_;
-        scale_shift_plane(x + at, y + at, plane_, s[c], t[c]);
+        plane(x + at, y + at, plane_, s[c], t[c]);
       }
     }
   }
@@ -57,6 +70,7 @@ class BatchNormKernel final : public Kernel {
  private:
   int64_t batch_, channels_, plane_;
   float epsilon_;
+  bool relu_;  // BatchNormalization+Relu
 };
 
 // Training mode (ops/normalization/batchnorm.cc): each channel's mean and population variance
@@ -119,15 +133,18 @@ KernelChoice plan_batchnorm(const Node& node, const std::vector<ValueInfo>& inpu
                                                               node.outputs.size());
     return choice;
   }
-  choice.algorithm = plane == 1 ? "scale+shift rows" : "scale+shift";
+  const bool relu = node.op_type == "BatchNormalization+Relu";
+  choice.algorithm = std::string(plane == 1 ? "scale+shift rows" : "scale+shift") + (relu ? "+relu" : "");
   choice.workspace_bytes = static_cast<size_t>(2 * x[1]) * sizeof(float);
-  choice.kernel = std::make_unique<BatchNormKernel>(x[0], x[1], plane,
-                                                    node.attr_float("epsilon", kDefaultEpsilon));
+  choice.kernel = std::make_unique<BatchNormKernel>(x[0], x[1], plane, node.attr_float("epsilon", kDefaultEpsilon), relu);
   return choice;
 }
 
 }  // namespace
 
-void register_cpu_batchnorm_kernels(KernelRegistry& r) { r.add("BatchNormalization", plan_batchnorm); }
+void register_cpu_batchnorm_kernels(KernelRegistry& r) {
+  r.add("BatchNormalization", plan_batchnorm);
+  r.add("BatchNormalization+Relu", plan_batchnorm);  // fuse_batchnorm_relu makes inference ones only
+}
 
 }  // namespace dnnx

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backends/cpu/elementwise/activation_cpu.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "backends/cpu/runtime/thread_pool.h"
 #include "ops/layout/channels_last.h"
@@ -22,10 +23,16 @@ DNNX_VECTOR_CLONES_AVX512 void scale_shift_row(const float* x, const float* s, c
   for (int64_t i = 0; i < c; ++i) y[i] = x[i] * s[i] + t[i];
 }
 
+// BatchNormalization+Relu@NHWC (fuse_batchnorm_relu): the Relu kernel's v < 0 ? 0 : v in the same pass.
+DNNX_VECTOR_CLONES_AVX512 void scale_shift_relu_row(const float* x, const float* s, const float* t, float* y,
+                                                    int64_t c) {
+  for (int64_t i = 0; i < c; ++i) y[i] = relu_of(x[i] * s[i] + t[i]);
+}
+
 class BatchNormNhwcKernel final : public Kernel {
  public:
-  BatchNormNhwcKernel(int64_t pixels, int64_t channels, float epsilon, int workers)
-      : pixels_(pixels), channels_(channels), epsilon_(epsilon), workers_(workers) {}
+  BatchNormNhwcKernel(int64_t pixels, int64_t channels, float epsilon, bool relu, int workers)
+      : pixels_(pixels), channels_(channels), epsilon_(epsilon), relu_(relu), workers_(workers) {}
 
   // x, y [pixels, C]; scale, bias, mean, var [C]. Workspace: s and t [C] each.
   void run(const KernelArgs& args) const override {
@@ -38,8 +45,9 @@ class BatchNormNhwcKernel final : public Kernel {
     }
     const float* x = args.in(0);
     float* y = args.out(0);
+    const auto row = relu_ ? scale_shift_relu_row : scale_shift_row;
     cpu_thread_pool().parallel_for(pixels_, [&](int64_t begin, int64_t end, int) {
-      for (int64_t p = begin; p < end; ++p) scale_shift_row(x + p * channels_, s, t, y + p * channels_, channels_);
+      for (int64_t p = begin; p < end; ++p) row(x + p * channels_, s, t, y + p * channels_, channels_);
     }, workers_);
   }
 
@@ -48,6 +56,7 @@ class BatchNormNhwcKernel final : public Kernel {
  private:
   int64_t pixels_, channels_;
   float epsilon_;
+  bool relu_;  // BatchNormalization+Relu@NHWC
   int workers_;
 };
 
@@ -56,10 +65,11 @@ KernelChoice plan_batchnorm_nhwc(const Node& node, const std::vector<ValueInfo>&
   const Shape& x = inputs[0].info.shape;  // [N, H, W, C]
   const int64_t channels = x.back(), pixels = channels ? numel(x) / channels : 0;
   const int workers = plan_workers(pixels, channels);
+  const bool relu = channels_first_op(node.op_type) == "BatchNormalization+Relu";
   auto kernel = std::make_unique<BatchNormNhwcKernel>(pixels, channels, node.attr_float("epsilon", kDefaultEpsilon),
-                                                      workers);
+                                                      relu, workers);
   KernelChoice choice;
-  choice.algorithm = with_threads("nhwc scale+shift", workers);
+  choice.algorithm = with_threads(relu ? "nhwc scale+shift+relu" : "nhwc scale+shift", workers);
   choice.workspace_bytes = kernel->workspace_bytes();
   choice.kernel = std::move(kernel);
   return choice;
@@ -71,6 +81,7 @@ void register_cpu_batchnorm_nhwc_kernels(KernelRegistry& r) {
   r.add(std::string("BatchNormalization") + kChannelsLastSuffix, plan_batchnorm_nhwc).refusing([](const Node& node) {
     return batchnorm_training(node) ? std::string("training mode: the batch statistics run in ONNX's layout") : std::string();
   });
+  r.add(std::string("BatchNormalization+Relu") + kChannelsLastSuffix, plan_batchnorm_nhwc);  // inference only
 }
 
 }  // namespace dnnx

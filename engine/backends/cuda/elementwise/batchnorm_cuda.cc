@@ -1,6 +1,7 @@
 // BatchNormalization (inference) on CUDA, one of the real-world ops of issue #5: per-channel
-// scale+shift, the statistics read on the device (batchnorm_kernels.cu), float32, float16 or
-// bfloat16 (half storage). Training mode (batch statistics, the running mean/var outputs) is
+// scale+shift, the statistics read on the device (batchnorm_kernels.cu, Note [batchnorm by
+// vectors]), float32, float16 or bfloat16 (half storage); BatchNormalization+Relu
+// (fuse_batchnorm_relu) in the same kernel. Training mode (batch statistics, the running mean/var outputs) is
 // refused at plan time, so the host's kernel runs it (Note [host fallback]).
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
@@ -21,9 +22,10 @@ KernelChoice plan_batchnorm(const CudaContext& ctx, const Node& node, const std:
   const float eps = node.attr_float("epsilon", 1e-5f);
   if (node.attr_int("training_mode", 0) != 0) node_fail<UnsupportedModelError>(node, "training_mode=1 is not supported on CUDA");
   const CudaContext* c = &ctx;
-  return make_choice("scale+shift kernel", [=](const KernelArgs& a) {
+  const bool relu = node.op_type == "BatchNormalization+Relu";
+  return make_choice(relu ? "scale+shift+relu kernel" : "scale+shift kernel", [=](const KernelArgs& a) {
     launch_batchnorm(a.in<void>(0), a.in<void>(1), a.in<void>(2), a.in<void>(3), a.in<void>(4), a.out<void>(0), batch,
-                     channels, plane, eps, dtype, c->stream);
+                     channels, plane, eps, relu, dtype, c->stream);
   });
 }
 
@@ -31,6 +33,7 @@ KernelChoice plan_batchnorm(const CudaContext& ctx, const Node& node, const std:
 
 void register_cuda_batchnorm_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("BatchNormalization", bind(ctx, plan_batchnorm)).with_dtypes(kFloatAndHalves);
+  r.add("BatchNormalization+Relu", bind(ctx, plan_batchnorm)).with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda

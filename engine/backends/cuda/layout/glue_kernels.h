@@ -83,9 +83,10 @@ void launch_pad(const float* x, float* y, int64_t planes, const int64_t in[3], c
 // keep the callers that know nothing of half.
 
 // BatchNormalization (inference): x, y [batch, channels, plane]; scale, bias, mean, var [C],
-// read on the device (they may be computed tensors).
+// read on the device (they may be computed tensors); relu: BatchNormalization+Relu.
 void launch_batchnorm(const void* x, const void* scale, const void* bias, const void* mean, const void* var, void* y,
-                      int64_t batch, int64_t channels, int64_t plane, float epsilon, DType dtype, cudaStream_t stream);
+                      int64_t batch, int64_t channels, int64_t plane, float epsilon, bool relu, DType dtype,
+                      cudaStream_t stream);
 
 // LeakyRelu, Elu, and Selu (its gamma: `gamma`, unused by the other two).
 enum class AlphaKind { LeakyRelu, Elu, Selu };
@@ -119,7 +120,7 @@ void launch_reduce_mean(const void* x, void* y, int64_t n, const BroadcastDims& 
 inline void launch_batchnorm(const float* x, const float* scale, const float* bias, const float* mean,
                              const float* var, float* y, int64_t batch, int64_t channels, int64_t plane, float epsilon,
                              cudaStream_t stream) {
-  launch_batchnorm(x, scale, bias, mean, var, y, batch, channels, plane, epsilon, DType::Float32, stream);
+  launch_batchnorm(x, scale, bias, mean, var, y, batch, channels, plane, epsilon, false, DType::Float32, stream);
 }
 inline void launch_alpha_activation(AlphaKind kind, const float* x, float* y, int64_t n, float alpha, float gamma,
                                     cudaStream_t stream) {
