@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
+import dnnx
 from cuda_check import check_cuda
 from ort_check import make_model, rand
 
@@ -31,6 +32,13 @@ BINARY_SHAPES = {
     "both_broadcast": ([4, 1, 3], [1, 5, 1]),
     "strided_mix": ([2, 1, 4, 5], [3, 1, 5]),
     "ones_everywhere": ([1, 1], [1, 1]),
+    # Note [binary by vectors] (binary_kernels.cu): 4 outputs a thread where the innermost merged
+    # dim is a multiple of 4 (the cases above: "elementwise", "bias_per_channel"), else 1
+    "odd_elementwise": ([3, 5], [3, 5]),
+    "se_gate": ([2, 6, 4, 4], [2, 6, 1, 1]),
+    "se_gate_first": ([2, 6, 1, 1], [2, 6, 4, 4]),
+    "row_of_8": ([3, 8], [8]),
+    "both_contiguous_inner": ([2, 1, 8], [1, 3, 8]),
 }
 
 
@@ -114,6 +122,22 @@ def test_transpose_int64():
     node = helper.make_node("Transpose", ["x"], ["y"], name="transpose", perm=[1, 0, 2])
     model = make_model([node], [("x", [3, 4, 2], TensorProto.INT64)], [("y", None, TensorProto.INT64)])
     check_cuda(model, {"x": np.arange(24, dtype=np.int64).reshape(3, 4, 2) * (1 << 40)})
+
+
+# Note [transposed by tiles] (gather_kernels.cu): a batch of 2-D transposes, both sides 16 or more,
+# moves by 32x32 tiles: NCHW -> NHWC and back with partial tiles at both edges, one matrix (rank 2),
+# a batch of 70, the half type's 2-byte elements as well as float32's 4
+@pytest.mark.parametrize("shape,perm", [([2, 40, 7, 9], [0, 2, 3, 1]), ([3, 5, 6, 50], [0, 3, 1, 2]),
+                                        ([33, 70], [1, 0]), ([70, 16, 17], [0, 2, 1]), ([2, 15, 40, 3], [0, 2, 3, 1])])
+@pytest.mark.parametrize("elem", [TensorProto.FLOAT, TensorProto.FLOAT16])
+def test_transpose_by_tiles(shape, perm, elem):
+    node = helper.make_node("Transpose", ["x"], ["y"], name="transpose", perm=perm)
+    model = make_model([node], [("x", shape, elem)], [("y", None, elem)])
+    dtype = np.float32 if elem == TensorProto.FLOAT else np.float16
+    x = (np.arange(np.prod(shape)).reshape(shape) % 1000).astype(dtype)  # exact in both types
+    m = dnnx.load(model, device="cuda")
+    assert [r["algorithm"] for r in m.plan()] == ["gather kernel"], m.plan()
+    np.testing.assert_array_equal(m.run(x), np.transpose(x, perm))
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1])

@@ -97,7 +97,10 @@ def test_average_pool_dilations():
 
 
 @pytest.mark.parametrize("op", ["GlobalAveragePool", "GlobalMaxPool"])
-@pytest.mark.parametrize("shape", [[2, 3, 5, 5], [1, 4, 7], [1, 2, 64, 64], [3, 5, 1, 1], [1, 2, 3, 4, 5]])
+@pytest.mark.parametrize("shape", [[2, 3, 5, 5], [1, 4, 7], [1, 2, 64, 64], [3, 5, 1, 1], [1, 2, 3, 4, 5],
+                                   # Note [pooled by warps]: a warp a plane where the planes are many or
+                                   # small, else a block a plane
+                                   [64, 40, 7, 7], [2, 1100, 20, 20], [1, 3, 40, 40], [2, 3, 9, 9]])
 def test_global_pool(op, shape):
     check_cuda(unary(op, shape), {"x": rand(*shape)})
 
