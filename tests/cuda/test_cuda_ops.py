@@ -148,6 +148,25 @@ def test_concat(axis):
     check_cuda(model, {"a": rand(*shapes[0], seed=1), "b": rand(*shapes[1], seed=2), "c": rand(*shapes[0], seed=3)})
 
 
+# Note [concat in one launch] (concat_cuda.cc): one kernel for up to 64 inputs, in 16-, 4- or 2-byte
+# units (rows of 16 float32 / 8 float16 multiples, of odd float32 counts, of odd float16 counts), a
+# batch-1 row longer than one block's segment, an empty input, and 70 inputs (the copies)
+@pytest.mark.parametrize("widths,rows,elem", [([16, 32, 48], 3, TensorProto.FLOAT), ([3, 5, 1], 4, TensorProto.FLOAT),
+                                               ([8, 24], 2, TensorProto.FLOAT16), ([3, 5], 3, TensorProto.FLOAT16),
+                                               ([2000, 1500], 1, TensorProto.FLOAT), ([4, 0, 4], 2, TensorProto.FLOAT),
+                                               ([4] * 70, 2, TensorProto.FLOAT)])
+def test_concat_kernel(widths, rows, elem):
+    names = [f"x{i}" for i in range(len(widths))]
+    node = helper.make_node("Concat", names, ["y"], name="concat", axis=1)
+    model = make_model([node], [(n, [rows, w], elem) for n, w in zip(names, widths)], [("y", None, elem)])
+    dtype = np.float32 if elem == TensorProto.FLOAT else np.float16
+    feeds = {n: (np.arange(rows * w).reshape(rows, w) % 1000 + 1000 * i).astype(dtype)
+             for i, (n, w) in enumerate(zip(names, widths))}
+    m = dnnx.load(model, device="cuda")
+    assert [r["algorithm"] for r in m.plan()] == ["one kernel" if len(widths) <= 64 else "cudaMemcpy2DAsync per input"]
+    np.testing.assert_array_equal(m.run_dict(feeds)["y"], np.concatenate(list(feeds.values()), axis=1))
+
+
 def test_views_between_kernels():
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
              helper.make_node("Flatten", ["r"], ["f"], name="flatten", axis=1),

@@ -1,7 +1,15 @@
 // Concat on CUDA, for any element size. Every input is viewed as [outer, chunk bytes] (outer:
 // the product of the dims before `axis`); the output row o is input 0's row o, then input 1's,
-// ...: one 2-D device-to-device copy (cudaMemcpy2DAsync) per input places all its rows.
+// ...: one kernel places every input's rows (concat_kernels.cu).
+//
+// Note [concat in one launch]: one 2-D device-to-device copy (cudaMemcpy2DAsync) per input took
+// DenseNet-121's concatenations to 599 copies a run, 4.0 ms of a 24.5 ms fp32 run at batch 64
+// (H100, RESULTS_CUDA.md session 12): each layer concatenates every earlier feature map again. Now
+// one kernel takes every input of a Concat of up to kMaxConcatInputs (blockIdx.y the input), in
+// the widest unit (16, 4, 2 or 1 bytes) that divides every address, chunk and row; a Concat of
+// more inputs keeps the copies. The bytes land where they did.
 #include "backends/cuda/backend/cuda_kernels.h"
+#include "backends/cuda/layout/glue_kernels.h"
 #include "ops/layout/concat.h"
 
 namespace dnnx::cuda {
@@ -18,6 +26,21 @@ class ConcatKernel final : public Kernel {
 
   void run(const KernelArgs& args) const override {
     uint8_t* y = args.out<uint8_t>(0);
+    if (chunks_.size() <= static_cast<size_t>(kMaxConcatInputs)) {  // Note [concat in one launch]
+      ConcatInputs in;
+      size_t column = 0;
+      for (size_t i = 0; i < chunks_.size(); ++i) {
+        if (chunks_[i] > 0) {
+          in.data[in.count] = args.in<uint8_t>(i);
+          in.chunk[in.count] = static_cast<int64_t>(chunks_[i]);
+          in.column[in.count] = static_cast<int64_t>(column);
+          ++in.count;
+        }
+        column += chunks_[i];
+      }
+      launch_concat(in, y, outer_, static_cast<int64_t>(row_bytes_), ctx_.stream);
+      return;
+    }
     size_t column = 0;  // where input i starts within an output row
     for (size_t i = 0; i < chunks_.size(); ++i) {
       const size_t chunk = chunks_[i];
@@ -39,7 +62,8 @@ class ConcatKernel final : public Kernel {
 KernelChoice concat_factory(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs) {
   ConcatLayout layout = concat_layout(node, inputs);
   KernelChoice choice;
-  choice.algorithm = "cudaMemcpy2DAsync per input";
+  choice.algorithm = layout.chunk_bytes.size() <= static_cast<size_t>(kMaxConcatInputs) ? "one kernel"
+                                                                                     : "cudaMemcpy2DAsync per input";
   choice.kernel = std::make_unique<ConcatKernel>(ctx, layout.outer, std::move(layout.chunk_bytes));
   return choice;
 }

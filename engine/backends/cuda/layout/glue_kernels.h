@@ -42,6 +42,18 @@ inline void launch_binary(BinaryKind kind, const float* a, const float* b, float
 void launch_gather(const void* x, void* y, size_t elem, int64_t n, const BroadcastDims& dims,
                    cudaStream_t stream);
 
+// Concat's inputs for one kernel (Note [concat in one launch] in concat_cuda.cc): input i's
+// rows of chunk[i] bytes go to bytes [column[i], column[i] + chunk[i]) of each output row.
+constexpr int kMaxConcatInputs = 64;
+struct ConcatInputs {
+  int count = 0;
+  const void* data[kMaxConcatInputs] = {};
+  int64_t chunk[kMaxConcatInputs] = {};
+  int64_t column[kMaxConcatInputs] = {};
+};
+// y [outer, row_bytes] from the inputs' [outer, chunk] rows (row_bytes: the chunks' sum).
+void launch_concat(const ConcatInputs& in, void* y, int64_t outer, int64_t row_bytes, cudaStream_t stream);
+
 // x [batch, channels, hw] -> y [batch, hw, padded], zeros in channels..padded-1 (Transpose+Pad,
 // transpose_pad_kernels.cu). elem: 2 or 4 bytes.
 void launch_transpose_pad(const void* x, void* y, size_t elem, int64_t batch, int64_t hw, int channels, int padded,
