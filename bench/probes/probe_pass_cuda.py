@@ -4,7 +4,9 @@ and switch, each load in a child process of its own: batch 64 by default, device
 replays, the median run time, and how many plan layers have an op containing --op.
 
     python3 bench/probes/probe_pass_cuda.py --pass fuse_batchnorm_relu --op BatchNormalization+Relu \
-        [--precisions fp32 tf32 fp16] [--batch 64] [--runs 20] [--budget 300] [model ...]
+        [--precisions fp32 tf32 fp16] [--batch 64] [--runs 20] [--budget 300] [--on-only] [model ...]
+
+--on-only times the default plans alone (one load per cell): the models' times at each precision.
 """
 import argparse
 import sys
@@ -38,9 +40,11 @@ def main() -> int:
     ap.add_argument("--pass", dest="pass_name", required=True, help="a name of dnnx.pass_names()")
     ap.add_argument("--op", required=True, help="the layers counted: those whose op contains this")
     ap.add_argument("--precisions", nargs="+", default=["fp32", "tf32", "fp16"])
+    ap.add_argument("--on-only", action="store_true", help="the pass on (the default plan) alone")
     args = ap.parse_args()
     end = time.time() + args.budget
-    print(f"{args.pass_name}: batch {args.batch}, median of {args.runs} runs (device arrays); cells: off ms / on ms "
+    cells = "on ms" if args.on_only else "off ms / on ms"
+    print(f"{args.pass_name}: batch {args.batch}, median of {args.runs} runs (device arrays); cells: {cells} "
           f"(layers with {args.op})")
     print("| model | " + " | ".join(args.precisions) + " |")
     print("| --- |" + " ---: |" * len(args.precisions))
@@ -48,7 +52,7 @@ def main() -> int:
         cells = []
         for precision in args.precisions:
             got = []
-            for on in ("0", "1"):
+            for on in ("1",) if args.on_only else ("0", "1"):
                 if time.time() > end:
                     got.append("not run")
                     continue
