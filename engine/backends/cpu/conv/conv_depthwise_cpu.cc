@@ -37,6 +37,7 @@
 #include "backends/cpu/conv/conv_activation_cpu.h"
 #include "backends/cpu/conv/conv_epilogue_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
+#include "backends/cpu/runtime/cpu_features.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -173,9 +174,7 @@ __attribute__((target("avx512f"))) void tap_sum_avx512(const float* src, const i
 // per process: the same loop for every thread and run), else the portable loop.
 TapSumFn pick_tap_sum() {
 #ifdef DNNX_DEPTHWISE_AVX2
-  static const TapSumFn fn = __builtin_cpu_supports("avx512f")                                   ? tap_sum_avx512
-                             : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? tap_sum_avx2
-                                                                                               : tap_sum_generic;
+  static const TapSumFn fn = cpu_has_avx512f() ? tap_sum_avx512 : cpu_has_avx2_fma() ? tap_sum_avx2 : tap_sum_generic;
   return fn;
 #endif
   return tap_sum_generic;

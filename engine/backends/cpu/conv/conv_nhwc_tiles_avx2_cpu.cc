@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "backends/cpu/runtime/avx2_lanes.h"
+#include "backends/cpu/runtime/cpu_features.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define DNNX_NHWC_AVX2 1
@@ -149,10 +150,7 @@ DNNX_AVX2 void depthwise_strip_avx2(const DepthwiseStrip& s, int64_t c0, int64_t
 
 }  // namespace
 
-bool nhwc_cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
+bool nhwc_cpu_has_avx2() { return cpu_has_avx2_fma(); }
 
 AvxDenseFn nhwc_dense_avx2_fn(int pixels) {
   switch (pixels) {

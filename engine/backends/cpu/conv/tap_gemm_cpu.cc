@@ -7,6 +7,7 @@
 // the products added (FMA). The epilogue (bias, residual, Relu) runs on the registers before
 // the one store. Nothing is packed, so nothing is allocated or copied per call.
 #include "backends/cpu/conv/tap_gemm_cpu.h"
+#include "backends/cpu/runtime/cpu_features.h"
 
 #include <algorithm>
 #include <utility>
@@ -248,8 +249,7 @@ bool tap_gemm_avx512() {
 
 bool tap_gemm_vectorized() {
 #ifdef DNNX_TAP_GEMM_AVX2
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
+  return cpu_has_avx2_fma();
 #else
   return false;
 #endif

@@ -17,6 +17,7 @@
 #include "backends/cpu/elementwise/activation_cpu.h"
 #include "backends/cpu/runtime/avx2_lanes.h"
 #include "backends/cpu/runtime/fast_math.h"
+#include "backends/cpu/runtime/cpu_features.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define DNNX_SIGMOID_AVX512 1
@@ -161,10 +162,7 @@ DNNX_AVX2_FN void swish_rows_avx2(float* y, int64_t n) {
   }
 }
 
-bool sigmoid_avx2_usable() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
+bool sigmoid_avx2_usable() { return cpu_has_avx2_fma(); }
 #endif
 
 }  // namespace

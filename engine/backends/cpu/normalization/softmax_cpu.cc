@@ -12,6 +12,7 @@
 #include "backends/cpu/elementwise/vector_math.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "ops/normalization/softmax.h"
+#include "backends/cpu/runtime/cpu_features.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -262,9 +263,7 @@ __attribute__((target("avx2,fma"))) bool softmax_row_avx2(const float* x, float*
 }
 
 bool softmax_avx2_usable() {
-  static const bool has = !__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
-                          __builtin_cpu_supports("fma");
-  return has;
+  return !cpu_has_avx512f() && cpu_has_avx2_fma();
 }
 #endif
 

@@ -20,6 +20,7 @@
 // streamed with 8 vector sums per row: the step was no faster, 3.5 against 3.3 us for
 // [1, 128] x [128, 512], and the pack cost 20 us per direction.)
 #include "backends/cpu/rnn/recurrent_product_cpu.h"
+#include "backends/cpu/runtime/cpu_features.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -248,7 +249,7 @@ bool recurrent_vectorized() {
   static const bool vectorized = [] {
     const char* forced = std::getenv("DNNX_RNN_PORTABLE");
     const bool portable = forced && *forced && std::strcmp(forced, "0") != 0;
-    return !portable && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return !portable && cpu_has_avx2_fma();
   }();
   return vectorized;
 #else
