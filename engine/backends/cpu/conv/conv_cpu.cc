@@ -51,6 +51,13 @@ constexpr int kConvGemmBlocks = 8;
 // Note [padded direct conv]: the padded copy is measured against im2col+gemm on LeNet-5-sized
 // layers (6 and 16 filters), where sgemm's few rows are what loses; with many filters im2col's
 // copies are a small part of a GEMM that OpenBLAS runs well, and the direct conv is not measured there.
+// Note [direct conv chunks]: a batch-1 direct conv split by filter panels across threads, each
+// chunk with its own padded copy of the image, was slower on 2 threads than on 1 below ~400K
+// multiply-adds a chunk (this 2-core EPYC, Model.profile medians of 200): mnist-8's 1 -> 8 5x5 at
+// 28x28 (157K in all) 7.6 -> 11 us, its 8 -> 16 at 14x14 (627K) 20 -> 21-25 us; the CIFAR
+// classifier's 3 -> 32 3x3 at 32x32 (884K) gained, 37 -> 22-32 us. So a chunk takes at least
+// kMinChunkMacs.
+constexpr int64_t kMinChunkMacs = int64_t{400} << 10;
 constexpr int64_t kPaddedDirectMaxFilters = 32;
 
 // Note [im2col across the pool]
@@ -235,8 +242,12 @@ KernelChoice plan_conv(const Node& node, const std::vector<ValueInfo>& inputs, C
     // (At least one image and one chunk: an empty batch is never planned, Note [empty tensors],
     // but no zero dim may divide here.)
     const int64_t images = std::max<int64_t>(1, s.batch);
-    const int64_t chunks = std::max<int64_t>(1, images >= 2 * threads ? 1 : std::min(panels, (2 * threads + images - 1) / images));
     const int64_t macs = s.filters * s.col_rows() * s.g.output_size();
+    // Note [direct conv chunks]: each chunk copies the padded image for itself, so a split pays
+    // only past kMinChunkMacs multiply-adds a chunk.
+    const int64_t chunks = std::max<int64_t>(
+        1, images >= 2 * threads ? 1
+                                 : std::min({panels, (2 * threads + images - 1) / images, macs / kMinChunkMacs}));
     const int direct_workers = plan_workers(s.batch * chunks, macs / chunks);
     choice.algorithm = with_threads(g.has_padding() ? "direct (padded copy)" : "direct", direct_workers);
     choice.rejected.push_back({"im2col+gemm", "not needed: small, unit strides (direct)"});
