@@ -80,6 +80,51 @@ def test_batchnorm_after_a_conv_whose_output_is_also_used_stays():
     assert ops(model) == ["Conv", "BatchNormalization", "Add"]
 
 
+# --- fold_conv_add -------------------------------------------------------------------------------
+
+def conv_add(c_shape, conv_bias=False, conv_first=True, then_bn_relu=False, channels=6):
+    """x -> Conv (3 -> channels filters, 3x3) -> Add(constant c of c_shape) [-> BN -> Relu] -> y."""
+    conv_inputs = ["x", "w", "b"] if conv_bias else ["x", "w"]
+    nodes = [helper.make_node("Conv", conv_inputs, ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "k"] if conv_first else ["k", "c"], ["s"], name="plus")]
+    inits = {"w": weights(channels, 3, 3, 3), "k": weights(*c_shape, seed=7)}
+    if conv_bias:
+        inits["b"] = weights(channels, seed=8)
+    out = "s"
+    if then_bn_relu:
+        nodes += [helper.make_node("BatchNormalization", ["s", "bs", "bb", "m", "v"], ["n"], name="bn"),
+                  helper.make_node("Relu", ["n"], ["y"], name="relu")]
+        inits.update({"bs": bn_stats(channels)["s"], "bb": bn_stats(channels)["bb"], "m": bn_stats(channels)["m"],
+                      "v": bn_stats(channels)["v"]})
+        out = "y"
+    return make_model(nodes, [("x", ["N", 3, 5, 5])], [(out, None)], inits)
+
+
+@pytest.mark.parametrize("c_shape", [[6, 1, 1], [1, 6, 1, 1], [1, 1, 1], [1], []])
+@pytest.mark.parametrize("conv_bias", [False, True])
+@pytest.mark.parametrize("conv_first", [True, False])
+def test_fold_conv_add(c_shape, conv_bias, conv_first):
+    model = conv_add(c_shape, conv_bias, conv_first)
+    check_same_results(model, {"x": rand(2, 3, 5, 5)})
+    (row,) = dnnx.load(model).plan()
+    assert row["op"] == "Conv" and row["name"] == "conv", row
+    assert ops(model, passes={"fold_conv_add": False}) == ["Conv", "Add"]
+
+
+def test_conv_add_bn_relu_folds_whole():
+    model = conv_add([6, 1, 1], then_bn_relu=True)
+    check_same_results(model, {"x": rand(2, 3, 5, 5)})
+    assert ops(model) == ["Conv+Relu"]
+
+
+@pytest.mark.parametrize("c_shape", [[6, 5, 5], [1, 6, 5, 1], [2, 6, 1, 1]])
+def test_an_add_that_is_no_channel_bias_stays(c_shape):
+    # a constant that varies over pixels, or over the batch (batch 2 here)
+    model = conv_add(c_shape)
+    check_same_results(model, {"x": rand(2, 3, 5, 5)})
+    assert ops(model) == ["Conv", "Add"]
+
+
 # --- fuse_batchnorm_relu -------------------------------------------------------------------------
 
 def bn_relu(shape, channels_axis_size, relu=True, extra_output=False, training_mode=None):
@@ -253,7 +298,8 @@ def test_matmul_add_that_is_no_gemm_stays(bias_shape, a_shape):
 
 def test_pass_switches():
     model = conv_bn_relu()
-    assert dnnx.load(model).passes == {"fuse_qdq_int8": True, "fold_batchnorm": True, "fuse_batchnorm_relu": True,
+    assert dnnx.load(model).passes == {"fuse_qdq_int8": True, "fold_conv_add": True, "fold_batchnorm": True,
+                                       "fuse_batchnorm_relu": True,
                                        "fuse_matmul_add": True, "fuse_conv_relu": True,
                                        "fuse_conv_activation": True, "fuse_gemm_relu": True, "fuse_gemm_softmax": True, "fuse_conv_add_relu": True,
                                        "fuse_conv_pool": True, "fuse_lstm_stack": True, "fuse_gelu": True, "channels_last": True,
@@ -281,6 +327,6 @@ def test_fused_ops_are_not_listed_as_supported():
 
 
 def test_pass_names_in_run_order():
-    assert dnnx.pass_names() == ["fuse_qdq_int8", "fold_batchnorm", "fuse_batchnorm_relu", "fuse_matmul_add", "fuse_conv_relu", "fuse_conv_activation", "fuse_gemm_relu",
+    assert dnnx.pass_names() == ["fuse_qdq_int8", "fold_conv_add", "fold_batchnorm", "fuse_batchnorm_relu", "fuse_matmul_add", "fuse_conv_relu", "fuse_conv_activation", "fuse_gemm_relu",
                                  "fuse_gemm_softmax", "fuse_conv_add_relu", "fuse_conv_pool", "fuse_lstm_stack",
                                  "fuse_gelu", "channels_last", "fold_entry_cast"]

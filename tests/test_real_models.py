@@ -81,6 +81,13 @@ def test_squeezenet_nhwc_matches_stored_output():
     assert {"GlobalAveragePool", "Concat"} <= ops and ops & {"Transpose", "Identity"}
 
 
+def test_mnist8_plan_has_its_bias_adds_folded():
+    # CNTK's export keeps each conv's bias as a broadcast Add (Plus30, Plus112): fold_conv_add puts
+    # them back in the convs, whose Relus then fuse
+    plan = dnnx.load(need(MODELS / "mnist-8" / "model.onnx")).plan()
+    assert [r["op"] for r in plan if r["op"] in ("Add", "Relu", "Conv", "Conv+Relu")] == ["Conv+Relu", "Conv+Relu"], plan
+
+
 @pytest.mark.parametrize("batch", [8, 25])
 def test_mnist8_batch_1_export_runs_at_other_batch_sizes(batch):
     ref = np.load(need(REFERENCE / "mnist-8.npz"))

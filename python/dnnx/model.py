@@ -731,7 +731,7 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     computed from one) is listed in ``Model.value_inputs``: its value joins the plan key, so a new
     value plans (and on CUDA records a graph) anew and a seen value reuses its plan.
 
-    Load-time rewrites (``dnnx.pass_names()``: fuse_qdq_int8, fold_batchnorm, fuse_batchnorm_relu, fuse_matmul_add, fuse_conv_relu,
+    Load-time rewrites (``dnnx.pass_names()``: fuse_qdq_int8, fold_conv_add, fold_batchnorm, fuse_batchnorm_relu, fuse_matmul_add, fuse_conv_relu,
     fuse_conv_activation, fuse_gemm_relu, fuse_gemm_softmax, fuse_conv_add_relu, fuse_conv_pool, fuse_lstm_stack,
     fuse_gelu, channels_last, fold_entry_cast) are on by default; ``passes={"fold_batchnorm": False}``
     switches single ones off, ``optimize=False`` all of them. ``plan()`` shows fused layers (op

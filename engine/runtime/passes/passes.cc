@@ -12,11 +12,13 @@ struct PassEntry {
   int (*run)(Graph&, const PassOptions&);
 };
 
-// BatchNormalization folds before Conv+Relu fuses, so Conv -> BN -> Relu ends as one Conv+Relu
+// A conv's bias Add folds first (Conv -> Add -> BN -> Relu then folds whole); BatchNormalization
+// folds before Conv+Relu fuses, so Conv -> BN -> Relu ends as one Conv+Relu
 // (and only a BN no conv took fuses with its Relu);
 // MatMul+Add becomes a Gemm before Gemm+Relu looks for Gemms; Conv+Relu forms before a MaxPool
 // joins it.
 const PassEntry kPasses[] = {
+    {"fold_conv_add", &PassOptions::fold_conv_add, fold_conv_add},
     {"fold_batchnorm", &PassOptions::fold_batchnorm, fold_batchnorm},
     {"fuse_batchnorm_relu", &PassOptions::fuse_batchnorm_relu, fuse_batchnorm_relu},
     {"fuse_matmul_add", &PassOptions::fuse_matmul_add, fuse_matmul_add},

@@ -18,6 +18,7 @@ struct PassOptions {
   // residual Add) -> QuantizeLinear => one Int8Conv/Int8Gemm/Int8MatMul that accumulates in int32
   // and requantizes (where the backend has them: the CPU); run by the engine before constant folding.
   bool fuse_qdq_int8 = true;
+  bool fold_conv_add = true;    // Conv -> Add(constant per-channel bias): the Add folded into B
   bool fold_batchnorm = true;   // Conv -> BatchNormalization: the BN folded into W and B
   // BatchNormalization (inference) -> Relu => BatchNormalization+Relu (where the backend has it)
   bool fuse_batchnorm_relu = true;
@@ -66,6 +67,7 @@ void set_pass(PassOptions& options, const std::string& name, bool enabled);
 void run_passes(Graph& graph, const PassOptions& options);
 
 // The passes one by one; each returns how many rewrites it made.
+int fold_conv_add(Graph& graph, const PassOptions& options);    // fold_conv_add.cc
 int fold_batchnorm(Graph& graph, const PassOptions& options);   // fold_batchnorm.cc
 int fuse_batchnorm_relu(Graph& graph, const PassOptions& options);  // fuse_batchnorm_relu.cc
 int fuse_matmul_add(Graph& graph, const PassOptions& options);  // fuse_matmul_add.cc
