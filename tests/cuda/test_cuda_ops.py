@@ -150,11 +150,11 @@ def test_concat(axis):
 
 # Note [concat in one launch] (concat_cuda.cc): one kernel for up to 64 inputs, in 16-, 4- or 2-byte
 # units (rows of 16 float32 / 8 float16 multiples, of odd float32 counts, of odd float16 counts), a
-# batch-1 row longer than one block's segment, an empty input, and 70 inputs (the copies)
+# batch-1 row longer than one block's segment, and 70 inputs (the copies). (An empty input runs on
+# the host: Note [empty tensors].)
 @pytest.mark.parametrize("widths,rows,elem", [([16, 32, 48], 3, TensorProto.FLOAT), ([3, 5, 1], 4, TensorProto.FLOAT),
                                                ([8, 24], 2, TensorProto.FLOAT16), ([3, 5], 3, TensorProto.FLOAT16),
-                                               ([2000, 1500], 1, TensorProto.FLOAT), ([4, 0, 4], 2, TensorProto.FLOAT),
-                                               ([4] * 70, 2, TensorProto.FLOAT)])
+                                               ([2000, 1500], 1, TensorProto.FLOAT), ([4] * 70, 2, TensorProto.FLOAT)])
 def test_concat_kernel(widths, rows, elem):
     names = [f"x{i}" for i in range(len(widths))]
     node = helper.make_node("Concat", names, ["y"], name="concat", axis=1)
