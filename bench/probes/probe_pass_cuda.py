@@ -6,7 +6,7 @@ replays, the median run time, and how many plan layers have an op containing one
     python3 bench/probes/probe_pass_cuda.py --pass fuse_batchnorm_relu --op BatchNormalization+Relu \
         [--precisions fp32 tf32 fp16] [--batch 64] [--runs 20] [--budget 300] [--on-only] [model ...]
     # the conv activations (session 16's probe_conv_activation_cuda.py):
-    python3 bench/probes/probe_pass_cuda.py --pass fuse_conv_activation --op Conv+Swish Conv+HardSwish Conv+Clip \
+    python3 bench/probes/probe_pass_cuda.py --pass fuse_conv_activation --op Conv+Swish,Conv+HardSwish,Conv+Clip \
         zoo/efficientnet_b0.onnx zoo/mobilenet_v3_small.onnx zoo/mobilenet_v2.onnx zoo2/rexnet_100.onnx zoo2/mobilevit_xxs.onnx
 
 --on-only times the default plans alone (one load per cell): the models' times at each precision.
