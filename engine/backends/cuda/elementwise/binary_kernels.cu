@@ -36,7 +36,10 @@ struct alignas(sizeof(T) * V) Pack {
 // takes V = 4 adjacent outputs where the innermost merged dim is a multiple of 4 and each operand
 // is contiguous or constant along it (and every contiguous tensor 4-element aligned), one index
 // decomposition per 4 outputs, with 32-bit indices where the output has fewer than 2^31
-// elements. Each output is the same a op b, so the values do not change.
+// elements. Each output is the same a op b, so the values do not change. Measured with the
+// session's other glue kernels (RESULTS_CUDA.md, session 17): EfficientNet-B0 at fp32 moved within
+// the machines' spread (9.11 -> 9.22 ms), so the gate's time in that profile was not the kernel's
+// index math; ShuffleNetV2 and DenseNet-121, whose glue is gathers and copies, gained.
 template <BinaryKind Kind, class T, int V, class Index>
 __global__ void binary_elementwise(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ y, Index groups) {
   for (Index g = blockIdx.x * Index(blockDim.x) + threadIdx.x; g < groups; g += Index(gridDim.x) * blockDim.x) {

@@ -9,6 +9,7 @@
 // (kWarpPlanes), or the planes are small (kSmallPlane), a warp takes a plane: lanes stride over it
 // and shuffles reduce their 32 partial values. The sum's order differs from the block kernel's
 // (so does its rounding, within fp32 tolerance); each is fixed, so runs repeat bit for bit.
+// EfficientNet-B0's whole run did not move beyond the spread with it (RESULTS_CUDA.md, session 17).
 #include <algorithm>
 #include <cmath>
 
