@@ -1,6 +1,6 @@
 """The vectorized transcendental kernels of the transformer models (issue #38): Tanh, Erf, Gelu
-(exact and tanh forms) on engine/backends/cpu/elementwise/vector_math.h, and Pow by one float
-exponent (Note [pow by a scalar]). Checked against float64 over every binade and against
+(exact and tanh forms) on engine/backends/cpu/elementwise/vector_math.h, Exp (Note [exp rows]),
+and Pow by one float exponent (Note [pow by a scalar]). Checked against float64 over every binade and against
 onnxruntime, at lengths that leave every vector tail (1..17 elements past a multiple of 8 or 16)."""
 import math
 
@@ -64,10 +64,30 @@ def test_gelu_matches_float64_and_onnxruntime(approximate):
     np.testing.assert_allclose(y, ort, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("op", ["Tanh", "Erf", "Sigmoid"])
+def test_exp_over_the_float_range():
+    # fast_expf: within 2 ulp of float64's e^x where the result is a normal float, subnormal results
+    # within one subnormal step (onnxruntime's), +inf from the first float past ln(FLT_MAX), 0 far
+    # below, NaN kept
+    x = np.concatenate([sweep().ravel(), np.linspace(-110, 90, 40001, dtype=np.float32),
+                        np.array([88.72283, np.nextafter(np.float32(88.72283), np.float32(100)), -86.6, -103.97, -104.0,
+                                  np.nan], np.float32)]).astype(np.float32).reshape(1, -1)
+    y, ort = run_op("Exp", x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = np.exp(x.astype(np.float64))
+        ref32 = ref.astype(np.float32)
+    assert np.array_equal(np.isnan(y), np.isnan(ref32)) and np.array_equal(np.isinf(y), np.isinf(ref32))
+    normal = np.isfinite(ref32) & (ref32 >= np.finfo(np.float32).tiny)
+    ulp = np.abs(y[normal] - ref[normal]) / np.spacing(ref32[normal]).astype(np.float64)
+    assert ulp.max() <= 2, ulp.max()
+    tiny = np.isfinite(ref32) & ~normal
+    np.testing.assert_allclose(y[tiny], ref[tiny], rtol=0, atol=2e-45)
+    np.testing.assert_allclose(y[normal], ort[normal], rtol=4 * EPS)
+
+
+@pytest.mark.parametrize("op", ["Tanh", "Erf", "Sigmoid", "Exp"])
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 15, 16, 17, 31, 33, 1000])
 def test_every_tail_length(op, n):
-    x = rand(1, n, seed=n) * 3
+    x = rand(1, n, seed=n) * 3  # Exp: relative 1e-6 is 8 ulp
     y, ort = run_op(op, x)
     np.testing.assert_allclose(y, ort, rtol=1e-6, atol=1e-6)
 

@@ -5,6 +5,7 @@
 // Abs's forward is activation_cpu.cc's (it also takes integers); its float gradient is here.
 #include <algorithm>
 
+#include "backends/cpu/elementwise/exp_rows_cpu.h"
 #include "backends/cpu/elementwise/fixed_chunks.h"
 #include "backends/cpu/elementwise/hard_swish_cpu.h"
 #include "backends/cpu/elementwise/vector_math.h"
@@ -59,6 +60,8 @@ class UnaryMathKernel final : public Kernel {
       hard_sigmoid_rows(x, y, n_, params_.alpha, params_.beta);
     } else if constexpr (K == UnaryMath::HardSwish) {
       hard_swish_rows(x, y, n_);
+    } else if constexpr (K == UnaryMath::Exp) {
+      exp_rows(x, y, n_);  // Note [exp rows]
     } else if constexpr (K == UnaryMath::Erf || K == UnaryMath::Gelu || K == UnaryMath::GeluTanh) {
       // Note [fixed chunks]: the same bits at any thread count
       for_fixed_chunks(n_, kTranscendentalChunk, [&](int64_t b, int64_t e) {
