@@ -5,7 +5,7 @@
 #include "backends/cpu/elementwise/activation_cpu.h"
 #include "backends/cpu/elementwise/fixed_chunks.h"
 #include "backends/cpu/elementwise/sigmoid_rows_cpu.h"
-#include "backends/cpu/elementwise/vector_math.h"
+#include "backends/cpu/elementwise/tanh_rows_cpu.h"
 #include "backends/cpu/runtime/element_type.h"
 #include "ops/elementwise/div_mod.h"
 #include "runtime/kernel_registry.h"
@@ -15,11 +15,6 @@ namespace dnnx {
 namespace {
 
 enum class Activation { Relu, Sigmoid, Tanh };
-
-// Tanh likewise (Note [vector tanh] in vector_math.h).
-DNNX_VECTOR_CLONES_AVX512 void tanh_rows(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = fast_tanhf(x[i]);
-}
 
 class ActivationKernel final : public Kernel {
  public:

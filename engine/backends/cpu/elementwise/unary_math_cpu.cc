@@ -8,6 +8,7 @@
 #include "backends/cpu/elementwise/exp_rows_cpu.h"
 #include "backends/cpu/elementwise/fixed_chunks.h"
 #include "backends/cpu/elementwise/hard_swish_cpu.h"
+#include "backends/cpu/elementwise/tanh_rows_cpu.h"
 #include "backends/cpu/elementwise/vector_math.h"
 #include "backends/cpu/runtime/fast_math.h"
 #include "ops/elementwise/unary_math.h"
@@ -29,9 +30,9 @@ DNNX_VECTOR_CLONES void hard_sigmoid_rows(const float* x, float* y, int64_t n, f
   }
 }
 
-// Erf and Gelu (both forms) on vector_math.h's erf and tanh, 8 lanes where the CPU has AVX2
-// (libm's erff/tanhf are scalar calls; the formulas are unary_math.h's, as onnxruntime's Gelu:
-// 0.5 x (1 + erf(x / sqrt 2)) and 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))).
+// Erf and Gelu on vector_math.h's erf, in the compiler's vector clones (libm's erff is a scalar
+// call; the formula is unary_math.h's, as onnxruntime's Gelu: 0.5 x (1 + erf(x / sqrt 2))). The
+// tanh form, 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), is tanh_rows_cpu.cc's.
 DNNX_VECTOR_CLONES_AVX512 void erf_rows(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = fast_erff(x[i]);
 }
@@ -39,14 +40,6 @@ DNNX_VECTOR_CLONES_AVX512 void erf_rows(const float* x, float* y, int64_t n) {
 DNNX_VECTOR_CLONES_AVX512 void gelu_rows(const float* x, float* y, int64_t n) {
   using namespace unary_detail;
   for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + fast_erff(x[i] * kInvSqrt2));
-}
-
-DNNX_VECTOR_CLONES_AVX512 void gelu_tanh_rows(const float* x, float* y, int64_t n) {
-  using namespace unary_detail;
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    y[i] = 0.5f * v * (1.0f + fast_tanhf(kSqrt2OverPi * (v + kGeluCubic * v * v * v)));
-  }
 }
 
 template <UnaryMath K>
