@@ -44,32 +44,12 @@ DNNX_TARGET_AVX2 __attribute__((always_inline)) inline __m256 exp8(__m256 x) {
   __m256 v = _mm256_blendv_ps(x, _mm256_add_ps(x, _mm256_set1_ps(40.0f)), subnormal);
   v = _mm256_max_ps(_mm256_set1_ps(-86.6f), v);
   v = _mm256_min_ps(_mm256_set1_ps(88.72283f), v);
-  const __m256 t = _mm256_mul_ps(v, _mm256_set1_ps(1.44269504088896341f));
-  const __m256 round = _mm256_set1_ps(12582912.0f);
-  const __m256 n = _mm256_sub_ps(_mm256_add_ps(t, round), round);
-  const __m256 r = _mm256_add_ps(_mm256_sub_ps(v, _mm256_mul_ps(n, _mm256_set1_ps(0.693359375f))),
-                                 _mm256_mul_ps(n, _mm256_set1_ps(2.12194440e-4f)));
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f));
-  const __m256 er = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(p, r), r), r), _mm256_set1_ps(1.0f));
-  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(126)), 23);
-  __m256 e = _mm256_mul_ps(_mm256_mul_ps(er, _mm256_castsi256_ps(bits)), _mm256_set1_ps(2.0f));
+  __m256 e = exp8_in_normal_range(v);
   e = _mm256_mul_ps(e, _mm256_blendv_ps(_mm256_set1_ps(1.0f), _mm256_set1_ps(4.24835426e-18f), subnormal));
   return _mm256_blendv_ps(e, _mm256_set1_ps(std::numeric_limits<float>::infinity()), overflow);
 }
 
-DNNX_TARGET_AVX2 void exp_rows_avx2(const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp8(_mm256_loadu_ps(x + i)));
-  if (i < n) {
-    const __m256i live = lanes8(n - i);
-    _mm256_maskstore_ps(y + i, live, exp8(_mm256_maskload_ps(x + i, live)));
-  }
-}
+DNNX_TARGET_AVX2 void exp_rows_avx2(const float* x, float* y, int64_t n) { map8<exp8>(x, y, n); }
 #endif
 
 }  // namespace

@@ -50,21 +50,8 @@ DNNX_TARGET_AVX2 __attribute__((always_inline)) inline __m256 tanh8(__m256 x) {
   const __m256 small = _mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(p, z), a), a);
   // fast_expf(2|x|): 2|x| >= 0, so only the upper clamp (a NaN stays: vminps returns its second operand)
   const __m256 v = _mm256_min_ps(_mm256_set1_ps(88.72283f), _mm256_mul_ps(_mm256_set1_ps(2.0f), a));
-  const __m256 t = _mm256_mul_ps(v, _mm256_set1_ps(1.44269504088896341f));
-  const __m256 round = _mm256_set1_ps(12582912.0f);
-  const __m256 n = _mm256_sub_ps(_mm256_add_ps(t, round), round);
-  const __m256 r = _mm256_add_ps(_mm256_sub_ps(v, _mm256_mul_ps(n, _mm256_set1_ps(0.693359375f))),
-                                 _mm256_mul_ps(n, _mm256_set1_ps(2.12194440e-4f)));
-  __m256 q = _mm256_set1_ps(1.9875691500e-4f);
-  q = _mm256_add_ps(_mm256_mul_ps(q, r), _mm256_set1_ps(1.3981999507e-3f));
-  q = _mm256_add_ps(_mm256_mul_ps(q, r), _mm256_set1_ps(8.3334519073e-3f));
-  q = _mm256_add_ps(_mm256_mul_ps(q, r), _mm256_set1_ps(4.1665795894e-2f));
-  q = _mm256_add_ps(_mm256_mul_ps(q, r), _mm256_set1_ps(1.6666665459e-1f));
-  q = _mm256_add_ps(_mm256_mul_ps(q, r), _mm256_set1_ps(5.0000001201e-1f));
   const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 er = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(q, r), r), r), one);
-  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(126)), 23);
-  const __m256 e = _mm256_mul_ps(_mm256_mul_ps(er, _mm256_castsi256_ps(bits)), _mm256_set1_ps(2.0f));
+  const __m256 e = exp8_in_normal_range(v);
   const __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
   const __m256 magnitude = _mm256_blendv_ps(big, small, _mm256_cmp_ps(a, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
   return _mm256_or_ps(_mm256_andnot_ps(sign, magnitude), _mm256_and_ps(sign, x));  // copysign
@@ -77,16 +64,6 @@ DNNX_TARGET_AVX2 __attribute__((always_inline)) inline __m256 gelu_tanh8(__m256 
   return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(_mm256_set1_ps(1.0f), t));
 }
 
-template <__m256 (*F)(__m256)>
-DNNX_TARGET_AVX2 void rows_avx2(const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, F(_mm256_loadu_ps(x + i)));
-  if (i < n) {
-    const __m256i live = lanes8(n - i);
-    _mm256_maskstore_ps(y + i, live, F(_mm256_maskload_ps(x + i, live)));
-  }
-}
-
 bool use_avx2() { return !cpu_has_avx512f() && cpu_has_avx2_fma(); }
 #endif
 
@@ -94,14 +71,14 @@ bool use_avx2() { return !cpu_has_avx512f() && cpu_has_avx2_fma(); }
 
 void tanh_rows(const float* x, float* y, int64_t n) {
 #ifdef DNNX_TANH_AVX2
-  if (use_avx2()) return rows_avx2<tanh8>(x, y, n);
+  if (use_avx2()) return map8<tanh8>(x, y, n);
 #endif
   tanh_rows_clones(x, y, n);
 }
 
 void gelu_tanh_rows(const float* x, float* y, int64_t n) {
 #ifdef DNNX_TANH_AVX2
-  if (use_avx2()) return rows_avx2<gelu_tanh8>(x, y, n);
+  if (use_avx2()) return map8<gelu_tanh8>(x, y, n);
 #endif
   gelu_tanh_rows_clones(x, y, n);
 }
