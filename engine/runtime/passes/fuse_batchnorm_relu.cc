@@ -11,16 +11,8 @@
 namespace dnnx {
 
 int fuse_batchnorm_relu(Graph& graph, const PassOptions& options) {
-  return fuse_with_sole_consumer(
-      graph, options,
-      [](const Node& n) { return n.op_type == "BatchNormalization" && n.domain.empty() && !batchnorm_training(n); },
-      [](const Node& producer, const Node& consumer) -> std::optional<Node> {
-        if (consumer.op_type != "Relu" || !consumer.domain.empty()) return std::nullopt;
-        Node merged = producer;
-        merged.op_type = "BatchNormalization+Relu";
-        merged.outputs = consumer.outputs;
-        return merged;
-      });
+  return fuse_with_relu(graph, options, "BatchNormalization",
+                        [](const Node& n) { return n.domain.empty() && !batchnorm_training(n); });
 }
 
 }  // namespace dnnx

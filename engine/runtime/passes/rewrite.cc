@@ -186,11 +186,11 @@ int fuse_with_sole_consumer(Graph& graph, const PassOptions& options, const Node
   return fused;
 }
 
-int fuse_with_relu(Graph& graph, const PassOptions& options, const std::string& producer_op) {
+int fuse_with_relu(Graph& graph, const PassOptions& options, const std::string& producer_op, const NodeTest& also) {
   return fuse_with_sole_consumer(
-      graph, options, [&](const Node& n) { return n.op_type == producer_op; },
+      graph, options, [&](const Node& n) { return n.op_type == producer_op && (!also || also(n)); },
       [&](const Node& producer, const Node& consumer) -> std::optional<Node> {
-        if (consumer.op_type != "Relu") return std::nullopt;
+        if (consumer.op_type != "Relu" || !consumer.domain.empty()) return std::nullopt;
         Node merged = producer;
         merged.op_type = producer_op + "+Relu";
         merged.outputs = consumer.outputs;

@@ -64,8 +64,10 @@ using PairMerge = std::function<std::optional<Node>(const Node& producer, const 
 int fuse_with_sole_consumer(Graph& graph, const PassOptions& options, const NodeTest& is_producer,
                             const PairMerge& merge);
 
-// producer -> Relu pairs become one node "<op>+Relu" at the producer's place (producer_op is
-// "Conv" or "Gemm"): the producer's inputs and attributes, the Relu's outputs.
-int fuse_with_relu(Graph& graph, const PassOptions& options, const std::string& producer_op);
+// producer -> Relu (ai.onnx's) pairs become one node "<op>+Relu" at the producer's place
+// (producer_op is "Conv", "Gemm" or "BatchNormalization", and `also`, where given, must accept
+// the producer too): the producer's inputs and attributes, the Relu's outputs.
+int fuse_with_relu(Graph& graph, const PassOptions& options, const std::string& producer_op,
+                   const NodeTest& also = nullptr);
 
 }  // namespace dnnx

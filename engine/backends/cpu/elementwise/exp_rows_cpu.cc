@@ -56,7 +56,7 @@ DNNX_TARGET_AVX2 void exp_rows_avx2(const float* x, float* y, int64_t n) { map8<
 
 void exp_rows(const float* x, float* y, int64_t n) {
 #ifdef DNNX_EXP_AVX2
-  if (!cpu_has_avx512f() && cpu_has_avx2_fma()) return exp_rows_avx2(x, y, n);
+  if (cpu_avx2_without_avx512()) return exp_rows_avx2(x, y, n);
 #endif
   exp_rows_clones(x, y, n);
 }

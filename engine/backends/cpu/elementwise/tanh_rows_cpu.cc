@@ -64,21 +64,20 @@ DNNX_TARGET_AVX2 __attribute__((always_inline)) inline __m256 gelu_tanh8(__m256 
   return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(_mm256_set1_ps(1.0f), t));
 }
 
-bool use_avx2() { return !cpu_has_avx512f() && cpu_has_avx2_fma(); }
 #endif
 
 }  // namespace
 
 void tanh_rows(const float* x, float* y, int64_t n) {
 #ifdef DNNX_TANH_AVX2
-  if (use_avx2()) return map8<tanh8>(x, y, n);
+  if (cpu_avx2_without_avx512()) return map8<tanh8>(x, y, n);
 #endif
   tanh_rows_clones(x, y, n);
 }
 
 void gelu_tanh_rows(const float* x, float* y, int64_t n) {
 #ifdef DNNX_TANH_AVX2
-  if (use_avx2()) return map8<gelu_tanh8>(x, y, n);
+  if (cpu_avx2_without_avx512()) return map8<gelu_tanh8>(x, y, n);
 #endif
   gelu_tanh_rows_clones(x, y, n);
 }

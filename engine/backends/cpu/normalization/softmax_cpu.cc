@@ -263,7 +263,7 @@ __attribute__((target("avx2,fma"))) bool softmax_row_avx2(const float* x, float*
 }
 
 bool softmax_avx2_usable() {
-  return !cpu_has_avx512f() && cpu_has_avx2_fma();
+  return cpu_avx2_without_avx512();
 }
 #endif
 

@@ -18,4 +18,8 @@ inline bool cpu_has_avx2_fma() { return false; }
 inline bool cpu_has_avx512f() { return false; }
 #endif
 
+// Where a kernel's hand-written 8-lane loop runs: AVX2 and FMA, but no AVX-512 (whose 16-lane
+// clones or loops run instead).
+inline bool cpu_avx2_without_avx512() { return !cpu_has_avx512f() && cpu_has_avx2_fma(); }
+
 }  // namespace dnnx
