@@ -257,3 +257,61 @@ def test_device_outputs_are_in_onnx_layout():
     on_device = gpu.run(x, output="device")
     assert on_device.shape == (2, 32, 6, 6)
     assert_tf32_close(np.asarray(on_device.numpy()), run_ort(model, {"x": x})["y"], "device output")
+
+
+def dense_block(growth, pool_pads=(0, 0, 0, 0), count_include_pad=0, epsilon=1e-5):
+    """A DenseNet block and transition: x [N, 32, 12, 12] -> conv; the concatenation of x and it
+    -> BatchNormalization + Relu -> a 1x1 conv -> a 2x2 AveragePool -> y; and a Split of the
+    concatenation on channels, its parts concatenated in the other order -> BatchNormalization
+    (no conv before it) -> a 1x1 conv -> z."""
+    c = 32 + growth
+    bn = lambda s: [(rand(c, seed=s) * 0.2 + 1).astype(np.float32), rand(c, seed=s + 1) * 0.1,
+                    rand(c, seed=s + 2) * 0.1, (np.abs(rand(c, seed=s + 3)) + 0.5).astype(np.float32)]
+    inits = {"w": weights(growth, 32, 3, 3, seed=1), "w2": weights(c, c, 1, 1, seed=2)}
+    for prefix, seed in (("a", 10), ("b", 20)):
+        inits.update(dict(zip([prefix + "_s", prefix + "_b", prefix + "_m", prefix + "_v"], bn(seed))))
+    half = c // 2
+    inits["sizes"] = np.array([half, c - half], np.int64)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["g"], name="grow", pads=[1, 1, 1, 1]),
+             helper.make_node("Concat", ["x", "g"], ["cat"], name="concat", axis=1),
+             helper.make_node("BatchNormalization", ["cat", "a_s", "a_b", "a_m", "a_v"], ["n"], name="norm",
+                              epsilon=epsilon),
+             helper.make_node("Relu", ["n"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "w2"], ["t"], name="transition"),
+             helper.make_node("AveragePool", ["t"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2],
+                              pads=list(pool_pads), count_include_pad=count_include_pad),
+             helper.make_node("Split", ["cat", "sizes"], ["lo", "hi"], name="split", axis=1),
+             helper.make_node("Concat", ["hi", "lo"], ["swapped"], name="swap", axis=1),
+             helper.make_node("BatchNormalization", ["swapped", "b_s", "b_b", "b_m", "b_v"], ["sn"], name="norm2"),
+             helper.make_node("Conv", ["sn", "w2"], ["z"], name="after_split")]
+    return make_model(nodes, [("x", ["N", 32, 12, 12])], [("y", None), ("z", None)], inits)
+
+
+@pytest.mark.parametrize("precision", ["tf32", "fp16"])
+@pytest.mark.parametrize("growth", [16, 6])  # 48 channels (4-element vectors), 38 (one element a thread)
+@pytest.mark.parametrize("pool", ["plain", "padded, counting the pads"])
+def test_concatenations_stay_channels_last(precision, growth, pool):
+    # Note [channels-last forms] on CUDA: Concat and Split on channels run on axis 3 of the NHWC
+    # values, BatchNormalization(+Relu) and AveragePool in NHWC beside them: no Transpose between
+    # the model's edges (one in, one out for each of y and z)
+    padded = pool != "plain"
+    model = dense_block(growth, pool_pads=(1, 1, 1, 1) if padded else (0, 0, 0, 0), count_include_pad=int(padded))
+    rows = check(model, {"x": rand(3, 32, 12, 12)}, precision, batch_size=3)
+    by_name = {row["name"]: row for row in rows}
+    assert by_name["concat"]["op"] == "Concat" and by_name["split"]["op"] == "Split", by_name
+    assert by_name["norm"]["op"] == "BatchNormalization+Relu@NHWC", by_name["norm"]
+    assert by_name["norm2"]["op"] == "BatchNormalization@NHWC", by_name["norm2"]
+    assert by_name["pool"]["op"] == "AveragePool@NHWC", by_name["pool"]
+    transposes = [row["name"] for row in rows if row["op"].startswith("Transpose")]
+    assert len(transposes) == 3, transposes  # x in; y and z out
+
+
+@pytest.mark.parametrize("precision", ["tf32", "fp16"])
+def test_concatenations_keep_onnx_layout_behind_the_probe_switch(precision, monkeypatch):
+    # DNNX_PROBE_CHANNEL_CONCAT=0: the layout before, for bench/probes/probe_layout_regions_cuda.py
+    monkeypatch.setenv("DNNX_PROBE_CHANNEL_CONCAT", "0")
+    model = dense_block(16)
+    rows = check(model, {"x": rand(2, 32, 12, 12)}, precision, batch_size=2)
+    by_name = {row["name"]: row["op"] for row in rows}
+    assert by_name["concat"] == "Concat" and by_name["grow"] == "Conv@NHWC", by_name
+    assert sum(op.startswith("Transpose") for op in by_name.values()) > 3, by_name

@@ -114,15 +114,18 @@ int64_t CudaBackend::channels_last_channel_multiple() const {
 // EfficientNet-B0 spent 2.16 of 8.47 ms in 32 Transposes around its SE gates, ConvNeXt-T 4.5 of
 // 21.7 ms in 64 Transposes (its blocks' own permutes beside the conversions around its convs).
 // Every value type the CUDA kernels take may stay channels-last (float32 and the half types).
-// Channel concatenations stay in ONNX's layout: DenseNet-121 kept its Concats channels-last ran
-// 30.3 ms at tf32 and 22.5 at fp16 (batch 64) against 22.3 and 16.1 without (the NHWC Concat
-// is a cudaMemcpy2DAsync of one short row per pixel, and the BatchNormalization after each
-// needs a Transpose back).
+// Channel concatenations (Concat and Split on channels, as the same op on axis 3) stay
+// channels-last too, with BatchNormalization(+Relu) and AveragePool in NHWC beside them, so that
+// DenseNet's, GoogLeNet's and SqueezeNet's regions are not cut at every block. They were kept
+// in ONNX's layout before (session 6): DenseNet-121 with its Concats channels-last ran 30.3 ms at
+// tf32 and 22.5 at fp16 (batch 64) against 22.3 and 16.1 without, when the NHWC Concat was a
+// cudaMemcpy2DAsync of one short row per pixel and each BatchNormalization after it needed a
+// Transpose back; the Concat is one kernel now (Note [concat in one launch]).
 ChannelsLastForms CudaBackend::channels_last_forms() const {
   ChannelsLastForms forms;
   forms.graph_ops = true;
-  forms.channel_concat = false;
   forms.wide_depthwise = true;
+  forms.channel_concat = context_->hooks.channel_concat;  // DNNX_PROBE_CHANNEL_CONCAT=0: the before, for probes
   forms.int8_convs = int8_channels_last();  // Note [int8 nhwc on cuda]
   return forms;
 }

@@ -10,7 +10,9 @@
 // plane (where the plane is a multiple of 4 and both tensors 4-element aligned, else V = 1) with
 // 32-bit indices (where the tensor has fewer than 2^31 elements): one channel index, one pair of
 // coefficients and one vector load and store per V elements. Each element is still
-// x * s + t with the same s and t, so the values do not change.
+// x * s + t with the same s and t, so the values do not change. A channels-last X ([N, H, W, C],
+// BatchNormalization@NHWC) comes as plane = 1: there a thread takes V = 4 adjacent channels of one
+// pixel (where C is a multiple of 4), each with its own coefficients.
 #include <cmath>
 #include <cstdint>
 
@@ -52,6 +54,38 @@ __global__ void batchnorm_groups(const T* __restrict__ x, const T* __restrict__ 
   }
 }
 
+// plane = 1 (channels last): group g holds channels [c0, c0 + V) of one pixel, c0 = g % channel_groups * V.
+template <class T, int V, bool kRelu, class Index>
+__global__ void batchnorm_channel_groups(const T* __restrict__ x, const T* __restrict__ scale,
+                                         const T* __restrict__ bias, const T* __restrict__ mean,
+                                         const T* __restrict__ var, T* __restrict__ y, Index groups,
+                                         Index channel_groups, float epsilon) {
+  for (Index g = blockIdx.x * Index(blockDim.x) + threadIdx.x; g < groups; g += Index(gridDim.x) * blockDim.x) {
+    const Index c0 = g % channel_groups * V;
+    Pack<T, V> p = reinterpret_cast<const Pack<T, V>*>(x)[g];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const float s = float(scale[c0 + k]) / sqrtf(float(var[c0 + k]) + epsilon);
+      const float t = float(bias[c0 + k]) - float(mean[c0 + k]) * s;
+      p.v[k] = T(finish<kRelu>(float(p.v[k]) * s + t));
+    }
+    reinterpret_cast<Pack<T, V>*>(y)[g] = p;
+  }
+}
+
+template <class T, int V, bool kRelu>
+void launch_channel_groups(const T* x, const T* scale, const T* bias, const T* mean, const T* var, T* y, int64_t n,
+                           int64_t channels, float epsilon, cudaStream_t stream) {
+  const int64_t groups = n / V, channel_groups = channels / V;
+  if (n < (int64_t{1} << 31)) {
+    batchnorm_channel_groups<T, V, kRelu, int32_t><<<grid_for(groups), kBlock, 0, stream>>>(
+        x, scale, bias, mean, var, y, static_cast<int32_t>(groups), static_cast<int32_t>(channel_groups), epsilon);
+  } else {
+    batchnorm_channel_groups<T, V, kRelu, int64_t><<<grid_for(groups), kBlock, 0, stream>>>(
+        x, scale, bias, mean, var, y, groups, channel_groups, epsilon);
+  }
+}
+
 template <class T, int V, bool kRelu>
 void launch_groups(const T* x, const T* scale, const T* bias, const T* mean, const T* var, T* y, int64_t n,
                    int64_t channels, int64_t plane, float epsilon, cudaStream_t stream) {
@@ -72,7 +106,9 @@ void launch_typed(const T* x, const T* scale, const T* bias, const T* mean, cons
                   int64_t channels, int64_t plane, float epsilon, cudaStream_t stream) {
   constexpr int64_t kVector = 4;
   const bool aligned = (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y)) % (kVector * sizeof(T)) == 0;
-  if (plane % kVector == 0 && aligned) {
+  if (plane == 1 && channels % kVector == 0 && aligned) {
+    launch_channel_groups<T, kVector, kRelu>(x, scale, bias, mean, var, y, n, channels, epsilon, stream);
+  } else if (plane % kVector == 0 && aligned) {
     launch_groups<T, kVector, kRelu>(x, scale, bias, mean, var, y, n, channels, plane, epsilon, stream);
   } else {
     launch_groups<T, 1, kRelu>(x, scale, bias, mean, var, y, n, channels, plane, epsilon, stream);

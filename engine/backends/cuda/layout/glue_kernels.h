@@ -95,7 +95,8 @@ void launch_pad(const float* x, float* y, int64_t planes, const int64_t in[3], c
 // keep the callers that know nothing of half.
 
 // BatchNormalization (inference): x, y [batch, channels, plane]; scale, bias, mean, var [C],
-// read on the device (they may be computed tensors); relu: BatchNormalization+Relu.
+// read on the device (they may be computed tensors); relu: BatchNormalization+Relu. A channels-last
+// X [N, H, W, C] is batch = N*H*W, plane = 1.
 void launch_batchnorm(const void* x, const void* scale, const void* bias, const void* mean, const void* var, void* y,
                       int64_t batch, int64_t channels, int64_t plane, float epsilon, bool relu, DType dtype,
                       cudaStream_t stream);
@@ -110,9 +111,10 @@ void launch_clip(const void* x, void* y, int64_t n, float lo, float hi, const vo
                  DType dtype, cudaStream_t stream);
 
 // Average pooling as the CPU computes it: the divisor is the product over dims of the taps
-// inside X (count_include_pad: inside the padded X, [-pads_begin, in + pads_end)).
+// inside X (count_include_pad: inside the padded X, [-pads_begin, in + pads_end)). channels: 1 for
+// x [planes, in...] -> y [planes, out...]; C for channels last, x [planes, in..., C] -> y [planes, out..., C].
 void launch_avg_pool(const void* x, void* y, const Window3d& w, const int64_t pad_end[3], bool count_include_pad,
-                     DType dtype, cudaStream_t stream);
+                     DType dtype, cudaStream_t stream, int64_t channels = 1);
 
 // One value per plane: the mean (or the max) of its `plane` elements.
 void launch_global_pool(const void* x, void* y, int64_t planes, int64_t plane, bool max, DType dtype,
