@@ -1,10 +1,9 @@
 #include "backends/cpu/cpu_backend.h"
 
-#include "backends/cpu/runtime/widened_kernel.h"
-
 #include <cstdlib>
 #include <string>
 
+#include "backends/cpu/runtime/widened_kernel.h"
 #include "backends/cpu/conv/conv_nhwc_tiles_cpu.h"
 
 namespace dnnx {
@@ -51,6 +50,10 @@ ChannelsLastForms CpuBackend::channels_last_forms() const {
   forms.graph_ops = true;
   forms.wide_depthwise = true;  // MobileNet's and ConvNeXt's depthwise layers gain the most
   forms.int8_convs = true;      // Note [int8 nhwc conv]
+  // DNNX_PROBE_CHANNEL_CONCAT=0: Concat, Split, Slice and the channel shuffle keep ONNX's layout (the
+  // layout before, for A/B probes; CUDA reads the same switch)
+  const char* concat = std::getenv("DNNX_PROBE_CHANNEL_CONCAT");
+  forms.channel_concat = !(concat && std::string(concat) == "0");
   return forms;
 }
 

@@ -71,7 +71,20 @@
 //   - the model's own Transposes: perm [0, 2, 3, 1] of a channels-last value is that value's
 //     bytes (an Identity, a view), and perm [0, 3, 1, 2] of a 4-D value makes a channels-last value
 //     of the same bytes (ConvNeXt's blocks permute to NHWC for LayerNormalization and the MLP and
-//     back, around a depthwise conv that now reads NHWC itself: no copy is left).
+//     back, around a depthwise conv that now reads NHWC itself: no copy is left);
+//   - Slice of the channel axis (a constant `axes` of [1]), as the same Slice of axis 3
+//     (ShuffleNet's halves);
+//   - the channel shuffle (Note [channel shuffle]).
+//
+// Note [channel shuffle]: ShuffleNet's shuffle of a channels-last value x, Reshape [N, C, H, W] ->
+// [N, g, C/g, H, W], Transpose [0, 2, 1, 3, 4], Reshape back to [N, C, H, W], runs as the same
+// steps on x's stored [N, H, W, C]: Reshape to [N, H, W, g, C/g], Transpose [0, 1, 2, 4, 3],
+// Reshape to [N, H, W, C] (each Reshape a view). Without it each of ShuffleNetV2's 16 units
+// converted its Concat's output back to ONNX's layout and the next unit's convs converted it again.
+// The 5-D values between ("grouped": stored [N, H, W, a, b] for ONNX's [N, a, b, H, W]) are kept
+// apart from the 4-D channels-last ones; any other reader gets one Transpose back (perm
+// [0, 3, 4, 1, 2]). The shapes are checked with the symbolic dims at 1 and at 2, so that g and
+// C/g are the model's constants and N, H and W are carried through.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -218,6 +231,9 @@ class ChannelsLastRewrite {
     if (!forms_.graph_ops || node.outputs.empty()) return false;
     if (node.op_type == "Transpose") return add_transpose(node);
     if (node.op_type == "Concat" || node.op_type == "Split") return forms_.channel_concat && add_on_channels(node);
+    if (node.op_type == "Slice") return forms_.channel_concat && add_channel_slice(node);
+    if (node.op_type == "Reshape") return forms_.channel_concat && add_shuffle_reshape(node);
+    if (node.op_type == "Shape") return add_shape(node);
     const bool unary = graph_ops_unary().count(node.op_type) != 0;
     if (!unary && !graph_ops_binary().count(node.op_type)) return false;
     std::vector<size_t> lasts;
@@ -247,7 +263,7 @@ class ChannelsLastRewrite {
   void add_other(Node node) {
     if (dry_) return;
     for (std::string& in : node.inputs) {
-      if (last_.count(in)) in = channels_first(in);
+      if (last_.count(in) || grouped_.count(in)) in = channels_first(in);
     }
     nodes_.push_back(std::move(node));
   }
@@ -257,26 +273,130 @@ class ChannelsLastRewrite {
   // Graph outputs left channels-last come back under their own names; the graph takes the nodes.
   void finish() {
     for (const std::string& out : graph_.outputs) {
-      if (!last_.count(out)) continue;
+      if (!last_.count(out) && !grouped_.count(out)) continue;
       const std::string inner = fresh_(out + "/nhwc");
       rename_output_inside(nodes_, out, inner);
-      nodes_.push_back(transpose(inner, out, channels_first_perm()));
+      nodes_.push_back(transpose(inner, out, grouped_.count(out) ? grouped_first_perm() : channels_first_perm()));
     }
     graph_.nodes = std::move(nodes_);
     drop_unused_constants(graph_);
   }
 
  private:
-  // `node` as it is, its outputs channels-last (the dry run joins the regions of inputs `from`).
-  void keep(const Node& node, const std::vector<size_t>& from) {
+  // `node` as it is, its outputs channels-last (the dry run joins the regions of inputs `from`);
+  // with `grouped`, its outputs are grouped 5-D values (Note [channel shuffle]).
+  void keep(const Node& node, const std::vector<size_t>& from, bool grouped = false) {
     if (dry_) {
-      join(node, from);
+      join(node, from, grouped);
       return;
     }
     for (const std::string& o : node.outputs) {
-      if (!o.empty()) last_.insert(o);
+      if (!o.empty()) (grouped ? grouped_ : last_).insert(o);
     }
     nodes_.push_back(node);
+  }
+
+  // Slice of a channels-last value whose constant `axes` is the channel axis alone: the same
+  // Slice of axis 3 (starts, ends and steps as they are).
+  bool add_channel_slice(const Node& node) {
+    if (node.inputs.size() < 4 || node.outputs.size() != 1 || !last_.count(node.inputs[0])) return false;
+    const ConstTensor* axes = find_constant(graph_, node.inputs[3]);
+    if (!axes || numel(axes->info.shape) != 1 || !is_integer(axes->info.dtype)) return false;
+    const int64_t axis = axes->to_int64()[0];
+    if (axis != 1 && axis != -3) return false;
+    for (size_t i = 1; i < node.inputs.size(); ++i) {
+      if (last_.count(node.inputs[i]) || grouped_.count(node.inputs[i])) return false;
+    }
+    Node out = node;
+    if (!dry_) out.inputs[3] = index_constant(node.inputs[3], {3}, axes->info.dtype);
+    keep(out, {0});
+    return true;
+  }
+
+  // Note [channel shuffle]: a Reshape of a channels-last [N, C, H, W] to [N, g, C/g, H, W], or of
+  // a grouped [N, a, b, H, W] to [N, a*b, H, W].
+  bool add_shuffle_reshape(const Node& node) {
+    if (node.inputs.size() != 2 || node.outputs.size() != 1 || node.attr_int("allowzero", 0) != 0) return false;
+    const std::string &in = node.inputs[0], &out = node.outputs[0];
+    const bool split = last_.count(in) != 0;
+    if (!split && !grouped_.count(in)) return false;
+    if (!types_.count(out) || !types2_.count(out) || !types_.count(in) || !types2_.count(in)) return false;
+    for (const auto* types : {&types_, &types2_}) {
+      const Shape &x = types->at(in).shape, &y = types->at(out).shape;
+      const bool fits = split ? y.size() == 5 && x.size() == 4 && y[0] == x[0] && y[1] * y[2] == x[1] &&
+                                    y[3] == x[2] && y[4] == x[3]
+                              : y.size() == 4 && x.size() == 5 && y[0] == x[0] && y[1] == x[1] * x[2] &&
+                                    y[2] == x[3] && y[3] == x[4];
+      if (!fits) return false;
+    }
+    const Shape &y = types_.at(out).shape, &y2 = types2_.at(out).shape;
+    if (y[1] != y2[1] || (split && y[2] != y2[2])) return false;  // g and C/g: the model's constants
+    Node stored = node;
+    stored.attrs.erase("allowzero");
+    if (!dry_) {  // 0: the dim copied from the input (N, H, W)
+      const std::vector<int64_t> dims = split ? std::vector<int64_t>{0, 0, 0, y[1], y[2]}
+                                              : std::vector<int64_t>{0, 0, 0, y[1]};
+      stored.inputs[1] = index_constant(out + "/nhwc/shape", dims, DType::Int64);
+    }
+    keep(stored, {0}, split);
+    return true;
+  }
+
+  // Note [channel shuffle]: the Transpose [0, 2, 1, 3, 4] of a grouped value, as [0, 1, 2, 4, 3]
+  // of its stored dims.
+  bool add_group_transpose(const Node& node) {
+    if (node.inputs.empty() || !grouped_.count(node.inputs[0]) || node.outputs.size() != 1) return false;
+    if (node.attr_ints("perm", {}) != std::vector<int64_t>{0, 2, 1, 3, 4}) return false;
+    Node out = node;
+    out.attrs["perm"] = std::vector<int64_t>{0, 1, 2, 4, 3};
+    keep(out, {0}, true);
+    return true;
+  }
+
+  // An integer constant (a Reshape's shape, a Slice's axes) of `dtype` (int64 or int32), named from `base`.
+  std::string index_constant(const std::string& base, const std::vector<int64_t>& values, DType dtype) {
+    auto c = std::make_shared<ConstTensor>();
+    c->info = TensorInfo{{static_cast<int64_t>(values.size())}, dtype};
+    c->data.resize(c->info.bytes());
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (dtype == DType::Int32) {
+        c->as_mut<int32_t>()[i] = static_cast<int32_t>(values[i]);
+      } else {
+        c->as_mut<int64_t>()[i] = values[i];
+      }
+    }
+    const std::string name = fresh_(base + "/nhwc");
+    graph_.constants[name] = std::move(c);
+    return name;
+  }
+
+  static std::vector<int64_t> grouped_first_perm() { return {0, 3, 4, 1, 2}; }
+
+  // Shape of a channels-last (or grouped) value: the stored shape's dims taken in ONNX's order by
+  // a Gather, instead of a Transpose back for a reader that looks at the shape alone (ShuffleNet
+  // asks each Concat's output for its N, C, H and W). Both fold at plan time.
+  bool add_shape(const Node& node) {
+    if (node.inputs.size() != 1 || node.outputs.size() != 1 || node.attrs.count("start") || node.attrs.count("end")) {
+      return false;
+    }
+    const std::string& in = node.inputs[0];
+    const bool grouped = grouped_.count(in) != 0;
+    if (!grouped && !last_.count(in)) return false;
+    if (dry_) return true;  // its output is a plain value: no region grows
+    Node stored = node;
+    stored.outputs = {fresh_(node.outputs[0] + "/nhwc")};
+    Node gather;
+    gather.name = fresh_(node.name + "/onnx_order");
+    gather.op_type = "Gather";
+    gather.inputs = {stored.outputs[0], index_constant(node.outputs[0] + "/order",
+                                                       grouped ? grouped_first_perm() : channels_first_perm(),
+                                                       DType::Int64)};
+    gather.outputs = node.outputs;
+    gather.attrs["axis"] = int64_t{0};
+    gather.opset = graph_.opset;
+    nodes_.push_back(std::move(stored));
+    nodes_.push_back(std::move(gather));
+    return true;
   }
 
   // Concat on the channel axis with a channels-last input (the others 4-D float values, read
@@ -312,6 +432,7 @@ class ChannelsLastRewrite {
   // The model's own Transposes (Note [channels-last forms]): to [N, H, W, C] from a channels-last
   // value, or back from a plain 4-D value, each an Identity (a view) of the same bytes.
   bool add_transpose(const Node& node) {
+    if (forms_.channel_concat && add_group_transpose(node)) return true;
     const std::vector<int64_t> perm = node.attr_ints("perm", {});
     const std::string& in = node.inputs.empty() ? std::string() : node.inputs[0];
     const bool to_last = perm == channels_last_perm() && last_.count(in);
@@ -338,7 +459,7 @@ class ChannelsLastRewrite {
 
   // Dry run: the current node joins the regions of the channels-last values among `inputs`;
   // its outputs are channels-last values of its region.
-  void join(const Node& node, const std::vector<size_t>& inputs) {
+  void join(const Node& node, const std::vector<size_t>& inputs, bool grouped = false) {
     for (size_t i : inputs) {
       if (!node.has_input(i)) continue;
       auto it = producer_.find(node.inputs[i]);
@@ -346,7 +467,7 @@ class ChannelsLastRewrite {
     }
     for (const std::string& o : node.outputs) {
       if (o.empty()) continue;
-      last_.insert(o);
+      (grouped ? grouped_ : last_).insert(o);
       producer_[o] = current_;
     }
   }
@@ -432,6 +553,10 @@ class ChannelsLastRewrite {
     auto memo = to_first_.find(name);
     if (memo != to_first_.end()) return memo->second;
     const std::string out = fresh_(name + "/nchw");
+    if (grouped_.count(name)) {
+      nodes_.push_back(transpose(name, out, grouped_first_perm()));
+      return to_first_[name] = out;
+    }
     const Shape& s = types_.at(name).shape;  // ONNX's [N, C, H, W] (stored [N, H, W, C])
     const Shape& s2 = types2_.at(name).shape;
     const bool unit_window = s[2] == 1 && s[3] == 1 && s2[2] == 1 && s2[3] == 1 && s[1] == s2[1];
@@ -616,6 +741,7 @@ class ChannelsLastRewrite {
   int64_t channel_multiple_ = 1;  // Note [padded channels]; 1: none
   ChannelsLastForms forms_;       // Note [channels-last forms]
   std::set<std::string> last_;  // values stored channels-last (names unchanged)
+  std::set<std::string> grouped_;  // 5-D values of a channel shuffle, stored [N, H, W, a, b] (Note [channel shuffle])
   std::map<std::string, std::string> to_last_, to_first_, to_padded_;
   std::map<std::string, std::string> to_blocks_;  // X and its pads -> its Transpose+SpaceToDepth
   std::vector<Node> nodes_;
