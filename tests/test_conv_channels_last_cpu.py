@@ -22,6 +22,7 @@ import dnnx
 from dnnx.threads import blas_core_name, get_num_threads, set_num_threads
 from ort_check import assert_matches_ort, make_model, rand, run_ort
 from residual_models import weights
+from channel_models import shuffle_unit
 from thread_check import assert_same_bits_on_one_and_two_threads
 
 pytestmark = pytest.mark.skipif(blas_core_name() == "unknown", reason="no CPU backend")
@@ -531,43 +532,6 @@ def test_winograd_same_bits_on_one_and_two_threads(x_shape, k):
         assert any(row["algorithm"].startswith("nhwc winograd") for row in m.plan())
         results.append(m.run_dict(feeds)["y"])
     assert np.array_equal(results[0], results[1])
-
-
-def shuffle_unit(dynamic_shapes, axes_dtype=np.int64, grouped_output=False):
-    """A ShuffleNetV2 unit: x [N, 32, 6, 6] -> conv -> Slice of each half of its channels (constant
-    axes [1]) -> a conv of the second half -> Concat with the first -> the channel shuffle, Reshape
-    to [N, 2, 16, 6, 6], Transpose [0, 2, 1, 3, 4], Reshape back (the shapes from Shape as torch
-    exports them, or constants) -> conv -> y. grouped_output: the transposed 5-D value is a
-    graph output too."""
-    c, h = 32, 6
-    i64 = lambda *v: np.array(v, np.int64)
-    inits = {"w0": weights(c, c, 3, 3, seed=1), "w1": weights(c // 2, c // 2, 1, 1, seed=2),
-             "w2": weights(c, c, 1, 1, seed=3), "lo_start": np.array([0], axes_dtype),
-             "lo_end": np.array([c // 2], axes_dtype), "hi_end": np.array([c], axes_dtype),
-             "axes": np.array([1], axes_dtype)}
-    nodes = [helper.make_node("Conv", ["x", "w0"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-             helper.make_node("Slice", ["a", "lo_start", "lo_end", "axes"], ["lo"]),
-             helper.make_node("Slice", ["a", "lo_end", "hi_end", "axes"], ["hi"]),
-             helper.make_node("Conv", ["hi", "w1"], ["b"], kernel_shape=[1, 1]),
-             helper.make_node("Concat", ["lo", "b"], ["cat"], axis=1)]
-    if dynamic_shapes:
-        inits.update({"zero": i64(0), "one": i64(1), "two": i64(2), "four": i64(4), "groups": i64(2),
-                      "per_group": i64(c // 2), "channels": i64(c)})
-        nodes += [helper.make_node("Shape", ["cat"], ["shape"]),
-                  helper.make_node("Slice", ["shape", "zero", "one"], ["n"]),
-                  helper.make_node("Slice", ["shape", "two", "four"], ["hw"]),
-                  helper.make_node("Concat", ["n", "groups", "per_group", "hw"], ["grouped_shape"], axis=0),
-                  helper.make_node("Concat", ["n", "channels", "hw"], ["flat_shape"], axis=0)]
-        for name in ("zero", "one", "two", "four", "groups", "per_group", "channels"):
-            inits[name] = inits[name].reshape(1)
-    else:
-        inits.update({"grouped_shape": i64(-1, 2, c // 2, h, h), "flat_shape": i64(-1, c, h, h)})
-    nodes += [helper.make_node("Reshape", ["cat", "grouped_shape"], ["g"]),
-              helper.make_node("Transpose", ["g"], ["t"], perm=[0, 2, 1, 3, 4]),
-              helper.make_node("Reshape", ["t", "flat_shape"], ["s"]),
-              helper.make_node("Conv", ["s", "w2"], ["y"], kernel_shape=[1, 1])]
-    outputs = [("y", None)] + ([("t", None)] if grouped_output else [])
-    return make_model(nodes, [("x", ["N", c, h, h])], outputs, inits, opset=17)
 
 
 @needs_nhwc

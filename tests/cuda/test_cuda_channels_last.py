@@ -12,6 +12,7 @@ import dnnx
 from dnnx.examples import build
 from ort_check import make_model, rand, run_ort
 from residual_models import residual_block, weights
+from channel_models import dense_block, shuffle_unit
 from test_cuda_fp16 import MODEL_ATOL, MODEL_L2, MODEL_RTOL, assert_fp16_close
 from test_cuda_bf16 import MODEL_ATOL as BF16_ATOL, MODEL_L2 as BF16_L2, MODEL_RTOL as BF16_RTOL, assert_bf16_close
 from test_cuda_precision import assert_tf32_close
@@ -259,34 +260,6 @@ def test_device_outputs_are_in_onnx_layout():
     assert_tf32_close(np.asarray(on_device.numpy()), run_ort(model, {"x": x})["y"], "device output")
 
 
-def dense_block(growth, pool_pads=(0, 0, 0, 0), count_include_pad=0, epsilon=1e-5):
-    """A DenseNet block and transition: x [N, 32, 12, 12] -> conv; the concatenation of x and it
-    -> BatchNormalization + Relu -> a 1x1 conv -> a 2x2 AveragePool -> y; and a Split of the
-    concatenation on channels, its parts concatenated in the other order -> BatchNormalization
-    (no conv before it) -> a 1x1 conv -> z."""
-    c = 32 + growth
-    bn = lambda s: [(rand(c, seed=s) * 0.2 + 1).astype(np.float32), rand(c, seed=s + 1) * 0.1,
-                    rand(c, seed=s + 2) * 0.1, (np.abs(rand(c, seed=s + 3)) + 0.5).astype(np.float32)]
-    inits = {"w": weights(growth, 32, 3, 3, seed=1), "w2": weights(c, c, 1, 1, seed=2)}
-    for prefix, seed in (("a", 10), ("b", 20)):
-        inits.update(dict(zip([prefix + "_s", prefix + "_b", prefix + "_m", prefix + "_v"], bn(seed))))
-    half = c // 2
-    inits["sizes"] = np.array([half, c - half], np.int64)
-    nodes = [helper.make_node("Conv", ["x", "w"], ["g"], name="grow", pads=[1, 1, 1, 1]),
-             helper.make_node("Concat", ["x", "g"], ["cat"], name="concat", axis=1),
-             helper.make_node("BatchNormalization", ["cat", "a_s", "a_b", "a_m", "a_v"], ["n"], name="norm",
-                              epsilon=epsilon),
-             helper.make_node("Relu", ["n"], ["r"], name="relu"),
-             helper.make_node("Conv", ["r", "w2"], ["t"], name="transition"),
-             helper.make_node("AveragePool", ["t"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2],
-                              pads=list(pool_pads), count_include_pad=count_include_pad),
-             helper.make_node("Split", ["cat", "sizes"], ["lo", "hi"], name="split", axis=1),
-             helper.make_node("Concat", ["hi", "lo"], ["swapped"], name="swap", axis=1),
-             helper.make_node("BatchNormalization", ["swapped", "b_s", "b_b", "b_m", "b_v"], ["sn"], name="norm2"),
-             helper.make_node("Conv", ["sn", "w2"], ["z"], name="after_split")]
-    return make_model(nodes, [("x", ["N", 32, 12, 12])], [("y", None), ("z", None)], inits)
-
-
 @pytest.mark.parametrize("precision", ["tf32", "fp16"])
 @pytest.mark.parametrize("growth", [16, 6])  # 48 channels (4-element vectors), 38 (one element a thread)
 @pytest.mark.parametrize("pool", ["plain", "padded, counting the pads"])
@@ -315,3 +288,13 @@ def test_concatenations_keep_onnx_layout_behind_the_probe_switch(precision, monk
     by_name = {row["name"]: row["op"] for row in rows}
     assert by_name["concat"] == "Concat" and by_name["grow"] == "Conv@NHWC", by_name
     assert sum(op.startswith("Transpose") for op in by_name.values()) > 3, by_name
+
+
+@pytest.mark.parametrize("precision", ["tf32", "fp16"])
+@pytest.mark.parametrize("dynamic_shapes", [True, False])
+def test_channel_shuffle_stays_channels_last(precision, dynamic_shapes):
+    # Note [channel shuffle]: Slice halves on axis 3, the shuffle on the NHWC bytes, Shape as a
+    # Gather of the stored dims: x in, y out and the shuffle's own Transpose
+    rows = check(shuffle_unit(dynamic_shapes), {"x": rand(3, 32, 6, 6, seed=4)}, precision, batch_size=3)
+    ops = [row["op"] for row in rows]
+    assert ops.count("Transpose") == 3 and "Conv@NHWC" in ops, ops
