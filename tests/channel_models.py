@@ -72,3 +72,31 @@ def shuffle_unit(dynamic_shapes, axes_dtype=np.int64, grouped_output=False):
     outputs = [("y", None)] + ([("t", None)] if grouped_output else [])
     return make_model(nodes, [("x", ["N", c, h, h])], outputs, inits, opset=17)
 
+
+
+def mean_gate(keepdims, axes=(2, 3), axes_as_input=True):
+    """timm's squeeze-and-excitation: x [N, 32, 7, 7] -> conv -> ReduceMean over `axes` -> 1x1
+    convs -> Sigmoid -> Mul with the conv's output -> y; without keepdims, the mean [N, 32] is
+    a second output (a pooled head)."""
+    c = 32
+    inits = {"w": weights(c, c, 3, 3, seed=1), "w1": weights(8, c, 1, 1, seed=2), "w2": weights(c, 8, 1, 1, seed=3)}
+    mean_inputs = ["a"]
+    mean_attrs = {"keepdims": keepdims}
+    if axes_as_input:
+        inits["axes"] = np.array(axes, np.int64)
+        mean_inputs.append("axes")
+    else:
+        mean_attrs["axes"] = list(axes)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("ReduceMean", mean_inputs, ["m"], **mean_attrs)]
+    if keepdims:
+        nodes += [helper.make_node("Conv", ["m", "w1"], ["h"], kernel_shape=[1, 1]),
+                  helper.make_node("Relu", ["h"], ["r"]),
+                  helper.make_node("Conv", ["r", "w2"], ["g"], kernel_shape=[1, 1]),
+                  helper.make_node("Sigmoid", ["g"], ["s"]),
+                  helper.make_node("Mul", ["a", "s"], ["y"])]
+        outputs = [("y", None)]
+    else:
+        nodes.append(helper.make_node("Relu", ["a"], ["y"]))
+        outputs = [("y", None), ("m", None)]
+    return make_model(nodes, [("x", ["N", c, 7, 7])], outputs, inits, opset=18 if axes_as_input else 17)

@@ -22,7 +22,7 @@ import dnnx
 from dnnx.threads import blas_core_name, get_num_threads, set_num_threads
 from ort_check import assert_matches_ort, make_model, rand, run_ort
 from residual_models import weights
-from channel_models import shuffle_unit
+from channel_models import mean_gate, shuffle_unit
 from thread_check import assert_same_bits_on_one_and_two_threads
 
 pytestmark = pytest.mark.skipif(blas_core_name() == "unknown", reason="no CPU backend")
@@ -553,3 +553,22 @@ def test_a_shuffled_value_read_as_it_is_goes_back_to_onnx_layout():
     model = shuffle_unit(False, grouped_output=True)
     check(model, "Conv@NHWC", {"x": rand(2, 32, 6, 6, seed=5)})
     assert transposes(model) == 4, plan_ops(model)
+
+
+@needs_nhwc
+@pytest.mark.parametrize("keepdims, axes, axes_as_input", [(1, (2, 3), True), (1, (-1, -2), False),
+                                                           (0, (2, 3), True), (0, (3, 2), False)])
+def test_a_mean_over_pixels_is_a_channels_last_global_pool(keepdims, axes, axes_as_input):
+    # Note [channels-last forms]: ReduceMean over H and W as GlobalAveragePool@NHWC (a Reshape
+    # view to [N, C] without keepdims): no conversion but x in and the outputs out
+    model = mean_gate(keepdims, axes, axes_as_input)
+    check(model, "GlobalAveragePool@NHWC", {"x": rand(2, 32, 7, 7, seed=6)}, batch_size=2)
+    assert transposes(model) == 2, plan_ops(model)  # x in, y out (m [N, C] needs none)
+
+
+@needs_nhwc
+def test_a_mean_over_other_axes_keeps_onnx_layout():
+    model = mean_gate(0, axes=(1, 2, 3))  # m [N]
+    ops = plan_ops(model, batch_size=2)
+    assert "GlobalAveragePool@NHWC" not in ops and "ReduceMean" in ops, ops
+    assert_matches_ort(model, {"x": rand(2, 32, 7, 7, seed=7)}, batch_size=2)

@@ -91,8 +91,10 @@ struct ChannelsLastForms {
   // per-channel or scalar constant), Concat and Split on the channel axis, and the model's own
   // Transposes to and from [N, H, W, C] as views
   bool graph_ops = false;
-  // with graph_ops: Concat and Split on the channel axis too
+  // with graph_ops: Concat, Split and Slice on the channel axis too, and the channel shuffle
   bool channel_concat = true;
+  // with graph_ops: ReduceMean over H and W as GlobalAveragePool@NHWC
+  bool pixel_means = true;
   // Note [narrow regions]: a depthwise conv of min_channels channels makes its region wide too
   bool wide_depthwise = false;
   // Note [int8 nhwc conv]: Int8Conv of 8-bit X with channels a multiple of 4, int8 W of zero

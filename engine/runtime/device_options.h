@@ -12,7 +12,7 @@ namespace dnnx {
 // The rule: bump it on any change to what the core and a device library share (DeviceOptions,
 // the entry points below, Backend, TrainingOps and the types they pass), so that a stale
 // library is refused at load instead of crashing.
-constexpr int kDeviceAbiVersion = 28;  // 16: memory_limit, replan_node; 17: bf16 (DType, Precision); 18: channel multiple; 19: every ONNX dtype (DType); 20: op domains (Node::domain, Graph::opsets); 21: string tensors (DType, ConstTensor, KernelArgs); 22: graph attributes (Attribute, Node); 23: AlgoSearch::Background, DeviceOptions::runs_in_flight; 24: Backend::channels_last_forms; 25: ChannelsLastForms::channel_concat; 26: staged kernels (Backend::plan_staged_node, KernelEntry::staged); 27: DeviceOptions::runs_started and background_priority, DeviceServices::set_priority; 28: KernelChoice::overwrites_input
+constexpr int kDeviceAbiVersion = 29;  // 16: memory_limit, replan_node; 17: bf16 (DType, Precision); 18: channel multiple; 19: every ONNX dtype (DType); 20: op domains (Node::domain, Graph::opsets); 21: string tensors (DType, ConstTensor, KernelArgs); 22: graph attributes (Attribute, Node); 23: AlgoSearch::Background, DeviceOptions::runs_in_flight; 24: Backend::channels_last_forms; 25: ChannelsLastForms::channel_concat; 26: staged kernels (Backend::plan_staged_node, KernelEntry::staged); 27: DeviceOptions::runs_started and background_priority, DeviceServices::set_priority; 28: KernelChoice::overwrites_input; 29: ChannelsLastForms::pixel_means
 
 enum class Precision { Fp32, Tf32, Fp16, Bf16 };
 

@@ -12,7 +12,7 @@ import dnnx
 from dnnx.examples import build
 from ort_check import make_model, rand, run_ort
 from residual_models import residual_block, weights
-from channel_models import dense_block, shuffle_unit
+from channel_models import dense_block, mean_gate, shuffle_unit
 from test_cuda_fp16 import MODEL_ATOL, MODEL_L2, MODEL_RTOL, assert_fp16_close
 from test_cuda_bf16 import MODEL_ATOL as BF16_ATOL, MODEL_L2 as BF16_L2, MODEL_RTOL as BF16_RTOL, assert_bf16_close
 from test_cuda_precision import assert_tf32_close
@@ -298,3 +298,12 @@ def test_channel_shuffle_stays_channels_last(precision, dynamic_shapes):
     rows = check(shuffle_unit(dynamic_shapes), {"x": rand(3, 32, 6, 6, seed=4)}, precision, batch_size=3)
     ops = [row["op"] for row in rows]
     assert ops.count("Transpose") == 3 and "Conv@NHWC" in ops, ops
+
+
+@pytest.mark.parametrize("precision", ["tf32", "fp16"])
+@pytest.mark.parametrize("keepdims", [1, 0])
+def test_a_mean_over_pixels_is_a_channels_last_global_pool(precision, keepdims):
+    # Note [channels-last forms]: timm's SE gate x.mean((2, 3), keepdim=True) as GlobalAveragePool@NHWC
+    rows = check(mean_gate(keepdims), {"x": rand(2, 32, 7, 7, seed=6)}, precision, batch_size=2)
+    ops = [row["op"] for row in rows]
+    assert "GlobalAveragePool@NHWC" in ops and ops.count("Transpose") == 2, ops

@@ -50,10 +50,10 @@ ChannelsLastForms CpuBackend::channels_last_forms() const {
   forms.graph_ops = true;
   forms.wide_depthwise = true;  // MobileNet's and ConvNeXt's depthwise layers gain the most
   forms.int8_convs = true;      // Note [int8 nhwc conv]
-  // DNNX_PROBE_CHANNEL_CONCAT=0: Concat, Split, Slice and the channel shuffle keep ONNX's layout (the
-  // layout before, for A/B probes; CUDA reads the same switch)
+  // DNNX_PROBE_CHANNEL_CONCAT=0: Concat, Split, Slice, the channel shuffle and the means over pixels
+  // keep ONNX's layout (the layout before them, for A/B probes; CUDA reads the same switch)
   const char* concat = std::getenv("DNNX_PROBE_CHANNEL_CONCAT");
-  forms.channel_concat = !(concat && std::string(concat) == "0");
+  forms.channel_concat = forms.pixel_means = !(concat && std::string(concat) == "0");
   return forms;
 }
 

@@ -74,7 +74,11 @@
 //     back, around a depthwise conv that now reads NHWC itself: no copy is left);
 //   - Slice of the channel axis (a constant `axes` of [1]), as the same Slice of axis 3
 //     (ShuffleNet's halves);
-//   - the channel shuffle (Note [channel shuffle]).
+//   - the channel shuffle (Note [channel shuffle]);
+//   - ReduceMean over H and W (timm's squeeze-and-excitation gates, x.mean((2, 3), keepdim=True),
+//     and pooled heads) as GlobalAveragePool@NHWC, the same mean; without keepdims its
+//     [N, 1, 1, C] output is read as [N, C] through a Reshape (a view). RexNet-100 converted
+//     its SE gates' inputs back to ONNX's layout 13 times for this alone.
 //
 // Note [channel shuffle]: ShuffleNet's shuffle of a channels-last value x, Reshape [N, C, H, W] ->
 // [N, g, C/g, H, W], Transpose [0, 2, 1, 3, 4], Reshape back to [N, C, H, W], runs as the same
@@ -234,6 +238,7 @@ class ChannelsLastRewrite {
     if (node.op_type == "Slice") return forms_.channel_concat && add_channel_slice(node);
     if (node.op_type == "Reshape") return forms_.channel_concat && add_shuffle_reshape(node);
     if (node.op_type == "Shape") return add_shape(node);
+    if (node.op_type == "ReduceMean") return forms_.pixel_means && add_mean_over_pixels(node);
     const bool unary = graph_ops_unary().count(node.op_type) != 0;
     if (!unary && !graph_ops_binary().count(node.op_type)) return false;
     std::vector<size_t> lasts;
@@ -371,6 +376,50 @@ class ChannelsLastRewrite {
   }
 
   static std::vector<int64_t> grouped_first_perm() { return {0, 3, 4, 1, 2}; }
+
+  // Note [channels-last forms]: ReduceMean of a channels-last value over axes {2, 3} (constant,
+  // as the attribute or, from opset 18, the input) as GlobalAveragePool@NHWC.
+  bool add_mean_over_pixels(const Node& node) {
+    if (node.inputs.empty() || !last_.count(node.inputs[0]) || node.outputs.size() != 1) return false;
+    std::vector<int64_t> axes;
+    if (node.has_input(1)) {
+      const ConstTensor* c = find_constant(graph_, node.inputs[1]);
+      if (!c || !is_integer(c->info.dtype)) return false;
+      axes = c->to_int64();
+    } else {
+      axes = node.attr_ints("axes", {});
+    }
+    for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+    std::sort(axes.begin(), axes.end());
+    if (axes != std::vector<int64_t>{2, 3}) return false;
+    Node pool;
+    pool.name = node.name;
+    pool.op_type = std::string("GlobalAveragePool") + kChannelsLastSuffix;
+    pool.inputs = {node.inputs[0]};
+    pool.outputs = node.outputs;
+    pool.opset = graph_.opset;
+    if (!can_run_(pool)) return false;
+    const bool keepdims = node.attr_int("keepdims", 1) != 0;
+    if (dry_) {
+      if (keepdims) join(node, {0});
+      return true;
+    }
+    if (keepdims) {  // [N, 1, 1, C]: channels-last (and ONNX's [N, C, 1, 1] bytes)
+      keep(pool, {0});
+      return true;
+    }
+    pool.outputs = {fresh_(node.outputs[0] + "/nhwc")};
+    const int64_t channels = types_.at(node.inputs[0]).shape[1];
+    Node view;
+    view.name = fresh_(node.name + "/flat");
+    view.op_type = "Reshape";
+    view.inputs = {pool.outputs[0], index_constant(node.outputs[0] + "/shape", {0, channels}, DType::Int64)};
+    view.outputs = node.outputs;
+    view.opset = graph_.opset;
+    nodes_.push_back(std::move(pool));
+    nodes_.push_back(std::move(view));
+    return true;
+  }
 
   // Shape of a channels-last (or grouped) value: the stored shape's dims taken in ONNX's order by
   // a Gather, instead of a Transpose back for a reader that looks at the shape alone (ShuffleNet

@@ -125,7 +125,8 @@ ChannelsLastForms CudaBackend::channels_last_forms() const {
   ChannelsLastForms forms;
   forms.graph_ops = true;
   forms.wide_depthwise = true;
-  forms.channel_concat = context_->hooks.channel_concat;  // DNNX_PROBE_CHANNEL_CONCAT=0: the before, for probes
+  // DNNX_PROBE_CHANNEL_CONCAT=0: the layout before the channel-axis forms and the means over pixels, for probes
+  forms.channel_concat = forms.pixel_means = context_->hooks.channel_concat;
   forms.int8_convs = int8_channels_last();  // Note [int8 nhwc on cuda]
   return forms;
 }
