@@ -198,8 +198,8 @@ def test_a_channels_last_value_of_few_channels_is_padded_in_place(precision):
 
 @pytest.mark.parametrize("precision", ["tf32", "fp16"])
 def test_windows_cudnn_cannot_pad_stay_nchw(precision):
-    # asymmetric pads and a ceil_mode pool have no NHWC kernel: they keep ONNX's layout, with a
-    # Transpose between them and the channels-last conv
+    # an asymmetric-pad conv has no NHWC kernel: it keeps ONNX's layout, with a Transpose between
+    # it and the channels-last conv; a ceil_mode pool runs channels-last on the direct kernel
     inits = {"w": weights(32, 4, 3, 3, seed=1), "w2": weights(32, 32, 3, 3, seed=2)}
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="asym", pads=[0, 1, 2, 0]),
              helper.make_node("Conv", ["c", "w2"], ["d"], name="sym", pads=[1, 1, 1, 1]),
@@ -208,7 +208,8 @@ def test_windows_cudnn_cannot_pad_stay_nchw(precision):
     model = make_model(nodes, [("x", [2, 4, 9, 9])], [("y", None)], inits)
     rows = check(model, {"x": rand(2, 4, 9, 9)}, precision)
     by_name = {row["name"]: row["op"] for row in rows}
-    assert by_name["asym"] == "Conv" and by_name["sym"] == "Conv@NHWC" and by_name["ceil"] == "MaxPool", by_name
+    assert by_name["asym"] == "Conv" and by_name["sym"] == "Conv@NHWC" and by_name["ceil"] == "MaxPool@NHWC", by_name
+    assert {row["name"]: row["algorithm"] for row in rows}["ceil"] == "direct kernel"
     assert [row["op"] for row in rows].count("Transpose") == 2, by_name
 
 
@@ -286,7 +287,8 @@ def test_concatenations_keep_onnx_layout_behind_the_probe_switch(precision, monk
     model = dense_block(16)
     rows = check(model, {"x": rand(2, 32, 12, 12)}, precision, batch_size=2)
     by_name = {row["name"]: row["op"] for row in rows}
-    assert by_name["concat"] == "Concat" and by_name["grow"] == "Conv@NHWC", by_name
+    assert by_name["concat"] == "Concat" and by_name["transition"] == "Conv@NHWC", by_name
+    # the Concats' inputs and outputs go through conversions (at tf32 the 32 -> 16 conv is narrow)
     assert sum(op.startswith("Transpose") for op in by_name.values()) > 3, by_name
 
 
@@ -307,3 +309,27 @@ def test_a_mean_over_pixels_is_a_channels_last_global_pool(precision, keepdims):
     rows = check(mean_gate(keepdims), {"x": rand(2, 32, 7, 7, seed=6)}, precision, batch_size=2)
     ops = [row["op"] for row in rows]
     assert "GlobalAveragePool@NHWC" in ops and ops.count("Transpose") == 2, ops
+
+
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_a_region_without_a_conv_keeps_onnx_layout(precision):
+    # Note [narrow regions] at fp16 and bf16: a BatchNormalization + Relu and an AveragePool alone
+    # would pay two conversions for nothing
+    c = 16
+    inits = {"s": rand(c, seed=1) * 0.1 + 1, "b": rand(c, seed=2) * 0.1, "m": rand(c, seed=3) * 0.1,
+             "v": np.abs(rand(c, seed=4)) + 0.5}
+    nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["n"], name="norm"),
+             helper.make_node("Relu", ["n"], ["r"], name="relu"),
+             helper.make_node("AveragePool", ["r"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2])]
+    model = make_model(nodes, [("x", [2, c, 8, 8])], [("y", None)], inits)
+    m = dnnx.load(model, device="cuda", precision=precision, measure_precision=False, plan_cache=False)
+    by_name = {row["name"]: row for row in m.plan()}
+    assert by_name["norm"]["op"] == "BatchNormalization+Relu" and by_name["pool"]["op"] == "AveragePool", by_name
+    reasons = [why for algo, why in by_name["pool"]["rejected"] if algo.startswith("channels-last (")]
+    assert len(reasons) == 1 and "has no conv" in reasons[0], by_name["pool"]
+    want = run_ort(model, {"x": rand(2, c, 8, 8, seed=5)})["y"]
+    got = m.run(rand(2, c, 8, 8, seed=5))
+    if precision == "fp16":
+        assert_fp16_close(got, want, "BN + Relu + pool", MODEL_RTOL, MODEL_ATOL, MODEL_L2)
+    else:
+        assert_bf16_close(got, want, "BN + Relu + pool", BF16_RTOL, BF16_ATOL, BF16_L2)

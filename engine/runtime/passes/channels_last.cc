@@ -807,6 +807,10 @@ class ChannelsLastRewrite {
 
 // The text plan() shows for a window op of a narrow region.
 std::string narrow_reason(int64_t min_channels) {
+  if (min_channels <= 1) {
+    return "kept in ONNX's layout: its channels-last region has no conv, the work that pays for the layout "
+           "conversions (Note [narrow regions])";
+  }
   const std::string n = std::to_string(min_channels);
   return "kept in ONNX's layout: no conv of its channels-last region has " + n + " or more input channels and " + n +
          " or more filters, the work that pays for the layout conversions (Note [narrow regions])";

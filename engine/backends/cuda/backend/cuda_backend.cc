@@ -96,8 +96,11 @@ DType CudaBackend::half_storage() const { return precision_half_type(context_->o
 // an fp32 model keeps ONNX's layout.
 bool CudaBackend::channels_last() const { return context_->options.precision != Precision::Fp32; }
 
+// Note [narrow regions]; at fp16 and bf16 a region needs one conv of any width: with
+// BatchNormalization and AveragePool channels-last too, a region of them alone (a BatchNormalization
+// with no conv before it) would pay two conversions and gain nothing.
 int64_t CudaBackend::channels_last_min_channels() const {
-  return context_->options.precision == Precision::Tf32 ? 32 : 0;
+  return context_->options.precision == Precision::Tf32 ? 32 : 1;
 }
 
 // 16 bytes of channels: 8 half elements, 4 tf32 (float32) ones (Note [padded channels]).

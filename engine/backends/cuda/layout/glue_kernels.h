@@ -76,8 +76,9 @@ struct Window3d {
 };
 
 // Max pooling, taps in the padding ignored (they count as -inf): x [planes, in...] ->
-// y [planes, out...].
-void launch_max_pool(const void* x, void* y, const Window3d& w, DType dtype, cudaStream_t stream);
+// y [planes, out...]; channels: as launch_avg_pool's (C: x [planes, in..., C] -> y [planes, out..., C]).
+void launch_max_pool(const void* x, void* y, const Window3d& w, DType dtype, cudaStream_t stream,
+                     int64_t channels = 1);
 inline void launch_max_pool(const float* x, float* y, const Window3d& w, cudaStream_t stream) {
   launch_max_pool(x, y, w, DType::Float32, stream);
 }

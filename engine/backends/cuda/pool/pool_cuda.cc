@@ -4,7 +4,7 @@
 // means what ONNX means:
 // no dilations, the same pads at both ends, and cuDNN's (floor) output size equal to ONNX's
 // (ceil_mode can differ). Otherwise the direct max-pool kernel (window_kernels.cu), which
-// follows ONNX exactly; the plan says which and why. 1-D pools run as 2-D with a unit height.
+// follows ONNX exactly, in either layout; the plan says which and why. 1-D pools run as 2-D with a unit height.
 #include <algorithm>
 
 #include "backends/cuda/backend/cuda_kernels.h"
@@ -43,16 +43,19 @@ struct CudnnPoolKernel final : Kernel {
 
 class DirectMaxPoolKernel final : public Kernel {
  public:
-  DirectMaxPoolKernel(const CudaContext& ctx, Window3d w, DType dtype) : ctx_(ctx), w_(w), dtype_(dtype) {}
+  // channels: 1, or C for a channels-last X (then w.planes is N)
+  DirectMaxPoolKernel(const CudaContext& ctx, Window3d w, DType dtype, int64_t channels)
+      : ctx_(ctx), w_(w), dtype_(dtype), channels_(channels) {}
 
   void run(const KernelArgs& args) const override {
-    launch_max_pool(args.in<void>(0), args.out<void>(0), w_, dtype_, ctx_.stream);
+    launch_max_pool(args.in<void>(0), args.out<void>(0), w_, dtype_, ctx_.stream, channels_);
   }
 
  private:
   const CudaContext& ctx_;
   Window3d w_;
   DType dtype_;  // float32, or a half type (compared in float)
+  int64_t channels_;
 };
 
 KernelChoice plan_max_pool(const CudaContext& ctx, bool channels_last, const Node& node,
@@ -80,10 +83,11 @@ KernelChoice plan_max_pool(const CudaContext& ctx, bool channels_last, const Nod
       return choice;
     }
   }
-  if (channels_last) node_fail<DeviceError>(node, "no channels-last max pool for this window: " + why_not);
   choice.algorithm = "direct kernel";
   choice.rejected.push_back({"cudnnPoolingForward", why_not});
-  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, pool_window(onnx, x), inputs[0].info.dtype);
+  Window3d w = pool_window(onnx, x);  // planes N*C
+  if (channels_last) w.planes = x[0];
+  choice.kernel = std::make_unique<DirectMaxPoolKernel>(ctx, w, inputs[0].info.dtype, channels_last ? x[1] : 1);
   return choice;
 }
 
@@ -175,7 +179,9 @@ void register_cuda_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
           })
         .with_dtypes(channels_last ? kFloatAndHalves : kFloatHalvesAnd8Bit)
         .refusing(channels_last ? channels_last_check("MaxPool", [](const Node& node) {
-          return channels_last_max_pool_reason(node, "");
+          // the direct kernel takes any window; cuDNN's where it can (plan_max_pool)
+          if (node.attr_int("storage_order", 0) != 0) return std::string("storage_order");
+          return node.has_output(1) ? std::string("the Indices output") : std::string();
         }) : NodeCheck([](const Node& node) {
           return node.has_output(1) ? std::string("no CUDA kernel for MaxPool's Indices output") : std::string();
         }));

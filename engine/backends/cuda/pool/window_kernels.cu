@@ -1,6 +1,8 @@
 // Window kernels that cuDNN does not cover as ONNX means them: max pooling with dilations,
 // asymmetric pads or ceil_mode, and the zero padding that gives cuDNN's symmetric-pad
-// convolution an asymmetric one. One thread per output element; 3-D (D, H, W) throughout.
+// convolution an asymmetric one. One thread per output element; 3-D (D, H, W) throughout. The max
+// pool also takes a channels-last X ([N, H, W, C]: MaxPool@NHWC where cuDNN cannot take the
+// window, such as GoogLeNet's ceil_mode pools), the channel as the innermost index.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -24,14 +26,15 @@ __device__ float window_floor() {
 }
 
 template <class T>
-__global__ void max_pool(const T* __restrict__ x, T* __restrict__ y, Window3d w, int64_t n) {
+__global__ void max_pool(const T* __restrict__ x, T* __restrict__ y, Window3d w, int64_t channels, int64_t n) {
   const int64_t out_plane = w.out[0] * w.out[1] * w.out[2];
   const int64_t in_plane = w.in[0] * w.in[1] * w.in[2];
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t p = i / out_plane;
-    const int64_t o = i % out_plane;
+    const int64_t c = i % channels, q = i / channels;  // channels = 1: c = 0, q = i
+    const int64_t p = q / out_plane;
+    const int64_t o = q % out_plane;
     const int64_t od = o / (w.out[1] * w.out[2]), oh = o / w.out[2] % w.out[1], ow = o % w.out[2];
-    const T* plane = x + p * in_plane;
+    const T* plane = x + p * in_plane * channels + c;
     float best = window_floor<T>();  // a window wholly in the padding keeps it, as on the CPU
     for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
       const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
@@ -42,7 +45,7 @@ __global__ void max_pool(const T* __restrict__ x, T* __restrict__ y, Window3d w,
         for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
           const int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
           if (iw < 0 || iw >= w.in[2]) continue;
-          best = fmaxf(best, float(plane[(id * w.in[1] + ih) * w.in[2] + iw]));
+          best = fmaxf(best, float(plane[((id * w.in[1] + ih) * w.in[2] + iw) * channels]));
         }
       }
     }
@@ -64,12 +67,12 @@ __global__ void pad(const float* __restrict__ x, float* __restrict__ y, int64_t 
 
 }  // namespace
 
-void launch_max_pool(const void* x, void* y, const Window3d& w, DType dtype, cudaStream_t stream) {
-  const int64_t n = w.planes * w.out[0] * w.out[1] * w.out[2];
+void launch_max_pool(const void* x, void* y, const Window3d& w, DType dtype, cudaStream_t stream, int64_t channels) {
+  const int64_t n = w.planes * w.out[0] * w.out[1] * w.out[2] * channels;
   if (n == 0) return;
   auto launch = [&](auto e) {
     using T = decltype(e);
-    max_pool<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), w, n);
+    max_pool<T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), w, channels, n);
   };
   // 8-bit: the quantized MaxPool that fuse_qdq_int8 leaves between int8 layers (Note [qdq int8])
   if (dtype == DType::Int8) {
