@@ -123,7 +123,10 @@ int64_t CudaBackend::channels_last_channel_multiple() const {
 // in ONNX's layout before (session 6): DenseNet-121 with its Concats channels-last ran 30.3 ms at
 // tf32 and 22.5 at fp16 (batch 64) against 22.3 and 16.1 without, when the NHWC Concat was a
 // cudaMemcpy2DAsync of one short row per pixel and each BatchNormalization after it needed a
-// Transpose back; the Concat is one kernel now (Note [concat in one launch]).
+// Transpose back. Now (session 18, H100, batch 64): 8.71 ms at tf32 and 5.41 at fp16, against
+// 12.44 and 8.65 in ONNX's layout; GoogLeNet 4.05 / 5.55 and 3.11 / 4.52, SqueezeNet 1.33 / 2.23
+// and 1.01 / 1.78 (bench/RESULTS_CUDA.md), with the Concat one kernel that spreads short rows over
+// its threads (Note [short concat rows]).
 ChannelsLastForms CudaBackend::channels_last_forms() const {
   ChannelsLastForms forms;
   forms.graph_ops = true;
