@@ -153,7 +153,9 @@ def test_reduce_mean_axes_input():
 
 
 # --- Pad ---
-@pytest.mark.parametrize("pads", [[0, 0, 1, 1, 0, 0, 1, 1], [0, 1, 2, 0, 1, 0, 0, 3], [0, 0, -1, 1, 0, 0, 1, -2]])
+# the last: the last axis at its end alone, the channels_last pass's pad (Note [padded rows])
+@pytest.mark.parametrize("pads", [[0, 0, 1, 1, 0, 0, 1, 1], [0, 1, 2, 0, 1, 0, 0, 3], [0, 0, -1, 1, 0, 0, 1, -2],
+                                  [0, 0, 0, 0, 0, 0, 0, 3]])
 @pytest.mark.parametrize("value", [None, 1.5])
 def test_pad_constant(pads, value):
     inputs = ["x", "pads"] + (["value"] if value is not None else [])

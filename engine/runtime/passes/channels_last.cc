@@ -381,6 +381,7 @@ class ChannelsLastRewrite {
   // as the attribute or, from opset 18, the input) as GlobalAveragePool@NHWC.
   bool add_mean_over_pixels(const Node& node) {
     if (node.inputs.empty() || !last_.count(node.inputs[0]) || node.outputs.size() != 1) return false;
+    if (!is_float4d(node.inputs[0])) return false;  // the pool's types (an int8 chain's values stay as they are)
     std::vector<int64_t> axes;
     if (node.has_input(1)) {
       const ConstTensor* c = find_constant(graph_, node.inputs[1]);
