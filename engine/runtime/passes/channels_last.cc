@@ -41,7 +41,8 @@
 // multiply zeros by zeros, so the output is the same sums. X in ONNX's layout goes through one
 // "Transpose+Pad" (ops/layout/channels_last.h) where the backend runs it: a Transpose and then a Pad
 // took 0.24 + 0.94 ms of ResNet-50's 7.9 ms fp16 run (batch 256) on the generic gather and pad
-// kernels; else (and for a value already channels-last) through a Pad of its channel axis. The
+// kernels; else (and for a value already channels-last) through a Pad of its channel axis (on
+// CUDA a kernel of its own, Note [padded rows]: ShuffleNetV2's and RexNet's channel counts). The
 // value is named "<x>/nhwc/c<C'>" in the plan.
 //
 // Note [space to depth]: a stride-2 conv of few channels is still slow padded. ResNet-50's stem
