@@ -49,7 +49,8 @@ struct TestHooks {
   float retime_reach = -1;                         // DNNX_PROBE_RETIME_REACH (-1: kRetimeReach)
   float retime_small_reach = -1;                   // DNNX_PROBE_RETIME_SMALL_REACH (-1: all)
   bool int8_nhwc = false;                          // DNNX_PROBE_INT8_NHWC=1 (Note [int8 nhwc on cuda])
-  bool channel_concat = true;                      // DNNX_PROBE_CHANNEL_CONCAT=0: Concat/Split/Slice/shuffle/ReduceMean keep ONNX's layout
+  // DNNX_PROBE_CHANNEL_CONCAT=0: Concat, Split, Slice, the shuffle and ReduceMean keep ONNX's layout
+  bool channel_concat = true;
   bool conv_activation = true;                     // DNNX_PROBE_CUDA_CONV_ACTIVATION=0: off (Note [conv activations on cuda])
 
   static TestHooks from_environment();

@@ -2,8 +2,8 @@
 // scale+shift, the statistics read on the device (batchnorm_kernels.cu, Note [batchnorm by
 // vectors]), float32, float16 or bfloat16 (half storage); BatchNormalization+Relu
 // (fuse_batchnorm_relu) in the same kernel; both also channels-last ("<op>@NHWC", Note [channels
-// last]: X [N, H, W, C] is [N*H*W, C, 1] to the kernel). Training mode (batch statistics, the running mean/var outputs) is
-// refused at plan time, so the host's kernel runs it (Note [host fallback]).
+// last]: X [N, H, W, C] is [N*H*W, C, 1] to the kernel). Training mode (batch statistics, the
+// running mean/var outputs) is refused at plan time, so the host's kernel runs it (Note [host fallback]).
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "ops/layout/channels_last.h"
@@ -12,8 +12,8 @@ namespace dnnx::cuda {
 
 namespace {
 
-KernelChoice plan_batchnorm(const CudaContext& ctx, bool channels_last, const Node& node, const std::vector<ValueInfo>& inputs,
-                            const std::vector<TensorInfo>& outputs) {
+KernelChoice plan_batchnorm(const CudaContext& ctx, bool channels_last, const Node& node,
+                            const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
   if (outputs.size() > 1) node_fail<UnsupportedModelError>(node, "training mode (running mean/var outputs) is not supported on CUDA");
   const DType dtype = inputs[0].info.dtype;  // then every input has it (half_storage)
   for (size_t i = 0; i < inputs.size(); ++i) require_cuda_floating(node, inputs[i].info, inputs[0].info.dtype, "inputs");

@@ -41,7 +41,9 @@ void register_cuda_avg_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
   for (const bool channels_last : {false, true}) {
     r.add(channels_last ? std::string("AveragePool") + kChannelsLastSuffix : "AveragePool",
           [&ctx, channels_last](const Node& node, const std::vector<ValueInfo>& inputs,
-                                const std::vector<TensorInfo>&) { return plan_avg_pool(ctx, channels_last, node, inputs); })
+                                const std::vector<TensorInfo>&) {
+            return plan_avg_pool(ctx, channels_last, node, inputs);
+          })
         .with_dtypes(kFloatAndHalves);
   }
 }
