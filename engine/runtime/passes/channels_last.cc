@@ -314,7 +314,7 @@ class ChannelsLastRewrite {
       if (last_.count(node.inputs[i]) || grouped_.count(node.inputs[i])) return false;
     }
     Node out = node;
-    if (!dry_) out.inputs[3] = index_constant(node.inputs[3], {3}, axes->info.dtype);
+    if (!dry_) out.inputs[3] = index_constant(node.inputs[3] + "/nhwc", {3}, axes->info.dtype);
     keep(out, {0});
     return true;
   }
@@ -359,7 +359,8 @@ class ChannelsLastRewrite {
     return true;
   }
 
-  // An integer constant (a Reshape's shape, a Slice's axes) of `dtype` (int64 or int32), named from `base`.
+  // An integer constant (a Reshape's shape, a Slice's axes) of `dtype` (int64 or int32), under a
+  // fresh name from `base`.
   std::string index_constant(const std::string& base, const std::vector<int64_t>& values, DType dtype) {
     auto c = std::make_shared<ConstTensor>();
     c->info = TensorInfo{{static_cast<int64_t>(values.size())}, dtype};
@@ -371,7 +372,7 @@ class ChannelsLastRewrite {
         c->as_mut<int64_t>()[i] = values[i];
       }
     }
-    const std::string name = fresh_(base + "/nhwc");
+    const std::string name = fresh_(base);
     graph_.constants[name] = std::move(c);
     return name;
   }
@@ -415,7 +416,7 @@ class ChannelsLastRewrite {
     Node view;
     view.name = fresh_(node.name + "/flat");
     view.op_type = "Reshape";
-    view.inputs = {pool.outputs[0], index_constant(node.outputs[0] + "/shape", {0, channels}, DType::Int64)};
+    view.inputs = {pool.outputs[0], index_constant(node.outputs[0] + "/nhwc/shape", {0, channels}, DType::Int64)};
     view.outputs = node.outputs;
     view.opset = graph_.opset;
     nodes_.push_back(std::move(pool));
@@ -439,7 +440,7 @@ class ChannelsLastRewrite {
     Node gather;
     gather.name = fresh_(node.name + "/onnx_order");
     gather.op_type = "Gather";
-    gather.inputs = {stored.outputs[0], index_constant(node.outputs[0] + "/order",
+    gather.inputs = {stored.outputs[0], index_constant(node.outputs[0] + "/nhwc/order",
                                                        grouped ? grouped_first_perm() : channels_first_perm(),
                                                        DType::Int64)};
     gather.outputs = node.outputs;
@@ -640,17 +641,10 @@ class ChannelsLastRewrite {
 
   // [N, 1, 1, C] -> [N, C, 1, 1] as a Reshape to [0, C, 1, 1] (0: N copied from the input).
   Node reshape(const std::string& from, const std::string& to, int64_t channels) {
-    auto shape = std::make_shared<ConstTensor>();
-    shape->info = TensorInfo{{4}, DType::Int64};
-    const int64_t dims[4] = {0, channels, 1, 1};
-    shape->data.resize(sizeof(dims));
-    std::memcpy(shape->data.data(), dims, sizeof(dims));
-    const std::string shape_name = fresh_(to + "/shape");
-    graph_.constants[shape_name] = std::move(shape);
     Node n;
     n.name = fresh_(to + "/reshape");
     n.op_type = "Reshape";
-    n.inputs = {from, shape_name};
+    n.inputs = {from, index_constant(to + "/shape", {0, channels, 1, 1}, DType::Int64)};
     n.outputs = {to};
     n.opset = graph_.opset;
     return n;
