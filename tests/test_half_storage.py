@@ -118,6 +118,23 @@ def test_integer_values_are_untouched():
     assert out["types"]["shape"] == "int64" and out["types"]["g"] == "float16"
 
 
+def test_shape_and_size_read_a_half_value_as_it_is():
+    # Torch's exports ask a tensor for its dims (ShuffleNetV2's shuffles, from each Concat): the
+    # Shape reads only the dims, so a Cast to FLOAT in front of it would be work for nothing.
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Shape", ["r"], ["dims"], name="dims"),
+             helper.make_node("Size", ["r"], ["count"], name="count"),
+             helper.make_node("Reshape", ["r", "dims"], ["y"], name="reshape")]
+    model = make_model(nodes, [("x", [2, 3, 4])], [("y", None), ("count", None, TensorProto.INT64)])
+    for half in ("float16", "bfloat16"):
+        out = pass_hooks.half_storage_rewrite(import_model(model).ir, ["Relu", "Reshape"], half=half)
+        by_name = {n["name"]: n for n in out["nodes"]}
+        assert by_name["dims"]["inputs"] == ["r"] and by_name["count"]["inputs"] == ["r"], half
+        assert out["types"]["r"] == half
+        casts = [n for n in out["nodes"] if n["op"] == "Cast"]
+        assert [c["inputs"] for c in casts] == [["x"], [by_name["reshape"]["outputs"][0]]], casts  # entry, exit
+
+
 def test_float_arithmetic_on_shapes_stays_float32_for_the_host_to_fold():
     # A detector's padding: pad H up to a multiple of 32, ceil(h / 32) * 32 - h, computed in float from
     # Shape (torchvision's GeneralizedRCNNTransform). The planner folds it on the host, which has no

@@ -16,6 +16,10 @@
 // Graph inputs keep float32, so the first layers of such a model are the entry Casts. Integer
 // values (shapes, indices, sequence_lens) are never touched. A node whose values leave fp16's
 // range (Note [fp16 range], half_range.cc) stays float32 like a node without a half kernel. So do
+//   - a Shape or a Size reads a float16 value as it is: only its dims count, and a Cast to FLOAT
+//     for it would run on every call though the planner folds the Shape itself. Torch's ShuffleNetV2
+//     asks each Concat for its dims: 30 such Casts took 0.36 of its 1.96 ms at fp16, batch 64
+//     (H100, bench/RESULTS_CUDA.md session 19).
 //   - a node the planner folds (Note [plan-time folding]): float arithmetic on shapes (a detector's
 //     padding computed as ceil(h / 32) * 32) runs on the host, which has no half kernels, and a
 //     half value there would leave a Pad's pads to the device;
@@ -69,6 +73,9 @@ class HalfRewrite {
     }
     nodes_.push_back(std::move(node));
   }
+
+  // A node that reads its inputs' dims only (Shape, Size): as it is, whatever their types.
+  void add_dims_reader(Node node) { nodes_.push_back(std::move(node)); }
 
   // A node without one: float16 inputs converted back to float32.
   void add_float(Node node) {
@@ -181,6 +188,10 @@ int half_storage(Graph& graph, DType half, const std::function<std::string(const
   graph.nodes.clear();
   for (size_t i = 0; i < nodes.size(); ++i) {
     Node& node = nodes[i];
+    if (node.op_type == "Shape" || node.op_type == "Size") {
+      rewrite.add_dims_reader(std::move(node));
+      continue;
+    }
     if (!touches_float(rewrite, node)) {
       rewrite.add_float(std::move(node));  // nothing to convert
       continue;
