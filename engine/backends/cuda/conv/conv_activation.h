@@ -14,6 +14,7 @@
 // DNNX_PROBE_CUDA_CONV_ACTIVATION=0 (TestHooks::conv_activation) keeps them apart.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include <cuda_runtime.h>
 
@@ -29,7 +30,12 @@ struct CudaContext;
 void launch_conv_activation(const ConvActivation& act, void* y, int64_t n, DType dtype, cudaStream_t stream);
 
 // The factory of a Conv+<activation> op: `conv` (the plain Conv's factory, in the same layout)
-// plans the conv; its kernel is then followed by launch_conv_activation over output 0.
-KernelFactory conv_activation_factory(const CudaContext& ctx, KernelFactory conv);
+// plans the conv; its kernel is then followed by launch_conv_activation over output 0, unless
+// the chosen candidate is `applied_by` (a kernel that applies the node's activation itself: the
+// direct depthwise conv, Note [depthwise activations]).
+KernelFactory conv_activation_factory(const CudaContext& ctx, KernelFactory conv, std::string applied_by);
+
+// The activation's name in the plan ("swish", "hardswish", "clip"; "" for None).
+const char* conv_activation_name(ConvActivationKind kind);
 
 }  // namespace dnnx::cuda

@@ -25,7 +25,9 @@ class ConvActivationKernel final : public Kernel {
   DType dtype_;
 };
 
-const char* activation_name(ConvActivationKind kind) {
+}  // namespace
+
+const char* conv_activation_name(ConvActivationKind kind) {
   switch (kind) {
     case ConvActivationKind::Swish: return "swish";
     case ConvActivationKind::HardSwish: return "hardswish";
@@ -35,14 +37,13 @@ const char* activation_name(ConvActivationKind kind) {
   return "";
 }
 
-}  // namespace
-
-KernelFactory conv_activation_factory(const CudaContext& ctx, KernelFactory conv) {
-  return [&ctx, conv = std::move(conv)](const Node& node, const std::vector<ValueInfo>& inputs,
-                                        const std::vector<TensorInfo>& outputs) {
+KernelFactory conv_activation_factory(const CudaContext& ctx, KernelFactory conv, std::string applied_by) {
+  return [&ctx, conv = std::move(conv), applied_by = std::move(applied_by)](
+             const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>& outputs) {
     KernelChoice choice = conv(node, inputs, outputs);
+    if (choice.candidate == applied_by) return choice;  // Note [depthwise activations]
     const ConvActivation act = conv_activation_of(node);
-    choice.algorithm += std::string(", then the ") + activation_name(act.kind) + " kernel in place";
+    choice.algorithm += std::string(", then the ") + conv_activation_name(act.kind) + " kernel in place";
     choice.kernel = std::make_unique<ConvActivationKernel>(ctx, std::move(choice.kernel), act,
                                                            numel(outputs[0].shape), outputs[0].dtype);
     return choice;

@@ -1,13 +1,12 @@
 // The in-place activation pass after a conv (Note [conv activations on cuda], conv_activation.h):
-// one thread per element, grid-stride, float arithmetic on float32, float16 or bfloat16 elements.
-// HardSwish is the unfused op's formula (ops/elementwise/unary_math.h), Swish the unfused pair's
-// x * (1 / (1 + e^-x)), Clip onnxruntime's min(max(x, lo), hi) (NaN passes through).
+// one thread per element, grid-stride, float arithmetic on float32, float16 or bfloat16 elements
+// (the formulas: activation_value.cuh).
 #include "backends/cuda/conv/conv_activation.h"
+#include "backends/cuda/conv/activation_value.cuh"
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/element_dispatch.cuh"
 #include "backends/cuda/runtime/grid_loop.cuh"
 #include "backends/cuda/runtime/launch.cuh"
-#include "ops/elementwise/unary_math.h"
 
 namespace dnnx::cuda {
 
@@ -15,19 +14,7 @@ namespace {
 
 template <ConvActivationKind K, class T>
 __global__ void conv_activation_kernel(T* y, int64_t n, float lo, float hi) {
-  DNNX_GRID_LOOP(i, n) {
-    const float v = float(y[i]);
-    float out;
-    if constexpr (K == ConvActivationKind::Swish) {
-      out = v * (1.0f / (1.0f + expf(-v)));
-    } else if constexpr (K == ConvActivationKind::HardSwish) {
-      out = unary_value<UnaryMath::HardSwish>(v, UnaryParams{});
-    } else {
-      out = v < lo ? lo : v;
-      out = out > hi ? hi : out;
-    }
-    y[i] = T(out);
-  }
+  DNNX_GRID_LOOP(i, n) { y[i] = T(conv_activation_value<K>(float(y[i]), lo, hi)); }
 }
 
 template <ConvActivationKind K, class T>

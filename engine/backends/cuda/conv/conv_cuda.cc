@@ -125,16 +125,18 @@ DirectConv2d direct_shape(const ConvGeometry& g, const Shape& xs, const Shape& w
   return c;
 }
 
-// x -> y by the direct depthwise kernel (depthwise_conv.h): bias, residual z and Relu included.
+// x -> y by the direct depthwise kernel (depthwise_conv.h): bias, residual z, and Relu or a fused
+// conv activation (Note [depthwise activations]) included.
 class DepthwiseConvKernel final : public Kernel {
  public:
-  DepthwiseConvKernel(const CudaContext& ctx, DepthwiseConv2d shape, bool has_bias, Epilogue epilogue)
-      : ctx_(ctx), shape_(shape), has_bias_(has_bias), epilogue_(epilogue) {}
+  DepthwiseConvKernel(const CudaContext& ctx, DepthwiseConv2d shape, bool has_bias, Epilogue epilogue,
+                      ConvActivation act)
+      : ctx_(ctx), shape_(shape), has_bias_(has_bias), epilogue_(epilogue), act_(act) {}
 
   void run(const KernelArgs& args) const override {
     const void* z = epilogue_ == Epilogue::BiasAddRelu ? args.in<void>(kResidualInput) : nullptr;
     launch_depthwise_conv(args.in<void>(0), args.in<void>(1), has_bias_ ? args.in<void>(2) : nullptr, z,
-                          args.out<void>(0), shape_, epilogue_ != Epilogue::None, ctx_.stream);
+                          args.out<void>(0), shape_, DepthwiseEpilogue{epilogue_ != Epilogue::None, act_}, ctx_.stream);
   }
 
  private:
@@ -142,7 +144,9 @@ class DepthwiseConvKernel final : public Kernel {
   DepthwiseConv2d shape_;
   bool has_bias_;
   Epilogue epilogue_;
+  ConvActivation act_;
 };
+
 
 // The direct depthwise kernel's shape for this conv (ONNX's dims xs, ws), when it takes it (n == 0
 // when not): one filter per channel and group, 1-D or 2-D.
@@ -300,17 +304,19 @@ OwnCandidate direct_candidate(const CudaContext& ctx, const DirectConv2d& direct
 }
 
 OwnCandidate depthwise_candidate(const CudaContext& ctx, const DepthwiseConv2d& dw, bool has_bias, Epilogue epilogue,
-                                 std::unique_ptr<Kernel>& timing_kernel) {
+                                 ConvActivation act, std::unique_ptr<Kernel>& timing_kernel) {
   OwnCandidate own;
   own.name = kDepthwiseName;
-  own.algorithm = std::string(kDepthwiseName) + (epilogue == Epilogue::BiasAddRelu ? " (bias+residual+relu fused)"
-                                                 : epilogue == Epilogue::BiasRelu  ? " (bias+relu fused)"
-                                                 : has_bias                         ? " (bias fused)"
-                                                                                    : "");
+  std::string fused = epilogue == Epilogue::BiasAddRelu ? "bias+residual+relu"
+                      : epilogue == Epilogue::BiasRelu  ? "bias+relu"
+                      : has_bias                         ? "bias"
+                                                         : "";
+  if (act.kind != ConvActivationKind::None) fused += (fused.empty() ? "" : "+") + std::string(conv_activation_name(act.kind));
+  own.algorithm = std::string(kDepthwiseName) + (fused.empty() ? "" : " (" + fused + " fused)");
   own.math = is_half(dw.dtype) ? std::string(half_storage_name(dw.dtype)) + " storage, fp32 FMA (direct depthwise kernel)"
                                : "fp32 (FMA, direct depthwise kernel)";
-  own.kernel = std::make_unique<DepthwiseConvKernel>(ctx, dw, has_bias, epilogue);
-  timing_kernel = std::make_unique<DepthwiseConvKernel>(ctx, dw, true, epilogue);
+  own.kernel = std::make_unique<DepthwiseConvKernel>(ctx, dw, has_bias, epilogue, act);
+  timing_kernel = std::make_unique<DepthwiseConvKernel>(ctx, dw, true, epilogue, act);
   const size_t e = dtype_size(dw.dtype);
   const size_t y = static_cast<size_t>(dw.n) * dw.c * dw.oh * dw.ow * e;
   own.scratch.kernel = timing_kernel.get();
@@ -386,7 +392,9 @@ KernelChoice plan_conv(const CudaContext& ctx, Epilogue epilogue, bool channels_
   if (direct.n > 0 && !ctx.avoided(kDirectName)) {
     own = direct_candidate(ctx, direct, has_bias, epilogue == Epilogue::BiasRelu, timing_kernel);
   } else if (depthwise.n > 0) {
-    if (!ctx.avoided(kDepthwiseName)) own = depthwise_candidate(ctx, depthwise, has_bias, epilogue, timing_kernel);
+    if (!ctx.avoided(kDepthwiseName)) {
+      own = depthwise_candidate(ctx, depthwise, has_bias, epilogue, conv_activation_of(node), timing_kernel);
+    }
   } else if (direct.n == 0 && !ctx.avoided(kGemmName) && conv_gemm_unsupported(onnx, xs, channels_last).empty()) {
     ConvGemm shape;
     shape.rows = xs[0] * xs[2] * xs[3];
@@ -483,13 +491,16 @@ void register_cuda_conv_kernels(KernelRegistry& r, const CudaContext& ctx) {
         .with_dtypes(kFloatAndHalves)
         .refusing(channels_last_check(op, [](const Node& node) { return symmetric_pads_reason(node, ""); }));
   }
-  // Note [conv activations on cuda]: the plain conv, then the activation in place;
+  // Note [conv activations on cuda]: the plain conv, then the activation in place, but where the
+  // direct depthwise kernel applies it (Note [depthwise activations]);
   // DNNX_PROBE_CUDA_CONV_ACTIVATION=0 keeps the conv and its activation apart (the measurement's
   // "before")
   if (!ctx.hooks.conv_activation) return;
   for (const char* op : {"Conv+Swish", "Conv+HardSwish", "Conv+Clip"}) {
-    r.add(op, conv_activation_factory(ctx, conv_factory(ctx, Epilogue::None, false))).with_dtypes(kFloatAndHalves);
-    r.add(std::string(op) + kChannelsLastSuffix, conv_activation_factory(ctx, conv_factory(ctx, Epilogue::None, true)))
+    r.add(op, conv_activation_factory(ctx, conv_factory(ctx, Epilogue::None, false), kDepthwiseName))
+        .with_dtypes(kFloatAndHalves);
+    r.add(std::string(op) + kChannelsLastSuffix,
+          conv_activation_factory(ctx, conv_factory(ctx, Epilogue::None, true), kDepthwiseName))
         .with_dtypes(kFloatAndHalves)
         .refusing(channels_last_check(op, [](const Node& node) { return symmetric_pads_reason(node, ""); }));
   }

@@ -4,7 +4,7 @@
 // channels-last (x [N, H, W, C]); w [C, 1, KH, KW] (the same bytes as channels-last's KRSC
 // [C, KH, KW, 1]), b [C], optional residual z shaped like y; float32, float16 or bfloat16
 // storage, each output summed in float32 (FMAs, taps in order, then the bias, the residual and
-// the Relu) and rounded once to the storage type.
+// the Relu or a fused conv activation) and rounded once to the storage type.
 //
 // Note [direct depthwise conv]: cuDNN runs a depthwise conv as a grouped GEMM (IMPLICIT_GEMM and
 // its PRECOMP form, one GEMM of K = KH*KW per group): in the session-5 sweep (H100, batch 64)
@@ -15,12 +15,20 @@
 // input through L1 (neighbouring threads share windows), keeps the weights in shared memory
 // (channels-last: [taps, channel tile], each thread's channels adjacent for vector reads) and
 // loads 16 bytes of channels per tap where C allows (8 half values or 4 floats).
+//
+// Note [depthwise activations]: EfficientNet-B0's depthwise convs are Conv+Swish, MobileNetV3's
+// Conv+HardSwish; Note [conv activations on cuda] ran the activation as a second pass over the
+// output, which at batch 64 is as large as the conv's own traffic (EfficientNet-B0's 16 depthwise
+// layers took 3.17 ms at fp32 on an H100 with the pass, bench/RESULTS_CUDA.md session 19). The
+// kernel applies it in its epilogue instead, in float before the one rounding (the pass rounded
+// the conv's output to the storage type first, then the activation's).
 #pragma once
 #include <cstdint>
 
 #include <cuda_runtime.h>
 
 #include "ir/tensor.h"
+#include "ops/conv/conv_activation.h"
 
 namespace dnnx::cuda {
 
@@ -36,8 +44,15 @@ struct DepthwiseConv2d {
 // Whether the kernel takes this shape (the weights of a channel tile fit in shared memory).
 bool depthwise_conv_supported(const DepthwiseConv2d& c);
 
-// y = relu?(conv(x, w) + b + z); b and z may be null.
+// What follows the sums: Relu, or a Conv+Swish / HardSwish / Clip node's activation, applied in
+// float before the one rounding (Note [depthwise activations]).
+struct DepthwiseEpilogue {
+  bool relu = false;
+  ConvActivation act;
+};
+
+// y = epilogue(conv(x, w) + b + z); b and z may be null.
 void launch_depthwise_conv(const void* x, const void* w, const void* b, const void* z, void* y,
-                           const DepthwiseConv2d& c, bool relu, cudaStream_t stream);
+                           const DepthwiseConv2d& c, const DepthwiseEpilogue& epilogue, cudaStream_t stream);
 
 }  // namespace dnnx::cuda

@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "backends/cuda/conv/activation_value.cuh"
 #include "backends/cuda/conv/depthwise_conv.h"
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/element_dispatch.cuh"
@@ -31,6 +32,11 @@ __device__ inline __half from_f<__half>(float v) { return __float2half_rn(v); }
 template <>
 __device__ inline __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
+// Note [depthwise activations]: Relu, or the fused conv activation (None: the sum as it is).
+__device__ inline float finish(float v, const DepthwiseEpilogue& e) {
+  return e.relu ? fmaxf(v, 0.0f) : conv_activation_value(e.act, v);
+}
+
 // V adjacent channels of one pixel, loaded and stored as one access (16 bytes for 8 half values
 // or 4 floats).
 template <class T, int V>
@@ -46,7 +52,8 @@ struct alignas(sizeof(T) * V) Pack {
 // ConvNeXt-T's 7x7 layers at 56x56x96, fp16, batch 64, on an H100).
 template <class T, int V>
 __global__ void depthwise_nhwc(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
-                               const T* __restrict__ z, T* __restrict__ y, DepthwiseConv2d c, bool relu) {
+                               const T* __restrict__ z, T* __restrict__ y, DepthwiseConv2d c,
+                               DepthwiseEpilogue e) {
   extern __shared__ float ws[];
   const int taps = c.kh * c.kw;
   const int tile = blockDim.x * V;
@@ -113,7 +120,7 @@ __global__ void depthwise_nhwc(const T* __restrict__ x, const T* __restrict__ w,
         for (int v = 0; v < V; ++v) acc[p][v] += bias[v];
       }
 #pragma unroll
-      for (int v = 0; v < V; ++v) out.e[v] = from_f<T>(relu ? fmaxf(acc[p][v], 0.0f) : acc[p][v]);
+      for (int v = 0; v < V; ++v) out.e[v] = from_f<T>(finish(acc[p][v], e));
       *reinterpret_cast<Pack<T, V>*>(y + at) = out;
     }
   }
@@ -123,7 +130,8 @@ __global__ void depthwise_nhwc(const T* __restrict__ x, const T* __restrict__ w,
 // channel's weights in shared memory; each thread one output of the plane at a time.
 template <class T>
 __global__ void depthwise_nchw(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
-                               const T* __restrict__ z, T* __restrict__ y, DepthwiseConv2d c, bool relu) {
+                               const T* __restrict__ z, T* __restrict__ y, DepthwiseConv2d c,
+                               DepthwiseEpilogue e) {
   extern __shared__ float ws[];
   const int64_t plane = blockIdx.x;
   const int ch = static_cast<int>(plane % c.c);
@@ -149,7 +157,7 @@ __global__ void depthwise_nchw(const T* __restrict__ x, const T* __restrict__ w,
     const int64_t at = plane * outs + o;
     float r = acc + bias;
     if (z) r += to_f(z[at]);
-    y[at] = from_f<T>(relu ? fmaxf(r, 0.0f) : r);
+    y[at] = from_f<T>(finish(r, e));
   }
 }
 
@@ -167,8 +175,8 @@ int pack_width(const DepthwiseConv2d& c, const void* x, const void* z, const voi
 }
 
 template <class T, int V>
-void launch_nhwc(const T* x, const T* w, const T* b, const T* z, T* y, const DepthwiseConv2d& c, bool relu,
-                 cudaStream_t stream) {
+void launch_nhwc(const T* x, const T* w, const T* b, const T* z, T* y, const DepthwiseConv2d& c,
+                 const DepthwiseEpilogue& e, cudaStream_t stream) {
   const int taps = c.kh * c.kw;
   const int vectors = (c.c + V - 1) / V;
   const int tx = std::max(1, std::min({vectors, 32, kMaxTileFloats / (taps * V)}));
@@ -177,12 +185,12 @@ void launch_nhwc(const T* x, const T* w, const T* b, const T* z, T* y, const Dep
   const dim3 grid(static_cast<unsigned>((vectors + tx - 1) / tx),
                   static_cast<unsigned>(std::min<int64_t>(kMaxGridY, (groups + ty - 1) / ty)));
   const size_t shared = static_cast<size_t>(taps) * tx * V * sizeof(float);
-  depthwise_nhwc<T, V><<<grid, dim3(tx, ty), shared, stream>>>(x, w, b, z, y, c, relu);
+  depthwise_nhwc<T, V><<<grid, dim3(tx, ty), shared, stream>>>(x, w, b, z, y, c, e);
 }
 
 template <class T>
 void launch_typed(const void* xv, const void* wv, const void* bv, const void* zv, void* yv, const DepthwiseConv2d& c,
-                  bool relu, cudaStream_t stream) {
+                  const DepthwiseEpilogue& e, cudaStream_t stream) {
   const T* x = static_cast<const T*>(xv);
   const T* w = static_cast<const T*>(wv);
   const T* b = static_cast<const T*>(bv);
@@ -194,14 +202,14 @@ void launch_typed(const void* xv, const void* wv, const void* bv, const void* zv
     const dim3 grid(static_cast<unsigned>(c.n * c.c),
                     static_cast<unsigned>(std::min<int64_t>(kMaxGridY, (outs + threads - 1) / threads)));
     depthwise_nchw<T><<<grid, threads, static_cast<size_t>(c.kh) * c.kw * sizeof(float), stream>>>(x, w, b, z, y, c,
-                                                                                                  relu);
+                                                                                                  e);
     return;
   }
   switch (pack_width<T>(c, x, z, y)) {
-    case 8: launch_nhwc<T, 8>(x, w, b, z, y, c, relu, stream); break;
-    case 4: launch_nhwc<T, 4>(x, w, b, z, y, c, relu, stream); break;
-    case 2: launch_nhwc<T, 2>(x, w, b, z, y, c, relu, stream); break;
-    default: launch_nhwc<T, 1>(x, w, b, z, y, c, relu, stream); break;
+    case 8: launch_nhwc<T, 8>(x, w, b, z, y, c, e, stream); break;
+    case 4: launch_nhwc<T, 4>(x, w, b, z, y, c, e, stream); break;
+    case 2: launch_nhwc<T, 2>(x, w, b, z, y, c, e, stream); break;
+    default: launch_nhwc<T, 1>(x, w, b, z, y, c, e, stream); break;
   }
 }
 
@@ -217,8 +225,8 @@ bool depthwise_conv_supported(const DepthwiseConv2d& c) {
 }
 
 void launch_depthwise_conv(const void* x, const void* w, const void* b, const void* z, void* y,
-                           const DepthwiseConv2d& c, bool relu, cudaStream_t stream) {
-  with_element(c.dtype, [&](auto t) { launch_typed<decltype(t)>(x, w, b, z, y, c, relu, stream); });
+                           const DepthwiseConv2d& c, const DepthwiseEpilogue& epilogue, cudaStream_t stream) {
+  with_element(c.dtype, [&](auto t) { launch_typed<decltype(t)>(x, w, b, z, y, c, epilogue, stream); });
   check_launch("depthwise convolution kernel");
 }
 
