@@ -14,10 +14,9 @@
 //
 // Note [gathers by wide units]: ShuffleNetV2's channels-last halves (Slices of the last axis:
 // 58 fp16 channels of 116, and so on) and its channel shuffles (the last two axes of [P, 2, C/2]
-// swapped)
-// went through the gather one 2-byte element a thread, with one 32-bit division per output dim:
-// 0.71 ms of its 1.84 ms at fp16, batch 64 (H100, RESULTS_CUDA.md session 18), about 10x the
-// time their bytes take. Before it picks a kernel, launch_gather now (1) drops size-1 dims and
+// swapped) went through the gather one 2-byte element a thread, with one 32-bit division per
+// output dim: 0.71 ms of its 1.84 ms at fp16, batch 64 (H100, RESULTS_CUDA.md session 18), about
+// 10x the time their bytes take (0.35 ms after this note, session 19). Before it picks a kernel, launch_gather now (1) drops size-1 dims and
 // merges neighbours that stay neighbours in x (a Slice of [N, H, W, C]'s last axis is a
 // [N*H*W, c] gather); (2) where the innermost dim reads x contiguously, moves units of 16, 8 or
 // 4 bytes (the row length, every stride and both pointers permitting): a copy of a contiguous
@@ -25,6 +24,7 @@
 // gives a thread the whole group, written as one 4-, 8- or 16-byte store.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "backends/cuda/runtime/cuda_check.h"
@@ -113,11 +113,12 @@ bool batched_transpose(const BroadcastDims& dims, int64_t& batches, int64_t& row
   return true;
 }
 
-// Whether every output index and every input offset of dims fits in 32 bits.
+// Whether every output index and every input offset of dims fits in 32 bits (a Slice with a
+// negative step walks x backwards from its start: the offsets' magnitudes count).
 bool fits_int32(int64_t n, const BroadcastDims& dims) {
-  int64_t last = 0;
-  for (int d = 0; d < dims.rank; ++d) last += (dims.size[d] - 1) * dims.stride_a[d];
-  return n < (int64_t{1} << 31) && last < (int64_t{1} << 31);
+  int64_t reach = 0;
+  for (int d = 0; d < dims.rank; ++d) reach += (dims.size[d] - 1) * std::llabs(dims.stride_a[d]);
+  return n < (int64_t{1} << 31) && reach < (int64_t{1} << 31);
 }
 
 template <class T>
