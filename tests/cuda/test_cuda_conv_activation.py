@@ -84,8 +84,9 @@ def test_the_direct_depthwise_kernel_applies_the_activation_in_its_epilogue(prec
     m = dnnx.load(model, batch_size=4, device="cuda", precision=precision, measure_precision=False,
                   algo_search="heuristic")
     (row,) = [r for r in m.plan() if r["op"].startswith(FUSED[kind])]
-    assert row["algorithm"].startswith("direct depthwise") and f"{ACTIVATION[FUSED[kind]]} fused)" in row["algorithm"], row
-    assert "in place" not in row["algorithm"], row
+    algorithm = row["algorithm"]
+    assert algorithm.startswith("direct depthwise") and f"{ACTIVATION[FUSED[kind]]} fused)" in algorithm, row
+    assert "in place" not in algorithm, row
     got = m.run(x)
     want = run_ort(model, {"x": x})["y"]
     if precision == "fp32":

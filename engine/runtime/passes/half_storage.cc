@@ -14,12 +14,12 @@
 //   - a graph output left float16 is renamed inside the graph and a last Cast to FLOAT makes
 //     the output under its own name: the caller always gets float32.
 // Graph inputs keep float32, so the first layers of such a model are the entry Casts. Integer
-// values (shapes, indices, sequence_lens) are never touched. A node whose values leave fp16's
-// range (Note [fp16 range], half_range.cc) stays float32 like a node without a half kernel. So do
-//   - a Shape or a Size reads a float16 value as it is: only its dims count, and a Cast to FLOAT
-//     for it would run on every call though the planner folds the Shape itself. Torch's ShuffleNetV2
-//     asks each Concat for its dims: 30 such Casts took 0.36 of its 1.96 ms at fp16, batch 64
-//     (H100, bench/RESULTS_CUDA.md session 19).
+// values (shapes, indices, sequence_lens) are never touched, and a Shape or a Size reads a
+// float16 value as it is: only its dims count, and a Cast to FLOAT for it would run on every call
+// though the planner folds the Shape itself (torch's ShuffleNetV2 asks each Concat for its dims:
+// 30 such Casts took 0.36 of its 1.96 ms at fp16, batch 64, H100, bench/RESULTS_CUDA.md session
+// 19). A node whose values leave fp16's range (Note [fp16 range], half_range.cc) stays float32
+// like a node without a half kernel. So do
 //   - a node the planner folds (Note [plan-time folding]): float arithmetic on shapes (a detector's
 //     padding computed as ceil(h / 32) * 32) runs on the host, which has no half kernels, and a
 //     half value there would leave a Pad's pads to the device;

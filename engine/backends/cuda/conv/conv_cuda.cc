@@ -131,22 +131,21 @@ class DepthwiseConvKernel final : public Kernel {
  public:
   DepthwiseConvKernel(const CudaContext& ctx, DepthwiseConv2d shape, bool has_bias, Epilogue epilogue,
                       ConvActivation act)
-      : ctx_(ctx), shape_(shape), has_bias_(has_bias), epilogue_(epilogue), act_(act) {}
+      : ctx_(ctx), shape_(shape), has_bias_(has_bias), residual_(epilogue == Epilogue::BiasAddRelu),
+        finish_{epilogue != Epilogue::None, act} {}
 
   void run(const KernelArgs& args) const override {
-    const void* z = epilogue_ == Epilogue::BiasAddRelu ? args.in<void>(kResidualInput) : nullptr;
+    const void* z = residual_ ? args.in<void>(kResidualInput) : nullptr;
     launch_depthwise_conv(args.in<void>(0), args.in<void>(1), has_bias_ ? args.in<void>(2) : nullptr, z,
-                          args.out<void>(0), shape_, DepthwiseEpilogue{epilogue_ != Epilogue::None, act_}, ctx_.stream);
+                          args.out<void>(0), shape_, finish_, ctx_.stream);
   }
 
  private:
   const CudaContext& ctx_;
   DepthwiseConv2d shape_;
-  bool has_bias_;
-  Epilogue epilogue_;
-  ConvActivation act_;
+  bool has_bias_, residual_;
+  DepthwiseEpilogue finish_;  // Relu (Conv+Relu, Conv+Add+Relu) or the node's activation
 };
-
 
 // The direct depthwise kernel's shape for this conv (ONNX's dims xs, ws), when it takes it (n == 0
 // when not): one filter per channel and group, 1-D or 2-D.
@@ -311,7 +310,9 @@ OwnCandidate depthwise_candidate(const CudaContext& ctx, const DepthwiseConv2d& 
                       : epilogue == Epilogue::BiasRelu  ? "bias+relu"
                       : has_bias                         ? "bias"
                                                          : "";
-  if (act.kind != ConvActivationKind::None) fused += (fused.empty() ? "" : "+") + std::string(conv_activation_name(act.kind));
+  if (act.kind != ConvActivationKind::None) {
+    fused += (fused.empty() ? "" : "+") + std::string(conv_activation_name(act.kind));
+  }
   own.algorithm = std::string(kDepthwiseName) + (fused.empty() ? "" : " (" + fused + " fused)");
   own.math = is_half(dw.dtype) ? std::string(half_storage_name(dw.dtype)) + " storage, fp32 FMA (direct depthwise kernel)"
                                : "fp32 (FMA, direct depthwise kernel)";

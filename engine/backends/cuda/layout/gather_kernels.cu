@@ -16,12 +16,13 @@
 // 58 fp16 channels of 116, and so on) and its channel shuffles (the last two axes of [P, 2, C/2]
 // swapped) went through the gather one 2-byte element a thread, with one 32-bit division per
 // output dim: 0.71 ms of its 1.84 ms at fp16, batch 64 (H100, RESULTS_CUDA.md session 18), about
-// 10x the time their bytes take (0.35 ms after this note, session 19). Before it picks a kernel, launch_gather now (1) drops size-1 dims and
-// merges neighbours that stay neighbours in x (a Slice of [N, H, W, C]'s last axis is a
-// [N*H*W, c] gather); (2) where the innermost dim reads x contiguously, moves units of 16, 8 or
-// 4 bytes (the row length, every stride and both pointers permitting): a copy of a contiguous
-// range is a cudaMemcpyAsync; (3) where the innermost dim is short and strided (the shuffle's 2),
-// gives a thread the whole group, written as one 4-, 8- or 16-byte store.
+// 10x the time their bytes take (0.35 ms after this note, session 19). Before it picks a kernel,
+// launch_gather now (1) drops size-1 dims and merges neighbours that stay neighbours in x (a
+// Slice of [N, H, W, C]'s last axis is a [N*H*W, c] gather); (2) where the innermost dim reads x
+// contiguously, moves units of 16, 8 or 4 bytes (the row length, every stride and both pointers
+// permitting): a copy of a contiguous range is a cudaMemcpyAsync; (3) where the innermost dim is
+// short and strided (the shuffle's 2), gives a thread the whole group, written as one 4-, 8- or
+// 16-byte store.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>

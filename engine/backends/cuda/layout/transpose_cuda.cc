@@ -1,6 +1,6 @@
 // Transpose on CUDA, for any element size. As on the CPU, the permutation is simplified at plan
-// time (size-1 dims dropped, dims that stay neighbours merged); what remains is either one
-// device-to-device copy or the strided gather kernel (gather_kernels.cu) over the merged dims.
+// time (size-1 dims dropped, dims that stay neighbours merged); what remains goes to the strided
+// gather (gather_kernels.cu), which makes one contiguous range a device-to-device copy.
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "ops/layout/transpose.h"
@@ -42,14 +42,9 @@ class TransposeKernel final : public Kernel {
   TransposeKernel(const CudaContext& ctx, size_t elem, int64_t n, BroadcastDims dims)
       : ctx_(ctx), elem_(elem), n_(n), dims_(dims) {}
 
+  // A "copy" (dims that merge to one contiguous range) is a cudaMemcpyAsync inside launch_gather
+  // (Note [gathers by wide units]).
   void run(const KernelArgs& args) const override {
-    if (n_ == 0) return;
-    if (dims_.rank <= 1) {
-      check(cudaMemcpyAsync(args.out<void>(0), args.in<void>(0), static_cast<size_t>(n_) * elem_,
-                            cudaMemcpyDeviceToDevice, ctx_.stream),
-            "cudaMemcpyAsync");
-      return;
-    }
     launch_gather(args.in<void>(0), args.out<void>(0), elem_, n_, dims_, ctx_.stream);
   }
 
