@@ -61,7 +61,7 @@ def test_same_bits_for_every_thread_count(clip, input_forget):
         set_num_threads(threads)
         m = dnnx.load(model)
         if threads == 2:
-            assert m.plan()[0]["algorithm"] == lstm_algorithm("tap+gates x2 threads", 8)
+            assert m.plan()[0]["algorithm"] == lstm_algorithm("tap+gates x2 threads", 8, hidden=32)
         results.append(m.run_dict(feeds))
     for other in results[1:]:
         for name in other:

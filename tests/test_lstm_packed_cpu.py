@@ -29,13 +29,19 @@ def panels_on() -> bool:
 
 
 MIN_PACKED_INPUT = 32  # lstm_cpu.cc's kMinPackedInput: narrower inputs keep sgemm
+MAX_TAP_WEIGHTS = 1 << 16  # lstm_cpu.cc's kMaxTapWeights: W^T [I, 4H] within it, a tap plan's blocks project
 
 
-def lstm_algorithm(steps: str, input_size: int, projection: bool = True) -> str:
+def lstm_algorithm(steps: str, input_size: int, projection: bool = True, hidden: int | None = None) -> str:
     """The plan's algorithm name of a plain LSTM node with constant weights on this CPU: the step
     products `steps` ("panels+gates" falls back to "dot+gates" without the panels), prefixed by
     the packed projection where the tiles run and the input is wide enough (`projection` False: W
-    is not a constant)."""
+    is not a constant), or, for "tap+gates" (give `hidden`), by the blocks' own projection where
+    W^T is small (Note [lstm step projection]), constant or not."""
+    if steps.startswith("tap+gates"):
+        assert hidden is not None, "tap+gates: give the hidden size"
+        if input_size * 4 * hidden <= MAX_TAP_WEIGHTS:
+            return "tap x·W^T, " + steps
     if not panels_on():
         steps = steps.replace("panels+gates", "dot+gates")
     packed = projection and packed_on() and input_size >= MIN_PACKED_INPUT
