@@ -63,10 +63,13 @@ def test_transpose_shapes(shape, perm, dtype):
     ([2, 2, 5, 3], (0, 2, 3, 1)),      # 2
     ([2, 3, 4, 5, 6], (0, 2, 4, 3, 1)),  # 3, under counter dims
     ([3, 70], (1, 0)),                 # 3 columns of 70 rows
+    ([1, 3, 3, 5], (0, 2, 3, 1)),      # 3 columns of 15 rows: fewer than one 16-pixel vector
+    ([1, 3, 224, 224], (0, 2, 3, 1)),  # an RGB image: whole vectors only
 ])
 def test_transpose_to_a_few_columns(shape, perm, dtype):
     """Note [narrow transpose] (engine/backends/cpu/layout/transpose_cpu.cc): 4-byte elements into
-    at most 4 innermost output columns, interleaved row by row."""
+    at most 4 innermost output columns, interleaved row by row; 3 of them 16 rows at a time where
+    the CPU has AVX-512 (Note [narrow transpose in avx512])."""
     x = tensor(shape, dtype, seed=3)
     got = assert_matches_ort(transpose_model(shape, perm, dtype), {"x": x})
     np.testing.assert_array_equal(got["y"], np.transpose(x, perm))
@@ -110,6 +113,15 @@ def test_transpose_byte_tiles(shape, perm, dtype, onnx_type):
     model = make_model([node], [("x", shape, onnx_type)], [("y", out, onnx_type)])
     got = assert_same_bits_on_one_and_two_threads(model, {"x": x})
     np.testing.assert_array_equal(got["y"], np.transpose(x, perm))
+
+
+def test_the_three_column_interleave_moves_nan_payloads_as_they_are():
+    bits = np.random.default_rng(9).integers(0, 2**32, size=(2, 3, 7, 9), dtype=np.uint64).astype(np.uint32)
+    bits[:, :, 0, :] = 0x7FC00001 + np.arange(9, dtype=np.uint32)  # quiet NaNs with payloads
+    bits[:, 1, 3, :] = 0xFF800003  # signalling-pattern NaNs, sign set
+    x = bits.view(np.float32)
+    got = dnnx.load(transpose_model(list(x.shape), (0, 2, 3, 1))).run(x)
+    np.testing.assert_array_equal(got.view(np.uint32), np.transpose(bits, (0, 2, 3, 1)))
 
 
 def test_transpose_tiles_move_nan_payloads_as_they_are():
