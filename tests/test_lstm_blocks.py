@@ -76,3 +76,22 @@ def test_an_lstm_too_large_for_blocks_keeps_sgemm():
     model, feeds = lstm_case(3, 20, 7, 300, initial_c=True)
     assert dnnx.load(model).plan()[0]["algorithm"] == lstm_algorithm("gemm+gates", 7)
     assert_matches_ort(model, feeds)
+
+
+@pytest.mark.parametrize("batch, inp, lens", [
+    (16, 40, None),                  # two blocks of 8 (a packed W where the tiles run)
+    (5, 8, [5, 0, 3, 5, 1]),         # a block of 4 and one of 1, the blocks' own X·W^T, ended rows
+])
+def test_one_direction_splits_its_rows_so_no_thread_idles(batch, inp, lens):
+    # One direction of one block would leave the second thread idle: on 2 threads the blocks are
+    # smaller (Note [lstm batch blocks]), with the 1-thread plan's bits.
+    model, feeds = lstm_case(6, batch, inp, 24, lens=lens, initial_h=True, seed=batch)
+    results = []
+    for threads in (1, 2):
+        set_num_threads(threads)
+        m = dnnx.load(model)
+        assert m.plan()[0]["algorithm"].endswith(" x2 threads") == (threads == 2)
+        results.append(m.run_dict(feeds))
+    for name in results[0]:
+        np.testing.assert_array_equal(results[1][name], results[0][name])
+    assert_matches_ort(model, feeds)

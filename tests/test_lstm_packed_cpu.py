@@ -36,15 +36,15 @@ def lstm_algorithm(steps: str, input_size: int, projection: bool = True, hidden:
     """The plan's algorithm name of a plain LSTM node with constant weights on this CPU: the step
     products `steps` ("panels+gates" falls back to "dot+gates" without the panels), prefixed by
     the packed projection where the tiles run and the input is wide enough (`projection` False: W
-    is not a constant), or, for "tap+gates" (give `hidden`), by the blocks' own projection where
-    W^T is small (Note [lstm step projection]), constant or not."""
-    if steps.startswith("tap+gates"):
-        assert hidden is not None, "tap+gates: give the hidden size"
-        if input_size * 4 * hidden <= MAX_TAP_WEIGHTS:
-            return "tap x·W^T, " + steps
+    is not a constant), or else, for "tap+gates" (give `hidden`), by the blocks' own projection
+    where W^T is small (Note [lstm step projection])."""
     if not panels_on():
         steps = steps.replace("panels+gates", "dot+gates")
     packed = projection and packed_on() and input_size >= MIN_PACKED_INPUT
+    if steps.startswith("tap+gates") and not packed:
+        assert hidden is not None, "tap+gates: give the hidden size"
+        if input_size * 4 * hidden <= MAX_TAP_WEIGHTS:
+            return "tap x·W^T, " + steps
     return (PROJECTION if packed else "") + steps
 
 

@@ -15,8 +15,12 @@
 // Batch rows never meet in an LSTM, and neither do the directions, so each block of kBlockRows
 // rows of each direction runs its whole sequence on its own, and the (direction, block) jobs
 // are split across the CPU thread pool: at batch 1 a bidirectional layer's two directions run
-// on two threads, and no thread waits for another between steps. Neither product's sums depend
-// on the rows around them, so the results are the same for any thread count and block. W and R
+// on two threads, and no thread waits for another between steps. Where fewer jobs than threads
+// would leave a thread idle (one direction at batch 16 on 2 threads), the blocks are smaller, down
+// to kTapRows rows. Neither product's sums depend on the rows around them, so the results are the
+// same for any thread count and block. zoo2's conv-LSTM (hidden 128, one direction) at batch 16
+// on 2 threads: one block of 16 rows, 3.2 ms a call (its 1-thread time); two of 8, see
+// bench/RESULTS.md ("CPU recurrent models"). W and R
 // are packed at plan time only where they are constants that no trainer changes (Note [lstm
 // projection], Note [recurrent panels]); otherwise a fine-tuning step's update of W or R is read
 // by the next call.
@@ -64,7 +68,8 @@ constexpr int64_t kTapSteps = 4;
 constexpr int64_t kMaxTapWeights = int64_t{1} << 16;
 
 // Note [lstm step projection]
-// In a tap plan (small R^T) the projection X·W^T of every step was one sgemm before the steps:
+// In a tap plan (small R^T) whose W is not packed (Note [lstm projection]: an input narrower than
+// kMinPackedInput, or a W that trainers change) the projection X·W^T of every step was one sgemm:
 // a K = input product (28 for the MNIST rows LSTM) that OpenBLAS runs far below its rate, into
 // a [seq*batch, 4H] buffer (1.6 MB there) first filled with the biases row by row, all on the
 // calling thread but the sgemm's own split. It took a quarter of the layer at 1 thread and a
@@ -79,6 +84,8 @@ constexpr int64_t kMaxTapWeights = int64_t{1} << 16;
 // process, both plans and onnxruntime taking turns, medians of 200 calls, three runs): 2 threads
 // 743, 743, 788 -> 710, 680, 694 us (onnxruntime 669-724); 1 thread within the machine's noise
 // (1197 -> 1197, 984 -> 932, 1081 -> 1323: the projection was near the core's FMA rate either way).
+// A packed W stays ahead of it: zoo2's conv-LSTM (input 64) at batch 16, 1 thread, 3.27 ms packed
+// against 3.48 by the blocks, so the blocks project only where sgemm would.
 
 // Which optional inputs and outputs the node has (fixed at plan time: the call's pointer arrays
 // are only as long as the node's input and output lists).
@@ -87,19 +94,28 @@ struct LstmPresence {
   bool y = false, y_h = false, y_c = false;
 };
 
+// How a plan cuts the batch (Note [lstm batch blocks]) and where its X·W^T comes from.
+struct LstmBlocks {
+  int64_t rows = kBlockRows;  // batch rows a block runs together
+  bool step_projection = false;  // each block's steps compute their X_t·W^T + b (Note [lstm step projection])
+  int64_t count(int64_t batch) const { return (batch + rows - 1) / rows; }
+  int64_t last_rows(int64_t batch) const { return batch - (count(batch) - 1) * rows; }
+};
+
 class LstmKernel final : public Kernel {
  public:
   // constant_r: R [num_dir, 4H, H] where it is a constant that no trainer changes, else null
-  // (Note [recurrent panels]); projection: X·W^T on W packed at plan time, or null (sgemm).
-  LstmKernel(std::string where, const LstmAttributes& attrs, const LstmDims& dims,
-             const LstmPresence& has, int workers, const float* constant_r, PackedProduct projection)
+  // (Note [recurrent panels]); projection: X·W^T on W packed at plan time, or null (sgemm, or
+  // the blocks' own with blocks.step_projection).
+  LstmKernel(std::string where, const LstmAttributes& attrs, const LstmDims& dims, const LstmPresence& has,
+             int workers, const LstmBlocks& blocks, const float* constant_r, PackedProduct projection)
       : where_(std::move(where)), attrs_(attrs), d_(dims), idx_(dims, attrs.layout), has_(has),
         no_peephole_(static_cast<size_t>(3 * dims.hidden), 0.0f), workers_(workers), dot_(dot(dims)),
-        tap_(tap(dims)), step_x_(step_projection(dims)),
-        block_step_(dense_tap_gemm(tap_ ? kBlockRows : 0, kGates * dims.hidden, dims.hidden)),
-        last_step_(dense_tap_gemm(tap_ ? last_block_rows(dims) : 0, kGates * dims.hidden, dims.hidden)),
-        x_block_step_(dense_tap_gemm(step_x_ ? kBlockRows : 0, kGates * dims.hidden, dims.input)),
-        x_last_step_(dense_tap_gemm(step_x_ ? last_block_rows(dims) : 0, kGates * dims.hidden, dims.input)),
+        tap_(tap(dims)), step_x_(blocks.step_projection), blocks_(blocks),
+        block_step_(dense_tap_gemm(tap_ ? blocks.rows : 0, kGates * dims.hidden, dims.hidden)),
+        last_step_(dense_tap_gemm(tap_ ? blocks.last_rows(dims.batch) : 0, kGates * dims.hidden, dims.hidden)),
+        x_block_step_(dense_tap_gemm(step_x_ ? blocks.rows : 0, kGates * dims.hidden, dims.input)),
+        x_last_step_(dense_tap_gemm(step_x_ ? blocks.last_rows(dims.batch) : 0, kGates * dims.hidden, dims.input)),
         projection_(std::move(projection.kernel)), projection_bytes_(projection.workspace_bytes) {
     if (constant_r && panels(dims)) {
       const int64_t four_h = kGates * dims.hidden;
@@ -110,14 +126,21 @@ class LstmKernel final : public Kernel {
 
   // Whether the products are dot products over batch blocks (Note [lstm batch blocks]), or sgemm.
   static bool dot(const LstmDims& d) { return d.batch <= kBlockRows || d.hidden * kGates * d.hidden <= kMaxDotWeights; }
-  static int64_t block_rows(const LstmDims& d) { return dot(d) ? kBlockRows : std::max<int64_t>(d.batch, 1); }
-  static int64_t blocks(const LstmDims& d) { return (d.batch + block_rows(d) - 1) / block_rows(d); }
-  static int64_t last_block_rows(const LstmDims& d) { return d.batch - (blocks(d) - 1) * block_rows(d); }
+  // The rows of a block for `threads` threads: kBlockRows, or fewer (kTapRows at least) where the
+  // (direction, block) jobs would leave a thread idle (Note [lstm batch blocks]); sgemm's one
+  // block is the whole batch.
+  static int64_t block_rows(const LstmDims& d, int64_t threads) {
+    if (!dot(d)) return std::max<int64_t>(d.batch, 1);
+    const int64_t per_direction = (threads + d.num_dir - 1) / d.num_dir;  // blocks each direction needs
+    const int64_t rows = (d.batch + per_direction - 1) / per_direction;
+    return std::max(kTapRows, std::min(kBlockRows, rows));
+  }
   // Whether the dot products' steps are TapGemms over R^T (kTapRows).
   static bool tap(const LstmDims& d) {
     return dot(d) && d.batch >= kTapRows && d.seq >= kTapSteps && d.hidden * kGates * d.hidden <= kMaxTapWeights;
   }
-  // Whether a tap plan's blocks also compute their steps' X_t·W^T + b (Note [lstm step projection]).
+  // Whether a tap plan's blocks may compute their steps' X_t·W^T + b (Note [lstm step
+  // projection]); they do where W is not packed.
   static bool step_projection(const LstmDims& d) {
     return tap(d) && d.input > 0 && d.input * kGates * d.hidden <= kMaxTapWeights;
   }
@@ -127,10 +150,9 @@ class LstmKernel final : public Kernel {
   static bool panels(const LstmDims& d) { return d.batch == 1 && dot(d) && recurrent_panels_available(); }
 
   // The sum of the Buffers below.
-  static size_t workspace_floats(const LstmDims& d) {
+  static size_t workspace_floats(const LstmDims& d, bool step_x) {
     const int64_t h = d.hidden, width = d.num_dir * kGates * h;
     const int64_t rt = tap(d) ? d.num_dir * h * kGates * h : 0;
-    const bool step_x = step_projection(d);
     const int64_t xw = step_x ? d.batch * width : d.seq * d.batch * width;
     const int64_t wt_and_rows = step_x ? d.num_dir * d.input * (kGates * h + d.batch) : 0;
     return static_cast<size_t>(xw + d.num_dir * d.batch * (kGates * h + 2 * h) + rt + wt_and_rows + width);
@@ -138,7 +160,6 @@ class LstmKernel final : public Kernel {
   // The workspace: the Buffers, then (packed projection) its own workspace, 64-byte aligned.
   size_t workspace_bytes() const { return projection_offset() + projection_bytes_; }
   bool packed_projection() const { return projection_ != nullptr; }
-  bool step_projection() const { return step_x_; }
   bool packed_steps() const { return !panels_[0].empty(); }
 
   void run(const KernelArgs& args) const override {
@@ -156,7 +177,7 @@ class LstmKernel final : public Kernel {
     for (int64_t dir = 0; dir < d_.num_dir; ++dir) dirs[dir] = direction(args, dir, lens, buf);
     if (dot_) {
       // Every (direction, block) on its own (Note [lstm batch blocks]).
-      const int64_t count = blocks(d_);
+      const int64_t count = blocks_.count(d_.batch);
       cpu_thread_pool().parallel_for(d_.num_dir * count, [&](int64_t begin, int64_t end, int) {
         for (int64_t job = begin; job < end; ++job) {
           const Direction& run = dirs[job / count];
@@ -184,7 +205,7 @@ class LstmKernel final : public Kernel {
     float* x_rows; // [num_dir, batch, I]: the step's rows of X, gathered (step projection only)
     float* bias;   // [num_dir*4H]: Wb + Rb, the packed or step projection's bias
   };
-  size_t projection_offset() const { return (workspace_floats(d_) * sizeof(float) + 63) / 64 * 64; }
+  size_t projection_offset() const { return (workspace_floats(d_, step_x_) * sizeof(float) + 63) / 64 * 64; }
   Buffers buffers(void* workspace) const {
     const int64_t h = d_.hidden, n = d_.num_dir * d_.batch;
     Buffers buf;
@@ -341,8 +362,8 @@ class LstmKernel final : public Kernel {
   void run_block(const Direction& run, const int32_t* lens, int64_t blk) const {
     const int64_t h = d_.hidden;
     const int64_t four_h = kGates * h;
-    const int64_t first = blk * block_rows(d_);
-    const int64_t rows = std::min(block_rows(d_), d_.batch - first);
+    const int64_t first = blk * blocks_.rows;
+    const int64_t rows = std::min(blocks_.rows, d_.batch - first);
     float* gates = run.gates + first * four_h;
     float* h_state = run.h + first * h;
     float* c_state = run.c + first * h;
@@ -424,9 +445,10 @@ class LstmKernel final : public Kernel {
   bool dot_;                        // dot products over batch blocks, or sgemm over the whole batch
   bool tap_;                        // the blocks' steps as TapGemms over R^T instead of dot products
   bool step_x_;                     // and their X_t·W^T + b too (Note [lstm step projection])
-  TapGemm block_step_;              // a block's gates [kBlockRows, 4H] = H [kBlockRows, H] · R^T
+  LstmBlocks blocks_;
+  TapGemm block_step_;              // a block's gates [rows, 4H] = H [rows, H] · R^T
   TapGemm last_step_;               // the same for the last block's rows
-  TapGemm x_block_step_;            // a block's xg [kBlockRows, 4H] = X_t [kBlockRows, I] · W^T + b
+  TapGemm x_block_step_;            // a block's xg [rows, 4H] = X_t [rows, I] · W^T + b
   TapGemm x_last_step_;             // the same for the last block's rows
   std::unique_ptr<Kernel> projection_;  // X·W^T on W packed at plan time, or null: sgemm
   size_t projection_bytes_;             // its workspace
@@ -471,16 +493,21 @@ KernelChoice plan_lstm(const Node& node, const std::vector<ValueInfo>& inputs,
   // Split the (direction, block) jobs across the pool's threads (Note [lstm batch blocks]); each
   // job's work is its rows' projection and steps.
   const bool dot = LstmKernel::dot(dims);
-  const int64_t jobs = dot ? dims.num_dir * LstmKernel::blocks(dims) : 1;
-  const int workers = plan_workers(jobs, dims.seq * std::min(kBlockRows, dims.batch) * kGates * dims.hidden *
+  LstmBlocks blocks;
+  blocks.rows = LstmKernel::block_rows(dims, cpu_threads());
+  const int64_t jobs = dot ? dims.num_dir * blocks.count(dims.batch) : 1;
+  const int workers = plan_workers(jobs, dims.seq * std::min(blocks.rows, dims.batch) * kGates * dims.hidden *
                                              (dims.hidden + dims.input));
+  // X·W^T: on W packed at plan time where it can be, else by the blocks of a tap plan, else sgemm.
+  PackedProduct packed = plan_projection(dims, inputs, has.b);
+  blocks.step_projection = !packed.kernel && LstmKernel::step_projection(dims);
   KernelChoice choice;
-  const bool step_x = LstmKernel::step_projection(dims);
-  auto kernel = std::make_unique<LstmKernel>(node.where(), attrs, dims, has, workers, constant_r(inputs),
-                                             step_x ? PackedProduct{} : plan_projection(dims, inputs, has.b));
+  auto kernel = std::make_unique<LstmKernel>(node.where(), attrs, dims, has, workers, blocks, constant_r(inputs),
+                                             std::move(packed));
   std::string steps = LstmKernel::tap(dims) ? "tap+gates" : dot ? "dot+gates" : "gemm+gates";
   if (kernel->packed_steps()) steps = "panels+gates";
-  const std::string projection = step_x ? "tap x·W^T, " : kernel->packed_projection() ? "packed x·W^T, " : "";
+  const std::string projection = blocks.step_projection ? "tap x·W^T, "
+                                 : kernel->packed_projection() ? "packed x·W^T, " : "";
   choice.algorithm = with_threads(projection + steps, workers);
   choice.workspace_bytes = kernel->workspace_bytes();
   choice.kernel = std::move(kernel);
