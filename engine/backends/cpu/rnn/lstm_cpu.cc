@@ -19,13 +19,13 @@
 // would leave a thread idle (one direction at batch 16 on 2 threads), the blocks are smaller, down
 // to kTapRows rows. Neither product's sums depend on the rows around them, so the results are the
 // same for any thread count and block. zoo2's conv-LSTM (hidden 128, one direction) at batch 16
-// on 2 threads: one block of 16 rows, 3.2 ms a call (its 1-thread time); two of 8, see
-// bench/RESULTS.md ("CPU recurrent models"). W and R
-// are packed at plan time only where they are constants that no trainer changes (Note [lstm
-// projection], Note [recurrent panels]); otherwise a fine-tuning step's update of W or R is read
-// by the next call.
+// on 2 threads, the whole model: one block of 16 rows 2.70-3.89 ms a call (three runs, this
+// 2-core Zen 4), two of 8 2.40-3.34 (onnxruntime ~1.9; bench/RESULTS.md, "CPU recurrent models").
+// W and R are packed at plan time only where they are constants that no trainer changes (Note
+// [lstm projection], Note [recurrent panels]); otherwise a fine-tuning step's update of W or R
+// is read by the next call.
 // Measured on the zoo's bidirectional LSTM classifier at batch 1 (2 layers, 50 steps, hidden
-// 128; bench/RESULTS.md, "CPU recurrent models"): before, TapGemms over W^T and R^T transposed
+// 128; bench/RESULTS.md of 2026-12-05, git log -p): before, TapGemms over W^T and R^T transposed
 // per call by a plain loop (400+ us for R [512, 128]: a 2 KB store stride), and OpenBLAS's
 // sgemm per step in layer 2 (W too large for a TapGemm) took 2.0 ms on 1 thread against
 // onnxruntime's 0.95; now ~1.15 against ~0.85.
