@@ -312,6 +312,31 @@ void TapGemm::run(const float* a, const float* b, const ConvEpilogue& e, float* 
   (void)vectorized;
 }
 
+// Note [tap panels]
+// An LSTM step's product H [rows, H] · R^T [H, 4H] read R^T as it lies: a tile's 3 vectors of
+// columns are 96 bytes of each of its K rows, 16 KB apart at hidden 128 (4H = 512), and with R^T
+// (256 KB) in L2 only, every k's loads went to L2 at that stride. Packed into panels of the tile's
+// width, a tile's K rows of B are one contiguous stream (measured: Note [lstm step panels] in
+// lstm_cpu.cc).
+int64_t tap_panel_floats(int64_t n, int64_t k, int64_t width) { return (n + width - 1) / width * k * width; }
+
+void pack_tap_panels(const float* b, int64_t n, int64_t k, int64_t width, float* packed) {
+  for (int64_t col = 0; col < n; col += width, packed += k * width) {
+    const int64_t w = std::min(width, n - col);
+    for (int64_t kk = 0; kk < k; ++kk) std::copy(b + kk * n + col, b + kk * n + col + w, packed + kk * width);
+  }
+}
+
+TapGemm panel_tap_gemm(int64_t m, int64_t n, int64_t k, int vectors) {
+  const int64_t width = int64_t{kLanes} * vectors;
+  std::vector<int32_t> taps;
+  for (int64_t i = 0; i < k; ++i) taps.push_back(static_cast<int32_t>(i * width));
+  TapTileBuilder tiles(vectors);
+  // A panel is one tile (its last, narrower one closes at its short vector or at finish()).
+  for (int64_t col = 0; col < n; col += width) tiles.add_run(col / width * k * width, col, std::min(width, n - col));
+  return TapGemm(m, std::move(taps), tiles.finish());
+}
+
 TapGemm dense_tap_gemm(int64_t m, int64_t n, int64_t k) {
   std::vector<int32_t> taps;
   for (int64_t i = 0; i < k; ++i) taps.push_back(static_cast<int32_t>(i * n));

@@ -78,4 +78,13 @@ class TapGemm {
 // C [M, N] (ldc) = A [M, K] * B [K, N] (dense rows) as a TapGemm: the plan of one shape.
 TapGemm dense_tap_gemm(int64_t m, int64_t n, int64_t k);
 
+// Note [tap panels]: B [K, N] in panels of `width` columns, each panel K rows of `width` floats
+// one after the other (the last panel's columns past N are never read), so that a tile reads its
+// B vectors for every k from one forward stream. tap_panel_floats: the packed size.
+int64_t tap_panel_floats(int64_t n, int64_t k, int64_t width);
+void pack_tap_panels(const float* b, int64_t n, int64_t k, int64_t width, float* packed);
+// C [M, N] (ldc) = A [M, K] * B, B packed by pack_tap_panels with width 8 * vectors (vectors at
+// most max_vectors(m)): each output's sum is dense_tap_gemm's, over k in order, so the same bits.
+TapGemm panel_tap_gemm(int64_t m, int64_t n, int64_t k, int vectors);
+
 }  // namespace dnnx
