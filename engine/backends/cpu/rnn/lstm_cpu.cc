@@ -5,9 +5,9 @@
 //   batches below kTapRows (batch 1: a matrix-vector product per step);
 // - "panels+gates": at batch 1, a constant R^T packed at plan time (Note [recurrent panels]);
 // - "tap+gates": TapGemms (conv/tap_gemm_cpu.h) over R^T, transposed once per call, for batches
-//   of kTapRows or more whose R^T fits L2; where W^T fits as well, each step's X_t·W^T + biases
-//   comes from a TapGemm of its block too, not from the sgemm over every step ("tap x·W^T, tap+gates",
-//   Note [lstm step projection]);
+//   of kTapRows or more whose R^T fits L2; where W is not packed and W^T fits as well, each step's
+//   X_t·W^T + biases comes from a TapGemm of its block too, not from one sgemm over every step
+//   ("tap x·W^T, tap+gates", Note [lstm step projection]);
 // - "gemm+gates": OpenBLAS's sgemm over the whole batch, for a batch above kBlockRows of an LSTM
 //   whose R is above kMaxDotWeights: a real GEMM there, which OpenBLAS's packing pays for.
 //
@@ -159,7 +159,9 @@ class LstmKernel final : public Kernel {
   static size_t workspace_floats(const LstmDims& d, const LstmBlocks& blocks) {
     const int64_t h = d.hidden, width = d.num_dir * kGates * h;
     const bool step_x = blocks.step_projection;
-    const int64_t rt = tap(d) ? d.num_dir * (h * kGates * h + tap_panel_floats(kGates * h, h, blocks.panel_width(d.batch))) : 0;
+    // R^T, then its panels (Note [lstm step panels])
+    const int64_t rt_panels = tap_panel_floats(kGates * h, h, blocks.panel_width(d.batch));
+    const int64_t rt = tap(d) ? d.num_dir * (h * kGates * h + rt_panels) : 0;
     const int64_t xw = step_x ? d.batch * width : d.seq * d.batch * width;
     const int64_t wt_and_rows = step_x ? d.num_dir * d.input * (kGates * h + d.batch) : 0;
     return static_cast<size_t>(xw + d.num_dir * d.batch * (kGates * h + 2 * h) + rt + wt_and_rows + width);
@@ -230,7 +232,9 @@ class LstmKernel final : public Kernel {
   }
 
   int64_t gate_width() const { return d_.num_dir * kGates * d_.hidden; }  // one row of xw
-  int64_t rt_panel_floats() const { return tap_panel_floats(kGates * d_.hidden, d_.hidden, blocks_.panel_width(d_.batch)); }
+  int64_t rt_panel_floats() const {
+    return tap_panel_floats(kGates * d_.hidden, d_.hidden, blocks_.panel_width(d_.batch));
+  }
   int64_t length(const int32_t* lens, int64_t b) const { return lens ? lens[b] : d_.seq; }
 
   // What every block of one direction shares.
