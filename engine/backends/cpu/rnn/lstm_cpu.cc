@@ -100,10 +100,12 @@ struct LstmBlocks {
   bool step_projection = false;  // each block's steps compute their X_t·W^T + b (Note [lstm step projection])
   int64_t count(int64_t batch) const { return (batch + rows - 1) / rows; }
   int64_t last_rows(int64_t batch) const { return batch - (count(batch) - 1) * rows; }
-  // The step products' panel width (Note [lstm step panels]): the widest tile both block heights take.
-  int64_t panel_width(int64_t batch) const {
-    return 8 * std::min(TapGemm::max_vectors(rows), TapGemm::max_vectors(std::max<int64_t>(1, last_rows(batch))));
+  // The step products' tile (Note [lstm step panels]): the most 8-wide vectors both block
+  // heights take, and the panels' width.
+  int panel_vectors(int64_t batch) const {
+    return std::min(TapGemm::max_vectors(rows), TapGemm::max_vectors(std::max<int64_t>(1, last_rows(batch))));
   }
+  int64_t panel_width(int64_t batch) const { return 8 * panel_vectors(batch); }
 };
 
 class LstmKernel final : public Kernel {
@@ -115,13 +117,14 @@ class LstmKernel final : public Kernel {
              int workers, const LstmBlocks& blocks, const float* constant_r, PackedProduct projection)
       : where_(std::move(where)), attrs_(attrs), d_(dims), idx_(dims, attrs.layout), has_(has),
         no_peephole_(static_cast<size_t>(3 * dims.hidden), 0.0f), workers_(workers), dot_(dot(dims)),
-        tap_(tap(dims)), step_x_(blocks.step_projection), blocks_(blocks),
+        tap_(tap(dims)), blocks_(blocks),
         block_step_(panel_tap_gemm(tap_ ? blocks.rows : 0, kGates * dims.hidden, dims.hidden,
-                                   static_cast<int>(blocks.panel_width(dims.batch) / 8))),
+                                   blocks.panel_vectors(dims.batch))),
         last_step_(panel_tap_gemm(tap_ ? blocks.last_rows(dims.batch) : 0, kGates * dims.hidden, dims.hidden,
-                                  static_cast<int>(blocks.panel_width(dims.batch) / 8))),
-        x_block_step_(dense_tap_gemm(step_x_ ? blocks.rows : 0, kGates * dims.hidden, dims.input)),
-        x_last_step_(dense_tap_gemm(step_x_ ? blocks.last_rows(dims.batch) : 0, kGates * dims.hidden, dims.input)),
+                                  blocks.panel_vectors(dims.batch))),
+        x_block_step_(dense_tap_gemm(blocks.step_projection ? blocks.rows : 0, kGates * dims.hidden, dims.input)),
+        x_last_step_(dense_tap_gemm(blocks.step_projection ? blocks.last_rows(dims.batch) : 0, kGates * dims.hidden,
+                                    dims.input)),
         projection_(std::move(projection.kernel)), projection_bytes_(projection.workspace_bytes) {
     if (constant_r && panels(dims)) {
       const int64_t four_h = kGates * dims.hidden;
@@ -175,7 +178,7 @@ class LstmKernel final : public Kernel {
     const int32_t* lens = has_.sequence_lens ? args.in<int32_t>(kLstmSequenceLens) : nullptr;
     check_sequence_lens(where_, lens, d_);
     const Buffers buf = buffers(args.workspace);
-    if (step_x_) {
+    if (blocks_.step_projection) {
       if (has_.b) sum_biases(args.in(kLstmB), buf.bias);  // the blocks' products add them
     } else if (projection_) {
       packed_projection(args, buf);
@@ -220,14 +223,14 @@ class LstmKernel final : public Kernel {
     const int64_t h = d_.hidden, n = d_.num_dir * d_.batch;
     Buffers buf;
     buf.xw = static_cast<float*>(workspace);
-    buf.gates = buf.xw + (step_x_ ? 1 : d_.seq) * d_.batch * gate_width();
+    buf.gates = buf.xw + (blocks_.step_projection ? 1 : d_.seq) * d_.batch * gate_width();
     buf.h = buf.gates + n * kGates * h;
     buf.c = buf.h + n * h;
     buf.rt = buf.c + n * h;
     buf.rt_panels = buf.rt + (tap_ ? d_.num_dir * h * kGates * h : 0);
     buf.wt = buf.rt_panels + (tap_ ? d_.num_dir * rt_panel_floats() : 0);
-    buf.x_rows = buf.wt + (step_x_ ? d_.num_dir * d_.input * kGates * h : 0);
-    buf.bias = buf.x_rows + (step_x_ ? n * d_.input : 0);
+    buf.x_rows = buf.wt + (blocks_.step_projection ? d_.num_dir * d_.input * kGates * h : 0);
+    buf.bias = buf.x_rows + (blocks_.step_projection ? n * d_.input : 0);
     return buf;
   }
 
@@ -287,7 +290,7 @@ class LstmKernel final : public Kernel {
     }
     run.bias = has_.b ? args.in(kLstmB) + dir * 2 * four_h : nullptr;
     run.xw = buf.xw + dir * four_h;
-    if (step_x_) {
+    if (blocks_.step_projection) {
       float* wt = buf.wt + dir * d_.input * four_h;
       recurrent_transpose(four_h, d_.input, run.w, wt);
       run.wt = wt;
@@ -389,7 +392,7 @@ class LstmKernel final : public Kernel {
     ConvEpilogue bias_row;
     bias_row.residual = run.bias_sum;  // one row (ldz 0): a bias per column
     for (int64_t s = 0; s < run.steps; ++s) {
-      if (step_x_) {  // xg [rows, 4H] = X_t [rows, I] · W^T + b (Note [lstm step projection])
+      if (blocks_.step_projection) {  // xg [rows, 4H] = X_t [rows, I] · W^T + b (Note [lstm step projection])
         const TapGemm& product = last ? x_last_step_ : x_block_step_;
         product.run(step_rows(run, lens, first, rows, s), run.wt, bias_row, xg_block, four_h, 0, 0, product.panels());
       }
@@ -412,7 +415,7 @@ class LstmKernel final : public Kernel {
         if (s >= len) continue;  // this sequence has ended: its state stays as it was
         // A reverse pass starts at each sequence's own last step.
         const int64_t t = run.reverse ? len - 1 - s : s;
-        const float* xg = step_x_ ? xg_block + i * four_h : run.xw + idx_.x_row(t, b) * width;
+        const float* xg = blocks_.step_projection ? xg_block + i * four_h : run.xw + idx_.x_row(t, b) * width;
         if (run.plain) {
           lstm_cell_avx2(h, xg, gates + i * four_h, c_state + i * h, h_state + i * h);
         } else {
@@ -460,8 +463,7 @@ class LstmKernel final : public Kernel {
   int workers_;                     // the most the (direction, block) jobs are split across
   bool dot_;                        // dot products over batch blocks, or sgemm over the whole batch
   bool tap_;                        // the blocks' steps as TapGemms over R^T instead of dot products
-  bool step_x_;                     // and their X_t·W^T + b too (Note [lstm step projection])
-  LstmBlocks blocks_;
+  LstmBlocks blocks_;               // rows per block; whether they compute their X_t·W^T + b too
   TapGemm block_step_;              // a block's gates [rows, 4H] = H [rows, H] · R^T
   TapGemm last_step_;               // the same for the last block's rows
   TapGemm x_block_step_;            // a block's xg [rows, 4H] = X_t [rows, I] · W^T + b
