@@ -5,7 +5,10 @@ binding's step alone (without the Python wrapper), the GPU time of each part of 
 (Tuner.profile: events between the parts of a replayed graph), and the kernels of one replayed
 step under Nsight Compute (--ncu: their names and GPU times, clocks and caches left alone).
 
-    python bench/probes/probe_finetune_step.py [--ncu] [--iters K]
+    python bench/probes/probe_finetune_step.py [--ncu [--ncu-trainable all]] [--iters K] [--only TEXT]
+
+--only runs the cases whose label holds TEXT (e.g. "every layer"); DNNX_PROBE_DIRECT_CONV_GRAD=0
+in the environment puts Conv's gradients back on cuDNN (Note [direct conv gradients]) for an A/B.
 """
 from __future__ import annotations
 
@@ -68,9 +71,9 @@ def probe_case(label: str, batch: int, options: dict, trainable: str, iters: int
     print()
 
 
-def ncu_target(batch: int) -> None:
+def ncu_target(batch: int, trainable: str) -> None:
     """Run under ncu: warm up, then two replayed steps between cuProfilerStart and cuProfilerStop."""
-    model, tuner, x, y = make_tuner(batch, {})
+    model, tuner, x, y = make_tuner(batch, {}, trainable)
     x_dev = model.to_device(x)
     for _ in range(20):
         tuner.step(x_dev, y)
@@ -89,14 +92,14 @@ def find_ncu():
     return None
 
 
-def run_ncu(batch: int, out_dir: str) -> None:
+def run_ncu(batch: int, trainable: str, out_dir: str) -> None:
     ncu = find_ncu()
     if not ncu:
         print("ncu: not found")
         return
     command = [ncu, "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "none",
                "--metrics", "gpu__time_duration.sum", "--csv", "--print-units", "base",
-               sys.executable, os.path.abspath(__file__), "--ncu-target", str(batch)]
+               sys.executable, os.path.abspath(__file__), "--ncu-target", str(batch), "--ncu-trainable", trainable]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=240)
     except subprocess.TimeoutExpired:
@@ -111,7 +114,7 @@ def run_ncu(batch: int, out_dir: str) -> None:
         print(f"ncu: no kernels (rc {done.returncode}); stderr tail:\n{done.stderr[-1500:]}")
         return
     per_step = len(rows) // 2
-    print(f"### ncu, batch {batch}: {len(rows)} kernels in two replayed steps; the second step's {per_step}:")
+    print(f"### ncu, {trainable}, batch {batch}: {len(rows)} kernels in two replayed steps; the second step's {per_step}:")
     total = 0.0
     for r in rows[per_step:]:
         us = float(r["Metric Value"].replace(",", "")) / 1000.0  # ncu writes thousands separators
@@ -125,18 +128,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=300)
     parser.add_argument("--ncu", action="store_true", help="also list one step's kernels under Nsight Compute")
+    parser.add_argument("--ncu-trainable", default="last:2", help="the tuner's trainable= under ncu")
+    parser.add_argument("--only", default="", help="run the cases whose label holds this text")
     parser.add_argument("--ncu-target", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.ncu_target:
-        ncu_target(args.ncu_target)
+        ncu_target(args.ncu_target, args.ncu_trainable)
         return 0
     import dnnx
 
     print(dnnx.cuda_status())
     for label, batch, options, trainable in CASES:
-        probe_case(label, batch, options, trainable, args.iters)
+        if args.only in label:
+            probe_case(label, batch, options, trainable, args.iters)
     if args.ncu:
-        run_ncu(256, os.environ.get("OUT", "."))
+        run_ncu(256, args.ncu_trainable, os.environ.get("OUT", "."))
     return 0
 
 

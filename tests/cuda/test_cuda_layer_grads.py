@@ -116,10 +116,13 @@ def two_conv_model(attrs, bias, rng=None):
     return make_model(nodes, [("x", [2, 3, 9, 9])], [("y", None)], inits), inits
 
 
+@pytest.mark.parametrize("path", ["direct-where-it-fits", "cudnn"])
 @pytest.mark.parametrize("search", ["heuristic", "exhaustive"])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("attrs", CONV_CASES, ids=conv_ids)
-def test_conv2d(attrs, bias, search):
+def test_conv2d(attrs, bias, search, path, monkeypatch):
+    if path == "cudnn":  # cuDNN's backward algorithms, not the direct kernels (Note [direct conv gradients])
+        monkeypatch.setenv("DNNX_PROBE_DIRECT_CONV_GRAD", "0")
     model, inits = two_conv_model(attrs, bias)
     check_cuda_gradients(model, list(inits), {"x": rand(2, 3, 9, 9)}, rand(*out_shape(model)), algo_search=search)
 
@@ -308,6 +311,13 @@ def test_lstm_peephole_training_is_refused_on_cuda():
 
 
 # --- the backward planner ---------------------------------------------------------------------
+# These tests are of cuDNN's backward planner: the direct kernels (which take this small model's
+# convs, Note [direct conv gradients]) are switched off.
+@pytest.fixture
+def cudnn_backward(monkeypatch):
+    monkeypatch.setenv("DNNX_PROBE_DIRECT_CONV_GRAD", "0")
+
+
 def planner_model():
     """The same model in every process (its own seeded generator)."""
     model, inits = two_conv_model(dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]), True, rng=np.random.default_rng(5))
@@ -345,7 +355,8 @@ print(json.dumps({"stats": m.planner_stats(), "loss": loss, "grads": {k: np.asar
 def in_new_process(cache, workspace_limit=256 << 20, env=None):
     here = os.path.dirname(os.path.abspath(__file__))
     done = subprocess.run([sys.executable, "-c", PROCESS, str(cache), str(workspace_limit), here],
-                          capture_output=True, text=True, env={**os.environ, **(env or {})})
+                          capture_output=True, text=True,
+                          env={**os.environ, "DNNX_PROBE_DIRECT_CONV_GRAD": "0", **(env or {})})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -416,7 +427,7 @@ def test_zero_workspace_limit_holds_for_backward(tmp_path):
 
 
 @pytest.mark.parametrize("search", ["heuristic", "exhaustive"])
-def test_deterministic_backward_is_bit_identical_and_avoids_atomics(search, tmp_path):
+def test_deterministic_backward_is_bit_identical_and_avoids_atomics(search, tmp_path, cudnn_backward):
     model, trainable = planner_model()
     x, y = rand(2, 3, 9, 9), rand(2, 6, 9, 9)
     cache = tmp_path / "plan-cache.json"
@@ -451,7 +462,7 @@ def test_a_forced_failure_of_the_backward_choice_falls_back(tmp_path):
         assert_grad_close(np.asarray(failed["grads"][name], np.float32), want[name], f"d{name} (fallback)")
 
 
-def test_the_tuner_plan_names_both_backward_algorithms():
+def test_the_tuner_plan_names_both_backward_algorithms(cudnn_backward):
     model, trainable = planner_model()
     t = dnnx.load(model, device="cuda", optimize=False).finetune(trainable=trainable, loss="mse")
     if not hasattr(t, "plan"):

@@ -43,6 +43,7 @@ TestHooks TestHooks::from_environment() {
   if (const char* on = std::getenv("DNNX_PROBE_INT8_NHWC")) hooks.int8_nhwc = std::string(on) == "1";
   if (const char* on = std::getenv("DNNX_PROBE_CHANNEL_CONCAT")) hooks.channel_concat = std::string(on) != "0";
   if (const char* on = std::getenv("DNNX_PROBE_CUDA_CONV_ACTIVATION")) hooks.conv_activation = std::string(on) == "1";
+  if (const char* on = std::getenv("DNNX_PROBE_DIRECT_CONV_GRAD")) hooks.direct_conv_grad = std::string(on) != "0";
   if (const char* reach = std::getenv("DNNX_PROBE_RETIME_SMALL_REACH")) {
     hooks.retime_small_reach = std::strtof(reach, nullptr);
   }

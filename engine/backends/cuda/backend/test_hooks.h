@@ -18,6 +18,8 @@
 //       F < 1 re-times none of them (Find's times stand), for bench_load.py --cold to compare loads
 //   DNNX_PROBE_RETIME_SMALL_REACH=F  the same for the small layers (Find's fastest under
 //       kRetimeAllBelowMs), which re-time every candidate unless this is set
+//   DNNX_PROBE_DIRECT_CONV_GRAD=0  Conv's gradients on cuDNN's backward algorithms only, not the
+//       direct kernels (direct_conv_grad.h), for the tests of cuDNN's backward planner and for A/B probes
 // and two C entry points (test_hooks.cc) that drive the plan cache's file logic with no GPU, for
 // tests/test_plan_cache_file.py through ctypes (the cache is host code: JSON, a lock, a rename):
 //   int dnnx_test_plan_cache_store(path, key, algo, message, message_len): opens the cache at
@@ -52,6 +54,8 @@ struct TestHooks {
   // DNNX_PROBE_CHANNEL_CONCAT=0: Concat, Split, Slice, the shuffle and ReduceMean keep ONNX's layout
   bool channel_concat = true;
   bool conv_activation = true;                     // DNNX_PROBE_CUDA_CONV_ACTIVATION=0: off (Note [conv activations on cuda])
+  // DNNX_PROBE_DIRECT_CONV_GRAD=0: Conv's gradients on cuDNN only (Note [direct conv gradients])
+  bool direct_conv_grad = true;
 
   static TestHooks from_environment();
   ForcedFailure failure_of(const std::string& algorithm) const {

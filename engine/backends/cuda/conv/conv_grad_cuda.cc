@@ -2,6 +2,9 @@
 //   dX = cudnnConvolutionBackwardData(W, dY)       algorithm: the planner's, bwd data direction
 //   dW = cudnnConvolutionBackwardFilter(X, dY)     algorithm: the planner's, bwd filter direction
 //   dB = cudnnConvolutionBackwardBias(dY)
+// A small 2-D (or 1-D) conv of group 1 takes the direct kernels instead, for dW and for dX each
+// where the shape fits (direct_conv_grad.h, Note [direct conv gradients]): they are faster than
+// cuDNN's algorithms there and deterministic.
 // Each direction is chosen by conv_algo.h's one policy (heuristic / exhaustive with the plan
 // cache / deterministic / workspace limit / math per precision), each on its own convolution
 // descriptor (the two may run different math types at tf32); both share one workspace. Only
@@ -11,9 +14,13 @@
 // padded X and cropped back (the gather kernel).
 //
 // Workspace: [padded X][padded dX][the algorithms' own], the first two only when padding is explicit.
+#include <algorithm>
+#include <climits>
+
 #include "backends/cuda/backend/cuda_kernels.h"
 
 #include "backends/cuda/conv/conv_layout.h"
+#include "backends/cuda/conv/direct_conv_grad.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
 #include "backends/cuda/train/zero_grad_kernel.h"
@@ -33,9 +40,11 @@ struct PlannedDirection {
 
 class ConvGradKernel final : public GradKernel {
  public:
+  // `direct`: the direct kernels' shape, for a direction with no planned cuDNN algorithm.
   ConvGradKernel(const CudaContext& ctx, std::unique_ptr<PlannedDirection> data,
-                 std::unique_ptr<PlannedDirection> filter, ExplicitPad pad, bool bias, const Shape& y_dims)
-      : ctx_(ctx), data_(std::move(data)), filter_(std::move(filter)), pad_(pad), bias_(bias) {
+                 std::unique_ptr<PlannedDirection> filter, ExplicitPad pad, bool bias, const Shape& y_dims,
+                 const DirectConvGrad2d& direct)
+      : ctx_(ctx), data_(std::move(data)), filter_(std::move(filter)), pad_(pad), bias_(bias), direct_(direct) {
     if (bias_) {
       Shape b(y_dims.size(), 1);  // [1, M, 1, 1(, 1)]
       b[1] = y_dims[1];
@@ -64,7 +73,9 @@ class ConvGradKernel final : public GradKernel {
     float* padded_dx = reinterpret_cast<float*>(workspace + pad_.bytes);
     void* algo_workspace = workspace + 2 * pad_.bytes;
 
-    if (float* dw = args.d_inputs[kW]) {
+    if (float* dw = args.d_inputs[kW]; dw && !filter_) {
+      launch_direct_filter_grad(args.in(kX), dy, dw, algo_workspace, direct_, ctx_.stream);
+    } else if (dw) {
       const PlannedDirection& f = *filter_;
       const float* x = args.in(kX);
       if (pad_.needed) {
@@ -81,7 +92,9 @@ class ConvGradKernel final : public GradKernel {
       check(cudnnConvolutionBackwardBias(ctx_.cudnn, &one, dy_desc_, dy, &zero, bias_desc_, args.d_inputs[kB]),
             "cudnnConvolutionBackwardBias");
     }
-    if (float* dx = args.d_inputs[kX]) {
+    if (float* dx = args.d_inputs[kX]; dx && !data_) {
+      launch_direct_data_grad(args.in(kW), dy, dx, algo_workspace, direct_, ctx_.stream);
+    } else if (dx) {
       const PlannedDirection& b = *data_;
       float* target = pad_.needed ? padded_dx : dx;
       check(cudnnConvolutionBackwardData(ctx_.cudnn, &one, b.d.w, args.in(kW), b.d.y, dy, b.d.conv,
@@ -95,9 +108,10 @@ class ConvGradKernel final : public GradKernel {
 
  private:
   const CudaContext& ctx_;
-  std::unique_ptr<PlannedDirection> data_, filter_;  // planned only when asked for
+  std::unique_ptr<PlannedDirection> data_, filter_;  // planned only when asked for and not direct
   ExplicitPad pad_;
   bool bias_;
+  DirectConvGrad2d direct_;
   TensorDescriptor bias_desc_, dy_desc_;  // dB [1, M, 1, 1(, 1)]; dY packed (its math type is irrelevant)
   BroadcastDims crop_;
   int64_t crop_offset_ = 0, crop_count_ = 0;
@@ -117,6 +131,36 @@ std::string direction_summary(ConvDirection dir, const PlannedDirection& p, Prec
   return conv_algo_name(dir, p.choice.algo) + " " + conv_math_name(p.choice.math_type, precision) +
          (p.choice.from_cache ? " (plan cache)" : "");
 }
+
+// The direct kernels' shape for this conv (n == 0 where they cannot take it: another precision
+// or layout, a 3-D window, groups, or the probe's switch off); each kernel still checks its own fit.
+DirectConvGrad2d direct_grad_shape(const CudaContext& ctx, const ConvLayout& layout, const Shape& xs, const Shape& ws) {
+  DirectConvGrad2d d;
+  const ConvGeometry& g = layout.g;
+  if (!ctx.hooks.direct_conv_grad || layout.dtype != DType::Float32 || layout.channels_last || g.rank() != 2 ||
+      g.group != 1 || !fits_int(g.input) || !fits_int(g.output) || xs[1] > INT_MAX || ws[0] > INT_MAX) {
+    return d;
+  }
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  d.c = i(xs[1]);
+  d.h = i(g.input[0]);
+  d.w = i(g.input[1]);
+  d.m = i(ws[0]);
+  d.oh = i(g.output[0]);
+  d.ow = i(g.output[1]);
+  d.kh = i(g.kernel[0]);
+  d.kw = i(g.kernel[1]);
+  d.sh = i(g.strides[0]);
+  d.sw = i(g.strides[1]);
+  d.dh = i(g.dilations[0]);
+  d.dw = i(g.dilations[1]);
+  d.ph = i(g.pads_begin[0]);
+  d.pw = i(g.pads_begin[1]);
+  d.n = xs[0];
+  return d;
+}
+
+constexpr const char* kDirectGradMath = "fp32 FMA, deterministic";
 
 void add_rejected(GradChoice& choice, ConvDirection dir, const PlannedDirection& p) {
   for (const Rejected& r : p.choice.rejected) {
@@ -148,24 +192,37 @@ GradChoice plan_conv_grad(const GradRequest& r) {
   }
   std::unique_ptr<PlannedDirection> data, filter;
   std::string text;
-  if (want_x) {
+  const DirectConvGrad2d direct = direct_grad_shape(ctx, layout, xs, ws);
+  const bool direct_x = want_x && direct_data_grad_supported(direct);
+  const bool direct_w = want_w && direct_filter_grad_supported(direct);
+  size_t direct_bytes = 0;
+  if (direct_x) {
+    text = std::string("bwd data direct kernel (") + kDirectGradMath + ")";
+    direct_bytes = direct_data_grad_workspace(direct);
+    choice.rejected.push_back({"bwd data cuDNN", "not planned: the direct kernel takes this shape"});
+  } else if (want_x) {
     data = plan_direction(ctx, ConvDirection::BackwardData, layout, limit - pad_bytes, r.node);
     text = "bwd data " + direction_summary(ConvDirection::BackwardData, *data, conv_precision(ctx, data->d));
     add_rejected(choice, ConvDirection::BackwardData, *data);
   }
-  if (want_w) {
+  if (direct_w) {
+    text += (text.empty() ? "" : " + ") + std::string("bwd filter direct kernel (") + kDirectGradMath + ")";
+    direct_bytes = std::max(direct_bytes, direct_filter_grad_workspace(direct));
+    choice.rejected.push_back({"bwd filter cuDNN", "not planned: the direct kernel takes this shape"});
+  } else if (want_w) {
     filter = plan_direction(ctx, ConvDirection::BackwardFilter, layout, limit - pad_bytes, r.node);
     text += (text.empty() ? "" : " + ") + std::string("bwd filter ") +
             direction_summary(ConvDirection::BackwardFilter, *filter, conv_precision(ctx, filter->d));
     add_rejected(choice, ConvDirection::BackwardFilter, *filter);
   }
   if (want_b) text += (text.empty() ? "" : " + ") + std::string("bwd bias");
-  if (pad.needed) text = "pad kernel + " + text + " + crop";
+  if (pad.needed && (data || filter)) text = "pad kernel + " + text + " + crop";
   choice.algorithm = text;
-  const size_t algo_bytes = std::max(data ? data->choice.workspace_bytes : 0, filter ? filter->choice.workspace_bytes : 0);
+  const size_t algo_bytes = std::max({direct_bytes, data ? data->choice.workspace_bytes : size_t{0},
+                                      filter ? filter->choice.workspace_bytes : size_t{0}});
   choice.workspace_bytes = (pad.needed ? pad_bytes : 0) + algo_bytes;
   choice.kernel = std::make_unique<ConvGradKernel>(ctx, std::move(data), std::move(filter), pad, has_bias,
-                                                   layout.y_dims);
+                                                   layout.y_dims, direct);
   return choice;
 }
 
