@@ -2,9 +2,9 @@
 //   dX = cudnnConvolutionBackwardData(W, dY)       algorithm: the planner's, bwd data direction
 //   dW = cudnnConvolutionBackwardFilter(X, dY)     algorithm: the planner's, bwd filter direction
 //   dB = cudnnConvolutionBackwardBias(dY)
-// A small 2-D (or 1-D) conv of group 1 takes the direct kernels instead, for dW and for dX each
-// where the shape fits (direct_conv_grad.h, Note [direct conv gradients]): they are faster than
-// cuDNN's algorithms there and deterministic.
+// Where they are faster (direct_conv_grad.h, Note [direct conv gradients]), the direct kernels
+// take over: dB of every conv (cuDNN's takes one block per channel), and dW of a small 2-D (or
+// 1-D) conv of group 1. Both are deterministic.
 // Each direction is chosen by conv_algo.h's one policy (heuristic / exhaustive with the plan
 // cache / deterministic / workspace limit / math per precision), each on its own convolution
 // descriptor (the two may run different math types at tf32); both share one workspace. Only
@@ -40,11 +40,21 @@ struct PlannedDirection {
 
 class ConvGradKernel final : public GradKernel {
  public:
-  // `direct`: the direct kernels' shape, for a direction with no planned cuDNN algorithm.
+  // `direct`: the direct filter kernel's shape, when dW is wanted and no cuDNN algorithm is planned
+  // for it; `direct_bias`: dB by the direct kernel (launch_conv_bias_grad) rather than cuDNN's.
   ConvGradKernel(const CudaContext& ctx, std::unique_ptr<PlannedDirection> data,
                  std::unique_ptr<PlannedDirection> filter, ExplicitPad pad, bool bias, const Shape& y_dims,
-                 const DirectConvGrad2d& direct)
-      : ctx_(ctx), data_(std::move(data)), filter_(std::move(filter)), pad_(pad), bias_(bias), direct_(direct) {
+                 const DirectConvGrad2d& direct, bool direct_bias)
+      : ctx_(ctx),
+        data_(std::move(data)),
+        filter_(std::move(filter)),
+        pad_(pad),
+        bias_(bias),
+        direct_(direct),
+        direct_bias_(direct_bias),
+        images_(y_dims[0]),
+        filters_(y_dims[1]),
+        plane_(numel(Shape(y_dims.begin() + 2, y_dims.end()))) {
     if (bias_) {
       Shape b(y_dims.size(), 1);  // [1, M, 1, 1(, 1)]
       b[1] = y_dims[1];
@@ -88,13 +98,13 @@ class ConvGradKernel final : public GradKernel {
                                            f.choice.workspace_bytes, &zero, f.d.w, dw),
             "cudnnConvolutionBackwardFilter");
     }
-    if (bias_ && args.d_inputs[kB]) {
+    if (bias_ && args.d_inputs[kB] && direct_bias_) {
+      launch_conv_bias_grad(dy, args.d_inputs[kB], images_, filters_, plane_, algo_workspace, ctx_.stream);
+    } else if (bias_ && args.d_inputs[kB]) {
       check(cudnnConvolutionBackwardBias(ctx_.cudnn, &one, dy_desc_, dy, &zero, bias_desc_, args.d_inputs[kB]),
             "cudnnConvolutionBackwardBias");
     }
-    if (float* dx = args.d_inputs[kX]; dx && !data_) {
-      launch_direct_data_grad(args.in(kW), dy, dx, algo_workspace, direct_, ctx_.stream);
-    } else if (dx) {
+    if (float* dx = args.d_inputs[kX]) {
       const PlannedDirection& b = *data_;
       float* target = pad_.needed ? padded_dx : dx;
       check(cudnnConvolutionBackwardData(ctx_.cudnn, &one, b.d.w, args.in(kW), b.d.y, dy, b.d.conv,
@@ -108,10 +118,12 @@ class ConvGradKernel final : public GradKernel {
 
  private:
   const CudaContext& ctx_;
-  std::unique_ptr<PlannedDirection> data_, filter_;  // planned only when asked for and not direct
+  std::unique_ptr<PlannedDirection> data_, filter_;  // planned only when asked for (and dW not direct)
   ExplicitPad pad_;
   bool bias_;
   DirectConvGrad2d direct_;
+  bool direct_bias_;
+  int64_t images_, filters_, plane_;  // dY [images, filters, plane]
   TensorDescriptor bias_desc_, dy_desc_;  // dB [1, M, 1, 1(, 1)]; dY packed (its math type is irrelevant)
   BroadcastDims crop_;
   int64_t crop_offset_ = 0, crop_count_ = 0;
@@ -132,8 +144,8 @@ std::string direction_summary(ConvDirection dir, const PlannedDirection& p, Prec
          (p.choice.from_cache ? " (plan cache)" : "");
 }
 
-// The direct kernels' shape for this conv (n == 0 where they cannot take it: another precision
-// or layout, a 3-D window, groups, or the probe's switch off); each kernel still checks its own fit.
+// The direct filter kernel's shape for this conv (n == 0 where it cannot take it: another
+// precision or layout, a 3-D window, groups, or the probe's switch off); the kernel then checks its fit.
 DirectConvGrad2d direct_grad_shape(const CudaContext& ctx, const ConvLayout& layout, const Shape& xs, const Shape& ws) {
   DirectConvGrad2d d;
   const ConvGeometry& g = layout.g;
@@ -193,14 +205,11 @@ GradChoice plan_conv_grad(const GradRequest& r) {
   std::unique_ptr<PlannedDirection> data, filter;
   std::string text;
   const DirectConvGrad2d direct = direct_grad_shape(ctx, layout, xs, ws);
-  const bool direct_x = want_x && direct_data_grad_supported(direct);
   const bool direct_w = want_w && direct_filter_grad_supported(direct);
-  size_t direct_bytes = 0;
-  if (direct_x) {
-    text = std::string("bwd data direct kernel (") + kDirectGradMath + ")";
-    direct_bytes = direct_data_grad_workspace(direct);
-    choice.rejected.push_back({"bwd data cuDNN", "not planned: the direct kernel takes this shape"});
-  } else if (want_x) {
+  const bool direct_bias = want_b && ctx.hooks.direct_conv_grad;
+  const Shape& ys = layout.y_dims;
+  size_t direct_bytes = direct_bias ? conv_bias_grad_workspace(ys[0], ys[1]) : 0;
+  if (want_x) {
     data = plan_direction(ctx, ConvDirection::BackwardData, layout, limit - pad_bytes, r.node);
     text = "bwd data " + direction_summary(ConvDirection::BackwardData, *data, conv_precision(ctx, data->d));
     add_rejected(choice, ConvDirection::BackwardData, *data);
@@ -208,21 +217,22 @@ GradChoice plan_conv_grad(const GradRequest& r) {
   if (direct_w) {
     text += (text.empty() ? "" : " + ") + std::string("bwd filter direct kernel (") + kDirectGradMath + ")";
     direct_bytes = std::max(direct_bytes, direct_filter_grad_workspace(direct));
-    choice.rejected.push_back({"bwd filter cuDNN", "not planned: the direct kernel takes this shape"});
+    choice.rejected.push_back({"bwd filter cuDNN", "not planned: the direct kernel takes this shape "
+                                                   "(Note [direct conv gradients])"});
   } else if (want_w) {
     filter = plan_direction(ctx, ConvDirection::BackwardFilter, layout, limit - pad_bytes, r.node);
     text += (text.empty() ? "" : " + ") + std::string("bwd filter ") +
             direction_summary(ConvDirection::BackwardFilter, *filter, conv_precision(ctx, filter->d));
     add_rejected(choice, ConvDirection::BackwardFilter, *filter);
   }
-  if (want_b) text += (text.empty() ? "" : " + ") + std::string("bwd bias");
+  if (want_b) text += (text.empty() ? "" : " + ") + std::string(direct_bias ? "bwd bias direct kernel" : "bwd bias");
   if (pad.needed && (data || filter)) text = "pad kernel + " + text + " + crop";
   choice.algorithm = text;
   const size_t algo_bytes = std::max({direct_bytes, data ? data->choice.workspace_bytes : size_t{0},
                                       filter ? filter->choice.workspace_bytes : size_t{0}});
   choice.workspace_bytes = (pad.needed ? pad_bytes : 0) + algo_bytes;
   choice.kernel = std::make_unique<ConvGradKernel>(ctx, std::move(data), std::move(filter), pad, has_bias,
-                                                   layout.y_dims, direct);
+                                                   layout.y_dims, direct, direct_bias);
   return choice;
 }
 
