@@ -63,8 +63,10 @@ def test_direct_gradients_match_the_cpu_and_repeat_bit_for_bit(case):
     np.testing.assert_allclose(got_loss, want_loss, rtol=1e-5)
     for name in trainable:
         assert_grad_close(np.asarray(got[name]), np.asarray(want[name]), f"{case}: d{name}")
+    # The direct kernels' results repeat bit for bit (dg comes from cuDNN's data gradient, whose
+    # algorithm may use atomics when deterministic=False).
     _, again = tuner(model, "cuda", trainable).gradients(x, target)
-    for name in trainable:
+    for name in ["w", "b"] if filter_direct else ["b"]:
         np.testing.assert_array_equal(np.asarray(again[name]), np.asarray(got[name]), err_msg=f"{case}: d{name}")
 
 
@@ -80,11 +82,14 @@ def test_many_chunks_of_images_sum_in_order():
         assert_grad_close(np.asarray(got[name]), np.asarray(want[name]), f"d{name}")
 
 
-def test_the_probe_switch_sends_both_directions_to_cudnn(monkeypatch):
+def test_the_probe_switch_sends_every_gradient_to_cudnn(monkeypatch):
     monkeypatch.setenv("DNNX_PROBE_DIRECT_CONV_GRAD", "0")
     model, trainable, _ = conv_model((2, 1, 28, 28), (20, 1, 5, 5), {}, seed=4)
     plan = str(tuner(model, "cuda", trainable).plan())
-    assert "direct kernel" not in plan and "BWD_DATA_" in plan and "BWD_FILTER_" in plan and "bwd bias" in plan, plan
+    backward = [line for line in plan.splitlines() if "Conv backward" in line]
+    assert len(backward) == 1, plan
+    assert "direct kernel" not in backward[0], plan
+    assert "BWD_DATA_" in backward[0] and "BWD_FILTER_" in backward[0] and "bwd bias" in backward[0], plan
 
 
 def test_lenet_every_layer_steps_match_the_cpu():

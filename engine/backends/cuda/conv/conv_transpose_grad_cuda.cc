@@ -2,12 +2,16 @@
 // (conv_transpose_layout.h) forward and filter gradient,
 //   dX = cudnnConvolutionForward(dY, W)             algorithm: the planner's, fwd direction
 //   dW = cudnnConvolutionBackwardFilter(dY, X)      algorithm: the planner's, bwd filter direction
-//   dB = cudnnConvolutionBackwardBias(dY)
+//   dB = the direct bias-gradient kernel (direct_conv_grad.h: cuDNN's cudnnConvolutionBackwardBias
+//        with DNNX_PROBE_DIRECT_CONV_GRAD=0, Note [direct conv gradients])
 // each direction chosen by conv_algo.h's one policy, as the Conv gradient's are; only the
 // gradients asked for are planned. Asymmetric pads: dY is padded first (the pad kernel), and
 // both directions read the padded dY. Workspace: [padded dY][the algorithms' own].
+#include <algorithm>
+
 #include "backends/cuda/backend/cuda_kernels.h"
 #include "backends/cuda/conv/conv_transpose_layout.h"
+#include "backends/cuda/conv/direct_conv_grad.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/runtime/tensor_desc.h"
 #include "backends/cuda/train/zero_grad_kernel.h"
@@ -26,8 +30,15 @@ struct PlannedDirection {
 class ConvTransposeGradKernel final : public GradKernel {
  public:
   ConvTransposeGradKernel(const CudaContext& ctx, std::unique_ptr<PlannedDirection> data,
-                          std::unique_ptr<PlannedDirection> filter, ExplicitPad pad, bool bias, const Shape& dy_dims)
-      : ctx_(ctx), data_(std::move(data)), filter_(std::move(filter)), pad_(pad), bias_(bias) {
+                          std::unique_ptr<PlannedDirection> filter, ExplicitPad pad, bool bias, const Shape& dy_dims,
+                          bool direct_bias)
+      : ctx_(ctx),
+        data_(std::move(data)),
+        filter_(std::move(filter)),
+        pad_(pad),
+        bias_(bias),
+        direct_bias_(direct_bias),
+        dy_dims_(dy_dims) {
     if (bias_) {
       Shape b(dy_dims.size(), 1);  // [1, M, 1, 1(, 1)]
       b[1] = dy_dims[1];
@@ -41,7 +52,10 @@ class ConvTransposeGradKernel final : public GradKernel {
     const float* dy = args.d_outputs[0];
     auto* workspace = static_cast<uint8_t*>(args.workspace);
     void* algo_workspace = workspace + pad_.bytes;
-    if (bias_ && args.d_inputs[kB]) {
+    if (bias_ && args.d_inputs[kB] && direct_bias_) {
+      launch_conv_bias_grad(dy, args.d_inputs[kB], dy_dims_[0], dy_dims_[1],
+                            numel(Shape(dy_dims_.begin() + 2, dy_dims_.end())), algo_workspace, ctx_.stream);
+    } else if (bias_ && args.d_inputs[kB]) {
       check(cudnnConvolutionBackwardBias(ctx_.cudnn, &one, dy_desc_, dy, &zero, bias_desc_, args.d_inputs[kB]),
             "cudnnConvolutionBackwardBias");
     }
@@ -73,6 +87,8 @@ class ConvTransposeGradKernel final : public GradKernel {
   std::unique_ptr<PlannedDirection> data_, filter_;  // planned only when asked for
   ExplicitPad pad_;
   bool bias_;
+  bool direct_bias_;
+  Shape dy_dims_;  // [N, M, spatial...]
   TensorDescriptor bias_desc_, dy_desc_;  // dB [1, M, 1, 1(, 1)]; dY unpadded
 };
 
@@ -119,15 +135,19 @@ GradChoice plan_conv_transpose_grad(const GradRequest& r) {
     filter = plan_direction(ctx, ConvDirection::BackwardFilter, layout, limit - layout.pad.bytes, r.node);
     describe(choice, text, ConvDirection::BackwardFilter, *filter, conv_precision(ctx, filter->d));
   }
-  if (has_bias && r.needs_grad[kB]) text += (text.empty() ? "" : " + ") + std::string("bwd bias");
+  const bool direct_bias = has_bias && r.needs_grad[kB] && ctx.hooks.direct_conv_grad;
+  if (has_bias && r.needs_grad[kB]) {
+    text += (text.empty() ? "" : " + ") + std::string(direct_bias ? "bwd bias direct kernel" : "bwd bias");
+  }
   choice.algorithm = text;
-  const size_t algo_bytes =
-      std::max(data ? data->choice.workspace_bytes : 0, filter ? filter->choice.workspace_bytes : 0);
-  choice.workspace_bytes = layout.pad.bytes + algo_bytes;
   Shape dy_dims = r.outputs[0].shape;
   if (dy_dims.size() == 3) dy_dims.insert(dy_dims.begin() + 2, 1);  // 1-D as 2-D, as the layout runs it
+  const size_t algo_bytes = std::max({data ? data->choice.workspace_bytes : size_t{0},
+                                      filter ? filter->choice.workspace_bytes : size_t{0},
+                                      direct_bias ? conv_bias_grad_workspace(dy_dims[0], dy_dims[1]) : size_t{0}});
+  choice.workspace_bytes = layout.pad.bytes + algo_bytes;
   choice.kernel = std::make_unique<ConvTransposeGradKernel>(ctx, std::move(data), std::move(filter), layout.pad,
-                                                            has_bias, dy_dims);
+                                                            has_bias, dy_dims, direct_bias);
   return choice;
 }
 
