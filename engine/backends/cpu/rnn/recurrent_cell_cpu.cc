@@ -8,6 +8,7 @@
 
 #include "backends/cpu/elementwise/activation_cpu.h"
 #include "backends/cpu/dense/blas.h"
+#include "backends/cpu/conv/tap_gemm_cpu.h"
 #include "backends/cpu/rnn/recurrent_panels_cpu.h"
 #include "backends/cpu/rnn/recurrent_product_cpu.h"
 
@@ -100,6 +101,7 @@ void gru_step(const RecurrentStepParams& p, const RecurrentStepBuffers& buf) {
   const int64_t n = p.hidden, g = 3 * n;
   // linear_before_reset: all three blocks of h_prev·R^T at once; otherwise z and r first.
   if (p.panels) p.panels->product(buf.h_prev, buf.hr);  // batch 1
+  else if (p.tap) p.tap->run(buf.h_prev, p.tap_b, ConvEpilogue(), buf.hr, g);
   else gemm_abt(p.batch, p.linear_before_reset ? g : 2 * n, n, buf.h_prev, n, p.r, buf.hr, g);
   for (int64_t b = 0; b < p.batch; ++b) {
     float* rh = buf.rh + b * n;
@@ -112,6 +114,7 @@ void gru_step(const RecurrentStepParams& p, const RecurrentStepBuffers& buf) {
   // (r ⊙ h_prev)·Rh^T into hr's h block.
   if (!p.linear_before_reset) {
     if (p.panels_h) p.panels_h->product(buf.rh, buf.hr + 2 * n);
+    else if (p.tap_h) p.tap_h->run(buf.rh, p.tap_h_b, ConvEpilogue(), buf.hr + 2 * n, g);
     else gemm_abt(p.batch, n, n, buf.rh, n, p.r + 2 * n * n, buf.hr + 2 * n, g);
   }
   for (int64_t b = 0; b < p.batch; ++b) {
@@ -129,6 +132,7 @@ void gru_step(const RecurrentStepParams& p, const RecurrentStepBuffers& buf) {
 void rnn_step(const RecurrentStepParams& p, const RecurrentStepBuffers& buf) {
   const int64_t n = p.hidden;
   if (p.panels) p.panels->product(buf.h_prev, buf.hr);  // batch 1
+  else if (p.tap) p.tap->run(buf.h_prev, p.tap_b, ConvEpilogue(), buf.hr, n);
   else gemm_abt(p.batch, n, n, buf.h_prev, n, p.r, buf.hr, n);
   for (int64_t b = 0; b < p.batch; ++b) {
     if (buf.xg[b]) rnn_row(n, p.clip, p.activation, buf.xg[b], buf.hr + b * n, buf.h_next + b * n);

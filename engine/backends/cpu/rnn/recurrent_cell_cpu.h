@@ -22,6 +22,7 @@ void recurrent_projection_bias(const RecurrentAttributes& attrs, const LstmDims&
                                int64_t dir_first, int64_t dir_count, float* row);
 
 class RecurrentPanels;
+class TapGemm;
 
 // One direction's constants for its steps.
 struct RecurrentStepParams {
@@ -37,6 +38,13 @@ struct RecurrentStepParams {
   // panels_h over its h block where the step needs that product on its own. RNN: panels over R.
   const RecurrentPanels* panels = nullptr;
   const RecurrentPanels* panels_h = nullptr;
+  // A batch of a few rows or more (Note [recurrent step tiles] in recurrent_cpu.cc): the same
+  // products as TapGemms over R^T packed in tile-width panels (tap_b, tap_h_b) for this call,
+  // split as panels and panels_h are; null otherwise.
+  const TapGemm* tap = nullptr;
+  const float* tap_b = nullptr;
+  const TapGemm* tap_h = nullptr;
+  const float* tap_h_b = nullptr;
 };
 
 // One step's buffers. Rows of h_prev/h_next/scratch are batch entries, H or G*H wide.

@@ -3,7 +3,8 @@
 // constant: "packed x·W^T"); then, per direction and step, the products with R for the whole
 // batch (dot products at a small batch, Note [recurrent dot product]; at batch 1 a constant R's
 // packed panels, "panels+gates", Note [gru panels]) and a plain loop for the gate math
-// (recurrent_cell_cpu.cc). The two directions of a bidirectional
+// (recurrent_cell_cpu.cc); at a batch of a few rows, TapGemms over R^T ("tap+gates", Note
+// [recurrent step tiles]). The two directions of a bidirectional
 // node share nothing but xw, so they run on two threads where the pool has them, each with its
 // own buffers: the same bits for any thread count.
 #include <algorithm>
@@ -12,8 +13,10 @@
 #include <limits>
 #include <vector>
 
+#include "backends/cpu/conv/tap_gemm_cpu.h"
 #include "backends/cpu/rnn/recurrent_cell_cpu.h"
 #include "backends/cpu/rnn/recurrent_panels_cpu.h"
+#include "backends/cpu/rnn/recurrent_product_cpu.h"
 #include "backends/cpu/rnn/rnn_layout_cpu.h"
 #include "backends/cpu/runtime/thread_pool.h"
 #include "runtime/kernel_registry.h"
@@ -37,6 +40,18 @@ namespace {
 // 0.46 without; the zoo's speech GRU's two such layers 0.97-1.05 -> 0.82-0.83 ms (onnxruntime
 // 0.91-0.95; bench/RESULTS.md, "CPU: the GRU at batch 1").
 
+// Note [recurrent step tiles]
+// At a batch of kTapRows rows or more, a step's products with R were dot products (Note
+// [recurrent dot product]): each output one horizontal sum. The LSTM's answer (Note [lstm step
+// panels]) serves GRU and RNN too: R's blocks transposed and packed once per call into panels of
+// the tile's width, and each step's product one TapGemm over them (the batch's rows in register
+// panels, every output summed over k in order): the same bits on any thread count, not the dot
+// products'. Split as the gate math needs it (Note [gru panels]). Measured on the 2-core EPYC
+// (AVX-512), the zoo's speech GRU at batch 16, one thread: see bench/RESULTS.md.
+constexpr int64_t kTapRows = 4;
+constexpr int64_t kTapSteps = 4;
+constexpr int64_t kMaxTapWeights = int64_t{1} << 16;  // R^T in 256 KB
+
 // Which optional inputs and outputs the node has (fixed at plan time: the call's pointer arrays
 // are only as long as the node's input and output lists).
 struct RecurrentPresence {
@@ -52,11 +67,15 @@ class RecurrentKernel final : public Kernel {
                   const RecurrentPresence& has, int workers, const float* constant_r, PackedProduct projection)
       : where_(std::move(where)), attrs_(attrs), d_(dims), idx_(dims, attrs.layout), has_(has),
         zeros_(static_cast<size_t>(dims.hidden), 0.0f), workers_(workers),
-        projection_(std::move(projection.kernel)), projection_bytes_(projection.workspace_bytes) {
+        projection_(std::move(projection.kernel)), projection_bytes_(projection.workspace_bytes),
+        tap_(tap(attrs, dims)),
+        step_(panel_tap_gemm(tap_ ? dims.batch : 0, first_block(attrs, dims), dims.hidden, tap_vectors(dims))),
+        step_h_(panel_tap_gemm(tap_ ? dims.batch : 0, attrs.gates() * dims.hidden - first_block(attrs, dims),
+                               dims.hidden, tap_vectors(dims))) {
     if (constant_r && panels(dims)) {
       const int64_t h = dims.hidden, gh = attrs.gates() * h;
       // GRU without linear_before_reset: z and r first, then the h block on its own.
-      const int64_t first = attrs.cell == RecurrentCell::Gru && !attrs.linear_before_reset ? 2 * h : gh;
+      const int64_t first = first_block(attrs, dims);
       for (int64_t dir = 0; dir < dims.num_dir; ++dir) {
         const float* r = constant_r + dir * gh * h;
         panels_[dir] = RecurrentPanels(first, h, r);
@@ -68,13 +87,19 @@ class RecurrentKernel final : public Kernel {
   // Whether a constant R's steps run on packed panels: batch 1 on a CPU with AVX-512.
   static bool panels(const LstmDims& d) { return d.batch == 1 && d.hidden > 0 && recurrent_panels_available(); }
   bool packed_steps() const { return !panels_[0].empty(); }
+  // Whether the steps run on TapGemms (Note [recurrent step tiles]).
+  static bool tap(const RecurrentAttributes& attrs, const LstmDims& d) {
+    return !panels(d) && d.batch >= kTapRows && d.seq >= kTapSteps &&
+           attrs.gates() * d.hidden * d.hidden <= kMaxTapWeights;
+  }
+  bool tap_steps() const { return tap_; }
   bool packed_projection() const { return projection_ != nullptr; }
 
   // The sum of the Buffers below: xw, then per direction its step buffers and xg's pointers
   // (kept in the workspace: nothing is allocated per call), then the packed projection's bias
   // row [num_dir*G*H].
   static size_t workspace_floats(const RecurrentAttributes& attrs, const LstmDims& d) {
-    return static_cast<size_t>(xw_floats(attrs, d) + d.num_dir * direction_floats(attrs, d) +
+    return static_cast<size_t>(xw_floats(attrs, d) + d.num_dir * (direction_floats(attrs, d) + tap_floats(attrs, d)) +
                                d.num_dir * attrs.gates() * d.hidden);
   }
   // Then the packed projection's own workspace, 64-byte aligned.
@@ -120,6 +145,19 @@ class RecurrentKernel final : public Kernel {
     const int64_t gh = attrs.gates() * d.hidden, bh = d.batch * d.hidden;
     return 1 + 2 * d.batch + 2 * d.batch * gh + 3 * bh;
   }
+  // R's first block: GRU without linear_before_reset multiplies z and r first, then the h block
+  // by r ⊙ h_prev on its own (Note [gru panels]); otherwise all of R at once.
+  static int64_t first_block(const RecurrentAttributes& attrs, const LstmDims& d) {
+    return (attrs.cell == RecurrentCell::Gru && !attrs.linear_before_reset ? 2 : attrs.gates()) * d.hidden;
+  }
+  static int tap_vectors(const LstmDims& d) { return TapGemm::max_vectors(std::max<int64_t>(1, d.batch)); }
+  // One direction's tap area: R^T [H, G*H] scratch, then the panels of the first block and of the
+  // h block (Note [recurrent step tiles]).
+  static int64_t tap_floats(const RecurrentAttributes& attrs, const LstmDims& d) {
+    if (!tap(attrs, d)) return 0;
+    const int64_t h = d.hidden, gh = attrs.gates() * h, first = first_block(attrs, d), width = 8 * tap_vectors(d);
+    return gh * h + tap_panel_floats(first, h, width) + (gh > first ? tap_panel_floats(gh - first, h, width) : 0);
+  }
   size_t projection_offset() const { return (workspace_floats(attrs_, d_) * sizeof(float) + 63) / 64 * 64; }
   static int64_t xw_floats(const RecurrentAttributes& attrs, const LstmDims& d) {
     return d.seq * d.batch * d.num_dir * attrs.gates() * d.hidden;
@@ -157,6 +195,23 @@ class RecurrentKernel final : public Kernel {
     p.rbh = has_.b && attrs_.linear_before_reset ? args.in(kRecB) + dir * 2 * gh + gh + 2 * h : zeros_.data();
     if (!panels_[dir].empty()) p.panels = &panels_[dir];
     if (!panels_h_[dir].empty()) p.panels_h = &panels_h_[dir];
+    if (tap_) {  // R's blocks transposed and packed for this call's steps
+      float* rt = static_cast<float*>(args.workspace) + xw_floats(attrs_, d_) + d_.num_dir * direction_floats(attrs_, d_) +
+                  dir * tap_floats(attrs_, d_);
+      const int64_t first = first_block(attrs_, d_), width = 8 * tap_vectors(d_);
+      float* first_panels = rt + gh * h;
+      recurrent_transpose(first, h, p.r, rt);
+      pack_tap_panels(rt, first, h, width, first_panels);
+      p.tap = &step_;
+      p.tap_b = first_panels;
+      if (gh > first) {
+        float* h_panels = first_panels + tap_panel_floats(first, h, width);
+        recurrent_transpose(gh - first, h, p.r + first * h, rt);
+        pack_tap_panels(rt, gh - first, h, width, h_panels);
+        p.tap_h = &step_h_;
+        p.tap_h_b = h_panels;
+      }
+    }
 
     const float** xg = buf.xg;
     RecurrentStepBuffers sb;
@@ -211,6 +266,8 @@ class RecurrentKernel final : public Kernel {
   size_t projection_bytes_;             // its workspace
   RecurrentPanels panels_[2];           // per direction, R^T (GRU: its first block) packed, or empty
   RecurrentPanels panels_h_[2];         // GRU without linear_before_reset: R's h block, packed
+  bool tap_;                            // the steps on TapGemms (Note [recurrent step tiles])
+  TapGemm step_, step_h_;               // over R's first block, and (GRU without lbr) its h block
 };
 
 KernelChoice plan_recurrent(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
@@ -233,7 +290,9 @@ KernelChoice plan_recurrent(const Node& node, const std::vector<ValueInfo>& inpu
       plan_recurrent_projection(dims.seq * dims.batch, dims.input, width, inputs[kRecW], true));
   KernelChoice choice;
   choice.algorithm = with_threads(std::string(kernel->packed_projection() ? "packed x·W^T, " : "") +
-                                      (kernel->packed_steps() ? "panels+gates" : "gemm+gates"),
+                                      (kernel->packed_steps() ? "panels+gates"
+                                       : kernel->tap_steps()  ? "tap+gates"
+                                                              : "gemm+gates"),
                                   workers);
   choice.workspace_bytes = kernel->workspace_bytes();
   choice.kernel = std::move(kernel);
