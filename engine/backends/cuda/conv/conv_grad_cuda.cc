@@ -13,7 +13,8 @@
 // explicitly, so here dW reads that padded X (the pad kernel, again) and dX is computed for the
 // padded X and cropped back (the gather kernel).
 //
-// Workspace: [padded X][padded dX][the algorithms' own], the first two only when padding is explicit.
+// Workspace: [padded X][padded dX][the algorithms' own, or the direct kernels' partial sums], the first two only
+// when padding is explicit.
 #include <algorithm>
 #include <climits>
 
