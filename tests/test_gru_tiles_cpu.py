@@ -13,6 +13,7 @@ import pytest
 import dnnx
 from dnnx.threads import get_num_threads, set_num_threads
 from ort_check import assert_matches_ort
+from test_lstm_packed_cpu import as_graph_input
 from test_recurrent import recurrent_case
 
 
@@ -79,3 +80,19 @@ def test_outside_the_bounds_the_dot_products_stay(seq, batch, hidden):
     model, feeds = case("GRU", seq, batch, hidden, "forward")
     assert "gemm+gates" in steps_of(model)
     assert_matches_ort(model, feeds)
+
+
+@pytest.mark.parametrize("linear_before_reset", [0, 1])
+def test_r_fed_at_run_time_is_packed_on_every_call(linear_before_reset):
+    # R as a graph input: each call transposes and packs the R it is given.
+    set_num_threads(1)
+    model, feeds = case("GRU", 6, 5, 16, "bidirectional", linear_before_reset=linear_before_reset)
+    model, value = as_graph_input(model, "R")
+    m = dnnx.load(model)
+    assert "tap+gates" in m.plan()[0]["algorithm"]
+    outputs = []
+    for scale in (1.0, -0.5):
+        feeds2 = dict(feeds, R=(value * scale).astype(np.float32))
+        outputs.append(m.run_dict(feeds2)["Y"])
+        np.testing.assert_allclose(outputs[-1], assert_matches_ort(model, feeds2)["Y"], rtol=1e-5, atol=1e-6)
+    assert not np.allclose(outputs[0], outputs[1])
