@@ -75,11 +75,11 @@ def test_matches_ort(op, shape, direction):
 @pytest.mark.parametrize("op, attrs", [("LSTM", {}), ("LSTM", {"clip": 0.8}), ("LSTM", {"input_forget": 1}),
                                        ("GRU", {"linear_before_reset": 1}), ("GRU", {}),
                                        ("RNN", {"activations": ["Relu", "Sigmoid"]})])
-@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("batch", [1, 3, 6])  # 6: the LSTM's, GRU's and RNN's TapGemm steps
 def test_batch_major_layout(op, attrs, batch):
     """Layout 1 against the same node in layout 0 (onnxruntime has no layout 1)."""
     seq, inp, hidden = 6, 7, 11
-    lens = [6, 2, 0][:batch] if batch > 1 else None
+    lens = [6, 2, 0, 6, 4, 1][:batch] if batch > 1 else None
     model1, feeds1 = build(op, seq, batch, inp, hidden, "bidirectional", lens=lens, initial=False, layout=1, **attrs)
     got = dnnx.load(model1).run_dict(feeds1)
     model0, feeds0 = build(op, seq, batch, inp, hidden, "bidirectional", lens=lens, initial=False, **attrs)
