@@ -96,8 +96,8 @@ class RecurrentKernel final : public Kernel {
   bool packed_projection() const { return projection_ != nullptr; }
 
   // The sum of the Buffers below: xw, then per direction its step buffers and xg's pointers
-  // (kept in the workspace: nothing is allocated per call), then the packed projection's bias
-  // row [num_dir*G*H].
+  // (kept in the workspace: nothing is allocated per call), then per direction its tap area
+  // (tap steps only), then the packed projection's bias row [num_dir*G*H].
   static size_t workspace_floats(const RecurrentAttributes& attrs, const LstmDims& d) {
     return static_cast<size_t>(xw_floats(attrs, d) + d.num_dir * (direction_floats(attrs, d) + tap_floats(attrs, d)) +
                                d.num_dir * attrs.gates() * d.hidden);
@@ -138,6 +138,7 @@ class RecurrentKernel final : public Kernel {
     float* rh;    // [batch, H]: GRU's r ⊙ h_prev
     float* hh;    // [batch, H]: GRU's h_prev·Rh^T + Rbh
     const float** xg;  // [batch]: the step's xw rows (RecurrentStepBuffers::xg)
+    float* tap;        // tap steps: R^T scratch, then R's packed panels (tap_floats), else null
   };
   // Floats of one direction's Buffers: xg's pointers first (2 floats each, from the share's
   // first 8-byte boundary: 1 float of slack), then the floats.
@@ -173,6 +174,9 @@ class RecurrentKernel final : public Kernel {
     buf.h = buf.acts + d_.batch * gh;
     buf.rh = buf.h + bh;
     buf.hh = buf.rh + bh;
+    buf.tap = tap_ ? static_cast<float*>(workspace) + xw_floats(attrs_, d_) + d_.num_dir * direction_floats(attrs_, d_) +
+                         dir * tap_floats(attrs_, d_)
+                   : nullptr;
     return buf;
   }
 
@@ -195,9 +199,7 @@ class RecurrentKernel final : public Kernel {
     p.rbh = has_.b && attrs_.linear_before_reset ? args.in(kRecB) + dir * 2 * gh + gh + 2 * h : zeros_.data();
     if (!panels_[dir].empty()) p.panels = &panels_[dir];
     if (!panels_h_[dir].empty()) p.panels_h = &panels_h_[dir];
-    if (tap_) {  // R's blocks transposed and packed for this call's steps
-      float* rt = static_cast<float*>(args.workspace) + xw_floats(attrs_, d_) + d_.num_dir * direction_floats(attrs_, d_) +
-                  dir * tap_floats(attrs_, d_);
+    if (float* rt = buf.tap) {  // R's blocks transposed and packed for this call's steps
       const int64_t first = first_block(attrs_, d_), width = 8 * tap_vectors(d_);
       float* first_panels = rt + gh * h;
       recurrent_transpose(first, h, p.r, rt);

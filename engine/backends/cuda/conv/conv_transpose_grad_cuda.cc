@@ -38,7 +38,9 @@ class ConvTransposeGradKernel final : public GradKernel {
         pad_(pad),
         bias_(bias),
         direct_bias_(direct_bias),
-        dy_dims_(dy_dims) {
+        images_(dy_dims[0]),
+        filters_(dy_dims[1]),
+        plane_(numel(Shape(dy_dims.begin() + 2, dy_dims.end()))) {
     if (bias_) {
       Shape b(dy_dims.size(), 1);  // [1, M, 1, 1(, 1)]
       b[1] = dy_dims[1];
@@ -53,8 +55,7 @@ class ConvTransposeGradKernel final : public GradKernel {
     auto* workspace = static_cast<uint8_t*>(args.workspace);
     void* algo_workspace = workspace + pad_.bytes;
     if (bias_ && args.d_inputs[kB] && direct_bias_) {
-      launch_conv_bias_grad(dy, args.d_inputs[kB], dy_dims_[0], dy_dims_[1],
-                            numel(Shape(dy_dims_.begin() + 2, dy_dims_.end())), algo_workspace, ctx_.stream);
+      launch_conv_bias_grad(dy, args.d_inputs[kB], images_, filters_, plane_, algo_workspace, ctx_.stream);
     } else if (bias_ && args.d_inputs[kB]) {
       check(cudnnConvolutionBackwardBias(ctx_.cudnn, &one, dy_desc_, dy, &zero, bias_desc_, args.d_inputs[kB]),
             "cudnnConvolutionBackwardBias");
@@ -88,7 +89,7 @@ class ConvTransposeGradKernel final : public GradKernel {
   ExplicitPad pad_;
   bool bias_;
   bool direct_bias_;
-  Shape dy_dims_;  // [N, M, spatial...]
+  int64_t images_, filters_, plane_;  // dY [images, filters, plane]
   TensorDescriptor bias_desc_, dy_desc_;  // dB [1, M, 1, 1(, 1)]; dY unpadded
 };
 

@@ -18,7 +18,7 @@
 //     tile of 8 filters); each thread owns one weight (c, ky, kx) for the tile's 8 filters and
 //     walks output positions of each image of the chunk (X's planes and the 8 dY planes in shared
 //     memory, dY as float4 pairs), groups of threads splitting the positions; the groups' sums,
-//     then the chunks' sums, are added in a fixed order. 34 us for conv1 against ALGO_0's ~56.
+//     then the chunks' sums, are added in a fixed order. 28 us for conv1 against ALGO_0's ~56.
 //     It runs at a few percent of the GPU's FMA rate (each image's planes are loaded between two
 //     barriers), so it is taken only up to 2^19 products an image (conv1: 288,000), where that
 //     was measured to win; bigger convs keep cuDNN's algorithms.

@@ -23,21 +23,31 @@ int64_t weights_per_filter(const DirectConvGrad2d& g) { return int64_t{g.c} * g.
 
 // --- dW ---------------------------------------------------------------------------------------
 
+// The n images in chunks, so that `others` blocks per chunk make about kTargetBlocks in all.
+struct ImageChunks {
+  int64_t images_per_chunk = 0, chunks = 0;
+};
+
+ImageChunks image_chunks(int64_t n, int64_t others) {
+  ImageChunks s;
+  const int64_t want = std::max<int64_t>(1, std::min<int64_t>(n, (kTargetBlocks + others - 1) / others));
+  s.images_per_chunk = (n + want - 1) / want;
+  s.chunks = (n + s.images_per_chunk - 1) / s.images_per_chunk;
+  return s;
+}
+
 // How the filter gradient splits: one thread a weight (c, ky, kx) of a filter, `groups` of such
 // threads over the output positions; blocks over chunks of images and tiles of kFilterTile filters.
-struct FilterGradSplit {
+struct FilterGradSplit : ImageChunks {
   int groups = 1;
   int tiles = 0;  // filter tiles
-  int64_t images_per_chunk = 0, chunks = 0;
 };
 
 FilterGradSplit filter_grad_split(const DirectConvGrad2d& g) {
   FilterGradSplit s;
   s.groups = std::max(1, std::min(kMaxPositionGroups, static_cast<int>(kThreads / weights_per_filter(g))));
   s.tiles = (g.m + kFilterTile - 1) / kFilterTile;
-  const int64_t want = std::max<int64_t>(1, std::min<int64_t>(g.n, (kTargetBlocks + s.tiles - 1) / s.tiles));
-  s.images_per_chunk = (g.n + want - 1) / want;
-  s.chunks = (g.n + s.images_per_chunk - 1) / s.images_per_chunk;
+  static_cast<ImageChunks&>(s) = image_chunks(g.n, s.tiles);
   return s;
 }
 
@@ -140,19 +150,6 @@ void launch_sum_chunks(const float* partial, float* out, int64_t count, int64_t 
 
 // --- dB -----------------------------------------------------------------------------------------
 
-// How the bias gradient splits: blocks over (filter, chunk of images), about kTargetBlocks.
-struct BiasGradSplit {
-  int64_t images_per_chunk = 0, chunks = 0;
-};
-
-BiasGradSplit bias_grad_split(int64_t n, int64_t m) {
-  BiasGradSplit s;
-  const int64_t want = std::max<int64_t>(1, std::min<int64_t>(n, (kTargetBlocks + m - 1) / m));
-  s.images_per_chunk = (n + want - 1) / want;
-  s.chunks = (n + s.images_per_chunk - 1) / s.images_per_chunk;
-  return s;
-}
-
 // partial[chunk, m] = the sum of dY[n, m, :] over the chunk's images: one block per (m, chunk),
 // its threads over the chunk's planes, then the block's sum (fixed order).
 __global__ void __launch_bounds__(kThreads)
@@ -205,13 +202,13 @@ void launch_direct_filter_grad(const float* x, const float* dy, float* dw, void*
 }
 
 size_t conv_bias_grad_workspace(int64_t n, int64_t m) {
-  const BiasGradSplit s = bias_grad_split(n, m);
+  const ImageChunks s = image_chunks(n, m);  // blocks over (filter, chunk of images)
   return s.chunks > 1 ? align256(static_cast<size_t>(s.chunks * m) * sizeof(float)) : 0;
 }
 
 void launch_conv_bias_grad(const float* dy, float* db, int64_t n, int64_t m, int64_t plane, void* workspace,
                            cudaStream_t stream) {
-  const BiasGradSplit s = bias_grad_split(n, m);
+  const ImageChunks s = image_chunks(n, m);  // blocks over (filter, chunk of images)
   float* partial = s.chunks > 1 ? static_cast<float*>(workspace) : db;
   const dim3 grid(static_cast<unsigned>(m), static_cast<unsigned>(s.chunks));
   bias_grad_partials<<<grid, kThreads, 0, stream>>>(dy, partial, n, m, plane, s.images_per_chunk);
