@@ -11,6 +11,7 @@
 #      cuda: bench_cuda.py, LeNet, dnnx vs PyTorch (separate process); planner: bench_cuda_planner.py,
 #      heuristic vs exhaustive; lstm: bench_cuda_lstm.py, 4-layer LSTM vs PyTorch; finetune:
 #      bench_cuda_finetune.py, fine-tune steps vs PyTorch; finetune_lstm: bench_cuda_finetune_lstm.py;
+#      finetune_resnet: bench_cuda_finetune_resnet.py, ResNet-18's whole-model step vs PyTorch (../shared carried);
 #      resnet: bench_resnet_cuda.py, ResNet-50 vs torchvision; load: bench_load.py --device cuda,
 #      import + load + first run in a new process vs onnxruntime-gpu (where PYTHONPATH has it) and
 #      the bare CUDA floor (ORT_GPU_PATH: where the carried onnxruntime-gpu lies, for the benches only);
@@ -124,7 +125,7 @@ for search in ('heuristic', 'exhaustive'):
     python3 -m dnnx.cli profile '$lenet' --device cuda --batch \$b --repeat 50 || exit; done"
   benches=" ${GPU_CHECK_BENCHES:-cuda planner lstm} "
   # name -> script; each writes $OUT/RESULTS_<NAME>.md (the section to paste into bench/RESULTS*.md)
-  for name in cuda planner lstm finetune finetune_lstm resnet load precision ray background speed int8; do
+  for name in cuda planner lstm finetune finetune_lstm finetune_resnet resnet load precision ray background speed int8; do
     [[ $benches == *" $name "* ]] || continue
     args=()
     case $name in

@@ -1,7 +1,11 @@
 // GlobalAveragePool, GlobalMaxPool on the CPU: x [N*C planes, S] -> y [N*C], one pass per plane.
+// Their gradients are ReduceMean's and ReduceMax's over the spatial dims (reduce/reduce_cpu.cc):
+// dY / S to every element of the plane; dY to the plane's maximum, split evenly between equal
+// maxima (PyTorch's amax rule; MaxPool's gradient gives it to the first).
 #include <algorithm>
 #include <limits>
 
+#include "backends/cpu/reduce/reduce_grad_cpu.h"
 #include "runtime/kernel_registry.h"
 
 namespace dnnx {
@@ -47,11 +51,20 @@ KernelFactory global_pool_factory(GlobalPool kind) {
   };
 }
 
+GradFactory global_pool_grad(ReduceKind kind) {
+  return [kind](const GradRequest& r) {
+    const Shape& x = r.inputs[0].info.shape;
+    std::vector<bool> spatial(x.size(), true);  // [N, C, spatial...]: every dim after C
+    for (size_t d = 0; d < std::min<size_t>(2, x.size()); ++d) spatial[d] = false;
+    return plan_reduction_grad(kind, x, spatial);
+  };
+}
+
 }  // namespace
 
 void register_cpu_global_pool_kernels(KernelRegistry& r) {
-  r.add("GlobalAveragePool", global_pool_factory(GlobalPool::Average));
-  r.add("GlobalMaxPool", global_pool_factory(GlobalPool::Max));
+  r.add("GlobalAveragePool", global_pool_factory(GlobalPool::Average)).with_gradient(global_pool_grad(ReduceKind::Mean));
+  r.add("GlobalMaxPool", global_pool_factory(GlobalPool::Max)).with_gradient(global_pool_grad(ReduceKind::Max));
 }
 
 }  // namespace dnnx

@@ -1,10 +1,13 @@
-// MaxPool's gradient on the CPU: each output's dY goes to the input position that won its
-// window, found again from the kept X (the forward keeps the first of equal maxima, and so
-// does this). Padding taps never win; windows overlap when stride < kernel, so dX adds up.
-// Every spatial rank runs as 3-D, with unit dims prepended.
+// MaxPool's and AveragePool's gradients on the CPU. MaxPool: each output's dY goes to the input
+// position that won its window, found again from the kept X (the forward keeps the first of
+// equal maxima, and so does this). Padding taps never win. AveragePool: each output's
+// dY / divisor goes to every tap of its window inside X, the divisor the forward's
+// (window_taps_cpu.h: count_include_pad, ceil_mode). Windows overlap when stride < kernel, so dX
+// adds up, plane by plane in output order. Every spatial rank runs as 3-D, with unit dims prepended.
 #include <algorithm>
 #include <limits>
 
+#include "backends/cpu/pool/window_taps_cpu.h"
 #include "runtime/kernel_registry.h"
 #include "ops/conv/conv_geometry.h"
 
@@ -75,8 +78,64 @@ GradChoice plan_max_pool_grad(const GradRequest& r) {
   return choice;
 }
 
+class AvgPoolGradKernel final : public GradKernel {
+ public:
+  AvgPoolGradKernel(ConvGeometry g, int64_t planes, bool count_include_pad)
+      : g_(std::move(g)), planes_(planes), taps_{window_table(g_, kD, count_include_pad),
+                                                  window_table(g_, kH, count_include_pad),
+                                                  window_table(g_, kW, count_include_pad)} {}
+
+  // dx [N*C planes, D, H, W]; dy [N*C planes, OD, OH, OW].
+  void run(const GradArgs& args) const override {
+    float* dx = args.d_inputs[0];
+    if (!dx) return;
+    const float* dy = args.d_outputs[0];
+    std::fill(dx, dx + planes_ * g_.input_size(), 0.0f);
+    for (int64_t p = 0; p < planes_; ++p) plane(dy + p * g_.output_size(), dx + p * g_.input_size());
+  }
+
+ private:
+  void plane(const float* dy, float* dx) const {
+    const int64_t in_h = g_.input[kH], in_w = g_.input[kW];
+    for (const WindowTaps& td : taps_[kD]) {
+      for (const WindowTaps& th : taps_[kH]) {
+        for (const WindowTaps& tw : taps_[kW]) {
+          const int64_t divisor = td.counted * th.counted * tw.counted;
+          const float g = divisor > 0 ? *dy / static_cast<float>(divisor) : 0.0f;
+          ++dy;
+          for (int64_t kd = td.lo; kd < td.hi; ++kd) {
+            const int64_t id = td.start + kd * g_.dilations[kD];
+            for (int64_t kh = th.lo; kh < th.hi; ++kh) {
+              float* row = dx + (id * in_h + th.start + kh * g_.dilations[kH]) * in_w;
+              for (int64_t kw = tw.lo; kw < tw.hi; ++kw) row[tw.start + kw * g_.dilations[kW]] += g;
+            }
+          }
+        }
+      }
+    }
+  }
+
+  ConvGeometry g_;  // expanded to 3 spatial dims
+  int64_t planes_;  // N * C
+  std::vector<WindowTaps> taps_[kKernelRank];  // per dim, per output index
+};
+
+GradChoice plan_avg_pool_grad(const GradRequest& r) {
+  const Shape& x = r.inputs[0].info.shape;
+  const ConvGeometry g = make_conv_geometry(r.node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
+                                            r.node.attr_ints("kernel_shape", {}));
+  GradChoice choice;
+  choice.algorithm = "window scatter";
+  choice.kernel = std::make_unique<AvgPoolGradKernel>(g.expanded_to(kKernelRank), x[0] * x[1],
+                                                      r.node.attr_int("count_include_pad", 0) != 0);
+  return choice;
+}
+
 }  // namespace
 
-void register_cpu_pool_grad_kernels(KernelRegistry& r) { r.at("MaxPool").with_gradient(plan_max_pool_grad); }
+void register_cpu_pool_grad_kernels(KernelRegistry& r) {
+  r.at("MaxPool").with_gradient(plan_max_pool_grad);
+  r.at("AveragePool").with_gradient(plan_avg_pool_grad);
+}
 
 }  // namespace dnnx

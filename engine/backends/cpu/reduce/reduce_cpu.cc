@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/cpu/reduce/reduce_cells.h"
+#include "backends/cpu/reduce/reduce_grad_cpu.h"
 #include "backends/cpu/runtime/element_type.h"
 #include "ops/reduce/reduce.h"
 #include "runtime/kernel_registry.h"
@@ -287,11 +288,7 @@ KernelChoice plan_reduce(const Node& node, const std::vector<ValueInfo>& inputs,
 
 GradChoice plan_reduce_grad(const GradRequest& r) {
   const Shape& x = r.inputs[0].info.shape;
-  const ReduceAxes axes = reduce_axes(r.node, r.inputs, x);
-  GradChoice choice;
-  choice.algorithm = "cells";
-  choice.kernel = std::make_unique<ReduceGradKernel>(reduce_kind(r.node.op_type), reduce_cells(x, axes.reduced));
-  return choice;
+  return plan_reduction_grad(reduce_kind(r.node.op_type), x, reduce_axes(r.node, r.inputs, x).reduced);
 }
 
 KernelChoice plan_reduce_mean(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
@@ -304,6 +301,13 @@ KernelChoice plan_reduce_mean(const Node& node, const std::vector<ValueInfo>& in
 }
 
 }  // namespace
+
+GradChoice plan_reduction_grad(ReduceKind kind, const Shape& x, const std::vector<bool>& reduced) {
+  GradChoice choice;
+  choice.algorithm = "cells";
+  choice.kernel = std::make_unique<ReduceGradKernel>(kind, reduce_cells(x, reduced));
+  return choice;
+}
 
 void register_cpu_reduce_kernels(KernelRegistry& r) {
   r.add("ReduceMean", plan_reduce_mean).with_gradient(plan_reduce_grad);

@@ -6,6 +6,7 @@
 // is refused at plan time with an UnsupportedModelError naming the node.
 #include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/backend/simple_kernel.h"
+#include "backends/cuda/elementwise/reduce_grad_cuda.h"
 #include "backends/cuda/elementwise/reduce_kernels.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "ops/reduce/reduce.h"
@@ -21,14 +22,15 @@ struct ReduceLayout {
   int64_t cells = 0;
 };
 
-ReduceLayout reduce_layout(const Node& node, const std::vector<ValueInfo>& inputs) {
-  const Shape& x = inputs[0].info.shape;
-  const ReduceAxes axes = reduce_axes(node, inputs, x);
+// X [shape] reduced over the dims flagged in `reduced`; `node` names the refusal.
+ReduceLayout reduce_layout(const Node& node, const Shape& x, const std::vector<bool>& reduced) {
   const std::vector<int64_t> strides = packed_strides(x);
   ReduceLayout l;
+  l.cells = 1;
   for (size_t d = 0; d < x.size(); ++d) {
+    if (!reduced[d]) l.cells *= x[d];
     if (x[d] == 1) continue;
-    BroadcastDims& dims = axes.reduced[d] ? l.red : l.out;
+    BroadcastDims& dims = reduced[d] ? l.red : l.out;
     if (dims.rank == kMaxGlueDims) {
       node_fail<UnsupportedModelError>(node, "X " + shape_str(x) + " has more than " + std::to_string(kMaxGlueDims) +
                                                  " non-unit dims on one side of the reduction");
@@ -36,10 +38,14 @@ ReduceLayout reduce_layout(const Node& node, const std::vector<ValueInfo>& input
     dims.size[dims.rank] = x[d];
     dims.stride_a[dims.rank] = strides[d];
     ++dims.rank;
-    if (axes.reduced[d]) l.count *= x[d];
+    if (reduced[d]) l.count *= x[d];
   }
-  l.cells = numel(axes.out);
   return l;
+}
+
+ReduceLayout reduce_layout(const Node& node, const std::vector<ValueInfo>& inputs) {
+  const Shape& x = inputs[0].info.shape;
+  return reduce_layout(node, x, reduce_axes(node, inputs, x).reduced);
 }
 
 const char* reduce_algorithm(const ReduceLayout& l) {
@@ -68,17 +74,21 @@ KernelChoice plan_reduce(const CudaContext& ctx, const Node& node, const std::ve
 }
 
 GradChoice plan_reduce_grad(const GradRequest& r) {
+  const Shape& x = r.inputs[0].info.shape;
+  return plan_reduction_grad(r, reduce_kind(r.node.op_type), reduce_axes(r.node, r.inputs, x).reduced);
+}
+
+}  // namespace
+
+GradChoice plan_reduction_grad(const GradRequest& r, ReduceKind kind, const std::vector<bool>& reduced) {
   const CudaContext* c = &cuda_context_of(r);
-  const ReduceKind kind = reduce_kind(r.node.op_type);
-  const ReduceLayout l = reduce_layout(r.node, r.inputs);
+  const ReduceLayout l = reduce_layout(r.node, r.inputs[0].info.shape, reduced);
   return make_grad_choice("direct kernel", [=](const GradArgs& a) {
     if (!a.d_inputs[0]) return;
     launch_reduce_grad(kind, a.in(0), a.out(0), a.d_outputs[0], a.d_inputs[0], l.cells, l.out, l.red, l.count,
                        c->stream);
   });
 }
-
-}  // namespace
 
 void register_cuda_reduce_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("ReduceMean", bind(ctx, plan_reduce)).with_dtypes(kFloatAndHalves).with_gradient(plan_reduce_grad);

@@ -1,7 +1,12 @@
 // GlobalAveragePool and GlobalMaxPool on CUDA (NCHW), real-world ops of issue #5: one block per
 // plane, a block-wide sum or max (global_pool_kernels.cu), float32, float16 or bfloat16 (half
 // storage; float sums either way). "GlobalAveragePool@NHWC" is pool_cuda.cc's.
+// Their gradients (float32, as all training) are ReduceMean's and ReduceMax's over the spatial
+// dims, the CPU's rules (backends/cpu/pool/global_pool_cpu.cc).
+#include <algorithm>
+
 #include "backends/cuda/backend/simple_kernel.h"
+#include "backends/cuda/elementwise/reduce_grad_cuda.h"
 #include "backends/cuda/layout/glue_kernels.h"
 
 namespace dnnx::cuda {
@@ -22,11 +27,24 @@ Factory global_pool_factory(const CudaContext& ctx, bool max) {
   };
 }
 
+GradFactory global_pool_grad(ReduceKind kind) {
+  return [kind](const GradRequest& r) {
+    const size_t rank = r.inputs[0].info.shape.size();
+    std::vector<bool> spatial(rank, true);  // [N, C, spatial...]: every dim after C
+    for (size_t d = 0; d < std::min<size_t>(2, rank); ++d) spatial[d] = false;
+    return plan_reduction_grad(r, kind, spatial);
+  };
+}
+
 }  // namespace
 
 void register_cuda_global_pool_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("GlobalAveragePool", global_pool_factory(ctx, false)).with_dtypes(kFloatAndHalves);
-  r.add("GlobalMaxPool", global_pool_factory(ctx, true)).with_dtypes(kFloatAndHalves);
+  r.add("GlobalAveragePool", global_pool_factory(ctx, false))
+      .with_dtypes(kFloatAndHalves)
+      .with_gradient(global_pool_grad(ReduceKind::Mean));
+  r.add("GlobalMaxPool", global_pool_factory(ctx, true))
+      .with_dtypes(kFloatAndHalves)
+      .with_gradient(global_pool_grad(ReduceKind::Max));
 }
 
 }  // namespace dnnx::cuda

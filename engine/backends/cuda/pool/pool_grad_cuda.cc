@@ -6,10 +6,14 @@
 // to its window's first maximum exactly as the CPU does. 1-D pools run as 2-D with a unit height.
 // Before both, the common 2x2 stride-2 pool on even planes takes its own kernel (Note [2x2 pool
 // gradient]), with the CPU's rule for ties too.
+// AveragePool's gradient is always the direct kernel, as its forward is (avg_pool_cuda.cc: ONNX's
+// divisor for every geometry): each dX element gathers dY / divisor of the windows holding it.
 #include <algorithm>
+#include <array>
 
 #include "backends/cuda/train/grad_kernels.h"
 #include "backends/cuda/backend/cuda_kernels.h"
+#include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/pool/max_pool_layout.h"
 #include "backends/cuda/runtime/tensor_desc.h"
 
@@ -90,8 +94,26 @@ GradChoice plan_max_pool_grad(const GradRequest& r) {
   return choice;
 }
 
+GradChoice plan_avg_pool_grad(const GradRequest& r) {
+  const CudaContext* c = &cuda_context_of(r);
+  const Shape& x = r.inputs[0].info.shape;
+  const ConvGeometry onnx = make_conv_geometry(r.node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
+                                               r.node.attr_ints("kernel_shape", {}));
+  const Window3d w = pool_window(onnx, x);
+  const ConvGeometry g = onnx.expanded_to(3);
+  const std::array<int64_t, 3> pad_end = {g.pads_end[0], g.pads_end[1], g.pads_end[2]};
+  const bool include_pad = r.node.attr_int("count_include_pad", 0) != 0;
+  return make_grad_choice("direct gradient kernel (window gather)", [=](const GradArgs& a) {
+    if (!a.d_inputs[0]) return;
+    launch_avg_pool_grad(a.d_outputs[0], a.d_inputs[0], w, pad_end.data(), include_pad, c->stream);
+  });
+}
+
 }  // namespace
 
-void register_cuda_pool_grad_kernels(KernelRegistry& r, const CudaContext&) { r.at("MaxPool").with_gradient(plan_max_pool_grad); }
+void register_cuda_pool_grad_kernels(KernelRegistry& r, const CudaContext&) {
+  r.at("MaxPool").with_gradient(plan_max_pool_grad);
+  r.at("AveragePool").with_gradient(plan_avg_pool_grad);
+}
 
 }  // namespace dnnx::cuda

@@ -71,6 +71,48 @@ __global__ void max_pool_grad(const float* __restrict__ x, const float* __restri
   }
 }
 
+// How many taps of output o's window along one dim an average's divisor counts: the forward's
+// rule (pool/avg_pool_kernels.cu): inside the padded X with count_include_pad, else inside X.
+__device__ int64_t counted_taps(int64_t o, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
+                                bool include_pad) {
+  int64_t counted = 0;
+  for (int64_t t = 0; t < k; ++t) {
+    const int64_t idx = o * s - pb + t * d;
+    if (include_pad ? idx < in + pe : (idx >= 0 && idx < in)) ++counted;
+  }
+  return counted;
+}
+
+// Every dX element gathers dY / divisor of each window that holds it, in (od, oh, ow) order.
+__global__ void avg_pool_grad(const float* __restrict__ dy, float* __restrict__ dx, Window3d w, int64_t pe0,
+                              int64_t pe1, int64_t pe2, bool include_pad) {
+  const int64_t plane_in = w.in[0] * w.in[1] * w.in[2], plane_out = w.out[0] * w.out[1] * w.out[2];
+  const int64_t n = w.planes * plane_in;
+  const int64_t pad_end[3] = {pe0, pe1, pe2};
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < n; e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t p = e / plane_in, i = e % plane_in;
+    const int64_t pos[3] = {i / (w.in[2] * w.in[1]), i / w.in[2] % w.in[1], i % w.in[2]};
+    const float* dyp = dy + p * plane_out;
+    int64_t lo[3], hi[3];
+    for (int d = 0; d < 3; ++d) covering(pos[d], w.stride[d], w.pad_begin[d], w.dilation[d], w.kernel[d], w.out[d], lo[d], hi[d]);
+    float sum = 0.0f;
+    for (int64_t od = lo[0]; od < hi[0]; ++od) {
+      if ((pos[0] + w.pad_begin[0] - od * w.stride[0]) % w.dilation[0] != 0) continue;
+      const int64_t cd = counted_taps(od, w.in[0], w.kernel[0], w.stride[0], w.dilation[0], w.pad_begin[0], pad_end[0], include_pad);
+      for (int64_t oh = lo[1]; oh < hi[1]; ++oh) {
+        if ((pos[1] + w.pad_begin[1] - oh * w.stride[1]) % w.dilation[1] != 0) continue;
+        const int64_t ch = counted_taps(oh, w.in[1], w.kernel[1], w.stride[1], w.dilation[1], w.pad_begin[1], pad_end[1], include_pad);
+        for (int64_t ow = lo[2]; ow < hi[2]; ++ow) {
+          if ((pos[2] + w.pad_begin[2] - ow * w.stride[2]) % w.dilation[2] != 0) continue;
+          const int64_t cw = counted_taps(ow, w.in[2], w.kernel[2], w.stride[2], w.dilation[2], w.pad_begin[2], pad_end[2], include_pad);
+          sum += dyp[(od * w.out[1] + oh) * w.out[2] + ow] / static_cast<float>(cd * ch * cw);
+        }
+      }
+    }
+    dx[e] = sum;
+  }
+}
+
 __device__ int64_t walk(int64_t index, const BroadcastDims& dims) {
   int64_t offset = 0;
   for (int d = dims.rank - 1; d >= 0; --d) {
@@ -160,6 +202,14 @@ void launch_max_pool_grad(const float* x, const float* dy, float* dx, const Wind
   if (n == 0) return;
   max_pool_grad<<<grid_for(n), kBlock, 0, stream>>>(x, dy, dx, w);
   check_launch("max-pool gradient kernel");
+}
+
+void launch_avg_pool_grad(const float* dy, float* dx, const Window3d& w, const int64_t pad_end[3],
+                          bool count_include_pad, cudaStream_t stream) {
+  const int64_t n = w.planes * w.in[0] * w.in[1] * w.in[2];
+  if (n == 0) return;
+  avg_pool_grad<<<grid_for(n), kBlock, 0, stream>>>(dy, dx, w, pad_end[0], pad_end[1], pad_end[2], count_include_pad);
+  check_launch("average-pool gradient kernel");
 }
 
 void launch_reduce_sum(const float* src, float* dst, int64_t n, const BroadcastDims& kept,

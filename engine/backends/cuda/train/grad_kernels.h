@@ -21,6 +21,12 @@ void launch_max_pool_grad(const float* x, const float* dy, float* dx, const Wind
 bool max_pool_2x2_grad_fits(const Window3d& w);
 void launch_max_pool_2x2_grad(const float* x, const float* dy, float* dx, const Window3d& w, cudaStream_t stream);
 
+// AveragePool's gradient with the forward's divisor (launch_avg_pool): every dX element gathers
+// dY / divisor of each window holding it (taps in X only; pads never receive). dx [planes, in...];
+// dy [planes, out...]; pad_end and count_include_pad as the forward's. dx is overwritten.
+void launch_avg_pool_grad(const float* dy, float* dx, const Window3d& w, const int64_t pad_end[3],
+                          bool count_include_pad, cudaStream_t stream);
+
 // dst[j] = scale * sum over the reduced elements of src: output j walks `kept` (size, and in
 // stride_a its stride in src), the summed elements walk `reduced` (likewise). n: dst's
 // elements. `reduced` of rank 0 is an elementwise dst = scale * src (src walked by `kept`).
