@@ -39,10 +39,12 @@ from _timing import median_us, time_calls
 from _torch_worker import add_worker_arguments, run_torch_worker
 
 CASES = (("last:2", 64), ("last:2", 256), ("last:2", 1024), ("all", 256))
-# dnnx's rows: every case with algo_search="heuristic", and the target's case also with
-# "exhaustive" (cuDNN's and cuBLASLt's candidates timed at plan time, through a plan cache)
+# dnnx's rows: every case with algo_search="heuristic", and the target's case and the whole model
+# also with "exhaustive" (cuDNN's and cuBLASLt's candidates timed at plan time, through a plan
+# cache); the whole model also with "auto", the default (its backward convs timed: Note [auto search])
 DNNX_ROWS = (("last:2", 64, "heuristic"), ("last:2", 256, "heuristic"), ("last:2", 256, "exhaustive"),
-             ("last:2", 1024, "heuristic"), ("all", 256, "heuristic"))
+             ("last:2", 1024, "heuristic"), ("all", 256, "heuristic"), ("all", 256, "auto"),
+             ("all", 256, "exhaustive"))
 TARGET_US = 150.0  # last:2 at batch 256
 # SGD learning rate per case: the whole model trained on one repeated batch diverges at 0.01 (on
 # the CPU too: loss 8.6 -> 5e3 -> non-finite within 15 steps), so it steps at 0.001.

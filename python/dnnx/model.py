@@ -680,8 +680,9 @@ def load(src: Union[str, os.PathLike, bytes, Any], batch_size: Optional[int] = N
     a string such as "256MiB": no layer's workspace exceeds it; None, the default: 4 GiB, at most
     an eighth of the GPU's memory or of memory_limit, where FFT, Winograd or a 3-D conv's
     precomputed indices need it), ``algo_search`` ("auto", the default: timed as "exhaustive"
-    for the fp32 convolutions of 4 GFLOP or more, where timing was measured to pay, heuristic for
-    the rest (Note [auto search] in engine/backends/cuda/search/conv_algo.cc); "heuristic":
+    for the fp32 convolutions of 4 GFLOP or more, where timing was measured to pay, and for every
+    fp32 convolution's backward when fine-tuning, heuristic for the rest (Note [auto search] in
+    engine/backends/cuda/search/conv_algo.cc); "heuristic":
     cuDNN's ranking, instant; "exhaustive": every convolution algorithm timed at plan time, the
     fastest that fits kept, times in ``plan()``; "background": load returns with cuDNN's
     heuristic plan, or the plan cache's exhaustive choices where it has them, and a thread then

@@ -2,8 +2,10 @@
 the fp32 convolutions of 4 GFLOP or more are timed as "exhaustive" times them (times in the
 plan, the plan cache), the rest take cuDNN's ranking, and so does every conv at tf32, fp16 and
 bf16; with no workspace_limit a model may take up to 4 GiB per layer at every precision (Note
-[tensor-op workspace]).
+[tensor-op workspace]). A fine-tuning step's backward convolutions are timed at every size in fp32.
 Results against onnxruntime at the fp32 tolerances of cuda_check (tf32: test_cuda_precision's)."""
+import json
+
 import numpy as np
 import pytest
 from onnx import helper
@@ -72,3 +74,19 @@ def test_the_default_workspace_is_4_gib_at_every_precision():
             assert why.endswith("4096 MiB"), (precision, why)
     with pytest.raises(ValueError, match="algo_search"):
         dnnx.load(model, device="cuda", algo_search="sometimes")
+
+
+def test_a_small_fp32_conv_times_its_backward_when_fine_tuned(tmp_path, monkeypatch):
+    # The forward of SMALL is ranked (above); its dX and dW are timed under "auto" and cached as
+    # the exhaustive search caches them. The direct dW kernel is off: cuDNN's candidates only.
+    monkeypatch.setenv("DNNX_PROBE_DIRECT_CONV_GRAD", "0")
+    cache = tmp_path / "cache.json"
+    model = conv_model(*SMALL)
+    m = dnnx.load(model, device="cuda", plan_cache=cache, optimize=False)
+    tuner = m.finetune(trainable=["w", "b"], loss="mse", momentum=0.0)
+    x = rand(SMALL[0], SMALL[1], SMALL[2], SMALL[2], seed=3)
+    tuner.gradients(x, np.zeros((SMALL[0], SMALL[1], SMALL[2], SMALL[2]), np.float32))
+    entries = json.loads(cache.read_text())["entries"]
+    backward = {k: e for k, e in entries.items() if k.startswith("conv bwd filter |")}
+    assert backward and all(e["time_ms"] > 0 for e in backward.values()), entries
+    assert not any(k.startswith("conv fwd |") for k in entries), list(entries)

@@ -69,6 +69,11 @@ std::string conv_math_name(cudnnMathType_t math, Precision precision) {
 // algorithms (FFT, Winograd) need workspace: where the model names no workspace_limit, a model
 // gets kAutoFp32Workspace (4 GiB: the measured row), at most an eighth of the device's memory
 // (or of memory_limit), at every precision (Note [tensor-op workspace], below).
+// A fine-tuning step's backward convolutions (dX, dW) are timed under "auto" at every size in fp32:
+// a tuning run takes thousands of steps, so the search's milliseconds at finetune() are repaid
+// by the first hundred or so. LeNet's every-layer step at batch 256 (H100, session 21): cuDNN's
+// heuristic pair for conv2's backward took 170 us, the timed one 107 us (the step 377 against
+// 334 us).
 constexpr double kAutoTimedFlops = 4e9;
 constexpr size_t kAutoFp32Workspace = size_t{4} << 30;
 constexpr size_t kHalfWorkspace = size_t{256} << 20;
@@ -91,14 +96,15 @@ double conv_flops(const ConvDescriptors& d) {
 
 }  // namespace
 
-bool conv_search_timed(const CudaContext& ctx, const ConvDescriptors& d) {
+bool conv_search_timed(const CudaContext& ctx, const ConvDescriptors& d, ConvDirection dir) {
   switch (ctx.options.algo_search) {
     case AlgoSearch::Exhaustive: return true;
     case AlgoSearch::Heuristic: return false;
     case AlgoSearch::Background: return false;  // cached exhaustive choices, else heuristic (search.cc)
     case AlgoSearch::Auto: break;
   }
-  return conv_precision(ctx, d) == Precision::Fp32 && conv_flops(d) >= kAutoTimedFlops;
+  if (conv_precision(ctx, d) != Precision::Fp32) return false;
+  return dir != ConvDirection::Forward || conv_flops(d) >= kAutoTimedFlops;
 }
 
 size_t auto_workspace_limit(const DeviceOptions& options, size_t device_memory) {
@@ -283,7 +289,7 @@ void set_candidate_math(const CudaContext& ctx, const ConvDescriptors& d, cudnnM
 ConvSearchChoice choose_conv_algorithm(const CudaContext& ctx, ConvDirection dir, const ConvDescriptors& d,
                                        size_t workspace_limit, const std::string& layer) {
   const auto start = std::chrono::steady_clock::now();
-  const Search search(ctx, conv_search_timed(ctx, d));
+  const Search search(ctx, conv_search_timed(ctx, d, dir));
   const std::string key = search.caching() ? conv_cache_key(ctx, d, workspace_limit, dir) : "";
   ConvSearchChoice choice;
   // A cached choice that cuDNN still accepts, but whose workspace cannot be had now, is kept for

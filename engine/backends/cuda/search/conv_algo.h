@@ -70,10 +70,10 @@ cudnnMathType_t run_math(Precision precision, cudnnMathType_t reported);
 // data, conv_precision) leaves FMA.
 void set_candidate_math(const CudaContext& ctx, const ConvDescriptors& d, cudnnMathType_t reported);
 
-// Note [auto search] (conv_algo.cc): whether the planner times the candidates for `d` (the
-// policy, algo_search, and under "auto" the conv's precision and work), and the workspace
-// limit a model gets when it names none.
-bool conv_search_timed(const CudaContext& ctx, const ConvDescriptors& d);
+// Note [auto search] (conv_algo.cc): whether the planner times the candidates for `d` in
+// direction `dir` (the policy, algo_search, and under "auto" the conv's precision, its work and
+// the direction), and the workspace limit a model gets when it names none.
+bool conv_search_timed(const CudaContext& ctx, const ConvDescriptors& d, ConvDirection dir = ConvDirection::Forward);
 size_t auto_workspace_limit(const DeviceOptions& options, size_t device_memory);
 
 // Chooses for `d` (whose conv descriptor carries conv_math_type) and sets the chosen math type

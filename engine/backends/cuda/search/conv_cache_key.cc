@@ -78,7 +78,7 @@ std::string conv_cache_key(const CudaContext& ctx, const ConvDescriptors& d, siz
   const std::string descriptors = conv_descriptor_text(d, dir);  // "fwd | x ... | math FMA"
   return std::string("conv ") + descriptors.substr(0, descriptors.find(" | ")) + " | " + ctx.device_name + " sm_" +
          std::to_string(ctx.compute_capability) + " cuDNN " + std::to_string(cudnnGetVersion()) +
-         descriptors.substr(descriptors.find(" | ")) + " | search " + Search(ctx, conv_search_timed(ctx, d)).policy_name() +
+         descriptors.substr(descriptors.find(" | ")) + " | search " + Search(ctx, conv_search_timed(ctx, d, dir)).policy_name() +
          " deterministic " + (ctx.options.deterministic ? "1" : "0") + " | workspace limit " +
          std::to_string(workspace_limit);
 }
