@@ -68,13 +68,19 @@ class MaxPoolGradKernel final : public GradKernel {
   int64_t planes_;  // N * C
 };
 
-GradChoice plan_max_pool_grad(const GradRequest& r) {
+// The pool's window over X [N, C, spatial...], expanded to 3 spatial dims.
+ConvGeometry pool_geometry(const GradRequest& r) {
   const Shape& x = r.inputs[0].info.shape;
-  const ConvGeometry g = make_conv_geometry(r.node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
-                                            r.node.attr_ints("kernel_shape", {}));
+  return make_conv_geometry(r.node, WindowOp::Pool, Shape(x.begin() + 2, x.end()), r.node.attr_ints("kernel_shape", {}))
+      .expanded_to(kKernelRank);
+}
+
+int64_t pool_planes(const GradRequest& r) { return r.inputs[0].info.shape[0] * r.inputs[0].info.shape[1]; }
+
+GradChoice plan_max_pool_grad(const GradRequest& r) {
   GradChoice choice;
   choice.algorithm = "argmax scatter";
-  choice.kernel = std::make_unique<MaxPoolGradKernel>(g.expanded_to(kKernelRank), x[0] * x[1]);
+  choice.kernel = std::make_unique<MaxPoolGradKernel>(pool_geometry(r), pool_planes(r));
   return choice;
 }
 
@@ -121,12 +127,9 @@ class AvgPoolGradKernel final : public GradKernel {
 };
 
 GradChoice plan_avg_pool_grad(const GradRequest& r) {
-  const Shape& x = r.inputs[0].info.shape;
-  const ConvGeometry g = make_conv_geometry(r.node, WindowOp::Pool, Shape(x.begin() + 2, x.end()),
-                                            r.node.attr_ints("kernel_shape", {}));
   GradChoice choice;
   choice.algorithm = "window scatter";
-  choice.kernel = std::make_unique<AvgPoolGradKernel>(g.expanded_to(kKernelRank), x[0] * x[1],
+  choice.kernel = std::make_unique<AvgPoolGradKernel>(pool_geometry(r), pool_planes(r),
                                                       r.node.attr_int("count_include_pad", 0) != 0);
   return choice;
 }
