@@ -42,8 +42,8 @@ def add_planning(parser: argparse.ArgumentParser) -> None:
 
     add_precision(parser)
     parser.add_argument("--algo-search", default="auto", choices=core.algo_search_names(),
-                        help="how CUDA picks each layer's algorithm: auto times the fp32 convs of 4 GFLOP or more, "
-                             "heuristic takes cuDNN's and cuBLASLt's ranking, exhaustive times every candidate")
+                        help="how CUDA picks each layer's algorithm: auto times the fp32 convs of 4 GFLOP or more "
+                             "(and, when fine-tuning, every fp32 conv's backward), heuristic takes cuDNN's and cuBLASLt's ranking, exhaustive times every candidate")
     parser.add_argument("--workspace-limit", default=None, metavar="BYTES",
                         help="the most workspace one CUDA layer may take, e.g. 256MiB (default: 4 GiB, at most an "
                              "eighth of the GPU's memory)")
