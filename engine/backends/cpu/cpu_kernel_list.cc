@@ -15,6 +15,7 @@
   X(unary_math) X(pow_prelu) X(normalization) X(dropout)  /* issue #15 (with their gradients) */  \
   /* gradients: <file>_grad_cpu.cc, after their forward kernels */                                 \
   X(activation_grad) X(gemm_grad) X(softmax_grad) X(conv_grad) X(pool_grad) X(binary_grad)         \
+  X(param_activation_grad)                                                                         \
   X(matmul_grad) X(transpose_grad) X(concat_grad) X(batchnorm_grad) X(lstm_grad)                 \
   /* issue #15: resampling, transposed conv, indexing (each gradient after its forward) */       \
   X(resize) X(conv_transpose) X(conv_transpose_grad) X(indexing)                                 \

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/elementwise/param_activation_grad.h"  // kSeluAlpha, kSeluGamma
 #include "runtime/kernel_registry.h"
 #include "backends/cpu/runtime/element_type.h"
 
@@ -14,10 +15,6 @@ constexpr int kClipBoundsAsInputsOpset = 11;
 constexpr size_t kClipMin = 1, kClipMax = 2;
 
 enum class AlphaActivation { LeakyRelu, Elu, Selu };
-
-// Selu's defaults, as ONNX gives them (float32 roundings of 1.6732632423543772 and 1.0507009873554805).
-constexpr float kSeluAlpha = 1.67326319217681884765625f;
-constexpr float kSeluGamma = 1.05070102214813232421875f;
 
 class AlphaActivationKernel final : public Kernel {
  public:

@@ -19,6 +19,7 @@
   X(conv_pool) X(gemm_softmax)                                                                     \
   /* gradients: <family>/<file>_grad_cuda.cc (dense_grad: dense_grad_kernels_cuda.cc) */           \
   X(dense_grad) X(gemm_grad) X(matmul_grad) X(conv_grad) X(pool_grad) X(binary_grad)               \
+  X(param_activation_grad)                                                                         \
   X(layout_grad) X(batchnorm_grad) X(lstm_grad) X(lstm_stack_grad) X(recurrent_grad)              \
   /* issue #15: resampling, transposed conv, indexing (each gradient after its forward) */       \
   X(resize) X(conv_transpose) X(conv_transpose_grad)                                              \

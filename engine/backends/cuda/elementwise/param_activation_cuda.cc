@@ -6,15 +6,11 @@
 
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
+#include "ops/elementwise/param_activation_grad.h"  // kSeluAlpha, kSeluGamma
 
 namespace dnnx::cuda {
 
 namespace {
-
-// Selu's defaults, as ONNX gives them (float32 roundings of 1.6732632423543772 and
-// 1.0507009873554805; the CPU's, param_activation_cpu.cc).
-constexpr float kSeluAlpha = 1.67326319217681884765625f;
-constexpr float kSeluGamma = 1.05070102214813232421875f;
 
 Factory alpha_factory(const CudaContext& ctx, AlphaKind kind, float default_alpha) {
   return [&ctx, kind, default_alpha](const Node& node, const std::vector<ValueInfo>& inputs,
