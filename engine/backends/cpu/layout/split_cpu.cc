@@ -1,5 +1,7 @@
 // Split on the CPU, for any element size: X viewed as [outer, dim * inner]; output i takes
 // [outer, size_i * inner] from each outer row, one memcpy per output per row (Concat reversed).
+// Its gradient (float32) is Concat: each dY_i into its part of dX's rows.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -52,8 +54,55 @@ KernelChoice plan_split(const Node& node, const std::vector<ValueInfo>& inputs, 
   return choice;
 }
 
+// Concat's forward: dX's row o is every dY_i's row o in turn (zeros where no gradient reaches
+// output i). sizes: the floats of one outer row of each output.
+class SplitGradKernel final : public GradKernel {
+ public:
+  SplitGradKernel(int64_t outer, std::vector<int64_t> sizes) : outer_(outer), sizes_(std::move(sizes)) {
+    for (int64_t s : sizes_) row_ += s;
+  }
+
+  void run(const GradArgs& args) const override {
+    float* dx = args.d_inputs[0];
+    if (!dx) return;
+    int64_t column = 0;
+    for (size_t i = 0; i < sizes_.size(); column += sizes_[i], ++i) {
+      const float* dy = args.d_outputs[i];
+      for (int64_t o = 0; o < outer_; ++o) {
+        float* to = dx + o * row_ + column;
+        if (dy) {
+          std::copy(dy + o * sizes_[i], dy + (o + 1) * sizes_[i], to);
+        } else {
+          std::fill(to, to + sizes_[i], 0.0f);
+        }
+      }
+    }
+  }
+
+ private:
+  int64_t outer_;
+  std::vector<int64_t> sizes_;
+  int64_t row_ = 0;
+};
+
+GradChoice plan_split_grad(const GradRequest& r) {
+  const Shape& x = r.inputs[0].info.shape;
+  const SplitParts parts = split_parts(r.node, r.inputs, x);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < parts.axis; ++d) outer *= x[d];
+  for (size_t d = static_cast<size_t>(parts.axis) + 1; d < x.size(); ++d) inner *= x[d];
+  std::vector<int64_t> sizes;
+  for (int64_t size : parts.sizes) sizes.push_back(size * inner);
+  GradChoice choice;
+  choice.algorithm = "row copy";
+  choice.kernel = std::make_unique<SplitGradKernel>(outer, std::move(sizes));
+  return choice;
+}
+
 }  // namespace
 
-void register_cpu_split_kernels(KernelRegistry& r) { r.add("Split", plan_split).with_dtypes(movable_types()); }
+void register_cpu_split_kernels(KernelRegistry& r) {
+  r.add("Split", plan_split).with_dtypes(movable_types()).with_gradient(plan_split_grad);
+}
 
 }  // namespace dnnx

@@ -122,6 +122,12 @@ __device__ int64_t walk(int64_t index, const BroadcastDims& dims) {
   return offset;
 }
 
+__global__ void strided_scatter(const float* __restrict__ src, float* __restrict__ dst, int64_t n, BroadcastDims dims) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    dst[walk(i, dims)] = src[i];
+  }
+}
+
 // The block's sum of `value` (every thread gets it); a fixed tree, so a fixed rounding.
 __device__ float block_sum(float value) {
   __shared__ float partial[kBlock];
@@ -210,6 +216,12 @@ void launch_avg_pool_grad(const float* dy, float* dx, const Window3d& w, const i
   if (n == 0) return;
   avg_pool_grad<<<grid_for(n), kBlock, 0, stream>>>(dy, dx, w, pad_end[0], pad_end[1], pad_end[2], count_include_pad);
   check_launch("average-pool gradient kernel");
+}
+
+void launch_strided_scatter(const float* src, float* dst, int64_t n, const BroadcastDims& dims, cudaStream_t stream) {
+  if (n == 0) return;
+  strided_scatter<<<grid_for(n), kBlock, 0, stream>>>(src, dst, n, dims);
+  check_launch("strided scatter kernel");
 }
 
 void launch_reduce_sum(const float* src, float* dst, int64_t n, const BroadcastDims& kept,

@@ -27,6 +27,10 @@ void launch_max_pool_2x2_grad(const float* x, const float* dy, float* dx, const 
 void launch_avg_pool_grad(const float* dy, float* dx, const Window3d& w, const int64_t pad_end[3],
                           bool count_include_pad, cudaStream_t stream);
 
+// dst[offset(i)] = src[i] for i < n, offset walking src's dims (`size`) with dst's strides
+// (`stride_a`): launch_gather reversed, for Slice's gradient. Every offset must be distinct.
+void launch_strided_scatter(const float* src, float* dst, int64_t n, const BroadcastDims& dims, cudaStream_t stream);
+
 // dst[j] = scale * sum over the reduced elements of src: output j walks `kept` (size, and in
 // stride_a its stride in src), the summed elements walk `reduced` (likewise). n: dst's
 // elements. `reduced` of rank 0 is an elementwise dst = scale * src (src walked by `kept`).

@@ -1,0 +1,79 @@
+"""Slice's and Split's backward on the CPU against float64 finite differences
+(tests/grad_check.py), a trainable Conv before each so the gradient flows through it: steps of 1,
+2 and -1, a subset of axes, opset 9's attributes; Split into equal and given parts, with an output
+that nothing reads (its part of dX is 0)."""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from grad_check import check_gradients
+from ort_check import make_model
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def seeded_rng(request):
+    global RNG
+    RNG = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+
+
+def rand(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def out_shape(model):
+    return [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+
+
+def conv_then(nodes, inits, opset=13):
+    """x [2, 2, 6, 7] -> Conv (3 filters, pads 1) -> c [2, 3, 6, 7] -> nodes -> y."""
+    inits = {"w": rand(3, 2, 3, 3, scale=0.5), "b": rand(3, scale=0.1), **inits}
+    conv = helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    return make_model([conv, *nodes], [("x", [2, 2, 6, 7])], [("y", None)], inits, opset=opset)
+
+
+# (starts, ends, axes, steps)
+SLICES = [
+    ([1], [5], [2], [1]),
+    ([0, 1], [3, 7], [1, 3], [2, 2]),
+    ([-1], [-100], [3], [-1]),                  # the last axis reversed
+    ([5, 0], [0, 6], [2, 3], [-2, 3]),
+    ([0, 0, 0, 0], [1, 3, 6, 7], [0, 1, 2, 3], [1, 1, 1, 1]),
+]
+
+
+@pytest.mark.parametrize("starts, ends, axes, steps", SLICES)
+def test_slice(starts, ends, axes, steps):
+    consts = {"starts": np.array(starts, np.int64), "ends": np.array(ends, np.int64),
+              "axes": np.array(axes, np.int64), "steps": np.array(steps, np.int64)}
+    model = conv_then([helper.make_node("Slice", ["c", "starts", "ends", "axes", "steps"], ["y"])], consts)
+    check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
+
+
+def test_slice_opset9_attributes():
+    node = helper.make_node("Slice", ["c"], ["y"], starts=[1, 2], ends=[3, 6], axes=[1, 3])
+    model = conv_then([node], {}, opset=9)
+    check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
+
+
+@pytest.mark.parametrize("axis, split", [(1, None), (1, [1, 2]), (3, [2, 4, 1]), (2, [6])])
+def test_split_feeding_a_concat(axis, split):
+    parts = len(split) if split else 3
+    inits = {"split": np.array(split, np.int64)} if split else {}
+    nodes = [helper.make_node("Split", ["c", "split"] if split else ["c"], [f"p{i}" for i in range(parts)], axis=axis),
+             helper.make_node("Concat", [f"p{i}" for i in reversed(range(parts))], ["y"], axis=axis)]
+    model = conv_then(nodes, inits)
+    check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
+
+
+def test_split_with_an_unread_output():
+    # only p1 reaches the loss: dX is dY in p1's part and 0 in p0's and p2's
+    nodes = [helper.make_node("Split", ["c"], ["p0", "p1", "p2"], axis=1),
+             helper.make_node("Relu", ["p1"], ["y"])]
+    model = conv_then(nodes, {})
+    check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
