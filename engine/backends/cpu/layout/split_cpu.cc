@@ -40,17 +40,30 @@ class SplitKernel final : public Kernel {
   size_t row_bytes_ = 0;
 };
 
-KernelChoice plan_split(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+// X viewed as [outer, row]: each output's elements of one row, in output order.
+struct SplitRows {
+  int64_t outer = 1;
+  std::vector<int64_t> sizes;
+};
+
+SplitRows split_rows(const Node& node, const std::vector<ValueInfo>& inputs) {
   const Shape& x = inputs[0].info.shape;
   const SplitParts parts = split_parts(node, inputs, x);
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < parts.axis; ++d) outer *= x[d];
+  SplitRows rows;
+  int64_t inner = 1;
+  for (int64_t d = 0; d < parts.axis; ++d) rows.outer *= x[d];
   for (size_t d = static_cast<size_t>(parts.axis) + 1; d < x.size(); ++d) inner *= x[d];
+  for (int64_t size : parts.sizes) rows.sizes.push_back(size * inner);
+  return rows;
+}
+
+KernelChoice plan_split(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+  const SplitRows rows = split_rows(node, inputs);
   std::vector<size_t> chunks;
-  for (int64_t size : parts.sizes) chunks.push_back(static_cast<size_t>(size * inner) * dtype_size(inputs[0].info.dtype));
+  for (int64_t size : rows.sizes) chunks.push_back(static_cast<size_t>(size) * dtype_size(inputs[0].info.dtype));
   KernelChoice choice;
-  choice.algorithm = outer == 1 ? "copy" : "strided copy";
-  choice.kernel = std::make_unique<SplitKernel>(outer, std::move(chunks));
+  choice.algorithm = rows.outer == 1 ? "copy" : "strided copy";
+  choice.kernel = std::make_unique<SplitKernel>(rows.outer, std::move(chunks));
   return choice;
 }
 
@@ -86,16 +99,10 @@ class SplitGradKernel final : public GradKernel {
 };
 
 GradChoice plan_split_grad(const GradRequest& r) {
-  const Shape& x = r.inputs[0].info.shape;
-  const SplitParts parts = split_parts(r.node, r.inputs, x);
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < parts.axis; ++d) outer *= x[d];
-  for (size_t d = static_cast<size_t>(parts.axis) + 1; d < x.size(); ++d) inner *= x[d];
-  std::vector<int64_t> sizes;
-  for (int64_t size : parts.sizes) sizes.push_back(size * inner);
+  SplitRows rows = split_rows(r.node, r.inputs);
   GradChoice choice;
   choice.algorithm = "row copy";
-  choice.kernel = std::make_unique<SplitGradKernel>(outer, std::move(sizes));
+  choice.kernel = std::make_unique<SplitGradKernel>(rows.outer, std::move(rows.sizes));
   return choice;
 }
 
