@@ -4,8 +4,6 @@ flows through it; and a small ResNet-shaped model (residual Add, GlobalAveragePo
 Gemm) fine-tuned whole."""
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 import pytest
 from onnx import helper
@@ -13,20 +11,16 @@ from onnx.reference.op_run import OpRun
 
 from grad_check import check_gradients
 from ort_check import make_model
+from seeded_rand import SeededRand
 
 import dnnx
 
-RNG = np.random.default_rng(0)
+rand = SeededRand()
 
 
 @pytest.fixture(autouse=True)
 def seeded_rng(request):
-    global RNG
-    RNG = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
-
-
-def rand(*shape, scale=1.0):
-    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+    rand.reseed(request.node.nodeid)
 
 
 def out_shape(model):
