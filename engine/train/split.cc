@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "runtime/plan_folding.h"
+
 namespace dnnx {
 
 namespace {
@@ -34,7 +36,15 @@ GraphSplit split_at_first_trainable(const Graph& graph, const std::set<std::stri
   GraphSplit s;
   s.head.opset = s.tail.opset = graph.opset;
   s.head.nodes.assign(graph.nodes.begin(), graph.nodes.begin() + static_cast<long>(first));
-  s.tail.nodes.assign(graph.nodes.begin() + static_cast<long>(first), graph.nodes.end());
+  // Note [shapes in the tail]: a head node that folds at plan time (a dynamic export's Shape ->
+  // Gather -> Concat chain, Note [plan-time folding]) is also copied to the tail's start, so the
+  // tail folds the shapes it reads itself. Passed across the boundary, such a value is a tail
+  // input that decides shapes, and the tail's plan would need its data before the head runs.
+  const std::vector<bool> folds = graph_folding(graph, folding_host()).nodes;
+  for (size_t i = 0; i < first; ++i) {
+    if (folds[i]) s.tail.nodes.push_back(graph.nodes[i]);
+  }
+  s.tail.nodes.insert(s.tail.nodes.end(), graph.nodes.begin() + static_cast<long>(first), graph.nodes.end());
   s.tail.outputs = {graph.outputs[0]};
   copy_constants(graph, s.head);
   copy_constants(graph, s.tail);

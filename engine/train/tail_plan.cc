@@ -5,6 +5,7 @@
 
 #include "runtime/kernel_registry.h"
 #include "runtime/mutable_constants.h"
+#include "runtime/plan_folding.h"
 #include "train/tail_fusion.h"
 
 namespace dnnx {
@@ -46,7 +47,10 @@ TailPlan::TailPlan(const Graph& tail, const Backend& backend, const TrainingOps&
       graph_(tail_graph_for(tail, input_shapes, backend, TailFusions{options.fuse_lstm_stacks, options.fuse_gemm_relu})),
       plan_([&] {
         MutableConstantsScope tuned;  // Note [mutable constants]: SGD changes the parameters in place
-        return build_plan(graph_, backend, PlanKey{input_shapes, {}, {}, {}}, constants);
+        // Note [plan-time folding]: the shapes the tail computes from its inputs' shapes (a
+        // dynamic export's Shape -> Gather -> Concat -> Reshape) are folded on the host, as an
+        // inference plan folds them; they carry no gradient.
+        return build_plan(graph_, backend, PlanKey{input_shapes, {}, {}, {}}, constants, folding_host());
       }()) {
   const size_t n_values = plan_->values.size();
   root_.resize(n_values);

@@ -1,0 +1,53 @@
+"""Note [shapes in the tail] (engine/train/split.cc): a dynamic export computes a Reshape's shape
+from its input's shape (Shape -> Gather -> Unsqueeze -> Concat); the trainer's tail folds those
+at plan time as inference does, so such a model trains whole, at any batch, with the gradients
+float64 finite differences give."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from grad_check import check_gradients
+from ort_check import make_model
+from seeded_rand import SeededRand
+
+import dnnx
+
+rand = SeededRand()
+
+
+@pytest.fixture(autouse=True)
+def seeded_rng(request):
+    rand.reseed(request.node.nodeid)
+
+
+def dynamic_flatten_net(batch="N"):
+    """x [N, 2, 5, 5] -> Conv (3 filters) -> Reshape to [N, -1], the shape computed from Shape(x)
+    -> Gemm -> y [N, 4]. The Shape chain comes first, before the first trainable node."""
+    inits = {"w": rand(3, 2, 3, 3, scale=0.5), "b": rand(3, scale=0.1), "fc.w": rand(4, 75, scale=0.2),
+             "fc.b": rand(4, scale=0.1), "zero": np.array(0, np.int64), "minus1": np.array([-1], np.int64)}
+    nodes = [helper.make_node("Shape", ["x"], ["sx"]),
+             helper.make_node("Gather", ["sx", "zero"], ["n"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"]),
+             helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+             helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Reshape", ["c", "shape"], ["f"]),
+             helper.make_node("Gemm", ["f", "fc.w", "fc.b"], ["y"], transB=1)]
+    inits["axes0"] = np.array([0], np.int64)
+    return make_model(nodes, [("x", [batch, 2, 5, 5])], [("y", [batch, 4])], inits)
+
+
+def test_gradients_through_a_computed_reshape():
+    model = dynamic_flatten_net()
+    check_gradients(model, ["w", "b", "fc.w", "fc.b"], {"x": rand(3, 2, 5, 5)}, rand(3, 4))
+
+
+@pytest.mark.parametrize("trainable", ["all", "last:1"])
+def test_a_dynamic_batch_model_trains_at_two_batches(trainable):
+    m = dnnx.load(dynamic_flatten_net())
+    tuner = m.finetune(trainable=trainable, lr=0.05, momentum=0.9)
+    for batch in (6, 3):
+        x, labels = rand(batch, 2, 5, 5), np.arange(batch) % 4
+        losses = [tuner.step(x, labels) for _ in range(15)]
+        assert losses[-1] < losses[0], (batch, losses)
