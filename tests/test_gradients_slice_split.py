@@ -1,4 +1,4 @@
-"""Slice's and Split's backward on the CPU against float64 finite differences
+"""Slice's, Split's and Gather's backward on the CPU against float64 finite differences
 (tests/grad_check.py), a trainable Conv before each so the gradient flows through it: steps of 1,
 2 and -1, a subset of axes, opset 9's attributes; Split into equal and given parts, with an output
 that nothing reads (its part of dX is 0)."""
@@ -70,4 +70,14 @@ def test_split_with_an_unread_output():
     nodes = [helper.make_node("Split", ["c"], ["p0", "p1", "p2"], axis=1),
              helper.make_node("Relu", ["p1"], ["y"])]
     model = conv_then(nodes, {})
+    check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
+
+
+# --- Gather (the CPU; no CUDA gradient yet) -------------------------------------------------------
+@pytest.mark.parametrize("axis, indices", [(1, [2, 0]), (3, [[6, -1], [0, 6]]), (0, 1), (2, [3, 3, 1])],
+                         ids=["channels", "repeated-2d-negative", "scalar", "repeated"])
+def test_gather(axis, indices):
+    # a repeated index adds its dY rows up
+    nodes = [helper.make_node("Gather", ["c", "idx"], ["y"], axis=axis)]
+    model = conv_then(nodes, {"idx": np.array(indices, np.int64)})
     check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))

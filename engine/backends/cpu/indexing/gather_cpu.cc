@@ -1,6 +1,8 @@
 // Gather on the CPU, for any element size: data viewed as [outer, size, inner] (size = the
 // gathered axis) and y as [outer, count, inner]; one copy of `inner` elements per index per
-// outer row. Indices are read as the kernel runs and checked against the axis.
+// outer row. Indices are read as the kernel runs and checked against the axis. Its gradient
+// (float32 data; none for the indices): dX zeroed, then each index's dY rows added into the rows
+// it read, in index order (a repeated index adds up; the same sums on every run).
 #include <algorithm>
 #include <cstring>
 
@@ -17,6 +19,18 @@ struct GatherShape {
   std::string where;  // the node, for an index out of range at run time
 };
 
+// An index of `s`, read from the indices input as a kernel runs, checked and made non-negative.
+int64_t gather_index(const GatherShape& s, const void* indices, int64_t j) {
+  const int64_t raw = s.index_type == DType::Int32 ? static_cast<const int32_t*>(indices)[j]
+                                                   : static_cast<const int64_t*>(indices)[j];
+  const int64_t i = raw < 0 ? raw + s.size : raw;
+  if (i < 0 || i >= s.size) {
+    throw InputError(s.where + ": index " + std::to_string(raw) + " is out of range for an axis of size " +
+                     std::to_string(s.size));
+  }
+  return i;
+}
+
 template <class E>
 class GatherKernel final : public Kernel {
  public:
@@ -26,12 +40,7 @@ class GatherKernel final : public Kernel {
     const E* x = args.in<E>(0);
     E* y = args.out<E>(0);
     for (int64_t j = 0; j < s_.count; ++j) {
-      const int64_t raw = s_.index_type == DType::Int32 ? args.in<int32_t>(1)[j] : args.in<int64_t>(1)[j];
-      const int64_t i = raw < 0 ? raw + s_.size : raw;
-      if (i < 0 || i >= s_.size) {
-        throw InputError(s_.where + ": index " + std::to_string(raw) + " is out of range for an axis of size " +
-                         std::to_string(s_.size));
-      }
+      const int64_t i = gather_index(s_, args.inputs[1], j);
       for (int64_t o = 0; o < s_.outer; ++o) {
         std::memcpy(y + (o * s_.count + j) * s_.inner, x + (o * s_.size + i) * s_.inner,
                     static_cast<size_t>(s_.inner) * sizeof(E));
@@ -43,7 +52,30 @@ class GatherKernel final : public Kernel {
   GatherShape s_;
 };
 
-KernelChoice plan_gather(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
+class GatherGradKernel final : public GradKernel {
+ public:
+  explicit GatherGradKernel(GatherShape s) : s_(std::move(s)) {}
+
+  void run(const GradArgs& args) const override {
+    float* dx = args.d_inputs[0];
+    if (!dx) return;
+    const float* dy = args.d_outputs[0];
+    std::fill(dx, dx + s_.outer * s_.size * s_.inner, 0.0f);
+    for (int64_t j = 0; j < s_.count; ++j) {
+      const int64_t i = gather_index(s_, args.inputs[1], j);
+      for (int64_t o = 0; o < s_.outer; ++o) {
+        const float* from = dy + (o * s_.count + j) * s_.inner;
+        float* to = dx + (o * s_.size + i) * s_.inner;
+        for (int64_t k = 0; k < s_.inner; ++k) to[k] += from[k];
+      }
+    }
+  }
+
+ private:
+  GatherShape s_;
+};
+
+GatherShape gather_shape(const Node& node, const std::vector<ValueInfo>& inputs) {
   const Shape& x = inputs[0].info.shape;
   const int64_t axis = normalize_axis(node, node.attr_int("axis", 0), static_cast<int64_t>(x.size()));
   GatherShape s;
@@ -53,14 +85,27 @@ KernelChoice plan_gather(const Node& node, const std::vector<ValueInfo>& inputs,
   s.count = numel(inputs[1].info.shape);
   s.index_type = inputs[1].info.dtype;
   s.where = node.where();
+  return s;
+}
+
+KernelChoice plan_gather(const Node& node, const std::vector<ValueInfo>& inputs, const std::vector<TensorInfo>&) {
   KernelChoice choice;
   choice.algorithm = "copy";
-  choice.kernel = make_for_element_size<GatherKernel>(inputs[0].info.dtype, std::move(s));
+  choice.kernel = make_for_element_size<GatherKernel>(inputs[0].info.dtype, gather_shape(node, inputs));
+  return choice;
+}
+
+GradChoice plan_gather_grad(const GradRequest& r) {
+  GradChoice choice;
+  choice.algorithm = "zero fill + row sums in index order";
+  choice.kernel = std::make_unique<GatherGradKernel>(gather_shape(r.node, r.inputs));
   return choice;
 }
 
 }  // namespace
 
-void register_cpu_gather_kernels(KernelRegistry& r) { r.add("Gather", plan_gather).with_dtypes(movable_types()); }
+void register_cpu_gather_kernels(KernelRegistry& r) {
+  r.add("Gather", plan_gather).with_dtypes(movable_types()).with_gradient(plan_gather_grad);
+}
 
 }  // namespace dnnx
