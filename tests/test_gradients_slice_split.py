@@ -41,11 +41,30 @@ SLICES = [
 ]
 
 
-@pytest.mark.parametrize("starts, ends, axes, steps", SLICES)
-def test_slice(starts, ends, axes, steps):
+def slice_model(starts, ends, axes, steps):
     consts = {"starts": np.array(starts, np.int64), "ends": np.array(ends, np.int64),
               "axes": np.array(axes, np.int64), "steps": np.array(steps, np.int64)}
-    model = conv_then([helper.make_node("Slice", ["c", "starts", "ends", "axes", "steps"], ["y"])], consts)
+    return conv_then([helper.make_node("Slice", ["c", "starts", "ends", "axes", "steps"], ["y"])], consts)
+
+
+def split_concat_model(axis, split):
+    """Split's parts concatenated back in reverse order."""
+    parts = len(split) if split else 3
+    inits = {"split": np.array(split, np.int64)} if split else {}
+    nodes = [helper.make_node("Split", ["c", "split"] if split else ["c"], [f"p{i}" for i in range(parts)], axis=axis),
+             helper.make_node("Concat", [f"p{i}" for i in reversed(range(parts))], ["y"], axis=axis)]
+    return conv_then(nodes, inits)
+
+
+def split_unread_model():
+    """Only p1 reaches the loss: dX is dY in p1's part and 0 in p0's and p2's."""
+    nodes = [helper.make_node("Split", ["c"], ["p0", "p1", "p2"], axis=1), helper.make_node("Relu", ["p1"], ["y"])]
+    return conv_then(nodes, {})
+
+
+@pytest.mark.parametrize("starts, ends, axes, steps", SLICES)
+def test_slice(starts, ends, axes, steps):
+    model = slice_model(starts, ends, axes, steps)
     check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
 
 
@@ -57,19 +76,12 @@ def test_slice_opset9_attributes():
 
 @pytest.mark.parametrize("axis, split", [(1, None), (1, [1, 2]), (3, [2, 4, 1]), (2, [6])])
 def test_split_feeding_a_concat(axis, split):
-    parts = len(split) if split else 3
-    inits = {"split": np.array(split, np.int64)} if split else {}
-    nodes = [helper.make_node("Split", ["c", "split"] if split else ["c"], [f"p{i}" for i in range(parts)], axis=axis),
-             helper.make_node("Concat", [f"p{i}" for i in reversed(range(parts))], ["y"], axis=axis)]
-    model = conv_then(nodes, inits)
+    model = split_concat_model(axis, split)
     check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
 
 
 def test_split_with_an_unread_output():
-    # only p1 reaches the loss: dX is dY in p1's part and 0 in p0's and p2's
-    nodes = [helper.make_node("Split", ["c"], ["p0", "p1", "p2"], axis=1),
-             helper.make_node("Relu", ["p1"], ["y"])]
-    model = conv_then(nodes, {})
+    model = split_unread_model()
     check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
 
 
