@@ -51,3 +51,23 @@ def test_a_dynamic_batch_model_trains_at_two_batches(trainable):
         x, labels = rand(batch, 2, 5, 5), np.arange(batch) % 4
         losses = [tuner.step(x, labels) for _ in range(15)]
         assert losses[-1] < losses[0], (batch, losses)
+
+
+@pytest.mark.parametrize("name, loss", [("zoo/shufflenet_v2_x1_0.onnx", "cross_entropy"), ("zoo2/bert.onnx", "mse")])
+def test_dynamic_exports_of_the_shared_models_train_whole(name, loss):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from _external_models import EXTERNAL, make_inputs, read_model
+
+    if not (EXTERNAL / name).exists():
+        pytest.skip(f"../shared/external/{name} is absent")
+    onnx_model = read_model(name)
+    m = dnnx.load(onnx_model)
+    feeds, _ = make_inputs(name, onnx_model, 2)
+    x = [feeds[i.name] for i in m.inputs]
+    target = np.array([1, 2]) if loss == "cross_entropy" else np.zeros_like(m.run(*x))
+    tuner = m.finetune(trainable="all", loss=loss, lr=1e-3, momentum=0.0)
+    losses = [tuner.step(x if len(x) > 1 else x[0], target) for _ in range(3)]
+    assert np.all(np.isfinite(losses)) and losses[-1] < losses[0], losses
