@@ -80,6 +80,13 @@ using Shape = std::vector<int64_t>;
 int64_t numel(const Shape& s);
 std::string shape_str(const Shape& s);  // "[2,3,4]"
 
+// The element strides of a packed (row-major) tensor of shape `s`: the last dim's is 1.
+inline Shape packed_strides(const Shape& s) {
+  Shape strides(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) strides[d - 1] = strides[d] * s[d];
+  return strides;
+}
+
 struct TensorInfo {
   Shape shape;
   DType dtype = DType::Float32;

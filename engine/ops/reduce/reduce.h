@@ -1,6 +1,7 @@
 // What a Reduce* op computes and over which axes, shared by the op file and every backend.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "ops/op.h"
 
@@ -23,5 +24,13 @@ struct ReduceAxes {
 // Axes from the attribute (opset < 18) or the constant optional input (18+); no axes means
 // every axis, or none with noop_with_empty_axes (18+).
 ReduceAxes reduce_axes(const Node& node, const std::vector<ValueInfo>& inputs, const Shape& x);
+
+// The dims a global pool (GlobalAveragePool, GlobalMaxPool) reduces, as reduce_axes flags them:
+// every dim after N and C of X [N, C, spatial...].
+inline std::vector<bool> spatial_dims(size_t rank) {
+  std::vector<bool> reduced(rank, true);
+  for (size_t d = 0; d < rank && d < 2; ++d) reduced[d] = false;
+  return reduced;
+}
 
 }  // namespace dnnx

@@ -82,39 +82,37 @@ KernelChoice plan_where(const Node&, const std::vector<ValueInfo>& inputs, const
   return choice;
 }
 
-// The workspace: the condition broadcast to the output as 1 / 0, then the masked dY.
+// The workspace: dY masked by the condition (broadcast to the output), one side at a time.
 class WhereGradKernel final : public GradKernel {
  public:
   WhereGradKernel(const Shape& cond, const Shape& x, const Shape& y, const Shape& out)
       : walk_cond_(broadcast_walk(cond, out)), walk_x_(broadcast_walk(x, out)), walk_y_(broadcast_walk(y, out)),
-        size_x_(numel(x)), size_y_(numel(y)), n_(numel(out)) {}
+        size_x_(numel(x)), size_y_(numel(y)) {}
 
   void run(const GradArgs& args) const override {
     const float* dy = args.d_outputs[0];
-    float* mask = static_cast<float*>(args.workspace);
-    float* masked = mask + n_;
+    float* masked = static_cast<float*>(args.workspace);
     const bool* cond = static_cast<const bool*>(args.inputs[0]);
-    for_each_run(walk_cond_, [&](int64_t out, int64_t in, int64_t count, int64_t step) {
-      for (int64_t i = 0; i < count; ++i) mask[out + i] = cond[in + i * step] ? 1.0f : 0.0f;
-    });
     for (int side = 1; side <= 2; ++side) {
       float* d = args.d_inputs[side];
       if (!d) continue;
-      const float keep = side == 1 ? 1.0f : 0.0f;  // X where the condition holds, Y where not
-      for (int64_t i = 0; i < n_; ++i) masked[i] = mask[i] == keep ? dy[i] : 0.0f;
+      const bool keep = side == 1;  // X where the condition holds, Y where not
+      for_each_run(walk_cond_, [&](int64_t out, int64_t in, int64_t count, int64_t step) {
+        for (int64_t i = 0; i < count; ++i) masked[out + i] = cond[in + i * step] == keep ? dy[out + i] : 0.0f;
+      });
       broadcast_reduce(side == 1 ? walk_x_ : walk_y_, masked, d, side == 1 ? size_x_ : size_y_);
     }
   }
 
  private:
   BroadcastWalk walk_cond_, walk_x_, walk_y_;
-  int64_t size_x_, size_y_, n_;
+  int64_t size_x_, size_y_;
 };
 
 GradChoice plan_where_grad(const GradRequest& r) {
   GradChoice choice;
   choice.algorithm = "masked broadcast reduce";
-  choice.workspace_bytes = 2 * static_cast<size_t>(numel(r.outputs[0].shape)) * sizeof(float);
+  choice.workspace_bytes = static_cast<size_t>(numel(r.outputs[0].shape)) * sizeof(float);
   choice.kernel = std::make_unique<WhereGradKernel>(r.inputs[0].info.shape, r.inputs[1].info.shape,
                                                     r.inputs[2].info.shape, r.outputs[0].shape);
   return choice;

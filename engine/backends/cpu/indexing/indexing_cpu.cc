@@ -31,12 +31,6 @@ int64_t checked(const std::string& where, int64_t raw, int64_t size) {
   return i;
 }
 
-std::vector<int64_t> packed_strides(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
-  return st;
-}
-
 // --- GatherElements --------------------------------------------------------------------------
 struct GatherElementsShape {
   Shape data, indices;

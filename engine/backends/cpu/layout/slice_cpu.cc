@@ -31,16 +31,10 @@ void for_each_slice_row(const SliceRanges& r, const Shape& in_strides, Row row) 
   }
 }
 
-Shape packed_strides_of(const Shape& in) {
-  Shape strides(in.size(), 1);
-  for (size_t d = in.size(); d-- > 1;) strides[d - 1] = strides[d] * in[d];
-  return strides;
-}
-
 template <class E>
 class SliceKernel final : public Kernel {
  public:
-  SliceKernel(Shape in, SliceRanges r) : r_(std::move(r)), in_strides_(packed_strides_of(in)) {}
+  SliceKernel(Shape in, SliceRanges r) : r_(std::move(r)), in_strides_(packed_strides(in)) {}
 
   void run(const KernelArgs& args) const override {
     const E* x = args.in<E>(0);
@@ -68,7 +62,7 @@ class SliceKernel final : public Kernel {
 // dX: zeros, then each dY row written back where the forward read it.
 class SliceGradKernel final : public GradKernel {
  public:
-  SliceGradKernel(Shape in, SliceRanges r) : r_(std::move(r)), in_strides_(packed_strides_of(in)), in_(numel(in)) {}
+  SliceGradKernel(Shape in, SliceRanges r) : r_(std::move(r)), in_strides_(packed_strides(in)), in_(numel(in)) {}
 
   void run(const GradArgs& args) const override {
     float* dx = args.d_inputs[0];

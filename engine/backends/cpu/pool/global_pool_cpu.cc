@@ -54,9 +54,7 @@ KernelFactory global_pool_factory(GlobalPool kind) {
 GradFactory global_pool_grad(ReduceKind kind) {
   return [kind](const GradRequest& r) {
     const Shape& x = r.inputs[0].info.shape;
-    std::vector<bool> spatial(x.size(), true);  // [N, C, spatial...]: every dim after C
-    for (size_t d = 0; d < std::min<size_t>(2, x.size()); ++d) spatial[d] = false;
-    return plan_reduction_grad(kind, x, spatial);
+    return plan_reduction_grad(kind, x, spatial_dims(x.size()));
   };
 }
 

@@ -57,13 +57,6 @@ inline KernelChoice make_choice(const char* algorithm, std::function<void(const 
   return choice;
 }
 
-// The element strides of a packed (row-major) tensor of shape `s`: the last dim's is 1.
-inline std::vector<int64_t> packed_strides(const Shape& s) {
-  std::vector<int64_t> strides(s.size(), 1);
-  for (size_t d = s.size(); d-- > 1;) strides[d - 1] = strides[d] * s[d];
-  return strides;
-}
-
 // The registry's factory for plan(ctx, node, inputs, outputs): `ctx` is kept by reference (the
 // model's CudaContext outlives its kernels).
 template <class Plan>

@@ -3,6 +3,7 @@
 // takes float32, float16 or bfloat16 elements (element_dispatch.cuh: float arithmetic either
 // way). A channels-last X ([N, H, W, C], AveragePool@NHWC) takes the channel as the innermost index:
 // adjacent threads read adjacent channels of one pixel.
+#include "backends/cuda/pool/avg_pool_divisor.cuh"
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/element_dispatch.cuh"
 #include "backends/cuda/runtime/grid_loop.cuh"
@@ -17,11 +18,7 @@ namespace {
 __device__ __forceinline__ void taps(int64_t o, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
                                      bool include_pad, int64_t& start, int64_t& counted) {
   start = o * s - pb;
-  counted = 0;
-  for (int64_t t = 0; t < k; ++t) {
-    const int64_t idx = start + t * d;
-    if (include_pad ? idx < in + pe : (idx >= 0 && idx < in)) ++counted;
-  }
+  counted = avg_pool_counted(o, in, k, s, d, pb, pe, include_pad);
 }
 
 template <class T>

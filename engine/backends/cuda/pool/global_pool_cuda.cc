@@ -3,8 +3,6 @@
 // storage; float sums either way). "GlobalAveragePool@NHWC" is pool_cuda.cc's.
 // Their gradients (float32, as all training) are ReduceMean's and ReduceMax's over the spatial
 // dims, the CPU's rules (backends/cpu/pool/global_pool_cpu.cc).
-#include <algorithm>
-
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/elementwise/reduce_grad_cuda.h"
 #include "backends/cuda/layout/glue_kernels.h"
@@ -29,10 +27,7 @@ Factory global_pool_factory(const CudaContext& ctx, bool max) {
 
 GradFactory global_pool_grad(ReduceKind kind) {
   return [kind](const GradRequest& r) {
-    const size_t rank = r.inputs[0].info.shape.size();
-    std::vector<bool> spatial(rank, true);  // [N, C, spatial...]: every dim after C
-    for (size_t d = 0; d < std::min<size_t>(2, rank); ++d) spatial[d] = false;
-    return plan_reduction_grad(r, kind, spatial);
+    return plan_reduction_grad(r, kind, spatial_dims(r.inputs[0].info.shape.size()));
   };
 }
 

@@ -1,6 +1,7 @@
 // The small kernels of the layer gradients (grad_kernels.h).
 #include <cfloat>
 
+#include "backends/cuda/pool/avg_pool_divisor.cuh"
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/train/grad_kernels.h"
 #include "backends/cuda/runtime/launch.cuh"
@@ -71,18 +72,6 @@ __global__ void max_pool_grad(const float* __restrict__ x, const float* __restri
   }
 }
 
-// How many taps of output o's window along one dim an average's divisor counts: the forward's
-// rule (pool/avg_pool_kernels.cu): inside the padded X with count_include_pad, else inside X.
-__device__ int64_t counted_taps(int64_t o, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
-                                bool include_pad) {
-  int64_t counted = 0;
-  for (int64_t t = 0; t < k; ++t) {
-    const int64_t idx = o * s - pb + t * d;
-    if (include_pad ? idx < in + pe : (idx >= 0 && idx < in)) ++counted;
-  }
-  return counted;
-}
-
 // Every dX element gathers dY / divisor of each window that holds it, in (od, oh, ow) order.
 __global__ void avg_pool_grad(const float* __restrict__ dy, float* __restrict__ dx, Window3d w, int64_t pe0,
                               int64_t pe1, int64_t pe2, bool include_pad) {
@@ -98,13 +87,13 @@ __global__ void avg_pool_grad(const float* __restrict__ dy, float* __restrict__ 
     float sum = 0.0f;
     for (int64_t od = lo[0]; od < hi[0]; ++od) {
       if ((pos[0] + w.pad_begin[0] - od * w.stride[0]) % w.dilation[0] != 0) continue;
-      const int64_t cd = counted_taps(od, w.in[0], w.kernel[0], w.stride[0], w.dilation[0], w.pad_begin[0], pad_end[0], include_pad);
+      const int64_t cd = avg_pool_counted(od, w.in[0], w.kernel[0], w.stride[0], w.dilation[0], w.pad_begin[0], pad_end[0], include_pad);
       for (int64_t oh = lo[1]; oh < hi[1]; ++oh) {
         if ((pos[1] + w.pad_begin[1] - oh * w.stride[1]) % w.dilation[1] != 0) continue;
-        const int64_t ch = counted_taps(oh, w.in[1], w.kernel[1], w.stride[1], w.dilation[1], w.pad_begin[1], pad_end[1], include_pad);
+        const int64_t ch = avg_pool_counted(oh, w.in[1], w.kernel[1], w.stride[1], w.dilation[1], w.pad_begin[1], pad_end[1], include_pad);
         for (int64_t ow = lo[2]; ow < hi[2]; ++ow) {
           if ((pos[2] + w.pad_begin[2] - ow * w.stride[2]) % w.dilation[2] != 0) continue;
-          const int64_t cw = counted_taps(ow, w.in[2], w.kernel[2], w.stride[2], w.dilation[2], w.pad_begin[2], pad_end[2], include_pad);
+          const int64_t cw = avg_pool_counted(ow, w.in[2], w.kernel[2], w.stride[2], w.dilation[2], w.pad_begin[2], pad_end[2], include_pad);
           sum += dyp[(od * w.out[1] + oh) * w.out[2] + ow] / static_cast<float>(cd * ch * cw);
         }
       }
