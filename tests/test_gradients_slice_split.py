@@ -85,11 +85,34 @@ def test_split_with_an_unread_output():
     check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
 
 
-# --- Gather (the CPU; no CUDA gradient yet) -------------------------------------------------------
-@pytest.mark.parametrize("axis, indices", [(1, [2, 0]), (3, [[6, -1], [0, 6]]), (0, 1), (2, [3, 3, 1])],
-                         ids=["channels", "repeated-2d-negative", "scalar", "repeated"])
-def test_gather(axis, indices):
-    # a repeated index adds its dY rows up
+# --- Gather (tests/cuda/test_cuda_slice_split_grads.py runs the same cases on CUDA) --------------
+# (axis, indices): a repeated index adds its dY rows up
+GATHERS = [(1, [2, 0]), (3, [[6, -1], [0, 6]]), (0, 1), (2, [3, 3, 1])]
+GATHER_IDS = ["channels", "repeated-2d-negative", "scalar", "repeated"]
+
+
+def gather_model(axis, indices, index_type=np.int64):
     nodes = [helper.make_node("Gather", ["c", "idx"], ["y"], axis=axis)]
-    model = conv_then(nodes, {"idx": np.array(indices, np.int64)})
+    return conv_then(nodes, {"idx": np.array(indices, index_type)})
+
+
+def embedding_model(rows, width, indices):
+    """An embedding table [rows, width] (the parameter) gathered by constant token ids [batch, seq],
+    then scaled by x: the gradient of the table is Gather's own (BERT's and GPT-2's first layer)."""
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["e"], axis=0),
+             helper.make_node("Mul", ["e", "x"], ["y"])]
+    ids = np.asarray(indices)
+    return make_model(nodes, [("x", [*ids.shape, width])], [("y", None)],
+                      {"table": rand(rows, width), "ids": ids})
+
+
+@pytest.mark.parametrize("axis, indices", GATHERS, ids=GATHER_IDS)
+def test_gather(axis, indices):
+    model = gather_model(axis, indices)
     check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
+
+
+def test_gather_of_an_embedding_table():
+    ids = np.array([[3, 0, 3, 5], [5, 5, -1, 2]], np.int64)  # repeated, negative, row 1 unread
+    model = embedding_model(7, 5, ids)
+    check_gradients(model, ["table"], {"x": rand(2, 4, 5)}, rand(2, 4, 5))

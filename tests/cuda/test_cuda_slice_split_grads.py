@@ -1,12 +1,20 @@
-"""Slice's and Split's gradients on CUDA against the CPU's (test_cuda_layer_grads.py's oracle and
+"""Slice's, Split's, Gather's and Where's gradients on CUDA against the CPU's (test_cuda_layer_grads.py's oracle and
 tolerances; the CPU's are checked against float64 finite differences in
-tests/test_gradients_slice_split.py)."""
+tests/test_gradients_slice_split.py and tests/test_gradients_where.py). Gather's sums each index's
+dY rows in index order with no atomics (Note [gather gradient by sorted indices]): the same bits
+on every run."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from onnx import helper
 
 from test_cuda_layer_grads import check_cuda_gradients, out_shape, rand
-from test_gradients_slice_split import SLICES, slice_model, split_concat_model, split_unread_model
+from test_gradients_slice_split import (GATHER_IDS, GATHERS, SLICES, conv_then, embedding_model, gather_model,
+                                        slice_model, split_concat_model, split_unread_model)
+from test_gradients_where import condition
+
+import dnnx
 
 
 @pytest.mark.parametrize("starts, ends, axes, steps", SLICES)
@@ -23,4 +31,44 @@ def test_split_feeding_a_concat(axis, split):
 
 def test_split_with_an_unread_output():
     model = split_unread_model()
+    check_cuda_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
+
+
+@pytest.mark.parametrize("axis, indices", GATHERS, ids=GATHER_IDS)
+def test_gather(axis, indices):
+    model = gather_model(axis, indices)
+    check_cuda_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
+
+
+def test_gather_with_int32_indices():
+    model = gather_model(2, [[5, 0, 5], [-2, 1, 5]], np.int32)
+    check_cuda_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
+
+
+def test_an_embedding_table_is_the_same_on_every_run():
+    # 600 token ids over 50 rows (most repeated, a few rows never read): the radix sort's runs
+    ids = np.random.default_rng(7).integers(-50, 50, size=(4, 150))
+    model = embedding_model(50, 64, ids)
+    x, target = rand(4, 150, 64), rand(4, 150, 64)
+    got = check_cuda_gradients(model, ["table"], {"x": x}, target)
+    tuner = dnnx.load(model, optimize=False, device="cuda").finetune(trainable=["table"], loss="mse")
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(tuner.gradients([x], target)[1]["table"]), got["table"])
+
+
+@pytest.mark.parametrize("cond_shape", [(2, 3, 6, 7), (1, 3, 1, 7), (7,), ()], ids=["full", "broadcast", "row", "scalar"])
+def test_where_both_sides(cond_shape):
+    # X = c * 0.5 + mean over rows (broadcast along H), Y = c: both sides reach w and b
+    nodes = [helper.make_node("Mul", ["c", "half"], ["c2"]),
+             helper.make_node("ReduceMean", ["c"], ["m"], axes=[2], keepdims=1),
+             helper.make_node("Add", ["c2", "m"], ["xv"]),
+             helper.make_node("Where", ["cond", "xv", "c"], ["y"])]
+    model = conv_then(nodes, {"half": np.float32(0.5), "cond": condition(cond_shape, 3)})
+    check_cuda_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
+
+
+def test_where_with_a_broadcast_x():
+    nodes = [helper.make_node("ReduceMean", ["c"], ["m"], axes=[2], keepdims=1),   # [2, 3, 1, 7]
+             helper.make_node("Where", ["cond", "m", "c"], ["y"])]
+    model = conv_then(nodes, {"cond": condition((2, 3, 6, 7), 5)})
     check_cuda_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
