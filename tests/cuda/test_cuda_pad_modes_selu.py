@@ -1,7 +1,8 @@
 """Issue #15's small CUDA additions against the CPU backend (and onnxruntime where it takes the
 case; tolerances in cuda_check.py): Pad's edge, reflect and wrap modes (the gather kernel of
 layout/pad_kernels.cu, any element type; it must run on the device, never as a host layer nor as
-a constant pad) and Pad's gradient in every mode (atomic adds; against the CPU's, which
+a constant pad) and Pad's gradient in every mode (a gather, Note [separable adjoint]: the same
+bits on every run; a computed constant_value's by atomic adds; against the CPU's, which
 tests/test_gradients_pad.py checks against float64 finite differences; test_cuda_layer_grads.py's
 tolerances), and Selu (elementwise/param_activation_kernels.cu), fp32 and fp16."""
 import numpy as np
@@ -90,6 +91,26 @@ def test_pad_gradient_matches_cpu(mode, pads, axes):
     model = make_model(nodes, [("x", [2, 2, 5, 4])], [("y", None)], inits, opset=19)
     y_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
     check_cuda_gradients(model, ["w", "b"], {"x": rand(2, 2, 5, 4, seed=3)}, rand(*y_shape, seed=4))
+
+
+def test_reflect_pad_gradient_is_the_same_on_every_run():
+    # pads past a period: each dX element receives several reflected dY terms
+    g = np.random.default_rng(6)
+    inits = {"w": (g.standard_normal((3, 2, 3, 3)) * 0.4).astype(np.float32),
+             "b": (g.standard_normal(3) * 0.1).astype(np.float32), "pads": np.array([0, 0, 9, 7, 0, 0, 8, 6], np.int64)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Pad", ["c", "pads"], ["y"], name="pad", mode="reflect")]
+    model = make_model(nodes, [("x", [2, 2, 5, 4])], [("y", None)], inits, opset=19)
+    y_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    x, target = rand(2, 2, 5, 4, seed=3), rand(*y_shape, seed=4)
+    got = check_cuda_gradients(model, ["w", "b"], {"x": x}, target)
+    tuner = dnnx.load(model, device="cuda", optimize=False).finetune(trainable=["w", "b"], loss="mse",
+                                                                      deterministic=True)
+    assert any("adjoint as a gather" in r["algorithm"] for r in tuner.plan()), tuner.plan()
+    for _ in range(3):
+        grads = tuner.gradients(x, target)[1]
+        for name in ("w", "b"):
+            np.testing.assert_array_equal(np.asarray(grads[name]), got[name])
 
 
 @pytest.mark.parametrize("attrs", [{}, {"alpha": 2.0, "gamma": 3.0}, {"alpha": 0.5}])

@@ -3,8 +3,10 @@ float64 finite differences in tests/test_gradients_resample.py): Resize / Upsamp
 linear on the device; cubic on the host inside the CUDA plan), ConvTranspose (cuDNN's backward
 data as the forward, its forward and backward filter as the gradient, under both searches) and
 the Reduce* ops. Tolerances are test_cuda_layer_grads.py's (fp32, no TF32): the Resize gradient
-adds with atomics and cuDNN's algorithms sum in other orders than the CPU's GEMMs, so elements may
-differ by a few ulps of the largest partial sum."""
+sums each dX element's terms in another order than the CPU's walk, and cuDNN's algorithms in
+other orders than the CPU's GEMMs, so elements may differ by a few ulps of the largest partial
+sum. The Resize gradient is a gather with no atomics (Note [resize gradient as a gather]): the
+same bits on every run."""
 from __future__ import annotations
 
 import warnings
@@ -31,6 +33,8 @@ RESIZE_CASES = [
     (dict(mode="linear"), [1, 1, 2, 2], None),
     (dict(mode="linear", coordinate_transformation_mode="align_corners"), None, [2, 3, 11, 8]),
     (dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"), None, [2, 3, 4, 3]),
+    (dict(mode="linear"), None, [2, 3, 3, 2]),                                   # downsampling
+    (dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"), None, [2, 3, 2, 4]),
 ]
 
 
@@ -135,3 +139,28 @@ def test_cubic_resize_does_not_train_on_cuda():
         m = dnnx.load(model, device="cuda", optimize=False)
     with pytest.raises(dnnx.UnsupportedModelError, match="cubic"):
         m.finetune(trainable=["w", "b"], loss="mse", momentum=0.0).gradients([rand(2, 2, 6, 5)], rand(2, 3, 12, 10))
+
+
+def test_resize_crop_with_positions_outside_x():
+    # tf_crop_and_resize: a roi past X's edges gives extrapolation_value there, and no gradient
+    roi = np.array([0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3], np.float32)
+    node = helper.make_node("Resize", ["c", "roi", "", "sizes"], ["y"], mode="linear",
+                            coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=0.5)
+    model = conv_then(node, {"roi": roi, "sizes": np.array([2, 3, 7, 6], np.int64)})
+    check_cuda_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 5)}, rand(*out_shape(model)))
+
+
+def test_resize_gradient_is_the_same_on_every_run():
+    # a bilinear 8x upsample: up to 256 terms of dY meet in one dX element
+    node = helper.make_node("Resize", ["c", "roi", "scales"], ["y"], mode="linear")
+    model = conv_then(node, {"roi": np.zeros(0, np.float32), "scales": np.array([1, 1, 8, 8], np.float32)})
+    x, target = rand(2, 2, 6, 5), rand(*out_shape(model))
+    got = check_cuda_gradients(model, ["w", "b"], {"x": x}, target)
+    tuner = dnnx.load(model, device="cuda", optimize=False).finetune(trainable=["w", "b"], loss="mse",
+                                                                      deterministic=True)
+    plan = [r["algorithm"] for r in tuner.plan()]
+    assert any("adjoint as a gather" in a for a in plan), plan
+    for _ in range(3):
+        grads = tuner.gradients(x, target)[1]
+        for name in ("w", "b"):
+            np.testing.assert_array_equal(np.asarray(grads[name]), got[name])

@@ -183,7 +183,8 @@ void launch_pad_nd(const void* x, void* y, size_t elem, int64_t n, const PadDims
                    uint64_t bits, cudaStream_t stream);
 // Pad's gradient, float32, every mode: dx [x_size] zeroed, then each of the n dY elements added
 // (atomically: the order, so the last bits, may vary between runs) to the x element it copies,
-// or, for a constant cell, to *d_value. dx or d_value may be null (not asked for).
+// or, for a constant cell, to *d_value. dx or d_value may be null (not asked for). pad_cuda.cc
+// calls it for d_value alone: its dX is a gather (Note [separable adjoint]).
 void launch_pad_grad_nd(const float* dy, float* dx, float* d_value, int64_t n, int64_t x_size, const PadDims& dims,
                         cudaStream_t stream);
 

@@ -1,13 +1,15 @@
 // Pad on CUDA, one of the real-world ops of issue #5: an index and copy kernel of any rank up to
 // kMaxGlueDims (pad_kernels.cu), any element type. Constant mode: the value from the attribute
 // (before opset 11) or the optional input, read on the device. Edge, reflect and wrap (issue
-// #15): a gather of the x element each output element repeats. The gradient (every mode) adds
-// dY back to the elements it copies, with atomic adds.
+// #15): a gather of the x element each output element repeats. The gradient (every mode) is a
+// gather too, each dX element summing the dY elements that copied it (Note [separable adjoint]).
 #include <cstring>
+#include <memory>
 
 #include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
+#include "backends/cuda/train/separable_adjoint.h"
 #include "ops/layout/pad.h"
 
 namespace dnnx::cuda {
@@ -68,15 +70,35 @@ KernelChoice plan_pad(const CudaContext& ctx, const Node& node, const std::vecto
   });
 }
 
-// dX (and a computed constant_value's gradient): every mode, float32, atomic adds.
+// The adjoint's lists (Note [separable adjoint]): per dim, for each index of X, the output
+// indices along it that read it (weight 1), in output order; the constant's cells read none.
+AdjointReaders pad_readers(const Node& node, const PadDims& dims) {
+  const PadMode mode = pad_mode(node);
+  AdjointReaders readers(static_cast<size_t>(dims.rank));
+  for (int d = 0; d < dims.rank; ++d) {
+    readers[d].resize(static_cast<size_t>(dims.in[d]));
+    for (int64_t o = 0; o < dims.out[d]; ++o) {
+      const int64_t i = pad_source_index(mode, o, dims.in[d], dims.begin[d], dims.end[d]);
+      if (i >= 0 && i < dims.in[d]) readers[d][i].emplace_back(o, 1.0f);
+    }
+  }
+  return readers;
+}
+
+// dX: a gather over the lists, no atomics (every mode). A computed constant_value's gradient,
+// the sum of dY over the constant's cells, still adds with atomics (its last bits may vary).
 GradChoice plan_pad_grad(const GradRequest& r) {
   const PadDims dims = pad_dims(r.node, r.inputs, r.outputs[0].shape);
   const bool value_input = has_value_input(r.node, r.inputs);
-  const int64_t n = numel(r.outputs[0].shape), x_size = numel(r.inputs[0].info.shape);
+  const Shape& x = r.inputs[0].info.shape;
+  const int64_t n = numel(r.outputs[0].shape), x_size = numel(x);
   const CudaContext* c = &cuda_context_of(r);
-  return make_grad_choice("pad gradient (scatter, atomic adds)", [=](const GradArgs& a) {
-    launch_pad_grad_nd(a.d_outputs[0], a.d_inputs[0], value_input ? a.d_inputs[kValueInput] : nullptr, n, x_size,
-                       dims, c->stream);
+  auto lists = std::make_shared<SeparableAdjointLists>(*c, x, r.outputs[0].shape, pad_readers(r.node, dims));
+  return make_grad_choice("pad gradient (adjoint as a gather)", [=](const GradArgs& a) {
+    if (a.d_inputs[0]) launch_separable_adjoint(lists->view(), a.d_outputs[0], a.d_inputs[0], x_size, c->stream);
+    if (value_input && a.d_inputs[kValueInput]) {
+      launch_pad_grad_nd(a.d_outputs[0], nullptr, a.d_inputs[kValueInput], n, x_size, dims, c->stream);
+    }
   });
 }
 

@@ -80,31 +80,12 @@ __global__ void resize_forward(ResizeLaunch p, const float* __restrict__ x, floa
   }
 }
 
-__global__ void resize_backward(ResizeLaunch p, const float* __restrict__ dy, float* __restrict__ dx, int64_t n) {
-  DNNX_GRID_LOOP(o, n) {
-    ElementTaps t;
-    element_taps(p, o, t);
-    if (t.outside) continue;
-    const float g = dy[o];
-    each_combination(p, t, [&](int64_t offset, float w) { atomicAdd(dx + offset, w * g); });
-  }
-}
-
 }  // namespace
 
 void launch_resize(const ResizeLaunch& p, const float* x, float* y, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
   resize_forward<<<grid_for(n), kBlock, 0, stream>>>(p, x, y, n);
   check_launch("resize kernel");
-}
-
-void launch_resize_grad(const ResizeLaunch& p, const float* dy, float* dx, int64_t n, int64_t x_size,
-                        cudaStream_t stream) {
-  if (x_size == 0) return;
-  check(cudaMemsetAsync(dx, 0, static_cast<size_t>(x_size) * sizeof(float), stream), "cudaMemsetAsync");
-  if (n == 0) return;
-  resize_backward<<<grid_for(n), kBlock, 0, stream>>>(p, dy, dx, n);
-  check_launch("resize gradient kernel");
 }
 
 }  // namespace dnnx::cuda

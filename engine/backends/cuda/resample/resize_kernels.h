@@ -26,9 +26,6 @@ struct ResizeLaunch {
 // y [n] from x.
 void launch_resize(const ResizeLaunch& p, const float* x, float* y, int64_t n, cudaStream_t stream);
 
-// dx [x_size] = the adjoint: zeroed, then each output element adds w * dy to each tap it read
-// (atomicAdd: the order of the additions, so the last bits, may differ from run to run).
-void launch_resize_grad(const ResizeLaunch& p, const float* dy, float* dx, int64_t n, int64_t x_size,
-                        cudaStream_t stream);
+// The gradient: train/separable_adjoint.h, over lists from the CPU's tap tables (resize_cuda.cc).
 
 }  // namespace dnnx::cuda
