@@ -4,10 +4,13 @@ against the CPU's, which tests/test_math_gradients.py and tests/test_gradients_i
 check against float64 finite differences: the outputs, the loss and every parameter's gradient
 through the tuner's gradient hook, with the forward and backward on the device (no host layer).
 Tolerances: tests/cuda/test_cuda_activation_norm_grads.py's (CUDA's single-precision functions
-within 2 ulp of glibc's; CumSum's warp scan and GatherND's atomic adds sum in other orders)."""
+within 2 ulp of glibc's; CumSum's warp scan sums in another order). GatherND's gradient sums
+repeated tuples in tuple order with no atomics (Note [keyed row sums]): the same bits on every run."""
 import numpy as np
 import pytest
 from onnx import helper
+
+import dnnx
 
 from ort_check import make_model
 from test_cuda_activation_norm_grads import assert_runs_on_the_device, compare
@@ -65,3 +68,19 @@ def test_gather_nd_gradient(data_shape, indices, batch_dims):
     out_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
     tuner = compare(model, ["q"], {"x": rand(*data_shape)}, rand(*out_shape))
     assert_runs_on_the_device(tuner, "GatherND")
+
+
+def test_gather_nd_gradient_is_the_same_on_every_run():
+    # 500 tuples over 24 slices of 16: every slice named many times
+    data_shape = (4, 6, 16)
+    indices = np.stack([RNG.integers(-4, 4, 500), RNG.integers(-6, 6, 500)], axis=1).astype(np.int64)
+    inits = {"q": rand(*data_shape), "i": indices}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node("GatherND", ["h", "i"], ["y"])]
+    model = make_model(nodes, [("x", list(data_shape))], [("y", None)], inits, opset=13)
+    x, target = rand(*data_shape), rand(500, 16)
+    m = dnnx.load(model, device="cuda", optimize=False)
+    tuner = m.finetune(trainable=["q"], loss="mse", momentum=0.0)
+    first = np.asarray(tuner.gradients(x, target)[1]["q"])
+    assert np.isfinite(first).all() and np.abs(first).max() > 0
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(tuner.gradients(x, target)[1]["q"]), first)

@@ -1,7 +1,7 @@
 """Slice's, Split's, Gather's and Where's gradients on CUDA against the CPU's (test_cuda_layer_grads.py's oracle and
 tolerances; the CPU's are checked against float64 finite differences in
 tests/test_gradients_slice_split.py and tests/test_gradients_where.py). Gather's sums each index's
-dY rows in index order with no atomics (Note [gather gradient by sorted indices]): the same bits
+dY rows in index order with no atomics (Note [keyed row sums]): the same bits
 on every run."""
 from __future__ import annotations
 

@@ -1,8 +1,13 @@
 // GatherND on CUDA (indexing_kernels.cu): any element type, int32 or int64 indices, batch_dims,
 // the geometry of ops/indexing/gather_nd.h (as backends/cpu/indexing/gather_nd_cpu.cc). An index
 // out of range reads zeros (Note [device index range]). The gradient (float32): dData zeroed, then
-// each dY slice added atomically into the slice it was read from (repeated tuples add up).
+// each dY slice added into the slice it was read from, repeated tuples in tuple order, with no
+// atomics (train/keyed_row_sums.h).
+#include <limits>
+
+#include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/indexing/index_plan.h"
+#include "backends/cuda/train/keyed_row_sums.h"
 #include "ops/indexing/gather_nd.h"
 
 namespace dnnx::cuda {
@@ -45,28 +50,33 @@ KernelChoice plan_gather_nd(const CudaContext& ctx, const Node& node, const std:
   return choice;
 }
 
-class GatherNDGradKernel final : public GradKernel {
- public:
-  GatherNDGradKernel(const CudaContext& ctx, GatherNDDims g, bool idx64) : ctx_(ctx), g_(g), idx64_(idx64) {}
-  void run(const GradArgs& args) const override {
-    if (float* dx = args.d_inputs[0]) {
-      launch_gather_nd_grad(args.d_outputs[0], args.inputs[1], idx64_, dx, g_, ctx_.stream);
-    }
-  }
-
- private:
-  const CudaContext& ctx_;
-  GatherNDDims g_;
-  bool idx64_;
-};
-
+// dData: the tuples' dY slices summed into the slices they read, in tuple order, with no atomics
+// (Note [keyed row sums] in train/keyed_row_sums.cu): data as rows of `slice` elements.
 GradChoice plan_gather_nd_grad(const GradRequest& r) {
   require_cuda_float(r.node, r.inputs[0].info, "data");
-  GradChoice choice;
-  choice.algorithm = "atomic slice scatter-add";
-  choice.kernel = std::make_unique<GatherNDGradKernel>(cuda_context_of(r), gather_nd_dims(r.node, r.inputs),
-                                                       int64_indices(r.node, r.inputs[1].info, "indices"));
-  return choice;
+  const GatherNDDims g = gather_nd_dims(r.node, r.inputs);
+  const bool idx64 = int64_indices(r.node, r.inputs[1].info, "indices");
+  const int64_t rows = g.slice > 0 ? g.batches * g.batch_stride / g.slice : 0, count = g.batches * g.tuples;
+  constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+  if (rows >= kMaxInt || count >= kMaxInt) {
+    node_fail<UnsupportedModelError>(r.node, "the CUDA gradient takes fewer than 2^31 index tuples and slices");
+  }
+  const KeyedRowSumsWorkspace w = keyed_row_sums_workspace(count, rows);
+  const CudaContext* c = &cuda_context_of(r);
+  const size_t dx_bytes = static_cast<size_t>(g.batches * g.batch_stride) * sizeof(float);
+  return make_grad_choice(
+      "radix sort of the slices + slice sums in tuple order",
+      [=](const GradArgs& a) {
+        float* dx = a.d_inputs[0];
+        if (!dx) return;
+        if (g.slice == 0) {  // empty slices: nothing to add
+          if (dx_bytes) check(cudaMemsetAsync(dx, 0, dx_bytes, c->stream), "cudaMemsetAsync");
+          return;
+        }
+        launch_gather_nd_keys(a.inputs[1], idx64, keyed_row_sums_keys(w, a.workspace), g, c->stream);
+        launch_keyed_row_sums(a.d_outputs[0], dx, 1, rows, count, g.slice, w, a.workspace, c->stream);
+      },
+      w.bytes);
 }
 
 }  // namespace

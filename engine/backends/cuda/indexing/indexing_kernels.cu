@@ -116,12 +116,13 @@ __global__ void gather_nd(const E* __restrict__ data, const I* __restrict__ idx,
   }
 }
 
+// Tuple i's slice of data as a row of [batches * batch_stride / slice, slice] (the gradient's
+// keys, train/keyed_row_sums.h), or `rows` where an index is out of range.
 template <class I>
-__global__ void gather_nd_grad(const float* __restrict__ dy, const I* __restrict__ idx, float* dx, int64_t n,
-                               GatherNDDims g) {
-  DNNX_GRID_LOOP(i, n) {
+__global__ void gather_nd_keys(const I* __restrict__ idx, int* keys, int64_t count, int64_t rows, GatherNDDims g) {
+  DNNX_GRID_LOOP(i, count) {
     int64_t at = 0;
-    if (nd_element(idx, i, g, at)) atomicAdd(dx + at, dy[i]);
+    keys[i] = static_cast<int>(nd_element(idx, i * g.slice, g, at) ? at / g.slice : rows);
   }
 }
 
@@ -232,17 +233,15 @@ void launch_gather_nd(const void* data, const void* idx, bool idx_int64, void* y
   check_launch("GatherND kernel");
 }
 
-void launch_gather_nd_grad(const float* dy, const void* idx, bool idx_int64, float* dx, const GatherNDDims& g,
-                           cudaStream_t stream) {
-  const size_t bytes = static_cast<size_t>(g.batches * g.batch_stride) * sizeof(float);
-  if (bytes > 0) check(cudaMemsetAsync(dx, 0, bytes, stream), "cudaMemsetAsync (GatherND's gradient)");
-  const int64_t n = g.batches * g.tuples * g.slice;
-  if (n == 0) return;
+void launch_gather_nd_keys(const void* idx, bool idx_int64, int* keys, const GatherNDDims& g, cudaStream_t stream) {
+  const int64_t count = g.batches * g.tuples;
+  if (count == 0) return;
+  const int64_t rows = g.batches * g.batch_stride / g.slice;
   with_index(idx_int64, [&](auto i) {
     using I = decltype(i);
-    gather_nd_grad<I><<<grid_for(n), kBlock, 0, stream>>>(dy, static_cast<const I*>(idx), dx, n, g);
+    gather_nd_keys<I><<<grid_for(count), kBlock, 0, stream>>>(static_cast<const I*>(idx), keys, count, rows, g);
   });
-  check_launch("GatherND gradient kernel");
+  check_launch("GatherND gradient keys");
 }
 
 void launch_gather_elements(const void* data, const void* idx, bool idx_int64, void* y, size_t elem,

@@ -31,11 +31,10 @@ struct GatherNDDims {
 };
 void launch_gather_nd(const void* data, const void* idx, bool idx_int64, void* y, size_t elem, const GatherNDDims& g,
                       cudaStream_t stream);
-// GatherND's gradient, float32: dx [batches * batch_stride] zeroed, then each element of dy added
-// (atomically: tuples naming one slice add up, in an order that may vary) to the element it
-// was read from; an index out of range adds nothing.
-void launch_gather_nd_grad(const float* dy, const void* idx, bool idx_int64, float* dx, const GatherNDDims& g,
-                           cudaStream_t stream);
+// GatherND's gradient keys (train/keyed_row_sums.h): data viewed as rows of `slice` elements
+// ([batches * batch_stride / slice, slice]), keys[t] = the row tuple t (of batches * tuples)
+// read, or that row count where an index is out of range (it adds nothing).
+void launch_gather_nd_keys(const void* idx, bool idx_int64, int* keys, const GatherNDDims& g, cudaStream_t stream);
 
 // GatherElements and ScatterElements: the element of indices at position p (indices' shape
 // `index`) names data's element at p with p[axis] = indices[p]; data's strides `data_stride`,

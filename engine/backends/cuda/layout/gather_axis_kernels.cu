@@ -1,6 +1,6 @@
 // The Gather kernel (gather_cuda.cc): gather along one axis with int32 or int64 indices, the
 // elements moved as unsigned integers of their width. One thread per output element,
-// grid-stride loops.
+// grid-stride loops. And its gradient's keys (train/keyed_row_sums.h).
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/grid_loop.cuh"
 #include "backends/cuda/layout/glue_kernels.h"
@@ -33,7 +33,27 @@ void gather_typed(const void* x, void* y, const void* idx, bool idx_int64, int64
   }
 }
 
+template <class I>
+__global__ void gather_axis_keys(const I* __restrict__ idx, int* keys, int64_t count, int64_t size) {
+  DNNX_GRID_LOOP(j, count) {
+    int64_t k = static_cast<int64_t>(idx[j]);
+    if (k < 0) k += size;
+    keys[j] = static_cast<int>(k >= 0 && k < size ? k : size);
+  }
+}
+
 }  // namespace
+
+void launch_gather_axis_keys(const void* idx, bool idx_int64, int* keys, int64_t count, int64_t size,
+                             cudaStream_t stream) {
+  if (count == 0) return;
+  if (idx_int64) {
+    gather_axis_keys<<<grid_for(count), kBlock, 0, stream>>>(static_cast<const int64_t*>(idx), keys, count, size);
+  } else {
+    gather_axis_keys<<<grid_for(count), kBlock, 0, stream>>>(static_cast<const int32_t*>(idx), keys, count, size);
+  }
+  check_launch("gather gradient keys");
+}
 
 void launch_gather_axis(const void* x, void* y, size_t elem, const void* idx, bool idx_int64, int64_t outer,
                         int64_t size, int64_t count, int64_t inner, cudaStream_t stream) {

@@ -1,14 +1,14 @@
 // Gather (along one axis) on CUDA, one of the real-world ops of issue #5: an index and copy
 // kernel (gather_axis_kernels.cu), any element type, int32 or int64 indices. An index out of
 // range gives zeros on CUDA (the CPU raises); the plan says so. Its gradient (float32 data; none
-// for the indices) sums the dY rows of each index in index order, with no atomics (Note [gather
-// gradient by sorted indices] in gather_grad_kernels.cu): deterministic, and the CPU's bits.
+// for the indices) sums the dY rows of each index in index order, with no atomics (Note [keyed
+// row sums] in train/keyed_row_sums.cu): deterministic, and the CPU's bits.
 #include <limits>
 
 #include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/backend/simple_kernel.h"
-#include "backends/cuda/layout/gather_grad_kernels.h"
 #include "backends/cuda/layout/glue_kernels.h"
+#include "backends/cuda/train/keyed_row_sums.h"
 
 namespace dnnx::cuda {
 
@@ -55,14 +55,15 @@ GradChoice plan_gather_grad(const GradRequest& r) {
   if (g.size >= kMaxInt || g.count >= kMaxInt) {
     node_fail<UnsupportedModelError>(r.node, "the CUDA gradient takes fewer than 2^31 indices and rows");
   }
-  const GatherGradWorkspace w = gather_grad_workspace(g.count, g.size);
+  const KeyedRowSumsWorkspace w = keyed_row_sums_workspace(g.count, g.size);
   const CudaContext* c = &cuda_context_of(r);
   return make_grad_choice(
       "zero fill + radix sort of the indices + row sums in index order",
       [=](const GradArgs& a) {
         if (float* dx = a.d_inputs[0]) {
-          launch_gather_axis_grad(a.d_outputs[0], a.inputs[1], g.idx64, dx, g.outer, g.size, g.count, g.inner, w,
-                                  a.workspace, c->stream);
+          launch_gather_axis_keys(a.inputs[1], g.idx64, keyed_row_sums_keys(w, a.workspace), g.count, g.size,
+                                  c->stream);
+          launch_keyed_row_sums(a.d_outputs[0], dx, g.outer, g.size, g.count, g.inner, w, a.workspace, c->stream);
         }
       },
       w.bytes);

@@ -168,6 +168,10 @@ void launch_cast(const void* x, int from, void* y, int to, int64_t n, cudaStream
 // zeros (it cannot be reported from the device). idx_int64: int64 indices, else int32.
 void launch_gather_axis(const void* x, void* y, size_t elem, const void* idx, bool idx_int64, int64_t outer,
                         int64_t size, int64_t count, int64_t inner, cudaStream_t stream);
+// Its gradient's keys (train/keyed_row_sums.h): keys[j] = idx[j] made non-negative, or `size`
+// for an index out of range.
+void launch_gather_axis_keys(const void* idx, bool idx_int64, int* keys, int64_t count, int64_t size,
+                             cudaStream_t stream);
 
 // Padding (or cropping, for negative amounts) of any rank up to kMaxGlueDims. Constant mode
 // (0): y's element at index o reads x at o - begin in every dim, or is the value when that is
