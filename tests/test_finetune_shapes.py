@@ -1,7 +1,9 @@
 """Note [shapes in the tail] (engine/train/split.cc): a dynamic export computes a Reshape's shape
 from its input's shape (Shape -> Gather -> Unsqueeze -> Concat); the trainer's tail folds those
 at plan time as inference does, so such a model trains whole, at any batch, with the gradients
-float64 finite differences give."""
+float64 finite differences give. What reads a trainable parameter never folds there (Note
+[mutable constants]): a parameter that only constant inputs meet (a Transpose of a weight, an
+embedding gathered by constant ids) still gets its gradient."""
 from __future__ import annotations
 
 import numpy as np
@@ -71,3 +73,27 @@ def test_dynamic_exports_of_the_shared_models_train_whole(name, loss):
     tuner = m.finetune(trainable="all", loss=loss, lr=1e-3, momentum=0.0)
     losses = [tuner.step(x if len(x) > 1 else x[0], target) for _ in range(3)]
     assert np.all(np.isfinite(losses)) and losses[-1] < losses[0], losses
+
+
+@pytest.mark.parametrize("optimize", [False, True])
+def test_a_parameter_read_only_by_foldable_nodes_trains(optimize):
+    # y = x @ Transpose(w) * Gather(scale, [2, 0, 2]): w and scale meet only constants before MatMul
+    # and Mul; folded at plan time, both would keep their values and get no gradient.
+    nodes = [helper.make_node("Transpose", ["w"], ["wt"], perm=[1, 0]),
+             helper.make_node("Gather", ["scale", "pick"], ["s"], axis=0),
+             helper.make_node("MatMul", ["x", "wt"], ["h"]),
+             helper.make_node("Mul", ["h", "s"], ["y"])]
+    inits = {"w": rand(3, 4), "scale": rand(4), "pick": np.array([2, 0, 2], np.int64)}
+    model = make_model(nodes, [("x", [5, 4])], [("y", [5, 3])], inits)
+    x, target = rand(5, 4), rand(5, 3)
+    grads = check_gradients(model, ["w", "scale"], {"x": x}, target)
+    # mse: dL/dy = 2 (y - t) / 15; dL/dw[j, :] = sum_n dy[n, j] s[j] x[n, :]; scale[2] gathers twice
+    w, scale = inits["w"].astype(np.float64), inits["scale"].astype(np.float64)
+    s = scale[[2, 0, 2]]
+    dy = 2 * ((x @ w.T) * s - target) / 15
+    np.testing.assert_allclose(grads["w"], (dy * s).T @ x, rtol=1e-4, atol=1e-6)
+    want_scale = np.zeros(4)
+    np.add.at(want_scale, [2, 0, 2], (dy * (x @ w.T)).sum(axis=0))
+    np.testing.assert_allclose(grads["scale"], want_scale, rtol=1e-4, atol=1e-6)
+    tuner = dnnx.load(model, optimize=optimize).finetune(trainable=["w", "scale"], loss="mse", momentum=0.0)
+    assert not [r for r in tuner.plan() if "folded" in r["algorithm"]], tuner.plan()

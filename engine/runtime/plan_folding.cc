@@ -1,5 +1,7 @@
 #include "runtime/plan_folding.h"
 
+#include "runtime/mutable_constants.h"
+
 #include <algorithm>
 #include <cstring>
 #include <set>
@@ -79,7 +81,9 @@ GraphFolding graph_folding(const Graph& graph, const Backend* host) {
   if (!host) return folding;
   folding.value_inputs = reached_inputs(graph, *host);
   std::unordered_set<std::string> known;  // values known once the input shapes (and value inputs) are
-  for (const auto& kv : graph.constants) known.insert(kv.first);
+  for (const auto& kv : graph.constants) {
+    if (!constant_changes(kv.first)) known.insert(kv.first);  // a parameter in training never folds
+  }
   for (const GraphInput& in : graph.inputs) known.erase(in.name);  // an input shadows a default
   for (int i : folding.value_inputs) known.insert(graph.inputs[i].name);
   const OpRegistry& ops = op_registry();

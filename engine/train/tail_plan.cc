@@ -46,7 +46,9 @@ TailPlan::TailPlan(const Graph& tail, const Backend& backend, const TrainingOps&
       backend_(backend),
       graph_(tail_graph_for(tail, input_shapes, backend, TailFusions{options.fuse_lstm_stacks, options.fuse_gemm_relu})),
       plan_([&] {
-        MutableConstantsScope tuned;  // Note [mutable constants]: SGD changes the parameters in place
+        // Note [mutable constants]: SGD changes the parameters in place, and nothing that reads
+        // one folds
+        MutableConstantsScope tuned(options.params);
         // Note [plan-time folding]: the shapes the tail computes from its inputs' shapes (a
         // dynamic export's Shape -> Gather -> Concat -> Reshape) are folded on the host, as an
         // inference plan folds them; they carry no gradient.
