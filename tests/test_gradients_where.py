@@ -26,21 +26,35 @@ def condition(shape, seed):
     return np.asarray(np.random.default_rng(seed).random(shape) > 0.4)
 
 
-@pytest.mark.parametrize("cond_shape", [(2, 3, 6, 7), (1, 3, 1, 7), (7,), ()], ids=["full", "broadcast", "row", "scalar"])
-def test_where_both_sides_trained(cond_shape):
-    # X = c, Y = c * 0.5 + mean over rows (Y broadcast along H): both reach w and b
+# condition shapes (tests/cuda/test_cuda_slice_split_grads.py runs the same models on CUDA)
+CONDITIONS = [(2, 3, 6, 7), (1, 3, 1, 7), (7,), ()]
+CONDITION_IDS = ["full", "broadcast", "row", "scalar"]
+
+
+def both_sides_model(cond_shape):
+    """X = c * 0.5 + the mean over rows (broadcast along H), Y = c: both sides reach w and b."""
     nodes = [helper.make_node("Mul", ["c", "half"], ["c2"]),
              helper.make_node("ReduceMean", ["c"], ["m"], axes=[2], keepdims=1),
-             helper.make_node("Add", ["c2", "m"], ["yv"]),
-             helper.make_node("Where", ["cond", "yv", "c"], ["y"])]
-    model = conv_then(nodes, {"half": np.float32(0.5), "cond": condition(cond_shape, 3)})
+             helper.make_node("Add", ["c2", "m"], ["xv"]),
+             helper.make_node("Where", ["cond", "xv", "c"], ["y"])]
+    return conv_then(nodes, {"half": np.float32(0.5), "cond": condition(cond_shape, 3)})
+
+
+def broadcast_x_model():
+    """X = the mean over rows [2, 3, 1, 7], broadcast against Y = c."""
+    nodes = [helper.make_node("ReduceMean", ["c"], ["m"], axes=[2], keepdims=1),
+             helper.make_node("Where", ["cond", "m", "c"], ["y"])]
+    return conv_then(nodes, {"cond": condition((2, 3, 6, 7), 5)})
+
+
+@pytest.mark.parametrize("cond_shape", CONDITIONS, ids=CONDITION_IDS)
+def test_where_both_sides_trained(cond_shape):
+    model = both_sides_model(cond_shape)
     check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
 
 
 def test_where_with_a_broadcast_x():
-    nodes = [helper.make_node("ReduceMean", ["c"], ["m"], axes=[2], keepdims=1),   # [2, 3, 1, 7]
-             helper.make_node("Where", ["cond", "m", "c"], ["y"])]
-    model = conv_then(nodes, {"cond": condition((2, 3, 6, 7), 5)})
+    model = broadcast_x_model()
     check_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
 
 

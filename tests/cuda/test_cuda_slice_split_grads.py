@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import helper
 
 from test_cuda_layer_grads import check_cuda_gradients, out_shape, rand
-from test_gradients_slice_split import (GATHER_IDS, GATHERS, SLICES, conv_then, embedding_model, gather_model,
-                                        slice_model, split_concat_model, split_unread_model)
-from test_gradients_where import condition
+from test_gradients_slice_split import (GATHER_IDS, GATHERS, SLICES, embedding_model, gather_model, slice_model,
+                                        split_concat_model, split_unread_model)
+from test_gradients_where import CONDITION_IDS, CONDITIONS, both_sides_model, broadcast_x_model
 
 import dnnx
 
@@ -56,19 +55,12 @@ def test_an_embedding_table_is_the_same_on_every_run():
         np.testing.assert_array_equal(np.asarray(tuner.gradients([x], target)[1]["table"]), got["table"])
 
 
-@pytest.mark.parametrize("cond_shape", [(2, 3, 6, 7), (1, 3, 1, 7), (7,), ()], ids=["full", "broadcast", "row", "scalar"])
+@pytest.mark.parametrize("cond_shape", CONDITIONS, ids=CONDITION_IDS)
 def test_where_both_sides(cond_shape):
-    # X = c * 0.5 + mean over rows (broadcast along H), Y = c: both sides reach w and b
-    nodes = [helper.make_node("Mul", ["c", "half"], ["c2"]),
-             helper.make_node("ReduceMean", ["c"], ["m"], axes=[2], keepdims=1),
-             helper.make_node("Add", ["c2", "m"], ["xv"]),
-             helper.make_node("Where", ["cond", "xv", "c"], ["y"])]
-    model = conv_then(nodes, {"half": np.float32(0.5), "cond": condition(cond_shape, 3)})
+    model = both_sides_model(cond_shape)
     check_cuda_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
 
 
 def test_where_with_a_broadcast_x():
-    nodes = [helper.make_node("ReduceMean", ["c"], ["m"], axes=[2], keepdims=1),   # [2, 3, 1, 7]
-             helper.make_node("Where", ["cond", "m", "c"], ["y"])]
-    model = conv_then(nodes, {"cond": condition((2, 3, 6, 7), 5)})
+    model = broadcast_x_model()
     check_cuda_gradients(model, ["w", "b"], {"x": rand(2, 2, 6, 7)}, rand(*out_shape(model)))
