@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "runtime/plan_folding.h"
 #include "train/trainer_shape_plan.h"
 
 namespace dnnx {
@@ -17,7 +18,9 @@ Trainer::Trainer(const Graph& graph, TrainerOptions options, std::unique_ptr<Bac
   ops_ = backend->training_ops();
   if (!ops_) throw DeviceError("finetune: the " + backend->name() + " backend cannot train");
   device_ = !backend->uses_host_memory();
-  validate_graph(graph_, *backend);
+  // With the folding host, as an inference engine validates: what folds at plan time (a dynamic
+  // export's Shape chain, Note [shapes in the tail]) needs no device kernel.
+  validate_graph(graph_, *backend, folding_host());
   for (const Node& node : graph_.nodes) {  // Note [staged plans]: the trainer plans whole graphs only
     if (op_registry().find(node)->value_shaped) {
       node_fail<UnsupportedModelError>(node, "fine-tuning: its output shapes (or its subgraphs) are decided at run "
