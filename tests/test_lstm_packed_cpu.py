@@ -153,3 +153,32 @@ def test_portable_switch_turns_the_panels_off():
                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert out.returncode == 0, out.stderr[-2000:]
     assert "panels" not in out.stdout
+
+
+@pytest.mark.parametrize("hidden", [40, 16, 7])
+def test_the_16_wide_cells_give_the_8_wide_cells_bits(hidden, tmp_path):
+    """Note [lstm cell in avx512]: where AVX-512 runs the gate math goes 16 cells at a time, the
+    8-wide code's operations lane for lane; DNNX_PROBE_CELL8=1 keeps the 8-wide cells (read once
+    per process, so each form runs in a child). Hidden 40: two full vectors and a masked tail of 8;
+    7: a tail alone. On a CPU without AVX-512 both children run the 8-wide cells."""
+    import subprocess
+    import sys
+
+    model, feeds = lstm_case(6, 5, 12, hidden, direction="bidirectional")
+    onnx.save(model, tmp_path / "lstm.onnx")
+    np.savez(tmp_path / "feeds.npz", **feeds)
+    code = ("import dnnx, numpy as np, sys; f = dict(np.load(sys.argv[1] + '/feeds.npz')); "
+            "out = dnnx.load(sys.argv[1] + '/lstm.onnx').run_dict(f); "
+            "np.savez(sys.argv[1] + '/' + sys.argv[2], **out)")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for label, cell8 in (("wide", None), ("narrow", "1")):
+        env = {k: v for k, v in os.environ.items() if k != "DNNX_PROBE_CELL8"}
+        if cell8:
+            env["DNNX_PROBE_CELL8"] = cell8
+        out = subprocess.run([sys.executable, "-c", code, str(tmp_path), label], env=env, capture_output=True,
+                             text=True, timeout=120, cwd=root)
+        assert out.returncode == 0, out.stderr[-2000:]
+    wide, narrow = np.load(tmp_path / "wide.npz"), np.load(tmp_path / "narrow.npz")
+    assert set(wide.files) == set(narrow.files) and wide.files
+    for name in wide.files:
+        np.testing.assert_array_equal(wide[name], narrow[name], err_msg=name)
