@@ -1,6 +1,7 @@
 // The LSTM cell update of one batch row in 8-wide AVX2 code, 16-wide where AVX-512 runs (the same
-// bits: Note [lstm cell in avx512] in lstm_cell_avx2_cpu.cc), for the plain cell: no peepholes, no clip, no coupled input and forget gates. lstm_cpu.cc's portable
-// loop handles every other cell, and every CPU without AVX2 and FMA.
+// bits: Note [lstm cell in avx512] in lstm_cell_avx2_cpu.cc), for the plain cell: no peepholes,
+// no clip, no coupled input and forget gates. lstm_cpu.cc's portable loop handles every other
+// cell, and every CPU without AVX2 and FMA.
 #pragma once
 #include <cstdint>
 
