@@ -2,6 +2,7 @@
 #include "runtime/mutable_constants.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace dnnx {
 
@@ -17,10 +18,10 @@ bool constant_changes(const std::string& name) {
                                    changing_constants->end();
 }
 
-MutableConstantsScope::MutableConstantsScope(const std::vector<std::string>& changing)
-    : before_(mutable_constants), changing_before_(changing_constants) {
+MutableConstantsScope::MutableConstantsScope(std::vector<std::string> changing)
+    : changing_(std::move(changing)), before_(mutable_constants), changing_before_(changing_constants) {
   mutable_constants = true;
-  changing_constants = &changing;
+  changing_constants = &changing_;
 }
 
 MutableConstantsScope::~MutableConstantsScope() {

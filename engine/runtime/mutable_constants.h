@@ -20,15 +20,16 @@ bool planning_mutable_constants();
 bool constant_changes(const std::string& name);
 
 // Marks this thread's planning as of mutable constants for the guard's lifetime; `changing`:
-// the parameters SGD updates.
+// the parameters SGD updates (the scope keeps its own copy).
 class MutableConstantsScope {
  public:
-  explicit MutableConstantsScope(const std::vector<std::string>& changing = {});
+  explicit MutableConstantsScope(std::vector<std::string> changing);
   ~MutableConstantsScope();
   MutableConstantsScope(const MutableConstantsScope&) = delete;
   MutableConstantsScope& operator=(const MutableConstantsScope&) = delete;
 
  private:
+  std::vector<std::string> changing_;
   bool before_;
   const std::vector<std::string>* changing_before_;
 };
