@@ -138,7 +138,8 @@ DNNX_AVX512 inline __m512 exp16(__m512 x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
   const __m512 er = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
-  const __m512i bits = _mm512_maskz_slli_epi32(kAll, _mm512_add_epi32(_mm512_maskz_cvtps_epi32(kAll, n), _mm512_set1_epi32(126)), 23);
+  const __m512i biased = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(kAll, n), _mm512_set1_epi32(126));
+  const __m512i bits = _mm512_maskz_slli_epi32(kAll, biased, 23);
   return _mm512_mul_ps(_mm512_mul_ps(er, _mm512_castsi512_ps(bits)), _mm512_set1_ps(2.0f));
 }
 
@@ -170,7 +171,7 @@ DNNX_AVX512 inline void cell16(int64_t n, int64_t j, const float* xg, const floa
 
 DNNX_AVX512 int64_t cell_vectors_avx512(int64_t n, const float* xg, const float* hg, float* c, float* h) {
   int64_t j = 0;
-  for (; j + 16 <= n; j += 16) cell16(n, j, xg, hg, c, h, static_cast<__mmask16>(0xFFFF));
+  for (; j + 16 <= n; j += 16) cell16(n, j, xg, hg, c, h, kAll);
   if (j < n) cell16(n, j, xg, hg, c, h, static_cast<__mmask16>((1u << (n - j)) - 1u));
   return n;
 }

@@ -185,12 +185,10 @@ struct PadDims {
 };
 void launch_pad_nd(const void* x, void* y, size_t elem, int64_t n, const PadDims& dims, const void* value,
                    uint64_t bits, cudaStream_t stream);
-// Pad's gradient, float32, every mode: dx [x_size] zeroed, then each of the n dY elements added
-// (atomically: the order, so the last bits, may vary between runs) to the x element it copies,
-// or, for a constant cell, to *d_value. dx or d_value may be null (not asked for). pad_cuda.cc
-// calls it for d_value alone: its dX is a gather (Note [separable adjoint]).
-void launch_pad_grad_nd(const float* dy, float* dx, float* d_value, int64_t n, int64_t x_size, const PadDims& dims,
-                        cudaStream_t stream);
+// A computed constant_value's gradient (float32): *d_value = the sum of dY [n] over the constant
+// cells, with atomic adds (the order, so the last bits, may vary between runs); 0 in a mode
+// other than constant. Pad's dX is a gather (Note [separable adjoint], pad_cuda.cc).
+void launch_pad_value_grad(const float* dy, float* d_value, int64_t n, const PadDims& dims, cudaStream_t stream);
 
 // Fills y[0..n) with the element-sized value at `value` (a device pointer) or `bits` when null.
 void launch_fill(void* y, size_t elem, int64_t n, const void* value, uint64_t bits, cudaStream_t stream);

@@ -91,13 +91,13 @@ GradChoice plan_pad_grad(const GradRequest& r) {
   const PadDims dims = pad_dims(r.node, r.inputs, r.outputs[0].shape);
   const bool value_input = has_value_input(r.node, r.inputs);
   const Shape& x = r.inputs[0].info.shape;
-  const int64_t n = numel(r.outputs[0].shape), x_size = numel(x);
+  const int64_t n = numel(r.outputs[0].shape), x_size = numel(x);  // dY's and dX's elements
   const CudaContext* c = &cuda_context_of(r);
   auto lists = std::make_shared<SeparableAdjointLists>(*c, x, r.outputs[0].shape, pad_readers(r.node, dims));
   return make_grad_choice("pad gradient (adjoint as a gather)", [=](const GradArgs& a) {
     if (a.d_inputs[0]) launch_separable_adjoint(lists->view(), a.d_outputs[0], a.d_inputs[0], x_size, c->stream);
     if (value_input && a.d_inputs[kValueInput]) {
-      launch_pad_grad_nd(a.d_outputs[0], nullptr, a.d_inputs[kValueInput], n, x_size, dims, c->stream);
+      launch_pad_value_grad(a.d_outputs[0], a.d_inputs[kValueInput], n, dims, c->stream);
     }
   });
 }

@@ -57,24 +57,17 @@ __global__ void pad_gather_nd(const T* __restrict__ x, T* __restrict__ y, int64_
   }
 }
 
-__global__ void pad_grad_nd(const float* __restrict__ dy, float* dx, float* d_value, int64_t n, PadDims dims) {
+// A constant-mode Pad's computed constant_value: the sum of dY over the constant's cells.
+__global__ void pad_value_grad(const float* __restrict__ dy, float* d_value, int64_t n, PadDims dims) {
   DNNX_GRID_LOOP(i, n) {
-    int64_t rest = i, offset = 0, step = 1;
+    int64_t rest = i;
     bool inside = true;
     for (int d = dims.rank - 1; d >= 0; --d) {
-      const int64_t o = rest % dims.out[d];
-      const int64_t src = dims.mode == 0 ? o - dims.begin[d] : mode_source(dims.mode, o, dims.in[d], dims.begin[d],
-                                                                           dims.end[d]);
+      const int64_t src = rest % dims.out[d] - dims.begin[d];
       rest /= dims.out[d];
       inside = inside && src >= 0 && src < dims.in[d];
-      offset += src * step;
-      step *= dims.in[d];
     }
-    if (inside) {
-      if (dx) atomicAdd(dx + offset, dy[i]);
-    } else if (d_value) {
-      atomicAdd(d_value, dy[i]);
-    }
+    if (!inside) atomicAdd(d_value, dy[i]);
   }
 }
 
@@ -174,15 +167,11 @@ void launch_pad_nd(const void* x, void* y, size_t elem, int64_t n, const PadDims
   check_launch("pad kernel");
 }
 
-void launch_pad_grad_nd(const float* dy, float* dx, float* d_value, int64_t n, int64_t x_size, const PadDims& dims,
-                        cudaStream_t stream) {
-  if (dx && x_size > 0) {
-    check(cudaMemsetAsync(dx, 0, static_cast<size_t>(x_size) * sizeof(float), stream), "cudaMemsetAsync");
-  }
-  if (d_value) check(cudaMemsetAsync(d_value, 0, sizeof(float), stream), "cudaMemsetAsync");
-  if (n == 0 || (!dx && !d_value)) return;
-  pad_grad_nd<<<grid_for(n), kBlock, 0, stream>>>(dy, dx, d_value, n, dims);
-  check_launch("pad gradient kernel");
+void launch_pad_value_grad(const float* dy, float* d_value, int64_t n, const PadDims& dims, cudaStream_t stream) {
+  check(cudaMemsetAsync(d_value, 0, sizeof(float), stream), "cudaMemsetAsync");
+  if (n == 0 || dims.mode != 0) return;  // the other modes read no constant
+  pad_value_grad<<<grid_for(n), kBlock, 0, stream>>>(dy, d_value, n, dims);
+  check_launch("pad value gradient kernel");
 }
 
 void launch_fill(void* y, size_t elem, int64_t n, const void* value, uint64_t bits, cudaStream_t stream) {

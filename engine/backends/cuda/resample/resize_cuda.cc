@@ -1,8 +1,9 @@
 // Resize and Upsample on CUDA: nearest and linear, float32, forward (resize_kernels.cu) and
-// gradient (a gather with no atomics, Note [separable adjoint] in train/separable_adjoint.cu). Cubic and antialias are refused at load (.refusing), so those nodes run
-// on the CPU inside the CUDA plan (Note [host fallback] in runtime/host_fallback.h); they do not
-// train on CUDA (the gradient factory refuses them by name). The
-// parameters are ops/resample/resize.h's, read once at plan time; the taps are computed on the device.
+// gradient (a gather with no atomics, Note [separable adjoint] in train/separable_adjoint.cu).
+// Cubic and antialias are refused at load (.refusing), so those nodes run on the CPU inside the
+// CUDA plan (Note [host fallback] in runtime/host_fallback.h); they do not train on CUDA (the
+// gradient factory refuses them by name). The parameters are ops/resample/resize.h's, read once
+// at plan time; the forward's taps are computed on the device.
 #include <memory>
 
 #include "backends/cuda/backend/lambda_grad.h"
