@@ -9,6 +9,11 @@ profile (Model.profile) of the worst rows there.
     python bench/sweep_cuda_speed.py --models 'zoo/resnet18*' 'zoo/mobilenet*' --precisions fp32,fp16
     python bench/sweep_cuda_speed.py --device cpu --models 'models/mnist-8/*' --batches 1   # a dry run
     (scripts/gpu-check.sh: GPU_CHECK_BENCHES=speed; --models also takes .onnx paths)
+    python bench/sweep_cuda_speed.py --merge part1.json part2.json --out speed.md   # one table of two calls
+
+A device call lasts at most 10 minutes, and the population takes about 17 (about 30 s a model):
+run it in two calls with --models (the second with the models the first left "not run"), each with
+--json, and --merge the two into one table.
 
 Order: the issue's six CNNs (MobileNetV2, EfficientNet-B0, MobileNetV3-Small, ResNet-18,
 DenseNet-121, ConvNeXt-T), the rest of zoo/, zoo2/, models/. Per model, a dnnx child
@@ -258,6 +263,34 @@ def header(args, command, metas, unmatched, summary_batch, started: float) -> li
     return lines
 
 
+def merge(paths, out) -> int:
+    """One markdown table from the --json files of several runs: each run's header under "Run K",
+    their rows in order (a case that a later run measured replaces an earlier run's row that was
+    not run for the budget), the summary over all of them at the largest summary batch, every run's
+profiles."""
+    parts = [json.loads(Path(p).read_text()) for p in paths]
+    rows, where = [], {}
+    for part in parts:
+        for row in part["rows"]:
+            key = (row["model"], row["batch"], row["precision"])
+            if key in where and "ms" in row["dnnx"] and "ms" not in rows[where[key]]["dnnx"]:
+                rows[where[key]] = row
+            elif key not in where:
+                where[key] = len(rows)
+                rows.append(row)
+    precisions = list(dict.fromkeys(p for part in parts for p in part["precisions"]))
+    head = [f"# Speed sweep: {len(parts)} runs merged ({', '.join(Path(p).name for p in paths)})"]
+    for k, part in enumerate(parts, 1):
+        head += ["", f"Run {k}:", *[line for line in part["header"] if not line.startswith("# ")]]
+    batches = [part["summary_batch"] for part in parts if part["summary_batch"] is not None]
+    text = markdown(rows, head, precisions, max(batches, default=None), [p for part in parts for p in part["profiles"]])
+    print(text, flush=True)
+    if out:
+        Path(out).write_text(text)
+        print(f"wrote {out}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="*", default=[], help="globs on the names under ../shared/external, "
@@ -270,8 +303,13 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120, help="seconds per child process (one model)")
     parser.add_argument("--profile-worst", type=int, default=3, help="profile the N worst rows (0: none)")
     parser.add_argument("--out", help="also write the markdown to this file (replacing it)")
+    parser.add_argument("--json", help="also write the rows, profiles and header to this file (for --merge)")
+    parser.add_argument("--merge", nargs="+", metavar="JSON", help="no sweep: one table from the --json files "
+                        "of several runs (their rows in order; each run's header, then the summary of all)")
     parser.add_argument("--inject", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.merge:
+        return merge(args.merge, args.out)
     batches = [int(b) for b in args.batches.split(",") if b]
     precisions = [p for p in args.precisions.split(",") if p]
     unknown = sorted(set(precisions) - {"fp32", "tf32", "fp16", "bf16"})
@@ -321,12 +359,17 @@ def main() -> int:
                 if "profile" not in p:
                     p["error"] = record.get("error", "no profile")
             profiles.append(p)
-    text = markdown(rows, header(args, command, metas, unmatched, summary_batch, clock.start), precisions, summary_batch,
-                    profiles)
+    head = header(args, command, metas, unmatched, summary_batch, clock.start)
+    text = markdown(rows, head, precisions, summary_batch, profiles)
     print(text, flush=True)
     if args.out:
         Path(args.out).write_text(text)
         print(f"wrote {args.out}")
+    if args.json:
+        part = {"header": head, "precisions": precisions, "summary_batch": summary_batch, "profiles": profiles,
+                "rows": [{k: v for k, v in r.items() if k != "work"} for r in rows]}
+        Path(args.json).write_text(json.dumps(part, indent=1))
+        print(f"wrote {args.json}")
     if not names:
         print(f"no models match under {ext.EXTERNAL}", file=sys.stderr)
         return 2

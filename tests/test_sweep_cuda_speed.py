@@ -110,6 +110,27 @@ def test_the_budget_and_a_sweep_of_nothing(lenet):
     assert "- no model matches `no_such_model*`" in done.stdout and "no models match" in done.stderr
 
 
+def test_two_runs_merge_into_one_table(lenet, tmp_path):
+    """A run cut by its budget, then a run of what it left: --merge gives one table where the
+    second run's measured row replaces the first's "not run", under both runs' headers."""
+    first, second, merged = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "all.md"
+    done = run_sweep("--models", lenet, "--batches", "1", "--precisions", "fp32", "--budget", "0.5",
+                     "--json", str(first))
+    assert done.returncode == 0, done.stderr[-2000:]
+    done = run_sweep("--models", lenet, "--batches", "1,2", "--precisions", "fp32", "--budget", "60",
+                     "--profile-worst", "0", "--json", str(second))
+    assert done.returncode == 0, done.stderr[-2000:]
+    done = subprocess.run([sys.executable, str(SCRIPT), "--merge", str(first), str(second), "--out", str(merged)],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = merged.read_text()
+    assert text.count("\nRun ") == 2 and text.count("- command: `") == 2
+    for batch in (1, 2):
+        cells = row(text, lenet, batch, "fp32")
+        assert re.fullmatch(NUMBER, cells[0]) and re.fullmatch(NUMBER, cells[1]), cells
+    assert sum(1 for line in text.splitlines() if line.startswith(f"| {lenet} |")) == 2
+    assert "Summary at batch 2 " in text and "| fp32 | 1 |" in text  # the runs' largest batch
+
 def test_the_sweep_order_puts_the_issues_six_cnns_first():
     names = ["models/a.onnx", "zoo2/bert.onnx", "zoo/vgg11_bn.onnx", "zoo/convnext_tiny.onnx", "zoo/resnet18.onnx",
              "zoo/mobilenet_v2.onnx", "zoo/alexnet.onnx"]
