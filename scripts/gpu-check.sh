@@ -24,7 +24,8 @@
 #      speed: sweep_cuda_speed.py, the speed sweep of issue #38: every float model of ../shared/external
 #      at fp32/tf32/fp16/bf16, batch 1 and 64, dnnx vs onnxruntime-gpu (ORT_GPU_PATH as for load; carry
 #      ../shared as for the crash sweep below), each engine in child processes of its own; its own
-#      --budget (default 500 s: pass e.g. GPU_CHECK_BENCH_ARGS="--budget 480" in a call of its own);
+#      --budget (default 500 s: pass e.g. GPU_CHECK_BENCH_ARGS="--budget 480" in a call of its own, or
+#      SPEED_END=560: whatever is left of the script's first 560 s when the sweep starts);
 #      int8: bench_cuda_int8.py, ResNet-50 quantized by dnnx.quantize on int8 tensor cores beside dnnx fp16
 #      and onnxruntime-gpu on the same QDQ file (issue #37; ORT_GPU_PATH as for load)
 #   6. the crash checks GPU_CHECK_CRASH names (issue #34; default none: with the build they fill a
@@ -134,7 +135,8 @@ for search in ('heuristic', 'exhaustive'):
       load) script=bench_load.py; args=(--device cuda) ;;
       ray) script=bench_ray.py ;;
       background) script=bench_load.py; args=(--cold --device cuda) ;;
-      speed) script=sweep_cuda_speed.py ;;
+      speed) script=sweep_cuda_speed.py  # SPEED_END: the script's second by which the sweep must end
+        [ -n "${SPEED_END:-}" ] && args=(--budget $((SPEED_END - SECONDS > 30 ? SPEED_END - SECONDS : 30))) ;;
       int8) script=bench_cuda_int8.py ;;
       *) script=bench_cuda_$name.py ;;
     esac
