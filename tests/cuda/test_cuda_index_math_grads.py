@@ -1,4 +1,5 @@
-"""The CUDA gradients of the trigonometric and hyperbolic functions, CumSum and GatherND
+"""The CUDA gradients of the trigonometric and hyperbolic functions (and Softsign, Celu,
+ThresholdedRelu, Shrink and Swish), CumSum and GatherND
 (engine/backends/cuda/elementwise/float_math_cuda.cc, cumsum_cuda.cc, indexing/gather_nd_cuda.cc)
 against the CPU's, which tests/test_math_gradients.py and tests/test_gradients_index_dense.py
 check against float64 finite differences: the outputs, the loss and every parameter's gradient
@@ -39,6 +40,24 @@ def test_trig_gradient(op):
              helper.make_node("Mul", ["a", "w"], ["y"])]
     model = make_model(nodes, [("x", [6, 5])], [("y", None)], inits, opset=17)
     tuner = compare(model, list(inits), {"x": uniform(lo * 0.9, hi * 0.9, 6, 5)}, rand(6, 5))
+    assert_runs_on_the_device(tuner, op)
+
+
+# The differentiable ones of float_math_cuda.cc besides the trigonometric functions: op ->
+# (attributes, opset); x in (-3, 3), away from ThresholdedRelu's and Shrink's jumps by the draw.
+FLOAT_MATH = {"Softsign": ({}, 17), "Celu": ({"alpha": 1.5}, 17), "ThresholdedRelu": ({"alpha": 0.4}, 17),
+              "Shrink": ({"lambd": 0.7, "bias": 0.25}, 17), "Swish": ({"alpha": 0.8}, 24)}
+
+
+@pytest.mark.parametrize("op", list(FLOAT_MATH))
+def test_float_math_gradient(op):
+    """h = x * q (q [6, 5] trainable, near 1) -> op -> * w (w [5] trainable)."""
+    attrs, opset = FLOAT_MATH[op]
+    inits = {"q": uniform(0.95, 1.05, 6, 5), "w": rand(5)}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node(op, ["h"], ["a"], **attrs),
+             helper.make_node("Mul", ["a", "w"], ["y"])]
+    model = make_model(nodes, [("x", [6, 5])], [("y", None)], inits, opset=opset)
+    tuner = compare(model, list(inits), {"x": uniform(-3, 3, 6, 5)}, rand(6, 5))
     assert_runs_on_the_device(tuner, op)
 
 

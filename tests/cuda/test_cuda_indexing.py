@@ -126,6 +126,46 @@ def test_trig(op, precision):
     check(model, {"x": x}, precision, **tol)
 
 
+# --- Ceil, Floor, Round, Sign, Softsign, Celu, ThresholdedRelu, Swish, Shrink -----------------------
+# op -> (attributes, opset, exact): exact where every reference does the same float operations
+# (rounding, comparisons, an add); Celu and Swish call expf (within 2 ulp of glibc's), and
+# onnxruntime's Softsign is 1 ulp off the x / (1 + |x|) that the CPU and CUDA compute.
+FLOAT_MATH = {
+    "Ceil": ({}, 13, True), "Floor": ({}, 13, True), "Round": ({}, 13, True), "Sign": ({}, 13, True),
+    "Softsign": ({}, 13, False), "ThresholdedRelu": ({"alpha": 0.4}, 13, True),
+    "Shrink": ({"lambd": 0.7, "bias": 0.25}, 13, True), "Celu": ({"alpha": 1.5}, 13, False),
+    "Swish": ({"alpha": 0.8}, 24, False),
+}
+
+
+def rounding_cases(shape):
+    """Normal values with halves (Round's ties: half to even), whole numbers, zeros of both signs,
+    NaN and infinities mixed in."""
+    x = (RNG.standard_normal(shape) * 4).astype(np.float32)
+    flat = x.reshape(-1)
+    at = RNG.choice(flat.size, size=flat.size // 3, replace=False)
+    flat[at] = RNG.choice(np.array([0.5, -0.5, 1.5, -2.5, 2.0, -3.0, 0.0, -0.0, np.nan, np.inf, -np.inf],
+                                   np.float32), size=at.size)
+    return x
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("op", sorted(FLOAT_MATH))
+def test_float_math(op, precision):
+    attrs, opset, exact = FLOAT_MATH[op]
+    x = rounding_cases((5, 301))
+    if op in ("Celu", "Swish"):  # finite values: both sides' infinities agree, but not their NaN-free path
+        x = np.nan_to_num(x, nan=0.3, posinf=30.0, neginf=-30.0)
+    if precision == "fp16":
+        x = halves(x)
+    model = one_node(op, [("x", x)], [("y", TensorProto.FLOAT)], opset=opset, **attrs)
+    # fp16 rounds each output once, from the same float value on both sides except expf's ulps.
+    tol = {} if exact else {"rtol": 1e-5, "atol": 1e-6}
+    if precision == "fp16" and not exact:
+        tol = {"rtol": 2e-3, "atol": 2e-3}
+    check(model, {"x": x}, precision, **tol)
+
+
 # --- Where ------------------------------------------------------------------------------------------
 WHERE_SHAPES = [((3, 4, 5), (3, 4, 5), (3, 4, 5)), ((3, 1, 5), (4, 1), (5,)), ((1,), (2, 3, 4), ()),
                 # 10 dims of size 2 that merge into one (every operand contiguous or a scalar)

@@ -1,7 +1,8 @@
-// The float classification and trigonometric kernels (float_math_kernels.h): one thread per
+// The float classification and float math kernels (float_math_kernels.h): one thread per
 // element, grid-stride loops, one instantiation per kind and element type, the kind dispatched
 // once per launch. Half elements are loaded into a float and the result rounded once; the
-// functions are CUDA's single-precision ones (no fast-math: within 2 ulp of the CPU's std:: forms).
+// functions are CUDA's single-precision ones (no fast-math: within 2 ulp of the CPU's std:: forms;
+// Ceil, Floor, Round, Sign, Softsign, ThresholdedRelu and Shrink round as the CPU does, exactly).
 #include "backends/cuda/elementwise/float_math_kernels.h"
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/element_dispatch.cuh"
@@ -12,8 +13,10 @@ namespace dnnx::cuda {
 
 namespace {
 
+// f(x) in float, as float_math_value<K, float> (ops/elementwise/float_math.h) computes it on the CPU.
 template <FloatMath K>
-__device__ inline float trig_value(float x) {
+__device__ inline float math_value(float x, const FloatMathParams& p) {
+  const float a = p.alpha;
   if constexpr (K == FloatMath::Sin) return sinf(x);
   if constexpr (K == FloatMath::Cos) return cosf(x);
   if constexpr (K == FloatMath::Tan) return tanf(x);
@@ -25,12 +28,23 @@ __device__ inline float trig_value(float x) {
   if constexpr (K == FloatMath::Asinh) return asinhf(x);
   if constexpr (K == FloatMath::Acosh) return acoshf(x);
   if constexpr (K == FloatMath::Atanh) return atanhf(x);
+  if constexpr (K == FloatMath::Ceil) return ceilf(x);
+  if constexpr (K == FloatMath::Floor) return floorf(x);
+  if constexpr (K == FloatMath::Round) return rintf(x);  // half to even, as std::nearbyint in FE_TONEAREST
+  if constexpr (K == FloatMath::Softsign) return x / (1.0f + fabsf(x));
+  if constexpr (K == FloatMath::Celu) return fmaxf(0.0f, x) + fminf(0.0f, a * (expf(x / a) - 1.0f));
+  if constexpr (K == FloatMath::ThresholdedRelu) return x > a ? x : 0.0f;
+  if constexpr (K == FloatMath::Swish) return x / (1.0f + expf(-a * x));
+  if constexpr (K == FloatMath::Sign) return isnan(x) ? x : x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f;
+  if constexpr (K == FloatMath::Shrink) return x < -p.lambd ? x + p.bias : x > p.lambd ? x - p.bias : 0.0f;
   return x;
 }
 
-// f'(x), as float_math_slope<K, float> computes it on the CPU.
+// f'(x), as float_math_slope<K, float> computes it on the CPU (Ceil, Floor, Round and Sign have
+// no gradient: float_math_differentiable).
 template <FloatMath K>
-__device__ inline float trig_slope(float x) {
+__device__ inline float math_slope(float x, const FloatMathParams& p) {
+  const float a = p.alpha;
   if constexpr (K == FloatMath::Sin) return cosf(x);
   if constexpr (K == FloatMath::Cos) return -sinf(x);
   if constexpr (K == FloatMath::Tan) {
@@ -45,18 +59,29 @@ __device__ inline float trig_slope(float x) {
   if constexpr (K == FloatMath::Asinh) return 1.0f / sqrtf(x * x + 1.0f);
   if constexpr (K == FloatMath::Acosh) return 1.0f / sqrtf(x * x - 1.0f);
   if constexpr (K == FloatMath::Atanh) return 1.0f / (1.0f - x * x);
+  if constexpr (K == FloatMath::Softsign) {
+    const float d = 1.0f + fabsf(x);
+    return 1.0f / (d * d);
+  }
+  if constexpr (K == FloatMath::Celu) return x > 0.0f ? 1.0f : expf(x / a);
+  if constexpr (K == FloatMath::ThresholdedRelu) return x > a ? 1.0f : 0.0f;
+  if constexpr (K == FloatMath::Swish) {  // s + a x s (1 - s), s = sigmoid(a x)
+    const float s = 1.0f / (1.0f + expf(-a * x));
+    return s + a * x * s * (1.0f - s);
+  }
+  if constexpr (K == FloatMath::Shrink) return x < -p.lambd || x > p.lambd ? 1.0f : 0.0f;
   return 0.0f;
 }
 
 template <FloatMath K>
-__global__ void trig_backward(const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ dx,
-                              int64_t n) {
-  DNNX_GRID_LOOP(i, n) { dx[i] = dy[i] * trig_slope<K>(x[i]); }
+__global__ void math_backward(const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ dx,
+                              int64_t n, FloatMathParams p) {
+  DNNX_GRID_LOOP(i, n) { dx[i] = dy[i] * math_slope<K>(x[i], p); }
 }
 
 template <FloatMath K, class T>
-__global__ void trig_forward(const T* __restrict__ x, T* __restrict__ y, int64_t n) {
-  DNNX_GRID_LOOP(i, n) { y[i] = T(trig_value<K>(float(x[i]))); }
+__global__ void math_forward(const T* __restrict__ x, T* __restrict__ y, int64_t n, FloatMathParams p) {
+  DNNX_GRID_LOOP(i, n) { y[i] = T(math_value<K>(float(x[i]), p)); }
 }
 
 template <class T>
@@ -70,44 +95,27 @@ __global__ void float_class(const T* __restrict__ x, bool* __restrict__ y, int64
 
 }  // namespace
 
-bool is_trig(FloatMath kind) {
-  switch (kind) {
-    case FloatMath::Sin: case FloatMath::Cos: case FloatMath::Tan: case FloatMath::Asin: case FloatMath::Acos:
-    case FloatMath::Atan: case FloatMath::Sinh: case FloatMath::Cosh: case FloatMath::Asinh: case FloatMath::Acosh:
-    case FloatMath::Atanh: return true;
-    default: return false;
-  }
-}
-
-void launch_trig(FloatMath kind, const void* x, void* y, int64_t n, DType dtype, cudaStream_t stream) {
+void launch_float_math(FloatMath kind, const FloatMathParams& params, const void* x, void* y, int64_t n, DType dtype,
+                       cudaStream_t stream) {
   if (n == 0) return;
-  if (!is_trig(kind)) throw DeviceError("trigonometric kernel: not a trigonometric op");
   with_element(dtype, [&](auto e) {
     using T = decltype(e);
     with_float_math(kind, [&](auto tag) {
-      constexpr FloatMath K = decltype(tag)::kind;
-      if constexpr (K == FloatMath::Sin || K == FloatMath::Cos || K == FloatMath::Tan || K == FloatMath::Asin ||
-                    K == FloatMath::Acos || K == FloatMath::Atan || K == FloatMath::Sinh || K == FloatMath::Cosh ||
-                    K == FloatMath::Asinh || K == FloatMath::Acosh || K == FloatMath::Atanh) {
-        trig_forward<K, T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n);
-      }
+      math_forward<decltype(tag)::kind, T><<<grid_for(n), kBlock, 0, stream>>>(static_cast<const T*>(x),
+                                                                             static_cast<T*>(y), n, params);
     });
   });
-  check_launch("trigonometric kernel");
+  check_launch("float math kernel");
 }
 
-void launch_trig_grad(FloatMath kind, const float* x, const float* dy, float* dx, int64_t n, cudaStream_t stream) {
+void launch_float_math_grad(FloatMath kind, const FloatMathParams& params, const float* x, const float* dy, float* dx,
+                            int64_t n, cudaStream_t stream) {
   if (n == 0) return;
-  if (!is_trig(kind)) throw DeviceError("trigonometric gradient kernel: not a trigonometric op");
+  if (!float_math_differentiable(kind)) throw DeviceError("float math gradient kernel: the op has no gradient");
   with_float_math(kind, [&](auto tag) {
-    constexpr FloatMath K = decltype(tag)::kind;
-    if constexpr (K == FloatMath::Sin || K == FloatMath::Cos || K == FloatMath::Tan || K == FloatMath::Asin ||
-                  K == FloatMath::Acos || K == FloatMath::Atan || K == FloatMath::Sinh || K == FloatMath::Cosh ||
-                  K == FloatMath::Asinh || K == FloatMath::Acosh || K == FloatMath::Atanh) {
-      trig_backward<K><<<grid_for(n), kBlock, 0, stream>>>(x, dy, dx, n);
-    }
+    math_backward<decltype(tag)::kind><<<grid_for(n), kBlock, 0, stream>>>(x, dy, dx, n, params);
   });
-  check_launch("trigonometric gradient kernel");
+  check_launch("float math gradient kernel");
 }
 
 void launch_float_class(const void* x, bool* y, int64_t n, DType dtype, bool nan, bool positive, bool negative,
