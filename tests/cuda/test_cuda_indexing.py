@@ -1,5 +1,7 @@
-"""The device kernels of issues #35 and #36 for ops that ran through the host fallback inside
-CUDA plans: IsNaN, IsInf, the trigonometric and hyperbolic functions, Where on every device
+"""The device kernels of issues #35, #36 and #38 for ops that ran through the host fallback inside
+CUDA plans: IsNaN, IsInf, the float math ops (trigonometric and hyperbolic functions, Ceil, Floor,
+Round, Sign, Softsign, Celu, ThresholdedRelu, Swish, Shrink), Tile, DepthToSpace, SpaceToDepth,
+Where on every device
 type, GatherND (batch_dims), GatherElements, ScatterND and ScatterElements (every reduction),
 CumSum (exclusive, reverse, axis) and TopK (largest, ties lower index first). Larger random
 cases than onnx's node cases (tests/cuda/test_cuda_every_op.py), per op and dtype: float32 at
@@ -164,6 +166,43 @@ def test_float_math(op, precision):
     if precision == "fp16" and not exact:
         tol = {"rtol": 2e-3, "atol": 2e-3}
     check(model, {"x": x}, precision, **tol)
+
+
+# --- Tile, DepthToSpace, SpaceToDepth: one strided gather each ---------------------------------------
+TILE_CASES = [((2, 3, 4), (2, 1, 3)), ((5,), (4,)), ((1, 3, 1, 2), (3, 2, 2, 1)),
+              ((2, 2, 2, 2), (2, 2, 2, 2)),  # 8 walk dims, none merging: the gather's limit
+              ((3, 1, 4), (1, 1, 1))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_], ids=lambda t: t.__name__)
+@pytest.mark.parametrize("shape, repeats", TILE_CASES, ids=str)
+def test_tile(shape, repeats, dtype):
+    x = data_of(shape, dtype)
+    model = one_node("Tile", [("x", x)], [("y", ELEM[dtype])], inits={"repeats": np.array(repeats, np.int64)})
+    check(model, {"x": x})
+
+
+def test_tile_fp16():
+    x = halves(data_of((3, 5, 2), np.float32))
+    model = one_node("Tile", [("x", x)], [("y", TensorProto.FLOAT)], inits={"repeats": np.array([2, 1, 3], np.int64)})
+    check(model, {"x": x}, "fp16")
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("op, attrs, shape", [("DepthToSpace", {"blocksize": 2}, (2, 8, 3, 5)),
+                                              ("DepthToSpace", {"blocksize": 2, "mode": "CRD"}, (2, 8, 3, 5)),
+                                              ("DepthToSpace", {"blocksize": 3}, (1, 18, 4, 4)),
+                                              ("SpaceToDepth", {"blocksize": 2}, (2, 3, 6, 4)),
+                                              ("SpaceToDepth", {"blocksize": 4}, (1, 2, 8, 8))], ids=str)
+def test_space_depth(op, attrs, shape, precision):
+    x = halves(data_of(shape, np.float32))
+    model = one_node(op, [("x", x)], [("y", TensorProto.FLOAT)], opset=13, **attrs)
+    check(model, {"x": x}, precision)
+
+
+def test_depth_to_space_int64():
+    x = data_of((2, 4, 3, 3), np.int64)
+    check(one_node("DepthToSpace", [("x", x)], [("y", TensorProto.INT64)], opset=13, blocksize=2), {"x": x})
 
 
 # --- Where ------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@
   X(activation) X(binary) X(gemm) X(matmul) X(softmax) X(transpose) X(transpose_pad) X(concat) X(conv) \
   X(pool)                                                                                          \
   X(lstm) X(lstm_stack) X(batchnorm) X(param_activation) X(avg_pool) X(global_pool) X(lrn)         \
-  X(reduce) X(pad) X(slice) X(expand) X(split) X(gather) X(cast)                                   \
+  X(reduce) X(pad) X(slice) X(expand) X(split) X(gather) X(cast) X(tile) X(space_depth)           \
   X(compare) X(logical) X(where) X(range)  /* elementwise/: typed (integer, bool) kernels */        \
   X(unary_math) X(pow_prelu) X(normalization) X(dropout)  /* issue #15 (with their gradients) */  \
   X(recurrent)  /* GRU, RNN (rnn/recurrent_cuda.cc; gradients: recurrent_grad) */                 \

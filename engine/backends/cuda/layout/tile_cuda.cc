@@ -1,0 +1,41 @@
+// Tile on CUDA: one strided gather (gather_kernels.cu), any element size. Y [r0*d0, r1*d1, ...]
+// is walked as [r0, d0, r1, d1, ...] with X's strides [0, s0, 0, s1, ...] (gather_dims.h merges
+// neighbours: repeats of 1 vanish, and X's dims between them join); the repeats are Y's dims
+// over X's (the planner has checked them against the constant repeats).
+#include "backends/cuda/backend/simple_kernel.h"
+#include "backends/cuda/layout/gather_dims.h"
+
+namespace dnnx::cuda {
+
+namespace {
+
+KernelChoice plan_tile(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
+                       const std::vector<TensorInfo>& outputs) {
+  const Shape& x = inputs[0].info.shape;
+  const Shape& y = outputs[0].shape;
+  const std::vector<int64_t> strides = packed_strides(x);
+  std::vector<std::pair<int64_t, int64_t>> walk;  // (size, stride in X), outermost first
+  for (size_t d = 0; d < x.size(); ++d) {
+    walk.emplace_back(y[d] / x[d], 0);  // an empty Y never reaches a kernel: x[d] > 0
+    walk.emplace_back(x[d], strides[d]);
+  }
+  BroadcastDims dims = merged_gather_dims(node, walk, "Tile of " + shape_str(x) + " to " + shape_str(y));
+  if (dims.rank == 0) {  // one element
+    dims.rank = 1;
+    dims.size[0] = 1;
+    dims.stride_a[0] = 1;
+  }
+  const size_t elem = dtype_size(inputs[0].info.dtype);
+  const int64_t n = numel(y);
+  const CudaContext* c = &ctx;
+  return make_choice("tile gather kernel",
+                     [=](const KernelArgs& a) { launch_gather(a.in<void>(0), a.out<void>(0), elem, n, dims, c->stream); });
+}
+
+}  // namespace
+
+void register_cuda_tile_kernels(KernelRegistry& r, const CudaContext& ctx) {
+  r.add("Tile", bind(ctx, plan_tile)).with_dtypes(kFloatAndHalves);
+}
+
+}  // namespace dnnx::cuda
