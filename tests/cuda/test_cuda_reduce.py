@@ -2,7 +2,8 @@
 and of few (a thread per cell), against the CPU backend and onnxruntime: every kind, reduced axes
 leading, trailing, in the middle and all of them (SSDlite's max over all its boxes), float32 and
 ReduceMean's half storage. Max and Min are exact; a sum's order differs (a tree in the block, a
-line on the CPU), so Sum, Mean, L2 and Prod compare within float32 rounding of up to 108,000
+line on the CPU), so Sum, Mean, L1, L2, SumSquare, LogSum, LogSumExp (whose expf is within 2 ulp
+of glibc's) and Prod compare within float32 rounding of up to 108,000
 terms: two orders differ by about sqrt(n) * 2^-24 * the terms' size (2e-5 of the total for
 n = 108,000), so rtol 1e-4, with atol 1e-4 for sums of normal terms that land near 0."""
 import numpy as np
@@ -13,7 +14,8 @@ import dnnx
 from ort_check import make_model, run_ort
 
 RNG = np.random.default_rng(38)
-OPS = ["ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean", "ReduceL2", "ReduceProd"]
+OPS = ["ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean", "ReduceL2", "ReduceProd", "ReduceL1", "ReduceSumSquare",
+       "ReduceLogSum", "ReduceLogSumExp"]
 
 
 def reduce_model(op, shape, axes, keepdims, elem=TensorProto.FLOAT):
@@ -31,6 +33,8 @@ def reduce_model(op, shape, axes, keepdims, elem=TensorProto.FLOAT):
 def data(op, shape):
     if op == "ReduceProd":  # near 1: a product of thousands stays finite
         return (1 + RNG.uniform(-1e-3, 1e-3, shape)).astype(np.float32)
+    if op == "ReduceLogSum":  # positive terms: the log of their sum is defined
+        return RNG.uniform(0.5, 1.5, shape).astype(np.float32)
     return RNG.standard_normal(shape).astype(np.float32)
 
 

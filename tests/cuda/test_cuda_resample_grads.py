@@ -113,12 +113,13 @@ def test_conv_transpose_1d_3d(dims):
     check_cuda_gradients(model, list(inits), {"x": rand(2, 2, *([3] * dims))}, rand(*out_shape(model)))
 
 
-@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"])
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2",
+                                "ReduceL1", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"])
 @pytest.mark.parametrize("axes, keepdims", [([1], 1), ([0, 2], 0), (None, 1)])
 def test_reduce(op, axes, keepdims):
     q = rand(3, 4, 5)
     x = rand(3, 4, 5)
-    if op == "ReduceProd":  # values near 1: the product stays of order 1
+    if op in ("ReduceProd", "ReduceLogSum"):  # values near 1: the product stays of order 1, the sums positive
         q, x = (1 + 0.2 * q).astype(np.float32), (1 + 0.2 * x).astype(np.float32)
     inits, inputs = {"q": q}, ["h"]
     if axes is not None:

@@ -1,6 +1,7 @@
 // The Reduce* ops on CUDA: one thread per output element over the reduced dims, a block where it
 // has many (reduce_kernels.cu, Note [reduce by block]), forward and gradient. ReduceMean stores float32, float16 or
-// bfloat16 (half storage); ReduceSum, ReduceMax, ReduceMin, ReduceProd and ReduceL2 float32. Every
+// bfloat16 (half storage); ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
+// ReduceSumSquare, ReduceLogSum and ReduceLogSumExp float32 (integers on the host). Every
 // gradient is one launch, each cell writing its own elements of dX (the CPU's rules:
 // backends/cpu/reduce/reduce_cpu.cc). More than kMaxGlueDims non-unit dims on one side of the reduction
 // is refused at plan time with an UnsupportedModelError naming the node.
@@ -92,7 +93,8 @@ GradChoice plan_reduction_grad(const GradRequest& r, ReduceKind kind, const std:
 
 void register_cuda_reduce_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("ReduceMean", bind(ctx, plan_reduce)).with_dtypes(kFloatAndHalves).with_gradient(plan_reduce_grad);
-  for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"}) {
+  for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceL1", "ReduceSumSquare",
+                         "ReduceLogSum", "ReduceLogSumExp"}) {
     r.add(op, bind(ctx, plan_reduce)).with_gradient(plan_reduce_grad);
   }
 }

@@ -1,9 +1,9 @@
 // The Reduce* kernels (reduce_cuda.cc): each output element reduces its elements, both walked
 // by BroadcastDims. One thread per output element, grid-stride loops (a block per element where
 // it has many: Note [reduce by block]), arithmetic as the CPU
-// kernels do it (backends/cpu/reduce/reduce_cpu.cc, its gradients too). ReduceMean takes float32,
-// float16 or bfloat16 elements (element_dispatch.cuh: float arithmetic either way), the others
-// float32.
+// kernels do it (backends/cpu/reduce/reduce_cpu.cc, its gradients too; LogSumExp as max +
+// log(sum e^(x - max)), an infinite max the answer). ReduceMean takes float32, float16 or
+// bfloat16 elements (element_dispatch.cuh: float arithmetic either way), the others float32.
 #include <cuda_runtime.h>
 
 #include "backends/cuda/elementwise/reduce_kernels.h"
@@ -47,10 +47,38 @@ __device__ __forceinline__ float reduce_identity(ReduceKind kind) {
   }
 }
 
+// What a cell's elements add up as they are read: |v| (L1), v² (L2, SumSquare), else v.
+__device__ __forceinline__ float term(ReduceKind kind, float v) {
+  switch (kind) {
+    case ReduceKind::L1: return fabsf(v);
+    case ReduceKind::L2:
+    case ReduceKind::SumSquare: return v * v;
+    default: return v;
+  }
+}
+
+// The cell's value from its folded terms: sqrt (L2), log (LogSum), / count (Mean).
+__device__ __forceinline__ float finish(ReduceKind kind, float acc, int64_t count) {
+  if (kind == ReduceKind::L2) return sqrtf(acc);
+  if (kind == ReduceKind::LogSum) return logf(acc);
+  if (kind == ReduceKind::Mean) return acc / static_cast<float>(count);
+  return acc;
+}
+
 __global__ void reduce_cells(ReduceKind kind, const float* __restrict__ x, float* __restrict__ y, int64_t n,
                              BroadcastDims out, BroadcastDims red, int64_t count) {
   DNNX_GRID_LOOP(i, n) {
     const float* base = x + walk(i, out);
+    if (kind == ReduceKind::LogSumExp) {  // max + log(sum e^(x - max)); an infinite max is the answer (the CPU's)
+      float top = -INFINITY;
+      for (int64_t j = 0; j < count; ++j) top = fmaxf(top, base[walk(j, red)]);
+      float sum = 0.0f;
+      if (isfinite(top)) {
+        for (int64_t j = 0; j < count; ++j) sum += expf(base[walk(j, red)] - top);
+      }
+      y[i] = isfinite(top) ? top + logf(sum) : top;
+      continue;
+    }
     float acc = reduce_identity(kind);
     for (int64_t j = 0; j < count; ++j) {
       const float v = base[walk(j, red)];
@@ -58,13 +86,10 @@ __global__ void reduce_cells(ReduceKind kind, const float* __restrict__ x, float
         case ReduceKind::Max: acc = fmaxf(acc, v); break;
         case ReduceKind::Min: acc = fminf(acc, v); break;
         case ReduceKind::Prod: acc *= v; break;
-        case ReduceKind::L2: acc += v * v; break;
-        default: acc += v; break;
+        default: acc += term(kind, v); break;
       }
     }
-    if (kind == ReduceKind::L2) acc = sqrtf(acc);
-    if (kind == ReduceKind::Mean) acc /= static_cast<float>(count);
-    y[i] = acc;
+    y[i] = finish(kind, acc, count);
   }
 }
 
@@ -73,7 +98,7 @@ __device__ __forceinline__ float combine(ReduceKind kind, float acc, float v) {
     case ReduceKind::Max: return fmaxf(acc, v);
     case ReduceKind::Min: return fminf(acc, v);
     case ReduceKind::Prod: return acc * v;
-    default: return acc + v;  // Sum, Mean and L2 (whose squares are taken as they are read)
+    default: return acc + v;  // Sum, Mean, L1, L2, SumSquare, LogSum (their terms taken as they are read)
   }
 }
 
@@ -91,17 +116,22 @@ __global__ void __launch_bounds__(kReduceThreads)
   const auto op = [kind](float a, float b) { return combine(kind, a, b); };
   for (int64_t i = blockIdx.x; i < n; i += gridDim.x) {
     const float* base = x + walk(i, out);
+    if (kind == ReduceKind::LogSumExp) {  // the block's max, then the sum of e^(x - max)
+      float top = -INFINITY;
+      for (int64_t j = threadIdx.x; j < count; j += blockDim.x) top = fmaxf(top, base[walk(j, red)]);
+      top = block_max_all(top, partial);
+      float sum = 0.0f;
+      if (isfinite(top)) {
+        for (int64_t j = threadIdx.x; j < count; j += blockDim.x) sum += expf(base[walk(j, red)] - top);
+      }
+      sum = block_sum_all(sum, partial);
+      if (threadIdx.x == 0) y[i] = isfinite(top) ? top + logf(sum) : top;
+      continue;
+    }
     float acc = reduce_identity(kind);
-    for (int64_t j = threadIdx.x; j < count; j += blockDim.x) {
-      const float v = base[walk(j, red)];
-      acc = combine(kind, acc, kind == ReduceKind::L2 ? v * v : v);
-    }
-    float r = block_reduce(acc, partial, op, reduce_identity(kind));
-    if (threadIdx.x == 0) {
-      if (kind == ReduceKind::L2) r = sqrtf(r);
-      if (kind == ReduceKind::Mean) r /= static_cast<float>(count);
-      y[i] = r;
-    }
+    for (int64_t j = threadIdx.x; j < count; j += blockDim.x) acc = combine(kind, acc, term(kind, base[walk(j, red)]));
+    const float r = block_reduce(acc, partial, op, reduce_identity(kind));
+    if (threadIdx.x == 0) y[i] = finish(kind, r, count);
   }
 }
 
@@ -150,6 +180,10 @@ __global__ void reduce_cells_grad(ReduceKind kind, const float* __restrict__ x, 
       switch (kind) {
         case ReduceKind::Mean: d = g / static_cast<float>(count); break;
         case ReduceKind::L2: d = yi == 0.0f ? 0.0f : g * v / yi; break;
+        case ReduceKind::L1: d = v > 0.0f ? g : v < 0.0f ? -g : 0.0f; break;  // the subgradient 0 at 0
+        case ReduceKind::SumSquare: d = 2.0f * v * g; break;
+        case ReduceKind::LogSum: d = g / expf(yi); break;                     // 1 / s, s = e^y
+        case ReduceKind::LogSumExp: d = g * expf(v - yi); break;              // the cell's softmax
         case ReduceKind::Max:
         case ReduceKind::Min: d = v == yi ? g / static_cast<float>(ties) : 0.0f; break;
         case ReduceKind::Prod:
