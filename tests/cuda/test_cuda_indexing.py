@@ -1,7 +1,7 @@
 """The device kernels of issues #35, #36 and #38 for ops that ran through the host fallback inside
 CUDA plans: IsNaN, IsInf, the float math ops (trigonometric and hyperbolic functions, Ceil, Floor,
 Round, Sign, Softsign, Celu, ThresholdedRelu, Swish, Shrink), Tile, DepthToSpace, SpaceToDepth,
-Where on every device
+ArgMax, ArgMin, Where on every device
 type, GatherND (batch_dims), GatherElements, ScatterND and ScatterElements (every reduction),
 CumSum (exclusive, reverse, axis) and TopK (largest, ties lower index first). Larger random
 cases than onnx's node cases (tests/cuda/test_cuda_every_op.py), per op and dtype: float32 at
@@ -467,9 +467,40 @@ def test_topk_fp16(largest):
     check(model, {"x": x}, "fp16")
 
 
+# --- ArgMax, ArgMin: a thread per line across the inner dim, a warp per long innermost line ------------
+def with_nans(x):
+    """x with NaN at a few places, one line starting with NaN (the CPU's scan answers 0 there)."""
+    x = x.copy()
+    flat = x.reshape(-1)
+    flat[RNG.choice(flat.size, size=max(1, flat.size // 50), replace=False)] = np.nan
+    x.reshape(-1, x.shape[-1])[0, 0] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("last", [0, 1])
+@pytest.mark.parametrize("dtype, ties, nan", [(np.float32, False, False), (np.float32, True, False),
+                                              (np.float32, False, True), (np.int64, True, False),
+                                              (np.int32, True, False)], ids=str)
+@pytest.mark.parametrize("shape, axis, keepdims", [((4, 21, 6, 5), 1, 1), ((3, 1000), 1, 0), ((3, 1000), -1, 1),
+                                                   ((2, 50), 1, 0), ((7, 3, 2), 0, 1), ((2, 5000, 3), 1, 0)], ids=str)
+def test_arg_extreme(op, last, dtype, ties, nan, shape, axis, keepdims):
+    x = topk_data(shape, dtype, ties)
+    if nan:
+        x = with_nans(x)
+    model = one_node(op, [("x", x)], [("y", TensorProto.INT64)], opset=13, axis=axis, keepdims=keepdims,
+                     select_last_index=last)
+    check(model, {"x": x}, ort=not nan)  # onnxruntime's NaN answers are its own
+
+
+def test_arg_max_fp16():
+    x = halves(topk_data((5, 700), np.float32, ties=False))  # rounded first: the CPU sees fp16's ties
+    check(one_node("ArgMax", [("x", x)], [("y", TensorProto.INT64)], opset=13, axis=1), {"x": x}, "fp16")
+
+
 # --- the models these kernels were written for ---------------------------------------------------------
 NEW_DEVICE_OPS = {"IsNaN", "IsInf", "Where", "GatherND", "GatherElements", "ScatterND", "ScatterElements", "CumSum",
-                  "TopK", *TRIG_DOMAIN}
+                  "TopK", "ArgMax", "ArgMin", *TRIG_DOMAIN}
 
 
 @pytest.mark.parametrize("name", ["bert", "gpt2", "levit_128s"])

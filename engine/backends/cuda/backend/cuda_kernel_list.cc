@@ -25,7 +25,7 @@
   X(resize) X(conv_transpose) X(conv_transpose_grad)                                              \
   /* issues #35, #36: device kernels for ops that ran on the host (gradients in the same files) */ \
   X(float_class) X(float_math) X(cumsum)  /* elementwise/ */                                       \
-  X(gather_nd) X(gather_elements) X(scatter_nd) X(scatter_elements) X(topk)  /* indexing/ */       \
+  X(gather_nd) X(gather_elements) X(scatter_nd) X(scatter_elements) X(topk) X(arg_extreme)  /* indexing/ */ \
   X(roi_align)  /* roi/: RoiAlign and MaxRoiPool */                                                \
   X(nonzero) X(nms)  /* issue #36: staged device kernels (indexing/nonzero, roi/nms) */            \
   X(quantize_linear)  /* issue #37: quant/, QuantizeLinear and DequantizeLinear */                 \

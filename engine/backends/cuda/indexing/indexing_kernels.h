@@ -1,7 +1,7 @@
-// Launchers of the indexing kernels (indexing_kernels.cu, topk_kernels.cu): GatherND,
-// GatherElements, ScatterND, ScatterElements and TopK on CUDA. Each queues on `stream` and
-// checks the launch (DeviceError on failure). Indices are int32 or int64 (idx_int64) and a
-// negative one counts from the end of its dim.
+// Launchers of the indexing kernels (indexing_kernels.cu, topk_kernels.cu,
+// arg_extreme_kernels.cu): GatherND, GatherElements, ScatterND, ScatterElements, TopK, ArgMax and
+// ArgMin on CUDA. Each queues on `stream` and checks the launch (DeviceError on failure). Indices
+// are int32 or int64 (idx_int64) and a negative one counts from the end of its dim.
 //
 // Note [device index range]: the CPU kernels raise an InputError for an index out of range; a
 // kernel cannot report one without a host read that would stall the stream and break CUDA
@@ -74,5 +74,12 @@ void launch_scatter_nd(const void* idx, bool idx_int64, const void* updates, voi
 // kernel); NaN ranks above every number. `dtype`: float32, float16, bfloat16, int32 or int64.
 void launch_topk(const void* x, void* values, int64_t* indices, DType dtype, int64_t outer, int64_t size,
                  int64_t inner, int64_t k, bool largest, cudaStream_t stream);
+
+// ArgMax (max) / ArgMin: x [outer, size, inner] -> y [outer, inner], the index of each line's
+// first extreme (the last with select_last), as the CPU's serial scan finds it: a NaN is never
+// better than another element, so the result is 0 where the line starts with NaN and skips NaN
+// elsewhere (arg_extreme_kernels.cu). `dtype`: float32, float16, bfloat16, int32 or int64.
+void launch_arg_extreme(const void* x, int64_t* y, DType dtype, int64_t outer, int64_t size, int64_t inner, bool max,
+                        bool select_last, cudaStream_t stream);
 
 }  // namespace dnnx::cuda
