@@ -1,7 +1,7 @@
 """The device kernels of issues #35, #36 and #38 for ops that ran through the host fallback inside
 CUDA plans: IsNaN, IsInf, the float math ops (trigonometric and hyperbolic functions, Ceil, Floor,
 Round, Sign, Softsign, Celu, ThresholdedRelu, Swish, Shrink), Tile, DepthToSpace, SpaceToDepth,
-ArgMax, ArgMin, Where on every device
+ArgMax, ArgMin, CastLike, Where on every device
 type, GatherND (batch_dims), GatherElements, ScatterND and ScatterElements (every reduction),
 CumSum (exclusive, reverse, axis) and TopK (largest, ties lower index first). Larger random
 cases than onnx's node cases (tests/cuda/test_cuda_every_op.py), per op and dtype: float32 at
@@ -496,6 +496,19 @@ def test_arg_extreme(op, last, dtype, ties, nan, shape, axis, keepdims):
 def test_arg_max_fp16():
     x = halves(topk_data((5, 700), np.float32, ties=False))  # rounded first: the CPU sees fp16's ties
     check(one_node("ArgMax", [("x", x)], [("y", TensorProto.INT64)], opset=13, axis=1), {"x": x}, "fp16")
+
+
+# --- CastLike: Cast's kernel, to its second input's type ---------------------------------------------
+@pytest.mark.parametrize("src, like", [(np.float32, np.int32), (np.int64, np.float32), (np.bool_, np.float32),
+                                       (np.float32, np.bool_), (np.int32, np.int64)], ids=str)
+def test_cast_like(src, like):
+    x = data_of((3, 7, 5), src)
+    if src is np.float32:
+        x = (x * 100).astype(np.float32)  # whole parts beyond 1, zeros for bool
+        x[0, 0, :2] = 0.0
+    target = data_of((2,), like)
+    model = one_node("CastLike", [("x", x), ("target", target)], [("y", ELEM[like])], opset=19)
+    check(model, {"x": x, "target": target})
 
 
 # --- the models these kernels were written for ---------------------------------------------------------

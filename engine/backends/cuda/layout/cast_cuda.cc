@@ -1,6 +1,7 @@
-// Cast on CUDA, one of the real-world ops of issue #5: a copy when the types agree, else a
-// conversion kernel (cast_kernels.cu) between float32, int32, int64, bool, float16 and bfloat16
-// (to float16 or bfloat16: round to nearest even; the edges of half storage; to bool: x != 0).
+// Cast and CastLike on CUDA (Cast one of the real-world ops of issue #5): a copy when the types
+// agree, else a conversion kernel (cast_kernels.cu) between float32, int32, int64, bool, float16
+// and bfloat16 (to float16 or bfloat16: round to nearest even; the edges of half storage; to
+// bool: x != 0).
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "ops/layout/cast.h"
@@ -25,7 +26,8 @@ int dtype_code(DType t) {
 
 KernelChoice plan_cast(const CudaContext& ctx, const Node& node, const std::vector<ValueInfo>& inputs,
                        const std::vector<TensorInfo>& outputs) {
-  const DType from = inputs[0].info.dtype, to = cast_target(node);
+  // Cast's `to`; CastLike's target_type's type (its output's)
+  const DType from = inputs[0].info.dtype, to = node.op_type == "CastLike" ? outputs[0].dtype : cast_target(node);
   const int64_t n = numel(outputs[0].shape);
   const CudaContext* c = &ctx;
   if (from == to) {
@@ -53,6 +55,7 @@ KernelChoice plan_cast(const CudaContext& ctx, const Node& node, const std::vect
 
 void register_cuda_cast_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("Cast", bind(ctx, plan_cast));
+  r.add("CastLike", bind(ctx, plan_cast));
 }
 
 }  // namespace dnnx::cuda
