@@ -128,6 +128,8 @@ CASES = {
                     {"x": rand(4, 5), "z": rand(5, seed=2), "w": rand(4, 1, seed=3)}),
     "max": lambda: (node_model("Max", [("x", [4, 5]), ("z", [4, 5])]), {"x": rand(4, 5), "z": rand(4, 5, seed=2)}),
     "min": lambda: (node_model("Min", [("x", [4, 5]), ("z", [4, 5])]), {"x": rand(4, 5), "z": rand(4, 5, seed=2)}),
+    "mean": lambda: (node_model("Mean", [("x", [4, 5]), ("z", [5]), ("w", [4, 1])]),
+                     {"x": rand(4, 5), "z": rand(5, seed=2), "w": rand(4, 1, seed=3)}),
     "transpose": lambda: (node_model("Transpose", [("x", X4)], perm=[0, 2, 3, 1]), {"x": rand(*X4)}),
     "concat": lambda: (node_model("Concat", [("x", [2, 3]), ("z", [2, 4])], axis=1),
                        {"x": rand(2, 3), "z": rand(2, 4, seed=2)}),

@@ -1,8 +1,8 @@
-"""The indexing ops of issue #15 without CUDA kernels (Tile, ArgMax, ArgMin) and MaxPool with its
-Indices output (which CUDA refuses) run on the host inside a CUDA plan (Note [host fallback]): the
-plan says so, and the outputs are the CPU backend's, exactly (the host layer is the CPU kernel;
-the device layers around it are fp32 and exact here). GatherElements, ScatterND and TopK have
-device kernels now: tests/cuda/test_cuda_indexing.py."""
+"""Ops without CUDA kernels (Hardmax, MeanVarianceNormalization, LpNormalization) and MaxPool with its Indices
+output (which CUDA refuses) run on the host inside a CUDA plan (Note [host fallback]): the plan
+says so, and the outputs are the CPU backend's, exactly (the host layer is the CPU kernel; the
+device layers around it are fp32 and exact here). Tile, ArgMax, ArgMin, GatherElements, ScatterND
+and TopK, which ran there before, have device kernels now: tests/cuda/test_cuda_indexing.py."""
 import warnings
 
 import numpy as np
@@ -22,16 +22,16 @@ def relu_then(node, inputs, outputs, inits, opset=18):
 
 
 CASES = {
-    "Tile": (helper.make_node("Tile", ["r", "reps"], ["y"], name="under_test"),
-             {"reps": np.array([1, 2, 3], np.int64)}, [("y", None)]),
-    "ArgMax": (helper.make_node("ArgMax", ["r"], ["y"], axis=2, keepdims=0, name="under_test"), {}, [("y", None, I64)]),
-    "ArgMin": (helper.make_node("ArgMin", ["r"], ["y"], axis=1, select_last_index=1, name="under_test"), {},
-               [("y", None, I64)]),
+    "Hardmax": (helper.make_node("Hardmax", ["r"], ["y"], axis=2, name="under_test"), {}, [("y", None)]),
+    "MeanVarianceNormalization": (helper.make_node("MeanVarianceNormalization", ["r"], ["y"], axes=[0, 2],
+                                                   name="under_test"), {}, [("y", None)]),
+    "LpNormalization": (helper.make_node("LpNormalization", ["r"], ["y"], axis=1, p=2, name="under_test"), {},
+                        [("y", None)]),
 }
 
 
 @pytest.mark.parametrize("op", sorted(CASES))
-def test_indexing_op_runs_on_the_host_in_a_cuda_plan(op):
+def test_an_op_without_a_cuda_kernel_runs_on_the_host_in_a_cuda_plan(op):
     node, inits, outputs = CASES[op]
     model = relu_then(node, [("x", [2, 4, 5])], outputs, inits)
     with pytest.warns(dnnx.HostFallbackWarning, match="under_test"):

@@ -114,7 +114,7 @@ def test_lrn(size, shape):
     check_cuda(model, {"x": 3 * rand(*shape)}, ort=size % 2 == 1 and len(shape) == 4)
 
 
-# --- Sum, Max, Min ---
+# --- Sum, Max, Min, Mean ---
 VARIADIC_SHAPES = {
     "one": [[2, 3]],
     "two_same": [[2, 3, 4], [2, 3, 4]],
@@ -124,7 +124,7 @@ VARIADIC_SHAPES = {
 }
 
 
-@pytest.mark.parametrize("op", ["Sum", "Max", "Min"])
+@pytest.mark.parametrize("op", ["Sum", "Max", "Min", "Mean"])
 @pytest.mark.parametrize("case", list(VARIADIC_SHAPES))
 def test_variadic(op, case):
     shapes = VARIADIC_SHAPES[case]

@@ -1,9 +1,11 @@
-// Add, Sub, Mul, Div (and Sum, Max, Min pairwise) on CUDA (binary_kernels.cu: float32, float16
+// Add, Sub, Mul, Div (and Sum, Max, Min, Mean pairwise) on CUDA (binary_kernels.cu: float32, float16
 // and bfloat16); on int32 and int64, and Mod on any number type, the typed kernels (typed_kernels.cu,
 // Div and Mod as ops/elementwise/div_mod.h). The broadcast is analysed once, at plan time, as on the CPU:
 // output dims of size 1 are dropped and neighbouring dims that broadcast the same way are merged,
 // so a bias [C,1,1] over [N,C,H,W] becomes [N, C, H*W] with B's strides (0, 1, 0). No broadcast
 // at all takes the plain elementwise kernel.
+#include <cstring>
+
 #include "backends/cuda/elementwise/broadcast_plan.h"
 #include "backends/cuda/elementwise/typed_binary.h"
 #include "backends/cuda/backend/cuda_kernels.h"
@@ -91,24 +93,32 @@ KernelFactory binary_factory(const CudaContext& ctx, BinaryKind kind) {
   };
 }
 
-// Sum, Max, Min (float32, or all of one half type; 1 or more inputs) as pairwise binary kernels into Y: Y = X0 op X1,
-// then Y = Y op Xi for each further input, each pair with its own broadcast plan. One input is
-// a broadcast copy of it. Y never aliases an input (the executor gives it its own buffer).
+// Sum, Max, Min, Mean (float32, or all of one half type; 1 or more inputs) as pairwise binary kernels into Y:
+// Y = X0 op X1, then Y = Y op Xi for each further input, each pair with its own broadcast plan
+// (Mean: the Sum, then Y = Y / n, n a device scalar of Y's type made at plan time: the CPU's
+// order, backends/cpu/elementwise/variadic_cpu.cc). One input is a broadcast copy of it (then
+// Y / 1 for Mean). Y never aliases an input (the executor gives it its own buffer).
 class VariadicKernel final : public Kernel {
  public:
+  // divisor: Mean's n in Y's type on the device (null for Sum, Max, Min); by_divisor its broadcast plan.
   VariadicKernel(const CudaContext& ctx, BinaryKind kind, int64_t n, std::vector<BroadcastDims> steps, BroadcastDims copy,
-                 DType dtype)
-      : ctx_(ctx), kind_(kind), n_(n), steps_(std::move(steps)), copy_(copy), dtype_(dtype) {}
+                 DType dtype, DeviceMemory divisor = {}, BroadcastDims by_divisor = {})
+      : ctx_(ctx), kind_(kind), n_(n), steps_(std::move(steps)), copy_(copy), dtype_(dtype),
+        divisor_(std::move(divisor)), by_divisor_(by_divisor) {}
 
   void run(const KernelArgs& args) const override {
     if (n_ == 0) return;
     if (steps_.empty()) {
       launch_gather(args.in<void>(0), args.out<void>(0), dtype_size(dtype_), n_, copy_, ctx_.stream);
-      return;
+    } else {
+      launch_binary(kind_, args.in<void>(0), args.in<void>(1), args.out<void>(0), n_, steps_[0], dtype_, ctx_.stream);
+      for (size_t i = 1; i < steps_.size(); ++i) {
+        launch_binary(kind_, args.out<void>(0), args.in<void>(i + 1), args.out<void>(0), n_, steps_[i], dtype_,
+                      ctx_.stream);
+      }
     }
-    launch_binary(kind_, args.in<void>(0), args.in<void>(1), args.out<void>(0), n_, steps_[0], dtype_, ctx_.stream);
-    for (size_t i = 1; i < steps_.size(); ++i) {
-      launch_binary(kind_, args.out<void>(0), args.in<void>(i + 1), args.out<void>(0), n_, steps_[i], dtype_,
+    if (divisor_.get()) {
+      launch_binary(BinaryKind::Div, args.out<void>(0), divisor_.get(), args.out<void>(0), n_, by_divisor_, dtype_,
                     ctx_.stream);
     }
   }
@@ -120,11 +130,29 @@ class VariadicKernel final : public Kernel {
   std::vector<BroadcastDims> steps_;
   BroadcastDims copy_;
   DType dtype_;
+  DeviceMemory divisor_;
+  BroadcastDims by_divisor_;
 };
 
-KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind) {
-  return [&ctx, kind](const Node& node, const std::vector<ValueInfo>& inputs,
-                      const std::vector<TensorInfo>& outputs) {
+// Mean's divisor: `count` as one element of `dtype` (float32 or a half type) on the device.
+DeviceMemory device_divisor(const CudaContext& ctx, DType dtype, size_t count) {
+  DeviceMemory memory = device_alloc(ctx, 4, "cudaMalloc (Mean's divisor)");
+  const float value = static_cast<float>(count);
+  uint8_t bytes[4] = {};
+  if (dtype == DType::Float32) {
+    std::memcpy(bytes, &value, 4);
+  } else {
+    const uint16_t half = float_to_storage(value, dtype);
+    std::memcpy(bytes, &half, 2);
+  }
+  check(cudaMemcpy(memory.get(), bytes, 4, cudaMemcpyHostToDevice), "cudaMemcpy (Mean's divisor)");
+  return memory;
+}
+
+// mean: Sum's kernels, then Y / n (Mean).
+KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind, bool mean = false) {
+  return [&ctx, kind, mean](const Node& node, const std::vector<ValueInfo>& inputs,
+                            const std::vector<TensorInfo>& outputs) {
     const Shape& out = outputs[0].shape;
     for (const ValueInfo& v : inputs) {
       if (v.info.dtype != inputs[0].info.dtype || !is_floating(v.info.dtype)) {
@@ -155,8 +183,15 @@ KernelFactory variadic_factory(const CudaContext& ctx, BinaryKind kind) {
     }
     KernelChoice choice;
     choice.algorithm = inputs.size() == 1 ? "copy kernel" : "pairwise binary kernels";
-    choice.kernel =
-        std::make_unique<VariadicKernel>(ctx, kind, numel(out), std::move(steps), copy, inputs[0].info.dtype);
+    const DType dtype = inputs[0].info.dtype;
+    if (mean) {
+      choice.algorithm += ", then a divide kernel";
+      choice.kernel = std::make_unique<VariadicKernel>(ctx, kind, numel(out), std::move(steps), copy, dtype,
+                                                       device_divisor(ctx, dtype, inputs.size()),
+                                                       plan_broadcast(node, out, Shape{}, out));
+    } else {
+      choice.kernel = std::make_unique<VariadicKernel>(ctx, kind, numel(out), std::move(steps), copy, dtype);
+    }
     return choice;
   };
 }
@@ -175,6 +210,7 @@ void register_cuda_binary_kernels(KernelRegistry& r, const CudaContext& ctx) {
   r.add("Sum", variadic_factory(ctx, BinaryKind::Add)).with_dtypes(kFloatAndHalves);
   r.add("Max", variadic_factory(ctx, BinaryKind::Max)).with_dtypes(kFloatAndHalves);
   r.add("Min", variadic_factory(ctx, BinaryKind::Min)).with_dtypes(kFloatAndHalves);
+  r.add("Mean", variadic_factory(ctx, BinaryKind::Add, true)).with_dtypes(kFloatAndHalves);
 }
 
 }  // namespace dnnx::cuda
