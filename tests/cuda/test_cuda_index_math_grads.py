@@ -1,5 +1,5 @@
 """The CUDA gradients of the trigonometric and hyperbolic functions (and Softsign, Celu,
-ThresholdedRelu, Shrink and Swish), CumSum and GatherND
+ThresholdedRelu, Shrink and Swish), Tile, CumSum and GatherND
 (engine/backends/cuda/elementwise/float_math_cuda.cc, cumsum_cuda.cc, indexing/gather_nd_cuda.cc)
 against the CPU's, which tests/test_math_gradients.py and tests/test_gradients_index_dense.py
 check against float64 finite differences: the outputs, the loss and every parameter's gradient
@@ -59,6 +59,17 @@ def test_float_math_gradient(op):
     model = make_model(nodes, [("x", [6, 5])], [("y", None)], inits, opset=opset)
     tuner = compare(model, list(inits), {"x": uniform(-3, 3, 6, 5)}, rand(6, 5))
     assert_runs_on_the_device(tuner, op)
+
+
+@pytest.mark.parametrize("shape, repeats", [((2, 3, 4), (2, 1, 3)), ((5,), (4,)), ((2, 1, 3, 2), (1, 3, 2, 2))], ids=str)
+def test_tile_gradient(shape, repeats):
+    """h = x * q -> Tile: each dX element sums its tiles in the CPU's order (no atomics)."""
+    inits = {"q": rand(*shape), "repeats": np.array(repeats, np.int64)}
+    nodes = [helper.make_node("Mul", ["x", "q"], ["h"]), helper.make_node("Tile", ["h", "repeats"], ["y"])]
+    model = make_model(nodes, [("x", list(shape))], [("y", None)], inits, opset=17)
+    out = [s * r for s, r in zip(shape, repeats)]
+    tuner = compare(model, ["q"], {"x": rand(*shape)}, rand(*out))
+    assert_runs_on_the_device(tuner, "Tile")
 
 
 @pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])

@@ -1,9 +1,12 @@
 // Tile on CUDA: one strided gather (gather_kernels.cu), any element size. Y [r0*d0, r1*d1, ...]
 // is walked as [r0, d0, r1, d1, ...] with X's strides [0, s0, 0, s1, ...] (gather_dims.h merges
 // neighbours: repeats of 1 vanish, and X's dims between them join); the repeats are Y's dims
-// over X's (the planner has checked them against the constant repeats).
+// over X's (the planner has checked them against the constant repeats). The gradient: each dX
+// element sums its tiles in the CPU's order (tile_kernels.h), float32.
+#include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/gather_dims.h"
+#include "backends/cuda/layout/tile_kernels.h"
 
 namespace dnnx::cuda {
 
@@ -32,10 +35,33 @@ KernelChoice plan_tile(const CudaContext& ctx, const Node& node, const std::vect
                      [=](const KernelArgs& a) { launch_gather(a.in<void>(0), a.out<void>(0), elem, n, dims, c->stream); });
 }
 
+GradChoice plan_tile_grad(const GradRequest& r) {
+  require_cuda_float(r.node, r.inputs[0].info, "input");
+  const Shape& x = r.inputs[0].info.shape;
+  const Shape& y = r.outputs[0].shape;
+  if (x.size() > static_cast<size_t>(kMaxTileDims)) {
+    node_fail<UnsupportedModelError>(r.node, "the CUDA gradient takes inputs of at most " +
+                                                 std::to_string(kMaxTileDims) + " dims, not " + shape_str(x));
+  }
+  TileDims t;
+  t.rank = static_cast<int>(x.size());
+  const std::vector<int64_t> y_strides = packed_strides(y);
+  for (size_t d = 0; d < x.size(); ++d) {
+    t.size[d] = x[d];
+    t.reps[d] = x[d] ? y[d] / x[d] : 0;
+    t.y_stride[d] = y_strides[d];
+  }
+  const int64_t n = numel(x);
+  const CudaContext* c = &cuda_context_of(r);
+  return make_grad_choice("sum over the tiles", [=](const GradArgs& a) {
+    if (float* dx = a.d_inputs[0]) launch_tile_grad(a.d_outputs[0], dx, n, t, c->stream);
+  });
+}
+
 }  // namespace
 
 void register_cuda_tile_kernels(KernelRegistry& r, const CudaContext& ctx) {
-  r.add("Tile", bind(ctx, plan_tile)).with_dtypes(kFloatAndHalves);
+  r.add("Tile", bind(ctx, plan_tile)).with_dtypes(kFloatAndHalves).with_gradient(plan_tile_grad);
 }
 
 }  // namespace dnnx::cuda
