@@ -22,7 +22,7 @@
 
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/dense/blas.h"
-#include "backends/cuda/layout/glue_kernels.h"
+#include "backends/cuda/layout/gather_dims.h"
 #include "ops/dense/einsum.h"
 
 namespace dnnx::cuda {
@@ -145,31 +145,12 @@ bool in_order(const LabelView& v, const std::vector<int>& order, const std::map<
   return true;
 }
 
-// The gather reading `v` in label order `order` (size-1 dims dropped, neighbours merged).
+// The gather reading `v` in label order `order` (size-1 dims dropped, neighbours merged: gather_dims.h).
 BroadcastDims gather_dims(const Node& node, const LabelView& v, const std::vector<int>& order,
                           const std::map<int, int64_t>& sizes) {
   std::vector<std::pair<int64_t, int64_t>> dims;  // (size, stride)
-  for (int l : order) {
-    const int64_t size = sizes.at(l), stride = v.stride(l);
-    if (size == 1) continue;
-    if (!dims.empty() && dims.back().second == stride * size) {
-      dims.back().first *= size;
-      dims.back().second = stride;
-    } else {
-      dims.emplace_back(size, stride);
-    }
-  }
-  if (dims.size() > static_cast<size_t>(kMaxGlueDims)) {
-    node_fail<UnsupportedModelError>(node, "an Einsum layout of more than " + std::to_string(kMaxGlueDims) +
-                                               " dims after merging");
-  }
-  BroadcastDims out;
-  out.rank = static_cast<int>(dims.size());
-  for (size_t d = 0; d < dims.size(); ++d) {
-    out.size[d] = dims[d].first;
-    out.stride_a[d] = dims[d].second;
-  }
-  return out;
+  for (int l : order) dims.emplace_back(sizes.at(l), v.stride(l));
+  return merged_gather_dims(node, dims, "an Einsum layout");
 }
 
 std::vector<int> concat(std::vector<int> a, const std::vector<int>& b, const std::vector<int>& c = {}) {

@@ -1,7 +1,7 @@
 // Expand on CUDA, one of the real-world ops of issue #5: the strided gather (gather_kernels.cu)
-// with stride 0 along the broadcast dims, any element type.
+// with stride 0 along the broadcast dims (gather_dims.h), any element type.
 #include "backends/cuda/backend/simple_kernel.h"
-#include "backends/cuda/layout/glue_kernels.h"
+#include "backends/cuda/layout/gather_dims.h"
 
 namespace dnnx::cuda {
 
@@ -12,24 +12,13 @@ KernelChoice plan_expand(const CudaContext& ctx, const Node& node, const std::ve
   const Shape& x = inputs[0].info.shape;
   const Shape& y = outputs[0].shape;
   const std::vector<int64_t> strides = packed_strides(x);
-  BroadcastDims dims;
+  std::vector<std::pair<int64_t, int64_t>> walk;  // (size, stride in X): 0 along the broadcast dims
   const size_t lead = y.size() - x.size();
   for (size_t d = 0; d < y.size(); ++d) {
-    if (y[d] == 1) continue;
     const bool from_x = d >= lead && x[d - lead] == y[d];
-    if (dims.rank == kMaxGlueDims) {
-      node_fail<UnsupportedModelError>(node, "Expand to " + shape_str(y) + " has more than " +
-                                                 std::to_string(kMaxGlueDims) + " non-unit dims");
-    }
-    dims.size[dims.rank] = y[d];
-    dims.stride_a[dims.rank] = from_x ? strides[d - lead] : 0;
-    ++dims.rank;
+    walk.emplace_back(y[d], from_x ? strides[d - lead] : 0);
   }
-  if (dims.rank == 0) {
-    dims.rank = 1;
-    dims.size[0] = 1;
-    dims.stride_a[0] = 1;
-  }
+  const BroadcastDims dims = merged_gather_dims(node, walk, "Expand of " + shape_str(x) + " to " + shape_str(y));
   const size_t elem = dtype_size(inputs[0].info.dtype);
   const int64_t n = numel(y);
   const CudaContext* c = &ctx;

@@ -19,6 +19,7 @@ BroadcastDims merged_gather_dims(const Node& node, const std::vector<std::pair<i
     node_fail<UnsupportedModelError>(node, what + " needs more than " + std::to_string(kMaxGlueDims) +
                                                " dims after merging");
   }
+  if (merged.empty()) merged.emplace_back(1, 1);  // one element
   BroadcastDims out;
   out.rank = static_cast<int>(merged.size());
   for (size_t d = 0; d < merged.size(); ++d) {

@@ -1,8 +1,10 @@
 // The strided gather's dims (glue_kernels.h: BroadcastDims, size and stride_a) for the ops that
-// are one gather of X: Transpose, DepthToSpace / SpaceToDepth (a transpose of a 6-D view) and
-// Tile (each dim twice: the repeats with stride 0, then X's own). Simplified as the glue kernels
+// are one gather of X: Transpose, DepthToSpace / SpaceToDepth (a transpose of a 6-D view), Expand
+// (stride 0 along the broadcast dims), Tile (each dim twice: the repeats with stride 0, then X's
+// own) and Einsum's operand layouts. Simplified as the glue kernels
 // expect: size-1 dims dropped and neighbours merged where stepping the outer one jumps over
-// exactly the inner one, so that at most kMaxGlueDims remain (else UnsupportedModelError).
+// exactly the inner one, so that at most kMaxGlueDims remain (else UnsupportedModelError); one
+// element is one dim of size 1.
 #pragma once
 #include <utility>
 #include <vector>

@@ -22,12 +22,7 @@ KernelChoice plan_tile(const CudaContext& ctx, const Node& node, const std::vect
     walk.emplace_back(y[d] / x[d], 0);  // an empty Y never reaches a kernel: x[d] > 0
     walk.emplace_back(x[d], strides[d]);
   }
-  BroadcastDims dims = merged_gather_dims(node, walk, "Tile of " + shape_str(x) + " to " + shape_str(y));
-  if (dims.rank == 0) {  // one element
-    dims.rank = 1;
-    dims.size[0] = 1;
-    dims.stride_a[0] = 1;
-  }
+  const BroadcastDims dims = merged_gather_dims(node, walk, "Tile of " + shape_str(x) + " to " + shape_str(y));
   const size_t elem = dtype_size(inputs[0].info.dtype);
   const int64_t n = numel(y);
   const CudaContext* c = &ctx;
