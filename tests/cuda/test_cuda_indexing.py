@@ -3,7 +3,7 @@ CUDA plans: IsNaN, IsInf, the float math ops (trigonometric and hyperbolic funct
 Round, Sign, Softsign, Celu, ThresholdedRelu, Swish, Shrink), Tile, DepthToSpace, SpaceToDepth,
 ArgMax, ArgMin, CastLike, Where on every device
 type, GatherND (batch_dims), GatherElements, ScatterND and ScatterElements (every reduction),
-CumSum (exclusive, reverse, axis) and TopK (largest, ties lower index first). Larger random
+CumSum and CumProd (exclusive, reverse, axis) and TopK (largest, ties lower index first). Larger random
 cases than onnx's node cases (tests/cuda/test_cuda_every_op.py), per op and dtype: float32 at
 fp32 (against the CPU backend and, where it runs the case, onnxruntime), the half form at
 precision="fp16" (against the CPU on the same fp16-rounded inputs), int64 and int32, and bool
@@ -432,6 +432,20 @@ def test_cumsum_float_values(precision):
     # Another summation order (fp32); fp16 storage rounds each output (sums of up to ~100).
     tol = {"rtol": 1e-4, "atol": 1e-3} if precision == "fp32" else {"rtol": 2e-3, "atol": 0.1}
     check(model, {"x": x}, precision, **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int32], ids=lambda t: t.__name__)
+@pytest.mark.parametrize("exclusive, reverse", [(0, 0), (1, 1)])
+@pytest.mark.parametrize("shape, axis", [((3, 70, 40), 1), ((3, 70, 40), -1), ((2, 500), 1)], ids=str)
+def test_cumprod(shape, axis, exclusive, reverse, dtype):
+    # Factors of 1 and -1 with a few 2s (as floats too): every partial product is a small power of
+    # two in any order, so the warp scan and the CPU's serial loop agree exactly.
+    x = np.ones(shape, dtype)
+    x[RNG.random(shape) < 0.3] = -1
+    x[RNG.random(shape) < 0.01] = 2  # rare: a line's product stays a small power of two
+    model = one_node("CumProd", [("x", x)], [("y", ELEM[dtype])], {"axis": np.array(axis, np.int64)}, opset=26,
+                     exclusive=exclusive, reverse=reverse)
+    check(model, {"x": x})
 
 
 def test_cumsum_empty():
