@@ -4,6 +4,7 @@
 // float_math_cpu.cc computes them; the gradient dX = dY * f'(x) (float32) with the CPU's slopes,
 // for all but the flat Ceil, Floor, Round and Sign. Sign and Shrink of integers run on the host
 // (Note [host fallback]), as the dtypes registered here leave them.
+#include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/elementwise/float_math_kernels.h"
 
@@ -24,30 +25,15 @@ KernelChoice plan_float_math(const CudaContext& ctx, const Node& node, const std
   });
 }
 
-class FloatMathGradKernel final : public GradKernel {
- public:
-  FloatMathGradKernel(const CudaContext& ctx, FloatMath kind, FloatMathParams params, int64_t n)
-      : ctx_(ctx), kind_(kind), params_(params), n_(n) {}
-  void run(const GradArgs& args) const override {
-    if (float* dx = args.d_inputs[0]) {
-      launch_float_math_grad(kind_, params_, args.in(0), args.d_outputs[0], dx, n_, ctx_.stream);
-    }
-  }
-
- private:
-  const CudaContext& ctx_;
-  FloatMath kind_;
-  FloatMathParams params_;
-  int64_t n_;
-};
-
 GradChoice plan_float_math_grad(const GradRequest& r) {
   require_cuda_float(r.node, r.inputs[0].info, "X");
-  GradChoice choice;
-  choice.algorithm = "elementwise kernel";
-  choice.kernel = std::make_unique<FloatMathGradKernel>(cuda_context_of(r), float_math_kind(r.node),
-                                                        float_math_params(r.node), numel(r.inputs[0].info.shape));
-  return choice;
+  const FloatMath kind = float_math_kind(r.node);
+  const FloatMathParams params = float_math_params(r.node);
+  const int64_t n = numel(r.inputs[0].info.shape);
+  const CudaContext* c = &cuda_context_of(r);
+  return make_grad_choice("elementwise kernel", [=](const GradArgs& a) {
+    if (float* dx = a.d_inputs[0]) launch_float_math_grad(kind, params, a.in(0), a.d_outputs[0], dx, n, c->stream);
+  });
 }
 
 }  // namespace
