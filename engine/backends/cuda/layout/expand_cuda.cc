@@ -19,11 +19,7 @@ KernelChoice plan_expand(const CudaContext& ctx, const Node& node, const std::ve
     walk.emplace_back(y[d], from_x ? strides[d - lead] : 0);
   }
   const BroadcastDims dims = merged_gather_dims(node, walk, "Expand of " + shape_str(x) + " to " + shape_str(y));
-  const size_t elem = dtype_size(inputs[0].info.dtype);
-  const int64_t n = numel(y);
-  const CudaContext* c = &ctx;
-  return make_choice("broadcast gather kernel",
-                     [=](const KernelArgs& a) { launch_gather(a.in<void>(0), a.out<void>(0), elem, n, dims, c->stream); });
+  return gather_choice(ctx, "broadcast gather kernel", dims, dtype_size(inputs[0].info.dtype), numel(y));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/glue_kernels.h"
 #include "ir/graph.h"
 
@@ -21,5 +22,14 @@ BroadcastDims merged_gather_dims(const Node& node, const std::vector<std::pair<i
 
 // The output dims of the transpose of a packed X of shape `in` by `perm`.
 BroadcastDims transpose_gather_dims(const Node& node, const Shape& in, const std::vector<int64_t>& perm);
+
+// The kernel of such an op: Y's n elements of `elem` bytes gathered from X by `dims`.
+inline KernelChoice gather_choice(const CudaContext& ctx, const char* algorithm, const BroadcastDims& dims,
+                                  size_t elem, int64_t n) {
+  const CudaContext* c = &ctx;
+  return make_choice(algorithm, [=](const KernelArgs& a) {
+    launch_gather(a.in<void>(0), a.out<void>(0), elem, n, dims, c->stream);
+  });
+}
 
 }  // namespace dnnx::cuda

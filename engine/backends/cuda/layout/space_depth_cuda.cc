@@ -13,11 +13,8 @@ KernelChoice plan_space_depth(const CudaContext& ctx, const Node& node, const st
                               const std::vector<TensorInfo>&) {
   const BlockPermute bp = block_permute(node, inputs[0].info.shape);
   const BroadcastDims dims = transpose_gather_dims(node, bp.view, bp.perm);
-  const size_t elem = dtype_size(inputs[0].info.dtype);
-  const int64_t n = numel(inputs[0].info.shape);
-  const CudaContext* c = &ctx;
-  return make_choice(dims.rank <= 1 ? "copy" : "6-D transpose gather kernel",
-                     [=](const KernelArgs& a) { launch_gather(a.in<void>(0), a.out<void>(0), elem, n, dims, c->stream); });
+  return gather_choice(ctx, dims.rank <= 1 ? "copy" : "6-D transpose gather kernel", dims,
+                       dtype_size(inputs[0].info.dtype), numel(inputs[0].info.shape));
 }
 
 }  // namespace

@@ -23,11 +23,7 @@ KernelChoice plan_tile(const CudaContext& ctx, const Node& node, const std::vect
     walk.emplace_back(x[d], strides[d]);
   }
   const BroadcastDims dims = merged_gather_dims(node, walk, "Tile of " + shape_str(x) + " to " + shape_str(y));
-  const size_t elem = dtype_size(inputs[0].info.dtype);
-  const int64_t n = numel(y);
-  const CudaContext* c = &ctx;
-  return make_choice("tile gather kernel",
-                     [=](const KernelArgs& a) { launch_gather(a.in<void>(0), a.out<void>(0), elem, n, dims, c->stream); });
+  return gather_choice(ctx, "tile gather kernel", dims, dtype_size(inputs[0].info.dtype), numel(y));
 }
 
 GradChoice plan_tile_grad(const GradRequest& r) {
