@@ -17,7 +17,7 @@ KernelChoice plan_arg_extreme(const CudaContext& ctx, const Node& node, const st
   const bool max = node.op_type == "ArgMax";
   const bool last = node.attr_int("select_last_index", 0) != 0;
   const CudaContext* c = &ctx;
-  return make_choice(v.inner == 1 && v.size >= 64 ? "line scan kernel, a warp per line" : "line scan kernel",
+  return make_choice(arg_extreme_by_warp(v.size, v.inner) ? "line scan kernel, a warp per line" : "line scan kernel",
                      [=](const KernelArgs& a) {
                        launch_arg_extreme(a.in<void>(0), a.out<int64_t>(0), dtype, v.outer, v.size, v.inner, max, last,
                                           c->stream);

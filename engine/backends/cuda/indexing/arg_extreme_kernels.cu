@@ -4,12 +4,11 @@
 // between two (value, index) candidates: the better value, on a tie the lower index (the higher
 // with select_last), a NaN worse than any number; a line whose first element is NaN answers 0.
 // Lines across the inner dim (inner > 1, a channel axis) take a thread each, so that a warp reads
-// 32 neighbouring lines' elements at once; a line of the innermost axis (inner == 1) of at least
-// kWarpLine elements takes a warp, each lane a strided share and the warp the shuffle's choice.
+// 32 neighbouring lines' elements at once; a long line of the innermost axis takes a warp
+// (arg_extreme_by_warp), each lane a strided share and the warp the shuffle's choice.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <type_traits>
 
 #include "backends/cuda/indexing/indexing_kernels.h"
 #include "backends/cuda/runtime/cuda_check.h"
@@ -19,17 +18,6 @@
 namespace dnnx::cuda {
 
 namespace {
-
-constexpr int64_t kWarpLine = 64;
-
-template <class K>
-__device__ inline bool is_nan_value(K v) {
-  if constexpr (std::is_floating_point_v<K>) {
-    return isnan(v);
-  } else {
-    return false;
-  }
-}
 
 // Whether candidate (a, ia) is chosen over (b, ib).
 template <class K>
@@ -93,7 +81,7 @@ void launch_arg_extreme(const void* x, int64_t* y, DType dtype, int64_t outer, i
                         bool select_last, cudaStream_t stream) {
   const int64_t lines = outer * inner;
   if (lines == 0 || size == 0) return;
-  const bool by_warp = inner == 1 && size >= kWarpLine;
+  const bool by_warp = arg_extreme_by_warp(size, inner);
   auto run = [&](auto t) {
     using T = decltype(t);
     if (by_warp) {

@@ -81,5 +81,8 @@ void launch_topk(const void* x, void* values, int64_t* indices, DType dtype, int
 // elsewhere (arg_extreme_kernels.cu). `dtype`: float32, float16, bfloat16, int32 or int64.
 void launch_arg_extreme(const void* x, int64_t* y, DType dtype, int64_t outer, int64_t size, int64_t inner, bool max,
                         bool select_last, cudaStream_t stream);
+// Whether launch_arg_extreme takes a warp per line (lines of the innermost axis of 64 elements or
+// more), else a thread.
+inline bool arg_extreme_by_warp(int64_t size, int64_t inner) { return inner == 1 && size >= 64; }
 
 }  // namespace dnnx::cuda

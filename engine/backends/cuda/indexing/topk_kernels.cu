@@ -28,26 +28,17 @@ namespace {
 template <class T>
 using Key = Acc<T>;
 
-template <class K>
-__device__ inline bool is_nan_key(K v) {
-  if constexpr (std::is_floating_point_v<K>) {
-    return isnan(v);
-  } else {
-    return false;
-  }
-}
-
 // Whether a comes before b in value alone (NaN above every number).
 template <class K>
 __device__ inline bool value_before(K a, K b, bool largest) {
-  const bool na = is_nan_key(a), nb = is_nan_key(b);
+  const bool na = is_nan_value(a), nb = is_nan_value(b);
   if (na || nb) return largest ? na && !nb : nb && !na;
   return largest ? a > b : a < b;
 }
 
 template <class K>
 __device__ inline bool value_equal(K a, K b) {
-  const bool na = is_nan_key(a), nb = is_nan_key(b);
+  const bool na = is_nan_value(a), nb = is_nan_value(b);
   return na || nb ? na && nb : a == b;
 }
 

@@ -190,6 +190,18 @@ void launch_pad_nd(const void* x, void* y, size_t elem, int64_t n, const PadDims
 // other than constant. Pad's dX is a gather (Note [separable adjoint], pad_cuda.cc).
 void launch_pad_value_grad(const float* dy, float* d_value, int64_t n, const PadDims& dims, cudaStream_t stream);
 
+// Tile's gradient (tile_kernels.cu), float32: X [size...] tiled `reps` times along each dim into
+// Y [reps * size...] (y_stride: Y's packed strides); dx[i] = the sum of dy over i's tiles, one
+// thread per element of dX, the tiles in row-major order: the CPU's order (backends/cpu/indexing/
+// indexing_cpu.cc adds them as Y's index grows), so the same bits, and no atomics.
+struct TileDims {
+  int rank = 0;
+  int64_t size[kMaxGlueDims] = {};
+  int64_t reps[kMaxGlueDims] = {};
+  int64_t y_stride[kMaxGlueDims] = {};
+};
+void launch_tile_grad(const float* dy, float* dx, int64_t n, const TileDims& t, cudaStream_t stream);
+
 // Fills y[0..n) with the element-sized value at `value` (a device pointer) or `bits` when null.
 void launch_fill(void* y, size_t elem, int64_t n, const void* value, uint64_t bits, cudaStream_t stream);
 

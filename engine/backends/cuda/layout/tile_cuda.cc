@@ -2,11 +2,10 @@
 // is walked as [r0, d0, r1, d1, ...] with X's strides [0, s0, 0, s1, ...] (gather_dims.h merges
 // neighbours: repeats of 1 vanish, and X's dims between them join); the repeats are Y's dims
 // over X's (the planner has checked them against the constant repeats). The gradient: each dX
-// element sums its tiles in the CPU's order (tile_kernels.h), float32.
+// element sums its tiles in the CPU's order (glue_kernels.h: launch_tile_grad), float32.
 #include "backends/cuda/backend/lambda_grad.h"
 #include "backends/cuda/backend/simple_kernel.h"
 #include "backends/cuda/layout/gather_dims.h"
-#include "backends/cuda/layout/tile_kernels.h"
 
 namespace dnnx::cuda {
 
@@ -30,9 +29,9 @@ GradChoice plan_tile_grad(const GradRequest& r) {
   require_cuda_float(r.node, r.inputs[0].info, "input");
   const Shape& x = r.inputs[0].info.shape;
   const Shape& y = r.outputs[0].shape;
-  if (x.size() > static_cast<size_t>(kMaxTileDims)) {
+  if (x.size() > static_cast<size_t>(kMaxGlueDims)) {
     node_fail<UnsupportedModelError>(r.node, "the CUDA gradient takes inputs of at most " +
-                                                 std::to_string(kMaxTileDims) + " dims, not " + shape_str(x));
+                                                 std::to_string(kMaxGlueDims) + " dims, not " + shape_str(x));
   }
   TileDims t;
   t.rank = static_cast<int>(x.size());

@@ -1,5 +1,5 @@
-// Tile's gradient (tile_kernels.h): a thread per element of dX walks its tiles.
-#include "backends/cuda/layout/tile_kernels.h"
+// Tile's gradient (glue_kernels.h: launch_tile_grad): a thread per element of dX walks its tiles.
+#include "backends/cuda/layout/glue_kernels.h"
 #include "backends/cuda/runtime/cuda_check.h"
 #include "backends/cuda/runtime/grid_loop.cuh"
 #include "backends/cuda/runtime/launch.cuh"

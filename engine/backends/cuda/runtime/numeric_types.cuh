@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "ir/errors.h"
 #include "ir/tensor.h"
@@ -25,6 +26,16 @@ template <>
 struct Acc<__nv_bfloat16> {
   using type = float;
 };
+
+// Whether v (an Acc type: float or an integer) is NaN; never for an integer.
+template <class K>
+__device__ inline bool is_nan_value(K v) {
+  if constexpr (std::is_floating_point_v<K>) {
+    return isnan(v);
+  } else {
+    return false;
+  }
+}
 
 // Calls run(T{}) with T the element type of `dtype`; a DeviceError naming `kernel` for others.
 template <class Run>
